@@ -1,0 +1,59 @@
+"""The ``ccpt`` command line: thin wrappers over the library, one module per command group.
+
+Every command turns a :class:`~ccpt.errors.CcptError` into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ccpt import __version__
+from ccpt.errors import CcptError
+
+# Each module defines a click command or group named ``command``; order is the order in --help.
+COMMAND_MODULES: tuple[str, ...] = (
+    "ccpt.cli.data",
+    "ccpt.cli.conceptnet",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="ccpt")
+def cli() -> None:
+    """ccpt — evaluate language models on Conceptual Combination with Property Type (CCPT).
+
+    Run `ccpt COMMAND --help` for the options of each command.
+    """
+
+
+def _register() -> None:
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        cli.add_command(module.command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ccpt`` script; returns the process exit code."""
+    _register()
+    try:
+        cli.main(args=argv, prog_name="ccpt", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("ccpt: interrupted", err=True)
+        return 130
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except CcptError as exc:
+        click.echo(f"ccpt: error: {exc}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("ccpt: interrupted; rerun the same command to resume", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

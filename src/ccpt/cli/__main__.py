@@ -1,0 +1,5 @@
+import sys
+
+from ccpt.cli import main
+
+sys.exit(main())

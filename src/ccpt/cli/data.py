@@ -1,0 +1,120 @@
+"""`ccpt data …`: download, describe and export the CCPT dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ccpt.dataset import GENERATIVE_TASKS
+
+DATA_DIR_HELP = (
+    "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
+    "Default: $CCPT_DATA_DIR, else the verified download in your cache directory."
+)
+
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=DATA_DIR_HELP,
+)
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for scripts.",
+)
+
+
+@click.group("data")
+def command() -> None:
+    """Get and inspect the CCPT dataset (12.3K noun phrase / property / type triplets)."""
+
+
+@command.command("download")
+@click.option(
+    "--to",
+    "target",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Download into this directory instead of the cache directory.",
+)
+@format_option
+def download_cmd(target: Path | None, fmt: str) -> None:
+    """Fetch the dataset from the authors' repository (pinned commit) and verify every file's sha256.
+
+    Files already present with the right checksum are not downloaded again.
+    """
+    from ccpt.download import PINNED_COMMIT, REQUIRED_FILES, download
+
+    where = download(target=target)
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(where), "commit": PINNED_COMMIT, "files": list(REQUIRED_FILES)}))
+    else:
+        click.echo(f"CCPT files verified at {where} (commit {PINNED_COMMIT[:12]})")
+
+
+@command.command("stats")
+@data_dir_option
+@click.option("--exclude-toxic", is_flag=True, help="Leave out rows annotators flagged as toxic.")
+@format_option
+def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
+    """Counts per type and file, split sizes, unique concepts, toxic rows, annotator agreement
+    (Fleiss' kappa) and mean human relevance ratings."""
+    from ccpt.data_stats import dataset_stats, format_stats
+    from ccpt.dataset import load_dataset
+
+    stats = dataset_stats(load_dataset(data_dir, exclude_toxic=exclude_toxic))
+    click.echo(json.dumps(stats, indent=2) if fmt == "json" else format_stats(stats))
+
+
+@command.command("export")
+@data_dir_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Output file.")
+@click.option(
+    "--as",
+    "out_format",
+    type=click.Choice(["jsonl", "csv", "parquet"]),
+    default="jsonl",
+    show_default=True,
+    help="File format. JSONL loads with datasets.load_dataset('json', data_files=...).",
+)
+@click.option("--task", type=click.Choice(GENERATIVE_TASKS), default=None, help="With --split: whose split.")
+@click.option("--split", type=click.Choice(["test", "train"]), default=None, help="Export one split only.")
+@click.option(
+    "--sft",
+    is_flag=True,
+    help="Write chat-format supervised fine-tuning examples (system/user/assistant) for the generative "
+    "tasks, from the train pools only: no test row of any task is ever included.",
+)
+@click.option("--exclude-toxic", is_flag=True, help="Leave out rows annotators flagged as toxic.")
+@format_option
+def export_cmd(
+    data_dir: Path | None,
+    out: Path,
+    out_format: str,
+    task: str | None,
+    split: str | None,
+    sft: bool,
+    exclude_toxic: bool,
+    fmt: str,
+) -> None:
+    """Export records (all, or one split) or SFT examples to JSONL, CSV or parquet."""
+    from ccpt.dataset import load_dataset
+    from ccpt.export import record_row, select_records, sft_examples, write_rows
+
+    ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
+    if sft:
+        tasks = (task,) if task else GENERATIVE_TASKS
+        rows = list(sft_examples(ds, tasks))  # type: ignore[arg-type]
+    else:
+        rows = [record_row(r) for r in select_records(ds, split, task)]  # type: ignore[arg-type]
+    write_rows(rows, out, out_format)  # type: ignore[arg-type]
+    if fmt == "json":
+        click.echo(json.dumps({"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}))
+    else:
+        click.echo(f"wrote {len(rows):,} {'SFT examples' if sft else 'records'} to {out}")

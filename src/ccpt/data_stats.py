@@ -1,0 +1,121 @@
+"""Descriptive statistics of the CCPT dataset (what `ccpt data stats` prints).
+
+Every number is defined in docs/metrics.md ("Dataset statistics").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from statistics import fmean
+from typing import Any
+
+from ccpt.dataset import FILE_SPECS, GENERATIVE_TASKS, CCPTDataset, Record, unique_concepts
+from ccpt.stats import fleiss_kappa
+
+# The answer options annotators had (Figures 5 and 6): emergent candidates were labelled emergent /
+# component / others, canceled candidates canceled / component / others.
+KAPPA_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "ccpt_emergent": ("emergent", "component", "others"),
+    "ccpt_canceled": ("canceled", "component", "others"),
+}
+
+
+def label_kappa(records: list[Record], categories: tuple[str, ...]) -> tuple[float, int]:
+    """Fleiss' κ of the per-annotator labels over rows with the modal number of annotators.
+
+    Returns (κ, rows used). Fleiss' κ needs the same number of raters per row; rows with another count
+    are left out of κ (and the count of rows used is reported next to it).
+    """
+    sizes = Counter(len(r.human_labels) for r in records)
+    raters = sizes.most_common(1)[0][0]
+    table = [[r.human_labels.count(c) for c in categories] for r in records if len(r.human_labels) == raters]
+    return fleiss_kappa(table), len(table)
+
+
+def _mean_ratings(records: list[Record]) -> dict[str, float]:
+    return {
+        role: round(fmean(x for r in records for x in getattr(r, f"{role}_ratings")), 3)
+        for role in ("combination", "head", "modifier")
+    }
+
+
+def dataset_stats(ds: CCPTDataset) -> dict[str, Any]:
+    """All statistics of `ccpt data stats` as a JSON-ready dict."""
+    files: dict[str, Any] = {}
+    for stem in FILE_SPECS:
+        recs = ds.records(stem)
+        entry: dict[str, Any] = {
+            "type": FILE_SPECS[stem][0],
+            "rows": len(recs),
+            "toxic_rows": sum(r.toxic for r in recs),
+            "empty_sentence_rows": sum(r.sentence is None for r in recs),
+            "annotators_per_row": dict(sorted(Counter(len(r.human_labels) for r in recs).items())),
+            "mean_human_relevance_1to5": _mean_ratings(recs),
+            "in_paper": stem != "add_ccpt_emergent",
+        }
+        if stem in KAPPA_CATEGORIES and recs:
+            kappa, used = label_kappa(recs, KAPPA_CATEGORIES[stem])
+            entry["fleiss_kappa"] = round(kappa, 4)
+            entry["fleiss_kappa_rows"] = used
+            entry["label_counts"] = dict(Counter(label for r in recs for label in r.human_labels))
+        files[stem] = entry
+    paper = ds.paper_records
+    by_type = Counter(r.type for r in paper)
+    return {
+        "source": ds.source,
+        "total_paper_rows": len(paper),
+        "rows_per_type": {t: by_type[t] for t in ("emergent", "canceled", "component")},
+        "files": files,
+        "splits": {
+            task: {"test": len(ds.test(task)), "train": len(ds.train(task))} for task in GENERATIVE_TASKS
+        },
+        "type_prediction": {"per_type": 250, "total": 1000},
+        "unique_concepts": unique_concepts(paper),
+        "toxic_rows": sum(r.toxic for r in paper),
+        "toxic_in_test": {task: sum(r.toxic for r in ds.test(task)) for task in GENERATIVE_TASKS},
+        "toxic_excluded": ds.excluded_toxic,
+        "mean_human_relevance_by_type_1to5": {
+            t: _mean_ratings([r for r in paper if r.type == t]) for t in ("emergent", "canceled", "component")
+        },
+    }
+
+
+def format_stats(stats: dict[str, Any]) -> str:
+    """Human-readable rendering of :func:`dataset_stats`."""
+    lines = [f"CCPT dataset at {stats['source']}"]
+    types = stats["rows_per_type"]
+    lines.append(
+        f"paper rows: {stats['total_paper_rows']:,} = {types['emergent']:,} emergent + "
+        f"{types['canceled']:,} canceled + {types['component']:,} component"
+    )
+    lines.append("")
+    lines.append(f"{'file':<20}{'rows':>7}{'toxic':>7}{'raters':>8}{'κ':>8}  mean relevance N/H/M (1–5)")
+    for stem, f in stats["files"].items():
+        raters = "/".join(str(k) for k in f["annotators_per_row"])
+        kappa = f"{f['fleiss_kappa']:.3f}" if "fleiss_kappa" in f else "—"
+        rel = f["mean_human_relevance_1to5"]
+        note = "" if f["in_paper"] else "  (not in the paper's 12,315)"
+        lines.append(
+            f"{stem:<20}{f['rows']:>7,}{f['toxic_rows']:>7}{raters:>8}{kappa:>8}  "
+            f"{rel['combination']:.2f}/{rel['head']:.2f}/{rel['modifier']:.2f}{note}"
+        )
+    lines.append("")
+    lines.append("splits (test / train pool):")
+    for task, s in stats["splits"].items():
+        lines.append(f"  {task:<14}{s['test']:>5} / {s['train']:,}   toxic in test: {stats['toxic_in_test'][task]}")
+    lines.append(f"  type_prediction  {stats['type_prediction']['total']} (250 per type, seeded sample)")
+    u = stats["unique_concepts"]
+    lines.append("")
+    lines.append(
+        f"unique: {u['unigram_concepts']:,} unigram concepts ({u['heads']:,} heads, {u['modifiers']:,} modifiers), "
+        f"{u['combinations']:,} noun phrases, {u['properties']:,} properties"
+    )
+    excluded = stats["toxic_excluded"]
+    toxic_note = (
+        f"{excluded} toxic rows excluded (--exclude-toxic)"
+        if excluded
+        else f"{stats['toxic_rows']} toxic-flagged rows kept (as in the paper's splits; --exclude-toxic drops them)"
+    )
+    lines.append(toxic_note)
+    lines.append("κ = Fleiss' kappa of the three annotators' type labels (see docs/metrics.md)")
+    return "\n".join(lines)

@@ -1,0 +1,463 @@
+"""The CCPT dataset (paper §3): noun phrase / property / property-type triplets with human annotations.
+
+Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N,
+property P, type T). Every quirk of the released files is parsed into clean values, and a row that cannot
+be parsed is an error naming file, row and column — nothing is dropped silently.
+
+Quirks handled (measured on the files at the pinned commit):
+- ``sentence`` is empty in some rows → ``None``.
+- ``combination`` can keep trailing punctuation ("a maddening dog,") → stripped.
+- 77 emergent rows hold a raw code ``2`` among ``meta.human_labels``. The emergent annotation form offered
+  (0) emergent, (1) component, (2) others (Figure 5; 0-based like Figure 7's codes), and "others" never
+  appears spelled out in that file, so ``2`` is read as ``others``.
+- ``ccpt_canceled.csv`` carries a legacy column ``meta.modifier_gpt4o_relevance`` (185 empty cells, values
+  not on the 1..10 grid) next to the current ``meta.modifier_gpt-4o_relevance``; the current one is used.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ccpt.download import REQUIRED_FILES, cache_dir, download
+from ccpt.errors import DataError
+
+PropertyType = Literal["emergent", "canceled", "component"]
+TaskName = Literal["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]
+TypeLabel = Literal["emergent", "component", "canceled", "others"]
+
+GENERATIVE_TASKS: tuple[TaskName, ...] = ("pi_emergent", "pi_canceled", "npc_emergent")
+TASKS: tuple[TaskName, ...] = (*GENERATIVE_TASKS, "type_prediction")
+# Paper order of Table 5.
+TYPE_LABELS: tuple[TypeLabel, ...] = ("emergent", "component", "canceled", "others")
+
+# Which file each generative task's test split indexes into (test_index.json).
+TASK_FILE: dict[TaskName, str] = {
+    "pi_emergent": "ccpt_emergent",
+    "pi_canceled": "ccpt_canceled",
+    "npc_emergent": "ccpt_emergent",
+}
+
+_LABEL_ALIASES: dict[str, TypeLabel] = {
+    "emergent": "emergent",
+    "component": "component",
+    "canceled": "canceled",
+    "cancelled": "canceled",
+    "others": "others",
+    "other": "others",
+    "2": "others",
+}
+
+BASE_COLUMNS: tuple[str, ...] = (
+    "sentence",
+    "combination",
+    "root",
+    "modifier",
+    "property",
+    "human_label_majority",
+    "meta.human_labels",
+    "meta.combination_human_relevance",
+    "meta.root_human_relevance",
+    "meta.modifier_human_relevance",
+    "meta.toxicity",
+)
+# file stem -> (property type, extra required columns)
+FILE_SPECS: dict[str, tuple[PropertyType, tuple[str, ...]]] = {
+    "ccpt_emergent": (
+        "emergent",
+        (
+            "meta.gpt-4o_emergence",
+            "meta.combination_gpt-4o_relevance",
+            "meta.root_gpt-4o_relevance",
+            "meta.modifier_gpt-4o_relevance",
+        ),
+    ),
+    "ccpt_canceled": (
+        "canceled",
+        (
+            "meta.gpt-4o_cancellation",
+            "meta.combination_gpt-4o_relevance",
+            "meta.root_gpt-4o_relevance",
+            "meta.modifier_gpt-4o_relevance",
+        ),
+    ),
+    "ccpt_component": ("component", ("meta.property_source",)),
+    "add_ccpt_emergent": ("emergent", ("meta.property_source",)),
+}
+
+_TRAILING_PUNCT = re.compile(r"[\s,.;:!?]+$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One annotated triplet (N(H, M), P, T) with its human annotations."""
+
+    file: str
+    row: int
+    sentence: str | None
+    combination: str
+    head: str
+    modifier: str
+    property: str
+    type: PropertyType
+    human_label: str
+    human_labels: tuple[str, ...]
+    combination_ratings: tuple[int, ...]
+    head_ratings: tuple[int, ...]
+    modifier_ratings: tuple[int, ...]
+    toxic: bool
+    judge_combination: float | None = None
+    judge_head: float | None = None
+    judge_modifier: float | None = None
+    judge_score: float | None = None
+    property_source: str | None = None
+
+    @property
+    def id(self) -> str:
+        """Stable instance id: ``<file>:<row>`` (row is the 0-based position used by test_index.json)."""
+        return f"{self.file}:{self.row}"
+
+
+@dataclass(frozen=True)
+class TypeItem:
+    """One Task-3 (property type prediction) item: a (noun phrase, property) pair and its gold type."""
+
+    combination: str
+    head: str
+    modifier: str
+    property: str
+    gold: TypeLabel
+    source: str  # Record.id of the combination's row (for "others", the row whose combination is used)
+    property_source: str | None = None  # for "others": Record.id of the row the property was taken from
+
+    @property
+    def id(self) -> str:
+        return f"{self.gold}:{self.source}" + (f"+{self.property_source}" if self.property_source else "")
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+
+class _RowError(ValueError):
+    def __init__(self, column: str, message: str) -> None:
+        super().__init__(message)
+        self.column = column
+
+
+def _tuple_items(text: str, column: str) -> list[str]:
+    """Items of a stringified Python tuple such as ``"(5, 5, 3)"`` or ``"(component, )"``."""
+    s = text.strip()
+    if not (s.startswith("(") and s.endswith(")")):
+        raise _RowError(column, f"expected a tuple like '(a, b, c)', got {text!r}")
+    return [item.strip().strip("'\"") for item in s[1:-1].split(",") if item.strip()]
+
+
+def _ratings(text: str, column: str) -> tuple[int, ...]:
+    items = _tuple_items(text, column)
+    values: list[int] = []
+    for item in items:
+        if not item.isdigit() or not 1 <= int(item) <= 5:
+            raise _RowError(column, f"rating {item!r} is not an integer 1-5 in {text!r}")
+        values.append(int(item))
+    if not values:
+        raise _RowError(column, f"no ratings in {text!r}")
+    return tuple(values)
+
+
+def _labels(text: str, column: str) -> tuple[str, ...]:
+    items = _tuple_items(text, column)
+    labels = []
+    for item in items:
+        label = _LABEL_ALIASES.get(item.lower())
+        if label is None:
+            raise _RowError(column, f"unknown label {item!r} in {text!r}")
+        labels.append(label)
+    if not labels:
+        raise _RowError(column, f"no labels in {text!r}")
+    return tuple(labels)
+
+
+def _bool(text: str, column: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1"):
+        return True
+    if value in ("false", "0"):
+        return False
+    raise _RowError(column, f"expected True/False, got {text!r}")
+
+
+def _float(text: str | None, column: str) -> float | None:
+    if text is None or text.strip() == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise _RowError(column, f"expected a number, got {text!r}") from None
+
+
+def _text(row: dict[str, str], column: str) -> str:
+    value = (row.get(column) or "").strip()
+    if not value:
+        raise _RowError(column, "empty value")
+    return value
+
+
+def clean_combination(text: str) -> str:
+    """Strip surrounding whitespace and trailing punctuation ("a maddening dog," → "a maddening dog")."""
+    return _TRAILING_PUNCT.sub("", text.strip())
+
+
+def _record(stem: str, index: int, row: dict[str, str]) -> Record:
+    ptype, _extra = FILE_SPECS[stem]
+    majority = _LABEL_ALIASES.get(_text(row, "human_label_majority").lower())
+    if majority is None:
+        raise _RowError("human_label_majority", f"unknown label {row['human_label_majority']!r}")
+    score_column = {"emergent": "meta.gpt-4o_emergence", "canceled": "meta.gpt-4o_cancellation"}.get(ptype)
+    return Record(
+        file=stem,
+        row=index,
+        sentence=(row.get("sentence") or "").strip() or None,
+        combination=clean_combination(_text(row, "combination")),
+        head=_text(row, "root"),
+        modifier=_text(row, "modifier"),
+        property=_text(row, "property"),
+        type=ptype,
+        human_label=majority,
+        human_labels=_labels(row["meta.human_labels"], "meta.human_labels"),
+        combination_ratings=_ratings(row["meta.combination_human_relevance"], "meta.combination_human_relevance"),
+        head_ratings=_ratings(row["meta.root_human_relevance"], "meta.root_human_relevance"),
+        modifier_ratings=_ratings(row["meta.modifier_human_relevance"], "meta.modifier_human_relevance"),
+        toxic=_bool(row["meta.toxicity"], "meta.toxicity"),
+        judge_combination=_float(row.get("meta.combination_gpt-4o_relevance"), "meta.combination_gpt-4o_relevance"),
+        judge_head=_float(row.get("meta.root_gpt-4o_relevance"), "meta.root_gpt-4o_relevance"),
+        judge_modifier=_float(row.get("meta.modifier_gpt-4o_relevance"), "meta.modifier_gpt-4o_relevance"),
+        judge_score=_float(row.get(score_column), score_column) if score_column else None,
+        property_source=(row.get("meta.property_source") or "").strip() or None,
+    )
+
+
+def read_records(path: Path, stem: str | None = None) -> list[Record]:
+    """Parse one CCPT CSV file into records; any unparsable row raises DataError naming row and column."""
+    stem = stem or path.stem
+    if stem not in FILE_SPECS:
+        raise DataError(f"{path}: not a CCPT file name (expected one of {', '.join(FILE_SPECS)})")
+    if not path.is_file():
+        raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
+    required = BASE_COLUMNS + FILE_SPECS[stem][1]
+    records: list[Record] = []
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh, strict=True)
+            header = reader.fieldnames or []
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise DataError(f"{path}: missing column(s) {', '.join(missing)}", "is this a CCPT file?")
+            for index, row in enumerate(reader):
+                line = index + 2  # header is line 1
+                if None in row or any(v is None for v in row.values()):
+                    raise DataError(
+                        f"{path}: row {index} (line {line}) has {len(row) - (None in row)} fields, "
+                        f"expected {len(header)}",
+                        "the file looks truncated or corrupt; re-download it",
+                    )
+                try:
+                    records.append(_record(stem, index, row))
+                except _RowError as exc:
+                    raise DataError(f"{path}: row {index} (line {line}), column {exc.column!r}: {exc}") from None
+    except csv.Error as exc:
+        raise DataError(f"{path}: malformed CSV: {exc}", "the file looks truncated or corrupt") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    return records
+
+
+def read_test_index(path: Path) -> dict[TaskName, tuple[int, ...]]:
+    """Parse test_index.json: task → 0-based row positions."""
+    if not path.is_file():
+        raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not valid JSON ({exc})", "re-download it") from None
+    index: dict[TaskName, tuple[int, ...]] = {}
+    for task in GENERATIVE_TASKS:
+        rows = raw.get(task) if isinstance(raw, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(r, int) and r >= 0 for r in rows):
+            raise DataError(f"{path}: key {task!r} must be a list of row numbers")
+        index[task] = tuple(rows)
+    return index
+
+
+# ---------------------------------------------------------------------------------------------- dataset
+
+
+@dataclass
+class CCPTDataset:
+    """The four CCPT files and the test index, as records."""
+
+    emergent: list[Record]
+    canceled: list[Record]
+    component: list[Record]
+    extra_emergent: list[Record]
+    test_index: dict[TaskName, tuple[int, ...]]
+    source: str = ""
+    excluded_toxic: int = 0
+    _by_file: dict[str, list[Record]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_file = {
+            "ccpt_emergent": self.emergent,
+            "ccpt_canceled": self.canceled,
+            "ccpt_component": self.component,
+            "add_ccpt_emergent": self.extra_emergent,
+        }
+
+    def _full(self, stem: str) -> list[Record]:
+        return self._by_file[stem]
+
+    def records(self, stem: str) -> list[Record]:
+        """All records of one file."""
+        return self._by_file[stem]
+
+    @property
+    def paper_records(self) -> list[Record]:
+        """The paper's dataset: emergent + canceled + component (``add_ccpt_emergent`` is not part of it)."""
+        return [*self.emergent, *self.canceled, *self.component]
+
+    def test(self, task: TaskName) -> list[Record]:
+        """The test split of a generative task, in test_index.json order."""
+        _check_task(task, generative=True)
+        wanted = set(self.test_index[task])
+        by_row = {r.row: r for r in self._full(TASK_FILE[task]) if r.row in wanted}
+        return [by_row[row] for row in self.test_index[task] if row in by_row]
+
+    def train(self, task: TaskName) -> list[Record]:
+        """Every row of the task's file that is not in its test split (the pool for few-shot / SFT)."""
+        _check_task(task, generative=True)
+        held_out = set(self.test_index[task])
+        return [r for r in self._full(TASK_FILE[task]) if r.row not in held_out]
+
+    def held_out_rows(self) -> set[str]:
+        """Record ids in any generative test split (to keep them out of training data)."""
+        return {r.id for task in GENERATIVE_TASKS for r in self.test(task)}
+
+    def type_prediction_set(self, per_type: int = 250, seed: int = 0) -> list[TypeItem]:
+        """Task 3 evaluation set: a seeded, balanced sample of ``per_type`` items per type.
+
+        Emergent, component and canceled items are rows of their files. An *others* item joins a combination
+        with a property drawn from another row, and is rejected if that (combination, property) pair is an
+        annotated pair anywhere in the dataset (the authors did not check this).
+        """
+        rng = random.Random(seed)
+        items: list[TypeItem] = []
+        for gold, pool in (("emergent", self.emergent), ("component", self.component), ("canceled", self.canceled)):
+            if len(pool) < per_type:
+                raise DataError(f"only {len(pool)} {gold} rows, cannot sample {per_type}")
+            for r in rng.sample(pool, per_type):
+                items.append(TypeItem(r.combination, r.head, r.modifier, r.property, gold, r.id))  # type: ignore[arg-type]
+        items.extend(self._others(per_type, rng))
+        return items
+
+    def _others(self, n: int, rng: random.Random) -> list[TypeItem]:
+        pool = self.paper_records
+        annotated = {(r.combination.lower(), r.property.lower()) for r in pool}
+        seen: set[tuple[str, str]] = set()
+        out: list[TypeItem] = []
+        attempts = 0
+        while len(out) < n:
+            attempts += 1
+            if attempts > 100 * n:
+                raise DataError("could not draw enough 'others' pairs; the dataset is too small")
+            a, b = rng.choice(pool), rng.choice(pool)
+            key = (a.combination.lower(), b.property.lower())
+            if a is b or key in annotated or key in seen:
+                continue
+            seen.add(key)
+            out.append(TypeItem(a.combination, a.head, a.modifier, b.property, "others", a.id, b.id))
+        return out
+
+
+def _check_task(task: str, *, generative: bool = False) -> None:
+    allowed = GENERATIVE_TASKS if generative else TASKS
+    if task not in allowed:
+        raise DataError(f"unknown task {task!r}; choose one of {', '.join(allowed)}")
+
+
+def resolve_data_dir(data_dir: str | Path | None) -> Path:
+    """Where the dataset files are: ``data_dir``, else ``$CCPT_DATA_DIR``, else the verified download cache."""
+    chosen = data_dir or os.environ.get("CCPT_DATA_DIR")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_dir():
+            raise DataError(f"data directory {path} does not exist", "check --data-dir / CCPT_DATA_DIR")
+        return path
+    cached = cache_dir()
+    if all((cached / name).is_file() for name in REQUIRED_FILES):
+        return cached
+    return download()
+
+
+def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = False) -> CCPTDataset:
+    """Load CCPT from a local directory, ``$CCPT_DATA_DIR``, or the pinned download (fetched on first use).
+
+    ``exclude_toxic`` drops toxicity-flagged rows (off by default, to keep the paper's splits; the test
+    splits then shrink accordingly, which ``ccpt data stats`` reports).
+    """
+    root = resolve_data_dir(data_dir)
+    files = {stem: read_records(root / f"{stem}.csv", stem) for stem in FILE_SPECS}
+    test_index = read_test_index(root / "test_index.json")
+    for task, rows in test_index.items():
+        size = len(files[TASK_FILE[task]])
+        bad = [r for r in rows if r >= size]
+        if bad:
+            raise DataError(f"test_index.json: {task} refers to row {bad[0]} but the file has {size} rows")
+    dropped = 0
+    if exclude_toxic:
+        for stem, recs in files.items():
+            kept = [r for r in recs if not r.toxic]
+            dropped += len(recs) - len(kept)
+            files[stem] = kept
+    return CCPTDataset(
+        emergent=files["ccpt_emergent"],
+        canceled=files["ccpt_canceled"],
+        component=files["ccpt_component"],
+        extra_emergent=files["add_ccpt_emergent"],
+        test_index=test_index,
+        source=str(root),
+        excluded_toxic=dropped,
+    )
+
+
+def instances(ds: CCPTDataset, task: TaskName, split: str = "test", *, seed: int = 0) -> Sequence[Record | TypeItem]:
+    """Instances of ``task`` for ``split`` ("test" or "train"; Task 3 has only its sampled evaluation set)."""
+    _check_task(task)
+    if task == "type_prediction":
+        return ds.type_prediction_set(seed=seed)
+    if split == "test":
+        return ds.test(task)
+    if split == "train":
+        return ds.train(task)
+    raise DataError(f"unknown split {split!r}; choose test or train")
+
+
+def unique_concepts(records: Iterable[Record]) -> dict[str, int]:
+    """Counts of distinct heads, modifiers, unigram concepts (heads ∪ modifiers), combinations and properties."""
+    recs = list(records)
+    heads = {r.head.lower() for r in recs}
+    modifiers = {r.modifier.lower() for r in recs}
+    return {
+        "heads": len(heads),
+        "modifiers": len(modifiers),
+        "unigram_concepts": len(heads | modifiers),
+        "combinations": len({r.combination.lower() for r in recs}),
+        "properties": len({r.property.lower() for r in recs}),
+    }
+
+

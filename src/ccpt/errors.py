@@ -1,0 +1,26 @@
+"""User-facing errors: one readable line, never a traceback."""
+
+from __future__ import annotations
+
+
+class CcptError(Exception):
+    """An error caused by the user's input or environment (bad file, no network, unknown model).
+
+    The CLI prints ``str(error)`` on one line and exits non-zero; ``hint`` says what to do.
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class DataError(CcptError):
+    """A dataset file is missing, corrupt, or malformed."""
+
+
+class ModelError(CcptError):
+    """A model cannot be resolved, loaded or reached."""

@@ -1,0 +1,179 @@
+"""The CCPT dataset: real files, quirks, splits, Task-3 sampling, and every error path."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ccpt.dataset import CCPTDataset, clean_combination, load_dataset, read_records, read_test_index
+from ccpt.errors import DataError
+
+pytestmark = pytest.mark.shared_data
+
+
+def test_counts_match_the_released_files(dataset: CCPTDataset) -> None:
+    assert (len(dataset.emergent), len(dataset.canceled), len(dataset.component)) == (2500, 1613, 8201)
+    assert len(dataset.extra_emergent) == 1690
+    # The paper says 12,315; the files hold 12,314 (emergent has 2,500, not 2,501).
+    assert len(dataset.paper_records) == 12314
+
+
+def test_split_sizes(dataset: CCPTDataset) -> None:
+    assert [len(dataset.test(t)) for t in ("pi_emergent", "pi_canceled", "npc_emergent")] == [200, 167, 167]
+    assert len(dataset.train("pi_canceled")) == 1613 - 167
+    test_ids = {r.id for r in dataset.test("pi_emergent")}
+    assert not test_ids & {r.id for r in dataset.train("pi_emergent")}
+
+
+def test_test_split_follows_index_order(dataset: CCPTDataset, ccpt_dir: Path) -> None:
+    index = read_test_index(ccpt_dir / "test_index.json")
+    assert [r.row for r in dataset.test("npc_emergent")] == list(index["npc_emergent"])
+
+
+def test_known_rows(dataset: CCPTDataset) -> None:
+    first = dataset.emergent[0]
+    assert (first.combination, first.head, first.modifier, first.property) == (
+        "a boat on the rocks",
+        "boat",
+        "rock",
+        "strand",
+    )
+    assert first.head_ratings == (3, 3, 3) and first.modifier_ratings == (3, 2, 4)
+    assert first.judge_combination == pytest.approx(7 / 9) and first.judge_score == pytest.approx(4 / 9)
+    canceled = dataset.canceled[0]
+    # Trailing punctuation in the file ("a maddening dog,") is cleaned.
+    assert canceled.combination == "a maddening dog"
+    assert canceled.human_labels == ("canceled", "canceled", "component")
+    assert canceled.judge_modifier == pytest.approx(3 / 9)  # the current column, not the legacy one
+    component = dataset.component[0]
+    assert component.property_source == "root" and component.human_labels == ("component",)
+
+
+def test_quirks_are_parsed_not_dropped(dataset: CCPTDataset) -> None:
+    assert sum(r.sentence is None for r in dataset.emergent) == 89
+    # The raw code "2" (77 emergent rows) is read as "others"; no raw codes survive.
+    labels = Counter(label for r in dataset.emergent for label in r.human_labels)
+    assert labels["others"] == 77 and "2" not in labels
+    assert all(not r.combination.endswith((",", ".", ";")) for r in dataset.paper_records)
+    assert sum(r.toxic for r in dataset.paper_records) == 271
+    assert [sum(r.toxic for r in dataset.test(t)) for t in ("pi_emergent", "pi_canceled", "npc_emergent")] == [
+        8,
+        7,
+        6,
+    ]
+
+
+def test_exclude_toxic_shrinks_splits(ccpt_dir: Path) -> None:
+    ds = load_dataset(ccpt_dir, exclude_toxic=True)
+    assert ds.excluded_toxic == sum(1 for r in load_dataset(ccpt_dir).paper_records if r.toxic) + sum(
+        1 for r in load_dataset(ccpt_dir).extra_emergent if r.toxic
+    )
+    assert len(ds.test("pi_emergent")) == 192
+    assert not any(r.toxic for r in ds.paper_records)
+
+
+def test_clean_combination() -> None:
+    assert clean_combination("  a maddening dog, ") == "a maddening dog"
+    assert clean_combination("egg in the batter.") == "egg in the batter"
+
+
+# ------------------------------------------------------------------------------------------ Task 3
+
+
+def test_type_prediction_set_is_balanced_and_seeded(dataset: CCPTDataset) -> None:
+    items = dataset.type_prediction_set(per_type=250, seed=7)
+    assert Counter(i.gold for i in items) == {"emergent": 250, "component": 250, "canceled": 250, "others": 250}
+    assert items == dataset.type_prediction_set(per_type=250, seed=7)
+    assert items != dataset.type_prediction_set(per_type=250, seed=8)
+
+
+def test_others_pairs_are_never_annotated_pairs(dataset: CCPTDataset) -> None:
+    annotated = {(r.combination.lower(), r.property.lower()) for r in dataset.paper_records}
+    others = [i for i in dataset.type_prediction_set(seed=3) if i.gold == "others"]
+    assert others and all((i.combination.lower(), i.property.lower()) not in annotated for i in others)
+    assert len({(i.combination, i.property) for i in others}) == len(others)
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def _copy_dataset(src: Path, dst: Path) -> Path:
+    for name in ("ccpt_emergent.csv", "ccpt_canceled.csv", "ccpt_component.csv", "add_ccpt_emergent.csv"):
+        shutil.copy(src / name, dst / name)
+    shutil.copy(src / "test_index.json", dst / "test_index.json")
+    return dst
+
+
+def test_missing_file_names_the_file(ccpt_dir: Path, tmp_path: Path) -> None:
+    _copy_dataset(ccpt_dir, tmp_path)
+    (tmp_path / "ccpt_canceled.csv").unlink()
+    with pytest.raises(DataError, match=r"missing dataset file .*ccpt_canceled\.csv"):
+        load_dataset(tmp_path)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="does not exist"):
+        load_dataset(tmp_path / "nope")
+
+
+def test_truncated_csv_names_file_and_row(ccpt_dir: Path, tmp_path: Path) -> None:
+    _copy_dataset(ccpt_dir, tmp_path)
+    path = tmp_path / "ccpt_emergent.csv"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(DataError, match=r"ccpt_emergent\.csv.*(truncated|malformed)"):
+        load_dataset(tmp_path)
+
+
+def test_missing_column_is_named(ccpt_dir: Path, tmp_path: Path) -> None:
+    _copy_dataset(ccpt_dir, tmp_path)
+    path = tmp_path / "ccpt_component.csv"
+    with (ccpt_dir / "ccpt_component.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    drop = rows[0].index("meta.toxicity")
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([r[:drop] + r[drop + 1 :] for r in rows])
+    with pytest.raises(DataError, match=r"missing column\(s\) meta\.toxicity"):
+        load_dataset(tmp_path)
+
+
+def test_bad_cell_names_row_and_column(ccpt_dir: Path, tmp_path: Path) -> None:
+    _copy_dataset(ccpt_dir, tmp_path)
+    path = tmp_path / "ccpt_canceled.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[5]["meta.root_human_relevance"] = "(5, 9, 3)"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(DataError, match=r"row 5 .*meta\.root_human_relevance.*'9'"):
+        read_records(path)
+
+
+def test_corrupt_test_index(ccpt_dir: Path, tmp_path: Path) -> None:
+    _copy_dataset(ccpt_dir, tmp_path)
+    (tmp_path / "test_index.json").write_text('{"pi_emergent": [1, 2', encoding="utf-8")
+    with pytest.raises(DataError, match="not valid JSON"):
+        load_dataset(tmp_path)
+
+
+def test_test_index_out_of_range(ccpt_dir: Path, tmp_path: Path) -> None:
+    _copy_dataset(ccpt_dir, tmp_path)
+    (tmp_path / "test_index.json").write_text(
+        '{"pi_emergent": [99999], "pi_canceled": [0], "npc_emergent": [0]}', encoding="utf-8"
+    )
+    with pytest.raises(DataError, match="row 99999"):
+        load_dataset(tmp_path)
+
+
+def test_sha_helper_matches_hashlib(ccpt_dir: Path) -> None:
+    from ccpt.download import CHECKSUMS, sha256_file
+
+    path = ccpt_dir / "test_index.json"
+    assert sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest() == CHECKSUMS["test_index.json"]
