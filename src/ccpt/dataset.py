@@ -363,6 +363,8 @@ class CCPTDataset:
             for r in rng.sample(pool, per_type):
                 items.append(TypeItem(r.combination, r.head, r.modifier, r.property, gold, r.id))  # type: ignore[arg-type]
         items.extend(self._others(per_type, rng))
+        # Interleave the types so that any prefix (e.g. `--limit 20`) still covers all four.
+        rng.shuffle(items)
         return items
 
     def _others(self, n: int, rng: random.Random) -> list[TypeItem]:

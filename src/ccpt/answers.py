@@ -1,0 +1,413 @@
+"""Extracting the answer from free model text (paper §3.1 answer formats, Appendix B.2 prompts).
+
+Model output is untrusted: nothing here evaluates it. A small scanner finds the last JSON object in a reply
+(reasoning before it, code fences, nested braces), a normaliser turns the dialect models and the authors'
+stored outputs actually use (single quotes, smart quotes, trailing commas) into JSON, and ``json.loads``
+reads it. Every ``parse_*`` returns a :class:`Parsed`; a failure carries a short machine-friendly reason
+so callers can count it instead of dropping it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from lemminflect import getAllLemmas, getAllLemmasOOV
+
+T = TypeVar("T")
+
+# Bounds that keep hostile input cheap: a reply longer than this is refused, an answer object longer than
+# MAX_OBJECT_CHARS is not an answer, and only the last MAX_CANDIDATES opening braces are tried.
+MAX_REPLY_CHARS = 200_000
+MAX_OBJECT_CHARS = 4_000
+MAX_CANDIDATES = 64
+
+PROPERTY_TYPES = ("emergent", "component", "canceled", "others")
+
+_SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
+# A single quote opens a string only where a JSON value or key can start, and closes one only where a value
+# or key can end, so apostrophes ("collector's item", "it's") are left alone.
+_OPENS_AFTER = "{[,:"
+_CLOSES_BEFORE = ",:}]"
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}  # the escapes Python's repr emits for non-printable characters
+
+
+@dataclass(frozen=True)
+class Parsed(Generic[T]):
+    """Outcome of parsing one reply: ``ok`` with a ``value`` (and, for NPC, ``modifier``) or an ``error``."""
+
+    ok: bool
+    value: T | None = None
+    modifier: str | None = None
+    error: str | None = None
+
+
+def _fail(reason: str) -> Parsed:
+    return Parsed(ok=False, error=reason)
+
+
+# --- scanning -------------------------------------------------------------------------------------------
+
+
+def _next_char(text: str, i: int, end: int) -> str:
+    """The next non-space character at or after ``i`` ("\\0" at the end)."""
+    while i < end and text[i].isspace():
+        i += 1
+    return text[i] if i < end else "\0"
+
+
+def _string_end(text: str, i: int, end: int) -> int | None:
+    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``."""
+    quote = text[i]
+    k = i + 1
+    while k < end:
+        c = text[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == quote and (quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
+            return k
+        k += 1
+    return None
+
+
+def _opens_string(ch: str, prev: str) -> bool:
+    return ch == '"' or (ch == "'" and prev in _OPENS_AFTER)
+
+
+def _object_end(text: str, start: int) -> int | None:
+    """Index of the brace closing the object opened at ``text[start]``, honouring strings; None if none."""
+    end = min(len(text), start + MAX_OBJECT_CHARS)
+    depth, prev, i = 0, "", start
+    while i < end:
+        ch = text[i]
+        if _opens_string(ch, prev):
+            close = _string_end(text, i, end)
+            if close is None:
+                return None
+            i, prev = close + 1, ch
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        if not ch.isspace():
+            prev = ch
+        i += 1
+    return None
+
+
+def _unescape(body: str) -> str:
+    """Decode the backslash escapes of a quoted Python-style string body (no evaluation)."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            width = _HEX_WIDTH.get(nxt, 0)
+            digits = body[i + 2 : i + 2 + width]
+            if width and len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
+                out.append(chr(int(digits, 16)) if int(digits, 16) <= 0x10FFFF else digits)
+                i += 2 + width
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _to_json(span: str) -> str:
+    """Rewrite an object span in the models' JSON dialect as strict JSON (single quotes, trailing commas)."""
+    out: list[str] = []
+    n, prev, i = len(span), "", 0
+    while i < n:
+        ch = span[i]
+        if _opens_string(ch, prev):
+            close = _string_end(span, i, n)
+            if close is None:  # cannot happen for a span _object_end accepted; keep the rest verbatim
+                out.append(span[i:])
+                break
+            body = span[i + 1 : close]
+            # JSON has no \' escape; single-quoted bodies are re-encoded from their decoded text.
+            out.append(json.dumps(_unescape(body)) if ch == "'" else '"' + body.replace("\\'", "'") + '"')
+            i, prev = close + 1, ch
+            continue
+        if ch == "," and _next_char(span, i + 1, n) in "}]":
+            i += 1
+            continue
+        out.append(ch)
+        if not ch.isspace():
+            prev = ch
+        i += 1
+    return "".join(out)
+
+
+def _load_object(span: str) -> dict[str, object] | None:
+    for candidate in (span, _to_json(span)):
+        try:
+            value = json.loads(candidate, strict=False)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _last_object(text: str) -> tuple[int, dict[str, object]] | None:
+    """``(end, object)`` for the parseable object ending last in ``text`` (the outermost when nested)."""
+    best: tuple[int, dict[str, object]] | None = None
+    pos = len(text)
+    for _ in range(MAX_CANDIDATES):
+        start = text.rfind("{", 0, pos)
+        if start < 0:
+            break
+        pos = start
+        end = _object_end(text, start)
+        if end is None or (best is not None and end < best[0]):
+            continue
+        obj = _load_object(text[start : end + 1])
+        if obj is not None:
+            best = (end, obj)
+    return best
+
+
+def split_reply_list(text: str) -> list[str] | None:
+    """Split a Python-list-of-strings literal (the authors' stored ``*_generated_`` cells) into its strings.
+
+    Returns None when ``text`` is not such a list. Quotes and backslash escapes are decoded by a scanner,
+    never by Python evaluation.
+    """
+    s = text.strip()
+    if len(s) > MAX_REPLY_CHARS or not (s.startswith("[") and s.endswith("]")):
+        return None
+    items: list[str] = []
+    i = _skip_space(s, 1)
+    if s[i] == "]":
+        return items if i == len(s) - 1 else None
+    while i < len(s):
+        if s[i] not in "'\"":
+            return None
+        close = _literal_end(s, i)
+        if close is None:
+            return None
+        items.append(_unescape(s[i + 1 : close]))
+        i = _skip_space(s, close + 1)
+        if i < len(s) and s[i] == "]":
+            return items if i == len(s) - 1 else None
+        if i >= len(s) or s[i] != ",":
+            return None
+        i = _skip_space(s, i + 1)
+    return None
+
+
+def _skip_space(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _literal_end(s: str, i: int) -> int | None:
+    """Closing quote of the Python string literal opened at ``s[i]`` (backslash escapes honoured)."""
+    k = i + 1
+    while k < len(s):
+        if s[k] == "\\":
+            k += 2
+        elif s[k] == s[i]:
+            return k
+        else:
+            k += 1
+    return None
+
+
+def extract_json_object(text: str) -> dict[str, object] | None:
+    """The last JSON object in a model reply, or None.
+
+    Tolerates reasoning before the object, code fences, nested braces, single-quoted keys/values, smart
+    quotes, trailing commas, and the authors' stored Python-list wrapper (``['{"property": "x"}']``; the
+    last listed reply is used). Replies longer than ``MAX_REPLY_CHARS`` are refused.
+    """
+    if len(text) > MAX_REPLY_CHARS:
+        return None
+    replies = split_reply_list(text)
+    if replies:
+        text = replies[-1]
+    found = _last_object(text)
+    plain = text.translate(_SMART_QUOTES)  # same length, so positions in both texts agree
+    if plain != text:
+        other = _last_object(plain)
+        if other is not None and (found is None or other[0] > found[0]):
+            found = other
+    return None if found is None else found[1]
+
+
+# --- typed answers --------------------------------------------------------------------------------------
+
+
+def _field(text: str, key: str) -> tuple[object, str | None]:
+    """``(value, None)`` for ``key`` of the reply's last object, or ``(None, reason)``."""
+    if len(text) > MAX_REPLY_CHARS:
+        return None, f"reply too long ({len(text)} chars)"
+    obj = extract_json_object(text)
+    if obj is None:
+        return None, "no JSON object"
+    if key in obj:
+        return obj[key], None
+    for name, value in obj.items():  # "Property" for "property": harmless tolerance
+        if name.strip().lower() == key:
+            return value, None
+    return None, f"missing key {key!r}"
+
+
+def _clean(value: object, key: str) -> tuple[str | None, str | None]:
+    if not isinstance(value, str):
+        return None, f"{key!r} is not a string"
+    cleaned = value.strip().strip("\"'“”‘’`").strip().rstrip(".").strip()
+    return (cleaned, None) if cleaned else (None, f"empty {key!r}")
+
+
+def parse_property(text: str) -> Parsed[str]:
+    """The property of a PI reply (key ``property``): a non-empty string, quotes and final period stripped."""
+    value, error = _field(text, "property")
+    if error is None:
+        value, error = _clean(value, "property")
+    return _fail(error) if error else Parsed(ok=True, value=value)
+
+
+# Closed-class words skipped when picking the modifier's content word ("a burned" -> "burned").
+_FUNCTION_WORDS_TEXT = """
+a an the this that these those some any no every each another such my your his her its our their of
+in on at with without for from to by into onto under over above below behind beside near through
+across along around about after before during like off out up down upon within and or but nor is are
+was were be been being very
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def _words(text: str) -> list[str]:
+    """Lower-cased words; hyphenated compounds ("oil-rich") stay one word."""
+    return _WORD.findall(text.lower())
+
+
+@functools.lru_cache(maxsize=1 << 16)  # pure; lemma lookups dominate the cost of checking a dataset
+def _word_forms(word: str) -> frozenset[str]:
+    """The word and its possible lemmas: dictionary lemmas of any part of speech plus lemminflect's
+    out-of-vocabulary noun rule ("survivors" is not in its dictionary). Lenient on purpose: it only
+    decides whether a phrase mentions the head noun."""
+    forms = {word}
+    for lemmas in (*getAllLemmas(word).values(), *getAllLemmasOOV(word, "NOUN").values()):
+        forms.update(lemma.lower() for lemma in lemmas)
+    return frozenset(forms)
+
+
+def contains_head(combination: str, head: str) -> bool:
+    """Whether ``combination`` contains ``head`` as a word, up to case and noun inflection ("apples")."""
+    wanted = frozenset().union(*(_word_forms(w) for w in _words(head)))
+    words = _words(combination)
+    parts = [p for w in words for p in w.split("-")]  # "apple-shaped" mentions "apple"
+    return any(_word_forms(w) & wanted or _plural_of(w, wanted) for w in [*words, *parts])
+
+
+def _plural_of(word: str, heads: set[str]) -> bool:
+    # The dataset's heads come from a lemmatiser that sometimes disagrees with lemminflect ("superheroes" ->
+    # "superhero", "ashes" -> "ashe"): a regular plural of the head is accepted directly.
+    return any(word in (head + "s", head + "es") for head in heads)
+
+
+def normalise_modifier(modifier: str) -> str | None:
+    """The modifier as the judge should score it: the lemma of its first content word.
+
+    Rule (lemminflect's dictionary, no POS tagger): skip function words; a word the dictionary lists as an
+    adjective keeps its adjective lemma ("broken", "dried", "older" -> "old"); otherwise an inflected verb
+    becomes its verb lemma ("burned" -> "burn", "floating" -> "float"), then a plural noun its singular
+    ("strawberries" -> "strawberry"); unknown words stay as written (lower-cased). None if no content word.
+    """
+    for word in _words(modifier):
+        if word in _FUNCTION_WORDS:
+            continue
+        lemmas = getAllLemmas(word)
+        if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
+            return word
+        for pos in ("ADJ", "VERB", "NOUN"):
+            if lemmas.get(pos):
+                return lemmas[pos][0].lower()
+        return word
+    return None
+
+
+def parse_combination(text: str, head: str) -> Parsed[str]:
+    """The noun phrase and modifier of an NPC reply (keys ``combination`` and ``modifier``).
+
+    The combination must contain ``head`` (see :func:`contains_head`); ``modifier`` is normalised by
+    :func:`normalise_modifier`. ``value`` is the combination as written (trimmed).
+    """
+    raw, error = _field(text, "combination")
+    if error is None:
+        raw, error = _clean(raw, "combination")
+    if error is not None:
+        return _fail(error)
+    assert raw is not None
+    if not contains_head(raw, head):
+        return _fail(f"head noun {head!r} not in combination")
+    raw_modifier, error = _field(text, "modifier")
+    if error is None:
+        raw_modifier, error = _clean(raw_modifier, "modifier")
+    if error is not None:
+        return _fail(error)
+    assert raw_modifier is not None
+    modifier = normalise_modifier(raw_modifier)
+    if modifier is None:
+        return _fail(f"modifier {raw_modifier!r} has no content word")
+    return Parsed(ok=True, value=raw, modifier=modifier)
+
+
+_TYPE_ALIASES = {"cancelled": "canceled", "other": "others"}
+
+
+def parse_property_type(text: str) -> Parsed[str]:
+    """The Task-3 label (key ``property_type``) mapped to one of :data:`PROPERTY_TYPES`.
+
+    Accepts the forms models write: "Emergent", "emergent property", "(1) Emergent", "cancelled", "other".
+    """
+    value, error = _field(text, "property_type")
+    if error is None:
+        value, error = _clean(value, "property_type")
+    if error is not None:
+        return _fail(error)
+    assert value is not None
+    label = re.sub(r"^\(?\d\)?[.:]?\s*", "", value.lower())
+    label = re.sub(r"\s+propert(y|ies)$", "", label).strip()
+    label = _TYPE_ALIASES.get(label, label)
+    if label not in PROPERTY_TYPES:
+        return _fail(f"unknown property_type {value!r}")
+    return Parsed(ok=True, value=label)
+
+
+def parse_relevance(text: str) -> Parsed[int]:
+    """The judge's score (key ``relevance``): an integer 1..10 (``7``, ``7.0`` and ``"7"`` accepted)."""
+    value, error = _field(text, "relevance")
+    if error is not None:
+        return _fail(error)
+    score: int | None = None
+    if isinstance(value, bool):
+        score = None
+    elif isinstance(value, int):
+        score = value
+    elif isinstance(value, float) and value.is_integer():
+        score = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,3}(\.0+)?\s*", value):
+        score = int(float(value))
+    if score is None:
+        return _fail(f"relevance {value!r} is not an integer")
+    if not 1 <= score <= 10:
+        return _fail(f"relevance {score} out of range 1-10")
+    return Parsed(ok=True, value=score)

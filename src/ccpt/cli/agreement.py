@@ -1,0 +1,111 @@
+"""`ccpt judge-agreement`: correlation between an LLM judge and the dataset's human relevance ratings (§6.1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ccpt.errors import CcptError
+
+
+def live_scores(model: str, pairs: list) -> list[float | None]:
+    """Judge every pair with ``model`` through ccpt's judge (ccpt.eval.judge.score_pairs)."""
+    try:
+        from ccpt.eval.judge import Judge, score_pairs
+    except ImportError as exc:  # the eval layer is optional for this command
+        raise CcptError(
+            "live judge scoring not available yet", "use the stored GPT-4o scores (omit --judge)"
+        ) from exc
+    import asyncio
+
+    from inspect_ai.model import get_model
+
+    try:
+        judge = Judge(get_model(model))
+    except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys
+        raise CcptError(
+            f"cannot load judge model {model!r}: {exc}", "check the model name and credentials"
+        ) from exc
+    judgements = asyncio.run(score_pairs(judge, [(p.concept, p.property) for p in pairs]))
+    return [j.relevance for j in judgements]
+
+
+@click.command("judge-agreement")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--judge",
+    "judge_model",
+    default=None,
+    help="Inspect model to judge with (default: GPT-4o scores stored in the dataset, offline).",
+)
+@click.option(
+    "--n",
+    "n_rows",
+    type=int,
+    default=None,
+    help="Rows to sample (half emergent, half canceled; 3 pairs each). Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--figure",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Save the Figure-4 scatter (.png or .svg).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(
+    data_dir: Path | None,
+    judge_model: str | None,
+    n_rows: int | None,
+    seed: int,
+    figure: Path | None,
+    fmt: str,
+) -> None:
+    """Pearson and Spearman between a judge's relevance and the mean of the 3 human Likert ratings.
+
+    Pairs: (noun phrase, property), (head, property), (modifier, property) from the emergent and canceled rows.
+    """
+    from ccpt.agreement import agreement, pairs_from_dataset, with_judge_scores
+    from ccpt.dataset import load_dataset
+
+    ds = load_dataset(data_dir)
+    if judge_model is not None and n_rows is None:
+        n_rows = 100
+    pairs = pairs_from_dataset(ds, n=n_rows, seed=seed)
+    judge_name = "gpt-4o (stored in the dataset)"
+    if judge_model is not None:
+        pairs = with_judge_scores(pairs, live_scores(judge_model, pairs))
+        judge_name = judge_model
+    result = agreement(pairs)
+    if figure is not None:
+        from ccpt import figures as figs
+
+        scored = [p for p in pairs if p.judge is not None]
+        fig = figs.judge_human_scatter(
+            [p.human_relevance for p in scored], [p.judge for p in scored], seed=seed
+        )
+        figure.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(figure, bbox_inches="tight")
+        figs.close(fig)
+    if fmt == "json":
+        click.echo(
+            json.dumps(
+                {
+                    "judge": judge_name,
+                    "pearson": result.pearson,
+                    "spearman": result.spearman,
+                    "n": result.n,
+                    "n_missing": result.n_missing,
+                    "rows": n_rows,
+                    "seed": seed,
+                }
+            )
+        )
+        return
+    click.echo(
+        f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, Spearman {result.spearman:.3f}, "
+        f"n = {result.n} pairs"
+        + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
+    )

@@ -1,0 +1,110 @@
+"""`ccpt human …`: human evaluation sheets (paper §4.2, §6.1, Appendix B.3–B.5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group("human")
+def command() -> None:
+    """Export and import human evaluation sheets (humans as solvers, humans as judges)."""
+
+
+@command.command("export-solver")
+@click.option(
+    "--task",
+    required=True,
+    type=click.Choice(["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]),
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for sheet.csv + sheet.html.",
+)
+@click.option(
+    "--n",
+    "n_items",
+    type=int,
+    default=None,
+    help="Seeded subset of this many items (default: the whole test split).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
+    """Question sheet for humans solving a task (Appendix B.3 format; Task 3 in Figure 7's format)."""
+    from ccpt.dataset import load_dataset
+    from ccpt.human_eval import export_solver_sheet
+
+    paths = export_solver_sheet(load_dataset(data_dir), task, out, n=n_items, seed=seed)  # type: ignore[arg-type]
+    click.echo("wrote " + ", ".join(str(p) for p in paths))
+
+
+@command.command("import-solver")
+@click.argument(
+    "sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Tidy rows (.csv or .parquet), model='human'.",
+)
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+def import_solver(sheets: tuple[Path, ...], out: Path, data_dir: Path | None) -> None:
+    """Read filled solver sheets into tidy rows (unjudged; Task 3 is scored against the gold type)."""
+    import pandas as pd
+
+    from ccpt.dataset import load_dataset
+    from ccpt.human_eval import import_solver_sheet
+    from ccpt.results import export
+
+    ds = load_dataset(data_dir)
+    frame = pd.concat([import_solver_sheet(s, ds) for s in sheets], ignore_index=True)
+    export(frame, out)
+    click.echo(f"wrote {len(frame)} rows to {out}")
+
+
+@command.command("export-ratings")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--n", "n_items", type=int, default=30, show_default=True, help="Answers per (task, model, method)."
+)
+@click.option("--raters", type=int, default=2, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+def export_ratings(
+    paths: tuple[Path, ...], out: Path, n_items: int, raters: int, seed: int, data_dir: Path | None
+) -> None:
+    """Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's answers."""
+    from ccpt.cli.report import _dataset
+    from ccpt.human_eval import export_rating_sheets
+    from ccpt.results import load_results
+
+    frame = load_results(paths, _dataset(data_dir, required=data_dir is not None))
+    written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)
+    click.echo("wrote " + ", ".join(str(p) for p in written))
+
+
+@command.command("import-ratings")
+@click.argument(
+    "sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--key",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The key.csv written by export-ratings.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
+)
+def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
+    """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
+    from ccpt.human_eval import human_judge_report, read_ratings
+
+    ratings = read_ratings(key, sheets)
+    click.echo(human_judge_report(ratings, fmt=fmt), nl=False)  # type: ignore[arg-type]

@@ -1,0 +1,122 @@
+"""`ccpt report PATH...`: paper tables (3, 5, 6, 7, failures) from Inspect logs and/or the authors' CSVs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ccpt.report import FORMATS
+
+STAT_HELP = (
+    "Spread statistic: sem = standard error over seeds (default), paper = population SD of the seed means "
+    "(what the paper prints as ± 'SEM'), ci = 95% bootstrap CI over instances."
+)
+
+
+def _dataset(data_dir: Path | None, required: bool):
+    """The dataset from --data-dir / $CCPT_DATA_DIR / the cache; None when optional and not available."""
+    import os
+
+    from ccpt.dataset import load_dataset
+    from ccpt.download import REQUIRED_FILES, cache_dir
+
+    if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not required:
+        if not all((cache_dir() / name).is_file() for name in REQUIRED_FILES):
+            return None  # never download implicitly just to add a Gold row
+    return load_dataset(data_dir)
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", show_default=True, help=STAT_HELP
+)
+@click.option(
+    "--oracle",
+    type=click.Choice(["paper", "single"]),
+    default="paper",
+    show_default=True,
+    help="Multi-Oracle: paper = best per column; single = all columns from the sample with the best E/C.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here (default: stdout).",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.",
+)
+@click.option(
+    "--figures",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also save PNG+SVG figures here.",
+)
+@click.option(
+    "--judge-info",
+    default=None,
+    help="Text describing the judge and its human agreement, printed in the report.",
+)
+@click.option(
+    "--tidy",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also export the tidy per-sample table (.csv or .parquet).",
+)
+def command(
+    paths: tuple[Path, ...],
+    stat: str,
+    oracle: str,
+    fmt: str,
+    out: Path | None,
+    data_dir: Path | None,
+    figures: Path | None,
+    judge_info: str | None,
+    tidy: Path | None,
+) -> None:
+    """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
+
+    Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
+    """
+    from ccpt import figures as figs
+    from ccpt.report import build_report, render
+    from ccpt.results import export, load_results
+
+    dataset = _dataset(data_dir, required=data_dir is not None)
+    frame = load_results(paths, dataset)
+    if tidy is not None:
+        export(frame, tidy)
+    report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info)  # type: ignore[arg-type]
+    rendered_figures: list[tuple[str, str]] = []
+    if figures is not None or fmt == "html":
+        made = []
+        if report.generative is not None:
+            made.append(
+                ("scores_by_method", "E / C per task and method", figs.method_bars(report.generative))
+            )
+        for res in report.types:
+            made.append(
+                (
+                    f"confusion_{res.model}_{res.method}".replace("/", "_"),
+                    f"Table 5 confusion matrix: {res.model} / {res.method}",
+                    figs.confusion_heatmap(res.classification),
+                )
+            )
+        for stem, caption, fig in made:
+            if figures is not None:
+                figs.save(fig, figures, stem)
+            if fmt == "html":
+                rendered_figures.append((caption, figs.png_data_uri(fig)))
+            figs.close(fig)
+    text = render(report, fmt, rendered_figures)  # type: ignore[arg-type]
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)

@@ -1,0 +1,297 @@
+"""The llama-cpp-python side of the embedded model: loading, one chat call, token log-probabilities.
+
+Imported lazily by :mod:`ccpt.eval.local_model` (llama-cpp-python is an optional extra), and usable
+without Inspect (the throughput benchmark drives it directly).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+import weakref
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import llama_cpp
+import llama_cpp.llama_cpp as llama_low
+import numpy as np
+from llama_cpp import Llama
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """What identifies one loaded model in this process."""
+
+    path: str
+    n_ctx: int = 4096
+    n_threads: int = 2
+    n_batch: int = 512
+    verbose: bool = False
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion; ``None`` leaves a sampling parameter at llama-cpp-python's default."""
+
+    messages: tuple[dict[str, str], ...]
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    json_schema: dict[str, Any] | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    logit_bias: dict[int, float] | None = None
+    logprobs: bool = False
+    top_logprobs: int = 0
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``Llama.create_chat_completion``."""
+        args: dict[str, Any] = {"messages": [dict(m) for m in self.messages], "stop": list(self.stop)}
+        optional = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "frequency_penalty": self.frequency_penalty,
+            "presence_penalty": self.presence_penalty,
+            "logit_bias": self.logit_bias,
+        }
+        args.update({k: v for k, v in optional.items() if v is not None})
+        if self.json_schema is not None:
+            args["response_format"] = {"type": "json_object", "schema": self.json_schema}
+        return args
+
+
+@dataclass(frozen=True)
+class TopToken:
+    token: str
+    bytes: bytes
+    logprob: float
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token with its log-probability and the most likely alternatives at its position."""
+
+    token: str
+    bytes: bytes
+    logprob: float
+    top: tuple[TopToken, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    finish_reason: str  # "stop" | "length"
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    response: dict[str, Any] = field(default_factory=dict)
+
+
+class ContextOverflow(Exception):
+    """The prompt (plus at least one generated token) does not fit in the context window."""
+
+
+@dataclass
+class _Step:
+    """Distribution recorded at one sampling step: the sampled token, its logprob, the top-k ids/logprobs."""
+
+    token: int
+    logprob: float
+    top_ids: np.ndarray
+    top_logprobs: np.ndarray
+
+
+class _Recorder:
+    """Collects the raw next-token distribution at every sampling step of one call."""
+
+    def __init__(self, top_k: int) -> None:
+        self.top_k = top_k
+        self.steps: list[_Step] = []
+
+    def record(self, token: int, logits: np.ndarray) -> None:
+        # log-softmax in float64 so probabilities of the top tokens sum to ~1 exactly
+        shifted = logits.astype(np.float64) - float(logits.max())
+        log_z = float(np.log(np.exp(shifted).sum()))
+        top_ids = np.empty(0, dtype=np.intp)
+        if self.top_k > 0:
+            k = min(self.top_k, shifted.size)
+            top_ids = np.argpartition(shifted, -k)[-k:]
+            top_ids = top_ids[np.argsort(-shifted[top_ids], kind="stable")]
+        self.steps.append(_Step(token, float(shifted[token]) - log_z, top_ids, shifted[top_ids] - log_z))
+
+
+class RecordingLlama(Llama):
+    """A ``Llama`` that can record the distribution each generated token was sampled from.
+
+    llama-cpp-python computes logprobs only for models created with ``logits_all=True``, which keeps
+    logits for every prompt token (slower prompt processing, n_ctx × vocab floats) and then sorts the
+    whole vocabulary in Python per generated token. Here ``generate`` (the token loop every completion
+    goes through) reads the last logits row of the context right after each token is sampled, so
+    logprobs cost one log-softmax per generated token and nothing when not requested. The values are
+    the model's raw distribution (before temperature, penalties and grammar), like llama-cpp-python's.
+    """
+
+    recorder: _Recorder | None = None
+
+    def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Generator[int, Any, None]:
+        inner = super().generate(tokens, *args, **kwargs)
+        recorder = self.recorder
+        if recorder is None:
+            return (yield from inner)
+        n_vocab = self.n_vocab()
+        try:
+            token = next(inner)
+            while True:
+                pointer = llama_low.llama_get_logits_ith(self.ctx, -1)
+                recorder.record(token, np.ctypeslib.as_array(pointer, shape=(n_vocab,)))
+                sent = yield token
+                token = inner.send(sent)
+        except StopIteration:
+            return
+        finally:
+            inner.close()
+
+
+@dataclass
+class LoadedModel:
+    """A loaded model and the lock serialising calls on it (a llama.cpp context is not thread-safe)."""
+
+    spec: LoadSpec
+    llama: RecordingLlama
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _ModelParamsGuard:
+    """Load models with llama.cpp's "extra buffer types" (weight repacking, incl. AMX) switched off.
+
+    A llama-cpp-python built with default flags on an AMX-capable CPU segfaults in those kernels
+    (llama.cpp #20824). ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads we wrap
+    ``llama_model_default_params`` (the one place ``Llama.__init__`` gets its model parameters from).
+    Measured here: same prompt and generation speed with the flag off, and no repacking delay on the
+    first call. The class-level lock makes the temporary wrap safe if two threads load at once.
+    """
+
+    _lock = threading.Lock()
+
+    @classmethod
+    @contextlib.contextmanager
+    def no_extra_buffers(cls) -> Iterator[None]:
+        original = llama_low.llama_model_default_params
+        if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
+            yield  # older llama.cpp: no such parameter and no AMX repacking to avoid
+            return
+
+        def params() -> Any:
+            p = original()
+            p.use_extra_bufts = False
+            return p
+
+        with cls._lock:
+            llama_low.llama_model_default_params = params
+            try:
+                yield
+            finally:
+                llama_low.llama_model_default_params = original
+
+
+# One Llama per LoadSpec per process. A bounded lru_cache rather than a module dict: it is the
+# loading function's own memo (no shared mutable state to manage), evicts old models so their memory
+# is freed, and `load_model.cache_clear()` resets it in tests. Every ModelAPI instance for the same
+# file and context size therefore shares one model and its KV-cache prefix (a shared few-shot prompt
+# is evaluated once, not per call).
+@functools.lru_cache(maxsize=4)
+def load_model(spec: LoadSpec) -> LoadedModel:
+    """Load (once) the GGUF at ``spec.path``; raises ValueError if llama.cpp cannot read it."""
+    with _ModelParamsGuard.no_extra_buffers():
+        llama = RecordingLlama(
+            model_path=spec.path,
+            n_ctx=spec.n_ctx,
+            n_batch=spec.n_batch,
+            n_threads=spec.n_threads,
+            n_threads_batch=spec.n_threads,
+            verbose=spec.verbose,
+        )
+    loaded = LoadedModel(spec=spec, llama=llama)
+    # Free the native model when the cache drops it, or at interpreter exit at the latest: left to
+    # Llama.__del__ during shutdown it runs after llama_cpp's globals are gone and prints a traceback.
+    weakref.finalize(loaded, llama.close)
+    return loaded
+
+
+def backend_version() -> str:
+    return str(llama_cpp.__version__)
+
+
+def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenLogprob, ...]:
+    """Turn recorded steps into per-token logprobs for exactly the tokens that make up ``text``.
+
+    Dropped: end-of-generation tokens (not part of the text) and tokens sampled after a stop sequence
+    cut the text short.
+    """
+    vocab = llama._model.vocab
+    budget = len(text.encode("utf-8"))
+    out: list[TokenLogprob] = []
+    prev: list[int] = []
+    used = 0
+    for step in steps:
+        if used >= budget or llama_low.llama_vocab_is_eog(vocab, step.token):
+            break
+        piece = llama.detokenize([step.token], prev_tokens=prev)
+        top = tuple(
+            _top_token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
+            for i, lp in zip(step.top_ids, step.top_logprobs, strict=True)
+        )
+        out.append(TokenLogprob(_text(piece), piece, step.logprob, top))
+        prev.append(step.token)
+        used += len(piece)
+    return tuple(out)
+
+
+def _top_token(piece: bytes, logprob: float) -> TopToken:
+    return TopToken(_text(piece), piece, logprob)
+
+
+def _text(piece: bytes) -> str:
+    # A token can hold part of a multi-byte character; the exact bytes are kept alongside.
+    return piece.decode("utf-8", errors="replace")
+
+
+def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
+    """Run one chat completion through the GGUF's chat template (blocking; call from a worker thread)."""
+    kwargs = request.kwargs()
+    with model.lock:
+        llama = model.llama
+        llama.recorder = _Recorder(request.top_logprobs) if request.logprobs else None
+        start = time.perf_counter()
+        try:
+            response: dict[str, Any] = llama.create_chat_completion(**kwargs)  # type: ignore[assignment]
+        except ValueError as exc:
+            if "exceed context window" in str(exc):
+                raise ContextOverflow(str(exc)) from exc
+            raise
+        finally:
+            recorder, llama.recorder = llama.recorder, None
+        seconds = time.perf_counter() - start
+        choice = response["choices"][0]
+        text = choice["message"].get("content") or ""
+        logprobs = _token_logprobs(llama, recorder.steps, text) if recorder is not None else None
+    usage = response.get("usage") or {}
+    return ChatResult(
+        text=text,
+        finish_reason=str(choice.get("finish_reason") or "stop"),
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", 0)),
+        seconds=seconds,
+        logprobs=logprobs,
+        response=response,
+    )

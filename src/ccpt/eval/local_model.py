@@ -1,0 +1,213 @@
+"""The embedded offline model: an Inspect model provider running llama-cpp-python in-process.
+
+Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`),
+``--model gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs
+``huggingface_hub``). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=512
+-M verbose=false``.
+
+llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the
+event loop stays responsive) under the model's lock, and the provider asks Inspect for one
+connection at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import psutil
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    GenerateConfig,
+    Logprob,
+    Logprobs,
+    ModelAPI,
+    ModelCall,
+    ModelOutput,
+    ModelUsage,
+    StopReason,
+    TopLogprob,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from ccpt.errors import ModelError
+from ccpt.weights import INSTALL_HINT, resolve_gguf
+
+if TYPE_CHECKING:
+    from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, TokenLogprob
+
+DEFAULT_N_CTX = 4096
+DEFAULT_N_BATCH = 512
+# CCPT answers (even with reasoning) are far shorter; this bounds a small model that starts repeating.
+DEFAULT_MAX_TOKENS = 1024
+MODEL_ARGS = ("n_ctx", "n_threads", "n_batch", "verbose")
+
+
+def physical_cores() -> int:
+    """Physical cores available to this process (llama.cpp gains nothing from hyper-threads)."""
+    physical = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    try:
+        allowed = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        allowed = physical
+    return max(1, min(physical, allowed))
+
+
+def _as_bool(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).strip().lower() in {"1", "true", "yes", "on"}
+
+
+@modelapi(name="gguf")
+class GGUFModelAPI(ModelAPI):
+    """A GGUF model run by llama-cpp-python inside the Inspect process."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's provider signature
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        unknown = sorted(set(model_args) - set(MODEL_ARGS))
+        if unknown:
+            raise ModelError(
+                f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
+                f"supported: {', '.join(MODEL_ARGS)}",
+            )
+        try:
+            from ccpt.eval import llama_backend
+        except ImportError as exc:
+            raise ModelError(
+                f"cannot run gguf/{model_name}: llama-cpp-python is not installed ({exc.name})", INSTALL_HINT
+            ) from exc
+        path = resolve_gguf(model_name)
+        spec = llama_backend.LoadSpec(
+            path=str(path.resolve()),
+            n_ctx=int(model_args.get("n_ctx", DEFAULT_N_CTX)),
+            n_threads=int(model_args.get("n_threads", physical_cores())),
+            n_batch=int(model_args.get("n_batch", DEFAULT_N_BATCH)),
+            verbose=_as_bool(model_args.get("verbose", False)),
+        )
+        # Loading here (in the constructor, on the caller's thread) fails fast, before an eval
+        # starts, and keeps loading out of the concurrently running generate calls.
+        try:
+            self._model: LoadedModel = llama_backend.load_model(spec)
+        except ValueError as exc:
+            raise ModelError(
+                f"llama.cpp could not load {path}: {exc}".splitlines()[0],
+                "the file may be truncated or corrupt, or need a newer llama-cpp-python",
+            ) from exc
+        self._backend = llama_backend
+
+    def max_tokens(self) -> int | None:
+        return DEFAULT_MAX_TOKENS
+
+    def max_connections(self) -> int:
+        # One call at a time: calls on a model are serialised anyway, and the CPU is the bottleneck.
+        # The pool is shared by every gguf model (connection_key() is the default), so a solver and a
+        # judge model do not compete for the same cores either.
+        return 1
+
+    def should_retry(self, ex: Exception) -> bool:
+        return False  # local failures are not transient
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> tuple[ModelOutput | Exception, ModelCall]:
+        if tools:
+            raise ModelError(f"gguf/{self.model_name} does not support tool calling", "use another provider")
+        outputs: list[ChatResult] = []
+        requests = [self._request(input, config, choice) for choice in range(config.num_choices or 1)]
+        for request in requests:
+            try:
+                outputs.append(await anyio.to_thread.run_sync(self._backend.chat, self._model, request))
+            except self._backend.ContextOverflow as exc:
+                overflow = ModelOutput.from_content(self.model_name, "", "model_length", error=str(exc))
+                return overflow, ModelCall.create(request=requests[0].kwargs(), response=None)
+        output = self._output(outputs)
+        call = ModelCall.create(request=requests[0].kwargs(), response=outputs[0].response, time=output.time)
+        return output, call
+
+    def _request(self, input: list[ChatMessage], config: GenerateConfig, choice: int) -> ChatRequest:
+        seed = config.seed
+        if seed is not None and choice > 0:
+            seed += choice  # distinct samples for num_choices > 1, still reproducible
+        schema = config.response_schema
+        return self._backend.ChatRequest(
+            messages=tuple(_message(m) for m in input),
+            temperature=config.temperature,
+            top_p=config.top_p,
+            top_k=config.top_k,
+            max_tokens=config.max_tokens,
+            stop=tuple(config.stop_seqs or ()),
+            seed=seed,
+            json_schema=schema.json_schema.model_dump(exclude_none=True) if schema is not None else None,
+            frequency_penalty=config.frequency_penalty,
+            presence_penalty=config.presence_penalty,
+            logit_bias=dict(config.logit_bias) if config.logit_bias else None,
+            logprobs=bool(config.logprobs or config.top_logprobs),
+            top_logprobs=config.top_logprobs or 0,
+        )
+
+    def _output(self, results: list[ChatResult]) -> ModelOutput:
+        choices = [
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(content=r.text, model=self.model_name, source="generate"),
+                stop_reason=_stop_reason(r.finish_reason, r.prompt_tokens + r.completion_tokens, self._n_ctx),
+                logprobs=_logprobs(r.logprobs) if r.logprobs is not None else None,
+            )
+            for r in results
+        ]
+        prompt_tokens = results[0].prompt_tokens  # the same prompt for every choice
+        output_tokens = sum(r.completion_tokens for r in results)
+        return ModelOutput(
+            model=self.model_name,
+            choices=choices,
+            usage=ModelUsage(
+                input_tokens=prompt_tokens,
+                output_tokens=output_tokens,
+                total_tokens=prompt_tokens + output_tokens,
+            ),
+            input_context_tokens=prompt_tokens,
+            time=sum(r.seconds for r in results),
+        )
+
+    @property
+    def _n_ctx(self) -> int:
+        return self._model.spec.n_ctx
+
+
+def _message(message: ChatMessage) -> dict[str, str]:
+    """A chat-template message; only text content is supported by the embedded models."""
+    content = message.content
+    if not isinstance(content, str) and any(c.type not in ("text", "reasoning") for c in content):
+        raise ModelError("the embedded gguf models accept text only", "remove images/audio from the input")
+    return {"role": message.role, "content": message.text}
+
+
+def _stop_reason(finish_reason: str, used_tokens: int, n_ctx: int) -> StopReason:
+    if finish_reason == "length":
+        return "model_length" if used_tokens >= n_ctx else "max_tokens"
+    return "stop"
+
+
+def _logprobs(tokens: tuple[TokenLogprob, ...]) -> Logprobs:
+    def top(t: TokenLogprob) -> list[TopLogprob] | None:
+        return [TopLogprob(token=x.token, logprob=x.logprob, bytes=list(x.bytes)) for x in t.top] or None
+
+    return Logprobs(
+        content=[
+            Logprob(token=t.token, logprob=t.logprob, bytes=list(t.bytes), top_logprobs=top(t))
+            for t in tokens
+        ]
+    )

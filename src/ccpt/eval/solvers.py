@@ -1,0 +1,110 @@
+"""Methods (paper §4.1) as Inspect solvers: Base, CoT, Multi-Oracle and Spreading Activation.
+
+Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies
+under ``ccpt_replies`` in the sample store; the scorer parses and judges each one. Sampling follows the
+paper (temperature 0.7, top_p 0.95) with an explicit, distinct seed per seed/epoch and per sample, so
+seeds are independent draws (Inspect would otherwise send the same ``--seed`` to every epoch, and the
+authors' three "seeds" were three slices of one call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ccpt.errors import CcptError
+from ccpt.prompts import system_prompt, task_prompt
+
+METHODS: tuple[str, ...] = ("base", "cot", "multi_oracle", "sa_llm", "sa_conceptnet", "sa_both")
+SA_METHODS: tuple[str, ...] = ("sa_llm", "sa_conceptnet", "sa_both")
+REPLIES = "ccpt_replies"
+TRAJECTORY = "ccpt_trajectory"
+STEP_REPLIES = "ccpt_step_replies"
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding parameters of the solver model (paper Appendix B.1 defaults)."""
+
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_tokens: int = 512
+    seed: int = 0
+
+    def config(self, epoch: int, sample: int) -> GenerateConfig:
+        """Config for one draw: seed = base + 1000·(epoch − 1) + sample, distinct per seed and sample."""
+        return GenerateConfig(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            seed=self.seed + 1000 * (epoch - 1) + sample,
+        )
+
+
+def check_method(task: str, method: str) -> None:
+    """Raise a CcptError for a method that does not exist or does not apply to ``task``."""
+    base = method.removesuffix("_nofilter")
+    if base not in METHODS:
+        raise CcptError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if task == "type_prediction" and method != "base":
+        raise CcptError("type_prediction has only the paper's single prompt: use method 'base'")
+    if method.endswith("_nofilter") and base not in SA_METHODS:
+        raise CcptError(f"'_nofilter' applies to spreading activation methods only, not {base!r}")
+
+
+def build_messages(task: str, template: str, meta: dict, *, with_system: bool, concepts=None) -> list[ChatMessage]:
+    """System prompt (Table 9, optional) + the task instruction for this instance."""
+    if task == "npc_emergent":
+        # Never pass the gold combination/modifier into a noun phrase completion prompt.
+        fields = {"head": meta["head"], "property": meta["property"]}
+    else:
+        fields = {"combination": meta["combination"], "head": meta["head"], "modifier": meta["modifier"]}
+        if task == "type_prediction":
+            fields["property"] = meta["property"]
+    user = ChatMessageUser(content=task_prompt(task, template, concepts=concepts, **fields))
+    return [ChatMessageSystem(content=system_prompt()), user] if with_system else [user]
+
+
+async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, epoch: int, n: int) -> list[ModelOutput]:
+    """``n`` independent samples (distinct seeds), concurrently, through the model cache."""
+    cache = CachePolicy(expiry=None)
+    return list(
+        await asyncio.gather(
+            *(model.generate(messages, config=sampling.config(epoch, k), cache=cache) for k in range(n))
+        )
+    )
+
+
+def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOutput]) -> TaskState:
+    state.messages = [*messages, outputs[0].message]
+    state.output = outputs[0]
+    state.store.set(REPLIES, [o.completion for o in outputs])
+    return state
+
+
+@solver
+def prompt_method(task: str, method: str = "base", oracle_n: int = 5, system: bool = True, sampling: Sampling | None = None) -> Solver:
+    """Base, CoT or Multi-Oracle (``oracle_n`` Base samples per seed; the scorer takes the best)."""
+    check_method(task, method)
+    template = "cot" if method == "cot" else "base"
+    n = oracle_n if method == "multi_oracle" else 1
+    params = sampling or Sampling()
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        messages = build_messages(task, template, state.metadata, with_system=system)
+        outputs = await draw(get_model(), messages, params, state.epoch, n)
+        return finish(state, messages, outputs)
+
+    return solve

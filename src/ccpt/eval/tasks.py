@@ -1,0 +1,111 @@
+"""The four CCPT tasks as Inspect tasks (registered through the ``inspect_ai`` entry point).
+
+    inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
+
+Task parameters (``-T name=value``): ``method`` (base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both;
+suffix ``_nofilter`` for the SA filter ablation), ``seeds`` (independent samples per instance, reported
+as mean ± spread; paper: 3), ``oracle_n`` (Multi-Oracle samples per seed; paper: 5), ``split``
+(test/train), ``system_prompt`` (send Table 9's system prompt), ``data_dir``, ``judge_mode``
+(text/expected), ``seed`` (base sampling seed). The judge is the ``grader`` model role; without one the
+evaluated model judges itself (say which in any report: the paper's judge is GPT-4o).
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Epochs, Task, task
+
+from ccpt.dataset import TaskName
+from ccpt.eval.judge import JudgeMode
+from ccpt.eval.samples import task_dataset
+from ccpt.eval.scorers import ccpt_mean, relevance_judge, type_match
+from ccpt.eval.solvers import SA_METHODS, Sampling, check_method, prompt_method
+
+
+def _solver(task: TaskName, method: str, oracle_n: int, system_prompt: bool, seed: int, sa: dict):
+    if method.removesuffix("_nofilter") in SA_METHODS:
+        from ccpt.eval.spreading import spreading_activation  # noqa: PLC0415 - only SA needs the graph
+
+        return spreading_activation(task, method, system=system_prompt, sampling=Sampling(seed=seed), **sa)
+    return prompt_method(task, method, oracle_n=oracle_n, system=system_prompt, sampling=Sampling(seed=seed))
+
+
+def ccpt_task(
+    task: TaskName,
+    *,
+    method: str = "base",
+    seeds: int = 3,
+    oracle_n: int = 5,
+    split: str = "test",
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    judge_mode: JudgeMode = "text",
+    judge_retries: int = 2,
+    seed: int = 0,
+    sa: dict | None = None,
+) -> Task:
+    """Build the Inspect task for one CCPT task and method."""
+    check_method(task, method)
+    scorer = type_match(method) if task == "type_prediction" else relevance_judge(method, judge_mode, judge_retries)
+    return Task(
+        name=task,
+        dataset=task_dataset(task, split=split, data_dir=data_dir, exclude_toxic=exclude_toxic, tp_seed=seed),
+        solver=_solver(task, method, oracle_n, system_prompt, seed, sa or {}),
+        scorer=scorer,
+        epochs=Epochs(seeds, ccpt_mean()),
+        metadata={"ccpt_task": task, "method": method, "seeds": seeds, "oracle_n": oracle_n, "split": split},
+        version="1",
+    )
+
+
+@task
+def pi_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
+                system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
+                judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
+                sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
+                conceptnet: str | None = None) -> Task:
+    """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone."""
+    return ccpt_task("pi_emergent", method=method, seeds=seeds, oracle_n=oracle_n, split=split,
+                     system_prompt=system_prompt, data_dir=data_dir, exclude_toxic=exclude_toxic,
+                     judge_mode=judge_mode, judge_retries=judge_retries, seed=seed,  # type: ignore[arg-type]
+                     sa=_sa(sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, data_dir))
+
+
+@task
+def pi_canceled(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
+                system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
+                judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
+                sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
+                conceptnet: str | None = None) -> Task:
+    """Property Induction, canceled (N, T → P): a property of the head or modifier the noun phrase loses."""
+    return ccpt_task("pi_canceled", method=method, seeds=seeds, oracle_n=oracle_n, split=split,
+                     system_prompt=system_prompt, data_dir=data_dir, exclude_toxic=exclude_toxic,
+                     judge_mode=judge_mode, judge_retries=judge_retries, seed=seed,  # type: ignore[arg-type]
+                     sa=_sa(sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, data_dir))
+
+
+@task
+def npc_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
+                 system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
+                 judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
+                 sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
+                conceptnet: str | None = None) -> Task:
+    """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property."""
+    return ccpt_task("npc_emergent", method=method, seeds=seeds, oracle_n=oracle_n, split=split,
+                     system_prompt=system_prompt, data_dir=data_dir, exclude_toxic=exclude_toxic,
+                     judge_mode=judge_mode, judge_retries=judge_retries, seed=seed,  # type: ignore[arg-type]
+                     sa=_sa(sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, data_dir))
+
+
+@task
+def type_prediction(seeds: int = 1, system_prompt: bool = True, data_dir: str | None = None,
+                    exclude_toxic: bool = False, seed: int = 0, method: str = "base") -> Task:
+    """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each."""
+    return ccpt_task("type_prediction", method=method, seeds=seeds, system_prompt=system_prompt,
+                     data_dir=data_dir, exclude_toxic=exclude_toxic, seed=seed)
+
+
+def _sa(max_iterations: int, epsilon: float, every_step: bool, max_candidates: int | None, conceptnet: str | None,
+        data_dir: str | None) -> dict:
+    return {"max_iterations": max_iterations, "epsilon": epsilon, "answer_every_step": every_step,
+            "max_candidates": max_candidates, "conceptnet": conceptnet, "data_dir": data_dir}

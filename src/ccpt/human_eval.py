@@ -1,0 +1,405 @@
+"""Human evaluation (paper §4.2, §6.1, Appendix B.3–B.5, Table 4, Figures 7–8).
+
+1. Humans as solvers: export question sheets (CSV with an empty answer column + printable HTML) for a test split
+   or a seeded subset, import the filled sheets as tidy rows with ``model="human"`` (the "Human" row once
+   judged with :func:`judge_answers`, which takes any sync or async ``judge(concept, property)`` callable).
+2. Humans as judges: export Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any
+   run's answers, import the ratings, report Table 4 (Table-3 layout with the mean human rating as the judge)
+   and agreement with the LLM judge on the same pairs (Pearson, Spearman) plus inter-rater agreement
+   (Krippendorff's α, interval metric: it allows missing ratings and any number of raters).
+
+Question texts follow Appendix B.3 and Figure 8; they live here because no ``prompts/human_*.txt`` templates
+exist (if the prompts helper adds them, they should replace :data:`SOLVER_QUESTIONS`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import inspect
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import pandas as pd
+
+from ccpt.errors import DataError
+from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND
+from ccpt.scoring import TYPE_ORDER, Relevances, relevance_from_score
+from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+HUMAN = "human"
+SOLVER_QUESTIONS: dict[str, str] = {
+    "pi_emergent": "Conceptual combination: '{combination}', Type-of-property: 'emergent property'\n"
+    "Q. What is a property of '{combination}' that '{head}' or '{modifier}' doesn't have?",
+    "pi_canceled": "Conceptual combination: '{combination}', Type-of-property: 'canceled property'\n"
+    "Q. What is a canceled property which is a property that belongs to '{head}' or '{modifier}' but does not "
+    "belong to a noun phrase '{combination}'?",
+    "npc_emergent": "Head noun: '{head}', Property: '{property}'\n"
+    "Q. What is a noun phrase using '{head}' to be '{property}'? (also write the modifier you added)",
+    "type_prediction": "Conceptual combination: {combination}\nHead noun: {head}\nModifier: {modifier}\n"
+    "Property: {property}\nQ. What is a relation of the conceptual combination {combination} and the property "
+    '{property}? (Imagine the most typical "{head}".) Answer one of: emergent, component, canceled, others.',
+}
+RATING_INSTRUCTIONS = (
+    "Score how much the given concept has the given property on a scale from 1 to 10. "
+    "1: the concept does not have the property at all. 2-3: rarely has it. 4-6: sometimes has it. "
+    "7-8: usually has it, but not always. 9: almost always has it. 10: always has it. "
+    "Examples: Rusty / Useless: 7. A chicken in the cage / In danger: 2. A chicken in front of a fox / In danger: 9."
+)
+SOLVER_COLUMNS: tuple[str, ...] = (
+    "id",
+    "task",
+    "combination",
+    "head",
+    "modifier",
+    "property",
+    "question",
+    "answer",
+)
+JudgeFn = Callable[[str, str], "float | None | Awaitable[float | None]"]
+
+
+# ---------------------------------------------------------------------------------------- humans solve
+
+
+def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0) -> list[Any]:
+    """The items of a sheet: the test split (or Task-3 set), or a seeded subset of ``n`` of them."""
+    from ccpt.dataset import instances
+
+    items = list(instances(ds, task))  # type: ignore[arg-type]
+    if n is not None and n < len(items):
+        items = random.Random(seed).sample(items, n)
+    return items
+
+
+def _write_html(path: Path, title: str, intro: str, blocks: Sequence[str]) -> None:
+    body = "".join(
+        f"<div class='q'><pre>{html.escape(b)}</pre><p>A: ____________________</p></div>" for b in blocks
+    )
+    path.write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        "<style>body{font-family:serif;max-width:50em;margin:auto}.q{page-break-inside:avoid;margin:1em 0}"
+        "pre{white-space:pre-wrap;font-family:inherit}</style></head>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>{body}</body></html>",
+        encoding="utf-8",
+    )
+
+
+def export_solver_sheet(
+    ds: CCPTDataset, task: str, out_dir: str | Path, n: int | None = None, seed: int = 0
+) -> list[Path]:
+    """Write ``<task>_sheet.csv`` (empty ``answer`` column; NPC also ``answer_modifier``) and ``<task>_sheet.html``."""
+    if task not in SOLVER_QUESTIONS:
+        raise DataError(f"unknown task {task!r}; choose one of {', '.join(SOLVER_QUESTIONS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for item in solver_items(ds, task, n, seed):
+        fields = {
+            "combination": item.combination,
+            "head": item.head,
+            "modifier": item.modifier,
+            "property": item.property,
+        }
+        if task == "npc_emergent":  # the solver must not see the gold modifier / combination
+            fields.update(combination="", modifier="")
+        question = SOLVER_QUESTIONS[task].format(**{**fields, "head": item.head})
+        rows.append({"id": item.id, "task": task, **fields, "question": question, "answer": ""})
+    frame = pd.DataFrame(rows, columns=list(SOLVER_COLUMNS))
+    if task == "npc_emergent":
+        frame["answer_modifier"] = ""
+    csv_path, html_path = out / f"{task}_sheet.csv", out / f"{task}_sheet.html"
+    frame.to_csv(csv_path, index=False)
+    _write_html(
+        html_path,
+        f"CCPT {task} question sheet",
+        "Answer each question in your own words.",
+        frame["question"].tolist(),
+    )
+    return [csv_path, html_path]
+
+
+def _read_sheet(path: Path, required: Sequence[str]) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: cannot read sheet ({exc})") from exc
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{path}: missing column(s): {', '.join(missing)}", "use the sheet written by ccpt human export-*"
+        )
+    return frame
+
+
+def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
+    """Tidy rows (``model="human"``, ``method="human"``) from a filled solver sheet.
+
+    An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance). Empty answers are
+    kept as parse failures. Task 3 answers must be one of the four types (else a parse failure).
+    """
+    path = Path(path)
+    frame = _read_sheet(path, ["id", "task", "answer"])
+    tasks = set(frame["task"])
+    if len(tasks) != 1 or next(iter(tasks)) not in SOLVER_QUESTIONS:
+        raise DataError(f"{path}: the 'task' column must hold one known task, found {sorted(tasks)}")
+    task = next(iter(tasks))
+    items = {item.id: item for item in solver_items(ds, task)}
+    unknown = [i for i in frame["id"] if i not in items]
+    if unknown:
+        raise DataError(
+            f"{path}: {len(unknown)} unknown id(s) for {task}, e.g. {unknown[:3]}", "was the sheet edited?"
+        )
+    raters = list(dict.fromkeys(frame["rater"])) if "rater" in frame.columns else [None]
+    rows = []
+    for line in frame.to_dict("records"):
+        item = items[line["id"]]
+        answer = line["answer"].strip()
+        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row.update(
+            task=task,
+            model=HUMAN,
+            method=HUMAN,
+            method_raw=HUMAN,
+            instance=item.id,
+            sample=0,
+            seed=raters.index(line.get("rater")) if "rater" in line else 0,
+            combination=item.combination,
+            head=item.head,
+            modifier=item.modifier,
+            property=item.property,
+            answer_raw=answer,
+            judge_failures=0,
+            source=path.name,
+        )
+        if task == "type_prediction":
+            label = answer.lower().removesuffix(" property")
+            ok = label in TYPE_ORDER
+            row.update(
+                gold_type=item.gold,
+                pred_type=label if ok else None,
+                answer=label if ok else None,
+                parse_ok=ok,
+                parse_error=None if ok else f"not one of {', '.join(TYPE_ORDER)}",
+            )
+        else:
+            row.update(
+                answer=answer or None, parse_ok=bool(answer), parse_error=None if answer else "empty answer"
+            )
+            if task == "npc_emergent":
+                row["answer_modifier"] = (line.get("answer_modifier") or "").strip() or None
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _judge_pairs(row: pd.Series) -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]] | None:
+    """(N, P), (H, P), (M, P) to judge for one answer; None if the answer cannot be judged."""
+    if not row["parse_ok"] or not row["answer"]:
+        return None
+    if row["task"] == "npc_emergent":
+        if not row["answer_modifier"]:
+            return None
+        prop = row["property"]
+        return (row["answer"], prop), (row["head"], prop), (row["answer_modifier"], prop)
+    prop = row["answer"]
+    return (row["combination"], prop), (row["head"], prop), (row["modifier"], prop)
+
+
+async def _call(judge: JudgeFn, concept: str, prop: str) -> float | None:
+    value = judge(concept, prop)
+    if inspect.isawaitable(value):
+        value = await value
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
+    """Fill r_np / r_hp / r_mp / r_hmp / score of generative rows with ``judge(concept, property) -> [0,1] | None``.
+
+    ``judge`` may be sync or async and model-agnostic (an LLM judge, a lookup of stored scores…). A ``None``
+    relevance is a failed judge call: counted in ``judge_failures``, never replaced.
+    """
+
+    async def run() -> pd.DataFrame:
+        out = frame.copy()
+        for index, row in out.iterrows():
+            if row["task"] not in GENERATIVE_TASKS:
+                continue
+            pairs = _judge_pairs(row)
+            if pairs is None:
+                continue
+            r_np, r_hp, r_mp = await asyncio.gather(*(_call(judge, c, p) for c, p in pairs))
+            rel = Relevances(r_np, r_hp, r_mp)
+            out.loc[index, ["r_np", "r_hp", "r_mp", "r_hmp", "score"]] = [
+                r_np,
+                r_hp,
+                r_mp,
+                rel.r_hmp,
+                rel.score(TASK_KIND[row["task"]]),  # type: ignore[arg-type]
+            ]
+            out.loc[index, "judge_failures"] = sum(v is None for v in (r_np, r_hp, r_mp))
+        return out
+
+    return asyncio.run(run())
+
+
+# ---------------------------------------------------------------------------------------- humans judge
+
+ROLES: tuple[str, ...] = ("r_np", "r_hp", "r_mp")
+
+
+def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:
+    """Seeded subsample of ``n`` judged answers per (task, model, method) (seed 0, sample 0 of each instance),
+    expanded to its three (concept, property) pairs; identical pairs share one ``pair_id``."""
+    gen = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & (frame["sample"] == 0)]
+    records = []
+    for (task, model, method), group in gen.groupby(["task", "model", "method"], sort=True):
+        first_seed = group[group["seed"] == group["seed"].min()]
+        usable = [row for _, row in first_seed.iterrows() if _judge_pairs(row) is not None]
+        chosen = random.Random(f"{seed}:{task}:{model}:{method}").sample(usable, min(n, len(usable)))
+        for row in chosen:
+            for role, (concept, prop) in zip(ROLES, _judge_pairs(row), strict=True):  # type: ignore[arg-type]
+                records.append(
+                    {
+                        "task": task,
+                        "model": model,
+                        "method": method,
+                        "instance": row["instance"],
+                        "role": role,
+                        "concept": concept,
+                        "property": prop,
+                        "llm_judge": row[role],
+                    }
+                )
+    key = pd.DataFrame(
+        records, columns=["task", "model", "method", "instance", "role", "concept", "property", "llm_judge"]
+    )
+    pair_keys = list(dict.fromkeys(zip(key["concept"].str.lower(), key["property"].str.lower(), strict=True)))
+    ids = {k: f"p{i:05d}" for i, k in enumerate(pair_keys)}
+    key.insert(
+        0,
+        "pair_id",
+        [ids[(c.lower(), p.lower())] for c, p in zip(key["concept"], key["property"], strict=True)],
+    )
+    return key
+
+
+def export_rating_sheets(
+    frame: pd.DataFrame, out_dir: str | Path, n: int = 30, raters: int = 2, seed: int = 0
+) -> list[Path]:
+    """Write ``key.csv`` (what each pair belongs to; keep it from raters) and ``rater_<k>.csv`` / ``.html``
+    (pairs in a rater-specific shuffled order with an empty ``rating`` column, Figure 8 instructions)."""
+    key = rating_key(frame, n=n, seed=seed)
+    if key.empty:
+        raise DataError("no judged generative answers to rate", "pass result files of generative tasks")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "key.csv"]
+    key.to_csv(written[0], index=False)
+    pairs = key.drop_duplicates("pair_id")[["pair_id", "concept", "property"]]
+    for k in range(1, raters + 1):
+        sheet = pairs.sample(frac=1.0, random_state=seed + k).assign(rater=f"rater{k}", rating="")
+        path = out / f"rater_{k}.csv"
+        sheet.to_csv(path, index=False)
+        blocks = [
+            f"Concept: {c}\nProperty: {p}\nHow much does the concept have the property? 1 2 3 4 5 6 7 8 9 10"
+            for c, p in zip(sheet["concept"], sheet["property"], strict=True)
+        ]
+        _write_html(out / f"rater_{k}.html", f"Relevance rating sheet {k}", RATING_INSTRUCTIONS, blocks)
+        written += [path, out / f"rater_{k}.html"]
+    return written
+
+
+def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataFrame:
+    """Long table of ratings joined with the key: one row per (key row, rater) with ``rating`` in 1–10."""
+    key = _read_sheet(Path(key_path), ["pair_id", "task", "model", "method", "instance", "role", "llm_judge"])
+    parts = []
+    for sheet in sheets:
+        frame = _read_sheet(Path(sheet), ["pair_id", "rater", "rating"])
+        unknown = sorted(set(frame["pair_id"]) - set(key["pair_id"]))
+        if unknown:
+            raise DataError(
+                f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets"
+            )
+        bad = [r for r in frame["rating"] if r.strip() and not (r.strip().isdigit() and 1 <= int(r) <= 10)]
+        if bad:
+            raise DataError(f"{sheet}: ratings must be integers 1–10, found {bad[:3]}")
+        parts.append(frame[["pair_id", "rater", "rating"]])
+    ratings = pd.concat(parts, ignore_index=True)
+    ratings["rating"] = pd.to_numeric(ratings["rating"].str.strip().replace("", None))
+    return key.merge(ratings, on="pair_id", how="left")
+
+
+def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Tidy rows whose relevances are the mean human rating mapped to [0, 1] ((s − 1) / 9), one per answer."""
+    rated = ratings.dropna(subset=["rating"]).assign(rel=lambda f: f["rating"].map(relevance_from_score))
+    per_role = rated.groupby(["task", "model", "method", "instance", "role"])["rel"].mean().unstack("role")
+    rows = []
+    for (task, model, method, instance), values in per_role.iterrows():
+        rel = Relevances(*(None if pd.isna(values.get(r)) else float(values[r]) for r in ROLES))
+        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row.update(
+            task=task,
+            model=model,
+            method=method,
+            seed=0,
+            instance=instance,
+            sample=0,
+            parse_ok=True,
+            r_np=rel.r_np,
+            r_hp=rel.r_hp,
+            r_mp=rel.r_mp,
+            r_hmp=rel.r_hmp,
+            score=rel.score(TASK_KIND[task]),
+            judge="human",
+            judge_failures=0,
+        )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
+    """Human (mean over raters) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
+    per_pair = ratings.dropna(subset=["rating"]).groupby("pair_id")
+    human = per_pair["rating"].mean().map(relevance_from_score)
+    llm = pd.to_numeric(ratings.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"], errors="coerce")
+    both = human.index.intersection(llm.dropna().index)
+    units = [
+        group["rating"].tolist()
+        for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")
+    ]
+    units = [[None if pd.isna(v) else float(v) for v in unit] for unit in units]
+    return {
+        "pearson": pearson(human.loc[both].tolist(), llm.loc[both].tolist()),
+        "spearman": spearman(human.loc[both].tolist(), llm.loc[both].tolist()),
+        "n": float(len(both)),
+        "krippendorff_alpha_interval": krippendorff_alpha_interval(units),
+    }
+
+
+def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] = "markdown") -> str:
+    """Table 4 (Table-3 layout, human judge) and the agreement numbers."""
+    import json
+
+    from ccpt.report import generative_markdown, table3
+
+    rows = human_judged_rows(ratings)
+    table = table3(rows, stat="sem", title="Table 4: generative tasks (human judge, mean of raters)")
+    agree = rating_agreement(ratings)
+    if fmt == "json":
+        cells = [
+            {"model": r.model, "method": r.method, "task": t, "metric": m, "mean": s.mean, "n": s.n_instances}
+            for r in table.rows
+            for (t, m), s in r.cells.items()
+        ]
+        return json.dumps({"table4": cells, "agreement": agree}, indent=2) + "\n"
+    return (
+        generative_markdown(table)
+        + f"\n\nHuman (mean of raters) vs LLM judge on the same pairs: Pearson {agree['pearson']:.3f}, "
+        f"Spearman {agree['spearman']:.3f}, n = {int(agree['n'])}. Inter-rater Krippendorff's α (interval): "
+        f"{agree['krippendorff_alpha_interval']:.3f}.\n"
+    )

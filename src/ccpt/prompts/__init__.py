@@ -1,0 +1,124 @@
+"""Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer.
+
+Files are ``string.Template`` texts (``$name`` placeholders, ``$$`` for a literal ``$``) so the JSON in them
+needs no brace escaping. Leading lines starting with ``#`` form a comment header (provenance, deviations from
+the paper) and are stripped; the trailing newline is stripped so a prompt ends at its ``- Answer:`` line.
+
+Template names: ``system``, ``judge``, ``<task>_<method>`` and ``human_<task>``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from importlib import resources
+from string import Template
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ccpt.dataset import TaskName
+
+Method = Literal["base", "cot", "sa"]
+
+# Which methods have a template, per task (Task 3 has only the paper's single prompt).
+_METHODS: dict[str, tuple[str, ...]] = {
+    "pi_emergent": ("base", "cot", "sa"),
+    "pi_canceled": ("base", "cot", "sa"),
+    "npc_emergent": ("base", "cot", "sa"),
+    "type_prediction": ("base",),
+}
+_HUMAN_TASKS = ("pi_emergent", "pi_canceled", "npc_emergent")
+
+
+@functools.cache
+def _template(name: str) -> Template:
+    """Read ``<name>.txt`` from the package once, drop its comment header, and compile it."""
+    text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return Template("\n".join(lines).rstrip("\n"))
+
+
+def format_concepts(concepts: Sequence[str]) -> str:
+    """Render a concept list like the paper's prompts: ``['bland', 'bitter']``.
+
+    A concept containing a single quote is wrapped in double quotes (as Python's repr would), with no
+    backslash escaping: the text goes to a model, not to an interpreter.
+    """
+    if isinstance(concepts, str):
+        raise TypeError("concepts must be a sequence of strings, not a single string")
+    return "[" + ", ".join(f'"{c}"' if "'" in c else f"'{c}'" for c in concepts) + "]"
+
+
+def _render(name: str, fields: dict[str, str | None]) -> str:
+    template = _template(name)
+    values: dict[str, str] = {}
+    for field in template.get_identifiers():
+        value = fields.get(field)
+        if value is None or not value.strip():
+            raise ValueError(f"prompt {name!r} needs field {field!r}")
+        values[field] = value
+    return template.substitute(values)
+
+
+def system_prompt() -> str:
+    """The system prompt shared by every task and method (paper Table 9)."""
+    return _render("system", {})
+
+
+def available_methods(task: TaskName | str) -> tuple[str, ...]:
+    """The methods that have a template for ``task``; ValueError for an unknown task."""
+    try:
+        return _METHODS[task]
+    except KeyError:
+        raise ValueError(f"unknown task {task!r}; expected one of {sorted(_METHODS)}") from None
+
+
+def task_prompt(
+    task: TaskName | str,
+    method: Method | str,
+    *,
+    combination: str | None = None,
+    head: str | None = None,
+    modifier: str | None = None,
+    property: str | None = None,
+    concepts: Sequence[str] | None = None,
+) -> str:
+    """The user message for one instance of ``task`` under ``method``.
+
+    Fields a template does not use are ignored (e.g. ``head`` for PI); a field it uses that is missing or
+    blank raises ValueError naming it, as does an unknown task/method pair. ``concepts`` (the SA concept
+    set C_T) is rendered with :func:`format_concepts`.
+    """
+    methods = available_methods(task)
+    if method not in methods:
+        raise ValueError(f"no prompt for task {task!r} with method {method!r}; have {methods}")
+    fields = {
+        "combination": combination,
+        "head": head,
+        "modifier": modifier,
+        "property": property,
+        "concepts": None if concepts is None else format_concepts(concepts),
+    }
+    return _render(f"{task}_{method}", fields)
+
+
+def judge_prompt(concept: str, property: str) -> str:
+    """The LLM-as-a-judge prompt (paper Table 17) asking how much ``concept`` has ``property``."""
+    return _render("judge", {"concept": concept, "property": property})
+
+
+def human_question(
+    task: TaskName | str,
+    *,
+    combination: str | None = None,
+    head: str | None = None,
+    modifier: str | None = None,
+    property: str | None = None,
+) -> str:
+    """One question of the human solver sheets (paper Appendix B.3) for a generative task."""
+    if task not in _HUMAN_TASKS:
+        raise ValueError(f"no human question format for task {task!r}; have {_HUMAN_TASKS}")
+    fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
+    return _render(f"human_{task}", fields)

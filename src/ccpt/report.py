@@ -1,0 +1,1079 @@
+"""Paper tables from the tidy results table: Table 3/4 (generative), 5 (type prediction), 6 (SA iterations),
+7 (filter ablation) and a failure-count table; rendered as markdown, LaTeX, CSV, JSON or one HTML file.
+
+Numbers come from :mod:`ccpt.scoring` (per sample, Multi-Oracle) and :mod:`ccpt.stats` (aggregation); this
+module only groups, ranks and formats. Definitions: docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ccpt.errors import CcptError
+from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND
+from ccpt.scoring import (
+    TYPE_ORDER,
+    Classification,
+    Relevances,
+    classify,
+    oracle_per_column,
+    oracle_single_best,
+)
+from ccpt.stats import STAT_DESCRIPTIONS, PairedComparison, Stat, Summary, paired_compare, summarize
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+Oracle = Literal["paper", "single"]
+Format = Literal["markdown", "latex", "csv", "json", "html"]
+FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")
+
+METHOD_LABELS: dict[str, str] = {
+    "base": "Base",
+    "cot": "CoT",
+    "sa_llm": "S.A.w/ LLM",
+    "sa_conceptnet": "S.A.w/ ConceptNet",
+    "sa_both": "S.A.w/ Both",
+    MULTI_ORACLE: "Multi-Oracle",
+}
+METHOD_ORDER: tuple[str, ...] = tuple(METHOD_LABELS)
+TASK_LABELS: dict[str, str] = {
+    "pi_emergent": "PI (1) Emergent",
+    "pi_canceled": "PI (2) Canceled",
+    "npc_emergent": "NPC (3) Emergent",
+    "type_prediction": "Type prediction",
+}
+TASK_SHORT: dict[str, str] = {"pi_emergent": "PI-Eme.", "pi_canceled": "PI-Can.", "npc_emergent": "NPC-Eme."}
+HUMAN_MODEL = "human"
+GOLD = "Gold"
+METRICS: tuple[str, ...] = ("r_hmp", "r_np", "score")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One Table-3 column: a metric of a task and its better direction (the paper's arrow)."""
+
+    task: str
+    metric: str  # "r_hmp" | "r_np" | "score"
+    higher_is_better: bool
+
+    @property
+    def label(self) -> str:
+        """Plain-text header with the arrow."""
+        kind = TASK_KIND[self.task]
+        name = {"r_hmp": "R_H,M,P", "r_np": "R_N,P", "score": "E" if kind == "emergent" else "C"}[self.metric]
+        return f"{name} {'↑' if self.higher_is_better else '↓'}"
+
+    @property
+    def latex(self) -> str:
+        """LaTeX header with the arrow."""
+        kind = TASK_KIND[self.task]
+        name = {
+            "r_hmp": r"R_{\mathcal{H},\mathcal{M},\mathcal{P}}",
+            "r_np": r"R_{\mathcal{N},\mathcal{P}}",
+            "score": r"\mathcal{E}" if kind == "emergent" else r"\mathcal{C}",
+        }[self.metric]
+        arrow = r"\uparrow" if self.higher_is_better else r"\downarrow"
+        return f"${name}{arrow}$"
+
+
+def task_columns(task: str) -> list[Column]:
+    """The three columns of a generative task, directions as in paper Table 3."""
+    emergent = TASK_KIND[task] == "emergent"
+    return [Column(task, "r_hmp", not emergent), Column(task, "r_np", emergent), Column(task, "score", True)]
+
+
+@dataclass
+class Row:
+    """One table row: a (model, method) pair, the Human row or the Gold row.
+
+    ``cells`` maps (task, metric) to a Summary in percent; ``ranks`` to 1 (best) / 2 (second) / None.
+    """
+
+    model: str
+    method: str
+    label: str
+    ranked: bool
+    cells: dict[tuple[str, str], Summary] = field(default_factory=dict)
+    ranks: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+@dataclass
+class GenerativeTable:
+    """Paper Table 3 (LLM judge) or Table 4 (human judge) layout."""
+
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    stat: Stat
+    oracle: Oracle
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def method_label(method: str) -> str:
+    """Display name of a method (paper naming where one exists)."""
+    return METHOD_LABELS.get(method, method)
+
+
+def _method_key(method: str) -> tuple[int, str]:
+    return (METHOD_ORDER.index(method), method) if method in METHOD_ORDER else (len(METHOD_ORDER), method)
+
+
+def _is_oracle_group(group: pd.DataFrame) -> bool:
+    return bool((group["method"] == MULTI_ORACLE).any() or group.duplicated(["instance", "seed"]).any())
+
+
+def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper") -> pd.DataFrame:
+    """One row per (instance, seed) with r_hmp, r_np, score; Multi-Oracle groups are reduced with
+    :func:`ccpt.scoring.oracle_per_column` (``oracle="paper"``) or :func:`ccpt.scoring.oracle_single_best`."""
+    kind = TASK_KIND[task]
+    if not _is_oracle_group(group):
+        return group[["instance", "seed", *METRICS]].astype({m: float for m in METRICS})
+    reduce = oracle_per_column if oracle == "paper" else oracle_single_best
+    records = []
+    for (instance, seed), members in group.groupby(["instance", "seed"], sort=False):
+        samples = [
+            Relevances(_num(a), _num(b), _num(c))
+            for a, b, c in zip(members["r_np"], members["r_hp"], members["r_mp"], strict=True)
+        ]
+        best = reduce(samples, kind)  # type: ignore[arg-type]
+        records.append(
+            {"instance": instance, "seed": seed, "r_hmp": best.r_hmp, "r_np": best.r_np, "score": best.score}
+        )
+    return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def _matrix(values: pd.DataFrame, metric: str) -> np.ndarray:
+    """instances × seeds (instances aligned across seeds; a missing cell is NaN = failed)."""
+    return values.pivot_table(
+        index="instance", columns="seed", values=metric, aggfunc="first", dropna=False
+    ).to_numpy(float)
+
+
+def _summaries(values: pd.DataFrame, stat: Stat, n_boot: int, seed: int) -> dict[str, Summary]:
+    return {m: summarize(_matrix(values, m), stat, n_boot=n_boot, seed=seed).scaled(100.0) for m in METRICS}
+
+
+def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows that belong in Table 3: generative tasks, final answers (no SA-iteration rows, no no-filter ablation)."""
+    keep = frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & (frame["sa_filter"] != False)  # noqa: E712
+    return frame[keep]
+
+
+def gold_row(dataset: CCPTDataset, tasks: Sequence[str], stat: Stat) -> Row:
+    """The Gold row: the dataset's stored judge relevances of the test rows, scored with :mod:`ccpt.scoring`.
+
+    NPC uses the emergent rows at the npc_emergent test index (its gold answer is the annotated combination).
+    """
+    row = Row(model="", method="gold", label=GOLD, ranked=False)
+    for task in tasks:
+        kind = TASK_KIND[task]
+        records = dataset.test(task)  # type: ignore[arg-type]
+        rel = [Relevances(r.judge_combination, r.judge_head, r.judge_modifier) for r in records]
+        for metric in METRICS:
+            values = [
+                [x.r_hmp if metric == "r_hmp" else x.r_np if metric == "r_np" else x.score(kind)] for x in rel
+            ]  # type: ignore[arg-type]
+            row.cells[(task, metric)] = summarize(values, stat).scaled(100.0)
+    return row
+
+
+def _rank(rows: list[Row], columns: list[Column], scope: Literal["model", "all"]) -> None:
+    """Mark best (1) and second-best (2) per column among ranked rows, on the displayed (1-decimal) values."""
+    blocks: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.ranked:
+            blocks.setdefault(row.model if scope == "model" else "", []).append(row)
+    for block in blocks.values():
+        for col in columns:
+            key = (col.task, col.metric)
+            shown = {
+                id(r): round(r.cells[key].mean, 1)
+                for r in block
+                if key in r.cells and not math.isnan(r.cells[key].mean)
+            }
+            distinct = sorted(set(shown.values()), reverse=col.higher_is_better)
+            for r in block:
+                if id(r) in shown:
+                    position = distinct.index(shown[id(r)]) + 1
+                    if position <= 2 and len(shown) > 1:
+                        r.ranks[key] = position
+
+
+def table3(
+    frame: pd.DataFrame,
+    *,
+    stat: Stat = "sem",
+    oracle: Oracle = "paper",
+    dataset: CCPTDataset | None = None,
+    rank_scope: Literal["model", "all"] = "model",
+    n_boot: int = 10_000,
+    seed: int = 0,
+    title: str = "Table 3: generative tasks (LLM judge)",
+) -> GenerativeTable:
+    """Paper Table 3: rows model × method (+ Human, + Gold if ``dataset``), columns task × (R_H,M,P, R_N,P, E/C).
+
+    Multi-Oracle and Human/Gold rows are shown but excluded from ranking. ``rank_scope="model"`` ranks within
+    each model's block (as the paper's per-model blocks), ``"all"`` across every ranked row.
+    """
+    gen = generative_rows(frame)
+    tasks = [t for t in GENERATIVE_TASKS if (gen["task"] == t).any()]
+    columns = [c for t in tasks for c in task_columns(t)]
+    rows: list[Row] = []
+    pairs = gen[["model", "method"]].drop_duplicates().itertuples(index=False)
+    ordered = sorted(pairs, key=lambda p: (p.model == HUMAN_MODEL, p.model, _method_key(p.method)))
+    for model, method in ordered:
+        human = model == HUMAN_MODEL
+        row = Row(
+            model=model,
+            method=method,
+            label="Human" if human else method_label(method),
+            ranked=not human and method != MULTI_ORACLE,
+        )
+        for task in tasks:
+            group = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["task"] == task)]
+            if group.empty:
+                continue
+            values = per_instance_values(group, task, oracle)
+            for metric, summary in _summaries(values, stat, n_boot, seed).items():
+                row.cells[(task, metric)] = summary
+        rows.append(row)
+    if dataset is not None and tasks:
+        rows.append(gold_row(dataset, tasks, stat))
+    _rank(rows, columns, rank_scope)
+    return GenerativeTable(title=title, columns=columns, rows=rows, stat=stat, oracle=oracle)
+
+
+# ----------------------------------------------------------------------------------- other paper tables
+
+
+@dataclass
+class TypeResult:
+    """Table 5 for one (model, method): pooled confusion matrix and accuracy summary over seeds."""
+
+    model: str
+    method: str
+    classification: Classification
+    accuracy: Summary  # percent
+
+
+def table5(
+    frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0
+) -> list[TypeResult]:
+    """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
+    tp = frame[frame["task"] == "type_prediction"]
+    out: list[TypeResult] = []
+    for (model, method), group in tp.groupby(["model", "method"], sort=True):
+        preds = [None if _missing_text(p) else str(p) for p in group["pred_type"]]
+        cls = classify([str(g) for g in group["gold_type"]], preds)
+        correct = group.assign(
+            correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)]
+        )
+        acc = summarize(_matrix(correct, "correct"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
+        out.append(TypeResult(str(model), str(method), cls, acc))
+    return out
+
+
+def _missing_text(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+@dataclass
+class IterationTable:
+    """Table 6: E or C per SA iteration C_t, per task (rows) for one (model, method)."""
+
+    model: str
+    method: str
+    iterations: list[int]
+    cells: dict[tuple[str, int], Summary]
+
+
+def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[IterationTable]:
+    """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
+    it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()]
+    out: list[IterationTable] = []
+    for (model, method), group in it.groupby(["model", "method"], sort=True):
+        iterations = sorted({int(t) for t in group["sa_iteration"]})
+        cells: dict[tuple[str, int], Summary] = {}
+        for (task, t), sub in group.groupby(["task", "sa_iteration"]):
+            values = per_instance_values(sub, str(task), oracle)
+            cells[(str(task), int(t))] = summarize(_matrix(values, "score"), stat).scaled(100.0)
+        out.append(IterationTable(str(model), str(method), iterations, cells))
+    return out
+
+
+@dataclass
+class FilterRow:
+    """Table 7 line: score without and with Filter, and Δ = with − without (means, percent)."""
+
+    model: str
+    method: str
+    task: str
+    without: Summary
+    with_: Summary
+
+    @property
+    def delta(self) -> float:
+        """Absolute change of the mean score when Filter is used."""
+        return self.with_.mean - self.without.mean
+
+
+def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[FilterRow]:
+    """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
+    sa = frame[
+        frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()
+    ]
+    out: list[FilterRow] = []
+    for (model, method, task), group in sa.groupby(["model", "method", "task"], sort=True):
+        parts = {}
+        for flag in (False, True):
+            sub = group[group["sa_filter"] == flag]
+            if not sub.empty:
+                values = per_instance_values(sub, str(task), oracle)
+                parts[flag] = summarize(_matrix(values, "score"), stat).scaled(100.0)
+        if len(parts) == 2:
+            out.append(FilterRow(str(model), str(method), str(task), parts[False], parts[True]))
+    return out
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    """Counts per (task, model, method): samples, parse failures, failed judge calls, samples without a score."""
+
+    task: str
+    model: str
+    method: str
+    samples: int
+    parse_failures: int
+    judge_failures: int
+    unscored: int
+
+
+def failures(frame: pd.DataFrame) -> list[FailureRow]:
+    """Parse and judge failures, never hidden: every sample without a score is counted here."""
+    out: list[FailureRow] = []
+    for (task, model, method), group in frame.groupby(["task", "model", "method"], sort=True, dropna=False):
+        target = "pred_type" if task == "type_prediction" else "score"
+        out.append(
+            FailureRow(
+                str(task),
+                str(model),
+                str(method),
+                samples=len(group),
+                parse_failures=int((group["parse_ok"] != True).sum()),  # noqa: E712
+                judge_failures=int(pd.to_numeric(group["judge_failures"], errors="coerce").fillna(0).sum()),
+                unscored=int(group[target].isna().sum()),
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+@dataclass
+class Report:
+    """Everything one ``ccpt report`` prints."""
+
+    stat: Stat
+    oracle: Oracle
+    generative: GenerativeTable | None
+    types: list[TypeResult]
+    iterations: list[IterationTable]
+    filters: list[FilterRow]
+    failures: list[FailureRow]
+    notes: list[str]
+    judge_info: str | None = None
+    examples: pd.DataFrame | None = None
+
+
+def build_report(
+    frame: pd.DataFrame,
+    *,
+    stat: Stat = "sem",
+    oracle: Oracle = "paper",
+    dataset: CCPTDataset | None = None,
+    judge_info: str | None = None,
+    n_boot: int = 10_000,
+    seed: int = 0,
+    examples_per_group: int = 3,
+) -> Report:
+    """Compute every table from the tidy results table."""
+    if frame.empty:
+        raise CcptError("no results to report", "check the paths given to `ccpt report`")
+    gen = generative_rows(frame)
+    generative = (
+        table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed)
+        if not gen.empty
+        else None
+    )
+    notes = list(frame.attrs.get("notes", []))
+    if dataset is None and not gen.empty:
+        notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
+    examples = (
+        frame.groupby(["task", "model", "method"], sort=True, dropna=False).head(examples_per_group)[
+            ["task", "model", "method", "instance", "combination", "property", "answer_raw", "answer"]
+        ]
+        if examples_per_group
+        else None
+    )
+    return Report(
+        stat=stat,
+        oracle=oracle,
+        generative=generative,
+        types=table5(frame, stat=stat, n_boot=n_boot, seed=seed),
+        iterations=table6(frame, stat=stat, oracle=oracle),
+        filters=table7(frame, stat=stat, oracle=oracle),
+        failures=failures(frame),
+        notes=notes,
+        judge_info=judge_info,
+        examples=examples,
+    )
+
+
+def stat_note(stat: Stat) -> str:
+    """The sentence every report prints about its spread statistic."""
+    return STAT_DESCRIPTIONS[stat] + "; values are ×100 (percent)."
+
+
+def oracle_note(oracle: Oracle) -> str:
+    """How Multi-Oracle rows were computed."""
+    if oracle == "paper":
+        return "Multi-Oracle: per instance and seed each column takes its own best sample (paper convention)."
+    return "Multi-Oracle: per instance and seed all columns come from the one sample with the best E/C."
+
+
+def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
+    """'44.1 ± 0.6', '44.1 [43.2, 45.0]' (ci) or '44.1' (one seed, Gold, Human)."""
+    if summary is None or math.isnan(summary.mean):
+        return "–"
+    text = f"{summary.mean:.1f}"
+    if not spread:
+        return text
+    if summary.stat == "ci" and summary.lo is not None and summary.hi is not None:
+        return f"{text} [{summary.lo:.1f}, {summary.hi:.1f}]"
+    if summary.spread is not None and summary.n_seeds > 1 and not math.isnan(summary.spread):
+        return f"{text} ± {summary.spread:.1f}"
+    return text
+
+
+def _row_spread(row: Row) -> bool:
+    return row.label != GOLD
+
+
+# -------------------------------------------------------------------------------------------- markdown
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", r"\|").replace("\n", " ")
+
+
+def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines)
+
+
+def _decorate(
+    text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]
+) -> str:
+    return bold(text) if rank == 1 else underline(text) if rank == 2 else text
+
+
+def generative_markdown(table: GenerativeTable) -> str:
+    """Table 3 layout in markdown (best **bold**, second <u>underlined</u>)."""
+    header = ["Model", "Method"] + [f"{TASK_SHORT[c.task]} {c.label}" for c in table.columns]
+    body = []
+    for row in table.rows:
+        cells = [_md_escape(row.model if row.label not in (GOLD, "Human") else ""), _md_escape(row.label)]
+        for col in table.columns:
+            key = (col.task, col.metric)
+            text = format_summary(row.cells.get(key), spread=_row_spread(row))
+            cells.append(_decorate(text, row.ranks.get(key), lambda s: f"**{s}**", lambda s: f"<u>{s}</u>"))
+        body.append(cells)
+    return f"### {table.title}\n\n" + _md_table(header, body)
+
+
+def types_markdown(results: Sequence[TypeResult]) -> str:
+    """Table 5 per (model, method): row-normalised confusion matrix in percent plus accuracies."""
+    parts = []
+    for res in results:
+        cls = res.classification
+        pct = cls.row_percent()
+        header = ["Actual \\ Predicted", *[label.capitalize() for label in cls.labels]]
+        if cls.unparsed.any():
+            header.append("Unparsed")
+        body = []
+        for i, label in enumerate(cls.labels):
+            cells = [label.capitalize(), *[f"{v:.1f}" for v in pct[i]]]
+            if cls.unparsed.any():
+                cells.append(f"{100 * cls.unparsed[i] / cls.row_totals()[i]:.1f}")
+            body.append(cells)
+        parts.append(
+            f"### Table 5: property type prediction — {_md_escape(res.model)} / {method_label(res.method)}\n\n"
+            + _md_table(header, body)
+            + f"\n\nAccuracy: {format_summary(res.accuracy)}% (n={cls.n}); has property (green): "
+            f"{100 * cls.has_property_accuracy:.1f}%; lacks property (red): {100 * cls.lacks_property_accuracy:.1f}%; "
+            f"binary (mean of both): {100 * cls.binary_accuracy:.1f}%."
+        )
+    return "\n\n".join(parts)
+
+
+def iterations_markdown(tables: Sequence[IterationTable]) -> str:
+    """Table 6: score per SA iteration."""
+    parts = []
+    for tab in tables:
+        header = ["Task", *[f"C_{t}" for t in tab.iterations]]
+        tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
+        body = [
+            [TASK_SHORT[t], *[format_summary(tab.cells.get((t, i))) for i in tab.iterations]] for t in tasks
+        ]
+        parts.append(
+            f"### Table 6: score per iteration — {_md_escape(tab.model)} / {method_label(tab.method)}\n\n"
+            + _md_table(header, body)
+        )
+    return "\n\n".join(parts)
+
+
+def filters_markdown(rows: Sequence[FilterRow]) -> str:
+    """Table 7: with vs without Filter."""
+    if not rows:
+        return ""
+    header = ["Model", "Method", "Task", "w/o Filter", "w/ Filter", "Δ"]
+    body = [
+        [
+            _md_escape(r.model),
+            method_label(r.method),
+            TASK_SHORT[r.task],
+            format_summary(r.without),
+            format_summary(r.with_),
+            f"{r.delta:+.1f}",
+        ]
+        for r in rows
+    ]
+    return "### Table 7: impact of Filter in spreading activation\n\n" + _md_table(header, body)
+
+
+def failures_markdown(rows: Sequence[FailureRow]) -> str:
+    """Failure counts."""
+    header = ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"]
+    body = [
+        [
+            r.task,
+            _md_escape(r.model),
+            method_label(r.method),
+            str(r.samples),
+            str(r.parse_failures),
+            str(r.judge_failures),
+            str(r.unscored),
+        ]
+        for r in rows
+    ]
+    return "### Failures\n\n" + _md_table(header, body)
+
+
+def _preamble(report: Report) -> list[str]:
+    lines = [stat_note(report.stat), oracle_note(report.oracle)]
+    if report.judge_info:
+        lines.append(f"Judge: {report.judge_info}")
+    lines.append(
+        "Failed samples (unparsable answer or failed judge call) are excluded from the means and counted in the "
+        "Failures table."
+    )
+    lines.extend(report.notes)
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as markdown."""
+    parts = ["# CCPT report", "\n".join(f"- {_md_escape(line)}" for line in _preamble(report))]
+    if report.generative:
+        parts.append(generative_markdown(report.generative))
+    for block in (
+        types_markdown(report.types),
+        iterations_markdown(report.iterations),
+        filters_markdown(report.filters),
+    ):
+        if block:
+            parts.append(block)
+    parts.append(failures_markdown(report.failures))
+    return "\n\n".join(parts) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------- LaTeX
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX special characters in plain text."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _latex_cell(summary: Summary | None, spread: bool) -> str:
+    return format_summary(summary, spread=spread).replace("±", r"$\pm$").replace("–", "--")
+
+
+def generative_latex(table: GenerativeTable) -> str:
+    """Table 3 as a booktabs tabular; Multi-Oracle rows grey (needs xcolor with the ``table`` option)."""
+    tasks = list(dict.fromkeys(c.task for c in table.columns))
+    lines = [
+        r"% requires \usepackage{booktabs} and \usepackage[table]{xcolor}",
+        r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
+        r"\toprule",
+        " & "
+        + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_LABELS[t])}}}" for t in tasks)
+        + r" \\",
+        " ".join(rf"\cmidrule(lr){{{2 + 3 * i}-{4 + 3 * i}}}" for i in range(len(tasks))),
+        "Method & " + " & ".join(c.latex for c in table.columns) + r" \\",
+        r"\midrule",
+    ]
+    current = None
+    for row in table.rows:
+        if row.ranked or row.method == MULTI_ORACLE:
+            if row.model != current:
+                if current is not None:
+                    lines.append(r"\midrule")
+                lines.append(
+                    rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{latex_escape(row.model)}}}}} \\"
+                )
+                current = row.model
+        else:
+            lines.append(r"\midrule")
+            current = None
+        cells = []
+        for col in table.columns:
+            key = (col.task, col.metric)
+            text = _latex_cell(row.cells.get(key), _row_spread(row))
+            cells.append(
+                _decorate(
+                    text, row.ranks.get(key), lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}"
+                )
+            )
+        prefix = r"\rowcolor{gray!15}" if row.method == MULTI_ORACLE else ""
+        lines.append(prefix + latex_escape(row.label) + " & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def types_latex(res: TypeResult) -> str:
+    """Table 5 confusion matrix as a booktabs tabular."""
+    cls = res.classification
+    pct = cls.row_percent()
+    lines = [
+        r"\begin{tabular}{l" + "c" * len(cls.labels) + "}",
+        r"\toprule",
+        r"Actual $\backslash$ Predicted & " + " & ".join(label.capitalize() for label in cls.labels) + r" \\",
+        r"\midrule",
+    ]
+    lines += [
+        label.capitalize() + " & " + " & ".join(f"{v:.1f}" for v in pct[i]) + r" \\"
+        for i, label in enumerate(cls.labels)
+    ]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def render_latex(report: Report) -> str:
+    """The tables as LaTeX fragments, with the notes as comments."""
+    parts = ["\n".join("% " + line for line in _preamble(report))]
+    if report.generative:
+        parts.append(generative_latex(report.generative))
+    for res in report.types:
+        parts.append(
+            f"% Table 5: {res.model} / {method_label(res.method)}; accuracy {format_summary(res.accuracy)}%, "
+            f"has property {100 * res.classification.has_property_accuracy:.1f}%, "
+            f"lacks property {100 * res.classification.lacks_property_accuracy:.1f}%\n" + types_latex(res)
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------------------------------------- CSV / JSON
+
+
+def _summary_record(summary: Summary) -> dict[str, Any]:
+    return {
+        "mean": summary.mean,
+        "spread": summary.spread,
+        "lo": summary.lo,
+        "hi": summary.hi,
+        "stat": summary.stat,
+        "n_seeds": summary.n_seeds,
+        "n_instances": summary.n_instances,
+        "n_failed": summary.n_failed,
+    }
+
+
+def report_records(report: Report) -> list[dict[str, Any]]:
+    """Every number of the report as long-format records (table, model, method, task, metric, values…)."""
+    out: list[dict[str, Any]] = []
+    if report.generative:
+        for row in report.generative.rows:
+            for (task, metric), summary in row.cells.items():
+                out.append(
+                    {
+                        "table": "table3",
+                        "model": row.model,
+                        "method": row.label if row.label == GOLD else row.method,
+                        "task": task,
+                        "metric": metric,
+                        "rank": row.ranks.get((task, metric)),
+                        **_summary_record(summary),
+                    }
+                )
+    for res in report.types:
+        base = {"table": "table5", "model": res.model, "method": res.method, "task": "type_prediction"}
+        cls = res.classification
+        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy)})
+        for name, value in (
+            ("has_property_accuracy", cls.has_property_accuracy),
+            ("lacks_property_accuracy", cls.lacks_property_accuracy),
+            ("binary_accuracy", cls.binary_accuracy),
+        ):
+            out.append({**base, "metric": name, "mean": 100 * value})
+        pct = cls.row_percent()
+        for i, actual in enumerate(cls.labels):
+            for j, predicted in enumerate(cls.labels):
+                out.append(
+                    {
+                        **base,
+                        "metric": f"confusion:{actual}->{predicted}",
+                        "mean": float(pct[i, j]),
+                        "count": int(cls.counts[i, j]),
+                    }
+                )
+            out.append({**base, "metric": f"unparsed:{actual}", "count": int(cls.unparsed[i])})
+    for tab in report.iterations:
+        for (task, t), summary in tab.cells.items():
+            out.append(
+                {
+                    "table": "table6",
+                    "model": tab.model,
+                    "method": tab.method,
+                    "task": task,
+                    "metric": f"score@C_{t}",
+                    **_summary_record(summary),
+                }
+            )
+    for fr in report.filters:
+        base = {"table": "table7", "model": fr.model, "method": fr.method, "task": fr.task}
+        out.append({**base, "metric": "score_without_filter", **_summary_record(fr.without)})
+        out.append({**base, "metric": "score_with_filter", **_summary_record(fr.with_)})
+        out.append({**base, "metric": "delta", "mean": fr.delta})
+    for f in report.failures:
+        base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
+        for name in ("samples", "parse_failures", "judge_failures", "unscored"):
+            out.append({**base, "metric": name, "count": getattr(f, name)})
+    return out
+
+
+def render_csv(report: Report) -> str:
+    """Long-format CSV of every number (see :func:`report_records`)."""
+    records = report_records(report)
+    fields = [
+        "table",
+        "model",
+        "method",
+        "task",
+        "metric",
+        "mean",
+        "spread",
+        "lo",
+        "hi",
+        "stat",
+        "n_seeds",
+        "n_instances",
+        "n_failed",
+        "rank",
+        "count",
+    ]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
+    return value
+
+
+def render_json(report: Report) -> str:
+    """JSON: {"stat", "stat_description", "oracle", "judge", "notes", "records": [...]}."""
+    payload = {
+        "stat": report.stat,
+        "stat_description": stat_note(report.stat),
+        "oracle": report.oracle,
+        "judge": report.judge_info,
+        "notes": report.notes,
+        "records": [{k: _json_safe(v) for k, v in r.items()} for r in report_records(report)],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------ HTML
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}
+th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}tr.block td{font-style:italic;text-align:left}
+td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}"""
+
+
+def _h(text: Any) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def _html_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None
+) -> str:
+    """``body`` cells are already-escaped HTML fragments."""
+    head = "<tr>" + "".join(f"<th>{_h(c)}</th>" for c in header) + "</tr>"
+    rows = []
+    for i, cells in enumerate(body):
+        cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        rows.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def generative_html(table: GenerativeTable) -> str:
+    """Table 3 as an HTML table (every text escaped)."""
+    header = ["Model", "Method"] + [f"{TASK_SHORT[c.task]} {c.label}" for c in table.columns]
+    body, classes = [], []
+    for row in table.rows:
+        cells = [_h(row.model if row.label not in (GOLD, "Human") else ""), _h(row.label)]
+        for col in table.columns:
+            key = (col.task, col.metric)
+            text = _h(format_summary(row.cells.get(key), spread=_row_spread(row)))
+            cells.append(
+                _decorate(text, row.ranks.get(key), lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>")
+            )
+        body.append(cells)
+        classes.append("oracle" if row.method == MULTI_ORACLE else "")
+    return f"<h2>{_h(table.title)}</h2>" + _html_table(header, body, classes)
+
+
+def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
+    """One self-contained HTML file; ``figures`` are (caption, data-URI or inline SVG) pairs.
+
+    All model-produced and file-derived text is escaped with :func:`html.escape`.
+    """
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
+        f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
+    ]
+    parts += [f"<li>{_h(line)}</li>" for line in _preamble(report)]
+    parts.append("</ul>")
+    if report.generative:
+        parts.append(generative_html(report.generative))
+    for res in report.types:
+        cls = res.classification
+        pct = cls.row_percent()
+        body = [[_h(label.capitalize()), *[f"{v:.1f}" for v in pct[i]]] for i, label in enumerate(cls.labels)]
+        parts.append(f"<h2>Table 5: {_h(res.model)} / {_h(method_label(res.method))}</h2>")
+        parts.append(_html_table(["Actual \\ Predicted", *[lab.capitalize() for lab in cls.labels]], body))
+        parts.append(
+            f"<p>Accuracy {_h(format_summary(res.accuracy))}% (n={cls.n}); has property "
+            f"{100 * cls.has_property_accuracy:.1f}%; lacks property {100 * cls.lacks_property_accuracy:.1f}%.</p>"
+        )
+    for tab in report.iterations:
+        tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
+        body = [
+            [_h(TASK_SHORT[t]), *[_h(format_summary(tab.cells.get((t, i)))) for i in tab.iterations]]
+            for t in tasks
+        ]
+        parts.append(f"<h2>Table 6: {_h(tab.model)} / {_h(method_label(tab.method))}</h2>")
+        parts.append(_html_table(["Task", *[f"C_{i}" for i in tab.iterations]], body))
+    if report.filters:
+        body = [
+            [
+                _h(r.model),
+                _h(method_label(r.method)),
+                _h(TASK_SHORT[r.task]),
+                _h(format_summary(r.without)),
+                _h(format_summary(r.with_)),
+                f"{r.delta:+.1f}",
+            ]
+            for r in report.filters
+        ]
+        parts.append("<h2>Table 7: impact of Filter</h2>")
+        parts.append(_html_table(["Model", "Method", "Task", "w/o Filter", "w/ Filter", "Δ"], body))
+    body = [
+        [
+            _h(f.task),
+            _h(f.model),
+            _h(method_label(f.method)),
+            str(f.samples),
+            str(f.parse_failures),
+            str(f.judge_failures),
+            str(f.unscored),
+        ]
+        for f in report.failures
+    ]
+    parts.append("<h2>Failures</h2>")
+    parts.append(
+        _html_table(
+            ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"], body
+        )
+    )
+    for caption, payload in figures:
+        img = (
+            payload
+            if payload.lstrip().startswith("<svg")
+            else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
+        )
+        parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
+    if report.examples is not None and not report.examples.empty:
+        parts.append("<h2>Example answers (raw model text, escaped)</h2>")
+        body = [[_h(v) for v in rec] for rec in report.examples.itertuples(index=False)]
+        table = _html_table(list(report.examples.columns), body)
+        parts.append(table.replace("<td>", "<td class='ans'>"))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ()) -> str:
+    """Render the report in one of :data:`FORMATS`."""
+    if fmt == "markdown":
+        return render_markdown(report)
+    if fmt == "latex":
+        return render_latex(report)
+    if fmt == "csv":
+        return render_csv(report)
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "html":
+        return render_html(report, figures)
+    raise CcptError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+__all__ = [
+    "FORMATS",
+    "TYPE_ORDER",
+    "Column",
+    "FailureRow",
+    "FilterRow",
+    "GenerativeTable",
+    "IterationTable",
+    "Report",
+    "Row",
+    "TypeResult",
+    "build_report",
+    "failures",
+    "format_summary",
+    "render",
+    "table3",
+    "table5",
+    "table6",
+    "table7",
+]
+
+
+# --------------------------------------------------------------------------------------------- compare
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``ccpt compare`` result for one task: A − B on the instances both runs scored."""
+
+    task: str
+    metric: str
+    a: str
+    b: str
+    result: PairedComparison
+    n_unpaired: int  # instances scored by only one of the two runs (or failed in one)
+
+
+def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
+    if task == "type_prediction":
+        values = frame.assign(correct=(frame["pred_type"] == frame["gold_type"]).astype(float))
+        return values.groupby("instance")["correct"].mean()
+    return per_instance_values(frame, task, oracle).groupby("instance")[metric].mean()
+
+
+def compare_runs(
+    frame: pd.DataFrame,
+    a: tuple[str, str],
+    b: tuple[str, str],
+    *,
+    tasks: Sequence[str] | None = None,
+    metric: str = "score",
+    test: Literal["bootstrap", "permutation"] = "permutation",
+    oracle: Oracle = "paper",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> list[Comparison]:
+    """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
+
+    Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
+    counted in ``n_unpaired``.
+    """
+    final = frame[frame["sa_iteration"].isna()]
+
+    def select(spec: tuple[str, str]) -> pd.DataFrame:
+        model, method = spec
+        chosen = final[(final["model"] == model) & (final["method"] == method)]
+        if chosen.empty:
+            known = sorted({f"{m}:{k}" for m, k in zip(final["model"], final["method"], strict=True)})
+            raise CcptError(f"no results for {model}:{method}", f"available: {', '.join(known)}")
+        return chosen
+
+    run_a, run_b = select(a), select(b)
+    common = [
+        t
+        for t in (*GENERATIVE_TASKS, "type_prediction")
+        if (run_a["task"] == t).any() and (run_b["task"] == t).any()
+    ]
+    chosen_tasks = list(tasks) if tasks else common
+    out: list[Comparison] = []
+    for task in chosen_tasks:
+        if task not in common:
+            raise CcptError(
+                f"task {task!r} is not in both runs", f"tasks in both: {', '.join(common) or 'none'}"
+            )
+        sa = _per_instance_mean(run_a[run_a["task"] == task], task, metric, oracle).dropna()
+        sb = _per_instance_mean(run_b[run_b["task"] == task], task, metric, oracle).dropna()
+        both = sa.index.intersection(sb.index)
+        if len(both) < 2:
+            raise CcptError(f"{task}: fewer than 2 instances scored by both runs")
+        result = paired_compare(
+            100 * sa.loc[both].to_numpy(),
+            100 * sb.loc[both].to_numpy(),
+            test=test,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        unpaired = len(sa.index.union(sb.index)) - len(both)
+        name = "accuracy" if task == "type_prediction" else metric
+        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired))
+    return out

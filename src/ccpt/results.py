@@ -1,0 +1,540 @@
+"""The tidy results table: one row per (task, model, method, seed, instance, sample).
+
+Builders:
+- :func:`from_reference_csv` — the authors' stored result files (paper experiments, GPT-4o).
+- :func:`from_inspect_logs` — Inspect eval logs written by ccpt's tasks (judge scorer metadata).
+- :func:`load_results` — any mix of the two, concatenated.
+
+Columns are :data:`COLUMNS` (the per-sample contract in /work/notes/contracts.md plus provenance). Relevances
+are in [0, 1]; ``r_hmp`` and ``score`` are always (re)computed with :mod:`ccpt.scoring`, the one
+implementation of the metric. Notes about the import (e.g. how instance ids were assigned) are kept in
+``df.attrs["notes"]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ccpt.errors import DataError
+from ccpt.scoring import Relevances
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+COLUMNS: tuple[str, ...] = (
+    "task",
+    "model",
+    "method",
+    "method_raw",
+    "seed",
+    "instance",
+    "sample",
+    "combination",
+    "head",
+    "modifier",
+    "property",
+    "answer_raw",
+    "answer",
+    "answer_modifier",
+    "parse_ok",
+    "parse_error",
+    "r_np",
+    "r_hp",
+    "r_mp",
+    "r_hmp",
+    "score",
+    "judge",
+    "judge_failures",
+    "gold_type",
+    "pred_type",
+    "sa_iteration",
+    "sa_filter",
+    "source",
+)
+
+TASK_KIND: dict[str, str] = {"pi_emergent": "emergent", "pi_canceled": "canceled", "npc_emergent": "emergent"}
+GENERATIVE_TASKS: tuple[str, ...] = tuple(TASK_KIND)
+ALL_TASKS: tuple[str, ...] = (*GENERATIVE_TASKS, "type_prediction")
+
+# Method names in the authors' files → ccpt method names.
+REFERENCE_METHODS: dict[str, str] = {"naive": "base", "multi": "multi_oracle", "cot": "cot"}
+MULTI_ORACLE = "multi_oracle"
+
+# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>.
+_RUN_COLUMN = re.compile(
+    r"^(?P<prefix>[^.]+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
+    r"combination_relevance|root_relevance|modifier_relevance|indiv_max|emergence|cancellation)$"
+)
+_TP_COLUMN = re.compile(r"^(?P<model>[^.]+?)_generated_$")
+_JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
+
+
+def _generations(cell: Any, path: Path, row: int, column: str) -> list[str]:
+    """The raw generations of one ``*_generated_`` cell (a Python list literal, decoded without eval)."""
+    from ccpt.answers import split_reply_list
+
+    if not isinstance(cell, str):
+        return []
+    items = split_reply_list(cell)
+    if items is None:
+        raise DataError(f"{path}: row {row}, column {column}: not a list of generations")
+    return items
+
+
+# ----------------------------------------------------------------------------------------- reference
+
+
+FLOAT_COLUMNS: tuple[str, ...] = ("r_np", "r_hp", "r_mp", "r_hmp", "score")
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows → DataFrame with :data:`COLUMNS` in order and numeric dtypes (None → NaN for relevances)."""
+    out = pd.DataFrame(rows, columns=list(COLUMNS))
+    out[list(FLOAT_COLUMNS)] = out[list(FLOAT_COLUMNS)].astype(float)
+    out["judge_failures"] = out["judge_failures"].fillna(0).astype(int)
+    return out
+
+
+def _missing(columns: Iterable[str], required: Iterable[str]) -> list[str]:
+    have = set(columns)
+    return [c for c in required if c not in have]
+
+
+def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: str) -> None:
+    missing = _missing(columns, required)
+    if missing:
+        raise DataError(
+            f"{path}: not a CCPT {what} result file; missing column(s): {', '.join(missing)}",
+            "expected the authors' result CSV format (see /work/shared/data/README.md)",
+        )
+
+
+def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
+    if not fields:
+        if any(_TP_COLUMN.match(c) for c in columns):
+            return "type_prediction"
+        raise DataError(
+            f"{path}: no per-run result columns found (e.g. 'gpt-4o_naive_0_generated_' or "
+            "'gpt-4o_naive_0_combination_relevance')",
+            "is this one of the authors' result files?",
+        )
+    if "combination" in fields:
+        return "npc_emergent"
+    if "property" in fields:
+        if "cancellation" in fields or any(re.match(r"^meta\..*_cancellation$", c) for c in columns):
+            return "pi_canceled"
+        if "emergence" in fields or any(re.match(r"^meta\..*_emergence$", c) for c in columns):
+            return "pi_emergent"
+    raise DataError(
+        f"{path}: cannot tell the task from the columns (need '<run>_property' with an emergence or "
+        "cancellation column, or '<run>_combination')"
+    )
+
+
+def _float_or_none(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    return float(value)
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    return str(value)
+
+
+def _instance_ids(
+    frame: pd.DataFrame, task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
+) -> list[str]:
+    """Dataset Record ids for the rows of a generative reference file (matched on combination + property)."""
+    if dataset is None:
+        notes.append(
+            f"{path.name}: no dataset given; instance ids are row positions ('{task}:row<i>'), "
+            "pass --data-dir to use dataset ids and to add the Gold row"
+        )
+        return [f"{task}:row{i}" for i in range(len(frame))]
+    from ccpt.dataset import clean_combination
+
+    pool: dict[tuple[str, str], list[str]] = {}
+    for record in dataset.test(task):  # type: ignore[arg-type]
+        pool.setdefault((record.combination.lower(), record.property.lower()), []).append(record.id)
+    ids: list[str] = []
+    for i, (combination, prop) in enumerate(zip(frame["combination"], frame["property"], strict=True)):
+        key = (clean_combination(str(combination)).lower(), str(prop).lower())
+        matches = pool.get(key)
+        if not matches:
+            raise DataError(
+                f"{path}: row {i} ({combination!r}, {prop!r}) is not in the {task} test split of "
+                f"{dataset.source}",
+                "use the dataset the results were produced on, or omit --data-dir",
+            )
+        ids.append(matches.pop(0))  # duplicates: first unused match, in file order
+    return ids
+
+
+def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(COLUMNS)
+    row.update(
+        task=task,
+        model=model,
+        method=REFERENCE_METHODS.get(method_raw, method_raw),
+        method_raw=method_raw,
+        seed=seed,
+        instance=instance,
+        sample=0,
+        judge_failures=0,
+        source=path.name,
+    )
+    return row
+
+
+def _set_scores(row: dict[str, Any], rel: Relevances) -> None:
+    kind = TASK_KIND[row["task"]]
+    row.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, score=rel.score(kind))  # type: ignore[arg-type]
+
+
+def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
+    """Read one of the authors' result CSVs into the tidy table.
+
+    Model, method, seed, sample and task are recognised from the column names (not the file name):
+    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample
+    fields are ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregate columns such as
+    ``gpt-4o_best+multi_0_emergence`` are ignored (ccpt recomputes the oracle). The stored relevances are
+    already in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance of the head noun
+    (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the answer the authors
+    judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
+    """
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+    columns = list(frame.columns)
+    runs: dict[tuple[str, int], dict[tuple[int | None, str], str]] = {}
+    for column in columns:
+        match = _RUN_COLUMN.match(column)
+        if match and "+" not in match["prefix"] and "_" in match["prefix"]:
+            sample = None if match["sample"] is None else int(match["sample"])
+            runs.setdefault((match["prefix"], int(match["seed"])), {})[(sample, match["field"])] = column
+    fields = {field for run in runs.values() for (_, field) in run}
+    task = _detect_task(path, columns, fields)
+    notes: list[str] = []
+    if task == "type_prediction":
+        out = _type_prediction_rows(frame, path, dataset, notes)
+    else:
+        out = _generative_rows(frame, path, task, runs, dataset, notes)
+    out.attrs["notes"] = notes
+    return out
+
+
+def _judge_name(columns: Sequence[str]) -> str:
+    for column in columns:
+        match = _JUDGE_COLUMN.match(column)
+        if match and match["judge"] != "human":  # meta.combination_human_relevance holds Likert tuples
+            return match["judge"]
+    return "unknown"
+
+
+def _generative_rows(
+    frame: pd.DataFrame,
+    path: Path,
+    task: str,
+    runs: Mapping[tuple[str, int], Mapping[tuple[int | None, str], str]],
+    dataset: CCPTDataset | None,
+    notes: list[str],
+) -> pd.DataFrame:
+    from ccpt import answers
+
+    _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
+    judge = _judge_name(list(frame.columns))
+    npc = task == "npc_emergent"
+    head_column = f"meta.root_{judge}_relevance"
+    if npc:
+        _require(path, frame.columns, [head_column], task)
+    ids = _instance_ids(frame, task, path, dataset, notes)
+    rows: list[dict[str, Any]] = []
+    for (prefix, seed), cols in sorted(runs.items()):
+        model, _, method_raw = prefix.rpartition("_")
+        samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
+        needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
+        for sample in samples:
+            absent = [
+                f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}_{f}"
+                for f in needed
+                if (sample, f) not in cols
+            ]
+            if absent:
+                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
+        raw_column = cols.get((None, "generated_"))
+        for i in range(len(frame)):
+            line = frame.iloc[i]
+            raw_list = [] if raw_column is None else _generations(line[raw_column], path, i, raw_column)
+            for sample in samples:
+                index = 0 if sample is None else sample
+
+                def get(field: str, _sample: int | None = sample) -> Any:
+                    column = cols.get((_sample, field))
+                    return None if column is None else line[column]
+
+                row = _base_row(task, model, method_raw, seed, ids[i], path)
+                row.update(
+                    sample=index,
+                    combination=str(line["combination"]),
+                    head=str(line["root"]),
+                    modifier=str(line["modifier"]),
+                    property=str(line["property"]),
+                    judge=judge,
+                )
+                raw = raw_list[index] if index < len(raw_list) else None
+                row["answer_raw"] = raw
+                if npc:
+                    parsed = answers.parse_combination(raw, str(line["root"])) if raw is not None else None
+                    row["answer"] = _text_or_none(get("combination")) or (parsed.value if parsed else None)
+                    row["answer_modifier"] = _text_or_none(get("modifier")) or (
+                        parsed.modifier if parsed else None
+                    )
+                    r_hp = _float_or_none(line[head_column])
+                else:
+                    parsed = answers.parse_property(raw) if raw is not None else None
+                    row["answer"] = _text_or_none(get("property")) or (parsed.value if parsed else None)
+                    r_hp = _float_or_none(get("root_relevance"))
+                row["parse_ok"] = bool(parsed.ok) if parsed else False
+                row["parse_error"] = parsed.error if parsed else "no raw generation stored"
+                _set_scores(
+                    row,
+                    Relevances(
+                        _float_or_none(get("combination_relevance")),
+                        r_hp,
+                        _float_or_none(get("modifier_relevance")),
+                    ),
+                )
+                rows.append(row)
+    return _frame(rows)
+
+
+def _type_prediction_rows(
+    frame: pd.DataFrame, path: Path, dataset: CCPTDataset | None, notes: list[str]
+) -> pd.DataFrame:
+    from ccpt import answers
+
+    answer_columns = [c for c in frame.columns if _TP_COLUMN.match(c)]
+    _require(path, frame.columns, ["combination", "property", "human_label_majority"], "type_prediction")
+    lookup: dict[tuple[str, str, str], list[str]] = {}
+    if dataset is not None:
+        from ccpt.dataset import clean_combination
+
+        for record in dataset.paper_records:
+            key = (record.type, record.combination.lower(), record.property.lower())
+            lookup.setdefault(key, []).append(record.id)
+    else:
+        notes.append(
+            f"{path.name}: no dataset given; instance ids are row positions ('type_prediction:row<i>')"
+        )
+    rows: list[dict[str, Any]] = []
+    for column in answer_columns:
+        model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
+        unmatched = 0
+        for i in range(len(frame)):
+            line = frame.iloc[i]
+            gold = str(line["human_label_majority"])
+            instance = f"type_prediction:row{i}"
+            if dataset is not None:
+                key = (
+                    gold,
+                    clean_combination(str(line["combination"])).lower(),
+                    str(line["property"]).lower(),
+                )
+                ids = lookup.get(key)
+                if ids:
+                    instance = f"{gold}:{ids[0]}"
+                elif gold != "others":
+                    unmatched += 1
+            row = _base_row("type_prediction", model, "naive", 0, instance, path)
+            row.update(combination=str(line["combination"]), property=str(line["property"]), gold_type=gold)
+            row["method"] = "base"
+            raw_list = _generations(line[column], path, i, column)
+            raw = raw_list[0] if raw_list else None
+            parsed = answers.parse_property_type(raw) if raw is not None else None
+            row.update(
+                answer_raw=raw,
+                answer=parsed.value if parsed and parsed.ok else None,
+                pred_type=parsed.value if parsed and parsed.ok else None,
+                parse_ok=bool(parsed and parsed.ok),
+                parse_error=parsed.error if parsed else "no raw generation stored",
+                judge=None,
+            )
+            rows.append(row)
+        if unmatched:
+            notes.append(
+                f"{path.name}: {unmatched} non-'others' rows not found in the dataset; ids are row positions"
+            )
+    return _frame(rows)
+
+
+# ---------------------------------------------------------------------------------------- inspect logs
+
+
+SA_METHODS: tuple[str, ...] = ("sa_llm", "sa_conceptnet", "sa_both")
+NOFILTER_SUFFIX = "_nofilter"
+
+
+def _normalise_sa(row: dict[str, Any]) -> None:
+    """Filter ablation: method ``<sa>_nofilter`` → method ``<sa>`` with ``sa_filter=False``; SA runs → True."""
+    method = str(row.get("method") or "")
+    if method.endswith(NOFILTER_SUFFIX):
+        row["method"] = method.removesuffix(NOFILTER_SUFFIX)
+        row["sa_filter"] = False
+    elif method in SA_METHODS and row.get("sa_filter") is None:
+        row["sa_filter"] = True
+
+
+def rows_from_metadata(
+    meta: Mapping[str, Any], *, default_seed: int, default_model: str, source: str
+) -> list[dict[str, Any]]:
+    """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
+    base = {k: v for k, v in meta.items() if k != "samples"}
+    members = meta.get("samples")
+    if members is None:
+        members = [{}]
+    if not isinstance(members, list) or not all(isinstance(m, Mapping) for m in members):
+        raise DataError(f"{source}: metadata 'samples' must be a list of per-sample dicts")
+    rows: list[dict[str, Any]] = []
+    for index, member in enumerate(members):
+        merged = {**base, **member}
+        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row.update({k: merged.get(k) for k in COLUMNS if k in merged})
+        row["sample"] = int(merged.get("sample", index))
+        row["seed"] = int(merged["seed"]) if merged.get("seed") is not None else default_seed
+        row["model"] = merged.get("model") or default_model
+        row["method_raw"] = merged.get("method_raw") or merged.get("method")
+        _normalise_sa(row)
+        row["judge_failures"] = int(merged.get("judge_failures") or 0)
+        row["source"] = source
+        if row.get("task") not in ALL_TASKS:
+            raise DataError(f"{source}: unknown task {row.get('task')!r} in sample metadata")
+        if row["task"] in TASK_KIND:
+            _set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
+        rows.append(row)
+    return rows
+
+
+def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
+    """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table.
+
+    One row per sample per epoch (and per Multi-Oracle member) from ``sample.scores[<scorer>].metadata["ccpt"]``.
+    The scorer stores there the per-sample dict of the contract (contracts.md, "Per-sample result dict").
+
+    Multi-Oracle shape: the same dict, whose per-answer keys move into a list under ``"samples"``::
+
+        {"task": "pi_emergent", "model": "...", "method": "multi_oracle", "seed": 0,
+         "instance": "ccpt_emergent:17", "combination": ..., "head": ..., "modifier": ..., "property": ...,
+         "judge": "...",
+         "samples": [{"sample": 0, "answer_raw": ..., "answer": ..., "answer_modifier": ...,
+                      "parse_ok": ..., "parse_error": ..., "r_np": ..., "r_hp": ..., "r_mp": ...,
+                      "judge_failures": 0}, ...]}
+
+    Each list element is merged over the top-level keys (element wins) and becomes one row. ``seed``
+    defaults to ``epoch − 1`` and ``model`` to the log's model when absent. ``r_hmp`` and ``score`` are
+    recomputed from ``r_np``, ``r_hp``, ``r_mp``. Samples with no ``ccpt`` metadata (e.g. errored samples)
+    become a row with ``parse_ok=False`` and ``parse_error="sample error: …"`` so failures are counted.
+    """
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    root = Path(log_dir)
+    if root.is_file():
+        locations = [str(root)]
+    elif root.is_dir():
+        locations = [info.name for info in list_eval_logs(str(root), recursive=True)]
+    else:
+        raise DataError(f"{root}: no such log file or directory")
+    rows: list[dict[str, Any]] = []
+    for location in locations:
+        log = read_eval_log(location)
+        source = Path(str(location).replace("file://", "")).name
+        model = str(log.eval.model)
+        task_name = str(log.eval.task).split("/")[-1]
+        for sample in log.samples or []:
+            epoch = int(getattr(sample, "epoch", 1) or 1)
+            meta = None
+            for score in (sample.scores or {}).values():
+                if isinstance(score.metadata, Mapping) and "ccpt" in score.metadata:
+                    meta = score.metadata["ccpt"]
+                    break
+            if meta is None:
+                error = getattr(sample, "error", None)
+                row = dict.fromkeys(COLUMNS)
+                row.update(
+                    task=task_name if task_name in ALL_TASKS else None,
+                    model=model,
+                    seed=epoch - 1,
+                    instance=str(sample.id),
+                    sample=0,
+                    parse_ok=False,
+                    judge_failures=0,
+                    source=source,
+                    parse_error=f"sample error: {getattr(error, 'message', error)}"
+                    if error
+                    else "no ccpt score metadata",
+                )
+                rows.append(row)
+                continue
+            rows.extend(rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source))
+    if not rows:
+        raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
+    out = _frame(rows)
+    out.attrs["notes"] = []
+    return out
+
+
+# --------------------------------------------------------------------------------------------- loading
+
+LOG_SUFFIXES = (".eval", ".json")
+
+
+def load_results(paths: Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
+    """Concatenate results from reference CSVs, Inspect log files and directories (mixed is fine).
+
+    A directory is read as Inspect logs, plus any ``*.csv`` directly inside it as reference files.
+    """
+    frames: list[pd.DataFrame] = []
+    notes: list[str] = []
+    for item in paths:
+        path = Path(item)
+        if not path.exists():
+            raise DataError(f"{path}: no such file or directory")
+        parts: list[pd.DataFrame] = []
+        if path.is_dir():
+            parts.extend(from_reference_csv(p, dataset) for p in sorted(path.glob("*.csv")))
+            if any(p.suffix in LOG_SUFFIXES for p in path.rglob("*")):
+                parts.append(from_inspect_logs(path))
+            if not parts:
+                raise DataError(f"{path}: no result CSVs or Inspect logs inside")
+        elif path.suffix == ".csv":
+            parts.append(from_reference_csv(path, dataset))
+        elif path.suffix in LOG_SUFFIXES:
+            parts.append(from_inspect_logs(path))
+        else:
+            raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
+        for part in parts:
+            notes.extend(part.attrs.get("notes", []))
+        frames.extend(parts)
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    out.attrs["notes"] = notes
+    return out
+
+
+def export(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write the tidy table as CSV or Parquet (chosen by the suffix)."""
+    path = Path(path)
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix in (".parquet", ".pq"):
+        frame.to_parquet(path, index=False)
+    else:
+        raise DataError(f"{path}: unsupported export format (use .csv or .parquet)")
+    return path

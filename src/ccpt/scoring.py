@@ -1,0 +1,265 @@
+"""The CCPT metric (paper §4.3): relevance, emergence E, cancellation C, Multi-Oracle, Task-3 classification.
+
+Pure core: stdlib + numpy only. Every number ccpt prints about a single sample is computed here; the
+aggregation across instances and seeds lives in :mod:`ccpt.stats`. Definitions are in docs/metrics.md.
+
+All relevances are in [0, 1]: the judge answers on a 1–10 scale, mapped by (s − 1) / 9 (Appendix B, Table 17).
+``None`` means "not available" (judge call failed, answer unparsable); a metric that needs a missing input is
+``None`` too — it is never replaced by a default value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Kind = Literal["emergent", "canceled"]
+KINDS: tuple[Kind, ...] = ("emergent", "canceled")
+
+# Order of rows and columns of paper Table 5.
+TYPE_ORDER: tuple[str, ...] = ("emergent", "component", "canceled", "others")
+# Task-3 labels whose noun phrase *has* the property (green cells of Table 5) and those that lack it (red).
+HAS_PROPERTY: frozenset[str] = frozenset({"emergent", "component"})
+LACKS_PROPERTY: frozenset[str] = frozenset({"canceled", "others"})
+
+SCORE_MIN, SCORE_MAX = 1, 10
+
+
+def relevance_from_score(score: float) -> float:
+    """Map a judge score on the 1–10 scale to a relevance in [0, 1]: (s − 1) / 9."""
+    if not SCORE_MIN <= score <= SCORE_MAX:
+        raise ValueError(f"judge score {score!r} outside {SCORE_MIN}..{SCORE_MAX}")
+    return (score - SCORE_MIN) / (SCORE_MAX - SCORE_MIN)
+
+
+def score_from_relevance(relevance: float) -> float:
+    """Inverse of :func:`relevance_from_score` (for display): 1 + 9 r."""
+    if not 0.0 <= relevance <= 1.0:
+        raise ValueError(f"relevance {relevance!r} outside [0, 1]")
+    return SCORE_MIN + relevance * (SCORE_MAX - SCORE_MIN)
+
+
+def _check_kind(kind: str) -> Kind:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return kind  # type: ignore[return-value]
+
+
+def r_hmp(r_hp: float | None, r_mp: float | None) -> float | None:
+    """Eq. (1): R_H,M,P = max(R_H,P, R_M,P); ``None`` if either is missing (no half-judged maxima)."""
+    if r_hp is None or r_mp is None:
+        return None
+    return max(r_hp, r_mp)
+
+
+def emergence(r_np: float | None, r_hmp_: float | None) -> float | None:
+    """Eq. (2): E = max(R_N,P − R_H,M,P, 0)."""
+    if r_np is None or r_hmp_ is None:
+        return None
+    return max(r_np - r_hmp_, 0.0)
+
+
+def cancellation(r_np: float | None, r_hmp_: float | None) -> float | None:
+    """Eq. (3): C = max(R_H,M,P − R_N,P, 0)."""
+    if r_np is None or r_hmp_ is None:
+        return None
+    return max(r_hmp_ - r_np, 0.0)
+
+
+@dataclass(frozen=True)
+class Relevances:
+    """The three judged relevances of one answer.
+
+    ``r_np``: noun phrase N ↔ property P; ``r_hp``: head noun H ↔ P; ``r_mp``: modifier M ↔ P.
+    For noun phrase completion, H and P are given and M / N are the model's answer.
+    """
+
+    r_np: float | None
+    r_hp: float | None
+    r_mp: float | None
+
+    @property
+    def r_hmp(self) -> float | None:
+        """R_H,M,P = max(R_H,P, R_M,P)."""
+        return r_hmp(self.r_hp, self.r_mp)
+
+    @property
+    def emergence(self) -> float | None:
+        """E = max(R_N,P − R_H,M,P, 0)."""
+        return emergence(self.r_np, self.r_hmp)
+
+    @property
+    def cancellation(self) -> float | None:
+        """C = max(R_H,M,P − R_N,P, 0)."""
+        return cancellation(self.r_np, self.r_hmp)
+
+    def score(self, kind: Kind) -> float | None:
+        """E for ``kind="emergent"``, C for ``kind="canceled"``."""
+        return self.emergence if _check_kind(kind) == "emergent" else self.cancellation
+
+
+@dataclass(frozen=True)
+class OracleScores:
+    """Multi-Oracle result for one instance and seed: the three Table-3 columns plus provenance.
+
+    ``sample`` is the index of the chosen sample for the single-best variant, ``None`` for per-column.
+    ``n_valid`` counts samples that had the value needed; ``n_samples`` all samples offered.
+    """
+
+    r_hmp: float | None
+    r_np: float | None
+    score: float | None
+    n_valid: int
+    n_samples: int
+    sample: int | None = None
+
+
+def _best(values: Sequence[float | None], maximise: bool) -> float | None:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return max(present) if maximise else min(present)
+
+
+def oracle_per_column(samples: Sequence[Relevances], kind: Kind) -> OracleScores:
+    """Multi-Oracle as printed in paper Table 3: each column takes its own best sample.
+
+    Emergent: R_N,P max, R_H,M,P min, E max. Canceled: R_N,P min, R_H,M,P max, C max. The three columns can
+    therefore come from different samples (an upper bound per column, not a consistent answer). Samples
+    missing a value are skipped for that column; a column with no valid sample is ``None``.
+    """
+    emergent = _check_kind(kind) == "emergent"
+    scores = [s.score(kind) for s in samples]
+    return OracleScores(
+        r_hmp=_best([s.r_hmp for s in samples], maximise=not emergent),
+        r_np=_best([s.r_np for s in samples], maximise=emergent),
+        score=_best(scores, maximise=True),
+        n_valid=sum(v is not None for v in scores),
+        n_samples=len(samples),
+    )
+
+
+def oracle_single_best(samples: Sequence[Relevances], kind: Kind) -> OracleScores:
+    """Consistent Multi-Oracle: all three columns from the one sample with the best E (or C).
+
+    Tie-break (documented, deterministic): highest score, then the better R_N,P (higher for emergent, lower
+    for canceled), then the better R_H,M,P (lower for emergent, higher for canceled), then the lowest sample
+    index. Samples whose score is ``None`` are never chosen.
+    """
+    emergent = _check_kind(kind) == "emergent"
+    sign = 1.0 if emergent else -1.0
+    best_key: tuple[float, float, float, int] | None = None
+    best_index: int | None = None
+    for index, sample in enumerate(samples):
+        value = sample.score(kind)
+        if value is None:
+            continue
+        # score is not None implies r_np and r_hmp are not None.
+        key = (value, sign * sample.r_np, -sign * sample.r_hmp, -index)  # type: ignore[operator]
+        if best_key is None or key > best_key:
+            best_key, best_index = key, index
+    n_valid = sum(s.score(kind) is not None for s in samples)
+    if best_index is None:
+        return OracleScores(None, None, None, n_valid=0, n_samples=len(samples))
+    chosen = samples[best_index]
+    return OracleScores(
+        r_hmp=chosen.r_hmp,
+        r_np=chosen.r_np,
+        score=chosen.score(kind),
+        n_valid=n_valid,
+        n_samples=len(samples),
+        sample=best_index,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- Task 3
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Property-type prediction results (paper Table 5).
+
+    ``counts[i, j]``: instances of actual type ``labels[i]`` predicted as ``labels[j]``.
+    ``unparsed[i]``: instances of actual type ``labels[i]`` with no usable prediction (parse failure or a
+    label outside ``labels``); they count as wrong everywhere and stay in every denominator, so a row of
+    :meth:`row_percent` sums to 100 − (unparsed share of that row).
+    """
+
+    labels: tuple[str, ...]
+    counts: np.ndarray
+    unparsed: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of instances."""
+        return int(self.counts.sum() + self.unparsed.sum())
+
+    def row_totals(self) -> np.ndarray:
+        """Instances per actual type (including unparsed)."""
+        return self.counts.sum(axis=1) + self.unparsed
+
+    def row_percent(self) -> np.ndarray:
+        """Row-normalised confusion matrix in percent (Table 5 cells)."""
+        totals = self.row_totals().astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 100.0 * self.counts / totals[:, None]
+
+    @property
+    def accuracy(self) -> float:
+        """Share of instances whose predicted type equals the gold type (Table 5: 56.4%)."""
+        return float(np.trace(self.counts) / self.n) if self.n else float("nan")
+
+    def group_accuracy(self, group: frozenset[str]) -> float:
+        """Among instances whose gold type is in ``group``, the share predicted inside ``group``."""
+        idx = [i for i, label in enumerate(self.labels) if label in group]
+        total = self.row_totals()[idx].sum()
+        hit = self.counts[np.ix_(idx, idx)].sum()
+        return float(hit / total) if total else float("nan")
+
+    @property
+    def has_property_accuracy(self) -> float:
+        """Green cells of Table 5: gold ∈ {emergent, component} predicted ∈ {emergent, component} (95.6%)."""
+        return self.group_accuracy(HAS_PROPERTY)
+
+    @property
+    def lacks_property_accuracy(self) -> float:
+        """Red cells of Table 5: gold ∈ {canceled, others} predicted ∈ {canceled, others} (69.6%)."""
+        return self.group_accuracy(LACKS_PROPERTY)
+
+    @property
+    def binary_accuracy(self) -> float:
+        """Mean of has- and lacks-property accuracy: the paper's "(95.6% + 69.6%) ÷ 2 = 82.6%"."""
+        return (self.has_property_accuracy + self.lacks_property_accuracy) / 2.0
+
+    def per_type_accuracy(self) -> dict[str, float]:
+        """Recall of each gold type (diagonal of :meth:`row_percent`, as a fraction)."""
+        totals = self.row_totals()
+        return {
+            label: float(self.counts[i, i] / totals[i]) if totals[i] else float("nan")
+            for i, label in enumerate(self.labels)
+        }
+
+
+def classify(
+    gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str] = TYPE_ORDER
+) -> Classification:
+    """Build the Task-3 :class:`Classification` from gold and predicted labels (``None`` = no prediction).
+
+    Gold labels must be in ``labels``; predictions outside ``labels`` count as unparsed.
+    """
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
+    index = {label: i for i, label in enumerate(labels)}
+    counts = np.zeros((len(labels), len(labels)), dtype=int)
+    unparsed = np.zeros(len(labels), dtype=int)
+    for g, p in zip(gold, predicted, strict=True):
+        if g not in index:
+            raise ValueError(f"gold label {g!r} not in {tuple(labels)}")
+        if p in index:
+            counts[index[g], index[p]] += 1  # type: ignore[index]
+        else:
+            unparsed[index[g]] += 1
+    return Classification(labels=tuple(labels), counts=counts, unparsed=unparsed)

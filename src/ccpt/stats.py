@@ -1,0 +1,306 @@
+"""Aggregation and agreement statistics (pure core: stdlib + numpy).
+
+- :func:`summarize`: per-sample scores (instances × seeds) → mean and spread, with the spread statistic named.
+- :func:`fleiss_kappa`, :func:`krippendorff_alpha_interval`: inter-rater agreement.
+- :func:`pearson`, :func:`spearman`: correlation (Spearman with average ranks for ties).
+- :func:`paired_compare`: paired bootstrap / sign-flip permutation test on per-instance differences.
+
+Definitions of every printed number: docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Stat = Literal["paper", "sem", "ci"]
+STATS: tuple[Stat, ...] = ("paper", "sem", "ci")
+DEFAULT_BOOTSTRAP = 10_000
+
+STAT_DESCRIPTIONS: dict[str, str] = {
+    "paper": "± = population SD (ddof=0) of the per-seed means (paper convention, printed there as 'SEM')",
+    "sem": "± = standard error of the mean over seeds: sample SD (ddof=1) of the per-seed means / √n_seeds",
+    "ci": "[lo, hi] = 95% percentile bootstrap CI, resampling instances jointly across seeds",
+}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One table cell.
+
+    - ``mean``: mean over seeds of the per-seed mean over instances (failed samples excluded from each
+      per-seed mean; they are counted in ``n_failed``).
+    - ``spread``: for ``stat="paper"`` the population SD (ddof=0) of the per-seed means; for ``stat="sem"``
+      the sample SD (ddof=1) of the per-seed means divided by √n_seeds (NaN with one seed); ``None`` for
+      ``stat="ci"``.
+    - ``lo``, ``hi``: the 95% percentile-bootstrap interval of ``mean`` for ``stat="ci"``, else ``None``.
+    - ``n_seeds``: seeds (columns) that have at least one value; ``n_instances``: instances (rows);
+      ``n_failed``: (instance, seed) cells without a value.
+    All numbers are on the input's scale (the report multiplies relevances by 100).
+    """
+
+    mean: float
+    spread: float | None
+    stat: Stat
+    n_seeds: int
+    n_instances: int
+    n_failed: int
+    lo: float | None = None
+    hi: float | None = None
+
+    def scaled(self, factor: float) -> Summary:
+        """The same summary with every number multiplied by ``factor`` (e.g. 100 for percent)."""
+
+        def mul(x: float | None) -> float | None:
+            return None if x is None else x * factor
+
+        return Summary(
+            mean=self.mean * factor,
+            spread=mul(self.spread),
+            stat=self.stat,
+            n_seeds=self.n_seeds,
+            n_instances=self.n_instances,
+            n_failed=self.n_failed,
+            lo=mul(self.lo),
+            hi=mul(self.hi),
+        )
+
+
+def _as_matrix(values: Sequence[Sequence[float | None]] | np.ndarray) -> np.ndarray:
+    matrix = np.array(
+        [[np.nan if v is None else float(v) for v in row] for row in values]
+        if not isinstance(values, np.ndarray)
+        else values,
+        dtype=float,
+    )
+    if matrix.ndim != 2:
+        raise ValueError("expected a 2-D instances × seeds table of values")
+    return matrix
+
+
+def seed_means(matrix: np.ndarray) -> np.ndarray:
+    """Per-seed mean over instances, ignoring NaN; seeds with no value at all are dropped."""
+    present = ~np.isnan(matrix)
+    counts = present.sum(axis=0)
+    sums = np.where(present, matrix, 0.0).sum(axis=0)
+    keep = counts > 0
+    return sums[keep] / counts[keep]
+
+
+def summarize(
+    values: Sequence[Sequence[float | None]] | np.ndarray,
+    stat: Stat = "sem",
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> Summary:
+    """Summarise an instances × seeds table (``None``/NaN = failed sample) into one :class:`Summary`.
+
+    The cell value is the mean over seeds of the per-seed instance means (paper §5 / data README).
+    """
+    if stat not in STATS:
+        raise ValueError(f"stat must be one of {STATS}, got {stat!r}")
+    matrix = _as_matrix(values)
+    n_instances = matrix.shape[0]
+    n_failed = int(np.isnan(matrix).sum())
+    means = seed_means(matrix)
+    n_seeds = len(means)
+    if n_seeds == 0:
+        return Summary(float("nan"), None, stat, 0, n_instances, n_failed)
+    mean = float(means.mean())
+    if stat == "paper":
+        return Summary(mean, float(means.std(ddof=0)), stat, n_seeds, n_instances, n_failed)
+    if stat == "sem":
+        sem = float(means.std(ddof=1) / math.sqrt(n_seeds)) if n_seeds > 1 else float("nan")
+        return Summary(mean, sem, stat, n_seeds, n_instances, n_failed)
+    lo, hi = bootstrap_ci(matrix, n_boot=n_boot, seed=seed)
+    return Summary(mean, None, stat, n_seeds, n_instances, n_failed, lo=lo, hi=hi)
+
+
+def bootstrap_ci(
+    matrix: np.ndarray, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the seed-averaged mean, resampling instances (rows) jointly across seeds.
+
+    Resampling whole rows keeps the within-instance correlation between seeds, which is what makes
+    instances, not (instance, seed) pairs, the unit of sampling.
+    """
+    matrix = _as_matrix(matrix)
+    rng = np.random.default_rng(seed)
+    n = matrix.shape[0]
+    if n == 0:
+        return float("nan"), float("nan")
+    stats = np.empty(n_boot)
+    present = ~np.isnan(matrix)
+    filled = np.where(present, matrix, 0.0)
+    for b in range(n_boot):
+        rows = rng.integers(0, n, size=n)
+        counts = present[rows].sum(axis=0)
+        keep = counts > 0
+        stats[b] = (filled[rows].sum(axis=0)[keep] / counts[keep]).mean() if keep.any() else np.nan
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.nanquantile(stats, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+# ------------------------------------------------------------------------------------------ agreement
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
+    """Fleiss' κ (Fleiss 1971) for ``counts[i][j]`` = raters assigning subject i to category j.
+
+    Every subject must have the same number of raters (≥ 2). Returns NaN when chance agreement is 1
+    (all ratings in one category).
+    """
+    table = np.asarray(counts, dtype=float)
+    if table.ndim != 2 or table.shape[0] == 0:
+        raise ValueError("counts must be a non-empty subjects × categories table")
+    if (table < 0).any():
+        raise ValueError("counts must be non-negative")
+    raters = table.sum(axis=1)
+    if not np.all(raters == raters[0]) or raters[0] < 2:
+        raise ValueError("every subject needs the same number (≥ 2) of raters")
+    n = raters[0]
+    n_subjects = table.shape[0]
+    p_j = table.sum(axis=0) / (n_subjects * n)
+    p_i = ((table**2).sum(axis=1) - n) / (n * (n - 1))
+    p_bar = p_i.mean()
+    p_e = float((p_j**2).sum())
+    if p_e == 1.0:
+        return float("nan")
+    return float((p_bar - p_e) / (1.0 - p_e))
+
+
+def krippendorff_alpha_interval(ratings: Sequence[Sequence[float | None]]) -> float:
+    """Krippendorff's α with the interval metric, for ``ratings[unit][rater]`` (``None`` = not rated).
+
+    Units with fewer than two ratings are not pairable and are ignored. Chosen for human relevance ratings
+    (1–10) because it allows missing ratings and any number of raters per unit.
+    """
+    units = [np.array([r for r in unit if r is not None], dtype=float) for unit in ratings]
+    units = [u for u in units if len(u) >= 2]
+    if not units:
+        return float("nan")
+    n_total = sum(len(u) for u in units)
+    # Observed disagreement: within-unit squared differences, each unit weighted by 1 / (m_u − 1).
+    d_o = sum(((u[:, None] - u[None, :]) ** 2).sum() / (len(u) - 1) for u in units) / n_total
+    pooled = np.concatenate(units)
+    d_e = ((pooled[:, None] - pooled[None, :]) ** 2).sum() / (n_total * (n_total - 1))
+    if d_e == 0:
+        return float("nan")
+    return float(1.0 - d_o / d_e)
+
+
+def _paired_arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("x and y must be 1-D sequences of the same length")
+    return a, b
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson's r; NaN if fewer than 2 pairs or a constant input."""
+    a, b = _paired_arrays(x, y)
+    if len(a) < 2:
+        return float("nan")
+    da, db = a - a.mean(), b - b.mean()
+    denom = math.sqrt(float((da**2).sum() * (db**2).sum()))
+    return float((da * db).sum() / denom) if denom else float("nan")
+
+
+def average_ranks(values: Sequence[float]) -> np.ndarray:
+    """Ranks 1..n; tied values get the mean of the ranks they span."""
+    v = np.asarray(values, dtype=float)
+    order = np.argsort(v, kind="mergesort")
+    ranks = np.empty(len(v))
+    sorted_v = v[order]
+    start = 0
+    while start < len(v):
+        end = start
+        while end + 1 < len(v) and sorted_v[end + 1] == sorted_v[start]:
+            end += 1
+        ranks[order[start : end + 1]] = (start + end) / 2.0 + 1.0
+        start = end + 1
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's ρ: Pearson's r of the average ranks (correct with ties)."""
+    a, b = _paired_arrays(x, y)
+    return pearson(average_ranks(a), average_ranks(b))
+
+
+# ---------------------------------------------------------------------------------------- comparison
+
+Test = Literal["bootstrap", "permutation"]
+EXACT_PERMUTATION_MAX_N = 16
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """A vs B on the same instances; d_i = a_i − b_i.
+
+    - ``mean_diff``: mean of d; ``ci_low``/``ci_high``: 95% percentile bootstrap CI of that mean.
+    - ``p_value``: two-sided; ``test="bootstrap"``: 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)) over bootstrap
+      replicates (capped at 1); ``test="permutation"``: sign-flip test, exact for n ≤ 16, otherwise Monte
+      Carlo with the +1 correction.
+    - ``effect_size``: Cohen's d_z = mean(d) / SD(d, ddof=1).
+    - ``n``: number of paired instances.
+    """
+
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    effect_size: float
+    n: int
+    test: Test
+    n_resamples: int
+
+
+def paired_compare(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    test: Test = "permutation",
+    n_resamples: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare paired per-instance scores ``a`` and ``b`` (same instance order). See :class:`PairedComparison`."""
+    if test not in ("bootstrap", "permutation"):
+        raise ValueError(f"test must be 'bootstrap' or 'permutation', got {test!r}")
+    x, y = _paired_arrays(a, b)
+    d = x - y
+    n = len(d)
+    if n < 2:
+        raise ValueError("a paired comparison needs at least 2 instances")
+    rng = np.random.default_rng(seed)
+    observed = float(d.mean())
+    boot = d[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    ci_low, ci_high = (float(q) for q in np.quantile(boot, [0.025, 0.975]))
+    if test == "bootstrap":
+        p = min(1.0, 2.0 * min(float((boot <= 0).mean()), float((boot >= 0).mean())))
+        used = n_resamples
+    else:
+        p, used = _sign_flip_p(d, n_resamples, rng)
+    sd = float(d.std(ddof=1))
+    effect = observed / sd if sd > 0 else (0.0 if observed == 0 else math.copysign(math.inf, observed))
+    return PairedComparison(observed, ci_low, ci_high, p, effect, n, test, used)
+
+
+def _sign_flip_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> tuple[float, int]:
+    observed = abs(d.mean())
+    tol = 1e-12  # float noise must not turn an equal statistic into a smaller one
+    if len(d) <= EXACT_PERMUTATION_MAX_N:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
+        stats = np.abs((signs * d).mean(axis=1))
+        return float((stats >= observed - tol).mean()), len(signs)
+    signs = rng.choice((1.0, -1.0), size=(n_resamples, len(d)))
+    stats = np.abs((signs * d).mean(axis=1))
+    return float((1 + (stats >= observed - tol).sum()) / (1 + n_resamples)), n_resamples

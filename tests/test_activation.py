@@ -1,0 +1,367 @@
+"""Spreading Activation (Algorithm 1) with a scripted fake model and a tiny in-memory graph.
+
+Expected trajectories are worked out by hand from the algorithm as printed in the paper (§4.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+
+from ccpt.activation import (
+    Activator,
+    SAConfig,
+    Seeds,
+    Trajectory,
+    concept_key,
+    filter_prompt,
+    format_concepts,
+    jaccard_distance,
+    noun_phrase_completion_seeds,
+    parse_concept_list,
+    property_induction_seeds,
+    spread_activation,
+)
+from ccpt.graph import ConceptGraph, UnsupportedQuery
+
+CONCEPT_LINE = re.compile(r'^Concept: "(.*)"$', re.M)
+CANDIDATES_LINE = re.compile(r"^(\[.*\])$", re.M)
+
+
+class TinyGraph:
+    """A ConceptGraph over a dict; counts queries; ``explode`` makes any query fail the test."""
+
+    name = "tiny"
+    capabilities = frozenset({"neighbours"})
+
+    def __init__(self, table: dict[str, list[str]], explode: bool = False) -> None:
+        self.table = table
+        self.explode = explode
+        self.queries: Counter[str] = Counter()
+
+    def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
+        if self.explode:
+            raise AssertionError(f"graph queried for {concept!r} in a run that must not use it")
+        self.queries[concept] += 1
+        return tuple(self.table.get(concept, []))[:k]
+
+    def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
+        raise UnsupportedQuery("tiny graph")
+
+    def is_concept(self, phrase: str) -> bool:
+        raise UnsupportedQuery("tiny graph")
+
+
+class FakeModel:
+    """Scripted ``generate``: activations from a table, filter answers from a function of the candidates.
+
+    Records every prompt so tests can check what the model was asked.
+    """
+
+    def __init__(
+        self,
+        activations: dict[str, str] | None = None,
+        keep: Callable[[list[str]], str] | None = None,
+    ) -> None:
+        self.activations = activations or {}
+        self.keep = keep or (lambda candidates: json.dumps({"concepts": candidates}))
+        self.activation_calls: Counter[str] = Counter()
+        self.filter_prompts: list[str] = []
+
+    async def __call__(self, prompt: str) -> str:
+        await asyncio.sleep(0)  # yield, so concurrent instances really interleave
+        if (match := CONCEPT_LINE.search(prompt)) is not None:
+            concept = match.group(1)
+            self.activation_calls[concept] += 1
+            return self.activations.get(concept, '{"concepts": []}')
+        self.filter_prompts.append(prompt)
+        candidates_line = CANDIDATES_LINE.search(prompt)
+        assert candidates_line is not None, "filter prompt without a candidate list"
+        return self.keep(json.loads(candidates_line.group(1)))
+
+
+def run(seeds: Seeds, config: SAConfig, *, generate=None, graph: ConceptGraph | None = None, activator=None):
+    return asyncio.run(
+        spread_activation(
+            seeds, generate=generate, graph=graph, activator=activator or Activator(), config=config
+        )
+    )
+
+
+GRAPH_ONLY = SAConfig(use_llm=False, use_graph=True, use_filter=False)
+PEELED_APPLE = property_induction_seeds("peeled", "apple")
+
+
+def chain_graph(length: int = 8) -> TinyGraph:
+    """peeled → x1 → x2 → … : every step adds exactly one new concept."""
+    table = {"peeled": ["x1"], "apple": []}
+    table.update({f"x{i}": [f"x{i + 1}"] for i in range(1, length)})
+    return TinyGraph(table)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Seeds and objectives (paper §4.1)
+
+
+def test_seeds_follow_the_paper() -> None:
+    assert PEELED_APPLE.concepts == ("peeled", "apple")
+    assert PEELED_APPLE.objective == "find relationships between 'peeled' and 'apple'"  # paper's example
+    npc = noun_phrase_completion_seeds("apple", "unappetizing")
+    assert npc.concepts == ("apple", "unappetizing")  # the modifier is what must be found, so not a seed
+    assert "apple" in npc.objective and "unappetizing" in npc.objective
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Convergence, T and ε
+
+
+def test_converges_and_removes_seeds_including_inflections() -> None:
+    graph = TinyGraph(
+        {
+            "peeled": ["peel", "skin"],
+            "apple": ["fruit", "apples", "peeled"],  # "apples" and "peeled" are C_0 and must go
+            "peel": ["skin"],
+            "skin": ["peel"],
+            "fruit": ["apple"],
+        }
+    )
+    trajectory = run(PEELED_APPLE, GRAPH_ONLY, graph=graph)
+    # t=1: A(peeled) ∪ A(apple) \ C_0 = {peel, skin, fruit}; Δ(C_0, C_1) = 1 (disjoint).
+    # t=2: nothing new; Δ = 0 < 0.1 → converged.
+    assert [step.concepts for step in trajectory.steps] == [("peel", "skin", "fruit")] * 2
+    assert [step.delta for step in trajectory.steps] == [1.0, 0.0]
+    assert trajectory.stop_reason == "converged"
+    assert trajectory.final == ("peel", "skin", "fruit")
+
+
+def test_delta_compares_consecutive_sets_so_growth_keeps_going() -> None:
+    """Regression: the authors compared C_{t+1} with its own lemmatisation (Δ = 0, frozen after one step)."""
+    trajectory = run(PEELED_APPLE, GRAPH_ONLY, graph=chain_graph())
+    # C_t = {x1..xt}: Δ = 1 − (t−1)/t → 1, 1/2, 1/3, 1/4, 1/5; none < 0.1, so all T = 5 steps run.
+    assert [step.concepts for step in trajectory.steps][-1] == ("x1", "x2", "x3", "x4", "x5")
+    assert [round(step.delta, 6) for step in trajectory.steps] == [1.0, 0.5, 0.333333, 0.25, 0.2]
+    assert trajectory.stop_reason == "max_iterations"
+
+
+def test_epsilon_and_max_iterations_limits() -> None:
+    by_epsilon = run(PEELED_APPLE, SAConfig(False, True, use_filter=False, epsilon=0.3), graph=chain_graph())
+    assert len(by_epsilon.steps) == 4 and by_epsilon.stop_reason == "converged"  # Δ_4 = 0.25 < 0.3
+    by_t = run(PEELED_APPLE, SAConfig(False, True, use_filter=False, max_iterations=2), graph=chain_graph())
+    assert len(by_t.steps) == 2 and by_t.stop_reason == "max_iterations"
+    assert by_t.final == ("x1", "x2")
+
+
+def test_intermediate_sets_for_table_6_without_rerunning() -> None:
+    trajectory = run(PEELED_APPLE, SAConfig(False, True, use_filter=False, epsilon=0.3), graph=chain_graph())
+    assert trajectory.at(0) == ("peeled", "apple")
+    assert [len(trajectory.at(t)) for t in range(1, 6)] == [1, 2, 3, 4, 4]  # stopped at 4: C_5 = C_4
+    with pytest.raises(ValueError):
+        trajectory.at(-1)
+
+
+def test_delta_is_on_lemmatised_forms() -> None:
+    assert jaccard_distance(["apples", "Pears"], ["apple", "pear"]) == 0.0
+    assert jaccard_distance(["a b"], ["c"]) == 1.0
+    assert jaccard_distance([], []) == 0.0
+    assert concept_key("Farmer's  Markets") == "farmer's market"
+    assert concept_key("peeled") != concept_key("peel")  # only noun inflection is undone
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Filter
+
+
+def test_filter_sees_every_candidate_and_both_seeds() -> None:
+    """Regression: the authors' filter saw a random 5 of 10 candidates and no seed."""
+    neighbours = [f"n{i}" for i in range(12)]
+    model = FakeModel(keep=lambda c: json.dumps({"concepts": c[:3]}))
+    trajectory = run(
+        PEELED_APPLE,
+        SAConfig(use_llm=False, use_graph=True, max_iterations=1, neighbours_k=12),
+        generate=model,
+        graph=TinyGraph({"peeled": neighbours}),
+    )
+    prompt = model.filter_prompts[0]
+    assert prompt == filter_prompt(tuple(neighbours), PEELED_APPLE)
+    assert json.loads(CANDIDATES_LINE.search(prompt).group(1)) == neighbours
+    assert '"peeled", "apple"' in prompt and PEELED_APPLE.objective in prompt
+    assert trajectory.final == ("n0", "n1", "n2")
+
+
+def test_candidate_cap_is_seeded_and_recorded() -> None:
+    neighbours = [f"n{i}" for i in range(20)]
+    graph = TinyGraph({"peeled": neighbours})
+
+    def capped(seed: int) -> Trajectory:
+        config = SAConfig(
+            False, True, use_filter=False, max_iterations=1, neighbours_k=20, max_candidates=5, seed=seed
+        )
+        return run(PEELED_APPLE, config, graph=graph)
+
+    first, again, other = capped(0), capped(0), capped(1)
+    assert first.final == again.final and len(first.final) == 5
+    assert set(first.final) <= set(neighbours)
+    assert first.steps[0].n_candidates == 5 and first.steps[0].n_capped == 15
+    assert first.final != other.final  # a different seed draws a different sample (checked for 0 vs 1)
+
+
+def test_filter_output_outside_candidates_is_ignored_and_counted() -> None:
+    model = FakeModel(keep=lambda c: json.dumps({"concepts": ["skins", "invented", "apple"]}))
+    trajectory = run(
+        PEELED_APPLE,
+        SAConfig(use_llm=False, use_graph=True, max_iterations=1),
+        generate=model,
+        graph=TinyGraph({"peeled": ["skin", "peel"]}),
+    )
+    # "skins" matches candidate "skin" by lemma; "invented" and the seed "apple" are not candidates.
+    assert trajectory.final == ("skin",)
+    assert trajectory.steps[0].filter_invented == 2
+
+
+def test_empty_filter_output_stops_with_empty() -> None:
+    model = FakeModel(keep=lambda c: '{"concepts": []}')
+    trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=chain_graph())
+    assert trajectory.stop_reason == "empty" and trajectory.final == ()
+    assert len(trajectory.steps) == 1 and not trajectory.steps[0].filter_failed
+
+
+def test_unparsable_filter_output_is_counted_treated_as_empty_and_never_raises() -> None:
+    model = FakeModel(keep=lambda c: "I think skin and peel are relevant.")
+    trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=chain_graph())
+    assert trajectory.steps[0].filter_failed and trajectory.filter_failures == 1
+    assert trajectory.final == () and trajectory.stop_reason == "empty"
+
+
+def test_empty_graph_stops_without_calling_the_filter() -> None:
+    model = FakeModel()
+    trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=TinyGraph({}))
+    assert trajectory.stop_reason == "empty" and trajectory.final == ()
+    assert model.filter_prompts == []  # nothing to filter: no model call
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Sources, memoisation
+
+
+def test_llm_only_run_never_sees_graph_neighbours() -> None:
+    """Regression: LLM-only runs received ConceptNet neighbours through a cache shared with graph runs."""
+    activator = Activator()
+    graph = TinyGraph({"peeled": ["from-graph"], "apple": ["from-graph-too"]})
+    run(PEELED_APPLE, GRAPH_ONLY, graph=graph, activator=activator)  # fills the graph entries of the memo
+    graph_calls = activator.calls["graph"]
+    model = FakeModel({"peeled": '{"concepts": ["skin"]}', "apple": '{"concepts": ["core"]}'})
+    llm_only = SAConfig(use_llm=True, use_graph=False, max_iterations=1)
+    trajectory = run(
+        PEELED_APPLE, llm_only, generate=model, graph=TinyGraph({}, explode=True), activator=activator
+    )
+    assert trajectory.final == ("skin", "core")
+    assert activator.calls["llm"] == 2 and activator.calls["graph"] == graph_calls
+
+
+def test_both_sources_are_merged_llm_first() -> None:
+    model = FakeModel({"peeled": '{"concepts": ["skin", "peel"]}'})
+    graph = TinyGraph({"peeled": ["peel", "knife"]})
+    config = SAConfig(use_llm=True, use_graph=True, use_filter=False, max_iterations=1)
+    assert run(PEELED_APPLE, config, generate=model, graph=graph).final == ("skin", "peel", "knife")
+
+
+def test_concurrent_instances_activate_a_shared_concept_once() -> None:
+    model = FakeModel({"apple": '{"concepts": ["fruit"]}', "fruit": '{"concepts": ["apple"]}'})
+    config = SAConfig(use_llm=True, use_graph=False, max_iterations=3)
+    instances = [property_induction_seeds(m, "apple") for m in ("peeled", "rotten", "golden", "wax")]
+
+    async def all_instances(activator: Activator) -> list[Trajectory]:
+        return await asyncio.gather(
+            *(
+                spread_activation(s, generate=model, graph=None, activator=activator, config=config)
+                for s in instances
+            )
+        )
+
+    memo = Activator()
+    trajectories = asyncio.run(all_instances(memo))
+    assert all(t.final == ("fruit",) for t in trajectories)
+    assert model.activation_calls["apple"] == 1 and model.activation_calls["fruit"] == 1
+    assert memo.calls["llm"] == 6  # apple, fruit, and the four modifiers
+    assert memo.hits["llm"] > 0
+
+    model.activation_calls.clear()
+    asyncio.run(all_instances(Activator(memoise=False)))
+    assert model.activation_calls["apple"] > 1  # without the memo every step of every instance asks again
+
+
+def test_generate_errors_propagate_and_are_not_memoised() -> None:
+    attempts = Counter()
+
+    async def flaky(prompt: str) -> str:
+        attempts["n"] += 1
+        if attempts["n"] == 1:
+            raise ConnectionError("model down")
+        return '{"concepts": ["skin"]}'
+
+    activator = Activator()
+    config = SAConfig(use_llm=True, use_graph=False, use_filter=False, max_iterations=1)
+    seeds = Seeds(("peeled",), "o")
+    with pytest.raises(ConnectionError):
+        run(seeds, config, generate=flaky, activator=activator)
+    assert run(seeds, config, generate=flaky, activator=activator).final == ("skin",)
+
+
+def test_unparsable_activation_is_counted() -> None:
+    model = FakeModel({"peeled": "skin, peel", "apple": '{"concepts": ["core"]}'})
+    config = SAConfig(use_llm=True, use_graph=False, use_filter=False, max_iterations=1)
+    trajectory = run(PEELED_APPLE, config, generate=model)
+    assert trajectory.final == ("core",)
+    assert trajectory.activation_failures == 1
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Configuration, parsing, record
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ValueError):
+        SAConfig(use_llm=False, use_graph=False)
+    with pytest.raises(ValueError):
+        SAConfig(use_llm=False, use_graph=True, max_candidates=0)
+    with pytest.raises(ValueError, match="generate"):
+        run(PEELED_APPLE, SAConfig(use_llm=False, use_graph=True), graph=TinyGraph({}))
+    with pytest.raises(ValueError, match="graph"):
+        run(PEELED_APPLE, SAConfig(use_llm=True, use_graph=True), generate=FakeModel())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"concepts": ["a", "b"]}', ["a", "b"]),
+        ('Sure!\n```json\n{"concepts": ["a", 3, "b"]}\n```', ["a", "b"]),
+        ('first {"concepts": ["old"]} then {"concepts": ["new"]}', ["new"]),
+        ('["x", "y"]', ["x", "y"]),
+        ('{"concepts": []}', []),
+        ("skin, peel", None),
+        ('{"concepts": "skin"}', None),
+        ("__import__('os').system('true')", None),
+        ('{"concepts": ["a", "b"', None),
+    ],
+)
+def test_parse_concept_list(text: str, expected: list[str] | None) -> None:
+    assert parse_concept_list(text) == expected
+
+
+def test_trajectory_record_is_json_and_complete() -> None:
+    trajectory = run(PEELED_APPLE, GRAPH_ONLY, graph=chain_graph(3))
+    record = json.loads(json.dumps(trajectory.to_dict()))
+    assert record["seeds"] == ["peeled", "apple"] and record["objective"] == PEELED_APPLE.objective
+    assert record["final"] == list(trajectory.final) and record["stop_reason"] == trajectory.stop_reason
+    assert [s["delta"] for s in record["steps"]] == [s.delta for s in trajectory.steps]
+    assert record["steps"][0]["concepts"] == ["x1"]
+
+
+def test_format_concepts_matches_the_paper_prompts() -> None:
+    # Table 12 renders the set as: ['bland', 'bitter', 'inedible', ...]
+    assert format_concepts(("bland", "bitter")) == "['bland', 'bitter']"

@@ -1,0 +1,98 @@
+"""Human evaluation sheets: export → fill → import → judge / Table 4, on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccpt.errors import DataError
+from ccpt.human_eval import (
+    export_rating_sheets,
+    export_solver_sheet,
+    human_judge_report,
+    import_solver_sheet,
+    judge_answers,
+    rating_agreement,
+    read_ratings,
+)
+from ccpt.report import table5
+from ccpt.results import load_results
+
+
+def test_solver_sheet_round_trip_and_judging(dataset, tmp_path: Path) -> None:
+    csv_path, html_path = export_solver_sheet(dataset, "pi_emergent", tmp_path, n=5, seed=3)
+    sheet = pd.read_csv(csv_path, keep_default_na=False)
+    assert len(sheet) == 5 and (sheet["answer"] == "").all()
+    assert "that '" in sheet["question"].iloc[0] and "doesn't have?" in sheet["question"].iloc[0]
+    assert "<pre>" in html_path.read_text()
+    sheet.loc[0, "answer"] = "<b>wet</b>"
+    sheet.loc[1:, "answer"] = "fragile"
+    sheet.loc[4, "answer"] = ""
+    sheet.to_csv(csv_path, index=False)
+    rows = import_solver_sheet(csv_path, dataset)
+    assert set(rows["model"]) == {"human"} and rows["parse_ok"].tolist() == [True, True, True, True, False]
+
+    async def judge(concept: str, prop: str) -> float | None:  # any callable; async works too
+        return (
+            None
+            if concept == rows["head"].iloc[1]
+            else 0.5
+            if concept == rows["combination"].iloc[0]
+            else 0.2
+        )
+
+    judged = judge_answers(rows, judge)
+    assert judged["score"].iloc[0] == pytest.approx(0.3)  # E = 0.5 − max(0.2, 0.2)
+    assert judged["judge_failures"].iloc[1] == 1 and pd.isna(judged["score"].iloc[1])
+    assert pd.isna(judged["score"].iloc[4])
+
+
+def test_solver_sheet_errors_name_the_problem(dataset, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,task\nx,pi_emergent\n")
+    with pytest.raises(DataError, match="missing column.*answer"):
+        import_solver_sheet(bad, dataset)
+    bad.write_text("id,task,answer\nccpt_emergent:999999,pi_emergent,wet\n")
+    with pytest.raises(DataError, match="unknown id"):
+        import_solver_sheet(bad, dataset)
+
+
+def test_type_prediction_sheet_scores_majority_free_labels(dataset, tmp_path: Path) -> None:
+    csv_path, _ = export_solver_sheet(dataset, "type_prediction", tmp_path, n=8, seed=0)
+    sheet = pd.read_csv(csv_path, keep_default_na=False)
+    gold = {item.id: item.gold for item in dataset.type_prediction_set()}
+    sheet["answer"] = [gold[i] for i in sheet["id"]]
+    sheet.loc[0, "answer"] = "no idea"
+    sheet.to_csv(csv_path, index=False)
+    (result,) = table5(import_solver_sheet(csv_path, dataset), stat="sem")
+    assert result.classification.n == 8 and result.accuracy.mean == pytest.approx(100 * 7 / 8)
+
+
+def test_rating_sheets_to_table4_and_agreement(reference_dir: Path, dataset, tmp_path: Path) -> None:
+    frame = load_results([reference_dir / "pi_emergent_gpt-4o_naive.csv"], dataset)
+    written = export_rating_sheets(frame, tmp_path, n=10, raters=2, seed=0)
+    key = pd.read_csv(tmp_path / "key.csv")
+    assert len(key) == 30 and {p.name for p in written} >= {"rater_1.csv", "rater_2.csv", "rater_1.html"}
+    # Raters who agree exactly with the LLM judge (on the 1–10 scale) and a second one off by one point.
+    for k, shift in ((1, 0), (2, 1)):
+        sheet = pd.read_csv(tmp_path / f"rater_{k}.csv")
+        judge = key.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"]
+        sheet["rating"] = [min(10, round(1 + 9 * judge[p]) + shift) for p in sheet["pair_id"]]
+        sheet.to_csv(tmp_path / f"rater_{k}.csv", index=False)
+    ratings = read_ratings(tmp_path / "key.csv", [tmp_path / "rater_1.csv", tmp_path / "rater_2.csv"])
+    agree = rating_agreement(ratings)
+    assert agree["pearson"] > 0.99 and agree["n"] == ratings["pair_id"].nunique()
+    assert 0.8 < agree["krippendorff_alpha_interval"] < 1.0
+    text = human_judge_report(ratings)
+    assert "Table 4" in text and "Krippendorff" in text and "| gpt-4o | Base |" in text
+
+
+def test_rating_import_rejects_out_of_range(tmp_path: Path) -> None:
+    (tmp_path / "key.csv").write_text(
+        "pair_id,task,model,method,instance,role,llm_judge\np00000,pi_emergent,m,base,i,r_np,0.5\n"
+    )
+    (tmp_path / "r.csv").write_text("pair_id,rater,rating\np00000,a,11\n")
+    with pytest.raises(DataError, match="1–10"):
+        read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv"])

