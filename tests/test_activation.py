@@ -20,7 +20,6 @@ from ccpt.activation import (
     Trajectory,
     concept_key,
     filter_prompt,
-    format_concepts,
     jaccard_distance,
     noun_phrase_completion_seeds,
     parse_concept_list,
@@ -28,6 +27,7 @@ from ccpt.activation import (
     spread_activation,
 )
 from ccpt.graph import ConceptGraph, UnsupportedQuery
+from ccpt.prompts import format_concepts
 
 CONCEPT_LINE = re.compile(r'^Concept: "(.*)"$', re.M)
 CANDIDATES_LINE = re.compile(r"^(\[.*\])$", re.M)

@@ -44,7 +44,9 @@ from typing import Any, Literal
 
 from lemminflect import getLemma
 
+from ccpt.answers import extract_json_object
 from ccpt.graph import ConceptGraph, normalise_label
+from ccpt.prompts import render_template
 
 Generate = Callable[[str], Awaitable[str]]
 Source = Literal["llm", "graph"]
@@ -172,11 +174,6 @@ class Trajectory:
         }
 
 
-def format_concepts(concepts: Iterable[str]) -> str:
-    """Render a concept set like the paper's SA prompts (Tables 12, 15): ``['bland', 'bitter']``."""
-    return repr(list(concepts))
-
-
 # ----------------------------------------------------------------------------------------------------
 # Normalisation and parsing
 
@@ -197,28 +194,35 @@ def _noun_lemma(word: str) -> str:
 
 
 def parse_concept_list(text: str) -> list[str] | None:
-    """The concept list in a model answer: the last ``{"concepts": [...]}`` object or JSON list in ``text``.
+    """The concept list in a model answer: the last ``{"concepts": [...]}`` object, else a bare JSON list.
 
-    Tolerates prose and code fences around the JSON. Returns None when no such JSON is found; non-string items
-    are skipped. Never evaluates the text.
+    The object is found by :func:`ccpt.answers.extract_json_object` (prose, code fences and loose quoting
+    tolerated); a bare list such as ``["a", "b"]`` is read with ``json``. Returns None when neither is found;
+    non-string items are skipped. Never evaluates the text.
     """
-    decoder = json.JSONDecoder()
-    found: list[Any] | None = None
-    position = 0
-    while (match := _JSON_START.search(text, position)) is not None:
-        try:
-            value, end = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            position = match.start() + 1
-            continue
-        if isinstance(value, dict) and isinstance(value.get("concepts"), list):
-            found = value["concepts"]
-        elif isinstance(value, list):
-            found = value
-        position = end
+    obj = extract_json_object(text)
+    found: Any = obj.get("concepts") if obj is not None else None
+    if not isinstance(found, list):
+        found = _last_json_list(text)
     if found is None:
         return None
     return [item for item in found if isinstance(item, str)]
+
+
+def _last_json_list(text: str) -> list[Any] | None:
+    decoder = json.JSONDecoder()
+    found: list[Any] | None = None
+    position = 0
+    while (start := text.find("[", position)) != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            position = start + 1
+            continue
+        if isinstance(value, list):
+            found = value
+        position = end
+    return found
 
 
 def _clean(items: Iterable[str], limit: int | None = None) -> tuple[str, ...]:
@@ -232,16 +236,6 @@ def _clean(items: Iterable[str], limit: int | None = None) -> tuple[str, ...]:
 
 
 @cache
-def _template(name: str) -> string.Template:
-    """A prompt file from ccpt/prompts without its leading ``#`` comment lines."""
-    text = resources.files("ccpt.prompts").joinpath(name).read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    while lines and lines[0].startswith("#"):
-        lines.pop(0)
-    return string.Template("".join(lines))
-
-
-@cache
 def _objective(task: SATask) -> string.Template:
     text = resources.files("ccpt.prompts").joinpath("sa_objectives.toml").read_text(encoding="utf-8")
     return string.Template(tomllib.loads(text)[task])
@@ -249,12 +243,13 @@ def _objective(task: SATask) -> string.Template:
 
 def activation_prompt(concept: str, k: int) -> str:
     """p_act for one concept (independent of the instance, so it can be shared and cached)."""
-    return _template("sa_activate.txt").substitute(concept=concept, k=k)
+    return render_template("sa_activate", concept=concept, k=k)
 
 
 def filter_prompt(candidates: Sequence[str], seeds: Seeds) -> str:
     """p_fil: every candidate, the seed concepts C_0 and the objective O."""
-    return _template("sa_filter.txt").substitute(
+    return render_template(
+        "sa_filter",
         seeds=", ".join(f'"{seed}"' for seed in seeds.concepts),
         objective=seeds.objective,
         candidates=json.dumps(list(candidates), ensure_ascii=False),

@@ -64,6 +64,16 @@ def scripted_reply(prompt: str, seed: int | None, vocabulary: int = 6) -> str:
         concept = _field(prompt, "Concept")
         start = _hash(concept) % len(CONCEPTS)
         return json.dumps({"concepts": [CONCEPTS[(start + i) % len(CONCEPTS)] for i in range(4)]})
+    # Data-construction pipeline prompts (ccpt.pipeline): answers are hashes of the prompt's subject.
+    if "properties that the noun phrase" in prompt or "typical properties of" in prompt:
+        start = _hash(prompt) % len(PROPERTIES)
+        return json.dumps({"properties": [PROPERTIES[(start + i) % len(PROPERTIES)] for i in range(len(PROPERTIES))]})
+    if "Is this statement plausible" in prompt:
+        return json.dumps({"plausible": "no" if _hash(_field(prompt, "Statement")) % 4 == 0 else "yes"})
+    if "Does each concept on its own have the property" in prompt:
+        return json.dumps({"head_has_property": pick % 3 == 0, "modifier_has_property": pick % 5 == 0})
+    if "Does the noun phrase still have the property" in prompt:
+        return json.dumps({"combination_has_property": pick % 3 == 0})
     return json.dumps({"property": PROPERTIES[pick % min(vocabulary, len(PROPERTIES))]})
 
 
@@ -97,11 +107,11 @@ class ScriptedModel(ModelAPI):
     ) -> ModelOutput:
         self.calls += 1
         prompt = "\n".join(m.text for m in input)
-        if self.calls_file:
-            with Path(self.calls_file).open("a", encoding="utf-8") as fh:
-                fh.write(f"{_hash(prompt, config.seed)}\n")
         if self.latency:
             await asyncio.sleep(self.latency)
+        if self.calls_file:  # written when the call completes, i.e. when a real API would have billed it
+            with Path(self.calls_file).open("a", encoding="utf-8") as fh:
+                fh.write(f"{_hash(prompt, config.seed)}\n")
         if self.fail_every and self.calls % self.fail_every == 0:
             text = "I am not sure."
         else:

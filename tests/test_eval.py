@@ -1,0 +1,238 @@
+"""The Inspect integration end to end, through Inspect's real code path with the offline scripted provider.
+
+`ccpt-scripted` is a registered Inspect model provider (like any API provider), so these runs exercise the
+real tasks, solvers, judge scorer, epochs, cache and logs; only the model's text is scripted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+
+from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+
+pytestmark = pytest.mark.shared_data
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh Inspect model cache per test, so call counts are exact."""
+    cache = tmp_path / "inspect-cache"
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(cache))
+    return cache
+
+
+def _run(task, tmp_path: Path, model: str = "ccpt-scripted/solver", judge: str = "ccpt-scripted/judge",
+         limit: int = 2, **model_args) -> EvalLog:
+    logs = inspect_eval(task, model=model, model_args=model_args, model_roles={"grader": judge},
+                        limit=limit, log_dir=str(tmp_path / "logs"), display="none")
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+def _rows(log: EvalLog) -> list[dict]:
+    rows = []
+    for sample in log.samples or []:
+        meta = next(s.metadata["ccpt"] for s in sample.scores.values() if s.metadata and "ccpt" in s.metadata)
+        rows.extend(meta["samples"])
+    return rows
+
+
+def _solver_seeds(log: EvalLog) -> list[int | None]:
+    seeds = []
+    for sample in log.samples or []:
+        for event in sample.events:
+            if event.event == "model" and event.role != "grader":
+                seeds.append(event.config.seed)
+    return seeds
+
+
+def test_base_seeds_are_independent_draws(ccpt_dir: Path, tmp_path: Path) -> None:
+    log = _run(pi_emergent(method="base", seeds=3, data_dir=str(ccpt_dir)), tmp_path)
+    rows = _rows(log)
+    assert len(rows) == 2 * 3 and {r["seed"] for r in rows} == {0, 1, 2}
+    assert all(r["parse_ok"] and r["r_np"] is not None and r["judge"] == "ccpt-scripted/judge" for r in rows)
+    # A distinct seed per epoch (Inspect alone would send the same one to every epoch).
+    assert sorted(set(_solver_seeds(log))) == [0, 1000, 2000]
+    for r in rows:  # E = max(R_N,P − max(R_H,P, R_M,P), 0) on the judged values
+        assert r["r_hmp"] == max(r["r_hp"], r["r_mp"])
+        assert r["score"] == pytest.approx(max(r["r_np"] - r["r_hmp"], 0.0))
+
+
+def test_canceled_scores_cancellation(ccpt_dir: Path, tmp_path: Path) -> None:
+    rows = _rows(_run(pi_canceled(method="cot", seeds=1, data_dir=str(ccpt_dir)), tmp_path))
+    assert all(r["score"] == pytest.approx(max(r["r_hmp"] - r["r_np"], 0.0)) for r in rows)
+
+
+def test_judge_calls_are_memoised_and_cached(ccpt_dir: Path, tmp_path: Path) -> None:
+    calls = tmp_path / "judge-calls.txt"
+    task = pi_emergent(method="multi_oracle", seeds=2, oracle_n=5, data_dir=str(ccpt_dir))
+    logs = inspect_eval(task, model="ccpt-scripted/solver", model_roles={"grader": "ccpt-scripted/judge"},
+                        limit=3, log_dir=str(tmp_path / "a"), display="none")
+    from inspect_ai.model import get_model
+
+    # Every judged (concept, property) pair was asked exactly once.
+    rows = _rows(logs[0])
+    pairs = {(c, r["answer"]) for r in rows for c in (r["combination"], r["head"], r["modifier"])}
+    judge_events = [e for s in logs[0].samples for e in s.events if e.event == "model" and e.role == "grader"]
+    assert len(judge_events) == len(pairs)
+    assert len(rows) == 3 * 2 * 5 and {r["sample"] for r in rows} == set(range(5))
+    # Re-scoring the same answers in a new run is free: every judge call is a cache hit.
+    judge = get_model("ccpt-scripted/judge", calls_file=str(calls), memoize=False)
+    inspect_eval(pi_emergent(method="multi_oracle", seeds=2, oracle_n=5, data_dir=str(ccpt_dir)),
+                 model="ccpt-scripted/solver", model_roles={"grader": judge}, limit=3,
+                 log_dir=str(tmp_path / "b"), display="none")
+    assert not calls.exists() or calls.read_text() == ""
+
+
+def test_unparsable_answers_are_counted_not_replaced(ccpt_dir: Path, tmp_path: Path) -> None:
+    log = _run(pi_emergent(method="base", seeds=2, data_dir=str(ccpt_dir)), tmp_path, limit=4, fail_every=2)
+    rows = _rows(log)
+    failed = [r for r in rows if not r["parse_ok"]]
+    assert failed and all(r["parse_error"] == "no JSON object" and r["r_np"] is None for r in failed)
+    assert all(r["answer"] is None and r["score"] is None for r in failed)
+
+
+def test_noun_phrase_completion_judges_the_model_modifier(ccpt_dir: Path, tmp_path: Path) -> None:
+    rows = _rows(_run(npc_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)), tmp_path))
+    for r in rows:
+        assert r["head"] in r["answer"] and r["answer_modifier"] and r["answer_modifier"] in r["answer"]
+        assert r["modifier"] != r["answer_modifier"] or r["combination"] == r["answer"]
+
+
+def test_type_prediction_exact_match(ccpt_dir: Path, tmp_path: Path) -> None:
+    log = _run(type_prediction(data_dir=str(ccpt_dir)), tmp_path, limit=12)
+    rows = _rows(log)
+    assert {r["gold_type"] for r in rows} == {"emergent", "component", "canceled", "others"}
+    for sample, row in zip(log.samples, rows, strict=True):
+        correct = list(sample.scores.values())[0].value["correct"]
+        assert correct == float(row["pred_type"] == row["gold_type"])
+
+
+def test_spreading_activation_llm_never_touches_the_graph(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ccpt.eval.spreading as spreading
+
+    def no_graph(*args, **kwargs):
+        raise AssertionError("sa_llm must not load a concept graph")
+
+    monkeypatch.setattr(spreading, "load_graph", no_graph)
+    log = _run(pi_emergent(method="sa_llm", seeds=1, data_dir=str(ccpt_dir), sa_answer_every_step=True), tmp_path)
+    for sample in log.samples:
+        meta = list(sample.scores.values())[0].metadata["ccpt"]
+        trajectory = meta["trajectory"]
+        seeds = {c.lower() for c in trajectory["seeds"]}
+        assert trajectory["steps"] and not seeds & {c.lower() for c in trajectory["final"]}
+        assert [r["sa_iteration"] for r in meta["samples"]] == [None, 1, 2, 3, 4, 5]
+
+
+def test_spreading_activation_with_conceptnet_cache(ccpt_dir: Path, tmp_path: Path) -> None:
+    log = _run(npc_emergent(method="sa_conceptnet", seeds=1, data_dir=str(ccpt_dir)), tmp_path)
+    trajectory = list(log.samples[0].scores.values())[0].metadata["ccpt"]["trajectory"]
+    assert trajectory["stop_reason"] in ("converged", "max_iterations", "empty")
+    assert all(0.0 <= step["delta"] <= 1.0 for step in trajectory["steps"])
+
+
+def test_inspect_cli_runs_a_registered_task(ccpt_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    inspect = Path(sys.executable).with_name("inspect")
+    result = subprocess.run(
+        [str(inspect), "eval", "ccpt/pi_emergent", "--model", "ccpt-scripted/x", "--model-role",
+         "grader=ccpt-scripted/judge", "--limit", "1", "-T", "method=cot", "-T", f"data_dir={ccpt_dir}",
+         "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert log.status == "success" and log.eval.task_args["method"] == "cot" and len(_rows(log)) == 3
+
+
+def _ccpt(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("ccpt")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("nonexist/foo", "not recognized"),
+        ("openai/gpt-4o", "OPENAI_API_KEY"),
+        ("openai-api/loop/m", "Connection error"),
+    ],
+)
+def test_bad_models_fail_fast_with_one_line(model: str, expected: str, ccpt_dir: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env |= {"LOOP_API_KEY": "x", "LOOP_BASE_URL": "http://127.0.0.1:9/v1"}
+    start = time.monotonic()
+    result = _ccpt(["run", "--model", model, "--judge", model, "--limit", "1", "--task", "pi_emergent",
+                    "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")], env, timeout=60)
+    assert time.monotonic() - start < 30
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ccpt: error:") and expected in lines[0], result.stderr
+
+
+def test_killed_sweep_resumes_without_repeating_calls(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Kill `ccpt run` midway, rerun it: every call finished before the kill is served from cache/log."""
+
+    def sweep(log_dir: Path, calls: Path, cache: Path) -> tuple[list[str], dict[str, str]]:
+        env = {**os.environ, "INSPECT_CACHE_DIR": str(cache)}
+        args = ["run", "--model", "ccpt-scripted/solver", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+                "--task", "npc_emergent", "--seeds", "2", "--limit", "4", "--no-preflight", "--data-dir",
+                str(ccpt_dir), "--log-dir", str(log_dir), "-M", "latency=0.2", "-M", f"calls_file={calls}",
+                "--max-connections", "1",
+                "--format", "json"]
+        return args, env
+
+    # Reference: one uninterrupted run.
+    ref_calls = tmp_path / "ref-calls.txt"
+    args, env = sweep(tmp_path / "ref", ref_calls, tmp_path / "ref-cache")
+    assert _ccpt(args, env).returncode == 0
+    expected = len(ref_calls.read_text().splitlines())
+
+    calls = tmp_path / "calls.txt"
+    args, env = sweep(tmp_path / "run", calls, tmp_path / "cache")
+    exe = Path(sys.executable).with_name("ccpt")
+    proc = subprocess.Popen([str(exe), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < expected // 2):
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    done_before_kill = len(calls.read_text().splitlines())
+    assert 0 < done_before_kill < expected
+    result = _ccpt(args, env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(calls.read_text().splitlines()) == expected
+    summary = json.loads(result.stdout)
+    assert summary  # the report of the resumed sweep is printed
+
+
+def test_openai_compatible_endpoint_on_loopback(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Inspect's real OpenAI-compatible provider against an HTTP server on 127.0.0.1."""
+    from loopback_openai import serve
+
+    with serve() as (base_url, requests):
+        monkeypatch.setenv("LOOP_API_KEY", "test-key")
+        monkeypatch.setenv("LOOP_BASE_URL", base_url)
+        log = _run(pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)), tmp_path,
+                   model="openai-api/loop/test-model", judge="openai-api/loop/test-judge")
+    rows = _rows(log)
+    assert all(r["parse_ok"] and r["r_np"] is not None for r in rows)
+    models = [req["model"] for req in requests]
+    assert models.count("test-model") == 2 and models.count("test-judge") == len(
+        {(c, r["answer"]) for r in rows for c in (r["combination"], r["head"], r["modifier"])}
+    )
+    assert all(req["temperature"] == 0.7 and req["top_p"] == 0.95 for req in requests if req["model"] == "test-model")
