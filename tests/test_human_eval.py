@@ -52,7 +52,7 @@ def test_solver_sheet_round_trip_and_judging(dataset, tmp_path: Path) -> None:
 def test_solver_sheet_errors_name_the_problem(dataset, tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("id,task\nx,pi_emergent\n")
-    with pytest.raises(DataError, match="missing column.*answer"):
+    with pytest.raises(DataError, match=r"missing column.*answer"):
         import_solver_sheet(bad, dataset)
     bad.write_text("id,task,answer\nccpt_emergent:999999,pi_emergent,wet\n")
     with pytest.raises(DataError, match="unknown id"):

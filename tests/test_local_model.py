@@ -42,12 +42,14 @@ needs_llama = pytest.mark.skipif(
 def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
     monkeypatch.delitem(sys.modules, "ccpt.eval.llama_backend", raising=False)
-    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"):
+    with pytest.raises(
+        ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"
+    ):
         local_model.GGUFModelAPI("qwen2.5-0.5b")
 
 
 def test_unknown_model_arg_is_rejected() -> None:
-    with pytest.raises(ModelError, match="unknown model arg.*n_ctxx.*supported: n_ctx"):
+    with pytest.raises(ModelError, match=r"unknown model arg.*n_ctxx.*supported: n_ctx"):
         local_model.GGUFModelAPI("qwen2.5-0.5b", n_ctxx=512)
 
 
@@ -69,13 +71,14 @@ def test_provider_is_registered_and_reports_bad_files(tmp_path: Path) -> None:
         get_model(f"gguf/{tmp_path / 'absent.gguf'}")
     corrupt = tmp_path / "corrupt.gguf"
     corrupt.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 64)  # a header and nothing else
-    with pytest.raises(ModelError, match="llama.cpp could not load .*corrupt.gguf"):
+    with pytest.raises(ModelError, match=r"llama\.cpp could not load .*corrupt\.gguf"):
         get_model(f"gguf/{corrupt}")
 
 
 # --- the real embedded model ---------------------------------------------------------------------------
 
-embedded = [pytest.mark.embedded, pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))]
+SKIP_EMBEDDED = _skip_reason()
+real_model = pytest.mark.skipif(SKIP_EMBEDDED is not None, reason=str(SKIP_EMBEDDED))
 SCORE_SCHEMA = ResponseSchema(
     name="relevance",
     json_schema=JSONSchema(
@@ -84,7 +87,9 @@ SCORE_SCHEMA = ResponseSchema(
         required=["score"],
     ),
 )
-PROMPT = "How relevant is the property 'sour' to the concept 'lemon', on a scale from 1 to 10? Answer in JSON."
+PROMPT = (
+    "How relevant is the property 'sour' to the concept 'lemon', on a scale from 1 to 10? Answer in JSON."
+)
 
 
 def _generate(model: Model, prompt: str, **config: object) -> ModelOutput:
@@ -96,14 +101,8 @@ def solver() -> Model:
     return get_model(f"gguf/{weights.DEFAULT_SOLVER}")
 
 
-@pytest.mark.parametrize("_", [None], ids=["json-schema"])
-@pytest.mark.usefixtures("_")
-def _unused() -> None:  # pragma: no cover - placeholder to keep parametrize ids readable
-    pass
-
-
 @pytest.mark.embedded
-@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+@real_model
 def test_json_schema_constrains_output(solver: Model) -> None:
     out = _generate(solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA)
     answer = json.loads(out.completion)
@@ -113,9 +112,11 @@ def test_json_schema_constrains_output(solver: Model) -> None:
 
 
 @pytest.mark.embedded
-@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+@real_model
 def test_logprobs_match_llama_cpp_reference(solver: Model) -> None:
-    out = _generate(solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA, top_logprobs=5)
+    out = _generate(
+        solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA, top_logprobs=5
+    )
     logprobs = out.choices[0].logprobs
     assert logprobs is not None and out.usage is not None
     tokens = logprobs.content
@@ -133,14 +134,20 @@ def test_logprobs_match_llama_cpp_reference(solver: Model) -> None:
     from llama_cpp import Llama
 
     reference = Llama(
-        model_path=str(weights.resolve_gguf(weights.DEFAULT_SOLVER)), n_ctx=1024, logits_all=True, verbose=False
+        model_path=str(weights.resolve_gguf(weights.DEFAULT_SOLVER)),
+        n_ctx=1024,
+        logits_all=True,
+        verbose=False,
     )
     try:
         ref = reference.create_chat_completion(
             [{"role": "user", "content": PROMPT}],
             temperature=0.0,
             max_tokens=30,
-            response_format={"type": "json_object", "schema": SCORE_SCHEMA.json_schema.model_dump(exclude_none=True)},
+            response_format={
+                "type": "json_object",
+                "schema": SCORE_SCHEMA.json_schema.model_dump(exclude_none=True),
+            },
             logprobs=True,
             top_logprobs=5,
         )
@@ -155,7 +162,7 @@ def test_logprobs_match_llama_cpp_reference(solver: Model) -> None:
 
 
 @pytest.mark.embedded
-@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+@real_model
 def test_seed_makes_sampling_reproducible(solver: Model) -> None:
     prompt = "Name one unusual property of a 'glass hammer'. One short sentence."
 
@@ -170,9 +177,11 @@ def test_seed_makes_sampling_reproducible(solver: Model) -> None:
 
 
 @pytest.mark.embedded
-@pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+@real_model
 def test_stop_sequences_max_tokens_and_shared_model(solver: Model) -> None:
-    counted = _generate(solver, "Count from 1 to 20, separated by commas.", temperature=0.0, max_tokens=60, stop_seqs=["7"])
+    counted = _generate(
+        solver, "Count from 1 to 20, separated by commas.", temperature=0.0, max_tokens=60, stop_seqs=["7"]
+    )
     assert counted.stop_reason == "stop" and "7" not in counted.completion and "6" in counted.completion
     capped = _generate(solver, "Count from 1 to 20, separated by commas.", temperature=0.0, max_tokens=5)
     assert capped.stop_reason == "max_tokens"

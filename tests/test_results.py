@@ -81,7 +81,7 @@ def test_foreign_csv_rejected_naming_missing_columns(tmp_path: Path) -> None:
         "m_naive_0_root_relevance,m_naive_0_modifier_relevance,meta.m_emergence\n"
         'a cat,cat,soft,"[\'{""property"": ""x""}\']",x,0.1,0.1,0.1,0.0\n'
     )
-    with pytest.raises(DataError, match="missing column.*modifier"):
+    with pytest.raises(DataError, match=r"missing column.*modifier"):
         from_reference_csv(malformed)
 
 

@@ -42,7 +42,8 @@ def test_fleiss_kappa_perfect_and_invalid() -> None:
 
 
 def test_krippendorff_alpha_interval_textbook() -> None:
-    # Krippendorff (2011) "Computing Krippendorff's alpha-reliability", 4 observers × 12 units: interval α = 0.849.
+    # Krippendorff (2011) "Computing Krippendorff's alpha-reliability", 4 observers × 12 units:
+    # interval α = 0.849.
     n = None
     a = [1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n]
     b = [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3]

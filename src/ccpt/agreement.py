@@ -1,8 +1,9 @@
 """Judge–human agreement (paper §6.1, Figure 4): correlation between an LLM judge's relevance and the mean
 human rating on (concept, property) pairs from the dataset's emergent and canceled rows.
 
-Every such row yields three pairs: (combination N, P), (head H, P), (modifier M, P), each with three 1–5 Likert
-ratings. With no live judge the GPT-4o scores stored in the dataset are used (offline). Pure core: no pandas.
+Every such row yields three pairs: (combination N, P), (head H, P), (modifier M, P), each with three
+1–5 Likert ratings. With no live judge the GPT-4o scores stored in the dataset are used (offline).
+Pure core: no pandas.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Human evaluation (paper §4.2, §6.1, Appendix B.3–B.5, Table 4, Figures 7–8).
 
-1. Humans as solvers: export question sheets (CSV with an empty answer column + printable HTML) for a test split
-   or a seeded subset, import the filled sheets as tidy rows with ``model="human"`` (the "Human" row once
-   judged with :func:`judge_answers`, which takes any sync or async ``judge(concept, property)`` callable).
+1. Humans as solvers: export question sheets (CSV with an empty answer column + printable HTML) for a test
+   split or a seeded subset, import the filled sheets as tidy rows with ``model="human"`` (the "Human" row
+   once judged with :func:`judge_answers`, which takes any sync or async ``judge(concept, property)`` callable).
 2. Humans as judges: export Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any
    run's answers, import the ratings, report Table 4 (Table-3 layout with the mean human rating as the judge)
    and agreement with the LLM judge on the same pairs (Pearson, Spearman) plus inter-rater agreement
@@ -37,19 +37,22 @@ SOLVER_QUESTIONS: dict[str, str] = {
     "pi_emergent": "Conceptual combination: '{combination}', Type-of-property: 'emergent property'\n"
     "Q. What is a property of '{combination}' that '{head}' or '{modifier}' doesn't have?",
     "pi_canceled": "Conceptual combination: '{combination}', Type-of-property: 'canceled property'\n"
-    "Q. What is a canceled property which is a property that belongs to '{head}' or '{modifier}' but does not "
+    "Q. What is a canceled property which is a property that belongs to '{head}' or '{modifier}' "
+    "but does not "
     "belong to a noun phrase '{combination}'?",
     "npc_emergent": "Head noun: '{head}', Property: '{property}'\n"
     "Q. What is a noun phrase using '{head}' to be '{property}'? (also write the modifier you added)",
     "type_prediction": "Conceptual combination: {combination}\nHead noun: {head}\nModifier: {modifier}\n"
-    "Property: {property}\nQ. What is a relation of the conceptual combination {combination} and the property "
+    "Property: {property}\nQ. What is a relation of the conceptual combination {combination} "
+    "and the property "
     '{property}? (Imagine the most typical "{head}".) Answer one of: emergent, component, canceled, others.',
 }
 RATING_INSTRUCTIONS = (
     "Score how much the given concept has the given property on a scale from 1 to 10. "
     "1: the concept does not have the property at all. 2-3: rarely has it. 4-6: sometimes has it. "
     "7-8: usually has it, but not always. 9: almost always has it. 10: always has it. "
-    "Examples: Rusty / Useless: 7. A chicken in the cage / In danger: 2. A chicken in front of a fox / In danger: 9."
+    "Examples: Rusty / Useless: 7. A chicken in the cage / In danger: 2. "
+    "A chicken in front of a fox / In danger: 9."
 )
 SOLVER_COLUMNS: tuple[str, ...] = (
     "id",
@@ -61,7 +64,7 @@ SOLVER_COLUMNS: tuple[str, ...] = (
     "question",
     "answer",
 )
-JudgeFn = Callable[[str, str], "float | None | Awaitable[float | None]"]
+JudgeFn = Callable[[str, str], "Awaitable[float | None] | float | None"]
 
 
 # ---------------------------------------------------------------------------------------- humans solve
@@ -93,7 +96,7 @@ def _write_html(path: Path, title: str, intro: str, blocks: Sequence[str]) -> No
 def export_solver_sheet(
     ds: CCPTDataset, task: str, out_dir: str | Path, n: int | None = None, seed: int = 0
 ) -> list[Path]:
-    """Write ``<task>_sheet.csv`` (empty ``answer`` column; NPC also ``answer_modifier``) and ``<task>_sheet.html``."""
+    """Write ``<task>_sheet.csv`` (empty ``answer``; NPC also ``answer_modifier``) and an HTML twin."""
     if task not in SOLVER_QUESTIONS:
         raise DataError(f"unknown task {task!r}; choose one of {', '.join(SOLVER_QUESTIONS)}")
     out = Path(out_dir)
@@ -218,7 +221,7 @@ async def _call(judge: JudgeFn, concept: str, prop: str) -> float | None:
 
 
 def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
-    """Fill r_np / r_hp / r_mp / r_hmp / score of generative rows with ``judge(concept, property) -> [0,1] | None``.
+    """Fill r_np, r_hp, r_mp, r_hmp, score of generative rows using ``judge(concept, property) -> r | None``.
 
     ``judge`` may be sync or async and model-agnostic (an LLM judge, a lookup of stored scores…). A ``None``
     relevance is a failed judge call: counted in ``judge_failures``, never replaced.
@@ -331,6 +334,8 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
         parts.append(frame[["pair_id", "rater", "rating"]])
     ratings = pd.concat(parts, ignore_index=True)
     ratings["rating"] = pd.to_numeric(ratings["rating"].str.strip().replace("", None))
+    if ratings["rating"].isna().all():
+        raise DataError("no ratings filled in the given sheets", "fill the 'rating' column (1–10) first")
     return key.merge(ratings, on="pair_id", how="left")
 
 
@@ -363,7 +368,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
-    """Human (mean over raters) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
+    """Human (rater mean) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
     per_pair = ratings.dropna(subset=["rating"]).groupby("pair_id")
     human = per_pair["rating"].mean().map(relevance_from_score)
     llm = pd.to_numeric(ratings.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"], errors="coerce")

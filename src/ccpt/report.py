@@ -171,7 +171,7 @@ def _summaries(values: pd.DataFrame, stat: Stat, n_boot: int, seed: int) -> dict
 
 
 def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows that belong in Table 3: generative tasks, final answers (no SA-iteration rows, no no-filter ablation)."""
+    """Rows of Table 3: generative tasks, final answers (no SA-iteration rows, no no-filter ablation)."""
     keep = frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & (frame["sa_filter"] != False)  # noqa: E712
     return frame[keep]
 
@@ -227,7 +227,7 @@ def table3(
     seed: int = 0,
     title: str = "Table 3: generative tasks (LLM judge)",
 ) -> GenerativeTable:
-    """Paper Table 3: rows model × method (+ Human, + Gold if ``dataset``), columns task × (R_H,M,P, R_N,P, E/C).
+    """Table 3: rows model × method (+ Human, + Gold if ``dataset``), columns task × (R_H,M,P, R_N,P, E/C).
 
     Multi-Oracle and Human/Gold rows are shown but excluded from ranking. ``rank_scope="model"`` ranks within
     each model's block (as the paper's per-model blocks), ``"all"`` across every ranked row.
@@ -354,7 +354,7 @@ def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper")
 
 @dataclass(frozen=True)
 class FailureRow:
-    """Counts per (task, model, method): samples, parse failures, failed judge calls, samples without a score."""
+    """Per (task, model, method): samples, parse failures, failed judge calls, samples without a score."""
 
     task: str
     model: str
@@ -526,10 +526,12 @@ def types_markdown(results: Sequence[TypeResult]) -> str:
                 cells.append(f"{100 * cls.unparsed[i] / cls.row_totals()[i]:.1f}")
             body.append(cells)
         parts.append(
-            f"### Table 5: property type prediction — {_md_escape(res.model)} / {method_label(res.method)}\n\n"
+            f"### Table 5: property type prediction — {_md_escape(res.model)} / "
+            f"{method_label(res.method)}\n\n"
             + _md_table(header, body)
             + f"\n\nAccuracy: {format_summary(res.accuracy)}% (n={cls.n}); has property (green): "
-            f"{100 * cls.has_property_accuracy:.1f}%; lacks property (red): {100 * cls.lacks_property_accuracy:.1f}%; "
+            f"{100 * cls.has_property_accuracy:.1f}%; "
+            f"lacks property (red): {100 * cls.lacks_property_accuracy:.1f}%; "
             f"binary (mean of both): {100 * cls.binary_accuracy:.1f}%."
         )
     return "\n\n".join(parts)
@@ -593,7 +595,8 @@ def _preamble(report: Report) -> list[str]:
     if report.judge_info:
         lines.append(f"Judge: {report.judge_info}")
     lines.append(
-        "Failed samples (unparsable answer or failed judge call) are excluded from the means and counted in the "
+        "Failed samples (unparsable answer or failed judge call) are excluded from the means "
+        "and counted in the "
         "Failures table."
     )
     lines.extend(report.notes)
@@ -662,7 +665,8 @@ def generative_latex(table: GenerativeTable) -> str:
                 if current is not None:
                     lines.append(r"\midrule")
                 lines.append(
-                    rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{latex_escape(row.model)}}}}} \\"
+                    rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}"
+                    rf"{{\textit{{{latex_escape(row.model)}}}}} \\"
                 )
                 current = row.model
         else:
@@ -845,8 +849,9 @@ def render_json(report: Report) -> str:
 # ------------------------------------------------------------------------------------------------ HTML
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:0.9em}th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}
-th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}tr.block td{font-style:italic;text-align:left}
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
+th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}
+th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}
 td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}"""
 
 
@@ -904,7 +909,8 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         parts.append(_html_table(["Actual \\ Predicted", *[lab.capitalize() for lab in cls.labels]], body))
         parts.append(
             f"<p>Accuracy {_h(format_summary(res.accuracy))}% (n={cls.n}); has property "
-            f"{100 * cls.has_property_accuracy:.1f}%; lacks property {100 * cls.lacks_property_accuracy:.1f}%.</p>"
+            f"{100 * cls.has_property_accuracy:.1f}%; "
+            f"lacks property {100 * cls.lacks_property_accuracy:.1f}%.</p>"
         )
     for tab in report.iterations:
         tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]

@@ -272,7 +272,7 @@ def paired_compare(
     n_resamples: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
 ) -> PairedComparison:
-    """Compare paired per-instance scores ``a`` and ``b`` (same instance order). See :class:`PairedComparison`."""
+    """Compare paired per-instance scores ``a`` and ``b`` (same instance order); see PairedComparison."""
     if test not in ("bootstrap", "permutation"):
         raise ValueError(f"test must be 'bootstrap' or 'permutation', got {test!r}")
     x, y = _paired_arrays(a, b)

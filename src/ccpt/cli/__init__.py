@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ccpt.cli.agreement",
     "ccpt.cli.human",
     "ccpt.cli.conceptnet",
+    "ccpt.cli.pipeline",
 )
 
 

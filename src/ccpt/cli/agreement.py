@@ -1,4 +1,4 @@
-"""`ccpt judge-agreement`: correlation between an LLM judge and the dataset's human relevance ratings (§6.1)."""
+"""`ccpt judge-agreement`: correlation of an LLM judge with the dataset's human relevance ratings (§6.1)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def live_scores(model: str, pairs: list) -> list[float | None]:
     "n_rows",
     type=int,
     default=None,
-    help="Rows to sample (half emergent, half canceled; 3 pairs each). Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
+    help="Rows to sample (half emergent, half canceled; 3 pairs each). "
+    "Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
@@ -65,7 +66,8 @@ def command(
 ) -> None:
     """Pearson and Spearman between a judge's relevance and the mean of the 3 human Likert ratings.
 
-    Pairs: (noun phrase, property), (head, property), (modifier, property) from the emergent and canceled rows.
+    Pairs: (noun phrase, property), (head, property), (modifier, property) of the emergent and canceled
+    rows.
     """
     from ccpt.agreement import agreement, pairs_from_dataset, with_judge_scores
     from ccpt.dataset import load_dataset
@@ -105,7 +107,8 @@ def command(
         )
         return
     click.echo(
-        f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, Spearman {result.spearman:.3f}, "
+        f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, "
+        f"Spearman {result.spearman:.3f}, "
         f"n = {result.n} pairs"
         + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
     )

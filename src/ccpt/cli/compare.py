@@ -89,7 +89,8 @@ def command(
     for c in results:
         r = c.result
         click.echo(
-            f"{c.task} {c.metric}: {c.a} − {c.b} = {r.mean_diff:+.2f} (95% CI {r.ci_low:+.2f} … {r.ci_high:+.2f}), "
+            f"{c.task} {c.metric}: {c.a} − {c.b} = {r.mean_diff:+.2f} "
+            f"(95% CI {r.ci_low:+.2f} … {r.ci_high:+.2f}), "
             f"p = {r.p_value:.4g} ({r.test}, {r.n_resamples} resamples), d_z = {r.effect_size:.2f}, n = {r.n}"
             + (f", {c.n_unpaired} unpaired instances left out" if c.n_unpaired else "")
         )

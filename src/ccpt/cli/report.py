@@ -3,35 +3,37 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.report import FORMATS
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
 
+# Mirrors ccpt.report.FORMATS; kept literal so `ccpt --help` does not import pandas.
+FORMATS = ("markdown", "latex", "csv", "json", "html")
 STAT_HELP = (
     "Spread statistic: sem = standard error over seeds (default), paper = population SD of the seed means "
     "(what the paper prints as ± 'SEM'), ci = 95% bootstrap CI over instances."
 )
 
 
-def _dataset(data_dir: Path | None, required: bool):
+def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     """The dataset from --data-dir / $CCPT_DATA_DIR / the cache; None when optional and not available."""
     import os
 
     from ccpt.dataset import load_dataset
     from ccpt.download import REQUIRED_FILES, cache_dir
 
-    if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not required:
-        if not all((cache_dir() / name).is_file() for name in REQUIRED_FILES):
-            return None  # never download implicitly just to add a Gold row
+    cached = all((cache_dir() / name).is_file() for name in REQUIRED_FILES)
+    if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not required and not cached:
+        return None  # never download implicitly just to add a Gold row
     return load_dataset(data_dir)
 
 
 @click.command("report")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", show_default=True, help=STAT_HELP
-)
+@click.option("--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", show_default=True, help=STAT_HELP)
 @click.option(
     "--oracle",
     type=click.Choice(["paper", "single"]),
@@ -97,9 +99,7 @@ def command(
     if figures is not None or fmt == "html":
         made = []
         if report.generative is not None:
-            made.append(
-                ("scores_by_method", "E / C per task and method", figs.method_bars(report.generative))
-            )
+            made.append(("scores_by_method", "E / C per task and method", figs.method_bars(report.generative)))
         for res in report.types:
             made.append(
                 (

@@ -49,6 +49,7 @@ class ChatRequest:
     logit_bias: dict[int, float] | None = None
     logprobs: bool = False
     top_logprobs: int = 0
+    reuse_prefix: bool = False  # see chat()
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``Llama.create_chat_completion``."""
@@ -271,6 +272,12 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
     kwargs = request.kwargs()
     with model.lock:
         llama = model.llama
+        if not request.reuse_prefix:
+            # llama.cpp's results depend on how tokens were batched: re-using the cached KV of a shared
+            # prefix and evaluating only the rest changes logits by up to ~0.2 (measured), so the same
+            # seed could give a different answer and the judge a different score depending on the
+            # previous call. Evaluating every prompt from scratch makes each call reproducible.
+            llama.reset()
         llama.recorder = _Recorder(request.top_logprobs) if request.logprobs else None
         start = time.perf_counter()
         try:

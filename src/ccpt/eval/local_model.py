@@ -3,7 +3,8 @@
 Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`),
 ``--model gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs
 ``huggingface_hub``). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=512
--M verbose=false``.
+-M prefix_cache=false -M verbose=false``. ``prefix_cache=true`` re-uses the evaluated prefix shared
+with the previous prompt (faster for few-shot prompts) at the cost of exact reproducibility.
 
 llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the
 event loop stays responsive) under the model's lock, and the provider asks Inspect for one
@@ -44,7 +45,7 @@ DEFAULT_N_CTX = 4096
 DEFAULT_N_BATCH = 512
 # CCPT answers (even with reasoning) are far shorter; this bounds a small model that starts repeating.
 DEFAULT_MAX_TOKENS = 1024
-MODEL_ARGS = ("n_ctx", "n_threads", "n_batch", "verbose")
+MODEL_ARGS = ("n_ctx", "n_threads", "n_batch", "prefix_cache", "verbose")
 
 
 def physical_cores() -> int:
@@ -104,6 +105,9 @@ class GGUFModelAPI(ModelAPI):
                 "the file may be truncated or corrupt, or need a newer llama-cpp-python",
             ) from exc
         self._backend = llama_backend
+        # Off by default: reusing the KV cache of a shared prompt prefix is faster but not reproducible
+        # (llama.cpp's numerics depend on the batching); see llama_backend.chat.
+        self._prefix_cache = _as_bool(model_args.get("prefix_cache", False))
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
@@ -157,6 +161,7 @@ class GGUFModelAPI(ModelAPI):
             logit_bias=dict(config.logit_bias) if config.logit_bias else None,
             logprobs=bool(config.logprobs or config.top_logprobs),
             top_logprobs=config.top_logprobs or 0,
+            reuse_prefix=self._prefix_cache,
         )
 
     def _output(self, results: list[ChatResult]) -> ModelOutput:
@@ -206,8 +211,5 @@ def _logprobs(tokens: tuple[TokenLogprob, ...]) -> Logprobs:
         return [TopLogprob(token=x.token, logprob=x.logprob, bytes=list(x.bytes)) for x in t.top] or None
 
     return Logprobs(
-        content=[
-            Logprob(token=t.token, logprob=t.logprob, bytes=list(t.bytes), top_logprobs=top(t))
-            for t in tokens
-        ]
+        content=[Logprob(token=t.token, logprob=t.logprob, bytes=list(t.bytes), top_logprobs=top(t)) for t in tokens]
     )

@@ -67,12 +67,6 @@ def render_template(name: str, **fields: object) -> str:
     return _render(name, {k: None if v is None else str(v) for k, v in fields.items()})
 
 
-def render_template(name: str, **fields: str) -> str:
-    """Render any prompt file ``<name>.txt`` (e.g. the ``pipeline_*`` prompts); every placeholder must be
-    given a non-blank value (ValueError naming the missing one)."""
-    return _render(name, dict(fields))
-
-
 def system_prompt() -> str:
     """The system prompt shared by every task and method (paper Table 9)."""
     return _render("system", {})

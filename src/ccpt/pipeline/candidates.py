@@ -1,0 +1,212 @@
+"""Stage 4 (paper §3.2 Step 2): select candidates of each property type for annotation.
+
+- **emergent**: plausible (N, P) pairs for which the LLM says neither H nor M has P on its own; at most
+  ``per_phrase`` (paper: 5) per noun phrase, in the order the properties were extracted.
+- **canceled**: for ``canceled_phrases`` sampled noun phrases (paper: 2K), up to ``head_properties``
+  (paper: 10) properties of the head from ConceptNet ``HasProperty`` edges and as many from the LLM; kept
+  when plausible for the head ("H is P" ≥ threshold) and the LLM says N no longer has P; at most
+  ``per_phrase`` per noun phrase, ConceptNet's first.
+- **component**: a seeded random sample of ``component_sample`` (paper: 10K) plausible pairs not already
+  emergent candidates.
+
+Sampling uses ``random.Random(seed)`` over rows in file order, so a rerun selects the same candidates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ccpt.graph import ConceptGraph, SqliteConceptGraph
+from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_bool, as_string_list
+from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
+from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows
+from ccpt.prompts import render_template
+
+CANDIDATES = "candidates.jsonl"
+
+
+@dataclass(frozen=True)
+class CandidateParams:
+    """Documented thresholds of stage 4 (defaults = the paper's)."""
+
+    per_phrase: int = 5
+    component_sample: int = 10_000
+    canceled_phrases: int = 2_000
+    head_properties: int = 10
+    seed: int = 0
+
+
+def cap_per_phrase(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Keep at most ``limit`` rows per noun phrase, in order."""
+    seen: Counter[tuple[str, str, str]] = Counter()
+    kept = []
+    for row in rows:
+        key = combination_key(row)
+        if seen[key] < limit:
+            seen[key] += 1
+            kept.append(row)
+    return kept
+
+
+async def _emergent(rows: list[dict[str, Any]], caller: JsonCaller, limit: int) -> list[dict[str, Any]]:
+    async def check(row: dict[str, Any]) -> bool:
+        reply = await caller.ask(
+            render_template(
+                "pipeline_emergent_check",
+                combination=row["combination"],
+                head=row["head"],
+                modifier=row["modifier"],
+                property=row["property"],
+            )
+        )
+        if reply.obj is None:
+            return False
+        head, modifier = as_bool(reply.obj.get("head_has_property")), as_bool(reply.obj.get("modifier_has_property"))
+        if head is None or modifier is None:
+            caller.failures["emergent_check_unreadable"] += 1
+            return False
+        return not head and not modifier
+
+    verdicts = await asyncio.gather(*(check(r) for r in rows))
+    chosen = [
+        {**r, "type": "emergent", "property_source": "combination"} for r, ok in zip(rows, verdicts, strict=True) if ok
+    ]
+    return cap_per_phrase(chosen, limit)
+
+
+async def _canceled(
+    phrases: list[dict[str, Any]],
+    graph: ConceptGraph,
+    caller: JsonCaller,
+    plaus: PlausibilityOptions,
+    scorer: Any,
+    params: CandidateParams,
+) -> list[dict[str, Any]]:
+    async def head_rows(phrase: dict[str, Any]) -> list[dict[str, Any]]:
+        base = {
+            k: phrase[k]
+            for k in (
+                "doc_id",
+                "start",
+                "end",
+                "sentence",
+                "marker",
+                "combination",
+                "head",
+                "modifier",
+                "head_text",
+                "modifier_text",
+                "relation",
+            )
+            if k in phrase
+        }
+        from_graph = list(graph.has_property(phrase["head"], params.head_properties))
+        reply = await caller.ask(
+            render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
+        )
+        from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
+        out, seen = [], set()
+        for source, props in (("conceptnet", from_graph), ("llm", from_llm)):
+            for p in props:
+                if p not in seen:
+                    seen.add(p)
+                    out.append({**base, "property": p, "property_source": source})
+        return out
+
+    nested = await asyncio.gather(*(head_rows(p) for p in phrases))
+    rows = [r for group in nested for r in group]
+    await score_rows(rows, "head", scorer, plaus.threshold)
+    plausible = [r for r in rows if r["plausible"]]
+
+    async def check(row: dict[str, Any]) -> bool:
+        reply = await caller.ask(
+            render_template(
+                "pipeline_canceled_check",
+                combination=row["combination"],
+                head=row["head"],
+                modifier=row["modifier"],
+                property=row["property"],
+            )
+        )
+        verdict = as_bool(reply.obj.get("combination_has_property")) if reply.obj is not None else None
+        if reply.obj is not None and verdict is None:
+            caller.failures["canceled_check_unreadable"] += 1
+        return verdict is False
+
+    verdicts = await asyncio.gather(*(check(r) for r in plausible))
+    chosen = [{**r, "type": "canceled"} for r, ok in zip(plausible, verdicts, strict=True) if ok]
+    return cap_per_phrase(chosen, params.per_phrase)
+
+
+async def _select(
+    rows: list[dict[str, Any]],
+    graph: ConceptGraph,
+    llm: LLMOptions,
+    plaus: PlausibilityOptions,
+    params: CandidateParams,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    caller = JsonCaller(llm)
+    scorer = plaus.build(llm, caller)
+    rng = random.Random(params.seed)
+    plausible = [r for r in rows if r.get("plausible")]
+    emergent = await _emergent(plausible, caller, params.per_phrase)
+    taken = {(combination_key(r), r["property"]) for r in emergent}
+    pool = [r for r in plausible if (combination_key(r), r["property"]) not in taken]
+    component = [
+        {**r, "type": "component", "property_source": None}
+        for r in rng.sample(pool, min(params.component_sample, len(pool)))
+    ]
+    phrases = list({combination_key(r): r for r in rows}.values())
+    sampled = rng.sample(phrases, min(params.canceled_phrases, len(phrases)))
+    canceled = await _canceled(sampled, graph, caller, plaus, scorer, params)
+    counts = {
+        "input_pairs": len(rows),
+        "plausible_pairs": len(plausible),
+        "unscored_pairs_excluded": sum(1 for r in rows if r.get("plausibility") is None),
+        "emergent": len(emergent),
+        "component": len(component),
+        "canceled_phrases_sampled": len(sampled),
+        "canceled": len(canceled),
+        "model_calls": caller.calls,
+        "failures": dict(caller.failures),
+        "scorer": scorer.name,
+        "scorer_calibrated": scorer.calibrated,
+        "scorer_note": scorer.note,
+    }
+    return [*emergent, *canceled, *component], counts
+
+
+def select_candidates(
+    workdir: Path,
+    conceptnet: Path,
+    llm: LLMOptions,
+    *,
+    plausibility: PlausibilityOptions = PlausibilityOptions(),  # noqa: B008 - frozen
+    params: CandidateParams = CandidateParams(),
+    force: bool = False,
+) -> StageResult:
+    """Stage 4: ``properties.jsonl`` → ``candidates.jsonl`` (rows with ``type`` emergent/canceled/component)."""
+    source, out = workdir / PROPERTIES, workdir / CANDIDATES
+    spec = StageSpec(
+        "candidates",
+        workdir,
+        (source, Path(conceptnet)),
+        (out,),
+        {"llm": llm.describe(), "plausibility": plausibility.describe(), **asdict(params)},
+    )
+
+    def work() -> dict[str, Any]:
+        graph = SqliteConceptGraph(conceptnet)
+        try:
+            rows, counts = asyncio.run(_select(list(read_jsonl(source)), graph, llm, plausibility, params))
+        finally:
+            graph.close()
+        write_jsonl(out, rows)
+        return counts
+
+    return run_stage(spec, work, force=force)

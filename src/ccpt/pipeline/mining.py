@@ -1,0 +1,178 @@
+"""Stages 1 and 2 as resumable file-to-file steps on either engine.
+
+- :func:`mine` — corpora → ``comparatives.jsonl`` (sentence, doc id, offsets, markers).
+- :func:`combinations` — ``comparatives.jsonl`` → ``combinations.jsonl`` (sentence, combination, H, M, …).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccpt.errors import CcptError
+from ccpt.pipeline.combinations import CombinationJob, ExtractConfig, batched
+from ccpt.pipeline.comparatives import FALSE_FRIENDS, compile_false_friends, mine_documents
+from ccpt.pipeline.corpus import Document, iter_documents
+from ccpt.pipeline.engine import ENGINES, RaySource, merge_counts, run_process_pool, run_ray
+from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage
+
+COMPARATIVES = "comparatives.jsonl"
+COMBINATIONS = "combinations.jsonl"
+DOCS_PER_BATCH = 200
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Where stages 1–2 run."""
+
+    engine: str = "process"
+    workers: int = 2
+    address: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise CcptError(f"unknown engine {self.engine!r}", f"choose one of {', '.join(ENGINES)}")
+
+
+@functools.cache
+def _compiled(patterns: tuple[str, ...]) -> tuple[Any, ...]:
+    return compile_false_friends(patterns)
+
+
+@dataclass(frozen=True)
+class MineJob:
+    """Stage 1 on one batch of documents (picklable)."""
+
+    false_friends: tuple[str, ...] = FALSE_FRIENDS
+
+    def __call__(self, units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        docs = (Document(u["doc_id"], u["text"]) for u in units)
+        rows, sentences = [], 0
+        for found in mine_documents(docs, _compiled(self.false_friends)):
+            sentences += 1
+            if found is not None:
+                rows.append(found.to_row())
+        return rows, {"documents": len(units), "sentences": sentences, "comparative_sentences": len(rows)}
+
+
+@dataclass(frozen=True)
+class _FileUnits:
+    """Ray: a batch of whole files (bytes + path) → documents."""
+
+    text_field: str
+    id_field: str
+
+    def __call__(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
+        units = []
+        for path, data in zip(batch["path"], batch["bytes"], strict=True):
+            for doc in iter_documents(
+                Path(str(path)), text_field=self.text_field, id_field=self.id_field, data=bytes(data)
+            ):
+                units.append({"doc_id": doc.doc_id, "text": doc.text})
+        return units
+
+
+def _json_lines(batch: dict[str, Any]) -> list[dict[str, Any]]:
+    import json
+
+    return [json.loads(str(line)) for line in batch["text"] if str(line).strip()]
+
+
+def _doc_batches(paths: Sequence[Path], text_field: str, id_field: str) -> Iterator[list[dict[str, Any]]]:
+    docs = (
+        {"doc_id": d.doc_id, "text": d.text}
+        for path in paths
+        for d in iter_documents(path, text_field=text_field, id_field=id_field)
+    )
+    yield from batched(docs, DOCS_PER_BATCH)
+
+
+def mine(
+    corpus: Sequence[Path],
+    workdir: Path,
+    *,
+    engine: EngineOptions = EngineOptions(),
+    text_field: str = "text",
+    id_field: str = "id",
+    false_friends: Sequence[str] = FALSE_FRIENDS,
+    force: bool = False,
+) -> StageResult:
+    """Stage 1: stream ``corpus`` files and write the comparative sentences to ``workdir/comparatives.jsonl``."""
+    if not corpus:
+        raise CcptError("no corpus files given", "pass one or more .txt / .jsonl / .gz files")
+    paths = tuple(sorted(Path(p) for p in corpus))
+    out = workdir / COMPARATIVES
+    job = MineJob(tuple(false_friends))
+    spec = StageSpec(
+        "mine",
+        workdir,
+        paths,
+        (out,),
+        {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)},
+    )
+
+    def work() -> dict[str, int]:
+        if engine.engine == "ray":
+            source = RaySource(
+                build=lambda data: data.read_binary_files([str(p) for p in paths], include_paths=True),
+                to_units=_FileUnits(text_field, id_field),
+            )
+            results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=1)
+        else:
+            results = run_process_pool(job, _doc_batches(paths, text_field, id_field), engine.workers)
+        return _write(out, results)
+
+    return run_stage(spec, work, force=force)
+
+
+def _write(out: Path, results: Iterator[tuple[list[dict[str, Any]], dict[str, int]]]) -> dict[str, int]:
+    import json
+
+    counts: dict[str, int] = {}
+    with atomic_text(out) as fh:
+        for rows, part in results:
+            merge_counts(counts, part)
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return counts
+
+
+def combinations(
+    workdir: Path,
+    conceptnet: Path,
+    *,
+    engine: EngineOptions = EngineOptions(),
+    spacy_model: str | None = None,
+    prefilter: bool = True,
+    batch_size: int = 256,
+    force: bool = False,
+) -> StageResult:
+    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations."""
+    source_file, out = workdir / COMPARATIVES, workdir / COMBINATIONS
+    config = ExtractConfig(
+        conceptnet=str(Path(conceptnet).resolve()),
+        spacy_model=spacy_model or ExtractConfig.spacy_model,
+        prefilter=prefilter,
+        batch_size=batch_size,
+    )
+    job = CombinationJob(config)
+    params = {
+        "spacy_model": config.spacy_model,
+        "prefilter": prefilter,
+        "window": config.window,
+        "min_concept_words": config.min_concept_words,
+    }
+    spec = StageSpec("combinations", workdir, (source_file, Path(conceptnet)), (out,), params)
+
+    def work() -> dict[str, int]:
+        if engine.engine == "ray":
+            source = RaySource(build=lambda data: data.read_text(str(source_file)), to_units=_json_lines)
+            results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=batch_size)
+        else:
+            results = run_process_pool(job, batched(read_jsonl(source_file), batch_size), engine.workers)
+        return _write(out, results)
+
+    return run_stage(spec, work, force=force)

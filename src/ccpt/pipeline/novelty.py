@@ -1,0 +1,276 @@
+"""Stage 6 (paper §3.3, Figure 3): how novel are the dataset's combinations? PMI against ConceptNet bigrams.
+
+PMI(w, c) = log2 P(w, c) / (P(w) P(c)) with w = modifier and c = head noun, where P(w, c) = n(w, c) / N_pairs
+and P(w) = n(w) / N_words. Co-occurrence is order-free: n(w, c) counts "w c" and "c w". Pairs with zero
+frequency (either word or the pair unseen) are excluded, as in the paper, and counted.
+
+Counts come from one of:
+- ``counts.csv`` — header ``ngram,count``; one-word rows are unigram counts, two-word rows pair counts
+  (e.g. a Google Books Ngram 1-gram + 2-gram export summed over years);
+- a co-occurrence TSV ``w<TAB>c<TAB>count`` (as written by ``google-ngram-downloader cooccurrence``);
+  unigram counts are then its marginals;
+- the user's own corpus files (any format stage 1 reads): lower-cased, lemmatised words, pairs within a
+  symmetric window of ``window`` words. Only the pairs under study are stored, so memory stays small.
+
+Sets compared: the dataset's distinct (modifier, head) pairs (all files, and per file) and ConceptNet's
+two-word concepts (optionally a seeded sample).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import math
+import random
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lemminflect import getAllLemmas
+
+from ccpt.dataset import FILE_SPECS, read_records
+from ccpt.errors import DataError
+from ccpt.graph import SqliteConceptGraph
+from ccpt.pipeline.corpus import iter_documents
+from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_path, atomic_text, run_stage, write_json
+
+Pair = tuple[str, str]
+_TOKEN = re.compile(r"[a-z][a-z'-]*")
+DEFAULT_WINDOW = 5
+
+
+@dataclass
+class Counts:
+    """Unigram counts, order-free pair counts (only for the pairs asked about) and their totals."""
+
+    words: Counter[str]
+    pairs: Counter[Pair]
+    total_words: int
+    total_pairs: int
+
+
+def _key(w: str, c: str) -> Pair:
+    return (w, c) if w <= c else (c, w)
+
+
+def _open(path: Path) -> Any:
+    return gzip.open(path, "rt", encoding="utf-8") if path.name.endswith(".gz") else path.open(encoding="utf-8")
+
+
+def counts_from_csv(path: Path, wanted: set[Pair]) -> Counts:
+    """``ngram,count`` rows: unigrams and two-word n-grams."""
+    words: Counter[str] = Counter()
+    pairs: Counter[Pair] = Counter()
+    total_pairs = 0
+    with _open(path) as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames or not {"ngram", "count"} <= set(reader.fieldnames):
+            raise DataError(f"{path}: expected columns ngram,count")
+        for line, row in enumerate(reader, start=2):
+            try:
+                n = int(row["count"])
+            except ValueError:
+                raise DataError(f"{path}: line {line}: count {row['count']!r} is not an integer") from None
+            tokens = row["ngram"].lower().split()
+            if len(tokens) == 1:
+                words[tokens[0]] += n
+            elif len(tokens) == 2:
+                total_pairs += n
+                key = _key(*tokens)
+                if key in wanted:
+                    pairs[key] += n
+    return Counts(words, pairs, sum(words.values()), total_pairs)
+
+
+def counts_from_cooccurrence(path: Path, wanted: set[Pair]) -> Counts:
+    """``w<TAB>c<TAB>count`` rows; unigram counts are the pair marginals."""
+    words: Counter[str] = Counter()
+    pairs: Counter[Pair] = Counter()
+    total = 0
+    with _open(path) as fh:
+        for line_no, line in enumerate(fh, start=1):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 3 or not fields[2].strip().isdigit():
+                raise DataError(f"{path}: line {line_no}: expected w<TAB>c<TAB>count")
+            w, c, n = fields[0].lower(), fields[1].lower(), int(fields[2])
+            words[w] += n
+            words[c] += n
+            total += n
+            key = _key(w, c)
+            if key in wanted:
+                pairs[key] += n
+    return Counts(words, pairs, sum(words.values()), total)
+
+
+def _lemma(word: str) -> str:
+    lemmas = getAllLemmas(word)
+    for pos in ("NOUN", "ADJ", "VERB", "ADV"):
+        if pos in lemmas:
+            return lemmas[pos][0]
+    return word
+
+
+def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = DEFAULT_WINDOW) -> Counts:
+    """Count lemmas and within-``window`` co-occurrences of the wanted pairs in the user's corpus."""
+    words: Counter[str] = Counter()
+    pairs: Counter[Pair] = Counter()
+    total_pairs = 0
+    lemma_cache: dict[str, str] = {}
+    members = {w for pair in wanted for w in pair}
+    for path in paths:
+        for doc in iter_documents(Path(path)):
+            tokens = [lemma_cache.setdefault(t, _lemma(t)) for t in _TOKEN.findall(doc.text.lower())]
+            words.update(tokens)
+            n = len(tokens)
+            total_pairs += sum(min(window, n - 1 - i) for i in range(n)) if n > 1 else 0
+            for i, w in enumerate(tokens):
+                if w not in members:
+                    continue
+                for c in tokens[i + 1 : i + 1 + window]:
+                    key = _key(w, c)
+                    if key in wanted:
+                        pairs[key] += 1
+    return Counts(words, pairs, sum(words.values()), total_pairs)
+
+
+def pmi(pair: Pair, counts: Counts) -> float | None:
+    """log2 P(w,c) / (P(w) P(c)); None when the pair or either word has zero frequency."""
+    w, c = pair
+    n_wc, n_w, n_c = counts.pairs.get(_key(w, c), 0), counts.words.get(w, 0), counts.words.get(c, 0)
+    if min(n_wc, n_w, n_c) == 0 or counts.total_pairs == 0:
+        return None
+    return math.log2((n_wc / counts.total_pairs) / ((n_w / counts.total_words) * (n_c / counts.total_words)))
+
+
+def dataset_pairs(dataset_dir: Path) -> dict[str, set[Pair]]:
+    """Distinct (modifier, head) pairs per CCPT file found in ``dataset_dir`` (lower-cased)."""
+    out: dict[str, set[Pair]] = {}
+    for stem in FILE_SPECS:
+        path = dataset_dir / f"{stem}.csv"
+        if path.is_file():
+            out[stem] = {(r.modifier.lower(), r.head.lower()) for r in read_records(path, stem)}
+    if not out:
+        raise DataError(f"no CCPT files in {dataset_dir}", "pass the dataset directory written by annotate-import")
+    return out
+
+
+def conceptnet_pairs(index: Path, sample: int | None, seed: int) -> set[Pair]:
+    """ConceptNet's two-word English concepts as pairs (a seeded sample of ``sample`` if given)."""
+    graph = SqliteConceptGraph(index)
+    try:
+        labels = [label.split() for label in graph.concepts(n_words=2)]
+    finally:
+        graph.close()
+    pairs = sorted({(a, b) for a, b in (x for x in labels if len(x) == 2)})
+    if sample is not None and sample < len(pairs):
+        pairs = random.Random(seed).sample(pairs, sample)
+    return set(pairs)
+
+
+def summarise(values: dict[Pair, float | None]) -> dict[str, Any]:
+    """n, zero-frequency exclusions and mean / median PMI of one set."""
+    kept = [v for v in values.values() if v is not None]
+    return {
+        "pairs": len(values),
+        "excluded_zero_frequency": len(values) - len(kept),
+        "mean_pmi": statistics.fmean(kept) if kept else None,
+        "median_pmi": statistics.median(kept) if kept else None,
+    }
+
+
+def histogram(sets: dict[str, list[float]]) -> Any:
+    """Figure 3: PMI distributions (density histograms on shared bins)."""
+    from ccpt.figures import COLUMN_WIDTH_IN, plt
+
+    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN * 0.75), dpi=200)
+    everything = [v for values in sets.values() for v in values]
+    if everything:
+        lo, hi = math.floor(min(everything)), math.ceil(max(everything))
+        bins = [lo + i * (hi - lo) / 30 for i in range(31)] if hi > lo else 10
+        for name, values in sets.items():
+            if values:
+                ax.hist(
+                    values, bins=bins, density=True, alpha=0.55, label=f"{name} (mean {statistics.fmean(values):.2f})"
+                )
+        ax.legend(fontsize=6)
+    ax.set_xlabel("PMI (log2)", fontsize=8)
+    ax.set_ylabel("density", fontsize=8)
+    ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def novelty(
+    dataset_dir: Path,
+    conceptnet: Path,
+    out_dir: Path,
+    *,
+    counts_csv: Path | None = None,
+    cooccurrence: Path | None = None,
+    corpus: tuple[Path, ...] = (),
+    window: int = DEFAULT_WINDOW,
+    conceptnet_sample: int | None = None,
+    seed: int = 0,
+    force: bool = False,
+) -> StageResult:
+    """Stage 6: PMI of the dataset's combinations vs ConceptNet bigrams → ``novelty.json``, ``pmi.csv``, figure."""
+    sources = [s for s in (counts_csv, cooccurrence) if s is not None]
+    if len(sources) + bool(corpus) != 1:
+        raise DataError("give exactly one count source", "--counts CSV, --cooccurrence TSV, or --corpus FILE…")
+    files = [dataset_dir / f"{stem}.csv" for stem in FILE_SPECS if (dataset_dir / f"{stem}.csv").is_file()]
+    outputs = (out_dir / "novelty.json", out_dir / "pmi.csv", out_dir / "pmi_histogram.png")
+    spec = StageSpec(
+        "novelty",
+        out_dir,
+        (*files, Path(conceptnet), *sources, *corpus),
+        outputs,
+        {"window": window, "conceptnet_sample": conceptnet_sample, "seed": seed},
+    )
+
+    def work() -> dict[str, Any]:
+        per_file = dataset_pairs(dataset_dir)
+        sets: dict[str, set[Pair]] = {
+            "dataset": set().union(*per_file.values()),
+            **per_file,
+            "conceptnet_bigrams": conceptnet_pairs(conceptnet, conceptnet_sample, seed),
+        }
+        wanted = {_key(*p) for pairs in sets.values() for p in pairs}
+        if counts_csv is not None:
+            counts = counts_from_csv(counts_csv, wanted)
+        elif cooccurrence is not None:
+            counts = counts_from_cooccurrence(cooccurrence, wanted)
+        else:
+            counts = counts_from_corpus(corpus, wanted, window)
+        values = {name: {p: pmi(p, counts) for p in sorted(pairs)} for name, pairs in sets.items()}
+        with atomic_text(outputs[1]) as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["set", "modifier", "head", "pair_count", "pmi"])
+            for name, table in values.items():
+                for (w, c), v in table.items():
+                    writer.writerow([name, w, c, counts.pairs.get(_key(w, c), 0), "" if v is None else f"{v:.4f}"])
+        summary = {name: summarise(table) for name, table in values.items()}
+        report = {
+            "formula": "PMI(w,c) = log2 P(w,c) / (P(w) P(c)), w = modifier, c = head",
+            "total_words": counts.total_words,
+            "total_pairs": counts.total_pairs,
+            "sets": summary,
+        }
+        write_json(outputs[0], report)
+        from ccpt.figures import close
+
+        fig = histogram(
+            {name: [v for v in values[name].values() if v is not None] for name in ("dataset", "conceptnet_bigrams")}
+        )
+        with atomic_path(outputs[2]) as partial:
+            fig.savefig(partial, format="png", bbox_inches="tight")
+        close(fig)
+        return {
+            name: {k: summary[name][k] for k in ("pairs", "excluded_zero_frequency", "mean_pmi")}
+            for name in ("dataset", "conceptnet_bigrams")
+        }
+
+    return run_stage(spec, work, force=force)
