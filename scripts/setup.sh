@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 PY="${PYTHON:-python3}"
 EXTRAS="local"
-[[ "${1:-}" == "--test" ]] && EXTRAS="local,test"
+# --test: everything the test suite exercises (the pipeline and its Ray engine included).
+[[ "${1:-}" == "--test" ]] && EXTRAS="local,test,pipeline,ray"
 
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv

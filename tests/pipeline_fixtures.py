@@ -54,8 +54,8 @@ def play_as_text(markdown: str) -> str:
     paragraphs, current = [], []
     for line in markdown.splitlines():
         s = line.strip()
-        structural = s.startswith("#") or (s.startswith("**") and s.endswith("**")) or (
-            s.startswith("_") and s.endswith("_")
+        structural = (
+            s.startswith("#") or (s.startswith("**") and s.endswith("**")) or (s.startswith("_") and s.endswith("_"))
         )
         if not s or structural:
             if current:
@@ -104,9 +104,13 @@ def simulate_answers(workdir: Path, out: Path) -> Path:
             else:
                 label = "0" if x % 4 else str(x % 3)  # code 0 = the form's own type
             row.update(
-                worker_id=f"W{k}", label=label, combination_relevance=1 + x % 5, root_relevance=1 + (x // 5) % 5,
-                modifier_relevance=1 + (x // 25) % 5, toxic="true" if x % 40 == 0 else "",
+                worker_id=f"W{k}",
+                label=label,
+                combination_relevance=1 + x % 5,
+                root_relevance=1 + (x // 5) % 5,
+                modifier_relevance=1 + (x // 25) % 5,
+                toxic="true" if x % 40 == 0 else "",
                 source=1 + (x // 7) % 5 if hit["candidate_type"] == "component" else "",
-            )  # fmt: skip
+            )
             writer.writerow(row)
     return out

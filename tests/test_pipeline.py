@@ -99,8 +99,21 @@ SENTENCES = [
     "He stood as still as a marble statue.",  # both unigram concepts, not a bigram: kept
     "It shone like a purple zorbleflax.",  # head not a concept
 ]
-CONCEPTS = ["boat", "rock", "dog", "madden", "maddening", "ice", "cream", "ice cream", "big", "old", "marble",
-            "statue", "purple"]  # fmt: skip
+CONCEPTS = [
+    "boat",
+    "rock",
+    "dog",
+    "madden",
+    "maddening",
+    "ice",
+    "cream",
+    "ice cream",
+    "big",
+    "old",
+    "marble",
+    "statue",
+    "purple",
+]
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +151,7 @@ def test_novelty_filter_and_one_modifier_rule(extracted: tuple[list[dict], dict]
 
 
 def test_prefilter_skips_sentences_without_two_concepts(tmp_path: Path) -> None:
-    from ccpt.pipeline.combinations import ExtractConfig, passes_prefilter, load_vocabulary
+    from ccpt.pipeline.combinations import ExtractConfig, load_vocabulary, passes_prefilter
     from ccpt.pipeline.comparatives import find_markers
 
     db = conceptnet_index(tmp_path, CONCEPTS)
@@ -154,7 +167,9 @@ def test_prefilter_skips_sentences_without_two_concepts(tmp_path: Path) -> None:
 
 
 def test_at_most_five_per_noun_phrase() -> None:
-    rows = [{"combination": "a caged tiger", "head": "tiger", "modifier": "caged", "property": f"p{i}"} for i in range(8)]
+    rows = [
+        {"combination": "a caged tiger", "head": "tiger", "modifier": "caged", "property": f"p{i}"} for i in range(8)
+    ]
     rows += [{"combination": "A caged tiger", "head": "tiger", "modifier": "caged", "property": "q"}]
     rows += [{"combination": "a wet dog", "head": "dog", "modifier": "wet", "property": "smelly"}]
     kept = cap_per_phrase(rows, 5)
@@ -187,26 +202,47 @@ def _write_hits(work: Path, hits: list[dict]) -> None:
 
 
 def _hit(hit_id: str, ctype: str, n: int, combination: str = "a caged tiger") -> dict:
-    return {"hit_id": hit_id, "form": "canceled" if ctype == "canceled" else "emergent", "candidate_type": ctype,
-            "assignments": n, "root": combination.split()[-1], "modifier": combination.split()[-2],
-            "combination": combination, "property": "pace restlessly", "sentence": "It paced like a caged tiger.",
-            "doc_id": "d", "property_source": "", "question": "…"}  # fmt: skip
+    return {
+        "hit_id": hit_id,
+        "form": "canceled" if ctype == "canceled" else "emergent",
+        "candidate_type": ctype,
+        "assignments": n,
+        "root": combination.split()[-1],
+        "modifier": combination.split()[-2],
+        "combination": combination,
+        "property": "pace restlessly",
+        "sentence": "It paced like a caged tiger.",
+        "doc_id": "d",
+        "property_source": "",
+        "question": "…",
+    }
 
 
 def test_import_majority_kappa_and_released_schema(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    hits = [_hit("emergent-1", "emergent", 3), _hit("emergent-2", "emergent", 3, "a wet dog"),
-            _hit("emergent-3", "emergent", 3, "a red car"), _hit("component-1", "component", 1, "a red apple"),
-            _hit("canceled-1", "canceled", 3, "a broken clock")]  # fmt: skip
+    hits = [
+        _hit("emergent-1", "emergent", 3),
+        _hit("emergent-2", "emergent", 3, "a wet dog"),
+        _hit("emergent-3", "emergent", 3, "a red car"),
+        _hit("component-1", "component", 1, "a red apple"),
+        _hit("canceled-1", "canceled", 3, "a broken clock"),
+    ]
     _write_hits(work, hits)
     # Labels on the emergent form: item 1 → (E,E,E), item 2 → (E,E,C), item 3 → (C,O,O).
-    labels = {"emergent-1": ["0", "emergent", "0"], "emergent-2": ["0", "0", "1"], "emergent-3": ["1", "2", "others"],
-              "component-1": ["component"], "canceled-1": ["0", "canceled", "2"]}  # fmt: skip
+    labels = {
+        "emergent-1": ["0", "emergent", "0"],
+        "emergent-2": ["0", "0", "1"],
+        "emergent-3": ["1", "2", "others"],
+        "component-1": ["component"],
+        "canceled-1": ["0", "canceled", "2"],
+    }
     answers = tmp_path / "answers.csv"
     with answers.open("w", newline="", encoding="utf-8") as fh:
         # MTurk batch-results style headers must be understood too.
-        fh.write("Input.hit_id,WorkerId,Answer.label,Answer.combination_relevance,Answer.root_relevance,"
-                 "Answer.modifier_relevance,Answer.toxic,Answer.source\n")  # fmt: skip
+        fh.write(
+            "Input.hit_id,WorkerId,Answer.label,Answer.combination_relevance,Answer.root_relevance,"
+            "Answer.modifier_relevance,Answer.toxic,Answer.source\n"
+        )
         for hit_id, hit_labels in labels.items():
             for k, label in enumerate(hit_labels):
                 toxic = "true" if (hit_id, k) == ("emergent-2", 1) else ""
@@ -266,8 +302,9 @@ def test_released_headers_match_the_released_files(ccpt_dir: Path) -> None:
 
 def test_pmi_by_hand(tmp_path: Path) -> None:
     counts_csv = tmp_path / "counts.csv"
-    counts_csv.write_text("ngram,count\ncaged,10\ntiger,20\nother,70\ncaged tiger,3\ntiger caged,1\nred sky,96\n",
-                          encoding="utf-8")  # fmt: skip
+    counts_csv.write_text(
+        "ngram,count\ncaged,10\ntiger,20\nother,70\ncaged tiger,3\ntiger caged,1\nred sky,96\n", encoding="utf-8"
+    )
     counts = counts_from_csv(counts_csv, {("caged", "tiger")})
     # P(w,c) = (3+1)/100, P(caged) = 10/100, P(tiger) = 20/100 → log2(0.04 / 0.02) = 1.
     assert pmi(("caged", "tiger"), counts) == pytest.approx(1.0)
@@ -328,7 +365,8 @@ def test_killed_stage_leaves_nothing_and_is_redone(tmp_path: Path) -> None:
 
 def test_config_rejects_unknown_keys(tmp_path: Path) -> None:
     config = tmp_path / "p.toml"
-    config.write_text('conceptnet = "cn.sqlite"\n[mine]\ncorpus = ["c.txt"]\n[llm]\nmodel = "x/y"\nmodle = 1\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        'conceptnet = "cn.sqlite"\n[mine]\ncorpus = ["c.txt"]\n[llm]\nmodel = "x/y"\nmodle = 1\n', encoding="utf-8"
+    )
     with pytest.raises(CcptError, match=r"unknown key\(s\) in \[llm\]: modle"):
         load_config(config)

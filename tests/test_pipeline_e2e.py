@@ -71,7 +71,9 @@ def test_shipped_corpus_to_dataset(project: Path, monkeypatch: pytest.MonkeyPatc
     manifest = json.loads((work / ".manifests" / "combinations.json").read_text(encoding="utf-8"))
     assert manifest["counts"]["rejected_ngram_concept"] >= 1
     props = [json.loads(x) for x in (work / "properties.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert props and all(p["scorer_note"] == "uncalibrated substitute for VERA" and not p["scorer_calibrated"] for p in props)
+    assert props and all(
+        p["scorer_note"] == "uncalibrated substitute for VERA" and not p["scorer_calibrated"] for p in props
+    )
     html_sheet = (work / "annotation" / "hits.html").read_text(encoding="utf-8")
     assert "Q2. Does the property emerge?" in html_sheet and "Q2. Is the property negated?" in html_sheet
 
@@ -97,9 +99,30 @@ def test_shipped_corpus_to_dataset(project: Path, monkeypatch: pytest.MonkeyPatc
     assert stats["files"]["ccpt_emergent"]["rows"] == len(ds.emergent)
 
     logs = project / "logs"
-    code = main(["run", "--model", "ccpt-scripted/x", "--judge", "ccpt-scripted/x", "--task", "pi_emergent",
-                 "--task", "pi_canceled", "--data-dir", str(dataset_dir), "--seeds", "1", "--limit", "2",
-                 "--log-dir", str(logs), "--no-preflight", "--format", "json"])  # fmt: skip
+    code = main(
+        [
+            "run",
+            "--model",
+            "ccpt-scripted/x",
+            "--judge",
+            "ccpt-scripted/x",
+            "--task",
+            "pi_emergent",
+            "--task",
+            "pi_canceled",
+            "--data-dir",
+            str(dataset_dir),
+            "--seeds",
+            "1",
+            "--limit",
+            "2",
+            "--log-dir",
+            str(logs),
+            "--no-preflight",
+            "--format",
+            "json",
+        ]
+    )
     assert code == 0
     assert list(logs.glob("*.eval"))
 
@@ -111,7 +134,11 @@ def test_killed_run_resumes_without_redoing_finished_stages(project: Path) -> No
     for name in ("shakespeare.txt", "cn.sqlite"):
         (tmp / name).symlink_to(project / name)
     # A slow scripted model so the process is surely inside stage 3 when it is killed.
-    config = _config(tmp, answers="missing.csv", extra='model_args = { latency = 0.03 }\nmax_connections = 2\n[properties]\nlimit = 12')
+    config = _config(
+        tmp,
+        answers="missing.csv",
+        extra="model_args = { latency = 0.03 }\nmax_connections = 2\n[properties]\nlimit = 12",
+    )
     env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp / "inspect-cache")}
     command = [sys.executable, "-m", "ccpt.cli", "pipeline", "run", str(config)]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

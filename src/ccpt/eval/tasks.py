@@ -18,14 +18,16 @@ from ccpt.dataset import TaskName
 from ccpt.eval.judge import JudgeMode
 from ccpt.eval.samples import task_dataset
 from ccpt.eval.scorers import ccpt_mean, relevance_judge, type_match
-from ccpt.eval.solvers import SA_METHODS, Sampling, check_method, prompt_method
+from ccpt.eval.solvers import SA_METHODS, Sampling, check_method, gold, prompt_method
 
 
 def _solver(task: TaskName, method: str, oracle_n: int, system_prompt: bool, seed: int, sa: dict):
     if method.removesuffix("_nofilter") in SA_METHODS:
-        from ccpt.eval.spreading import spreading_activation  # noqa: PLC0415 - only SA needs the graph
+        from ccpt.eval.spreading import spreading_activation  # only SA needs the concept graph
 
         return spreading_activation(task, method, system=system_prompt, sampling=Sampling(seed=seed), **sa)
+    if method == "gold":
+        return gold(task)
     return prompt_method(task, method, oracle_n=oracle_n, system=system_prompt, sampling=Sampling(seed=seed))
 
 
@@ -46,6 +48,8 @@ def ccpt_task(
 ) -> Task:
     """Build the Inspect task for one CCPT task and method."""
     check_method(task, method)
+    if method == "gold":
+        seeds = 1  # a fixed answer and a deterministic judge: further seeds would repeat it exactly
     scorer = type_match(method) if task == "type_prediction" else relevance_judge(method, judge_mode, judge_retries)
     return Task(
         name=task,
@@ -58,6 +62,32 @@ def ccpt_task(
     )
 
 
+def _generative(task: TaskName, params: dict) -> Task:
+    """Shared body of the three generative tasks: their parameters are identical (see module docstring)."""
+    sa = {
+        "max_iterations": params["sa_max_iterations"],
+        "epsilon": params["sa_epsilon"],
+        "answer_every_step": params["sa_answer_every_step"],
+        "max_candidates": params["sa_max_candidates"],
+        "conceptnet": params["conceptnet"],
+        "data_dir": params["data_dir"],
+    }
+    return ccpt_task(
+        task,
+        method=params["method"],
+        seeds=params["seeds"],
+        oracle_n=params["oracle_n"],
+        split=params["split"],
+        system_prompt=params["system_prompt"],
+        data_dir=params["data_dir"],
+        exclude_toxic=params["exclude_toxic"],
+        judge_mode=params["judge_mode"],
+        judge_retries=params["judge_retries"],
+        seed=params["seed"],
+        sa=sa,
+    )
+
+
 @task
 def pi_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
                 system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
@@ -65,10 +95,7 @@ def pi_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: 
                 sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
                 conceptnet: str | None = None) -> Task:
     """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone."""
-    return ccpt_task("pi_emergent", method=method, seeds=seeds, oracle_n=oracle_n, split=split,
-                     system_prompt=system_prompt, data_dir=data_dir, exclude_toxic=exclude_toxic,
-                     judge_mode=judge_mode, judge_retries=judge_retries, seed=seed,  # type: ignore[arg-type]
-                     sa=_sa(sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, data_dir))
+    return _generative("pi_emergent", locals())
 
 
 @task
@@ -78,10 +105,7 @@ def pi_canceled(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: 
                 sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
                 conceptnet: str | None = None) -> Task:
     """Property Induction, canceled (N, T → P): a property of the head or modifier the noun phrase loses."""
-    return ccpt_task("pi_canceled", method=method, seeds=seeds, oracle_n=oracle_n, split=split,
-                     system_prompt=system_prompt, data_dir=data_dir, exclude_toxic=exclude_toxic,
-                     judge_mode=judge_mode, judge_retries=judge_retries, seed=seed,  # type: ignore[arg-type]
-                     sa=_sa(sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, data_dir))
+    return _generative("pi_canceled", locals())
 
 
 @task
@@ -89,12 +113,9 @@ def npc_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split:
                  system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
                  judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
                  sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
-                conceptnet: str | None = None) -> Task:
+                 conceptnet: str | None = None) -> Task:
     """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property."""
-    return ccpt_task("npc_emergent", method=method, seeds=seeds, oracle_n=oracle_n, split=split,
-                     system_prompt=system_prompt, data_dir=data_dir, exclude_toxic=exclude_toxic,
-                     judge_mode=judge_mode, judge_retries=judge_retries, seed=seed,  # type: ignore[arg-type]
-                     sa=_sa(sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, data_dir))
+    return _generative("npc_emergent", locals())
 
 
 @task
@@ -103,9 +124,3 @@ def type_prediction(seeds: int = 1, system_prompt: bool = True, data_dir: str | 
     """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each."""
     return ccpt_task("type_prediction", method=method, seeds=seeds, system_prompt=system_prompt,
                      data_dir=data_dir, exclude_toxic=exclude_toxic, seed=seed)
-
-
-def _sa(max_iterations: int, epsilon: float, every_step: bool, max_candidates: int | None, conceptnet: str | None,
-        data_dir: str | None) -> dict:
-    return {"max_iterations": max_iterations, "epsilon": epsilon, "answer_every_step": every_step,
-            "max_candidates": max_candidates, "conceptnet": conceptnet, "data_dir": data_dir}

@@ -1,0 +1,88 @@
+"""`ccpt data …` end to end: stats, exports, SFT data, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ccpt.cli import main
+
+pytestmark = pytest.mark.shared_data
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_stats_json_counts(ccpt_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stats = _json(capsys, ["data", "stats", "--data-dir", str(ccpt_dir), "--format", "json"])
+    assert stats["rows_per_type"] == {"emergent": 2500, "canceled": 1613, "component": 8201}
+    assert stats["total_paper_rows"] == 12314
+    assert {t: s["test"] for t, s in stats["splits"].items()} == {
+        "pi_emergent": 200,
+        "pi_canceled": 167,
+        "npc_emergent": 167,
+    }
+    assert stats["toxic_rows"] == 271 and stats["toxic_in_test"] == {"pi_emergent": 8, "pi_canceled": 7, "npc_emergent": 6}
+    # κ is reported for the two three-annotator files only, over every row (all have 3 labels).
+    assert stats["files"]["ccpt_emergent"]["fleiss_kappa_rows"] == 2500
+    assert "fleiss_kappa" not in stats["files"]["ccpt_component"]
+
+
+def test_stats_text_says_toxic_rows_are_kept(ccpt_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["data", "stats", "--data-dir", str(ccpt_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "12,314" in out and "271 toxic-flagged rows kept" in out
+    assert main(["data", "stats", "--data-dir", str(ccpt_dir), "--exclude-toxic"]) == 0
+    assert "toxic rows excluded" in capsys.readouterr().out
+
+
+def test_export_split_formats(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "test.jsonl"
+    info = _json(capsys, ["data", "export", "--data-dir", str(ccpt_dir), "--task", "pi_canceled", "--split", "test",
+                          "--out", str(out), "--format", "json"])
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert info["rows"] == len(rows) == 167
+    assert rows[0]["id"].startswith("ccpt_canceled:") and isinstance(rows[0]["head_ratings"], list)
+    parquet = tmp_path / "all.parquet"
+    assert main(["data", "export", "--data-dir", str(ccpt_dir), "--out", str(parquet), "--as", "parquet"]) == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(parquet).num_rows == 12314 + 1690
+
+
+def test_sft_export_never_contains_a_test_row(ccpt_dir: Path, tmp_path: Path, dataset) -> None:
+    out = tmp_path / "sft.jsonl"
+    assert main(["data", "export", "--data-dir", str(ccpt_dir), "--sft", "--out", str(out)]) == 0
+    examples = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    held_out = {r.id for t in ("pi_emergent", "pi_canceled", "npc_emergent") for r in dataset.test(t)}
+    assert examples and not {e["id"] for e in examples} & held_out
+    # PI-emergent and NPC-emergent share a file: a row held out by either is excluded from both.
+    assert len([e for e in examples if e["task"] == "npc_emergent"]) == 2500 - len(
+        {r.id for t in ("pi_emergent", "npc_emergent") for r in dataset.test(t)}
+    )
+    for example in examples:
+        roles = [m["role"] for m in example["messages"]]
+        assert roles == ["system", "user", "assistant"]
+        answer = json.loads(example["messages"][2]["content"])
+        assert set(answer) == ({"combination", "modifier"} if example["task"] == "npc_emergent" else {"property"})
+    npc = next(e for e in examples if e["task"] == "npc_emergent")
+    answer = json.loads(npc["messages"][2]["content"])
+    assert answer["combination"] not in npc["messages"][1]["content"]  # the prompt never leaks the answer
+
+
+def test_errors_are_one_line(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["data", "stats", "--data-dir", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ccpt: error: data directory")
+    for name in ("ccpt_emergent.csv", "ccpt_canceled.csv", "ccpt_component.csv", "add_ccpt_emergent.csv",
+                 "test_index.json"):
+        shutil.copy(ccpt_dir / name, tmp_path / name)
+    (tmp_path / "ccpt_emergent.csv").write_text("sentence,combination\n\"unterminated", encoding="utf-8")
+    assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ccpt_emergent.csv" in err[0] and "missing column" in err[0]
