@@ -30,10 +30,18 @@ def main() -> None:
         os.environ["INSPECT_CACHE_DIR"] = str(Path(tmp) / "cache")
         calls = Path(tmp) / "judge-calls.txt"
         judge = get_model("ccpt-scripted/judge", calls_file=str(calls), memoize=False)
-        tasks = [f(method="base", seeds=args.seeds, data_dir=args.data_dir) for f in (pi_emergent, pi_canceled, npc_emergent)]
+        tasks = [
+            f(method="base", seeds=args.seeds, data_dir=args.data_dir) for f in (pi_emergent, pi_canceled, npc_emergent)
+        ]
         start = time.perf_counter()
-        logs = inspect_eval(tasks, model="ccpt-scripted/solver", model_args={"vocabulary": 6},
-                            model_roles={"grader": judge}, log_dir=str(Path(tmp) / "logs"), display="none")
+        logs = inspect_eval(
+            tasks,
+            model="ccpt-scripted/solver",
+            model_args={"vocabulary": 6},
+            model_roles={"grader": judge},
+            log_dir=str(Path(tmp) / "logs"),
+            display="none",
+        )
         seconds = time.perf_counter() - start
         answers, pairs = 0, set()
         for log in logs:

@@ -70,9 +70,7 @@ def main() -> None:
         task: [property_induction_seeds(r.modifier, r.head) for r in dataset.test(task)]
         for task in ("pi_emergent", "pi_canceled")
     }
-    splits["npc_emergent"] = [
-        noun_phrase_completion_seeds(r.head, r.property) for r in dataset.test("npc_emergent")
-    ]
+    splits["npc_emergent"] = [noun_phrase_completion_seeds(r.head, r.property) for r in dataset.test("npc_emergent")]
     print("| split | instances | calls/instance, memo (activate + filter) | without memo | ratio | seconds |")
     print("|---|---|---|---|---|---|")
     for name, seeds in splits.items():

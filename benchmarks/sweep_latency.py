@@ -21,9 +21,9 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from loopback_openai import serve  # noqa: E402
+from loopback_openai import serve
 
-from ccpt.eval.tasks import pi_emergent  # noqa: E402
+from ccpt.eval.tasks import pi_emergent
 
 
 def main() -> None:
@@ -42,19 +42,28 @@ def main() -> None:
     print(f"latency {args.latency:.2f} s, max_connections {args.connections}")
     print(f"ideal calls × latency / concurrency = {ideal:.2f} s")
     print(f"measured wall time = {wall:.2f} s; same sweep at zero latency (harness overhead) = {zero_wall:.2f} s")
-    print(f"ratio measured / ideal = {wall / ideal:.2f}; (measured − overhead) / ideal = {(wall - zero_wall) / ideal:.2f}")
+    print(
+        f"ratio measured / ideal = {wall / ideal:.2f}; (measured − overhead) / ideal = {(wall - zero_wall) / ideal:.2f}"
+    )
 
 
 def _sweep(args: argparse.Namespace, latency: float) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as tmp, serve(latency=latency) as (base_url, requests):
         os.environ |= {"INSPECT_CACHE_DIR": str(Path(tmp) / "cache"), "LOOP_API_KEY": "x", "LOOP_BASE_URL": base_url}
         start = time.perf_counter()
-        inspect_eval(pi_emergent(method="base", seeds=args.seeds, data_dir=args.data_dir),
-                     # Distinct model names per run: Inspect memoises model clients, which hold the server URL.
-                     model=f"openai-api/loop/solver-{latency}", model_roles={"grader": f"openai-api/loop/judge-{latency}"},
-                     limit=args.limit, max_connections=args.connections, log_dir=str(Path(tmp) / "logs"),
-                     display="none", log_realtime=False)
+        inspect_eval(
+            pi_emergent(method="base", seeds=args.seeds, data_dir=args.data_dir),
+            # Distinct model names per run: Inspect memoises model clients, which hold the server URL.
+            model=f"openai-api/loop/solver-{latency}",
+            model_roles={"grader": f"openai-api/loop/judge-{latency}"},
+            limit=args.limit,
+            max_connections=args.connections,
+            log_dir=str(Path(tmp) / "logs"),
+            display="none",
+            log_realtime=False,
+        )
         return time.perf_counter() - start, len(requests)
+
 
 if __name__ == "__main__":
     main()

@@ -38,8 +38,11 @@ def _handler(requests: list[dict[str, Any]], latency: float) -> type[BaseHTTPReq
                 "created": int(time.time()),
                 "model": body.get("model", "loopback"),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split()),
-                          "total_tokens": len(prompt.split()) + len(text.split())},
+                "usage": {
+                    "prompt_tokens": len(prompt.split()),
+                    "completion_tokens": len(text.split()),
+                    "total_tokens": len(prompt.split()) + len(text.split()),
+                },
             }
             data = json.dumps(payload).encode()
             self.send_response(200)

@@ -87,9 +87,7 @@ class FakeModel:
 
 def run(seeds: Seeds, config: SAConfig, *, generate=None, graph: ConceptGraph | None = None, activator=None):
     return asyncio.run(
-        spread_activation(
-            seeds, generate=generate, graph=graph, activator=activator or Activator(), config=config
-        )
+        spread_activation(seeds, generate=generate, graph=graph, activator=activator or Activator(), config=config)
     )
 
 
@@ -198,9 +196,7 @@ def test_candidate_cap_is_seeded_and_recorded() -> None:
     graph = TinyGraph({"peeled": neighbours})
 
     def capped(seed: int) -> Trajectory:
-        config = SAConfig(
-            False, True, use_filter=False, max_iterations=1, neighbours_k=20, max_candidates=5, seed=seed
-        )
+        config = SAConfig(False, True, use_filter=False, max_iterations=1, neighbours_k=20, max_candidates=5, seed=seed)
         return run(PEELED_APPLE, config, graph=graph)
 
     first, again, other = capped(0), capped(0), capped(1)
@@ -256,9 +252,7 @@ def test_llm_only_run_never_sees_graph_neighbours() -> None:
     graph_calls = activator.calls["graph"]
     model = FakeModel({"peeled": '{"concepts": ["skin"]}', "apple": '{"concepts": ["core"]}'})
     llm_only = SAConfig(use_llm=True, use_graph=False, max_iterations=1)
-    trajectory = run(
-        PEELED_APPLE, llm_only, generate=model, graph=TinyGraph({}, explode=True), activator=activator
-    )
+    trajectory = run(PEELED_APPLE, llm_only, generate=model, graph=TinyGraph({}, explode=True), activator=activator)
     assert trajectory.final == ("skin", "core")
     assert activator.calls["llm"] == 2 and activator.calls["graph"] == graph_calls
 
@@ -277,10 +271,7 @@ def test_concurrent_instances_activate_a_shared_concept_once() -> None:
 
     async def all_instances(activator: Activator) -> list[Trajectory]:
         return await asyncio.gather(
-            *(
-                spread_activation(s, generate=model, graph=None, activator=activator, config=config)
-                for s in instances
-            )
+            *(spread_activation(s, generate=model, graph=None, activator=activator, config=config) for s in instances)
         )
 
     memo = Activator()

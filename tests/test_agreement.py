@@ -37,10 +37,7 @@ def test_agreement_excludes_and_counts_missing_judge_scores() -> None:
 
 def test_cli_judge_agreement_offline(ccpt_dir: Path, tmp_path: Path, capsys) -> None:
     figure = tmp_path / "fig4.png"
-    assert (
-        main(["judge-agreement", "--data-dir", str(ccpt_dir), "--format", "json", "--figure", str(figure)])
-        == 0
-    )
+    assert main(["judge-agreement", "--data-dir", str(ccpt_dir), "--format", "json", "--figure", str(figure)]) == 0
     result = json.loads(capsys.readouterr().out)
     # Measured on the stored GPT-4o scores (no paper value for this exact set; §6.1 reports 0.85 / 0.83 on
     # its own 300 MTurk-rated pairs): a clearly positive, strong correlation.

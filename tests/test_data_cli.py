@@ -27,7 +27,11 @@ def test_stats_json_counts(ccpt_dir: Path, capsys: pytest.CaptureFixture[str]) -
         "pi_canceled": 167,
         "npc_emergent": 167,
     }
-    assert stats["toxic_rows"] == 271 and stats["toxic_in_test"] == {"pi_emergent": 8, "pi_canceled": 7, "npc_emergent": 6}
+    assert stats["toxic_rows"] == 271 and stats["toxic_in_test"] == {
+        "pi_emergent": 8,
+        "pi_canceled": 7,
+        "npc_emergent": 6,
+    }
     # κ is reported for the two three-annotator files only, over every row (all have 3 labels).
     assert stats["files"]["ccpt_emergent"]["fleiss_kappa_rows"] == 2500
     assert "fleiss_kappa" not in stats["files"]["ccpt_component"]
@@ -43,8 +47,23 @@ def test_stats_text_says_toxic_rows_are_kept(ccpt_dir: Path, capsys: pytest.Capt
 
 def test_export_split_formats(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "test.jsonl"
-    info = _json(capsys, ["data", "export", "--data-dir", str(ccpt_dir), "--task", "pi_canceled", "--split", "test",
-                          "--out", str(out), "--format", "json"])
+    info = _json(
+        capsys,
+        [
+            "data",
+            "export",
+            "--data-dir",
+            str(ccpt_dir),
+            "--task",
+            "pi_canceled",
+            "--split",
+            "test",
+            "--out",
+            str(out),
+            "--format",
+            "json",
+        ],
+    )
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert info["rows"] == len(rows) == 167
     assert rows[0]["id"].startswith("ccpt_canceled:") and isinstance(rows[0]["head_ratings"], list)
@@ -79,10 +98,15 @@ def test_errors_are_one_line(ccpt_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert main(["data", "stats", "--data-dir", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ccpt: error: data directory")
-    for name in ("ccpt_emergent.csv", "ccpt_canceled.csv", "ccpt_component.csv", "add_ccpt_emergent.csv",
-                 "test_index.json"):
+    for name in (
+        "ccpt_emergent.csv",
+        "ccpt_canceled.csv",
+        "ccpt_component.csv",
+        "add_ccpt_emergent.csv",
+        "test_index.json",
+    ):
         shutil.copy(ccpt_dir / name, tmp_path / name)
-    (tmp_path / "ccpt_emergent.csv").write_text("sentence,combination\n\"unterminated", encoding="utf-8")
+    (tmp_path / "ccpt_emergent.csv").write_text('sentence,combination\n"unterminated', encoding="utf-8")
     assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ccpt_emergent.csv" in err[0] and "missing column" in err[0]

@@ -31,10 +31,23 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-def _run(task, tmp_path: Path, model: str = "ccpt-scripted/solver", judge: str = "ccpt-scripted/judge",
-         limit: int = 2, **model_args) -> EvalLog:
-    logs = inspect_eval(task, model=model, model_args=model_args, model_roles={"grader": judge},
-                        limit=limit, log_dir=str(tmp_path / "logs"), display="none")
+def _run(
+    task,
+    tmp_path: Path,
+    model: str = "ccpt-scripted/solver",
+    judge: str = "ccpt-scripted/judge",
+    limit: int = 2,
+    **model_args,
+) -> EvalLog:
+    logs = inspect_eval(
+        task,
+        model=model,
+        model_args=model_args,
+        model_roles={"grader": judge},
+        limit=limit,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
     assert logs[0].status == "success", logs[0].error
     return logs[0]
 
@@ -76,8 +89,14 @@ def test_canceled_scores_cancellation(ccpt_dir: Path, tmp_path: Path) -> None:
 def test_judge_calls_are_memoised_and_cached(ccpt_dir: Path, tmp_path: Path) -> None:
     calls = tmp_path / "judge-calls.txt"
     task = pi_emergent(method="multi_oracle", seeds=2, oracle_n=5, data_dir=str(ccpt_dir))
-    logs = inspect_eval(task, model="ccpt-scripted/solver", model_roles={"grader": "ccpt-scripted/judge"},
-                        limit=3, log_dir=str(tmp_path / "a"), display="none")
+    logs = inspect_eval(
+        task,
+        model="ccpt-scripted/solver",
+        model_roles={"grader": "ccpt-scripted/judge"},
+        limit=3,
+        log_dir=str(tmp_path / "a"),
+        display="none",
+    )
     from inspect_ai.model import get_model
 
     # Every judged (concept, property) pair was asked exactly once.
@@ -88,9 +107,14 @@ def test_judge_calls_are_memoised_and_cached(ccpt_dir: Path, tmp_path: Path) -> 
     assert len(rows) == 3 * 2 * 5 and {r["sample"] for r in rows} == set(range(5))
     # Re-scoring the same answers in a new run is free: every judge call is a cache hit.
     judge = get_model("ccpt-scripted/judge", calls_file=str(calls), memoize=False)
-    inspect_eval(pi_emergent(method="multi_oracle", seeds=2, oracle_n=5, data_dir=str(ccpt_dir)),
-                 model="ccpt-scripted/solver", model_roles={"grader": judge}, limit=3,
-                 log_dir=str(tmp_path / "b"), display="none")
+    inspect_eval(
+        pi_emergent(method="multi_oracle", seeds=2, oracle_n=5, data_dir=str(ccpt_dir)),
+        model="ccpt-scripted/solver",
+        model_roles={"grader": judge},
+        limit=3,
+        log_dir=str(tmp_path / "b"),
+        display="none",
+    )
     assert not calls.exists() or calls.read_text() == ""
 
 
@@ -114,7 +138,7 @@ def test_type_prediction_exact_match(ccpt_dir: Path, tmp_path: Path) -> None:
     rows = _rows(log)
     assert {r["gold_type"] for r in rows} == {"emergent", "component", "canceled", "others"}
     for sample, row in zip(log.samples, rows, strict=True):
-        correct = list(sample.scores.values())[0].value["correct"]
+        correct = next(iter(sample.scores.values())).value["correct"]
         assert correct == float(row["pred_type"] == row["gold_type"])
 
 
@@ -129,7 +153,7 @@ def test_spreading_activation_llm_never_touches_the_graph(
     monkeypatch.setattr(spreading, "load_graph", no_graph)
     log = _run(pi_emergent(method="sa_llm", seeds=1, data_dir=str(ccpt_dir), sa_answer_every_step=True), tmp_path)
     for sample in log.samples:
-        meta = list(sample.scores.values())[0].metadata["ccpt"]
+        meta = next(iter(sample.scores.values())).metadata["ccpt"]
         trajectory = meta["trajectory"]
         seeds = {c.lower() for c in trajectory["seeds"]}
         assert trajectory["steps"] and not seeds & {c.lower() for c in trajectory["final"]}
@@ -138,7 +162,7 @@ def test_spreading_activation_llm_never_touches_the_graph(
 
 def test_spreading_activation_with_conceptnet_cache(ccpt_dir: Path, tmp_path: Path) -> None:
     log = _run(npc_emergent(method="sa_conceptnet", seeds=1, data_dir=str(ccpt_dir)), tmp_path)
-    trajectory = list(log.samples[0].scores.values())[0].metadata["ccpt"]["trajectory"]
+    trajectory = next(iter(log.samples[0].scores.values())).metadata["ccpt"]["trajectory"]
     assert trajectory["stop_reason"] in ("converged", "max_iterations", "empty")
     assert all(0.0 <= step["delta"] <= 1.0 for step in trajectory["steps"])
 
@@ -147,10 +171,30 @@ def test_inspect_cli_runs_a_registered_task(ccpt_dir: Path, tmp_path: Path) -> N
     env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
     inspect = Path(sys.executable).with_name("inspect")
     result = subprocess.run(
-        [str(inspect), "eval", "ccpt/pi_emergent", "--model", "ccpt-scripted/x", "--model-role",
-         "grader=ccpt-scripted/judge", "--limit", "1", "-T", "method=cot", "-T", f"data_dir={ccpt_dir}",
-         "--log-dir", str(tmp_path / "logs"), "--display", "none"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
+        [
+            str(inspect),
+            "eval",
+            "ccpt/pi_emergent",
+            "--model",
+            "ccpt-scripted/x",
+            "--model-role",
+            "grader=ccpt-scripted/judge",
+            "--limit",
+            "1",
+            "-T",
+            "method=cot",
+            "-T",
+            f"data_dir={ccpt_dir}",
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--display",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     from inspect_ai.log import list_eval_logs, read_eval_log
@@ -176,8 +220,25 @@ def test_bad_models_fail_fast_with_one_line(model: str, expected: str, ccpt_dir:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
     env |= {"LOOP_API_KEY": "x", "LOOP_BASE_URL": "http://127.0.0.1:9/v1"}
     start = time.monotonic()
-    result = _ccpt(["run", "--model", model, "--judge", model, "--limit", "1", "--task", "pi_emergent",
-                    "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")], env, timeout=60)
+    result = _ccpt(
+        [
+            "run",
+            "--model",
+            model,
+            "--judge",
+            model,
+            "--limit",
+            "1",
+            "--task",
+            "pi_emergent",
+            "--data-dir",
+            str(ccpt_dir),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        env,
+        timeout=60,
+    )
     assert time.monotonic() - start < 30
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -189,11 +250,34 @@ def test_killed_sweep_resumes_without_repeating_calls(ccpt_dir: Path, tmp_path: 
 
     def sweep(log_dir: Path, calls: Path, cache: Path) -> tuple[list[str], dict[str, str]]:
         env = {**os.environ, "INSPECT_CACHE_DIR": str(cache)}
-        args = ["run", "--model", "ccpt-scripted/solver", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
-                "--task", "npc_emergent", "--seeds", "2", "--limit", "4", "--no-preflight", "--data-dir",
-                str(ccpt_dir), "--log-dir", str(log_dir), "-M", "latency=0.2", "-M", f"calls_file={calls}",
-                "--max-connections", "1",
-                "--format", "json"]
+        args = [
+            "run",
+            "--model",
+            "ccpt-scripted/solver",
+            "--judge",
+            "ccpt-scripted/judge",
+            "--task",
+            "pi_emergent",
+            "--task",
+            "npc_emergent",
+            "--seeds",
+            "2",
+            "--limit",
+            "4",
+            "--no-preflight",
+            "--data-dir",
+            str(ccpt_dir),
+            "--log-dir",
+            str(log_dir),
+            "-M",
+            "latency=0.2",
+            "-M",
+            f"calls_file={calls}",
+            "--max-connections",
+            "1",
+            "--format",
+            "json",
+        ]
         return args, env
 
     # Reference: one uninterrupted run.
@@ -227,8 +311,12 @@ def test_openai_compatible_endpoint_on_loopback(ccpt_dir: Path, tmp_path: Path, 
     with serve() as (base_url, requests):
         monkeypatch.setenv("LOOP_API_KEY", "test-key")
         monkeypatch.setenv("LOOP_BASE_URL", base_url)
-        log = _run(pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)), tmp_path,
-                   model="openai-api/loop/test-model", judge="openai-api/loop/test-judge")
+        log = _run(
+            pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)),
+            tmp_path,
+            model="openai-api/loop/test-model",
+            judge="openai-api/loop/test-judge",
+        )
     rows = _rows(log)
     assert all(r["parse_ok"] and r["r_np"] is not None for r in rows)
     models = [req["model"] for req in requests]

@@ -37,9 +37,25 @@ def test_default_offline_run_on_the_embedded_models(ccpt_dir: Path, tmp_path: Pa
     env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache"), "CCPT_HOME": str(tmp_path / "home")}
     ccpt = Path(sys.executable).with_name("ccpt")
     result = subprocess.run(
-        [str(ccpt), "run", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir), "--log-dir",
-         str(tmp_path / "logs"), "--format", "json"],
-        capture_output=True, text=True, env=env, timeout=1200, check=False,
+        [
+            str(ccpt),
+            "run",
+            "--limit",
+            "1",
+            "--seeds",
+            "1",
+            "--data-dir",
+            str(ccpt_dir),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+        check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)

@@ -35,13 +35,7 @@ def test_solver_sheet_round_trip_and_judging(dataset, tmp_path: Path) -> None:
     assert set(rows["model"]) == {"human"} and rows["parse_ok"].tolist() == [True, True, True, True, False]
 
     async def judge(concept: str, prop: str) -> float | None:  # any callable; async works too
-        return (
-            None
-            if concept == rows["head"].iloc[1]
-            else 0.5
-            if concept == rows["combination"].iloc[0]
-            else 0.2
-        )
+        return None if concept == rows["head"].iloc[1] else 0.5 if concept == rows["combination"].iloc[0] else 0.2
 
     judged = judge_answers(rows, judge)
     assert judged["score"].iloc[0] == pytest.approx(0.3)  # E = 0.5 − max(0.2, 0.2)
@@ -68,6 +62,33 @@ def test_type_prediction_sheet_scores_majority_free_labels(dataset, tmp_path: Pa
     sheet.to_csv(csv_path, index=False)
     (result,) = table5(import_solver_sheet(csv_path, dataset), stat="sem")
     assert result.classification.n == 8 and result.accuracy.mean == pytest.approx(100 * 7 / 8)
+
+
+def test_type_prediction_uses_the_raters_majority(dataset, tmp_path: Path) -> None:
+    """Appendix B.4: accuracy of the majority vote of three raters; a three-way split has no majority."""
+    csv_path, _ = export_solver_sheet(dataset, "type_prediction", tmp_path, n=4, seed=1)
+    sheet = pd.read_csv(csv_path, keep_default_na=False)
+    gold = {item.id: item.gold for item in dataset.type_prediction_set()}
+    wrong = {"emergent": "others", "component": "canceled", "canceled": "emergent", "others": "component"}
+    ids = list(sheet["id"])
+    # item 0: 2 of 3 right; item 1: 1 of 3 right (majority wrong); item 2: three different labels; item 3: all right
+    answers = {
+        ids[0]: [gold[ids[0]], gold[ids[0]], wrong[gold[ids[0]]]],
+        ids[1]: [gold[ids[1]], wrong[gold[ids[1]]], wrong[gold[ids[1]]]],
+        ids[2]: [gold[ids[2]], wrong[gold[ids[2]]], wrong[wrong[gold[ids[2]]]]],
+        ids[3]: [gold[ids[3]]] * 3,
+    }
+    rows = [
+        {"id": i, "task": "type_prediction", "answer": a, "rater": f"r{k}"}
+        for i in ids
+        for k, a in enumerate(answers[i])
+    ]
+    pd.DataFrame(rows).to_csv(csv_path, index=False)
+    frame = import_solver_sheet(csv_path, dataset)
+    assert len(frame) == 4 and list(frame["parse_ok"]) == [True, True, False, True]
+    assert frame.loc[2, "parse_error"] == "no majority among 3 rater(s)"
+    (result,) = table5(frame, stat="sem")
+    assert result.accuracy.mean == pytest.approx(100 * 2 / 4)
 
 
 def test_rating_sheets_to_table4_and_agreement(reference_dir: Path, dataset, tmp_path: Path) -> None:

@@ -42,9 +42,7 @@ needs_llama = pytest.mark.skipif(
 def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
     monkeypatch.delitem(sys.modules, "ccpt.eval.llama_backend", raising=False)
-    with pytest.raises(
-        ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"
-    ):
+    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"):
         local_model.GGUFModelAPI("qwen2.5-0.5b")
 
 
@@ -90,9 +88,7 @@ SCORE_SCHEMA = ResponseSchema(
         required=["score"],
     ),
 )
-PROMPT = (
-    "How relevant is the property 'sour' to the concept 'lemon', on a scale from 1 to 10? Answer in JSON."
-)
+PROMPT = "How relevant is the property 'sour' to the concept 'lemon', on a scale from 1 to 10? Answer in JSON."
 
 
 def _generate(model: Model, prompt: str, **config: object) -> ModelOutput:
@@ -117,9 +113,7 @@ def test_json_schema_constrains_output(solver: Model) -> None:
 @pytest.mark.embedded
 @real_model
 def test_logprobs_match_llama_cpp_reference(solver: Model) -> None:
-    out = _generate(
-        solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA, top_logprobs=5
-    )
+    out = _generate(solver, PROMPT, temperature=0.0, max_tokens=30, response_schema=SCORE_SCHEMA, top_logprobs=5)
     logprobs = out.choices[0].logprobs
     assert logprobs is not None and out.usage is not None
     tokens = logprobs.content

@@ -56,7 +56,7 @@ def test_cli_report_reproduces_paper_table3(markdown: str) -> None:
     base = _row(markdown, "Base")
     assert base == PAPER_BASE["pi_emergent"] + PAPER_BASE["pi_canceled"] + PAPER_BASE["npc_emergent"]
     assert _row(markdown, "Multi-Oracle")[:3] == PAPER_ORACLE_PI_EMERGENT
-    assert _row(markdown, "Gold") == PAPER_GOLD
+    assert _row(markdown, "Gold (stored GPT-4o judge)") == PAPER_GOLD
     assert "population SD (ddof=0)" in markdown
 
 
@@ -96,9 +96,7 @@ def test_sem_differs_from_paper_sigma_by_sqrt_factor(frame: pd.DataFrame) -> Non
 
 
 def test_all_formats_state_the_statistic(frame: pd.DataFrame) -> None:
-    report = build_report(
-        frame, stat="ci", n_boot=200, judge_info="gpt-4o (paper judge); Pearson 0.76 vs humans"
-    )
+    report = build_report(frame, stat="ci", n_boot=200, judge_info="gpt-4o (paper judge); Pearson 0.76 vs humans")
     for fmt in ("markdown", "latex", "html"):
         text = render(report, fmt)
         assert "bootstrap" in text and "Pearson 0.76" in text
@@ -181,9 +179,7 @@ def test_cli_rejects_foreign_csv_with_one_line(tmp_path: Path, capsys) -> None:
 
 def test_cli_compare_reports_paired_difference(reference_dir: Path, capsys) -> None:
     files = [str(p) for p in reference_dir.glob("pi_emergent_*.csv")]
-    assert (
-        main(["compare", *files, "--a", "gpt-4o:multi_oracle", "--b", "gpt-4o:base", "--format", "json"]) == 0
-    )
+    assert main(["compare", *files, "--a", "gpt-4o:multi_oracle", "--b", "gpt-4o:base", "--format", "json"]) == 0
     (result,) = json.loads(capsys.readouterr().out)
     # paper: 57.8 − 40.8 = 17.0 (per-instance means average to the same difference)
     assert result["mean_diff"] == pytest.approx(17.0, abs=0.05) and result["n"] == 200

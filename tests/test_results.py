@@ -36,9 +36,7 @@ def test_reference_instance_ids_are_dataset_ids(reference: pd.DataFrame, dataset
     assert first["answer"] == "stranded" and first["answer_raw"] == '{"property": "stranded"}'
 
 
-def test_recomputed_scores_equal_the_authors_stored_ones(
-    reference_dir: Path, reference: pd.DataFrame
-) -> None:
+def test_recomputed_scores_equal_the_authors_stored_ones(reference_dir: Path, reference: pd.DataFrame) -> None:
     # The authors' own emergence / cancellation columns, recomputed here through ccpt.scoring.
     for name, task, field in (
         ("pi_emergent_gpt-4o_naive.csv", "pi_emergent", "emergence"),
@@ -46,9 +44,9 @@ def test_recomputed_scores_equal_the_authors_stored_ones(
         ("npc_emergent_gpt-4o_naive.csv", "npc_emergent", "emergence"),
     ):
         raw = pd.read_csv(reference_dir / name)
-        ours = reference[
-            (reference["task"] == task) & (reference["seed"] == 1) & (reference["method"] == "base")
-        ]["score"].to_numpy()
+        ours = reference[(reference["task"] == task) & (reference["seed"] == 1) & (reference["method"] == "base")][
+            "score"
+        ].to_numpy()
         assert ours == pytest.approx(raw[f"gpt-4o_naive_1_{field}"].to_numpy())
 
 
@@ -149,9 +147,7 @@ def _write_log(log_dir: Path) -> None:
 
         return score
 
-    task = Task(
-        dataset=[Sample(input="q", id=1), Sample(input="q", id=2)], solver=generate(), scorer=fake_judge()
-    )
+    task = Task(dataset=[Sample(input="q", id=1), Sample(input="q", id=2)], solver=generate(), scorer=fake_judge())
     eval(task, model="ccpt-test-fake/x", epochs=2, log_dir=str(log_dir), display="none")
 
 

@@ -69,9 +69,7 @@ def test_oracle_skips_failed_samples() -> None:
 
 def test_classification_paper_table5_arithmetic() -> None:
     # Build counts equal to paper Table 5 (250 per type) and check the paper's summary numbers.
-    table = np.array(
-        [[90.0, 4.4, 2.0, 3.6], [59.6, 37.2, 1.2, 2.0], [13.6, 15.6, 45.2, 25.6], [26.0, 5.6, 15.2, 53.2]]
-    )
+    table = np.array([[90.0, 4.4, 2.0, 3.6], [59.6, 37.2, 1.2, 2.0], [13.6, 15.6, 45.2, 25.6], [26.0, 5.6, 15.2, 53.2]])
     counts = np.rint(table * 2.5).astype(int)
     labels = ["emergent", "component", "canceled", "others"]
     gold, pred = [], []

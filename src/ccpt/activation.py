@@ -284,9 +284,7 @@ class Activator:
         self.calls: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()
 
-    async def get(
-        self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]
-    ) -> Activation:
+    async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
         """The memoised activation of ``concept`` by ``source``; ``compute`` runs at most once per key.
 
         If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call
@@ -358,9 +356,7 @@ def _without(labels: Iterable[str], excluded: set[str]) -> tuple[str, ...]:
     return tuple(kept.values())
 
 
-async def _filter(
-    candidates: tuple[str, ...], seeds: Seeds, generate: Generate
-) -> tuple[tuple[str, ...], bool, int]:
+async def _filter(candidates: tuple[str, ...], seeds: Seeds, generate: Generate) -> tuple[tuple[str, ...], bool, int]:
     """Filter(C, C_0) → (kept candidates, output unparsable?, number of output items not among candidates)."""
     parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds)))
     if parsed is None:

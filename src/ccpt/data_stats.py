@@ -69,9 +69,7 @@ def dataset_stats(ds: CCPTDataset) -> dict[str, Any]:
         "total_paper_rows": len(paper),
         "rows_per_type": {t: by_type[t] for t in ("emergent", "canceled", "component")},
         "files": files,
-        "splits": {
-            task: {"test": len(ds.test(task)), "train": len(ds.train(task))} for task in GENERATIVE_TASKS
-        },
+        "splits": {task: {"test": len(ds.test(task)), "train": len(ds.train(task))} for task in GENERATIVE_TASKS},
         "type_prediction": {"per_type": 250, "total": 1000},
         "unique_concepts": unique_concepts(paper),
         "toxic_rows": sum(r.toxic for r in paper),

@@ -461,5 +461,3 @@ def unique_concepts(records: Iterable[Record]) -> dict[str, int]:
         "combinations": len({r.combination.lower() for r in recs}),
         "properties": len({r.property.lower() for r in recs}),
     }
-
-

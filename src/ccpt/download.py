@@ -53,7 +53,7 @@ Fetcher = Callable[[str, float], bytes]
 
 def urllib_fetch(url: str, timeout: float) -> bytes:
     """Download ``url`` with urllib (the default fetcher)."""
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - https URL or test server
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         return response.read()
 
 

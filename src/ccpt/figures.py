@@ -51,9 +51,7 @@ def confusion_heatmap(cls: Classification, title: str = "") -> Figure:
     return fig
 
 
-def judge_human_scatter(
-    human: Sequence[float], judge: Sequence[float], *, seed: int = 0, title: str = ""
-) -> Figure:
+def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0, title: str = "") -> Figure:
     """Figure 4: judge relevance vs mean human rating, both in [0, 1], with the least-squares line.
 
     The regression is fitted on the exact values; jitter from N(0, 0.05²) is added afterwards, only to the
@@ -99,13 +97,9 @@ def method_bars(table: GenerativeTable) -> Figure:
             high.append(err[1])
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
         label = (
-            row.label
-            if not row.model or row.label in ("Gold", "Human")
-            else f"{row.model} {method_label(row.method)}"
+            row.label if not row.model or row.label in ("Gold", "Human") else f"{row.model} {method_label(row.method)}"
         )
-        ax.bar(
-            positions, means, width, yerr=[low, high], capsize=1.5, label=label, error_kw={"linewidth": 0.6}
-        )
+        ax.bar(positions, means, width, yerr=[low, high], capsize=1.5, label=label, error_kw={"linewidth": 0.6})
     ax.set_xticks(
         range(len(score_cols)),
         [TASK_SHORT[c.task] + (" E" if "E" in c.label else " C") for c in score_cols],
@@ -113,7 +107,8 @@ def method_bars(table: GenerativeTable) -> Figure:
     )
     ax.set_ylabel("Score (×100)", fontsize=7)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=5, ncols=2, frameon=False)
+    # Below the axes: inside, the legend hides the tallest bars.
+    ax.legend(fontsize=5, ncols=2, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12))
     fig.tight_layout()
     return fig
 

@@ -329,9 +329,7 @@ class SqliteConceptGraph:
     def __init__(self, db_path: str | Path) -> None:
         path = Path(db_path)
         if not path.is_file():
-            raise DataError(
-                f"ConceptNet index not found: {path}", hint="build it with: ccpt conceptnet index DUMP"
-            )
+            raise DataError(f"ConceptNet index not found: {path}", hint="build it with: ccpt conceptnet index DUMP")
         # check_same_thread=False: Inspect may call from a worker thread; the connection is read-only.
         self._con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
         try:
@@ -395,9 +393,7 @@ class SqliteConceptGraph:
         if n_words is None:
             cursor = self._con.execute("SELECT label FROM concepts ORDER BY label")
         else:
-            cursor = self._con.execute(
-                "SELECT label FROM concepts WHERE n_words = ? ORDER BY label", (n_words,)
-            )
+            cursor = self._con.execute("SELECT label FROM concepts WHERE n_words = ? ORDER BY label", (n_words,))
         for (label,) in cursor:
             yield label
 

@@ -18,6 +18,7 @@ import asyncio
 import html
 import inspect
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -81,9 +82,7 @@ def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0
 
 
 def _write_html(path: Path, title: str, intro: str, blocks: Sequence[str]) -> None:
-    body = "".join(
-        f"<div class='q'><pre>{html.escape(b)}</pre><p>A: ____________________</p></div>" for b in blocks
-    )
+    body = "".join(f"<div class='q'><pre>{html.escape(b)}</pre><p>A: ____________________</p></div>" for b in blocks)
     path.write_text(
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:serif;max-width:50em;margin:auto}.q{page-break-inside:avoid;margin:1em 0}"
@@ -144,7 +143,9 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     """Tidy rows (``model="human"``, ``method="human"``) from a filled solver sheet.
 
     An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance). Empty answers are
-    kept as parse failures. Task 3 answers must be one of the four types (else a parse failure).
+    kept as parse failures. Task 3 answers must be one of the four types (else a parse failure), and Task 3 is
+    scored as in Appendix B.4: one row per item holding the majority label of its raters (a tie, or no valid
+    label, is a counted failure "no majority").
     """
     path = Path(path)
     frame = _read_sheet(path, ["id", "task", "answer"])
@@ -155,9 +156,7 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     items = {item.id: item for item in solver_items(ds, task)}
     unknown = [i for i in frame["id"] if i not in items]
     if unknown:
-        raise DataError(
-            f"{path}: {len(unknown)} unknown id(s) for {task}, e.g. {unknown[:3]}", "was the sheet edited?"
-        )
+        raise DataError(f"{path}: {len(unknown)} unknown id(s) for {task}, e.g. {unknown[:3]}", "was the sheet edited?")
     raters = list(dict.fromkeys(frame["rater"])) if "rater" in frame.columns else [None]
     rows = []
     for line in frame.to_dict("records"):
@@ -191,13 +190,32 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
                 parse_error=None if ok else f"not one of {', '.join(TYPE_ORDER)}",
             )
         else:
-            row.update(
-                answer=answer or None, parse_ok=bool(answer), parse_error=None if answer else "empty answer"
-            )
+            row.update(answer=answer or None, parse_ok=bool(answer), parse_error=None if answer else "empty answer")
             if task == "npc_emergent":
                 row["answer_modifier"] = (line.get("answer_modifier") or "").strip() or None
         rows.append(row)
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    out = pd.DataFrame(rows, columns=list(COLUMNS))
+    return majority_vote(out) if task == "type_prediction" else out
+
+
+def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
+    """Task 3 rows of several raters → one row per item with the raters' majority label (seed 0)."""
+    out = []
+    for _, group in frame.groupby("instance", sort=False):
+        counts = Counter(label for label in group["pred_type"] if isinstance(label, str))
+        ranked = counts.most_common(2)
+        winner = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+        row = group.iloc[0].to_dict()
+        row.update(
+            seed=0,
+            pred_type=winner,
+            answer=winner,
+            parse_ok=winner is not None,
+            parse_error=None if winner else f"no majority among {len(group)} rater(s)",
+            answer_raw="; ".join(str(a) for a in group["answer_raw"]),
+        )
+        out.append(row)
+    return pd.DataFrame(out, columns=list(frame.columns))
 
 
 def _judge_pairs(row: pd.Series) -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]] | None:
@@ -325,9 +343,7 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
         frame = _read_sheet(Path(sheet), ["pair_id", "rater", "rating"])
         unknown = sorted(set(frame["pair_id"]) - set(key["pair_id"]))
         if unknown:
-            raise DataError(
-                f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets"
-            )
+            raise DataError(f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets")
         bad = [r for r in frame["rating"] if r.strip() and not (r.strip().isdigit() and 1 <= int(r) <= 10)]
         if bad:
             raise DataError(f"{sheet}: ratings must be integers 1–10, found {bad[:3]}")
@@ -373,10 +389,7 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
     human = per_pair["rating"].mean().map(relevance_from_score)
     llm = pd.to_numeric(ratings.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"], errors="coerce")
     both = human.index.intersection(llm.dropna().index)
-    units = [
-        group["rating"].tolist()
-        for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")
-    ]
+    units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
     units = [[None if pd.isna(v) else float(v) for v in unit] for unit in units]
     return {
         "pearson": pearson(human.loc[both].tolist(), llm.loc[both].tolist()),

@@ -125,6 +125,8 @@ class GenerativeTable:
 
 def method_label(method: str) -> str:
     """Display name of a method (paper naming where one exists)."""
+    if method.endswith("_nofilter"):
+        return f"{METHOD_LABELS.get(method.removesuffix('_nofilter'), method)} (no filter)"
     return METHOD_LABELS.get(method, method)
 
 
@@ -162,9 +164,9 @@ def _num(value: Any) -> float | None:
 
 def _matrix(values: pd.DataFrame, metric: str) -> np.ndarray:
     """instances × seeds (instances aligned across seeds; a missing cell is NaN = failed)."""
-    return values.pivot_table(
-        index="instance", columns="seed", values=metric, aggfunc="first", dropna=False
-    ).to_numpy(float)
+    return values.pivot_table(index="instance", columns="seed", values=metric, aggfunc="first", dropna=False).to_numpy(
+        float
+    )
 
 
 def _summaries(values: pd.DataFrame, stat: Stat, n_boot: int, seed: int) -> dict[str, Summary]:
@@ -195,9 +197,7 @@ def gold_row(
             records = covered
         rel = [Relevances(r.judge_combination, r.judge_head, r.judge_modifier) for r in records]
         for metric in METRICS:
-            values = [
-                [x.r_hmp if metric == "r_hmp" else x.r_np if metric == "r_np" else x.score(kind)] for x in rel
-            ]  # type: ignore[arg-type]
+            values = [[x.r_hmp if metric == "r_hmp" else x.r_np if metric == "r_np" else x.score(kind)] for x in rel]  # type: ignore[arg-type]
             row.cells[(task, metric)] = summarize(values, stat).scaled(100.0)
     return row
 
@@ -282,18 +282,14 @@ class TypeResult:
     accuracy: Summary  # percent
 
 
-def table5(
-    frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0
-) -> list[TypeResult]:
+def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == "type_prediction"]
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):
         preds = [None if _missing_text(p) else str(p) for p in group["pred_type"]]
         cls = classify([str(g) for g in group["gold_type"]], preds)
-        correct = group.assign(
-            correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)]
-        )
+        correct = group.assign(correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)])
         acc = summarize(_matrix(correct, "correct"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
         out.append(TypeResult(str(model), str(method), cls, acc))
     return out
@@ -315,7 +311,8 @@ class IterationTable:
 
 def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[IterationTable]:
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
-    it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()]
+    it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
+    it["method"] = display_methods(it)  # a no-filter run is a different method for this table
     out: list[IterationTable] = []
     for (model, method), group in it.groupby(["model", "method"], sort=True):
         iterations = sorted({int(t) for t in group["sa_iteration"]})
@@ -334,20 +331,20 @@ class FilterRow:
     model: str
     method: str
     task: str
-    without: Summary
-    with_: Summary
+    without: Summary | None
+    with_: Summary | None
 
     @property
-    def delta(self) -> float:
-        """Absolute change of the mean score when Filter is used."""
+    def delta(self) -> float | None:
+        """Absolute change of the mean score when Filter is used (None unless both runs exist)."""
+        if self.with_ is None or self.without is None:
+            return None
         return self.with_.mean - self.without.mean
 
 
 def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[FilterRow]:
     """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
-    sa = frame[
-        frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()
-    ]
+    sa = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()]
     out: list[FilterRow] = []
     for (model, method, task), group in sa.groupby(["model", "method", "task"], sort=True):
         parts = {}
@@ -356,8 +353,8 @@ def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper")
             if not sub.empty:
                 values = per_instance_values(sub, str(task), oracle)
                 parts[flag] = summarize(_matrix(values, "score"), stat).scaled(100.0)
-        if len(parts) == 2:
-            out.append(FilterRow(str(model), str(method), str(task), parts[False], parts[True]))
+        if False in parts:  # a method run only with its filter is not an ablation
+            out.append(FilterRow(str(model), str(method), str(task), parts[False], parts.get(True)))
     return out
 
 
@@ -374,9 +371,16 @@ class FailureRow:
     unscored: int
 
 
+def display_methods(frame: pd.DataFrame) -> list[str]:
+    """Method names with the filter ablation spelled out (``sa_both`` with sa_filter False → ``sa_both_nofilter``)."""
+    flags = frame["sa_filter"] if "sa_filter" in frame else [None] * len(frame)
+    return [f"{m}_nofilter" if f is False else m for m, f in zip(frame["method"], flags, strict=True)]
+
+
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
     """Parse and judge failures, never hidden: every sample without a score is counted here."""
     out: list[FailureRow] = []
+    frame = frame.assign(method=display_methods(frame))
     for (task, model, method), group in frame.groupby(["task", "model", "method"], sort=True, dropna=False):
         target = "pred_type" if task == "type_prediction" else "score"
         out.append(
@@ -428,9 +432,7 @@ def build_report(
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     gen = generative_rows(frame)
     generative = (
-        table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed)
-        if not gen.empty
-        else None
+        table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
     )
     notes = list(frame.attrs.get("notes", []))
     if dataset is None and not gen.empty:
@@ -499,9 +501,7 @@ def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _decorate(
-    text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]
-) -> str:
+def _decorate(text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]) -> str:
     return bold(text) if rank == 1 else underline(text) if rank == 2 else text
 
 
@@ -559,9 +559,7 @@ def iterations_markdown(tables: Sequence[IterationTable]) -> str:
     for tab in tables:
         header = ["Task", *[f"C_{t}" for t in tab.iterations]]
         tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
-        body = [
-            [TASK_SHORT[t], *[format_summary(tab.cells.get((t, i))) for i in tab.iterations]] for t in tasks
-        ]
+        body = [[TASK_SHORT[t], *[format_summary(tab.cells.get((t, i))) for i in tab.iterations]] for t in tasks]
         parts.append(
             f"### Table 6: score per iteration — {_md_escape(tab.model)} / {method_label(tab.method)}\n\n"
             + _md_table(header, body)
@@ -581,7 +579,7 @@ def filters_markdown(rows: Sequence[FilterRow]) -> str:
             TASK_SHORT[r.task],
             format_summary(r.without),
             format_summary(r.with_),
-            f"{r.delta:+.1f}",
+            "–" if r.delta is None else f"{r.delta:+.1f}",
         ]
         for r in rows
     ]
@@ -667,9 +665,7 @@ def generative_latex(table: GenerativeTable) -> str:
         r"% requires \usepackage{booktabs} and \usepackage[table]{xcolor}",
         r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
         r"\toprule",
-        " & "
-        + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_LABELS[t])}}}" for t in tasks)
-        + r" \\",
+        " & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_LABELS[t])}}}" for t in tasks) + r" \\",
         " ".join(rf"\cmidrule(lr){{{2 + 3 * i}-{4 + 3 * i}}}" for i in range(len(tasks))),
         "Method & " + " & ".join(c.latex for c in table.columns) + r" \\",
         r"\midrule",
@@ -693,9 +689,7 @@ def generative_latex(table: GenerativeTable) -> str:
             key = (col.task, col.metric)
             text = _latex_cell(row.cells.get(key), _row_spread(row))
             cells.append(
-                _decorate(
-                    text, row.ranks.get(key), lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}"
-                )
+                _decorate(text, row.ranks.get(key), lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
             )
         prefix = r"\rowcolor{gray!15}" if row.method == MULTI_ORACLE else ""
         lines.append(prefix + latex_escape(row.label) + " & " + " & ".join(cells) + r" \\")
@@ -804,8 +798,9 @@ def report_records(report: Report) -> list[dict[str, Any]]:
             )
     for fr in report.filters:
         base = {"table": "table7", "model": fr.model, "method": fr.method, "task": fr.task}
-        out.append({**base, "metric": "score_without_filter", **_summary_record(fr.without)})
-        out.append({**base, "metric": "score_with_filter", **_summary_record(fr.with_)})
+        for metric, summary in (("score_without_filter", fr.without), ("score_with_filter", fr.with_)):
+            if summary is not None:
+                out.append({**base, "metric": metric, **_summary_record(summary)})
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
@@ -875,9 +870,7 @@ def _h(text: Any) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
-def _html_table(
-    header: Sequence[str], body: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None
-) -> str:
+def _html_table(header: Sequence[str], body: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
     """``body`` cells are already-escaped HTML fragments."""
     head = "<tr>" + "".join(f"<th>{_h(c)}</th>" for c in header) + "</tr>"
     rows = []
@@ -896,9 +889,7 @@ def generative_html(table: GenerativeTable) -> str:
         for col in table.columns:
             key = (col.task, col.metric)
             text = _h(format_summary(row.cells.get(key), spread=_row_spread(row)))
-            cells.append(
-                _decorate(text, row.ranks.get(key), lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>")
-            )
+            cells.append(_decorate(text, row.ranks.get(key), lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>"))
         body.append(cells)
         classes.append("oracle" if row.method == MULTI_ORACLE else "")
     return f"<h2>{_h(table.title)}</h2>" + _html_table(header, body, classes)
@@ -931,8 +922,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
     for tab in report.iterations:
         tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
         body = [
-            [_h(TASK_SHORT[t]), *[_h(format_summary(tab.cells.get((t, i)))) for i in tab.iterations]]
-            for t in tasks
+            [_h(TASK_SHORT[t]), *[_h(format_summary(tab.cells.get((t, i)))) for i in tab.iterations]] for t in tasks
         ]
         parts.append(f"<h2>Table 6: {_h(tab.model)} / {_h(method_label(tab.method))}</h2>")
         parts.append(_html_table(["Task", *[f"C_{i}" for i in tab.iterations]], body))
@@ -944,7 +934,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
                 _h(TASK_SHORT[r.task]),
                 _h(format_summary(r.without)),
                 _h(format_summary(r.with_)),
-                f"{r.delta:+.1f}",
+                "–" if r.delta is None else f"{r.delta:+.1f}",
             ]
             for r in report.filters
         ]
@@ -964,16 +954,10 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
     ]
     parts.append("<h2>Failures</h2>")
     parts.append(
-        _html_table(
-            ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"], body
-        )
+        _html_table(["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"], body)
     )
     for caption, payload in figures:
-        img = (
-            payload
-            if payload.lstrip().startswith("<svg")
-            else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
-        )
+        img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
         parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
     if report.examples is not None and not report.examples.empty:
         parts.append("<h2>Example answers (raw model text, escaped)</h2>")
@@ -1072,17 +1056,13 @@ def compare_runs(
 
     run_a, run_b = select(a), select(b)
     common = [
-        t
-        for t in (*GENERATIVE_TASKS, "type_prediction")
-        if (run_a["task"] == t).any() and (run_b["task"] == t).any()
+        t for t in (*GENERATIVE_TASKS, "type_prediction") if (run_a["task"] == t).any() and (run_b["task"] == t).any()
     ]
     chosen_tasks = list(tasks) if tasks else common
     out: list[Comparison] = []
     for task in chosen_tasks:
         if task not in common:
-            raise CcptError(
-                f"task {task!r} is not in both runs", f"tasks in both: {', '.join(common) or 'none'}"
-            )
+            raise CcptError(f"task {task!r} is not in both runs", f"tasks in both: {', '.join(common) or 'none'}")
         sa = _per_instance_mean(run_a[run_a["task"] == task], task, metric, oracle).dropna()
         sb = _per_instance_mean(run_b[run_b["task"] == task], task, metric, oracle).dropna()
         both = sa.index.intersection(sb.index)

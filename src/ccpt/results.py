@@ -169,8 +169,7 @@ def _instance_ids(
         matches = pool.get(key)
         if not matches:
             raise DataError(
-                f"{path}: row {i} ({combination!r}, {prop!r}) is not in the {task} test split of "
-                f"{dataset.source}",
+                f"{path}: row {i} ({combination!r}, {prop!r}) is not in the {task} test split of {dataset.source}",
                 "use the dataset the results were produced on, or omit --data-dir",
             )
         ids.append(matches.pop(0))  # duplicates: first unused match, in file order
@@ -295,9 +294,7 @@ def _generative_rows(
                 if npc:
                     parsed = answers.parse_combination(raw, str(line["root"])) if raw is not None else None
                     row["answer"] = _text_or_none(get("combination")) or (parsed.value if parsed else None)
-                    row["answer_modifier"] = _text_or_none(get("modifier")) or (
-                        parsed.modifier if parsed else None
-                    )
+                    row["answer_modifier"] = _text_or_none(get("modifier")) or (parsed.modifier if parsed else None)
                     r_hp = _float_or_none(line[head_column])
                 else:
                     parsed = answers.parse_property(raw) if raw is not None else None
@@ -332,9 +329,7 @@ def _type_prediction_rows(
             key = (record.type, record.combination.lower(), record.property.lower())
             lookup.setdefault(key, []).append(record.id)
     else:
-        notes.append(
-            f"{path.name}: no dataset given; instance ids are row positions ('type_prediction:row<i>')"
-        )
+        notes.append(f"{path.name}: no dataset given; instance ids are row positions ('type_prediction:row<i>')")
     rows: list[dict[str, Any]] = []
     lines = frame.to_dict("records")
     for column in answer_columns:
@@ -370,9 +365,7 @@ def _type_prediction_rows(
             )
             rows.append(row)
         if unmatched:
-            notes.append(
-                f"{path.name}: {unmatched} non-'others' rows not found in the dataset; ids are row positions"
-            )
+            notes.append(f"{path.name}: {unmatched} non-'others' rows not found in the dataset; ids are row positions")
     return _frame(rows)
 
 

@@ -102,9 +102,7 @@ def command(
         from ccpt import figures as figs
 
         scored = [p for p in pairs if p.judge is not None]
-        fig = figs.judge_human_scatter(
-            [p.human_relevance for p in scored], [p.judge for p in scored], seed=seed
-        )
+        fig = figs.judge_human_scatter([p.human_relevance for p in scored], [p.judge for p in scored], seed=seed)
         figure.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(figure, bbox_inches="tight")
         figs.close(fig)
@@ -126,6 +124,5 @@ def command(
     click.echo(
         f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, "
         f"Spearman {result.spearman:.3f}, "
-        f"n = {result.n} pairs"
-        + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
+        f"n = {result.n} pairs" + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
     )

@@ -21,13 +21,9 @@ def _spec(value: str) -> tuple[str, str]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--a", "run_a", required=True, help="First run as MODEL:METHOD (e.g. gpt-4o:base).")
 @click.option("--b", "run_b", required=True, help="Second run as MODEL:METHOD.")
-@click.option(
-    "--task", "tasks", multiple=True, help="Task(s) to compare (default: every task both runs have)."
-)
+@click.option("--task", "tasks", multiple=True, help="Task(s) to compare (default: every task both runs have).")
 @click.option("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score", show_default=True)
-@click.option(
-    "--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True
-)
+@click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
 @click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
 @click.option("--resamples", type=int, default=10_000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)

@@ -19,9 +19,7 @@ from ccpt.graph import (
 CACHE_NAME = "conceptnet_adjacent.json"
 
 
-def resolve_graph(
-    db: Path | None, cache: Path | None, data_dir: Path | None
-) -> NeighbourCache | SqliteConceptGraph:
+def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) -> NeighbourCache | SqliteConceptGraph:
     """The graph a command should use: --db, else --cache, else the default index if built, else the
     dataset's neighbourhood cache (the offline default, which covers the CCPT test splits)."""
     if db is not None:
@@ -100,9 +98,7 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
     show_default=True,
     help="text for people, json for scripts.",
 )
-def neighbours_cmd(
-    concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str
-) -> None:
+def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str) -> None:
     """Print CONCEPT's strongest English neighbours, as Spreading Activation's Activate(c) sees them."""
     graph = resolve_graph(db, cache, data_dir)
     found = graph.neighbours(concept, k)

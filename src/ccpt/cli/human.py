@@ -43,9 +43,7 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
 
 
 @command.command("import-solver")
-@click.argument(
-    "sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--out",
     required=True,
@@ -70,9 +68,7 @@ def import_solver(sheets: tuple[Path, ...], out: Path, data_dir: Path | None) ->
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--n", "n_items", type=int, default=30, show_default=True, help="Answers per (task, model, method)."
-)
+@click.option("--n", "n_items", type=int, default=30, show_default=True, help="Answers per (task, model, method).")
 @click.option("--raters", type=int, default=2, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
@@ -90,18 +86,14 @@ def export_ratings(
 
 
 @command.command("import-ratings")
-@click.argument(
-    "sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--key",
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The key.csv written by export-ratings.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
-)
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
 def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
     """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
     from ccpt.human_eval import human_judge_report, read_ratings

@@ -63,7 +63,8 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
 @click.option(
     "--judge-info",
     default=None,
-    help="Text describing the judge and its human agreement, printed in the report.",
+    help="Text describing the judge, printed in the report. Default: each judge of the results with its "
+    "measured agreement with human ratings (see `ccpt judge-agreement`).",
 )
 @click.option(
     "--tidy",
@@ -94,6 +95,11 @@ def command(
     frame = load_results(paths, dataset)
     if tidy is not None:
         export(frame, tidy)
+    if judge_info is None:
+        from ccpt.eval.agreement_store import judge_note
+
+        judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
+        judge_info = judge_note(judges) if judges else None
     report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info)  # type: ignore[arg-type]
     rendered_figures: list[tuple[str, str]] = []
     if figures is not None or fmt == "html":

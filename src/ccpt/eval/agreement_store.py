@@ -59,6 +59,8 @@ def judge_note(judges: list[str]) -> str:
                 f"on {m['n']} dataset pairs ({m.get('mode', 'text')} mode, measured {m.get('measured', '?')})"
             )
         else:
-            parts.append(f"{judge}: agreement with human ratings not measured (run `ccpt judge-agreement --judge {judge}`)")
+            parts.append(
+                f"{judge}: agreement with human ratings not measured (run `ccpt judge-agreement --judge {judge}`)"
+            )
     parts.append(PAPER_NOTE)
     return "; ".join(parts)

@@ -55,7 +55,9 @@ def scripted_reply(prompt: str, seed: int | None, vocabulary: int = 6) -> str:
     if "generate a conceptual combination" in prompt:
         head = _field(prompt, "Head noun")
         modifier = MODIFIERS[pick % min(vocabulary, len(MODIFIERS))]
-        return f"Let me think. So the answer is {json.dumps({'combination': f'{modifier} {head}', 'modifier': modifier})}"
+        return (
+            f"Let me think. So the answer is {json.dumps({'combination': f'{modifier} {head}', 'modifier': modifier})}"
+        )
     if "Seed concepts:" in prompt:  # the spreading-activation filter: keep a hashed subset of candidates
         block = prompt.split("Candidate concepts", 1)[-1].split("Select the candidates", 1)[0]
         kept = [c for c in re.findall(r'"([^"\n]+)"', block) if _hash(c) % 3 != 0]
@@ -117,9 +119,7 @@ class ScriptedModel(ModelAPI):
         else:
             text = scripted_reply(prompt, config.seed, self.vocabulary)
         output = ModelOutput.from_content(model=self.model_name, content=text)
-        output.usage = ModelUsage(
-            input_tokens=len(prompt.split()), output_tokens=len(text.split()), total_tokens=0
-        )
+        output.usage = ModelUsage(input_tokens=len(prompt.split()), output_tokens=len(text.split()), total_tokens=0)
         return output
 
 

@@ -120,7 +120,9 @@ def gold(task: str) -> Solver:
 
 
 @solver
-def prompt_method(task: str, method: str = "base", oracle_n: int = 5, system: bool = True, sampling: Sampling | None = None) -> Solver:
+def prompt_method(
+    task: str, method: str = "base", oracle_n: int = 5, system: bool = True, sampling: Sampling | None = None
+) -> Solver:
     """Base, CoT or Multi-Oracle (``oracle_n`` Base samples per seed; the scorer takes the best)."""
     check_method(task, method)
     template = "cot" if method == "cot" else "base"

@@ -27,7 +27,7 @@ from ccpt.activation import (
     spread_activation,
 )
 from ccpt.errors import CcptError
-from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, finish, build_messages, check_method, draw
+from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, check_method, draw, finish
 from ccpt.graph import ConceptGraph
 
 SOURCES = {"sa_llm": (True, False), "sa_conceptnet": (False, True), "sa_both": (True, True)}
@@ -77,8 +77,15 @@ def spreading_activation(
     use_filter = not method.endswith("_nofilter")
     if max_candidates is None and not use_filter:
         max_candidates = NOFILTER_DEFAULT_CAP
-    config = SAConfig(use_llm=use_llm, use_graph=use_graph, max_iterations=max_iterations, epsilon=epsilon,
-                      use_filter=use_filter, neighbours_k=neighbours_k, max_candidates=max_candidates)
+    config = SAConfig(
+        use_llm=use_llm,
+        use_graph=use_graph,
+        max_iterations=max_iterations,
+        epsilon=epsilon,
+        use_filter=use_filter,
+        neighbours_k=neighbours_k,
+        max_candidates=max_candidates,
+    )
     graph = load_graph(conceptnet, data_dir) if use_graph else None
     activator = Activator()  # one per task run: shared by every instance and seed
     params = sampling or Sampling()
@@ -87,12 +94,16 @@ def spreading_activation(
         model = get_model()
 
         async def expand(prompt: str) -> str:
-            output = await model.generate([ChatMessageUser(content=prompt)], config=EXPANSION_CONFIG,
-                                          cache=CachePolicy(expiry=None, per_epoch=False))
+            output = await model.generate(
+                [ChatMessageUser(content=prompt)],
+                config=EXPANSION_CONFIG,
+                cache=CachePolicy(expiry=None, per_epoch=False),
+            )
             return output.completion
 
-        trajectory = await spread_activation(_seeds(task, state.metadata), generate=expand, graph=graph,
-                                             activator=activator, config=config)
+        trajectory = await spread_activation(
+            _seeds(task, state.metadata), generate=expand, graph=graph, activator=activator, config=config
+        )
         messages = build_messages(task, "sa", state.metadata, with_system=system, concepts=list(trajectory.final))
         outputs = await draw(model, messages, params, state.epoch, 1)
         state = finish(state, messages, outputs)
@@ -104,8 +115,7 @@ def spreading_activation(
                 if concepts == trajectory.final:
                     steps.append((t, outputs[0].completion))  # C_t = C_T: the same answer, no new call
                     continue
-                step_messages = build_messages(task, "sa", state.metadata, with_system=system,
-                                               concepts=list(concepts))
+                step_messages = build_messages(task, "sa", state.metadata, with_system=system, concepts=list(concepts))
                 step_output = (await draw(model, step_messages, params, state.epoch, 1))[0]
                 steps.append((t, step_output.completion))
             state.store.set(STEP_REPLIES, steps)

@@ -20,10 +20,10 @@ from inspect_ai.model import GenerateConfig, get_model
 
 from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, ModelError
-from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
-from ccpt.weights import DEFAULT_SOLVER
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
+from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
     "pi_emergent": pi_emergent,
@@ -112,7 +112,7 @@ def preflight(names: Sequence[str], model_args: dict[str, Any], timeout: float =
             asyncio.run(_ping(name, model_args if name.startswith("gguf/") else {}, timeout))
         except CcptError:
             raise
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             raise ModelError(f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up?") from None
         except Exception as exc:  # provider errors come in many types; the message is what matters here
             raise ModelError(f"model {name!r} is not usable: {error_text(exc)}") from None

@@ -89,38 +89,87 @@ def _generative(task: TaskName, params: dict) -> Task:
 
 
 @task
-def pi_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
-                system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
-                judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
-                sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
-                conceptnet: str | None = None) -> Task:
+def pi_emergent(
+    method: str = "base",
+    seeds: int = 3,
+    oracle_n: int = 5,
+    split: str = "test",
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    judge_mode: str = "text",
+    judge_retries: int = 2,
+    seed: int = 0,
+    sa_max_iterations: int = 5,
+    sa_epsilon: float = 0.1,
+    sa_answer_every_step: bool = False,
+    sa_max_candidates: int | None = None,
+    conceptnet: str | None = None,
+) -> Task:
     """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone."""
     return _generative("pi_emergent", locals())
 
 
 @task
-def pi_canceled(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
-                system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
-                judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
-                sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
-                conceptnet: str | None = None) -> Task:
+def pi_canceled(
+    method: str = "base",
+    seeds: int = 3,
+    oracle_n: int = 5,
+    split: str = "test",
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    judge_mode: str = "text",
+    judge_retries: int = 2,
+    seed: int = 0,
+    sa_max_iterations: int = 5,
+    sa_epsilon: float = 0.1,
+    sa_answer_every_step: bool = False,
+    sa_max_candidates: int | None = None,
+    conceptnet: str | None = None,
+) -> Task:
     """Property Induction, canceled (N, T → P): a property of the head or modifier the noun phrase loses."""
     return _generative("pi_canceled", locals())
 
 
 @task
-def npc_emergent(method: str = "base", seeds: int = 3, oracle_n: int = 5, split: str = "test",
-                 system_prompt: bool = True, data_dir: str | None = None, exclude_toxic: bool = False,
-                 judge_mode: str = "text", judge_retries: int = 2, seed: int = 0, sa_max_iterations: int = 5,
-                 sa_epsilon: float = 0.1, sa_answer_every_step: bool = False, sa_max_candidates: int | None = None,
-                 conceptnet: str | None = None) -> Task:
+def npc_emergent(
+    method: str = "base",
+    seeds: int = 3,
+    oracle_n: int = 5,
+    split: str = "test",
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    judge_mode: str = "text",
+    judge_retries: int = 2,
+    seed: int = 0,
+    sa_max_iterations: int = 5,
+    sa_epsilon: float = 0.1,
+    sa_answer_every_step: bool = False,
+    sa_max_candidates: int | None = None,
+    conceptnet: str | None = None,
+) -> Task:
     """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property."""
     return _generative("npc_emergent", locals())
 
 
 @task
-def type_prediction(seeds: int = 1, system_prompt: bool = True, data_dir: str | None = None,
-                    exclude_toxic: bool = False, seed: int = 0, method: str = "base") -> Task:
+def type_prediction(
+    seeds: int = 1,
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    seed: int = 0,
+    method: str = "base",
+) -> Task:
     """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each."""
-    return ccpt_task("type_prediction", method=method, seeds=seeds, system_prompt=system_prompt,
-                     data_dir=data_dir, exclude_toxic=exclude_toxic, seed=seed)
+    return ccpt_task(
+        "type_prediction",
+        method=method,
+        seeds=seeds,
+        system_prompt=system_prompt,
+        data_dir=data_dir,
+        exclude_toxic=exclude_toxic,
+        seed=seed,
+    )
