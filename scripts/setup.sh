@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 EXTRAS="local"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
-[[ "${1:-}" == "--test" ]] && EXTRAS="local,test,pipeline,ray"
+[[ "${1:-}" == "--test" ]] && EXTRAS="local,test,pipeline,ray,hub"
 
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv

@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 from pipeline_fixtures import conceptnet_index
 
-from ccpt.dataset import load_dataset
+from ccpt.dataset import RELEASED_HEADERS, load_dataset
 from ccpt.errors import CcptError
 from ccpt.pipeline.annotation import (
     ANSWER_COLUMNS,
     HIT_COLUMNS,
-    RELEASED_HEADERS,
     import_answers,
     majority,
 )

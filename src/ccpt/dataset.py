@@ -68,6 +68,19 @@ BASE_COLUMNS: tuple[str, ...] = (
     "meta.modifier_human_relevance",
     "meta.toxicity",
 )
+_ANNOTATION_COLUMNS = BASE_COLUMNS[:-1]  # everything up to the human relevance ratings
+_JUDGE_COLUMNS = ("meta.combination_gpt-4o_relevance", "meta.root_gpt-4o_relevance")
+# Exact headers of the released files, column order and the canceled file's legacy column included: what the
+# data-construction pipeline writes so that downstream tools see no difference.
+RELEASED_HEADERS: dict[str, tuple[str, ...]] = {
+    "ccpt_emergent": (*_ANNOTATION_COLUMNS, "meta.gpt-4o_emergence", *_JUDGE_COLUMNS,
+                      "meta.modifier_gpt-4o_relevance", "meta.toxicity", "meta.gpt-4o_indiv_max"),
+    "ccpt_canceled": (*_ANNOTATION_COLUMNS, "meta.gpt-4o_cancellation", *_JUDGE_COLUMNS,
+                      "meta.modifier_gpt4o_relevance", "meta.toxicity", "meta.modifier_gpt-4o_relevance",
+                      "meta.gpt-4o_indiv_max"),
+    "ccpt_component": (*BASE_COLUMNS, "meta.property_source"),
+    "add_ccpt_emergent": (*BASE_COLUMNS, "meta.property_source"),
+}  # fmt: skip
 # file stem -> (property type, extra required columns)
 FILE_SPECS: dict[str, tuple[PropertyType, tuple[str, ...]]] = {
     "ccpt_emergent": (

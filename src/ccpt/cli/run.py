@@ -53,7 +53,12 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help=f"Method(s): {', '.join(METHODS)}; add _nofilter to an sa_* method for the filter "
     "ablation; gold = the annotated answers, scored by the same judge. Default: base and gold.",
 )
-@click.option("--seeds", type=int, default=None, help="Independent samples per instance (paper: 3). Default: 2.")
+@click.option(
+    "--seeds",
+    type=int,
+    default=None,
+    help="Independent samples per instance. Default: 3 (the paper's), 2 for the offline default run.",
+)
 @click.option(
     "--limit",
     type=int,
@@ -118,7 +123,7 @@ def command(
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
     from ccpt.eval.summary import print_summary
-    from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, Sweep, run_sweep
+    from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
 
     offline_default = not models
     sweep = Sweep(
@@ -141,7 +146,7 @@ def command(
         sweep.tasks = list(tasks)
     if methods:
         sweep.methods = list(methods)
-    sweep.seeds = seeds or DEFAULT_SEEDS
+    sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
     sweep.task_args = _key_values(task_args, "-T")

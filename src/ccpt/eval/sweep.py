@@ -36,7 +36,8 @@ TASK_FUNCTIONS = {
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
 DEFAULT_JUDGE = f"gguf/{DEFAULT_JUDGE_MODEL}"
 DEFAULT_LIMIT = 5
-DEFAULT_SEEDS = 2
+DEFAULT_SEEDS = 2  # the offline default run: small and quick
+PAPER_SEEDS = 3
 
 
 @dataclass

@@ -12,6 +12,8 @@ evaluated model judges itself (say which in any report: the paper's judge is GPT
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai import Epochs, Task, task
 
 from ccpt.dataset import TaskName
@@ -88,70 +90,43 @@ def _generative(task: TaskName, params: dict) -> Task:
     )
 
 
-@task
-def pi_emergent(
-    method: str = "base",
-    seeds: int = 3,
-    oracle_n: int = 5,
-    split: str = "test",
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
-    judge_mode: str = "text",
-    judge_retries: int = 2,
-    seed: int = 0,
-    sa_max_iterations: int = 5,
-    sa_epsilon: float = 0.1,
-    sa_answer_every_step: bool = False,
-    sa_max_candidates: int | None = None,
-    conceptnet: str | None = None,
-) -> Task:
-    """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone."""
-    return _generative("pi_emergent", locals())
+def _generative_task(name: TaskName, summary: str) -> Callable[..., Task]:
+    """Define and register one generative task; the three share this one signature (module docstring)."""
+
+    def generative(
+        method: str = "base",
+        seeds: int = 3,
+        oracle_n: int = 5,
+        split: str = "test",
+        system_prompt: bool = True,
+        data_dir: str | None = None,
+        exclude_toxic: bool = False,
+        judge_mode: str = "text",
+        judge_retries: int = 2,
+        seed: int = 0,
+        sa_max_iterations: int = 5,
+        sa_epsilon: float = 0.1,
+        sa_answer_every_step: bool = False,
+        sa_max_candidates: int | None = None,
+        conceptnet: str | None = None,
+    ) -> Task:
+        params = dict(locals())
+        return _generative(name, params)
+
+    generative.__name__ = generative.__qualname__ = name
+    generative.__doc__ = summary
+    return task(name=name)(generative)
 
 
-@task
-def pi_canceled(
-    method: str = "base",
-    seeds: int = 3,
-    oracle_n: int = 5,
-    split: str = "test",
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
-    judge_mode: str = "text",
-    judge_retries: int = 2,
-    seed: int = 0,
-    sa_max_iterations: int = 5,
-    sa_epsilon: float = 0.1,
-    sa_answer_every_step: bool = False,
-    sa_max_candidates: int | None = None,
-    conceptnet: str | None = None,
-) -> Task:
-    """Property Induction, canceled (N, T → P): a property of the head or modifier the noun phrase loses."""
-    return _generative("pi_canceled", locals())
-
-
-@task
-def npc_emergent(
-    method: str = "base",
-    seeds: int = 3,
-    oracle_n: int = 5,
-    split: str = "test",
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
-    judge_mode: str = "text",
-    judge_retries: int = 2,
-    seed: int = 0,
-    sa_max_iterations: int = 5,
-    sa_epsilon: float = 0.1,
-    sa_answer_every_step: bool = False,
-    sa_max_candidates: int | None = None,
-    conceptnet: str | None = None,
-) -> Task:
-    """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property."""
-    return _generative("npc_emergent", locals())
+pi_emergent = _generative_task(
+    "pi_emergent", "Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone."
+)
+pi_canceled = _generative_task(
+    "pi_canceled", "Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses."
+)
+npc_emergent = _generative_task(
+    "npc_emergent", "Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property."
+)
 
 
 @task

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccpt.dataset import GENERATIVE_TASKS, TASK_FILE
+from ccpt.dataset import GENERATIVE_TASKS, RELEASED_HEADERS, TASK_FILE
 from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
@@ -64,74 +64,6 @@ ANSWER_COLUMNS = (
     "toxic",
     "source",
 )
-# Exact headers of the released files (column order included), so downstream tools see no difference.
-RELEASED_HEADERS: dict[str, tuple[str, ...]] = {
-    "ccpt_emergent": (
-        "sentence",
-        "combination",
-        "root",
-        "modifier",
-        "property",
-        "human_label_majority",
-        "meta.human_labels",
-        "meta.combination_human_relevance",
-        "meta.root_human_relevance",
-        "meta.modifier_human_relevance",
-        "meta.gpt-4o_emergence",
-        "meta.combination_gpt-4o_relevance",
-        "meta.root_gpt-4o_relevance",
-        "meta.modifier_gpt-4o_relevance",
-        "meta.toxicity",
-        "meta.gpt-4o_indiv_max",
-    ),
-    "ccpt_canceled": (
-        "sentence",
-        "combination",
-        "root",
-        "modifier",
-        "property",
-        "human_label_majority",
-        "meta.human_labels",
-        "meta.combination_human_relevance",
-        "meta.root_human_relevance",
-        "meta.modifier_human_relevance",
-        "meta.gpt-4o_cancellation",
-        "meta.combination_gpt-4o_relevance",
-        "meta.root_gpt-4o_relevance",
-        "meta.modifier_gpt4o_relevance",
-        "meta.toxicity",
-        "meta.modifier_gpt-4o_relevance",
-        "meta.gpt-4o_indiv_max",
-    ),
-    "ccpt_component": (
-        "sentence",
-        "combination",
-        "root",
-        "modifier",
-        "property",
-        "human_label_majority",
-        "meta.human_labels",
-        "meta.combination_human_relevance",
-        "meta.root_human_relevance",
-        "meta.modifier_human_relevance",
-        "meta.toxicity",
-        "meta.property_source",
-    ),
-    "add_ccpt_emergent": (
-        "sentence",
-        "combination",
-        "root",
-        "modifier",
-        "property",
-        "human_label_majority",
-        "meta.human_labels",
-        "meta.combination_human_relevance",
-        "meta.root_human_relevance",
-        "meta.modifier_human_relevance",
-        "meta.toxicity",
-        "meta.property_source",
-    ),
-}
 FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
     "emergent": ("emergent", "component", "others"),  # Figure 5, codes 0/1/2
     "canceled": ("canceled", "component", "others"),  # Figure 6, codes 0/1/2
