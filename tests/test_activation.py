@@ -219,24 +219,37 @@ def test_filter_output_outside_candidates_is_ignored_and_counted() -> None:
     assert trajectory.steps[0].filter_invented == 2
 
 
-def test_empty_filter_output_stops_with_empty() -> None:
+def test_empty_filter_output_continues_then_converges_empty() -> None:
     model = FakeModel(keep=lambda c: '{"concepts": []}')
     trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=chain_graph())
-    assert trajectory.stop_reason == "empty" and trajectory.final == ()
-    assert len(trajectory.steps) == 1 and not trajectory.steps[0].filter_failed
+    # C_1 = ∅ (Δ = 1 against C_0), C_2 = ∅ again (Δ = 0 < ε): converged, C_T = ∅.
+    assert [s.delta for s in trajectory.steps] == [1.0, 0.0]
+    assert trajectory.stop_reason == "converged" and trajectory.final == ()
+    assert not any(s.filter_failed for s in trajectory.steps)
+
+
+def test_one_empty_filter_answer_does_not_end_the_run() -> None:
+    answers = iter(['{"concepts": []}'])  # the first Filter call empties the set, later ones keep everything
+
+    def keep(candidates: list[str]) -> str:
+        return next(answers, json.dumps({"concepts": candidates}))
+
+    model = FakeModel(keep=keep)
+    trajectory = run(PEELED_APPLE, SAConfig(False, True, max_iterations=3), generate=model, graph=chain_graph())
+    assert trajectory.steps[0].concepts == () and trajectory.final != ()
 
 
 def test_unparsable_filter_output_is_counted_treated_as_empty_and_never_raises() -> None:
     model = FakeModel(keep=lambda c: "I think skin and peel are relevant.")
     trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=chain_graph())
-    assert trajectory.steps[0].filter_failed and trajectory.filter_failures == 1
-    assert trajectory.final == () and trajectory.stop_reason == "empty"
+    assert trajectory.steps[0].filter_failed and trajectory.filter_failures == len(trajectory.steps) == 2
+    assert trajectory.final == () and trajectory.stop_reason == "converged"
 
 
-def test_empty_graph_stops_without_calling_the_filter() -> None:
+def test_empty_graph_converges_without_calling_the_filter() -> None:
     model = FakeModel()
     trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=TinyGraph({}))
-    assert trajectory.stop_reason == "empty" and trajectory.final == ()
+    assert trajectory.stop_reason == "converged" and trajectory.final == ()
     assert model.filter_prompts == []  # nothing to filter: no model call
 
 

@@ -21,10 +21,10 @@ test):
   neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
 * The filter sees every candidate and both seeds. A cap on the candidate set is opt-in
   (``SAConfig.max_candidates``) and is a seeded uniform sample.
-* If C_{t+1} is empty the run stops with ``stop_reason="empty"``: the next step would only re-activate C_0,
-  i.e. repeat the first step.
+* An empty C_{t+1} does not stop the run (as printed, and so that one bad Filter answer does not end it): the
+  next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
 * Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
-  treated as an empty list, and never raises.
+  treated as an empty list, and never raises; the run continues.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from ccpt.prompts import render_template
 
 Generate = Callable[[str], Awaitable[str]]
 Source = Literal["llm", "graph"]
-StopReason = Literal["converged", "max_iterations", "empty"]
+StopReason = Literal["converged", "max_iterations"]
 SATask = Literal["property_induction", "noun_phrase_completion"]
 
 _MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not concepts
@@ -430,9 +430,6 @@ async def spread_activation(
         )
         trajectory.steps.append(step)
         current = kept
-        if not kept:
-            trajectory.stop_reason = "empty"
-            break
         if step.delta < config.epsilon:
             trajectory.stop_reason = "converged"
             break
