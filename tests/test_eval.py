@@ -324,3 +324,15 @@ def test_openai_compatible_endpoint_on_loopback(ccpt_dir: Path, tmp_path: Path, 
         {(c, r["answer"]) for r in rows for c in (r["combination"], r["head"], r["modifier"])}
     )
     assert all(req["temperature"] == 0.7 and req["top_p"] == 0.95 for req in requests if req["model"] == "test-model")
+
+
+def test_expected_judge_mode_needs_logprobs(ccpt_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    result = _ccpt(
+        ["run", "--model", "ccpt-scripted/a", "--judge", "ccpt-scripted/j", "--judge-mode", "expected", "--limit",
+         "1", "--task", "pi_emergent", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")],
+        env,
+        timeout=120,
+    )  # fmt: skip
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1 and "returns no token log-probabilities" in lines[0]

@@ -87,10 +87,21 @@ class Sweep:
         return tasks
 
 
-async def _ping(name: str, model_args: dict[str, Any], timeout: float) -> None:
+async def _ping(name: str, model_args: dict[str, Any], timeout: float, logprobs: bool) -> None:
     model = get_model(name, **model_args)
-    config = GenerateConfig(max_tokens=1, max_retries=1, timeout=int(timeout))
-    await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 5)
+    config = GenerateConfig(
+        max_tokens=1,
+        max_retries=1,
+        timeout=int(timeout),
+        logprobs=logprobs or None,
+        top_logprobs=5 if logprobs else None,
+    )
+    output = await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 5)
+    if logprobs and (not output.choices or output.choices[0].logprobs is None):
+        raise ModelError(
+            f"judge {name!r} returns no token log-probabilities, which --judge-mode expected needs",
+            "use --judge-mode text",
+        )
 
 
 def error_text(exc: BaseException) -> str:
@@ -106,11 +117,23 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" + (f" ({url})" if url else "")
 
 
-def preflight(names: Sequence[str], model_args: dict[str, Any], timeout: float = 25.0) -> None:
-    """Resolve each model and send it one 1-token request; any failure becomes one ModelError line."""
-    for name in dict.fromkeys(names):
+def preflight(
+    models: Sequence[str],
+    judges: Sequence[str] = (),
+    model_args: dict[str, Any] | None = None,
+    *,
+    logprobs: bool = False,
+    timeout: float = 25.0,
+) -> None:
+    """Resolve each model and send it one 1-token request; any failure becomes one ModelError line.
+
+    ``model_args`` apply to the evaluated ``models`` (as in the sweep); ``logprobs`` also checks that each
+    judge returns token log-probabilities (needed by the expected-score judge mode).
+    """
+    checks = [(name, model_args or {}, False) for name in models] + [(name, {}, logprobs) for name in judges]
+    for name, args, needs_logprobs in checks:
         try:
-            asyncio.run(_ping(name, model_args if name.startswith("gguf/") else {}, timeout))
+            asyncio.run(_ping(name, args, timeout, needs_logprobs))
         except CcptError:
             raise
         except TimeoutError:
@@ -126,7 +149,9 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     judges = [sweep.judge] if sweep.judge else []
     needs_judge = any(t != "type_prediction" for t in sweep.tasks)
     if check_models:
-        preflight([*sweep.models, *(judges if needs_judge else [])], sweep.model_args)
+        # Without --judge the evaluated model judges itself (Inspect's role fallback).
+        judged_by = (judges or sweep.models) if needs_judge else []
+        preflight(sweep.models, judged_by, sweep.model_args, logprobs=sweep.judge_mode == "expected")
     sweep.log_dir.mkdir(parents=True, exist_ok=True)
     # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
     # task's few-shot prefix warm instead of interleaving four templates on one model.
