@@ -336,3 +336,17 @@ def test_expected_judge_mode_needs_logprobs(ccpt_dir: Path, tmp_path: Path) -> N
     )  # fmt: skip
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1 and "returns no token log-probabilities" in lines[0]
+
+
+def test_a_run_present_twice_in_a_log_dir_is_counted_once(ccpt_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from ccpt.results import from_inspect_logs
+
+    log = _run(pi_emergent(method="base", seeds=2, data_dir=str(ccpt_dir)), tmp_path)
+    once = from_inspect_logs(tmp_path / "logs")
+    source = Path(str(log.location).replace("file://", ""))
+    shutil.copy(source, source.with_name("copy-" + source.name))
+    twice = from_inspect_logs(tmp_path / "logs")
+    assert len(once) == len(twice) == 4
+    assert twice.attrs["notes"] and "ignored" in twice.attrs["notes"][0]

@@ -92,6 +92,10 @@ def _generations(cell: Any, path: Path, row: int, column: str) -> list[str]:
 FLOAT_COLUMNS: tuple[str, ...] = ("r_np", "r_hp", "r_mp", "r_hmp", "score")
 
 
+# What identifies one answer across logs: the same key in two logs is the same run done twice.
+RUN_KEY = ("task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample", "sa_iteration")
+
+
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows → DataFrame with :data:`COLUMNS` in order and numeric dtypes (None → NaN for relevances)."""
     out = pd.DataFrame(rows, columns=list(COLUMNS))
@@ -447,9 +451,9 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     else:
         raise DataError(f"{root}: no such log file or directory")
     rows: list[dict[str, Any]] = []
-    for location in locations:
-        log = read_eval_log(location)
-        source = Path(str(location).replace("file://", "")).name
+    logs = sorted((read_eval_log(location) for location in locations), key=lambda log: str(log.eval.created))
+    for log in logs:
+        source = Path(str(log.location).replace("file://", "")).name
         model = str(log.eval.model)
         task_name = str(log.eval.task).split("/")[-1]
         for sample in log.samples or []:
@@ -465,6 +469,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 row.update(
                     task=task_name if task_name in ALL_TASKS else None,
                     model=model,
+                    method=(log.eval.task_args or {}).get("method"),
                     seed=epoch - 1,
                     instance=str(sample.id),
                     sample=0,
@@ -481,7 +486,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     if not rows:
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = _frame(rows)
-    out.attrs["notes"] = []
+    # A directory can hold the same run twice (e.g. rerun with a larger --limit): the newest log wins, so no
+    # answer is counted twice.
+    before = len(out)
+    out = out.drop_duplicates(subset=list(RUN_KEY), keep="last", ignore_index=True)
+    out.attrs["notes"] = (
+        [f"{before - len(out)} rows repeated in older logs of the same run were ignored (newest log kept)"]
+        if len(out) < before
+        else []
+    )
     return out
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import GenerateConfig, get_model
 
 from ccpt.dataset import TASKS
@@ -156,7 +157,15 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
     # task's few-shot prefix warm instead of interleaving four templates on one model.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
-    success, _logs = eval_set(
+    try:
+        success, _logs = _eval_set(sweep, tasks, local)
+    except PrerequisiteError as exc:  # Inspect's own user-facing errors (bad log dir, bad task args, …)
+        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+    return success
+
+
+def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:
+    return eval_set(
         tasks=tasks,
         model=sweep.models,
         model_args=sweep.model_args,
@@ -172,5 +181,6 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
         max_tasks=1 if local else None,
         display=sweep.display,  # type: ignore[arg-type]
         log_realtime=False,
+        # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
+        log_dir_allow_dirty=True,
     )
-    return success
