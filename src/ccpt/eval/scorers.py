@@ -108,12 +108,14 @@ async def judge_row(row: dict[str, Any], judge: Judge, kind: Kind) -> dict[str, 
     task = row["task"]
     parsed = _parse(task, row["answer_raw"], row["head"])
     row["parse_ok"], row["parse_error"] = parsed.ok, parsed.error
-    if not parsed.ok or parsed.value is None:
+    if parsed.ok and task == "npc_emergent" and not parsed.modifier:
+        row["parse_ok"], row["parse_error"] = False, "no modifier"  # nothing to judge R_M,P on
+    if not row["parse_ok"] or parsed.value is None:
         return row
     row["answer"], row["answer_modifier"] = parsed.value, parsed.modifier
     if task == "npc_emergent":
         prop = row["property"]
-        concepts = (parsed.value, row["head"], parsed.modifier or "")
+        concepts = (parsed.value, row["head"], str(parsed.modifier))
     else:
         prop = parsed.value
         concepts = (row["combination"], row["head"], row["modifier"])
