@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -117,3 +118,28 @@ def test_rating_import_rejects_out_of_range(tmp_path: Path) -> None:
     (tmp_path / "r.csv").write_text("pair_id,rater,rating\np00000,a,11\n")
     with pytest.raises(DataError, match="1–10"):
         read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv"])
+
+
+def test_human_solver_cli_round_trip_gives_the_human_row(ccpt_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    """Export a sheet (no gold answer in it), fill it, import + judge it, report it as Table 3's Human row."""
+    from ccpt.cli import main
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["human", "export-solver", "--task", "pi_canceled", "--out", str(tmp_path), "--n", "3",
+                 "--data-dir", str(ccpt_dir)]) == 0  # fmt: skip
+    sheet_path = tmp_path / "pi_canceled_sheet.csv"
+    sheet = pd.read_csv(sheet_path, keep_default_na=False)
+    assert (sheet["property"] == "").all()  # the gold property is not shown to the solver
+    sheet["answer"] = ["sweet", "", "alive"]
+    sheet.to_csv(sheet_path, index=False)
+    judged = tmp_path / "human.csv"
+    assert main(["human", "import-solver", str(sheet_path), "--out", str(judged), "--data-dir", str(ccpt_dir),
+                 "--judge", "ccpt-scripted/judge"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["report", str(judged), "--data-dir", str(ccpt_dir), "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)["records"]
+    human = {r["metric"]: r for r in records if r["table"] == "table3" and r["model"] == "human"}
+    assert set(human) == {"r_hmp", "r_np", "score"} and human["score"]["n_failed"] == 1
+    frame = pd.read_csv(judged)
+    assert frame["parse_ok"].tolist() == [True, False, True] and frame["judge_failures"].sum() == 0
+    assert frame.loc[frame["parse_ok"], "r_np"].notna().all() and frame.loc[~frame["parse_ok"], "r_np"].isna().all()

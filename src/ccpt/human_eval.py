@@ -110,6 +110,8 @@ def export_solver_sheet(
         }
         if task == "npc_emergent":  # the solver must not see the gold modifier / combination
             fields.update(combination="", modifier="")
+        elif task in ("pi_emergent", "pi_canceled"):  # … nor the gold property
+            fields.update(property="")
         question = SOLVER_QUESTIONS[task].format(**{**fields, "head": item.head})
         rows.append({"id": item.id, "task": task, **fields, "question": question, "answer": ""})
     frame = pd.DataFrame(rows, columns=list(SOLVER_COLUMNS))

@@ -13,6 +13,7 @@ implementation of the metric. Notes about the import (e.g. how instance ids were
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -521,6 +522,8 @@ def load_results(paths: Iterable[str | Path], dataset: CCPTDataset | None = None
                 parts.append(from_inspect_logs(path))
             if not parts:
                 raise DataError(f"{path}: no result CSVs or Inspect logs inside")
+        elif path.suffix == ".parquet" or (path.suffix == ".csv" and _is_tidy(path)):
+            parts.append(from_tidy(path))
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
         elif path.suffix in LOG_SUFFIXES:
@@ -532,6 +535,28 @@ def load_results(paths: Iterable[str | Path], dataset: CCPTDataset | None = None
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     out.attrs["notes"] = notes
+    return out
+
+
+_TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
+
+
+def _is_tidy(path: Path) -> bool:
+    """Whether a CSV is a tidy table written by :func:`export` (rather than one of the authors' result files)."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), [])
+    return all(column in header for column in _TIDY_MARKERS)
+
+
+def from_tidy(path: str | Path) -> pd.DataFrame:
+    """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`)."""
+    path = Path(path)
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=True)
+    missing = _missing(frame.columns, COLUMNS)
+    if missing:
+        raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
+    out = _frame(frame[list(COLUMNS)].astype(object).where(frame[list(COLUMNS)].notna(), None).to_dict("records"))
+    out.attrs["notes"] = []
     return out
 
 

@@ -51,18 +51,41 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
     help="Tidy rows (.csv or .parquet), model='human'.",
 )
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
-def import_solver(sheets: tuple[Path, ...], out: Path, data_dir: Path | None) -> None:
-    """Read filled solver sheets into tidy rows (unjudged; Task 3 is scored against the gold type)."""
+@click.option(
+    "--judge",
+    "judge_model",
+    default=None,
+    help="Judge the human answers with this model, like model answers (the Human row of Table 3). "
+    "Without it the rows are unjudged (Task 3 is always scored against the gold type).",
+)
+@click.option("--judge-mode", type=click.Choice(["text", "expected"]), default=None, help="See `ccpt run --help`.")
+def import_solver(
+    sheets: tuple[Path, ...], out: Path, data_dir: Path | None, judge_model: str | None, judge_mode: str | None
+) -> None:
+    """Read filled solver sheets into tidy rows; `ccpt report RUN OUT` then shows them as the Human row."""
     import pandas as pd
 
     from ccpt.dataset import load_dataset
-    from ccpt.human_eval import import_solver_sheet
+    from ccpt.human_eval import import_solver_sheet, judge_answers
     from ccpt.results import export
 
     ds = load_dataset(data_dir)
     frame = pd.concat([import_solver_sheet(s, ds) for s in sheets], ignore_index=True)
+    if judge_model is not None:
+        from inspect_ai.model import get_model
+
+        from ccpt.eval.judge import Judge
+
+        mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
+        judge = Judge(get_model(judge_model), mode=mode)  # type: ignore[arg-type]
+
+        async def relevance(concept: str, prop: str) -> float | None:
+            return (await judge.relevance(concept, prop)).relevance
+
+        frame = judge_answers(frame, relevance)
+        frame.loc[frame["task"] != "type_prediction", "judge"] = judge_model
     export(frame, out)
-    click.echo(f"wrote {len(frame)} rows to {out}")
+    click.echo(f"wrote {len(frame)} rows to {out}" + (f" (judged by {judge_model})" if judge_model else ""))
 
 
 @command.command("export-ratings")
