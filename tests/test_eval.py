@@ -292,7 +292,10 @@ def test_killed_sweep_resumes_without_repeating_calls(ccpt_dir: Path, tmp_path: 
     proc = subprocess.Popen([str(exe), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < expected // 2):
-        time.sleep(0.05)
+        time.sleep(0.01)
+    # Kill in the middle of the next call's 0.2 s latency, not right after a call returned: a call that has
+    # returned but whose answer Inspect has not yet cached (a few ms) would be asked again, as with any API.
+    time.sleep(0.1)
     proc.kill()
     proc.wait()
     done_before_kill = len(calls.read_text().splitlines())
