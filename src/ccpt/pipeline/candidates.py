@@ -53,17 +53,15 @@ def cap_per_phrase(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any
     return kept
 
 
+def _triplet_prompt(template: str, row: dict[str, Any]) -> str:
+    """A check prompt about one (noun phrase, head, modifier, property) candidate row."""
+    fields = ("combination", "head", "modifier", "property")
+    return render_template(template, **{field: row[field] for field in fields})
+
+
 async def _emergent(rows: list[dict[str, Any]], caller: JsonCaller, limit: int) -> list[dict[str, Any]]:
     async def check(row: dict[str, Any]) -> bool:
-        reply = await caller.ask(
-            render_template(
-                "pipeline_emergent_check",
-                combination=row["combination"],
-                head=row["head"],
-                modifier=row["modifier"],
-                property=row["property"],
-            )
-        )
+        reply = await caller.ask(_triplet_prompt("pipeline_emergent_check", row))
         if reply.obj is None:
             return False
         head, modifier = as_bool(reply.obj.get("head_has_property")), as_bool(reply.obj.get("modifier_has_property"))
@@ -124,15 +122,7 @@ async def _canceled(
     plausible = [r for r in rows if r["plausible"]]
 
     async def check(row: dict[str, Any]) -> bool:
-        reply = await caller.ask(
-            render_template(
-                "pipeline_canceled_check",
-                combination=row["combination"],
-                head=row["head"],
-                modifier=row["modifier"],
-                property=row["property"],
-            )
-        )
+        reply = await caller.ask(_triplet_prompt("pipeline_canceled_check", row))
         verdict = as_bool(reply.obj.get("combination_has_property")) if reply.obj is not None else None
         if reply.obj is not None and verdict is None:
             caller.failures["canceled_check_unreadable"] += 1
