@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 EXTRAS="local"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
-[[ "${1:-}" == "--test" ]] && EXTRAS="local,test,pipeline,ray,hub"
+TEST=0
+[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,pipeline,ray,hub,vera"
 
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
@@ -18,5 +19,8 @@ fi
 # llama-cpp-python first, with the flags that keep it from crashing on AMX CPUs; the extra below then
 # finds it already satisfied and never builds it the default way.
 PYTHON=.venv/bin/python bash scripts/install_llama.sh
+# The tests run the VERA backend on a tiny T5 on the CPU: pin torch's CPU build before the `vera` extra
+# (an unpinned torch resolves to a multi-GB CUDA build).
+[[ "$TEST" == 1 ]] && .venv/bin/python -m pip install --quiet "torch==2.13.0"
 .venv/bin/python -m pip install --quiet -e ".[${EXTRAS}]"
 echo "ccpt is set up in .venv (run: .venv/bin/ccpt --help)"
