@@ -17,7 +17,7 @@ from typing import Any
 from ccpt.eval.scripted import scripted_reply
 
 
-def _handler(requests: list[dict[str, Any]], latency: float) -> type[BaseHTTPRequestHandler]:
+def _handler(requests: list[dict[str, Any]], latency: float, fail_when: str | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -31,6 +31,9 @@ def _handler(requests: list[dict[str, Any]], latency: float) -> type[BaseHTTPReq
                 m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
                 for m in body.get("messages", [])
             )
+            if fail_when and fail_when in prompt:
+                self._send(400, {"error": {"message": "rejected by the test server", "type": "invalid_request_error"}})
+                return
             text = scripted_reply(prompt, body.get("seed"))
             payload = {
                 "id": f"cmpl-{len(requests)}",
@@ -44,8 +47,11 @@ def _handler(requests: list[dict[str, Any]], latency: float) -> type[BaseHTTPReq
                     "total_tokens": len(prompt.split()) + len(text.split()),
                 },
             }
+            self._send(200, payload)
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -55,10 +61,13 @@ def _handler(requests: list[dict[str, Any]], latency: float) -> type[BaseHTTPReq
 
 
 @contextmanager
-def serve(latency: float = 0.0) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """Run the server in a thread; yields (base_url ending in /v1, list of request bodies)."""
+def serve(latency: float = 0.0, fail_when: str | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Run the server in a thread; yields (base_url ending in /v1, list of request bodies).
+
+    ``fail_when``: requests whose prompt contains this text get HTTP 400 with an OpenAI-style error body.
+    """
     requests: list[dict[str, Any]] = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(requests, latency))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(requests, latency, fail_when))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -369,3 +369,17 @@ def test_config_rejects_unknown_keys(tmp_path: Path) -> None:
     )
     with pytest.raises(CcptError, match=r"unknown key\(s\) in \[llm\]: modle"):
         load_config(config)
+
+
+def test_config_batch_section_is_checked_when_loaded(tmp_path: Path) -> None:
+    config = tmp_path / "p.toml"
+    base = 'conceptnet = "cn.sqlite"\n[mine]\ncorpus = ["c.txt"]\n[llm]\nmodel = "x/y"\n'
+    config.write_text(base + '[batch]\nbackend = "http"\nmodel = "m"\n', encoding="utf-8")
+    with pytest.raises(CcptError, match="needs a url"):
+        load_config(config)
+    config.write_text(
+        base + '[batch]\nbackend = "vllm"\nmodel = "org/model"\nengine_kwargs = {max_model_len = 4096}\n',
+        encoding="utf-8",
+    )
+    batch = load_config(config).batch
+    assert batch is not None and batch.backend == "vllm" and batch.engine_kwargs == {"max_model_len": 4096}

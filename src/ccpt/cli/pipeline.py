@@ -131,18 +131,74 @@ def combinations_cmd(workdir, conceptnet, engine, workers, address, spacy_model,
     )
 
 
+def _batch_options(f: Any) -> Any:
+    f = click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100).")(f)
+    f = click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Batch replicas.")(
+        f
+    )
+    f = click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Rows per batch.")(
+        f
+    )
+    f = click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token.")(f)
+    f = click.option("--batch-url", default=None, help="Batch http: chat-completions URL.")(f)
+    f = click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model.")(f)
+    f = click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray).")(f)
+    return click.option(
+        "--batch",
+        "batch_backend",
+        type=click.Choice(["vllm", "http"]),
+        default=None,
+        help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
+    )(f)
+
+
 @command.command("properties")
 @workdir_option
 @_llm_options
+@_batch_options
 @click.option("--count", type=int, default=10, show_default=True, help="Properties per combination.")
 @click.option("--limit", type=int, default=None, help="Only the first N combinations.")
 @force_option
 def properties_cmd(
-    workdir, model, vera_weights, threshold, plausibility, model_args, seed, max_connections, count, limit, force
+    workdir,
+    model,
+    vera_weights,
+    threshold,
+    plausibility,
+    model_args,
+    seed,
+    max_connections,
+    batch_backend,
+    address,
+    batch_model,
+    batch_url,
+    batch_api_key_env,
+    batch_size,
+    concurrency,
+    accelerator_type,
+    count,
+    limit,
+    force,
 ) -> None:
-    """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls)."""
+    """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
+
+    With --batch the property calls run as a Ray Data batch job; --model is then the plausibility model.
+    """
+    from ccpt.pipeline.batch import BatchOptions
     from ccpt.pipeline.properties import extract_properties
 
+    batch = None
+    if batch_backend:
+        batch = BatchOptions(
+            backend=batch_backend,
+            model=batch_model or model,
+            url=batch_url,
+            api_key_env=batch_api_key_env,
+            batch_size=batch_size,
+            concurrency=concurrency,
+            address=address,
+            accelerator_type=accelerator_type,
+        )
     _report(
         extract_properties(
             workdir,
@@ -150,6 +206,7 @@ def properties_cmd(
             plausibility=_plaus(plausibility, threshold, vera_weights),
             count=count,
             limit=limit,
+            batch=batch,
             force=force,
         )
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 from ccpt.errors import CcptError
 from ccpt.pipeline.annotation import PAPER_TEST_SIZES, AnnotationParams, export_tasks, import_answers
+from ccpt.pipeline.batch import BatchOptions
 from ccpt.pipeline.candidates import CandidateParams, select_candidates
 from ccpt.pipeline.llm import LLMOptions
 from ccpt.pipeline.manifest import StageResult
@@ -34,6 +35,20 @@ SCHEMA: dict[str | None, frozenset[str]] = {
         {"model", "max_connections", "temperature", "seed", "max_tokens", "timeout", "max_retries", "model_args"}
     ),
     "properties": frozenset({"count", "limit", "plausibility", "threshold", "vera_weights", "device"}),
+    "batch": frozenset(
+        {
+            "backend",
+            "model",
+            "url",
+            "api_key_env",
+            "batch_size",
+            "concurrency",
+            "address",
+            "max_retries",
+            "accelerator_type",
+            "engine_kwargs",
+        }
+    ),
     "candidates": frozenset({"per_phrase", "component_sample", "canceled_phrases", "head_properties", "seed"}),
     "annotate": frozenset({"annotators", "component_annotators", "answers", "toxic_rule", "seed", "test_sizes", "out"}),
     "novelty": frozenset({"counts", "cooccurrence", "corpus", "window", "conceptnet_sample", "seed", "skip"}),
@@ -50,6 +65,7 @@ class PipelineConfig:
     corpus: tuple[Path, ...]
     engine: EngineOptions
     llm: LLMOptions
+    batch: BatchOptions | None = None  # [batch]: stage 3's property calls as a Ray Data batch job
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def section(self, name: str) -> dict[str, Any]:
@@ -115,6 +131,7 @@ def load_config(path: Path) -> PipelineConfig:
             engine.get("engine", "process"), int(engine.get("workers", 2)), engine.get("address") or None
         ),
         llm=LLMOptions(**llm),
+        batch=BatchOptions(**raw["batch"]) if raw.get("batch") else None,
         sections={k: v for k, v in raw.items() if isinstance(v, dict)},
     )
 
@@ -165,6 +182,7 @@ def run_all(config: PipelineConfig, *, force: bool = False, echo: Callable[[str]
             plausibility=plaus,
             count=prop_s.get("count", PROPERTIES_PER_COMBINATION),
             limit=prop_s.get("limit") or None,
+            batch=config.batch,
             force=force,
         )
     )

@@ -73,7 +73,11 @@ class _RayJob:
 
 
 def ray_init(address: str | None, workers: int) -> Any:
-    """Import and start (or connect to) Ray; a clear error if it is not installed."""
+    """Import and start (or connect to) Ray; a clear error if it is not installed.
+
+    Call it from the main thread: a local Ray started from a worker thread was seen to lose its cluster
+    processes when that thread ended (the next job then waits for a dead GCS).
+    """
     try:
         import ray
     except ImportError:
@@ -85,6 +89,11 @@ def ray_init(address: str | None, workers: int) -> Any:
             # One CPU beyond the actors for Ray Data's read tasks: with every CPU held by an actor the reads
             # never get scheduled and the job waits forever.
             ray.init(num_cpus=workers + 1, include_dashboard=False, log_to_driver=False)
+    elif not address and ray.cluster_resources().get("CPU", 0) < workers + 1:
+        raise CcptError(
+            f"the Ray already running in this process has too few CPUs for {workers} workers",
+            "call ray.shutdown() first, or use fewer workers",
+        )
     return ray
 
 

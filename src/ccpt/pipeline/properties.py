@@ -11,10 +11,13 @@ dropped silently. Inspect caches every call, so rerunning an interrupted stage r
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccpt.answers import extract_json_object
+from ccpt.pipeline.batch import REPLIES, BatchOptions, request_id, run_batch
 from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
 from ccpt.pipeline.mining import COMBINATIONS
@@ -23,6 +26,7 @@ from ccpt.prompts import render_template
 
 PROPERTIES = "properties.jsonl"
 PROPERTIES_PER_COMBINATION = 10
+BatchReplies = tuple[list[str | None], Counter[str], int]  # reply texts (None: failed), failures, requests sent
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class PlausibilityOptions:
     vera_weights: str | None = None
     device: str | None = None
 
-    def build(self, llm: LLMOptions, caller: JsonCaller) -> PlausibilityScorer:
+    def build(self, llm: LLMOptions, caller: JsonCaller | None = None) -> PlausibilityScorer:
         return make_scorer(self.backend, options=llm, caller=caller, vera_weights=self.vera_weights, device=self.device)
 
     def describe(self) -> dict[str, Any]:
@@ -60,33 +64,68 @@ async def score_rows(rows: list[dict[str, Any]], subject: str, scorer: Plausibil
         row.update(scorer_fields(scorer))
 
 
+def property_prompt(combo: dict[str, Any], count: int) -> str:
+    """The stage-3 prompt for one combination in the sentence it was found in."""
+    return render_template(
+        "pipeline_properties", combination=combo["combination"], sentence=combo["sentence"], count=str(count)
+    )
+
+
+async def _ask_all(prompts: list[str], caller: JsonCaller) -> list[str | None]:
+    replies = await asyncio.gather(*(caller.ask(p) for p in prompts))
+    return [r.text if r.obj is not None else None for r in replies]
+
+
+def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
+    ids = [request_id(p, llm, batch) for p in prompts]
+    replies, failures, sent = run_batch(dict(zip(ids, prompts, strict=True)), llm, batch, replies_path)
+    texts: list[str | None] = []
+    for rid in ids:
+        text = replies.get(rid)
+        if text is not None and extract_json_object(text) is None:
+            failures["unparsable_reply"] += 1  # counted as on the Inspect path
+            text = None
+        texts.append(text)
+    return texts, failures, sent
+
+
 async def _extract(
-    combos: list[dict[str, Any]], llm: LLMOptions, plaus: PlausibilityOptions, count: int
+    combos: list[dict[str, Any]],
+    prompts: list[str],
+    llm: LLMOptions,
+    plaus: PlausibilityOptions,
+    count: int,
+    batch_replies: BatchReplies | None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    caller = JsonCaller(llm)
-    scorer = plaus.build(llm, caller)
+    caller: JsonCaller | None = None
+    if batch_replies is None:
+        caller = JsonCaller(llm)
+        texts = await _ask_all(prompts, caller)
+        failures, calls = caller.failures, caller.calls
+    else:
+        texts, failures, calls = batch_replies
 
-    async def one(combo: dict[str, Any]) -> list[dict[str, Any]]:
-        prompt = render_template(
-            "pipeline_properties", combination=combo["combination"], sentence=combo["sentence"], count=str(count)
-        )
-        reply = await caller.ask(prompt)
-        props = as_string_list(reply.obj.get("properties"), count) if reply.obj is not None else []
-        if reply.obj is not None and not props:
-            caller.failures["no_properties_in_reply"] += 1
-        return [{**combo, "property": p, "rank": i} for i, p in enumerate(props)]
-
-    nested = await asyncio.gather(*(one(c) for c in combos))
+    nested: list[list[dict[str, Any]]] = []
+    for combo, text in zip(combos, texts, strict=True):
+        obj = extract_json_object(text) if text is not None else None
+        props = as_string_list(obj.get("properties"), count) if obj is not None else []
+        if obj is not None and not props:
+            failures["no_properties_in_reply"] += 1
+        nested.append([{**combo, "property": p, "rank": i} for i, p in enumerate(props)])
     rows = [r for group in nested for r in group]
+    scorer = plaus.build(llm, caller)
     await score_rows(rows, "combination", scorer, plaus.threshold)
+    judge = getattr(scorer, "caller", None)
+    if judge is not None and judge is not caller:  # the plausibility model's own failures (batch mode)
+        failures.update(judge.failures)
     counts = {
         "combinations": len(combos),
         "combinations_without_properties": sum(1 for g in nested if not g),
         "properties": len(rows),
         "plausible": sum(1 for r in rows if r["plausible"]),
         "unscored": sum(1 for r in rows if r["plausibility"] is None),
-        "model_calls": caller.calls,
-        "failures": dict(caller.failures),
+        "model_calls" if batch_replies is None else "batch_requests": calls,
+        "failures": dict(failures),
         **scorer_fields(scorer),
     }
     return rows, counts
@@ -99,11 +138,22 @@ def extract_properties(
     plausibility: PlausibilityOptions = PlausibilityOptions(),
     count: int = PROPERTIES_PER_COMBINATION,
     limit: int | None = None,
+    batch: BatchOptions | None = None,
     force: bool = False,
 ) -> StageResult:
-    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property)."""
+    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property).
+
+    With ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`) instead of
+    through Inspect; the plausibility filter is the same either way.
+    """
     source, out = workdir / COMBINATIONS, workdir / PROPERTIES
-    params = {"llm": llm.describe(), "plausibility": plausibility.describe(), "count": count, "limit": limit}
+    params = {
+        "llm": llm.describe(),
+        "plausibility": plausibility.describe(),
+        "count": count,
+        "limit": limit,
+        "batch": batch.describe() if batch else None,
+    }
     spec = StageSpec("properties", workdir, (source,), (out,), params)
 
     def work() -> dict[str, Any]:
@@ -111,7 +161,10 @@ def extract_properties(
         for row in read_jsonl(source):
             combos.setdefault(combination_key(row), row)  # the first sentence a combination occurs in
         selected = list(combos.values())[:limit] if limit else list(combos.values())
-        rows, counts = asyncio.run(_extract(selected, llm, plausibility, count))
+        prompts = [property_prompt(c, count) for c in selected]
+        # Ray runs from the main thread: its local cluster dies with the thread that started it.
+        replies = _batch_replies(prompts, llm, batch, workdir / REPLIES) if batch else None
+        rows, counts = asyncio.run(_extract(selected, prompts, llm, plausibility, count, replies))
         write_jsonl(out, rows)
         return counts
 

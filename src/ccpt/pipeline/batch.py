@@ -1,0 +1,185 @@
+"""Stage 3's LLM calls as a Ray Data batch job (``ray.data.llm``), for corpora too large for per-call serving.
+
+Two backends share one job:
+
+- ``vllm``: vLLM engines inside the Ray Data pipeline (``vLLMEngineProcessorConfig``): chat template,
+  tokenise, generate, detokenise, on ``concurrency`` GPU replicas. Needs ``pip install vllm`` and GPUs.
+- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint (``HttpRequestProcessorConfig``), e.g.
+  a fleet of ``vllm serve`` replicas behind a load balancer.
+
+Both send the same rendered prompt as one user message, with the stage's temperature, seed and max tokens,
+and the replies are parsed exactly as on the Inspect path, so ``properties.jsonl`` has the same shape.
+
+Resumable: every reply is appended to ``batch_replies.jsonl`` under its request id (a hash of backend,
+model, prompt and generation parameters) as it streams back; a rerun sends only the requests without a
+stored reply. Failed requests (``__inference_error__``, or an HTTP body without ``choices``) are counted,
+not stored, so the next run retries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ccpt.errors import CcptError
+from ccpt.pipeline.llm import LLMOptions
+
+BACKENDS = ("vllm", "http")
+REPLIES = "batch_replies.jsonl"
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """Where and how the batch job runs; generation parameters come from the stage's :class:`LLMOptions`."""
+
+    backend: str
+    model: str  # vllm: model source (hub id or local directory); http: the payload's "model"
+    url: str | None = None  # http: the chat-completions URL
+    api_key_env: str | None = None  # http: environment variable holding a bearer token
+    batch_size: int = 64
+    concurrency: int = 1
+    address: str | None = None  # Ray cluster address; None starts a local Ray
+    max_retries: int = 3  # http: retries of a request on timeouts and 408/429/502/503/504
+    accelerator_type: str | None = None  # vllm: e.g. "A100"
+    engine_kwargs: dict[str, Any] = field(default_factory=dict)  # vllm: passed to the engine
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise CcptError(f"unknown batch backend {self.backend!r}", f"choose one of: {', '.join(BACKENDS)}")
+        if self.backend == "http" and not self.url:
+            raise CcptError("the http batch backend needs a url", "e.g. http://host:8000/v1/chat/completions")
+        if self.batch_size < 1 or self.concurrency < 1:
+            raise CcptError("batch_size and concurrency must be at least 1")
+
+    def describe(self) -> dict[str, Any]:
+        """Parameters recorded in the stage manifest (the key's value, never the key)."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "url": self.url,
+            "engine_kwargs": self.engine_kwargs,
+        }
+
+
+def request_id(prompt: str, llm: LLMOptions, batch: BatchOptions) -> str:
+    """Identity of one request: what the reply depends on, hashed."""
+    key = [batch.backend, batch.model, prompt, llm.temperature, llm.seed, llm.max_tokens]
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+
+
+def _preprocess(row: dict[str, Any], *, backend: str, model: str, llm: dict[str, Any]) -> dict[str, Any]:
+    """A dataset row {id, prompt} → the processor's input columns."""
+    messages = [{"role": "user", "content": row["prompt"]}]
+    params = {"temperature": llm["temperature"], "max_tokens": llm["max_tokens"], "seed": llm["seed"]}
+    if backend == "vllm":
+        return {"id": row["id"], "messages": messages, "sampling_params": params}
+    return {"id": row["id"], "payload": {"model": model, "messages": messages, **params}}
+
+
+def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
+    """A processor output row → {id, text, error}; an HTTP error body becomes an error, never a reply."""
+    if backend == "vllm":
+        return {"id": row["id"], "text": str(row.get("generated_text") or ""), "error": ""}
+    response = row.get("http_response") or {}
+    try:
+        text = response["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        detail = json.dumps(response.get("error", response) if isinstance(response, dict) else response)
+        return {"id": row["id"], "text": "", "error": f"no choices in response: {detail[:300]}"}
+    return {"id": row["id"], "text": str(text or ""), "error": ""}
+
+
+def processor_config(batch: BatchOptions) -> Any:
+    """The ``ray.data.llm`` processor config for ``batch`` (Ray validates every field here)."""
+    from ray.data import llm as ray_llm
+
+    common = {"batch_size": batch.batch_size, "concurrency": batch.concurrency}
+    if batch.backend == "vllm":
+        return ray_llm.vLLMEngineProcessorConfig(
+            model_source=batch.model,
+            engine_kwargs=batch.engine_kwargs,
+            accelerator_type=batch.accelerator_type,
+            should_continue_on_error=True,  # a failed row is counted, not fatal
+            **common,
+        )
+    headers = {}
+    if batch.api_key_env:
+        key = os.environ.get(batch.api_key_env)
+        if not key:
+            raise CcptError(f"environment variable {batch.api_key_env} is not set", "export the API key first")
+        headers["Authorization"] = f"Bearer {key}"
+    return ray_llm.HttpRequestProcessorConfig(url=batch.url, headers=headers, max_retries=batch.max_retries, **common)
+
+
+def _processor(batch: BatchOptions, llm: LLMOptions) -> Any:
+    from ray.data import llm as ray_llm
+
+    if batch.backend == "vllm":
+        try:
+            import vllm  # noqa: F401 - fail here with a clear message rather than inside an actor
+        except ImportError:
+            raise CcptError(
+                "the vllm batch backend needs vLLM on the workers",
+                "pip install vllm (GPU machines), or use --batch http against a `vllm serve` endpoint",
+            ) from None
+    generation = {"temperature": llm.temperature, "max_tokens": llm.max_tokens, "seed": llm.seed}
+    return ray_llm.build_processor(
+        processor_config(batch),
+        preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=generation),
+        postprocess=partial(_postprocess, backend=batch.backend),
+    )
+
+
+def read_replies(path: Path) -> dict[str, str]:
+    """Stored replies by request id; a line cut short by a kill is ignored (its request is sent again)."""
+    replies: dict[str, str] = {}
+    if not path.is_file():
+        return replies
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            obj = json.loads(line)
+            replies[str(obj["id"])] = str(obj["text"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return replies
+
+
+def run_batch(
+    prompts: dict[str, str], llm: LLMOptions, batch: BatchOptions, replies_path: Path
+) -> tuple[dict[str, str], Counter[str], int]:
+    """Send every prompt (by request id) without a stored reply; returns (replies, failures, requests sent)."""
+    from ccpt.pipeline.engine import ray_init
+
+    replies = read_replies(replies_path)
+    missing = [{"id": rid, "prompt": p} for rid, p in prompts.items() if rid not in replies]
+    failures: Counter[str] = Counter()
+    if not missing:
+        return replies, failures, 0
+    ray = ray_init(batch.address, batch.concurrency)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    processor = _processor(batch, llm)
+    replies_path.parent.mkdir(parents=True, exist_ok=True)
+    stored = len(replies)
+    with replies_path.open("a", encoding="utf-8") as fh:
+        try:
+            for row in processor(ray.data.from_items(missing)).iter_rows():
+                if row.get("__inference_error__") or row.get("error"):
+                    failures[f"call_error:{batch.backend}"] += 1
+                    continue
+                replies[row["id"]] = row["text"]
+                # One line per reply, flushed: a killed or failed job keeps every reply it received.
+                fh.write(json.dumps({"id": row["id"], "text": row["text"]}, ensure_ascii=False) + "\n")
+                fh.flush()
+        except Exception as exc:  # Ray wraps worker errors (e.g. an endpoint down after all retries)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CcptError(
+                f"the {batch.backend} batch job failed after {len(replies) - stored} new replies: {first[:300]}",
+                f"the replies received are kept in {replies_path}; rerun to send only the rest",
+            ) from None
+    return replies, failures, len(missing)
