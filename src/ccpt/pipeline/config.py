@@ -47,6 +47,8 @@ SCHEMA: dict[str | None, frozenset[str]] = {
             "max_retries",
             "accelerator_type",
             "engine_kwargs",
+            "placement_group_config",
+            "engine_metrics",
         }
     ),
     "candidates": frozenset({"per_phrase", "component_sample", "canceled_phrases", "head_properties", "seed"}),
