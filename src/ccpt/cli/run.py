@@ -96,6 +96,12 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--display",
+    type=click.Choice(["plain", "rich", "log", "none"]),
+    default=None,
+    help="Inspect's progress display (default: plain for --format text, none for json).",
+)
 def command(
     models,
     judge,
@@ -115,6 +121,7 @@ def command(
     stat,
     no_preflight,
     fmt,
+    display,
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
@@ -133,7 +140,7 @@ def command(
         max_connections=max_connections,
         timeout=timeout,
         max_retries=max_retries,
-        display="plain" if fmt == "text" else "none",
+        display=display or ("plain" if fmt == "text" else "none"),
     )
     if models:
         sweep.models = list(models)
