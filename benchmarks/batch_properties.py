@@ -36,7 +36,8 @@ def _prompts(n: int) -> list[str]:
 
 def _inspect(prompts: list[str], latency: float, parallel: int, tmp: Path) -> tuple[float, int]:
     with serve(latency=latency) as (base_url, requests):
-        os.environ |= {"INSPECT_CACHE_DIR": str(tmp / f"cache-{latency}"), "LOOP_API_KEY": "x", "LOOP_BASE_URL": base_url}
+        cache = str(tmp / f"cache-{latency}")
+        os.environ |= {"INSPECT_CACHE_DIR": cache, "LOOP_API_KEY": "x", "LOOP_BASE_URL": base_url}
         caller = JsonCaller(LLMOptions(model=f"openai-api/loop/props-{latency}", max_connections=parallel))
 
         async def all_calls() -> None:
