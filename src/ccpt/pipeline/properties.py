@@ -26,7 +26,8 @@ from ccpt.prompts import render_template
 
 PROPERTIES = "properties.jsonl"
 PROPERTIES_PER_COMBINATION = 10
-BatchReplies = tuple[list[str | None], Counter[str], int]  # reply texts (None: failed), failures, requests sent
+Replies = list[dict[str, Any] | None]  # one parsed JSON reply per prompt; None: failed or unparsable
+BatchReplies = tuple[Replies, Counter[str], int]  # replies, failures, requests sent
 
 
 @dataclass(frozen=True)
@@ -71,22 +72,21 @@ def property_prompt(combo: dict[str, Any], count: int) -> str:
     )
 
 
-async def _ask_all(prompts: list[str], caller: JsonCaller) -> list[str | None]:
-    replies = await asyncio.gather(*(caller.ask(p) for p in prompts))
-    return [r.text if r.obj is not None else None for r in replies]
+async def _ask_all(prompts: list[str], caller: JsonCaller) -> Replies:
+    return [r.obj for r in await asyncio.gather(*(caller.ask(p) for p in prompts))]
 
 
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
     ids = [request_id(p, llm, batch) for p in prompts]
     replies, failures, sent = run_batch(dict(zip(ids, prompts, strict=True)), llm, batch, replies_path)
-    texts: list[str | None] = []
+    objs: Replies = []
     for rid in ids:
         text = replies.get(rid)
-        if text is not None and extract_json_object(text) is None:
+        obj = extract_json_object(text) if text is not None else None
+        if text is not None and obj is None:
             failures["unparsable_reply"] += 1  # counted as on the Inspect path
-            text = None
-        texts.append(text)
-    return texts, failures, sent
+        objs.append(obj)
+    return objs, failures, sent
 
 
 async def _extract(
@@ -100,14 +100,13 @@ async def _extract(
     caller: JsonCaller | None = None
     if batch_replies is None:
         caller = JsonCaller(llm)
-        texts = await _ask_all(prompts, caller)
+        objs = await _ask_all(prompts, caller)
         failures, calls = caller.failures, caller.calls
     else:
-        texts, failures, calls = batch_replies
+        objs, failures, calls = batch_replies
 
     nested: list[list[dict[str, Any]]] = []
-    for combo, text in zip(combos, texts, strict=True):
-        obj = extract_json_object(text) if text is not None else None
+    for combo, obj in zip(combos, objs, strict=True):
         props = as_string_list(obj.get("properties"), count) if obj is not None else []
         if obj is not None and not props:
             failures["no_properties_in_reply"] += 1
@@ -152,7 +151,8 @@ def extract_properties(
         "plausibility": plausibility.describe(),
         "count": count,
         "limit": limit,
-        "batch": batch.describe() if batch else None,
+        # Only when set: manifests written before batch jobs existed stay valid.
+        **({"batch": batch.describe()} if batch else {}),
     }
     spec = StageSpec("properties", workdir, (source,), (out,), params)
 
