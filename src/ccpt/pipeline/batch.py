@@ -132,9 +132,8 @@ def _check_model_source(model: str) -> None:
     try:
         AutoConfig.from_pretrained(model)
     except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CcptError(
-            f"cannot load the vLLM model {model!r}: {first[:300]}",
+            f"cannot load the vLLM model {model!r}: {root_cause(exc)}",
             "pass a local checkpoint directory or a reachable hub model id",
         ) from None
 
