@@ -353,3 +353,38 @@ def test_a_run_present_twice_in_a_log_dir_is_counted_once(ccpt_dir: Path, tmp_pa
     twice = from_inspect_logs(tmp_path / "logs")
     assert len(once) == len(twice) == 4
     assert twice.attrs["notes"] and "ignored" in twice.attrs["notes"][0]
+
+
+def test_a_failed_type_prediction_sample_is_counted_not_a_crash(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """One Task-3 sample rejected by the endpoint (HTTP 400): the report still prints, the failure is counted."""
+    from loopback_openai import serve
+
+    from ccpt.report import build_report, failures, render
+    from ccpt.results import from_inspect_logs
+
+    task = type_prediction(method="base", seeds=1, data_dir=str(ccpt_dir))
+    victim = task.dataset[0]
+    with serve(fail_when=f"Property: {victim.metadata['property']}") as (base_url, _requests):
+        monkeypatch.setenv("LOOP_API_KEY", "test-key")
+        monkeypatch.setenv("LOOP_BASE_URL", base_url)
+        inspect_eval(
+            task,
+            model="openai-api/loop/m",
+            model_roles={"grader": "openai-api/loop/j"},
+            limit=3,
+            max_retries=0,
+            fail_on_error=False,
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert len(frame) == 3
+    failed = frame[frame["instance"] == victim.id].iloc[0]
+    assert not failed["parse_ok"] and failed["gold_type"] == victim.target
+    report = build_report(frame, stat="sem")
+    (res,) = report.types
+    assert int(res.classification.counts.sum()) + int(res.classification.unparsed.sum()) == 3
+    assert int(res.classification.unparsed.sum()) >= 1
+    (row,) = failures(frame)
+    assert row.samples == 3 and row.parse_failures >= 1
+    assert "Unparsed" in render(report, "markdown")

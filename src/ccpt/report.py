@@ -285,6 +285,9 @@ class TypeResult:
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == "type_prediction"]
+    # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
+    # it is still counted in the failures table, so leaving it out here never hides it.
+    tp = tp[[not _missing_text(g) for g in tp["gold_type"]]]
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):
         preds = [None if _missing_text(p) else str(p) for p in group["pred_type"]]

@@ -467,6 +467,10 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             if meta is None:
                 error = getattr(sample, "error", None)
                 row = dict.fromkeys(COLUMNS)
+                # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
+                # sample: keep it, so the failure is counted in its place (e.g. Table 5's Unparsed column).
+                sample_meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
+                row.update({k: sample_meta[k] for k in COLUMNS if k in sample_meta})
                 row.update(
                     task=task_name if task_name in ALL_TASKS else None,
                     model=model,
