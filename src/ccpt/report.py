@@ -287,7 +287,7 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     tp = frame[frame["task"] == "type_prediction"]
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
     # it is still counted in the failures table, so leaving it out here never hides it.
-    tp = tp[[not _missing_text(g) for g in tp["gold_type"]]]
+    tp = tp[tp["gold_type"].map(lambda g: not _missing_text(g)).astype(bool)]
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):
         preds = [None if _missing_text(p) else str(p) for p in group["pred_type"]]
