@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from human_app_helpers import Client
 
 from ccpt.errors import DataError
 from ccpt.human_app.assign import assign
@@ -18,7 +19,6 @@ from ccpt.pipeline.annotation import export_tasks
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import write_jsonl
 from ccpt.results import load_results
-from human_app_helpers import Client
 
 HOSTILE = "<script>alert('pwned')</script>"
 
@@ -85,7 +85,10 @@ def test_links_are_secret_and_private(tmp_path: Path, dataset) -> None:
         # Writing with a tampered link (even with a valid CSRF session) is a 404 too, and changes nothing.
         reply = ann.post(tampered + "item/1", {"answer": "overwritten"}, csrf_from=links["ann"] + "item/1")
         assert reply.status == 404
-        assert secret in bob.get(links["bob"] + "review").text and "overwritten" not in bob.get(links["bob"] + "review").text
+        assert (
+            secret in bob.get(links["bob"] + "review").text
+            and "overwritten" not in bob.get(links["bob"] + "review").text
+        )
 
 
 def test_gold_answers_and_judge_scores_never_reach_a_page(tmp_path: Path, dataset, reference_dir: Path) -> None:
@@ -150,7 +153,9 @@ def test_input_checks_refuse_with_a_message(tmp_path: Path, dataset, reference_d
         assert client.post(rating, {"rating": "x" * 20_000}, csrf_from=rating).status == 413
         page = client.get(rating).text
         token = page.split('name="csrf" value="')[1].split('"')[0]
-        as_json = client.request(rating, json.dumps({"csrf": token, "rating": 5}).encode(), {"Content-Type": "application/json"})
+        as_json = client.request(
+            rating, json.dumps({"csrf": token, "rating": 5}).encode(), {"Content-Type": "application/json"}
+        )
         assert as_json.status == 415 and "Only form posts are accepted here." in as_json.text
         binary = client.request(rating, b"csrf=" + token.encode() + b"&rating=\xff\xfe",
                                 {"Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
@@ -158,8 +163,8 @@ def test_input_checks_refuse_with_a_message(tmp_path: Path, dataset, reference_d
         # CSRF: no token, a wrong token, or a post from another site are all refused, and nothing is saved.
         assert client.post(rating, {"rating": "5"}).status == 403
         assert client.post(rating, {"rating": "5", "csrf": "forged"}).status == 403
-        cross = client.request(rating, f"csrf={token}&rating=5".encode(),
-                               {"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"})  # fmt: skip
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}
+        cross = client.request(rating, f"csrf={token}&rating=5".encode(), headers)
         assert cross.status == 403 and "another site" in cross.text
         fresh = Client()  # another browser: its own session, so this page's token is not valid there
         assert fresh.post(rating, {"rating": "5", "csrf": token}).status == 403
@@ -247,9 +252,16 @@ def test_annotation_export_gives_kappa_through_annotate_import(tmp_path: Path, c
             page = client.get(links[name])
             for hit in mine:
                 assert page.url.endswith(f"/item/{mine.index(hit) + 1}")
-                who = sum(hit in [a.item for a in prepared.store.assignments(a.id)] for a in prepared.store.annotators()[:k])
-                fields = {"label": labels[hit][who], "root_relevance": "5", "modifier_relevance": str(k + 1),
-                          "combination_relevance": "3", **({"toxic": "on"} if (hit, k) == ("emergent-00002", 1) else {})}  # fmt: skip
+                who = sum(
+                    hit in [a.item for a in prepared.store.assignments(a.id)] for a in prepared.store.annotators()[:k]
+                )
+                fields = {
+                    "label": labels[hit][who],
+                    "root_relevance": "5",
+                    "modifier_relevance": str(k + 1),
+                    "combination_relevance": "3",
+                    **({"toxic": "on"} if (hit, k) == ("emergent-00002", 1) else {}),
+                }
                 if hit.startswith("component"):
                     assert "Q3. Which concepts have the property" in page.text
                     reply = client.post(page.url, fields, csrf_from=page.url)

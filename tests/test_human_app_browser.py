@@ -4,15 +4,16 @@ with a reload midway, the admin export, and the existing importers' figures from
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from human_app_helpers import chromium_path
+from test_human_app import HOSTILE, rating_study
 
 from ccpt.human_app.server import Server, prepare
 from ccpt.human_eval import export_solver_sheet, human_judge_report, read_ratings
-from human_app_helpers import chromium_path
-from test_human_app import HOSTILE, rating_study
 
 
 @pytest.fixture(scope="module")
@@ -27,14 +28,21 @@ def browser():
         chromium.close()
 
 
+def cli(*args: str) -> int:
+    """`ccpt ARGS` in a worker thread: Playwright's sync API keeps an event loop running in this one, and the
+    judge inside import-solver starts its own with asyncio.run."""
+    from ccpt.cli import main
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(main, list(args)).result()
+
+
 def _hand_rating(judge: float, shift: int) -> int:
     """What each rater enters: the LLM judge's score on the 1–10 scale (rater 2 one point higher)."""
     return min(10, round(1 + 9 * judge) + shift)
 
 
 def test_two_raters_in_parallel_reload_export_and_agreement(browser, tmp_path: Path, dataset, reference_dir, capsys):
-    from ccpt.cli import main
-
     study = rating_study(tmp_path / "study", reference_dir, dataset)
     key = pd.read_csv(study / "key.csv")
     judge = {(c, p): s for c, p, s in zip(key["concept"], key["property"], key["llm_judge"], strict=True)}
@@ -82,11 +90,13 @@ def test_two_raters_in_parallel_reload_export_and_agreement(browser, tmp_path: P
         pairs = key.drop_duplicates("pair_id").set_index("pair_id")
         sheet["rating"] = [_hand_rating(pairs.loc[p, "llm_judge"], k - 1) for p in sheet["pair_id"]]
         sheet.to_csv(study / f"rater_{k}.csv", index=False)
-    by_hand = json.loads(human_judge_report(read_ratings(study / "key.csv", [study / "rater_1.csv", study / "rater_2.csv"]), "json"))
+    by_hand = json.loads(
+        human_judge_report(read_ratings(study / "key.csv", [study / "rater_1.csv", study / "rater_2.csv"]), "json")
+    )
     # … and `ccpt human import-ratings` on the app's export gives the same ones.
     export = study / "export"
-    assert main(["human", "import-ratings", str(export / "rater_1.csv"), str(export / "rater_2.csv"),
-                 "--key", str(export / "key.csv"), "--format", "json"]) == 0  # fmt: skip
+    assert cli("human", "import-ratings", str(export / "rater_1.csv"), str(export / "rater_2.csv"),
+               "--key", str(export / "key.csv"), "--format", "json") == 0  # fmt: skip
     from_app = json.loads(capsys.readouterr().out)
     assert from_app["agreement"] == pytest.approx(by_hand["agreement"])
     assert from_app["table4"] == by_hand["table4"]
@@ -96,8 +106,6 @@ def test_two_raters_in_parallel_reload_export_and_agreement(browser, tmp_path: P
 
 def test_solver_study_export_gives_the_human_row(browser, tmp_path: Path, dataset, ccpt_dir: Path, monkeypatch, capsys):
     """Task 1 answers and Task 3 labels given in the browser → `import-solver --judge` → `ccpt report`'s Human row."""
-    from ccpt.cli import main
-
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     study = tmp_path / "study"
     export_solver_sheet(dataset, "pi_canceled", study, n=3, seed=0)
@@ -115,7 +123,13 @@ def test_solver_study_export_gives_the_human_row(browser, tmp_path: Path, datase
                 page.fill("input[name=answer]", next(answers))
             else:
                 # 3 of 4 right; the last one wrong on purpose (Task 3 is scored against the gold type)
-                label = gold[item.key] if position < len(prepared.study.items) else "others" if gold[item.key] != "others" else "emergent"
+                label = (
+                    gold[item.key]
+                    if position < len(prepared.study.items)
+                    else "others"
+                    if gold[item.key] != "others"
+                    else "emergent"
+                )
                 page.check(f"input[name=answer][value={label}]")
             with page.expect_navigation():
                 page.click("button[type=submit]")
@@ -123,13 +137,13 @@ def test_solver_study_export_gives_the_human_row(browser, tmp_path: Path, datase
         with page.expect_navigation():
             page.click("text=Submit my answers")
         page.close()
-    assert main(["human", "serve", str(study), "--export"]) == 0
+    assert cli("human", "serve", str(study), "--export") == 0
     export = study / "export"
-    assert main(["human", "import-solver", str(export / "pi_canceled_answers.csv"),
-                 str(export / "type_prediction_answers.csv"), "--out", str(tmp_path / "human.csv"),
-                 "--data-dir", str(ccpt_dir), "--judge", "ccpt-scripted/judge"]) == 0  # fmt: skip
+    assert cli("human", "import-solver", str(export / "pi_canceled_answers.csv"),
+               str(export / "type_prediction_answers.csv"), "--out", str(tmp_path / "human.csv"),
+               "--data-dir", str(ccpt_dir), "--judge", "ccpt-scripted/judge") == 0  # fmt: skip
     capsys.readouterr()
-    assert main(["report", str(tmp_path / "human.csv"), "--data-dir", str(ccpt_dir), "--format", "json"]) == 0
+    assert cli("report", str(tmp_path / "human.csv"), "--data-dir", str(ccpt_dir), "--format", "json") == 0
     records = [r for r in json.loads(capsys.readouterr().out)["records"] if r["model"] == "human"]
     table3 = {r["metric"]: r for r in records if r["table"] == "table3"}
     assert set(table3) == {"r_hmp", "r_np", "score"} and table3["score"]["n_failed"] == 0

@@ -27,10 +27,8 @@ from ccpt.human_app.export import export_answers
 from ccpt.human_app.store import Annotator, Assignment, Store
 from ccpt.human_app.studies import (
     ANNOTATION,
-    RATING,
     RATING_SCALE,
     RELEVANCE_LABELS,
-    SOLVER,
     STUDY_TITLES,
     AnswerError,
     Item,

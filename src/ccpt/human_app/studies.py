@@ -153,7 +153,9 @@ def annotation_form(item: Item) -> dict[str, Any]:
     options = [line[4:].strip() for line in lines if line[:3] in ("(0)", "(1)", "(2)")]
     note = next(line for line in lines if line.startswith("NOTE:"))
     form: dict[str, Any] = {
-        "relevance": list(zip(("root_relevance", "modifier_relevance", "combination_relevance"), questions, strict=True)),
+        "relevance": list(
+            zip(("root_relevance", "modifier_relevance", "combination_relevance"), questions, strict=True)
+        ),
         "q2": q2,
         "labels": list(zip(FORM_OPTIONS[item.kind], options, strict=True)),
         "note": note,
