@@ -75,15 +75,22 @@ def main() -> None:
                     page.goto(link + "item/3")
                     shot("solver-npc")
                     page.goto(link + "item/4")
+                    page.click("summary")  # open Figure 7's instructions
                     shot("solver-type")
                 elif kind == "rating":
                     page.goto(link + "item/1")
                     page.check("input[name=rating][value='7']")
                     shot("rating")
-                    page.goto(link + "item/2")
-                    page.click("button[type=submit]")  # nothing chosen: the browser's own check
+                    for value in (7, 3, 2, 8, 6):  # five answers, then the review and admin pages
+                        page.check(f"input[name=rating][value='{value}']")
+                        with page.expect_navigation():
+                            page.click("button[type=submit]")
                     page.goto(link + "review")
                     shot("review")
+                    page.goto(dict(server.links())["admin"])
+                    with page.expect_navigation():
+                        page.click("text=Export CSVs")
+                    shot("admin")
                 else:
                     items = {(i.study, i.key): i for i in prepared.study.items}
                     shown = set()
@@ -95,8 +102,6 @@ def main() -> None:
                                 shown.add(form)
                                 page.goto(server.url(f"/a/{token}/item/{a.position}"))
                                 shot(f"annotation-{form}")
-                    page.goto(dict(server.links())["admin"])
-                    shot("admin")
         browser.close()
 
 
