@@ -270,8 +270,11 @@ def test_annotation_export_gives_kappa_through_annotate_import(tmp_path: Path, c
                 page = client.post(page.url, fields, csrf_from=page.url)
                 assert page.status == 200
             assert page.url.endswith("/review")
-            assert client.post(links[name] + "submit", {}, csrf_from=page.url).status == 200
+            token = page.text.split('name="csrf" value="')[1].split('"')[0]
+            assert client.post(links[name] + "submit", {"csrf": token}).status == 200
             assert "submitted" in client.get(links[name]).text
+            late = client.post(links[name] + "item/1", {"label": "others", "csrf": token})
+            assert late.status == 409 and "can no longer be changed" in late.text  # submitted answers are final
         admin = Client()
         reply = admin.post(links["admin"] + "export", {}, csrf_from=links["admin"])
         assert reply.status == 200 and "answers.csv" in reply.text
@@ -286,3 +289,46 @@ def test_annotation_export_gives_kappa_through_annotate_import(tmp_path: Path, c
     assert emergent.loc[1, "meta.human_labels"] == "(emergent, emergent, component)"
     assert emergent.loc[1, "meta.toxicity"] and not emergent.loc[0, "meta.toxicity"]
     assert pd.read_csv(work / "dataset" / "ccpt_component.csv").loc[0, "meta.property_source"] == "root"
+
+
+def test_cli_serve_prints_links_warns_off_loopback_and_refuses_bad_options(tmp_path: Path, dataset, capsys) -> None:
+    """The real `ccpt human serve` process: links printed, a warning for --host, the app answering; bad options
+    are one line and exit 2."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from ccpt.cli import main
+
+    export_solver_sheet(dataset, "pi_emergent", tmp_path, n=2, seed=0)
+    names = tmp_path / "names.txt"
+    names.write_text("Ada\n\n# a comment\nBen\n", encoding="utf-8")
+    assert main(["human", "serve", str(tmp_path), "--annotators", "2", "--names", str(names)]) == 2
+    assert "either --annotators or --names" in capsys.readouterr().err
+    (tmp_path / "dupes.txt").write_text("Ada\nAda\n", encoding="utf-8")
+    assert main(["human", "serve", str(tmp_path), "--names", str(tmp_path / "dupes.txt")]) == 2
+    assert "all distinct" in capsys.readouterr().err
+    assert main(["human", "serve", str(tmp_path / "missing"), "--annotators", "1"]) == 2
+    assert "study directory not found" in capsys.readouterr().err
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"), *sys.path])}
+    command = [sys.executable, "-m", "ccpt.cli", "human", "serve", str(tmp_path), "--names", str(names)]
+    proc = subprocess.Popen(
+        [*command, "--host", "0.0.0.0", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        warning = proc.stderr.readline()
+        lines = [proc.stdout.readline().strip() for _ in range(3)]
+        assert "warning: listening on 0.0.0.0" in warning
+        links = dict(line.split(": ", 1) for line in lines)
+        assert set(links) == {"Ada", "Ben", "admin"}
+        assert all(re.fullmatch(r"http://0\.0\.0\.0:\d+/(a|admin)/[\w-]{32}/", link) for link in links.values())
+        page = Client().get(links["Ben"].replace("0.0.0.0", "127.0.0.1"))
+        assert page.status == 200 and page.url.endswith("/item/1") and "Ben" in page.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -41,6 +41,7 @@ from ccpt.scoring import TYPE_ORDER
 MAX_BODY = 16 * 1024  # bytes of one form post: a handful of short fields
 MAX_FIELDS = 32
 CSRF_COOKIE = "ccpt_csrf"
+SUBMITTED_FINAL = "Your answers are already submitted and can no longer be changed."
 CSS_PATH = Path(__file__).with_name("templates") / "app.css"
 SECURITY_HEADERS = {
     # The link token is in the URL: never leak it through a Referer, a cache or a frame.
@@ -206,13 +207,15 @@ class StudyApp:
         a, item = self.assignment(session, position)
         form = await read_form(request)
         self.check_csrf(request, form)
+        if session.annotator.submitted:
+            return self.message(request, 409, SUBMITTED_FINAL)
         try:
             value = check_answer(item, form)
         except AnswerError as exc:
             context = self.item_context(session, position, value=form, error=str(exc))
             return self.page(request, "item.html", status=400, **context)
         if not await run_in_threadpool(self.store.save, session.annotator.id, a.study, a.item, value):
-            return self.message(request, 409, "Your answers are already submitted and can no longer be changed.")
+            return self.message(request, 409, SUBMITTED_FINAL)
         return RedirectResponse(f"/a/{token}/", status_code=303, headers=SECURITY_HEADERS)
 
     async def review(self, request: Request) -> Response:
