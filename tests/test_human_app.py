@@ -104,10 +104,11 @@ def test_gold_answers_and_judge_scores_never_reach_a_page(tmp_path: Path, datase
         client = Client()
         bodies = []
         for name in ("a1", "a2"):
-            total = len(prepared.store.assignments(prepared.store.find(prepared.links[0][1]).id))
+            total = len(prepared.study.items)  # everyone answers every item here
             bodies += [client.get(links[name] + f"item/{k}") for k in range(1, total + 1)]
             bodies.append(client.get(links[name] + "review"))
         bodies.append(client.get(links["admin"]))
+        bodies.append(client.post(links["admin"] + "export", {}, csrf_from=links["admin"]))
         bodies.append(client.get(server.url("/static/app.css")))
         text = "\n".join(b.text for b in bodies)
         assert all(b.status == 200 for b in bodies)
@@ -201,6 +202,9 @@ def test_concurrent_annotators_restart_and_cli_export(tmp_path: Path, dataset, r
     assert again.links == prepared.links and again.admin_token == prepared.admin_token
     with pytest.raises(DataError, match="already has annotators"):
         prepare(tmp_path, ["someone", "else"])
+    with Server(again) as restarted:  # the old link, on the restarted server, finds every answer in place
+        resumed = Client().get(dict(restarted.links())["p0"])
+        assert resumed.url.endswith("/review") and "Every item is answered" in resumed.text
     assert main(["human", "serve", str(tmp_path), "--export"]) == 0
     out = capsys.readouterr().out
     assert f"rating: {4 * n_items} of {4 * n_items} assignments answered" in out

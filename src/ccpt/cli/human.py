@@ -153,8 +153,12 @@ def serve(
 
     Prints one secret link per annotator and an admin link; answers are kept in STUDY_DIR/human.sqlite.
     """
-    from ccpt.errors import DataError
-    from ccpt.human_app import server
+    from ccpt.errors import CcptError, DataError
+
+    try:
+        from ccpt.human_app import server
+    except ImportError as exc:
+        raise CcptError(f"ccpt human serve needs {exc.name}", "install the extra: pip install -e '.[human]'") from exc
 
     if n_annotators is not None and names is not None:
         raise DataError("pass either --annotators or --names, not both")

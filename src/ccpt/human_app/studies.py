@@ -50,10 +50,6 @@ class Study:
     items: tuple[Item, ...]
     sources: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
 
-    def item(self, study: str, key: str) -> Item | None:
-        """The item with this key, or None."""
-        return next((i for i in self.items if i.study == study and i.key == key), None)
-
     @property
     def kinds(self) -> tuple[str, ...]:
         """The studies present, in display order."""
