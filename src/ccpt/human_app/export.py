@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccpt.dataset import TASKS
 from ccpt.human_app.store import Store
 from ccpt.human_app.studies import ANNOTATION, RATING, SOLVER, Study
-from ccpt.human_eval import SOLVER_COLUMNS, SOLVER_QUESTIONS
+from ccpt.human_eval import SOLVER_COLUMNS
 from ccpt.pipeline.annotation import ANSWER_COLUMNS
 from ccpt.pipeline.manifest import atomic_path, atomic_text
 
@@ -80,7 +81,7 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
                         "toxic": ("true" if value.get("toxic") else "false") if value else "",
                     }
                 )
-    for task in SOLVER_QUESTIONS:
+    for task in TASKS:
         if task in solver_rows:
             extra = ["answer_modifier"] if task == "npc_emergent" else []
             files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccpt.dataset import TASKS
 from ccpt.errors import DataError
-from ccpt.human_eval import SOLVER_QUESTIONS
 from ccpt.pipeline.annotation import FORM_OPTIONS, SOURCE_OPTIONS
 from ccpt.prompts import render_template
 from ccpt.scoring import TYPE_ORDER
@@ -75,7 +75,7 @@ def _solver_items(path: Path, overlap: int | None) -> list[Item]:
     items = []
     for line, row in enumerate(rows, start=2):
         task = row["task"]
-        if task not in SOLVER_QUESTIONS or f"{task}_sheet.csv" != path.name:
+        if task not in TASKS or f"{task}_sheet.csv" != path.name:
             raise DataError(f"{path}: line {line}: task {task!r} does not belong in this sheet")
         shown = ("combination", "head", "modifier", "property", "question")
         items.append(Item(SOLVER, row["id"], task, {k: row[k] for k in shown}, overlap))
@@ -110,7 +110,7 @@ def load_study(root: Path, rating_overlap: int | None = None, solver_overlap: in
         raise DataError(f"study directory not found: {root}")
     items: list[Item] = []
     sources: dict[str, tuple[Path, ...]] = {}
-    solver_sheets = [root / f"{task}_sheet.csv" for task in SOLVER_QUESTIONS if (root / f"{task}_sheet.csv").is_file()]
+    solver_sheets = [root / f"{task}_sheet.csv" for task in TASKS if (root / f"{task}_sheet.csv").is_file()]
     for sheet in solver_sheets:
         items += _solver_items(sheet, solver_overlap)
     if solver_sheets:
