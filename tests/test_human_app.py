@@ -178,7 +178,12 @@ def test_concurrent_annotators_restart_and_cli_export(tmp_path: Path, dataset, r
 
     rating_study(tmp_path, reference_dir, dataset)
     assert main(["human", "serve", str(tmp_path), "--export"]) == 2
+    assert "no study database in" in capsys.readouterr().err
+    assert main(["human", "serve", str(tmp_path)]) == 2
     assert "a new study needs its annotators" in capsys.readouterr().err
+    with pytest.raises(DataError, match="needs 5 annotators, only 4"):
+        prepare(tmp_path, [f"p{k}" for k in range(4)], rating_overlap=5)
+    assert not (tmp_path / "human.sqlite").exists()  # refused setups write nothing
     prepared = prepare(tmp_path, [f"p{k}" for k in range(4)])
     n_items = len(prepared.study.items)
     with Server(prepared) as server:

@@ -137,7 +137,10 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (LAN: 0.0.0.0).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
 @click.option(
-    "--rating-overlap", type=click.IntRange(min=1), default=None, help="Raters per rated pair (default: every rater)."
+    "--rating-overlap",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Raters per rated pair (default: every rater); set when the study is created.",
 )
 @click.option("--export", "export_only", is_flag=True, help="Write STUDY_DIR/export/*.csv and exit.")
 def serve(
@@ -163,7 +166,7 @@ def serve(
     if n_annotators is not None and names is not None:
         raise DataError("pass either --annotators or --names, not both")
     people = server.read_names(names) if names else [f"annotator{k}" for k in range(1, (n_annotators or 0) + 1)]
-    prepared = server.prepare(study_dir, people or None, rating_overlap)
+    prepared = server.prepare(study_dir, people or None, rating_overlap, create=not export_only)
     if export_only:
         result = server.export(prepared)
         for kind in result.assigned:

@@ -43,21 +43,27 @@ def read_names(path: Path) -> list[str]:
     return names
 
 
-def prepare(study_dir: Path, names: Sequence[str] | None, rating_overlap: int | None = None) -> Prepared:
-    """Load the sheets and open (or create) the study database.
+def prepare(
+    study_dir: Path, names: Sequence[str] | None, rating_overlap: int | None = None, *, create: bool = True
+) -> Prepared:
+    """Load the sheets and open (or, with ``create``, create) the study database.
 
     The first run creates the annotators, their secret tokens and their assignments; later runs reuse them
     unchanged (a restart loses nothing and the links stay valid), and refuse a different annotator list or
-    sheets that no longer match the stored assignments.
+    sheets that no longer match the stored assignments. Every check runs before the database is written.
     """
     study = load_study(study_dir, rating_overlap=rating_overlap)
-    store = Store(study_dir / DB_NAME)
-    if not store.initialised():
+    path = study_dir / DB_NAME
+    if not path.exists() and not create:
+        raise DataError(f"no study database in {study_dir}", "start the study with ccpt human serve first")
+    if not path.exists() or not Store(path).initialised():
         if not names:
             raise DataError("a new study needs its annotators", "pass --annotators N or --names FILE")
         per_person = assign(study.items, len(names))
+        store = Store(path)
         store.initialise(names, [[(i.study, i.key) for i in items] for items in per_person])
     else:
+        store = Store(path)
         stored = [a.name for a in store.annotators()]
         if names and list(names) != stored:
             raise DataError(
