@@ -12,7 +12,7 @@ from human_app_helpers import Client
 
 from ccpt.errors import DataError
 from ccpt.human_app.assign import assign
-from ccpt.human_app.server import Server, prepare
+from ccpt.human_app.server import Server, is_loopback, prepare
 from ccpt.human_app.studies import load_study
 from ccpt.human_eval import export_rating_sheets, export_solver_sheet
 from ccpt.pipeline.annotation import export_tasks
@@ -301,8 +301,8 @@ def test_annotation_export_gives_kappa_through_annotate_import(tmp_path: Path, c
 
 
 def test_cli_serve_prints_links_warns_off_loopback_and_refuses_bad_options(tmp_path: Path, dataset, capsys) -> None:
-    """The real `ccpt human serve` process: links printed, a warning for --host, the app answering; bad options
-    are one line and exit 2."""
+    """The real `ccpt human serve` process: links printed, the app answering on 127.0.0.1, a warning for --host off
+    loopback; bad options are one line and exit 2."""
     import os
     import re
     import subprocess
@@ -320,24 +320,32 @@ def test_cli_serve_prints_links_warns_off_loopback_and_refuses_bad_options(tmp_p
     assert "all distinct" in capsys.readouterr().err
     assert main(["human", "serve", str(tmp_path / "missing"), "--annotators", "1"]) == 2
     assert "study directory not found" in capsys.readouterr().err
+    # --host off loopback warns; 192.0.2.1 (TEST-NET-1) is no address of this machine, so nothing is exposed.
+    assert main(["human", "serve", str(tmp_path), "--names", str(names), "--host", "192.0.2.1", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "warning: listening on 192.0.2.1: anyone on this network" in err and "cannot listen on 192.0.2.1" in err
+    assert [h for h in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "192.168.1.5", "::") if is_loopback(h)] == [
+        "127.0.0.1",
+        "::1",
+        "localhost",
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"), *sys.path])}
     command = [sys.executable, "-m", "ccpt.cli", "human", "serve", str(tmp_path), "--names", str(names)]
     proc = subprocess.Popen(
-        [*command, "--host", "0.0.0.0", "--port", "0"],
+        [*command, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
     try:
-        warning = proc.stderr.readline()
         lines = [proc.stdout.readline().strip() for _ in range(3)]
-        assert "warning: listening on 0.0.0.0" in warning
         links = dict(line.split(": ", 1) for line in lines)
         assert set(links) == {"Ada", "Ben", "admin"}
-        assert all(re.fullmatch(r"http://0\.0\.0\.0:\d+/(a|admin)/[\w-]{32}/", link) for link in links.values())
-        page = Client().get(links["Ben"].replace("0.0.0.0", "127.0.0.1"))
+        assert all(re.fullmatch(r"http://127\.0\.0\.1:\d+/(a|admin)/[\w-]{32}/", link) for link in links.values())
+        page = Client().get(links["Ben"])
         assert page.status == 200 and page.url.endswith("/item/1") and "Ben" in page.text
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        _, err = proc.communicate(timeout=20)
+    assert "warning" not in err  # the default host is loopback: no warning

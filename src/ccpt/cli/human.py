@@ -173,13 +173,13 @@ def serve(
             click.echo(f"{kind}: {result.answered[kind]} of {result.assigned[kind]} assignments answered")
         click.echo("wrote " + ", ".join(str(p) for p in result.files))
         return
-    web = server.Server(prepared, host, port)
     if not server.is_loopback(host):
         click.echo(
             f"warning: listening on {host}: anyone on this network who has a link can open it. Share each link "
             "only with its annotator; traffic is plain HTTP.",
             err=True,
         )
+    web = server.Server(prepared, host, port)
 
     def ready() -> None:
         for name, link in web.links():
