@@ -15,6 +15,22 @@ from pathlib import Path
 
 import pytest
 
+from ccpt.human_eval import export_rating_sheets
+from ccpt.results import load_results
+
+HOSTILE = "<script>alert('pwned')</script>"
+
+
+def rating_study(root: Path, reference_dir: Path, dataset, instances: int = 4) -> Path:
+    """Figure-8 sheets for 4 stored GPT-4o answers, one of them a hostile ``<script>``, via export_rating_sheets."""
+    frame = load_results([reference_dir / "pi_emergent_gpt-4o_naive.csv"], dataset)
+    chosen = sorted(frame.loc[frame["parse_ok"].astype(bool), "instance"].unique())[:instances]
+    frame = frame[frame["instance"].isin(chosen)].copy()
+    frame.loc[frame["instance"] == chosen[0], "answer"] = HOSTILE
+    export_rating_sheets(frame, root, n=instances, raters=2, seed=0)
+    return root
+
+
 CSRF_FIELD = re.compile(r'name="csrf" value="([^"]+)"')
 
 

@@ -8,29 +8,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from human_app_helpers import Client
+from human_app_helpers import Client, rating_study
 
 from ccpt.errors import DataError
 from ccpt.human_app.assign import assign
 from ccpt.human_app.server import Server, is_loopback, prepare
 from ccpt.human_app.studies import load_study
-from ccpt.human_eval import export_rating_sheets, export_solver_sheet
+from ccpt.human_eval import export_solver_sheet
 from ccpt.pipeline.annotation import export_tasks
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import write_jsonl
-from ccpt.results import load_results
-
-HOSTILE = "<script>alert('pwned')</script>"
-
-
-def rating_study(root: Path, reference_dir: Path, dataset, instances: int = 4) -> Path:
-    """Figure-8 sheets for 4 stored GPT-4o answers, one of them a hostile ``<script>``, via export_rating_sheets."""
-    frame = load_results([reference_dir / "pi_emergent_gpt-4o_naive.csv"], dataset)
-    chosen = sorted(frame.loc[frame["parse_ok"].astype(bool), "instance"].unique())[:instances]
-    frame = frame[frame["instance"].isin(chosen)].copy()
-    frame.loc[frame["instance"] == chosen[0], "answer"] = HOSTILE
-    export_rating_sheets(frame, root, n=instances, raters=2, seed=0)
-    return root
 
 
 def _links(server: Server) -> dict[str, str]:

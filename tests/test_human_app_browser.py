@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from human_app_helpers import chromium_path
-from test_human_app import HOSTILE, rating_study
+from human_app_helpers import HOSTILE, chromium_path, rating_study
 
 from ccpt.human_app.server import Server, prepare
 from ccpt.human_eval import export_solver_sheet, human_judge_report, read_ratings
