@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from human_app_helpers import Client, rating_study
+from human_app_helpers import HOSTILE, Client, rating_study
 
 from ccpt.errors import DataError
 from ccpt.human_app.assign import assign
@@ -121,6 +121,15 @@ def test_hostile_text_is_escaped(tmp_path: Path, dataset, reference_dir: Path) -
         pages = [client.get(link + f"item/{k}").text for k in range(1, len(prepared.study.items) + 1)]
         text = "\n".join(pages)
         assert "<script" not in text and "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in text
+    # The same on the annotation forms, whose *emphasis* becomes italics: only the form's own, never markup.
+    work = tmp_path / "work"
+    write_jsonl(work / CANDIDATES, [{"type": "component", "head": "dog", "modifier": "wet", "combination": HOSTILE,
+                                     "property": "<img src=x onerror=alert(1)>*x*"}])  # fmt: skip
+    export_tasks(work)
+    with Server(prepare(work, ["a"])) as server:
+        page = Client().get(dict(server.links())["a"]).text
+        assert "<script" not in page and "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;<em>x</em>" in page
+        assert "<em>disappears</em>" not in page and "<em>toxic</em>" in page  # Figure 5's form, with its emphasis
 
 
 def test_input_checks_refuse_with_a_message(tmp_path: Path, dataset, reference_dir: Path) -> None:
