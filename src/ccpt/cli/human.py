@@ -123,3 +123,67 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 
     ratings = read_ratings(key, sheets)
     click.echo(human_judge_report(ratings, fmt=fmt), nl=False)  # type: ignore[arg-type]
+
+
+@command.command("serve")
+@click.argument("study_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--annotators", "n_annotators", type=click.IntRange(min=1), default=None, help="Create N annotators.")
+@click.option(
+    "--names",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="File of annotator names, one per line (instead of --annotators).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (LAN: 0.0.0.0).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option(
+    "--rating-overlap",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Raters per rated pair (default: every rater); set when the study is created.",
+)
+@click.option("--export", "export_only", is_flag=True, help="Write STUDY_DIR/export/*.csv and exit.")
+def serve(
+    study_dir: Path,
+    n_annotators: int | None,
+    names: Path | None,
+    host: str,
+    port: int,
+    rating_overlap: int | None,
+    export_only: bool,
+) -> None:
+    """Annotation web app over the sheets in STUDY_DIR (export-solver, export-ratings, annotate-export).
+
+    Prints one secret link per annotator and an admin link; answers are kept in STUDY_DIR/human.sqlite.
+    """
+    from ccpt.errors import CcptError, DataError
+
+    try:
+        from ccpt.human_app import server
+    except ImportError as exc:
+        raise CcptError(f"ccpt human serve needs {exc.name}", "install the extra: pip install -e '.[human]'") from exc
+
+    if n_annotators is not None and names is not None:
+        raise DataError("pass either --annotators or --names, not both")
+    people = server.read_names(names) if names else [f"annotator{k}" for k in range(1, (n_annotators or 0) + 1)]
+    prepared = server.prepare(study_dir, people or None, rating_overlap, create=not export_only)
+    if export_only:
+        result = server.export(prepared)
+        for kind in result.assigned:
+            click.echo(f"{kind}: {result.answered[kind]} of {result.assigned[kind]} assignments answered")
+        click.echo("wrote " + ", ".join(str(p) for p in result.files))
+        return
+    if not server.is_loopback(host):
+        click.echo(
+            f"warning: listening on {host}: anyone on this network who has a link can open it. Share each link "
+            "only with its annotator; traffic is plain HTTP.",
+            err=True,
+        )
+    web = server.Server(prepared, host, port)
+
+    def ready() -> None:
+        for name, link in web.links():
+            click.echo(f"{name}: {link}")
+        click.echo("Ctrl-C stops the server; answers are saved as they are given.")
+
+    web.run(on_ready=ready)

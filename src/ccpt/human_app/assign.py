@@ -1,0 +1,34 @@
+"""Who answers what: each item goes to as many annotators as its overlap asks, spreading the load evenly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ccpt.errors import DataError
+from ccpt.human_app.studies import Item
+
+
+def assign(items: Sequence[Item], annotators: int) -> list[list[Item]]:
+    """Per annotator, the items they answer, in study order.
+
+    An item with ``overlap=None`` goes to everyone; otherwise to the ``overlap`` annotators with the fewest
+    items so far (ties broken by a rotating start, so equal-overlap items cycle through the annotators).
+    Deterministic: the same items and annotator count always give the same assignment.
+    """
+    if annotators < 1:
+        raise DataError("a study needs at least one annotator")
+    out: list[list[Item]] = [[] for _ in range(annotators)]
+    for n, item in enumerate(items):
+        if item.overlap is None:
+            chosen = range(annotators)
+        else:
+            if item.overlap > annotators:
+                raise DataError(
+                    f"{item.study} item {item.key} needs {item.overlap} annotators, only {annotators} given",
+                    "pass --annotators or a names file with enough people",
+                )
+            order = sorted(range(annotators), key=lambda a, n=n: (len(out[a]), (a - n) % annotators))
+            chosen = sorted(order[: item.overlap])
+        for a in chosen:
+            out[a].append(item)
+    return out

@@ -1,0 +1,98 @@
+"""Write the answers as exactly the CSVs the existing importers read.
+
+- solver study → ``<task>_answers.csv`` (the export-solver columns plus ``rater``) for ``ccpt human import-solver``;
+- rating study → ``key.csv`` (copied unchanged) and ``rater_<k>.csv`` per annotator for ``ccpt human
+  import-ratings --key``;
+- annotation HITs → ``answers.csv`` (the answers-template columns, ``worker_id`` = annotator) for ``ccpt
+  pipeline annotate-import``.
+
+Every assignment is written, answered or not: an unanswered solver item is an empty answer (the importer
+counts it as a failure), an unanswered rating or HIT an empty cell (the importers count it as missing).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccpt.dataset import TASKS
+from ccpt.human_app.store import Store
+from ccpt.human_app.studies import ANNOTATION, RATING, SOLVER, Study
+from ccpt.human_eval import SOLVER_COLUMNS
+from ccpt.pipeline.annotation import ANSWER_COLUMNS
+from ccpt.pipeline.manifest import atomic_path, atomic_text
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What was written: the files, and answered / assigned counts per study."""
+
+    files: tuple[Path, ...]
+    answered: dict[str, int]
+    assigned: dict[str, int]
+
+
+def _write(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> Path:
+    with atomic_text(path) as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
+    """Write every study's answers into ``out`` (each file atomically) and count them."""
+    out.mkdir(parents=True, exist_ok=True)
+    annotators = store.annotators()
+    assignments = store.all_assignments()
+    answers = {a.id: store.answers(a.id) for a in annotators}
+    items = {(i.study, i.key): i for i in study.items}
+    answered = dict.fromkeys(study.kinds, 0)
+    assigned = dict.fromkeys(study.kinds, 0)
+    files: list[Path] = []
+    solver_rows: dict[str, list[dict[str, Any]]] = {}
+    rating_rows: dict[int, list[dict[str, Any]]] = {}
+    hit_rows: list[dict[str, Any]] = []
+    for annotator in annotators:
+        for assignment in assignments.get(annotator.id, []):
+            item = items[(assignment.study, assignment.item)]
+            value = answers[annotator.id].get((item.study, item.key), {})
+            assigned[item.study] += 1
+            answered[item.study] += bool(value)
+            if item.study == SOLVER:
+                row = {"id": item.key, "task": item.kind, **item.fields, "answer": value.get("answer", "")}
+                if item.kind == "npc_emergent":
+                    row["answer_modifier"] = value.get("answer_modifier", "")
+                solver_rows.setdefault(item.kind, []).append({**row, "rater": annotator.name})
+            elif item.study == RATING:
+                rating_rows.setdefault(annotator.id, []).append(
+                    {"pair_id": item.key, **item.fields, "rater": annotator.name, "rating": value.get("rating", "")}
+                )
+            else:
+                hit_rows.append(
+                    {
+                        "hit_id": item.key,
+                        "worker_id": annotator.name,
+                        **{c: value.get(c, "") for c in ANSWER_COLUMNS[2:]},
+                        "toxic": ("true" if value.get("toxic") else "false") if value else "",
+                    }
+                )
+    for task in TASKS:
+        if task in solver_rows:
+            extra = ["answer_modifier"] if task == "npc_emergent" else []
+            files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
+    if RATING in study.sources:
+        with atomic_path(out / "key.csv") as partial:
+            shutil.copyfile(study.sources[RATING][0], partial)
+        files.append(out / "key.csv")
+        for k, annotator in enumerate(annotators, start=1):
+            if annotator.id in rating_rows:
+                columns = ["pair_id", "concept", "property", "rater", "rating"]
+                files.append(_write(out / f"rater_{k}.csv", columns, rating_rows[annotator.id]))
+    if ANNOTATION in study.sources:
+        files.append(_write(out / "answers.csv", ANSWER_COLUMNS, hit_rows))
+    return ExportResult(tuple(files), answered, assigned)

@@ -1,0 +1,173 @@
+"""Set a study up (annotators, links, assignments) and serve it with uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from ccpt.errors import DataError
+from ccpt.human_app.app import create_app
+from ccpt.human_app.assign import assign
+from ccpt.human_app.export import ExportResult, export_answers
+from ccpt.human_app.store import DB_NAME, Store
+from ccpt.human_app.studies import Study, load_study
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A study ready to serve: its items, its database, and the people's link tokens."""
+
+    study: Study
+    store: Store
+    links: tuple[tuple[str, str], ...]  # (name, token) per annotator
+    admin_token: str
+
+
+def read_names(path: Path) -> list[str]:
+    """Annotator names, one per line (blank lines and ``#`` comments ignored)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read names file {path} ({exc})") from exc
+    names = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    if not names or len(set(names)) != len(names):
+        raise DataError(f"{path}: needs at least one name per line, all distinct")
+    return names
+
+
+def prepare(
+    study_dir: Path, names: Sequence[str] | None, rating_overlap: int | None = None, *, create: bool = True
+) -> Prepared:
+    """Load the sheets and open (or, with ``create``, create) the study database.
+
+    The first run creates the annotators, their secret tokens and their assignments; later runs reuse them
+    unchanged (a restart loses nothing and the links stay valid), and refuse a different annotator list or
+    sheets that no longer match the stored assignments. Every check runs before the database is written.
+    """
+    study = load_study(study_dir, rating_overlap=rating_overlap)
+    path = study_dir / DB_NAME
+    if not path.exists() and not create:
+        raise DataError(f"no study database in {study_dir}", "start the study with ccpt human serve first")
+    if not path.exists() or not Store(path).initialised():
+        if not names:
+            raise DataError("a new study needs its annotators", "pass --annotators N or --names FILE")
+        per_person = assign(study.items, len(names))
+        store = Store(path)
+        store.initialise(names, [[(i.study, i.key) for i in items] for items in per_person])
+    else:
+        store = Store(path)
+        stored = [a.name for a in store.annotators()]
+        if names and list(names) != stored:
+            raise DataError(
+                f"{study_dir / DB_NAME} already has annotators {', '.join(stored)}",
+                "leave out --annotators/--names to reuse them, or start a new study directory",
+            )
+        known = {(i.study, i.key) for i in study.items}
+        assigned = {(a.study, a.item) for rows in store.all_assignments().values() for a in rows}
+        if assigned - known or known - assigned:
+            raise DataError(
+                f"{study_dir}: the sheets no longer match the study database "
+                f"({len(assigned - known)} assigned item(s) missing, {len(known - assigned)} new)",
+                "restore the exported sheets, or start a new study directory",
+            )
+    links = tuple((a.name, a.token) for a in store.annotators())
+    return Prepared(study, store, links, store.admin_token())
+
+
+def export(prepared: Prepared) -> ExportResult:
+    """Write the export CSVs into STUDY_DIR/export."""
+    return export_answers(prepared.study, prepared.store, prepared.study.root / "export")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (``port=0``: any free port); a DataError names a port already in use."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise DataError(f"cannot listen on {host}:{port} ({exc.strerror})", "choose another --port") from exc
+    sock.listen(128)
+    return sock
+
+
+def url(host: str, port: int, path: str) -> str:
+    """An http URL (IPv6 hosts bracketed)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
+class Server:
+    """uvicorn on a bound socket; :meth:`run` blocks, :meth:`start`/:meth:`stop` run it in a thread."""
+
+    def __init__(self, prepared: Prepared, host: str = DEFAULT_HOST, port: int = 0) -> None:
+        self.prepared = prepared
+        self.host = host
+        self.socket = bind(host, port)
+        self.port = self.socket.getsockname()[1]
+        config = uvicorn.Config(
+            create_app(prepared.study, prepared.store),
+            log_level="warning",
+            access_log=False,  # an access log would print every secret link
+            server_header=False,
+            h11_max_incomplete_event_size=16 * 1024,
+        )
+        self.server = uvicorn.Server(config)
+        self.thread: threading.Thread | None = None
+
+    def url(self, path: str = "/") -> str:
+        """A URL on this server."""
+        return url(self.host, self.port, path)
+
+    def links(self) -> list[tuple[str, str]]:
+        """(name, link) per annotator, then ("admin", link)."""
+        people = [(name, self.url(f"/a/{token}/")) for name, token in self.prepared.links]
+        return [*people, ("admin", self.url(f"/admin/{self.prepared.admin_token}/"))]
+
+    def run(self, on_ready: Callable[[], None] | None = None) -> None:
+        """Serve until interrupted."""
+        if on_ready is not None:
+            on_ready()
+        self.server.run(sockets=[self.socket])
+
+    def start(self) -> Server:
+        """Serve in a background thread (tests, screenshots); returns once it accepts requests."""
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("the study server stopped while starting")
+            threading.Event().wait(0.02)
+        return self
+
+    def stop(self) -> None:
+        """Stop the background server and close its socket."""
+        self.server.should_exit = True
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+        self.socket.close()
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

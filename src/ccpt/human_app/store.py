@@ -1,0 +1,180 @@
+"""Answers in SQLite (``STUDY_DIR/human.sqlite``), in WAL mode so annotators never block each other.
+
+Every answer is committed when it is given, so a reload, a lost connection or a server restart loses
+nothing. Each call opens its own short connection: the server answers requests on several threads.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccpt.errors import DataError
+
+DB_NAME = "human.sqlite"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS annotators (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token TEXT NOT NULL UNIQUE, submitted_at REAL
+);
+CREATE TABLE IF NOT EXISTS assignments (
+    annotator INTEGER NOT NULL REFERENCES annotators(id), position INTEGER NOT NULL,
+    study TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (annotator, position), UNIQUE (annotator, study, item)
+);
+CREATE TABLE IF NOT EXISTS answers (
+    annotator INTEGER NOT NULL, study TEXT NOT NULL, item TEXT NOT NULL, value TEXT NOT NULL,
+    updated_at REAL NOT NULL, PRIMARY KEY (annotator, study, item),
+    FOREIGN KEY (annotator, study, item) REFERENCES assignments(annotator, study, item)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Annotator:
+    """One person with a secret link."""
+
+    id: int
+    name: str
+    token: str
+    submitted: bool
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The item at ``position`` (1-based) of an annotator's list."""
+
+    position: int
+    study: str
+    item: str
+
+
+def new_token() -> str:
+    """An unguessable link token (192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+class Store:
+    """The study database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with self._connect() as db:
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")  # an acknowledged answer survives a power cut
+            db.execute("PRAGMA foreign_keys=ON")
+            yield db
+        finally:
+            db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    # ------------------------------------------------------------------------------------------ setup
+
+    def initialised(self) -> bool:
+        """Whether annotators and assignments exist already (a restarted study)."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM annotators").fetchone()[0] > 0
+
+    def initialise(self, names: Sequence[str], assignments: Sequence[Sequence[tuple[str, str]]]) -> None:
+        """Create the annotators (one fresh token each), the admin token and everyone's assignment at once."""
+        if len(set(names)) != len(names) or any(not n.strip() for n in names):
+            raise DataError("annotator names must be non-empty and distinct")
+        with self._transaction() as db:
+            db.execute("INSERT INTO meta VALUES ('admin_token', ?)", (new_token(),))
+            for name, items in zip(names, assignments, strict=True):
+                cursor = db.execute("INSERT INTO annotators (name, token) VALUES (?, ?)", (name, new_token()))
+                db.executemany(
+                    "INSERT INTO assignments VALUES (?, ?, ?, ?)",
+                    [(cursor.lastrowid, n, study, key) for n, (study, key) in enumerate(items, start=1)],
+                )
+
+    # ----------------------------------------------------------------------------------------- access
+
+    def admin_token(self) -> str:
+        """The admin link's token."""
+        with self._connect() as db:
+            return db.execute("SELECT value FROM meta WHERE key = 'admin_token'").fetchone()[0]
+
+    def annotators(self) -> list[Annotator]:
+        """Everyone, in creation order."""
+        with self._connect() as db:
+            rows = db.execute("SELECT id, name, token, submitted_at FROM annotators ORDER BY id").fetchall()
+        return [Annotator(i, name, token, submitted is not None) for i, name, token, submitted in rows]
+
+    def find(self, token: str) -> Annotator | None:
+        """The annotator of a link token, comparing every stored token in constant time."""
+        found = None
+        for annotator in self.annotators():
+            if hmac.compare_digest(annotator.token.encode(), token.encode()):
+                found = annotator
+        return found
+
+    def is_admin(self, token: str) -> bool:
+        """Whether ``token`` is the admin token (constant-time comparison)."""
+        return hmac.compare_digest(self.admin_token().encode(), token.encode())
+
+    def assignments(self, annotator: int) -> list[Assignment]:
+        """An annotator's items in order."""
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT position, study, item FROM assignments WHERE annotator = ? ORDER BY position", (annotator,)
+            ).fetchall()
+        return [Assignment(*row) for row in rows]
+
+    def all_assignments(self) -> dict[int, list[Assignment]]:
+        """Everyone's items."""
+        with self._connect() as db:
+            rows = db.execute("SELECT annotator, position, study, item FROM assignments ORDER BY 1, 2").fetchall()
+        out: dict[int, list[Assignment]] = {}
+        for annotator, *rest in rows:
+            out.setdefault(annotator, []).append(Assignment(*rest))
+        return out
+
+    def answers(self, annotator: int) -> dict[tuple[str, str], dict[str, Any]]:
+        """An annotator's answers by (study, item)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT study, item, value FROM answers WHERE annotator = ?", (annotator,)).fetchall()
+        return {(study, item): json.loads(value) for study, item, value in rows}
+
+    def save(self, annotator: int, study: str, item: str, value: dict[str, Any]) -> bool:
+        """Store (or revise) one answer; False when the annotator has already submitted."""
+        with self._transaction() as db:
+            submitted = db.execute("SELECT submitted_at FROM annotators WHERE id = ?", (annotator,)).fetchone()[0]
+            if submitted is not None:
+                return False
+            db.execute(
+                "INSERT INTO answers VALUES (?, ?, ?, ?, ?) ON CONFLICT (annotator, study, item) "
+                "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (annotator, study, item, json.dumps(value, ensure_ascii=False), time.time()),
+            )
+        return True
+
+    def submit(self, annotator: int) -> None:
+        """Close an annotator's work: answers can no longer be revised."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE annotators SET submitted_at = ? WHERE id = ? AND submitted_at IS NULL", (time.time(), annotator)
+            )

@@ -1,0 +1,216 @@
+"""The studies a STUDY_DIR holds, read from the sheets ccpt exports, and the checks on their answers.
+
+- solver study: ``<task>_sheet.csv`` from ``ccpt human export-solver`` (Appendix B.3 questions, Task 3 as in
+  Figure 7); the sheets hold no gold answer, and only their display columns are read;
+- judge-rating study: ``key.csv`` from ``ccpt human export-ratings`` (Figure 8); only ``pair_id``, ``concept`` and
+  ``property`` are read from it, never the LLM judge's score;
+- annotation HITs: ``hits.csv`` from ``ccpt pipeline annotate-export`` (in STUDY_DIR or STUDY_DIR/annotation;
+  Figures 5–6, plus the A.3 property-source question on component HITs).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccpt.dataset import TASKS
+from ccpt.errors import DataError
+from ccpt.pipeline.annotation import FORM_OPTIONS, SOURCE_OPTIONS
+from ccpt.prompts import render_template
+from ccpt.scoring import TYPE_ORDER
+
+SOLVER, RATING, ANNOTATION = "solver", "rating", "annotation"
+STUDY_TITLES = {SOLVER: "Answer the question", RATING: "Relevance rating", ANNOTATION: "Property annotation"}
+MAX_TEXT = 300  # characters of one free-text answer: a property or a noun phrase, never an essay
+RATING_SCALE = range(1, 11)  # Figure 8
+RELEVANCE_SCALE = range(1, 6)  # Figures 5–6, Q1
+RELEVANCE_LABELS = ("Not Relevant", "Slightly Relevant", "Moderately Relevant", "Highly Relevant", "Fully Relevant")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to answer: ``key`` is unique within its study and is what the export writes back."""
+
+    study: str
+    key: str
+    kind: str  # solver: the task; rating: "rating"; annotation: the form ("emergent" | "canceled")
+    fields: Mapping[str, str]  # what the page shows, and nothing else
+    overlap: int | None = None  # annotators per item; None = every annotator
+    component: bool = False  # annotation: the HIT also asks the A.3 property-source question (Q3)
+
+
+@dataclass(frozen=True)
+class Study:
+    """Every item of a STUDY_DIR, in the order annotators see them, and the files they came from."""
+
+    root: Path
+    items: tuple[Item, ...]
+    sources: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The studies present, in display order."""
+        return tuple(s for s in (SOLVER, RATING, ANNOTATION) if any(i.study == s for i in self.items))
+
+
+def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"{path}: cannot read sheet ({exc})") from exc
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DataError(f"{path}: missing column(s): {', '.join(missing)}", "use the sheet ccpt exported unchanged")
+    return rows
+
+
+def _solver_items(path: Path, overlap: int | None) -> list[Item]:
+    rows = _read_csv(path, ["id", "task", "combination", "head", "modifier", "property", "question"])
+    items = []
+    for line, row in enumerate(rows, start=2):
+        task = row["task"]
+        if task not in TASKS or f"{task}_sheet.csv" != path.name:
+            raise DataError(f"{path}: line {line}: task {task!r} does not belong in this sheet")
+        shown = ("combination", "head", "modifier", "property", "question")
+        items.append(Item(SOLVER, row["id"], task, {k: row[k] for k in shown}, overlap))
+    return items
+
+
+def _rating_items(path: Path, overlap: int | None) -> list[Item]:
+    rows = _read_csv(path, ["pair_id", "concept", "property"])
+    seen: dict[str, Item] = {}
+    for row in rows:  # key.csv holds one row per (answer, role); a pair shared by several rows is rated once
+        if row["pair_id"] not in seen:
+            fields = {"concept": row["concept"], "property": row["property"]}
+            seen[row["pair_id"]] = Item(RATING, row["pair_id"], "rating", fields, overlap)
+    return list(seen.values())
+
+
+def _annotation_items(path: Path) -> list[Item]:
+    rows = _read_csv(path, ["hit_id", "form", "candidate_type", "assignments", "root", "modifier", "combination"])
+    items = []
+    for line, row in enumerate(rows, start=2):
+        if row["form"] not in FORM_OPTIONS or not row["assignments"].strip().isdigit():
+            raise DataError(f"{path}: line {line}: bad form {row['form']!r} or assignments {row['assignments']!r}")
+        fields = {k: row[k] for k in ("root", "modifier", "combination", "property")}
+        component = row["candidate_type"] == "component"
+        items.append(Item(ANNOTATION, row["hit_id"], row["form"], fields, int(row["assignments"]), component))
+    return items
+
+
+def load_study(root: Path, rating_overlap: int | None = None, solver_overlap: int | None = None) -> Study:
+    """Every study found in ``root``; a DataError when there is none or a sheet is malformed."""
+    if not root.is_dir():
+        raise DataError(f"study directory not found: {root}")
+    items: list[Item] = []
+    sources: dict[str, tuple[Path, ...]] = {}
+    solver_sheets = [root / f"{task}_sheet.csv" for task in TASKS if (root / f"{task}_sheet.csv").is_file()]
+    for sheet in solver_sheets:
+        items += _solver_items(sheet, solver_overlap)
+    if solver_sheets:
+        sources[SOLVER] = tuple(solver_sheets)
+    if (root / "key.csv").is_file():
+        items += _rating_items(root / "key.csv", rating_overlap)
+        sources[RATING] = (root / "key.csv",)
+    hits = next((p for p in (root / "hits.csv", root / "annotation" / "hits.csv") if p.is_file()), None)
+    if hits is not None:
+        items += _annotation_items(hits)
+        sources[ANNOTATION] = (hits,)
+    if not items:
+        raise DataError(
+            f"{root}: no study sheets found",
+            "expected <task>_sheet.csv (human export-solver), key.csv (human export-ratings) "
+            "or annotation/hits.csv (pipeline annotate-export)",
+        )
+    return Study(root, tuple(items), sources)
+
+
+# ------------------------------------------------------------------------------------------------ forms
+
+
+def _lines(name: str, item: Item) -> list[str]:
+    return render_template(name, **item.fields).splitlines()
+
+
+def annotation_form(item: Item) -> dict[str, Any]:
+    """The Figure 5/6 form of a HIT (and A.3's Q3 for component HITs), split into its parts for the page.
+
+    The wording comes from the same templates the printable export uses, so both stay word for word equal.
+    """
+    lines = [line for line in _lines(f"pipeline_form_{item.kind}", item) if line.strip()]
+    questions = [line for line in lines if line.startswith("Q1-")]
+    q2 = next(line for line in lines if line.startswith("Q2."))
+    options = [line[4:].strip() for line in lines if line[:3] in ("(0)", "(1)", "(2)")]
+    note = next(line for line in lines if line.startswith("NOTE:"))
+    form: dict[str, Any] = {
+        "relevance": list(
+            zip(("root_relevance", "modifier_relevance", "combination_relevance"), questions, strict=True)
+        ),
+        "q2": q2,
+        "labels": list(zip(FORM_OPTIONS[item.kind], options, strict=True)),
+        "note": note,
+        "q3": None,
+    }
+    if item.component:
+        q3 = [line for line in _lines("pipeline_form_component_source", item) if line.strip()]
+        form["q3"] = q3[0]
+        form["sources"] = list(zip(SOURCE_OPTIONS, [line[4:].strip() for line in q3[1:]], strict=True))
+    return form
+
+
+class AnswerError(ValueError):
+    """An answer the page refuses, with the message shown to the annotator."""
+
+
+def _text(form: Mapping[str, str], name: str, label: str) -> str:
+    value = form.get(name, "").strip()
+    if not value:
+        raise AnswerError(f"Please fill in {label}.")
+    if len(value) > MAX_TEXT:
+        raise AnswerError(f"{label[0].upper()}{label[1:]} is too long (at most {MAX_TEXT} characters).")
+    if any(ord(c) < 32 and c not in "\t" for c in value):
+        raise AnswerError(f"{label[0].upper()}{label[1:]} must be one line of text.")
+    return value
+
+
+def _choice(form: Mapping[str, str], name: str, options: Sequence[str], label: str) -> str:
+    value = form.get(name, "").strip()
+    if value not in options:
+        raise AnswerError(f"Please choose {label}.")
+    return value
+
+
+def _number(form: Mapping[str, str], name: str, scale: range, label: str) -> int:
+    value = form.get(name, "").strip()
+    if not (value.isascii() and value.isdigit() and int(value) in scale):
+        raise AnswerError(f"{label} must be a whole number from {scale.start} to {scale.stop - 1}.")
+    return int(value)
+
+
+def check_answer(item: Item, form: Mapping[str, str]) -> dict[str, Any]:
+    """The stored answer for ``item`` from the posted fields; AnswerError names what is wrong."""
+    if item.study == SOLVER:
+        if item.kind == "type_prediction":
+            return {"answer": _choice(form, "answer", TYPE_ORDER, "a property type")}
+        answer = {"answer": _text(form, "answer", "the answer")}
+        if item.kind == "npc_emergent":
+            answer["answer_modifier"] = _text(form, "answer_modifier", "the modifier you added")
+        return answer
+    if item.study == RATING:
+        return {"rating": _number(form, "rating", RATING_SCALE, "The rating")}
+    answer: dict[str, Any] = {
+        name: _number(form, name, RELEVANCE_SCALE, question.split(".")[0])
+        for name, question in zip(
+            ("root_relevance", "modifier_relevance", "combination_relevance"), ("Q1-1.", "Q1-2.", "Q1-3."), strict=True
+        )
+    }
+    answer["label"] = _choice(form, "label", FORM_OPTIONS[item.kind], "an answer to Q2")
+    answer["toxic"] = form.get("toxic", "") == "on"
+    answer["source"] = _choice(form, "source", SOURCE_OPTIONS, "an answer to Q3") if item.component else ""
+    return answer
