@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.errors import DataError
+from ccpt.errors import DataError, require_pyarrow
 from ccpt.scoring import Relevances
 
 if TYPE_CHECKING:
@@ -555,6 +555,8 @@ def _is_tidy(path: Path) -> bool:
 def from_tidy(path: str | Path) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`)."""
     path = Path(path)
+    if path.suffix == ".parquet":
+        require_pyarrow(path)
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=True)
     missing = _missing(frame.columns, COLUMNS)
     if missing:
@@ -570,6 +572,7 @@ def export(frame: pd.DataFrame, path: str | Path) -> Path:
     if path.suffix == ".csv":
         frame.to_csv(path, index=False)
     elif path.suffix in (".parquet", ".pq"):
+        require_pyarrow(path)
         frame.to_parquet(path, index=False)
     else:
         raise DataError(f"{path}: unsupported export format (use .csv or .parquet)")
