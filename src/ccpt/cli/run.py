@@ -129,7 +129,7 @@ def command(
     judges, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
-    from ccpt.eval.summary import print_summary
+    from ccpt.cli.summary import print_summary
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
 
     offline_default = not models

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from ccpt.agreement_store import judge_note
 from ccpt.dataset import load_dataset
 from ccpt.errors import DataError
-from ccpt.eval.agreement_store import judge_note
 from ccpt.report import build_report, render_json, render_markdown
 from ccpt.results import load_results
 
