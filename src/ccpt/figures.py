@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ccpt.report import TASK_SHORT, GenerativeTable, method_label
+from ccpt.report import TASK_SHORT, GenerativeTable, method_label, score_name
 from ccpt.scoring import Classification
 
 COLUMN_WIDTH_IN = 3.3
@@ -104,13 +104,11 @@ def method_bars(table: GenerativeTable) -> Figure:
             low.append(err[0])
             high.append(err[1])
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
-        label = (
-            row.label if not row.model or row.label in ("Gold", "Human") else f"{row.model} {method_label(row.method)}"
-        )
+        label = row.label if row.kind != "run" else f"{row.model} {method_label(row.method)}"
         ax.bar(positions, means, width, yerr=[low, high], capsize=1.5, label=label, error_kw={"linewidth": 0.6})
     ax.set_xticks(
         range(len(score_cols)),
-        [TASK_SHORT[c.task] + (" E" if "E" in c.label else " C") for c in score_cols],
+        [f"{TASK_SHORT[c.task]} {score_name(c.task)}" for c in score_cols],
         fontsize=7,
     )
     ax.set_ylabel("Score (×100)", fontsize=7)
