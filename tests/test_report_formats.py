@@ -192,3 +192,28 @@ def test_constant_judge_agreement_is_null_not_nan(ccpt_dir: Path, monkeypatch, c
     )
     payload = _strict_loads(capsys.readouterr().out)
     assert payload["pearson"] is None and payload["spearman"] is None and payload["n"] == 15
+
+
+def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp_path: Path, monkeypatch, capsys):
+    # A real (scripted-provider) Inspect run, then the summary `ccpt run --format json` prints for its logs.
+    from inspect_ai import eval as inspect_eval
+
+    from ccpt.cli.summary import print_summary
+    from ccpt.eval.tasks import pi_emergent
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    logs = inspect_eval(
+        pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)),
+        model="ccpt-scripted/solver",
+        model_roles={"grader": "ccpt-scripted/judge"},
+        limit=2,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert logs[0].status == "success"
+    print_summary(tmp_path / "logs", fmt="json", data_dir=str(ccpt_dir), generation={"temperature": 0.7, "seeds": 1})
+    payload = _strict_loads(capsys.readouterr().out)
+    block = payload["provenance"]
+    assert block["models"] == ["ccpt-scripted/solver"] and block["judges"] == ["ccpt-scripted/judge"]
+    assert block["generation"] == {"temperature": 0.7, "seeds": 1} and block["dataset"]["matches_pinned"] is True
+    assert {r["table"] for r in payload["records"]} >= {"table3", "failures"}
