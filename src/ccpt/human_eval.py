@@ -27,7 +27,7 @@ import pandas as pd
 
 from ccpt.errors import DataError
 from ccpt.prompts import HUMAN_TASKS, human_question
-from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND
+from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND, optional
 from ccpt.scoring import TYPE_ORDER, Relevances, relevance_from_score
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
 
@@ -350,7 +350,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     per_role = rated.groupby(["task", "model", "method", "instance", "role"])["rel"].mean().unstack("role")
     rows = []
     for (task, model, method, instance), values in per_role.iterrows():
-        rel = Relevances(*(None if pd.isna(values.get(r)) else float(values[r]) for r in ROLES))
+        rel = Relevances(*(optional(values.get(r), float) for r in ROLES))
         row: dict[str, Any] = dict.fromkeys(COLUMNS)
         row.update(
             task=task,
@@ -379,7 +379,7 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
     llm = pd.to_numeric(ratings.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"], errors="coerce")
     both = human.index.intersection(llm.dropna().index)
     units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
-    units = [[None if pd.isna(v) else float(v) for v in unit] for unit in units]
+    units = [[optional(v, float) for v in unit] for unit in units]
     return {
         "pearson": pearson(human.loc[both].tolist(), llm.loc[both].tolist()),
         "spearman": spearman(human.loc[both].tolist(), llm.loc[both].tolist()),
