@@ -160,6 +160,7 @@ def test_strict_converts_non_finite_values() -> None:
     value = {"nan": float("nan"), "inf": float("inf"), "neg": -math.inf, "np": np.float64("nan"), 3: (1, 2.5)}
     assert strict(value) == {"nan": None, "inf": None, "neg": None, "np": None, "3": [1, 2.5]}
     assert _strict_loads(dumps(value)) == {"nan": None, "inf": None, "neg": None, "np": None, "3": [1, 2.5]}
+    assert strict([pd.NA, pd.NaT, np.int64(7), np.array([1.5, np.inf])]) == [None, None, 7, [1.5, None]]
 
 
 def test_cli_json_outputs_are_strict(ccpt_dir: Path, tmp_path: Path, capsys) -> None:

@@ -43,6 +43,8 @@ def strict(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
         return [strict(v) for v in items]
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing markers, without importing pandas here
+        return None
     if hasattr(value, "tolist"):  # numpy scalars and arrays, without importing numpy here
         return strict(value.tolist())
     if hasattr(value, "isoformat"):
