@@ -11,7 +11,9 @@
 # llama_cpp imports, has the pinned version, and its libraries still match the marker (so a later
 # plain `pip install llama-cpp-python` that replaced them is detected and rebuilt).
 #
-# Usage: PYTHON=.venv/bin/python bash scripts/install_llama.sh [--force]
+# Usage: PYTHON=.venv/bin/python [CCPT_CONSTRAINTS=requirements.lock] bash scripts/install_llama.sh [--force]
+# CCPT_CONSTRAINTS pins the runtime dependencies to a lock file (not the build: its isolated build
+# environment keeps its own requirements).
 set -euo pipefail
 
 PYTHON="${PYTHON:-python}"
@@ -81,7 +83,9 @@ export CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS='${AMX_OFF}' -DCMAKE_CXX_FL
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
 "$PYTHON" -m pip install --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==${LLAMA_VERSION}"
 # Runtime deps (numpy, typing-extensions, diskcache, jinja2) without touching what is already satisfied.
-"$PYTHON" -m pip install "llama-cpp-python==${LLAMA_VERSION}"
+CONSTRAINTS=()
+[[ -n "${CCPT_CONSTRAINTS:-}" ]] && CONSTRAINTS=(-c "$CCPT_CONSTRAINTS")
+"$PYTHON" -m pip install "${CONSTRAINTS[@]}" "llama-cpp-python==${LLAMA_VERSION}"
 write_marker
 
 status="$(check_build)"

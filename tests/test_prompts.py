@@ -26,7 +26,7 @@ QUERY = {
 }
 PAIRS = [(task, method) for task in ("pi_emergent", "pi_canceled", "npc_emergent", "type_prediction")
          for method in available_methods(task)]  # fmt: skip
-# The query fields each task must show the model (contracts.md, "Task <-> instance fields").
+# The query fields each task must show the model (docs/methods.md: each task's inputs).
 SHOWN = {
     "pi_emergent": ("combination",),
     "pi_canceled": ("combination",),
@@ -157,13 +157,28 @@ def test_available_methods() -> None:
 
 
 def test_human_questions_follow_appendix_b3() -> None:
+    # The exact sheet texts (straight quotes: the sheets are typed into spreadsheets), written out by hand.
     q = human_question("pi_emergent", combination="peeled apple", head="apple", modifier="peeled")
-    assert q.startswith("Conceptual combination: ‘peeled apple’, Type-of-property: ‘emergent property’")
-    assert "Q. What is a property of ‘peeled apple’ that ‘apple’ or ‘peeled’ doesn’t have?" in q
+    assert q == (
+        "Conceptual combination: 'peeled apple', Type-of-property: 'emergent property'\n"
+        "Q. What is a property of 'peeled apple' that 'apple' or 'peeled' doesn't have?"
+    )
     q = human_question("pi_canceled", combination="peeled apple", head="apple", modifier="peeled")
-    assert "belongs to ‘apple’ or ‘peeled’ but does not belong to a noun phrase ‘peeled apple’?" in q
+    assert q.endswith("belongs to 'apple' or 'peeled' but does not belong to a noun phrase 'peeled apple'?")
     q = human_question("npc_emergent", head="apple", property="rare")
-    assert "Q. What is a noun phrase using ‘apple’ to be ‘rare’?" in q
-    assert q.endswith("A: _____")
-    with pytest.raises(ValueError, match="type_prediction"):
-        human_question("type_prediction", combination="a", property="b")
+    assert q == (
+        "Head noun: 'apple', Property: 'rare'\n"
+        "Q. What is a noun phrase using 'apple' to be 'rare'? (also write the modifier you added)"
+    )
+    q = human_question("type_prediction", combination="peeled apple", head="apple", modifier="peeled", property="white")
+    assert q.splitlines()[:4] == [
+        "Conceptual combination: peeled apple",
+        "Head noun: apple",
+        "Modifier: peeled",
+        "Property: white",
+    ]
+    assert q.endswith('(Imagine the most typical "apple".) Answer one of: emergent, component, canceled, others.')
+    with pytest.raises(ValueError, match="property"):
+        human_question("type_prediction", combination="a", head="b", modifier="c")
+    with pytest.raises(ValueError, match="no human question"):
+        human_question("nope", combination="a")

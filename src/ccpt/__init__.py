@@ -1,3 +1,43 @@
-"""ccpt: evaluate LLMs on Conceptual Combination with Property Type (Song et al., CCPT)."""
+"""ccpt: evaluate LLMs on Conceptual Combination with Property Type (Song et al., CCPT).
+
+The public Python API (see the README's example)::
+
+    import ccpt
+
+    frame = ccpt.load_results("ccpt-runs/default")  # tidy per-sample DataFrame
+    report = ccpt.build_report(frame, stat="sem")   # every table; report.tables()[key].to_frame()
+    data = ccpt.load_dataset("../shared/data/ccpt")  # the CCPT dataset and its splits
+
+The names are imported on first use, so ``import ccpt`` stays cheap and never imports Inspect, pandas or the CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# public name -> module defining it (imported lazily by __getattr__)
+_LAZY: dict[str, str] = {
+    "load_results": "ccpt.results",
+    "build_report": "ccpt.report",
+    "load_dataset": "ccpt.dataset",
+}
+__all__ = ["__version__", "build_report", "load_dataset", "load_results"]
+
+if TYPE_CHECKING:
+    from ccpt.dataset import load_dataset
+    from ccpt.report import build_report
+    from ccpt.results import load_results
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ccpt' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

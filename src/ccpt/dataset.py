@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -26,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ccpt.download import REQUIRED_FILES, cache_dir, download
 from ccpt.errors import DataError
+from ccpt.sources import resolve_data_dir
 
 PropertyType = Literal["emergent", "canceled", "component"]
 TaskName = Literal["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]
@@ -403,20 +402,6 @@ def _check_task(task: str, *, generative: bool = False) -> None:
     allowed = GENERATIVE_TASKS if generative else TASKS
     if task not in allowed:
         raise DataError(f"unknown task {task!r}; choose one of {', '.join(allowed)}")
-
-
-def resolve_data_dir(data_dir: str | Path | None) -> Path:
-    """Where the dataset files are: ``data_dir``, else ``$CCPT_DATA_DIR``, else the verified download cache."""
-    chosen = data_dir or os.environ.get("CCPT_DATA_DIR")
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not path.is_dir():
-            raise DataError(f"data directory {path} does not exist", "check --data-dir / CCPT_DATA_DIR")
-        return path
-    cached = cache_dir()
-    if all((cached / name).is_file() for name in REQUIRED_FILES):
-        return cached
-    return download()
 
 
 def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = False) -> CCPTDataset:

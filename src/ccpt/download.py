@@ -91,19 +91,6 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def verify_file(path: Path, name: str) -> None:
-    """Raise DataError unless ``path`` exists and has the pinned checksum of ``name``."""
-    if not path.is_file():
-        raise DataError(f"missing dataset file {path}", "run `ccpt data download` or pass --data-dir")
-    actual = sha256_file(path)
-    expected = CHECKSUMS[name]
-    if actual != expected:
-        raise DataError(
-            f"checksum mismatch for {path}: sha256 {actual[:12]}… expected {expected[:12]}…",
-            "the file is corrupt or from another version; delete it and run `ccpt data download`",
-        )
-
-
 def _fetch_with_retries(url: str, config: DownloadConfig, fetch: Fetcher) -> bytes:
     last: Exception | None = None
     for attempt in range(config.retries):

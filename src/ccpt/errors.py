@@ -24,3 +24,13 @@ class DataError(CcptError):
 
 class ModelError(CcptError):
     """A model cannot be resolved, loaded or reached."""
+
+
+def require_pyarrow(path: object) -> None:
+    """Raise one readable line when Parquet is asked for without the optional ``pyarrow`` installed."""
+    try:
+        import pyarrow  # noqa: F401  (probe only: pandas imports it itself)
+    except ImportError:
+        raise CcptError(
+            f"{path}: Parquet needs pyarrow, which is not installed", hint="pip install 'ccpt[parquet]'"
+        ) from None

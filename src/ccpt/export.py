@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ccpt.dataset import GENERATIVE_TASKS, CCPTDataset, Record, TaskName
-from ccpt.errors import CcptError
+from ccpt.errors import CcptError, require_pyarrow
 from ccpt.prompts import system_prompt, task_prompt
 
 ExportFormat = Literal["jsonl", "csv", "parquet"]
@@ -48,7 +48,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
             for row in rows:
                 writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
     elif fmt == "parquet":
-        import pyarrow as pa  # only needed for this format
+        require_pyarrow(path)
+        import pyarrow as pa  # optional: the `parquet` extra
         import pyarrow.parquet as pq
 
         pq.write_table(pa.Table.from_pylist(rows), path)

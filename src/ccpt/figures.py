@@ -1,4 +1,4 @@
-"""Figures for reports (matplotlib, Agg backend): confusion heatmap, judge-vs-human scatter (paper Figure 4),
+"""Figures for reports (matplotlib, explicit Agg canvases): confusion heatmap, judge-vs-human scatter (paper Figure 4),
 per-method bar chart with error bars. Sized for a paper column (3.3 in wide); saved as PNG and SVG.
 """
 
@@ -8,26 +8,34 @@ import base64
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display; must precede pyplot
-
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ccpt.report import TASK_SHORT, GenerativeTable, method_label
+from ccpt.report import TASK_SHORT, GenerativeTable, method_label, score_name
 from ccpt.scoring import Classification
 
 COLUMN_WIDTH_IN = 3.3
 JITTER_SD = 0.05
 
 
+def new_figure(width_in: float, height_in: float, *, dpi: int = 200) -> tuple[Figure, Any]:
+    """A figure with one axes on its own Agg canvas.
+
+    The object API (no pyplot) leaves the process's matplotlib backend alone — importing ccpt in a notebook
+    keeps the notebook's inline backend — and holds no global figure registry, so nothing needs closing.
+    """
+    fig = Figure(figsize=(width_in, height_in), dpi=dpi)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots()
+
+
 def confusion_heatmap(cls: Classification, title: str = "") -> Figure:
     """Row-normalised confusion matrix (percent) in the paper's type order."""
     pct = cls.row_percent()
-    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN * 0.85), dpi=200)
+    fig, ax = new_figure(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN * 0.85)
     ax.imshow(pct, cmap="Blues", vmin=0, vmax=100)
     labels = [label.capitalize() for label in cls.labels]
     ax.set_xticks(range(len(labels)), labels, fontsize=7, rotation=30)
@@ -59,7 +67,7 @@ def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed:
     """
     x = np.asarray(human, dtype=float)
     y = np.asarray(judge, dtype=float)
-    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN), dpi=200)
+    fig, ax = new_figure(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN)
     if len(x) >= 2 and np.ptp(x) > 0:
         slope, intercept = np.polyfit(x, y, 1)
         grid = np.linspace(0, 1, 50)
@@ -79,7 +87,7 @@ def method_bars(table: GenerativeTable) -> Figure:
     """E / C per task (groups) and method (bars), with the table's spread (± or CI) as error bars."""
     score_cols = [c for c in table.columns if c.metric == "score"]
     rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]
-    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, 2.4), dpi=200)
+    fig, ax = new_figure(COLUMN_WIDTH_IN, 2.4)
     width = 0.8 / max(len(rows), 1)
     for k, row in enumerate(rows):
         means, low, high = [], [], []
@@ -96,13 +104,11 @@ def method_bars(table: GenerativeTable) -> Figure:
             low.append(err[0])
             high.append(err[1])
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
-        label = (
-            row.label if not row.model or row.label in ("Gold", "Human") else f"{row.model} {method_label(row.method)}"
-        )
+        label = row.label if row.kind != "run" else f"{row.model} {method_label(row.method)}"
         ax.bar(positions, means, width, yerr=[low, high], capsize=1.5, label=label, error_kw={"linewidth": 0.6})
     ax.set_xticks(
         range(len(score_cols)),
-        [TASK_SHORT[c.task] + (" E" if "E" in c.label else " C") for c in score_cols],
+        [f"{TASK_SHORT[c.task]} {score_name(c.task)}" for c in score_cols],
         fontsize=7,
     )
     ax.set_ylabel("Score (×100)", fontsize=7)
@@ -131,5 +137,5 @@ def png_data_uri(fig: Figure) -> str:
 
 
 def close(fig: Figure) -> None:
-    """Release a figure (pyplot keeps references otherwise)."""
-    plt.close(fig)
+    """Release a figure's artists early (no pyplot registry holds it; this only frees memory sooner)."""
+    fig.clear()

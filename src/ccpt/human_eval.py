@@ -8,8 +8,8 @@
    and agreement with the LLM judge on the same pairs (Pearson, Spearman) plus inter-rater agreement
    (Krippendorff's α, interval metric: it allows missing ratings and any number of raters).
 
-Question texts follow Appendix B.3 and Figure 8; they live here because no ``prompts/human_*.txt`` templates
-exist (if the prompts helper adds them, they should replace :data:`SOLVER_QUESTIONS`).
+Solver questions follow Appendix B.3 and live with the other prompts (``prompts/human_*.txt``, rendered by
+:func:`ccpt.prompts.human_question`); the rating instructions follow Figure 8.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from ccpt.errors import DataError
-from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND
+from ccpt.prompts import HUMAN_TASKS, human_question
+from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND, optional
 from ccpt.scoring import TYPE_ORDER, Relevances, relevance_from_score
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
 
@@ -34,20 +35,6 @@ if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
 HUMAN = "human"
-SOLVER_QUESTIONS: dict[str, str] = {
-    "pi_emergent": "Conceptual combination: '{combination}', Type-of-property: 'emergent property'\n"
-    "Q. What is a property of '{combination}' that '{head}' or '{modifier}' doesn't have?",
-    "pi_canceled": "Conceptual combination: '{combination}', Type-of-property: 'canceled property'\n"
-    "Q. What is a canceled property which is a property that belongs to '{head}' or '{modifier}' "
-    "but does not "
-    "belong to a noun phrase '{combination}'?",
-    "npc_emergent": "Head noun: '{head}', Property: '{property}'\n"
-    "Q. What is a noun phrase using '{head}' to be '{property}'? (also write the modifier you added)",
-    "type_prediction": "Conceptual combination: {combination}\nHead noun: {head}\nModifier: {modifier}\n"
-    "Property: {property}\nQ. What is a relation of the conceptual combination {combination} "
-    "and the property "
-    '{property}? (Imagine the most typical "{head}".) Answer one of: emergent, component, canceled, others.',
-}
 RATING_INSTRUCTIONS = (
     "Score how much the given concept has the given property on a scale from 1 to 10. "
     "1: the concept does not have the property at all. 2-3: rarely has it. 4-6: sometimes has it. "
@@ -96,8 +83,8 @@ def export_solver_sheet(
     ds: CCPTDataset, task: str, out_dir: str | Path, n: int | None = None, seed: int = 0
 ) -> list[Path]:
     """Write ``<task>_sheet.csv`` (empty ``answer``; NPC also ``answer_modifier``) and an HTML twin."""
-    if task not in SOLVER_QUESTIONS:
-        raise DataError(f"unknown task {task!r}; choose one of {', '.join(SOLVER_QUESTIONS)}")
+    if task not in HUMAN_TASKS:
+        raise DataError(f"unknown task {task!r}; choose one of {', '.join(HUMAN_TASKS)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -112,7 +99,7 @@ def export_solver_sheet(
             fields.update(combination="", modifier="")
         elif task in ("pi_emergent", "pi_canceled"):  # … nor the gold property
             fields.update(property="")
-        question = SOLVER_QUESTIONS[task].format(**{**fields, "head": item.head})
+        question = human_question(task, **{**fields, "head": item.head})
         rows.append({"id": item.id, "task": task, **fields, "question": question, "answer": ""})
     frame = pd.DataFrame(rows, columns=list(SOLVER_COLUMNS))
     if task == "npc_emergent":
@@ -152,7 +139,7 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     path = Path(path)
     frame = _read_sheet(path, ["id", "task", "answer"])
     tasks = set(frame["task"])
-    if len(tasks) != 1 or next(iter(tasks)) not in SOLVER_QUESTIONS:
+    if len(tasks) != 1 or next(iter(tasks)) not in HUMAN_TASKS:
         raise DataError(f"{path}: the 'task' column must hold one known task, found {sorted(tasks)}")
     task = next(iter(tasks))
     items = {item.id: item for item in solver_items(ds, task)}
@@ -363,7 +350,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     per_role = rated.groupby(["task", "model", "method", "instance", "role"])["rel"].mean().unstack("role")
     rows = []
     for (task, model, method, instance), values in per_role.iterrows():
-        rel = Relevances(*(None if pd.isna(values.get(r)) else float(values[r]) for r in ROLES))
+        rel = Relevances(*(optional(values.get(r), float) for r in ROLES))
         row: dict[str, Any] = dict.fromkeys(COLUMNS)
         row.update(
             task=task,
@@ -392,7 +379,7 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
     llm = pd.to_numeric(ratings.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"], errors="coerce")
     both = human.index.intersection(llm.dropna().index)
     units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
-    units = [[None if pd.isna(v) else float(v) for v in unit] for unit in units]
+    units = [[optional(v, float) for v in unit] for unit in units]
     return {
         "pearson": pearson(human.loc[both].tolist(), llm.loc[both].tolist()),
         "spearman": spearman(human.loc[both].tolist(), llm.loc[both].tolist()),
@@ -403,8 +390,7 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
 
 def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] = "markdown") -> str:
     """Table 4 (Table-3 layout, human judge) and the agreement numbers."""
-    import json
-
+    from ccpt.jsonout import dumps, provenance
     from ccpt.report import generative_markdown, table3
 
     rows = human_judged_rows(ratings)
@@ -416,7 +402,9 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
             for r in table.rows
             for (t, m), s in r.cells.items()
         ]
-        return json.dumps({"table4": cells, "agreement": agree}, indent=2) + "\n"
+        judges = [str(j) for j in ratings["judge"].dropna().unique()] if "judge" in ratings else []
+        block = provenance(models=sorted({str(r.model) for r in table.rows if r.model}), judges=judges)
+        return dumps({"table4": cells, "agreement": agree, "provenance": block}) + "\n"
     return (
         generative_markdown(table)
         + f"\n\nHuman (mean of raters) vs LLM judge on the same pairs: Pearson {agree['pearson']:.3f}, "

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ccpt.errors import CcptError
-from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND
+from ccpt.jsonout import DEFAULT_PROTOCOL, dumps, provenance, provenance_lines, strict
+from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND, optional
 from ccpt.scoring import (
     TYPE_ORDER,
     Classification,
@@ -71,8 +71,7 @@ class Column:
     @property
     def label(self) -> str:
         """Plain-text header with the arrow."""
-        kind = TASK_KIND[self.task]
-        name = {"r_hmp": "R_H,M,P", "r_np": "R_N,P", "score": "E" if kind == "emergent" else "C"}[self.metric]
+        name = {"r_hmp": "R_H,M,P", "r_np": "R_N,P", "score": score_name(self.task)}[self.metric]
         return f"{name} {'↑' if self.higher_is_better else '↓'}"
 
     @property
@@ -88,15 +87,23 @@ class Column:
         return f"${name}{arrow}$"
 
 
+def score_name(task: str) -> str:
+    """The score's letter for a generative task: E (emergence) or C (cancellation)."""
+    return "E" if TASK_KIND[task] == "emergent" else "C"
+
+
 def task_columns(task: str) -> list[Column]:
     """The three columns of a generative task, directions as in paper Table 3."""
     emergent = TASK_KIND[task] == "emergent"
     return [Column(task, "r_hmp", not emergent), Column(task, "r_np", emergent), Column(task, "score", True)]
 
 
+RowKind = Literal["run", "human", "gold"]
+
+
 @dataclass
 class Row:
-    """One table row: a (model, method) pair, the Human row or the Gold row.
+    """One table row: a (model, method) run, the Human row or the Gold row (told apart by ``kind``).
 
     ``cells`` maps (task, metric) to a Summary in percent; ``ranks`` to 1 (best) / 2 (second) / None.
     """
@@ -107,6 +114,12 @@ class Row:
     ranked: bool
     cells: dict[tuple[str, str], Summary] = field(default_factory=dict)
     ranks: dict[tuple[str, str], int] = field(default_factory=dict)
+    kind: RowKind = "run"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What identifies the row: (kind, model, method); the stored-judge Gold row has model ""."""
+        return (self.kind, self.model, self.method)
 
 
 @dataclass
@@ -148,7 +161,7 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper"
     records = []
     for (instance, seed), members in group.groupby(["instance", "seed"], sort=False):
         samples = [
-            Relevances(_num(a), _num(b), _num(c))
+            Relevances(optional(a, float), optional(b, float), optional(c, float))
             for a, b, c in zip(members["r_np"], members["r_hp"], members["r_mp"], strict=True)
         ]
         best = reduce(samples, kind)  # type: ignore[arg-type]
@@ -156,10 +169,6 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper"
             {"instance": instance, "seed": seed, "r_hmp": best.r_hmp, "r_np": best.r_np, "score": best.score}
         )
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
-
-
-def _num(value: Any) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 def _matrix(values: pd.DataFrame, metric: str) -> np.ndarray:
@@ -188,7 +197,7 @@ def gold_row(
     ``instances`` (task → Record ids) restricts a task's Gold to the instances the results cover, so a run on
     a subset (``--limit``) is compared with the gold answers of the same instances.
     """
-    row = Row(model="", method="gold", label=GOLD, ranked=False)
+    row = Row(model="", method="gold", label=GOLD, ranked=False, kind="gold")
     for task in tasks:
         kind = TASK_KIND[task]
         records = dataset.test(task)  # type: ignore[arg-type]
@@ -253,6 +262,7 @@ def table3(
             method=method,
             label="Human" if human else method_label(method),
             ranked=not human and method not in (MULTI_ORACLE, "gold"),
+            kind="human" if human else "run",
         )
         for task in tasks:
             group = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["task"] == task)]
@@ -287,19 +297,16 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     tp = frame[frame["task"] == "type_prediction"]
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
     # it is still counted in the failures table, so leaving it out here never hides it.
-    tp = tp[tp["gold_type"].map(lambda g: not _missing_text(g)).astype(bool)]
+    # (A boolean Series, not a list: an empty list would select no *columns*.)
+    tp = tp[tp["gold_type"].map(lambda g: optional(g, str) is not None).astype(bool)]
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):
-        preds = [None if _missing_text(p) else str(p) for p in group["pred_type"]]
+        preds = [optional(p, str) for p in group["pred_type"]]
         cls = classify([str(g) for g in group["gold_type"]], preds)
         correct = group.assign(correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)])
         acc = summarize(_matrix(correct, "correct"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
         out.append(TypeResult(str(model), str(method), cls, acc))
     return out
-
-
-def _missing_text(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 @dataclass
@@ -417,6 +424,16 @@ class Report:
     notes: list[str]
     judge_info: str | None = None
     examples: pd.DataFrame | None = None
+    provenance: dict[str, Any] | None = None
+
+    def tables(self) -> dict[str, DisplayTable]:
+        """Every table by key (``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
+        ``failures``); each has ``.to_frame()``."""
+        return {table.key: table for table in display_tables(self)}
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every number of the report in long format (the rows of ``ccpt report --format csv``)."""
+        return pd.DataFrame(report_records(self), columns=[c for c in CSV_FIELDS if c != "text"])
 
 
 def build_report(
@@ -429,8 +446,14 @@ def build_report(
     n_boot: int = 10_000,
     seed: int = 0,
     examples_per_group: int = 3,
+    provenance: Mapping[str, Any] | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Report:
-    """Compute every table from the tidy results table."""
+    """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
+
+    ``provenance`` is printed with the report; by default it names the models and judges of ``frame``, the
+    dataset read (when ``dataset`` is given) and ``protocol``.
+    """
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     gen = generative_rows(frame)
@@ -458,6 +481,25 @@ def build_report(
         notes=notes,
         judge_info=judge_info,
         examples=examples,
+        provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
+    )
+
+
+def frame_provenance(
+    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str = DEFAULT_PROTOCOL
+) -> dict[str, Any]:
+    """The provenance block of results: their models and judges, and the dataset directory when known."""
+
+    def names(column: str) -> list[str]:
+        if column not in frame:
+            return []
+        return [str(v) for v in frame[column].dropna().unique() if str(v) and str(v) != HUMAN_MODEL]
+
+    return provenance(
+        protocol=protocol,
+        models=names("model"),
+        judges=names("judge"),
+        data_dir=dataset.source if dataset is not None and dataset.source else None,
     )
 
 
@@ -488,7 +530,161 @@ def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
 
 
 def _row_spread(row: Row) -> bool:
-    return row.label != GOLD
+    return row.kind != "gold"  # Gold has one value per instance: no seeds, no spread
+
+
+# ------------------------------------------------------------------------------------ display tables
+#
+# Every renderer draws the same display tables: one builder decides the rows, columns and cell texts of each
+# table, the renderers only escape and decorate. The numbers behind the cells are kept for `to_frame()`.
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One displayed cell: its text (format-neutral, with "±" and "–"), the number behind it, its rank mark."""
+
+    text: str
+    value: float | int | str | None = None
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class DisplayRow:
+    """A table row, identified by ``key`` (never by its display label); ``oracle`` rows are shaded."""
+
+    key: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    oracle: bool = False
+
+
+@dataclass(frozen=True)
+class DisplayTable:
+    """One table as every format shows it: title, header, rows, and the lines printed under it."""
+
+    key: str
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[DisplayRow, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table's numbers (means, percentages, counts; text for label columns), one row per display row."""
+        return pd.DataFrame([[c.value for c in row.cells] for row in self.rows], columns=list(self.header))
+
+
+def _summary_cell(summary: Summary | None, *, spread: bool = True, rank: int | None = None) -> Cell:
+    value = None if summary is None or math.isnan(summary.mean) else summary.mean
+    return Cell(format_summary(summary, spread=spread), value, rank)
+
+
+def _pct(value: float) -> str:
+    return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
+
+
+def _pct_cell(value: float) -> Cell:
+    return Cell(_pct(value), None if value != value else float(value))
+
+
+def _text_cell(text: str) -> Cell:
+    return Cell(text, text)
+
+
+def _count_cell(count: int) -> Cell:
+    return Cell(str(count), int(count))
+
+
+def generative_display(table: GenerativeTable) -> DisplayTable:
+    """Table 3 (or 4): Model, Method, then task × (R_H,M,P, R_N,P, E/C)."""
+    header = ("Model", "Method", *[f"{TASK_SHORT[c.task]} {c.label}" for c in table.columns])
+    rows = []
+    for row in table.rows:
+        cells = [_text_cell(row.model if row.kind == "run" else ""), _text_cell(row.label)]
+        for col in table.columns:
+            key = (col.task, col.metric)
+            cells.append(_summary_cell(row.cells.get(key), spread=_row_spread(row), rank=row.ranks.get(key)))
+        rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
+    return DisplayTable("table3", table.title, header, tuple(rows))
+
+
+def types_display(res: TypeResult) -> DisplayTable:
+    """Table 5 for one (model, method): row-normalised confusion matrix (percent), Unparsed share, n, and the
+    accuracies under it."""
+    cls = res.classification
+    pct = cls.row_percent()
+    totals = cls.row_totals()
+    header = ("Actual \\ Predicted", *[label.capitalize() for label in cls.labels], "Unparsed", "n")
+    rows = []
+    for i, label in enumerate(cls.labels):
+        unparsed = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
+        cells = [_text_cell(label.capitalize()), *[_pct_cell(v) for v in pct[i]], _pct_cell(unparsed)]
+        rows.append(DisplayRow((label,), (*cells, _count_cell(int(totals[i])))))
+    note = (
+        f"Accuracy: {format_summary(res.accuracy)}% (n={cls.n}); has property (green): "
+        f"{_pct(100 * cls.has_property_accuracy)}%; lacks property (red): {_pct(100 * cls.lacks_property_accuracy)}%; "
+        f"binary (mean of both): {_pct(100 * cls.binary_accuracy)}%."
+    )
+    title = f"Table 5: property type prediction — {res.model} / {method_label(res.method)}"
+    return DisplayTable(f"table5:{res.model}:{res.method}", title, header, tuple(rows), (note,))
+
+
+def iterations_display(tab: IterationTable) -> DisplayTable:
+    """Table 6 for one (model, method): score per SA iteration C_t, per task."""
+    tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
+    rows = tuple(
+        DisplayRow((t,), (_text_cell(TASK_SHORT[t]), *[_summary_cell(tab.cells.get((t, i))) for i in tab.iterations]))
+        for t in tasks
+    )
+    title = f"Table 6: score per iteration — {tab.model} / {method_label(tab.method)}"
+    return DisplayTable(f"table6:{tab.model}:{tab.method}", title, ("Task", *[f"C_{t}" for t in tab.iterations]), rows)
+
+
+def filters_display(rows: Sequence[FilterRow]) -> DisplayTable:
+    """Table 7: score without and with Filter, and Δ."""
+    body = tuple(
+        DisplayRow(
+            (r.model, r.method, r.task),
+            (
+                _text_cell(r.model),
+                _text_cell(method_label(r.method)),
+                _text_cell(TASK_SHORT[r.task]),
+                _summary_cell(r.without),
+                _summary_cell(r.with_),
+                Cell("–", None) if r.delta is None else Cell(f"{r.delta:+.1f}", r.delta),
+            ),
+        )
+        for r in rows
+    )
+    header = ("Model", "Method", "Task", "w/o Filter", "w/ Filter", "Δ")
+    return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
+
+
+def failures_display(rows: Sequence[FailureRow]) -> DisplayTable:
+    """The failure counts per (task, model, method)."""
+    body = tuple(
+        DisplayRow(
+            (r.task, r.model, r.method),
+            (
+                _text_cell(r.task),
+                _text_cell(r.model),
+                _text_cell(method_label(r.method)),
+                *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored)],
+            ),
+        )
+        for r in rows
+    )
+    header = ("Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored")
+    return DisplayTable("failures", "Failures", header, body)
+
+
+def display_tables(report: Report) -> list[DisplayTable]:
+    """Every table of the report, in print order: 3, 5 (per run), 6 (per run), 7 (if any), failures."""
+    tables = [generative_display(report.generative)] if report.generative else []
+    tables += [types_display(res) for res in report.types]
+    tables += [iterations_display(tab) for tab in report.iterations]
+    if report.filters:
+        tables.append(filters_display(report.filters))
+    tables.append(failures_display(report.failures))
+    return tables
 
 
 # -------------------------------------------------------------------------------------------- markdown
@@ -508,103 +704,20 @@ def _decorate(text: str, rank: int | None, bold: Callable[[str], str], underline
     return bold(text) if rank == 1 else underline(text) if rank == 2 else text
 
 
+def _md_cell(cell: Cell) -> str:
+    return _decorate(_md_escape(cell.text), cell.rank, lambda s: f"**{s}**", lambda s: f"<u>{s}</u>")
+
+
+def table_markdown(table: DisplayTable) -> str:
+    """One display table in markdown (best **bold**, second <u>underlined</u>), its notes below it."""
+    body = [[_md_cell(c) for c in row.cells] for row in table.rows]
+    text = f"### {_md_escape(table.title)}\n\n" + _md_table([_md_escape(h) for h in table.header], body)
+    return "\n\n".join([text, *[_md_escape(n) for n in table.notes]])
+
+
 def generative_markdown(table: GenerativeTable) -> str:
     """Table 3 layout in markdown (best **bold**, second <u>underlined</u>)."""
-    header = ["Model", "Method"] + [f"{TASK_SHORT[c.task]} {c.label}" for c in table.columns]
-    body = []
-    for row in table.rows:
-        cells = [_md_escape(row.model if row.label not in (GOLD, "Human") else ""), _md_escape(row.label)]
-        for col in table.columns:
-            key = (col.task, col.metric)
-            text = format_summary(row.cells.get(key), spread=_row_spread(row))
-            cells.append(_decorate(text, row.ranks.get(key), lambda s: f"**{s}**", lambda s: f"<u>{s}</u>"))
-        body.append(cells)
-    return f"### {table.title}\n\n" + _md_table(header, body)
-
-
-def _pct(value: float) -> str:
-    return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
-
-
-def types_markdown(results: Sequence[TypeResult]) -> str:
-    """Table 5 per (model, method): row-normalised confusion matrix in percent plus accuracies."""
-    parts = []
-    for res in results:
-        cls = res.classification
-        pct = cls.row_percent()
-        totals = cls.row_totals()
-        header = ["Actual \\ Predicted", *[label.capitalize() for label in cls.labels]]
-        if cls.unparsed.any():
-            header.append("Unparsed")
-        header.append("n")
-        body = []
-        for i, label in enumerate(cls.labels):
-            cells = [label.capitalize(), *[_pct(v) for v in pct[i]]]
-            if cls.unparsed.any():
-                cells.append(_pct(100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")))
-            cells.append(str(int(totals[i])))
-            body.append(cells)
-        parts.append(
-            f"### Table 5: property type prediction — {_md_escape(res.model)} / "
-            f"{method_label(res.method)}\n\n"
-            + _md_table(header, body)
-            + f"\n\nAccuracy: {format_summary(res.accuracy)}% (n={cls.n}); has property (green): "
-            f"{_pct(100 * cls.has_property_accuracy)}%; "
-            f"lacks property (red): {_pct(100 * cls.lacks_property_accuracy)}%; "
-            f"binary (mean of both): {_pct(100 * cls.binary_accuracy)}%."
-        )
-    return "\n\n".join(parts)
-
-
-def iterations_markdown(tables: Sequence[IterationTable]) -> str:
-    """Table 6: score per SA iteration."""
-    parts = []
-    for tab in tables:
-        header = ["Task", *[f"C_{t}" for t in tab.iterations]]
-        tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
-        body = [[TASK_SHORT[t], *[format_summary(tab.cells.get((t, i))) for i in tab.iterations]] for t in tasks]
-        parts.append(
-            f"### Table 6: score per iteration — {_md_escape(tab.model)} / {method_label(tab.method)}\n\n"
-            + _md_table(header, body)
-        )
-    return "\n\n".join(parts)
-
-
-def filters_markdown(rows: Sequence[FilterRow]) -> str:
-    """Table 7: with vs without Filter."""
-    if not rows:
-        return ""
-    header = ["Model", "Method", "Task", "w/o Filter", "w/ Filter", "Δ"]
-    body = [
-        [
-            _md_escape(r.model),
-            method_label(r.method),
-            TASK_SHORT[r.task],
-            format_summary(r.without),
-            format_summary(r.with_),
-            "–" if r.delta is None else f"{r.delta:+.1f}",
-        ]
-        for r in rows
-    ]
-    return "### Table 7: impact of Filter in spreading activation\n\n" + _md_table(header, body)
-
-
-def failures_markdown(rows: Sequence[FailureRow]) -> str:
-    """Failure counts."""
-    header = ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"]
-    body = [
-        [
-            r.task,
-            _md_escape(r.model),
-            method_label(r.method),
-            str(r.samples),
-            str(r.parse_failures),
-            str(r.judge_failures),
-            str(r.unscored),
-        ]
-        for r in rows
-    ]
-    return "### Failures\n\n" + _md_table(header, body)
+    return table_markdown(generative_display(table))
 
 
 def _preamble(report: Report) -> list[str]:
@@ -620,19 +733,16 @@ def _preamble(report: Report) -> list[str]:
     return lines
 
 
+def _provenance_lines(report: Report) -> list[str]:
+    return provenance_lines(report.provenance) if report.provenance else []
+
+
 def render_markdown(report: Report) -> str:
     """The whole report as markdown."""
     parts = ["# CCPT report", "\n".join(f"- {_md_escape(line)}" for line in _preamble(report))]
-    if report.generative:
-        parts.append(generative_markdown(report.generative))
-    for block in (
-        types_markdown(report.types),
-        iterations_markdown(report.iterations),
-        filters_markdown(report.filters),
-    ):
-        if block:
-            parts.append(block)
-    parts.append(failures_markdown(report.failures))
+    parts += [table_markdown(table) for table in display_tables(report)]
+    if report.provenance:
+        parts.append("Provenance:\n" + "\n".join(f"- {_md_escape(line)}" for line in _provenance_lines(report)))
     return "\n\n".join(parts) + "\n"
 
 
@@ -657,15 +767,25 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _latex_cell(summary: Summary | None, spread: bool) -> str:
-    return format_summary(summary, spread=spread).replace("±", r"$\pm$").replace("–", "--")
+def _latex_text(text: str) -> str:
+    return latex_escape(text).replace("±", r"$\pm$").replace("–", "--").replace("—", "---").replace("Δ", r"$\Delta$")
+
+
+def _latex_cell(cell: Cell) -> str:
+    return _decorate(_latex_text(cell.text), cell.rank, lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
+
+
+def _latex_comment(text: str) -> str:
+    return "% " + text.replace("\n", " ")
 
 
 def generative_latex(table: GenerativeTable) -> str:
     """Table 3 as a booktabs tabular; Multi-Oracle rows grey (needs xcolor with the ``table`` option)."""
+    display = generative_display(table)
     tasks = list(dict.fromkeys(c.task for c in table.columns))
     lines = [
         r"% requires \usepackage{booktabs} and \usepackage[table]{xcolor}",
+        _latex_comment(display.title),
         r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
         r"\toprule",
         " & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_LABELS[t])}}}" for t in tasks) + r" \\",
@@ -674,8 +794,8 @@ def generative_latex(table: GenerativeTable) -> str:
         r"\midrule",
     ]
     current = None
-    for row in table.rows:
-        if row.ranked or row.method == MULTI_ORACLE:
+    for row, shown in zip(table.rows, display.rows, strict=True):
+        if row.kind == "run":
             if row.model != current:
                 if current is not None:
                     lines.append(r"\midrule")
@@ -687,48 +807,38 @@ def generative_latex(table: GenerativeTable) -> str:
         else:
             lines.append(r"\midrule")
             current = None
-        cells = []
-        for col in table.columns:
-            key = (col.task, col.metric)
-            text = _latex_cell(row.cells.get(key), _row_spread(row))
-            cells.append(
-                _decorate(text, row.ranks.get(key), lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
-            )
-        prefix = r"\rowcolor{gray!15}" if row.method == MULTI_ORACLE else ""
-        lines.append(prefix + latex_escape(row.label) + " & " + " & ".join(cells) + r" \\")
+        prefix = r"\rowcolor{gray!15}" if shown.oracle else ""
+        method, *cells = shown.cells[1:]
+        lines.append(prefix + _latex_cell(method) + " & " + " & ".join(_latex_cell(c) for c in cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines)
 
 
-def types_latex(res: TypeResult) -> str:
-    """Table 5 confusion matrix as a booktabs tabular."""
-    cls = res.classification
-    pct = cls.row_percent()
+def table_latex(table: DisplayTable) -> str:
+    """One display table as a booktabs tabular, its title and notes as comments."""
     lines = [
-        r"\begin{tabular}{l" + "c" * len(cls.labels) + "}",
+        _latex_comment(table.title),
+        r"\begin{tabular}{l" + "c" * (len(table.header) - 1) + "}",
         r"\toprule",
-        r"Actual $\backslash$ Predicted & " + " & ".join(label.capitalize() for label in cls.labels) + r" \\",
+        " & ".join(_latex_text(h) for h in table.header) + r" \\",
         r"\midrule",
     ]
-    lines += [
-        label.capitalize() + " & " + " & ".join(f"{v:.1f}" for v in pct[i]) + r" \\"
-        for i, label in enumerate(cls.labels)
-    ]
+    for row in table.rows:
+        prefix = r"\rowcolor{gray!15}" if row.oracle else ""
+        lines.append(prefix + " & ".join(_latex_cell(c) for c in row.cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [_latex_comment(note) for note in table.notes]
     return "\n".join(lines)
 
 
 def render_latex(report: Report) -> str:
-    """The tables as LaTeX fragments, with the notes as comments."""
-    parts = ["\n".join("% " + line for line in _preamble(report))]
+    """Every table as a LaTeX fragment, with the notes and provenance as comments."""
+    parts = ["\n".join(_latex_comment(line) for line in _preamble(report))]
     if report.generative:
         parts.append(generative_latex(report.generative))
-    for res in report.types:
-        parts.append(
-            f"% Table 5: {res.model} / {method_label(res.method)}; accuracy {format_summary(res.accuracy)}%, "
-            f"has property {100 * res.classification.has_property_accuracy:.1f}%, "
-            f"lacks property {100 * res.classification.lacks_property_accuracy:.1f}%\n" + types_latex(res)
-        )
+    parts += [table_latex(t) for t in display_tables(report) if t.key != "table3"]
+    if report.provenance:
+        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *_provenance_lines(report)]))
     return "\n\n".join(parts) + "\n"
 
 
@@ -749,7 +859,10 @@ def _summary_record(summary: Summary) -> dict[str, Any]:
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
-    """Every number of the report as long-format records (table, model, method, task, metric, values…)."""
+    """Every number of the report as long-format records (table, model, method, task, metric, values…).
+
+    The stored-judge Gold row is method ``gold_stored`` with an empty model (the run's own Gold is ``gold``).
+    """
     out: list[dict[str, Any]] = []
     if report.generative:
         for row in report.generative.rows:
@@ -758,7 +871,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
                     {
                         "table": "table3",
                         "model": row.model,
-                        "method": row.label if row.label == GOLD else row.method,
+                        "method": "gold_stored" if row.kind == "gold" else row.method,
                         "task": task,
                         "metric": metric,
                         "rank": row.ranks.get((task, metric)),
@@ -768,7 +881,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     for res in report.types:
         base = {"table": "table5", "model": res.model, "method": res.method, "task": "type_prediction"}
         cls = res.classification
-        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy)})
+        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": cls.n})
         for name, value in (
             ("has_property_accuracy", cls.has_property_accuracy),
             ("lacks_property_accuracy", cls.lacks_property_accuracy),
@@ -776,6 +889,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         ):
             out.append({**base, "metric": name, "mean": 100 * value})
         pct = cls.row_percent()
+        totals = cls.row_totals()
         for i, actual in enumerate(cls.labels):
             for j, predicted in enumerate(cls.labels):
                 out.append(
@@ -786,7 +900,9 @@ def report_records(report: Report) -> list[dict[str, Any]]:
                         "count": int(cls.counts[i, j]),
                     }
                 )
-            out.append({**base, "metric": f"unparsed:{actual}", "count": int(cls.unparsed[i])})
+            share = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
+            out.append({**base, "metric": f"unparsed:{actual}", "mean": float(share), "count": int(cls.unparsed[i])})
+            out.append({**base, "metric": f"n:{actual}", "count": int(totals[i])})
     for tab in report.iterations:
         for (task, t), summary in tab.cells.items():
             out.append(
@@ -812,52 +928,58 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     return out
 
 
+CSV_FIELDS: tuple[str, ...] = (
+    "table",
+    "model",
+    "method",
+    "task",
+    "metric",
+    "mean",
+    "spread",
+    "lo",
+    "hi",
+    "stat",
+    "n_seeds",
+    "n_instances",
+    "n_failed",
+    "rank",
+    "count",
+    "text",
+)
+
+
 def render_csv(report: Report) -> str:
-    """Long-format CSV of every number (see :func:`report_records`)."""
+    """Long-format CSV of every number (see :func:`report_records`); provenance as ``table=provenance`` rows
+    (``metric`` = field, ``text`` = value)."""
     records = report_records(report)
-    fields = [
-        "table",
-        "model",
-        "method",
-        "task",
-        "metric",
-        "mean",
-        "spread",
-        "lo",
-        "hi",
-        "stat",
-        "n_seeds",
-        "n_instances",
-        "n_failed",
-        "rank",
-        "count",
-    ]
+    if report.provenance:
+        records += [
+            {
+                "table": "provenance",
+                "metric": key,
+                "text": value if isinstance(value, str) else dumps(value, indent=None),
+            }
+            for key, value in report.provenance.items()
+        ]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
+    writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows(strict(records))
     return buffer.getvalue()
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    return value
-
-
 def render_json(report: Report) -> str:
-    """JSON: {"stat", "stat_description", "oracle", "judge", "notes", "records": [...]}."""
+    """Strict JSON: {"provenance", "stat", "stat_description", "oracle", "judge", "notes", "records": [...]}."""
     payload = {
+        "provenance": report.provenance,
         "stat": report.stat,
         "stat_description": stat_note(report.stat),
         "oracle": report.oracle,
         "judge": report.judge_info,
         "notes": report.notes,
-        "records": [{k: _json_safe(v) for k, v in r.items()} for r in report_records(report)],
+        "records": report_records(report),
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return dumps(payload) + "\n"
 
 
 # ------------------------------------------------------------------------------------------------ HTML
@@ -883,19 +1005,20 @@ def _html_table(header: Sequence[str], body: Sequence[Sequence[str]], row_classe
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def table_html(table: DisplayTable) -> str:
+    """One display table as HTML (every text escaped), its notes as paragraphs."""
+    body = [
+        [_decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
+        for row in table.rows
+    ]
+    classes = ["oracle" if row.oracle else "" for row in table.rows]
+    notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
+    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes) + notes
+
+
 def generative_html(table: GenerativeTable) -> str:
     """Table 3 as an HTML table (every text escaped)."""
-    header = ["Model", "Method"] + [f"{TASK_SHORT[c.task]} {c.label}" for c in table.columns]
-    body, classes = [], []
-    for row in table.rows:
-        cells = [_h(row.model if row.label not in (GOLD, "Human") else ""), _h(row.label)]
-        for col in table.columns:
-            key = (col.task, col.metric)
-            text = _h(format_summary(row.cells.get(key), spread=_row_spread(row)))
-            cells.append(_decorate(text, row.ranks.get(key), lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>"))
-        body.append(cells)
-        classes.append("oracle" if row.method == MULTI_ORACLE else "")
-    return f"<h2>{_h(table.title)}</h2>" + _html_table(header, body, classes)
+    return table_html(generative_display(table))
 
 
 def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
@@ -909,56 +1032,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
     ]
     parts += [f"<li>{_h(line)}</li>" for line in _preamble(report)]
     parts.append("</ul>")
-    if report.generative:
-        parts.append(generative_html(report.generative))
-    for res in report.types:
-        cls = res.classification
-        pct = cls.row_percent()
-        body = [[_h(label.capitalize()), *[f"{v:.1f}" for v in pct[i]]] for i, label in enumerate(cls.labels)]
-        parts.append(f"<h2>Table 5: {_h(res.model)} / {_h(method_label(res.method))}</h2>")
-        parts.append(_html_table(["Actual \\ Predicted", *[lab.capitalize() for lab in cls.labels]], body))
-        parts.append(
-            f"<p>Accuracy {_h(format_summary(res.accuracy))}% (n={cls.n}); has property "
-            f"{100 * cls.has_property_accuracy:.1f}%; "
-            f"lacks property {100 * cls.lacks_property_accuracy:.1f}%.</p>"
-        )
-    for tab in report.iterations:
-        tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
-        body = [
-            [_h(TASK_SHORT[t]), *[_h(format_summary(tab.cells.get((t, i)))) for i in tab.iterations]] for t in tasks
-        ]
-        parts.append(f"<h2>Table 6: {_h(tab.model)} / {_h(method_label(tab.method))}</h2>")
-        parts.append(_html_table(["Task", *[f"C_{i}" for i in tab.iterations]], body))
-    if report.filters:
-        body = [
-            [
-                _h(r.model),
-                _h(method_label(r.method)),
-                _h(TASK_SHORT[r.task]),
-                _h(format_summary(r.without)),
-                _h(format_summary(r.with_)),
-                "–" if r.delta is None else f"{r.delta:+.1f}",
-            ]
-            for r in report.filters
-        ]
-        parts.append("<h2>Table 7: impact of Filter</h2>")
-        parts.append(_html_table(["Model", "Method", "Task", "w/o Filter", "w/ Filter", "Δ"], body))
-    body = [
-        [
-            _h(f.task),
-            _h(f.model),
-            _h(method_label(f.method)),
-            str(f.samples),
-            str(f.parse_failures),
-            str(f.judge_failures),
-            str(f.unscored),
-        ]
-        for f in report.failures
-    ]
-    parts.append("<h2>Failures</h2>")
-    parts.append(
-        _html_table(["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"], body)
-    )
+    parts += [table_html(table) for table in display_tables(report)]
     for caption, payload in figures:
         img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
         parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
@@ -967,6 +1041,9 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         body = [[_h(v) for v in rec] for rec in report.examples.itertuples(index=False)]
         table = _html_table(list(report.examples.columns), body)
         parts.append(table.replace("<td>", "<td class='ans'>"))
+    if report.provenance:
+        items = "".join(f"<li>{_h(line)}</li>" for line in _provenance_lines(report))
+        parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -989,7 +1066,10 @@ def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ())
 __all__ = [
     "FORMATS",
     "TYPE_ORDER",
+    "Cell",
     "Column",
+    "DisplayRow",
+    "DisplayTable",
     "FailureRow",
     "FilterRow",
     "GenerativeTable",
@@ -998,6 +1078,7 @@ __all__ = [
     "Row",
     "TypeResult",
     "build_report",
+    "display_tables",
     "failures",
     "format_summary",
     "render",

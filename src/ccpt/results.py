@@ -5,7 +5,7 @@ Builders:
 - :func:`from_inspect_logs` — Inspect eval logs written by ccpt's tasks (judge scorer metadata).
 - :func:`load_results` — any mix of the two, concatenated.
 
-Columns are :data:`COLUMNS` (the per-sample contract in /work/notes/contracts.md plus provenance). Relevances
+Columns are :data:`COLUMNS` (defined in docs/metrics.md, "Per-sample results"). Relevances
 are in [0, 1]; ``r_hmp`` and ``score`` are always (re)computed with :mod:`ccpt.scoring`, the one
 implementation of the metric. Notes about the import (e.g. how instance ids were assigned) are kept in
 ``df.attrs["notes"]``.
@@ -14,14 +14,15 @@ implementation of the metric. Notes about the import (e.g. how instance ids were
 from __future__ import annotations
 
 import csv
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from ccpt.errors import DataError
+from ccpt.errors import DataError, require_pyarrow
 from ccpt.scoring import Relevances
 
 if TYPE_CHECKING:
@@ -141,16 +142,17 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
     )
 
 
-def _float_or_none(value: Any) -> float | None:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return None
-    return float(value)
+T = TypeVar("T")
 
 
-def _text_or_none(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+def optional(value: Any, cast: Callable[[Any], T]) -> T | None:
+    """``cast(value)``, or None for a missing cell: None, or NaN (how pandas stores a missing value).
+
+    The one place that decides what "missing" means for a results cell (relevances, labels, answers).
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return str(value)
+    return cast(value)
 
 
 def _instance_ids(
@@ -298,21 +300,21 @@ def _generative_rows(
                 row["answer_raw"] = raw
                 if npc:
                     parsed = answers.parse_combination(raw, str(line["root"])) if raw is not None else None
-                    row["answer"] = _text_or_none(get("combination")) or (parsed.value if parsed else None)
-                    row["answer_modifier"] = _text_or_none(get("modifier")) or (parsed.modifier if parsed else None)
-                    r_hp = _float_or_none(line[head_column])
+                    row["answer"] = optional(get("combination"), str) or (parsed.value if parsed else None)
+                    row["answer_modifier"] = optional(get("modifier"), str) or (parsed.modifier if parsed else None)
+                    r_hp = optional(line[head_column], float)
                 else:
                     parsed = answers.parse_property(raw) if raw is not None else None
-                    row["answer"] = _text_or_none(get("property")) or (parsed.value if parsed else None)
-                    r_hp = _float_or_none(get("root_relevance"))
+                    row["answer"] = optional(get("property"), str) or (parsed.value if parsed else None)
+                    r_hp = optional(get("root_relevance"), float)
                 row["parse_ok"] = bool(parsed.ok) if parsed else False
                 row["parse_error"] = parsed.error if parsed else "no raw generation stored"
                 _set_scores(
                     row,
                     Relevances(
-                        _float_or_none(get("combination_relevance")),
+                        optional(get("combination_relevance"), float),
                         r_hp,
-                        _float_or_none(get("modifier_relevance")),
+                        optional(get("modifier_relevance"), float),
                     ),
                 )
                 rows.append(row)
@@ -426,7 +428,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
 
     One row per sample per epoch (and per Multi-Oracle member) from
     ``sample.scores[<scorer>].metadata["ccpt"]``.
-    The scorer stores there the per-sample dict of the contract (contracts.md, "Per-sample result dict").
+    The scorer stores there one per-sample dict whose keys are those of :data:`COLUMNS` (docs/metrics.md).
 
     Multi-Oracle shape: the same dict, whose per-answer keys move into a list under ``"samples"``::
 
@@ -508,11 +510,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
 LOG_SUFFIXES = (".eval", ".json")
 
 
-def load_results(paths: Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
-    """Concatenate results from reference CSVs, Inspect log files and directories (mixed is fine).
+def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
+    """The tidy per-sample table (columns :data:`COLUMNS`) of one path or many: the authors' reference CSVs,
+    Inspect log files and directories, tidy tables written by :func:`export` (mixed is fine).
 
     A directory is read as Inspect logs, plus any ``*.csv`` directly inside it as reference files.
+    ``dataset`` maps the authors' files to dataset record ids (without it, ids are positional).
     """
+    if isinstance(paths, str | Path):
+        paths = [paths]
     frames: list[pd.DataFrame] = []
     notes: list[str] = []
     for item in paths:
@@ -555,6 +561,8 @@ def _is_tidy(path: Path) -> bool:
 def from_tidy(path: str | Path) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`)."""
     path = Path(path)
+    if path.suffix == ".parquet":
+        require_pyarrow(path)
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=True)
     missing = _missing(frame.columns, COLUMNS)
     if missing:
@@ -570,6 +578,7 @@ def export(frame: pd.DataFrame, path: str | Path) -> Path:
     if path.suffix == ".csv":
         frame.to_csv(path, index=False)
     elif path.suffix in (".parquet", ".pq"):
+        require_pyarrow(path)
         frame.to_parquet(path, index=False)
     else:
         raise DataError(f"{path}: unsupported export format (use .csv or .parquet)")

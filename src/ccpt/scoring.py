@@ -234,14 +234,6 @@ class Classification:
         """Mean of has- and lacks-property accuracy: the paper's "(95.6% + 69.6%) ÷ 2 = 82.6%"."""
         return (self.has_property_accuracy + self.lacks_property_accuracy) / 2.0
 
-    def per_type_accuracy(self) -> dict[str, float]:
-        """Recall of each gold type (diagonal of :meth:`row_percent`, as a fraction)."""
-        totals = self.row_totals()
-        return {
-            label: float(self.counts[i, i] / totals[i]) if totals[i] else float("nan")
-            for i, label in enumerate(self.labels)
-        }
-
 
 def classify(
     gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str] = TYPE_ORDER

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -89,7 +88,7 @@ def command(
     if judge_model is not None:
         from datetime import date
 
-        from ccpt.eval.agreement_store import save_measurement
+        from ccpt.agreement_store import save_measurement
 
         save_measurement(judge_model, {
             "pearson": round(result.pearson, 4), "spearman": round(result.spearman, 4), "n": result.n,
@@ -107,19 +106,20 @@ def command(
         fig.savefig(figure, bbox_inches="tight")
         figs.close(fig)
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "judge": judge_name,
-                    "pearson": result.pearson,
-                    "spearman": result.spearman,
-                    "n": result.n,
-                    "n_missing": result.n_missing,
-                    "rows": n_rows,
-                    "seed": seed,
-                }
-            )
-        )
+        from ccpt.jsonout import dumps, provenance
+
+        payload = {
+            "judge": judge_name,
+            "judge_mode": judge_mode,
+            "pearson": result.pearson,  # NaN (e.g. a constant judge) is written as null
+            "spearman": result.spearman,
+            "n": result.n,
+            "n_missing": result.n_missing,
+            "rows": n_rows,
+            "seed": seed,
+            "provenance": provenance(judges=[judge_model or "gpt-4o (stored)"], data_dir=ds.source or None),
+        }
+        click.echo(dumps(payload, indent=None))
         return
     click.echo(
         f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -50,7 +49,8 @@ def command(
     from ccpt.report import compare_runs
     from ccpt.results import load_results
 
-    frame = load_results(paths, _dataset(data_dir, required=data_dir is not None))
+    dataset = _dataset(data_dir, required=data_dir is not None)
+    frame = load_results(paths, dataset)
     results = compare_runs(
         frame,
         _spec(run_a),
@@ -63,6 +63,11 @@ def command(
         seed=seed,  # type: ignore[arg-type]
     )
     if fmt == "json":
+        from ccpt.jsonout import dumps
+        from ccpt.report import frame_provenance
+
+        # A list (one object per task), each carrying the provenance of the results compared.
+        provenance = frame_provenance(frame, dataset)
         payload = [
             {
                 "task": c.task,
@@ -77,10 +82,11 @@ def command(
                 "n_unpaired": c.n_unpaired,
                 "test": c.result.test,
                 "resamples": c.result.n_resamples,
+                "provenance": provenance,
             }
             for c in results
         ]
-        click.echo(json.dumps(payload, indent=2))
+        click.echo(dumps(payload))
         return
     for c in results:
         r = c.result

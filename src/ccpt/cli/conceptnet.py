@@ -2,44 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from ccpt.errors import DataError
-from ccpt.graph import (
-    NeighbourCache,
-    SqliteConceptGraph,
-    build_index,
-    default_index_path,
-    open_graph,
-)
-
-CACHE_NAME = "conceptnet_adjacent.json"
-
-
-def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) -> NeighbourCache | SqliteConceptGraph:
-    """The graph a command should use: --db, else --cache, else the default index if built, else the
-    dataset's neighbourhood cache (the offline default, which covers the CCPT test splits)."""
-    if db is not None:
-        return SqliteConceptGraph(db)
-    if cache is not None:
-        return open_graph(cache)
-    if default_index_path().is_file():
-        return SqliteConceptGraph(default_index_path())
-    from ccpt.dataset import resolve_data_dir
-    from ccpt.download import cache_dir, download
-
-    root = resolve_data_dir(data_dir)
-    if not (root / CACHE_NAME).is_file() and root == cache_dir():
-        download((CACHE_NAME,), target=root)
-    if not (root / CACHE_NAME).is_file():
-        raise DataError(
-            f"no concept graph: {root / CACHE_NAME} is missing and no index is built",
-            hint="pass --cache FILE, or build an index with: ccpt conceptnet index DUMP",
-        )
-    return NeighbourCache.load(root / CACHE_NAME)
+from ccpt.graph import build_index, default_index_path
+from ccpt.jsonout import dumps
+from ccpt.sources import GRAPH_CACHE_NAME as CACHE_NAME
+from ccpt.sources import resolve_graph
 
 
 @click.group("conceptnet")
@@ -103,7 +73,7 @@ def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: 
     graph = resolve_graph(db, cache, data_dir)
     found = graph.neighbours(concept, k)
     if fmt == "json":
-        click.echo(json.dumps({"concept": concept, "graph": graph.name, "neighbours": list(found)}))
+        click.echo(dumps({"concept": concept, "graph": graph.name, "neighbours": list(found)}, indent=None))
         return
     if not found:
         click.echo(f"{concept}: no neighbours in {graph.name}", err=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from ccpt.dataset import GENERATIVE_TASKS
+from ccpt.jsonout import dumps
 
 DATA_DIR_HELP = (
     "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
@@ -53,7 +53,7 @@ def download_cmd(target: Path | None, fmt: str) -> None:
 
     where = download(target=target)
     if fmt == "json":
-        click.echo(json.dumps({"path": str(where), "commit": PINNED_COMMIT, "files": list(REQUIRED_FILES)}))
+        click.echo(dumps({"path": str(where), "commit": PINNED_COMMIT, "files": list(REQUIRED_FILES)}, indent=None))
     else:
         click.echo(f"CCPT files verified at {where} (commit {PINNED_COMMIT[:12]})")
 
@@ -68,8 +68,14 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     from ccpt.data_stats import dataset_stats, format_stats
     from ccpt.dataset import load_dataset
 
-    stats = dataset_stats(load_dataset(data_dir, exclude_toxic=exclude_toxic))
-    click.echo(json.dumps(stats, indent=2) if fmt == "json" else format_stats(stats))
+    dataset = load_dataset(data_dir, exclude_toxic=exclude_toxic)
+    stats = dataset_stats(dataset)
+    if fmt == "json":
+        from ccpt.jsonout import provenance
+
+        click.echo(dumps({**stats, "provenance": provenance(data_dir=dataset.source or None)}))
+    else:
+        click.echo(format_stats(stats))
 
 
 @command.command("export")
@@ -115,6 +121,6 @@ def export_cmd(
         rows = [record_row(r) for r in select_records(ds, split, task)]  # type: ignore[arg-type]
     write_rows(rows, out, out_format)  # type: ignore[arg-type]
     if fmt == "json":
-        click.echo(json.dumps({"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}))
+        click.echo(dumps({"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}, indent=None))
     else:
         click.echo(f"wrote {len(rows):,} {'SFT examples' if sft else 'records'} to {out}")

@@ -96,7 +96,7 @@ def command(
     if tidy is not None:
         export(frame, tidy)
     if judge_info is None:
-        from ccpt.eval.agreement_store import judge_note
+        from ccpt.agreement_store import judge_note
 
         judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
         judge_info = judge_note(judges) if judges else None

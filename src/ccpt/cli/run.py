@@ -129,7 +129,8 @@ def command(
     judges, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
-    from ccpt.eval.summary import print_summary
+    from ccpt.cli.summary import print_summary
+    from ccpt.eval.solvers import Sampling
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
 
     offline_default = not models
@@ -158,6 +159,15 @@ def command(
     sweep.model_args = _key_values(model_args, "-M")
     sweep.task_args = _key_values(task_args, "-T")
     finished = run_sweep(sweep, check_models=not no_preflight)
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir)
+    sampling = Sampling()
+    generation = {
+        "temperature": sampling.temperature,
+        "top_p": sampling.top_p,
+        "seeds": sweep.seeds,
+        "limit": sweep.limit,
+        "judge_mode": sweep.judge_mode,
+        "task_args": sweep.task_args,
+    }
+    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")

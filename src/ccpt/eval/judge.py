@@ -9,7 +9,7 @@ failure (relevance ``None``), never replaced by a default.
 Two readings of the judge's answer:
 - ``text`` (default, the paper's): the integer the judge writes, at temperature 0.
 - ``expected``: the probability-weighted mean score from the judge's token log-probabilities at the
-  score position. Small local judges carry a usable signal only there (DESIGN.md). Digits are single
+  score position. Small local judges carry a usable signal only there (docs/methods.md, "The judge"). Digits are single
   tokens in the supported local models, so "10" is the token "1" followed by "0": when the chosen first
   digit is "1", P("0" | "1") from the next position splits its mass between 1 and 10; otherwise the mass
   of "1" is counted as 1 (a documented approximation, small because that mass is small then).

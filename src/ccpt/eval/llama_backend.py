@@ -15,7 +15,6 @@ from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import llama_cpp
 import llama_cpp.llama_cpp as llama_low
 import numpy as np
 from llama_cpp import Llama
@@ -245,10 +244,6 @@ def load_model(spec: LoadSpec) -> LoadedModel:
     # Llama.__del__ during shutdown it runs after llama_cpp's globals are gone and prints a traceback.
     weakref.finalize(loaded, llama.close)
     return loaded
-
-
-def backend_version() -> str:
-    return str(llama_cpp.__version__)
 
 
 def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenLogprob, ...]:

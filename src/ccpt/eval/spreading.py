@@ -44,7 +44,7 @@ def _seeds(task: str, meta: dict) -> Seeds:
 
 def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
     """The concept graph for SA: an index or cache file given by ``conceptnet``, else the default graph."""
-    from ccpt.cli.conceptnet import resolve_graph  # lazy: may download the neighbourhood cache
+    from ccpt.sources import resolve_graph  # lazy: may download the neighbourhood cache
 
     path = Path(conceptnet) if conceptnet else None
     if path is not None and not path.exists():

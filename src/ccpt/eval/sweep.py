@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import GenerateConfig, get_model
 
 from ccpt.dataset import TASKS
@@ -159,9 +158,20 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     try:
         success, _logs = _eval_set(sweep, tasks, local)
-    except PrerequisiteError as exc:  # Inspect's own user-facing errors (bad log dir, bad task args, …)
+    except Exception as exc:
+        if not _is_prerequisite_error(exc):
+            raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     return success
+
+
+def _is_prerequisite_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of Inspect's own user-facing errors (bad log dir, bad task args, …).
+
+    Inspect raises these as ``PrerequisiteError``, which it does not export publicly; matching the class name
+    over the MRO keeps ccpt off Inspect's private modules (whose layout changes between 0.3.x releases).
+    """
+    return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
 
 
 def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:

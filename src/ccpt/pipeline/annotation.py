@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -425,8 +424,3 @@ def import_answers(
         }
 
     return run_stage(spec, work, force=force)
-
-
-def load_report(dataset_dir: Path) -> dict[str, Any]:
-    """The annotation report written next to an imported dataset."""
-    return json.loads((dataset_dir / "annotation_report.json").read_text(encoding="utf-8"))

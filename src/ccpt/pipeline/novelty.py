@@ -184,9 +184,9 @@ def summarise(values: dict[Pair, float | None]) -> dict[str, Any]:
 
 def histogram(sets: dict[str, list[float]]) -> Any:
     """Figure 3: PMI distributions (density histograms on shared bins)."""
-    from ccpt.figures import COLUMN_WIDTH_IN, plt
+    from ccpt.figures import COLUMN_WIDTH_IN, new_figure
 
-    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN * 0.75), dpi=200)
+    fig, ax = new_figure(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN * 0.75)
     everything = [v for values in sets.values() for v in values]
     if everything:
         lo, hi = math.floor(min(everything)), math.ceil(max(everything))

@@ -27,7 +27,7 @@ _METHODS: dict[str, tuple[str, ...]] = {
     "npc_emergent": ("base", "cot", "sa"),
     "type_prediction": ("base",),
 }
-_HUMAN_TASKS = ("pi_emergent", "pi_canceled", "npc_emergent")
+HUMAN_TASKS: tuple[str, ...] = ("pi_emergent", "pi_canceled", "npc_emergent", "type_prediction")
 
 
 @functools.cache
@@ -122,8 +122,8 @@ def human_question(
     modifier: str | None = None,
     property: str | None = None,
 ) -> str:
-    """One question of the human solver sheets (paper Appendix B.3) for a generative task."""
-    if task not in _HUMAN_TASKS:
-        raise ValueError(f"no human question format for task {task!r}; have {_HUMAN_TASKS}")
+    """One question of the human solver sheets (paper Appendix B.3), as printed on the sheet."""
+    if task not in HUMAN_TASKS:
+        raise ValueError(f"no human question format for task {task!r}; have {HUMAN_TASKS}")
     fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
     return _render(f"human_{task}", fields)

@@ -15,6 +15,8 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
+from ccpt.jsonout import dumps
+
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
 
 
@@ -43,8 +45,13 @@ def save_measurement(judge: str, entry: dict[str, Any]) -> Path:
     data = _read(path)
     data[judge] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    path.write_text(dumps(data, sort_keys=True), encoding="utf-8")
     return path
+
+
+def _two(value: Any) -> str:
+    # A stored correlation is null when it was undefined (e.g. a constant judge).
+    return "undefined" if value is None else f"{value:.2f}"
 
 
 def judge_note(judges: list[str]) -> str:
@@ -55,7 +62,8 @@ def judge_note(judges: list[str]) -> str:
         m = known.get(judge)
         if m:
             parts.append(
-                f"{judge}: Pearson {m['pearson']:.2f}, Spearman {m['spearman']:.2f} against the mean human rating "
+                f"{judge}: Pearson {_two(m.get('pearson'))}, Spearman {_two(m.get('spearman'))} "
+                "against the mean human rating "
                 f"on {m['n']} dataset pairs ({m.get('mode', 'text')} mode, measured {m.get('measured', '?')})"
             )
         else:

@@ -1,0 +1,123 @@
+"""Strict JSON for every ccpt output, and the provenance block that says what produced it.
+
+Python's ``json`` writes ``NaN`` and ``Infinity`` by default, which strict parsers (JavaScript, jq, most JSON
+libraries) reject; an undefined statistic (a constant judge's correlation, a mean over no valid sample) is
+written as ``null`` instead. Every JSON output goes through :func:`dumps`, which converts first and then refuses
+anything non-finite that is left (``allow_nan=False``).
+
+The provenance block names the ccpt and Inspect versions, the protocol, the dataset (pinned commit, and the
+sha256 of each file when the directory read is known), the models, the judge, the generation settings where
+known, and a UTC timestamp. Text formats carry the same block as a short comment (:func:`provenance_lines`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ccpt import __version__
+from ccpt.download import CHECKSUMS, PINNED_COMMIT, REQUIRED_FILES, sha256_file
+
+DEFAULT_PROTOCOL = "ccpt"
+
+
+def strict(value: Any) -> Any:
+    """``value`` as plain JSON types: non-finite floats become None, numpy scalars/arrays, tuples, sets,
+    paths and dataclasses become their JSON counterparts, mapping keys become strings."""
+    if value is None or isinstance(value, bool | str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return strict(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): strict(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return [strict(v) for v in items]
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing markers, without importing pandas here
+        return None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays, without importing numpy here
+        return strict(value.tolist())
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def dumps(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """Strict JSON text of ``value`` (see :func:`strict`); never contains NaN or Infinity."""
+    return json.dumps(strict(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
+
+
+def _inspect_version() -> str | None:
+    # The installed distribution's metadata: no import of Inspect itself (this module is core).
+    try:
+        return metadata.version("inspect-ai")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def dataset_provenance(data_dir: str | Path | None) -> dict[str, Any]:
+    """The pinned dataset commit and, when ``data_dir`` is known, each required file's sha256 there and
+    whether all of them match the pinned checksums."""
+    info: dict[str, Any] = {"commit": PINNED_COMMIT}
+    if data_dir is None:
+        return info
+    root = Path(data_dir)
+    files = {name: sha256_file(root / name) for name in REQUIRED_FILES if (root / name).is_file()}
+    info["dir"] = str(root)
+    info["sha256"] = files
+    info["matches_pinned"] = len(files) == len(REQUIRED_FILES) and all(
+        digest == CHECKSUMS[name] for name, digest in files.items()
+    )
+    return info
+
+
+def provenance(
+    *,
+    protocol: str = DEFAULT_PROTOCOL,
+    models: Iterable[str] = (),
+    judges: Iterable[str] = (),
+    generation: Mapping[str, Any] | None = None,
+    data_dir: str | Path | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The provenance block of one output. Unknown fields are ``None`` (never guessed)."""
+    stamp = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(microsecond=0)
+    return {
+        "ccpt_version": __version__,
+        "inspect_version": _inspect_version(),
+        "protocol": protocol,
+        "dataset": dataset_provenance(data_dir),
+        "models": sorted({m for m in models if m}),
+        "judges": sorted({j for j in judges if j}),
+        "generation": dict(generation) if generation else None,
+        "created_utc": stamp.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def provenance_lines(block: Mapping[str, Any]) -> list[str]:
+    """The provenance block as short ``key: value`` lines, for a comment in a text report."""
+    dataset = block.get("dataset") or {}
+    data = f"commit {str(dataset.get('commit', '?'))[:12]}"
+    if "matches_pinned" in dataset:
+        data += ", files match the pinned sha256" if dataset["matches_pinned"] else ", files DIFFER from the pin"
+    lines = [
+        f"ccpt {block.get('ccpt_version')}, Inspect {block.get('inspect_version') or 'not installed'}, "
+        f"protocol {block.get('protocol')}",
+        f"dataset: {data}",
+        f"models: {', '.join(block.get('models') or []) or 'n/a'}; "
+        f"judges: {', '.join(block.get('judges') or []) or 'n/a'}",
+    ]
+    if block.get("generation"):
+        lines.append("generation: " + ", ".join(f"{k}={v}" for k, v in block["generation"].items()))
+    lines.append(f"created: {block.get('created_utc')}")
+    return lines

@@ -1,0 +1,52 @@
+"""Where data and graphs come from: a local directory, the verified download cache, or a pinned download.
+
+This is the one core module that may reach the network (through :mod:`ccpt.download`, pinned and
+checksum-verified), and only when no local copy is given. The CLI and the Inspect solvers both resolve
+their inputs here, so "which dataset / which concept graph" has one answer.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ccpt.download import REQUIRED_FILES, cache_dir, download
+from ccpt.errors import DataError
+from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, open_graph
+
+# The dataset's ConceptNet neighbourhood cache: the offline default graph (it covers the CCPT test splits).
+GRAPH_CACHE_NAME = "conceptnet_adjacent.json"
+
+
+def resolve_data_dir(data_dir: str | Path | None) -> Path:
+    """Where the dataset files are: ``data_dir``, else ``$CCPT_DATA_DIR``, else the verified download cache."""
+    chosen = data_dir or os.environ.get("CCPT_DATA_DIR")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_dir():
+            raise DataError(f"data directory {path} does not exist", "check --data-dir / CCPT_DATA_DIR")
+        return path
+    cached = cache_dir()
+    if all((cached / name).is_file() for name in REQUIRED_FILES):
+        return cached
+    return download()
+
+
+def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) -> NeighbourCache | SqliteConceptGraph:
+    """The concept graph to use: ``db``, else ``cache``, else the default index if built, else the
+    dataset's neighbourhood cache (the offline default, which covers the CCPT test splits)."""
+    if db is not None:
+        return SqliteConceptGraph(db)
+    if cache is not None:
+        return open_graph(cache)
+    if default_index_path().is_file():
+        return SqliteConceptGraph(default_index_path())
+    root = resolve_data_dir(data_dir)
+    if not (root / GRAPH_CACHE_NAME).is_file() and root == cache_dir():
+        download((GRAPH_CACHE_NAME,), target=root)
+    if not (root / GRAPH_CACHE_NAME).is_file():
+        raise DataError(
+            f"no concept graph: {root / GRAPH_CACHE_NAME} is missing and no index is built",
+            hint="pass --cache FILE, or build an index with: ccpt conceptnet index DUMP",
+        )
+    return NeighbourCache.load(root / GRAPH_CACHE_NAME)

