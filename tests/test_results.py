@@ -181,14 +181,15 @@ def test_reference_files_of_any_model_name(reference_dir: Path, tmp_path: Path, 
     _renamed_copy(reference_dir / "tp_gpt-4o_naive.csv", tmp_path / f"tp_{safe}_naive.csv", model)
     frame = load_results(sorted(tmp_path.glob("*.csv")), dataset)
     original = load_results(
-        [reference_dir / f"{t}_gpt-4o_naive.csv" for t in ("pi_emergent", "npc_emergent", "tp")], dataset
+        [reference_dir / f"{t}_gpt-4o_naive.csv" for t in ("npc_emergent", "pi_emergent", "tp")], dataset
     )
     assert set(frame["model"]) == {model}
     assert set(frame["protocol"]) == {"as-run"}
     # The same numbers as the GPT-4o file they were copied from: only the name changed.
-    assert frame.groupby(["task", "method", "seed"]).size().to_dict() == original.groupby(
-        ["task", "method", "seed"]
-    ).size().to_dict()
+    assert (
+        frame.groupby(["task", "method", "seed"]).size().to_dict()
+        == original.groupby(["task", "method", "seed"]).size().to_dict()
+    )
     pd.testing.assert_series_equal(frame["score"], original["score"])
 
 

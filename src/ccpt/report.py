@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
 from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND
 from ccpt.scoring import (
     TYPE_ORDER,
@@ -285,6 +286,8 @@ class TypeResult:
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == "type_prediction"]
+    if tp.empty:
+        return []  # (indexing an empty frame with an empty list below would select no *columns*)
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
     # it is still counted in the failures table, so leaving it out here never hides it.
     tp = tp[[not _missing_text(g) for g in tp["gold_type"]]]
@@ -372,6 +375,7 @@ class FailureRow:
     parse_failures: int
     judge_failures: int
     unscored: int
+    filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
 
 
 def display_methods(frame: pd.DataFrame) -> list[str]:
@@ -395,6 +399,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 parse_failures=int((group["parse_ok"] != True).sum()),  # noqa: E712
                 judge_failures=int(pd.to_numeric(group["judge_failures"], errors="coerce").fillna(0).sum()),
                 unscored=int(group[target].isna().sum()),
+                filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
             )
         )
     return out
@@ -433,11 +438,18 @@ def build_report(
     """Compute every table from the tidy results table."""
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
+    notes = list(frame.attrs.get("notes", []))
+    notes.insert(0, protocol_note(frame))
+    if len(protocols_of(frame)) > 1:
+        # Never average runs of two protocols together: each row's model is labelled with its protocol.
+        labelled = frame["protocol"].notna()
+        frame = frame.copy()
+        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
+    frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
     gen = generative_rows(frame)
     generative = (
         table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
     )
-    notes = list(frame.attrs.get("notes", []))
     if dataset is None and not gen.empty:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     examples = (
@@ -459,6 +471,23 @@ def build_report(
         judge_info=judge_info,
         examples=examples,
     )
+
+
+def protocols_of(frame: pd.DataFrame) -> list[str]:
+    """The protocols of the rows (human answers have none)."""
+    if "protocol" not in frame:
+        return []
+    return sorted({str(p) for p in frame["protocol"].dropna()})
+
+
+def protocol_note(frame: pd.DataFrame) -> str:
+    """The sentence every report prints about the protocol(s) its rows were produced under."""
+    names = protocols_of(frame)
+    described = "; ".join(f"{n} ({PROTOCOLS[n].summary})" if n in PROTOCOLS else n for n in names)
+    text = f"Protocol: {described or 'unknown'}."
+    if any(n in PROTOCOLS and PROTOCOLS[n].fill_failures for n in names):
+        text += " As run, an unscored sample is filled from another seed before averaging (Failures table, Filled)."
+    return text
 
 
 def stat_note(stat: Stat) -> str:
@@ -591,7 +620,7 @@ def filters_markdown(rows: Sequence[FilterRow]) -> str:
 
 def failures_markdown(rows: Sequence[FailureRow]) -> str:
     """Failure counts."""
-    header = ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"]
+    header = ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored", "Filled"]
     body = [
         [
             r.task,
@@ -601,6 +630,7 @@ def failures_markdown(rows: Sequence[FailureRow]) -> str:
             str(r.parse_failures),
             str(r.judge_failures),
             str(r.unscored),
+            str(r.filled),
         ]
         for r in rows
     ]
@@ -807,7 +837,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
-        for name in ("samples", "parse_failures", "judge_failures", "unscored"):
+        for name in ("samples", "parse_failures", "judge_failures", "unscored", "filled"):
             out.append({**base, "metric": name, "count": getattr(f, name)})
     return out
 
@@ -952,13 +982,13 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
             str(f.parse_failures),
             str(f.judge_failures),
             str(f.unscored),
+            str(f.filled),
         ]
         for f in report.failures
     ]
     parts.append("<h2>Failures</h2>")
-    parts.append(
-        _html_table(["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored"], body)
-    )
+    header = ["Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored", "Filled"]
+    parts.append(_html_table(header, body))
     for caption, payload in figures:
         img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
         parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
@@ -1041,8 +1071,12 @@ def compare_runs(
     oracle: Oracle = "paper",
     n_resamples: int = 10_000,
     seed: int = 0,
+    allow_mixed_protocols: bool = False,
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
+
+    Runs produced under different protocols (e.g. the authors' as-run files against a ccpt run) are refused
+    unless ``allow_mixed_protocols``.
 
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
@@ -1058,6 +1092,12 @@ def compare_runs(
         return chosen
 
     run_a, run_b = select(a), select(b)
+    protocols = {side: protocols_of(run) for side, run in (("A", run_a), ("B", run_b))}
+    if protocols["A"] != protocols["B"] and not allow_mixed_protocols:
+        raise CcptError(
+            f"runs of different protocols: A is {'/'.join(protocols['A']) or 'unknown'}, "
+            f"B is {'/'.join(protocols['B']) or 'unknown'} (pass --allow-mixed-protocols to compare anyway)"
+        )
     common = [
         t for t in (*GENERATIVE_TASKS, "type_prediction") if (run_a["task"] == t).any() and (run_b["task"] == t).any()
     ]

@@ -506,9 +506,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 rows.append(row)
                 continue
             rows.extend(
-                rows_from_metadata(
-                    meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol
-                )
+                rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol)
             )
     if not rows:
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")

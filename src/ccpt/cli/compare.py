@@ -28,6 +28,11 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--resamples", type=int, default=10_000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--allow-mixed-protocols",
+    is_flag=True,
+    help="Compare runs produced under different protocols (ccpt vs as-run); refused by default.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     paths: tuple[Path, ...],
@@ -40,6 +45,7 @@ def command(
     resamples: int,
     seed: int,
     data_dir: Path | None,
+    allow_mixed_protocols: bool,
     fmt: str,
 ) -> None:
     """Is A better than B? Per-instance differences (seed-averaged, ×100), paired bootstrap or sign-flip test.
@@ -61,6 +67,7 @@ def command(
         oracle=oracle,
         n_resamples=resamples,
         seed=seed,  # type: ignore[arg-type]
+        allow_mixed_protocols=allow_mixed_protocols,
     )
     if fmt == "json":
         payload = [

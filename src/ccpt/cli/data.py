@@ -125,4 +125,5 @@ def export_cmd(
     else:
         click.echo(f"wrote {len(rows):,} {'SFT examples' if sft else 'records'} to {out}")
         if sft:
-            click.echo("train rows removed (overlap with a test item): " + ", ".join(f"{k}: {v}" for k, v in removed.items()))
+            counts = ", ".join(f"{rule}: {n}" for rule, n in removed.items())
+            click.echo(f"train rows removed (overlap with a test item): {counts}")

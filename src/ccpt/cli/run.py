@@ -8,16 +8,22 @@ import click
 
 from ccpt.dataset import TASKS
 from ccpt.eval.solvers import METHODS
+from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
+    """NAME=VALUE pairs; each value parsed as YAML, as Inspect parses ``-T``/``-M`` (0.05 → float, true → bool)."""
+    import yaml
+
     out: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
-        lowered = value.lower()
-        out[key] = {"true": True, "false": False}.get(lowered, int(value) if value.lstrip("-").isdigit() else value)
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[key] = value  # not YAML (e.g. "a: b: c"): the text itself, as Inspect does
     return out
 
 
@@ -44,6 +50,24 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help="text: the score the judge writes (paper). expected: probability-weighted score from "
     "log-probabilities (needs a provider with logprobs). Default: expected for gguf judges, else text.",
 )
+@click.option(
+    "--judge-arg",
+    "judge_args",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Argument for the judge model (repeatable): base_url=URL, api_key=KEY or a provider model argument.",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(list(PROTOCOLS)),
+    default=DEFAULT_PROTOCOL,
+    show_default=True,
+    help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
+    "released code ran to produce the paper's tables (docs/methods.md).",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Answer token cap (default 2048).")
+@click.option("--temperature", type=click.FloatRange(min=0), default=None, help="Sampling temperature.")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1), default=None, help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -106,6 +130,11 @@ def command(
     models,
     judge,
     judge_mode,
+    judge_args,
+    protocol,
+    max_tokens,
+    temperature,
+    top_p,
     tasks,
     methods,
     seeds,
@@ -157,6 +186,11 @@ def command(
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
     sweep.task_args = _key_values(task_args, "-T")
+    sweep.judge_args = _key_values(judge_args, "--judge-arg")
+    sweep.protocol = str(sweep.task_args.pop("protocol", protocol))
+    sweep.generate = {
+        k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
+    }
     finished = run_sweep(sweep, check_models=not no_preflight)
     print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir)
     if not finished:
