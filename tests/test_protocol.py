@@ -100,8 +100,9 @@ def test_as_run_sends_no_system_message_and_no_top_p_to_openai(
         assert body["temperature"] == 0.7
         assert body.get("max_tokens", body.get("max_completion_tokens")) == 1024
         # The authors' PI-canceled CoT prompt: Base instructions, mismatched worked examples.
-        assert "burned banknote" not in body["messages"][0]["content"]
-        assert "banknote" in body["messages"][0]["content"] and "Brown apple" in body["messages"][0]["content"]
+        prompt = body["messages"][0]["content"]
+        assert "- Combination: Brown apple" in prompt and "- Combination: burned banknote" not in prompt
+        assert "carnivorous" in prompt and "reasoning" not in prompt.split("<Example 1>")[0]
     judge = _solver_requests(requests, "gpt-4o-judge")
     assert judge and all("\n---\n" in b["messages"][-1]["content"] for b in judge)
     assert log.eval.task_args["protocol"] == "as-run"
@@ -152,15 +153,17 @@ def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(
         monkeypatch.setenv("LOOP_BASE_URL", base_url)
         monkeypatch.setenv("JUDGE_BASE_URL", "http://127.0.0.1:9/unused")  # the --judge-arg base_url must win
         code = main(
-            ["run", "--model", "openai-api/loop/test-model", "--judge", "openai-api/judge/test-judge",
+            ["run", "--model", "openai-api/loop/run-model", "--judge", "openai-api/judge/run-judge",
              "--judge-arg", f"base_url={judge_url}", "--task", "pi_emergent", "--method", "sa_llm", "--limit", "1",
              "--seeds", "1", "--max-tokens", "4096", "-T", "sa_epsilon=0.05", "--data-dir", str(ccpt_dir),
              "--log-dir", str(tmp_path / "logs"), "--format", "json"]
         )  # fmt: skip
     assert code == 0, capsys.readouterr().err
-    answers = [b for b in requests if b["model"] == "test-model" and b.get("temperature") != 0]
-    assert answers and all(b["max_tokens"] == 4096 for b in answers)
-    assert judge_requests and all(b["model"] == "test-judge" for b in judge_requests)
+    answers = [b for b in requests if b["model"] == "run-model" and "- Answer:" in b["messages"][-1]["content"]]
+    assert answers and all(b["max_tokens"] == 4096 and b["temperature"] == 0.7 for b in answers)
+    expansion = [b for b in requests if b["model"] == "run-model" and '{"concepts"' in b["messages"][-1]["content"]]
+    assert expansion and all(b["temperature"] == 0 for b in expansion)  # SA's greedy expansion keeps its own
+    assert judge_requests and all(b["model"] == "run-judge" for b in judge_requests)
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
@@ -179,12 +182,16 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
         judge="ccpt-scripted/judge",
         limit=3,
     )
-    for sample in log.samples:
+    from inspect_ai.log import resolve_sample_attachments
+
+    capped = 0
+    for sample in map(resolve_sample_attachments, log.samples):
         trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
         steps = trajectory["steps"]
         # The authors' convergence check compared a set with itself: every instance stops after one step.
         assert len(steps) == 1 and trajectory["stop_reason"] == "converged" and steps[0]["delta"] == 0.0
-        assert steps[0]["n_candidates"] <= 10 < steps[0]["n_candidates"] + steps[0]["n_capped"]
+        assert steps[0]["n_candidates"] <= 10
+        capped += steps[0]["n_capped"] > 0
         assert 0 < steps[0]["n_shown"] <= 5
         # C_0 stayed in the set during the expansion; the answer sees C_T − C_0.
         assert not set(trajectory["seeds"]) & set(trajectory["final"])
@@ -197,6 +204,7 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
         for prompt in filter_prompts:
             shown = json.loads(prompt.rsplit("Nodes: ", 1)[1].splitlines()[0])
             assert len(shown) <= 5
+    assert capped  # the 10-candidate sample did cut some instance's candidates
     # Both seeds answer from one trajectory (per instance).
     finals: dict[str, set] = {}
     for sample in log.samples:
