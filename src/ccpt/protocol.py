@@ -67,6 +67,7 @@ class Protocol:
     judge_template: str  # prompt file of the judge
     judge_capitalise: bool  # the concept's first letter is upper-cased in the judge prompt
     judge_lowercase_reply: bool  # the reply is lower-cased before it is parsed
+    judge_schema: bool | None  # constrain the judge to JSON where the provider can (None: where supported)
     fill_failures: bool  # the report fills a failed sample from another seed (counted in the Failures table)
     methods: tuple[str, ...] | None = None  # methods the protocol describes; None: all
     provider_dependent: bool = field(default=False)  # call settings differ per provider (decided per call)
@@ -106,6 +107,7 @@ CCPT = Protocol(
     judge_template="judge",
     judge_capitalise=False,
     judge_lowercase_reply=False,
+    judge_schema=None,
     fill_failures=False,
 )
 
@@ -135,6 +137,7 @@ AS_RUN = Protocol(
     judge_template="judge_asrun",
     judge_capitalise=True,
     judge_lowercase_reply=True,
+    judge_schema=False,  # the authors read the integer from free text
     fill_failures=True,
     # The paper's methods (Table 3) and its filter ablation, which it ran with ConceptNet only (Table 7);
     # gold is the annotated answers under the run's judge (the paper's Gold row).

@@ -167,6 +167,7 @@ def relevance_judge(
                 template=surface.judge_template,
                 capitalise=surface.judge_capitalise,
                 lowercase_reply=surface.judge_lowercase_reply,
+                use_schema=surface.judge_schema,
             )
         judge = holder["judge"]
         task = state.metadata["task"]
