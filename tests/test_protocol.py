@@ -275,3 +275,53 @@ def test_compare_refuses_mixed_protocols(reference_dir: Path, tmp_path: Path, ca
     assert len(err) == 1 and "runs of different protocols: A is as-run, B is ccpt" in err[0]
     assert main([*args, "--allow-mixed-protocols"]) == 0
     assert "pi_emergent score: gpt-4o:base − my-model:base = +0.00" in capsys.readouterr().out
+
+
+def test_inspect_logs_of_any_model_name_are_read(ccpt_dir: Path, tmp_path: Path) -> None:
+    from ccpt.report import build_report, render_markdown
+    from ccpt.results import from_inspect_logs
+
+    model = "ccpt-scripted/meta-llama/Llama-3.1-70B.q4:latest"
+    _eval(pi_emergent(method="base", seeds=2, data_dir=str(ccpt_dir)), tmp_path, model, "ccpt-scripted/gpt-4.1")
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert set(frame["model"]) == {model} and set(frame["judge"]) == {"ccpt-scripted/gpt-4.1"}
+    assert set(frame["protocol"]) == {"ccpt"} and len(frame) == 2
+    assert f"| {model} | Base |" in render_markdown(build_report(frame, examples_per_group=0))
+
+
+def test_sa_as_run_empty_set_falls_back_and_the_answer_sees_c_t_minus_c_0() -> None:
+    """Pure Algorithm-1 run with a graph and a filter that keeps nothing at step 2 (as-run settings)."""
+    import asyncio
+
+    from ccpt.activation import Activator, SAConfig, property_induction_seeds, spread_activation
+
+    class Graph:
+        name = "g"
+        capabilities = frozenset({"neighbours"})
+
+        def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
+            return {"peeled": ("skin", "knife"), "apple": ("fruit", "red", "peeled")}.get(concept, ("other",))[:k]
+
+    calls: list[str] = []
+
+    async def generate(prompt: str) -> str:
+        calls.append(prompt)
+        shown = json.loads(prompt.rsplit("Nodes: ", 1)[1].splitlines()[0])
+        return "Reasoning. " + json.dumps(shown if len(calls) == 1 else [])
+
+    sa = AS_RUN.sa
+    config = SAConfig(
+        use_llm=False, use_graph=True, max_candidates=sa.sample_candidates, filter_shown=sa.filter_shown,
+        remove_seeds_each_step=sa.remove_seeds_each_step, keep_invented=sa.keep_invented,
+        frozen_convergence=False, empty_fallback=sa.empty_fallback, prompt_variant=sa.prompt_variant,
+    )  # fmt: skip
+    seeds = property_induction_seeds("peeled", "apple")
+    trajectory = asyncio.run(
+        spread_activation(seeds, generate=generate, graph=Graph(), activator=Activator(), config=config)
+    )
+    first = trajectory.steps[0].concepts
+    assert trajectory.steps[0].n_shown == len(first) == 5 and trajectory.steps[1].concepts == ()
+    # C_2 is empty: the answer sees C_1 − C_0 (the seeds stayed in C_1 while it spread).
+    assert set(first) & {"peeled", "apple"}
+    assert trajectory.at(2) == tuple(c for c in first if c not in ("peeled", "apple"))
+    assert "Objective" not in calls[0] and '"peeled", "apple"' in calls[0]  # the authors' filter: both seeds
