@@ -325,3 +325,21 @@ def test_sa_as_run_empty_set_falls_back_and_the_answer_sees_c_t_minus_c_0() -> N
     assert set(first) & {"peeled", "apple"}
     assert trajectory.at(2) == tuple(c for c in first if c not in ("peeled", "apple"))
     assert "Objective" not in calls[0] and '"peeled", "apple"' in calls[0]  # the authors' filter: both seeds
+
+
+def test_ccpt_run_judge_as_an_inspect_model_role_spec(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loopback_openai import serve
+
+    monkeypatch.setenv("SPEC_API_KEY", "judge-key")
+    with serve() as (judge_url, judge_requests):
+        code = main(
+            ["run", "--model", "ccpt-scripted/a", "--judge", f"{{model: openai-api/spec/j, base_url: {judge_url}}}",
+             "--task", "pi_emergent", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir),
+             "--log-dir", str(tmp_path / "logs"), "--format", "json"]
+        )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert judge_requests and all(b["model"] == "j" for b in judge_requests)
+    bad = main(["run", "--judge", "{model: x/y, colour: red}", "--log-dir", str(tmp_path / "bad")])
+    assert bad == 2 and "unsupported key(s) colour in the judge spec" in capsys.readouterr().err

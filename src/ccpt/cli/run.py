@@ -27,6 +27,26 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     return out
 
 
+def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
+    """``--judge``: a model name, or an Inspect model-role spec ``{model: M, base_url: U, model_args: {...}}``."""
+    import yaml
+
+    if not value.lstrip().startswith("{"):
+        return value, {}
+    try:
+        spec = yaml.safe_load(value)
+    except yaml.YAMLError:
+        spec = None
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), str):
+        raise click.BadParameter("expected a model name or {model: NAME, base_url: URL, ...}", param_hint="--judge")
+    args = dict(spec.pop("model_args", None) or {})
+    name = spec.pop("model")
+    unknown = sorted(set(spec) - {"base_url", "api_key"})
+    if unknown:
+        raise click.BadParameter(f"unsupported key(s) {', '.join(unknown)} in the judge spec", param_hint="--judge")
+    return name, {**args, **spec}
+
+
 @click.command("run")
 @click.option(
     "--model",
@@ -40,7 +60,8 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     "--judge",
     default=None,
     metavar="MODEL",
-    help="The LLM judge (paper: openai/gpt-4o). Default: the embedded gguf/qwen2.5-1.5b, read from "
+    help="The LLM judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
+    "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: the embedded gguf/qwen2.5-1.5b, read from "
     "its token probabilities; its agreement with human ratings is printed with the results.",
 )
 @click.option(
@@ -173,8 +194,9 @@ def command(
     )
     if models:
         sweep.models = list(models)
-    if judge:
-        sweep.judge = judge
+    judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
+    if judge_name:
+        sweep.judge = judge_name
     elif not offline_default:
         sweep.judge = None  # the evaluated model judges itself, as Inspect's default role resolution does
     sweep.judge_mode = judge_mode or ("expected" if (sweep.judge or "").startswith("gguf/") else "text")
@@ -186,7 +208,7 @@ def command(
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
     sweep.task_args = _key_values(task_args, "-T")
-    sweep.judge_args = _key_values(judge_args, "--judge-arg")
+    sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
     sweep.protocol = str(sweep.task_args.pop("protocol", protocol))
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
