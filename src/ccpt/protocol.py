@@ -17,7 +17,9 @@ names. Core module: imports neither Inspect nor the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import pandas as pd
 
@@ -61,7 +63,7 @@ class Protocol:
 
     name: str
     summary: str
-    calls: dict[str, CallSettings]  # provider family → settings; key "*" is every other provider
+    calls: Mapping[str, CallSettings]  # provider family → settings; key "*" is every other provider
     prompt_variant: str | None  # task prompt files <task>_<method>_<variant>.txt override the default ones
     sa: SASettings
     judge_template: str  # prompt file of the judge
@@ -90,7 +92,7 @@ class Protocol:
 
 
 # Inspect providers → the backend family the authors' code would have used for them.
-_FAMILIES = {"openai": "openai", "azureai": "openai", "anthropic": "anthropic", "bedrock": "*"}
+_FAMILIES: Mapping[str, str] = MappingProxyType({"openai": "openai", "azureai": "openai", "anthropic": "anthropic"})
 
 
 def _is_reasoning_openai(model: str) -> bool:
@@ -101,7 +103,7 @@ def _is_reasoning_openai(model: str) -> bool:
 CCPT = Protocol(
     name="ccpt",
     summary="the paper's method as printed, with the authors' code defects fixed and independent seeds",
-    calls={"*": CallSettings()},
+    calls=MappingProxyType({"*": CallSettings()}),
     prompt_variant=None,
     sa=SASettings(),
     judge_template="judge",
@@ -114,15 +116,17 @@ CCPT = Protocol(
 AS_RUN = Protocol(
     name="as-run",
     summary="what the authors' released code ran to produce the paper's tables",
-    calls={
-        # OpenAI: the system prompt was built but never sent; top_p never sent; 1024 new tokens.
-        "openai": CallSettings(system_prompt=False, temperature=0.7, top_p=None, max_tokens=1024),
-        "openai-reasoning": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=1024),
-        # Anthropic: the backend's default temperature 1.0 (callers passed none), 2048 tokens.
-        "anthropic": CallSettings(system_prompt=True, temperature=1.0, top_p=None, max_tokens=2048),
-        # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p.
-        "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048),
-    },
+    calls=MappingProxyType(
+        {
+            # OpenAI: the system prompt was built but never sent; top_p never sent; 1024 new tokens.
+            "openai": CallSettings(system_prompt=False, temperature=0.7, top_p=None, max_tokens=1024),
+            "openai-reasoning": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=1024),
+            # Anthropic: the backend's default temperature 1.0 (callers passed none), 2048 tokens.
+            "anthropic": CallSettings(system_prompt=True, temperature=1.0, top_p=None, max_tokens=2048),
+            # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p.
+            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048),
+        }
+    ),
     prompt_variant="asrun",
     sa=SASettings(
         sample_candidates=10,
@@ -145,7 +149,7 @@ AS_RUN = Protocol(
     provider_dependent=True,
 )
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (CCPT, AS_RUN)}
+PROTOCOLS: Mapping[str, Protocol] = MappingProxyType({p.name: p for p in (CCPT, AS_RUN)})
 
 
 def get_protocol(name: str | Protocol | None) -> Protocol:

@@ -26,6 +26,9 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
+
+# Not re-exported by inspect_ai.model: the task's config merged with the command line's, which per-provider
+# defaults must not override (Model.generate merges it the same way for the active model).
 from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
