@@ -12,18 +12,21 @@ from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
-    """NAME=VALUE pairs; each value parsed as YAML, as Inspect parses ``-T``/``-M`` (0.05 → float, true → bool)."""
+    """NAME=VALUE pairs parsed exactly as Inspect parses ``-T``/``-M`` (YAML values: 0.05 → float, true → bool,
+    a,b → list; dashes in names → underscores), so `ccpt run` and `inspect eval` read the same arguments alike."""
     import yaml
+    from inspect_ai._util.config import parse_cli_args  # Inspect's own -T/-M parser (not re-exported)
 
     out: dict[str, object] = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
+        key, sep, _value = pair.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
         try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            out[key] = value  # not YAML (e.g. "a: b: c"): the text itself, as Inspect does
+            out |= parse_cli_args([pair])
+        except yaml.YAMLError as exc:
+            problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
+            raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
     return out
 
 
