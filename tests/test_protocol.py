@@ -274,7 +274,8 @@ def test_compare_refuses_mixed_protocols(reference_dir: Path, tmp_path: Path, ca
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "runs of different protocols: A is as-run, B is ccpt" in err[0]
     assert main([*args, "--allow-mixed-protocols"]) == 0
-    assert "pi_emergent score: gpt-4o:base − my-model:base = +0.00" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "pi_emergent score: gpt-4o:base − my-model:base = +0.00" in out and "; protocols as-run vs ccpt" in out
 
 
 def test_inspect_logs_of_any_model_name_are_read(ccpt_dir: Path, tmp_path: Path) -> None:

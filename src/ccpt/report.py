@@ -1051,6 +1051,7 @@ class Comparison:
     b: str
     result: PairedComparison
     n_unpaired: int  # instances scored by only one of the two runs (or failed in one)
+    protocols: tuple[str, str] = ("", "")  # the protocol(s) of A and of B ("/"-joined if several)
 
 
 def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
@@ -1120,5 +1121,6 @@ def compare_runs(
         )
         unpaired = len(sa.index.union(sb.index)) - len(both)
         name = "accuracy" if task == "type_prediction" else metric
-        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired))
+        names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
+        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, names))
     return out

@@ -76,6 +76,8 @@ def command(
                 "metric": c.metric,
                 "a": c.a,
                 "b": c.b,
+                "protocol_a": c.protocols[0],
+                "protocol_b": c.protocols[1],
                 "mean_diff": c.result.mean_diff,
                 "ci": [c.result.ci_low, c.result.ci_high],
                 "p_value": c.result.p_value,
@@ -91,9 +93,12 @@ def command(
         return
     for c in results:
         r = c.result
+        same = c.protocols[0] == c.protocols[1]
+        protocol = f"protocol {c.protocols[0]}" if same else f"protocols {c.protocols[0]} vs {c.protocols[1]}"
         click.echo(
             f"{c.task} {c.metric}: {c.a} − {c.b} = {r.mean_diff:+.2f} "
             f"(95% CI {r.ci_low:+.2f} … {r.ci_high:+.2f}), "
             f"p = {r.p_value:.4g} ({r.test}, {r.n_resamples} resamples), d_z = {r.effect_size:.2f}, n = {r.n}"
             + (f", {c.n_unpaired} unpaired instances left out" if c.n_unpaired else "")
+            + f"; {protocol}"
         )
