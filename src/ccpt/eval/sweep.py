@@ -167,7 +167,10 @@ def preflight(
 def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     """Run (or resume) the sweep; returns True when every task run finished."""
     sweep.validate()
-    tasks = sweep.task_objects()
+    try:
+        tasks = sweep.task_objects()
+    except PrerequisiteError as exc:  # a user error while building a task (see ccpt.eval.tasks._for_inspect)
+        raise CcptError(str(exc)) from None
     judges = [sweep.judge] if sweep.judge else []
     needs_judge = any(t != "type_prediction" for t in sweep.tasks)
     if check_models:

@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import GenerateConfig
 
 from ccpt.dataset import TaskName
+from ccpt.errors import CcptError
 from ccpt.eval.judge import JudgeMode
 from ccpt.eval.samples import task_dataset
 from ccpt.eval.scorers import ccpt_mean, relevance_judge, type_match
@@ -111,6 +113,15 @@ def _generative(task: TaskName, params: dict) -> Task:
     )
 
 
+def _for_inspect(build: Callable[[], Task]) -> Task:
+    """Build a task; a user error (bad -T value, missing data) becomes Inspect's PrerequisiteError, which
+    `inspect eval` prints as one line instead of a traceback (`ccpt run` turns it back into its own line)."""
+    try:
+        return build()
+    except CcptError as exc:
+        raise PrerequisiteError(str(exc)) from None
+
+
 def _generative_task(name: TaskName, summary: str) -> Callable[..., Task]:
     """Define and register one generative task; the three share this one signature (module docstring)."""
 
@@ -133,7 +144,7 @@ def _generative_task(name: TaskName, summary: str) -> Callable[..., Task]:
         protocol: str = "ccpt",
     ) -> Task:
         params = dict(locals())
-        return _generative(name, params)
+        return _for_inspect(lambda: _generative(name, params))
 
     generative.__name__ = generative.__qualname__ = name
     generative.__doc__ = summary
@@ -162,13 +173,15 @@ def type_prediction(
     protocol: str = "ccpt",
 ) -> Task:
     """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each."""
-    return ccpt_task(
-        "type_prediction",
-        method=method,
-        seeds=seeds,
-        system_prompt=system_prompt,
-        data_dir=data_dir,
-        exclude_toxic=exclude_toxic,
-        seed=seed,
-        protocol=protocol,
+    return _for_inspect(
+        lambda: ccpt_task(
+            "type_prediction",
+            method=method,
+            seeds=seeds,
+            system_prompt=system_prompt,
+            data_dir=data_dir,
+            exclude_toxic=exclude_toxic,
+            seed=seed,
+            protocol=protocol,
+        )
     )
