@@ -344,3 +344,16 @@ def test_ccpt_run_judge_as_an_inspect_model_role_spec(
     assert judge_requests and all(b["model"] == "j" for b in judge_requests)
     bad = main(["run", "--judge", "{model: x/y, colour: red}", "--log-dir", str(tmp_path / "bad")])
     assert bad == 2 and "unsupported key(s) colour in the judge spec" in capsys.readouterr().err
+
+
+def test_a_report_never_averages_two_protocols_together() -> None:
+    from ccpt.report import build_report, render_markdown
+
+    both = pd.concat([_frame([0.5, 0.5, 0.5], "as-run"), _frame([0.0, 0.0, 0.0], "ccpt")], ignore_index=True)
+    text = render_markdown(build_report(both, examples_per_group=0))
+    plain = text.replace("**", "").replace("<u>", "").replace("</u>", "")
+    rows = {line.split("|")[1].strip(): line for line in plain.splitlines() if "| Base |" in line and "pi_" not in line}
+    assert set(rows) == {"m [as-run]", "m [ccpt]"}
+    assert "| 50.0 ± 0.0 |" in rows["m [as-run]"] and "| 0.0 ± 0.0 |" in rows["m [ccpt]"]
+    assert "50.0" not in rows["m [ccpt]"]  # no mean over both protocols' rows
+    assert "Protocol: as-run (" in text and "; ccpt (" in text
