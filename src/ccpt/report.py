@@ -20,6 +20,7 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.jsonout import DEFAULT_PROTOCOL, dumps, provenance, provenance_lines, strict
+from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
 from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND, optional
 from ccpt.scoring import (
     TYPE_ORDER,
@@ -295,6 +296,8 @@ class TypeResult:
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == "type_prediction"]
+    if tp.empty:
+        return []  # (indexing an empty frame with an empty list below would select no *columns*)
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
     # it is still counted in the failures table, so leaving it out here never hides it.
     # (A boolean Series, not a list: an empty list would select no *columns*.)
@@ -379,6 +382,7 @@ class FailureRow:
     parse_failures: int
     judge_failures: int
     unscored: int
+    filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
 
 
 def display_methods(frame: pd.DataFrame) -> list[str]:
@@ -402,6 +406,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 parse_failures=int((group["parse_ok"] != True).sum()),  # noqa: E712
                 judge_failures=int(pd.to_numeric(group["judge_failures"], errors="coerce").fillna(0).sum()),
                 unscored=int(group[target].isna().sum()),
+                filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
             )
         )
     return out
@@ -447,7 +452,7 @@ def build_report(
     seed: int = 0,
     examples_per_group: int = 3,
     provenance: Mapping[str, Any] | None = None,
-    protocol: str = DEFAULT_PROTOCOL,
+    protocol: str | None = None,
 ) -> Report:
     """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
 
@@ -456,11 +461,18 @@ def build_report(
     """
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
+    notes = list(frame.attrs.get("notes", []))
+    notes.insert(0, protocol_note(frame))
+    if len(protocols_of(frame)) > 1:
+        # Never average runs of two protocols together: each row's model is labelled with its protocol.
+        labelled = frame["protocol"].notna()
+        frame = frame.copy()
+        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
+    frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
     gen = generative_rows(frame)
     generative = (
         table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
     )
-    notes = list(frame.attrs.get("notes", []))
     if dataset is None and not gen.empty:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     examples = (
@@ -486,9 +498,10 @@ def build_report(
 
 
 def frame_provenance(
-    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str = DEFAULT_PROTOCOL
+    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str | None = None
 ) -> dict[str, Any]:
-    """The provenance block of results: their models and judges, and the dataset directory when known."""
+    """The provenance block of results: their protocol(s) (``protocol`` overrides), models and judges, and the
+    dataset directory when known."""
 
     def names(column: str) -> list[str]:
         if column not in frame:
@@ -496,11 +509,28 @@ def frame_provenance(
         return [str(v) for v in frame[column].dropna().unique() if str(v) and str(v) != HUMAN_MODEL]
 
     return provenance(
-        protocol=protocol,
+        protocol=protocol or "/".join(protocols_of(frame)) or DEFAULT_PROTOCOL,
         models=names("model"),
         judges=names("judge"),
         data_dir=dataset.source if dataset is not None and dataset.source else None,
     )
+
+
+def protocols_of(frame: pd.DataFrame) -> list[str]:
+    """The protocols of the rows (human answers have none)."""
+    if "protocol" not in frame:
+        return []
+    return sorted({str(p) for p in frame["protocol"].dropna()})
+
+
+def protocol_note(frame: pd.DataFrame) -> str:
+    """The sentence every report prints about the protocol(s) its rows were produced under."""
+    names = protocols_of(frame)
+    described = "; ".join(f"{n} ({PROTOCOLS[n].summary})" if n in PROTOCOLS else n for n in names)
+    text = f"Protocol: {described or 'unknown'}."
+    if any(n in PROTOCOLS and PROTOCOLS[n].fill_failures for n in names):
+        text += " As run, an unscored sample is filled from another seed before averaging (Failures table, Filled)."
+    return text
 
 
 def stat_note(stat: Stat) -> str:
@@ -667,12 +697,12 @@ def failures_display(rows: Sequence[FailureRow]) -> DisplayTable:
                 _text_cell(r.task),
                 _text_cell(r.model),
                 _text_cell(method_label(r.method)),
-                *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored)],
+                *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored, r.filled)],
             ),
         )
         for r in rows
     )
-    header = ("Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored")
+    header = ("Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored", "Filled")
     return DisplayTable("failures", "Failures", header, body)
 
 
@@ -923,7 +953,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
-        for name in ("samples", "parse_failures", "judge_failures", "unscored"):
+        for name in ("samples", "parse_failures", "judge_failures", "unscored", "filled"):
             out.append({**base, "metric": name, "count": getattr(f, name)})
     return out
 
@@ -1102,6 +1132,7 @@ class Comparison:
     b: str
     result: PairedComparison
     n_unpaired: int  # instances scored by only one of the two runs (or failed in one)
+    protocols: tuple[str, str] = ("", "")  # the protocol(s) of A and of B ("/"-joined if several)
 
 
 def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
@@ -1122,8 +1153,12 @@ def compare_runs(
     oracle: Oracle = "paper",
     n_resamples: int = 10_000,
     seed: int = 0,
+    allow_mixed_protocols: bool = False,
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
+
+    Runs produced under different protocols (e.g. the authors' as-run files against a ccpt run) are refused
+    unless ``allow_mixed_protocols``.
 
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
@@ -1139,6 +1174,12 @@ def compare_runs(
         return chosen
 
     run_a, run_b = select(a), select(b)
+    protocols = {side: protocols_of(run) for side, run in (("A", run_a), ("B", run_b))}
+    if protocols["A"] != protocols["B"] and not allow_mixed_protocols:
+        raise CcptError(
+            f"runs of different protocols: A is {'/'.join(protocols['A']) or 'unknown'}, "
+            f"B is {'/'.join(protocols['B']) or 'unknown'} (pass --allow-mixed-protocols to compare anyway)"
+        )
     common = [
         t for t in (*GENERATIVE_TASKS, "type_prediction") if (run_a["task"] == t).any() and (run_b["task"] == t).any()
     ]
@@ -1161,5 +1202,6 @@ def compare_runs(
         )
         unpaired = len(sa.index.union(sb.index)) - len(both)
         name = "accuracy" if task == "type_prediction" else metric
-        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired))
+        names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
+        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, names))
     return out

@@ -57,7 +57,13 @@ COLUMNS: tuple[str, ...] = (
     "sa_iteration",
     "sa_filter",
     "source",
+    "protocol",
 )
+
+# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
+# Inspect logs written before protocols existed ran ccpt's default.
+REFERENCE_PROTOCOL = "as-run"
+DEFAULT_PROTOCOL = "ccpt"
 
 TASK_KIND: dict[str, str] = {"pi_emergent": "emergent", "pi_canceled": "canceled", "npc_emergent": "emergent"}
 GENERATIVE_TASKS: tuple[str, ...] = tuple(TASK_KIND)
@@ -67,12 +73,15 @@ ALL_TASKS: tuple[str, ...] = (*GENERATIVE_TASKS, "type_prediction")
 REFERENCE_METHODS: dict[str, str] = {"naive": "base", "multi": "multi_oracle", "cot": "cot"}
 MULTI_ORACLE = "multi_oracle"
 
-# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>.
+# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
+# character (dots, colons, slashes, spaces: "Meta-Llama-3.1-70B-Instruct", "qwen2.5:72b", even Bedrock's
+# "meta.llama3-1-70b-instruct-v1:0"): the dataset's own "meta.*" columns never end in "_<seed>_<field>" or
+# "_generated_", so the structure alone tells them apart.
 _RUN_COLUMN = re.compile(
-    r"^(?P<prefix>[^.]+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
+    r"^(?P<prefix>.+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
     r"combination_relevance|root_relevance|modifier_relevance|indiv_max|emergence|cancellation)$"
 )
-_TP_COLUMN = re.compile(r"^(?P<model>[^.]+?)_generated_$")
+_TP_COLUMN = re.compile(r"^(?P<model>.+?)_generated_$")
 _JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
 
 
@@ -95,7 +104,7 @@ FLOAT_COLUMNS: tuple[str, ...] = ("r_np", "r_hp", "r_mp", "r_hmp", "score")
 
 
 # What identifies one answer across logs: the same key in two logs is the same run done twice.
-RUN_KEY = ("task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample", "sa_iteration")
+RUN_KEY = ("task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample", "sa_iteration", "protocol")
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -195,6 +204,7 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
         sample=0,
         judge_failures=0,
         source=path.name,
+        protocol=REFERENCE_PROTOCOL,
     )
     return row
 
@@ -394,7 +404,12 @@ def _normalise_sa(row: dict[str, Any]) -> None:
 
 
 def rows_from_metadata(
-    meta: Mapping[str, Any], *, default_seed: int, default_model: str, source: str
+    meta: Mapping[str, Any],
+    *,
+    default_seed: int,
+    default_model: str,
+    source: str,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> list[dict[str, Any]]:
     """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
     base = {k: v for k, v in meta.items() if k != "samples"}
@@ -415,6 +430,7 @@ def rows_from_metadata(
         _normalise_sa(row)
         row["judge_failures"] = int(merged.get("judge_failures") or 0)
         row["source"] = source
+        row["protocol"] = protocol
         if row.get("task") not in ALL_TASKS:
             raise DataError(f"{source}: unknown task {row.get('task')!r} in sample metadata")
         if row["task"] in TASK_KIND:
@@ -459,6 +475,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         source = Path(str(log.location).replace("file://", "")).name
         model = str(log.eval.model)
         task_name = str(log.eval.task).split("/")[-1]
+        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
             meta = None
@@ -483,13 +500,16 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                     parse_ok=False,
                     judge_failures=0,
                     source=source,
+                    protocol=protocol,
                     parse_error=f"sample error: {getattr(error, 'message', error)}"
                     if error
                     else "no ccpt score metadata",
                 )
                 rows.append(row)
                 continue
-            rows.extend(rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source))
+            rows.extend(
+                rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol)
+            )
     if not rows:
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = _frame(rows)
@@ -564,6 +584,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         require_pyarrow(path)
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=True)
+    if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
+        frame["protocol"] = DEFAULT_PROTOCOL
     missing = _missing(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")

@@ -114,6 +114,9 @@ class Judge:
     retries: int = 2
     use_schema: bool | None = None  # None: on for providers in SCHEMA_PROVIDERS
     max_tokens: int = 24
+    template: str = "judge"  # the prompt file (a protocol's judge surface)
+    capitalise: bool = False  # upper-case the concept's first letter in the prompt
+    lowercase_reply: bool = False  # lower-case the reply before parsing it
     calls: int = 0
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
 
@@ -136,7 +139,7 @@ class Judge:
         )
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
-        prompt = judge_prompt(concept, prop)
+        prompt = judge_prompt(concept, prop, self.template, self.capitalise)
         raw, error = "", "no attempt"
         for attempt in range(self.retries + 1):
             self.calls += 1
@@ -146,7 +149,7 @@ class Judge:
                 cache=CachePolicy(expiry=None, per_epoch=False),
             )
             raw = output.completion
-            parsed = parse_relevance(raw)
+            parsed = parse_relevance(raw.lower() if self.lowercase_reply else raw)
             if self.mode == "expected":
                 value = expected_score(output)
                 if value is not None:

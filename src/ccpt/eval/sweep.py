@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
-from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, ModelError
+from ccpt.eval.inspect_compat import is_user_error
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
 from ccpt.weights import DEFAULT_SOLVER
 
@@ -60,6 +62,9 @@ class Sweep:
     model_args: dict[str, Any] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)
     display: str = "plain"
+    protocol: str = DEFAULT_PROTOCOL
+    judge_args: dict[str, Any] = field(default_factory=dict)  # e.g. base_url, api_key, or provider model args
+    generate: dict[str, Any] = field(default_factory=dict)  # temperature / top_p / max_tokens overrides
 
     def validate(self) -> None:
         """Reject unknown tasks and task/method pairs before anything starts."""
@@ -71,6 +76,9 @@ class Sweep:
                 raise CcptError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
         if self.seeds < 1:
             raise CcptError("--seeds must be at least 1")
+        protocol = get_protocol(self.protocol)
+        for method in self.methods:
+            protocol.check_method(method)
 
     def task_objects(self) -> list[Task]:
         """One Inspect task per (task, method); Task 3 runs once with its single prompt."""
@@ -79,12 +87,24 @@ class Sweep:
             methods = ["base"] if name == "type_prediction" else self.methods
             for method in methods:
                 check_method(name, method)
-                args: dict[str, Any] = {"method": method, "seeds": self.seeds, "data_dir": self.data_dir}
+                args: dict[str, Any] = {
+                    "method": method,
+                    "seeds": self.seeds,
+                    "data_dir": self.data_dir,
+                    "protocol": self.protocol,
+                }
                 if name != "type_prediction":
                     args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
-                args |= {k: v for k, v in self.task_args.items() if name != "type_prediction" or k in ("seed",)}
+                args |= {
+                    k: v for k, v in self.task_args.items() if name != "type_prediction" or k in ("seed", "protocol")
+                }
                 tasks.append(TASK_FUNCTIONS[name](**args))
         return tasks
+
+
+def judge_model(name: str, judge_args: dict[str, Any]) -> str | Model:
+    """The ``grader`` role: the model name, or a Model built with ``judge_args`` (base_url, api_key, model args)."""
+    return get_model(name, **judge_args) if judge_args else name
 
 
 async def _ping(name: str, model_args: dict[str, Any], timeout: float, logprobs: bool) -> None:
@@ -124,13 +144,15 @@ def preflight(
     *,
     logprobs: bool = False,
     timeout: float = 25.0,
+    judge_args: dict[str, Any] | None = None,
 ) -> None:
     """Resolve each model and send it one 1-token request; any failure becomes one ModelError line.
 
     ``model_args`` apply to the evaluated ``models`` (as in the sweep); ``logprobs`` also checks that each
     judge returns token log-probabilities (needed by the expected-score judge mode).
     """
-    checks = [(name, model_args or {}, False) for name in models] + [(name, {}, logprobs) for name in judges]
+    checks = [(name, model_args or {}, False) for name in models]
+    checks += [(name, judge_args or {}, logprobs) for name in judges]
     for name, args, needs_logprobs in checks:
         try:
             asyncio.run(_ping(name, args, timeout, needs_logprobs))
@@ -145,13 +167,26 @@ def preflight(
 def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     """Run (or resume) the sweep; returns True when every task run finished."""
     sweep.validate()
-    tasks = sweep.task_objects()
+    try:
+        tasks = sweep.task_objects()
+    except CcptError:
+        raise
+    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks._for_inspect)
+        if not is_user_error(exc):
+            raise
+        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     judges = [sweep.judge] if sweep.judge else []
     needs_judge = any(t != "type_prediction" for t in sweep.tasks)
     if check_models:
         # Without --judge the evaluated model judges itself (Inspect's role fallback).
         judged_by = (judges or sweep.models) if needs_judge else []
-        preflight(sweep.models, judged_by, sweep.model_args, logprobs=sweep.judge_mode == "expected")
+        preflight(
+            sweep.models,
+            judged_by,
+            sweep.model_args,
+            logprobs=sweep.judge_mode == "expected",
+            judge_args=sweep.judge_args if judges else sweep.model_args,
+        )
     sweep.log_dir.mkdir(parents=True, exist_ok=True)
     # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
     # task's few-shot prefix warm instead of interleaving four templates on one model.
@@ -159,19 +194,10 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     try:
         success, _logs = _eval_set(sweep, tasks, local)
     except Exception as exc:
-        if not _is_prerequisite_error(exc):
+        if not is_user_error(exc):
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     return success
-
-
-def _is_prerequisite_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is one of Inspect's own user-facing errors (bad log dir, bad task args, …).
-
-    Inspect raises these as ``PrerequisiteError``, which it does not export publicly; matching the class name
-    over the MRO keeps ccpt off Inspect's private modules (whose layout changes between 0.3.x releases).
-    """
-    return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
 
 
 def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:
@@ -179,7 +205,7 @@ def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]
         tasks=tasks,
         model=sweep.models,
         model_args=sweep.model_args,
-        model_roles={"grader": sweep.judge} if sweep.judge else None,
+        model_roles={"grader": judge_model(sweep.judge, sweep.judge_args)} if sweep.judge else None,
         log_dir=str(sweep.log_dir),
         limit=sweep.limit,
         max_retries=sweep.max_retries,
@@ -193,4 +219,5 @@ def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]
         log_realtime=False,
         # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
         log_dir_allow_dirty=True,
+        **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
     )
