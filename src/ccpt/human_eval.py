@@ -28,6 +28,7 @@ import pandas as pd
 from ccpt.errors import DataError
 from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND
 from ccpt.scoring import TYPE_ORDER, Relevances, relevance_from_score
+from ccpt.sheets import restore_frame, write_sheet
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def export_solver_sheet(
     if task == "npc_emergent":
         frame["answer_modifier"] = ""
     csv_path, html_path = out / f"{task}_sheet.csv", out / f"{task}_sheet.html"
-    frame.to_csv(csv_path, index=False)
+    write_sheet(frame, csv_path)
     _write_html(
         html_path,
         f"CCPT {task} question sheet",
@@ -130,7 +131,7 @@ def export_solver_sheet(
 
 def _read_sheet(path: Path, required: Sequence[str]) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataError(f"{path}: cannot read sheet ({exc})") from exc
     missing = [c for c in required if c not in frame.columns]
@@ -322,12 +323,12 @@ def export_rating_sheets(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "key.csv"]
-    key.to_csv(written[0], index=False)
+    write_sheet(key, written[0])
     pairs = key.drop_duplicates("pair_id")[["pair_id", "concept", "property"]]
     for k in range(1, raters + 1):
         sheet = pairs.sample(frac=1.0, random_state=seed + k).assign(rater=f"rater{k}", rating="")
         path = out / f"rater_{k}.csv"
-        sheet.to_csv(path, index=False)
+        write_sheet(sheet, path)
         blocks = [
             f"Concept: {c}\nProperty: {p}\nHow much does the concept have the property? 1 2 3 4 5 6 7 8 9 10"
             for c, p in zip(sheet["concept"], sheet["property"], strict=True)
