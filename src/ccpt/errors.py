@@ -24,3 +24,12 @@ class DataError(CcptError):
 
 class ModelError(CcptError):
     """A model cannot be resolved, loaded or reached."""
+
+
+class Interrupted(Exception):
+    """The user interrupted a run (Ctrl-C). The CLI prints the message and exits 130 without a report."""
+
+    def __init__(self, finished: int, total: int, where: str) -> None:
+        super().__init__(f"{finished} of {total} samples finished (kept in {where}); rerun the same command to resume")
+        self.finished = finished
+        self.total = total

@@ -29,6 +29,7 @@ from ccpt.scoring import (
     oracle_per_column,
     oracle_single_best,
 )
+from ccpt.sheets import neutralise
 from ccpt.stats import STAT_DESCRIPTIONS, PairedComparison, Stat, Summary, paired_compare, summarize
 
 if TYPE_CHECKING:
@@ -287,7 +288,7 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     tp = frame[frame["task"] == "type_prediction"]
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
     # it is still counted in the failures table, so leaving it out here never hides it.
-    tp = tp[[not _missing_text(g) for g in tp["gold_type"]]]
+    tp = tp.loc[np.array([not _missing_text(g) for g in tp["gold_type"]], dtype=bool)]  # (a list would be columns)
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):
         preds = [None if _missing_text(p) else str(p) for p in group["pred_type"]]
@@ -835,7 +836,7 @@ def render_csv(report: Report) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows({k: neutralise(v) for k, v in r.items()} for r in records)  # names can be hostile text
     return buffer.getvalue()
 
 

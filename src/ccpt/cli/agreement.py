@@ -46,7 +46,7 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
 @click.option(
     "--n",
     "n_rows",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Rows to sample (half emergent, half canceled; 3 pairs each). "
     "Default: all rows offline, 100 with --judge (the paper's 300 pairs).",

@@ -72,6 +72,11 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     default=None,
     help="Also export the tidy per-sample table (.csv or .parquet).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
+)
 def command(
     paths: tuple[Path, ...],
     stat: str,
@@ -82,6 +87,7 @@ def command(
     figures: Path | None,
     judge_info: str | None,
     tidy: Path | None,
+    strict: bool,
 ) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
@@ -91,8 +97,20 @@ def command(
     from ccpt.report import build_report, render
     from ccpt.results import export, load_results
 
+    if figures is not None:  # before the (possibly long) report: a bad path is one line, not a lost run
+        from ccpt.outputs import ensure_writable_dir
+
+        ensure_writable_dir(figures, "--figures")
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
+    unreadable = frame.attrs.get("unreadable", [])
+    if unreadable:
+        from ccpt.errors import DataError
+        from ccpt.results import unreadable_line
+
+        if strict:
+            raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
+        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
     if tidy is not None:
         export(frame, tidy)
     if judge_info is None:
@@ -124,5 +142,10 @@ def command(
     if out is None:
         click.echo(text, nl=False)
     else:
-        out.write_text(text, encoding="utf-8")
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            from ccpt.errors import CcptError
+
+            raise CcptError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
         click.echo(f"wrote {out}", err=True)

@@ -55,18 +55,20 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 )
 @click.option(
     "--seeds",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Independent samples per instance. Default: 3 (the paper's), 2 for the offline default run.",
 )
 @click.option(
     "--limit",
-    type=int,
+    type=click.IntRange(min=0),
     default=None,
     help="Instances per task (first N of the test split). Default: 5 for the offline default run, "
     "all for any other model. Use --limit 0 for all.",
 )
-@click.option("--oracle-n", type=int, default=5, show_default=True, help="Multi-Oracle samples per seed.")
+@click.option(
+    "--oracle-n", type=click.IntRange(min=1), default=5, show_default=True, help="Multi-Oracle samples per seed."
+)
 @click.option(
     "--log-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -75,9 +77,17 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=int, default=None, help="Concurrent requests per model.")
-@click.option("--timeout", type=int, default=120, show_default=True, help="Seconds per model request.")
-@click.option("--max-retries", type=int, default=3, show_default=True, help="Retries per failed request.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests per model.")
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=1),
+    default=120,
+    show_default=True,
+    help="Seconds one model request may take (each attempt, and the preflight request).",
+)
+@click.option(
+    "--max-retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries per failed request."
+)
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
     "-T",
@@ -157,7 +167,9 @@ def command(
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
     sweep.task_args = _key_values(task_args, "-T")
-    finished = run_sweep(sweep, check_models=not no_preflight)
+    finished = run_sweep(
+        sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
+    )
     print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")
