@@ -26,37 +26,35 @@ def _run_args(ccpt_dir: Path, log_dir: Path, calls: Path | None = None) -> list[
         CCPT, "run", "--model", "ccpt-scripted/solver", "--judge", "ccpt-scripted/judge",
         "--task", "pi_emergent", "--task", "type_prediction", "--seeds", "1", "--limit", "2",
         "--no-preflight", "--data-dir", str(ccpt_dir), "--log-dir", str(log_dir), "--format", "json",
-        "-M", "latency=0.2", "--max-connections", "1",
+        "-M", "latency=0.1", "--max-connections", "1",
     ]  # fmt: skip
     return args + (["-M", f"calls_file={calls}"] if calls else [])
 
 
-def _report(log_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CCPT, "report", str(log_dir), "--format", "json", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def _report(log_dir: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    """`ccpt report LOG_DIR --format json` in-process: (exit code, stdout, stderr)."""
+    from ccpt.cli import main
+
+    capsys.readouterr()
+    code = main(["report", str(log_dir), "--format", "json", *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @pytest.fixture(scope="module")
-def reference(ccpt_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One uninterrupted run: (its log dir, the JSON report of it)."""
+def reference(ccpt_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One uninterrupted run: (its log dir, its model cache)."""
     root = tmp_path_factory.mktemp("reference")
     done = subprocess.run(
         _run_args(ccpt_dir, root / "logs"), env=_env(root / "cache"), capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    report = _report(root / "logs")
-    assert report.returncode == 0, report.stderr
-    return root / "logs", report.stdout
+    return root / "logs", root / "cache"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_killed_run_resumes_to_the_uninterrupted_report(
-    sig: signal.Signals, ccpt_dir: Path, tmp_path: Path, reference: tuple[Path, str]
+    sig: signal.Signals, ccpt_dir: Path, tmp_path: Path, reference: tuple[Path, Path], capsys
 ) -> None:
     calls, log_dir = tmp_path / "calls.txt", tmp_path / "logs"
     args, env = _run_args(ccpt_dir, log_dir, calls), _env(tmp_path / "cache")
@@ -64,7 +62,7 @@ def test_killed_run_resumes_to_the_uninterrupted_report(
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < 2):
         time.sleep(0.01)
-    time.sleep(0.1)  # inside the next call's latency
+    time.sleep(0.05)  # inside the next call's latency
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     if sig == signal.SIGINT:
@@ -81,12 +79,11 @@ def test_killed_run_resumes_to_the_uninterrupted_report(
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     # The interrupted run's logs stay in the directory; the resumed run's samples supersede them.
     assert len(list(log_dir.glob("*.eval"))) >= 3
-    report = _report(log_dir)
-    assert report.returncode == 0 and report.stdout == reference[1]
+    assert _report(log_dir, capsys) == _report(reference[0], capsys)
 
 
 def test_truncated_log_is_named_skipped_and_run_again(
-    ccpt_dir: Path, tmp_path: Path, reference: tuple[Path, str]
+    ccpt_dir: Path, tmp_path: Path, reference: tuple[Path, Path], capsys
 ) -> None:
     import shutil
 
@@ -94,17 +91,18 @@ def test_truncated_log_is_named_skipped_and_run_again(
     shutil.copytree(reference[0], log_dir)
     (bad,) = log_dir.glob("*type-prediction*.eval")
     bad.write_bytes(bad.read_bytes()[: bad.stat().st_size // 2])  # as if killed while writing
-    report = _report(log_dir)
-    assert report.returncode == 0, report.stderr
-    warnings = [line for line in report.stderr.splitlines() if line.strip()]
-    assert len(warnings) == 1 and "1 unreadable log file" in warnings[0] and bad.name in warnings[0]
-    assert '"table": "table3"' in report.stdout and '"table5"' not in report.stdout  # the good logs are reported
-    strict = _report(log_dir, "--strict")
-    assert strict.returncode == 2 and strict.stdout == "" and bad.name in strict.stderr
-    # A resumed `ccpt run` sets the bad file aside (named) and redoes its task run.
+    code, out, err = _report(log_dir, capsys)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.strip()]
+    assert len(warnings) == 1 and "skipped 1 unreadable log file" in warnings[0] and bad.name in warnings[0]
+    assert '"table": "table3"' in out and '"table5"' not in out  # the good logs are still reported
+    assert bad.name in out  # … and the report itself says one was skipped
+    code, out, err = _report(log_dir, capsys, "--strict")
+    assert code == 2 and out == "" and bad.name in err
+    # A resumed `ccpt run` sets the bad file aside (named) and redoes its task run (from the model cache).
     resumed = subprocess.run(
-        _run_args(ccpt_dir, log_dir), env=_env(tmp_path / "cache"), capture_output=True, text=True, timeout=300
+        _run_args(ccpt_dir, log_dir), env=_env(reference[1]), capture_output=True, text=True, timeout=300
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert bad.name in resumed.stderr and bad.with_name(bad.name + ".unreadable").exists()
-    assert _report(log_dir).stdout == reference[1]
+    assert _report(log_dir, capsys) == _report(reference[0], capsys)

@@ -177,6 +177,10 @@ def preflight(
         except TimeoutError:
             raise ModelError(f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up?") from None
         except Exception as exc:  # provider errors come in many types; the message is what matters here
+            if error_text(exc).startswith("AttemptTimeoutError"):  # Inspect's attempt_timeout fired
+                raise ModelError(
+                    f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
+                ) from None
             raise ModelError(f"model {name!r} is not usable: {error_text(exc)}") from None
 
 
@@ -203,10 +207,10 @@ def set_aside_unreadable(log_dir: Path) -> list[str]:
 def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], None] = lambda _: None) -> bool:
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
+    ensure_writable_dir(sweep.log_dir, "--log-dir")
     tasks = sweep.task_objects()
     judges = [sweep.judge] if sweep.judge else []
     needs_judge = any(t != "type_prediction" for t in sweep.tasks)
-    ensure_writable_dir(sweep.log_dir, "--log-dir")
     if check_models:
         # Without --judge the evaluated model judges itself (Inspect's role fallback).
         judged_by = (judges or sweep.models) if needs_judge else []
