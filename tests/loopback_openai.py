@@ -17,7 +17,6 @@ from typing import Any
 
 from ccpt.eval.scripted import scripted_reply
 
-
 MODES = ("hang", "drip", "truncated", "empty_choices")
 HANG_LIMIT = 60.0  # seconds a "hang" request is held at most (every loop here is bounded in count and time)
 

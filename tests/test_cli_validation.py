@@ -11,7 +11,7 @@ from ccpt.cli import main
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     code = main(argv)
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2, (code, err)
     assert len(lines) == 1 and lines[0].startswith("ccpt: error:"), err
