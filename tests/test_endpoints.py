@@ -79,3 +79,45 @@ def test_empty_choices_is_a_counted_parse_failure(ccpt_dir: Path, tmp_path: Path
     assert log.status == "success" and all(s.error is None for s in log.samples)
     frame = from_inspect_logs(tmp_path / "logs")
     assert len(frame) == 2 and not frame["parse_ok"].any() and set(frame["answer_raw"]) == {""}
+
+
+def test_token_counts_equal_what_the_server_recorded(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Per model and role: calls and input/output tokens are the server's `usage`; a rerun is all cache hits."""
+    from ccpt.eval.usage import Price, read_usage
+
+    def sweep(log_dir: Path) -> None:
+        run_sweep(
+            Sweep(
+                models=["openai-api/loop/m"],
+                judge="openai-api/loop/j",
+                judge_mode="text",
+                tasks=["pi_emergent", "type_prediction"],
+                methods=["base"],
+                seeds=1,
+                limit=2,
+                log_dir=log_dir,
+                data_dir=str(ccpt_dir),
+                display="none",
+            ),
+            check_models=False,
+        )
+
+    with serve() as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        sweep(tmp_path / "first")
+        served = list(loop.usage)
+        sweep(tmp_path / "again")  # same model cache: nothing is asked twice
+        assert loop.usage == served
+    prices = {"openai-api/loop/j": Price(input=2.5, output=10.0)}
+    rows = {(r.model, r.role): r for r in read_usage([tmp_path / "first"], prices)}
+    assert set(rows) == {("openai-api/loop/m", "solver"), ("openai-api/loop/j", "judge")}
+    for (model, _role), row in rows.items():
+        mine = [u for u in served if u["model"] == model.rsplit("/", 1)[-1]]
+        assert row.calls == len(mine) > 0 and row.cached_calls == 0
+        assert row.input_tokens == sum(u["prompt_tokens"] for u in mine)
+        assert row.output_tokens == sum(u["completion_tokens"] for u in mine)
+    judge = rows[("openai-api/loop/j", "judge")]
+    assert judge.cost == pytest.approx((judge.input_tokens * 2.5 + judge.output_tokens * 10.0) / 1e6)
+    assert rows[("openai-api/loop/m", "solver")].cost is None  # no price given: no cost, never a guess
+    again = {(r.model, r.role): r for r in read_usage([tmp_path / "again"])}
+    assert {k: (r.calls, r.cached_calls) for k, r in again.items()} == {k: (0, r.calls) for k, r in rows.items()}

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.eval.usage import UsageRow
 from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND
 from ccpt.scoring import (
     TYPE_ORDER,
@@ -418,6 +419,7 @@ class Report:
     notes: list[str]
     judge_info: str | None = None
     examples: pd.DataFrame | None = None
+    usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
 
 
 def build_report(
@@ -608,6 +610,36 @@ def failures_markdown(rows: Sequence[FailureRow]) -> str:
     return "### Failures\n\n" + _md_table(header, body)
 
 
+def usage_markdown(rows: Sequence[UsageRow]) -> str:
+    """Model calls, cache hits, tokens and cost per model and role (docs/metrics.md, "Token and cost")."""
+    if not rows:
+        return ""
+    header = ["Model", "Role", "Calls", "From cache", "Input tokens", "Output tokens", "Cost (USD)"]
+    body = [
+        [
+            _md_escape(r.model),
+            r.role,
+            str(r.calls),
+            str(r.cached_calls),
+            f"{r.input_tokens:,}",
+            f"{r.output_tokens:,}",
+            "n/a (no price)" if r.cost is None else f"{r.cost:.4f}",
+        ]
+        for r in rows
+    ]
+    return "### Tokens and cost\n\n" + _md_table(header, body)
+
+
+def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
+    """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
+        for name in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost"):
+            out.append({**base, "metric": name, "count": getattr(r, name)})
+    return out
+
+
 def _preamble(report: Report) -> list[str]:
     lines = [stat_note(report.stat), oracle_note(report.oracle)]
     if report.judge_info:
@@ -634,6 +666,8 @@ def render_markdown(report: Report) -> str:
         if block:
             parts.append(block)
     parts.append(failures_markdown(report.failures))
+    if report.usage:
+        parts.append(usage_markdown(report.usage))
     return "\n\n".join(parts) + "\n"
 
 
@@ -810,6 +844,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
         for name in ("samples", "parse_failures", "judge_failures", "unscored"):
             out.append({**base, "metric": name, "count": getattr(f, name)})
+    out.extend(usage_records(report.usage))
     return out
 
 

@@ -73,6 +73,12 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     help="Also export the tidy per-sample table (.csv or .parquet).",
 )
 @click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
@@ -88,6 +94,7 @@ def command(
     judge_info: str | None,
     tidy: Path | None,
     strict: bool,
+    prices: Path | None,
 ) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
@@ -119,6 +126,10 @@ def command(
         judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
         judge_info = judge_note(judges) if judges else None
     report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info)  # type: ignore[arg-type]
+    if any(p.is_dir() or p.suffix in (".eval", ".json") for p in paths):  # only Inspect logs record calls
+        from ccpt.eval.usage import load_prices, read_usage
+
+        report.usage = read_usage(paths, load_prices(prices) if prices else None)
     rendered_figures: list[tuple[str, str]] = []
     if figures is not None or fmt == "html":
         made = []

@@ -104,6 +104,12 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
 )
+@click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
+)
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
@@ -129,6 +135,7 @@ def command(
     model_args,
     task_args,
     stat,
+    prices,
     no_preflight,
     fmt,
     display,
@@ -170,6 +177,6 @@ def command(
     finished = run_sweep(
         sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
     )
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir)
+    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, prices=prices)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")

@@ -9,11 +9,14 @@ import click
 from ccpt.dataset import load_dataset
 from ccpt.errors import DataError
 from ccpt.eval.agreement_store import judge_note
+from ccpt.eval.usage import load_prices, read_usage
 from ccpt.report import build_report, render_json, render_markdown
 from ccpt.results import load_results
 
 
-def print_summary(log_dir: Path, *, stat: str = "sem", fmt: str = "text", data_dir: str | None = None) -> None:
+def print_summary(
+    log_dir: Path, *, stat: str = "sem", fmt: str = "text", data_dir: str | None = None, prices: Path | None = None
+) -> None:
     """Print Table 3 / Table 5 / failure counts for every log in ``log_dir``, with the judge's agreement."""
     frame = load_results([log_dir])
     judges = sorted({j for j in frame["judge"].dropna().unique() if j})
@@ -22,4 +25,5 @@ def print_summary(log_dir: Path, *, stat: str = "sem", fmt: str = "text", data_d
     except DataError:
         dataset = None  # the Gold row needs the dataset; the rest of the summary does not
     report = build_report(frame, stat=stat, dataset=dataset, judge_info=judge_note(judges))  # type: ignore[arg-type]
+    report.usage = read_usage([log_dir], load_prices(prices) if prices else None)
     click.echo(render_json(report) if fmt == "json" else render_markdown(report))
