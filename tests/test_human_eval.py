@@ -172,3 +172,19 @@ def test_formula_like_answers_are_neutralised_in_sheets_and_read_back_unchanged(
     sheet.to_csv(tmp_path / "rater_1.csv", index=False, quoting=csv.QUOTE_ALL)  # a rater fills the sheet in
     ratings = read_ratings(tmp_path / "key.csv", [tmp_path / "rater_1.csv"])
     assert set(ratings["property"]) >= set(HOSTILE)  # the import sees the answers as they were written
+
+
+def test_a_constant_judge_has_undefined_agreement_not_minus_zero(tmp_path: Path) -> None:
+    """A judge that gives every pair the same score: 'undefined' in text, null in JSON (never NaN, never -0.000)."""
+    key = "pair_id,task,model,method,instance,role,llm_judge\n" + "".join(
+        f"p{i:05d},pi_emergent,m,base,i{i},r_np,0.7\n" for i in range(4)
+    )
+    (tmp_path / "key.csv").write_text(key)
+    (tmp_path / "r.csv").write_text("pair_id,rater,rating\n" + "".join(f"p{i:05d},a,{i + 3}\n" for i in range(4)))
+    ratings = read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv"])
+    agree = rating_agreement(ratings)
+    assert agree["pearson"] is None and agree["spearman"] is None and agree["n"] == 4
+    text = human_judge_report(ratings)
+    assert "Pearson undefined" in text and "-0.000" not in text and "nan" not in text
+    payload = json.loads(human_judge_report(ratings, fmt="json"))
+    assert payload["agreement"]["pearson"] is None

@@ -138,15 +138,23 @@ def test_krippendorff_alpha_of_a_million_ratings_stays_small() -> None:
     import subprocess
     import sys
 
+    # Peak RSS from VmHWM: ru_maxrss of a child starts at the (large) pytest parent's value on Linux.
     code = (
-        "import resource\n"
+        "import re\n"
         "from ccpt.stats import krippendorff_alpha_interval\n"
         "units = ((float(i % 10 + 1), float((i * 7) % 10 + 1), None if i % 5 == 0 else float((i * 3) % 10 + 1))"
         " for i in range(400_000))\n"
         "alpha = krippendorff_alpha_interval(units)\n"
-        "print(alpha, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "peak = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+        "print(alpha, peak)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     alpha, max_rss_kib = out.stdout.split()
     assert int(max_rss_kib) < 200 * 1024, f"peak RSS {int(max_rss_kib) / 1024:.0f} MiB"
     assert -1.0 <= float(alpha) <= 1.0
+
+
+def test_pearson_of_a_constant_judge_is_undefined_not_minus_zero() -> None:
+    human = [0.1, 0.5, 0.9, 0.3]
+    judge = [0.7, 0.7, 0.7, 0.7]  # a mean of 0.7s is not exactly 0.7: deviations of ~1e-17
+    assert math.isnan(pearson(human, judge)) and math.isnan(spearman(human, judge))

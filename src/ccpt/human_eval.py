@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from ccpt.agreement import defined, format_correlation
 from ccpt.errors import DataError
 from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND
 from ccpt.scoring import TYPE_ORDER, Relevances, relevance_from_score
@@ -386,7 +387,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
+def rating_agreement(ratings: pd.DataFrame) -> dict[str, float | None]:
     """Human (rater mean) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
     per_pair = ratings.dropna(subset=["rating"]).groupby("pair_id")
     human = per_pair["rating"].mean().map(relevance_from_score)
@@ -394,11 +395,11 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
     both = human.index.intersection(llm.dropna().index)
     units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
     units = [[None if pd.isna(v) else float(v) for v in unit] for unit in units]
-    return {
-        "pearson": pearson(human.loc[both].tolist(), llm.loc[both].tolist()),
-        "spearman": spearman(human.loc[both].tolist(), llm.loc[both].tolist()),
+    return {  # None = undefined (e.g. a constant judge), null in JSON
+        "pearson": defined(pearson(human.loc[both].tolist(), llm.loc[both].tolist())),
+        "spearman": defined(spearman(human.loc[both].tolist(), llm.loc[both].tolist())),
         "n": float(len(both)),
-        "krippendorff_alpha_interval": krippendorff_alpha_interval(units),
+        "krippendorff_alpha_interval": defined(krippendorff_alpha_interval(units)),
     }
 
 
@@ -419,8 +420,8 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
         ]
         return json.dumps({"table4": cells, "agreement": agree}, indent=2) + "\n"
     return (
-        generative_markdown(table)
-        + f"\n\nHuman (mean of raters) vs LLM judge on the same pairs: Pearson {agree['pearson']:.3f}, "
-        f"Spearman {agree['spearman']:.3f}, n = {int(agree['n'])}. Inter-rater Krippendorff's α (interval): "
-        f"{agree['krippendorff_alpha_interval']:.3f}.\n"
+        generative_markdown(table) + "\n\nHuman (mean of raters) vs LLM judge on the same pairs: "
+        f"Pearson {format_correlation(agree['pearson'])}, Spearman {format_correlation(agree['spearman'])}, "
+        f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): "
+        f"{format_correlation(agree['krippendorff_alpha_interval'])}.\n"
     )

@@ -232,6 +232,10 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float:
     a, b = _paired_arrays(x, y)
     if len(a) < 2:
         return float("nan")
+    # Checked exactly: a constant input's deviations from its float mean can be ~1e-17 instead of 0, which
+    # would print as a meaningless "-0.000" instead of undefined.
+    if (a == a[0]).all() or (b == b[0]).all():
+        return float("nan")
     da, db = a - a.mean(), b - b.mean()
     denom = math.sqrt(float((da**2).sum() * (db**2).sum()))
     return float((da * db).sum() / denom) if denom else float("nan")

@@ -73,7 +73,7 @@ def command(
     Pairs: (noun phrase, property), (head, property), (modifier, property) of the emergent and canceled
     rows.
     """
-    from ccpt.agreement import agreement, pairs_from_dataset, with_judge_scores
+    from ccpt.agreement import agreement, format_correlation, pairs_from_dataset, with_judge_scores
     from ccpt.dataset import load_dataset
 
     ds = load_dataset(data_dir)
@@ -86,7 +86,7 @@ def command(
         pairs = with_judge_scores(pairs, live_scores(judge_model, judge_mode, pairs))
         judge_name = judge_model
     result = agreement(pairs)
-    if judge_model is not None:
+    if judge_model is not None and result.pearson is not None and result.spearman is not None:
         from datetime import date
 
         from ccpt.eval.agreement_store import save_measurement
@@ -122,7 +122,7 @@ def command(
         )
         return
     click.echo(
-        f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, "
-        f"Spearman {result.spearman:.3f}, "
+        f"judge {judge_name} vs mean human rating: Pearson {format_correlation(result.pearson)}, "
+        f"Spearman {format_correlation(result.spearman)}, "
         f"n = {result.n} pairs" + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
     )
