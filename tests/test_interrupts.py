@@ -73,6 +73,9 @@ def test_killed_run_resumes_to_the_uninterrupted_report(
         finished, total = (int(x) for x in lines[0].split(": ", 2)[2].split(" samples")[0].split(" of "))
         assert 0 <= finished < total == 2 * 3  # pi_emergent base + gold + type_prediction, 2 instances each
         assert stdout == ""
+        # The interrupted logs (cancelled samples, Task 3 among them) still report: failures counted, run flagged.
+        code, out, err = _report(log_dir, capsys)
+        assert code == 0 and "interrupted runs" in out, err
     else:
         assert proc.returncode == -signal.SIGKILL
     resumed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
