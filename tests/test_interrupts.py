@@ -3,6 +3,7 @@ registered `ccpt-scripted` provider (real Inspect code path, scripted text) and 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -39,6 +40,16 @@ def _report(log_dir: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> t
     code = main(["report", str(log_dir), "--format", "json", *extra])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def _results(report: tuple[int, str, str]) -> tuple[int, dict, str]:
+    """The report without its token table: a resumed run legitimately served some calls from the model cache."""
+    code, out, err = report
+    payload = json.loads(out)
+    usage = [r for r in payload["records"] if r["table"] == "usage"]
+    assert usage  # the token table is there, just not compared
+    payload["records"] = [r for r in payload["records"] if r["table"] != "usage"]
+    return code, payload, err
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +93,7 @@ def test_killed_run_resumes_to_the_uninterrupted_report(
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     # The interrupted run's logs stay in the directory; the resumed run's samples supersede them.
     assert len(list(log_dir.glob("*.eval"))) >= 3
-    assert _report(log_dir, capsys) == _report(reference[0], capsys)
+    assert _results(_report(log_dir, capsys)) == _results(_report(reference[0], capsys))
 
 
 def test_truncated_log_is_named_skipped_and_run_again(
@@ -108,4 +119,4 @@ def test_truncated_log_is_named_skipped_and_run_again(
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert bad.name in resumed.stderr and bad.with_name(bad.name + ".unreadable").exists()
-    assert _report(log_dir, capsys) == _report(reference[0], capsys)
+    assert _results(_report(log_dir, capsys)) == _results(_report(reference[0], capsys))
