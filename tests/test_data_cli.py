@@ -41,6 +41,7 @@ def test_stats_text_says_toxic_rows_are_kept(ccpt_dir: Path, capsys: pytest.Capt
     assert main(["data", "stats", "--data-dir", str(ccpt_dir)]) == 0
     out = capsys.readouterr().out
     assert "12,314" in out and "271 toxic-flagged rows kept" in out
+    assert "not in the paper's 12,315" not in out  # one count, not two different ones
     assert main(["data", "stats", "--data-dir", str(ccpt_dir), "--exclude-toxic"]) == 0
     assert "toxic rows excluded" in capsys.readouterr().out
 

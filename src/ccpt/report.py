@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, dumps, provenance, provenance_lines, strict
 from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
 from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND, optional
@@ -30,6 +31,7 @@ from ccpt.scoring import (
     oracle_per_column,
     oracle_single_best,
 )
+from ccpt.sheets import neutralise
 from ccpt.stats import STAT_DESCRIPTIONS, PairedComparison, Stat, Summary, paired_compare, summarize
 
 if TYPE_CHECKING:
@@ -430,6 +432,7 @@ class Report:
     judge_info: str | None = None
     examples: pd.DataFrame | None = None
     provenance: dict[str, Any] | None = None
+    usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
 
     def tables(self) -> dict[str, DisplayTable]:
         """Every table by key (``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
@@ -714,6 +717,8 @@ def display_tables(report: Report) -> list[DisplayTable]:
     if report.filters:
         tables.append(filters_display(report.filters))
     tables.append(failures_display(report.failures))
+    if report.usage:
+        tables.append(usage_display(report.usage))
     return tables
 
 
@@ -748,6 +753,36 @@ def table_markdown(table: DisplayTable) -> str:
 def generative_markdown(table: GenerativeTable) -> str:
     """Table 3 layout in markdown (best **bold**, second <u>underlined</u>)."""
     return table_markdown(generative_display(table))
+
+
+def usage_display(rows: Sequence[UsageRow]) -> DisplayTable:
+    """Model calls, cache hits, tokens and cost per model and role (docs/metrics.md, "Token and cost")."""
+    body = tuple(
+        DisplayRow(
+            (r.model, r.role),
+            (
+                _text_cell(r.model),
+                _text_cell(r.role),
+                *[_count_cell(n) for n in (r.calls, r.cached_calls)],
+                Cell(f"{r.input_tokens:,}", int(r.input_tokens)),
+                Cell(f"{r.output_tokens:,}", int(r.output_tokens)),
+                Cell("n/a (no price)", None) if r.cost is None else Cell(f"{r.cost:.4f}", float(r.cost)),
+            ),
+        )
+        for r in rows
+    )
+    header = ("Model", "Role", "Calls", "From cache", "Input tokens", "Output tokens", "Cost (USD)")
+    return DisplayTable("usage", "Tokens and cost", header, body)
+
+
+def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
+    """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
+        for name in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost"):
+            out.append({**base, "metric": name, "count": getattr(r, name)})
+    return out
 
 
 def _preamble(report: Report) -> list[str]:
@@ -955,6 +990,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
         for name in ("samples", "parse_failures", "judge_failures", "unscored", "filled"):
             out.append({**base, "metric": name, "count": getattr(f, name)})
+    out.extend(usage_records(report.usage))
     return out
 
 
@@ -994,7 +1030,7 @@ def render_csv(report: Report) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(strict(records))
+    writer.writerows({k: neutralise(v) for k, v in r.items()} for r in strict(records))  # names can be hostile
     return buffer.getvalue()
 
 

@@ -45,7 +45,7 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
 @click.option(
     "--n",
     "n_rows",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Rows to sample (half emergent, half canceled; 3 pairs each). "
     "Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
@@ -72,7 +72,7 @@ def command(
     Pairs: (noun phrase, property), (head, property), (modifier, property) of the emergent and canceled
     rows.
     """
-    from ccpt.agreement import agreement, pairs_from_dataset, with_judge_scores
+    from ccpt.agreement import agreement, format_correlation, pairs_from_dataset, with_judge_scores
     from ccpt.dataset import load_dataset
 
     ds = load_dataset(data_dir)
@@ -85,7 +85,7 @@ def command(
         pairs = with_judge_scores(pairs, live_scores(judge_model, judge_mode, pairs))
         judge_name = judge_model
     result = agreement(pairs)
-    if judge_model is not None:
+    if judge_model is not None and result.pearson is not None and result.spearman is not None:
         from datetime import date
 
         from ccpt.agreement_store import save_measurement
@@ -122,7 +122,7 @@ def command(
         click.echo(dumps(payload, indent=None))
         return
     click.echo(
-        f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, "
-        f"Spearman {result.spearman:.3f}, "
+        f"judge {judge_name} vs mean human rating: Pearson {format_correlation(result.pearson)}, "
+        f"Spearman {format_correlation(result.spearman)}, "
         f"n = {result.n} pairs" + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
     )

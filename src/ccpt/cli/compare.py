@@ -24,7 +24,7 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score", show_default=True)
 @click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
 @click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
-@click.option("--resamples", type=int, default=10_000, show_default=True)
+@click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(

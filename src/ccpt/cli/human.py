@@ -27,7 +27,7 @@ def command() -> None:
 @click.option(
     "--n",
     "n_items",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Seeded subset of this many items (default: the whole test split).",
 )
@@ -91,8 +91,15 @@ def import_solver(
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--n", "n_items", type=int, default=30, show_default=True, help="Answers per (task, model, method).")
-@click.option("--raters", type=int, default=2, show_default=True)
+@click.option(
+    "--n",
+    "n_items",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Answers per (task, model, method).",
+)
+@click.option("--raters", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def export_ratings(

@@ -107,18 +107,20 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--seeds",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Independent samples per instance. Default: 3 (the paper's), 2 for the offline default run.",
 )
 @click.option(
     "--limit",
-    type=int,
+    type=click.IntRange(min=0),
     default=None,
     help="Instances per task (first N of the test split). Default: 5 for the offline default run, "
     "all for any other model. Use --limit 0 for all.",
 )
-@click.option("--oracle-n", type=int, default=5, show_default=True, help="Multi-Oracle samples per seed.")
+@click.option(
+    "--oracle-n", type=click.IntRange(min=1), default=5, show_default=True, help="Multi-Oracle samples per seed."
+)
 @click.option(
     "--log-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -127,9 +129,17 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=int, default=None, help="Concurrent requests per model.")
-@click.option("--timeout", type=int, default=120, show_default=True, help="Seconds per model request.")
-@click.option("--max-retries", type=int, default=3, show_default=True, help="Retries per failed request.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests per model.")
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=1),
+    default=120,
+    show_default=True,
+    help="Seconds one model request may take (each attempt, and the preflight request).",
+)
+@click.option(
+    "--max-retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries per failed request."
+)
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
     "-T",
@@ -145,6 +155,12 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     show_default=True,
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -176,6 +192,7 @@ def command(
     model_args,
     task_args,
     stat,
+    prices,
     no_preflight,
     fmt,
     display,
@@ -223,7 +240,9 @@ def command(
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }
-    finished = run_sweep(sweep, check_models=not no_preflight)
+    finished = run_sweep(
+        sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
+    )
     chosen = get_protocol(sweep.protocol)
     generation = {
         # What each evaluated model was sent: the protocol's settings for its provider, then the command line's.
@@ -233,6 +252,6 @@ def command(
         "judge_mode": sweep.judge_mode,
         "task_args": sweep.task_args,
     }
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation)
+    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")

@@ -117,7 +117,9 @@ async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, ep
 
 
 def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOutput]) -> TaskState:
-    state.messages = [*messages, outputs[0].message]
+    # A reply with no choices (an endpoint answering `"choices": []`) is an empty answer: counted as a parse
+    # failure by the scorer, not a crashed sample that no rerun can fix.
+    state.messages = [*messages, outputs[0].message] if outputs[0].choices else list(messages)
     state.output = outputs[0]
     state.store.set(REPLIES, [o.completion for o in outputs])
     return state

@@ -9,20 +9,23 @@ request, so an unknown model, a missing API key or an unreachable endpoint fails
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
+from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.dataset import TASKS
-from ccpt.errors import CcptError, ModelError
+from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval.inspect_compat import is_user_error
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
 from ccpt.weights import DEFAULT_SOLVER
@@ -40,6 +43,17 @@ DEFAULT_JUDGE = f"gguf/{DEFAULT_JUDGE_MODEL}"
 DEFAULT_LIMIT = 5
 DEFAULT_SEEDS = 2  # the offline default run: small and quick
 PAPER_SEEDS = 3
+
+# Numeric task arguments and their smallest valid value (checked before anything starts).
+TASK_ARG_MINIMUM: dict[str, float] = {
+    "seeds": 1,
+    "oracle_n": 1,
+    "judge_retries": 0,
+    "seed": 0,
+    "sa_max_iterations": 1,
+    "sa_epsilon": 0,
+    "sa_max_candidates": 1,
+}
 
 
 @dataclass
@@ -79,6 +93,26 @@ class Sweep:
         protocol = get_protocol(self.protocol)
         for method in self.methods:
             protocol.check_method(method)
+        for name, value in {"--oracle-n": self.oracle_n, "--timeout": self.timeout}.items():
+            if value < 1:
+                raise CcptError(f"{name} must be at least 1, got {value}")
+        if self.max_connections is not None and self.max_connections < 1:
+            raise CcptError(f"--max-connections must be at least 1, got {self.max_connections}")
+        if self.limit is not None and self.limit < 0:
+            raise CcptError(f"--limit must be 0 (all) or more, got {self.limit}")
+        self._validate_task_args()
+
+    def _validate_task_args(self) -> None:
+        """-T names must be parameters of the tasks, and counts must be counts (one line each, before any work)."""
+        known = {p for fn in TASK_FUNCTIONS.values() for p in inspect.signature(fn).parameters}
+        for key, value in self.task_args.items():
+            if key not in known:
+                raise CcptError(f"-T {key}: unknown task argument; choose from {', '.join(sorted(known))}")
+            minimum = TASK_ARG_MINIMUM.get(key)
+            if minimum is None or value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+                raise CcptError(f"-T {key}={value}: must be a number ≥ {minimum}")
 
     def task_objects(self) -> list[Task]:
         """One Inspect task per (task, method); Task 3 runs once with its single prompt."""
@@ -109,14 +143,17 @@ def judge_model(name: str, judge_args: dict[str, Any]) -> str | Model:
 
 async def _ping(name: str, model_args: dict[str, Any], timeout: float, logprobs: bool) -> None:
     model = get_model(name, **model_args)
+    # One attempt, bounded by attempt_timeout: Inspect's `timeout` alone is a budget checked between retries,
+    # so a server that accepts the connection and never answers would hang the attempt.
     config = GenerateConfig(
         max_tokens=1,
-        max_retries=1,
+        max_retries=0,
         timeout=int(timeout),
+        attempt_timeout=int(timeout),
         logprobs=logprobs or None,
         top_logprobs=5 if logprobs else None,
     )
-    output = await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 5)
+    output = await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 2)
     if logprobs and (not output.choices or output.choices[0].logprobs is None):
         raise ModelError(
             f"judge {name!r} returns no token log-probabilities, which --judge-mode expected needs",
@@ -161,12 +198,37 @@ def preflight(
         except TimeoutError:
             raise ModelError(f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up?") from None
         except Exception as exc:  # provider errors come in many types; the message is what matters here
+            if error_text(exc).startswith("AttemptTimeoutError"):  # Inspect's attempt_timeout fired
+                raise ModelError(
+                    f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
+                ) from None
             raise ModelError(f"model {name!r} is not usable: {error_text(exc)}") from None
 
 
-def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
-    """Run (or resume) the sweep; returns True when every task run finished."""
+def set_aside_unreadable(log_dir: Path) -> list[str]:
+    """Rename logs Inspect cannot read (e.g. truncated by a kill) to ``*.unreadable``; returns their paths.
+
+    Inspect's eval set reads every log of the directory to resume and fails on the first bad one; renamed,
+    the file is kept for inspection and its task run is simply run (or resumed from the cache) again.
+    """
+    moved: list[str] = []
+    if not log_dir.is_dir():
+        return moved
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        path = Path(info.name.replace("file://", ""))
+        try:
+            read_eval_log(str(path), header_only=True)
+        except Exception as exc:  # truncated zip, bad JSON: whatever it is, Inspect cannot resume from it
+            target = path.with_name(path.name + ".unreadable")
+            path.replace(target)
+            moved.append(f"{path} ({' '.join(str(exc).split()) or type(exc).__name__}) → {target.name}")
+    return moved
+
+
+def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], None] = lambda _: None) -> bool:
+    """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
+    ensure_writable_dir(sweep.log_dir, "--log-dir")
     try:
         tasks = sweep.task_objects()
     except CcptError:
@@ -186,18 +248,53 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
             sweep.model_args,
             logprobs=sweep.judge_mode == "expected",
             judge_args=sweep.judge_args if judges else sweep.model_args,
+            timeout=sweep.timeout,
         )
-    sweep.log_dir.mkdir(parents=True, exist_ok=True)
+    for line in set_aside_unreadable(sweep.log_dir):
+        warn(f"unreadable log set aside, its task run is redone: {line}")
     # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
     # task's few-shot prefix warm instead of interleaving four templates on one model.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     try:
-        success, _logs = _eval_set(sweep, tasks, local)
+        success, logs = _eval_set(sweep, tasks, local)
     except Exception as exc:
         if not is_user_error(exc):
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+    except KeyboardInterrupt:
+        raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
+    # Ctrl-C inside Inspect cancels the running tasks and returns normally: with no logs at all (Inspect 0.3.285
+    # returns success and an empty list), or with logs whose status is "cancelled".
+    if (tasks and not logs) or any(log.status == "cancelled" for log in logs):
+        raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
     return success
+
+
+def samples_finished(sweep: Sweep) -> tuple[int, int]:
+    """(finished, planned) samples × epochs over the newest log of each of the sweep's task runs."""
+    newest: dict[tuple[str, ...], Any] = {}
+    for info in list_eval_logs(str(sweep.log_dir), recursive=True):
+        try:
+            log = read_eval_log(info.name, header_only=True)
+        except Exception:  # an unreadable log finished nothing we can count
+            continue
+        if str(log.eval.task).split("/")[-1] not in sweep.tasks or str(log.eval.model) not in sweep.models:
+            continue
+        roles = log.eval.model_roles or {}
+        key = (
+            str(log.eval.task),
+            str(log.eval.model),
+            repr(sorted((log.eval.task_args or {}).items())),
+            str(roles["grader"].model) if "grader" in roles else "",
+        )
+        if key not in newest or str(log.eval.created) >= str(newest[key].eval.created):
+            newest[key] = log
+    finished = total = 0
+    for log in newest.values():
+        epochs = int(log.eval.config.epochs or 1)
+        total += log.results.total_samples if log.results else len(log.eval.dataset.sample_ids or []) * epochs
+        finished += log.results.completed_samples if log.results else 0
+    return finished, total
 
 
 def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:
@@ -209,7 +306,9 @@ def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]
         log_dir=str(sweep.log_dir),
         limit=sweep.limit,
         max_retries=sweep.max_retries,
-        timeout=sweep.timeout,
+        # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
+        attempt_timeout=sweep.timeout,
+        timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
         max_connections=sweep.max_connections,
         retry_attempts=2,
         retry_wait=1,
