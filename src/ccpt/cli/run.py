@@ -34,7 +34,8 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     "--judge",
     default=None,
     metavar="MODEL",
-    help="The LLM judge (paper: openai/gpt-4o). Default: the embedded gguf/qwen2.5-1.5b, read from "
+    help="The judge (paper: openai/gpt-4o; `distilled`: trained on the human ratings, docs/judge.md). "
+    "Default: the embedded gguf/qwen2.5-1.5b, read from "
     "its token probabilities; its agreement with human ratings is printed with the results.",
 )
 @click.option(
@@ -145,7 +146,9 @@ def command(
     if models:
         sweep.models = list(models)
     if judge:
-        sweep.judge = judge
+        from ccpt.eval.distilled_provider import judge_model_name
+
+        sweep.judge = judge_model_name(judge)
     elif not offline_default:
         sweep.judge = None  # the evaluated model judges itself, as Inspect's default role resolution does
     sweep.judge_mode = judge_mode or ("expected" if (sweep.judge or "").startswith("gguf/") else "text")

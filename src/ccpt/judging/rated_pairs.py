@@ -75,7 +75,7 @@ def _pairs(records: Iterable[Record]) -> list[RatedPair]:
     return [pair for record in records for pair in record_rated_pairs(record)]
 
 
-def test_records(ds: CCPTDataset) -> list[Record]:
+def heldout_records(ds: CCPTDataset) -> list[Record]:
     """The test rows of every generative task, each row once (PI- and NPC-emergent share a file)."""
     from ccpt.dataset import GENERATIVE_TASKS
 
@@ -89,14 +89,14 @@ def test_records(ds: CCPTDataset) -> list[Record]:
     return out
 
 
-def test_pairs(ds: CCPTDataset) -> list[RatedPair]:
+def heldout_pairs(ds: CCPTDataset) -> list[RatedPair]:
     """Measure 1's pairs: N, H and M pairs of all test rows."""
-    return _pairs(test_records(ds))
+    return _pairs(heldout_records(ds))
 
 
 def paper300_pairs(ds: CCPTDataset, seed: int = 0) -> list[RatedPair]:
     """The paper-sized sample drawn from test rows only: 50 emergent + 50 canceled test rows → 300 pairs."""
-    rows = test_records(ds)
+    rows = heldout_records(ds)
     rng = random.Random(seed)
     emergent = [r for r in rows if r.type == "emergent"]
     canceled = [r for r in rows if r.type == "canceled"]
@@ -112,7 +112,7 @@ def all_pairs(ds: CCPTDataset) -> list[RatedPair]:
 def pair_set(ds: CCPTDataset, name: str, seed: int = 0) -> list[RatedPair]:
     """One of the named evaluation sets (``test``, ``all``, ``paper300``)."""
     if name == "test":
-        return test_pairs(ds)
+        return heldout_pairs(ds)
     if name == "paper300":
         return paper300_pairs(ds, seed)
     if name == "all":
@@ -124,13 +124,9 @@ def pair_set(ds: CCPTDataset, name: str, seed: int = 0) -> list[RatedPair]:
 
 def training_pairs(ds: CCPTDataset) -> list[RatedPair]:
     """The training pool: rated pairs of non-test rows whose normalised pair is not a test pair."""
-    held_rows = {r.id for r in test_records(ds)}
-    held_keys = {pair_key(p.concept, p.property) for p in test_pairs(ds)}
-    return [
-        p
-        for p in all_pairs(ds)
-        if p.source not in held_rows and pair_key(p.concept, p.property) not in held_keys
-    ]
+    held_rows = {r.id for r in heldout_records(ds)}
+    held_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}
+    return [p for p in all_pairs(ds) if p.source not in held_rows and pair_key(p.concept, p.property) not in held_keys]
 
 
 def folds(pairs: Sequence[RatedPair], k: int, seed: int = 0) -> list[int]:
@@ -144,3 +140,18 @@ def folds(pairs: Sequence[RatedPair], k: int, seed: int = 0) -> list[int]:
     rng.shuffle(rows)
     fold_of = {row: i % k for i, row in enumerate(rows)}
     return [fold_of[p.source] for p in pairs]
+
+
+def stored_gpt4o(ds: CCPTDataset, pairs: Sequence[RatedPair]) -> list[float | None]:
+    """GPT-4o's relevance stored in the dataset for each pair (None where the file has none: component rows)."""
+    by_id = {r.id: r for r in [*ds.emergent, *ds.canceled, *ds.component]}
+    out: list[float | None] = []
+    for p in pairs:
+        record = by_id[p.source]
+        value = {
+            "combination": record.judge_combination,
+            "head": record.judge_head,
+            "modifier": record.judge_modifier,
+        }[p.role]
+        out.append(value)
+    return out
