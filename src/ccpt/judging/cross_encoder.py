@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 class TrainConfig:
     """Hyperparameters of one training run (all recorded in the shipped head's metadata)."""
 
-    epochs: int = 2
+    epochs: int = 4
     batch_size: int = 32
-    learning_rate: float = 5e-5
+    learning_rate: float = 2e-4
     head_learning_rate: float = 1e-3
     weight_decay: float = 0.01
     warmup: float = 0.06  # fraction of steps with a linear learning-rate warm-up, then linear decay
-    trainable_layers: int = 2
+    trainable_layers: int = 3
     dropout: float = 0.1
     # Loss weight of a single-rater (component) pair relative to a 3-rater pair; 0 leaves them out (docs/judge.md).
     single_rater_weight: float = 0.0
