@@ -221,3 +221,17 @@ def test_cli_bad_inputs_are_one_line(tmp_path: Path, capsys) -> None:
     code = main(["judge", "score", "--judge", "nosuchprovider/x", str(pairs_csv), "--out", str(tmp_path / "o.csv")])
     err = capsys.readouterr().err
     assert code == 2 and "nosuchprovider/x" in err and len(err.strip().splitlines()) == 1
+
+
+def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None:
+    from ccpt.eval.agreement_store import judge_note, save_measurement
+
+    monkeypatch.setenv("CCPT_HOME", str(tmp_path))
+    save_measurement(
+        "ccpt-distilled/x",
+        {"pearson": 0.5612, "spearman": 0.55, "pearson_ci": [0.52, 0.6], "spearman_ci": [0.51, 0.59], "n": 1305,
+         "pairs": "test", "mode": "text", "measured": "2026-11-22"},
+    )  # fmt: skip
+    note = judge_note(["ccpt-distilled/x"])
+    assert "Pearson 0.56 [95% CI 0.52, 0.60], Spearman 0.55 [95% CI 0.51, 0.59]" in note
+    assert "1305 held-out test dataset pairs" in note
