@@ -142,7 +142,12 @@ def cost(data_dir: str, judge: str, n: int) -> dict:
         started = time.perf_counter()
         asyncio.run(scorer.relevance(p.concept, p.property))
         seconds.append(time.perf_counter() - started)
-    return {"judge": model, "n": len(seconds), "median_s": statistics.median(seconds), "mean_s": statistics.fmean(seconds)}
+    return {
+        "judge": model,
+        "n": len(seconds),
+        "median_s": statistics.median(seconds),
+        "mean_s": statistics.fmean(seconds),
+    }
 
 
 def main() -> None:
