@@ -126,7 +126,8 @@ def command(
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
-    With no options it runs offline: the embedded gguf/qwen2.5-0.5b answers, the distilled judge scores, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
+    With no options it runs offline: the embedded gguf/qwen2.5-0.5b answers and the distilled judge scores
+    (docs/judge.md), on the first 5 test instances of every task with 2 seeds (minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
     from ccpt.eval.summary import print_summary

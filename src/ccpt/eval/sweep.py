@@ -21,9 +21,9 @@ from inspect_ai.model import GenerateConfig, get_model
 
 from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, ModelError
+from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
-from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
