@@ -5,10 +5,14 @@ from __future__ import annotations
 import csv
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ccpt.errors import CcptError, DataError
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
 
 
 @click.group("judge")
@@ -141,7 +145,7 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
 
 
 def rated_agreement(
-    ds, pair_set_name: str, judge_model: str | None, judge_mode: str | None, seed: int, fmt: str
+    ds: CCPTDataset, pair_set_name: str, judge_model: str | None, judge_mode: str | None, seed: int, fmt: str
 ) -> None:
     """`ccpt judge-agreement --pairs …`: agreement with bootstrap CIs on a named pair set; saved for reports."""
     import json
