@@ -183,6 +183,7 @@ def test_provider_gives_the_judge_the_unrounded_score(tiny_head, dataset) -> Non
     probe = [(p.concept, p.property) for p in heldout_pairs(dataset)[:6]]
     direct = load_judge(path, sha).score(probe)
     model = get_model(f"ccpt-distilled/{path}")
+    assert model.api.base_url == f"head-sha256:{sha}"  # part of Inspect's cache key: no stale scores across heads
     for mode in ("text", "expected"):
         judgements = asyncio.run(score_pairs(Judge(model, mode=mode), probe))  # type: ignore[arg-type]
         assert [j.relevance for j in judgements] == pytest.approx(direct, abs=1e-6)

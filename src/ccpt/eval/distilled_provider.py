@@ -76,13 +76,16 @@ class DistilledModelAPI(ModelAPI):
         config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's own signature
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
         from pathlib import Path
 
         from ccpt.judging.distilled import load_judge
 
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
-        self.judge = load_judge(None if model_name in ("default", "") else Path(model_name))
+        judge = load_judge(None if model_name in ("default", "") else Path(model_name))
+        # Inspect's cache key includes base_url: naming the head's sha256 there keeps scores cached under one
+        # head from being served for another (a retrained or updated head under the same model name).
+        super().__init__(model_name, base_url or f"head-sha256:{judge.sha256}", api_key, [], config)
+        self.judge = judge
         self._lock = anyio.Lock()
 
     def max_connections(self) -> int:
