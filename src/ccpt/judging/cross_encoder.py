@@ -37,7 +37,7 @@ class TrainConfig:
     head_learning_rate: float = 1e-3
     weight_decay: float = 0.01
     warmup: float = 0.06  # fraction of steps with a linear learning-rate warm-up, then linear decay
-    trainable_layers: int = 3
+    trainable_layers: int = 4
     dropout: float = 0.1
     # Loss weight of a single-rater (component) pair relative to a 3-rater pair; 0 leaves them out (docs/judge.md).
     single_rater_weight: float = 0.0

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 HEAD_RESOURCE = "data/distilled_head.safetensors"
 # sha256 of the shipped head; `ccpt judge train` reproduces it (docs/judge.md).
-HEAD_SHA256 = "ba3be1ee0aa8fa06c8419fb59802b8a4fcc371010db855aa0e83a769c5cc05e2"
+HEAD_SHA256 = "6c0bbb7b664d4c850ee8f7897cb5bb4002a24533afd8f3c34a1ff48138f40b82"
 FORMAT = "ccpt-distilled-head/1"
 
 
