@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ccpt.cli.report",
     "ccpt.cli.compare",
     "ccpt.cli.agreement",
+    "ccpt.cli.judge",
     "ccpt.cli.human",
     "ccpt.cli.conceptnet",
     "ccpt.cli.pipeline",

@@ -74,8 +74,10 @@ def import_solver(
     if judge_model is not None:
         from inspect_ai.model import get_model
 
+        from ccpt.eval.distilled_provider import judge_model_name
         from ccpt.eval.judge import Judge
 
+        judge_model = judge_model_name(judge_model)
         mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
         judge = Judge(get_model(judge_model), mode=mode)  # type: ignore[arg-type]
 

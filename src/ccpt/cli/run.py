@@ -67,9 +67,10 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "--judge",
     default=None,
     metavar="MODEL",
-    help="The LLM judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
-    "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: the embedded gguf/qwen2.5-1.5b, read from "
-    "its token probabilities; its agreement with human ratings is printed with the results.",
+    help="The judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
+    "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: `distilled`, trained on the "
+    "dataset's human ratings (docs/judge.md); the embedded LLM judge is gguf/qwen2.5-1.5b. The judge's agreement "
+    "with human ratings is printed with the results.",
 )
 @click.option(
     "--judge-mode",
@@ -199,8 +200,8 @@ def command(
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
-    With no options it runs offline on the embedded models: gguf/qwen2.5-0.5b answers, gguf/qwen2.5-1.5b
-    judges, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
+    With no options it runs offline: the embedded gguf/qwen2.5-0.5b answers and the distilled judge scores
+    (docs/judge.md), on the first 5 test instances of every task with 2 seeds (minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
     from dataclasses import asdict
@@ -223,7 +224,9 @@ def command(
         sweep.models = list(models)
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
-        sweep.judge = judge_name
+        from ccpt.eval.distilled_provider import judge_model_name
+
+        sweep.judge = judge_model_name(judge_name)
     elif not offline_default:
         sweep.judge = None  # the evaluated model judges itself, as Inspect's default role resolution does
     sweep.judge_mode = judge_mode or ("expected" if (sweep.judge or "").startswith("gguf/") else "text")

