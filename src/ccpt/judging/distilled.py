@@ -19,9 +19,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccpt.download import sha256_file
 from ccpt.errors import ModelError
 from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
-from ccpt.judging.encoder import ENCODER_DISTRIBUTION, ENCODER_ZIP_SHA256, Encoder, file_sha256, load_encoder
+from ccpt.judging.encoder import ENCODER_DISTRIBUTION, ENCODER_ZIP_SHA256, Encoder, load_encoder
 from ccpt.judging.rated_pairs import RatedPair, folds, training_pairs
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
-    return file_sha256(path)
+    return sha256_file(path)
 
 
 def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
@@ -176,7 +177,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None) -> 
         path, expected_sha256 = shipped_head(), HEAD_SHA256
     if not path.is_file():
         raise ModelError(f"distilled judge head {path} is missing", "reinstall ccpt or run `ccpt judge train`")
-    sha = file_sha256(path)
+    sha = sha256_file(path)
     if expected_sha256 is not None and sha != expected_sha256:
         raise ModelError(
             f"distilled judge head {path} is corrupted: sha256 {sha[:12]}… is not {expected_sha256[:12]}…",

@@ -12,7 +12,6 @@ the judge.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccpt.download import sha256_file
 from ccpt.errors import ModelError
 
 if TYPE_CHECKING:
@@ -42,15 +42,6 @@ def encoder_zip() -> Path:
     if not path.is_file():
         raise ModelError(f"{path}: the base encoder's checkpoint is missing", INSTALL_HINT)
     return path
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 hex digest of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _bert_classes() -> tuple[type, type]:
@@ -189,7 +180,7 @@ class Encoder:
 def load_encoder(dropout: float = 0.0, check_sha256: bool = True) -> Encoder:
     """Load all-MiniLM-L6-v2 from the installed wheel's zip (ModelError if missing or not the pinned file)."""
     path = encoder_zip()
-    if check_sha256 and (actual := file_sha256(path)) != ENCODER_ZIP_SHA256:
+    if check_sha256 and (actual := sha256_file(path)) != ENCODER_ZIP_SHA256:
         raise ModelError(
             f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {ENCODER_ZIP_SHA256[:12]}…",
             f"reinstall {ENCODER_DISTRIBUTION}",
