@@ -27,21 +27,15 @@ from typing import Literal
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
+from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TaskName, TypeLabel
 
 PropertyType = Literal["emergent", "canceled", "component"]
-TaskName = Literal["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]
-TypeLabel = Literal["emergent", "component", "canceled", "others"]
-
-GENERATIVE_TASKS: tuple[TaskName, ...] = ("pi_emergent", "pi_canceled", "npc_emergent")
-TASKS: tuple[TaskName, ...] = (*GENERATIVE_TASKS, "type_prediction")
-# Paper order of Table 5.
-TYPE_LABELS: tuple[TypeLabel, ...] = ("emergent", "component", "canceled", "others")
 
 # Which file each generative task's test split indexes into (test_index.json).
 TASK_FILE: dict[TaskName, str] = {
-    "pi_emergent": "ccpt_emergent",
-    "pi_canceled": "ccpt_canceled",
-    "npc_emergent": "ccpt_emergent",
+    name: spec.data_file
+    for name, spec in TASK_SPECS.items()
+    if spec.data_file  # type: ignore[misc]
 }
 
 _LABEL_ALIASES: dict[str, TypeLabel] = {
@@ -438,7 +432,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
 def instances(ds: CCPTDataset, task: TaskName, split: str = "test", *, seed: int = 0) -> Sequence[Record | TypeItem]:
     """Instances of ``task`` for ``split`` ("test" or "train"; Task 3 has only its sampled evaluation set)."""
     _check_task(task)
-    if task == "type_prediction":
+    if not TASK_SPECS[task].generative:
         return ds.type_prediction_set(seed=seed)
     if split == "test":
         return ds.test(task)

