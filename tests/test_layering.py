@@ -28,8 +28,10 @@ CORE = (
     "ccpt.graph",
     "ccpt.jsonout",
     "ccpt.prompts",
+    "ccpt.rows",
     "ccpt.scoring",
     "ccpt.sources",
+    "ccpt.spec",
     "ccpt.stats",
     "ccpt.weights",
 )

@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 from lemminflect import getAllLemmas, getAllLemmasOOV
 
-from ccpt.spec import TYPE_LABELS
+from ccpt.spec import type_label
 
 T = TypeVar("T")
 
@@ -371,11 +371,8 @@ def parse_combination(text: str, head: str) -> Parsed[str]:
     return Parsed(ok=True, value=raw, modifier=modifier)
 
 
-_TYPE_ALIASES = {"cancelled": "canceled", "other": "others"}
-
-
 def parse_property_type(text: str) -> Parsed[str]:
-    """The Task-3 label (key ``property_type``) mapped to one of :data:`ccpt.spec.TYPE_LABELS`.
+    """The Task-3 label (key ``property_type``) as one of :data:`ccpt.spec.TYPE_LABELS` (see ``type_label``).
 
     Accepts the forms models write: "Emergent", "emergent property", "(1) Emergent", "cancelled", "other".
     """
@@ -386,9 +383,8 @@ def parse_property_type(text: str) -> Parsed[str]:
         return _fail(error)
     assert value is not None
     label = re.sub(r"^\(?\d\)?[.:]?\s*", "", value.lower())
-    label = re.sub(r"\s+propert(y|ies)$", "", label).strip()
-    label = _TYPE_ALIASES.get(label, label)
-    if label not in TYPE_LABELS:
+    label = type_label(re.sub(r"\s+propert(y|ies)$", "", label))
+    if label is None:
         return _fail(f"unknown property_type {value!r}")
     return Parsed(ok=True, value=label)
 

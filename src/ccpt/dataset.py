@@ -27,7 +27,7 @@ from typing import Literal
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
-from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TaskName, TypeLabel
+from ccpt.spec import GENERATIVE_TASKS, OTHERS, TASK_SPECS, TASKS, TaskName, TypeLabel, type_label
 
 PropertyType = Literal["emergent", "canceled", "component"]
 
@@ -38,15 +38,13 @@ TASK_FILE: dict[TaskName, str] = {
     if spec.data_file  # type: ignore[misc]
 }
 
-_LABEL_ALIASES: dict[str, TypeLabel] = {
-    "emergent": "emergent",
-    "component": "component",
-    "canceled": "canceled",
-    "cancelled": "canceled",
-    "others": "others",
-    "other": "others",
-    "2": "others",
-}
+# The emergent file's raw code 2 is "others" (module docstring); every other label is read by spec.type_label.
+_RAW_CODES: dict[str, TypeLabel] = {"2": OTHERS}
+
+
+def _type_label(text: str) -> TypeLabel | None:
+    return _RAW_CODES.get(text.strip()) or type_label(text)
+
 
 BASE_COLUMNS: tuple[str, ...] = (
     "sentence",
@@ -181,7 +179,7 @@ def _labels(text: str, column: str) -> tuple[str, ...]:
     items = _tuple_items(text, column)
     labels = []
     for item in items:
-        label = _LABEL_ALIASES.get(item.lower())
+        label = _type_label(item)
         if label is None:
             raise _RowError(column, f"unknown label {item!r} in {text!r}")
         labels.append(label)
@@ -222,7 +220,7 @@ def clean_combination(text: str) -> str:
 
 def _record(stem: str, index: int, row: dict[str, str]) -> Record:
     ptype, _extra = FILE_SPECS[stem]
-    majority = _LABEL_ALIASES.get(_text(row, "human_label_majority").lower())
+    majority = _type_label(_text(row, "human_label_majority"))
     if majority is None:
         raise _RowError("human_label_majority", f"unknown label {row['human_label_majority']!r}")
     score_column = {"emergent": "meta.gpt-4o_emergence", "canceled": "meta.gpt-4o_cancellation"}.get(ptype)

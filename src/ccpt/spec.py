@@ -27,6 +27,16 @@ CANCELED: TypeLabel = "canceled"
 OTHERS: TypeLabel = "others"
 # Paper order of Table 5's rows and columns (and of the Task-3 answer options).
 TYPE_LABELS: tuple[TypeLabel, ...] = (EMERGENT, COMPONENT, CANCELED, OTHERS)
+# Spellings of a type label that people, models and the released files use besides the canonical one.
+TYPE_ALIASES: dict[str, TypeLabel] = {"cancelled": CANCELED, "other": OTHERS}
+
+
+def type_label(text: str) -> TypeLabel | None:
+    """The canonical type label of ``text`` (any case, aliases accepted), or None if it is not one."""
+    label = text.strip().lower()
+    label = TYPE_ALIASES.get(label, label)
+    return label if label in TYPE_LABELS else None  # type: ignore[return-value]
+
 
 # The score a generative task is measured by: emergence E or cancellation C (paper §4.3).
 Kind = Literal["emergent", "canceled"]

@@ -4,8 +4,8 @@
 
 The judge is the ``grader`` model role; without one the evaluated model judges itself (say which in any
 report: the paper's judge is GPT-4o). Each task is a plain ``@task`` function whose parameters (``-T name=value``)
-are listed in its Args; they are gathered into one :class:`TaskOptions` (the three generative tasks take the same
-parameters with its defaults; a test checks that the signatures agree with it).
+are listed in its Args; they are gathered into one :class:`TaskOptions` (the three generative tasks take its fields,
+in its order and with its defaults, positionally; tests/test_spec.py checks that the signatures agree with it).
 """
 
 from __future__ import annotations
@@ -134,22 +134,9 @@ def pi_emergent(
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
     """
     options = TaskOptions(
-        method=method,
-        seeds=seeds,
-        oracle_n=oracle_n,
-        split=split,
-        system_prompt=system_prompt,
-        data_dir=data_dir,
-        exclude_toxic=exclude_toxic,
-        judge_mode=judge_mode,
-        judge_retries=judge_retries,
-        seed=seed,
-        sa_max_iterations=sa_max_iterations,
-        sa_epsilon=sa_epsilon,
-        sa_answer_every_step=sa_answer_every_step,
-        sa_max_candidates=sa_max_candidates,
-        conceptnet=conceptnet,
-    )
+        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet,
+    )  # fmt: skip
     return ccpt_task(PI_EMERGENT, options)
 
 
@@ -193,22 +180,9 @@ def pi_canceled(
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
     """
     options = TaskOptions(
-        method=method,
-        seeds=seeds,
-        oracle_n=oracle_n,
-        split=split,
-        system_prompt=system_prompt,
-        data_dir=data_dir,
-        exclude_toxic=exclude_toxic,
-        judge_mode=judge_mode,
-        judge_retries=judge_retries,
-        seed=seed,
-        sa_max_iterations=sa_max_iterations,
-        sa_epsilon=sa_epsilon,
-        sa_answer_every_step=sa_answer_every_step,
-        sa_max_candidates=sa_max_candidates,
-        conceptnet=conceptnet,
-    )
+        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet,
+    )  # fmt: skip
     return ccpt_task(PI_CANCELED, options)
 
 
@@ -252,22 +226,9 @@ def npc_emergent(
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
     """
     options = TaskOptions(
-        method=method,
-        seeds=seeds,
-        oracle_n=oracle_n,
-        split=split,
-        system_prompt=system_prompt,
-        data_dir=data_dir,
-        exclude_toxic=exclude_toxic,
-        judge_mode=judge_mode,
-        judge_retries=judge_retries,
-        seed=seed,
-        sa_max_iterations=sa_max_iterations,
-        sa_epsilon=sa_epsilon,
-        sa_answer_every_step=sa_answer_every_step,
-        sa_max_candidates=sa_max_candidates,
-        conceptnet=conceptnet,
-    )
+        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet,
+    )  # fmt: skip
     return ccpt_task(NPC_EMERGENT, options)
 
 

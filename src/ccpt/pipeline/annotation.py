@@ -37,7 +37,7 @@ from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
-from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS
+from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, type_label
 from ccpt.stats import fleiss_kappa
 
 HIT_COLUMNS = (
@@ -216,9 +216,9 @@ def _label(value: str, form: str, where: str) -> str:
     options = FORM_OPTIONS[form]
     if text.isdigit() and int(text) < len(options):
         return options[int(text)]
-    text = {"other": "others", "cancelled": "canceled"}.get(text, text)
-    if text in options:
-        return text
+    label = type_label(text)
+    if label in options:
+        return label
     raise DataError(f"{where}: label {value!r} is not an option of the {form} form ({', '.join(options)} or 0-2)")
 
 
