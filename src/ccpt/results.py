@@ -223,11 +223,10 @@ def _generative_rows(
     dataset: CCPTDataset | None,
     notes: list[str],
 ) -> pd.DataFrame:
-    from ccpt import answers
-
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
     judge = _judge_name(list(frame.columns))
-    npc = TASK_SPECS[task].completes_phrase
+    spec = TASK_SPECS[task]
+    npc = spec.completes_phrase
     head_column = f"meta.root_{judge}_relevance"
     if npc:
         _require(path, frame.columns, [head_column], task)
@@ -267,13 +266,13 @@ def _generative_rows(
                 )
                 raw = raw_list[index] if index < len(raw_list) else None
                 row["answer_raw"] = raw
+                parsed = spec.parse(raw, str(line["root"])) if raw is not None else None
+                # The answer the authors judged (their parsed columns); ours only where they stored none.
                 if npc:
-                    parsed = answers.parse_combination(raw, str(line["root"])) if raw is not None else None
                     row["answer"] = optional(get("combination"), str) or (parsed.value if parsed else None)
                     row["answer_modifier"] = optional(get("modifier"), str) or (parsed.modifier if parsed else None)
                     r_hp = optional(line[head_column], float)
                 else:
-                    parsed = answers.parse_property(raw) if raw is not None else None
                     row["answer"] = optional(get("property"), str) or (parsed.value if parsed else None)
                     r_hp = optional(get("root_relevance"), float)
                 row["parse_ok"] = bool(parsed.ok) if parsed else False
@@ -293,8 +292,6 @@ def _generative_rows(
 def _type_prediction_rows(
     frame: pd.DataFrame, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> pd.DataFrame:
-    from ccpt import answers
-
     answer_columns = [c for c in frame.columns if _TP_COLUMN.match(c)]
     _require(path, frame.columns, ["combination", "property", "human_label_majority"], TYPE_PREDICTION)
     lookup: dict[tuple[str, str, str], list[str]] = {}
@@ -330,7 +327,7 @@ def _type_prediction_rows(
             row["method"] = BASE
             raw_list = _generations(line[column], path, i, column)
             raw = raw_list[0] if raw_list else None
-            parsed = answers.parse_property_type(raw) if raw is not None else None
+            parsed = TASK_SPECS[TYPE_PREDICTION].parse(raw) if raw is not None else None
             row.update(
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,

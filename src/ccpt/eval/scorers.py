@@ -28,8 +28,8 @@ from inspect_ai.solver import TaskState
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.rows import SampleRow
-from ccpt.scoring import Kind, Relevances, oracle_per_column
-from ccpt.spec import TASK_SPECS
+from ccpt.scoring import Relevances, oracle_per_column
+from ccpt.spec import TASK_SPECS, Kind
 
 VALUE_KEYS = ("r_hmp", "r_np", "score", "parse_ok")
 
