@@ -72,6 +72,21 @@ def test_task_and_method_names_are_spelled_only_in_spec():
     assert not offenders, "task/method names outside spec.py:\n" + "\n".join(offenders)
 
 
+def test_the_pipeline_spells_property_types_only_through_spec():
+    """The data-construction pipeline labels rows with the benchmark's type words: it takes them from spec (same
+    rule as above: string literals outside docstrings)."""
+    words = {"emergent", "canceled", "component", "others"}
+    offenders = []
+    for path in sorted((SRC / "pipeline").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            if literal and node.value in words:
+                offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "type words spelled in the pipeline:\n" + "\n".join(offenders)
+
+
 def test_the_rule_catches_a_literal_and_spares_a_docstring():
     """The checker itself: a name in code is found, the same name in a docstring is not."""
     tree = ast.parse('"""About pi_emergent."""\ndef f():\n    """gold"""\n    return ["gold", f"x{1}_nofilter"]\n')

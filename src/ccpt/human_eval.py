@@ -27,7 +27,8 @@ import pandas as pd
 
 from ccpt.errors import DataError
 from ccpt.prompts import human_question
-from ccpt.results import COLUMNS, optional
+from ccpt.results import optional
+from ccpt.rows import COLUMNS, empty_row
 from ccpt.scoring import Relevances, relevance_from_score
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
@@ -149,7 +150,7 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     for line in frame.to_dict("records"):
         item = items[line["id"]]
         answer = line["answer"].strip()
-        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row = empty_row()
         row.update(
             task=task,
             model=HUMAN,
@@ -347,7 +348,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (task, model, method, instance), values in per_role.iterrows():
         rel = Relevances(*(optional(values.get(r), float) for r in ROLES))
-        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row = empty_row()
         row.update(
             task=task,
             model=model,
