@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ccpt.human_app.export import export_answers
+from ccpt.human_app.export import ExportResult, export_answers
 from ccpt.human_app.store import Annotator, Assignment, Store
 from ccpt.human_app.studies import (
     ANNOTATION,
@@ -282,10 +282,14 @@ class StudyApp:
         """Progress per annotator, and the export button."""
         token = request.path_params["token"]
         await run_in_threadpool(self.check_admin, token)
+        return await self.admin_page(request, token, exported=None)
+
+    async def admin_page(self, request: Request, token: str, exported: ExportResult | None) -> Response:
+        """The progress page (after an export, with the files written)."""
         rows = await run_in_threadpool(self.progress)
         return self.page(
             request, "admin.html", title="Study progress", rows=rows, kinds=self.study.kinds, titles=STUDY_TITLES,
-            url_root=f"/admin/{token}", exported=None, export_dir=self.study.root / "export",
+            url_root=f"/admin/{token}", exported=exported, export_dir=self.study.root / "export",
         )  # fmt: skip
 
     async def export(self, request: Request) -> Response:
@@ -295,11 +299,7 @@ class StudyApp:
         form = await read_form(request)
         self.check_csrf(request, form)
         result = await run_in_threadpool(export_answers, self.study, self.store, self.study.root / "export")
-        rows = await run_in_threadpool(self.progress)
-        return self.page(
-            request, "admin.html", title="Study progress", rows=rows, kinds=self.study.kinds, titles=STUDY_TITLES,
-            url_root=f"/admin/{token}", exported=result, export_dir=self.study.root / "export",
-        )  # fmt: skip
+        return await self.admin_page(request, token, exported=result)
 
     # ------------------------------------------------------------------------------------------ other
 
