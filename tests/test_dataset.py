@@ -177,3 +177,39 @@ def test_sha_helper_matches_hashlib(ccpt_dir: Path) -> None:
 
     path = ccpt_dir / "test_index.json"
     assert sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest() == CHECKSUMS["test_index.json"]
+
+
+def test_truncated_row_reports_its_real_field_count(ccpt_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "ccpt_component.csv"
+    lines = (ccpt_dir / "ccpt_component.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    header = next(csv.reader([lines[0]]))
+    first = next(csv.reader([lines[1]]))
+    short = ",".join(f'"{v}"' for v in first[:3]) + "\n"  # a row cut after its third field
+    path.write_text(lines[0] + short, encoding="utf-8")
+    with pytest.raises(DataError, match=rf"row 0 \(line 2\) has 3 fields, expected {len(header)}"):
+        read_records(path)
+    path.write_text(lines[0] + lines[1].rstrip("\r\n") + ',"x","y"\n', encoding="utf-8")
+    with pytest.raises(DataError, match=rf"has {len(header) + 2} fields, expected {len(header)}"):
+        read_records(path)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_column(ccpt_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "ccpt_canceled.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + (ccpt_dir / "ccpt_canceled.csv").read_bytes())  # as saved by a spreadsheet
+    assert len(read_records(path)) == 1613
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"pi_emergent": [true, 1], "pi_canceled": [0], "npc_emergent": [0]}', "must be a list of row numbers"),
+        ('{"pi_emergent": [1, 2, 1], "pi_canceled": [0], "npc_emergent": [0]}', r"row\(s\) \[1\] more than once"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+    ids=["bool", "duplicates", "deep"],
+)
+def test_a_malformed_test_index_is_one_error(text: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "test_index.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match=message):
+        read_test_index(path)

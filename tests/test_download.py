@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,17 +18,52 @@ pytestmark = pytest.mark.shared_data
 
 
 class _CountingHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the mirror; ``server.mode`` makes the next requests misbehave (bounded in count and time):
+    ``drop``: the first request for each file sends half the body and closes; ``drip``: one byte every
+    0.2 s, at most 100 bytes; ``huge``: an endless body (stops after 64 MiB or when the client hangs up)."""
+
     def log_message(self, format: str, *args: object) -> None:  # keep test output clean
         pass
 
     def do_GET(self) -> None:
         self.server.requests.append(self.path)  # type: ignore[attr-defined]
-        super().do_GET()
+        mode = self.server.mode  # type: ignore[attr-defined]
+        if mode is None or (mode == "drop" and self.server.requests.count(self.path) > 1):  # type: ignore[attr-defined]
+            super().do_GET()
+            return
+        try:
+            if mode == "drop":
+                body = Path(self.translate_path(self.path)).read_bytes()
+                self._head(len(body))
+                self.wfile.write(body[: len(body) // 2])
+            elif mode == "drip":
+                self._head(100)
+                for _ in range(100):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            elif mode == "huge":
+                self._head(None)
+                block = b"x" * (1 << 20)
+                for _ in range(64):
+                    self.wfile.write(block)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
+        self.close_connection = True
+
+    def _head(self, length: int | None) -> None:
+        self.send_response(200)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
 
 
 @pytest.fixture
-def mirror(ccpt_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
-    """A loopback HTTP server laid out like the pinned repository: <base>/<commit>/data/<file>."""
+def served(ccpt_dir: Path, tmp_path: Path) -> Iterator[http.server.ThreadingHTTPServer]:
+    """A loopback HTTP server laid out like the pinned repository: <base>/<commit>/data/<file>.
+
+    Its ``mode`` attribute (None: behave) selects a failure of :class:`_CountingHandler`.
+    """
     root = tmp_path / "mirror"
     files = root / PINNED_COMMIT / REPO_DATA_PATH
     files.mkdir(parents=True)
@@ -35,14 +71,23 @@ def mirror(ccpt_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path, list[str
         (files / name).write_bytes((ccpt_dir / name).read_bytes())
     handler = functools.partial(_CountingHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
     server.requests = []  # type: ignore[attr-defined]
+    server.mode = None  # type: ignore[attr-defined]
+    server.files = files  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", files, server.requests  # type: ignore[attr-defined]
+        yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def mirror(served: http.server.ThreadingHTTPServer) -> tuple[str, Path, list[str]]:
+    """(base URL, the served data directory, the request paths so far) of :func:`served`."""
+    return f"http://127.0.0.1:{served.server_address[1]}", served.files, served.requests  # type: ignore[attr-defined]
 
 
 def test_download_verifies_and_never_refetches(mirror: tuple[str, Path, list[str]], tmp_path: Path) -> None:
@@ -50,7 +95,7 @@ def test_download_verifies_and_never_refetches(mirror: tuple[str, Path, list[str
     target = tmp_path / "cache"
     config = DownloadConfig(base_url=base, retries=1)
     download(target=target, config=config)
-    assert sorted(p.name for p in target.iterdir()) == sorted(REQUIRED_FILES)
+    assert sorted(p.name for p in target.iterdir() if p.is_file()) == sorted(REQUIRED_FILES)
     assert len(requests) == len(REQUIRED_FILES)
     download(target=target, config=config)
     assert len(requests) == len(REQUIRED_FILES)  # verified files are not fetched again
@@ -107,3 +152,77 @@ def test_closed_port_through_real_urllib(tmp_path: Path) -> None:
     config = DownloadConfig(base_url=f"http://127.0.0.1:{port}", retries=2, backoff=0, timeout=2)
     with pytest.raises(DataError, match="could not download"):
         download(target=tmp_path, config=config, fetch=urllib_fetch)
+
+
+def test_altered_cached_file_is_verified_and_refetched_before_use(
+    mirror: tuple[str, Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache file edited after download (test split cut to 10 rows) is caught by load_dataset, not used."""
+    import json
+
+    from ccpt.dataset import load_dataset
+    from ccpt.download import cache_dir
+
+    base, _files, requests = mirror
+    monkeypatch.setenv("CCPT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CCPT_DATA_URL", base)
+    monkeypatch.delenv("CCPT_DATA_DIR", raising=False)
+    assert len(load_dataset().test("pi_emergent")) == 200
+    assert len(requests) == len(REQUIRED_FILES)
+    load_dataset()
+    assert len(requests) == len(REQUIRED_FILES)  # verified by the stored digest: no refetch, no re-hash needed
+    index_path = cache_dir() / "test_index.json"
+    index = json.loads(index_path.read_text())
+    cut = {k: (v[:10] if isinstance(v, list) else v) for k, v in index.items()}
+    index_path.write_text(json.dumps(cut))
+    assert len(load_dataset().test("pi_emergent")) == 200  # the altered file was replaced, not read
+    assert requests[-1].endswith("test_index.json") and len(requests) == len(REQUIRED_FILES) + 1
+
+
+def test_connection_dropped_mid_body_is_retried(
+    mirror: tuple[str, Path, list[str]], served: http.server.ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    base, _files, requests = mirror
+    served.mode = "drop"  # type: ignore[attr-defined]
+    download(("test_index.json",), target=tmp_path / "cache", config=DownloadConfig(base_url=base, backoff=0))
+    assert len(requests) == 2  # dropped once, fetched whole on the retry
+
+
+def test_connection_dropped_every_time_is_one_error_line(
+    mirror: tuple[str, Path, list[str]], served: http.server.ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    base, _files, _requests = mirror
+    served.mode = "drop"  # type: ignore[attr-defined]
+    with pytest.raises(DataError, match=r"after 1 attempts: connection dropped before the end of the body"):
+        download(("test_index.json",), target=tmp_path / "cache", config=DownloadConfig(base_url=base, retries=1))
+    assert not list((tmp_path / "cache").iterdir())  # nothing half-written
+
+
+def test_dripping_server_hits_the_deadline(
+    mirror: tuple[str, Path, list[str]], served: http.server.ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    base, _files, _requests = mirror
+    served.mode = "drip"  # type: ignore[attr-defined]
+    config = DownloadConfig(base_url=base, retries=1, timeout=5, deadline=1.0)
+    start = time.monotonic()
+    with pytest.raises(DataError, match=r"not finished after 1s"):
+        download(("test_index.json",), target=tmp_path / "cache", config=config)
+    assert time.monotonic() - start < 3
+    assert not list((tmp_path / "cache").iterdir())
+
+
+def test_oversized_body_is_cut_off_at_the_cap(
+    mirror: tuple[str, Path, list[str]], served: http.server.ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    import resource
+
+    base, _files, _requests = mirror
+    served.mode = "huge"  # type: ignore[attr-defined]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(DataError, match=r"more than 4,194,304 bytes"):
+        download(
+            ("test_index.json",), target=tmp_path / "cache", config=DownloadConfig(base_url=base, max_bytes=4 << 20)
+        )
+    # Streamed to disk: the process did not grow by the body (ru_maxrss is in KiB on Linux).
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024
+    assert not list((tmp_path / "cache").iterdir())

@@ -65,7 +65,7 @@ def test_default_offline_run_on_the_embedded_models(ccpt_dir: Path, tmp_path: Pa
     assert set(frame["task"]) == {"pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"}
     assert set(frame["model"]) == {"gguf/qwen2.5-0.5b"}
     generative = frame[frame["task"] != "type_prediction"]
-    assert set(generative["judge"]) == {"gguf/qwen2.5-1.5b"}
+    assert set(generative["judge"]) == {"ccpt-distilled/default"}  # the offline default judge (docs/judge.md)
     # Every answer is either parsed and fully judged, or a counted failure with a reason.
     for row in generative.itertuples():
         if row.parse_ok and row.judge_failures == 0:

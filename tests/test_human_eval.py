@@ -143,3 +143,48 @@ def test_human_solver_cli_round_trip_gives_the_human_row(ccpt_dir: Path, tmp_pat
     frame = pd.read_csv(judged)
     assert frame["parse_ok"].tolist() == [True, False, True] and frame["judge_failures"].sum() == 0
     assert frame.loc[frame["parse_ok"], "r_np"].notna().all() and frame.loc[~frame["parse_ok"], "r_np"].isna().all()
+
+
+HOSTILE = ['=HYPERLINK("http://x","y")', "+1", "-2+3", "@SUM(A1)", "\tTAB", "\rCR", "'=quoted", "plain", "'ok"]
+
+
+def test_formula_like_answers_are_neutralised_in_sheets_and_read_back_unchanged(
+    reference_dir: Path, dataset, tmp_path: Path
+) -> None:
+    """OWASP CSV injection: no cell of a sheet for people starts with = + - @ tab CR; ccpt reads the text back."""
+    import csv
+
+    from ccpt.results import export, from_tidy
+
+    frame = load_results([reference_dir / "pi_emergent_gpt-4o_naive.csv"], dataset).head(len(HOSTILE)).copy()
+    frame["answer"] = HOSTILE
+    frame["answer_raw"] = HOSTILE
+    export_rating_sheets(frame, tmp_path, n=len(HOSTILE), raters=1, seed=0)
+    tidy = export(frame, tmp_path / "tidy.csv")
+    for path in (tmp_path / "key.csv", tmp_path / "rater_1.csv", tidy):
+        with path.open(newline="", encoding="utf-8") as fh:
+            cells = [cell for row in csv.reader(fh) for cell in row]
+        assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")], path.name
+    assert from_tidy(tidy)["answer"].tolist() == HOSTILE  # the tidy table reads back unchanged
+    key = pd.read_csv(tmp_path / "key.csv", dtype=str, keep_default_na=False)
+    assert {'\'=HYPERLINK("http://x","y")', "''=quoted", "'ok"} <= set(key["property"])
+    sheet = pd.read_csv(tmp_path / "rater_1.csv", dtype=str, keep_default_na=False).assign(rating="5")
+    sheet.to_csv(tmp_path / "rater_1.csv", index=False, quoting=csv.QUOTE_ALL)  # a rater fills the sheet in
+    ratings = read_ratings(tmp_path / "key.csv", [tmp_path / "rater_1.csv"])
+    assert set(ratings["property"]) >= set(HOSTILE)  # the import sees the answers as they were written
+
+
+def test_a_constant_judge_has_undefined_agreement_not_minus_zero(tmp_path: Path) -> None:
+    """A judge that gives every pair the same score: 'undefined' in text, null in JSON (never NaN, never -0.000)."""
+    key = "pair_id,task,model,method,instance,role,llm_judge\n" + "".join(
+        f"p{i:05d},pi_emergent,m,base,i{i},r_np,0.7\n" for i in range(4)
+    )
+    (tmp_path / "key.csv").write_text(key)
+    (tmp_path / "r.csv").write_text("pair_id,rater,rating\n" + "".join(f"p{i:05d},a,{i + 3}\n" for i in range(4)))
+    ratings = read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv"])
+    agree = rating_agreement(ratings)
+    assert agree["pearson"] is None and agree["spearman"] is None and agree["n"] == 4
+    text = human_judge_report(ratings)
+    assert "Pearson undefined" in text and "-0.000" not in text and "nan" not in text
+    payload = json.loads(human_judge_report(ratings, fmt="json"))
+    assert payload["agreement"]["pearson"] is None

@@ -28,6 +28,7 @@ CORE = (
     "ccpt.graph",
     "ccpt.jsonout",
     "ccpt.prompts",
+    "ccpt.protocol",
     "ccpt.rows",
     "ccpt.scoring",
     "ccpt.sources",
@@ -142,3 +143,16 @@ def test_importing_ccpt_is_cheap_and_inspect_free() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_inspect_internals_are_reached_from_one_guarded_module_only() -> None:
+    """Inspect's private modules (``inspect_ai._*``) change between 0.3.x releases: only eval/inspect_compat.py,
+    which guards each import with a fallback, may import them."""
+    graph = import_graph()
+    offenders = {
+        name: sorted(m for m in imports if m.startswith("inspect_ai._"))
+        for name, imports in graph.items()
+        if name != "ccpt.eval.inspect_compat"
+    }
+    assert {name: mods for name, mods in offenders.items() if mods} == {}
+    assert any(m.startswith("inspect_ai._") for m in graph["ccpt.eval.inspect_compat"])  # the check sees them

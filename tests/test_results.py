@@ -161,3 +161,49 @@ def test_inspect_log_multi_oracle_shape(tmp_path: Path) -> None:
     assert ok["r_hmp"] == pytest.approx(0.8) and ok["score"] == pytest.approx(0.1)
     failed = frame[frame["sample"] == 1]
     assert failed["score"].isna().all() and (failed["parse_ok"] == False).all()  # noqa: E712
+
+
+def _renamed_copy(source: Path, target: Path, model: str) -> None:
+    """The authors' GPT-4o file under another model's name: per-run columns renamed, dataset columns kept."""
+    frame = pd.read_csv(source)
+    frame.columns = [c if c.startswith("meta.") else c.replace("gpt-4o_", f"{model}_", 1) for c in frame.columns]
+    frame.to_csv(target, index=False)
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["Meta-Llama-3.1-70B-Instruct", "Qwen2.5-72B-Instruct", "qwen2.5:72b", "meta-llama/Llama 3.1", "meta.llama3-1"],
+)
+def test_reference_files_of_any_model_name(reference_dir: Path, tmp_path: Path, dataset, model: str) -> None:
+    safe = model.replace("/", "_")
+    for task in ("pi_emergent", "npc_emergent"):
+        _renamed_copy(reference_dir / f"{task}_gpt-4o_naive.csv", tmp_path / f"{task}_{safe}_naive.csv", model)
+    _renamed_copy(reference_dir / "tp_gpt-4o_naive.csv", tmp_path / f"tp_{safe}_naive.csv", model)
+    frame = load_results(sorted(tmp_path.glob("*.csv")), dataset)
+    original = load_results(
+        [reference_dir / f"{t}_gpt-4o_naive.csv" for t in ("npc_emergent", "pi_emergent", "tp")], dataset
+    )
+    assert set(frame["model"]) == {model}
+    assert set(frame["protocol"]) == {"as-run"}
+    # The same numbers as the GPT-4o file they were copied from: only the name changed.
+    assert (
+        frame.groupby(["task", "method", "seed"]).size().to_dict()
+        == original.groupby(["task", "method", "seed"]).size().to_dict()
+    )
+    pd.testing.assert_series_equal(frame["score"], original["score"])
+
+
+def test_cli_report_on_a_dotted_model_file(
+    reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccpt.cli import main
+
+    name = "Meta-Llama-3.1-70B-Instruct"
+    target = tmp_path / f"pi_emergent_{name}_naive.csv"
+    _renamed_copy(reference_dir / "pi_emergent_gpt-4o_naive.csv", target, name)
+    assert main(["report", str(target), "--stat", "paper", "--data-dir", str(ccpt_dir)]) == 0
+    out = capsys.readouterr().out
+    base = next(line for line in out.splitlines() if name in line and "| Base |" in line)
+    # The paper's GPT-4o PI-emergent Base numbers, now under the renamed model.
+    assert [c.strip() for c in base.strip().strip("|").split("|")][2:5] == ["44.1 ± 0.6", "83.3 ± 0.4", "40.8 ± 0.7"]
+    assert "as-run" in out  # the report names the protocol

@@ -101,3 +101,60 @@ def test_paired_bootstrap_detects_clear_difference() -> None:
     result = paired_compare(a, a - 0.2, test="bootstrap", n_resamples=2000)
     assert result.mean_diff == pytest.approx(0.2)
     assert result.ci_low == pytest.approx(0.2) and result.p_value == 0.0
+
+
+def _alpha_pairwise(ratings):
+    """The previous O(n²) implementation (all pairwise differences), kept as the reference for small inputs."""
+    import numpy as np
+
+    units = [np.array([r for r in unit if r is not None], dtype=float) for unit in ratings]
+    units = [u for u in units if len(u) >= 2]
+    n_total = sum(len(u) for u in units)
+    d_o = sum(((u[:, None] - u[None, :]) ** 2).sum() / (len(u) - 1) for u in units) / n_total
+    pooled = np.concatenate(units)
+    d_e = ((pooled[:, None] - pooled[None, :]) ** 2).sum() / (n_total * (n_total - 1))
+    return float(1.0 - d_o / d_e)
+
+
+def test_krippendorff_alpha_streaming_equals_pairwise_on_small_inputs() -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(50):
+        raters = rng.randint(2, 5)
+        ratings = [
+            [None if rng.random() < 0.3 else float(rng.randint(1, 10)) for _ in range(raters)]
+            for _ in range(rng.randint(3, 40))
+        ]
+        if sum(1 for unit in ratings if sum(r is not None for r in unit) >= 2) == 0:
+            continue
+        assert krippendorff_alpha_interval(ratings) == pytest.approx(_alpha_pairwise(ratings), rel=1e-9, abs=1e-12)
+    assert math.isnan(krippendorff_alpha_interval([[3.0, 3.0], [3.0, 3.0]]))  # no variance: undefined
+    assert math.isnan(krippendorff_alpha_interval([[1.0, None], [None]]))  # nothing pairable
+
+
+def test_krippendorff_alpha_of_a_million_ratings_stays_small() -> None:
+    """1.12M ratings (400K units of 3 raters, every fifth missing one; a generator): n×n needed terabytes."""
+    import subprocess
+    import sys
+
+    # Peak RSS from VmHWM: ru_maxrss of a child starts at the (large) pytest parent's value on Linux.
+    code = (
+        "import re\n"
+        "from ccpt.stats import krippendorff_alpha_interval\n"
+        "units = ((float(i % 10 + 1), float((i * 7) % 10 + 1), None if i % 5 == 0 else float((i * 3) % 10 + 1))"
+        " for i in range(400_000))\n"
+        "alpha = krippendorff_alpha_interval(units)\n"
+        "peak = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+        "print(alpha, peak)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    alpha, max_rss_kib = out.stdout.split()
+    assert int(max_rss_kib) < 200 * 1024, f"peak RSS {int(max_rss_kib) / 1024:.0f} MiB"
+    assert -1.0 <= float(alpha) <= 1.0
+
+
+def test_pearson_of_a_constant_judge_is_undefined_not_minus_zero() -> None:
+    human = [0.1, 0.5, 0.9, 0.3]
+    judge = [0.7, 0.7, 0.7, 0.7]  # a mean of 0.7s is not exactly 0.7: deviations of ~1e-17
+    assert math.isnan(pearson(human, judge)) and math.isnan(spearman(human, judge))

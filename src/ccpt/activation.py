@@ -25,6 +25,13 @@ test):
   next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
 * Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
   treated as an empty list, and never raises; the run continues.
+
+The ``as-run`` protocol (:mod:`ccpt.protocol`) switches on, through :class:`SAConfig`, what the authors' code
+did instead: C_0 stays in the set during the expansion and only C_T − C_0 reaches the answer
+(``remove_seeds_each_step=False``); a random sample of at most ``max_candidates`` (10) candidates per step; the
+filter shown a random sample of at most ``filter_shown`` (5) of the first ones, and its answer taken as given
+(``keep_invented``); Δ computed as their code did, i.e. 0, so every instance stops after one step
+(``frozen_convergence``); an empty set replaced by the previous one for the answer (``empty_fallback``).
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from lemminflect import getLemma
 
 from ccpt.answers import extract_json_object
 from ccpt.graph import ConceptGraph, normalise_label
-from ccpt.prompts import render_template
+from ccpt.prompts import render_template, variant_name
 
 Generate = Callable[[str], Awaitable[str]]
 Source = Literal["llm", "graph"]
@@ -79,6 +86,12 @@ class SAConfig:
     neighbours_k: int = 10
     max_candidates: int | None = None
     seed: int = 0
+    remove_seeds_each_step: bool = True
+    filter_shown: int | None = None
+    keep_invented: bool = False
+    frozen_convergence: bool = False
+    empty_fallback: bool = False
+    prompt_variant: str | None = None
 
     def __post_init__(self) -> None:
         if not (self.use_llm or self.use_graph):
@@ -87,6 +100,8 @@ class SAConfig:
             raise ValueError("max_iterations and neighbours_k must be at least 1")
         if self.max_candidates is not None and self.max_candidates < 1:
             raise ValueError("max_candidates must be at least 1 (or None for no cap)")
+        if self.filter_shown is not None and self.filter_shown < 1:
+            raise ValueError("filter_shown must be at least 1 (or None to show every candidate)")
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -127,7 +142,8 @@ class Step:
     n_capped: int  # candidates dropped by max_candidates
     activation_failures: int  # LLM activations used in this step whose output was unparsable
     filter_failed: bool  # Filter output unparsable: treated as an empty list
-    filter_invented: int  # Filter output items that were not candidates (ignored)
+    filter_invented: int  # Filter output items that were not candidates (ignored unless keep_invented)
+    n_shown: int = 0  # candidates shown to Filter (all of them unless filter_shown)
 
 
 @dataclass
@@ -137,11 +153,13 @@ class Trajectory:
     seeds: Seeds
     steps: list[Step] = field(default_factory=list)
     stop_reason: StopReason = "max_iterations"
+    empty_fallback: bool = False  # as run: an empty C_t is answered from C_{t-1}
+    subtract_seeds: bool = False  # as run: the answer sees C_t − C_0 (exact labels)
 
     @property
     def final(self) -> tuple[str, ...]:
         """C_T, the set the final answer is generated from."""
-        return self.steps[-1].concepts if self.steps else ()
+        return self._answer_set(len(self.steps)) if self.steps else ()
 
     def at(self, t: int) -> tuple[str, ...]:
         """C_t; past the last step the run had stopped, so C_t = C_T (what a run with T = t would give)."""
@@ -149,7 +167,18 @@ class Trajectory:
             raise ValueError(f"t must be >= 0, got {t}")
         if t == 0:
             return self.seeds.concepts
-        return self.steps[min(t, len(self.steps)) - 1].concepts
+        return self._answer_set(min(t, len(self.steps)))
+
+    def _answer_set(self, t: int) -> tuple[str, ...]:
+        concepts = self.steps[t - 1].concepts
+        while self.empty_fallback and not concepts and t > 1:
+            t -= 1
+            concepts = self.steps[t - 1].concepts
+        if self.empty_fallback and not concepts:
+            concepts = self.seeds.concepts  # C_1 empty: C_0, which the subtraction below then empties
+        if self.subtract_seeds:
+            concepts = tuple(c for c in concepts if c not in set(self.seeds.concepts))
+        return concepts
 
     @property
     def activation_failures(self) -> int:
@@ -241,15 +270,15 @@ def _objective(task: SATask) -> string.Template:
     return string.Template(tomllib.loads(text)[task])
 
 
-def activation_prompt(concept: str, k: int) -> str:
+def activation_prompt(concept: str, k: int, variant: str | None = None) -> str:
     """p_act for one concept (independent of the instance, so it can be shared and cached)."""
-    return render_template("sa_activate", concept=concept, k=k)
+    return render_template(variant_name("sa_activate", variant), concept=concept, k=k)
 
 
-def filter_prompt(candidates: Sequence[str], seeds: Seeds) -> str:
-    """p_fil: every candidate, the seed concepts C_0 and the objective O."""
+def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None = None) -> str:
+    """p_fil: the candidates, the seed concepts C_0 and the objective O."""
     return render_template(
-        "sa_filter",
+        variant_name("sa_filter", variant),
         seeds=", ".join(f'"{seed}"' for seed in seeds.concepts),
         objective=seeds.objective,
         candidates=json.dumps(list(candidates), ensure_ascii=False),
@@ -322,7 +351,9 @@ async def _activate(
 
     async def from_llm() -> Activation:
         assert generate is not None
-        parsed = parse_concept_list(await generate(activation_prompt(concept, config.neighbours_k)))
+        parsed = parse_concept_list(
+            await generate(activation_prompt(concept, config.neighbours_k, config.prompt_variant))
+        )
         if parsed is None:
             return Activation((), failed=True)
         return Activation(_clean(parsed, limit=config.neighbours_k))
@@ -356,9 +387,11 @@ def _without(labels: Iterable[str], excluded: set[str]) -> tuple[str, ...]:
     return tuple(kept.values())
 
 
-async def _filter(candidates: tuple[str, ...], seeds: Seeds, generate: Generate) -> tuple[tuple[str, ...], bool, int]:
+async def _filter(
+    candidates: tuple[str, ...], seeds: Seeds, generate: Generate, config: SAConfig
+) -> tuple[tuple[str, ...], bool, int]:
     """Filter(C, C_0) → (kept candidates, output unparsable?, number of output items not among candidates)."""
-    parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds)))
+    parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds, config.prompt_variant)))
     if parsed is None:
         return (), True, 0
     by_key = {concept_key(c): c for c in candidates}
@@ -368,6 +401,8 @@ async def _filter(candidates: tuple[str, ...], seeds: Seeds, generate: Generate)
         original = by_key.get(concept_key(item))
         if original is None:
             invented += 1
+            if config.keep_invented and (label := _clean([item])):
+                kept.setdefault(label[0], None)  # as run: the filter's answer is the new set, as written
         else:
             kept.setdefault(original, None)
     return tuple(kept), False, invented
@@ -394,12 +429,16 @@ async def spread_activation(
     false (it is then never queried). Errors raised by ``generate`` propagate; unparsable output does not.
     """
     _check(config, generate, graph)
-    seed_keys = {concept_key(c) for c in seeds.concepts}
+    # As run, C_0 stays in the set while it spreads (only C_T − C_0 reaches the answer): nothing is excluded.
+    seed_keys = {concept_key(c) for c in seeds.concepts} if config.remove_seeds_each_step else set()
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
-    trajectory = Trajectory(seeds)
+    trajectory = Trajectory(
+        seeds, empty_fallback=config.empty_fallback, subtract_seeds=not config.remove_seeds_each_step
+    )
     current: tuple[str, ...] = seeds.concepts
     for t in range(1, config.max_iterations + 1):
-        sources = tuple(dict.fromkeys(current + seeds.concepts))  # C_t ∪ C_0
+        # Printed: activate C_t ∪ C_0. As run: the current set only (it still holds C_0 unless the filter dropped it).
+        sources = tuple(dict.fromkeys(current + (seeds.concepts if config.remove_seeds_each_step else ())))
         results = await asyncio.gather(*(_activate(c, generate, graph, activator, config) for c in sources))
         activations = [a for per_concept in results for a in per_concept]
         previous = _without(current, seed_keys)  # C_0 itself at t = 1: removed here, as the algorithm says
@@ -410,16 +449,23 @@ async def spread_activation(
             chosen = set(rng.sample(range(len(candidates)), config.max_candidates))
             n_capped = len(candidates) - len(chosen)
             candidates = tuple(c for i, c in enumerate(candidates) if i in chosen)
+        shown = candidates
+        if config.filter_shown is not None:
+            # As run: a random sample of at most filter_shown of the first filter_shown candidates.
+            first = candidates[: config.filter_shown]
+            shown = tuple(rng.sample(first, len(first)))
         filter_failed, invented = False, 0
-        if config.use_filter and candidates:
+        if config.use_filter and shown:
             assert generate is not None
-            kept, filter_failed, invented = await _filter(candidates, seeds, generate)
+            kept, filter_failed, invented = await _filter(shown, seeds, generate, config)
         else:
-            kept = candidates
+            kept = candidates if not config.use_filter else shown
+        # As run, Δ compared the new set with its own lemmatisation (always 0): the first step always "converges".
+        delta = 0.0 if config.frozen_convergence else jaccard_distance(current, kept)
         step = Step(
             t=t,
             concepts=kept,
-            delta=jaccard_distance(current, kept),
+            delta=delta,
             n_sources=len(sources),
             n_activated=len(_without(activated, seed_keys | _keys(previous))),
             n_candidates=len(candidates),
@@ -427,6 +473,7 @@ async def spread_activation(
             activation_failures=sum(a.failed for a in activations),
             filter_failed=filter_failed,
             filter_invented=invented,
+            n_shown=len(shown) if config.use_filter else 0,
         )
         trajectory.steps.append(step)
         current = kept

@@ -8,6 +8,7 @@ Pure core: no pandas.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -43,11 +44,12 @@ class Pair:
 class Agreement:
     """Pearson and Spearman correlation between mean human rating and judge over ``n`` pairs.
 
-    ``n_missing`` pairs had no judge score (failed judge call) and are not in ``n``.
+    ``n_missing`` pairs had no judge score (failed judge call) and are not in ``n``. A correlation is
+    ``None`` when undefined (fewer than two pairs, or a constant judge or human side).
     """
 
-    pearson: float
-    spearman: float
+    pearson: float | None
+    spearman: float | None
     n: int
     n_missing: int = 0
 
@@ -111,4 +113,16 @@ def agreement(pairs: Sequence[Pair]) -> Agreement:
     scored = [p for p in pairs if p.judge is not None]
     human = [p.human for p in scored]
     judge = [float(p.judge) for p in scored]  # type: ignore[arg-type]
-    return Agreement(pearson(human, judge), spearman(human, judge), len(scored), len(pairs) - len(scored))
+    return Agreement(
+        defined(pearson(human, judge)), defined(spearman(human, judge)), len(scored), len(pairs) - len(scored)
+    )
+
+
+def defined(value: float) -> float | None:
+    """``value``, or None for NaN (an undefined statistic is null in JSON and 'undefined' in text)."""
+    return None if math.isnan(value) else value
+
+
+def format_correlation(value: float | None, digits: int = 3) -> str:
+    """A correlation for text output; an undefined one says why instead of printing 'nan' or '-0.000'."""
+    return "undefined (constant scores or < 2 pairs)" if value is None else f"{value:.{digits}f}"

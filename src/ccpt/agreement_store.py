@@ -54,6 +54,13 @@ def _two(value: Any) -> str:
     return "undefined" if value is None else f"{value:.2f}"
 
 
+def _ci(interval: Any) -> str:
+    """`` [low, high]`` (95% bootstrap CI) when the measurement has one, else nothing."""
+    if isinstance(interval, list | tuple) and len(interval) == 2:
+        return f" [95% CI {interval[0]:.2f}, {interval[1]:.2f}]"
+    return ""
+
+
 def judge_note(judges: list[str]) -> str:
     """One line per judge: its measured agreement with human ratings, or how to measure it."""
     known = measurements()
@@ -62,9 +69,11 @@ def judge_note(judges: list[str]) -> str:
         m = known.get(judge)
         if m:
             parts.append(
-                f"{judge}: Pearson {_two(m.get('pearson'))}, Spearman {_two(m.get('spearman'))} "
-                "against the mean human rating "
-                f"on {m['n']} dataset pairs ({m.get('mode', 'text')} mode, measured {m.get('measured', '?')})"
+                f"{judge}: Pearson {_two(m.get('pearson'))}{_ci(m.get('pearson_ci'))}, "
+                f"Spearman {_two(m.get('spearman'))}{_ci(m.get('spearman_ci'))} against the mean human rating on "
+                f"{m['n']} "
+                + (f"held-out {m['pairs']} " if m.get("pairs") else "")
+                + f"dataset pairs ({m.get('mode', 'text')} mode, measured {m.get('measured', '?')})"
             )
         else:
             parts.append(

@@ -88,7 +88,8 @@ def format_stats(stats: dict[str, Any]) -> str:
     types = stats["rows_per_type"]
     lines.append(
         f"paper rows: {stats['total_paper_rows']:,} = {types['emergent']:,} emergent + "
-        f"{types['canceled']:,} canceled + {types['component']:,} component"
+        f"{types['canceled']:,} canceled + {types['component']:,} component "
+        "(the paper's text says 12,315; the released files hold the rows counted here)"
     )
     lines.append("")
     lines.append(f"{'file':<20}{'rows':>7}{'toxic':>7}{'raters':>8}{'κ':>8}  mean relevance N/H/M (1–5)")
@@ -96,7 +97,7 @@ def format_stats(stats: dict[str, Any]) -> str:
         raters = "/".join(str(k) for k in f["annotators_per_row"])
         kappa = f"{f['fleiss_kappa']:.3f}" if "fleiss_kappa" in f else "—"
         rel = {k: "—" if v is None else f"{v:.2f}" for k, v in f["mean_human_relevance_1to5"].items()}
-        note = "" if f["in_paper"] else "  (not in the paper's 12,315)"
+        note = "" if f["in_paper"] else "  (not among the paper rows above)"
         lines.append(
             f"{stem:<20}{f['rows']:>7,}{f['toxic_rows']:>7}{raters:>8}{kappa:>8}  "
             f"{rel['combination']}/{rel['head']}/{rel['modifier']}{note}"

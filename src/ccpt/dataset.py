@@ -257,7 +257,9 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
     required = BASE_COLUMNS + FILE_SPECS[stem][1]
     records: list[Record] = []
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        # utf-8-sig: a file saved by a spreadsheet starts with a byte-order mark, which is not part of the
+        # first column's name.
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh, strict=True)
             header = reader.fieldnames or []
             missing = [c for c in required if c not in header]
@@ -266,9 +268,10 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
             for index, row in enumerate(reader):
                 line = index + 2  # header is line 1
                 if None in row or any(v is None for v in row.values()):
+                    # DictReader pads a short row with None and collects a long row's extras under the key None.
+                    fields = len(header) + len(row[None]) if None in row else sum(v is not None for v in row.values())
                     raise DataError(
-                        f"{path}: row {index} (line {line}) has {len(row) - (None in row)} fields, "
-                        f"expected {len(header)}",
+                        f"{path}: row {index} (line {line}) has {fields} fields, expected {len(header)}",
                         "the file looks truncated or corrupt; re-download it",
                     )
                 try:
@@ -290,11 +293,19 @@ def read_test_index(path: Path) -> dict[TaskName, tuple[int, ...]]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: not valid JSON ({exc})", "re-download it") from None
+    except RecursionError:  # e.g. 100K nested brackets: not an index, and must not crash the reader
+        raise DataError(f"{path}: not a test index (nested too deeply)", "re-download it") from None
     index: dict[TaskName, tuple[int, ...]] = {}
     for task in GENERATIVE_TASKS:
         rows = raw.get(task) if isinstance(raw, dict) else None
-        if not isinstance(rows, list) or not all(isinstance(r, int) and r >= 0 for r in rows):
+        # bool is an int subclass in Python: `true` is not a row number.
+        if not isinstance(rows, list) or not all(
+            isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in rows
+        ):
             raise DataError(f"{path}: key {task!r} must be a list of row numbers")
+        if len(set(rows)) != len(rows):
+            repeated = sorted({r for r in rows if rows.count(r) > 1})
+            raise DataError(f"{path}: key {task!r} lists row(s) {repeated[:5]} more than once", "re-download it")
         index[task] = tuple(rows)
     return index
 

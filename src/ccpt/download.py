@@ -8,12 +8,15 @@ local HTTP server; the default uses :mod:`urllib` with a timeout and bounded ret
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
+import json
 import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -47,14 +50,26 @@ REQUIRED_FILES: tuple[str, ...] = (
     "test_index.json",
 )
 
-Fetcher = Callable[[str, float], bytes]
-"""``fetch(url, timeout) -> bytes``; raises OSError (incl. URLError) on network failure."""
+Fetcher = Callable[[str, float], Iterable[bytes]]
+"""``fetch(url, timeout)`` yields the body in chunks; raises OSError (incl. URLError) or
+:class:`http.client.HTTPException` (e.g. a connection dropped mid-body) on network failure."""
+
+_CHUNK = 1 << 16
 
 
-def urllib_fetch(url: str, timeout: float) -> bytes:
-    """Download ``url`` with urllib (the default fetcher)."""
+def urllib_fetch(url: str, timeout: float) -> Iterator[bytes]:
+    """Stream ``url`` with urllib (the default fetcher); ``timeout`` bounds every socket read."""
     with urllib.request.urlopen(url, timeout=timeout) as response:
-        return response.read()
+        # read1 returns what one socket read delivers, so a slow server cannot keep one call blocked
+        # past the caller's deadline check by sending a byte at a time.
+        declared = response.headers.get("Content-Length")
+        received = 0
+        while chunk := response.read1(_CHUNK):
+            received += len(chunk)
+            yield chunk
+        # read1 returns b"" when the server hangs up early, without http.client's IncompleteRead check.
+        if declared is not None and declared.isdigit() and received < int(declared):
+            raise http.client.IncompleteRead(b"", int(declared) - received)
 
 
 @dataclass(frozen=True)
@@ -66,6 +81,10 @@ class DownloadConfig:
     timeout: float = 30.0
     retries: int = 3
     backoff: float = 1.0
+    # Per file: the largest pinned file is under 2 MB, so anything near 64 MiB is not the dataset.
+    max_bytes: int = 64 << 20
+    # Per attempt: a server that drips a byte at a time is abandoned after this many seconds.
+    deadline: float = 300.0
 
     def url(self, name: str) -> str:
         return f"{self.base_url.rstrip('/')}/{self.commit}/{REPO_DATA_PATH}/{name}"
@@ -91,21 +110,80 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fetch_with_retries(url: str, config: DownloadConfig, fetch: Fetcher) -> bytes:
-    last: Exception | None = None
+def _marker(path: Path) -> Path:
+    # In a hidden subdirectory, so the cache stays a plain dataset directory (usable as --data-dir).
+    return path.parent / ".verified" / (path.name + ".json")
+
+
+def _write_marker(path: Path, sha256: str) -> None:
+    st = path.stat()
+    _marker(path).parent.mkdir(exist_ok=True)
+    _marker(path).write_text(json.dumps({"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}))
+
+
+def is_verified(path: Path, name: str) -> bool:
+    """True if ``path`` has the pinned sha256 of ``name``.
+
+    Cheap on repeated use: the digest is stored beside the file with its size and mtime, and the file is
+    re-hashed only when either changed (an edited cache file is therefore caught before it is used).
+    """
+    try:
+        st = path.stat()
+        record = json.loads(_marker(path).read_text())
+    except (OSError, ValueError):
+        record = None
+    else:
+        if record == {"sha256": CHECKSUMS[name], "size": st.st_size, "mtime_ns": st.st_mtime_ns}:
+            return True
+    if not path.is_file() or sha256_file(path) != CHECKSUMS[name]:
+        _marker(path).unlink(missing_ok=True)
+        return False
+    with contextlib.suppress(OSError):  # a read-only cache still works, it is just hashed each time
+        _write_marker(path, CHECKSUMS[name])
+    return True
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _stream_to(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
+    """One attempt: stream ``url`` into ``tmp`` under the size cap and deadline; returns the sha256."""
+    digest = hashlib.sha256()
+    size = 0
+    started = time.monotonic()
+    with tmp.open("wb") as out:
+        for chunk in fetch(url, config.timeout):
+            size += len(chunk)
+            if size > config.max_bytes:
+                raise _TooLarge(f"more than {config.max_bytes:,} bytes")
+            if time.monotonic() - started > config.deadline:
+                raise TimeoutError(f"not finished after {config.deadline:.0f}s ({size:,} bytes received)")
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest()
+
+
+def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
+    """Stream ``url`` into ``tmp`` with bounded retries; returns the sha256 of what was written."""
+    last: BaseException | None = None
     for attempt in range(config.retries):
         try:
-            return fetch(url, config.timeout)
+            return _stream_to(url, tmp, config, fetch)
         except urllib.error.HTTPError as exc:
             # 4xx will not get better by retrying.
             if 400 <= exc.code < 500:
                 raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
             last = exc
-        except (OSError, TimeoutError) as exc:
+        except _TooLarge as exc:
+            raise DataError(f"could not download {url}: {exc}", "check CCPT_DATA_URL") from None
+        except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
             last = exc
         if attempt + 1 < config.retries:
             time.sleep(config.backoff * (2**attempt))
     reason = getattr(last, "reason", None) or last
+    if isinstance(last, http.client.IncompleteRead):
+        reason = f"connection dropped before the end of the body ({last.expected:,} bytes missing)"
     raise DataError(
         f"could not download {url} after {config.retries} attempts: {reason}",
         "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
@@ -121,25 +199,27 @@ def download(
 ) -> Path:
     """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir).
 
-    Files already present with the right checksum are not downloaded again. A download is written to a
-    temporary file, verified, then renamed into place, so an interrupted or corrupt download never
-    leaves a file that looks valid.
+    Files already present with the right checksum are not downloaded again (see :func:`is_verified`). A
+    download is streamed to a temporary file under a size cap and a deadline, verified, then renamed into
+    place, so an interrupted or corrupt download never leaves a file that looks valid.
     """
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)
     for name in names:
         path = target / name
-        if path.is_file() and sha256_file(path) == CHECKSUMS[name]:
+        if is_verified(path, name):
             continue
-        data = _fetch_with_retries(config.url(name), config, fetch)
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != CHECKSUMS[name]:
-            raise DataError(
-                f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",
-                "the source may have changed or the transfer was corrupted; try again later or use --data-dir",
-            )
         tmp = path.with_suffix(path.suffix + ".part")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        try:
+            actual = _fetch_with_retries(config.url(name), tmp, config, fetch)
+            if actual != CHECKSUMS[name]:
+                raise DataError(
+                    f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",
+                    "the source may have changed or the transfer was corrupted; try again later or use --data-dir",
+                )
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        _write_marker(path, CHECKSUMS[name])
     return target

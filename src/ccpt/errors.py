@@ -34,3 +34,12 @@ def require_pyarrow(path: object) -> None:
         raise CcptError(
             f"{path}: Parquet needs pyarrow, which is not installed", hint="pip install 'ccpt[parquet]'"
         ) from None
+
+
+class Interrupted(Exception):
+    """The user interrupted a run (Ctrl-C). The CLI prints the message and exits 130 without a report."""
+
+    def __init__(self, finished: int, total: int, where: str) -> None:
+        super().__init__(f"{finished} of {total} samples finished (kept in {where}); rerun the same command to resume")
+        self.finished = finished
+        self.total = total

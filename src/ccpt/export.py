@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,27 +63,74 @@ def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
     return task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
 
 
-def sft_examples(ds: CCPTDataset, tasks: Iterable[TaskName] = GENERATIVE_TASKS) -> Iterator[dict[str, Any]]:
-    """Chat-format supervised fine-tuning examples from the train pools.
+def _key(text: str) -> str:
+    """Comparison form of a phrase: lower case, single spaces (the dataset repeats phrases in varying case)."""
+    return " ".join(text.lower().split())
 
-    No test row of *any* generative task is used: PI-emergent and NPC-emergent index the same file, so a
-    row held out for one is held out for both. Only rows whose majority label is the file's type are used.
+
+# Leakage rules, in the order they are applied; a removed row is counted under the first rule it breaks.
+SFT_RULES: tuple[str, ...] = ("test row", "test (N, P)", "test (H, P)", "test N")
+
+
+@dataclass(frozen=True)
+class SFTExport:
+    """SFT examples and, per rule of :data:`SFT_RULES`, how many train rows that rule removed."""
+
+    examples: list[dict[str, Any]]
+    removed: dict[str, int]
+
+
+def _leak_rule(record: Record, held_out: set[str], tests: dict[str, set]) -> str | None:
+    """The first leakage rule ``record`` breaks, or None when it may be trained on."""
+    n, h, p = _key(record.combination), _key(record.head), _key(record.property)
+    if record.id in held_out:
+        return "test row"
+    if (n, p) in tests["np"]:
+        return "test (N, P)"
+    if (h, p) in tests["hp"]:
+        return "test (H, P)"
+    if n in tests["n"]:
+        return "test N"
+    return None
+
+
+def sft_export(ds: CCPTDataset, tasks: Iterable[TaskName] = GENERATIVE_TASKS) -> SFTExport:
+    """Chat-format supervised fine-tuning examples from the train pools, with nothing a test item could leak from.
+
+    A train row is dropped when it is a test row of *any* generative task (PI-emergent and NPC-emergent index
+    the same file), or when its (noun phrase, property), its (head, property) or its noun phrase equals that of
+    a test item of any generative task (the dataset repeats phrases across rows: a model trained on
+    "a ship without a rudder" → "directionless" has seen that test answer). Comparison is case- and
+    whitespace-insensitive. Only rows whose majority label is the file's type are used.
     """
     held_out = ds.held_out_rows()
+    test_records = [r for task in GENERATIVE_TASKS for r in ds.test(task)]
+    tests: dict[str, set] = {
+        "np": {(_key(r.combination), _key(r.property)) for r in test_records},
+        "hp": {(_key(r.head), _key(r.property)) for r in test_records},
+        "n": {_key(r.combination) for r in test_records},
+    }
     system = system_prompt()
+    removed = dict.fromkeys(SFT_RULES, 0)
+    examples: list[dict[str, Any]] = []
     for task in tasks:
         if task not in GENERATIVE_TASKS:
             raise CcptError(f"SFT export supports the generative tasks only, not {task!r}")
         for record in ds.train(task):
-            if record.id in held_out:
+            rule = _leak_rule(record, held_out, tests)
+            if rule is not None:
+                removed[rule] += 1
                 continue
             prompt, answer = _target(record, task)
-            yield {
-                "id": record.id,
-                "task": task,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": prompt},
-                    {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
-                ],
-            }
+            examples.append(
+                {
+                    "id": record.id,
+                    "task": task,
+                    "messages": [
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": prompt},
+                        {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
+                    ],
+                }
+            )
+    return SFTExport(examples, removed)

@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from ccpt.agreement import defined, format_correlation
 from ccpt.errors import DataError
 from ccpt.prompts import human_question
 from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
 from ccpt.scoring import Relevances, relevance_from_score
+from ccpt.sheets import restore_frame, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
 
@@ -103,7 +105,7 @@ def export_solver_sheet(
     if spec.completes_phrase:
         frame["answer_modifier"] = ""
     csv_path, html_path = out / f"{task}_sheet.csv", out / f"{task}_sheet.html"
-    frame.to_csv(csv_path, index=False)
+    write_sheet(frame, csv_path)
     _write_html(
         html_path,
         f"CCPT {task} question sheet",
@@ -115,7 +117,7 @@ def export_solver_sheet(
 
 def _read_sheet(path: Path, required: Sequence[str]) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataError(f"{path}: cannot read sheet ({exc})") from exc
     missing = [c for c in required if c not in frame.columns]
@@ -306,12 +308,12 @@ def export_rating_sheets(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "key.csv"]
-    key.to_csv(written[0], index=False)
+    write_sheet(key, written[0])
     pairs = key.drop_duplicates("pair_id")[["pair_id", "concept", "property"]]
     for k in range(1, raters + 1):
         sheet = pairs.sample(frac=1.0, random_state=seed + k).assign(rater=f"rater{k}", rating="")
         path = out / f"rater_{k}.csv"
-        sheet.to_csv(path, index=False)
+        write_sheet(sheet, path)
         blocks = [
             f"Concept: {c}\nProperty: {p}\nHow much does the concept have the property? 1 2 3 4 5 6 7 8 9 10"
             for c, p in zip(sheet["concept"], sheet["property"], strict=True)
@@ -369,7 +371,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
+def rating_agreement(ratings: pd.DataFrame) -> dict[str, float | None]:
     """Human (rater mean) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
     per_pair = ratings.dropna(subset=["rating"]).groupby("pair_id")
     human = per_pair["rating"].mean().map(relevance_from_score)
@@ -377,11 +379,11 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float]:
     both = human.index.intersection(llm.dropna().index)
     units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
     units = [[optional(v, float) for v in unit] for unit in units]
-    return {
-        "pearson": pearson(human.loc[both].tolist(), llm.loc[both].tolist()),
-        "spearman": spearman(human.loc[both].tolist(), llm.loc[both].tolist()),
+    return {  # None = undefined (e.g. a constant judge), null in JSON
+        "pearson": defined(pearson(human.loc[both].tolist(), llm.loc[both].tolist())),
+        "spearman": defined(spearman(human.loc[both].tolist(), llm.loc[both].tolist())),
         "n": float(len(both)),
-        "krippendorff_alpha_interval": krippendorff_alpha_interval(units),
+        "krippendorff_alpha_interval": defined(krippendorff_alpha_interval(units)),
     }
 
 
@@ -403,8 +405,8 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
         block = provenance(models=sorted({str(r.model) for r in table.rows if r.model}), judges=judges)
         return dumps({"table4": cells, "agreement": agree, "provenance": block}) + "\n"
     return (
-        generative_markdown(table)
-        + f"\n\nHuman (mean of raters) vs LLM judge on the same pairs: Pearson {agree['pearson']:.3f}, "
-        f"Spearman {agree['spearman']:.3f}, n = {int(agree['n'])}. Inter-rater Krippendorff's α (interval): "
-        f"{agree['krippendorff_alpha_interval']:.3f}.\n"
+        generative_markdown(table) + "\n\nHuman (mean of raters) vs LLM judge on the same pairs: "
+        f"Pearson {format_correlation(agree['pearson'])}, Spearman {format_correlation(agree['spearman'])}, "
+        f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): "
+        f"{format_correlation(agree['krippendorff_alpha_interval'])}.\n"
     )

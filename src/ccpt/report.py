@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, dumps, provenance, provenance_lines, strict
+from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
 from ccpt.results import optional
 from ccpt.scoring import (
     Classification,
@@ -28,6 +30,7 @@ from ccpt.scoring import (
     oracle_per_column,
     oracle_single_best,
 )
+from ccpt.sheets import neutralise
 from ccpt.spec import (
     EMERGENT,
     GENERATIVE_TASKS,
@@ -287,6 +290,8 @@ class TypeResult:
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == TYPE_PREDICTION]
+    if tp.empty:
+        return []  # (indexing an empty frame with an empty list below would select no *columns*)
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
     # it is still counted in the failures table, so leaving it out here never hides it.
     # (A boolean Series, not a list: an empty list would select no *columns*.)
@@ -371,6 +376,7 @@ class FailureRow:
     parse_failures: int
     judge_failures: int
     unscored: int
+    filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
 
 
 def display_methods(frame: pd.DataFrame) -> list[str]:
@@ -394,6 +400,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 parse_failures=int((group["parse_ok"] != True).sum()),  # noqa: E712
                 judge_failures=int(pd.to_numeric(group["judge_failures"], errors="coerce").fillna(0).sum()),
                 unscored=int(group[target].isna().sum()),
+                filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
             )
         )
     return out
@@ -417,6 +424,7 @@ class Report:
     judge_info: str | None = None
     examples: pd.DataFrame | None = None
     provenance: dict[str, Any] | None = None
+    usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
 
     def tables(self) -> dict[str, DisplayTable]:
         """Every table by key (``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
@@ -439,7 +447,7 @@ def build_report(
     seed: int = 0,
     examples_per_group: int = 3,
     provenance: Mapping[str, Any] | None = None,
-    protocol: str = DEFAULT_PROTOCOL,
+    protocol: str | None = None,
 ) -> Report:
     """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
 
@@ -448,11 +456,18 @@ def build_report(
     """
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
+    notes = list(frame.attrs.get("notes", []))
+    notes.insert(0, protocol_note(frame))
+    if len(protocols_of(frame)) > 1:
+        # Never average runs of two protocols together: each row's model is labelled with its protocol.
+        labelled = frame["protocol"].notna()
+        frame = frame.copy()
+        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
+    frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
     gen = generative_rows(frame)
     generative = (
         table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
     )
-    notes = list(frame.attrs.get("notes", []))
     if dataset is None and not gen.empty:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     examples = (
@@ -478,9 +493,10 @@ def build_report(
 
 
 def frame_provenance(
-    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str = DEFAULT_PROTOCOL
+    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str | None = None
 ) -> dict[str, Any]:
-    """The provenance block of results: their models and judges, and the dataset directory when known."""
+    """The provenance block of results: their protocol(s) (``protocol`` overrides), models and judges, and the
+    dataset directory when known."""
 
     def names(column: str) -> list[str]:
         if column not in frame:
@@ -488,11 +504,28 @@ def frame_provenance(
         return [str(v) for v in frame[column].dropna().unique() if str(v) and str(v) != HUMAN_MODEL]
 
     return provenance(
-        protocol=protocol,
+        protocol=protocol or "/".join(protocols_of(frame)) or DEFAULT_PROTOCOL,
         models=names("model"),
         judges=names("judge"),
         data_dir=dataset.source if dataset is not None and dataset.source else None,
     )
+
+
+def protocols_of(frame: pd.DataFrame) -> list[str]:
+    """The protocols of the rows (human answers have none)."""
+    if "protocol" not in frame:
+        return []
+    return sorted({str(p) for p in frame["protocol"].dropna()})
+
+
+def protocol_note(frame: pd.DataFrame) -> str:
+    """The sentence every report prints about the protocol(s) its rows were produced under."""
+    names = protocols_of(frame)
+    described = "; ".join(f"{n} ({PROTOCOLS[n].summary})" if n in PROTOCOLS else n for n in names)
+    text = f"Protocol: {described or 'unknown'}."
+    if any(n in PROTOCOLS and PROTOCOLS[n].fill_failures for n in names):
+        text += " As run, an unscored sample is filled from another seed before averaging (Failures table, Filled)."
+    return text
 
 
 def stat_note(stat: Stat) -> str:
@@ -661,12 +694,12 @@ def failures_display(rows: Sequence[FailureRow]) -> DisplayTable:
                 _text_cell(r.task),
                 _text_cell(r.model),
                 _text_cell(method_label(r.method)),
-                *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored)],
+                *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored, r.filled)],
             ),
         )
         for r in rows
     )
-    header = ("Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored")
+    header = ("Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored", "Filled")
     return DisplayTable("failures", "Failures", header, body)
 
 
@@ -678,6 +711,8 @@ def display_tables(report: Report) -> list[DisplayTable]:
     if report.filters:
         tables.append(filters_display(report.filters))
     tables.append(failures_display(report.failures))
+    if report.usage:
+        tables.append(usage_display(report.usage))
     return tables
 
 
@@ -712,6 +747,36 @@ def table_markdown(table: DisplayTable) -> str:
 def generative_markdown(table: GenerativeTable) -> str:
     """Table 3 layout in markdown (best **bold**, second <u>underlined</u>)."""
     return table_markdown(generative_display(table))
+
+
+def usage_display(rows: Sequence[UsageRow]) -> DisplayTable:
+    """Model calls, cache hits, tokens and cost per model and role (docs/metrics.md, "Token and cost")."""
+    body = tuple(
+        DisplayRow(
+            (r.model, r.role),
+            (
+                _text_cell(r.model),
+                _text_cell(r.role),
+                *[_count_cell(n) for n in (r.calls, r.cached_calls)],
+                Cell(f"{r.input_tokens:,}", int(r.input_tokens)),
+                Cell(f"{r.output_tokens:,}", int(r.output_tokens)),
+                Cell("n/a (no price)", None) if r.cost is None else Cell(f"{r.cost:.4f}", float(r.cost)),
+            ),
+        )
+        for r in rows
+    )
+    header = ("Model", "Role", "Calls", "From cache", "Input tokens", "Output tokens", "Cost (USD)")
+    return DisplayTable("usage", "Tokens and cost", header, body)
+
+
+def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
+    """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
+        for name in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost"):
+            out.append({**base, "metric": name, "count": getattr(r, name)})
+    return out
 
 
 def _preamble(report: Report) -> list[str]:
@@ -917,8 +982,9 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
-        for name in ("samples", "parse_failures", "judge_failures", "unscored"):
+        for name in ("samples", "parse_failures", "judge_failures", "unscored", "filled"):
             out.append({**base, "metric": name, "count": getattr(f, name)})
+    out.extend(usage_records(report.usage))
     return out
 
 
@@ -958,7 +1024,7 @@ def render_csv(report: Report) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(strict(records))
+    writer.writerows({k: neutralise(v) for k, v in r.items()} for r in strict(records))  # names can be hostile
     return buffer.getvalue()
 
 
@@ -1096,6 +1162,7 @@ class Comparison:
     b: str
     result: PairedComparison
     n_unpaired: int  # instances scored by only one of the two runs (or failed in one)
+    protocols: tuple[str, str] = ("", "")  # the protocol(s) of A and of B ("/"-joined if several)
 
 
 def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
@@ -1116,8 +1183,12 @@ def compare_runs(
     oracle: Oracle = "paper",
     n_resamples: int = 10_000,
     seed: int = 0,
+    allow_mixed_protocols: bool = False,
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
+
+    Runs produced under different protocols (e.g. the authors' as-run files against a ccpt run) are refused
+    unless ``allow_mixed_protocols``.
 
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
@@ -1133,6 +1204,12 @@ def compare_runs(
         return chosen
 
     run_a, run_b = select(a), select(b)
+    protocols = {side: protocols_of(run) for side, run in (("A", run_a), ("B", run_b))}
+    if protocols["A"] != protocols["B"] and not allow_mixed_protocols:
+        raise CcptError(
+            f"runs of different protocols: A is {'/'.join(protocols['A']) or 'unknown'}, "
+            f"B is {'/'.join(protocols['B']) or 'unknown'} (pass --allow-mixed-protocols to compare anyway)"
+        )
     common = [t for t in TASKS if (run_a["task"] == t).any() and (run_b["task"] == t).any()]
     chosen_tasks = list(tasks) if tasks else common
     out: list[Comparison] = []
@@ -1153,5 +1230,6 @@ def compare_runs(
         )
         unpaired = len(sa.index.union(sb.index)) - len(both)
         name = metric if TASK_SPECS[task].generative else "accuracy"
-        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired))
+        names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
+        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, names))
     return out

@@ -17,12 +17,14 @@ import csv
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
 from ccpt.errors import DataError, require_pyarrow
+from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.rows import COLUMNS, FLOAT_COLUMNS, empty_row
 from ccpt.scoring import Relevances
 from ccpt.spec import (
@@ -39,12 +41,19 @@ from ccpt.spec import (
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
-# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>.
+# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
+# Inspect logs written before protocols existed ran ccpt's default (DEFAULT_PROTOCOL).
+REFERENCE_PROTOCOL = "as-run"
+
+# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
+# character (dots, colons, slashes, spaces: "Meta-Llama-3.1-70B-Instruct", "qwen2.5:72b", even Bedrock's
+# "meta.llama3-1-70b-instruct-v1:0"): the dataset's own "meta.*" columns never end in "_<seed>_<field>" or
+# "_generated_", so the structure alone tells them apart.
 _RUN_COLUMN = re.compile(
-    r"^(?P<prefix>[^.]+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
+    r"^(?P<prefix>.+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
     r"combination_relevance|root_relevance|modifier_relevance|indiv_max|emergence|cancellation)$"
 )
-_TP_COLUMN = re.compile(r"^(?P<model>[^.]+?)_generated_$")
+_TP_COLUMN = re.compile(r"^(?P<model>.+?)_generated_$")
 _JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
 
 
@@ -63,8 +72,12 @@ def _generations(cell: Any, path: Path, row: int, column: str) -> list[str]:
 # ----------------------------------------------------------------------------------------- reference
 
 
-# What identifies one answer across logs: the same key in two logs is the same run done twice.
-RUN_KEY = ("task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample", "sa_iteration")
+# What identifies one answer across logs: the same key in two logs is the same run done twice. The judge
+# is the log's grader role (LOG_JUDGE), not the row's ``judge``: that is empty on a failed sample, and a
+# resumed run's answer must replace the failed or stale one of the killed run (counted once).
+LOG_JUDGE = "_log_judge"
+LOG_DONE = "_log_done"  # whether the row's log finished (success/error) rather than was interrupted
+RUN_KEY = ("task", "model", "method", "sa_filter", LOG_JUDGE, "seed", "instance", "sample", "sa_iteration", "protocol")
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -164,6 +177,7 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
         sample=0,
         judge_failures=0,
         source=path.name,
+        protocol=REFERENCE_PROTOCOL,
     )
     return row
 
@@ -355,7 +369,12 @@ def _normalise_sa(row: dict[str, Any]) -> None:
 
 
 def rows_from_metadata(
-    meta: Mapping[str, Any], *, default_seed: int, default_model: str, source: str
+    meta: Mapping[str, Any],
+    *,
+    default_seed: int,
+    default_model: str,
+    source: str,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> list[dict[str, Any]]:
     """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
     base = {k: v for k, v in meta.items() if k != "samples"}
@@ -376,6 +395,7 @@ def rows_from_metadata(
         _normalise_sa(row)
         row["judge_failures"] = int(merged.get("judge_failures") or 0)
         row["source"] = source
+        row["protocol"] = protocol
         if row.get("task") not in TASK_SPECS:
             raise DataError(f"{source}: unknown task {row.get('task')!r} in sample metadata")
         if TASK_SPECS[row["task"]].generative:
@@ -415,11 +435,22 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     else:
         raise DataError(f"{root}: no such log file or directory")
     rows: list[dict[str, Any]] = []
-    logs = sorted((read_eval_log(location) for location in locations), key=lambda log: str(log.eval.created))
+    logs = []
+    unreadable: list[UnreadableLog] = []
+    for location in locations:
+        try:
+            logs.append(read_eval_log(location))
+        except Exception as exc:  # truncated zip, bad JSON, foreign file: one bad log must not hide the others
+            unreadable.append(UnreadableLog(str(location).replace("file://", ""), _reason(exc)))
+    logs.sort(key=lambda log: str(log.eval.created))
     for log in logs:
         source = Path(str(log.location).replace("file://", "")).name
         model = str(log.eval.model)
         task_name = str(log.eval.task).split("/")[-1]
+        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
+        roles = log.eval.model_roles or {}
+        log_judge = str(roles["grader"].model) if "grader" in roles else None
+        first = len(rows)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
             meta = None
@@ -444,26 +475,66 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                     parse_ok=False,
                     judge_failures=0,
                     source=source,
+                    protocol=protocol,
                     parse_error=f"sample error: {getattr(error, 'message', error)}"
                     if error
                     else "no ccpt score metadata",
                 )
                 rows.append(row)
                 continue
-            rows.extend(rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source))
+            rows.extend(
+                rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol)
+            )
+        for row in rows[first:]:
+            row[LOG_JUDGE] = log_judge
+            row[LOG_DONE] = log.status in ("success", "error")
     if not rows:
+        if unreadable:
+            raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = _frame(rows)
-    # A directory can hold the same run twice (e.g. rerun with a larger --limit): the newest log wins, so no
-    # answer is counted twice.
-    before = len(out)
-    out = out.drop_duplicates(subset=list(RUN_KEY), keep="last", ignore_index=True)
-    out.attrs["notes"] = (
-        [f"{before - len(out)} rows repeated in older logs of the same run were ignored (newest log kept)"]
-        if len(out) < before
-        else []
-    )
+    out[LOG_JUDGE] = [row.get(LOG_JUDGE) for row in rows]
+    out[LOG_DONE] = [row[LOG_DONE] for row in rows]
+    # A directory can hold the same run twice (rerun with a larger --limit, or a killed run and its resumption):
+    # the newest log wins, so no answer is counted twice. Rows of an interrupted log (status started or
+    # cancelled) that its resumption replaced are simply superseded; repeats of finished runs get a note.
+    repeated = out.duplicated(subset=list(RUN_KEY), keep="last")
+    repeated_done = int((repeated & out[LOG_DONE]).sum())
+    out = out[~repeated].reset_index(drop=True)
+    unfinished = int((~out[LOG_DONE]).sum())
+    out = out.drop(columns=[LOG_JUDGE, LOG_DONE])
+    notes = []
+    if repeated_done:
+        notes.append(f"{repeated_done} rows repeated in older logs of the same run were ignored (newest log kept)")
+    if unfinished:
+        notes.append(
+            f"{unfinished} rows come from interrupted runs (log status started or cancelled): "
+            "rerun the same `ccpt run` command to complete them"
+        )
+    if unreadable:
+        notes.append(f"skipped {unreadable_line(unreadable)}")
+    out.attrs["notes"] = notes
+    out.attrs["unreadable"] = unreadable
     return out
+
+
+@dataclass(frozen=True)
+class UnreadableLog:
+    """A log file that could not be read (e.g. truncated by a kill); skipped and reported, never fatal."""
+
+    path: str
+    reason: str
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def unreadable_line(logs: Sequence[UnreadableLog]) -> str:
+    """One line naming every unreadable log and why, e.g. for a warning on stderr."""
+    named = "; ".join(f"{log.path}: {log.reason}" for log in logs)
+    return f"{len(logs)} unreadable log file{'s' if len(logs) != 1 else ''} ({named})"
 
 
 # --------------------------------------------------------------------------------------------- loading
@@ -482,6 +553,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         paths = [paths]
     frames: list[pd.DataFrame] = []
     notes: list[str] = []
+    unreadable: list[UnreadableLog] = []
     for item in paths:
         path = Path(item)
         if not path.exists():
@@ -503,9 +575,11 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
             raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
         for part in parts:
             notes.extend(part.attrs.get("notes", []))
+            unreadable.extend(part.attrs.get("unreadable", []))
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     out.attrs["notes"] = notes
+    out.attrs["unreadable"] = unreadable
     return out
 
 
@@ -524,7 +598,13 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if path.suffix == ".parquet":
         require_pyarrow(path)
-    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=True)
+        frame = pd.read_parquet(path)
+    else:
+        from ccpt.sheets import restore_frame
+
+        frame = restore_frame(pd.read_csv(path, keep_default_na=True))
+    if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
+        frame["protocol"] = DEFAULT_PROTOCOL
     missing = _missing(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
@@ -536,8 +616,10 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
 def export(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write the tidy table as CSV or Parquet (chosen by the suffix)."""
     path = Path(path)
-    if path.suffix == ".csv":
-        frame.to_csv(path, index=False)
+    if path.suffix == ".csv":  # opened by people in spreadsheets: model text must not become a formula
+        from ccpt.sheets import write_sheet
+
+        write_sheet(frame, path)
     elif path.suffix in (".parquet", ".pq"):
         require_pyarrow(path)
         frame.to_parquet(path, index=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ccpt.download import REQUIRED_FILES, cache_dir, download
+from ccpt.download import cache_dir, download
 from ccpt.errors import DataError
 from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, open_graph
 
@@ -26,9 +26,8 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
         if not path.is_dir():
             raise DataError(f"data directory {path} does not exist", "check --data-dir / CCPT_DATA_DIR")
         return path
-    cached = cache_dir()
-    if all((cached / name).is_file() for name in REQUIRED_FILES):
-        return cached
+    # Cached files are re-verified (cheaply, see ccpt.download.is_verified) before use; an altered one is
+    # fetched again rather than read.
     return download()
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -176,22 +176,45 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     return float((p_bar - p_e) / (1.0 - p_e))
 
 
-def krippendorff_alpha_interval(ratings: Sequence[Sequence[float | None]]) -> float:
+def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> float:
     """Krippendorff's α with the interval metric, for ``ratings[unit][rater]`` (``None`` = not rated).
+
+    ``ratings`` may be any iterable of units (e.g. a generator): it is read once, in O(1) extra memory.
 
     Units with fewer than two ratings are not pairable and are ignored. Chosen for human relevance ratings
     (1–10) because it allows missing ratings and any number of raters per unit.
     """
-    units = [np.array([r for r in unit if r is not None], dtype=float) for unit in ratings]
-    units = [u for u in units if len(u) >= 2]
-    if not units:
+    # Streaming, O(1) memory beyond the input: for m values, Σ_i Σ_j (x_i − x_j)² = 2m·SS where SS is the sum
+    # of squared deviations from their mean. Per-unit (count, mean, SS) are merged into the pooled ones with
+    # Chan et al.'s parallel update, which avoids the cancellation of the naive 2nΣx² − 2(Σx)².
+    n_total = 0
+    pooled_mean = 0.0
+    pooled_ss = 0.0
+    within = 0.0  # Σ_u 2·m_u·SS_u / (m_u − 1)
+    for unit in ratings:
+        m = 0
+        mean = 0.0
+        ss = 0.0
+        for value in unit:
+            if value is None:
+                continue
+            m += 1
+            delta = float(value) - mean
+            mean += delta / m
+            ss += delta * (float(value) - mean)
+        if m < 2:
+            continue
+        within += 2.0 * m * ss / (m - 1)
+        merged = n_total + m
+        delta = mean - pooled_mean
+        pooled_ss += ss + delta * delta * n_total * m / merged
+        pooled_mean += delta * m / merged
+        n_total = merged
+    if n_total == 0:
         return float("nan")
-    n_total = sum(len(u) for u in units)
-    # Observed disagreement: within-unit squared differences, each unit weighted by 1 / (m_u − 1).
-    d_o = sum(((u[:, None] - u[None, :]) ** 2).sum() / (len(u) - 1) for u in units) / n_total
-    pooled = np.concatenate(units)
-    d_e = ((pooled[:, None] - pooled[None, :]) ** 2).sum() / (n_total * (n_total - 1))
-    if d_e == 0:
+    d_o = within / n_total
+    d_e = 2.0 * pooled_ss / (n_total - 1)
+    if d_e <= 0:
         return float("nan")
     return float(1.0 - d_o / d_e)
 
@@ -208,6 +231,10 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float:
     """Pearson's r; NaN if fewer than 2 pairs or a constant input."""
     a, b = _paired_arrays(x, y)
     if len(a) < 2:
+        return float("nan")
+    # Checked exactly: a constant input's deviations from its float mean can be ~1e-17 instead of 0, which
+    # would print as a meaningless "-0.000" instead of undefined.
+    if (a == a[0]).all() or (b == b[0]).all():
         return float("nan")
     da, db = a - a.mean(), b - b.mean()
     denom = math.sqrt(float((da**2).sum() * (db**2).sum()))

@@ -12,7 +12,7 @@ import sys
 import click
 
 from ccpt import __version__
-from ccpt.errors import CcptError
+from ccpt.errors import CcptError, Interrupted
 
 # Each module defines a click command or group named ``command``; order is the order in --help.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ccpt.cli.report",
     "ccpt.cli.compare",
     "ccpt.cli.agreement",
+    "ccpt.cli.judge",
     "ccpt.cli.human",
     "ccpt.cli.conceptnet",
     "ccpt.cli.pipeline",
@@ -50,9 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("ccpt: interrupted", err=True)
         return 130
+    except click.exceptions.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `ccpt` alone prints the help (click ≥ 8.2)
+            exc.show()
+            return exc.exit_code
+        # One line naming the bad option (click's default adds the usage block around it).
+        command = exc.ctx.command_path if exc.ctx is not None else "ccpt"
+        click.echo(f"ccpt: error: {exc.format_message()} (see `{command} --help`)", err=True)
+        return exc.exit_code
     except click.exceptions.ClickException as exc:
         exc.show()
         return exc.exit_code
+    except Interrupted as exc:
+        click.echo(f"ccpt: interrupted: {exc}; no report printed", err=True)
+        return 130
     except CcptError as exc:
         click.echo(f"ccpt: error: {exc}", err=True)
         return 2

@@ -10,7 +10,10 @@ from ccpt.errors import CcptError
 
 
 def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
-    """Judge every pair with ``model`` through ccpt's judge (the same code path as the benchmark's scorer)."""
+    """Judge every pair with ``model`` through ccpt's judge (the same code path as the benchmark's scorer).
+
+    ``pairs``: objects with ``concept`` and ``property`` attributes, or (concept, property) tuples.
+    """
     import asyncio
 
     from inspect_ai.model import get_model
@@ -24,7 +27,8 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
         raise
     except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys
         raise CcptError(f"cannot load judge model {model!r}: {error_text(exc)}") from None
-    judgements = asyncio.run(score_pairs(judge, [(p.concept, p.property) for p in pairs]))
+    texts = [p if isinstance(p, tuple) else (p.concept, p.property) for p in pairs]
+    judgements = asyncio.run(score_pairs(judge, texts))
     return [j.relevance for j in judgements]
 
 
@@ -45,12 +49,20 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
 @click.option(
     "--n",
     "n_rows",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Rows to sample (half emergent, half canceled; 3 pairs each). "
     "Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--pairs",
+    "pair_set_name",
+    type=click.Choice(["test", "all", "paper300"]),
+    default=None,
+    help="Held-out pair sets with bootstrap 95%% CIs (docs/judge.md): test = N/H/M pairs of every task's test "
+    "rows; paper300 = 100 of those rows (300 pairs); all = every rated pair (training rows included).",
+)
 @click.option(
     "--figure",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -66,16 +78,26 @@ def command(
     seed: int,
     figure: Path | None,
     fmt: str,
+    pair_set_name: str | None = None,
 ) -> None:
     """Pearson and Spearman between a judge's relevance and the mean of the 3 human Likert ratings.
 
     Pairs: (noun phrase, property), (head, property), (modifier, property) of the emergent and canceled
     rows.
     """
-    from ccpt.agreement import agreement, pairs_from_dataset, with_judge_scores
+    from ccpt.agreement import agreement, format_correlation, pairs_from_dataset, with_judge_scores
     from ccpt.dataset import load_dataset
 
     ds = load_dataset(data_dir)
+    if judge_model is not None:
+        from ccpt.eval.distilled_provider import judge_model_name
+
+        judge_model = judge_model_name(judge_model)
+    if pair_set_name is not None:
+        from ccpt.cli.judge import rated_agreement
+
+        rated_agreement(ds, pair_set_name, judge_model, judge_mode, seed, fmt)
+        return
     if judge_model is not None and n_rows is None:
         n_rows = 100
     pairs = pairs_from_dataset(ds, n=n_rows, seed=seed)
@@ -85,7 +107,7 @@ def command(
         pairs = with_judge_scores(pairs, live_scores(judge_model, judge_mode, pairs))
         judge_name = judge_model
     result = agreement(pairs)
-    if judge_model is not None:
+    if judge_model is not None and result.pearson is not None and result.spearman is not None:
         from datetime import date
 
         from ccpt.agreement_store import save_measurement
@@ -122,7 +144,7 @@ def command(
         click.echo(dumps(payload, indent=None))
         return
     click.echo(
-        f"judge {judge_name} vs mean human rating: Pearson {result.pearson:.3f}, "
-        f"Spearman {result.spearman:.3f}, "
+        f"judge {judge_name} vs mean human rating: Pearson {format_correlation(result.pearson)}, "
+        f"Spearman {format_correlation(result.spearman)}, "
         f"n = {result.n} pairs" + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
     )

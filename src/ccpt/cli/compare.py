@@ -24,9 +24,14 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score", show_default=True)
 @click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
 @click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
-@click.option("--resamples", type=int, default=10_000, show_default=True)
+@click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--allow-mixed-protocols",
+    is_flag=True,
+    help="Compare runs produced under different protocols (ccpt vs as-run); refused by default.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     paths: tuple[Path, ...],
@@ -39,6 +44,7 @@ def command(
     resamples: int,
     seed: int,
     data_dir: Path | None,
+    allow_mixed_protocols: bool,
     fmt: str,
 ) -> None:
     """Is A better than B? Per-instance differences (seed-averaged, ×100), paired bootstrap or sign-flip test.
@@ -61,6 +67,7 @@ def command(
         oracle=oracle,
         n_resamples=resamples,
         seed=seed,  # type: ignore[arg-type]
+        allow_mixed_protocols=allow_mixed_protocols,
     )
     if fmt == "json":
         from ccpt.jsonout import dumps
@@ -74,6 +81,8 @@ def command(
                 "metric": c.metric,
                 "a": c.a,
                 "b": c.b,
+                "protocol_a": c.protocols[0],
+                "protocol_b": c.protocols[1],
                 "mean_diff": c.result.mean_diff,
                 "ci": [c.result.ci_low, c.result.ci_high],
                 "p_value": c.result.p_value,
@@ -90,9 +99,12 @@ def command(
         return
     for c in results:
         r = c.result
+        same = c.protocols[0] == c.protocols[1]
+        protocol = f"protocol {c.protocols[0]}" if same else f"protocols {c.protocols[0]} vs {c.protocols[1]}"
         click.echo(
             f"{c.task} {c.metric}: {c.a} − {c.b} = {r.mean_diff:+.2f} "
             f"(95% CI {r.ci_low:+.2f} … {r.ci_high:+.2f}), "
             f"p = {r.p_value:.4g} ({r.test}, {r.n_resamples} resamples), d_z = {r.effect_size:.2f}, n = {r.n}"
             + (f", {c.n_unpaired} unpaired instances left out" if c.n_unpaired else "")
+            + f"; {protocol}"
         )

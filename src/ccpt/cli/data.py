@@ -95,7 +95,8 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     "--sft",
     is_flag=True,
     help="Write chat-format supervised fine-tuning examples (system/user/assistant) for the generative "
-    "tasks, from the train pools only: no test row of any task is ever included.",
+    "tasks, from the train pools only: no test row of any task, and no train row sharing a test item's (noun "
+    "phrase, property), (head, property) or noun phrase, is included; prints how many rows each rule removed.",
 )
 @click.option("--exclude-toxic", is_flag=True, help="Leave out rows annotators flagged as toxic.")
 @format_option
@@ -111,16 +112,24 @@ def export_cmd(
 ) -> None:
     """Export records (all, or one split) or SFT examples to JSONL, CSV or parquet."""
     from ccpt.dataset import load_dataset
-    from ccpt.export import record_row, select_records, sft_examples, write_rows
+    from ccpt.export import record_row, select_records, sft_export, write_rows
 
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
+    removed: dict[str, int] = {}
     if sft:
         tasks = (task,) if task else GENERATIVE_TASKS
-        rows = list(sft_examples(ds, tasks))  # type: ignore[arg-type]
+        export = sft_export(ds, tasks)  # type: ignore[arg-type]
+        rows, removed = export.examples, export.removed
     else:
         rows = [record_row(r) for r in select_records(ds, split, task)]  # type: ignore[arg-type]
     write_rows(rows, out, out_format)  # type: ignore[arg-type]
     if fmt == "json":
-        click.echo(dumps({"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}, indent=None))
+        info = {"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}
+        if sft:
+            info["removed"] = removed
+        click.echo(dumps(info, indent=None))
     else:
         click.echo(f"wrote {len(rows):,} {'SFT examples' if sft else 'records'} to {out}")
+        if sft:
+            counts = ", ".join(f"{rule}: {n}" for rule, n in removed.items())
+            click.echo(f"train rows removed (overlap with a test item): {counts}")

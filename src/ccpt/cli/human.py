@@ -29,7 +29,7 @@ def command() -> None:
 @click.option(
     "--n",
     "n_items",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Seeded subset of this many items (default: the whole test split).",
 )
@@ -76,8 +76,10 @@ def import_solver(
     if judge_model is not None:
         from inspect_ai.model import get_model
 
+        from ccpt.eval.distilled_provider import judge_model_name
         from ccpt.eval.judge import Judge
 
+        judge_model = judge_model_name(judge_model)
         mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
         judge = Judge(get_model(judge_model), mode=mode)  # type: ignore[arg-type]
 
@@ -93,8 +95,15 @@ def import_solver(
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--n", "n_items", type=int, default=30, show_default=True, help="Answers per (task, model, method).")
-@click.option("--raters", type=int, default=2, show_default=True)
+@click.option(
+    "--n",
+    "n_items",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Answers per (task, model, method).",
+)
+@click.option("--raters", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def export_ratings(

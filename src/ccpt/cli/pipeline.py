@@ -75,7 +75,9 @@ def _llm_options(f: Any) -> Any:
         return f(*args, llm=llm, plausibility=plaus, **kwargs)
 
     c: Any = command
-    c = click.option("--max-connections", type=int, default=8, show_default=True, help="Concurrent model calls.")(c)
+    c = click.option(
+        "--max-connections", type=click.IntRange(min=1), default=8, show_default=True, help="Concurrent model calls."
+    )(c)
     c = click.option("--seed", type=int, default=0, show_default=True, help="Generation seed.")(c)
     c = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(c)
     c = click.option(
@@ -201,8 +203,8 @@ def _batch_options(f: Any) -> Any:
 @workdir_option
 @_llm_options
 @_batch_options
-@click.option("--count", type=int, default=10, show_default=True, help="Properties per combination.")
-@click.option("--limit", type=int, default=None, help="Only the first N combinations.")
+@click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Properties per combination.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N combinations.")
 @force_option
 def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
@@ -220,9 +222,19 @@ def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> No
 @workdir_option
 @conceptnet_option
 @_llm_options
-@click.option("--per-phrase", type=int, default=5, show_default=True, help="Max candidates per noun phrase.")
-@click.option("--component-sample", type=int, default=10_000, show_default=True, help="Component candidates.")
-@click.option("--canceled-phrases", type=int, default=2_000, show_default=True, help="Noun phrases for canceled.")
+@click.option(
+    "--per-phrase", type=click.IntRange(min=1), default=5, show_default=True, help="Max candidates per noun phrase."
+)
+@click.option(
+    "--component-sample", type=click.IntRange(min=0), default=10_000, show_default=True, help="Component candidates."
+)
+@click.option(
+    "--canceled-phrases",
+    type=click.IntRange(min=0),
+    default=2_000,
+    show_default=True,
+    help="Noun phrases for canceled.",
+)
 @click.option("--sample-seed", type=int, default=0, show_default=True, help="Seed of the random samples.")
 @force_option
 def candidates_cmd(
@@ -248,8 +260,12 @@ def candidates_cmd(
 
 @command.command("annotate-export")
 @workdir_option
-@click.option("--annotators", type=int, default=3, show_default=True, help="Per emergent/canceled HIT.")
-@click.option("--component-annotators", type=int, default=1, show_default=True, help="Per component HIT.")
+@click.option(
+    "--annotators", type=click.IntRange(min=1), default=3, show_default=True, help="Per emergent/canceled HIT."
+)
+@click.option(
+    "--component-annotators", type=click.IntRange(min=1), default=1, show_default=True, help="Per component HIT."
+)
 @force_option
 def annotate_export_cmd(workdir, annotators, component_annotators, force) -> None:
     """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
@@ -303,8 +319,10 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Count co-occurrences in these corpus files instead.",
 )
-@click.option("--window", type=int, default=5, show_default=True, help="Corpus co-occurrence window.")
-@click.option("--conceptnet-sample", type=int, default=None, help="Sample this many ConceptNet bigrams.")
+@click.option("--window", type=click.IntRange(min=1), default=5, show_default=True, help="Corpus co-occurrence window.")
+@click.option(
+    "--conceptnet-sample", type=click.IntRange(min=1), default=None, help="Sample this many ConceptNet bigrams."
+)
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ccpt-novelty"), show_default=True
 )

@@ -72,6 +72,17 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     default=None,
     help="Also export the tidy per-sample table (.csv or .parquet).",
 )
+@click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
+)
 def command(
     paths: tuple[Path, ...],
     stat: str,
@@ -82,6 +93,8 @@ def command(
     figures: Path | None,
     judge_info: str | None,
     tidy: Path | None,
+    strict: bool,
+    prices: Path | None,
 ) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
@@ -91,8 +104,20 @@ def command(
     from ccpt.report import build_report, render
     from ccpt.results import export, load_results
 
+    if figures is not None:  # before the (possibly long) report: a bad path is one line, not a lost run
+        from ccpt.outputs import ensure_writable_dir
+
+        ensure_writable_dir(figures, "--figures")
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
+    unreadable = frame.attrs.get("unreadable", [])
+    if unreadable:
+        from ccpt.errors import DataError
+        from ccpt.results import unreadable_line
+
+        if strict:
+            raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
+        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
     if tidy is not None:
         export(frame, tidy)
     if judge_info is None:
@@ -101,6 +126,10 @@ def command(
         judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
         judge_info = judge_note(judges) if judges else None
     report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info)  # type: ignore[arg-type]
+    if any(p.is_dir() or p.suffix in (".eval", ".json") for p in paths):  # only Inspect logs record calls
+        from ccpt.eval.usage import load_prices, read_usage
+
+        report.usage = read_usage(paths, load_prices(prices) if prices else None)
     rendered_figures: list[tuple[str, str]] = []
     if figures is not None or fmt == "html":
         made = []
@@ -124,5 +153,10 @@ def command(
     if out is None:
         click.echo(text, nl=False)
     else:
-        out.write_text(text, encoding="utf-8")
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            from ccpt.errors import CcptError
+
+            raise CcptError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
         click.echo(f"wrote {out}", err=True)

@@ -6,18 +6,51 @@ from pathlib import Path
 
 import click
 
+from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
 
 def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
+    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML (0.05 → float, true → bool),
+    an unquoted string with commas as a list (a,b → [a, b]), dashes in names as underscores; so `ccpt run` and
+    `inspect eval` read the same arguments alike."""
+    import yaml
+
     out: dict[str, object] = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
+        key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
-        lowered = value.lower()
-        out[key] = {"true": True, "false": False}.get(lowered, int(value) if value.lstrip("-").isdigit() else value)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
+            raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
+        if isinstance(value, str) and "," in value:
+            parts = value.split(",")
+            value = parts if len(parts) > 1 else parts[0]
+        out[key.replace("-", "_")] = value
     return out
+
+
+def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
+    """``--judge``: a model name, or an Inspect model-role spec ``{model: M, base_url: U, model_args: {...}}``."""
+    import yaml
+
+    if not value.lstrip().startswith("{"):
+        return value, {}
+    try:
+        spec = yaml.safe_load(value)
+    except yaml.YAMLError:
+        spec = None
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), str):
+        raise click.BadParameter("expected a model name or {model: NAME, base_url: URL, ...}", param_hint="--judge")
+    args = dict(spec.pop("model_args", None) or {})
+    name = spec.pop("model")
+    unknown = sorted(set(spec) - {"base_url", "api_key"})
+    if unknown:
+        raise click.BadParameter(f"unsupported key(s) {', '.join(unknown)} in the judge spec", param_hint="--judge")
+    return name, {**args, **spec}
 
 
 @click.command("run")
@@ -33,8 +66,10 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     "--judge",
     default=None,
     metavar="MODEL",
-    help="The LLM judge (paper: openai/gpt-4o). Default: the embedded gguf/qwen2.5-1.5b, read from "
-    "its token probabilities; its agreement with human ratings is printed with the results.",
+    help="The judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
+    "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: `distilled`, trained on the "
+    "dataset's human ratings (docs/judge.md); the embedded LLM judge is gguf/qwen2.5-1.5b. The judge's agreement "
+    "with human ratings is printed with the results.",
 )
 @click.option(
     "--judge-mode",
@@ -43,6 +78,24 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help="text: the score the judge writes (paper). expected: probability-weighted score from "
     "log-probabilities (needs a provider with logprobs). Default: expected for gguf judges, else text.",
 )
+@click.option(
+    "--judge-arg",
+    "judge_args",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Argument for the judge model (repeatable): base_url=URL, api_key=KEY or a provider model argument.",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(list(PROTOCOLS)),
+    default=DEFAULT_PROTOCOL,
+    show_default=True,
+    help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
+    "released code ran to produce the paper's tables (docs/methods.md).",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Answer token cap (default 2048).")
+@click.option("--temperature", type=click.FloatRange(min=0), default=None, help="Sampling temperature.")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1), default=None, help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -54,18 +107,20 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 )
 @click.option(
     "--seeds",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="Independent samples per instance. Default: 3 (the paper's), 2 for the offline default run.",
 )
 @click.option(
     "--limit",
-    type=int,
+    type=click.IntRange(min=0),
     default=None,
     help="Instances per task (first N of the test split). Default: 5 for the offline default run, "
     "all for any other model. Use --limit 0 for all.",
 )
-@click.option("--oracle-n", type=int, default=5, show_default=True, help="Multi-Oracle samples per seed.")
+@click.option(
+    "--oracle-n", type=click.IntRange(min=1), default=5, show_default=True, help="Multi-Oracle samples per seed."
+)
 @click.option(
     "--log-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -74,9 +129,17 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=int, default=None, help="Concurrent requests per model.")
-@click.option("--timeout", type=int, default=120, show_default=True, help="Seconds per model request.")
-@click.option("--max-retries", type=int, default=3, show_default=True, help="Retries per failed request.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests per model.")
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=1),
+    default=120,
+    show_default=True,
+    help="Seconds one model request may take (each attempt, and the preflight request).",
+)
+@click.option(
+    "--max-retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries per failed request."
+)
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
     "-T",
@@ -93,6 +156,12 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
 )
+@click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
+)
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
@@ -105,6 +174,11 @@ def command(
     models,
     judge,
     judge_mode,
+    judge_args,
+    protocol,
+    max_tokens,
+    temperature,
+    top_p,
     tasks,
     methods,
     seeds,
@@ -118,19 +192,22 @@ def command(
     model_args,
     task_args,
     stat,
+    prices,
     no_preflight,
     fmt,
     display,
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
-    With no options it runs offline on the embedded models: gguf/qwen2.5-0.5b answers, gguf/qwen2.5-1.5b
-    judges, on the first 5 test instances of every task with 2 seeds (a few minutes on 2 CPU cores). Logs
+    With no options it runs offline: the embedded gguf/qwen2.5-0.5b answers and the distilled judge scores
+    (docs/judge.md), on the first 5 test instances of every task with 2 seeds (minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
+    from dataclasses import asdict
+
     from ccpt.cli.summary import print_summary
-    from ccpt.eval.solvers import Sampling
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
+    from ccpt.protocol import get_protocol
 
     offline_default = not models
     sweep = Sweep(
@@ -144,8 +221,11 @@ def command(
     )
     if models:
         sweep.models = list(models)
-    if judge:
-        sweep.judge = judge
+    judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
+    if judge_name:
+        from ccpt.eval.distilled_provider import judge_model_name
+
+        sweep.judge = judge_model_name(judge_name)
     elif not offline_default:
         sweep.judge = None  # the evaluated model judges itself, as Inspect's default role resolution does
     sweep.judge_mode = judge_mode or ("expected" if (sweep.judge or "").startswith("gguf/") else "text")
@@ -157,16 +237,23 @@ def command(
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
     sweep.task_args = _key_values(task_args, "-T")
-    finished = run_sweep(sweep, check_models=not no_preflight)
-    sampling = Sampling()
+    sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
+    sweep.protocol = str(sweep.task_args.pop("protocol", protocol))
+    sweep.generate = {
+        k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
+    }
+    finished = run_sweep(
+        sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
+    )
+    chosen = get_protocol(sweep.protocol)
     generation = {
-        "temperature": sampling.temperature,
-        "top_p": sampling.top_p,
+        # What each evaluated model was sent: the protocol's settings for its provider, then the command line's.
+        "models": {name: {**asdict(chosen.call_settings(name)), **sweep.generate} for name in sweep.models},
         "seeds": sweep.seeds,
         "limit": sweep.limit,
         "judge_mode": sweep.judge_mode,
         "task_args": sweep.task_args,
     }
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation)
+    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")

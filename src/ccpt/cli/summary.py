@@ -11,6 +11,7 @@ import click
 from ccpt.agreement_store import judge_note
 from ccpt.dataset import load_dataset
 from ccpt.errors import DataError
+from ccpt.eval.usage import load_prices, read_usage
 from ccpt.report import build_report, frame_provenance, render_json, render_markdown
 from ccpt.results import load_results
 
@@ -22,10 +23,12 @@ def print_summary(
     fmt: str = "text",
     data_dir: str | None = None,
     generation: Mapping[str, Any] | None = None,
+    prices: Path | None = None,
 ) -> None:
     """Print Table 3 / Table 5 / failure counts for every log in ``log_dir``, with the judge's agreement.
 
-    ``generation`` (the sweep's sampling settings) goes into the report's provenance block.
+    ``generation`` (the sweep's sampling settings) goes into the report's provenance block; ``prices`` (a TOML
+    price list) adds the cost to the token table.
     """
     frame = load_results([log_dir])
     judges = sorted({j for j in frame["judge"].dropna().unique() if j})
@@ -37,4 +40,5 @@ def print_summary(
     if generation:
         block["generation"] = dict(generation)
     report = build_report(frame, stat=stat, dataset=dataset, judge_info=judge_note(judges), provenance=block)  # type: ignore[arg-type]
+    report.usage = read_usage([log_dir], load_prices(prices) if prices else None)
     click.echo(render_json(report) if fmt == "json" else render_markdown(report))

@@ -8,6 +8,8 @@ failure (relevance ``None``), never replaced by a default.
 
 Two readings of the judge's answer:
 - ``text`` (default, the paper's): the integer the judge writes, at temperature 0.
+- A provider that knows the exact relevance (the distilled judge, ``ccpt-distilled``) puts it in the output's
+  metadata; it is taken as is, unrounded, in either mode.
 - ``expected``: the probability-weighted mean score from the judge's token log-probabilities at the
   score position. Small local judges carry a usable signal only there (docs/methods.md, "The judge"). Digits are single
   tokens in the supported local models, so "10" is the token "1" followed by "0": when the chosen first
@@ -35,6 +37,7 @@ from inspect_ai.model import (
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
+from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.prompts import judge_prompt
 from ccpt.scoring import relevance_from_score
 
@@ -102,6 +105,17 @@ def expected_score(output: ModelOutput) -> float | None:
     return None
 
 
+def exact_relevance(output: ModelOutput) -> float | None:
+    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any.
+
+    Preferred over the reply text in both modes: the text carries only the rounded 1–10 integer.
+    """
+    value = (output.metadata or {}).get(EXACT_RELEVANCE)
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+        return float(value)
+    return None
+
+
 @dataclass
 class Judge:
     """A relevance judge bound to one Inspect model, with a run-wide memo of in-flight and finished calls.
@@ -114,6 +128,9 @@ class Judge:
     retries: int = 2
     use_schema: bool | None = None  # None: on for providers in SCHEMA_PROVIDERS
     max_tokens: int = 24
+    template: str = "judge"  # the prompt file (a protocol's judge surface)
+    capitalise: bool = False  # upper-case the concept's first letter in the prompt
+    lowercase_reply: bool = False  # lower-case the reply before parsing it
     calls: int = 0
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
 
@@ -136,7 +153,7 @@ class Judge:
         )
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
-        prompt = judge_prompt(concept, prop)
+        prompt = judge_prompt(concept, prop, self.template, self.capitalise)
         raw, error = "", "no attempt"
         for attempt in range(self.retries + 1):
             self.calls += 1
@@ -146,7 +163,10 @@ class Judge:
                 cache=CachePolicy(expiry=None, per_epoch=False),
             )
             raw = output.completion
-            parsed = parse_relevance(raw)
+            parsed = parse_relevance(raw.lower() if self.lowercase_reply else raw)
+            exact = exact_relevance(output)
+            if exact is not None:  # a provider that knows the unrounded relevance (the distilled judge)
+                return Judgement(concept, prop, exact, 1 + 9 * exact, raw, attempt + 1)
             if self.mode == "expected":
                 value = expected_score(output)
                 if value is not None:

@@ -27,6 +27,7 @@ from inspect_ai.solver import TaskState
 
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
+from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances, oracle_per_column
 from ccpt.spec import TASK_SPECS, Kind
@@ -86,6 +87,14 @@ def _row(state: TaskState, method: str, judge_name: str | None, reply: str, samp
     )
 
 
+def _replies(state: TaskState) -> list[str]:
+    """The replies to score: ccpt's solvers store them; any other solver (Inspect's ``--solver``) left its output."""
+    replies: list[str] | None = state.store.get(REPLIES)
+    if replies:
+        return replies
+    return [state.output.completion if state.output else ""]
+
+
 async def judge_row(row: SampleRow, judge: Judge) -> SampleRow:
     """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row)."""
     task = TASK_SPECS[row.task]
@@ -117,17 +126,30 @@ def _value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
 
 
 @scorer(metrics={key: [defined_mean()] for key in VALUE_KEYS})
-def relevance_judge(method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
-    """Judge every reply of a generative task with the ``grader`` model role (default: the solver model)."""
+def relevance_judge(
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
+) -> Scorer:
+    """Judge every reply of a generative task with the ``grader`` model role (default: the solver model).
+
+    The judge's prompt and reply handling follow ``protocol`` (the as-run judge surface differs).
+    """
     holder: dict[str, Judge] = {}  # one judge (and memo) per scorer instance, created on first use
+    surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
         if "judge" not in holder:
-            holder["judge"] = Judge(get_model(role="grader"), mode=judge_mode, retries=judge_retries)
+            holder["judge"] = Judge(
+                get_model(role="grader"),
+                mode=judge_mode,
+                retries=judge_retries,
+                template=surface.judge_template,
+                capitalise=surface.judge_capitalise,
+                lowercase_reply=surface.judge_lowercase_reply,
+                use_schema=surface.judge_schema,
+            )
         judge = holder["judge"]
         kind = TASK_SPECS[state.metadata["task"]].kind
-        replies: list[str] = state.store.get(REPLIES, [])
-        rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(replies)]
+        rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
         # Table 6: answers from the intermediate concept sets C_1..C_T, judged like the final one.
         for t, reply in state.store.get(STEP_REPLIES, []):
             extra = _row(state, method, judge.name, reply, 0)
@@ -154,8 +176,7 @@ def type_match(method: str) -> Scorer:
     """Task 3: the parsed property type against the gold type (a parse failure counts as wrong)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        replies: list[str] = state.store.get(REPLIES, [])
-        reply = replies[0] if replies else ""
+        reply = _replies(state)[0]
         row = _row(state, method, "", reply, 0)
         parsed = TASK_SPECS[row.task].parse(reply)
         row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value

@@ -63,6 +63,12 @@ def scripted_reply(prompt: str, seed: int | None, vocabulary: int = 6) -> str:
         block = prompt.split("Candidate concepts", 1)[-1].split("Select the candidates", 1)[0]
         kept = [c for c in re.findall(r'"([^"\n]+)"', block) if _hash(c) % 3 != 0]
         return json.dumps({"concepts": kept[:8]})
+    if "Nodes:" in prompt and "related to both concepts" in prompt:  # the as-run filter: reasoning, then a list
+        nodes = json.loads(re.findall(r"^Nodes: (.*)$", prompt, flags=re.MULTILINE)[-1])
+        return "Some nodes relate to both concepts. " + json.dumps([c for c in nodes if _hash(c) % 3 != 0])
+    if "from various and novel perspectives" in prompt:  # the as-run activation prompt: a bare list
+        start = _hash(_field(prompt, "Concept")) % len(CONCEPTS)
+        return json.dumps([CONCEPTS[(start + i) % len(CONCEPTS)] for i in range(6)])
     if '{"concepts"' in prompt:  # the spreading-activation activation prompt
         concept = _field(prompt, "Concept")
         start = _hash(concept) % len(CONCEPTS)

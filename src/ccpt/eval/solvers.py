@@ -1,16 +1,19 @@
 """Methods (paper §4.1) as Inspect solvers: Base, CoT, Multi-Oracle and Spreading Activation.
 
 Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies
-under ``ccpt_replies`` in the sample store; the scorer parses and judges each one. Sampling follows the
-paper (temperature 0.7, top_p 0.95) with an explicit, distinct seed per seed/epoch and per sample, so
-seeds are independent draws (Inspect would otherwise send the same ``--seed`` to every epoch, and the
-authors' three "seeds" were three slices of one call).
+under ``ccpt_replies`` in the sample store; the scorer parses and judges each one.
+
+Sampling defaults (temperature, top_p, max_tokens) live in the task's ``GenerateConfig`` (see
+:func:`task_config`), so Inspect's ``--temperature/--top-p/--max-tokens`` override them. Per call, only the seed
+is set: a distinct seed per seed/epoch and per sample, so seeds are independent draws (Inspect would otherwise
+send the same ``--seed`` to every epoch). A protocol whose settings depend on the provider (``as-run``) leaves
+the task config empty and fills, per call, only the fields neither the task nor the user set.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from inspect_ai.model import (
     CachePolicy,
@@ -22,9 +25,14 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
+
+# Not re-exported by inspect_ai.model: the task's config merged with the command line's, which per-provider
+# defaults must not override (Model.generate merges it the same way for the active model).
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.prompts import system_prompt, task_prompt
+from ccpt.protocol import CallSettings, Protocol, get_protocol
 from ccpt.spec import BASE_TEMPLATE, GOLD, Method, TaskSpec
 
 REPLIES = "ccpt_replies"
@@ -32,29 +40,49 @@ TRAJECTORY = "ccpt_trajectory"
 STEP_REPLIES = "ccpt_step_replies"
 
 
+def settings_config(settings: CallSettings) -> GenerateConfig:
+    """The sampling fields of ``settings`` as a GenerateConfig (``None`` fields are left unset, i.e. not sent)."""
+    return GenerateConfig(temperature=settings.temperature, top_p=settings.top_p, max_tokens=settings.max_tokens)
+
+
+def task_config(protocol: Protocol) -> GenerateConfig:
+    """The task-level GenerateConfig: the protocol's sampling defaults when they do not depend on the provider."""
+    return GenerateConfig() if protocol.provider_dependent else settings_config(protocol.calls["*"])
+
+
 @dataclass(frozen=True)
 class Sampling:
-    """Decoding parameters of the solver model (paper Appendix B.1 defaults)."""
+    """Per-call sampling of the solver model: the seed, plus the protocol's per-provider defaults if any."""
 
-    temperature: float = 0.7
-    top_p: float = 0.95
-    max_tokens: int = 512
     seed: int = 0
+    protocol: Protocol = field(default_factory=lambda: get_protocol(None))
 
-    def config(self, epoch: int, sample: int) -> GenerateConfig:
-        """Config for one draw: seed = base + 1000·(epoch − 1) + sample, distinct per seed and sample."""
-        return GenerateConfig(
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_tokens=self.max_tokens,
-            seed=self.seed + 1000 * (epoch - 1) + sample,
-        )
+    def config(self, epoch: int, sample: int, model: str = "") -> GenerateConfig:
+        """Config for one draw: seed = base + 1000·(epoch − 1) + sample, distinct per seed and sample.
+
+        For a provider-dependent protocol, also the provider's temperature/top_p/max_tokens, each only where the
+        active config (the task's merged with Inspect's and ccpt's command-line options) leaves it unset.
+        """
+        config = GenerateConfig(seed=self.seed + 1000 * (epoch - 1) + sample)
+        if self.protocol.provider_dependent:
+            active = active_generate_config()
+            wanted = settings_config(self.protocol.call_settings(model))
+            for name in ("temperature", "top_p", "max_tokens"):
+                if getattr(active, name) is None and getattr(wanted, name) is not None:
+                    setattr(config, name, getattr(wanted, name))
+        return config
+
+    def with_system(self, model: str, requested: bool) -> bool:
+        """Whether the system prompt is sent to ``model``: requested (``-T system_prompt``) and the protocol's."""
+        return requested and self.protocol.call_settings(model).system_prompt
 
 
-def build_messages(task: TaskSpec, template: str, meta: dict, *, with_system: bool, concepts=None) -> list[ChatMessage]:
+def build_messages(
+    task: TaskSpec, template: str, meta: dict, *, with_system: bool, concepts=None, variant: str | None = None
+) -> list[ChatMessage]:
     """System prompt (Table 9, optional) + the task instruction for this instance (the task's inputs only)."""
     fields = task.prompt_fields(meta)
-    user = ChatMessageUser(content=task_prompt(task.name, template, concepts=concepts, **fields))
+    user = ChatMessageUser(content=task_prompt(task.name, template, concepts=concepts, variant=variant, **fields))
     return [ChatMessageSystem(content=system_prompt()), user] if with_system else [user]
 
 
@@ -63,13 +91,15 @@ async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, ep
     cache = CachePolicy(expiry=None)
     return list(
         await asyncio.gather(
-            *(model.generate(messages, config=sampling.config(epoch, k), cache=cache) for k in range(n))
+            *(model.generate(messages, config=sampling.config(epoch, k, str(model)), cache=cache) for k in range(n))
         )
     )
 
 
 def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOutput]) -> TaskState:
-    state.messages = [*messages, outputs[0].message]
+    # A reply with no choices (an endpoint answering `"choices": []`) is an empty answer: counted as a parse
+    # failure by the scorer, not a crashed sample that no rerun can fix.
+    state.messages = [*messages, outputs[0].message] if outputs[0].choices else list(messages)
     state.output = outputs[0]
     state.store.set(REPLIES, [o.completion for o in outputs])
     return state
@@ -102,8 +132,11 @@ def prompt_method(
     params = sampling or Sampling()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        messages = build_messages(task, template, state.metadata, with_system=system)
-        outputs = await draw(get_model(), messages, params, state.epoch, n)
+        model = get_model()
+        with_system = params.with_system(str(model), system)
+        variant = params.protocol.prompt_variant
+        messages = build_messages(task, template, state.metadata, with_system=with_system, variant=variant)
+        outputs = await draw(model, messages, params, state.epoch, n)
         return finish(state, messages, outputs)
 
     return solve

@@ -33,7 +33,10 @@ from ccpt.spec import SA_TEMPLATE, Method, TaskSpec
 
 # Without Filter the candidate set grows about tenfold per step; a seeded uniform cap keeps prompts bounded.
 NOFILTER_DEFAULT_CAP = 100
+# The expansion is greedy (the same for every seed of an instance). The as-run filter reasons before its list, so
+# a protocol that shows a reasoning filter gets more room.
 EXPANSION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=256)
+REASONING_EXPANSION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
 
 
 def _seeds(task: TaskSpec, meta: dict) -> Seeds:
@@ -73,28 +76,40 @@ def spreading_activation(
     """Expand C_0 with Algorithm 1, then answer with the SA template filled with C_T."""
     if not task.generative or not method.spreading:
         raise CcptError(f"spreading activation applies to the generative tasks only, not {task.name}/{method.name}")
+    params = sampling or Sampling()
+    sa = params.protocol.sa
+    if max_candidates is None:
+        max_candidates = sa.sample_candidates
     if max_candidates is None and not method.filter:
         max_candidates = NOFILTER_DEFAULT_CAP
     config = SAConfig(
         use_llm=method.uses_llm,
         use_graph=method.uses_graph,
         max_iterations=max_iterations,
-        epsilon=epsilon,
+        epsilon=float(epsilon),
         use_filter=method.filter,
         neighbours_k=neighbours_k,
         max_candidates=max_candidates,
+        remove_seeds_each_step=sa.remove_seeds_each_step,
+        filter_shown=sa.filter_shown,
+        keep_invented=sa.keep_invented,
+        frozen_convergence=sa.frozen_convergence,
+        empty_fallback=sa.empty_fallback,
+        prompt_variant=sa.prompt_variant,
     )
+    expansion_config = REASONING_EXPANSION_CONFIG if sa.reasoning_filter else EXPANSION_CONFIG
     graph = load_graph(conceptnet, data_dir) if method.uses_graph else None
     activator = Activator()  # one per task run: shared by every instance and seed
-    params = sampling or Sampling()
+    variant = params.protocol.prompt_variant
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
+        with_system = params.with_system(str(model), system)
 
         async def expand(prompt: str) -> str:
             output = await model.generate(
                 [ChatMessageUser(content=prompt)],
-                config=EXPANSION_CONFIG,
+                config=expansion_config,
                 cache=CachePolicy(expiry=None, per_epoch=False),
             )
             return output.completion
@@ -103,7 +118,7 @@ def spreading_activation(
             _seeds(task, state.metadata), generate=expand, graph=graph, activator=activator, config=config
         )
         messages = build_messages(
-            task, SA_TEMPLATE, state.metadata, with_system=system, concepts=list(trajectory.final)
+            task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(trajectory.final), variant=variant
         )
         outputs = await draw(model, messages, params, state.epoch, 1)
         state = finish(state, messages, outputs)
@@ -116,7 +131,7 @@ def spreading_activation(
                     steps.append((t, outputs[0].completion))  # C_t = C_T: the same answer, no new call
                     continue
                 step_messages = build_messages(
-                    task, SA_TEMPLATE, state.metadata, with_system=system, concepts=list(concepts)
+                    task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
                 )
                 step_output = (await draw(model, step_messages, params, state.epoch, 1))[0]
                 steps.append((t, step_output.completion))

@@ -3,9 +3,13 @@
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
 The judge is the ``grader`` model role; without one the evaluated model judges itself (say which in any
-report: the paper's judge is GPT-4o). Each task is a plain ``@task`` function whose parameters (``-T name=value``)
-are listed in its Args; they are gathered into one :class:`TaskOptions` (the three generative tasks take its fields,
-in its order and with its defaults, positionally; tests/test_spec.py checks that the signatures agree with it).
+report: the paper's judge is GPT-4o). Sampling defaults are the task's GenerateConfig (set by the protocol, see
+:mod:`ccpt.protocol`), so ``--temperature``, ``--top-p`` and ``--max-tokens`` override them. A user error while
+building a task (a bad ``-T`` value, missing data) reaches ``inspect eval`` as one line.
+
+Each task is a plain ``@task`` function whose parameters (``-T name=value``) are listed in its Args; they are
+gathered into one :class:`TaskOptions` (the three generative tasks take its fields, in its order and with its
+defaults, positionally; tests/test_spec.py checks that the signatures agree with it).
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from dataclasses import dataclass
 from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
+from ccpt.errors import CcptError
+from ccpt.eval.inspect_compat import user_error
 from ccpt.eval.samples import task_dataset
 from ccpt.eval.scorers import ccpt_mean, relevance_judge, type_match
-from ccpt.eval.solvers import Sampling, gold, prompt_method
+from ccpt.eval.solvers import Sampling, gold, prompt_method, task_config
+from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, Method, TaskSpec, task_spec
 
 
@@ -40,10 +47,11 @@ class TaskOptions:
     sa_answer_every_step: bool = False
     sa_max_candidates: int | None = None
     conceptnet: str | None = None
+    protocol: str = DEFAULT_PROTOCOL
 
 
-def _solver(spec: TaskSpec, method: Method, options: TaskOptions) -> Solver:
-    sampling = Sampling(seed=options.seed)
+def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
+    sampling = Sampling(seed=options.seed, protocol=protocol)
     if method.spreading:
         from ccpt.eval.spreading import spreading_activation  # only SA needs the concept graph
 
@@ -65,13 +73,27 @@ def _solver(spec: TaskSpec, method: Method, options: TaskOptions) -> Solver:
 
 
 def ccpt_task(name: str, options: TaskOptions) -> Task:
-    """Build the Inspect task for one CCPT task; the method is parsed and checked here, once."""
+    """Build the Inspect task for one CCPT task; the method and protocol are parsed and checked here, once.
+
+    A user error (bad ``-T`` value, missing data) becomes Inspect's PrerequisiteError, which `inspect eval`
+    prints as one line instead of a traceback (`ccpt run` turns it back into its own line).
+    """
+    try:
+        return _build(name, options)
+    except CcptError as exc:
+        raise user_error(exc) from None
+
+
+def _build(name: str, options: TaskOptions) -> Task:
     spec = task_spec(name)
     method = Method.parse(options.method, spec.name)
+    protocol = get_protocol(options.protocol)
+    protocol.check_method(method.name)
     # The gold answer and a deterministic judge: further seeds would repeat it exactly.
     seeds = 1 if method.gold else options.seeds
     if spec.generative:
-        scorer = relevance_judge(method.name, options.judge_mode, options.judge_retries)  # type: ignore[arg-type]
+        judge_mode = options.judge_mode
+        scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol=protocol.name)  # type: ignore[arg-type]
     else:
         scorer = type_match(method.name)
     dataset = task_dataset(
@@ -80,15 +102,17 @@ def ccpt_task(name: str, options: TaskOptions) -> Task:
     return Task(
         name=spec.name,
         dataset=dataset,
-        solver=_solver(spec, method, options),
+        solver=_solver(spec, method, options, protocol),
         scorer=scorer,
         epochs=Epochs(seeds, ccpt_mean()),
+        config=task_config(protocol),
         metadata={
             "ccpt_task": spec.name,
             "method": method.name,
             "seeds": seeds,
             "oracle_n": options.oracle_n,
             "split": options.split,
+            "protocol": protocol.name,
         },
         version="1",
     )
@@ -111,6 +135,7 @@ def pi_emergent(
     sa_answer_every_step: bool = False,
     sa_max_candidates: int | None = None,
     conceptnet: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Task:
     """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone.
 
@@ -132,10 +157,12 @@ def pi_emergent(
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
             Filter).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
+        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
+            ccpt.protocol).
     """
     options = TaskOptions(
         method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
-        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
     )  # fmt: skip
     return ccpt_task(PI_EMERGENT, options)
 
@@ -157,6 +184,7 @@ def pi_canceled(
     sa_answer_every_step: bool = False,
     sa_max_candidates: int | None = None,
     conceptnet: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Task:
     """Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.
 
@@ -178,10 +206,12 @@ def pi_canceled(
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
             Filter).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
+        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
+            ccpt.protocol).
     """
     options = TaskOptions(
         method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
-        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
     )  # fmt: skip
     return ccpt_task(PI_CANCELED, options)
 
@@ -203,6 +233,7 @@ def npc_emergent(
     sa_answer_every_step: bool = False,
     sa_max_candidates: int | None = None,
     conceptnet: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Task:
     """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.
 
@@ -224,10 +255,12 @@ def npc_emergent(
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
             Filter).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
+        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
+            ccpt.protocol).
     """
     options = TaskOptions(
         method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
-        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
     )  # fmt: skip
     return ccpt_task(NPC_EMERGENT, options)
 
@@ -240,6 +273,7 @@ def type_prediction(
     data_dir: str | None = None,
     exclude_toxic: bool = False,
     seed: int = 0,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Task:
     """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each.
 
@@ -250,6 +284,7 @@ def type_prediction(
         data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
         exclude_toxic: Leave out toxicity-flagged rows.
         seed: Seed of the balanced sample of 250 items per type, and base sampling seed.
+        protocol: ccpt (the default) or as-run (see ccpt.protocol).
     """
     options = TaskOptions(
         method=method,

@@ -25,6 +25,7 @@ from ccpt.graph import ConceptGraph, SqliteConceptGraph
 from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_bool, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
 from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows
+from ccpt.progress import gather_with_progress
 from ccpt.prompts import render_template
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT
 
@@ -117,7 +118,7 @@ async def _canceled(
                     out.append({**base, "property": p, "property_source": source})
         return out
 
-    nested = await asyncio.gather(*(head_rows(p) for p in phrases))
+    nested = await gather_with_progress("candidates: noun phrases", (head_rows(p) for p in phrases))
     rows = [r for group in nested for r in group]
     await score_rows(rows, "head", scorer, plaus.threshold)
     plausible = [r for r in rows if r["plausible"]]

@@ -18,6 +18,7 @@ from ccpt.pipeline.comparatives import FALSE_FRIENDS, compile_false_friends, min
 from ccpt.pipeline.corpus import Document, iter_documents
 from ccpt.pipeline.engine import ENGINES, RaySource, merge_counts, run_process_pool, run_ray
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage
+from ccpt.progress import Progress
 
 COMPARATIVES = "comparatives.jsonl"
 COMBINATIONS = "combinations.jsonl"
@@ -123,18 +124,22 @@ def mine(
             results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=1)
         else:
             results = run_process_pool(job, _doc_batches(paths, text_field, id_field), engine.workers)
-        return _write(out, results)
+        return _write(out, results, Progress("mine: documents"), "documents")
 
     return run_stage(spec, work, force=force)
 
 
-def _write(out: Path, results: Iterator[tuple[list[dict[str, Any]], dict[str, int]]]) -> dict[str, int]:
+def _write(
+    out: Path, results: Iterator[tuple[list[dict[str, Any]], dict[str, int]]], progress: Progress, unit: str
+) -> dict[str, int]:
+    """Write the rows of every batch in order; ``progress`` advances by each batch's ``unit`` count."""
     import json
 
     counts: dict[str, int] = {}
-    with atomic_text(out) as fh:
+    with atomic_text(out) as fh, progress:
         for rows, part in results:
             merge_counts(counts, part)
+            progress.advance(part.get(unit, 0))
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return counts
@@ -173,6 +178,8 @@ def combinations(
             results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=batch_size)
         else:
             results = run_process_pool(job, batched(read_jsonl(source_file), batch_size), engine.workers)
-        return _write(out, results)
+        with source_file.open("rb") as fh:
+            total = sum(1 for line in fh if line.strip())
+        return _write(out, results, Progress("combinations: sentences", total=total), "sentences")
 
     return run_stage(spec, work, force=force)

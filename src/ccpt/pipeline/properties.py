@@ -22,6 +22,7 @@ from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
 from ccpt.pipeline.mining import COMBINATIONS
 from ccpt.pipeline.plausibility import VERA_THRESHOLD, PlausibilityScorer, make_scorer, statement
+from ccpt.progress import gather_with_progress
 from ccpt.prompts import render_template
 
 PROPERTIES = "properties.jsonl"
@@ -73,7 +74,7 @@ def property_prompt(combo: dict[str, Any], count: int) -> str:
 
 
 async def _ask_all(prompts: list[str], caller: JsonCaller) -> Replies:
-    return [r.obj for r in await asyncio.gather(*(caller.ask(p) for p in prompts))]
+    return [r.obj for r in await gather_with_progress("properties: combinations", (caller.ask(p) for p in prompts))]
 
 
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:

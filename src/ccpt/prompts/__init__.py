@@ -4,7 +4,9 @@ Files are ``string.Template`` texts (``$name`` placeholders, ``$$`` for a litera
 needs no brace escaping. Leading lines starting with ``#`` form a comment header (provenance, deviations from
 the paper) and are stripped; the trailing newline is stripped so a prompt ends at its ``- Answer:`` line.
 
-Template names: ``system``, ``judge``, ``<task>_<method>`` and ``human_<task>``.
+Template names: ``system``, ``judge``, ``<task>_<method>`` and ``human_<task>``. A protocol may bring its own
+version of a template as ``<name>_<variant>.txt`` (e.g. ``pi_canceled_cot_asrun.txt``, ``judge_asrun.txt``);
+where a variant has no file of its own, the default template is used.
 """
 
 from __future__ import annotations
@@ -25,6 +27,17 @@ def _template(name: str) -> Template:
     while lines and lines[0].startswith("#"):
         lines.pop(0)
     return Template("\n".join(lines).rstrip("\n"))
+
+
+@functools.cache
+def has_template(name: str) -> bool:
+    """Whether the package holds the prompt file ``<name>.txt``."""
+    return resources.files(__package__).joinpath(f"{name}.txt").is_file()
+
+
+def variant_name(name: str, variant: str | None) -> str:
+    """``<name>_<variant>`` when that prompt file exists, else ``name`` (a protocol overrides some prompts only)."""
+    return f"{name}_{variant}" if variant and has_template(f"{name}_{variant}") else name
 
 
 def format_concepts(concepts: Sequence[str]) -> str:
@@ -76,8 +89,11 @@ def task_prompt(
     modifier: str | None = None,
     property: str | None = None,
     concepts: Sequence[str] | None = None,
+    variant: str | None = None,
 ) -> str:
     """The user message for one instance of ``task`` under ``method``.
+
+    ``variant`` selects a protocol's own version of the template where it has one (see the module docstring).
 
     Fields a template does not use are ignored (e.g. ``head`` for PI); a field it uses that is missing or
     blank raises ValueError naming it, as does an unknown task/method pair. ``concepts`` (the SA concept
@@ -93,12 +109,17 @@ def task_prompt(
         "property": property,
         "concepts": None if concepts is None else format_concepts(concepts),
     }
-    return _render(f"{task}_{method}", fields)
+    return _render(variant_name(f"{task}_{method}", variant), fields)
 
 
-def judge_prompt(concept: str, property: str) -> str:
-    """The LLM-as-a-judge prompt (paper Table 17) asking how much ``concept`` has ``property``."""
-    return _render("judge", {"concept": concept, "property": property})
+def judge_prompt(concept: str, property: str, template: str = "judge", capitalise: bool = False) -> str:
+    """The LLM-as-a-judge prompt (paper Table 17) asking how much ``concept`` has ``property``.
+
+    ``template`` names a protocol's version of the prompt; ``capitalise`` upper-cases the concept's first letter.
+    """
+    if capitalise:
+        concept = concept[:1].upper() + concept[1:]
+    return _render(template, {"concept": concept, "property": property})
 
 
 def human_question(

@@ -1,0 +1,190 @@
+"""`ccpt judge train|score`: train the distilled judge, and score any (concept, property) pairs with any judge."""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ccpt.errors import CcptError, DataError
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+
+@click.group("judge")
+def command() -> None:
+    """The distilled relevance judge (docs/judge.md), and scoring pairs with any judge."""
+
+
+@command.command("train")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("distilled_head.safetensors"),
+    show_default=True,
+    help="Head file to write (atomically).",
+)
+@click.option("--epochs", type=int, default=None, help="Override the shipped head's epochs (for experiments).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
+)
+@click.option(
+    "--max-pairs", type=int, default=None, help="Train on the first N pairs of the pool only (a quick smoke run)."
+)
+def train(
+    data_dir: Path | None, out: Path, epochs: int | None, overrides: tuple[str, ...], max_pairs: int | None
+) -> None:
+    """Train the distilled judge's head on the training pool; with no options this reproduces the shipped head.
+
+    The pool is every human-rated pair of the emergent, canceled and component files except the test rows
+    of every task and any pair equal (normalised) to a test pair.
+    """
+    from dataclasses import replace
+
+    from ccpt.dataset import load_dataset
+    from ccpt.judging.cross_encoder import TrainConfig
+    from ccpt.judging.distilled import HEAD_SHA256, save_head, train_head
+    from ccpt.judging.rated_pairs import training_pairs
+
+    if epochs is not None and epochs < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--epochs")
+    if max_pairs is not None and max_pairs < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--max-pairs")
+    ds = load_dataset(data_dir)
+    config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        current = getattr(config, name, None) if sep else None
+        if current is None and name != "validation_fold":
+            raise click.BadParameter(f"expected NAME=VALUE with a TrainConfig field, got {item!r}", param_hint="--set")
+        try:
+            typed = None if value == "none" else type(current if current is not None else 0)(value)
+        except ValueError:
+            raise click.BadParameter(f"{name} must be a number, got {value!r}", param_hint="--set") from None
+        config = replace(config, **{name: typed})
+    pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
+    started = time.monotonic()
+    head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs)
+    sha = save_head(head, out, metadata)
+    same = " (the shipped head)" if sha == HEAD_SHA256 else ""
+    click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh, strict=True)
+            header = list(reader.fieldnames or [])
+            missing = [c for c in ("concept", "property") if c not in header]
+            if missing:
+                raise DataError(f"{path}: missing column(s) {', '.join(missing)} (need concept, property)")
+            rows = []
+            for index, row in enumerate(reader):
+                if None in row or any(v is None for v in row.values()):
+                    raise DataError(f"{path}: line {index + 2} has a different number of fields than the header")
+                rows.append(row)
+    except csv.Error as exc:
+        raise DataError(f"{path}: malformed CSV: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    if "relevance" in header:
+        raise DataError(f"{path}: already has a 'relevance' column; rename it first")
+    return header, rows
+
+
+def _cell(value: str) -> str:
+    """Neutralise spreadsheet formulas: a cell starting with = + - @ or a control character gets a quote."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+@command.command("score")
+@click.argument("pairs_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--judge", "judge_model", required=True, help="distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, …")
+@click.option("--judge-mode", type=click.Choice(["text", "expected"]), default=None, help="See `ccpt run --help`.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Scored CSV to write.")
+def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) -> None:
+    """Score (concept, property) pairs: input columns concept, property (others kept); adds `relevance` in [0, 1].
+
+    A pair the judge fails on gets an empty relevance and is counted; nothing is filled in.
+    """
+    from ccpt.cli.agreement import live_scores
+    from ccpt.eval.distilled_provider import judge_model_name
+
+    header, rows = _read_pairs(pairs_csv)
+    model = judge_model_name(judge_model)
+    mode = judge_mode or ("expected" if model.startswith("gguf/") else "text")
+    started = time.monotonic()
+    scores = live_scores(model, mode, [(r["concept"], r["property"]) for r in rows]) if rows else []
+    elapsed = time.monotonic() - started
+    failed = sum(s is None for s in scores)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    try:
+        with tmp.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow([*header, "relevance"])
+            for row, value in zip(rows, scores, strict=True):
+                writer.writerow([*(_cell(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
+        tmp.replace(out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise CcptError(f"cannot write {out}: {exc.strerror}") from None
+    click.echo(
+        f"scored {len(rows) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
+        f"{failed} failed (empty relevance) → {out}"
+    )
+
+
+def rated_agreement(
+    ds: CCPTDataset, pair_set_name: str, judge_model: str | None, judge_mode: str | None, seed: int, fmt: str
+) -> None:
+    """`ccpt judge-agreement --pairs …`: agreement with bootstrap CIs on a named pair set; saved for reports."""
+    import json
+    from datetime import date
+
+    from ccpt.cli.agreement import live_scores
+    from ccpt.judging.measure import agreement_ci
+    from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
+
+    pairs = pair_set(ds, pair_set_name, seed)
+    started = time.monotonic()
+    if judge_model is None:
+        name, mode = "gpt-4o (stored in the dataset)", "text"
+        scores = stored_gpt4o(ds, pairs)
+    else:
+        name = judge_model
+        mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
+        scores = live_scores(judge_model, mode, pairs)
+    seconds = time.monotonic() - started
+    result = agreement_ci([p.human for p in pairs], scores, seed=seed)
+    entry = {
+        **result.as_dict(),
+        "pairs": pair_set_name,
+        "mode": mode,
+        "seed": seed,
+        "seconds": round(seconds, 1),
+        "measured": date.today().isoformat(),
+        "command": f"ccpt judge-agreement --judge {judge_model} --pairs {pair_set_name} --seed {seed}"
+        if judge_model
+        else f"ccpt judge-agreement --pairs {pair_set_name} --seed {seed}",
+    }
+    if judge_model is not None:
+        from ccpt.agreement_store import save_measurement
+
+        save_measurement(
+            judge_model, {**entry, "pearson": round(result.pearson, 4), "spearman": round(result.spearman, 4)}
+        )
+    if fmt == "json":
+        click.echo(json.dumps({"judge": name, **entry}))
+        return
+    missing = f" ({result.n_missing} without a judge score left out)" if result.n_missing else ""
+    click.echo(f"judge {name} vs mean human rating on {pair_set_name} pairs: {result.line()}, n = {result.n}{missing}")

@@ -1,0 +1,112 @@
+"""``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider.
+
+It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's
+grader role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``,
+``ccpt judge-agreement``. ``<head>`` is ``default`` (the head shipped with ccpt, sha256-checked) or a path to
+a head file written by ``ccpt judge train --out`` (``ccpt-distilled//abs/path/head.safetensors``).
+
+It answers only the relevance-judge prompt: it reads the queried concept and property back from the prompt
+(the separators are taken from the judge template itself) and replies ``{"relevance": k}`` with the
+nearest integer k on the 1–10 scale, so any text-mode reader sees a valid reply. The unrounded relevance
+travels in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge prefers over the text
+(see ``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a
+made-up score). Calls go through Inspect's cache like any model's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from ccpt.prompts import judge_prompt
+
+PROVIDER = "ccpt-distilled"
+ALIAS = "distilled"  # what users type: `--judge distilled`
+EXACT_RELEVANCE = "ccpt_relevance"  # metadata key carrying the unrounded relevance in [0, 1]
+NOT_A_JUDGE_PROMPT = "ccpt-distilled answers only the relevance-judge prompt (Concept / Property / Relevance)."
+_C, _P = "\x00concept\x00", "\x00property\x00"
+
+
+def judge_model_name(name: str) -> str:
+    """Expand the user-facing alias ``distilled`` to the provider's model name; other names pass unchanged."""
+    return f"{PROVIDER}/default" if name == ALIAS else name
+
+
+def _separators() -> tuple[str, str, str]:
+    """(text right before the concept, between concept and property, after the property) in the template."""
+    rendered = judge_prompt(_C, _P)
+    before, _, rest = rendered.partition(_C)
+    middle, _, after = rest.partition(_P)
+    return before.rsplit("\n", 1)[-1], middle, after
+
+
+def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
+    """The (concept, property) the judge prompt asks about (the last query block), or None."""
+    lead, middle, after = _separators()
+    text = prompt.rstrip()
+    tail = after.rstrip()
+    if tail and not text.endswith(tail):
+        return None
+    body = text[: len(text) - len(tail)] if tail else text
+    cut = body.rfind(middle)
+    if cut < 0:
+        return None
+    start = body.rfind(lead, 0, cut)
+    if start < 0:
+        return None
+    concept, prop = body[start + len(lead) : cut], body[cut + len(middle) :]
+    if not concept.strip() or not prop.strip() or "\n" in concept or "\n" in prop:
+        return None
+    return concept, prop
+
+
+@modelapi(name=PROVIDER)
+class DistilledModelAPI(ModelAPI):
+    """Inspect ModelAPI around :class:`ccpt.judging.distilled.DistilledJudge` (loaded once, checked in full)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's own signature
+        **model_args: Any,
+    ) -> None:
+        from pathlib import Path
+
+        from ccpt.judging.distilled import load_judge
+
+        # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
+        judge = load_judge(None if model_name in ("default", "") else Path(model_name))
+        # Inspect's cache key includes base_url: naming the head's sha256 there keeps scores cached under one
+        # head from being served for another (a retrained or updated head under the same model name).
+        super().__init__(model_name, base_url or f"head-sha256:{judge.sha256}", api_key, [], config)
+        self.judge = judge
+        self._lock = anyio.Lock()
+
+    def max_connections(self) -> int:
+        return 8
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        prompt = input[-1].text if input else ""
+        pair = parse_judge_prompt(prompt)
+        if pair is None:
+            return ModelOutput.from_content(model=self.model_name, content=NOT_A_JUDGE_PROMPT)
+        # One forward pass at a time: torch already uses the cores, and the judge is not re-entrant.
+        async with self._lock:
+            (relevance,) = await anyio.to_thread.run_sync(self.judge.score, [pair])
+        score = 1 + 9 * relevance
+        output = ModelOutput.from_content(model=self.model_name, content=json.dumps({"relevance": round(score)}))
+        output.metadata = {EXACT_RELEVANCE: relevance, "score": score, "head_sha256": self.judge.sha256}
+        output.usage = ModelUsage(input_tokens=len(prompt.split()), output_tokens=4, total_tokens=0)
+        return output

@@ -1,0 +1,110 @@
+"""Token and cost accounting from Inspect logs: per model and role (solver, judge).
+
+Inspect records every model call of a sample as a model event with the model's name, its role (``grader``
+for the judge) and whether the answer came from Inspect's cache (``cache == "read"``). Calls served from
+the cache cost nothing and reached no provider, so their tokens are not counted; ``calls`` counts the
+requests sent to the provider. A sample present in several logs of one directory (a resumed run) is counted
+once, from the newest log, as in :func:`ccpt.results.from_inspect_logs`. Definitions: docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccpt.errors import DataError
+
+ROLES = ("solver", "judge")
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per one million input and output tokens."""
+
+    input: float
+    output: float
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """Model calls of one (model, role): sent to the provider, served from the cache, and their tokens."""
+
+    model: str
+    role: str
+    calls: int
+    cached_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None = None  # US dollars, with --prices; None when the model has no price
+
+
+def load_prices(path: str | Path) -> dict[str, Price]:
+    """Read a TOML price list: ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens)."""
+    path = Path(path)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise DataError(f"{path}: cannot read the price list ({exc})") from None
+    prices: dict[str, Price] = {}
+    for model, entry in table.items():
+        if not isinstance(entry, Mapping) or set(entry) != {"input", "output"}:
+            raise DataError(f"{path}: {model!r} must be {{ input = $/1M tokens, output = $/1M tokens }}")
+        values = [entry["input"], entry["output"]]
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
+            raise DataError(f"{path}: {model!r}: prices must be non-negative numbers")
+        prices[model] = Price(float(values[0]), float(values[1]))
+    return prices
+
+
+def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None = None) -> list[UsageRow]:
+    """Usage per (model, role) over every readable Inspect log under ``paths`` (files or directories)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    locations: list[str] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            locations += [info.name for info in list_eval_logs(str(path), recursive=True)]
+        elif path.suffix in (".eval", ".json") and path.is_file():
+            locations.append(str(path))
+    logs = []
+    for location in locations:
+        try:
+            logs.append(read_eval_log(location))
+        except Exception:  # unreadable logs are named by the results loader; they cost nothing countable here
+            continue
+    logs.sort(key=lambda log: str(log.eval.created))
+    events: dict[tuple[Any, ...], list[Any]] = {}
+    for log in logs:
+        roles = log.eval.model_roles or {}
+        identity = (
+            str(log.eval.task),
+            str(log.eval.model),
+            repr(sorted((log.eval.task_args or {}).items())),
+            str(roles["grader"].model) if "grader" in roles else "",
+        )
+        for sample in log.samples or []:
+            # Newest log wins: a resumed run's copy of a sample replaces the interrupted run's.
+            events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
+    totals: dict[tuple[str, str], list[int]] = {}
+    for model_events in events.values():
+        for event in model_events:
+            role = "judge" if event.role == "grader" else "solver"
+            counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0])
+            if event.cache == "read":
+                counts[1] += 1
+                continue
+            counts[0] += 1
+            usage = event.output.usage if event.output is not None else None
+            if usage is not None:
+                counts[2] += int(usage.input_tokens or 0)
+                counts[3] += int(usage.output_tokens or 0)
+    rows = []
+    for (model, role), (calls, cached, tokens_in, tokens_out) in sorted(totals.items()):
+        price = (prices or {}).get(model)
+        cost = None if price is None else (tokens_in * price.input + tokens_out * price.output) / 1e6
+        rows.append(UsageRow(model, role, calls, cached, tokens_in, tokens_out, cost))
+    return rows

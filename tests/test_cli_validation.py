@@ -1,0 +1,75 @@
+"""Bad numbers and unwritable paths on the command line: one line naming the option, exit 2, nothing started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ccpt.cli import main
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    _out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("ccpt: error:"), err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--oracle-n", "0"], "--oracle-n"),
+        (["--oracle-n", "-3"], "--oracle-n"),
+        (["--limit", "-1"], "--limit"),
+        (["--seeds", "0"], "--seeds"),
+        (["--max-connections", "0"], "--max-connections"),
+        (["--timeout", "0"], "--timeout"),
+        (["--max-retries", "-1"], "--max-retries"),
+        (["-T", "bogus=1"], "bogus"),
+        (["-T", "sa_max_iterations=-1"], "sa_max_iterations"),
+        (["-T", "sa_epsilon=-0.5"], "sa_epsilon"),
+    ],
+)
+def test_run_rejects_bad_numbers_before_anything_starts(
+    args: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(capsys, ["run", "--model", "ccpt-scripted/m", "--log-dir", str(tmp_path / "l"), *args])
+    assert named in line
+    assert not (tmp_path / "l").exists()  # nothing started, nothing written
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--resamples", "0"], "--resamples"),
+        (["judge-agreement", "--n", "-1"], "--n"),
+        (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--n", "-1"], "--n"),
+        (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "0"], "--raters"),
+        (["human", "export-solver", "--task", "pi_emergent", "--out", "{tmp}/o", "--n", "0"], "--n"),
+    ],
+)
+def test_other_commands_reject_bad_numbers(
+    argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert named in line
+
+
+def test_unwritable_log_dir_is_one_line_before_any_model_call(tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    line = _one_line_error(capsys, ["run", "--model", "ccpt-scripted/m", "--log-dir", str(blocker / "logs")])
+    assert "--log-dir" in line and "not writable" in line
+
+
+def test_unwritable_figures_dir_is_one_line(reference_dir: Path, tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    csv = str(reference_dir / "pi_emergent_gpt-4o_naive.csv")
+    line = _one_line_error(capsys, ["report", csv, "--figures", str(blocker / "figs")])
+    assert "--figures" in line and "not writable" in line
+    line = _one_line_error(capsys, ["report", csv, "--out", str(blocker / "report.md")])
+    assert "--out" in line and "cannot write" in line

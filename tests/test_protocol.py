@@ -1,0 +1,359 @@
+"""Protocols (ccpt / as-run) and generation settings, through Inspect's real code path.
+
+Model calls go to the registered ``ccpt-scripted`` provider or to Inspect's real OpenAI provider talking to the
+loopback server in ``loopback_openai.py``, which records every request body as sent over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+
+from ccpt.cli import main
+from ccpt.errors import CcptError
+from ccpt.eval.tasks import pi_canceled, pi_emergent
+from ccpt.protocol import AS_RUN, CCPT, FILLED, fill_failed_samples, get_protocol
+
+pytestmark = pytest.mark.shared_data
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "inspect-cache"
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(cache))
+    return cache
+
+
+def _eval(task, tmp_path: Path, model: str, judge: str, limit: int = 1, **kwargs) -> EvalLog:
+    logs = inspect_eval(
+        task,
+        model=model,
+        model_roles={"grader": judge},
+        limit=limit,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        **kwargs,
+    )
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+def _solver_requests(requests: list[dict], model: str) -> list[dict]:
+    return [r for r in requests if r["model"] == model]
+
+
+# ------------------------------------------------------------------------------------------ bad input
+
+
+def test_unknown_protocol_is_one_line(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(CcptError, match="unknown protocol 'paper'; choose one of ccpt, as-run"):
+        get_protocol("paper")
+    code = main(
+        ["run", "--model", "ccpt-scripted/a", "--judge", "ccpt-scripted/j", "--task", "pi_emergent", "--limit", "1",
+         "-T", "protocol=paper", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")]
+    )  # fmt: skip
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1 and "unknown protocol 'paper'" in err[0]
+    assert not (tmp_path / "logs").exists()  # nothing half-written
+
+
+def test_as_run_refuses_a_method_the_authors_never_ran(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["run", "--protocol", "as-run", "--model", "ccpt-scripted/a", "--judge", "ccpt-scripted/j", "--method",
+         "sa_llm_nofilter", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")]
+    )  # fmt: skip
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1
+    assert "protocol 'as-run' has no method 'sa_llm_nofilter': the authors never ran it" in err[0]
+    CCPT.check_method("sa_llm_nofilter")  # the ccpt protocol has it
+
+
+# ------------------------------------------------------------------------- settings reaching the model
+
+
+def test_as_run_sends_no_system_message_and_no_top_p_to_openai(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loopback_openai import serve
+
+    with serve() as (base_url, requests):
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+        log = _eval(
+            pi_canceled(method="cot", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
+            tmp_path,
+            model="openai/gpt-4o",
+            judge="openai/gpt-4o-judge",
+        )
+    solver = _solver_requests(requests, "gpt-4o")
+    assert len(solver) == 2  # two seeds
+    for body in solver:
+        assert [m["role"] for m in body["messages"]] == ["user"]
+        assert "top_p" not in body
+        assert body["temperature"] == 0.7
+        assert body.get("max_tokens", body.get("max_completion_tokens")) == 1024
+        # The authors' PI-canceled CoT prompt: Base instructions, mismatched worked examples.
+        prompt = body["messages"][0]["content"]
+        assert "- Combination: Brown apple" in prompt and "- Combination: burned banknote" not in prompt
+        assert "carnivorous" in prompt and "reasoning" not in prompt.split("<Example 1>")[0]
+    judge = _solver_requests(requests, "gpt-4o-judge")
+    assert judge and all("\n---\n" in b["messages"][-1]["content"] for b in judge)
+    assert log.eval.task_args["protocol"] == "as-run"
+
+
+def test_ccpt_protocol_defaults_and_cli_max_tokens_reach_the_request(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loopback_openai import serve
+
+    monkeypatch.setenv("LOOP_API_KEY", "test-key")
+    with serve() as (base_url, requests):
+        monkeypatch.setenv("LOOP_BASE_URL", base_url)
+        _eval(
+            pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)),
+            tmp_path / "default",
+            model="openai-api/loop/test-model",
+            judge="openai-api/loop/test-judge",
+        )
+        defaults = _solver_requests(requests, "test-model")
+        requests.clear()
+        _eval(
+            pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)),
+            tmp_path / "override",
+            model="openai-api/loop/test-model",
+            judge="openai-api/loop/test-judge",
+            max_tokens=4096,
+            temperature=0.2,
+        )
+        overridden = _solver_requests(requests, "test-model")
+    assert defaults and all(
+        b["max_tokens"] == 2048 and b["temperature"] == 0.7 and b["top_p"] == 0.95 for b in defaults
+    )
+    assert [m["role"] for m in defaults[0]["messages"]] == ["system", "user"]
+    assert overridden and all(b["max_tokens"] == 4096 and b["temperature"] == 0.2 for b in overridden)
+    assert all(b["seed"] == 0 for b in overridden)  # per call: only the per-seed seed
+
+
+def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ccpt run --max-tokens 4096 --judge-arg base_url=… -T sa_epsilon=0.05` on the loopback server."""
+    from loopback_openai import serve
+
+    monkeypatch.setenv("LOOP_API_KEY", "test-key")
+    monkeypatch.setenv("JUDGE_API_KEY", "judge-key")
+    with serve() as (base_url, requests), serve() as (judge_url, judge_requests):
+        monkeypatch.setenv("LOOP_BASE_URL", base_url)
+        monkeypatch.setenv("JUDGE_BASE_URL", "http://127.0.0.1:9/unused")  # the --judge-arg base_url must win
+        code = main(
+            ["run", "--model", "openai-api/loop/run-model", "--judge", "openai-api/judge/run-judge",
+             "--judge-arg", f"base_url={judge_url}", "--task", "pi_emergent", "--method", "sa_llm", "--limit", "1",
+             "--seeds", "1", "--max-tokens", "4096", "-T", "sa_epsilon=0.05", "--data-dir", str(ccpt_dir),
+             "--log-dir", str(tmp_path / "logs"), "--format", "json"]
+        )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    answers = [b for b in requests if b["model"] == "run-model" and "- Answer:" in b["messages"][-1]["content"]]
+    assert answers and all(b["max_tokens"] == 4096 and b["temperature"] == 0.7 for b in answers)
+    expansion = [b for b in requests if b["model"] == "run-model" and '{"concepts"' in b["messages"][-1]["content"]]
+    assert expansion and all(b["temperature"] == 0 for b in expansion)  # SA's greedy expansion keeps its own
+    assert judge_requests and all(b["model"] == "run-judge" for b in judge_requests)
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert log.eval.task_args["sa_epsilon"] == 0.05 and log.eval.task_args["protocol"] == "ccpt"
+    assert "Protocol: ccpt" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------ SA as run
+
+
+def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
+    log = _eval(
+        pi_emergent(method="sa_llm", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
+        tmp_path,
+        model="ccpt-scripted/solver",
+        judge="ccpt-scripted/judge",
+        limit=3,
+    )
+    from inspect_ai.log import resolve_sample_attachments
+
+    capped = 0
+    for sample in map(resolve_sample_attachments, log.samples):
+        trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
+        steps = trajectory["steps"]
+        # The authors' convergence check compared a set with itself: every instance stops after one step.
+        assert len(steps) == 1 and trajectory["stop_reason"] == "converged" and steps[0]["delta"] == 0.0
+        assert steps[0]["n_candidates"] <= 10
+        capped += steps[0]["n_capped"] > 0
+        assert 0 < steps[0]["n_shown"] <= 5
+        # C_0 stayed in the set during the expansion; the answer sees C_T − C_0.
+        assert not set(trajectory["seeds"]) & set(trajectory["final"])
+        filter_prompts = [
+            e.input[-1].text
+            for e in sample.events
+            if e.event == "model" and e.role != "grader" and "related to both concepts" in e.input[-1].text
+        ]
+        assert filter_prompts
+        for prompt in filter_prompts:
+            shown = json.loads(prompt.rsplit("Nodes: ", 1)[1].splitlines()[0])
+            assert len(shown) <= 5
+    assert capped  # the 10-candidate sample did cut some instance's candidates
+    # Both seeds answer from one trajectory (per instance).
+    finals: dict[str, set] = {}
+    for sample in log.samples:
+        trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
+        finals.setdefault(str(sample.id), set()).add(tuple(trajectory["final"]))
+    assert all(len(v) == 1 for v in finals.values())
+
+
+def test_scorer_falls_back_to_the_output_of_another_solver(ccpt_dir: Path, tmp_path: Path) -> None:
+    from inspect_ai.solver import generate
+
+    log = _eval(
+        pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)),
+        tmp_path,
+        model="ccpt-scripted/solver",
+        judge="ccpt-scripted/judge",
+        solver=generate(),
+    )
+    rows = next(iter(log.samples[0].scores.values())).metadata["ccpt"]["samples"]
+    assert len(rows) == 1 and rows[0]["answer_raw"] == log.samples[0].output.completion and rows[0]["parse_ok"]
+
+
+# ------------------------------------------------------------------------------ as-run failure fill
+
+
+def _frame(scores: list[float | None], protocol: str) -> pd.DataFrame:
+    from ccpt.results import COLUMNS
+
+    rows = []
+    for seed, score in enumerate(scores):
+        row = dict.fromkeys(COLUMNS)
+        row.update(task="pi_emergent", model="m", method="base", seed=seed, instance="i", sample=0, protocol=protocol)
+        row.update(answer=None if score is None else f"p{seed}", parse_ok=score is not None, judge="j")
+        row.update(r_np=score, r_hp=score, r_mp=score, r_hmp=score, score=score)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_as_run_fills_a_failed_sample_from_another_seed_and_counts_it() -> None:
+    filled = fill_failed_samples(_frame([None, 0.5, 0.25], "as-run"))
+    assert filled["score"].tolist() == [0.5, 0.5, 0.25] and filled["answer"].tolist() == ["p1", "p1", "p2"]
+    assert filled[FILLED].tolist()[0] == 1 and filled[FILLED].isna().tolist() == [False, True, True]
+    assert filled["parse_ok"].tolist() == [False, True, True]  # still a counted failure
+    untouched = fill_failed_samples(_frame([None, 0.5, 0.25], "ccpt"))
+    assert pd.isna(untouched["score"][0]) and untouched[FILLED].isna().all()
+    assert AS_RUN.fill_failures and not CCPT.fill_failures
+
+
+def test_report_names_the_protocol_and_counts_fills() -> None:
+    from ccpt.report import build_report, render_markdown
+
+    text = render_markdown(build_report(_frame([None, 0.5, 0.25], "as-run"), examples_per_group=0))
+    assert "Protocol: as-run" in text
+    failures = text.split("### Failures", 1)[1]
+    assert "| pi_emergent | m | Base | 3 | 1 | 0 | 0 | 1 |" in failures
+
+
+def test_compare_refuses_mixed_protocols(reference_dir: Path, tmp_path: Path, capsys) -> None:
+    from ccpt.results import export, from_reference_csv
+
+    ours = from_reference_csv(reference_dir / "pi_emergent_gpt-4o_naive.csv")
+    ours = ours.assign(model="my-model", protocol="ccpt")
+    export(ours, tmp_path / "ours.csv")
+    args = ["compare", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), str(tmp_path / "ours.csv"),
+            "--a", "gpt-4o:base", "--b", "my-model:base", "--resamples", "200"]  # fmt: skip
+    assert main(args) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "runs of different protocols: A is as-run, B is ccpt" in err[0]
+    assert main([*args, "--allow-mixed-protocols"]) == 0
+    out = capsys.readouterr().out
+    assert "pi_emergent score: gpt-4o:base − my-model:base = +0.00" in out and "; protocols as-run vs ccpt" in out
+
+
+def test_inspect_logs_of_any_model_name_are_read(ccpt_dir: Path, tmp_path: Path) -> None:
+    from ccpt.report import build_report, render_markdown
+    from ccpt.results import from_inspect_logs
+
+    model = "ccpt-scripted/meta-llama/Llama-3.1-70B.q4:latest"
+    _eval(pi_emergent(method="base", seeds=2, data_dir=str(ccpt_dir)), tmp_path, model, "ccpt-scripted/gpt-4.1")
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert set(frame["model"]) == {model} and set(frame["judge"]) == {"ccpt-scripted/gpt-4.1"}
+    assert set(frame["protocol"]) == {"ccpt"} and len(frame) == 2
+    assert f"| {model} | Base |" in render_markdown(build_report(frame, examples_per_group=0))
+
+
+def test_sa_as_run_empty_set_falls_back_and_the_answer_sees_c_t_minus_c_0() -> None:
+    """Pure Algorithm-1 run with a graph and a filter that keeps nothing at step 2 (as-run settings)."""
+    import asyncio
+
+    from ccpt.activation import Activator, SAConfig, property_induction_seeds, spread_activation
+
+    class Graph:
+        name = "g"
+        capabilities = frozenset({"neighbours"})
+
+        def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
+            return {"peeled": ("skin", "knife"), "apple": ("fruit", "red", "peeled")}.get(concept, ("other",))[:k]
+
+    calls: list[str] = []
+
+    async def generate(prompt: str) -> str:
+        calls.append(prompt)
+        shown = json.loads(prompt.rsplit("Nodes: ", 1)[1].splitlines()[0])
+        return "Reasoning. " + json.dumps(shown if len(calls) == 1 else [])
+
+    sa = AS_RUN.sa
+    config = SAConfig(
+        use_llm=False, use_graph=True, max_candidates=sa.sample_candidates, filter_shown=sa.filter_shown,
+        remove_seeds_each_step=sa.remove_seeds_each_step, keep_invented=sa.keep_invented,
+        frozen_convergence=False, empty_fallback=sa.empty_fallback, prompt_variant=sa.prompt_variant,
+    )  # fmt: skip
+    seeds = property_induction_seeds("peeled", "apple")
+    trajectory = asyncio.run(
+        spread_activation(seeds, generate=generate, graph=Graph(), activator=Activator(), config=config)
+    )
+    first = trajectory.steps[0].concepts
+    assert trajectory.steps[0].n_shown == len(first) == 5 and trajectory.steps[1].concepts == ()
+    # C_2 is empty: the answer sees C_1 − C_0 (the seeds stayed in C_1 while it spread).
+    assert set(first) & {"peeled", "apple"}
+    assert trajectory.at(2) == tuple(c for c in first if c not in ("peeled", "apple"))
+    assert "Objective" not in calls[0] and '"peeled", "apple"' in calls[0]  # the authors' filter: both seeds
+
+
+def test_ccpt_run_judge_as_an_inspect_model_role_spec(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loopback_openai import serve
+
+    monkeypatch.setenv("SPEC_API_KEY", "judge-key")
+    with serve() as (judge_url, judge_requests):
+        code = main(
+            ["run", "--model", "ccpt-scripted/a", "--judge", f"{{model: openai-api/spec/j, base_url: {judge_url}}}",
+             "--task", "pi_emergent", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir),
+             "--log-dir", str(tmp_path / "logs"), "--format", "json"]
+        )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert judge_requests and all(b["model"] == "j" for b in judge_requests)
+    bad = main(["run", "--judge", "{model: x/y, colour: red}", "--log-dir", str(tmp_path / "bad")])
+    assert bad == 2 and "unsupported key(s) colour in the judge spec" in capsys.readouterr().err
+
+
+def test_a_report_never_averages_two_protocols_together() -> None:
+    from ccpt.report import build_report, render_markdown
+
+    both = pd.concat([_frame([0.5, 0.5, 0.5], "as-run"), _frame([0.0, 0.0, 0.0], "ccpt")], ignore_index=True)
+    text = render_markdown(build_report(both, examples_per_group=0))
+    plain = text.replace("**", "").replace("<u>", "").replace("</u>", "")
+    rows = {line.split("|")[1].strip(): line for line in plain.splitlines() if "| Base |" in line and "pi_" not in line}
+    assert set(rows) == {"m [as-run]", "m [ccpt]"}
+    assert "| 50.0 ± 0.0 |" in rows["m [as-run]"] and "| 0.0 ± 0.0 |" in rows["m [ccpt]"]
+    assert "50.0" not in rows["m [ccpt]"]  # no mean over both protocols' rows
+    assert "Protocol: as-run (" in text and "; ccpt (" in text
