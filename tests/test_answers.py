@@ -12,7 +12,6 @@ import pytest
 
 from ccpt.answers import (
     MAX_REPLY_CHARS,
-    PROPERTY_TYPES,
     contains_head,
     extract_json_object,
     normalise_modifier,
@@ -22,6 +21,7 @@ from ccpt.answers import (
     parse_relevance,
     split_reply_list,
 )
+from ccpt.spec import TYPE_LABELS
 
 # --- extract_json_object ---------------------------------------------------------------------------------
 
@@ -170,7 +170,7 @@ def test_parse_property_failures_say_why(reply: str, error: str) -> None:
 )
 def test_parse_property_type_maps_to_the_four_labels(value: str, label: str) -> None:
     parsed = parse_property_type(f'{{"property_type": "{value}"}}')
-    assert parsed.ok and parsed.value == label and label in PROPERTY_TYPES
+    assert parsed.ok and parsed.value == label and label in TYPE_LABELS
 
 
 def test_parse_property_type_rejects_other_labels() -> None:

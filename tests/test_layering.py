@@ -29,8 +29,10 @@ CORE = (
     "ccpt.jsonout",
     "ccpt.prompts",
     "ccpt.protocol",
+    "ccpt.rows",
     "ccpt.scoring",
     "ccpt.sources",
+    "ccpt.spec",
     "ccpt.stats",
     "ccpt.weights",
 )

@@ -17,6 +17,8 @@ from typing import Generic, TypeVar
 
 from lemminflect import getAllLemmas, getAllLemmasOOV
 
+from ccpt.spec import type_label
+
 T = TypeVar("T")
 
 # Bounds that keep hostile input cheap: a reply longer than this is refused, an answer object longer than
@@ -25,7 +27,6 @@ MAX_REPLY_CHARS = 200_000
 MAX_OBJECT_CHARS = 4_000
 MAX_CANDIDATES = 64
 
-PROPERTY_TYPES = ("emergent", "component", "canceled", "others")
 
 _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
 # A single quote opens a string only where a JSON value or key can start, and closes one only where a value
@@ -370,11 +371,8 @@ def parse_combination(text: str, head: str) -> Parsed[str]:
     return Parsed(ok=True, value=raw, modifier=modifier)
 
 
-_TYPE_ALIASES = {"cancelled": "canceled", "other": "others"}
-
-
 def parse_property_type(text: str) -> Parsed[str]:
-    """The Task-3 label (key ``property_type``) mapped to one of :data:`PROPERTY_TYPES`.
+    """The Task-3 label (key ``property_type``) as one of :data:`ccpt.spec.TYPE_LABELS` (see ``type_label``).
 
     Accepts the forms models write: "Emergent", "emergent property", "(1) Emergent", "cancelled", "other".
     """
@@ -385,9 +383,8 @@ def parse_property_type(text: str) -> Parsed[str]:
         return _fail(error)
     assert value is not None
     label = re.sub(r"^\(?\d\)?[.:]?\s*", "", value.lower())
-    label = re.sub(r"\s+propert(y|ies)$", "", label).strip()
-    label = _TYPE_ALIASES.get(label, label)
-    if label not in PROPERTY_TYPES:
+    label = type_label(re.sub(r"\s+propert(y|ies)$", "", label))
+    if label is None:
         return _fail(f"unknown property_type {value!r}")
     return Parsed(ok=True, value=label)
 

@@ -9,7 +9,8 @@ from collections import Counter
 from statistics import fmean
 from typing import Any
 
-from ccpt.dataset import FILE_SPECS, GENERATIVE_TASKS, CCPTDataset, Record, unique_concepts
+from ccpt.dataset import FILE_SPECS, CCPTDataset, Record, unique_concepts
+from ccpt.spec import GENERATIVE_TASKS, TYPE_PREDICTION
 from ccpt.stats import fleiss_kappa
 
 # The answer options annotators had (Figures 5 and 6): emergent candidates were labelled emergent /
@@ -70,7 +71,7 @@ def dataset_stats(ds: CCPTDataset) -> dict[str, Any]:
         "rows_per_type": {t: by_type[t] for t in ("emergent", "canceled", "component")},
         "files": files,
         "splits": {task: {"test": len(ds.test(task)), "train": len(ds.train(task))} for task in GENERATIVE_TASKS},
-        "type_prediction": {"per_type": 250, "total": 1000},
+        TYPE_PREDICTION: {"per_type": 250, "total": 1000},
         "unique_concepts": unique_concepts(paper),
         "toxic_rows": sum(r.toxic for r in paper),
         "toxic_in_test": {task: sum(r.toxic for r in ds.test(task)) for task in GENERATIVE_TASKS},
@@ -105,7 +106,7 @@ def format_stats(stats: dict[str, Any]) -> str:
     lines.append("splits (test / train pool):")
     for task, s in stats["splits"].items():
         lines.append(f"  {task:<14}{s['test']:>5} / {s['train']:,}   toxic in test: {stats['toxic_in_test'][task]}")
-    lines.append(f"  type_prediction  {stats['type_prediction']['total']} (250 per type, seeded sample)")
+    lines.append(f"  {TYPE_PREDICTION}  {stats[TYPE_PREDICTION]['total']} (250 per type, seeded sample)")
     u = stats["unique_concepts"]
     lines.append("")
     lines.append(

@@ -27,32 +27,24 @@ from typing import Literal
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
+from ccpt.spec import GENERATIVE_TASKS, OTHERS, TASK_SPECS, TASKS, TaskName, TypeLabel, type_label
 
 PropertyType = Literal["emergent", "canceled", "component"]
-TaskName = Literal["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]
-TypeLabel = Literal["emergent", "component", "canceled", "others"]
-
-GENERATIVE_TASKS: tuple[TaskName, ...] = ("pi_emergent", "pi_canceled", "npc_emergent")
-TASKS: tuple[TaskName, ...] = (*GENERATIVE_TASKS, "type_prediction")
-# Paper order of Table 5.
-TYPE_LABELS: tuple[TypeLabel, ...] = ("emergent", "component", "canceled", "others")
 
 # Which file each generative task's test split indexes into (test_index.json).
 TASK_FILE: dict[TaskName, str] = {
-    "pi_emergent": "ccpt_emergent",
-    "pi_canceled": "ccpt_canceled",
-    "npc_emergent": "ccpt_emergent",
+    name: spec.data_file
+    for name, spec in TASK_SPECS.items()
+    if spec.data_file  # type: ignore[misc]
 }
 
-_LABEL_ALIASES: dict[str, TypeLabel] = {
-    "emergent": "emergent",
-    "component": "component",
-    "canceled": "canceled",
-    "cancelled": "canceled",
-    "others": "others",
-    "other": "others",
-    "2": "others",
-}
+# The emergent file's raw code 2 is "others" (module docstring); every other label is read by spec.type_label.
+_RAW_CODES: dict[str, TypeLabel] = {"2": OTHERS}
+
+
+def _type_label(text: str) -> TypeLabel | None:
+    return _RAW_CODES.get(text.strip()) or type_label(text)
+
 
 BASE_COLUMNS: tuple[str, ...] = (
     "sentence",
@@ -187,7 +179,7 @@ def _labels(text: str, column: str) -> tuple[str, ...]:
     items = _tuple_items(text, column)
     labels = []
     for item in items:
-        label = _LABEL_ALIASES.get(item.lower())
+        label = _type_label(item)
         if label is None:
             raise _RowError(column, f"unknown label {item!r} in {text!r}")
         labels.append(label)
@@ -228,7 +220,7 @@ def clean_combination(text: str) -> str:
 
 def _record(stem: str, index: int, row: dict[str, str]) -> Record:
     ptype, _extra = FILE_SPECS[stem]
-    majority = _LABEL_ALIASES.get(_text(row, "human_label_majority").lower())
+    majority = _type_label(_text(row, "human_label_majority"))
     if majority is None:
         raise _RowError("human_label_majority", f"unknown label {row['human_label_majority']!r}")
     score_column = {"emergent": "meta.gpt-4o_emergence", "canceled": "meta.gpt-4o_cancellation"}.get(ptype)
@@ -449,7 +441,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
 def instances(ds: CCPTDataset, task: TaskName, split: str = "test", *, seed: int = 0) -> Sequence[Record | TypeItem]:
     """Instances of ``task`` for ``split`` ("test" or "train"; Task 3 has only its sampled evaluation set)."""
     _check_task(task)
-    if task == "type_prediction":
+    if not TASK_SPECS[task].generative:
         return ds.type_prediction_set(seed=seed)
     if split == "test":
         return ds.test(task)

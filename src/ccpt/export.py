@@ -9,9 +9,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ccpt.dataset import GENERATIVE_TASKS, CCPTDataset, Record, TaskName
+from ccpt.dataset import CCPTDataset, Record
 from ccpt.errors import CcptError, require_pyarrow
 from ccpt.prompts import system_prompt, task_prompt
+from ccpt.spec import BASE_TEMPLATE, GENERATIVE_TASKS, TASK_SPECS, TaskName
 
 ExportFormat = Literal["jsonl", "csv", "parquet"]
 
@@ -58,11 +59,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
 
 
 def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
-    if task == "npc_emergent":
-        prompt = task_prompt(task, "base", head=record.head, property=record.property)
-        return prompt, {"combination": record.combination, "modifier": record.modifier}
-    prompt = task_prompt(task, "base", combination=record.combination, head=record.head, modifier=record.modifier)
-    return prompt, {"property": record.property}
+    spec, fields = TASK_SPECS[task], asdict(record)
+    return task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
 
 
 def _key(text: str) -> str:

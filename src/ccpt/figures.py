@@ -14,8 +14,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ccpt.report import TASK_SHORT, GenerativeTable, method_label, score_name
+from ccpt.report import GenerativeTable, score_name
 from ccpt.scoring import Classification
+from ccpt.spec import TASK_SPECS, method_label
 
 COLUMN_WIDTH_IN = 3.3
 JITTER_SD = 0.05
@@ -108,7 +109,7 @@ def method_bars(table: GenerativeTable) -> Figure:
         ax.bar(positions, means, width, yerr=[low, high], capsize=1.5, label=label, error_kw={"linewidth": 0.6})
     ax.set_xticks(
         range(len(score_cols)),
-        [f"{TASK_SHORT[c.task]} {score_name(c.task)}" for c in score_cols],
+        [f"{TASK_SPECS[c.task].short} {score_name(c.task)}" for c in score_cols],
         fontsize=7,
     )
     ax.set_ylabel("Score (×100)", fontsize=7)

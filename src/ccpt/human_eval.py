@@ -27,10 +27,12 @@ import pandas as pd
 
 from ccpt.agreement import defined, format_correlation
 from ccpt.errors import DataError
-from ccpt.prompts import HUMAN_TASKS, human_question
-from ccpt.results import COLUMNS, GENERATIVE_TASKS, TASK_KIND, optional
-from ccpt.scoring import TYPE_ORDER, Relevances, relevance_from_score
+from ccpt.prompts import human_question
+from ccpt.results import optional
+from ccpt.rows import COLUMNS, empty_row
+from ccpt.scoring import Relevances, relevance_from_score
 from ccpt.sheets import restore_frame, write_sheet
+from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
 
 if TYPE_CHECKING:
@@ -85,26 +87,22 @@ def export_solver_sheet(
     ds: CCPTDataset, task: str, out_dir: str | Path, n: int | None = None, seed: int = 0
 ) -> list[Path]:
     """Write ``<task>_sheet.csv`` (empty ``answer``; NPC also ``answer_modifier``) and an HTML twin."""
-    if task not in HUMAN_TASKS:
-        raise DataError(f"unknown task {task!r}; choose one of {', '.join(HUMAN_TASKS)}")
+    if task not in TASK_SPECS:
+        raise DataError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    spec = TASK_SPECS[task]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for item in solver_items(ds, task, n, seed):
+        # The solver sees the task's inputs only, never the gold answer (NPC's phrase and modifier, PI's property).
         fields = {
-            "combination": item.combination,
-            "head": item.head,
-            "modifier": item.modifier,
-            "property": item.property,
+            name: getattr(item, name) if name in spec.inputs else ""
+            for name in ("combination", "head", "modifier", "property")
         }
-        if task == "npc_emergent":  # the solver must not see the gold modifier / combination
-            fields.update(combination="", modifier="")
-        elif task in ("pi_emergent", "pi_canceled"):  # … nor the gold property
-            fields.update(property="")
         question = human_question(task, **{**fields, "head": item.head})
         rows.append({"id": item.id, "task": task, **fields, "question": question, "answer": ""})
     frame = pd.DataFrame(rows, columns=list(SOLVER_COLUMNS))
-    if task == "npc_emergent":
+    if spec.completes_phrase:
         frame["answer_modifier"] = ""
     csv_path, html_path = out / f"{task}_sheet.csv", out / f"{task}_sheet.html"
     write_sheet(frame, csv_path)
@@ -141,9 +139,10 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     path = Path(path)
     frame = _read_sheet(path, ["id", "task", "answer"])
     tasks = set(frame["task"])
-    if len(tasks) != 1 or next(iter(tasks)) not in HUMAN_TASKS:
+    if len(tasks) != 1 or next(iter(tasks)) not in TASK_SPECS:
         raise DataError(f"{path}: the 'task' column must hold one known task, found {sorted(tasks)}")
     task = next(iter(tasks))
+    spec = TASK_SPECS[task]
     items = {item.id: item for item in solver_items(ds, task)}
     unknown = [i for i in frame["id"] if i not in items]
     if unknown:
@@ -153,7 +152,7 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     for line in frame.to_dict("records"):
         item = items[line["id"]]
         answer = line["answer"].strip()
-        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row = empty_row()
         row.update(
             task=task,
             model=HUMAN,
@@ -170,23 +169,23 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
             judge_failures=0,
             source=path.name,
         )
-        if task == "type_prediction":
+        if not spec.generative:
             label = answer.lower().removesuffix(" property")
-            ok = label in TYPE_ORDER
+            ok = label in TYPE_LABELS
             row.update(
                 gold_type=item.gold,
                 pred_type=label if ok else None,
                 answer=label if ok else None,
                 parse_ok=ok,
-                parse_error=None if ok else f"not one of {', '.join(TYPE_ORDER)}",
+                parse_error=None if ok else f"not one of {', '.join(TYPE_LABELS)}",
             )
         else:
             row.update(answer=answer or None, parse_ok=bool(answer), parse_error=None if answer else "empty answer")
-            if task == "npc_emergent":
+            if spec.completes_phrase:
                 row["answer_modifier"] = (line.get("answer_modifier") or "").strip() or None
         rows.append(row)
     out = pd.DataFrame(rows, columns=list(COLUMNS))
-    return majority_vote(out) if task == "type_prediction" else out
+    return out if spec.generative else majority_vote(out)
 
 
 def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
@@ -213,13 +212,11 @@ def _judge_pairs(row: pd.Series) -> tuple[tuple[str, str], tuple[str, str], tupl
     """(N, P), (H, P), (M, P) to judge for one answer; None if the answer cannot be judged."""
     if not row["parse_ok"] or not row["answer"]:
         return None
-    if row["task"] == "npc_emergent":
-        if not row["answer_modifier"]:
-            return None
-        prop = row["property"]
-        return (row["answer"], prop), (row["head"], prop), (row["answer_modifier"], prop)
-    prop = row["answer"]
-    return (row["combination"], prop), (row["head"], prop), (row["modifier"], prop)
+    spec = TASK_SPECS[row["task"]]
+    if spec.completes_phrase and not row["answer_modifier"]:
+        return None
+    (n, h, m), prop = spec.judged_pairs(row, row["answer"], row["answer_modifier"])
+    return (n, prop), (h, prop), (m, prop)
 
 
 async def _call(judge: JudgeFn, concept: str, prop: str) -> float | None:
@@ -251,7 +248,7 @@ def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
                 r_hp,
                 r_mp,
                 rel.r_hmp,
-                rel.score(TASK_KIND[row["task"]]),  # type: ignore[arg-type]
+                rel.score(TASK_SPECS[row["task"]].kind),  # type: ignore[arg-type]
             ]
             out.loc[index, "judge_failures"] = sum(v is None for v in (r_np, r_hp, r_mp))
         return out
@@ -353,7 +350,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (task, model, method, instance), values in per_role.iterrows():
         rel = Relevances(*(optional(values.get(r), float) for r in ROLES))
-        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row = empty_row()
         row.update(
             task=task,
             model=model,
@@ -366,7 +363,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
             r_hp=rel.r_hp,
             r_mp=rel.r_mp,
             r_hmp=rel.r_hmp,
-            score=rel.score(TASK_KIND[task]),
+            score=rel.score(TASK_SPECS[task].kind),  # type: ignore[arg-type]
             judge="human",
             judge_failures=0,
         )

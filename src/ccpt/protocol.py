@@ -24,6 +24,17 @@ from types import MappingProxyType
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.spec import (
+    BASE,
+    COT,
+    GENERATIVE_TASKS,
+    GOLD,
+    MULTI_ORACLE,
+    NOFILTER_SUFFIX,
+    SA_BOTH,
+    SA_CONCEPTNET,
+    SA_LLM,
+)
 
 DEFAULT_PROTOCOL = "ccpt"
 # The answer token cap: reasoning models write long replies; a cut reply cannot be parsed and is dropped.
@@ -145,7 +156,7 @@ AS_RUN = Protocol(
     fill_failures=True,
     # The paper's methods (Table 3) and its filter ablation, which it ran with ConceptNet only (Table 7);
     # gold is the annotated answers under the run's judge (the paper's Gold row).
-    methods=("base", "cot", "multi_oracle", "sa_llm", "sa_conceptnet", "sa_both", "sa_conceptnet_nofilter", "gold"),
+    methods=(BASE, COT, MULTI_ORACLE, SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET + NOFILTER_SUFFIX, GOLD),
     provider_dependent=True,
 )
 
@@ -185,7 +196,7 @@ def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
     if out.empty or "protocol" not in out:
         return out
     fills = out["protocol"].map(lambda p: isinstance(p, str) and p in PROTOCOLS and PROTOCOLS[p].fill_failures)
-    candidates = out[fills.astype(bool) & (out["task"] != "type_prediction")]
+    candidates = out[fills.astype(bool) & out["task"].isin(GENERATIVE_TASKS)]
     if candidates.empty:
         return out
     for _, slot in candidates.groupby(list(_SLOT), sort=False, dropna=False):

@@ -22,9 +22,8 @@ from ccpt.errors import CcptError
 from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, dumps, provenance, provenance_lines, strict
 from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
-from ccpt.results import GENERATIVE_TASKS, MULTI_ORACLE, TASK_KIND, optional
+from ccpt.results import optional
 from ccpt.scoring import (
-    TYPE_ORDER,
     Classification,
     Relevances,
     classify,
@@ -32,6 +31,20 @@ from ccpt.scoring import (
     oracle_single_best,
 )
 from ccpt.sheets import neutralise
+from ccpt.spec import (
+    EMERGENT,
+    GENERATIVE_TASKS,
+    GOLD,
+    GOLD_STORED,
+    METHODS,
+    MULTI_ORACLE,
+    TASK_SPECS,
+    TASKS,
+    TYPE_LABELS,
+    TYPE_PREDICTION,
+    method_label,
+    method_name,
+)
 from ccpt.stats import STAT_DESCRIPTIONS, PairedComparison, Stat, Summary, paired_compare, summarize
 
 if TYPE_CHECKING:
@@ -41,25 +54,8 @@ Oracle = Literal["paper", "single"]
 Format = Literal["markdown", "latex", "csv", "json", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")
 
-METHOD_LABELS: dict[str, str] = {
-    "base": "Base",
-    "cot": "CoT",
-    "sa_llm": "S.A.w/ LLM",
-    "sa_conceptnet": "S.A.w/ ConceptNet",
-    "sa_both": "S.A.w/ Both",
-    MULTI_ORACLE: "Multi-Oracle",
-    "gold": "Gold (this judge)",
-}
-METHOD_ORDER: tuple[str, ...] = tuple(METHOD_LABELS)
-TASK_LABELS: dict[str, str] = {
-    "pi_emergent": "PI (1) Emergent",
-    "pi_canceled": "PI (2) Canceled",
-    "npc_emergent": "NPC (3) Emergent",
-    "type_prediction": "Type prediction",
-}
-TASK_SHORT: dict[str, str] = {"pi_emergent": "PI-Eme.", "pi_canceled": "PI-Can.", "npc_emergent": "NPC-Eme."}
 HUMAN_MODEL = "human"
-GOLD = "Gold (stored GPT-4o judge)"
+GOLD_LABEL = "Gold (stored GPT-4o judge)"
 METRICS: tuple[str, ...] = ("r_hmp", "r_np", "score")
 
 
@@ -80,11 +76,10 @@ class Column:
     @property
     def latex(self) -> str:
         """LaTeX header with the arrow."""
-        kind = TASK_KIND[self.task]
         name = {
             "r_hmp": r"R_{\mathcal{H},\mathcal{M},\mathcal{P}}",
             "r_np": r"R_{\mathcal{N},\mathcal{P}}",
-            "score": r"\mathcal{E}" if kind == "emergent" else r"\mathcal{C}",
+            "score": r"\mathcal{E}" if score_name(self.task) == "E" else r"\mathcal{C}",
         }[self.metric]
         arrow = r"\uparrow" if self.higher_is_better else r"\downarrow"
         return f"${name}{arrow}$"
@@ -92,16 +87,20 @@ class Column:
 
 def score_name(task: str) -> str:
     """The score's letter for a generative task: E (emergence) or C (cancellation)."""
-    return "E" if TASK_KIND[task] == "emergent" else "C"
+    return "E" if TASK_SPECS[task].kind == EMERGENT else "C"
 
 
 def task_columns(task: str) -> list[Column]:
     """The three columns of a generative task, directions as in paper Table 3."""
-    emergent = TASK_KIND[task] == "emergent"
+    emergent = TASK_SPECS[task].kind == EMERGENT
     return [Column(task, "r_hmp", not emergent), Column(task, "r_np", emergent), Column(task, "score", True)]
 
 
-RowKind = Literal["run", "human", "gold"]
+# What a table row is: a (model, method) run, the Human row, or the Gold row of the stored judge scores.
+RowKind = str
+RUN_ROW: RowKind = "run"
+HUMAN_ROW: RowKind = HUMAN_MODEL
+STORED_GOLD_ROW: RowKind = GOLD_STORED
 
 
 @dataclass
@@ -117,7 +116,7 @@ class Row:
     ranked: bool
     cells: dict[tuple[str, str], Summary] = field(default_factory=dict)
     ranks: dict[tuple[str, str], int] = field(default_factory=dict)
-    kind: RowKind = "run"
+    kind: RowKind = RUN_ROW
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -139,15 +138,8 @@ class GenerativeTable:
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def method_label(method: str) -> str:
-    """Display name of a method (paper naming where one exists)."""
-    if method.endswith("_nofilter"):
-        return f"{METHOD_LABELS.get(method.removesuffix('_nofilter'), method)} (no filter)"
-    return METHOD_LABELS.get(method, method)
-
-
 def _method_key(method: str) -> tuple[int, str]:
-    return (METHOD_ORDER.index(method), method) if method in METHOD_ORDER else (len(METHOD_ORDER), method)
+    return (METHODS.index(method), method) if method in METHODS else (len(METHODS), method)
 
 
 def _is_oracle_group(group: pd.DataFrame) -> bool:
@@ -157,7 +149,7 @@ def _is_oracle_group(group: pd.DataFrame) -> bool:
 def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper") -> pd.DataFrame:
     """One row per (instance, seed) with r_hmp, r_np, score; Multi-Oracle groups are reduced with
     :func:`ccpt.scoring.oracle_per_column` (``oracle="paper"``) or :func:`ccpt.scoring.oracle_single_best`."""
-    kind = TASK_KIND[task]
+    kind = TASK_SPECS[task].kind
     if not _is_oracle_group(group):
         return group[["instance", "seed", *METRICS]].astype({m: float for m in METRICS})
     reduce = oracle_per_column if oracle == "paper" else oracle_single_best
@@ -200,9 +192,9 @@ def gold_row(
     ``instances`` (task → Record ids) restricts a task's Gold to the instances the results cover, so a run on
     a subset (``--limit``) is compared with the gold answers of the same instances.
     """
-    row = Row(model="", method="gold", label=GOLD, ranked=False, kind="gold")
+    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW)
     for task in tasks:
-        kind = TASK_KIND[task]
+        kind = TASK_SPECS[task].kind
         records = dataset.test(task)  # type: ignore[arg-type]
         covered = [r for r in records if instances is not None and r.id in instances.get(task, set())]
         if covered:  # results whose ids are not dataset ids (e.g. unmatched CSVs) keep the whole split
@@ -264,8 +256,8 @@ def table3(
             model=model,
             method=method,
             label="Human" if human else method_label(method),
-            ranked=not human and method not in (MULTI_ORACLE, "gold"),
-            kind="human" if human else "run",
+            ranked=not human and method not in (MULTI_ORACLE, GOLD),
+            kind=HUMAN_ROW if human else RUN_ROW,
         )
         for task in tasks:
             group = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["task"] == task)]
@@ -297,7 +289,7 @@ class TypeResult:
 
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
-    tp = frame[frame["task"] == "type_prediction"]
+    tp = frame[frame["task"] == TYPE_PREDICTION]
     if tp.empty:
         return []  # (indexing an empty frame with an empty list below would select no *columns*)
     # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
@@ -390,7 +382,7 @@ class FailureRow:
 def display_methods(frame: pd.DataFrame) -> list[str]:
     """Method names with the filter ablation spelled out (``sa_both`` with sa_filter False → ``sa_both_nofilter``)."""
     flags = frame["sa_filter"] if "sa_filter" in frame else [None] * len(frame)
-    return [f"{m}_nofilter" if f is False else m for m, f in zip(frame["method"], flags, strict=True)]
+    return [method_name(m, f) for m, f in zip(frame["method"], flags, strict=True)]
 
 
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
@@ -398,7 +390,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
     out: list[FailureRow] = []
     frame = frame.assign(method=display_methods(frame))
     for (task, model, method), group in frame.groupby(["task", "model", "method"], sort=True, dropna=False):
-        target = "pred_type" if task == "type_prediction" else "score"
+        target = "score" if TASK_SPECS[str(task)].generative else "pred_type"
         out.append(
             FailureRow(
                 str(task),
@@ -563,7 +555,7 @@ def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
 
 
 def _row_spread(row: Row) -> bool:
-    return row.kind != "gold"  # Gold has one value per instance: no seeds, no spread
+    return row.kind != STORED_GOLD_ROW  # Gold has one value per instance: no seeds, no spread
 
 
 # ------------------------------------------------------------------------------------ display tables
@@ -628,10 +620,10 @@ def _count_cell(count: int) -> Cell:
 
 def generative_display(table: GenerativeTable) -> DisplayTable:
     """Table 3 (or 4): Model, Method, then task × (R_H,M,P, R_N,P, E/C)."""
-    header = ("Model", "Method", *[f"{TASK_SHORT[c.task]} {c.label}" for c in table.columns])
+    header = ("Model", "Method", *[f"{TASK_SPECS[c.task].short} {c.label}" for c in table.columns])
     rows = []
     for row in table.rows:
-        cells = [_text_cell(row.model if row.kind == "run" else ""), _text_cell(row.label)]
+        cells = [_text_cell(row.model if row.kind == RUN_ROW else ""), _text_cell(row.label)]
         for col in table.columns:
             key = (col.task, col.metric)
             cells.append(_summary_cell(row.cells.get(key), spread=_row_spread(row), rank=row.ranks.get(key)))
@@ -664,7 +656,9 @@ def iterations_display(tab: IterationTable) -> DisplayTable:
     """Table 6 for one (model, method): score per SA iteration C_t, per task."""
     tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
     rows = tuple(
-        DisplayRow((t,), (_text_cell(TASK_SHORT[t]), *[_summary_cell(tab.cells.get((t, i))) for i in tab.iterations]))
+        DisplayRow(
+            (t,), (_text_cell(TASK_SPECS[t].short), *[_summary_cell(tab.cells.get((t, i))) for i in tab.iterations])
+        )
         for t in tasks
     )
     title = f"Table 6: score per iteration — {tab.model} / {method_label(tab.method)}"
@@ -679,7 +673,7 @@ def filters_display(rows: Sequence[FilterRow]) -> DisplayTable:
             (
                 _text_cell(r.model),
                 _text_cell(method_label(r.method)),
-                _text_cell(TASK_SHORT[r.task]),
+                _text_cell(TASK_SPECS[r.task].short),
                 _summary_cell(r.without),
                 _summary_cell(r.with_),
                 Cell("–", None) if r.delta is None else Cell(f"{r.delta:+.1f}", r.delta),
@@ -853,14 +847,14 @@ def generative_latex(table: GenerativeTable) -> str:
         _latex_comment(display.title),
         r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
         r"\toprule",
-        " & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_LABELS[t])}}}" for t in tasks) + r" \\",
+        " & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_SPECS[t].label)}}}" for t in tasks) + r" \\",
         " ".join(rf"\cmidrule(lr){{{2 + 3 * i}-{4 + 3 * i}}}" for i in range(len(tasks))),
         "Method & " + " & ".join(c.latex for c in table.columns) + r" \\",
         r"\midrule",
     ]
     current = None
     for row, shown in zip(table.rows, display.rows, strict=True):
-        if row.kind == "run":
+        if row.kind == RUN_ROW:
             if row.model != current:
                 if current is not None:
                     lines.append(r"\midrule")
@@ -936,7 +930,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
                     {
                         "table": "table3",
                         "model": row.model,
-                        "method": "gold_stored" if row.kind == "gold" else row.method,
+                        "method": GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method,
                         "task": task,
                         "metric": metric,
                         "rank": row.ranks.get((task, metric)),
@@ -944,7 +938,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
                     }
                 )
     for res in report.types:
-        base = {"table": "table5", "model": res.model, "method": res.method, "task": "type_prediction"}
+        base = {"table": "table5", "model": res.model, "method": res.method, "task": TYPE_PREDICTION}
         cls = res.classification
         out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": cls.n})
         for name, value in (
@@ -1131,7 +1125,7 @@ def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ())
 
 __all__ = [
     "FORMATS",
-    "TYPE_ORDER",
+    "TYPE_LABELS",
     "Cell",
     "Column",
     "DisplayRow",
@@ -1172,7 +1166,7 @@ class Comparison:
 
 
 def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
-    if task == "type_prediction":
+    if not TASK_SPECS[task].generative:
         values = frame.assign(correct=(frame["pred_type"] == frame["gold_type"]).astype(float))
         return values.groupby("instance")["correct"].mean()
     return per_instance_values(frame, task, oracle).groupby("instance")[metric].mean()
@@ -1216,9 +1210,7 @@ def compare_runs(
             f"runs of different protocols: A is {'/'.join(protocols['A']) or 'unknown'}, "
             f"B is {'/'.join(protocols['B']) or 'unknown'} (pass --allow-mixed-protocols to compare anyway)"
         )
-    common = [
-        t for t in (*GENERATIVE_TASKS, "type_prediction") if (run_a["task"] == t).any() and (run_b["task"] == t).any()
-    ]
+    common = [t for t in TASKS if (run_a["task"] == t).any() and (run_b["task"] == t).any()]
     chosen_tasks = list(tasks) if tasks else common
     out: list[Comparison] = []
     for task in chosen_tasks:
@@ -1237,7 +1229,7 @@ def compare_runs(
             seed=seed,
         )
         unpaired = len(sa.index.union(sb.index)) - len(both)
-        name = "accuracy" if task == "type_prediction" else metric
+        name = metric if TASK_SPECS[task].generative else "accuracy"
         names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
         out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, names))
     return out

@@ -5,8 +5,8 @@ Builders:
 - :func:`from_inspect_logs` — Inspect eval logs written by ccpt's tasks (judge scorer metadata).
 - :func:`load_results` — any mix of the two, concatenated.
 
-Columns are :data:`COLUMNS` (defined in docs/metrics.md, "Per-sample results"). Relevances
-are in [0, 1]; ``r_hmp`` and ``score`` are always (re)computed with :mod:`ccpt.scoring`, the one
+Columns are :data:`ccpt.rows.COLUMNS`, the fields of the per-sample record (docs/metrics.md, "Per-sample
+results"). Relevances are in [0, 1]; ``r_hmp`` and ``score`` are always (re)computed with :mod:`ccpt.scoring`, the one
 implementation of the metric. Notes about the import (e.g. how instance ids were assigned) are kept in
 ``df.attrs["notes"]``.
 """
@@ -24,55 +24,26 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pandas as pd
 
 from ccpt.errors import DataError, require_pyarrow
+from ccpt.protocol import DEFAULT_PROTOCOL
+from ccpt.rows import COLUMNS, FLOAT_COLUMNS, empty_row
 from ccpt.scoring import Relevances
+from ccpt.spec import (
+    BASE,
+    NPC_EMERGENT,
+    PI_CANCELED,
+    PI_EMERGENT,
+    REFERENCE_METHODS,
+    TASK_SPECS,
+    TYPE_PREDICTION,
+    split_method,
+)
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
-COLUMNS: tuple[str, ...] = (
-    "task",
-    "model",
-    "method",
-    "method_raw",
-    "seed",
-    "instance",
-    "sample",
-    "combination",
-    "head",
-    "modifier",
-    "property",
-    "answer_raw",
-    "answer",
-    "answer_modifier",
-    "parse_ok",
-    "parse_error",
-    "r_np",
-    "r_hp",
-    "r_mp",
-    "r_hmp",
-    "score",
-    "judge",
-    "judge_failures",
-    "gold_type",
-    "pred_type",
-    "sa_iteration",
-    "sa_filter",
-    "source",
-    "protocol",
-)
-
 # The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
-# Inspect logs written before protocols existed ran ccpt's default.
+# Inspect logs written before protocols existed ran ccpt's default (DEFAULT_PROTOCOL).
 REFERENCE_PROTOCOL = "as-run"
-DEFAULT_PROTOCOL = "ccpt"
-
-TASK_KIND: dict[str, str] = {"pi_emergent": "emergent", "pi_canceled": "canceled", "npc_emergent": "emergent"}
-GENERATIVE_TASKS: tuple[str, ...] = tuple(TASK_KIND)
-ALL_TASKS: tuple[str, ...] = (*GENERATIVE_TASKS, "type_prediction")
-
-# Method names in the authors' files → ccpt method names.
-REFERENCE_METHODS: dict[str, str] = {"naive": "base", "multi": "multi_oracle", "cot": "cot"}
-MULTI_ORACLE = "multi_oracle"
 
 # Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
 # character (dots, colons, slashes, spaces: "Meta-Llama-3.1-70B-Instruct", "qwen2.5:72b", even Bedrock's
@@ -99,9 +70,6 @@ def _generations(cell: Any, path: Path, row: int, column: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------- reference
-
-
-FLOAT_COLUMNS: tuple[str, ...] = ("r_np", "r_hp", "r_mp", "r_hmp", "score")
 
 
 # What identifies one answer across logs: the same key in two logs is the same run done twice. The judge
@@ -137,19 +105,19 @@ def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: 
 def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
     if not fields:
         if any(_TP_COLUMN.match(c) for c in columns):
-            return "type_prediction"
+            return TYPE_PREDICTION
         raise DataError(
             f"{path}: no per-run result columns found (e.g. 'gpt-4o_naive_0_generated_' or "
             "'gpt-4o_naive_0_combination_relevance')",
             "is this one of the authors' result files?",
         )
     if "combination" in fields:
-        return "npc_emergent"
+        return NPC_EMERGENT
     if "property" in fields:
         if "cancellation" in fields or any(re.match(r"^meta\..*_cancellation$", c) for c in columns):
-            return "pi_canceled"
+            return PI_CANCELED
         if "emergence" in fields or any(re.match(r"^meta\..*_emergence$", c) for c in columns):
-            return "pi_emergent"
+            return PI_EMERGENT
     raise DataError(
         f"{path}: cannot tell the task from the columns (need '<run>_property' with an emergence or "
         "cancellation column, or '<run>_combination')"
@@ -198,7 +166,7 @@ def _instance_ids(
 
 
 def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(COLUMNS)
+    row = empty_row()
     row.update(
         task=task,
         model=model,
@@ -215,7 +183,7 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
 
 
 def _set_scores(row: dict[str, Any], rel: Relevances) -> None:
-    kind = TASK_KIND[row["task"]]
+    kind = TASK_SPECS[row["task"]].kind
     row.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, score=rel.score(kind))  # type: ignore[arg-type]
 
 
@@ -245,7 +213,7 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     fields = {field for run in runs.values() for (_, field) in run}
     task = _detect_task(path, columns, fields)
     notes: list[str] = []
-    if task == "type_prediction":
+    if not TASK_SPECS[task].generative:
         out = _type_prediction_rows(frame, path, dataset, notes)
     else:
         out = _generative_rows(frame, path, task, runs, dataset, notes)
@@ -269,11 +237,10 @@ def _generative_rows(
     dataset: CCPTDataset | None,
     notes: list[str],
 ) -> pd.DataFrame:
-    from ccpt import answers
-
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
     judge = _judge_name(list(frame.columns))
-    npc = task == "npc_emergent"
+    spec = TASK_SPECS[task]
+    npc = spec.completes_phrase
     head_column = f"meta.root_{judge}_relevance"
     if npc:
         _require(path, frame.columns, [head_column], task)
@@ -313,13 +280,13 @@ def _generative_rows(
                 )
                 raw = raw_list[index] if index < len(raw_list) else None
                 row["answer_raw"] = raw
+                parsed = spec.parse(raw, str(line["root"])) if raw is not None else None
+                # The answer the authors judged (their parsed columns); ours only where they stored none.
                 if npc:
-                    parsed = answers.parse_combination(raw, str(line["root"])) if raw is not None else None
                     row["answer"] = optional(get("combination"), str) or (parsed.value if parsed else None)
                     row["answer_modifier"] = optional(get("modifier"), str) or (parsed.modifier if parsed else None)
                     r_hp = optional(line[head_column], float)
                 else:
-                    parsed = answers.parse_property(raw) if raw is not None else None
                     row["answer"] = optional(get("property"), str) or (parsed.value if parsed else None)
                     r_hp = optional(get("root_relevance"), float)
                 row["parse_ok"] = bool(parsed.ok) if parsed else False
@@ -339,10 +306,8 @@ def _generative_rows(
 def _type_prediction_rows(
     frame: pd.DataFrame, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> pd.DataFrame:
-    from ccpt import answers
-
     answer_columns = [c for c in frame.columns if _TP_COLUMN.match(c)]
-    _require(path, frame.columns, ["combination", "property", "human_label_majority"], "type_prediction")
+    _require(path, frame.columns, ["combination", "property", "human_label_majority"], TYPE_PREDICTION)
     lookup: dict[tuple[str, str, str], list[str]] = {}
     if dataset is not None:
         from ccpt.dataset import clean_combination
@@ -351,7 +316,7 @@ def _type_prediction_rows(
             key = (record.type, record.combination.lower(), record.property.lower())
             lookup.setdefault(key, []).append(record.id)
     else:
-        notes.append(f"{path.name}: no dataset given; instance ids are row positions ('type_prediction:row<i>')")
+        notes.append(f"{path.name}: no dataset given; instance ids are row positions ('{TYPE_PREDICTION}:row<i>')")
     rows: list[dict[str, Any]] = []
     lines = frame.to_dict("records")
     for column in answer_columns:
@@ -359,7 +324,7 @@ def _type_prediction_rows(
         unmatched = 0
         for i, line in enumerate(lines):
             gold = str(line["human_label_majority"])
-            instance = f"type_prediction:row{i}"
+            instance = f"{TYPE_PREDICTION}:row{i}"
             if dataset is not None:
                 key = (
                     gold,
@@ -371,12 +336,12 @@ def _type_prediction_rows(
                     instance = f"{gold}:{ids[0]}"
                 elif gold != "others":
                     unmatched += 1
-            row = _base_row("type_prediction", model, "naive", 0, instance, path)
+            row = _base_row(TYPE_PREDICTION, model, "naive", 0, instance, path)
             row.update(combination=str(line["combination"]), property=str(line["property"]), gold_type=gold)
-            row["method"] = "base"
+            row["method"] = BASE
             raw_list = _generations(line[column], path, i, column)
             raw = raw_list[0] if raw_list else None
-            parsed = answers.parse_property_type(raw) if raw is not None else None
+            parsed = TASK_SPECS[TYPE_PREDICTION].parse(raw) if raw is not None else None
             row.update(
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,
@@ -394,17 +359,12 @@ def _type_prediction_rows(
 # ---------------------------------------------------------------------------------------- inspect logs
 
 
-SA_METHODS: tuple[str, ...] = ("sa_llm", "sa_conceptnet", "sa_both")
-NOFILTER_SUFFIX = "_nofilter"
-
-
 def _normalise_sa(row: dict[str, Any]) -> None:
     """Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True."""
-    method = str(row.get("method") or "")
-    if method.endswith(NOFILTER_SUFFIX):
-        row["method"] = method.removesuffix(NOFILTER_SUFFIX)
-        row["sa_filter"] = False
-    elif method in SA_METHODS and row.get("sa_filter") is None:
+    method, sa_filter = split_method(str(row.get("method") or ""))
+    if sa_filter is False:
+        row["method"], row["sa_filter"] = method, False
+    elif sa_filter and row.get("sa_filter") is None:
         row["sa_filter"] = True
 
 
@@ -426,7 +386,7 @@ def rows_from_metadata(
     rows: list[dict[str, Any]] = []
     for index, member in enumerate(members):
         merged = {**base, **member}
-        row: dict[str, Any] = dict.fromkeys(COLUMNS)
+        row = empty_row()
         row.update({k: merged.get(k) for k in COLUMNS if k in merged})
         row["sample"] = int(merged.get("sample", index))
         row["seed"] = int(merged["seed"]) if merged.get("seed") is not None else default_seed
@@ -436,9 +396,9 @@ def rows_from_metadata(
         row["judge_failures"] = int(merged.get("judge_failures") or 0)
         row["source"] = source
         row["protocol"] = protocol
-        if row.get("task") not in ALL_TASKS:
+        if row.get("task") not in TASK_SPECS:
             raise DataError(f"{source}: unknown task {row.get('task')!r} in sample metadata")
-        if row["task"] in TASK_KIND:
+        if TASK_SPECS[row["task"]].generative:
             _set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
         rows.append(row)
     return rows
@@ -500,13 +460,13 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                     break
             if meta is None:
                 error = getattr(sample, "error", None)
-                row = dict.fromkeys(COLUMNS)
+                row = empty_row()
                 # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
                 # sample: keep it, so the failure is counted in its place (e.g. Table 5's Unparsed column).
                 sample_meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
                 row.update({k: sample_meta[k] for k in COLUMNS if k in sample_meta})
                 row.update(
-                    task=task_name if task_name in ALL_TASKS else None,
+                    task=task_name if task_name in TASK_SPECS else None,
                     model=model,
                     method=(log.eval.task_args or {}).get("method"),
                     seed=epoch - 1,

@@ -12,18 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
-Kind = Literal["emergent", "canceled"]
-KINDS: tuple[Kind, ...] = ("emergent", "canceled")
+from ccpt.spec import CANCELED, COMPONENT, EMERGENT, KINDS, OTHERS, TYPE_LABELS, Kind
 
-# Order of rows and columns of paper Table 5.
-TYPE_ORDER: tuple[str, ...] = ("emergent", "component", "canceled", "others")
 # Task-3 labels whose noun phrase *has* the property (green cells of Table 5) and those that lack it (red).
-HAS_PROPERTY: frozenset[str] = frozenset({"emergent", "component"})
-LACKS_PROPERTY: frozenset[str] = frozenset({"canceled", "others"})
+HAS_PROPERTY: frozenset[str] = frozenset({EMERGENT, COMPONENT})
+LACKS_PROPERTY: frozenset[str] = frozenset({CANCELED, OTHERS})
 
 SCORE_MIN, SCORE_MAX = 1, 10
 
@@ -98,7 +94,7 @@ class Relevances:
 
     def score(self, kind: Kind) -> float | None:
         """E for ``kind="emergent"``, C for ``kind="canceled"``."""
-        return self.emergence if _check_kind(kind) == "emergent" else self.cancellation
+        return self.emergence if _check_kind(kind) == EMERGENT else self.cancellation
 
 
 @dataclass(frozen=True)
@@ -131,7 +127,7 @@ def oracle_per_column(samples: Sequence[Relevances], kind: Kind) -> OracleScores
     therefore come from different samples (an upper bound per column, not a consistent answer). Samples
     missing a value are skipped for that column; a column with no valid sample is ``None``.
     """
-    emergent = _check_kind(kind) == "emergent"
+    emergent = _check_kind(kind) == EMERGENT
     scores = [s.score(kind) for s in samples]
     return OracleScores(
         r_hmp=_best([s.r_hmp for s in samples], maximise=not emergent),
@@ -149,7 +145,7 @@ def oracle_single_best(samples: Sequence[Relevances], kind: Kind) -> OracleScore
     for canceled), then the better R_H,M,P (lower for emergent, higher for canceled), then the lowest sample
     index. Samples whose score is ``None`` are never chosen.
     """
-    emergent = _check_kind(kind) == "emergent"
+    emergent = _check_kind(kind) == EMERGENT
     sign = 1.0 if emergent else -1.0
     best_key: tuple[float, float, float, int] | None = None
     best_index: int | None = None
@@ -236,7 +232,7 @@ class Classification:
 
 
 def classify(
-    gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str] = TYPE_ORDER
+    gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str] = TYPE_LABELS
 ) -> Classification:
     """Build the Task-3 :class:`Classification` from gold and predicted labels (``None`` = no prediction).
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.data import format_option
 from ccpt.graph import build_index, default_index_path
 from ccpt.jsonout import dumps
 from ccpt.sources import GRAPH_CACHE_NAME as CACHE_NAME
@@ -60,14 +61,7 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
     help=f"Dataset directory whose {CACHE_NAME} is used when neither --db nor --cache is given.",
 )
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for scripts.",
-)
+@format_option
 def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str) -> None:
     """Print CONCEPT's strongest English neighbours, as Spreading Activation's Activate(c) sees them."""
     graph = resolve_graph(db, cache, data_dir)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ccpt.dataset import GENERATIVE_TASKS
 from ccpt.jsonout import dumps
+from ccpt.spec import GENERATIVE_TASKS
 
 DATA_DIR_HELP = (
     "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "

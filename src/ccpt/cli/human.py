@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ccpt.spec import GENERATIVE_TASKS, TASKS
+
 
 @click.group("human")
 def command() -> None:
@@ -16,7 +18,7 @@ def command() -> None:
 @click.option(
     "--task",
     required=True,
-    type=click.Choice(["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]),
+    type=click.Choice(TASKS),
 )
 @click.option(
     "--out",
@@ -85,7 +87,7 @@ def import_solver(
             return (await judge.relevance(concept, prop)).relevance
 
         frame = judge_answers(frame, relevance)
-        frame.loc[frame["task"] != "type_prediction", "judge"] = judge_model
+        frame.loc[frame["task"].isin(GENERATIVE_TASKS), "judge"] = judge_model
     export(frame, out)
     click.echo(f"wrote {len(frame)} rows to {out}" + (f" (judged by {judge_model})" if judge_model else ""))
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from ccpt.dataset import TASKS
-from ccpt.eval.solvers import METHODS
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
+from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
 
 def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
@@ -103,7 +102,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "methods",
     multiple=True,
     metavar="METHOD",
-    help=f"Method(s): {', '.join(METHODS)}; add _nofilter to an sa_* method for the filter "
+    help=f"Method(s): {', '.join(METHODS)}; add {NOFILTER_SUFFIX} to an sa_* method for the filter "
     "ablation; gold = the annotated answers, scored by the same judge. Default: base and gold.",
 )
 @click.option(

@@ -6,13 +6,13 @@ from pathlib import Path
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from ccpt.dataset import TASKS, Record, TaskName, TypeItem, instances, load_dataset
-from ccpt.errors import DataError
+from ccpt.dataset import Record, TypeItem, instances, load_dataset
+from ccpt.spec import TaskSpec
 
 
-def _sample(task: TaskName, item: Record | TypeItem) -> Sample:
+def _sample(task: TaskSpec, item: Record | TypeItem) -> Sample:
     meta = {
-        "task": task,
+        "task": task.name,
         "instance": item.id,
         "combination": item.combination,
         "head": item.head,
@@ -27,17 +27,15 @@ def _sample(task: TaskName, item: Record | TypeItem) -> Sample:
             target=item.gold,
             metadata=meta,
         )
-    if task == "npc_emergent":
+    if task.completes_phrase:
         text = f"Head noun: {item.head}\nEmergent property: {item.property}"
-        target = item.combination
     else:
         text = f"Combination: {item.combination}"
-        target = item.property
-    return Sample(id=item.id, input=text, target=target, metadata=meta)
+    return Sample(id=item.id, input=text, target=getattr(item, task.gold_field), metadata=meta)
 
 
 def task_dataset(
-    task: TaskName,
+    task: TaskSpec,
     *,
     split: str = "test",
     data_dir: str | Path | None = None,
@@ -49,8 +47,6 @@ def task_dataset(
     The Sample ``input`` is a short description only: the solver builds the real prompt from the metadata,
     because the prompt depends on the method.
     """
-    if task not in TASKS:
-        raise DataError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
-    items = instances(ds, task, split, seed=tp_seed)
-    return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task}_{split}")
+    items = instances(ds, task.name, split, seed=tp_seed)
+    return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}")

@@ -1,7 +1,7 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
-Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...]}``: one per-sample result row per
-reply (the contract read by :mod:`ccpt.results`), with the raw reply, the parsed answer or the parse
+Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...]}``: one :class:`ccpt.rows.SampleRow` per
+reply (the record :mod:`ccpt.results` reads back), with the raw reply, the parsed answer or the parse
 failure reason, every relevance, R_H,M,P and E or C. The Score *value* holds the same numbers reduced for
 Inspect's own display (Multi-Oracle: the paper's per-column best); the report layer recomputes everything
 from the rows.
@@ -25,13 +25,13 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from ccpt.answers import Parsed, parse_combination, parse_property, parse_property_type
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.protocol import get_protocol
-from ccpt.scoring import Kind, Relevances, oracle_per_column
+from ccpt.rows import SampleRow
+from ccpt.scoring import Relevances, oracle_per_column
+from ccpt.spec import TASK_SPECS, Kind
 
-TASK_KIND: dict[str, Kind] = {"pi_emergent": "emergent", "pi_canceled": "canceled", "npc_emergent": "emergent"}
 VALUE_KEYS = ("r_hmp", "r_np", "score", "parse_ok")
 
 
@@ -68,36 +68,23 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
     return reduce
 
 
-def _row(state: TaskState, method: str, judge_name: str, reply: str, sample: int) -> dict[str, Any]:
+def _row(state: TaskState, method: str, judge_name: str | None, reply: str, sample: int) -> SampleRow:
     meta = state.metadata
-    return {
-        "task": meta["task"],
-        "model": str(state.model),
-        "method": method,
-        "seed": state.epoch - 1,
-        "instance": meta["instance"],
-        "sample": sample,
-        "combination": meta["combination"],
-        "head": meta["head"],
-        "modifier": meta["modifier"],
-        "property": meta["property"],
-        "answer_raw": reply,
-        "answer": None,
-        "answer_modifier": None,
-        "parse_ok": False,
-        "parse_error": None,
-        "r_np": None,
-        "r_hp": None,
-        "r_mp": None,
-        "r_hmp": None,
-        "score": None,
-        "judge": judge_name,
-        "judge_failures": 0,
-        "judge_errors": [],
-        "gold_type": meta.get("gold_type"),
-        "pred_type": None,
-        "sa_iteration": None,
-    }
+    return SampleRow(
+        task=meta["task"],
+        model=str(state.model),
+        method=method,
+        seed=state.epoch - 1,
+        instance=meta["instance"],
+        sample=sample,
+        combination=meta["combination"],
+        head=meta["head"],
+        modifier=meta["modifier"],
+        property=meta["property"],
+        answer_raw=reply,
+        judge=judge_name,
+        gold_type=meta.get("gold_type"),
+    )
 
 
 def _replies(state: TaskState) -> list[str]:
@@ -108,48 +95,39 @@ def _replies(state: TaskState) -> list[str]:
     return [state.output.completion if state.output else ""]
 
 
-def _parse(task: str, reply: str, head: str) -> Parsed:
-    return parse_combination(reply, head) if task == "npc_emergent" else parse_property(reply)
-
-
-async def judge_row(row: dict[str, Any], judge: Judge, kind: Kind) -> dict[str, Any]:
+async def judge_row(row: SampleRow, judge: Judge) -> SampleRow:
     """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row)."""
-    task = row["task"]
-    parsed = _parse(task, row["answer_raw"], row["head"])
-    row["parse_ok"], row["parse_error"] = parsed.ok, parsed.error
-    if parsed.ok and task == "npc_emergent" and not parsed.modifier:
-        row["parse_ok"], row["parse_error"] = False, "no modifier"  # nothing to judge R_M,P on
-    if not row["parse_ok"] or parsed.value is None:
+    task = TASK_SPECS[row.task]
+    parsed = task.parse(str(row.answer_raw), row.head)
+    row.parse_ok, row.parse_error = parsed.ok, parsed.error
+    if parsed.ok and task.completes_phrase and not parsed.modifier:
+        row.parse_ok, row.parse_error = False, "no modifier"  # nothing to judge R_M,P on
+    if not row.parse_ok or parsed.value is None:
         return row
-    row["answer"], row["answer_modifier"] = parsed.value, parsed.modifier
-    if task == "npc_emergent":
-        prop = row["property"]
-        concepts = (parsed.value, row["head"], str(parsed.modifier))
-    else:
-        prop = parsed.value
-        concepts = (row["combination"], row["head"], row["modifier"])
+    row.answer, row.answer_modifier = parsed.value, parsed.modifier
+    concepts, prop = task.judged_pairs(vars(row), parsed.value, parsed.modifier)
     judged = await asyncio.gather(*(judge.relevance(c, prop) for c in concepts))
-    row["r_np"], row["r_hp"], row["r_mp"] = (j.relevance for j in judged)
+    row.r_np, row.r_hp, row.r_mp = (j.relevance for j in judged)
     failed = [j for j in judged if j.relevance is None]
-    row["judge_failures"] = len(failed)
-    row["judge_errors"] = [f"{j.concept!r}/{j.property!r}: {j.error}" for j in failed]
-    rel = Relevances(row["r_np"], row["r_hp"], row["r_mp"])
-    row["r_hmp"], row["score"] = rel.r_hmp, rel.score(kind)
+    row.judge_failures = len(failed)
+    row.judge_errors = [f"{j.concept!r}/{j.property!r}: {j.error}" for j in failed]
+    rel = Relevances(row.r_np, row.r_hp, row.r_mp)
+    row.r_hmp, row.score = rel.r_hmp, rel.score(task.kind)  # type: ignore[arg-type]
     return row
 
 
-def _value(rows: list[dict[str, Any]], kind: Kind) -> dict[str, Any]:
-    parse_ok = sum(r["parse_ok"] for r in rows) / len(rows)
+def _value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+    parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     if len(rows) == 1:
         r = rows[0]
-        return {"r_hmp": r["r_hmp"], "r_np": r["r_np"], "score": r["score"], "parse_ok": parse_ok}
-    oracle = oracle_per_column([Relevances(r["r_np"], r["r_hp"], r["r_mp"]) for r in rows], kind)
+        return {"r_hmp": r.r_hmp, "r_np": r.r_np, "score": r.score, "parse_ok": parse_ok}
+    oracle = oracle_per_column([Relevances(r.r_np, r.r_hp, r.r_mp) for r in rows], kind)
     return {"r_hmp": oracle.r_hmp, "r_np": oracle.r_np, "score": oracle.score, "parse_ok": parse_ok}
 
 
 @scorer(metrics={key: [defined_mean()] for key in VALUE_KEYS})
 def relevance_judge(
-    method: str = "base", judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
 ) -> Scorer:
     """Judge every reply of a generative task with the ``grader`` model role (default: the solver model).
 
@@ -170,24 +148,23 @@ def relevance_judge(
                 use_schema=surface.judge_schema,
             )
         judge = holder["judge"]
-        task = state.metadata["task"]
-        kind = TASK_KIND[task]
+        kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
         # Table 6: answers from the intermediate concept sets C_1..C_T, judged like the final one.
         for t, reply in state.store.get(STEP_REPLIES, []):
             extra = _row(state, method, judge.name, reply, 0)
-            extra["sa_iteration"] = t
+            extra.sa_iteration = t
             rows.append(extra)
-        await asyncio.gather(*(judge_row(r, judge, kind) for r in rows))
-        main = [r for r in rows if r["sa_iteration"] is None]
-        metadata: dict[str, Any] = {"samples": rows}
+        await asyncio.gather(*(judge_row(r, judge) for r in rows))
+        main = [r for r in rows if r.sa_iteration is None]
+        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows]}
         trajectory = state.store.get(TRAJECTORY)
         if trajectory is not None:
             metadata["trajectory"] = trajectory
         return Score(
-            value=_value(main, kind),
-            answer=main[0]["answer"] if main else None,
-            explanation="; ".join(r["parse_error"] for r in main if r["parse_error"]) or None,
+            value=_value(main, kind),  # type: ignore[arg-type]
+            answer=main[0].answer if main else None,
+            explanation="; ".join(r.parse_error for r in main if r.parse_error) or None,
             metadata={"ccpt": metadata},
         )
 
@@ -195,20 +172,20 @@ def relevance_judge(
 
 
 @scorer(metrics={"correct": [defined_mean()], "parse_ok": [defined_mean()]})
-def type_match(method: str = "base") -> Scorer:
+def type_match(method: str) -> Scorer:
     """Task 3: the parsed property type against the gold type (a parse failure counts as wrong)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         reply = _replies(state)[0]
         row = _row(state, method, "", reply, 0)
-        parsed = parse_property_type(reply)
-        row.update(parse_ok=parsed.ok, parse_error=parsed.error, answer=parsed.value, pred_type=parsed.value)
+        parsed = TASK_SPECS[row.task].parse(reply)
+        row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
         correct = parsed.ok and parsed.value == target.text
         return Score(
             value={"correct": float(correct), "parse_ok": float(parsed.ok)},
             answer=parsed.value,
             explanation=parsed.error,
-            metadata={"ccpt": {"samples": [row]}},
+            metadata={"ccpt": {"samples": [row.to_dict()]}},
         )
 
     return score

@@ -29,10 +29,11 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from ccpt.spec import TYPE_LABELS
+
 PROPERTIES = ("fragile", "valuable", "dangerous", "unstable", "colourful", "useless", "rare", "noisy", "fresh")
 MODIFIERS = ("broken", "golden", "tiny", "frozen", "ancient", "wet", "burning", "hollow", "upside-down")
 CONCEPTS = ("water", "fire", "stone", "light", "time", "sound", "colour", "shape", "danger", "value")
-TYPES = ("emergent", "component", "canceled", "others")
 
 
 def _hash(*parts: object) -> int:
@@ -51,7 +52,7 @@ def scripted_reply(prompt: str, seed: int | None, vocabulary: int = 6) -> str:
         concept, prop = _field(prompt, "Concept"), _field(prompt, "Property")
         return json.dumps({"relevance": 1 + _hash(concept.lower(), prop.lower()) % 10})
     if "predict a type of property" in prompt:
-        return json.dumps({"property_type": TYPES[pick % 4]})
+        return json.dumps({"property_type": TYPE_LABELS[pick % len(TYPE_LABELS)]})
     if "generate a conceptual combination" in prompt:
         head = _field(prompt, "Head noun")
         modifier = MODIFIERS[pick % min(vocabulary, len(MODIFIERS))]

@@ -13,7 +13,6 @@ the task config empty and fills, per call, only the fields neither the task nor 
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, field
 
 from inspect_ai.model import (
@@ -31,13 +30,11 @@ from inspect_ai.model import (
 # defaults must not override (Model.generate merges it the same way for the active model).
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ccpt.errors import CcptError
 from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.prompts import system_prompt, task_prompt
 from ccpt.protocol import CallSettings, Protocol, get_protocol
+from ccpt.spec import BASE_TEMPLATE, GOLD, Method, TaskSpec
 
-METHODS: tuple[str, ...] = ("base", "cot", "multi_oracle", "sa_llm", "sa_conceptnet", "sa_both", "gold")
-SA_METHODS: tuple[str, ...] = ("sa_llm", "sa_conceptnet", "sa_both")
 REPLIES = "ccpt_replies"
 TRAJECTORY = "ccpt_trajectory"
 STEP_REPLIES = "ccpt_step_replies"
@@ -80,29 +77,12 @@ class Sampling:
         return requested and self.protocol.call_settings(model).system_prompt
 
 
-def check_method(task: str, method: str) -> None:
-    """Raise a CcptError for a method that does not exist or does not apply to ``task``."""
-    base = method.removesuffix("_nofilter")
-    if base not in METHODS:
-        raise CcptError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    if task == "type_prediction" and method != "base":
-        raise CcptError("type_prediction has only the paper's single prompt: use method 'base'")
-    if method.endswith("_nofilter") and base not in SA_METHODS:
-        raise CcptError(f"'_nofilter' applies to spreading activation methods only, not {base!r}")
-
-
 def build_messages(
-    task: str, template: str, meta: dict, *, with_system: bool, concepts=None, variant: str | None = None
+    task: TaskSpec, template: str, meta: dict, *, with_system: bool, concepts=None, variant: str | None = None
 ) -> list[ChatMessage]:
-    """System prompt (Table 9, optional) + the task instruction for this instance."""
-    if task == "npc_emergent":
-        # Never pass the gold combination/modifier into a noun phrase completion prompt.
-        fields = {"head": meta["head"], "property": meta["property"]}
-    else:
-        fields = {"combination": meta["combination"], "head": meta["head"], "modifier": meta["modifier"]}
-        if task == "type_prediction":
-            fields["property"] = meta["property"]
-    user = ChatMessageUser(content=task_prompt(task, template, concepts=concepts, variant=variant, **fields))
+    """System prompt (Table 9, optional) + the task instruction for this instance (the task's inputs only)."""
+    fields = task.prompt_fields(meta)
+    user = ChatMessageUser(content=task_prompt(task.name, template, concepts=concepts, variant=variant, **fields))
     return [ChatMessageSystem(content=system_prompt()), user] if with_system else [user]
 
 
@@ -125,15 +105,8 @@ def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOut
     return state
 
 
-def gold_answer(task: str, meta: dict) -> str:
-    """The dataset's annotated answer in the format a model is asked for (method ``gold``)."""
-    if task == "npc_emergent":
-        return json.dumps({"combination": meta["combination"], "modifier": meta["modifier"]})
-    return json.dumps({"property": meta["property"]})
-
-
 @solver
-def gold(task: str) -> Solver:
+def gold(task: TaskSpec) -> Solver:
     """Method ``gold``: answer with the annotated gold answer, so the run's own judge scores the dataset.
 
     The paper's Gold row uses GPT-4o's stored scores; judging the gold answers with the judge of the run
@@ -141,9 +114,9 @@ def gold(task: str) -> Solver:
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        reply = gold_answer(task, state.metadata)
-        output = ModelOutput.from_content(model="gold", content=reply)
-        messages = build_messages(task, "base", state.metadata, with_system=False)
+        reply = task.gold_answer(state.metadata)
+        output = ModelOutput.from_content(model=GOLD, content=reply)
+        messages = build_messages(task, BASE_TEMPLATE, state.metadata, with_system=False)
         return finish(state, messages, [output])
 
     return solve
@@ -151,12 +124,11 @@ def gold(task: str) -> Solver:
 
 @solver
 def prompt_method(
-    task: str, method: str = "base", oracle_n: int = 5, system: bool = True, sampling: Sampling | None = None
+    task: TaskSpec, method: Method, oracle_n: int = 5, system: bool = True, sampling: Sampling | None = None
 ) -> Solver:
     """Base, CoT or Multi-Oracle (``oracle_n`` Base samples per seed; the scorer takes the best)."""
-    check_method(task, method)
-    template = "cot" if method == "cot" else "base"
-    n = oracle_n if method == "multi_oracle" else 1
+    template = method.template
+    n = oracle_n if method.oracle else 1
     params = sampling or Sampling()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -27,10 +27,10 @@ from ccpt.activation import (
     spread_activation,
 )
 from ccpt.errors import CcptError
-from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, check_method, draw, finish
+from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish
 from ccpt.graph import ConceptGraph
+from ccpt.spec import SA_TEMPLATE, Method, TaskSpec
 
-SOURCES = {"sa_llm": (True, False), "sa_conceptnet": (False, True), "sa_both": (True, True)}
 # Without Filter the candidate set grows about tenfold per step; a seeded uniform cap keeps prompts bounded.
 NOFILTER_DEFAULT_CAP = 100
 # The expansion is greedy (the same for every seed of an instance). The as-run filter reasons before its list, so
@@ -39,8 +39,9 @@ EXPANSION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=256)
 REASONING_EXPANSION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
 
 
-def _seeds(task: str, meta: dict) -> Seeds:
-    if task == "npc_emergent":
+def _seeds(task: TaskSpec, meta: dict) -> Seeds:
+    """C_0 and the objective: NPC looks for the modifier of the head, PI for what joins modifier and head."""
+    if task.completes_phrase:
         return noun_phrase_completion_seeds(meta["head"], meta["property"])
     return property_induction_seeds(meta["modifier"], meta["head"])
 
@@ -59,8 +60,8 @@ def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
 
 @solver
 def spreading_activation(
-    task: str,
-    method: str = "sa_both",
+    task: TaskSpec,
+    method: Method,
     *,
     system: bool = True,
     sampling: Sampling | None = None,
@@ -73,23 +74,20 @@ def spreading_activation(
     data_dir: str | None = None,
 ) -> Solver:
     """Expand C_0 with Algorithm 1, then answer with the SA template filled with C_T."""
-    check_method(task, method)
-    if task == "type_prediction":
-        raise CcptError("spreading activation applies to the generative tasks only")
-    use_llm, use_graph = SOURCES[method.removesuffix("_nofilter")]
-    use_filter = not method.endswith("_nofilter")
+    if not task.generative or not method.spreading:
+        raise CcptError(f"spreading activation applies to the generative tasks only, not {task.name}/{method.name}")
     params = sampling or Sampling()
     sa = params.protocol.sa
     if max_candidates is None:
         max_candidates = sa.sample_candidates
-    if max_candidates is None and not use_filter:
+    if max_candidates is None and not method.filter:
         max_candidates = NOFILTER_DEFAULT_CAP
     config = SAConfig(
-        use_llm=use_llm,
-        use_graph=use_graph,
+        use_llm=method.uses_llm,
+        use_graph=method.uses_graph,
         max_iterations=max_iterations,
         epsilon=float(epsilon),
-        use_filter=use_filter,
+        use_filter=method.filter,
         neighbours_k=neighbours_k,
         max_candidates=max_candidates,
         remove_seeds_each_step=sa.remove_seeds_each_step,
@@ -100,7 +98,7 @@ def spreading_activation(
         prompt_variant=sa.prompt_variant,
     )
     expansion_config = REASONING_EXPANSION_CONFIG if sa.reasoning_filter else EXPANSION_CONFIG
-    graph = load_graph(conceptnet, data_dir) if use_graph else None
+    graph = load_graph(conceptnet, data_dir) if method.uses_graph else None
     activator = Activator()  # one per task run: shared by every instance and seed
     variant = params.protocol.prompt_variant
 
@@ -120,7 +118,7 @@ def spreading_activation(
             _seeds(task, state.metadata), generate=expand, graph=graph, activator=activator, config=config
         )
         messages = build_messages(
-            task, "sa", state.metadata, with_system=with_system, concepts=list(trajectory.final), variant=variant
+            task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(trajectory.final), variant=variant
         )
         outputs = await draw(model, messages, params, state.epoch, 1)
         state = finish(state, messages, outputs)
@@ -133,7 +131,7 @@ def spreading_activation(
                     steps.append((t, outputs[0].completion))  # C_t = C_T: the same answer, no new call
                     continue
                 step_messages = build_messages(
-                    task, "sa", state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
+                    task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
                 )
                 step_output = (await draw(model, step_messages, params, state.epoch, 1))[0]
                 steps.append((t, step_output.completion))

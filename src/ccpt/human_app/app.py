@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ccpt.human_app.export import export_answers
+from ccpt.human_app.export import ExportResult, export_answers
 from ccpt.human_app.store import Annotator, Assignment, Store
 from ccpt.human_app.studies import (
     ANNOTATION,
@@ -38,7 +38,7 @@ from ccpt.human_app.studies import (
     annotation_form,
     check_answer,
 )
-from ccpt.scoring import TYPE_ORDER
+from ccpt.spec import TYPE_LABELS
 
 MAX_BODY = 16 * 1024  # bytes of one form post: a handful of short fields
 MAX_FIELDS = 32
@@ -171,7 +171,7 @@ class StudyApp:
         a, item = self.assignment(session, position)
         context: dict[str, Any] = {
             "annotator": session.annotator,
-            "base": f"/a/{session.annotator.token}",
+            "url_root": f"/a/{session.annotator.token}",
             "position": position,
             "total": len(session.assignments),
             "n_answered": session.n_answered,
@@ -179,7 +179,7 @@ class StudyApp:
             "title": STUDY_TITLES[item.study],
             "value": session.answers.get((a.study, a.item), {}),
             "first_of_study": position == 1 or session.assignments[position - 2].study != a.study,
-            "types": TYPE_ORDER,
+            "types": TYPE_LABELS,
             "rating_scale": list(RATING_SCALE),
             "relevance_labels": list(enumerate(RELEVANCE_LABELS, start=1)),
             "error": None,
@@ -239,7 +239,7 @@ class StudyApp:
             request,
             "review.html",
             title="Review and submit",
-            base=f"/a/{session.annotator.token}",
+            url_root=f"/a/{session.annotator.token}",
             annotator=session.annotator,
             rows=rows,
             missing=len(rows) - session.n_answered,
@@ -282,10 +282,14 @@ class StudyApp:
         """Progress per annotator, and the export button."""
         token = request.path_params["token"]
         await run_in_threadpool(self.check_admin, token)
+        return await self.admin_page(request, token, exported=None)
+
+    async def admin_page(self, request: Request, token: str, exported: ExportResult | None) -> Response:
+        """The progress page (after an export, with the files written)."""
         rows = await run_in_threadpool(self.progress)
         return self.page(
             request, "admin.html", title="Study progress", rows=rows, kinds=self.study.kinds, titles=STUDY_TITLES,
-            base=f"/admin/{token}", exported=None, export_dir=self.study.root / "export",
+            url_root=f"/admin/{token}", exported=exported, export_dir=self.study.root / "export",
         )  # fmt: skip
 
     async def export(self, request: Request) -> Response:
@@ -295,11 +299,7 @@ class StudyApp:
         form = await read_form(request)
         self.check_csrf(request, form)
         result = await run_in_threadpool(export_answers, self.study, self.store, self.study.root / "export")
-        rows = await run_in_threadpool(self.progress)
-        return self.page(
-            request, "admin.html", title="Study progress", rows=rows, kinds=self.study.kinds, titles=STUDY_TITLES,
-            base=f"/admin/{token}", exported=result, export_dir=self.study.root / "export",
-        )  # fmt: skip
+        return await self.admin_page(request, token, exported=result)
 
     # ------------------------------------------------------------------------------------------ other
 

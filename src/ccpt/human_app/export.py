@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccpt.dataset import TASKS
 from ccpt.human_app.store import Store
 from ccpt.human_app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human_eval import SOLVER_COLUMNS
 from ccpt.pipeline.annotation import ANSWER_COLUMNS
 from ccpt.pipeline.manifest import atomic_path, atomic_text
+from ccpt.spec import TASK_SPECS, TASKS
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
             answered[item.study] += bool(value)
             if item.study == SOLVER:
                 row = {"id": item.key, "task": item.kind, **item.fields, "answer": value.get("answer", "")}
-                if item.kind == "npc_emergent":
+                if TASK_SPECS[item.kind].completes_phrase:
                     row["answer_modifier"] = value.get("answer_modifier", "")
                 solver_rows.setdefault(item.kind, []).append({**row, "rater": annotator.name})
             elif item.study == RATING:
@@ -83,7 +83,7 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
                 )
     for task in TASKS:
         if task in solver_rows:
-            extra = ["answer_modifier"] if task == "npc_emergent" else []
+            extra = ["answer_modifier"] if TASK_SPECS[task].completes_phrase else []
             files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
     if RATING in study.sources:
         with atomic_path(out / "key.csv") as partial:

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccpt.dataset import TASKS
 from ccpt.errors import DataError
 from ccpt.pipeline.annotation import FORM_OPTIONS, SOURCE_OPTIONS
 from ccpt.prompts import render_template
-from ccpt.scoring import TYPE_ORDER
+from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 
 SOLVER, RATING, ANNOTATION = "solver", "rating", "annotation"
 STUDY_TITLES = {SOLVER: "Answer the question", RATING: "Relevance rating", ANNOTATION: "Property annotation"}
@@ -196,10 +195,11 @@ def _number(form: Mapping[str, str], name: str, scale: range, label: str) -> int
 def check_answer(item: Item, form: Mapping[str, str]) -> dict[str, Any]:
     """The stored answer for ``item`` from the posted fields; AnswerError names what is wrong."""
     if item.study == SOLVER:
-        if item.kind == "type_prediction":
-            return {"answer": _choice(form, "answer", TYPE_ORDER, "a property type")}
+        task = TASK_SPECS[item.kind]
+        if not task.generative:
+            return {"answer": _choice(form, "answer", TYPE_LABELS, "a property type")}
         answer = {"answer": _text(form, "answer", "the answer")}
-        if item.kind == "npc_emergent":
+        if task.completes_phrase:
             answer["answer_modifier"] = _text(form, "answer_modifier", "the modifier you added")
         return answer
     if item.study == RATING:

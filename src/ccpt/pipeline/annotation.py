@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccpt.dataset import GENERATIVE_TASKS, RELEASED_HEADERS, TASK_FILE
+from ccpt.dataset import RELEASED_HEADERS, TASK_FILE
 from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
+from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS, type_label
 from ccpt.stats import fleiss_kappa
 
 HIT_COLUMNS = (
@@ -64,12 +65,12 @@ ANSWER_COLUMNS = (
     "source",
 )
 FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
-    "emergent": ("emergent", "component", "others"),  # Figure 5, codes 0/1/2
-    "canceled": ("canceled", "component", "others"),  # Figure 6, codes 0/1/2
+    EMERGENT: (EMERGENT, COMPONENT, OTHERS),  # Figure 5, codes 0/1/2
+    CANCELED: (CANCELED, COMPONENT, OTHERS),  # Figure 6, codes 0/1/2
 }
 SOURCE_OPTIONS = ("combination", "root", "modifier", "both", "nope")  # A.3 Q3 options 1..5, released names
-TYPE_FILE = {"emergent": "ccpt_emergent", "canceled": "ccpt_canceled", "component": "ccpt_component"}
-PAPER_TEST_SIZES = {"pi_emergent": 200, "pi_canceled": 167, "npc_emergent": 167}
+TYPE_FILE = {EMERGENT: "ccpt_emergent", CANCELED: "ccpt_canceled", COMPONENT: "ccpt_component"}
+PAPER_TEST_SIZES = {name: spec.paper_test_size for name, spec in TASK_SPECS.items() if spec.paper_test_size}
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class AnnotationParams:
 
 
 def _form(candidate_type: str) -> str:
-    return "canceled" if candidate_type == "canceled" else "emergent"
+    return CANCELED if candidate_type == CANCELED else EMERGENT
 
 
 def _question(row: dict[str, Any]) -> str:
@@ -95,7 +96,7 @@ def _question(row: dict[str, Any]) -> str:
         "property": row["property"],
     }
     text = render_template(f"pipeline_form_{_form(row['type'])}", **fields)
-    if row["type"] == "component":
+    if row["type"] == COMPONENT:
         text += "\n\n" + render_template("pipeline_form_component_source", **fields)
     return text
 
@@ -111,7 +112,7 @@ def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParam
                 "hit_id": f"{row['type']}-{numbers[row['type']]:05d}",
                 "form": _form(row["type"]),
                 "candidate_type": row["type"],
-                "assignments": params.component_annotators if row["type"] == "component" else params.annotators,
+                "assignments": params.component_annotators if row["type"] == COMPONENT else params.annotators,
                 "root": row["head"],
                 "modifier": row["modifier"],
                 "combination": row["combination"],
@@ -215,9 +216,9 @@ def _label(value: str, form: str, where: str) -> str:
     options = FORM_OPTIONS[form]
     if text.isdigit() and int(text) < len(options):
         return options[int(text)]
-    text = {"other": "others", "cancelled": "canceled"}.get(text, text)
-    if text in options:
-        return text
+    label = type_label(text)
+    if label in options:
+        return label
     raise DataError(f"{where}: label {value!r} is not an option of the {form} form ({', '.join(options)} or 0-2)")
 
 
@@ -281,7 +282,7 @@ def majority(labels: Sequence[str]) -> str:
     """The label with a strict plurality; ``others`` when the top count is shared."""
     ranked = Counter(labels).most_common()
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        return "others"
+        return OTHERS
     return ranked[0][0]
 
 
@@ -309,7 +310,7 @@ def _target_file(candidate_type: str, label: str) -> str | None:
     """The released file a labelled HIT belongs to, or None when it is left out."""
     if label == candidate_type:
         return TYPE_FILE[candidate_type]
-    if candidate_type == "component" and label == "emergent":
+    if candidate_type == COMPONENT and label == EMERGENT:
         return "add_ccpt_emergent"  # single-annotator emergent rows, as in the released add_ccpt_emergent.csv
     return None
 
@@ -419,8 +420,7 @@ def import_answers(
         return {
             "answers": len(parsed),
             **{f"rows_{k}": v for k, v in report["rows"].items()},
-            "kappa_emergent_form": report["fleiss_kappa"]["emergent"]["kappa"],
-            "kappa_canceled_form": report["fleiss_kappa"]["canceled"]["kappa"],
+            **{f"kappa_{form}_form": report["fleiss_kappa"][form]["kappa"] for form in FORM_OPTIONS},
         }
 
     return run_stage(spec, work, force=force)

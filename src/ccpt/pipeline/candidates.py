@@ -27,6 +27,7 @@ from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage
 from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows
 from ccpt.progress import gather_with_progress
 from ccpt.prompts import render_template
+from ccpt.spec import CANCELED, COMPONENT, EMERGENT
 
 CANDIDATES = "candidates.jsonl"
 
@@ -73,7 +74,7 @@ async def _emergent(rows: list[dict[str, Any]], caller: JsonCaller, limit: int) 
 
     verdicts = await asyncio.gather(*(check(r) for r in rows))
     chosen = [
-        {**r, "type": "emergent", "property_source": "combination"} for r, ok in zip(rows, verdicts, strict=True) if ok
+        {**r, "type": EMERGENT, "property_source": "combination"} for r, ok in zip(rows, verdicts, strict=True) if ok
     ]
     return cap_per_phrase(chosen, limit)
 
@@ -130,7 +131,7 @@ async def _canceled(
         return verdict is False
 
     verdicts = await asyncio.gather(*(check(r) for r in plausible))
-    chosen = [{**r, "type": "canceled"} for r, ok in zip(plausible, verdicts, strict=True) if ok]
+    chosen = [{**r, "type": CANCELED} for r, ok in zip(plausible, verdicts, strict=True) if ok]
     return cap_per_phrase(chosen, params.per_phrase)
 
 
@@ -149,7 +150,7 @@ async def _select(
     taken = {(combination_key(r), r["property"]) for r in emergent}
     pool = [r for r in plausible if (combination_key(r), r["property"]) not in taken]
     component = [
-        {**r, "type": "component", "property_source": None}
+        {**r, "type": COMPONENT, "property_source": None}
         for r in rng.sample(pool, min(params.component_sample, len(pool)))
     ]
     phrases = list({combination_key(r): r for r in rows}.values())
@@ -159,10 +160,10 @@ async def _select(
         "input_pairs": len(rows),
         "plausible_pairs": len(plausible),
         "unscored_pairs_excluded": sum(1 for r in rows if r.get("plausibility") is None),
-        "emergent": len(emergent),
-        "component": len(component),
+        EMERGENT: len(emergent),
+        COMPONENT: len(component),
         "canceled_phrases_sampled": len(sampled),
-        "canceled": len(canceled),
+        CANCELED: len(canceled),
         "model_calls": caller.calls,
         "failures": dict(caller.failures),
         "scorer": scorer.name,

@@ -15,21 +15,8 @@ import functools
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING, Literal
 
-if TYPE_CHECKING:
-    from ccpt.dataset import TaskName
-
-Method = Literal["base", "cot", "sa"]
-
-# Which methods have a template, per task (Task 3 has only the paper's single prompt).
-_METHODS: dict[str, tuple[str, ...]] = {
-    "pi_emergent": ("base", "cot", "sa"),
-    "pi_canceled": ("base", "cot", "sa"),
-    "npc_emergent": ("base", "cot", "sa"),
-    "type_prediction": ("base",),
-}
-HUMAN_TASKS: tuple[str, ...] = ("pi_emergent", "pi_canceled", "npc_emergent", "type_prediction")
+from ccpt.spec import TASK_SPECS, TASKS, TaskName
 
 
 @functools.cache
@@ -86,16 +73,16 @@ def system_prompt() -> str:
 
 
 def available_methods(task: TaskName | str) -> tuple[str, ...]:
-    """The methods that have a template for ``task``; ValueError for an unknown task."""
+    """The prompt templates ``task`` has (:attr:`ccpt.spec.TaskSpec.templates`); ValueError for an unknown task."""
     try:
-        return _METHODS[task]
+        return TASK_SPECS[task].templates
     except KeyError:
-        raise ValueError(f"unknown task {task!r}; expected one of {sorted(_METHODS)}") from None
+        raise ValueError(f"unknown task {task!r}; expected one of {sorted(TASKS)}") from None
 
 
 def task_prompt(
     task: TaskName | str,
-    method: Method | str,
+    method: str,
     *,
     combination: str | None = None,
     head: str | None = None,
@@ -144,7 +131,7 @@ def human_question(
     property: str | None = None,
 ) -> str:
     """One question of the human solver sheets (paper Appendix B.3), as printed on the sheet."""
-    if task not in HUMAN_TASKS:
-        raise ValueError(f"no human question format for task {task!r}; have {HUMAN_TASKS}")
+    if task not in TASK_SPECS:
+        raise ValueError(f"no human question format for task {task!r}; have {TASKS}")
     fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
     return _render(f"human_{task}", fields)

@@ -1,0 +1,60 @@
+"""The per-sample record: one answer of one model to one instance, as judged (docs/metrics.md, "Per-sample results").
+
+The Inspect scorer builds a :class:`SampleRow` per reply and stores it in the log; :mod:`ccpt.results` reads
+logs and the authors' files into a table whose columns are :data:`COLUMNS`, derived from this record. A field
+marked ``log_only`` is kept in the log for diagnosis but is not a column of the tidy table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(kw_only=True)
+class SampleRow:
+    """One reply and everything measured on it. Relevances are in [0, 1]; None means "not available"."""
+
+    task: str
+    model: str
+    method: str  # the method's base name (``sa_both`` for ``sa_both_nofilter``; see ``sa_filter``)
+    method_raw: str | None = None  # the name as the source wrote it (authors' files: ``naive``, ``multi``)
+    seed: int = 0
+    instance: str
+    sample: int = 0  # Multi-Oracle member (0 otherwise)
+    combination: str | None = None
+    head: str | None = None
+    modifier: str | None = None
+    property: str | None = None
+    answer_raw: str | None = None
+    answer: str | None = None
+    answer_modifier: str | None = None
+    parse_ok: bool = False
+    parse_error: str | None = None
+    r_np: float | None = None
+    r_hp: float | None = None
+    r_mp: float | None = None
+    r_hmp: float | None = None
+    score: float | None = None
+    judge: str | None = None
+    judge_failures: int = 0
+    gold_type: str | None = None
+    pred_type: str | None = None
+    sa_iteration: int | None = None  # Table 6: the intermediate concept set C_t the answer came from
+    sa_filter: bool | None = None  # spreading activation with (True) or without (False) Filter
+    source: str | None = None  # the log or result file the row was read from
+    protocol: str | None = None  # the evaluation protocol that produced it (ccpt.protocol; set by the reader)
+    judge_errors: list[str] = field(default_factory=list, metadata={"log_only": True})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, log-only ones included (what the scorer stores in the log)."""
+        return asdict(self)
+
+
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SampleRow) if not f.metadata.get("log_only"))
+FLOAT_COLUMNS: tuple[str, ...] = ("r_np", "r_hp", "r_mp", "r_hmp", "score")
+
+
+def empty_row() -> dict[str, Any]:
+    """A tidy-table row with every column present and unset (None)."""
+    return dict.fromkeys(COLUMNS)

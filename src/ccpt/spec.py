@@ -1,0 +1,321 @@
+"""The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
+
+A task is a :class:`TaskSpec` (what the model is shown, what it answers, how the answer is parsed and which
+(concept, property) pairs the judge rates); a method is a :class:`Method` value parsed once at the boundary
+(``Method.parse("sa_llm_nofilter")``). Every other module reads these instead of comparing name strings, so
+adding or changing a task or method is an edit here. Core: no Inspect, no CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ccpt.errors import CcptError
+
+if TYPE_CHECKING:
+    from ccpt.answers import Parsed
+
+# ----------------------------------------------------------------------------------------- property types
+
+TypeLabel = Literal["emergent", "component", "canceled", "others"]
+EMERGENT: TypeLabel = "emergent"
+COMPONENT: TypeLabel = "component"
+CANCELED: TypeLabel = "canceled"
+OTHERS: TypeLabel = "others"
+# Paper order of Table 5's rows and columns (and of the Task-3 answer options).
+TYPE_LABELS: tuple[TypeLabel, ...] = (EMERGENT, COMPONENT, CANCELED, OTHERS)
+# Spellings of a type label that people, models and the released files use besides the canonical one.
+TYPE_ALIASES: dict[str, TypeLabel] = {"cancelled": CANCELED, "other": OTHERS}
+
+
+def type_label(text: str) -> TypeLabel | None:
+    """The canonical type label of ``text`` (any case, aliases accepted), or None if it is not one."""
+    label = text.strip().lower()
+    label = TYPE_ALIASES.get(label, label)
+    return label if label in TYPE_LABELS else None  # type: ignore[return-value]
+
+
+# The score a generative task is measured by: emergence E or cancellation C (paper §4.3).
+Kind = Literal["emergent", "canceled"]
+KINDS: tuple[Kind, ...] = (EMERGENT, CANCELED)
+
+# ------------------------------------------------------------------------------------------------- tasks
+
+TaskName = Literal["pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"]
+PI_EMERGENT: TaskName = "pi_emergent"
+PI_CANCELED: TaskName = "pi_canceled"
+NPC_EMERGENT: TaskName = "npc_emergent"
+TYPE_PREDICTION: TaskName = "type_prediction"
+
+# Prompt template names per method (``<task>_<template>.txt`` in ccpt.prompts).
+BASE_TEMPLATE = "base"
+COT_TEMPLATE = "cot"
+SA_TEMPLATE = "sa"
+
+# What the model answers: a property (PI), a noun phrase with its modifier (NPC) or a property type (Task 3).
+Answer = Literal["property", "phrase", "type"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One CCPT task: what the model sees and answers, and how the answer is checked."""
+
+    name: TaskName
+    kind: Kind | None  # the score of a generative task; None for the classification task
+    answer: Answer
+    inputs: tuple[str, ...]  # instance fields shown to the model (never the gold answer)
+    gold_field: str  # the instance field holding the gold answer
+    templates: tuple[str, ...]  # prompt templates the task has
+    data_file: str | None  # released file its test split indexes into (Task 3 samples all files)
+    label: str  # display name in reports
+    short: str  # column-header abbreviation
+    paper_test_size: int | None  # test instances in the paper's split (the data pipeline's default)
+
+    @property
+    def generative(self) -> bool:
+        """Whether the model generates an answer that the relevance judge rates (Tasks 1 and 2)."""
+        return self.kind is not None
+
+    @property
+    def completes_phrase(self) -> bool:
+        """Noun Phrase Completion: the answer is a noun phrase, judged with the gold property."""
+        return self.answer == "phrase"
+
+    def prompt_fields(self, meta: Mapping[str, Any]) -> dict[str, str]:
+        """The instance fields the prompt may show (NPC never sees the gold combination/modifier)."""
+        return {name: meta[name] for name in self.inputs}
+
+    def parse(self, reply: str, head: str | None = None) -> Parsed:
+        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`)."""
+        from ccpt import answers  # lazy: answers imports the type labels from here
+
+        if self.answer == "phrase":
+            return answers.parse_combination(reply, str(head))
+        if self.answer == "property":
+            return answers.parse_property(reply)
+        return answers.parse_property_type(reply)
+
+    def gold_fields(self, meta: Mapping[str, Any]) -> dict[str, str]:
+        """The annotated answer as the JSON object the model is asked for."""
+        if self.answer == "phrase":
+            return {"combination": meta["combination"], "modifier": meta["modifier"]}
+        if self.answer == "property":
+            return {"property": meta["property"]}
+        return {"property_type": meta["gold_type"]}
+
+    def gold_answer(self, meta: Mapping[str, Any]) -> str:
+        """The annotated answer as a reply text (method ``gold``)."""
+        return json.dumps(self.gold_fields(meta))
+
+    def judged_pairs(
+        self, meta: Mapping[str, Any], answer: str, modifier: str | None
+    ) -> tuple[tuple[str, str, str], str]:
+        """The three concepts (N, H, M) whose relevance to the property the judge rates, and that property.
+
+        PI judges the answered property against the instance's phrase, head and modifier; NPC judges the gold
+        property against the answered phrase, the head and the answered modifier.
+        """
+        if self.completes_phrase:
+            return (answer, meta["head"], str(modifier)), meta["property"]
+        return (meta["combination"], meta["head"], meta["modifier"]), answer
+
+
+_GENERATIVE_TEMPLATES = (BASE_TEMPLATE, COT_TEMPLATE, SA_TEMPLATE)
+_PI_INPUTS = ("combination", "head", "modifier")
+TASK_SPECS: dict[str, TaskSpec] = {
+    spec.name: spec
+    for spec in (
+        TaskSpec(
+            name=PI_EMERGENT,
+            kind=EMERGENT,
+            answer="property",
+            inputs=_PI_INPUTS,
+            gold_field="property",
+            templates=_GENERATIVE_TEMPLATES,
+            data_file="ccpt_emergent",
+            label="PI (1) Emergent",
+            short="PI-Eme.",
+            paper_test_size=200,
+        ),
+        TaskSpec(
+            name=PI_CANCELED,
+            kind=CANCELED,
+            answer="property",
+            inputs=_PI_INPUTS,
+            gold_field="property",
+            templates=_GENERATIVE_TEMPLATES,
+            data_file="ccpt_canceled",
+            label="PI (2) Canceled",
+            short="PI-Can.",
+            paper_test_size=167,
+        ),
+        TaskSpec(
+            name=NPC_EMERGENT,
+            kind=EMERGENT,
+            answer="phrase",
+            inputs=("head", "property"),  # never the gold combination or modifier
+            gold_field="combination",
+            templates=_GENERATIVE_TEMPLATES,
+            data_file="ccpt_emergent",
+            label="NPC (3) Emergent",
+            short="NPC-Eme.",
+            paper_test_size=167,
+        ),
+        TaskSpec(
+            name=TYPE_PREDICTION,
+            kind=None,
+            answer="type",
+            inputs=(*_PI_INPUTS, "property"),
+            gold_field="gold_type",
+            templates=(BASE_TEMPLATE,),
+            data_file=None,
+            label="Type prediction",
+            short="Type",
+            paper_test_size=None,
+        ),
+    )
+}
+TASKS: tuple[TaskName, ...] = tuple(TASK_SPECS)  # type: ignore[arg-type]
+GENERATIVE_TASKS: tuple[TaskName, ...] = tuple(s.name for s in TASK_SPECS.values() if s.generative)
+
+
+def task_spec(name: str) -> TaskSpec:
+    """The spec of task ``name``; one CcptError line for an unknown name."""
+    try:
+        return TASK_SPECS[name]
+    except KeyError:
+        raise CcptError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}") from None
+
+
+# ----------------------------------------------------------------------------------------------- methods
+
+BASE = "base"
+COT = "cot"
+MULTI_ORACLE = "multi_oracle"
+SA_LLM = "sa_llm"
+SA_CONCEPTNET = "sa_conceptnet"
+SA_BOTH = "sa_both"
+GOLD = "gold"
+# The Gold row of a report computed from the dataset's stored GPT-4o judge scores (no run behind it).
+GOLD_STORED = "gold_stored"
+# Spreading activation without Filter (Table 7's ablation) is ``<sa method>_nofilter``.
+NOFILTER_SUFFIX = "_nofilter"
+
+Source = Literal["llm", "conceptnet", "both"]
+# Where each spreading-activation method takes its related concepts from (paper §4.1).
+SA_SOURCES: dict[str, Source] = {SA_LLM: "llm", SA_CONCEPTNET: "conceptnet", SA_BOTH: "both"}
+SA_METHODS: tuple[str, ...] = tuple(SA_SOURCES)
+# Every method, in the row order of the paper's tables, with its display label.
+METHOD_LABELS: dict[str, str] = {
+    BASE: "Base",
+    COT: "CoT",
+    SA_LLM: "S.A.w/ LLM",
+    SA_CONCEPTNET: "S.A.w/ ConceptNet",
+    SA_BOTH: "S.A.w/ Both",
+    MULTI_ORACLE: "Multi-Oracle",
+    GOLD: "Gold (this judge)",
+}
+METHODS: tuple[str, ...] = tuple(METHOD_LABELS)
+# Method names in the authors' result files → ccpt method names.
+REFERENCE_METHODS: dict[str, str] = {"naive": BASE, "multi": MULTI_ORACLE, "cot": COT}
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method as run: its base name, the concept source of spreading activation and the Filter flag."""
+
+    base: str
+    source: Source | None = None
+    filter: bool = True
+
+    @classmethod
+    def parse(cls, text: str, task: str | None = None) -> Method:
+        """The method named ``text`` (e.g. ``sa_llm_nofilter``); if ``task`` is given, it must apply to it.
+
+        One CcptError line for an unknown method, ``_nofilter`` on a method without Filter, or a method the
+        task does not have (Task 3 has only the paper's single prompt).
+        """
+        base = text.removesuffix(NOFILTER_SUFFIX)
+        if base not in METHOD_LABELS:
+            raise CcptError(f"unknown method {text!r}; choose one of {', '.join(METHODS)}")
+        nofilter = text != base
+        if nofilter and base not in SA_SOURCES:
+            raise CcptError(f"'{NOFILTER_SUFFIX}' applies to spreading activation methods only, not {base!r}")
+        method = cls(base, SA_SOURCES.get(base), not nofilter)
+        if task is not None:
+            method.check(task_spec(task))
+        return method
+
+    def check(self, task: TaskSpec) -> None:
+        """Raise a CcptError if this method does not apply to ``task``."""
+        if not task.generative and self.base != BASE:
+            raise CcptError(f"{task.name} has only the paper's single prompt: use method {BASE!r}")
+
+    @property
+    def name(self) -> str:
+        """The name as written on the command line and stored in logs (``sa_both_nofilter``)."""
+        return self.base if self.filter else self.base + NOFILTER_SUFFIX
+
+    @property
+    def spreading(self) -> bool:
+        """Whether the method is spreading activation (Algorithm 1)."""
+        return self.source is not None
+
+    @property
+    def uses_llm(self) -> bool:
+        """Spreading activation that asks the model for related concepts."""
+        return self.source in ("llm", "both")
+
+    @property
+    def uses_graph(self) -> bool:
+        """Spreading activation that takes related concepts from ConceptNet."""
+        return self.source in ("conceptnet", "both")
+
+    @property
+    def template(self) -> str:
+        """The prompt template the final answer is asked with."""
+        if self.spreading:
+            return SA_TEMPLATE
+        return COT_TEMPLATE if self.base == COT else BASE_TEMPLATE
+
+    @property
+    def oracle(self) -> bool:
+        """Multi-Oracle: several Base samples per seed, the best one counted."""
+        return self.base == MULTI_ORACLE
+
+    @property
+    def gold(self) -> bool:
+        """The annotated answer itself, judged by the run's judge (the Gold row under that judge)."""
+        return self.base == GOLD
+
+    @property
+    def label(self) -> str:
+        """Display name (paper naming; the ablation spelled out)."""
+        label = METHOD_LABELS[self.base]
+        return label if self.filter else f"{label} (no filter)"
+
+
+def method_name(base: str, sa_filter: object) -> str:
+    """The run name of a method from the tidy table's ``method`` and ``sa_filter`` columns."""
+    return base + NOFILTER_SUFFIX if sa_filter is False else base
+
+
+def split_method(name: str) -> tuple[str, bool | None]:
+    """``(base, sa_filter)`` of a method name as stored in logs: ``sa_both_nofilter`` → (``sa_both``, False).
+
+    ``sa_filter`` is True for a spreading-activation method, None for any other (unknown names pass through:
+    the tidy table keeps what a log says).
+    """
+    if name.endswith(NOFILTER_SUFFIX):
+        return name.removesuffix(NOFILTER_SUFFIX), False
+    return name, True if name in SA_SOURCES else None
+
+
+def method_label(name: str) -> str:
+    """Display name of a method name; unknown names are shown as they are."""
+    base, sa_filter = split_method(name)
+    label = METHOD_LABELS.get(base, name)
+    return f"{label} (no filter)" if sa_filter is False else label

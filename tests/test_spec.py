@@ -1,0 +1,234 @@
+"""The benchmark's vocabulary lives in ccpt.spec: names, methods, task behaviour, and the per-sample record."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+from ccpt.errors import CcptError
+from ccpt.rows import COLUMNS, SampleRow
+from ccpt.spec import (
+    GENERATIVE_TASKS,
+    NPC_EMERGENT,
+    PI_CANCELED,
+    PI_EMERGENT,
+    TASK_SPECS,
+    TASKS,
+    TYPE_PREDICTION,
+    Method,
+    method_label,
+    method_name,
+    split_method,
+)
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ccpt"
+# Every task and method name; written out here (not imported) so the test does not restate spec.py.
+NAMES = {
+    "pi_emergent",
+    "pi_canceled",
+    "npc_emergent",
+    "type_prediction",
+    "base",
+    "cot",
+    "multi_oracle",
+    "sa_llm",
+    "sa_conceptnet",
+    "sa_both",
+    "gold",
+}
+SUFFIX = "_nofilter"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring nodes: the leading string statement of a module, class or function body."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def test_task_and_method_names_are_spelled_only_in_spec():
+    """Rule: in src/ccpt/**/*.py other than spec.py, no string literal (f-string parts included) *is* a task or
+    method name, and none *contains* ``_nofilter``. Docstrings are exempt (they document the names a user types;
+    comments are not in the AST at all); prompt data files (prompts/*.txt) are not Python and are not checked."""
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path == SRC / "spec.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            if literal and (node.value in NAMES or SUFFIX in node.value):
+                offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "task/method names outside spec.py:\n" + "\n".join(offenders)
+
+
+def test_the_pipeline_spells_property_types_only_through_spec():
+    """The data-construction pipeline labels rows with the benchmark's type words: it takes them from spec (same
+    rule as above: string literals outside docstrings)."""
+    words = {"emergent", "canceled", "component", "others"}
+    offenders = []
+    for path in sorted((SRC / "pipeline").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            if literal and node.value in words:
+                offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "type words spelled in the pipeline:\n" + "\n".join(offenders)
+
+
+def test_the_rule_catches_a_literal_and_spares_a_docstring():
+    """The checker itself: a name in code is found, the same name in a docstring is not."""
+    tree = ast.parse('"""About pi_emergent."""\ndef f():\n    """gold"""\n    return ["gold", f"x{1}_nofilter"]\n')
+    docs = _docstrings(tree)
+    found = [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+        if n.value in NAMES or SUFFIX in n.value
+    ]
+    assert found == ["gold", "_nofilter"]
+
+
+@pytest.mark.parametrize(
+    ("text", "base", "source", "use_filter"),
+    [
+        ("base", "base", None, True),
+        ("multi_oracle", "multi_oracle", None, True),
+        ("sa_llm", "sa_llm", "llm", True),
+        ("sa_conceptnet_nofilter", "sa_conceptnet", "conceptnet", False),
+        ("sa_both_nofilter", "sa_both", "both", False),
+    ],
+)
+def test_method_parse(text, base, source, use_filter):
+    method = Method.parse(text)
+    assert (method.base, method.source, method.filter) == (base, source, use_filter)
+    assert method.name == text  # the name round-trips
+    assert split_method(text) == (base, False if not use_filter else (True if source else None))
+    assert method_name(*split_method(text)) == text
+
+
+def test_method_sources_and_templates():
+    assert (Method.parse("sa_llm").uses_llm, Method.parse("sa_llm").uses_graph) == (True, False)
+    assert (Method.parse("sa_conceptnet").uses_llm, Method.parse("sa_conceptnet").uses_graph) == (False, True)
+    assert (Method.parse("sa_both").uses_llm, Method.parse("sa_both").uses_graph) == (True, True)
+    assert [Method.parse(m).template for m in ("base", "cot", "multi_oracle", "gold", "sa_both")] == [
+        "base",
+        "cot",
+        "base",
+        "base",
+        "sa",
+    ]
+    assert method_label("sa_both_nofilter") == "S.A.w/ Both (no filter)"
+    assert method_label("my_method") == "my_method"
+
+
+@pytest.mark.parametrize(
+    ("text", "task", "message"),
+    [
+        ("sa_bth", None, "unknown method 'sa_bth'"),
+        ("cot_nofilter", None, "'_nofilter' applies to spreading activation methods only, not 'cot'"),
+        ("cot", "type_prediction", "type_prediction has only the paper's single prompt"),
+        ("base", "pi_emergnt", "unknown task 'pi_emergnt'"),
+    ],
+)
+def test_method_parse_errors_are_one_line(text, task, message):
+    with pytest.raises(CcptError) as info:
+        Method.parse(text, task)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_tasks_in_paper_order():
+    assert TASKS == ("pi_emergent", "pi_canceled", "npc_emergent", "type_prediction")
+    assert TASKS[:3] == GENERATIVE_TASKS
+    assert [TASK_SPECS[t].kind for t in TASKS] == ["emergent", "canceled", "emergent", None]
+
+
+def test_npc_never_shows_the_gold_answer():
+    meta = {"combination": "golden retriever", "head": "retriever", "modifier": "golden", "property": "loyal"}
+    assert TASK_SPECS[NPC_EMERGENT].prompt_fields(meta) == {"head": "retriever", "property": "loyal"}
+    for task in (PI_EMERGENT, PI_CANCELED):
+        assert "property" not in TASK_SPECS[task].prompt_fields(meta)
+    assert TASK_SPECS[TYPE_PREDICTION].prompt_fields(meta) == meta
+
+
+def test_judged_pairs():
+    meta = {"combination": "wet dog", "head": "dog", "modifier": "wet", "property": "smelly"}
+    # PI: the answered property, rated for the instance's phrase, head and modifier.
+    assert TASK_SPECS[PI_EMERGENT].judged_pairs(meta, "shiny", None) == (("wet dog", "dog", "wet"), "shiny")
+    # NPC: the gold property, rated for the answered phrase, the head and the answered modifier.
+    npc = TASK_SPECS[NPC_EMERGENT].judged_pairs(meta, "muddy dog", "muddy")
+    assert npc == (("muddy dog", "dog", "muddy"), "smelly")
+
+
+def test_gold_answers_parse_back():
+    meta = {"combination": "wet dog", "head": "dog", "modifier": "wet", "property": "smelly", "gold_type": "others"}
+    pi = TASK_SPECS[PI_EMERGENT].parse(TASK_SPECS[PI_EMERGENT].gold_answer(meta))
+    assert pi.ok and pi.value == "smelly"
+    npc = TASK_SPECS[NPC_EMERGENT].parse(TASK_SPECS[NPC_EMERGENT].gold_answer(meta), "dog")
+    assert npc.ok and (npc.value, npc.modifier) == ("wet dog", "wet")
+    tp = TASK_SPECS[TYPE_PREDICTION].parse(TASK_SPECS[TYPE_PREDICTION].gold_answer(meta))
+    assert tp.ok and tp.value == "others"
+    assert json.loads(TASK_SPECS[NPC_EMERGENT].gold_answer(meta)) == {"combination": "wet dog", "modifier": "wet"}
+
+
+def test_columns_derive_from_the_record():
+    names = [f.name for f in dataclasses.fields(SampleRow)]
+    assert list(COLUMNS) == [n for n in names if n != "judge_errors"]  # the one log-only field
+    row = SampleRow(task=PI_EMERGENT, model="m", method="base", instance="x:1")
+    assert set(row.to_dict()) == {*COLUMNS, "judge_errors"}
+
+
+def test_task_signatures_agree_with_the_options():
+    from ccpt.eval.tasks import TaskOptions, npc_emergent, pi_canceled, pi_emergent, type_prediction
+
+    options = [(f.name, f.default) for f in dataclasses.fields(TaskOptions)]
+    for function in (pi_emergent, pi_canceled, npc_emergent):
+        # Same names, defaults *and order*: the task bodies pass them to TaskOptions positionally.
+        signature = [(n, p.default) for n, p in inspect.signature(function).parameters.items()]
+        assert signature == options, function
+        assert all(f"{name}:" in inspect.getdoc(function) for name, _ in options)  # every parameter documented
+    tp = inspect.signature(type_prediction).parameters
+    assert set(tp) < {name for name, _ in options}
+    assert all(f"{name}:" in inspect.getdoc(type_prediction) for name in tp)
+
+
+def test_sweep_rejects_a_task_arg_no_selected_task_takes():
+    from ccpt.eval.sweep import Sweep
+
+    with pytest.raises(CcptError, match="-T sa_epsilon: no selected task takes this parameter"):
+        Sweep(tasks=[TYPE_PREDICTION], task_args={"sa_epsilon": 0.2}).validate()
+    with pytest.raises(CcptError, match="-T sa_epsilonn"):
+        Sweep(tasks=[PI_EMERGENT], task_args={"sa_epsilonn": 0.2}).validate()
+    Sweep(tasks=[PI_EMERGENT, TYPE_PREDICTION], task_args={"sa_epsilon": 0.2}).validate()
+
+
+def test_sweep_passes_type_prediction_the_args_it_takes(ccpt_dir):
+    """Task 3 used to get only ``seed`` from -T: now every parameter it takes reaches it (and no other)."""
+    from ccpt.eval.sweep import Sweep
+
+    def ids(**task_args):
+        sweep = Sweep(tasks=[TYPE_PREDICTION], methods=["base"], data_dir=str(ccpt_dir), task_args=task_args)
+        sweep.validate()
+        (task,) = sweep.task_objects()
+        return [s.id for s in task.dataset]
+
+    plain = ids()
+    assert ids(exclude_toxic=True) != plain  # the toxicity filter changes the sampled evaluation set
+    assert ids(seed=1) != plain
+    # A generative-only parameter goes to the generative task and not to Task 3 (which would refuse it).
+    both = Sweep(
+        tasks=[PI_EMERGENT, TYPE_PREDICTION], methods=["base"], data_dir=str(ccpt_dir), task_args={"sa_epsilon": 0.3}
+    )
+    both.validate()
+    assert [t.name for t in both.task_objects()] == [PI_EMERGENT, TYPE_PREDICTION]
