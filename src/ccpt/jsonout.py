@@ -23,8 +23,7 @@ from typing import Any
 
 from ccpt import __version__
 from ccpt.download import CHECKSUMS, PINNED_COMMIT, REQUIRED_FILES, sha256_file
-
-DEFAULT_PROTOCOL = "ccpt"
+from ccpt.spec import DEFAULT_PROTOCOL
 
 
 def strict(value: Any) -> Any:

@@ -27,6 +27,7 @@ from ccpt.errors import CcptError
 from ccpt.spec import (
     BASE,
     COT,
+    DEFAULT_PROTOCOL,
     GENERATIVE_TASKS,
     GOLD,
     MULTI_ORACLE,
@@ -36,7 +37,6 @@ from ccpt.spec import (
     SA_LLM,
 )
 
-DEFAULT_PROTOCOL = "ccpt"
 # The answer token cap: reasoning models write long replies; a cut reply cannot be parsed and is dropped.
 ANSWER_MAX_TOKENS = 2048
 

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ccpt.errors import CcptError
 
+# The protocol a run follows when none is named (the protocols themselves are defined in ccpt.protocol).
+DEFAULT_PROTOCOL = "ccpt"
+
 if TYPE_CHECKING:
     from ccpt.answers import Parsed
 
