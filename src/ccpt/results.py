@@ -98,7 +98,7 @@ def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: 
     if missing:
         raise DataError(
             f"{path}: not a CCPT {what} result file; missing column(s): {', '.join(missing)}",
-            "expected the authors' result CSV format (see /work/shared/data/README.md)",
+            "expected the authors' result CSV format (docs/metrics.md, \"The authors' result files\")",
         )
 
 
