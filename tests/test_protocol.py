@@ -141,24 +141,35 @@ def test_ccpt_protocol_defaults_and_cli_max_tokens_reach_the_request(
     assert all(b["seed"] == 0 for b in overridden)  # per call: only the per-seed seed
 
 
-def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """`ccpt run --max-tokens 4096 --judge-arg base_url=… -T sa_epsilon=0.05` on the loopback server."""
+def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(ccpt_dir: Path, tmp_path: Path) -> None:
+    """`ccpt run --max-tokens 4096 --judge-arg base_url=… -T sa_epsilon=0.05` on the loopback server.
+
+    Run as a separate `ccpt` process with its own model cache, as a user runs it: in-process state left by
+    earlier tests of the session (Ray, signal handlers, a shared cache) then cannot reach this run."""
+    import os
+    import subprocess
+    import sys
+
     from loopback_openai import serve
 
-    monkeypatch.setenv("LOOP_API_KEY", "test-key")
-    monkeypatch.setenv("JUDGE_API_KEY", "judge-key")
     with serve() as (base_url, requests), serve() as (judge_url, judge_requests):
-        monkeypatch.setenv("LOOP_BASE_URL", base_url)
-        monkeypatch.setenv("JUDGE_BASE_URL", "http://127.0.0.1:9/unused")  # the --judge-arg base_url must win
-        code = main(
-            ["run", "--model", "openai-api/loop/run-model", "--judge", "openai-api/judge/run-judge",
+        env = {
+            **os.environ,
+            "LOOP_API_KEY": "test-key",
+            "JUDGE_API_KEY": "judge-key",
+            "LOOP_BASE_URL": base_url,
+            "JUDGE_BASE_URL": "http://127.0.0.1:9/unused",  # the --judge-arg base_url must win
+            "INSPECT_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("ccpt")),
+             "run", "--model", "openai-api/loop/run-model", "--judge", "openai-api/judge/run-judge",
              "--judge-arg", f"base_url={judge_url}", "--task", "pi_emergent", "--method", "sa_llm", "--limit", "1",
              "--seeds", "1", "--max-tokens", "4096", "-T", "sa_epsilon=0.05", "--data-dir", str(ccpt_dir),
-             "--log-dir", str(tmp_path / "logs"), "--format", "json"]
+             "--log-dir", str(tmp_path / "logs"), "--format", "json", "--timeout", "30", "--max-retries", "1"],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
         )  # fmt: skip
-    assert code == 0, capsys.readouterr().err
+    assert result.returncode == 0, result.stderr[-2000:]
     answers = [b for b in requests if b["model"] == "run-model" and "- Answer:" in b["messages"][-1]["content"]]
     assert answers and all(b["max_tokens"] == 4096 and b["temperature"] == 0.7 for b in answers)
     expansion = [b for b in requests if b["model"] == "run-model" and '{"concepts"' in b["messages"][-1]["content"]]
@@ -168,7 +179,7 @@ def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(
 
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
     assert log.eval.task_args["sa_epsilon"] == 0.05 and log.eval.task_args["protocol"] == "ccpt"
-    assert "Protocol: ccpt" in capsys.readouterr().out
+    assert json.loads(result.stdout)["provenance"]["protocol"] == "ccpt"
 
 
 # ------------------------------------------------------------------------------------ SA as run
