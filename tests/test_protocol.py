@@ -340,18 +340,26 @@ def test_sa_as_run_empty_set_falls_back_and_the_answer_sees_c_t_minus_c_0() -> N
 
 
 def test_ccpt_run_judge_as_an_inspect_model_role_spec(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The judge given as an Inspect model-role spec with its own base URL (a separate `ccpt` process, as in
+    the test above)."""
+    import os
+    import subprocess
+    import sys
+
     from loopback_openai import serve
 
-    monkeypatch.setenv("SPEC_API_KEY", "judge-key")
     with serve() as (judge_url, judge_requests):
-        code = main(
-            ["run", "--model", "ccpt-scripted/a", "--judge", f"{{model: openai-api/spec/j, base_url: {judge_url}}}",
+        env = {**os.environ, "SPEC_API_KEY": "judge-key", "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("ccpt")),
+             "run", "--model", "ccpt-scripted/a", "--judge", f"{{model: openai-api/spec/j, base_url: {judge_url}}}",
              "--task", "pi_emergent", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir),
-             "--log-dir", str(tmp_path / "logs"), "--format", "json"]
+             "--log-dir", str(tmp_path / "logs"), "--format", "json", "--timeout", "30", "--max-retries", "1"],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
         )  # fmt: skip
-    assert code == 0, capsys.readouterr().err
+    assert result.returncode == 0, result.stderr[-2000:]
     assert judge_requests and all(b["model"] == "j" for b in judge_requests)
     bad = main(["run", "--judge", "{model: x/y, colour: red}", "--log-dir", str(tmp_path / "bad")])
     assert bad == 2 and "unsupported key(s) colour in the judge spec" in capsys.readouterr().err
