@@ -53,3 +53,21 @@ def dataset(ccpt_dir: Path):
     from ccpt.dataset import load_dataset
 
     return load_dataset(ccpt_dir)
+
+
+@pytest.fixture(autouse=True)
+def fresh_inspect_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Give every test an empty memo of Inspect's ``get_model``.
+
+    Inspect memoises model instances by name, role, config and *explicit* base URL. A base URL taken from the
+    environment (``LOOP_BASE_URL``, set per loopback server) is not part of that key, so a later test asking for
+    ``openai-api/loop/test-model`` with the same settings got an earlier test's instance, still pointing at that
+    test's closed server, and retried against it (CI hung there). No public API clears the memo; the module
+    attribute is replaced for the duration of one test instead.
+    """
+    try:
+        from inspect_ai.model import _model
+    except ImportError:  # pragma: no cover - Inspect is a hard dependency
+        return
+    if isinstance(getattr(_model, "_models", None), dict):
+        monkeypatch.setattr(_model, "_models", {})
