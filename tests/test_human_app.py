@@ -345,3 +345,22 @@ def test_cli_serve_prints_links_warns_off_loopback_and_refuses_bad_options(tmp_p
         proc.terminate()
         _, err = proc.communicate(timeout=20)
     assert "warning" not in err  # the default host is loopback: no warning
+
+
+def test_formula_like_answers_are_exported_neutralised_and_imported_unchanged(tmp_path: Path, dataset) -> None:
+    """A typed answer a spreadsheet would run (``=HYPERLINK(…)``) is written with a leading apostrophe in the
+    export, and the solver importer reads back exactly what was typed."""
+    from ccpt.human_app.export import export_answers
+    from ccpt.human_app.store import DB_NAME, Store
+    from ccpt.human_eval import import_solver_sheet
+
+    typed = '=HYPERLINK("http://x","y")'
+    export_solver_sheet(dataset, "pi_emergent", tmp_path, n=2, seed=1)
+    prepared = prepare(tmp_path, ["ann"])
+    with Server(prepared) as server:
+        assert _answer_all(Client(), _links(server)["ann"], lambda _: {"answer": typed}) == 2
+    result = export_answers(prepared.study, Store(tmp_path / DB_NAME), tmp_path / "export")
+    sheet = next(f for f in result.files if f.name == "pi_emergent_answers.csv")
+    raw = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+    assert (raw["answer"] == "'" + typed).all()
+    assert set(import_solver_sheet(sheet, dataset)["answer_raw"]) == {typed}

@@ -36,6 +36,16 @@ def restore(value: Any) -> Any:
     return value
 
 
+def neutralise_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A copy of one CSV row (column → value) with every text cell neutralised."""
+    return {key: neutralise(value) for key, value in row.items()}
+
+
+def restore_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A copy of one CSV row with every text cell restored (see :func:`restore`)."""
+    return {key: restore(value) for key, value in row.items()}
+
+
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` with every text cell neutralised (numbers stay numbers)."""
     out = frame.copy()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ccpt.errors import CcptError, DataError
+from ccpt.sheets import neutralise, restore_row
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -91,7 +92,7 @@ def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             for index, row in enumerate(reader):
                 if None in row or any(v is None for v in row.values()):
                     raise DataError(f"{path}: line {index + 2} has a different number of fields than the header")
-                rows.append(row)
+                rows.append(restore_row(row))  # a ccpt sheet's neutralised cells read back as written
     except csv.Error as exc:
         raise DataError(f"{path}: malformed CSV: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -99,11 +100,6 @@ def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     if "relevance" in header:
         raise DataError(f"{path}: already has a 'relevance' column; rename it first")
     return header, rows
-
-
-def _cell(value: str) -> str:
-    """Neutralise spreadsheet formulas: a cell starting with = + - @ or a control character gets a quote."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 @command.command("score")
@@ -133,7 +129,7 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
             writer = csv.writer(fh)
             writer.writerow([*header, "relevance"])
             for row, value in zip(rows, scores, strict=True):
-                writer.writerow([*(_cell(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
+                writer.writerow([*(neutralise(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
         tmp.replace(out)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -24,6 +24,7 @@ from ccpt.human_app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human_eval import SOLVER_COLUMNS
 from ccpt.pipeline.annotation import ANSWER_COLUMNS
 from ccpt.pipeline.manifest import atomic_path, atomic_text
+from ccpt.sheets import neutralise_row
 from ccpt.spec import TASK_SPECS, TASKS
 
 
@@ -40,7 +41,7 @@ def _write(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -
     with atomic_text(path) as fh:
         writer = csv.DictWriter(fh, fieldnames=list(columns))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(neutralise_row(row) for row in rows)  # answers are free text (people's, models')
     return path
 
 

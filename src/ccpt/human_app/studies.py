@@ -19,6 +19,7 @@ from typing import Any
 from ccpt.errors import DataError
 from ccpt.pipeline.annotation import FORM_OPTIONS, SOURCE_OPTIONS
 from ccpt.prompts import render_template
+from ccpt.sheets import restore_row
 from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 
 SOLVER, RATING, ANNOTATION = "solver", "rating", "annotation"
@@ -59,7 +60,7 @@ def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
-            rows = list(reader)
+            rows = [restore_row(row) for row in reader]  # ccpt's sheets neutralise formula-like cells
             header = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise DataError(f"{path}: cannot read sheet ({exc})") from exc

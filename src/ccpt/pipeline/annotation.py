@@ -37,6 +37,7 @@ from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
+from ccpt.sheets import neutralise_row, restore, restore_row
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS, type_label
 from ccpt.stats import fleiss_kappa
 
@@ -130,7 +131,7 @@ def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]
     with atomic_text(path) as fh:
         writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(neutralise_row(row) for row in rows)  # sheets people open: no live formulas
 
 
 def hits_html(hits: Sequence[dict[str, Any]]) -> str:
@@ -254,7 +255,7 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
         if missing:
             raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"expected {', '.join(ANSWER_COLUMNS)}")
         for line, values in enumerate(reader, start=2):
-            row = dict(zip(header, values, strict=False))
+            row = dict(zip(header, (restore(v) for v in values), strict=False))
             where = f"{path}: line {line}"
             if not any(v.strip() for v in values):
                 continue
@@ -398,7 +399,7 @@ def import_answers(
 
     def work() -> dict[str, Any]:
         with hits_csv.open(newline="", encoding="utf-8") as fh:
-            hits = {h["hit_id"]: h for h in csv.DictReader(fh)}
+            hits = {h["hit_id"]: h for h in map(restore_row, csv.DictReader(fh))}
         parsed = read_answers(Path(answers), hits)
         by_hit: dict[str, list[Answer]] = {}
         for a in parsed:
