@@ -30,6 +30,9 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _eval(task, tmp_path: Path, model: str, judge: str, limit: int = 1, **kwargs) -> EvalLog:
+    # Bounded like `ccpt run`: a request that cannot succeed fails the test instead of retrying for an hour.
+    kwargs.setdefault("max_retries", 1)
+    kwargs.setdefault("timeout", 60)
     logs = inspect_eval(
         task,
         model=model,

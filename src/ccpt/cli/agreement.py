@@ -60,7 +60,7 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
     "pair_set_name",
     type=click.Choice(["test", "all", "paper300"]),
     default=None,
-    help="Held-out pair sets with bootstrap 95%% CIs (docs/judge.md): test = N/H/M pairs of every task's test "
+    help="Held-out pair sets with bootstrap 95% CIs (docs/judge.md): test = N/H/M pairs of every task's test "
     "rows; paper300 = 100 of those rows (300 pairs); all = every rated pair (training rows included).",
 )
 @click.option(
