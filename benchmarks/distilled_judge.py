@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/distilled_judge.py floor --data-dir DIR        # role-only floor, frozen ridge
     .venv/bin/python benchmarks/distilled_judge.py ood --data-dir DIR --reference DIR --judge distilled
     .venv/bin/python benchmarks/distilled_judge.py cost --data-dir DIR --judge distilled [--n 30]
+    .venv/bin/python benchmarks/distilled_judge.py ensemble --data-dir DIR --heads A.safetensors B.safetensors
 
 - ``floor``: the role-only predictor (mean training target of the pair's role: noun phrase, head or
   modifier) and approach 1 (frozen MiniLM sentence embeddings of concept and property → ridge, 5-fold
@@ -11,6 +12,9 @@
   PI-canceled and NPC-emergent answers (one pair per judged (concept, answer) of the reference CSVs).
 - ``cost`` (measure 4): seconds per judged pair, one pair at a time through ccpt's Judge with an empty
   Inspect cache; median over the first ``n`` test pairs, one run.
+- ``ensemble`` (approach 7): each head alone and the mean of their relevances, on validation fold 0 of the
+  training pool (3-rater pairs: the selection figure) and on the held-out test pairs (with bootstrap CIs).
+  ``shipped`` stands for the head inside the package.
 """
 
 from __future__ import annotations
@@ -150,16 +154,49 @@ def cost(data_dir: str, judge: str, n: int) -> dict:
     }
 
 
+def ensemble(data_dir: str, heads: list[str]) -> dict:
+    from ccpt.judging.cross_encoder import TrainConfig
+    from ccpt.judging.distilled import load_judge
+    from ccpt.stats import pearson
+
+    ds = load_dataset(data_dir)
+    pool = training_pairs(ds)
+    config = TrainConfig()  # the shipped split: fold 0 of 5, seed 0
+    fold_ids = folds(pool, config.folds, config.seed)
+    sets = {
+        "validation_3rater": [p for p, k in zip(pool, fold_ids, strict=True) if k == 0 and len(p.ratings) > 1],
+        "test": heldout_pairs(ds),
+    }
+    judges = {h: load_judge(None if h == "shipped" else Path(h)) for h in heads}
+    result: dict = {"heads": heads}
+    for name, pairs in sets.items():
+        texts = [(p.concept, p.property) for p in pairs]
+        scores = {h: j.score(texts) for h, j in judges.items()}
+        mean = [sum(values) / len(values) for values in zip(*scores.values(), strict=True)]
+        if name == "test":
+            result[name] = {
+                **{h: agreement_ci([p.human for p in pairs], s).as_dict() for h, s in scores.items()},
+                "mean": agreement_ci([p.human for p in pairs], mean).as_dict(),
+            }
+        else:
+            targets = [p.target for p in pairs]
+            result[name] = {h: round(pearson(targets, s), 4) for h, s in [*scores.items(), ("mean", mean)]}
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["floor", "ood", "cost"])
+    parser.add_argument("what", choices=["floor", "ood", "cost", "ensemble"])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--reference", default=None)
     parser.add_argument("--judge", default="distilled")
     parser.add_argument("--n", type=int, default=30)
+    parser.add_argument("--heads", nargs="+", default=["shipped"], help="ensemble: head files, or 'shipped'")
     args = parser.parse_args()
     if args.what == "floor":
         result = floor(args.data_dir)
+    elif args.what == "ensemble":
+        result = ensemble(args.data_dir, args.heads)
     elif args.what == "ood":
         result = ood(args.data_dir, args.reference, args.judge)
     else:
