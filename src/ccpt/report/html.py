@@ -1,0 +1,79 @@
+"""The report as one self-contained HTML page (every text escaped; figures embedded)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
+
+from ccpt.report.display import DisplayTable, _preamble, _provenance_lines, display_tables, generative_display
+from ccpt.report.markdown import _decorate
+from ccpt.report.tables import GenerativeTable, Report
+
+# ------------------------------------------------------------------------------------------------ HTML
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
+th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}
+th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}
+td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}"""
+
+
+def _h(text: Any) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def _html_table(header: Sequence[str], body: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
+    """``body`` cells are already-escaped HTML fragments."""
+    head = "<tr>" + "".join(f"<th>{_h(c)}</th>" for c in header) + "</tr>"
+    rows = []
+    for i, cells in enumerate(body):
+        cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        rows.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def table_html(table: DisplayTable) -> str:
+    """One display table as HTML (every text escaped), its notes as paragraphs."""
+    body = [
+        [_decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
+        for row in table.rows
+    ]
+    classes = ["oracle" if row.oracle else "" for row in table.rows]
+    notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
+    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes) + notes
+
+
+def generative_html(table: GenerativeTable) -> str:
+    """Table 3 as an HTML table (every text escaped)."""
+    return table_html(generative_display(table))
+
+
+def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
+    """One self-contained HTML file; ``figures`` are (caption, data-URI or inline SVG) pairs.
+
+    All model-produced and file-derived text is escaped with :func:`html.escape`.
+    """
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
+        f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
+    ]
+    parts += [f"<li>{_h(line)}</li>" for line in _preamble(report)]
+    parts.append("</ul>")
+    parts += [table_html(table) for table in display_tables(report)]
+    for caption, payload in figures:
+        img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
+        parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
+    if report.examples is not None and not report.examples.empty:
+        parts.append("<h2>Example answers (raw model text, escaped)</h2>")
+        body = [[_h(v) for v in rec] for rec in report.examples.itertuples(index=False)]
+        table = _html_table(list(report.examples.columns), body)
+        parts.append(table.replace("<td>", "<td class='ans'>"))
+    if report.provenance:
+        items = "".join(f"<li>{_h(line)}</li>" for line in _provenance_lines(report))
+        parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

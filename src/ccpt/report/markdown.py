@@ -1,0 +1,53 @@
+"""The report as markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+from ccpt.report.display import Cell, DisplayTable, _preamble, _provenance_lines, display_tables, generative_display
+from ccpt.report.tables import GenerativeTable, Report
+
+# -------------------------------------------------------------------------------------------- markdown
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", r"\|").replace("\n", " ")
+
+
+def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines)
+
+
+def _decorate(text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]) -> str:
+    return bold(text) if rank == 1 else underline(text) if rank == 2 else text
+
+
+def _md_cell(cell: Cell) -> str:
+    return _decorate(_md_escape(cell.text), cell.rank, lambda s: f"**{s}**", lambda s: f"<u>{s}</u>")
+
+
+def table_markdown(table: DisplayTable) -> str:
+    """One display table in markdown (best **bold**, second <u>underlined</u>), its notes below it."""
+    body = [[_md_cell(c) for c in row.cells] for row in table.rows]
+    text = f"### {_md_escape(table.title)}\n\n" + _md_table([_md_escape(h) for h in table.header], body)
+    return "\n\n".join([text, *[_md_escape(n) for n in table.notes]])
+
+
+def generative_markdown(table: GenerativeTable) -> str:
+    """Table 3 layout in markdown (best **bold**, second <u>underlined</u>)."""
+    return table_markdown(generative_display(table))
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as markdown."""
+    parts = ["# CCPT report", "\n".join(f"- {_md_escape(line)}" for line in _preamble(report))]
+    parts += [table_markdown(table) for table in display_tables(report)]
+    if report.provenance:
+        parts.append("Provenance:\n" + "\n".join(f"- {_md_escape(line)}" for line in _provenance_lines(report)))
+    return "\n\n".join(parts) + "\n"

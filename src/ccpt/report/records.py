@@ -1,0 +1,161 @@
+"""The report as long-format records: CSV (spreadsheet-safe) and strict JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import TYPE_CHECKING, Any
+
+from ccpt.jsonout import dumps, strict
+from ccpt.sheets import neutralise
+from ccpt.spec import (
+    GOLD_STORED,
+    TYPE_PREDICTION,
+)
+from ccpt.stats import Summary
+
+if TYPE_CHECKING:
+    pass
+
+from ccpt.report.display import usage_records
+from ccpt.report.tables import STORED_GOLD_ROW, Report, stat_note
+
+# ------------------------------------------------------------------------------------------- CSV / JSON
+
+
+def _summary_record(summary: Summary) -> dict[str, Any]:
+    return {
+        "mean": summary.mean,
+        "spread": summary.spread,
+        "lo": summary.lo,
+        "hi": summary.hi,
+        "stat": summary.stat,
+        "n_seeds": summary.n_seeds,
+        "n_instances": summary.n_instances,
+        "n_failed": summary.n_failed,
+    }
+
+
+def report_records(report: Report) -> list[dict[str, Any]]:
+    """Every number of the report as long-format records (table, model, method, task, metric, values…).
+
+    The stored-judge Gold row is method ``gold_stored`` with an empty model (the run's own Gold is ``gold``).
+    """
+    out: list[dict[str, Any]] = []
+    if report.generative:
+        for row in report.generative.rows:
+            for (task, metric), summary in row.cells.items():
+                out.append(
+                    {
+                        "table": "table3",
+                        "model": row.model,
+                        "method": GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method,
+                        "task": task,
+                        "metric": metric,
+                        "rank": row.ranks.get((task, metric)),
+                        **_summary_record(summary),
+                    }
+                )
+    for res in report.types:
+        base = {"table": "table5", "model": res.model, "method": res.method, "task": TYPE_PREDICTION}
+        cls = res.classification
+        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": cls.n})
+        for name, value in (
+            ("has_property_accuracy", cls.has_property_accuracy),
+            ("lacks_property_accuracy", cls.lacks_property_accuracy),
+            ("binary_accuracy", cls.binary_accuracy),
+        ):
+            out.append({**base, "metric": name, "mean": 100 * value})
+        pct = cls.row_percent()
+        totals = cls.row_totals()
+        for i, actual in enumerate(cls.labels):
+            for j, predicted in enumerate(cls.labels):
+                out.append(
+                    {
+                        **base,
+                        "metric": f"confusion:{actual}->{predicted}",
+                        "mean": float(pct[i, j]),
+                        "count": int(cls.counts[i, j]),
+                    }
+                )
+            share = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
+            out.append({**base, "metric": f"unparsed:{actual}", "mean": float(share), "count": int(cls.unparsed[i])})
+            out.append({**base, "metric": f"n:{actual}", "count": int(totals[i])})
+    for tab in report.iterations:
+        for (task, t), summary in tab.cells.items():
+            out.append(
+                {
+                    "table": "table6",
+                    "model": tab.model,
+                    "method": tab.method,
+                    "task": task,
+                    "metric": f"score@C_{t}",
+                    **_summary_record(summary),
+                }
+            )
+    for fr in report.filters:
+        base = {"table": "table7", "model": fr.model, "method": fr.method, "task": fr.task}
+        for metric, summary in (("score_without_filter", fr.without), ("score_with_filter", fr.with_)):
+            if summary is not None:
+                out.append({**base, "metric": metric, **_summary_record(summary)})
+        out.append({**base, "metric": "delta", "mean": fr.delta})
+    for f in report.failures:
+        base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
+        for name in ("samples", "parse_failures", "judge_failures", "unscored", "filled"):
+            out.append({**base, "metric": name, "count": getattr(f, name)})
+    out.extend(usage_records(report.usage))
+    return out
+
+
+CSV_FIELDS: tuple[str, ...] = (
+    "table",
+    "model",
+    "method",
+    "task",
+    "metric",
+    "mean",
+    "spread",
+    "lo",
+    "hi",
+    "stat",
+    "n_seeds",
+    "n_instances",
+    "n_failed",
+    "rank",
+    "count",
+    "text",
+)
+
+
+def render_csv(report: Report) -> str:
+    """Long-format CSV of every number (see :func:`report_records`); provenance as ``table=provenance`` rows
+    (``metric`` = field, ``text`` = value)."""
+    records = report_records(report)
+    if report.provenance:
+        records += [
+            {
+                "table": "provenance",
+                "metric": key,
+                "text": value if isinstance(value, str) else dumps(value, indent=None),
+            }
+            for key, value in report.provenance.items()
+        ]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({k: neutralise(v) for k, v in r.items()} for r in strict(records))  # names can be hostile
+    return buffer.getvalue()
+
+
+def render_json(report: Report) -> str:
+    """Strict JSON: {"provenance", "stat", "stat_description", "oracle", "judge", "notes", "records": [...]}."""
+    payload = {
+        "provenance": report.provenance,
+        "stat": report.stat,
+        "stat_description": stat_note(report.stat),
+        "oracle": report.oracle,
+        "judge": report.judge_info,
+        "notes": report.notes,
+        "records": report_records(report),
+    }
+    return dumps(payload) + "\n"

@@ -1,0 +1,32 @@
+"""One entry point for every format."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ccpt.errors import CcptError
+
+if TYPE_CHECKING:
+    pass
+
+from ccpt.report.html import render_html
+from ccpt.report.latex import render_latex
+from ccpt.report.markdown import render_markdown
+from ccpt.report.records import render_csv, render_json
+from ccpt.report.tables import FORMATS, Format, Report
+
+
+def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ()) -> str:
+    """Render the report in one of :data:`FORMATS`."""
+    if fmt == "markdown":
+        return render_markdown(report)
+    if fmt == "latex":
+        return render_latex(report)
+    if fmt == "csv":
+        return render_csv(report)
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "html":
+        return render_html(report, figures)
+    raise CcptError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
