@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import pandas as pd
 
 from ccpt.errors import CcptError
-from ccpt.spec import (
-    TASK_SPECS,
-    TASKS,
-)
-from ccpt.stats import PairedComparison, paired_compare
-
-if TYPE_CHECKING:
-    pass
-
 from ccpt.report.tables import Oracle, per_instance_values, protocols_of
-
-# --------------------------------------------------------------------------------------------- compare
+from ccpt.spec import TASK_SPECS, TASKS
+from ccpt.stats import PairedComparison, paired_compare
 
 
 @dataclass(frozen=True)

@@ -5,25 +5,14 @@ formats cannot drift apart.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import provenance_lines
-from ccpt.spec import (
-    GENERATIVE_TASKS,
-    MULTI_ORACLE,
-    TASK_SPECS,
-    method_label,
-)
-from ccpt.stats import Summary
-
-if TYPE_CHECKING:
-    pass
-
 from ccpt.report.tables import (
     RUN_ROW,
     FailureRow,
@@ -32,14 +21,14 @@ from ccpt.report.tables import (
     IterationTable,
     Report,
     TypeResult,
-    _row_spread,
     format_summary,
     oracle_note,
+    row_spread,
     stat_note,
 )
+from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS, method_label
+from ccpt.stats import Summary
 
-# ------------------------------------------------------------------------------------ display tables
-#
 # Every renderer draws the same display tables: one builder decides the rows, columns and cell texts of each
 # table, the renderers only escape and decorate. The numbers behind the cells are kept for `to_frame()`.
 
@@ -106,7 +95,7 @@ def generative_display(table: GenerativeTable) -> DisplayTable:
         cells = [_text_cell(row.model if row.kind == RUN_ROW else ""), _text_cell(row.label)]
         for col in table.columns:
             key = (col.task, col.metric)
-            cells.append(_summary_cell(row.cells.get(key), spread=_row_spread(row), rank=row.ranks.get(key)))
+            cells.append(_summary_cell(row.cells.get(key), spread=row_spread(row), rank=row.ranks.get(key)))
         rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
     return DisplayTable("table3", table.title, header, tuple(rows))
 
@@ -226,7 +215,8 @@ def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
     return out
 
 
-def _preamble(report: Report) -> list[str]:
+def preamble_lines(report: Report) -> list[str]:
+    """The notes every format prints above the tables: statistic, oracle, judge, failures, run notes."""
     lines = [stat_note(report.stat), oracle_note(report.oracle)]
     if report.judge_info:
         lines.append(f"Judge: {report.judge_info}")
@@ -239,5 +229,11 @@ def _preamble(report: Report) -> list[str]:
     return lines
 
 
-def _provenance_lines(report: Report) -> list[str]:
+def report_provenance_lines(report: Report) -> list[str]:
+    """The report's provenance block as ``key: value`` lines (none when the report has no provenance)."""
     return provenance_lines(report.provenance) if report.provenance else []
+
+
+def decorate(text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]) -> str:
+    """``text`` marked as best (rank 1) or second (rank 2) with the renderer's own bold and underline."""
+    return bold(text) if rank == 1 else underline(text) if rank == 2 else text

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    pass
-
-from ccpt.report.display import DisplayTable, _preamble, _provenance_lines, display_tables, generative_display
-from ccpt.report.markdown import _decorate
+from ccpt.report.display import (
+    DisplayTable,
+    decorate,
+    display_tables,
+    generative_display,
+    preamble_lines,
+    report_provenance_lines,
+)
 from ccpt.report.tables import GenerativeTable, Report
-
-# ------------------------------------------------------------------------------------------------ HTML
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
@@ -39,7 +40,7 @@ def _html_table(header: Sequence[str], body: Sequence[Sequence[str]], row_classe
 def table_html(table: DisplayTable) -> str:
     """One display table as HTML (every text escaped), its notes as paragraphs."""
     body = [
-        [_decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
+        [decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
         for row in table.rows
     ]
     classes = ["oracle" if row.oracle else "" for row in table.rows]
@@ -61,7 +62,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
         f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
     ]
-    parts += [f"<li>{_h(line)}</li>" for line in _preamble(report)]
+    parts += [f"<li>{_h(line)}</li>" for line in preamble_lines(report)]
     parts.append("</ul>")
     parts += [table_html(table) for table in display_tables(report)]
     for caption, payload in figures:
@@ -73,7 +74,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         table = _html_table(list(report.examples.columns), body)
         parts.append(table.replace("<td>", "<td class='ans'>"))
     if report.provenance:
-        items = "".join(f"<li>{_h(line)}</li>" for line in _provenance_lines(report))
+        items = "".join(f"<li>{_h(line)}</li>" for line in report_provenance_lines(report))
         parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")
     parts.append("</body></html>")
     return "\n".join(parts)

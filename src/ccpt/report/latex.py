@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ccpt.spec import (
-    TASK_SPECS,
+from ccpt.report.display import (
+    Cell,
+    DisplayTable,
+    decorate,
+    display_tables,
+    generative_display,
+    preamble_lines,
+    report_provenance_lines,
 )
-
-if TYPE_CHECKING:
-    pass
-
-from ccpt.report.display import Cell, DisplayTable, _preamble, _provenance_lines, display_tables, generative_display
-from ccpt.report.markdown import _decorate
 from ccpt.report.tables import RUN_ROW, GenerativeTable, Report
-
-# ----------------------------------------------------------------------------------------------- LaTeX
+from ccpt.spec import TASK_SPECS
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -41,7 +38,7 @@ def _latex_text(text: str) -> str:
 
 
 def _latex_cell(cell: Cell) -> str:
-    return _decorate(_latex_text(cell.text), cell.rank, lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
+    return decorate(_latex_text(cell.text), cell.rank, lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
 
 
 def _latex_comment(text: str) -> str:
@@ -102,10 +99,10 @@ def table_latex(table: DisplayTable) -> str:
 
 def render_latex(report: Report) -> str:
     """Every table as a LaTeX fragment, with the notes and provenance as comments."""
-    parts = ["\n".join(_latex_comment(line) for line in _preamble(report))]
+    parts = ["\n".join(_latex_comment(line) for line in preamble_lines(report))]
     if report.generative:
         parts.append(generative_latex(report.generative))
     parts += [table_latex(t) for t in display_tables(report) if t.key != "table3"]
     if report.provenance:
-        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *_provenance_lines(report)]))
+        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *report_provenance_lines(report)]))
     return "\n\n".join(parts) + "\n"

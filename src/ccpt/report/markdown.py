@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-if TYPE_CHECKING:
-    pass
-
-from ccpt.report.display import Cell, DisplayTable, _preamble, _provenance_lines, display_tables, generative_display
+from ccpt.report.display import (
+    Cell,
+    DisplayTable,
+    decorate,
+    display_tables,
+    generative_display,
+    preamble_lines,
+    report_provenance_lines,
+)
 from ccpt.report.tables import GenerativeTable, Report
-
-# -------------------------------------------------------------------------------------------- markdown
 
 
 def _md_escape(text: str) -> str:
@@ -24,12 +26,8 @@ def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _decorate(text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]) -> str:
-    return bold(text) if rank == 1 else underline(text) if rank == 2 else text
-
-
 def _md_cell(cell: Cell) -> str:
-    return _decorate(_md_escape(cell.text), cell.rank, lambda s: f"**{s}**", lambda s: f"<u>{s}</u>")
+    return decorate(_md_escape(cell.text), cell.rank, lambda s: f"**{s}**", lambda s: f"<u>{s}</u>")
 
 
 def table_markdown(table: DisplayTable) -> str:
@@ -46,8 +44,8 @@ def generative_markdown(table: GenerativeTable) -> str:
 
 def render_markdown(report: Report) -> str:
     """The whole report as markdown."""
-    parts = ["# CCPT report", "\n".join(f"- {_md_escape(line)}" for line in _preamble(report))]
+    parts = ["# CCPT report", "\n".join(f"- {_md_escape(line)}" for line in preamble_lines(report))]
     parts += [table_markdown(table) for table in display_tables(report)]
     if report.provenance:
-        parts.append("Provenance:\n" + "\n".join(f"- {_md_escape(line)}" for line in _provenance_lines(report)))
+        parts.append("Provenance:\n" + "\n".join(f"- {_md_escape(line)}" for line in report_provenance_lines(report)))
     return "\n\n".join(parts) + "\n"

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ccpt.jsonout import dumps, strict
-from ccpt.sheets import neutralise
-from ccpt.spec import (
-    GOLD_STORED,
-    TYPE_PREDICTION,
-)
-from ccpt.stats import Summary
-
-if TYPE_CHECKING:
-    pass
-
 from ccpt.report.display import usage_records
 from ccpt.report.tables import STORED_GOLD_ROW, Report, stat_note
-
-# ------------------------------------------------------------------------------------------- CSV / JSON
+from ccpt.sheets import neutralise
+from ccpt.spec import GOLD_STORED, TYPE_PREDICTION
+from ccpt.stats import Summary
 
 
 def _summary_record(summary: Summary) -> dict[str, Any]:

@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ccpt.errors import CcptError
-
-if TYPE_CHECKING:
-    pass
-
 from ccpt.report.html import render_html
 from ccpt.report.latex import render_latex
 from ccpt.report.markdown import render_markdown

@@ -20,13 +20,7 @@ from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
 from ccpt.results import optional
-from ccpt.scoring import (
-    Classification,
-    Relevances,
-    classify,
-    oracle_per_column,
-    oracle_single_best,
-)
+from ccpt.scoring import Classification, Relevances, classify, oracle_per_column, oracle_single_best
 from ccpt.spec import (
     EMERGENT,
     GENERATIVE_TASKS,
@@ -554,5 +548,6 @@ def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
     return text
 
 
-def _row_spread(row: Row) -> bool:
+def row_spread(row: Row) -> bool:
+    """Whether a row's cells show a spread (±): every row but the stored-judge Gold row."""
     return row.kind != STORED_GOLD_ROW  # Gold has one value per instance: no seeds, no spread
