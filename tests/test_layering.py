@@ -101,7 +101,7 @@ def test_the_graph_reader_sees_lazy_and_relative_imports() -> None:
     # The checks below are only as good as this reader: a function-level import must count.
     graph = import_graph()
     assert "ccpt.sources" in graph["ccpt.eval.spreading"]  # imported inside load_graph()
-    assert _imports_package(graph["ccpt.results"], "inspect_ai")  # imported inside from_inspect_logs()
+    assert _imports_package(graph["ccpt.results.inspect_logs"], "inspect_ai")  # imported inside from_inspect_logs()
     assert "ccpt.results" not in graph["ccpt"]  # only under `if TYPE_CHECKING:` there
 
 

@@ -1,0 +1,294 @@
+"""The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result
+files") read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ccpt.errors import DataError
+from ccpt.results.table import missing_columns, optional, set_scores, tidy_frame
+from ccpt.rows import empty_row
+from ccpt.scoring import Relevances
+from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, REFERENCE_METHODS, TASK_SPECS, TYPE_PREDICTION
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+
+# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
+# Inspect logs written before protocols existed ran ccpt's default (DEFAULT_PROTOCOL).
+REFERENCE_PROTOCOL = "as-run"
+
+# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
+# character (dots, colons, slashes, spaces: "Meta-Llama-3.1-70B-Instruct", "qwen2.5:72b", even Bedrock's
+# "meta.llama3-1-70b-instruct-v1:0"): the dataset's own "meta.*" columns never end in "_<seed>_<field>" or
+# "_generated_", so the structure alone tells them apart.
+_RUN_COLUMN = re.compile(
+    r"^(?P<prefix>.+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
+    r"combination_relevance|root_relevance|modifier_relevance|indiv_max|emergence|cancellation)$"
+)
+_TP_COLUMN = re.compile(r"^(?P<model>.+?)_generated_$")
+_JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
+
+
+def _generations(cell: Any, path: Path, row: int, column: str) -> list[str]:
+    """The raw generations of one ``*_generated_`` cell (a Python list literal, decoded without eval)."""
+    from ccpt.answers import split_reply_list
+
+    if not isinstance(cell, str):
+        return []
+    items = split_reply_list(cell)
+    if items is None:
+        raise DataError(f"{path}: row {row}, column {column}: not a list of generations")
+    return items
+
+
+def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: str) -> None:
+    missing = missing_columns(columns, required)
+    if missing:
+        raise DataError(
+            f"{path}: not a CCPT {what} result file; missing column(s): {', '.join(missing)}",
+            "expected the authors' result CSV format (docs/metrics.md, \"The authors' result files\")",
+        )
+
+
+def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
+    if not fields:
+        if any(_TP_COLUMN.match(c) for c in columns):
+            return TYPE_PREDICTION
+        raise DataError(
+            f"{path}: no per-run result columns found (e.g. 'gpt-4o_naive_0_generated_' or "
+            "'gpt-4o_naive_0_combination_relevance')",
+            "is this one of the authors' result files?",
+        )
+    if "combination" in fields:
+        return NPC_EMERGENT
+    if "property" in fields:
+        if "cancellation" in fields or any(re.match(r"^meta\..*_cancellation$", c) for c in columns):
+            return PI_CANCELED
+        if "emergence" in fields or any(re.match(r"^meta\..*_emergence$", c) for c in columns):
+            return PI_EMERGENT
+    raise DataError(
+        f"{path}: cannot tell the task from the columns (need '<run>_property' with an emergence or "
+        "cancellation column, or '<run>_combination')"
+    )
+
+
+def _instance_ids(
+    frame: pd.DataFrame, task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
+) -> list[str]:
+    """Dataset Record ids for the rows of a generative reference file (matched on combination + property)."""
+    if dataset is None:
+        notes.append(
+            f"{path.name}: no dataset given; instance ids are row positions ('{task}:row<i>'), "
+            "pass --data-dir to use dataset ids and to add the Gold row"
+        )
+        return [f"{task}:row{i}" for i in range(len(frame))]
+    from ccpt.dataset import clean_combination
+
+    pool: dict[tuple[str, str], list[str]] = {}
+    for record in dataset.test(task):  # type: ignore[arg-type]
+        pool.setdefault((record.combination.lower(), record.property.lower()), []).append(record.id)
+    ids: list[str] = []
+    for i, (combination, prop) in enumerate(zip(frame["combination"], frame["property"], strict=True)):
+        key = (clean_combination(str(combination)).lower(), str(prop).lower())
+        matches = pool.get(key)
+        if not matches:
+            raise DataError(
+                f"{path}: row {i} ({combination!r}, {prop!r}) is not in the {task} test split of {dataset.source}",
+                "use the dataset the results were produced on, or omit --data-dir",
+            )
+        ids.append(matches.pop(0))  # duplicates: first unused match, in file order
+    return ids
+
+
+def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
+    row = empty_row()
+    row.update(
+        task=task,
+        model=model,
+        method=REFERENCE_METHODS.get(method_raw, method_raw),
+        method_raw=method_raw,
+        seed=seed,
+        instance=instance,
+        sample=0,
+        judge_failures=0,
+        source=path.name,
+        protocol=REFERENCE_PROTOCOL,
+    )
+    return row
+
+
+def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
+    """Read one of the authors' result CSVs into the tidy table.
+
+    Model, method, seed, sample and task are recognised from the column names (not the file name):
+    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample
+    fields are ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregate columns such as
+    ``gpt-4o_best+multi_0_emergence`` are ignored (ccpt recomputes the oracle). The stored relevances are
+    already in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance of the head noun
+    (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the answer the authors
+    judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
+    """
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+    columns = list(frame.columns)
+    runs: dict[tuple[str, int], dict[tuple[int | None, str], str]] = {}
+    for column in columns:
+        match = _RUN_COLUMN.match(column)
+        if match and "+" not in match["prefix"] and "_" in match["prefix"]:
+            sample = None if match["sample"] is None else int(match["sample"])
+            runs.setdefault((match["prefix"], int(match["seed"])), {})[(sample, match["field"])] = column
+    fields = {field for run in runs.values() for (_, field) in run}
+    task = _detect_task(path, columns, fields)
+    notes: list[str] = []
+    if not TASK_SPECS[task].generative:
+        out = _type_prediction_rows(frame, path, dataset, notes)
+    else:
+        out = _generative_rows(frame, path, task, runs, dataset, notes)
+    out.attrs["notes"] = notes
+    return out
+
+
+def _judge_name(columns: Sequence[str]) -> str:
+    for column in columns:
+        match = _JUDGE_COLUMN.match(column)
+        if match and match["judge"] != "human":  # meta.combination_human_relevance holds Likert tuples
+            return match["judge"]
+    return "unknown"
+
+
+def _generative_rows(
+    frame: pd.DataFrame,
+    path: Path,
+    task: str,
+    runs: Mapping[tuple[str, int], Mapping[tuple[int | None, str], str]],
+    dataset: CCPTDataset | None,
+    notes: list[str],
+) -> pd.DataFrame:
+    _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
+    judge = _judge_name(list(frame.columns))
+    spec = TASK_SPECS[task]
+    npc = spec.completes_phrase
+    head_column = f"meta.root_{judge}_relevance"
+    if npc:
+        _require(path, frame.columns, [head_column], task)
+    ids = _instance_ids(frame, task, path, dataset, notes)
+    lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
+    rows: list[dict[str, Any]] = []
+    for (prefix, seed), cols in sorted(runs.items()):
+        model, _, method_raw = prefix.rpartition("_")
+        samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
+        needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
+        for sample in samples:
+            absent = [
+                f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}_{f}"
+                for f in needed
+                if (sample, f) not in cols
+            ]
+            if absent:
+                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
+        raw_column = cols.get((None, "generated_"))
+        for i, line in enumerate(lines):
+            raw_list = [] if raw_column is None else _generations(line[raw_column], path, i, raw_column)
+            for sample in samples:
+                index = 0 if sample is None else sample
+
+                def get(field: str, _sample: int | None = sample, _cols=cols, _line=line) -> Any:
+                    column = _cols.get((_sample, field))
+                    return None if column is None else _line[column]
+
+                row = _base_row(task, model, method_raw, seed, ids[i], path)
+                row.update(
+                    sample=index,
+                    combination=str(line["combination"]),
+                    head=str(line["root"]),
+                    modifier=str(line["modifier"]),
+                    property=str(line["property"]),
+                    judge=judge,
+                )
+                raw = raw_list[index] if index < len(raw_list) else None
+                row["answer_raw"] = raw
+                parsed = spec.parse(raw, str(line["root"])) if raw is not None else None
+                # The answer the authors judged (their parsed columns); ours only where they stored none.
+                if npc:
+                    row["answer"] = optional(get("combination"), str) or (parsed.value if parsed else None)
+                    row["answer_modifier"] = optional(get("modifier"), str) or (parsed.modifier if parsed else None)
+                    r_hp = optional(line[head_column], float)
+                else:
+                    row["answer"] = optional(get("property"), str) or (parsed.value if parsed else None)
+                    r_hp = optional(get("root_relevance"), float)
+                row["parse_ok"] = bool(parsed.ok) if parsed else False
+                row["parse_error"] = parsed.error if parsed else "no raw generation stored"
+                set_scores(
+                    row,
+                    Relevances(
+                        optional(get("combination_relevance"), float),
+                        r_hp,
+                        optional(get("modifier_relevance"), float),
+                    ),
+                )
+                rows.append(row)
+    return tidy_frame(rows)
+
+
+def _type_prediction_rows(
+    frame: pd.DataFrame, path: Path, dataset: CCPTDataset | None, notes: list[str]
+) -> pd.DataFrame:
+    answer_columns = [c for c in frame.columns if _TP_COLUMN.match(c)]
+    _require(path, frame.columns, ["combination", "property", "human_label_majority"], TYPE_PREDICTION)
+    lookup: dict[tuple[str, str, str], list[str]] = {}
+    if dataset is not None:
+        from ccpt.dataset import clean_combination
+
+        for record in dataset.paper_records:
+            key = (record.type, record.combination.lower(), record.property.lower())
+            lookup.setdefault(key, []).append(record.id)
+    else:
+        notes.append(f"{path.name}: no dataset given; instance ids are row positions ('{TYPE_PREDICTION}:row<i>')")
+    rows: list[dict[str, Any]] = []
+    lines = frame.to_dict("records")
+    for column in answer_columns:
+        model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
+        unmatched = 0
+        for i, line in enumerate(lines):
+            gold = str(line["human_label_majority"])
+            instance = f"{TYPE_PREDICTION}:row{i}"
+            if dataset is not None:
+                key = (
+                    gold,
+                    clean_combination(str(line["combination"])).lower(),
+                    str(line["property"]).lower(),
+                )
+                ids = lookup.get(key)
+                if ids:
+                    instance = f"{gold}:{ids[0]}"
+                elif gold != "others":
+                    unmatched += 1
+            row = _base_row(TYPE_PREDICTION, model, "naive", 0, instance, path)
+            row.update(combination=str(line["combination"]), property=str(line["property"]), gold_type=gold)
+            row["method"] = BASE
+            raw_list = _generations(line[column], path, i, column)
+            raw = raw_list[0] if raw_list else None
+            parsed = TASK_SPECS[TYPE_PREDICTION].parse(raw) if raw is not None else None
+            row.update(
+                answer_raw=raw,
+                answer=parsed.value if parsed and parsed.ok else None,
+                pred_type=parsed.value if parsed and parsed.ok else None,
+                parse_ok=bool(parsed and parsed.ok),
+                parse_error=parsed.error if parsed else "no raw generation stored",
+                judge=None,
+            )
+            rows.append(row)
+        if unmatched:
+            notes.append(f"{path.name}: {unmatched} non-'others' rows not found in the dataset; ids are row positions")
+    return tidy_frame(rows)

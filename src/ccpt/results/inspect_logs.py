@@ -1,0 +1,197 @@
+"""Inspect eval logs written by ccpt's tasks, read into the tidy table (one row per sample, epoch and
+Multi-Oracle member); unreadable logs are named and skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ccpt.errors import DataError
+from ccpt.protocol import DEFAULT_PROTOCOL
+from ccpt.results.table import LOG_DONE, LOG_JUDGE, RUN_KEY, set_scores, tidy_frame
+from ccpt.rows import COLUMNS, empty_row
+from ccpt.scoring import Relevances
+from ccpt.spec import TASK_SPECS, split_method
+
+
+def _normalise_sa(row: dict[str, Any]) -> None:
+    """Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True."""
+    method, sa_filter = split_method(str(row.get("method") or ""))
+    if sa_filter is False:
+        row["method"], row["sa_filter"] = method, False
+    elif sa_filter and row.get("sa_filter") is None:
+        row["sa_filter"] = True
+
+
+def rows_from_metadata(
+    meta: Mapping[str, Any],
+    *,
+    default_seed: int,
+    default_model: str,
+    source: str,
+    protocol: str = DEFAULT_PROTOCOL,
+) -> list[dict[str, Any]]:
+    """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
+    base = {k: v for k, v in meta.items() if k != "samples"}
+    members = meta.get("samples")
+    if members is None:
+        members = [{}]
+    if not isinstance(members, list) or not all(isinstance(m, Mapping) for m in members):
+        raise DataError(f"{source}: metadata 'samples' must be a list of per-sample dicts")
+    rows: list[dict[str, Any]] = []
+    for index, member in enumerate(members):
+        merged = {**base, **member}
+        row = empty_row()
+        row.update({k: merged.get(k) for k in COLUMNS if k in merged})
+        row["sample"] = int(merged.get("sample", index))
+        row["seed"] = int(merged["seed"]) if merged.get("seed") is not None else default_seed
+        row["model"] = merged.get("model") or default_model
+        row["method_raw"] = merged.get("method_raw") or merged.get("method")
+        _normalise_sa(row)
+        row["judge_failures"] = int(merged.get("judge_failures") or 0)
+        row["source"] = source
+        row["protocol"] = protocol
+        if row.get("task") not in TASK_SPECS:
+            raise DataError(f"{source}: unknown task {row.get('task')!r} in sample metadata")
+        if TASK_SPECS[row["task"]].generative:
+            set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
+        rows.append(row)
+    return rows
+
+
+def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
+    """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table.
+
+    One row per sample per epoch (and per Multi-Oracle member) from
+    ``sample.scores[<scorer>].metadata["ccpt"]``.
+    The scorer stores there one per-sample dict whose keys are those of :data:`COLUMNS` (docs/metrics.md).
+
+    Multi-Oracle shape: the same dict, whose per-answer keys move into a list under ``"samples"``::
+
+        {"task": "pi_emergent", "model": "...", "method": "multi_oracle", "seed": 0,
+         "instance": "ccpt_emergent:17", "combination": ..., "head": ..., "modifier": ..., "property": ...,
+         "judge": "...",
+         "samples": [{"sample": 0, "answer_raw": ..., "answer": ..., "answer_modifier": ...,
+                      "parse_ok": ..., "parse_error": ..., "r_np": ..., "r_hp": ..., "r_mp": ...,
+                      "judge_failures": 0}, ...]}
+
+    Each list element is merged over the top-level keys (element wins) and becomes one row. ``seed``
+    defaults to ``epoch − 1`` and ``model`` to the log's model when absent. ``r_hmp`` and ``score`` are
+    recomputed from ``r_np``, ``r_hp``, ``r_mp``. Samples with no ``ccpt`` metadata (e.g. errored samples)
+    become a row with ``parse_ok=False`` and ``parse_error="sample error: …"`` so failures are counted.
+    """
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    root = Path(log_dir)
+    if root.is_file():
+        locations = [str(root)]
+    elif root.is_dir():
+        locations = [info.name for info in list_eval_logs(str(root), recursive=True)]
+    else:
+        raise DataError(f"{root}: no such log file or directory")
+    rows: list[dict[str, Any]] = []
+    logs = []
+    unreadable: list[UnreadableLog] = []
+    for location in locations:
+        try:
+            logs.append(read_eval_log(location))
+        except Exception as exc:  # truncated zip, bad JSON, foreign file: one bad log must not hide the others
+            unreadable.append(UnreadableLog(str(location).replace("file://", ""), _reason(exc)))
+    logs.sort(key=lambda log: str(log.eval.created))
+    for log in logs:
+        source = Path(str(log.location).replace("file://", "")).name
+        model = str(log.eval.model)
+        task_name = str(log.eval.task).split("/")[-1]
+        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
+        roles = log.eval.model_roles or {}
+        log_judge = str(roles["grader"].model) if "grader" in roles else None
+        first = len(rows)
+        for sample in log.samples or []:
+            epoch = int(getattr(sample, "epoch", 1) or 1)
+            meta = None
+            for score in (sample.scores or {}).values():
+                if isinstance(score.metadata, Mapping) and "ccpt" in score.metadata:
+                    meta = score.metadata["ccpt"]
+                    break
+            if meta is None:
+                error = getattr(sample, "error", None)
+                row = empty_row()
+                # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
+                # sample: keep it, so the failure is counted in its place (e.g. Table 5's Unparsed column).
+                sample_meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
+                row.update({k: sample_meta[k] for k in COLUMNS if k in sample_meta})
+                row.update(
+                    task=task_name if task_name in TASK_SPECS else None,
+                    model=model,
+                    method=(log.eval.task_args or {}).get("method"),
+                    seed=epoch - 1,
+                    instance=str(sample.id),
+                    sample=0,
+                    parse_ok=False,
+                    judge_failures=0,
+                    source=source,
+                    protocol=protocol,
+                    parse_error=f"sample error: {getattr(error, 'message', error)}"
+                    if error
+                    else "no ccpt score metadata",
+                )
+                rows.append(row)
+                continue
+            rows.extend(
+                rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol)
+            )
+        for row in rows[first:]:
+            row[LOG_JUDGE] = log_judge
+            row[LOG_DONE] = log.status in ("success", "error")
+    if not rows:
+        if unreadable:
+            raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
+        raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
+    out = tidy_frame(rows)
+    out[LOG_JUDGE] = [row.get(LOG_JUDGE) for row in rows]
+    out[LOG_DONE] = [row[LOG_DONE] for row in rows]
+    # A directory can hold the same run twice (rerun with a larger --limit, or a killed run and its resumption):
+    # the newest log wins, so no answer is counted twice. Rows of an interrupted log (status started or
+    # cancelled) that its resumption replaced are simply superseded; repeats of finished runs get a note.
+    repeated = out.duplicated(subset=list(RUN_KEY), keep="last")
+    repeated_done = int((repeated & out[LOG_DONE]).sum())
+    out = out[~repeated].reset_index(drop=True)
+    unfinished = int((~out[LOG_DONE]).sum())
+    out = out.drop(columns=[LOG_JUDGE, LOG_DONE])
+    notes = []
+    if repeated_done:
+        notes.append(f"{repeated_done} rows repeated in older logs of the same run were ignored (newest log kept)")
+    if unfinished:
+        notes.append(
+            f"{unfinished} rows come from interrupted runs (log status started or cancelled): "
+            "rerun the same `ccpt run` command to complete them"
+        )
+    if unreadable:
+        notes.append(f"skipped {unreadable_line(unreadable)}")
+    out.attrs["notes"] = notes
+    out.attrs["unreadable"] = unreadable
+    return out
+
+
+@dataclass(frozen=True)
+class UnreadableLog:
+    """A log file that could not be read (e.g. truncated by a kill); skipped and reported, never fatal."""
+
+    path: str
+    reason: str
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def unreadable_line(logs: Sequence[UnreadableLog]) -> str:
+    """One line naming every unreadable log and why, e.g. for a warning on stderr."""
+    named = "; ".join(f"{log.path}: {log.reason}" for log in logs)
+    return f"{len(logs)} unreadable log file{'s' if len(logs) != 1 else ''} ({named})"
