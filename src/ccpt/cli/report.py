@@ -100,8 +100,8 @@ def command(
 
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
     """
-    from ccpt import figures as figs
     from ccpt.report import build_report, render
+    from ccpt.report import figures as figs
     from ccpt.results import export, load_results
 
     if figures is not None:  # before the (possibly long) report: a bad path is one line, not a lost run

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ccpt.report import GenerativeTable, score_name
+from ccpt.report.tables import GenerativeTable, score_name
 from ccpt.scoring import Classification
 from ccpt.spec import TASK_SPECS, method_label
 
