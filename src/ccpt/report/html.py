@@ -10,31 +10,47 @@ from ccpt.report.display import (
     DisplayTable,
     decorate,
     display_tables,
+    examples_display,
     generative_display,
     preamble_lines,
     report_provenance_lines,
+    warning_lines,
 )
 from ccpt.report.tables import GenerativeTable, Report
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
-th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}
+th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
 th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}
-td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}"""
+td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}
+li.warn{color:#a40000;font-weight:bold}figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#444}"""
 
 
 def _h(text: Any) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
-def _html_table(header: Sequence[str], body: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
-    """``body`` cells are already-escaped HTML fragments."""
+def _html_table(
+    header: Sequence[str],
+    body: Sequence[Sequence[str]],
+    row_classes: Sequence[str] | None = None,
+    cell_classes: Sequence[str] = (),
+) -> str:
+    """``body`` cells are already-escaped HTML fragments; ``cell_classes`` gives column j the class [j]."""
     head = "<tr>" + "".join(f"<th>{_h(c)}</th>" for c in header) + "</tr>"
     rows = []
     for i, cells in enumerate(body):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        rows.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        tds = [
+            f'<td class="{cell_classes[j]}">{c}</td>' if j < len(cell_classes) and cell_classes[j] else f"<td>{c}</td>"
+            for j, c in enumerate(cells)
+        ]
+        rows.append(f"<tr{cls}>" + "".join(tds) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+# Example answers: text columns left-aligned, the raw model text in monospace with its line breaks.
+_EXAMPLE_CLASSES = ("l", "l", "l", "", "l", "l", "l", "ans", "l", "", "", "l", "l")
 
 
 def table_html(table: DisplayTable) -> str:
@@ -62,17 +78,18 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
         f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
     ]
-    parts += [f"<li>{_h(line)}</li>" for line in preamble_lines(report)]
+    parts += [f"<li class='warn'>{_h(line)}</li>" for line in warning_lines(report)]
+    parts += [f"<li>{_h(line)}</li>" for line in preamble_lines(report, with_warnings=False)]
     parts.append("</ul>")
     parts += [table_html(table) for table in display_tables(report)]
     for caption, payload in figures:
         img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
         parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
     if report.examples is not None and not report.examples.empty:
-        parts.append("<h2>Example answers (raw model text, escaped)</h2>")
-        body = [[_h(v) for v in rec] for rec in report.examples.itertuples(index=False)]
-        table = _html_table(list(report.examples.columns), body)
-        parts.append(table.replace("<td>", "<td class='ans'>"))
+        examples = examples_display(report.examples, report.labels)
+        body = [[_h(c.text) for c in row.cells] for row in examples.rows]
+        table = _html_table(examples.header, body, cell_classes=_EXAMPLE_CLASSES)
+        parts.append(f"<h2>{_h(examples.title)}</h2>{table}")
     if report.provenance:
         items = "".join(f"<li>{_h(line)}</li>" for line in report_provenance_lines(report))
         parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")
