@@ -64,10 +64,9 @@ def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Orac
 def resolve_run(frame: pd.DataFrame, spec: tuple[str, str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:
     """The (model id, method name) of the results that a user's ``MODEL:METHOD`` names, matched as the tables
     print them: model id or display name in any case; method name or label (``Multi-Oracle``, ``base``, ``Base``,
-    ``sa_llm_nofilter``) in any case."""
+    ``sa_llm_nofilter``) in any case. ``frame``'s methods are run names (:func:`display_methods`)."""
     model = match_model(spec[0], {str(m) for m in frame["model"].dropna()}, labels)
-    methods = set(display_methods(frame[frame["model"] == model]))
-    return model, match_method(spec[1], methods)
+    return model, match_method(spec[1], {str(m) for m in frame.loc[frame["model"] == model, "method"]})
 
 
 def compare_runs(
