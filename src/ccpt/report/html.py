@@ -21,8 +21,9 @@ from ccpt.report.tables import GenerativeTable, Report
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
-th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}
-td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}
+th:first-child,td:first-child,.l{text-align:left}tr.oracle{background:#eee}
+th.ans{text-align:left}td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}
+.nw{white-space:nowrap}img{max-width:100%}
 li.warn{color:#a40000;font-weight:bold}figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#444}"""
 
 
@@ -37,20 +38,30 @@ def _html_table(
     cell_classes: Sequence[str] = (),
 ) -> str:
     """``body`` cells are already-escaped HTML fragments; ``cell_classes`` gives column j the class [j]."""
-    head = "<tr>" + "".join(f"<th>{_h(c)}</th>" for c in header) + "</tr>"
+    head = "<tr>" + "".join(_cell("th", _h(c), cell_classes, j) for j, c in enumerate(header)) + "</tr>"
     rows = []
     for i, cells in enumerate(body):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        tds = [
-            f'<td class="{cell_classes[j]}">{c}</td>' if j < len(cell_classes) and cell_classes[j] else f"<td>{c}</td>"
-            for j, c in enumerate(cells)
-        ]
-        rows.append(f"<tr{cls}>" + "".join(tds) + "</tr>")
+        rows.append(f"<tr{cls}>" + "".join(_cell("td", c, cell_classes, j) for j, c in enumerate(cells)) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
+    cls = classes[j] if j < len(classes) else ""
+    return f'<{tag} class="{cls}">{content}</{tag}>' if cls else f"<{tag}>{content}</{tag}>"
+
+
 # Example answers: text columns left-aligned, the raw model text in monospace with its line breaks.
-_EXAMPLE_CLASSES = ("l", "l", "l", "", "l", "l", "l", "ans", "l", "", "", "l", "l")
+# Names and scores do not wrap ("GPT-\n4o"); the phrases and answers do.
+_EXAMPLE_CLASSES = ("l nw", "l nw", "l nw", "", "l", "l", "l", "ans", "l", "nw", "nw", "l nw", "l nw")
+
+
+def _text_columns(table: DisplayTable) -> tuple[str, ...]:
+    """Class "l" (left-aligned) for the columns that hold text (labels, names) rather than numbers."""
+    return tuple(
+        "l" if table.rows and all(isinstance(row.cells[j].value, str) for row in table.rows) else ""
+        for j in range(len(table.header))
+    )
 
 
 def table_html(table: DisplayTable) -> str:
@@ -61,7 +72,7 @@ def table_html(table: DisplayTable) -> str:
     ]
     classes = ["oracle" if row.oracle else "" for row in table.rows]
     notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
-    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes) + notes
+    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, _text_columns(table)) + notes
 
 
 def generative_html(table: GenerativeTable) -> str:
