@@ -66,6 +66,13 @@ class DisplayTable:
     rows: tuple[DisplayRow, ...]
     notes: tuple[str, ...] = ()
 
+    def text_columns(self) -> tuple[bool, ...]:
+        """Per column, whether it holds text (names, labels) rather than numbers: renderers align it left."""
+        return tuple(
+            bool(self.rows) and all(isinstance(row.cells[j].value, str) for row in self.rows)
+            for j in range(len(self.header))
+        )
+
     def to_frame(self, spread: bool = False) -> pd.DataFrame:
         """The table's numbers (means, percentages, counts; text for label columns), one row per display row.
 
@@ -106,6 +113,11 @@ def _summary_cell(summary: Summary | None, *, spread: bool = True, rank: int | N
 
 def _pct(value: float) -> str:
     return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
+
+
+def _percent(value: float) -> str:
+    """A share in a sentence: "95.6%", or "—" when undefined (no instance of the group)."""
+    return "—" if value != value else f"{value:.1f}%"
 
 
 def _pct_cell(value: float) -> Cell:
@@ -162,8 +174,8 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
     note = (
         f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "
         f"{seeds} seed{'s' if seeds != 1 else ''}); has property (green): "
-        f"{_pct(100 * cls.has_property_accuracy)}%; lacks property (red): {_pct(100 * cls.lacks_property_accuracy)}%; "
-        f"binary (mean of both): {_pct(100 * cls.binary_accuracy)}%."
+        f"{_percent(100 * cls.has_property_accuracy)}; lacks property (red): "
+        f"{_percent(100 * cls.lacks_property_accuracy)}; binary (mean of both): {_percent(100 * cls.binary_accuracy)}."
     )
     title = f"Table 5: property type prediction — {model_text(res.model, labels)} / {method_label(res.method)}"
     return DisplayTable(f"table5:{res.model}:{res.method}", title, header, tuple(rows), (note,))

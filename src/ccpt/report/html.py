@@ -56,14 +56,6 @@ def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
 _EXAMPLE_CLASSES = ("l nw", "l nw", "l nw", "", "l", "l", "l", "ans", "l", "nw", "nw", "l nw", "l nw")
 
 
-def _text_columns(table: DisplayTable) -> tuple[str, ...]:
-    """Class "l" (left-aligned) for the columns that hold text (labels, names) rather than numbers."""
-    return tuple(
-        "l" if table.rows and all(isinstance(row.cells[j].value, str) for row in table.rows) else ""
-        for j in range(len(table.header))
-    )
-
-
 def table_html(table: DisplayTable) -> str:
     """One display table as HTML (every text escaped), its notes as paragraphs."""
     body = [
@@ -72,7 +64,8 @@ def table_html(table: DisplayTable) -> str:
     ]
     classes = ["oracle" if row.oracle else "" for row in table.rows]
     notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
-    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, _text_columns(table)) + notes
+    aligned = ["l" if text else "" for text in table.text_columns()]
+    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, aligned) + notes
 
 
 def generative_html(table: GenerativeTable) -> str:

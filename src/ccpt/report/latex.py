@@ -193,8 +193,9 @@ def generative_latex(
 
 def table_tabular(table: DisplayTable) -> list[str]:
     """One display table's booktabs tabular."""
+    columns = "".join("l" if j == 0 or text else "c" for j, text in enumerate(table.text_columns()))
     lines = [
-        r"\begin{tabular}{l" + "c" * (len(table.header) - 1) + "}",
+        r"\begin{tabular}{" + columns + "}",
         r"\toprule",
         " & ".join(latex_escape(h) for h in table.header) + r" \\",
         r"\midrule",
