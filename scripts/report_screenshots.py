@@ -2,7 +2,15 @@
 through Playwright; each figure is also checked to have loaded.
 
 Usage: .venv/bin/python scripts/report_screenshots.py REPORT.html --out docs/img/report
-       (writes REPORT-top.png, the tables, and REPORT-figures.png, the figures and example answers)
+       (writes <out>-top.png, the warnings and tables, and <out>-figures.png, the figures)
+
+docs/img/report-*.png show the offline default model on 3 instances beside the authors' stored GPT-4o files:
+    .venv/bin/ccpt run --data-dir ../shared/data/ccpt --task pi_emergent --task type_prediction --limit 3 \
+        --seeds 2 --log-dir /tmp/run1
+    .venv/bin/ccpt report /tmp/run1 ../shared/data/reference-results/pi_emergent_gpt-4o_naive.csv \
+        ../shared/data/reference-results/tp_gpt-4o_naive.csv --data-dir ../shared/data/ccpt --format html \
+        --label gpt-4o=GPT-4o --label gguf/qwen2.5-0.5b="Qwen2.5-Coder 0.5B" --out /tmp/report.html
+    .venv/bin/python scripts/report_screenshots.py /tmp/report.html --out docs/img/report
 """
 
 from __future__ import annotations
