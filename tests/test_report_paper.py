@@ -276,6 +276,19 @@ def test_bars_of_different_judges_get_their_own_panels_and_single_seeds_no_error
     assert not [c for c in b.collections if isinstance(c, LineCollection)]
 
 
+def test_bar_chart_draws_hostile_names_as_written(tmp_path: Path) -> None:
+    from ccpt.report import table3
+    from ccpt.report.figures import method_bars, save
+
+    hostile = r"m$\foo{$_^"  # two "$": mathtext would parse "\foo{" and fail
+    rows = _scored(hostile, "base", "judge$1$", {0: [0.4, 0.6]})
+    fig = method_bars(table3(_frame(rows), stat="sem"))
+    save(fig, tmp_path, "bars")  # draws every text: a mathtext error would raise here
+    (ax,) = fig.axes
+    assert ax.get_title() == r"Judge: judge\$1\$"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [r"m\$\foo{\$_^ / Base"]
+
+
 def test_confusion_figure_prints_no_nan() -> None:
     from ccpt.report.figures import confusion_heatmap
     from ccpt.scoring import classify

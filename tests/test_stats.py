@@ -110,7 +110,8 @@ def _sign_flip_p(d: list[float], delta: float) -> float:
     shifted = [x - delta for x in d]
     observed = abs(sum(shifted))
     flips = list(itertools.product((1, -1), repeat=len(d)))
-    return sum(abs(sum(s * x for s, x in zip(signs, shifted))) >= observed - 1e-9 for signs in flips) / len(flips)
+    hits = sum(abs(sum(s * x for s, x in zip(signs, shifted, strict=True))) >= observed - 1e-9 for signs in flips)
+    return hits / len(flips)
 
 
 def test_five_pairs_cannot_reach_five_percent_and_the_ci_says_so() -> None:

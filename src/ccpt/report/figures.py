@@ -31,6 +31,12 @@ COLUMN_WIDTH_IN = 3.3
 JITTER_SD = 0.05
 
 
+def literal(text: str) -> str:
+    """``text`` drawn as written: matplotlib reads "$…$" as math (a model name "a$b$c" would be typeset, and
+    "$\\foo$" fail to draw), so every "$" is escaped."""
+    return text.replace("$", r"\$")
+
+
 def new_figure(width_in: float, height_in: float, *, dpi: int = 200) -> tuple[Figure, Any]:
     """A figure with one axes on its own Agg canvas.
 
@@ -70,7 +76,7 @@ def confusion_heatmap(cls: Classification, title: str = "", instances: Sequence[
         color = "white" if not math.isnan(value) and value > 50 else "black"
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
     if title:
-        ax.set_title(title, fontsize=8)
+        ax.set_title(literal(title), fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -147,7 +153,7 @@ def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None)
     colours = {id(row): f"C{k % 10}" for k, row in enumerate(rows)}
     for ax, (judge, members) in zip(axes, panels.items(), strict=True):
         _draw_panel(ax, members, score_cols, colours, labels)
-        ax.set_title(f"Judge: {judge}", fontsize=6)
+        ax.set_title(f"Judge: {literal(judge)}", fontsize=6)
     axes[0].set_ylabel("Score (×100)", fontsize=7)
     fig.tight_layout()
     return fig
@@ -163,7 +169,7 @@ def _draw_panel(
         bars = [bar_of(row.cells.get((col.task, "score"))) for col in score_cols]
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
         means = [b.mean for b in bars]
-        ax.bar(positions, means, width, label=row.name(labels), color=colours[id(row)])
+        ax.bar(positions, means, width, label=literal(row.name(labels)), color=colours[id(row)])
         spread = [(x, b) for x, b in zip(positions, bars, strict=True) if b.spread]
         if spread:
             ax.errorbar(
