@@ -315,7 +315,7 @@ def test_compare_matches_names_as_printed_and_warns_when_n_is_too_small(tmp_path
     assert main([*argv, "--a", "ONE:base", "--b", "m/one:Multi-Oracle"]) == 0
     out, err = capsys.readouterr()
     (result,) = json.loads(out)
-    assert result["a"] == "m/one:base" and result["a_label"] == "One:Base" and result["mean_diff"] == pytest.approx(-15)
+    assert result["a"] == "m/one:base" and result["a_label"] == "One:base" and result["mean_diff"] == pytest.approx(-15)
     assert result["p_value"] == pytest.approx(0.5) and result["min_p"] == pytest.approx(0.5)  # 2 of 4 sign patterns
     assert result["ci"] == [None, None] and result["ci_method"] == "sign-flip test inversion"
     expected = "n = 2 paired instances: the smallest two-sided sign-flip p-value is 0.5, so p ≤ 0.05 is impossible"

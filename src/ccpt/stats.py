@@ -298,6 +298,7 @@ class PairedComparison:
     n_resamples: int
     level: float = 0.95
     min_p: float = 0.0
+    n_nonzero: int = 0  # differences that are not exactly 0 (a zero difference has no sign to flip)
 
     @property
     def alpha(self) -> float:
@@ -332,7 +333,8 @@ def paired_compare(
     rng = np.random.default_rng(seed)
     observed = float(d.mean())
     alpha = 1.0 - level
-    exact_min = 2.0 ** (1 - int(np.count_nonzero(d))) if np.count_nonzero(d) else 1.0
+    nonzero = int(np.count_nonzero(d))
+    exact_min = 2.0 ** (1 - nonzero) if nonzero else 1.0
     if test == "bootstrap":
         boot = d[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
         ci_low, ci_high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
@@ -345,7 +347,7 @@ def paired_compare(
         used, min_p = flips.count, max(exact_min, 0.0 if flips.exact else 1.0 / (flips.count + 1))
     sd = float(d.std(ddof=1))
     effect = observed / sd if sd > 0 else (0.0 if observed == 0 else math.copysign(math.inf, observed))
-    return PairedComparison(observed, ci_low, ci_high, p, effect, n, test, used, level, min_p)
+    return PairedComparison(observed, ci_low, ci_high, p, effect, n, test, used, level, min_p, nonzero)
 
 
 class SignFlips:

@@ -127,6 +127,7 @@ def command(
                 "test": c.result.test,
                 "resamples": c.result.n_resamples,
                 "min_p": c.result.min_p,
+                "n_nonzero": c.result.n_nonzero,
                 "warnings": c.warnings,
                 "provenance": provenance,
             }
@@ -159,4 +160,4 @@ CI_METHODS = {
 
 
 def _bound(value: float) -> str:
-    return "unbounded" if not math.isfinite(value) else f"{value:+.2f}"
+    return "unbounded" if not math.isfinite(value) else f"{round(value, 2) + 0.0:+.2f}"  # + 0.0: no "-0.00"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -11,7 +12,7 @@ import pandas as pd
 from ccpt.errors import CcptError
 from ccpt.report.names import match_method, match_model, model_text, resolve_labels
 from ccpt.report.tables import Oracle, display_methods, per_instance_values, protocols_of
-from ccpt.spec import TASK_SPECS, TASKS, method_label
+from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 
 
@@ -19,7 +20,7 @@ from ccpt.stats import PairedComparison, paired_compare
 class Comparison:
     """``ccpt compare`` result for one task: A − B on the instances both runs scored.
 
-    ``a`` and ``b`` are ``model:method`` ids; ``a_label`` and ``b_label`` what the tables print for them.
+    ``a`` and ``b`` are ``model:method`` ids; ``a_label`` and ``b_label`` the same with the model's display name.
     """
 
     task: str
@@ -43,14 +44,16 @@ class Comparison:
                 f"{self.task}: with {r.n_resamples} Monte-Carlo resamples the smallest p-value is {r.min_p:.4g}, "
                 f"so p ≤ {r.alpha:.3g} is impossible; raise --resamples"
             ]
-        consequence = (
-            f"the {r.level:.0%} CI is unbounded"
-            if r.test == "permutation"
-            else "the bootstrap's CI and p-value understate the uncertainty"
-        )
+        if r.test == "bootstrap":
+            consequence = "; the bootstrap's CI and p-value understate the uncertainty"
+        elif not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
+            consequence = f"; the {r.level:.0%} CI is unbounded"
+        else:
+            consequence = ""
+        pairs = f"n = {r.n} paired instances" if r.n_nonzero == r.n else f"{r.n_nonzero} of {r.n} differences non-zero"
         return [
-            f"{self.task}: n = {r.n} paired instances: the smallest two-sided sign-flip p-value is {r.min_p:.4g}, "
-            f"so p ≤ {r.alpha:.3g} is impossible with any exact paired test; {consequence}"
+            f"{self.task}: {pairs}: the smallest two-sided sign-flip p-value is {r.min_p:.4g}, "
+            f"so p ≤ {r.alpha:.3g} is impossible with any exact paired test{consequence}"
         ]
 
 
@@ -127,7 +130,7 @@ def compare_runs(
         unpaired = len(sa.index.union(sb.index)) - len(both)
         name = metric if TASK_SPECS[task].generative else "accuracy"
         protocol_names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
-        shown = [f"{model_text(m, names)}:{method_label(k)}" for m, k in (a, b)]
+        shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
         out.append(
             Comparison(
                 task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, protocol_names, shown[0], shown[1]
