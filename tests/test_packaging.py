@@ -21,7 +21,7 @@ DISTRIBUTIONS = {"inspect_ai": "inspect-ai", "llama_cpp": "llama-cpp-python", "v
 
 def test_figures_choose_no_backend_and_still_draw(tmp_path: Path) -> None:
     code = (
-        "import sys, ccpt.figures as f\n"
+        "import sys, ccpt.report.figures as f\n"
         "from ccpt.scoring import classify\n"
         "fig = f.confusion_heatmap(classify(['emergent', 'canceled'], ['emergent', None]))\n"
         f"paths = f.save(fig, {str(tmp_path)!r}, 'c')\n"

@@ -65,7 +65,9 @@ def test_cli_report_reproduces_paper_table5(markdown: str) -> None:
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()[4:8]]
     assert [r[0] for r in rows] == ["Emergent", "Component", "Canceled", "Others"]
     assert [r[1:5] for r in rows] == PAPER_TABLE5
-    assert "Accuracy: 56.4%" in section
+    # n = instances per type: the paper's 250 each (its sample holds two canceled pairs twice; both draws count).
+    assert [r[6] for r in rows] == ["250"] * 4
+    assert "Accuracy: 56.4% (n = 1000 instances, 1 seed)" in section
     assert "has property (green): 95.6%" in section and "lacks property (red): 69.6%" in section
     assert "binary (mean of both): 82.6%" in section
 

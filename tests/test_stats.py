@@ -103,6 +103,64 @@ def test_paired_bootstrap_detects_clear_difference() -> None:
     assert result.ci_low == pytest.approx(0.2) and result.p_value == 0.0
 
 
+def _sign_flip_p(d: list[float], delta: float) -> float:
+    """Reference: the exact two-sided sign-flip p of H0 "d symmetric about delta", by enumeration."""
+    import itertools
+
+    shifted = [x - delta for x in d]
+    observed = abs(sum(shifted))
+    flips = list(itertools.product((1, -1), repeat=len(d)))
+    hits = sum(abs(sum(s * x for s, x in zip(signs, shifted, strict=True))) >= observed - 1e-9 for signs in flips)
+    return hits / len(flips)
+
+
+def test_five_pairs_cannot_reach_five_percent_and_the_ci_says_so() -> None:
+    # n = 5, every difference positive: the smallest possible two-sided sign-flip p is 2 / 2^5 = 0.0625.
+    result = paired_compare([5, 6, 7, 8, 9], [1, 2, 3, 4, 5], test="permutation")
+    assert result.p_value == pytest.approx(0.0625) and result.min_p == pytest.approx(0.0625)
+    assert not result.attainable
+    assert result.ci_low == -math.inf and result.ci_high == math.inf  # no shift δ can be rejected at 5%
+    # At the 90% level p = 0.0625 ≤ 0.10 is reachable, and the interval is finite and excludes 0.
+    relaxed = paired_compare([5, 6, 7, 8, 9], [1, 2, 3, 4, 5], test="permutation", level=0.9)
+    assert relaxed.attainable and 0 < relaxed.ci_low <= 4 <= relaxed.ci_high < math.inf
+    # A zero difference cannot be flipped: 4 non-zero differences → smallest p 2 / 2^4.
+    assert paired_compare([1, 2, 3, 4, 5], [1, 1, 1, 1, 1]).min_p == pytest.approx(0.125)
+
+
+def test_sign_flip_interval_is_the_inverted_test() -> None:
+    d = [3.0, -1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
+    result = paired_compare(d, [0.0] * len(d), test="permutation", level=0.9)
+    assert result.p_value == pytest.approx(_sign_flip_p(d, 0.0))
+    eps = 1e-6
+    for bound, outward in ((result.ci_low, -eps), (result.ci_high, eps)):
+        assert _sign_flip_p(d, bound - outward) > 0.1  # just inside: not rejected
+        assert _sign_flip_p(d, bound + outward) <= 0.1  # just outside: rejected
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap"])
+def test_ci_and_p_value_always_agree(test: str) -> None:
+    """0 lies outside the CI exactly when p ≤ 1 − level: both come from one method (never a bootstrap CI beside
+    a permutation p)."""
+    rng = np.random.default_rng(3)
+    decisions = set()
+    for trial in range(120):
+        n = int(rng.integers(6, 40))
+        d = rng.normal(rng.uniform(-0.8, 0.8), 1.0, n).round(1)  # rounded: ties and zero differences occur
+        level = (0.9, 0.95)[trial % 2]
+        r = paired_compare(d, np.zeros(n), test=test, n_resamples=2000, seed=trial, level=level)
+        significant = r.p_value <= 1 - level
+        excluded = not r.ci_low <= 0 <= r.ci_high
+        if abs(r.p_value - (1 - level)) > 2e-3:  # a p on the level itself is decided by the replicates' ties
+            assert significant == excluded, (trial, r)
+        decisions.add(significant)
+    assert decisions == {True, False}  # both outcomes were exercised
+
+
+def test_paired_compare_rejects_a_level_outside_0_1() -> None:
+    with pytest.raises(ValueError, match="level"):
+        paired_compare([1, 2], [0, 0], level=95)
+
+
 def _alpha_pairwise(ratings):
     """The previous O(n²) implementation (all pairwise differences), kept as the reference for small inputs."""
     import numpy as np

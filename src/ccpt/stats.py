@@ -267,18 +267,25 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
 
 Test = Literal["bootstrap", "permutation"]
 EXACT_PERMUTATION_MAX_N = 16
+_TIE = 1e-12  # float noise must not turn an equal statistic into a smaller one
 
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """A vs B on the same instances; d_i = a_i − b_i.
+    """A vs B on the same instances; d_i = a_i − b_i. The CI and the p-value come from one method:
 
-    - ``mean_diff``: mean of d; ``ci_low``/``ci_high``: 95% percentile bootstrap CI of that mean.
-    - ``p_value``: two-sided; ``test="bootstrap"``: 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)) over bootstrap
-      replicates (capped at 1); ``test="permutation"``: sign-flip test, exact for n ≤ 16, otherwise Monte
-      Carlo with the +1 correction.
-    - ``effect_size``: Cohen's d_z = mean(d) / SD(d, ddof=1).
-    - ``n``: number of paired instances.
+    - ``test="permutation"`` (sign-flip test of "d is symmetric about δ"): ``p_value`` is the two-sided
+      p at δ = 0 — exact over all 2^n sign patterns for n ≤ 16, otherwise Monte Carlo with the +1 correction —
+      and [``ci_low``, ``ci_high``] is every δ the same test does not reject at 1 − ``level`` (test inversion,
+      the same sign patterns). It is unbounded (±inf) when no δ can be rejected, e.g. with n = 5.
+    - ``test="bootstrap"``: the percentile CI of mean(d) and 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)), both from
+      the same bootstrap replicates (capped at 1).
+
+    Either way 0 lies outside the CI exactly when ``p_value`` ≤ 1 − ``level`` (up to the replicates' ties).
+    ``min_p``: the smallest two-sided p an exact sign-flip test can give with these differences,
+    2 / 2^(nonzero differences) (0.0625 for n = 5), or 1/(resamples + 1) if larger for a Monte-Carlo
+    permutation test: when it exceeds 1 − ``level``, no paired test can reach that level (see
+    :attr:`attainable`). ``effect_size``: Cohen's d_z = mean(d) / SD(d, ddof=1); ``n``: paired instances.
     """
 
     mean_diff: float
@@ -289,6 +296,19 @@ class PairedComparison:
     n: int
     test: Test
     n_resamples: int
+    level: float = 0.95
+    min_p: float = 0.0
+    n_nonzero: int = 0  # differences that are not exactly 0 (a zero difference has no sign to flip)
+
+    @property
+    def alpha(self) -> float:
+        """The two-sided significance level 1 − ``level`` that the CI corresponds to."""
+        return 1.0 - self.level
+
+    @property
+    def attainable(self) -> bool:
+        """Whether a p-value at or below :attr:`alpha` is possible at all with these data (see ``min_p``)."""
+        return self.min_p <= self.alpha + _TIE
 
 
 def paired_compare(
@@ -298,10 +318,13 @@ def paired_compare(
     test: Test = "permutation",
     n_resamples: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
+    level: float = 0.95,
 ) -> PairedComparison:
     """Compare paired per-instance scores ``a`` and ``b`` (same instance order); see PairedComparison."""
     if test not in ("bootstrap", "permutation"):
         raise ValueError(f"test must be 'bootstrap' or 'permutation', got {test!r}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
     x, y = _paired_arrays(a, b)
     d = x - y
     n = len(d)
@@ -309,25 +332,65 @@ def paired_compare(
         raise ValueError("a paired comparison needs at least 2 instances")
     rng = np.random.default_rng(seed)
     observed = float(d.mean())
-    boot = d[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
-    ci_low, ci_high = (float(q) for q in np.quantile(boot, [0.025, 0.975]))
+    alpha = 1.0 - level
+    nonzero = int(np.count_nonzero(d))
+    exact_min = 2.0 ** (1 - nonzero) if nonzero else 1.0
     if test == "bootstrap":
+        boot = d[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+        ci_low, ci_high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
         p = min(1.0, 2.0 * min(float((boot <= 0).mean()), float((boot >= 0).mean())))
-        used = n_resamples
+        used, min_p = n_resamples, exact_min
     else:
-        p, used = _sign_flip_p(d, n_resamples, rng)
+        flips = SignFlips(d, n_resamples, rng)
+        p = flips.p_value(0.0)
+        ci_low, ci_high = flips.interval(alpha)
+        used, min_p = flips.count, max(exact_min, 0.0 if flips.exact else 1.0 / (flips.count + 1))
     sd = float(d.std(ddof=1))
     effect = observed / sd if sd > 0 else (0.0 if observed == 0 else math.copysign(math.inf, observed))
-    return PairedComparison(observed, ci_low, ci_high, p, effect, n, test, used)
+    return PairedComparison(observed, ci_low, ci_high, p, effect, n, test, used, level, min_p, nonzero)
 
 
-def _sign_flip_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> tuple[float, int]:
-    observed = abs(d.mean())
-    tol = 1e-12  # float noise must not turn an equal statistic into a smaller one
-    if len(d) <= EXACT_PERMUTATION_MAX_N:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
-        stats = np.abs((signs * d).mean(axis=1))
-        return float((stats >= observed - tol).mean()), len(signs)
-    signs = rng.choice((1.0, -1.0), size=(n_resamples, len(d)))
-    stats = np.abs((signs * d).mean(axis=1))
-    return float((1 + (stats >= observed - tol).sum()) / (1 + n_resamples)), n_resamples
+class SignFlips:
+    """The sign-flip test of H0 "the differences d are symmetric about δ", for any δ, on one fixed set of sign
+    patterns (all 2^n for n ≤ 16, else ``n_resamples`` random ones): its p-value and its inversion, the CI.
+
+    For a pattern s the statistic is |mean(s·(d − δ))| = |A_s − δ·B_s| with A_s = mean(s·d), B_s = mean(s);
+    since |B_s| ≤ 1 it grows no faster than the observed |mean(d) − δ|, so p(δ) falls monotonically as δ moves
+    away from mean(d) on either side, and the accepted δ form one interval found by bisection.
+    """
+
+    def __init__(self, d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> None:
+        n = len(d)
+        self.exact = n <= EXACT_PERMUTATION_MAX_N
+        if self.exact:
+            signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+        else:
+            signs = rng.choice((1.0, -1.0), size=(n_resamples, n))
+        self.count = len(signs)
+        self.mean = float(d.mean())
+        self.scale = float(np.abs(d).max()) or 1.0
+        self._a = signs @ d / n
+        self._b = signs.mean(axis=1)
+
+    def p_value(self, delta: float) -> float:
+        """Two-sided p of H0 "symmetric about ``delta``" (Monte Carlo: (1 + hits) / (1 + patterns))."""
+        hits = int((np.abs(self._a - delta * self._b) >= abs(self.mean - delta) - _TIE).sum())
+        return hits / self.count if self.exact else (1 + hits) / (1 + self.count)
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        """Every δ with p(δ) > ``alpha``: (lo, hi), ±inf on a side where no δ is rejected."""
+        return self._bound(alpha, -1.0), self._bound(alpha, 1.0)
+
+    def _bound(self, alpha: float, side: float) -> float:
+        far = self.mean + side * self.scale
+        while self.p_value(far) > alpha:  # p(δ) is constant beyond some finite δ: its limit decides
+            if abs(far - self.mean) > 1e6 * self.scale:
+                return side * math.inf
+            far = self.mean + 2.0 * (far - self.mean)
+        inside, outside = self.mean, far
+        for _ in range(100):  # accepted at `inside`, rejected at `outside`
+            middle = (inside + outside) / 2.0
+            if middle in (inside, outside):
+                break
+            inside, outside = (middle, outside) if self.p_value(middle) > alpha else (inside, middle)
+        return inside

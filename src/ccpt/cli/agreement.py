@@ -120,7 +120,7 @@ def command(
             f"--seed {seed}",
         })  # fmt: skip
     if figure is not None:
-        from ccpt import figures as figs
+        from ccpt.report import figures as figs
 
         scored = [p for p in pairs if p.judge is not None]
         fig = figs.judge_human_scatter([p.human_relevance for p in scored], [p.judge for p in scored], seed=seed)

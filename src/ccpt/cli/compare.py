@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -18,13 +19,32 @@ def _spec(value: str) -> tuple[str, str]:
 
 @click.command("compare")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--a", "run_a", required=True, help="First run as MODEL:METHOD (e.g. gpt-4o:base).")
+@click.option(
+    "--a",
+    "run_a",
+    required=True,
+    help="First run as MODEL:METHOD, names as the tables print them (e.g. gpt-4o:base, GPT-4o:Multi-Oracle).",
+)
 @click.option("--b", "run_b", required=True, help="Second run as MODEL:METHOD.")
 @click.option("--task", "tasks", multiple=True, help="Task(s) to compare (default: every task both runs have).")
 @click.option("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score", show_default=True)
 @click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
 @click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
 @click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option(
+    "--level",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Confidence level of the CI; the test's significance level is 1 − LEVEL.",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="MODEL=NAME",
+    help="Print model MODEL as NAME (and accept NAME in --a/--b); repeatable.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
@@ -42,21 +62,27 @@ def command(
     test: str,
     oracle: str,
     resamples: int,
+    level: float,
+    labels: tuple[str, ...],
     seed: int,
     data_dir: Path | None,
     allow_mixed_protocols: bool,
     fmt: str,
 ) -> None:
-    """Is A better than B? Per-instance differences (seed-averaged, ×100), paired bootstrap or sign-flip test.
+    """Is A better than B? Per-instance differences (seed-averaged, ×100), paired sign-flip or bootstrap test.
 
-    Prints mean difference A − B, its 95% bootstrap CI, the two-sided p-value, Cohen's d_z and n.
+    Prints mean difference A − B, its CI and two-sided p-value from the same test (permutation: the sign-flip
+    test and its inversion; bootstrap: one set of replicates), Cohen's d_z and n; warns when n is too small
+    for the level.
     """
     from ccpt.cli.report import _dataset
     from ccpt.report import compare_runs
+    from ccpt.report.names import parse_label
     from ccpt.results import load_results
 
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
+    models = {str(m) for m in frame["model"].dropna()}
     results = compare_runs(
         frame,
         _spec(run_a),
@@ -68,7 +94,12 @@ def command(
         n_resamples=resamples,
         seed=seed,  # type: ignore[arg-type]
         allow_mixed_protocols=allow_mixed_protocols,
+        level=level,
+        labels=dict(parse_label(spec, models) for spec in labels),
     )
+    for c in results:
+        for warning in c.warnings:
+            click.echo(f"ccpt: warning: {warning}", err=True)
     if fmt == "json":
         from ccpt.jsonout import dumps
         from ccpt.report import frame_provenance
@@ -81,16 +112,23 @@ def command(
                 "metric": c.metric,
                 "a": c.a,
                 "b": c.b,
+                "a_label": c.a_label,
+                "b_label": c.b_label,
                 "protocol_a": c.protocols[0],
                 "protocol_b": c.protocols[1],
                 "mean_diff": c.result.mean_diff,
-                "ci": [c.result.ci_low, c.result.ci_high],
+                "ci": [c.result.ci_low, c.result.ci_high],  # null: unbounded
+                "level": c.result.level,
+                "ci_method": CI_METHODS[c.result.test],
                 "p_value": c.result.p_value,
                 "cohens_dz": c.result.effect_size,
                 "n": c.result.n,
                 "n_unpaired": c.n_unpaired,
                 "test": c.result.test,
                 "resamples": c.result.n_resamples,
+                "min_p": c.result.min_p,
+                "n_nonzero": c.result.n_nonzero,
+                "warnings": c.warnings,
                 "provenance": provenance,
             }
             for c in results
@@ -101,10 +139,25 @@ def command(
         r = c.result
         same = c.protocols[0] == c.protocols[1]
         protocol = f"protocol {c.protocols[0]}" if same else f"protocols {c.protocols[0]} vs {c.protocols[1]}"
+        unbounded = not (math.isfinite(r.ci_low) or math.isfinite(r.ci_high))
+        ci = "unbounded" if unbounded else f"{_bound(r.ci_low)} … {_bound(r.ci_high)}"
+        # A resampled p of 0 only says "below one in the number of resamples".
+        p = f"p < {1 / r.n_resamples:.2g}" if r.p_value == 0 else f"p = {r.p_value:.4g}"
         click.echo(
-            f"{c.task} {c.metric}: {c.a} − {c.b} = {r.mean_diff:+.2f} "
-            f"(95% CI {r.ci_low:+.2f} … {r.ci_high:+.2f}), "
-            f"p = {r.p_value:.4g} ({r.test}, {r.n_resamples} resamples), d_z = {r.effect_size:.2f}, n = {r.n}"
+            f"{c.task} {c.metric}: {c.a_label} − {c.b_label} = {r.mean_diff:+.2f} "
+            f"({r.level:.0%} CI {ci}, {CI_METHODS[r.test]}), "
+            f"{p} ({r.test}, {r.n_resamples} resamples), d_z = {r.effect_size:.2f}, n = {r.n}"
             + (f", {c.n_unpaired} unpaired instances left out" if c.n_unpaired else "")
             + f"; {protocol}"
         )
+
+
+# How the CI is computed for each --test: always the same method as the p-value.
+CI_METHODS = {
+    "permutation": "sign-flip test inversion",
+    "bootstrap": "percentile bootstrap",
+}
+
+
+def _bound(value: float) -> str:
+    return "unbounded" if not math.isfinite(value) else f"{round(value, 2) + 0.0:+.2f}"  # + 0.0: no "-0.00"

@@ -79,6 +79,13 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
 )
 @click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="MODEL=NAME",
+    help="Print model MODEL (its id in the results) as NAME, e.g. --label openai/gpt-4o=GPT-4o; repeatable.",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
@@ -95,13 +102,15 @@ def command(
     tidy: Path | None,
     strict: bool,
     prices: Path | None,
+    labels: tuple[str, ...],
 ) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
     """
-    from ccpt import figures as figs
     from ccpt.report import build_report, render
+    from ccpt.report import figures as figs
+    from ccpt.report.names import parse_label
     from ccpt.results import export, load_results
 
     if figures is not None:  # before the (possibly long) report: a bad path is one line, not a lost run
@@ -125,25 +134,18 @@ def command(
 
         judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
         judge_info = judge_note(judges) if judges else None
-    report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info)  # type: ignore[arg-type]
+    models = {str(m) for m in frame["model"].dropna()}
+    names = dict(parse_label(spec, models) for spec in labels)
+    report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info, labels=names)  # type: ignore[arg-type]
+    for warning in report.warnings:
+        click.echo(f"ccpt: warning: {warning}", err=True)
     if any(p.is_dir() or p.suffix in (".eval", ".json") for p in paths):  # only Inspect logs record calls
         from ccpt.eval.usage import load_prices, read_usage
 
         report.usage = read_usage(paths, load_prices(prices) if prices else None)
     rendered_figures: list[tuple[str, str]] = []
     if figures is not None or fmt == "html":
-        made = []
-        if report.generative is not None:
-            made.append(("scores_by_method", "E / C per task and method", figs.method_bars(report.generative)))
-        for res in report.types:
-            made.append(
-                (
-                    f"confusion_{res.model}_{res.method}".replace("/", "_"),
-                    f"Table 5 confusion matrix: {res.model} / {res.method}",
-                    figs.confusion_heatmap(res.classification),
-                )
-            )
-        for stem, caption, fig in made:
+        for stem, caption, fig in figs.report_figures(report):
             if figures is not None:
                 figs.save(fig, figures, stem)
             if fmt == "html":

@@ -184,7 +184,7 @@ def summarise(values: dict[Pair, float | None]) -> dict[str, Any]:
 
 def histogram(sets: dict[str, list[float]]) -> Any:
     """Figure 3: PMI distributions (density histograms on shared bins)."""
-    from ccpt.figures import COLUMN_WIDTH_IN, new_figure
+    from ccpt.report.figures import COLUMN_WIDTH_IN, new_figure
 
     fig, ax = new_figure(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN * 0.75)
     everything = [v for values in sets.values() for v in values]
@@ -260,7 +260,7 @@ def novelty(
             "sets": summary,
         }
         write_json(outputs[0], report)
-        from ccpt.figures import close
+        from ccpt.report.figures import close
 
         fig = histogram(
             {name: [v for v in values[name].values() if v is not None] for name in ("dataset", "conceptnet_bigrams")}

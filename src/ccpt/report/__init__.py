@@ -4,7 +4,8 @@
 - :mod:`~ccpt.report.display` turns each table into one display table that every renderer prints;
 - :mod:`~ccpt.report.markdown`, :mod:`~ccpt.report.latex`, :mod:`~ccpt.report.records` (CSV, JSON) and
   :mod:`~ccpt.report.html` render it; :func:`render` picks one;
-- :mod:`~ccpt.report.compare` is ``ccpt compare`` (paired differences between two runs).
+- :mod:`~ccpt.report.compare` is ``ccpt compare`` (paired differences between two runs);
+- :mod:`~ccpt.report.figures` draws the figures (matplotlib; imported on its own, never by this package).
 
 Definitions: docs/metrics.md.
 """

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
 
 from ccpt.errors import CcptError
-from ccpt.report.tables import Oracle, per_instance_values, protocols_of
+from ccpt.report.names import match_method, match_model, model_text, resolve_labels
+from ccpt.report.tables import Oracle, display_methods, per_instance_values, protocols_of
 from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """``ccpt compare`` result for one task: A − B on the instances both runs scored."""
+    """``ccpt compare`` result for one task: A − B on the instances both runs scored.
+
+    ``a`` and ``b`` are ``model:method`` ids; ``a_label`` and ``b_label`` the same with the model's display name.
+    """
 
     task: str
     metric: str
@@ -25,6 +30,31 @@ class Comparison:
     result: PairedComparison
     n_unpaired: int  # instances scored by only one of the two runs (or failed in one)
     protocols: tuple[str, str] = ("", "")  # the protocol(s) of A and of B ("/"-joined if several)
+    a_label: str = ""
+    b_label: str = ""
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the numbers cannot say: a level no test can reach with this n (docs/metrics.md, ccpt compare)."""
+        r = self.result
+        if r.attainable:
+            return []
+        if r.test == "permutation" and r.min_p <= 1.0 / (r.n_resamples + 1):
+            return [
+                f"{self.task}: with {r.n_resamples} Monte-Carlo resamples the smallest p-value is {r.min_p:.4g}, "
+                f"so p ≤ {r.alpha:.3g} is impossible; raise --resamples"
+            ]
+        if r.test == "bootstrap":
+            consequence = "; the bootstrap's CI and p-value understate the uncertainty"
+        elif not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
+            consequence = f"; the {r.level:.0%} CI is unbounded"
+        else:
+            consequence = ""
+        pairs = f"n = {r.n} paired instances" if r.n_nonzero == r.n else f"{r.n_nonzero} of {r.n} differences non-zero"
+        return [
+            f"{self.task}: {pairs}: the smallest two-sided sign-flip p-value is {r.min_p:.4g}, "
+            f"so p ≤ {r.alpha:.3g} is impossible with any exact paired test{consequence}"
+        ]
 
 
 def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
@@ -32,6 +62,14 @@ def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Orac
         values = frame.assign(correct=(frame["pred_type"] == frame["gold_type"]).astype(float))
         return values.groupby("instance")["correct"].mean()
     return per_instance_values(frame, task, oracle).groupby("instance")[metric].mean()
+
+
+def resolve_run(frame: pd.DataFrame, spec: tuple[str, str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The (model id, method name) of the results that a user's ``MODEL:METHOD`` names, matched as the tables
+    print them: model id or display name in any case; method name or label (``Multi-Oracle``, ``base``, ``Base``,
+    ``sa_llm_nofilter``) in any case. ``frame``'s methods are run names (:func:`display_methods`)."""
+    model = match_model(spec[0], {str(m) for m in frame["model"].dropna()}, labels)
+    return model, match_method(spec[1], {str(m) for m in frame.loc[frame["model"] == model, "method"]})
 
 
 def compare_runs(
@@ -46,26 +84,24 @@ def compare_runs(
     n_resamples: int = 10_000,
     seed: int = 0,
     allow_mixed_protocols: bool = False,
+    level: float = 0.95,
+    labels: Mapping[str, str] | None = None,
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
 
-    Runs produced under different protocols (e.g. the authors' as-run files against a ccpt run) are refused
-    unless ``allow_mixed_protocols``.
+    ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` are the
+    display names. Runs produced under different protocols (e.g. the authors' as-run files against a ccpt
+    run) are refused unless ``allow_mixed_protocols``.
 
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
     """
     final = frame[frame["sa_iteration"].isna()]
-
-    def select(spec: tuple[str, str]) -> pd.DataFrame:
-        model, method = spec
-        chosen = final[(final["model"] == model) & (final["method"] == method)]
-        if chosen.empty:
-            known = sorted({f"{m}:{k}" for m, k in zip(final["model"], final["method"], strict=True)})
-            raise CcptError(f"no results for {model}:{method}", f"available: {', '.join(known)}")
-        return chosen
-
-    run_a, run_b = select(a), select(b)
+    final = final.assign(method=display_methods(final))  # a no-filter ablation is a run of its own
+    names = resolve_labels(labels, {str(m) for m in final["model"].dropna()})
+    a, b = resolve_run(final, a, names), resolve_run(final, b, names)
+    run_a = final[(final["model"] == a[0]) & (final["method"] == a[1])]
+    run_b = final[(final["model"] == b[0]) & (final["method"] == b[1])]
     protocols = {side: protocols_of(run) for side, run in (("A", run_a), ("B", run_b))}
     if protocols["A"] != protocols["B"] and not allow_mixed_protocols:
         raise CcptError(
@@ -89,9 +125,15 @@ def compare_runs(
             test=test,
             n_resamples=n_resamples,
             seed=seed,
+            level=level,
         )
         unpaired = len(sa.index.union(sb.index)) - len(both)
         name = metric if TASK_SPECS[task].generative else "accuracy"
-        names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
-        out.append(Comparison(task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, names))
+        protocol_names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
+        shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
+        out.append(
+            Comparison(
+                task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, protocol_names, shown[0], shown[1]
+            )
+        )
     return out

@@ -5,7 +5,7 @@ formats cannot drift apart.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ import pandas as pd
 
 from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import provenance_lines
+from ccpt.report.names import model_text
 from ccpt.report.tables import (
     RUN_ROW,
     FailureRow,
@@ -24,8 +25,10 @@ from ccpt.report.tables import (
     format_summary,
     oracle_note,
     row_spread,
+    score_name,
     stat_note,
 )
+from ccpt.results import optional
 from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS, method_label
 from ccpt.stats import Summary
 
@@ -35,11 +38,13 @@ from ccpt.stats import Summary
 
 @dataclass(frozen=True)
 class Cell:
-    """One displayed cell: its text (format-neutral, with "±" and "–"), the number behind it, its rank mark."""
+    """One displayed cell: its text (format-neutral, with "±" and "–"), the number behind it, its rank mark,
+    and for a mean the :class:`Summary` it came from (its spread or interval)."""
 
     text: str
     value: float | int | str | None = None
     rank: int | None = None
+    summary: Summary | None = None
 
 
 @dataclass(frozen=True)
@@ -61,18 +66,58 @@ class DisplayTable:
     rows: tuple[DisplayRow, ...]
     notes: tuple[str, ...] = ()
 
-    def to_frame(self) -> pd.DataFrame:
-        """The table's numbers (means, percentages, counts; text for label columns), one row per display row."""
-        return pd.DataFrame([[c.value for c in row.cells] for row in self.rows], columns=list(self.header))
+    def text_columns(self) -> tuple[bool, ...]:
+        """Per column, whether it holds text (names, labels) rather than numbers: renderers align it left."""
+        return tuple(
+            bool(self.rows) and all(isinstance(row.cells[j].value, str) for row in self.rows)
+            for j in range(len(self.header))
+        )
+
+    def to_frame(self, spread: bool = False) -> pd.DataFrame:
+        """The table's numbers (means, percentages, counts; text for label columns), one row per display row.
+
+        ``spread=True`` adds, after each column of means, the printed spread: ``"<column> ±"`` (the ± of
+        ``--stat sem``/``paper``) or ``"<column> lo"`` and ``"<column> hi"`` (``--stat ci``); empty (None) where
+        the table prints no spread (one seed, Gold).
+        """
+        columns: list[str] = []
+        values: list[list[Any]] = [[] for _ in self.rows]
+        for j, name in enumerate(self.header):
+            cells = [row.cells[j] for row in self.rows]
+            columns.append(name)
+            for out, cell in zip(values, cells, strict=True):
+                out.append(cell.value)
+            summaries = [c.summary for c in cells if c.summary is not None]
+            if not spread or not summaries:
+                continue
+            parts = ("lo", "hi") if summaries[0].stat == "ci" else ("±",)
+            columns += [f"{name} {part}" for part in parts]
+            for out, cell in zip(values, cells, strict=True):
+                out += [_spread_value(cell, part) for part in parts]
+        return pd.DataFrame(values, columns=columns)
+
+
+def _spread_value(cell: Cell, part: str) -> float | None:
+    """The spread the cell prints (None where it prints only the mean)."""
+    s = cell.summary
+    if s is None or cell.text == format_summary(s, spread=False):
+        return None
+    value = {"±": s.spread, "lo": s.lo, "hi": s.hi}[part]
+    return None if value is None or math.isnan(value) else float(value)
 
 
 def _summary_cell(summary: Summary | None, *, spread: bool = True, rank: int | None = None) -> Cell:
     value = None if summary is None or math.isnan(summary.mean) else summary.mean
-    return Cell(format_summary(summary, spread=spread), value, rank)
+    return Cell(format_summary(summary, spread=spread), value, rank, summary)
 
 
 def _pct(value: float) -> str:
     return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
+
+
+def _percent(value: float) -> str:
+    """A share in a sentence: "95.6%", or "—" when undefined (no instance of the group)."""
+    return "—" if value != value else f"{value:.1f}%"
 
 
 def _pct_cell(value: float) -> Cell:
@@ -87,22 +132,34 @@ def _count_cell(count: int) -> Cell:
     return Cell(str(count), int(count))
 
 
-def generative_display(table: GenerativeTable) -> DisplayTable:
-    """Table 3 (or 4): Model, Method, then task × (R_H,M,P, R_N,P, E/C)."""
+def judges_note(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> str | None:
+    """When a table's rows were scored by different judges, which judge scored which row (else None)."""
+    by_judge: dict[str, list[str]] = {}
+    for row in table.rows:
+        by_judge.setdefault(" + ".join(row.judges) or "unknown", []).append(row.name(labels))
+    if len(by_judge) < 2:
+        return None
+    parts = "; ".join(f"{judge}: {', '.join(rows)}" for judge, rows in by_judge.items())
+    return f"Rows scored by different judges (compare rows of one judge only) — {parts}."
+
+
+def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> DisplayTable:
+    """Table 3 (or 4): Model, Method, then task × (R_H,M,P, R_N,P, E/C); models printed by display name."""
     header = ("Model", "Method", *[f"{TASK_SPECS[c.task].short} {c.label}" for c in table.columns])
     rows = []
     for row in table.rows:
-        cells = [_text_cell(row.model if row.kind == RUN_ROW else ""), _text_cell(row.label)]
+        cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(row.label)]
         for col in table.columns:
             key = (col.task, col.metric)
             cells.append(_summary_cell(row.cells.get(key), spread=row_spread(row), rank=row.ranks.get(key)))
         rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
-    return DisplayTable("table3", table.title, header, tuple(rows))
+    note = judges_note(table, labels)
+    return DisplayTable("table3", table.title, header, tuple(rows), (note,) if note else ())
 
 
-def types_display(res: TypeResult) -> DisplayTable:
-    """Table 5 for one (model, method): row-normalised confusion matrix (percent), Unparsed share, n, and the
-    accuracies under it."""
+def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> DisplayTable:
+    """Table 5 for one (model, method): row-normalised confusion matrix (percent of that type's predictions
+    over all seeds), Unparsed share, n (that type's instances), and the accuracies under it."""
     cls = res.classification
     pct = cls.row_percent()
     totals = cls.row_totals()
@@ -111,17 +168,20 @@ def types_display(res: TypeResult) -> DisplayTable:
     for i, label in enumerate(cls.labels):
         unparsed = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
         cells = [_text_cell(label.capitalize()), *[_pct_cell(v) for v in pct[i]], _pct_cell(unparsed)]
-        rows.append(DisplayRow((label,), (*cells, _count_cell(int(totals[i])))))
+        n = res.type_instances[i] if res.type_instances else int(totals[i])
+        rows.append(DisplayRow((label,), (*cells, _count_cell(n))))
+    seeds = res.accuracy.n_seeds
     note = (
-        f"Accuracy: {format_summary(res.accuracy)}% (n={cls.n}); has property (green): "
-        f"{_pct(100 * cls.has_property_accuracy)}%; lacks property (red): {_pct(100 * cls.lacks_property_accuracy)}%; "
-        f"binary (mean of both): {_pct(100 * cls.binary_accuracy)}%."
+        f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "
+        f"{seeds} seed{'s' if seeds != 1 else ''}); has property (green): "
+        f"{_percent(100 * cls.has_property_accuracy)}; lacks property (red): "
+        f"{_percent(100 * cls.lacks_property_accuracy)}; binary (mean of both): {_percent(100 * cls.binary_accuracy)}."
     )
-    title = f"Table 5: property type prediction — {res.model} / {method_label(res.method)}"
+    title = f"Table 5: property type prediction — {model_text(res.model, labels)} / {method_label(res.method)}"
     return DisplayTable(f"table5:{res.model}:{res.method}", title, header, tuple(rows), (note,))
 
 
-def iterations_display(tab: IterationTable) -> DisplayTable:
+def iterations_display(tab: IterationTable, labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Table 6 for one (model, method): score per SA iteration C_t, per task."""
     tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
     rows = tuple(
@@ -130,17 +190,17 @@ def iterations_display(tab: IterationTable) -> DisplayTable:
         )
         for t in tasks
     )
-    title = f"Table 6: score per iteration — {tab.model} / {method_label(tab.method)}"
+    title = f"Table 6: score per iteration — {model_text(tab.model, labels)} / {method_label(tab.method)}"
     return DisplayTable(f"table6:{tab.model}:{tab.method}", title, ("Task", *[f"C_{t}" for t in tab.iterations]), rows)
 
 
-def filters_display(rows: Sequence[FilterRow]) -> DisplayTable:
+def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Table 7: score without and with Filter, and Δ."""
     body = tuple(
         DisplayRow(
             (r.model, r.method, r.task),
             (
-                _text_cell(r.model),
+                _text_cell(model_text(r.model, labels)),
                 _text_cell(method_label(r.method)),
                 _text_cell(TASK_SPECS[r.task].short),
                 _summary_cell(r.without),
@@ -154,14 +214,14 @@ def filters_display(rows: Sequence[FilterRow]) -> DisplayTable:
     return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
 
 
-def failures_display(rows: Sequence[FailureRow]) -> DisplayTable:
+def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """The failure counts per (task, model, method)."""
     body = tuple(
         DisplayRow(
             (r.task, r.model, r.method),
             (
                 _text_cell(r.task),
-                _text_cell(r.model),
+                _text_cell(model_text(r.model, labels)),
                 _text_cell(method_label(r.method)),
                 *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored, r.filled)],
             ),
@@ -174,24 +234,25 @@ def failures_display(rows: Sequence[FailureRow]) -> DisplayTable:
 
 def display_tables(report: Report) -> list[DisplayTable]:
     """Every table of the report, in print order: 3, 5 (per run), 6 (per run), 7 (if any), failures."""
-    tables = [generative_display(report.generative)] if report.generative else []
-    tables += [types_display(res) for res in report.types]
-    tables += [iterations_display(tab) for tab in report.iterations]
+    names = report.labels
+    tables = [generative_display(report.generative, names)] if report.generative else []
+    tables += [types_display(res, names) for res in report.types]
+    tables += [iterations_display(tab, names) for tab in report.iterations]
     if report.filters:
-        tables.append(filters_display(report.filters))
-    tables.append(failures_display(report.failures))
+        tables.append(filters_display(report.filters, names))
+    tables.append(failures_display(report.failures, names))
     if report.usage:
-        tables.append(usage_display(report.usage))
+        tables.append(usage_display(report.usage, names))
     return tables
 
 
-def usage_display(rows: Sequence[UsageRow]) -> DisplayTable:
+def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Model calls, cache hits, tokens and cost per model and role (docs/metrics.md, "Token and cost")."""
     body = tuple(
         DisplayRow(
             (r.model, r.role),
             (
-                _text_cell(r.model),
+                _text_cell(model_text(r.model, labels)),
                 _text_cell(r.role),
                 *[_count_cell(n) for n in (r.calls, r.cached_calls)],
                 Cell(f"{r.input_tokens:,}", int(r.input_tokens)),
@@ -215,9 +276,78 @@ def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
     return out
 
 
-def preamble_lines(report: Report) -> list[str]:
-    """The notes every format prints above the tables: statistic, oracle, judge, failures, run notes."""
-    lines = [stat_note(report.stat), oracle_note(report.oracle)]
+EXAMPLES_HEADER = (
+    "Task",
+    "Model",
+    "Method",
+    "Seed",
+    "Instance",
+    "Combination",
+    "Property",
+    "Answer (raw)",
+    "Answer",
+    "R_N,P",
+    "R_H,M,P",
+    "Score",
+    "Judge",
+)
+
+
+def _relevance_cell(value: Any) -> Cell:
+    number = optional(value, float)
+    return Cell("–", None) if number is None else Cell(f"{100 * number:.1f}", 100 * number)
+
+
+def _example_score(sample: Mapping[str, Any]) -> Cell:
+    """E or C (×100) of a generative sample; right or wrong (with the gold type) for Task 3."""
+    task = str(sample["task"])
+    if TASK_SPECS[task].generative:
+        score = optional(sample.get("score"), float)
+        if score is None:
+            return Cell("– (unscored)", None)
+        return Cell(f"{score_name(task)} = {100 * score:.1f}", 100 * score)
+    gold, pred = optional(sample.get("gold_type"), str), optional(sample.get("pred_type"), str)
+    if pred is None:
+        return Cell(f"unparsed (gold: {gold})", None)
+    return Cell("correct", 1.0) if pred == gold else Cell(f"wrong (gold: {gold})", 0.0)
+
+
+def examples_display(examples: pd.DataFrame, labels: Mapping[str, str] | None = None) -> DisplayTable:
+    """The example answers with their per-sample scores: R_N,P and R_H,M,P (×100) and E or C as the judge gave
+    them, or whether a Task-3 prediction was right; "–" where a value is missing (never hidden)."""
+    rows = []
+    for sample in examples.to_dict("records"):
+        text = {k: optional(sample.get(k), str) or "" for k in ("combination", "property", "answer_raw")}
+        answer = sample.get("pred_type") if not TASK_SPECS[str(sample["task"])].generative else sample.get("answer")
+        seed = optional(sample.get("seed"), int)
+        cells = (
+            _text_cell(str(sample["task"])),
+            _text_cell(model_text(str(sample["model"]), labels)),
+            _text_cell(method_label(str(sample["method"]))),
+            Cell("–" if seed is None else str(seed), seed),
+            _text_cell(str(sample["instance"])),
+            _text_cell(text["combination"]),
+            _text_cell(text["property"]),
+            _text_cell(text["answer_raw"]),
+            _text_cell(optional(answer, str) or "–"),
+            _relevance_cell(sample.get("r_np")),
+            _relevance_cell(sample.get("r_hmp")),
+            _example_score(sample),
+            _text_cell(optional(sample.get("judge"), str) or "–"),
+        )
+        rows.append(DisplayRow((str(sample["task"]), str(sample["model"]), str(sample["method"])), cells))
+    return DisplayTable("examples", "Example answers (raw model text) with their scores", EXAMPLES_HEADER, tuple(rows))
+
+
+def warning_lines(report: Report) -> list[str]:
+    """The report's warnings (e.g. rows over different instance sets), each starting with "Warning:"."""
+    return [f"Warning: {w}" for w in report.warnings]
+
+
+def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
+    """The notes every format prints above the tables: warnings, statistic, oracle, judge, failures, run notes."""
+    lines = warning_lines(report) if with_warnings else []
+    lines += [stat_note(report.stat), oracle_note(report.oracle)]
     if report.judge_info:
         lines.append(f"Judge: {report.judge_info}")
     lines.append(

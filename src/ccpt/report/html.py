@@ -10,31 +10,50 @@ from ccpt.report.display import (
     DisplayTable,
     decorate,
     display_tables,
+    examples_display,
     generative_display,
     preamble_lines,
     report_provenance_lines,
+    warning_lines,
 )
 from ccpt.report.tables import GenerativeTable, Report
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
-th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}
-th:first-child,td:first-child,td.l{text-align:left}tr.oracle{background:#eee}
-td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}img{max-width:100%}"""
+th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
+th:first-child,td:first-child,.l{text-align:left}tr.oracle{background:#eee}
+th.ans{text-align:left}td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}
+.nw{white-space:nowrap}img{max-width:100%}
+li.warn{color:#a40000;font-weight:bold}figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#444}"""
 
 
 def _h(text: Any) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
-def _html_table(header: Sequence[str], body: Sequence[Sequence[str]], row_classes: Sequence[str] | None = None) -> str:
-    """``body`` cells are already-escaped HTML fragments."""
-    head = "<tr>" + "".join(f"<th>{_h(c)}</th>" for c in header) + "</tr>"
+def _html_table(
+    header: Sequence[str],
+    body: Sequence[Sequence[str]],
+    row_classes: Sequence[str] | None = None,
+    cell_classes: Sequence[str] = (),
+) -> str:
+    """``body`` cells are already-escaped HTML fragments; ``cell_classes`` gives column j the class [j]."""
+    head = "<tr>" + "".join(_cell("th", _h(c), cell_classes, j) for j, c in enumerate(header)) + "</tr>"
     rows = []
     for i, cells in enumerate(body):
         cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        rows.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        rows.append(f"<tr{cls}>" + "".join(_cell("td", c, cell_classes, j) for j, c in enumerate(cells)) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
+    cls = classes[j] if j < len(classes) else ""
+    return f'<{tag} class="{cls}">{content}</{tag}>' if cls else f"<{tag}>{content}</{tag}>"
+
+
+# Example answers: text columns left-aligned, the raw model text in monospace with its line breaks.
+# Names and scores do not wrap ("GPT-\n4o"); the phrases and answers do.
+_EXAMPLE_CLASSES = ("l nw", "l nw", "l nw", "", "l", "l", "l", "ans", "l", "nw", "nw", "l nw", "l nw")
 
 
 def table_html(table: DisplayTable) -> str:
@@ -45,7 +64,8 @@ def table_html(table: DisplayTable) -> str:
     ]
     classes = ["oracle" if row.oracle else "" for row in table.rows]
     notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
-    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes) + notes
+    aligned = ["l" if text else "" for text in table.text_columns()]
+    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, aligned) + notes
 
 
 def generative_html(table: GenerativeTable) -> str:
@@ -62,17 +82,18 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
         f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
     ]
-    parts += [f"<li>{_h(line)}</li>" for line in preamble_lines(report)]
+    parts += [f"<li class='warn'>{_h(line)}</li>" for line in warning_lines(report)]
+    parts += [f"<li>{_h(line)}</li>" for line in preamble_lines(report, with_warnings=False)]
     parts.append("</ul>")
     parts += [table_html(table) for table in display_tables(report)]
     for caption, payload in figures:
         img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
         parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
     if report.examples is not None and not report.examples.empty:
-        parts.append("<h2>Example answers (raw model text, escaped)</h2>")
-        body = [[_h(v) for v in rec] for rec in report.examples.itertuples(index=False)]
-        table = _html_table(list(report.examples.columns), body)
-        parts.append(table.replace("<td>", "<td class='ans'>"))
+        examples = examples_display(report.examples, report.labels)
+        body = [[_h(c.text) for c in row.cells] for row in examples.rows]
+        table = _html_table(examples.header, body, cell_classes=_EXAMPLE_CLASSES)
+        parts.append(f"<h2>{_h(examples.title)}</h2>{table}")
     if report.provenance:
         items = "".join(f"<li>{_h(line)}</li>" for line in report_provenance_lines(report))
         parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")

@@ -1,6 +1,16 @@
-"""The report as LaTeX (booktabs tables)."""
+"""The report as LaTeX: each table a ``table`` float (``table*`` when wide) with booktabs rules, a caption and
+a label, ready to ``\\input`` into a paper.
+
+Every text is escaped for pdfLaTeX with any font encoding: TeX's special characters, the symbols the tables
+print (±, –, Δ, √, arrows …), accented Latin letters as accent commands, and anything else a model id or
+answer may hold written as ``[U+XXXX]`` — so a hostile name cannot break (or inject into) the document.
+"""
 
 from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
 
 from ccpt.report.display import (
     Cell,
@@ -11,8 +21,13 @@ from ccpt.report.display import (
     preamble_lines,
     report_provenance_lines,
 )
-from ccpt.report.tables import RUN_ROW, GenerativeTable, Report
+from ccpt.report.names import file_stem, model_text, unique_name
+from ccpt.report.tables import RUN_ROW, GenerativeTable, Report, stat_note
 from ccpt.spec import TASK_SPECS
+
+PACKAGES = r"% requires \usepackage{booktabs}, \usepackage{graphicx} and \usepackage[table]{xcolor}"
+# More columns than this: a two-column-wide float (table*). Every table shrinks to the line width if wider.
+WIDE_COLUMNS = 7
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -25,33 +40,121 @@ _LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_SYMBOLS = {
+    "±": r"$\pm$",
+    "–": "--",
+    "—": "---",
+    "Δ": r"$\Delta$",
+    "√": r"$\surd$",
+    "×": r"$\times$",
+    "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$",
+    "→": r"$\rightarrow$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "·": r"$\cdot$",
+    "…": r"\ldots{}",
+    "“": "``",
+    "”": "''",
+    "‘": "`",
+    "’": "'",
+    "ß": r"\ss{}",
+    "æ": r"\ae{}",
+    "Æ": r"\AE{}",
+    "œ": r"\oe{}",
+    "Œ": r"\OE{}",
+    "ø": r"\o{}",
+    "Ø": r"\O{}",
+    "ł": r"\l{}",
+    "Ł": r"\L{}",
+    "ı": r"\i{}",
+}
+# Combining marks with an accent command of every font encoding (OT1 included).
+_ACCENTS = {
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0304": "=",
+    "\u0306": "u",
+    "\u0307": ".",
+    "\u0308": '"',
+    "\u030a": "r",
+    "\u030b": "H",
+    "\u030c": "v",
+    "\u0327": "c",
 }
 
 
+def _latex_char(ch: str) -> str:
+    if ch in _LATEX_SPECIAL:
+        return _LATEX_SPECIAL[ch]
+    if ch in _SYMBOLS:
+        return _SYMBOLS[ch]
+    if " " <= ch <= "~":
+        return ch
+    if ch.isspace() or unicodedata.category(ch).startswith("C"):
+        return " "  # line breaks and control characters: a line break would end a comment or a table row
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if len(marks) == 1 and marks[0] in _ACCENTS and base.isascii() and base.isalpha():
+        return "\\" + _ACCENTS[marks[0]] + "{" + ("\\i" if base == "i" else base) + "}"
+    return f"[U+{ord(ch):04X}]"
+
+
 def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters in plain text."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
-def _latex_text(text: str) -> str:
-    return latex_escape(text).replace("±", r"$\pm$").replace("–", "--").replace("—", "---").replace("Δ", r"$\Delta$")
+    """Plain text as pdfLaTeX-safe text (see the module docstring)."""
+    return "".join(_latex_char(ch) for ch in text)
 
 
 def _latex_cell(cell: Cell) -> str:
-    return decorate(_latex_text(cell.text), cell.rank, lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
+    return decorate(latex_escape(cell.text), cell.rank, lambda s: rf"\textbf{{{s}}}", lambda s: rf"\underline{{{s}}}")
 
 
 def _latex_comment(text: str) -> str:
-    return "% " + text.replace("\n", " ")
+    return "% " + " ".join(text.splitlines())
 
 
-def generative_latex(table: GenerativeTable) -> str:
-    """Table 3 as a booktabs tabular; Multi-Oracle rows grey (needs xcolor with the ``table`` option)."""
-    display = generative_display(table)
+def _label(key: str, taken: set[str]) -> str:
+    return unique_name("tab:ccpt-" + file_stem(key.replace(":", "-")), taken)
+
+
+def _caption(title: str, notes: Sequence[str]) -> str:
+    """The table's title without its "Table N:" (LaTeX numbers floats itself), then its notes."""
+    text = re.sub(r"^Table \d+:\s*", "", title)
+    text = text[:1].upper() + text[1:]
+    return " ".join([text.rstrip(".") + ".", *notes])
+
+
+def _float(tabular: list[str], columns: int, caption: str, label: str, title: str) -> str:
+    """A tabular wrapped in a table float with caption and label, shrunk to the line width only if wider; the
+    report's own title (``Table 5: …``) as a comment above it."""
+    env = "table*" if columns > WIDE_COLUMNS else "table"
+    return "\n".join(
+        [
+            _latex_comment(title),
+            rf"\begin{{{env}}}[tbp]",
+            r"\centering",
+            r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+            *tabular,
+            "}",
+            rf"\caption{{{latex_escape(caption)}}}",
+            rf"\label{{{label}}}",
+            rf"\end{{{env}}}",
+        ]
+    )
+
+
+def generative_tabular(
+    table: GenerativeTable, display: DisplayTable, labels: dict[str, str] | None = None
+) -> list[str]:
+    """Table 3's tabular: one header group per task, each model's rows under its (display) name; Multi-Oracle
+    rows grey (needs xcolor with the ``table`` option)."""
     tasks = list(dict.fromkeys(c.task for c in table.columns))
     lines = [
-        r"% requires \usepackage{booktabs} and \usepackage[table]{xcolor}",
-        _latex_comment(display.title),
         r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
         r"\toprule",
         " & " + " & ".join(rf"\multicolumn{{3}}{{c}}{{{latex_escape(TASK_SPECS[t].label)}}}" for t in tasks) + r" \\",
@@ -65,10 +168,8 @@ def generative_latex(table: GenerativeTable) -> str:
             if row.model != current:
                 if current is not None:
                     lines.append(r"\midrule")
-                lines.append(
-                    rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}"
-                    rf"{{\textit{{{latex_escape(row.model)}}}}} \\"
-                )
+                name = latex_escape(model_text(row.model, labels))
+                lines.append(rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{name}}}}} \\")
                 current = row.model
         else:
             lines.append(r"\midrule")
@@ -76,33 +177,53 @@ def generative_latex(table: GenerativeTable) -> str:
         prefix = r"\rowcolor{gray!15}" if shown.oracle else ""
         method, *cells = shown.cells[1:]
         lines.append(prefix + _latex_cell(method) + " & " + " & ".join(_latex_cell(c) for c in cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines)
+    return [*lines, r"\bottomrule", r"\end{tabular}"]
 
 
-def table_latex(table: DisplayTable) -> str:
-    """One display table as a booktabs tabular, its title and notes as comments."""
+def generative_latex(
+    table: GenerativeTable, labels: dict[str, str] | None = None, *, stat_line: str = "", label: str = ""
+) -> str:
+    """Table 3 as a booktabs table float; the caption says what ± is (``stat_line``) and which judge scored
+    which row when they differ."""
+    display = generative_display(table, labels)
+    caption = _caption(table.title, [n for n in (stat_line, *display.notes) if n])
+    tabular = generative_tabular(table, display, labels)
+    return _float(tabular, len(table.columns) + 1, caption, label or _label("table3", set()), table.title)
+
+
+def table_tabular(table: DisplayTable) -> list[str]:
+    """One display table's booktabs tabular."""
+    columns = "".join("l" if j == 0 or text else "c" for j, text in enumerate(table.text_columns()))
     lines = [
-        _latex_comment(table.title),
-        r"\begin{tabular}{l" + "c" * (len(table.header) - 1) + "}",
+        r"\begin{tabular}{" + columns + "}",
         r"\toprule",
-        " & ".join(_latex_text(h) for h in table.header) + r" \\",
+        " & ".join(latex_escape(h) for h in table.header) + r" \\",
         r"\midrule",
     ]
     for row in table.rows:
         prefix = r"\rowcolor{gray!15}" if row.oracle else ""
         lines.append(prefix + " & ".join(_latex_cell(c) for c in row.cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    lines += [_latex_comment(note) for note in table.notes]
-    return "\n".join(lines)
+    return [*lines, r"\bottomrule", r"\end{tabular}"]
+
+
+def table_latex(table: DisplayTable, label: str | None = None) -> str:
+    """One display table as a booktabs table float: its title and notes as the caption, ``label`` (default
+    ``tab:ccpt-<key>``) as the label."""
+    caption = _caption(table.title, table.notes)
+    return _float(table_tabular(table), len(table.header), caption, label or _label(table.key, set()), table.title)
 
 
 def render_latex(report: Report) -> str:
-    """Every table as a LaTeX fragment, with the notes and provenance as comments."""
-    parts = ["\n".join(_latex_comment(line) for line in preamble_lines(report))]
-    if report.generative:
-        parts.append(generative_latex(report.generative))
-    parts += [table_latex(t) for t in display_tables(report) if t.key != "table3"]
+    """Every table as a LaTeX float with caption and label; the notes and provenance as comments."""
+    parts = ["\n".join([PACKAGES, *(_latex_comment(line) for line in preamble_lines(report))])]
+    taken: set[str] = set()
+    for table in display_tables(report):
+        if table.key == "table3" and report.generative:
+            stat_line = stat_note(report.stat)
+            label = _label(table.key, taken)
+            parts.append(generative_latex(report.generative, report.labels, stat_line=stat_line, label=label))
+        else:
+            parts.append(table_latex(table, _label(table.key, taken)))
     if report.provenance:
         parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *report_provenance_lines(report)]))
     return "\n\n".join(parts) + "\n"

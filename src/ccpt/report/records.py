@@ -31,7 +31,16 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     """Every number of the report as long-format records (table, model, method, task, metric, values…).
 
     The stored-judge Gold row is method ``gold_stored`` with an empty model (the run's own Gold is ``gold``).
+    ``model`` is the model id; ``model_label`` the name the report prints for it (``--label``).
     """
+    out = _number_records(report)
+    for record in out:
+        model = record.get("model")
+        record["model_label"] = report.model_label(model) if model else model
+    return out
+
+
+def _number_records(report: Report) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if report.generative:
         for row in report.generative.rows:
@@ -50,7 +59,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     for res in report.types:
         base = {"table": "table5", "model": res.model, "method": res.method, "task": TYPE_PREDICTION}
         cls = res.classification
-        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": cls.n})
+        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": res.n_instances})
         for name, value in (
             ("has_property_accuracy", cls.has_property_accuracy),
             ("lacks_property_accuracy", cls.lacks_property_accuracy),
@@ -71,7 +80,8 @@ def report_records(report: Report) -> list[dict[str, Any]]:
                 )
             share = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
             out.append({**base, "metric": f"unparsed:{actual}", "mean": float(share), "count": int(cls.unparsed[i])})
-            out.append({**base, "metric": f"n:{actual}", "count": int(totals[i])})
+            n = res.type_instances[i] if res.type_instances else int(totals[i])
+            out.append({**base, "metric": f"n:{actual}", "count": n})
     for tab in report.iterations:
         for (task, t), summary in tab.cells.items():
             out.append(
@@ -114,6 +124,7 @@ CSV_FIELDS: tuple[str, ...] = (
     "n_failed",
     "rank",
     "count",
+    "model_label",
     "text",
 )
 
@@ -139,14 +150,17 @@ def render_csv(report: Report) -> str:
 
 
 def render_json(report: Report) -> str:
-    """Strict JSON: {"provenance", "stat", "stat_description", "oracle", "judge", "notes", "records": [...]}."""
+    """Strict JSON: {"provenance", "stat", "stat_description", "oracle", "judge", "warnings", "notes", "labels",
+    "records": [...]}."""
     payload = {
         "provenance": report.provenance,
         "stat": report.stat,
         "stat_description": stat_note(report.stat),
         "oracle": report.oracle,
         "judge": report.judge_info,
+        "warnings": report.warnings,
         "notes": report.notes,
+        "labels": report.labels,
         "records": report_records(report),
     }
     return dumps(payload) + "\n"

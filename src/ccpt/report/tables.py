@@ -19,6 +19,8 @@ from ccpt.errors import CcptError
 from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
+from ccpt.report.coverage import coverage_warnings
+from ccpt.report.names import model_text, resolve_labels
 from ccpt.results import optional
 from ccpt.scoring import Classification, Relevances, classify, oracle_per_column, oracle_single_best
 from ccpt.spec import (
@@ -46,6 +48,9 @@ FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")
 
 HUMAN_MODEL = "human"
 GOLD_LABEL = "Gold (stored GPT-4o judge)"
+# The judge of the stored-judge Gold row: the dataset files keep the authors' GPT-4o scores
+# (meta.*_gpt-4o_relevance), the judge their result files name "gpt-4o" too.
+STORED_JUDGE = "gpt-4o"
 METRICS: tuple[str, ...] = ("r_hmp", "r_np", "score")
 
 
@@ -97,7 +102,8 @@ STORED_GOLD_ROW: RowKind = GOLD_STORED
 class Row:
     """One table row: a (model, method) run, the Human row or the Gold row (told apart by ``kind``).
 
-    ``cells`` maps (task, metric) to a Summary in percent; ``ranks`` to 1 (best) / 2 (second) / None.
+    ``cells`` maps (task, metric) to a Summary in percent; ``ranks`` to 1 (best) / 2 (second) / None;
+    ``instances`` maps a task to the instance ids its cells average over; ``judges`` names who scored the row.
     """
 
     model: str
@@ -107,11 +113,17 @@ class Row:
     cells: dict[tuple[str, str], Summary] = field(default_factory=dict)
     ranks: dict[tuple[str, str], int] = field(default_factory=dict)
     kind: RowKind = RUN_ROW
+    instances: dict[str, frozenset[str]] = field(default_factory=dict)
+    judges: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str]:
         """What identifies the row: (kind, model, method); the stored-judge Gold row has model ""."""
         return (self.kind, self.model, self.method)
+
+    def name(self, labels: Mapping[str, str] | None = None) -> str:
+        """The row as a reader names it: ``model / method label`` for a run, else its label (Human, Gold)."""
+        return f"{model_text(self.model, labels)} / {self.label}" if self.kind == RUN_ROW else self.label
 
 
 @dataclass
@@ -156,15 +168,31 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper"
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
 
 
-def _matrix(values: pd.DataFrame, metric: str) -> np.ndarray:
+def _matrix(values: pd.DataFrame, metric: str, index: str = "instance") -> np.ndarray:
     """instances × seeds (instances aligned across seeds; a missing cell is NaN = failed)."""
-    return values.pivot_table(index="instance", columns="seed", values=metric, aggfunc="first", dropna=False).to_numpy(
-        float
-    )
+    return values.pivot_table(index=index, columns="seed", values=metric, aggfunc="first", dropna=False).to_numpy(float)
+
+
+def _items(group: pd.DataFrame) -> pd.Series:
+    """Task-3 test items: the instance id, numbered by occurrence within a seed. The authors' sample holds two
+    (combination, property) pairs twice; each occurrence is an item of its own (the paper's 1,000)."""
+    occurrence = group.groupby(["instance", "seed"], sort=False).cumcount()
+    return group["instance"].astype(str) + "#" + occurrence.astype(str)
 
 
 def _summaries(values: pd.DataFrame, stat: Stat, n_boot: int, seed: int) -> dict[str, Summary]:
     return {m: summarize(_matrix(values, m), stat, n_boot=n_boot, seed=seed).scaled(100.0) for m in METRICS}
+
+
+def _ids(values: pd.Series) -> frozenset[str]:
+    return frozenset(values.astype(str))
+
+
+def _judges(group: pd.DataFrame) -> tuple[str, ...]:
+    """The judges that scored a group's samples (a failed sample has none)."""
+    if "judge" not in group:
+        return ()
+    return tuple(sorted({str(j) for j in group["judge"].dropna() if str(j)}))
 
 
 def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -182,13 +210,14 @@ def gold_row(
     ``instances`` (task → Record ids) restricts a task's Gold to the instances the results cover, so a run on
     a subset (``--limit``) is compared with the gold answers of the same instances.
     """
-    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW)
+    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW, judges=(STORED_JUDGE,))
     for task in tasks:
         kind = TASK_SPECS[task].kind
         records = dataset.test(task)  # type: ignore[arg-type]
         covered = [r for r in records if instances is not None and r.id in instances.get(task, set())]
         if covered:  # results whose ids are not dataset ids (e.g. unmatched CSVs) keep the whole split
             records = covered
+        row.instances[task] = frozenset(r.id for r in records)
         rel = [Relevances(r.judge_combination, r.judge_head, r.judge_modifier) for r in records]
         for metric in METRICS:
             values = [[x.r_hmp if metric == "r_hmp" else x.r_np if metric == "r_np" else x.score(kind)] for x in rel]  # type: ignore[arg-type]
@@ -242,17 +271,20 @@ def table3(
     ordered = sorted(pairs, key=lambda p: (p.model == HUMAN_MODEL, p.model, _method_key(p.method)))
     for model, method in ordered:
         human = model == HUMAN_MODEL
+        run = gen[(gen["model"] == model) & (gen["method"] == method)]
         row = Row(
             model=model,
             method=method,
             label="Human" if human else method_label(method),
             ranked=not human and method not in (MULTI_ORACLE, GOLD),
             kind=HUMAN_ROW if human else RUN_ROW,
+            judges=_judges(run),
         )
         for task in tasks:
-            group = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["task"] == task)]
+            group = run[run["task"] == task]
             if group.empty:
                 continue
+            row.instances[task] = _ids(group["instance"])
             values = per_instance_values(group, task, oracle)
             for metric, summary in _summaries(values, stat, n_boot, seed).items():
                 row.cells[(task, metric)] = summary
@@ -269,12 +301,23 @@ def table3(
 
 @dataclass
 class TypeResult:
-    """Table 5 for one (model, method): pooled confusion matrix and accuracy summary over seeds."""
+    """Table 5 for one (model, method): confusion matrix pooled over seeds and accuracy summary over seeds.
+
+    ``classification`` counts predictions (instances × seeds); ``instances`` holds the instance ids and
+    ``type_instances`` the number of instances of each actual type (Table 5's ``n``, paper order).
+    """
 
     model: str
     method: str
     classification: Classification
     accuracy: Summary  # percent
+    instances: frozenset[str] = frozenset()
+    type_instances: tuple[int, ...] = ()
+
+    @property
+    def n_instances(self) -> int:
+        """Instances (each counted once, whatever the number of seeds)."""
+        return len(self.instances)
 
 
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
@@ -290,9 +333,13 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     for (model, method), group in tp.groupby(["model", "method"], sort=True):
         preds = [optional(p, str) for p in group["pred_type"]]
         cls = classify([str(g) for g in group["gold_type"]], preds)
-        correct = group.assign(correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)])
-        acc = summarize(_matrix(correct, "correct"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
-        out.append(TypeResult(str(model), str(method), cls, acc))
+        correct = group.assign(
+            correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)], item=_items(group)
+        )
+        acc = summarize(_matrix(correct, "correct", "item"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
+        per_type = correct.drop_duplicates("item")["gold_type"].astype(str)
+        counts = tuple(int((per_type == label).sum()) for label in cls.labels)
+        out.append(TypeResult(str(model), str(method), cls, acc, _ids(correct["item"]), counts))
     return out
 
 
@@ -330,6 +377,7 @@ class FilterRow:
     task: str
     without: Summary | None
     with_: Summary | None
+    instances: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # without, with
 
     @property
     def delta(self) -> float | None:
@@ -345,13 +393,16 @@ def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper")
     out: list[FilterRow] = []
     for (model, method, task), group in sa.groupby(["model", "method", "task"], sort=True):
         parts = {}
+        ids = {flag: _ids(group.loc[group["sa_filter"] == flag, "instance"]) for flag in (False, True)}
         for flag in (False, True):
             sub = group[group["sa_filter"] == flag]
             if not sub.empty:
                 values = per_instance_values(sub, str(task), oracle)
                 parts[flag] = summarize(_matrix(values, "score"), stat).scaled(100.0)
         if False in parts:  # a method run only with its filter is not an ablation
-            out.append(FilterRow(str(model), str(method), str(task), parts[False], parts.get(True)))
+            out.append(
+                FilterRow(str(model), str(method), str(task), parts[False], parts.get(True), (ids[False], ids[True]))
+            )
     return out
 
 
@@ -415,13 +466,20 @@ class Report:
     examples: pd.DataFrame | None = None
     provenance: dict[str, Any] | None = None
     usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
+    labels: dict[str, str] = field(default_factory=dict)  # model id → display name
+    warnings: list[str] = field(default_factory=list)  # printed first by every format, and by the CLI on stderr
 
     def tables(self) -> dict[str, DisplayTable]:
-        """Every table by key (``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
-        ``failures``); each has ``.to_frame()``."""
+        """Every table by key: ``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
+        ``failures``, ``usage`` (model ids, never display names, in the keys; docs/metrics.md, "Python API");
+        each has ``.to_frame(spread=False)``."""
         from ccpt.report.display import display_tables  # display builds on this module's tables
 
         return {table.key: table for table in display_tables(self)}
+
+    def model_label(self, model: str) -> str:
+        """The name printed for a model id: its display name, else the id."""
+        return model_text(model, self.labels)
 
     def to_frame(self) -> pd.DataFrame:
         """Every number of the report in long format (the rows of ``ccpt report --format csv``)."""
@@ -442,20 +500,26 @@ def build_report(
     examples_per_group: int = 3,
     provenance: Mapping[str, Any] | None = None,
     protocol: str | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Report:
     """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
 
     ``provenance`` is printed with the report; by default it names the models and judges of ``frame``, the
-    dataset read (when ``dataset`` is given) and ``protocol``.
+    dataset read (when ``dataset`` is given) and ``protocol``. ``labels`` maps model ids to the names printed
+    for them (``{"openai/gpt-4o": "GPT-4o"}``); ids stay the keys of tables and records.
     """
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
+    names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
     notes = list(frame.attrs.get("notes", []))
     notes.insert(0, protocol_note(frame))
     if len(protocols_of(frame)) > 1:
         # Never average runs of two protocols together: each row's model is labelled with its protocol.
         labelled = frame["protocol"].notna()
         frame = frame.copy()
+        for model, tag in frame.loc[labelled, ["model", "protocol"]].drop_duplicates().itertuples(index=False):
+            if model in names:  # the display name follows the model id into its protocol-tagged form
+                names[f"{model} [{tag}]"] = f"{names[model]} [{tag}]"
         frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
     frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
     gen = generative_rows(frame)
@@ -466,24 +530,48 @@ def build_report(
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     examples = (
         frame.groupby(["task", "model", "method"], sort=True, dropna=False).head(examples_per_group)[
-            ["task", "model", "method", "instance", "combination", "property", "answer_raw", "answer"]
+            [c for c in EXAMPLE_COLUMNS if c in frame]
         ]
         if examples_per_group
         else None
     )
+    types = table5(frame, stat=stat, n_boot=n_boot, seed=seed)
+    filters = table7(frame, stat=stat, oracle=oracle)
     return Report(
         stat=stat,
         oracle=oracle,
         generative=generative,
-        types=table5(frame, stat=stat, n_boot=n_boot, seed=seed),
+        types=types,
         iterations=table6(frame, stat=stat, oracle=oracle),
-        filters=table7(frame, stat=stat, oracle=oracle),
+        filters=filters,
         failures=failures(frame),
         notes=notes,
         judge_info=judge_info,
         examples=examples,
         provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
+        labels=names,
+        warnings=coverage_warnings(generative, types, filters, names),
     )
+
+
+# The per-sample fields of the example answers: what was asked, what came back, and how it was scored.
+EXAMPLE_COLUMNS: tuple[str, ...] = (
+    "task",
+    "model",
+    "method",
+    "seed",
+    "instance",
+    "combination",
+    "property",
+    "answer_raw",
+    "answer",
+    "r_np",
+    "r_hmp",
+    "score",
+    "judge",
+    "gold_type",
+    "pred_type",
+)
 
 
 def frame_provenance(

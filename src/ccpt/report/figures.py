@@ -1,0 +1,240 @@
+"""Figures for reports (matplotlib, explicit Agg canvases): confusion heatmap, judge-vs-human scatter (paper Figure 4),
+per-method bar chart with error bars. Sized for a paper column (3.3 in wide); saved as PNG and SVG.
+
+What a figure shows is as honest as the tables: bars scored by different judges are drawn in separate panels
+named by their judge, a bar without a spread says "1 seed" instead of drawing a zero-width error bar, and an
+empty confusion row prints "—", never "nan".
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ccpt.report.names import file_stem, model_text, unique_name
+from ccpt.report.tables import GenerativeTable, Report, Row, score_name
+from ccpt.scoring import Classification
+from ccpt.spec import TASK_SPECS, method_label
+from ccpt.stats import Summary
+
+COLUMN_WIDTH_IN = 3.3
+JITTER_SD = 0.05
+
+
+def literal(text: str) -> str:
+    """``text`` drawn as written: matplotlib reads "$…$" as math (a model name "a$b$c" would be typeset, and
+    "$\\foo$" fail to draw), so every "$" is escaped."""
+    return text.replace("$", r"\$")
+
+
+def new_figure(width_in: float, height_in: float, *, dpi: int = 200) -> tuple[Figure, Any]:
+    """A figure with one axes on its own Agg canvas.
+
+    The object API (no pyplot) leaves the process's matplotlib backend alone — importing ccpt in a notebook
+    keeps the notebook's inline backend — and holds no global figure registry, so nothing needs closing.
+    """
+    fig = Figure(figsize=(width_in, height_in), dpi=dpi)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots()
+
+
+def confusion_heatmap(cls: Classification, title: str = "", instances: Sequence[int] = ()) -> Figure:
+    """Row-normalised confusion matrix (percent) in the paper's type order.
+
+    A type without instances in the results has no percentages: its row is grey with "—" (never "nan"). When
+    some predictions were unparsable, an "Unparsed" column shows their share, so every row sums to 100.
+    ``instances`` (instances per actual type, Table 5's n) labels each row with its n.
+    """
+    pct = cls.row_percent()
+    columns = [label.capitalize() for label in cls.labels]
+    if cls.unparsed.any():
+        totals = cls.row_totals().astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pct = np.column_stack([pct, 100.0 * cls.unparsed / totals])
+        columns.append("Unparsed")
+    fig, ax = new_figure(COLUMN_WIDTH_IN * len(columns) / 4, COLUMN_WIDTH_IN * 0.85)
+    cmap = colormaps["Blues"].with_extremes(bad="#e6e6e6")  # a copy: the registered map stays as it is
+    ax.imshow(np.ma.masked_invalid(pct), cmap=cmap, vmin=0, vmax=100)
+    labels = [label.capitalize() for label in cls.labels]
+    rows = [f"{label}\n(n={n})" for label, n in zip(labels, instances, strict=True)] if instances else labels
+    ax.set_xticks(range(len(columns)), columns, fontsize=7, rotation=30)
+    ax.set_yticks(range(len(labels)), rows, fontsize=7)
+    ax.set_xlabel("Predicted type", fontsize=8)
+    ax.set_ylabel("Actual type", fontsize=8)
+    for (i, j), value in np.ndenumerate(pct):
+        text = "—" if math.isnan(value) else f"{value:.1f}"
+        color = "white" if not math.isnan(value) and value > 50 else "black"
+        ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
+    if title:
+        ax.set_title(literal(title), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0, title: str = "") -> Figure:
+    """Figure 4: judge relevance vs mean human rating, both in [0, 1], with the least-squares line.
+
+    The regression is fitted on the exact values; jitter from N(0, 0.05²) is added afterwards, only to the
+    plotted points (as in the paper's caption).
+    """
+    x = np.asarray(human, dtype=float)
+    y = np.asarray(judge, dtype=float)
+    fig, ax = new_figure(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN)
+    if len(x) >= 2 and np.ptp(x) > 0:
+        slope, intercept = np.polyfit(x, y, 1)
+        grid = np.linspace(0, 1, 50)
+        ax.plot(grid, slope * grid + intercept, color="tab:red", linewidth=1)
+    rng = np.random.default_rng(seed)
+    ax.scatter(x + rng.normal(0, JITTER_SD, len(x)), y + rng.normal(0, JITTER_SD, len(y)), s=4, alpha=0.5)
+    ax.set_xlabel("Human rating (mean, rescaled to [0,1])", fontsize=7)
+    ax.set_ylabel("LLM-as-a-judge relevance", fontsize=7)
+    ax.tick_params(labelsize=7)
+    if title:
+        ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of :func:`method_bars`: a row's score on one task, and what its error bar is."""
+
+    mean: float
+    low: float  # error below / above the mean (0 with no spread)
+    high: float
+    spread: bool  # False: one seed (or Gold), no error bar drawn
+
+
+def bar_of(summary: Summary | None) -> Bar:
+    """The bar for one table cell: its CI, or its ± with two or more seeds; otherwise no error bar at all."""
+    if summary is None or math.isnan(summary.mean):
+        return Bar(math.nan, 0.0, 0.0, False)
+    mean = summary.mean
+    if summary.lo is not None and summary.hi is not None and summary.hi > summary.lo:
+        return Bar(mean, mean - summary.lo, summary.hi - mean, True)
+    if summary.spread is not None and summary.n_seeds > 1 and not math.isnan(summary.spread):
+        return Bar(mean, summary.spread, summary.spread, True)
+    return Bar(mean, 0.0, 0.0, False)
+
+
+def judge_panels(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    """Rows grouped by the judge(s) that scored them, in table order: one panel per judge."""
+    panels: dict[str, list[Row]] = {}
+    for row in rows:
+        panels.setdefault(" + ".join(row.judges) or "judge unknown", []).append(row)
+    return panels
+
+
+def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
+    """E / C per task (groups) and row (bars), with the table's spread (± or CI) as error bars.
+
+    Rows scored by different judges go into separate panels titled with the judge, so a Gold bar of the
+    stored GPT-4o scores never stands unlabelled beside bars of another judge. A bar without a spread (one
+    seed, Gold) is marked "1 seed" instead of carrying an error bar of zero width.
+    """
+    score_cols = [c for c in table.columns if c.metric == "score"]
+    rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]
+    panels = judge_panels(rows)
+    ratios = [max(len(members), 1) for members in panels.values()]
+    width_in = COLUMN_WIDTH_IN if len(panels) == 1 else 2 * COLUMN_WIDTH_IN
+    fig = Figure(figsize=(width_in, 2.6), dpi=200)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False, gridspec_kw={"width_ratios": ratios})[0]
+    colours = {id(row): f"C{k % 10}" for k, row in enumerate(rows)}
+    for ax, (judge, members) in zip(axes, panels.items(), strict=True):
+        _draw_panel(ax, members, score_cols, colours, labels)
+        ax.set_title(f"Judge: {literal(judge)}", fontsize=6)
+    axes[0].set_ylabel("Score (×100)", fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _draw_panel(
+    ax: Any, rows: Sequence[Row], score_cols: Sequence[Any], colours: Mapping[int, str], labels: Any
+) -> None:
+    """One judge's bars on ``ax``: error bars where the table prints a spread, "1 seed" where it does not."""
+    width = 0.8 / max(len(rows), 1)
+    top = 0.0
+    for k, row in enumerate(rows):
+        bars = [bar_of(row.cells.get((col.task, "score"))) for col in score_cols]
+        positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
+        means = [b.mean for b in bars]
+        ax.bar(positions, means, width, label=literal(row.name(labels)), color=colours[id(row)])
+        spread = [(x, b) for x, b in zip(positions, bars, strict=True) if b.spread]
+        if spread:
+            ax.errorbar(
+                [x for x, _ in spread],
+                [b.mean for _, b in spread],
+                yerr=[[b.low for _, b in spread], [b.high for _, b in spread]],
+                fmt="none",
+                ecolor="black",
+                elinewidth=0.6,
+                capsize=1.5,
+            )
+        for x, b in zip(positions, bars, strict=True):
+            if not math.isnan(b.mean):
+                top = max(top, b.mean + b.high)
+                if not b.spread:
+                    ax.text(x, b.mean, "1 seed", ha="center", va="bottom", fontsize=4.5, rotation=90)
+    ax.set_ylim(0, max(top * 1.3, 1.0))  # room above the bars for the "1 seed" marks
+    ax.set_xticks(
+        range(len(score_cols)),
+        [f"{TASK_SPECS[c.task].short} {score_name(c.task)}" for c in score_cols],
+        fontsize=7,
+    )
+    ax.tick_params(labelsize=7)
+    # Below the axes: inside, the legend hides the tallest bars.
+    ax.legend(fontsize=5, ncols=1, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+
+
+def report_figures(report: Report) -> list[tuple[str, str, Figure]]:
+    """Every figure of a report as (file stem, caption, figure): the E/C bars and one confusion matrix per
+    Task-3 run. Stems are file-safe; captions use the display names."""
+    made: list[tuple[str, str, Figure]] = []
+    stems: set[str] = set()
+    if report.generative is not None:
+        caption = "E / C per task and row (error bars: the table's spread; panels: one per judge)"
+        made.append(("scores_by_method", caption, method_bars(report.generative, report.labels)))
+    for res in report.types:
+        name = f"{model_text(res.model, report.labels)} / {method_label(res.method)}"
+        stem = unique_name(file_stem(f"confusion_{res.model}_{res.method}"), stems)
+        made.append(
+            (
+                stem,
+                f"Table 5 confusion matrix (percent of each actual type): {name}",
+                confusion_heatmap(res.classification, instances=res.type_instances),
+            )
+        )
+    return made
+
+
+def save(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
+    """Write ``stem.png`` and ``stem.svg`` into ``directory``; returns both paths."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}.png", out / f"{stem}.svg"]
+    for path in paths:
+        fig.savefig(path, bbox_inches="tight")
+    return paths
+
+
+def png_data_uri(fig: Figure) -> str:
+    """The figure as a ``data:image/png;base64,…`` URI for self-contained HTML."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def close(fig: Figure) -> None:
+    """Release a figure's artists early (no pyplot registry holds it; this only frees memory sooner)."""
+    fig.clear()

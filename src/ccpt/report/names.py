@@ -1,0 +1,114 @@
+"""Names as the tables print them: display names for models (``--label MODEL=NAME``) and the matching of a
+model or method a user typed (``ccpt compare --a GPT-4o:Base``) against the names in the results.
+
+Raw model ids (``openai-api/llamacpp/qwen2.5-0.5b``, ``gguf//path/to/x.gguf``, ``ollama/llama3.1:8b``) stay
+the keys of every table and record; a display name only changes the text printed for them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+
+from ccpt.errors import CcptError
+from ccpt.spec import method_label
+
+
+def _fold(text: str) -> str:
+    """Case, spaces, hyphens and underscores do not tell names apart: ``Multi-Oracle`` = ``multi_oracle``."""
+    return re.sub(r"[\s_-]+", "_", text.strip().casefold())
+
+
+def _listing(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names)) or "none"
+
+
+def model_text(model: str, labels: Mapping[str, str] | None) -> str:
+    """The text printed for ``model``: its display name if it has one, else the id itself."""
+    return labels.get(model, model) if labels else model
+
+
+def match_model(text: str, models: Collection[str], labels: Mapping[str, str] | None = None) -> str:
+    """The model id of the results that ``text`` names: the id itself, the id in any case, or a display name
+    (in any case). One CcptError line when nothing or more than one model matches."""
+    if text in models:
+        return text
+    hits = {m for m in models if m.casefold() == text.casefold()}
+    hits |= {m for m, name in (labels or {}).items() if m in models and name.casefold() == text.casefold()}
+    if len(hits) == 1:
+        return hits.pop()
+    if hits:
+        raise CcptError(f"model {text!r} is ambiguous: it names {_listing(hits)}", "write the model id exactly")
+    shown = [f"{m} ({labels[m]})" if labels and m in labels else m for m in models]
+    raise CcptError(f"no model {text!r} in the results", f"models: {_listing(shown)}")
+
+
+def match_method(text: str, methods: Collection[str]) -> str:
+    """The method name of the results that ``text`` names: the name (``multi_oracle``) or the label the tables
+    print (``Multi-Oracle``), in any case, with spaces, hyphens and underscores alike."""
+    if text in methods:
+        return text
+    key = _fold(text)
+    hits = {m for m in methods if key in (_fold(m), _fold(method_label(m)))}
+    if len(hits) == 1:
+        return hits.pop()
+    if hits:
+        raise CcptError(f"method {text!r} is ambiguous: it names {_listing(hits)}", "write the method name exactly")
+    shown = [f"{m} ({method_label(m)})" for m in methods]
+    raise CcptError(f"no method {text!r} in the results", f"methods: {_listing(shown)}")
+
+
+def parse_label(spec: str, models: Collection[str]) -> tuple[str, str]:
+    """``MODEL=NAME`` → (model id, display name). A model id may itself contain ``=``: the split is at the first
+    ``=`` whose left side names a model of the results (exactly or in another case)."""
+    splits = [i for i, ch in enumerate(spec) if ch == "="]
+    if not splits:
+        raise CcptError(f"--label {spec!r}: write MODEL=NAME", "e.g. --label gpt-4o=GPT-4o")
+    for i in splits:
+        left = spec[:i]
+        if left in models or any(m.casefold() == left.casefold() for m in models):
+            name = spec[i + 1 :].strip()
+            if not name:
+                raise CcptError(f"--label {spec!r}: the display name is empty", "write MODEL=NAME")
+            return match_model(left, models), name
+    raise CcptError(f"--label {spec!r}: no model {spec[: splits[0]]!r} in the results", f"models: {_listing(models)}")
+
+
+def resolve_labels(labels: Mapping[str, str] | None, models: Collection[str]) -> dict[str, str]:
+    """Display names keyed by the results' model ids (a key may be written in another case).
+
+    One CcptError line for a key that names no model, or when two models would print the same name (rows
+    must stay distinguishable).
+    """
+    out: dict[str, str] = {}
+    for key, name in (labels or {}).items():
+        if not str(name).strip():
+            raise CcptError(f"display name of {key!r} is empty")
+        out[match_model(str(key), models)] = str(name).strip()
+    shown: dict[str, str] = {}
+    for model in models:
+        name = out.get(model, model)
+        if name.casefold() in shown:
+            raise CcptError(
+                f"models {shown[name.casefold()]!r} and {model!r} would both print as {name!r}",
+                "give each model its own display name",
+            )
+        shown[name.casefold()] = model
+    return out
+
+
+def file_stem(text: str) -> str:
+    """A file-name (or LaTeX label) stem from a name holding any characters: model ids keep their letters, digits,
+    ``-``, ``.`` and ``_``; slashes, colons, spaces … become ``_``."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-._") else "_" for ch in text).strip("._") or "x"
+
+
+def unique_name(stem: str, taken: set[str]) -> str:
+    """``stem``, or ``stem-2``, ``stem-3`` … if taken (two ids that differ only in characters a file name cannot
+    hold keep two names); the result is added to ``taken``."""
+    k, out = 1, stem
+    while out in taken:
+        k += 1
+        out = f"{stem}-{k}"
+    taken.add(out)
+    return out
