@@ -13,7 +13,7 @@ from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.inspect_logs import UnreadableLog, from_inspect_logs
-from ccpt.results.table import missing_columns, tidy_frame
+from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
 
 if TYPE_CHECKING:
@@ -67,30 +67,76 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
 _TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
 
 
+def _header(path: Path) -> list[str]:
+    """The header row of a CSV (empty when the file has none or is not readable as UTF-8 text)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            return next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
 def _is_tidy(path: Path) -> bool:
     """Whether a CSV is a tidy table written by :func:`export` (rather than one of the authors' result files)."""
-    with path.open(newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), [])
+    header = _header(path)
     return all(column in header for column in _TIDY_MARKERS)
 
 
-def from_tidy(path: str | Path) -> pd.DataFrame:
-    """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`)."""
-    path = Path(path)
+def _read_tidy_frame(path: Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         require_pyarrow(path)
-        frame = pd.read_parquet(path)
-    else:
-        from ccpt.sheets import restore_frame
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
+    header = _header(path)
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise DataError(f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header")
+    from ccpt.sheets import restore_frame
 
-        frame = restore_frame(pd.read_csv(path, keep_default_na=True))
+    try:
+        # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
+        return restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: cannot read as CSV ({exc})") from None
+
+
+def from_tidy(path: str | Path) -> pd.DataFrame:
+    """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`).
+
+    Every cell is checked by the tidy-table schema (docs/schemas.md): a rejected value is set aside and
+    counted in the sample's ``invalid_cells``, a rejected key cell (task, model, method, seed, …) is one line
+    naming the file, row and column. ``r_hmp`` and ``score`` are recomputed from the relevances; stored values
+    that disagree are reported in the notes.
+    """
+    from ccpt.schemas.base import summary_line
+    from ccpt.schemas.results import TIDY
+
+    path = Path(path)
+    frame = _read_tidy_frame(path)
     if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
         frame["protocol"] = DEFAULT_PROTOCOL
+    if "invalid_cells" not in frame.columns:
+        frame["invalid_cells"] = 0
     missing = missing_columns(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
-    out = tidy_frame(frame[list(COLUMNS)].astype(object).where(frame[list(COLUMNS)].notna(), None).to_dict("records"))
-    out.attrs["notes"] = []
+    records = frame[list(COLUMNS)].astype(object).where(frame[list(COLUMNS)].notna(), None).to_dict("records")
+    checked = TIDY.check(records, path.name)
+    TIDY.check_unique(checked.rows, path.name)
+    notes: list[str] = []
+    if checked.issues:
+        notes.append(f"{path.name}: {summary_line(checked.issues)}")
+    rows, mismatches = [], []
+    for number, (values, bad) in enumerate(zip(checked.rows, checked.bad_cells(), strict=True)):
+        row = {**values, "invalid_cells": (values.get("invalid_cells") or 0) + bad}
+        mismatches.extend((delta, number, name) for delta, name in recompute(row))
+        rows.append(row)
+    if mismatches:
+        notes.append(derived_note(path.name, mismatches, "r_hmp / score", "r_np, r_hp, r_mp"))
+    out = tidy_frame(rows)
+    out.attrs["notes"] = notes
     return out
 
 
