@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ccpt.errors import CcptError, DataError
-from ccpt.sheets import neutralise, restore_row
+from ccpt.sheets import neutralise
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -80,26 +80,17 @@ def train(
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
 
 
-def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh, strict=True)
-            header = list(reader.fieldnames or [])
-            missing = [c for c in ("concept", "property") if c not in header]
-            if missing:
-                raise DataError(f"{path}: missing column(s) {', '.join(missing)} (need concept, property)")
-            rows = []
-            for index, row in enumerate(reader):
-                if None in row or any(v is None for v in row.values()):
-                    raise DataError(f"{path}: line {index + 2} has a different number of fields than the header")
-                rows.append(restore_row(row))  # a ccpt sheet's neutralised cells read back as written
-    except csv.Error as exc:
-        raise DataError(f"{path}: malformed CSV: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    if "relevance" in header:
+def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]], list[bool], list[str]]:
+    """The sheet's header and rows, whether each row is a pair to judge, and why the others are not."""
+    from ccpt.schemas.sheets import PAIRS
+    from ccpt.sheets import read_sheet_rows
+
+    sheet = read_sheet_rows(path, ["concept", "property"])
+    if "relevance" in sheet.header:
         raise DataError(f"{path}: already has a 'relevance' column; rename it first")
-    return header, rows
+    checked = PAIRS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
+    usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
+    return sheet.header, sheet.rows, usable, [issue.cell() for issue in checked.issues]
 
 
 @command.command("score")
@@ -115,13 +106,16 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     from ccpt.cli.agreement import live_scores
     from ccpt.eval.distilled_provider import judge_model_name
 
-    header, rows = _read_pairs(pairs_csv)
+    header, rows, usable, rejected = _read_pairs(pairs_csv)
     model = judge_model_name(judge_model)
     mode = judge_mode or ("expected" if model.startswith("gguf/") else "text")
     started = time.monotonic()
-    scores = live_scores(model, mode, [(r["concept"], r["property"]) for r in rows]) if rows else []
+    pairs = [(r["concept"].strip(), r["property"].strip()) for r, ok in zip(rows, usable, strict=True) if ok]
+    judged = iter(live_scores(model, mode, pairs) if pairs else [])
+    # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
+    scores = [next(judged) if ok else None for ok in usable]
     elapsed = time.monotonic() - started
-    failed = sum(s is None for s in scores)
+    failed = sum(s is None for s, ok in zip(scores, usable, strict=True) if ok)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     try:
@@ -134,9 +128,10 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise CcptError(f"cannot write {out}: {exc.strerror}") from None
+    skipped = f"; {len(rejected)} not judged ({'; '.join(rejected[:3])}{'; …' if len(rejected) > 3 else ''})"
     click.echo(
-        f"scored {len(rows) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
-        f"{failed} failed (empty relevance) → {out}"
+        f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
+        f"{failed} failed (empty relevance){skipped if rejected else ''} → {out}"
     )
 
 

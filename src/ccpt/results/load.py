@@ -89,12 +89,9 @@ def _read_tidy_frame(path: Path) -> pd.DataFrame:
             return pd.read_parquet(path)
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
-    header = _header(path)
-    repeated = sorted({c for c in header if header.count(c) > 1})
-    if repeated:
-        raise DataError(f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header")
-    from ccpt.sheets import restore_frame
+    from ccpt.sheets import check_header, restore_frame
 
+    check_header(path, _header(path))
     try:
         # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
         return restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))

@@ -275,7 +275,7 @@ class TableSchema:
                     raise DataError(
                         f"{file}: row {number} repeats row {first[key]} ({names} = "
                         f"{', '.join(shown(k) for k in key)}): each {names} may appear once",
-                        "remove the duplicated row (which answer counts would be a guess)",
+                        "remove the duplicated row: which of the two counts would be a guess",
                     )
                 first[key] = number
 
