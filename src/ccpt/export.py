@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from ccpt.dataset import CCPTDataset, Record, TypeItem
 from ccpt.errors import CcptError, require_pyarrow
+from ccpt.outputs import atomic_path
 from ccpt.prompts import system_prompt, task_prompt
 from ccpt.spec import BASE_TEMPLATE, GENERATIVE_TASKS, SFT_RULES, TASK_SPECS, TaskName
 
@@ -35,27 +36,28 @@ def select_records(ds: CCPTDataset, split: str | None, task: TaskName | None) ->
 
 def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> None:
     """Write dict rows as JSONL (one object per line, loadable by ``datasets.load_dataset("json")``),
-    CSV (list fields JSON-encoded), or parquet."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "jsonl":
-        with path.open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    elif fmt == "csv":
-        fields = list(rows[0]) if rows else []
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=fields)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
-    elif fmt == "parquet":
-        require_pyarrow(path)
-        import pyarrow as pa  # optional: the `parquet` extra
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows), path)
-    else:
+    CSV (list fields JSON-encoded), or parquet; atomically (an interrupted export leaves no half file)."""
+    if fmt not in ("jsonl", "csv", "parquet"):
         raise CcptError(f"unknown export format {fmt!r}; choose jsonl, csv or parquet")
+    if fmt == "parquet":
+        require_pyarrow(path)
+    with atomic_path(path) as partial:
+        if fmt == "jsonl":
+            with partial.open("w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        elif fmt == "csv":
+            fields = list(rows[0]) if rows else []
+            with partial.open("w", newline="", encoding="utf-8") as fh:
+                writer = csv.DictWriter(fh, fieldnames=fields)
+                writer.writeheader()
+                for row in rows:
+                    writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
+        else:
+            import pyarrow as pa  # optional: the `parquet` extra
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), partial)
 
 
 def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ccpt.agreement import defined, format_correlation
 from ccpt.errors import DataError
+from ccpt.outputs import atomic_write_text
 from ccpt.prompts import human_question
 from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
@@ -76,12 +77,12 @@ def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0
 
 def _write_html(path: Path, title: str, intro: str, blocks: Sequence[str]) -> None:
     body = "".join(f"<div class='q'><pre>{html.escape(b)}</pre><p>A: ____________________</p></div>" for b in blocks)
-    path.write_text(
+    atomic_write_text(
+        path,
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:serif;max-width:50em;margin:auto}.q{page-break-inside:avoid;margin:1em 0}"
         "pre{white-space:pre-wrap;font-family:inherit}</style></head>"
         f"<body><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>{body}</body></html>",
-        encoding="utf-8",
     )
 
 

@@ -67,10 +67,13 @@ def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_sheet(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as a CSV meant to be opened by people: text cells neutralised, no index."""
+    """Write ``frame`` as a CSV meant to be opened by people (atomically): text cells neutralised, no index."""
+    from ccpt.outputs import atomic_path
+
     path = Path(path)
-    # Quote every text cell: pandas leaves a lone carriage return unquoted, which splits the row on reading.
-    neutralise_frame(frame).to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    with atomic_path(path) as partial:
+        # Quote every text cell: pandas leaves a lone carriage return unquoted, which splits the row on reading.
+        neutralise_frame(frame).to_csv(partial, index=False, quoting=csv.QUOTE_NONNUMERIC)
     return path
 
 

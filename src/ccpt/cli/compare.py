@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import SEED
 from ccpt.errors import CcptError
 
 
@@ -25,7 +26,7 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
 @click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
 @click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
     "--allow-mixed-protocols",

@@ -121,9 +121,12 @@ def export_cmd(
 ) -> None:
     """Export records (all, or one split) or SFT examples to JSONL, CSV or parquet."""
     from ccpt.dataset import load_dataset
+    from ccpt.download import CHECKSUMS
     from ccpt.export import record_row, select_records, sft_export, write_rows
+    from ccpt.outputs import refuse_in_dirs
 
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
+    refuse_in_dirs(out, [ds.source], CHECKSUMS, "--out")  # e.g. --out DIR/ccpt_emergent.csv: the data itself
     removed: dict[str, int] = {}
     if sft:
         tasks = (task,) if task else GENERATIVE_TASKS

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.errors import CcptError, DataError
+from ccpt.errors import DataError
 from ccpt.sheets import neutralise
 
 if TYPE_CHECKING:
@@ -30,7 +31,9 @@ def command() -> None:
     show_default=True,
     help="Head file to write (atomically).",
 )
-@click.option("--epochs", type=int, default=None, help="Override the shipped head's epochs (for experiments).")
+@click.option(
+    "--epochs", type=click.IntRange(min=1), default=None, help="Override the shipped head's epochs (for experiments)."
+)
 @click.option(
     "--set",
     "overrides",
@@ -39,7 +42,10 @@ def command() -> None:
     help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
 )
 @click.option(
-    "--max-pairs", type=int, default=None, help="Train on the first N pairs of the pool only (a quick smoke run)."
+    "--max-pairs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Train on the first N pairs of the pool only (a quick smoke run).",
 )
 def train(
     data_dir: Path | None, out: Path, epochs: int | None, overrides: tuple[str, ...], max_pairs: int | None
@@ -56,11 +62,6 @@ def train(
     from ccpt.judging.distilled import HEAD_SHA256, save_head, train_head
     from ccpt.judging.rated_pairs import training_pairs
 
-    if epochs is not None and epochs < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--epochs")
-    if max_pairs is not None and max_pairs < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--max-pairs")
-    ds = load_dataset(data_dir)
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         name, sep, value = item.partition("=")
@@ -71,7 +72,10 @@ def train(
             typed = None if value == "none" else type(current if current is not None else 0)(value)
         except ValueError:
             raise click.BadParameter(f"{name} must be a number, got {value!r}", param_hint="--set") from None
+        if typed is not None and not (math.isfinite(typed) and typed >= 0):  # every hyperparameter is ≥ 0
+            raise click.BadParameter(f"{name} must be a finite number ≥ 0, got {value!r}", param_hint="--set")
         config = replace(config, **{name: typed})
+    ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
     started = time.monotonic()
     head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs)
@@ -105,7 +109,9 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     """
     from ccpt.cli.agreement import live_scores
     from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.outputs import atomic_path, refuse_inputs
 
+    refuse_inputs(out, [pairs_csv], "--out")
     header, rows, usable, rejected = _read_pairs(pairs_csv)
     model = judge_model_name(judge_model)
     mode = judge_mode or ("expected" if model.startswith("gguf/") else "text")
@@ -116,18 +122,11 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     scores = [next(judged) if ok else None for ok in usable]
     elapsed = time.monotonic() - started
     failed = sum(s is None for s, ok in zip(scores, usable, strict=True) if ok)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        with tmp.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow([*header, "relevance"])
-            for row, value in zip(rows, scores, strict=True):
-                writer.writerow([*(neutralise(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
-        tmp.replace(out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise CcptError(f"cannot write {out}: {exc.strerror}") from None
+    with atomic_path(out) as partial, partial.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([*header, "relevance"])
+        for row, value in zip(rows, scores, strict=True):
+            writer.writerow([*(neutralise(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
     skipped = f"; {len(rejected)} not judged ({'; '.join(rejected[:3])}{'; …' if len(rejected) > 3 else ''})"
     click.echo(
         f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "

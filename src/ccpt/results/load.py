@@ -64,6 +64,19 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     return out
 
 
+def input_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files :func:`load_results` reads for ``paths`` (a directory's CSVs and logs included)."""
+    files: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.csv")))
+            files.extend(p for p in sorted(path.rglob("*")) if p.suffix in LOG_SUFFIXES and p.is_file())
+        elif path.is_file():
+            files.append(path)
+    return files
+
+
 _TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
 
 
@@ -138,15 +151,18 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
 
 
 def export(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write the tidy table as CSV or Parquet (chosen by the suffix)."""
+    """Write the tidy table as CSV or Parquet (chosen by the suffix), atomically."""
     path = Path(path)
     if path.suffix == ".csv":  # opened by people in spreadsheets: model text must not become a formula
         from ccpt.sheets import write_sheet
 
         write_sheet(frame, path)
     elif path.suffix in (".parquet", ".pq"):
+        from ccpt.outputs import atomic_path
+
         require_pyarrow(path)
-        frame.to_parquet(path, index=False)
+        with atomic_path(path) as partial:
+            frame.to_parquet(partial, index=False)
     else:
         raise DataError(f"{path}: unsupported export format (use .csv or .parquet)")
     return path
