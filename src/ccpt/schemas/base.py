@@ -315,7 +315,8 @@ def one_line(path: Path | str, exc: ValidationError, describe: Callable[[Sequenc
     errors = exc.errors(include_url=False)
     first = errors[0]
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    value = "" if first["type"] in ("missing", "extra_forbidden") else f" (got {shown(first.get('input'))})"
+    quiet = ("missing", "extra_forbidden", "json_invalid", "json_type")  # the input is absent or the whole file
+    value = "" if first["type"] in quiet else f" (got {shown(first.get('input'))})"
     return f"{path}: {describe(first['loc'])}: {_reason(first)}{value}{more}"
 
 
