@@ -159,7 +159,7 @@ def test_bad_cell_names_row_and_column(ccpt_dir: Path, tmp_path: Path) -> None:
 def test_corrupt_test_index(ccpt_dir: Path, tmp_path: Path) -> None:
     _copy_dataset(ccpt_dir, tmp_path)
     (tmp_path / "test_index.json").write_text('{"pi_emergent": [1, 2', encoding="utf-8")
-    with pytest.raises(DataError, match="test_index.json: .*Invalid JSON"):
+    with pytest.raises(DataError, match=r"test_index\.json: .*Invalid JSON"):
         load_dataset(tmp_path)
 
 
