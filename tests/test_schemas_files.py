@@ -68,3 +68,112 @@ def test_saving_keeps_other_entries_and_sets_an_unreadable_store_aside(store: Pa
     assert json.loads(store.read_text(encoding="utf-8")) == {"judge/new": GOOD}
     assert store.with_name(store.name + ".unreadable").read_text(encoding="utf-8") == "{truncated"
     assert not list(store.parent.glob("*.partial"))  # written atomically, nothing left behind
+
+
+# ------------------------------------------------------------------------------------------ pipeline TOML
+
+BASE = {
+    "top": 'conceptnet = "cn.sqlite"\n',
+    "mine": 'corpus = ["c.txt"]\n',
+    "llm": 'model = "ccpt-scripted/m"\n',
+}
+
+
+def _toml(tmp_path: Path, section: str, line: str) -> Path:
+    parts = dict(BASE)
+    key = "top" if section == "top" else section
+    name = line.split("=")[0].strip()
+    kept = [old for old in parts.get(key, "").splitlines(keepends=True) if old.split("=")[0].strip() != name]
+    parts[key] = "".join(kept) + line + "\n"  # the hostile line replaces the base file's value
+    text = parts.pop("top") + "".join(f"[{name}]\n{body}" for name, body in parts.items())
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("section", "line", "named"),
+    [
+        ("engine", 'workers = "two"', r"\[engine\] workers: should be a valid integer"),
+        ("engine", "workers = -1", r"\[engine\] workers: should be greater than or equal to 1"),
+        ("engine", 'engine = "threads"', r"\[engine\] engine: should be 'process' or 'ray'"),
+        ("mine", "corpus = 5", r"\[mine\] corpus"),
+        ("mine", "corpus = []", r"\[mine\] corpus: Value should have at least 1 item"),
+        ("properties", "threshold = 2.0", r"\[properties\] threshold: should be less than or equal to 1"),
+        ("properties", "threshold = nan", r"\[properties\] threshold: should be a finite number"),
+        ("properties", "count = 0", r"\[properties\] count: should be greater than or equal to 1"),
+        ("candidates", "per_phrase = -5", r"\[candidates\] per_phrase: should be greater than or equal to 1"),
+        ("annotate", "annotators = 0", r"\[annotate\] annotators: should be greater than or equal to 1"),
+        ("annotate", "test_sizes = {pi_emergent = -3}", r"\[annotate\] test_sizes\.pi_emergent: should be greater"),
+        ("annotate", "test_sizes = {pi_emergnt = 3}", r"\[annotate\] test_sizes\.pi_emergnt"),
+        ("annotate", 'toxic_rule = "some"', r"\[annotate\] toxic_rule"),
+        ("llm", "max_connections = 0", r"\[llm\] max_connections: should be greater than or equal to 1"),
+        ("llm", "temperature = inf", r"\[llm\] temperature: should be a finite number"),
+        ("llm", "max_tokens = 1.5", r"\[llm\] max_tokens: should be a valid integer"),
+        ("llm", "modle = 1", r"\[llm\] modle: unknown key"),
+        ("novelty", "window = 0", r"\[novelty\] window: should be greater than or equal to 1"),
+        ("novelty", "seed = -1", r"\[novelty\] seed: should be greater than or equal to 0"),
+        ("top", "workdir = 7", r"workdir: should be a valid string"),
+        ("bogus", "x = 1", r"bogus: unknown key"),
+    ],
+)
+def test_a_bad_pipeline_value_is_one_line_naming_section_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], section: str, line: str, named: str
+) -> None:
+    from ccpt.cli import main
+    from ccpt.errors import CcptError
+    from ccpt.pipeline.config import load_config
+
+    path = _toml(tmp_path, section, line)
+    with pytest.raises(CcptError, match=rf"p\.toml: {named}"):
+        load_config(path)
+    assert main(["pipeline", "run", str(path)]) == 2  # before any stage: nothing hangs, nothing is written
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ccpt: error:")
+    assert not (tmp_path / "ccpt-pipeline").exists()
+
+
+def test_pipeline_toml_file_problems_are_one_line(tmp_path: Path) -> None:
+    from ccpt.errors import CcptError
+    from ccpt.pipeline.config import load_config
+
+    path = tmp_path / "p.toml"
+    path.write_bytes(b'conceptnet = "cn\xff.sqlite"\n')
+    with pytest.raises(CcptError, match=r"p\.toml: not UTF-8 text"):
+        load_config(path)
+    path.write_text("conceptnet = \n", encoding="utf-8")
+    with pytest.raises(CcptError, match=r"p\.toml: invalid TOML"):
+        load_config(path)
+    with pytest.raises(CcptError, match=r"missing\.toml: file not found"):
+        load_config(tmp_path / "missing.toml")
+    path.write_text('[mine]\ncorpus = ["c.txt"]\n[llm]\nmodel = "m"\n', encoding="utf-8")
+    with pytest.raises(CcptError, match=r"p\.toml: conceptnet: Field required"):
+        load_config(path)
+
+
+def test_valid_pipeline_toml_keeps_each_stage_default(tmp_path: Path) -> None:
+    from ccpt.pipeline.config import load_config
+
+    path = _toml(tmp_path, "mine", "")
+    path.write_text(path.read_text().replace('corpus = ["c.txt"]', 'corpus = "one file.txt"'), encoding="utf-8")
+    config = load_config(path)
+    assert config.corpus == (tmp_path / "one file.txt",)  # a single path, not one path per character
+    assert config.llm.max_connections == 8 and config.engine.workers == 2
+    assert config.section("properties") == {}  # nothing set: the stage applies its own defaults
+
+
+# ------------------------------------------------------------------------------------------------ corpora
+
+
+def test_a_latin1_corpus_is_one_line_not_replacement_characters(tmp_path: Path, capsys) -> None:
+    from ccpt.cli import main
+
+    corpus = tmp_path / "old.txt"
+    corpus.write_bytes("Old books were better than new ones.\nThe café was dark like a cave.\n".encode("latin-1"))
+    assert main(["pipeline", "mine", str(corpus), "--workdir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "old.txt: line 2 is not UTF-8 (byte 0xe9 at column 8)" in err[0]
+    corpus.write_bytes("Old books were better than new ones.\r\nThe café was dark like a cave.\r\n".encode())
+    assert main(["pipeline", "mine", str(corpus), "--workdir", str(tmp_path / "w")]) == 0
+    mined = (tmp_path / "w" / "comparatives.jsonl").read_text(encoding="utf-8")
+    assert "café" in mined and "\ufffd" not in mined

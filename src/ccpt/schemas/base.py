@@ -152,6 +152,8 @@ class CellIssue:
 
 
 def _reason(error: Mapping[str, Any]) -> str:
+    if error.get("type") == "extra_forbidden":
+        return "unknown key (a typo?)"
     message = str(error.get("msg", "invalid"))
     message = message.removeprefix("Value error, ").removeprefix("Input ")
     return message.rstrip(".")
