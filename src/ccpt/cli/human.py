@@ -184,6 +184,7 @@ def serve(
 
     if n_annotators is not None and names is not None:
         raise DataError("pass either --annotators or --names, not both")
+    host = server.check_host(host)  # before the study database is touched
     people = server.read_names(names) if names else [f"annotator{k}" for k in range(1, (n_annotators or 0) + 1)]
     prepared = server.prepare(study_dir, people or None, rating_overlap, create=not export_only)
     if export_only:
