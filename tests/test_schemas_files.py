@@ -177,3 +177,34 @@ def test_a_latin1_corpus_is_one_line_not_replacement_characters(tmp_path: Path, 
     assert main(["pipeline", "mine", str(corpus), "--workdir", str(tmp_path / "w")]) == 0
     mined = (tmp_path / "w" / "comparatives.jsonl").read_text(encoding="utf-8")
     assert "café" in mined and "\ufffd" not in mined
+
+
+# ------------------------------------------------------------------------------------------------ pickle
+
+UNPICKLERS = {"pickle", "_pickle", "cPickle", "cloudpickle", "dill", "shelve", "marshal", "joblib"}
+
+
+def test_no_ccpt_module_reads_pickle() -> None:
+    """Inspect's model cache is pickle (documented in the README); ccpt's own caches and stores must not be: a
+    pickle-based loader in ccpt would run whatever code a writable cache file holds."""
+    import ast
+
+    src = Path(__file__).resolve().parents[1] / "src" / "ccpt"
+    offenders = []
+    for path in sorted(src.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path.relative_to(src)} imports {n}" for n in names if n.split(".")[0] in UNPICKLERS]
+            # torch.load and numpy.load(allow_pickle=True) unpickle too.
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load":
+                owner = node.func.value
+                if isinstance(owner, ast.Name) and owner.id in ("torch", "np", "numpy"):
+                    pickled = owner.id == "torch" or any(k.arg == "allow_pickle" for k in node.keywords)
+                    if pickled:
+                        offenders.append(f"{path.relative_to(src)} calls {owner.id}.load")
+    assert offenders == []
