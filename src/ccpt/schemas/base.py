@@ -69,7 +69,7 @@ Blank = BeforeValidator(_blank_to_none)
 
 UnitFloat = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 Relevance = Annotated[UnitFloat | None, Blank, Field(description="relevance in [0, 1]; empty = not judged")]
-Count = Annotated[int, BeforeValidator(_no_bool), Field(ge=0)]
+Count = Annotated[int, Field(ge=0), BeforeValidator(_no_bool)]
 OptionalCount = Annotated[Count | None, Blank]
 
 
@@ -89,12 +89,13 @@ def _optional_text(value: Any) -> Any:
     return None if is_missing(value) else _as_text(value)
 
 
-Text = Annotated[str, BeforeValidator(_required_text), Field(json_schema_extra={"x-type": "non-empty text"})]
+REQUIRED_TEXT = "non-empty text"
+Text = Annotated[str, BeforeValidator(_required_text), Field(json_schema_extra={"x-type": REQUIRED_TEXT})]
 OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
 Label = Annotated[Literal[TYPE_LABELS], BeforeValidator(_label)]  # type: ignore[valid-type]
 OptionalLabel = Annotated[Label | None, Blank]
-Likert = Annotated[int, BeforeValidator(_no_bool), Field(ge=1, le=5)]
-Rating10 = Annotated[int, BeforeValidator(_no_bool), Field(ge=1, le=10)]
+Likert = Annotated[int, Field(ge=1, le=5), BeforeValidator(_no_bool)]
+Rating10 = Annotated[int, Field(ge=1, le=10), BeforeValidator(_no_bool)]
 Flag = Annotated[bool, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v)]
 OptionalFlag = Annotated[Flag | None, Blank]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
