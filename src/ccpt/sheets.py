@@ -61,8 +61,15 @@ def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` with every text cell restored (see :func:`restore`)."""
     out = frame.copy()
     for column in out.columns:
-        if not pd.api.types.is_numeric_dtype(out[column]):
-            out[column] = out[column].map(restore)
+        if pd.api.types.is_numeric_dtype(out[column]):
+            continue
+        if pd.api.types.is_string_dtype(out[column]):
+            quoted = out[column].str.startswith("'").fillna(False).astype(bool)
+        else:  # mixed values (object dtype): only their strings can be quoted
+            quoted = out[column].map(lambda v: isinstance(v, str) and v.startswith("'")).astype(bool)
+        if quoted.any():  # only cells that start with an apostrophe can need restoring
+            out[column] = out[column].astype(object)
+            out.loc[quoted, column] = out.loc[quoted, column].map(restore)
     return out
 
 

@@ -366,6 +366,7 @@ def _type_prediction_rows(
     issues: list[CellIssue] = []
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
+        unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
         shape = {"combination": "combination", "property": "property", "gold": "human_label_majority"}
         shape["generated_"] = column
         checked = AUTHORS_TYPE.check(
@@ -375,7 +376,7 @@ def _type_prediction_rows(
         bad = checked.bad_cells()
         unmatched = 0
         for i, values in enumerate(checked.rows):
-            instance, known = _type_instance(values, i, lookup, dataset is not None)
+            instance, known = _type_instance(values, i, unused, dataset is not None)
             unmatched += not known
             row = _base_row(TYPE_PREDICTION, model, "naive", 0, instance, path)
             row.update(
@@ -416,5 +417,7 @@ def _type_instance(
 
     ids = lookup.get((gold, clean_combination(combination).lower(), prop.lower()))
     if ids:
-        return f"{gold}:{ids[0]}", True
+        # The dataset repeats some pairs (two rows of "a skein of smoke" / yarn): each file row takes the first
+        # unused record, in file order, so two rows never share an instance id.
+        return f"{gold}:{ids.pop(0)}", True
     return positional, gold == "others"

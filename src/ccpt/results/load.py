@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -112,6 +112,13 @@ def _read_tidy_frame(path: Path) -> pd.DataFrame:
         raise DataError(f"{path}: cannot read as CSV ({exc})") from None
 
 
+def _column_values(column: pd.Series) -> list[Any]:
+    """A column as Python values with every empty cell (NaN, None, blank text) as None."""
+    if pd.api.types.is_string_dtype(column):
+        column = column.mask(column.str.strip() == "")
+    return column.astype(object).where(column.notna(), None).tolist()
+
+
 def from_tidy(path: str | Path) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`).
 
@@ -132,8 +139,11 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     missing = missing_columns(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
-    records = frame[list(COLUMNS)].astype(object).where(frame[list(COLUMNS)].notna(), None).to_dict("records")
-    checked = TIDY.check(records, path.name)
+    # Plain Python values, column by column, every empty cell None (much faster than DataFrame.to_dict and a
+    # per-cell check on 2.6 million cells).
+    values = [_column_values(frame[c]) for c in COLUMNS]
+    records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
+    checked = TIDY.check(records, path.name, empty_is_none=True)
     TIDY.check_unique(checked.rows, path.name)
     notes: list[str] = []
     if checked.issues:

@@ -65,10 +65,12 @@ def _label(value: Any) -> Any:
 Blank = BeforeValidator(_blank_to_none)
 
 # ------------------------------------------------------------------------------------------ cell types
-# Optional types take an empty cell as "missing" (None); every other value must pass the inner type.
+# Optional types take an empty cell as "missing" (None); every other value must pass the inner type. A table's
+# cells reach them through TableSchema.check, which has already turned every empty cell into None, so the
+# common types need no Python callback per cell (a 90,000-row tidy table has 2.6 million cells).
 
 UnitFloat = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-Relevance = Annotated[UnitFloat | None, Blank, Field(description="relevance in [0, 1]; empty = not judged")]
+Relevance = Annotated[UnitFloat | None, Field(description="relevance in [0, 1]; empty = not judged")]
 Count = Annotated[int, Field(ge=0), BeforeValidator(_no_bool)]
 OptionalCount = Annotated[Count | None, Blank]
 
@@ -79,6 +81,8 @@ def _as_text(value: Any) -> Any:
 
 
 def _required_text(value: Any) -> Any:
+    if type(value) is str and value and not value.isspace():
+        return value.strip()  # the common case, first: this runs for every key cell of a table
     if is_missing(value):
         raise ValueError("empty")
     value = _as_text(value)
@@ -90,14 +94,17 @@ def _optional_text(value: Any) -> Any:
 
 
 REQUIRED_TEXT = "non-empty text"
+NONEMPTY = "x-nonempty"
 Text = Annotated[str, BeforeValidator(_required_text), Field(json_schema_extra={"x-type": REQUIRED_TEXT})]
 OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
+CellText = str | None  # a text cell of a table (already normalised by TableSchema.check)
 Label = Annotated[Literal[TYPE_LABELS], BeforeValidator(_label)]  # type: ignore[valid-type]
 OptionalLabel = Annotated[Label | None, Blank]
 Likert = Annotated[int, Field(ge=1, le=5), BeforeValidator(_no_bool)]
 Rating10 = Annotated[int, Field(ge=1, le=10), BeforeValidator(_no_bool)]
 Flag = Annotated[bool, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v)]
 OptionalFlag = Annotated[Flag | None, Blank]
+CellFlag = bool | None  # a true/false cell of a table (already normalised)
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
@@ -106,8 +113,13 @@ def role(kind: str, description: str | None = None, **extra: Any) -> Any:
     return Field(description=description, json_schema_extra={ROLE: kind, **extra})
 
 
-def column(name: str, description: str | None = None) -> Any:
-    """``Field`` metadata naming a column whose header is not a Python name (e.g. ``meta.root_…``)."""
+def column(name: str, description: str | None = None, *, nonempty: bool = False) -> Any:
+    """``Field`` metadata naming a column whose header is not a Python name (e.g. ``meta.root_…``).
+
+    ``nonempty``: an empty cell is rejected (set aside and counted) rather than read as missing.
+    """
+    if nonempty:
+        return Field(description=description, json_schema_extra={"x-column": name, NONEMPTY: True})
     return Field(description=description, json_schema_extra={"x-column": name})
 
 
@@ -186,6 +198,14 @@ class Checked:
         return counts
 
 
+def _empty_to_none(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row with every empty cell (None, NaN, blank text) as None: what "missing" means for every column."""
+    return {
+        k: None if v is None or (type(v) is float and v != v) or (type(v) is str and (not v or v.isspace())) else v
+        for k, v in row.items()
+    }
+
+
 @dataclass(frozen=True)
 class TableSchema:
     """The schema of a file with one record per row (a CSV or a table).
@@ -213,6 +233,12 @@ class TableSchema:
         return TypeAdapter(self.row).json_schema()
 
     @cached_property
+    def nonempty(self) -> frozenset[str]:
+        """Value fields whose empty cell is a rejected cell (set aside and counted), not a missing one."""
+        props = self.json_schema.get("properties", {})
+        return frozenset(name for name, spec in props.items() if spec.get(NONEMPTY))
+
+    @cached_property
     def keys(self) -> frozenset[str]:
         """Fields whose role is ``key``, and every field that cannot be empty when the schema is strict."""
         props = self.json_schema.get("properties", {})
@@ -230,18 +256,48 @@ class TableSchema:
         *,
         row_numbers: Sequence[int] | None = None,
         headers: Sequence[Mapping[str, str]] | Mapping[str, str] | None = None,
+        empty_is_none: bool = False,
     ) -> Checked:
         """Validate ``rows``; raise a one-line :class:`DataError` for a bad key cell (or any bad cell when the
         schema is not tolerant); set aside every other bad cell (None in the output) and report it.
 
         ``row_numbers``: the file's row number of each input (default: its position); ``headers``: the column
-        name of each field, per row or for all rows (default: :meth:`header`).
+        name of each field, per row or for all rows (default: :meth:`header`); ``empty_is_none``: the caller
+        has already turned every empty cell into None (e.g. with pandas, column by column).
         """
         numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
+        given = rows
+        rows = list(rows) if empty_is_none else [_empty_to_none(row) for row in rows]
         try:
-            return Checked(self._adapter.validate_python(list(rows)), [])
+            checked = Checked(self._adapter.validate_python(rows), [])
         except ValidationError as exc:
-            errors = exc.errors(include_url=False)
+            checked = self._set_aside(exc, rows, file, numbers, headers)
+        return self._empty_cells(checked, given, file, numbers, headers)
+
+    def _empty_cells(self, checked: Checked, given: Sequence[Mapping[str, Any]], file: str, numbers: list[int],
+                     headers: Any) -> Checked:  # fmt: skip
+        """Add an issue for every empty cell of a ``nonempty`` field (the value is already None: set aside)."""
+        if not self.nonempty:
+            return checked
+        issues = list(checked.issues)
+        flagged = {(i.position, i.column) for i in issues}
+        for index, row in enumerate(checked.rows):
+            names = headers[index] if isinstance(headers, Sequence) else headers or {}
+            for name in self.nonempty:
+                column = names.get(name) or self.header(name)
+                if name in given[index] and row.get(name) is None and (index, column) not in flagged:
+                    issue = CellIssue(file, numbers[index], column, given[index][name], "empty", index)
+                    if not self.tolerant:
+                        raise DataError(str(issue), self.hint)
+                    issues.append(issue)
+        issues.sort(key=lambda i: (i.position or 0, i.column))
+        return Checked(checked.rows, issues)
+
+    def _set_aside(
+        self, exc: ValidationError, rows: list[dict[str, Any]], file: str, numbers: list[int], headers: Any
+    ) -> Checked:
+        """Set every rejected value cell aside (None) and report it; a rejected key cell rejects the file."""
+        errors = exc.errors(include_url=False)
         bad: dict[int, dict[str, Mapping[str, Any]]] = {}
         for error in errors:
             loc = error["loc"]

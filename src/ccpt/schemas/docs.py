@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ccpt.schemas.base import DERIVED, KEY, REQUIRED_TEXT, ROLE, FileFormat, TableSchema
+from ccpt.schemas.base import DERIVED, KEY, NONEMPTY, REQUIRED_TEXT, ROLE, FileFormat, TableSchema
 
 INTRO = """# File schemas
 
@@ -92,7 +92,8 @@ def describe(spec: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> 
     if "anyOf" in spec:
         options = [o for o in spec["anyOf"] if o.get("type") != "null"]
         # A required-text option's null is only where a rejected cell is set aside: empty is not allowed.
-        nullable = len(options) < len(spec["anyOf"]) and not any(o.get("x-type") == REQUIRED_TEXT for o in options)
+        required = spec.get(NONEMPTY) or any(o.get("x-type") == REQUIRED_TEXT for o in options)
+        nullable = len(options) < len(spec["anyOf"]) and not required
         text = " or ".join(describe(o, defs) for o in options)
         return f"{text}, or empty" if nullable else text
     if "x-type" in spec:

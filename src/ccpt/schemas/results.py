@@ -19,10 +19,11 @@ from ccpt.schemas.base import (
     DERIVED,
     KEY,
     Blank,
+    CellFlag,
+    CellText,
     Count,
     Label,
     OptionalCount,
-    OptionalFlag,
     OptionalLabel,
     OptionalText,
     Relevance,
@@ -54,10 +55,10 @@ ReplyList = Annotated[list[str] | None, BeforeValidator(_reply_list), Blank]
 class AuthorsRow(TypedDict):
     """The instance columns of a row of an authors' generative result file."""
 
-    combination: Annotated[Text | None, column("combination", "the noun phrase N")]
-    root: Annotated[Text | None, column("root", "the head noun H")]
-    modifier: Annotated[Text | None, column("modifier", "the modifier M")]
-    property: Annotated[Text | None, column("property", "the property P")]
+    combination: Annotated[Text | None, column("combination", "the noun phrase N", nonempty=True)]
+    root: Annotated[Text | None, column("root", "the head noun H", nonempty=True)]
+    modifier: Annotated[Text | None, column("modifier", "the modifier M", nonempty=True)]
+    property: Annotated[Text | None, column("property", "the property P", nonempty=True)]
     head_relevance: NotRequired[
         Annotated[
             Relevance,
@@ -87,9 +88,9 @@ class AuthorsSample(TypedDict, total=False):
 class AuthorsTypeRow(TypedDict):
     """A row of the authors' Task-3 file (``tp_<model>_<method>.csv``)."""
 
-    combination: Annotated[Text | None, column("combination", "the noun phrase N")]
-    property: Annotated[Text | None, column("property", "the property P")]
-    gold: Annotated[Label | None, column("human_label_majority", "the gold type (any case); empty is rejected")]
+    combination: Annotated[Text | None, column("combination", "the noun phrase N", nonempty=True)]
+    property: Annotated[Text | None, column("property", "the property P", nonempty=True)]
+    gold: Annotated[Label | None, column("human_label_majority", "the gold type (any case)", nonempty=True)]
     generated_: Annotated[ReplyList, column("<model>_generated_", "the raw reply, in a one-item list")]
 
 
@@ -137,31 +138,31 @@ class TidyRow(TypedDict):
     task: Annotated[Task, role(KEY, "the task")]
     model: Annotated[Text, role(KEY, "the model answering")]
     method: Annotated[Text, role(KEY, "the method's base name")]
-    method_raw: OptionalText
+    method_raw: CellText
     seed: Annotated[Count, role(KEY, "the seed")]
     instance: Annotated[Text, role(KEY, "the instance id")]
     sample: Annotated[Count, role(KEY, "the Multi-Oracle member (0 otherwise)")]
-    combination: OptionalText
-    head: OptionalText
-    modifier: OptionalText
-    property: OptionalText
-    answer_raw: OptionalText
-    answer: OptionalText
-    answer_modifier: OptionalText
-    parse_ok: Annotated[OptionalFlag, column("parse_ok", "whether the reply parsed (empty or rejected = no)")]
-    parse_error: OptionalText
+    combination: CellText
+    head: CellText
+    modifier: CellText
+    property: CellText
+    answer_raw: CellText
+    answer: CellText
+    answer_modifier: CellText
+    parse_ok: Annotated[CellFlag, column("parse_ok", "whether the reply parsed (empty or rejected = no)")]
+    parse_error: CellText
     r_np: Annotated[Relevance, column("r_np", "R_N,P")]
     r_hp: Annotated[Relevance, column("r_hp", "R_H,P")]
     r_mp: Annotated[Relevance, column("r_mp", "R_M,P")]
     r_hmp: Annotated[Relevance, role(DERIVED, "R_H,M,P = max(r_hp, r_mp)")]
     score: Annotated[Relevance, role(DERIVED, "E or C of the task, from r_np and r_hmp")]
-    judge: OptionalText
+    judge: CellText
     judge_failures: OptionalCount
     gold_type: Annotated[OptionalLabel, column("gold_type", "Task 3: the gold type")]
     pred_type: Annotated[OptionalLabel, column("pred_type", "Task 3: the predicted type")]
     sa_iteration: Annotated[OptionalCount, role(KEY, "Table 6: the SA step the answer came from")]
-    sa_filter: Annotated[OptionalFlag, role(KEY, "SA with (true) or without (false) Filter")]
-    source: OptionalText
+    sa_filter: Annotated[CellFlag, role(KEY, "SA with (true) or without (false) Filter")]
+    source: CellText
     protocol: Annotated[Protocol | None, Blank, role(KEY, "the protocol (empty in old tables: ccpt)")]
     invalid_cells: NotRequired[Annotated[OptionalCount, column("invalid_cells", "cells set aside when read")]]
 
@@ -172,8 +173,10 @@ TIDY = TableSchema(
     "ccpt report, ccpt compare, ccpt human export-ratings, ccpt.load_results (.csv with the tidy columns, .parquet)",
     "What `ccpt report --tidy` and `ccpt human import-solver` write: one row per sample. A rejected value is "
     "set aside and counted in the sample's invalid_cells; a rejected key cell rejects the file.",
-    unique=(("task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample", "sa_iteration",
-             "protocol"),),
+    # With the source file: the same sample read from two files (an SA per-step file and its main file, say) is
+    # two rows of the table as it was exported; twice from one file, it would be counted twice.
+    unique=(("source", "task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample",
+             "sa_iteration", "protocol"),),
     rules=(
         "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol and invalid_cells "
         "may be absent in tables written by older versions).",

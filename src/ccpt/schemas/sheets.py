@@ -174,8 +174,8 @@ ANSWERS = TableSchema(
 class PairRow(TypedDict):
     """A pair to judge (``ccpt judge score``); every other column is kept as it is."""
 
-    concept: Annotated[Text | None, column("concept", "the concept (noun phrase, head or modifier)")]
-    property: Annotated[Text | None, column("property", "the property")]
+    concept: Annotated[Text | None, column("concept", "the concept (noun phrase, head or modifier)", nonempty=True)]
+    property: Annotated[Text | None, column("property", "the property", nonempty=True)]
 
 
 PAIRS = TableSchema(
