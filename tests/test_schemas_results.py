@@ -81,10 +81,6 @@ def test_the_report_and_compare_of_a_hostile_file_print_no_nan_or_inf(
     assert "nan" not in line and "inf" not in line and "+0.00 (95% CI +0.00 … +0.00)" in line
 
 
-def _raw(column: str, row: int, value: str):
-    return _set(column, row, value)
-
-
 RAW = "gpt-4o_naive_1_generated_"
 
 
@@ -105,7 +101,7 @@ def test_a_malformed_raw_generation_cell_does_not_reject_the_file(
     reference_dir: Path, tmp_path: Path, value: str
 ) -> None:
     clean = from_reference_csv(reference_dir / PI)
-    hostile = from_reference_csv(_copy(reference_dir, PI, tmp_path, _raw(RAW, 7, value)))
+    hostile = from_reference_csv(_copy(reference_dir, PI, tmp_path, _set(RAW, 7, value)))
     hit = (hostile["seed"] == 1) & (hostile["instance"] == "pi_emergent:row7")
     row = hostile.loc[hit].iloc[0]
     # The raw text is lost (counted), the judged answer and its relevances are intact (the tables need only them).
@@ -120,9 +116,9 @@ def test_a_malformed_raw_generation_cell_does_not_reject_the_file(
 @pytest.mark.parametrize(
     "edit",
     [
-        _raw(RAW, 7, ""),  # an empty raw cell: not stored, not invalid
-        _raw(RAW, 7, '[\'{"property": "it\\\'s \\\\ {odd}"}\']'),  # quotes, backslashes, braces: a valid list
-        _raw(RAW, 7, "[]"),
+        _set(RAW, 7, ""),  # an empty raw cell: not stored, not invalid
+        _set(RAW, 7, '[\'{"property": "it\\\'s \\\\ {odd}"}\']'),  # quotes, backslashes, braces: a valid list
+        _set(RAW, 7, "[]"),
         lambda f: f.insert(3, "extra column", "x"),
         lambda f: f.insert(0, "gpt-4o_naive_0_notes", "{[(\\'"),
     ],

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import SEED
 from ccpt.jsonout import dumps
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
@@ -101,7 +102,7 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
 @click.option(
     "--tp-seed",
     "tp_seeds",
-    type=click.IntRange(min=0),
+    type=SEED,
     multiple=True,
     help="With --sft: the seed(s) of the Task-3 evaluation set to exclude (default 0, what `ccpt run` "
     "evaluates; add the `-T seed=N` you evaluate Task 3 with).",
