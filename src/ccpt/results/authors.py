@@ -367,7 +367,7 @@ def _type_prediction_rows(
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
         unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
-        shape = {"combination": "combination", "property": "property", "gold": "human_label_majority"}
+        shape = {"combination": "combination", "property": "property", "gold_type": "human_label_majority"}
         shape["generated_"] = column
         checked = AUTHORS_TYPE.check(
             [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
@@ -382,7 +382,7 @@ def _type_prediction_rows(
             row.update(
                 combination=values["combination"],
                 property=values["property"],
-                gold_type=values["gold"],
+                gold_type=values["gold_type"],
                 invalid_cells=bad[i],
                 method=BASE,
                 judge=None,
@@ -390,7 +390,7 @@ def _type_prediction_rows(
             raw = (values["generated_"] or [None])[0]
             parsed = TASK_SPECS[TYPE_PREDICTION].parse(raw) if raw is not None else None
             # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
-            usable = parsed is not None and parsed.ok and values["gold"] is not None and not bad[i]
+            usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
             row.update(
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,
@@ -410,7 +410,7 @@ def _type_instance(
 ) -> tuple[str, bool]:
     """A Task-3 row's instance id, and whether it was found (rows of 'others', or without a dataset, always are)."""
     positional = f"{TYPE_PREDICTION}:row{i}"
-    gold, combination, prop = values["gold"], values["combination"], values["property"]
+    gold, combination, prop = values["gold_type"], values["combination"], values["property"]
     if not matching or gold is None or combination is None or prop is None:
         return positional, True
     from ccpt.dataset import clean_combination

@@ -185,7 +185,7 @@ def summary_line(issues: Sequence[CellIssue], what: str = "invalid cell") -> str
 
 @dataclass(frozen=True)
 class Checked:
-    """Rows that passed a table schema, and every cell it set aside (row index → number of bad cells)."""
+    """Rows that passed a table schema (a set-aside cell is None), and every cell it set aside."""
 
     rows: list[dict[str, Any]]
     issues: list[CellIssue]
@@ -240,7 +240,7 @@ class TableSchema:
 
     @cached_property
     def keys(self) -> frozenset[str]:
-        """Fields whose role is ``key``, and every field that cannot be empty when the schema is strict."""
+        """Fields whose role is ``key``: a rejected one rejects the file."""
         props = self.json_schema.get("properties", {})
         return frozenset(name for name, spec in props.items() if spec.get(ROLE) == KEY)
 
@@ -274,8 +274,9 @@ class TableSchema:
             checked = self._set_aside(exc, rows, file, numbers, headers)
         return self._empty_cells(checked, given, file, numbers, headers)
 
-    def _empty_cells(self, checked: Checked, given: Sequence[Mapping[str, Any]], file: str, numbers: list[int],
-                     headers: Any) -> Checked:  # fmt: skip
+    def _empty_cells(
+        self, checked: Checked, given: Sequence[Mapping[str, Any]], file: str, numbers: list[int], headers: Any
+    ) -> Checked:
         """Add an issue for every empty cell of a ``nonempty`` field (the value is already None: set aside)."""
         if not self.nonempty:
             return checked
@@ -307,7 +308,7 @@ class TableSchema:
         for index, fields in sorted(bad.items()):
             names = headers[index] if isinstance(headers, Sequence) else headers or {}
             for name, error in fields.items():
-                value = rows[index].get(name) if name else None
+                value = error.get("input") if name else None
                 column = names.get(name) or self.header(name)
                 issue = CellIssue(file, numbers[index], column, value, _reason(error), position=index)
                 if not self.tolerant or name in self.keys or error["type"] == "missing":
@@ -322,7 +323,9 @@ class TableSchema:
         """Where the format is described."""
         return f'the {self.name} format is described in docs/schemas.md, "{self.name}"'
 
-    def check_unique(self, rows: Sequence[Mapping[str, Any]], file: str, row_numbers: Sequence[int] | None = None):
+    def check_unique(
+        self, rows: Sequence[Mapping[str, Any]], file: str, row_numbers: Sequence[int] | None = None
+    ) -> None:
         """Raise one line naming the first repeated key of every ``unique`` column tuple."""
         numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
         for columns in self.unique:

@@ -90,7 +90,7 @@ class AuthorsTypeRow(TypedDict):
 
     combination: Annotated[Text | None, column("combination", "the noun phrase N", nonempty=True)]
     property: Annotated[Text | None, column("property", "the property P", nonempty=True)]
-    gold: Annotated[Label | None, column("human_label_majority", "the gold type (any case)", nonempty=True)]
+    gold_type: Annotated[Label | None, column("human_label_majority", "the gold type (any case)", nonempty=True)]
     generated_: Annotated[ReplyList, column("<model>_generated_", "the raw reply, in a one-item list")]
 
 
