@@ -128,3 +128,14 @@ def test_judge_score_and_solver_import_refuse_to_overwrite_their_input(tmp_path:
     assert pairs.read_text() == "concept,property\napple,red\n"
     line = _one_line_error(capsys, ["human", "import-solver", str(pairs), "--out", str(pairs)])
     assert "--out" in line and "is an input" in line
+
+
+def test_report_outputs_inside_an_input_directory_are_refused(tmp_path: Path, capsys) -> None:
+    """A CSV written into a log directory would be read as an authors' file by the next report of it."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "run.eval").write_bytes(b"")  # the directory holds a log
+    for option, name in (("--tidy", "tidy.csv"), ("--out", "report.json"), ("--out", "nested/report.eval")):
+        line = _one_line_error(capsys, ["report", str(logs), option, str(logs / name)])
+        assert option in line and "would be read as a result file" in line
+        assert not (logs / name).exists()

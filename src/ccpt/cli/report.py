@@ -106,12 +106,18 @@ def command(
     from ccpt.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
     from ccpt.report import build_report, render
     from ccpt.results import export, load_results
-    from ccpt.results.load import input_files
+    from ccpt.results.load import input_files, read_from_dirs
 
     # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten.
     inputs = input_files(paths)
-    refuse_inputs(out, inputs, "--out")
-    refuse_inputs(tidy, inputs, "--tidy")
+    for option, target in (("--out", out), ("--tidy", tidy)):
+        refuse_inputs(target, inputs, option)
+        if target is not None and (directory := read_from_dirs(target, paths)) is not None:
+            raise CcptError(
+                f"{option} {target}: inside the input directory {directory}, it would be read as a result file "
+                "by the next report of that directory",
+                "write it outside the directory",
+            )
     if out is not None and tidy is not None and out.resolve() == tidy.resolve():
         raise CcptError(f"--out and --tidy are the same file ({out})", "give each its own file")
     if figures is not None:

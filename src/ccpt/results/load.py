@@ -77,6 +77,19 @@ def input_files(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
+def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None:
+    """The input directory :func:`load_results` would read ``path`` from (a ``.csv`` directly inside it, a log
+    anywhere below it), or None: an output written there would be read back as a result the next time."""
+    target = Path(path).resolve()
+    for item in paths:
+        root = Path(item).resolve()
+        if not root.is_dir() or not target.is_relative_to(root):
+            continue
+        if (target.suffix == ".csv" and target.parent == root) or target.suffix in LOG_SUFFIXES:
+            return Path(item)
+    return None
+
+
 _TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
 
 
