@@ -112,9 +112,9 @@ def sha256_file(path: Path) -> str:
 def is_verified(path: Path, name: str) -> bool:
     """True if ``path`` has the pinned sha256 of ``name``, hashed now.
 
-    Every use re-hashes the file (the five dataset files take about 7 ms, measured in docs/benchmarks.md,
-    next to the second it takes to parse them): a shortcut trusting an unchanged size and mtime would accept
-    a file edited and then given its old time back (``touch -r``).
+    Every use re-hashes the file (the five dataset files take 3 to 7 ms, about 1% of parsing them; see
+    docs/benchmarks.md): a shortcut trusting an unchanged size and mtime would accept a file edited and then
+    given its old time back (``touch -r``).
     """
     try:
         return path.is_file() and sha256_file(path) == CHECKSUMS[name]
