@@ -49,6 +49,20 @@ def test_run_rejects_bad_numbers_before_anything_starts(
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--n", "-1"], "--n"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "0"], "--raters"),
         (["human", "export-solver", "--task", "pi_emergent", "--out", "{tmp}/o", "--n", "0"], "--n"),
+        # Seeds go to NumPy, which refuses negatives: one line, not an internal error after the work.
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--seed", "-1"], "--seed"),
+        (["human", "export-solver", "--task", "pi_emergent", "--out", "{tmp}/o", "--seed", "-1"], "--seed"),
+        (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--seed", "4294967296"], "--seed"),
+        (["judge-agreement", "--seed", "-1"], "--seed"),
+        (["judge-agreement", "--figure", "{tmp}/x.exe"], "--figure"),
+        (["judge", "train", "--epochs", "0"], "--epochs"),
+        (["judge", "train", "--max-pairs", "-5"], "--max-pairs"),
+        (["judge", "train", "--set", "learning_rate=nan"], "--set"),
+        (["judge", "train", "--set", "dropout=-0.1"], "--set"),
+        (["pipeline", "properties", "--model", "m", "--threshold", "nan"], "--threshold"),
+        (["pipeline", "properties", "--model", "m", "--threshold", "2.0"], "--threshold"),
+        (["pipeline", "properties", "--model", "m", "--seed", "-3"], "--seed"),
+        (["pipeline", "annotate-import", "{tmp}/a.csv", "--seed", "-1"], "--seed"),
     ],
 )
 def test_other_commands_reject_bad_numbers(
@@ -73,3 +87,55 @@ def test_unwritable_figures_dir_is_one_line(reference_dir: Path, tmp_path: Path,
     assert "--figures" in line and "not writable" in line
     line = _one_line_error(capsys, ["report", csv, "--out", str(blocker / "report.md")])
     assert "--out" in line and "cannot write" in line
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("option", ["--out", "--tidy"])
+def test_report_refuses_to_overwrite_an_input(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    victim = tmp_path / "victim.csv"
+    victim.write_bytes((reference_dir / "pi_emergent_gpt-4o_naive.csv").read_bytes())
+    before = victim.read_bytes()
+    line = _one_line_error(capsys, ["report", str(victim), option, str(victim)])
+    assert option in line and "is an input" in line
+    link = tmp_path / "link.csv"
+    link.symlink_to(victim)  # another name for the same file is the same file
+    line = _one_line_error(capsys, ["report", str(tmp_path), option, str(link)])
+    assert victim.read_bytes() == before
+    line = _one_line_error(capsys, ["report", str(victim), "--out", str(tmp_path / "r"), "--tidy", str(tmp_path / "r")])
+    assert "same file" in line
+
+
+@pytest.mark.shared_data
+def test_data_export_refuses_to_overwrite_the_dataset(ccpt_dir: Path, tmp_path: Path, capsys) -> None:
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for item in ccpt_dir.iterdir():
+        (copy / item.name).write_bytes(item.read_bytes())
+    before = (copy / "ccpt_emergent.csv").read_bytes()
+    argv = ["data", "export", "--data-dir", str(copy), "--as", "csv", "--out", str(copy / "ccpt_emergent.csv")]
+    line = _one_line_error(capsys, argv)
+    assert "--out" in line and "ccpt_emergent.csv" in line
+    assert (copy / "ccpt_emergent.csv").read_bytes() == before
+
+
+def test_judge_score_and_solver_import_refuse_to_overwrite_their_input(tmp_path: Path, capsys) -> None:
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("concept,property\napple,red\n")
+    line = _one_line_error(capsys, ["judge", "score", str(pairs), "--judge", "distilled", "--out", str(pairs)])
+    assert "--out" in line and "is an input" in line
+    assert pairs.read_text() == "concept,property\napple,red\n"
+    line = _one_line_error(capsys, ["human", "import-solver", str(pairs), "--out", str(pairs)])
+    assert "--out" in line and "is an input" in line
+
+
+def test_report_outputs_inside_an_input_directory_are_refused(tmp_path: Path, capsys) -> None:
+    """A CSV written into a log directory would be read as an authors' file by the next report of it."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "run.eval").write_bytes(b"")  # the directory holds a log
+    for option, name in (("--tidy", "tidy.csv"), ("--out", "report.json"), ("--out", "nested/report.eval")):
+        line = _one_line_error(capsys, ["report", str(logs), option, str(logs / name)])
+        assert option in line and "would be read as a result file" in line
+        assert not (logs / name).exists()

@@ -97,10 +97,18 @@ def test_sft_export_never_contains_a_test_row(
     }
     assert not {(key(r.head), key(r.property)) for r in trained} & {(key(r.head), key(r.property)) for r in tests}
     assert not {key(r.combination) for r in trained} & {key(r.combination) for r in tests}
+    # Task 3 (the fourth task) draws its items from every row, train pools included: none of its items, and no
+    # row sharing an item's (N, P), is taught (with its type) either.
+    items = dataset.type_prediction_set(seed=0)
+    assert {i.gold for i in items} == {"emergent", "component", "canceled", "others"}
+    assert not {e["id"] for e in examples} & {i.source for i in items if i.gold != "others"}
+    assert not {(key(r.combination), key(r.property)) for r in trained} & {
+        (key(i.combination), key(i.property)) for i in items
+    }
     # Every train row is either exported or counted under exactly one rule; each rule removed something.
     pool = sum(len(dataset.train(t)) for t in ("pi_emergent", "pi_canceled", "npc_emergent"))
     assert info["rows"] == len(examples) == pool - sum(info["removed"].values())
-    assert set(info["removed"]) == {"test row", "test (N, P)", "test (H, P)", "test N"}
+    assert set(info["removed"]) == {"test row", "test (N, P)", "test (H, P)", "test N", "Task-3 row", "Task-3 (N, P)"}
     assert all(count > 0 for count in info["removed"].values()), info["removed"]
     assert not any(r.combination == "a ship without a rudder" and r.property == "directionless" for r in trained)
     for example in examples:
@@ -129,3 +137,16 @@ def test_errors_are_one_line(ccpt_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ccpt_emergent.csv" in err[0] and "missing column" in err[0]
+
+
+def test_sft_export_excludes_the_task3_sets_of_every_seed_asked_for(
+    ccpt_dir: Path, tmp_path: Path, dataset, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sft.jsonl"
+    argv = ["data", "export", "--data-dir", str(ccpt_dir), "--sft", "--out", str(out), "--format", "json"]
+    assert main([*argv, "--tp-seed", "0", "--tp-seed", "7"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    ids = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()}
+    for seed in (0, 7):
+        assert not ids & {i.source for i in dataset.type_prediction_set(seed=seed) if i.gold != "others"}
+    assert info["removed"]["Task-3 row"] > 588  # seed 0 alone removes 588 rows

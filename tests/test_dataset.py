@@ -159,7 +159,7 @@ def test_bad_cell_names_row_and_column(ccpt_dir: Path, tmp_path: Path) -> None:
 def test_corrupt_test_index(ccpt_dir: Path, tmp_path: Path) -> None:
     _copy_dataset(ccpt_dir, tmp_path)
     (tmp_path / "test_index.json").write_text('{"pi_emergent": [1, 2', encoding="utf-8")
-    with pytest.raises(DataError, match="not valid JSON"):
+    with pytest.raises(DataError, match=r"test_index\.json: .*Invalid JSON"):
         load_dataset(tmp_path)
 
 
@@ -202,14 +202,29 @@ def test_a_byte_order_mark_is_not_part_of_the_first_column(ccpt_dir: Path, tmp_p
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"pi_emergent": [true, 1], "pi_canceled": [0], "npc_emergent": [0]}', "must be a list of row numbers"),
-        ('{"pi_emergent": [1, 2, 1], "pi_canceled": [0], "npc_emergent": [0]}', r"row\(s\) \[1\] more than once"),
-        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        (
+            '{"pi_emergent": [true, 1], "pi_canceled": [0], "npc_emergent": [0]}',
+            r"pi_emergent\[0\]: should be a valid int",
+        ),
+        (
+            '{"pi_emergent": [1, 2, 1], "pi_canceled": [0], "npc_emergent": [0]}',
+            r"pi_emergent: lists \[1\] more than once",
+        ),
+        ("[" * 100_000 + "]" * 100_000, "recursion limit exceeded"),
+        ('{"pi_emergent": [1.0], "pi_canceled": [0], "npc_emergent": [0]}', r"pi_emergent\[0\]: should be a valid int"),
+        ('{"pi_emergent": [-1], "pi_canceled": [0], "npc_emergent": [0]}', r"pi_emergent\[0\]: should be greater than"),
+        (
+            '{"pi_emergent": "1,2", "pi_canceled": [0], "npc_emergent": [0]}',
+            r"pi_emergent: should be a valid (list|array)",
+        ),
+        ('{"pi_canceled": [0], "npc_emergent": [0]}', r"pi_emergent: Field required"),
+        ("[1, 2]", r"should be an object"),
+        ("\udcff", r"Invalid JSON"),
     ],
-    ids=["bool", "duplicates", "deep"],
+    ids=["bool", "duplicates", "deep", "float", "negative", "string", "missing", "list", "not-utf8"],
 )
 def test_a_malformed_test_index_is_one_error(text: str, message: str, tmp_path: Path) -> None:
     path = tmp_path / "test_index.json"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))  # "\udcff" is the byte 0xff: not UTF-8
     with pytest.raises(DataError, match=message):
         read_test_index(path)

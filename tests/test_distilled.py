@@ -205,11 +205,29 @@ def test_cli_score_keeps_columns_neutralises_cells_and_counts(tiny_head, tmp_pat
     assert all(0.0 <= float(r["relevance"]) <= 1.0 for r in rows)
 
 
+@needs_encoder
+def test_cli_score_counts_an_empty_pair_and_scores_the_rest(tiny_head, tmp_path: Path, capsys) -> None:
+    path, _, _ = tiny_head
+    pairs_csv = tmp_path / "pairs.csv"
+    pairs_csv.write_text("concept,property\n,red\na peeled apple,white\nan apple,  \n")
+    out = tmp_path / "scored.csv"
+    assert main(["judge", "score", "--judge", f"ccpt-distilled/{path}", str(pairs_csv), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "scored 1 of 3 pairs" in said and "2 not judged (row 0, column 'concept': empty" in said
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [r["relevance"] == "" for r in rows] == [True, False, True]  # nothing filled in for the empty pairs
+
+
 def test_cli_bad_inputs_are_one_line(tmp_path: Path, capsys) -> None:
     pairs_csv = tmp_path / "pairs.csv"
     pairs_csv.write_text("concept,prop\nx,y\n")
     assert main(["judge", "score", "--judge", "distilled", str(pairs_csv), "--out", str(tmp_path / "o.csv")]) == 2
     assert "missing column(s) property" in capsys.readouterr().err
+    # A repeated header: which "concept" is scored would be an accident of the reader.
+    pairs_csv.write_text("concept,property,concept\napple,red,pear\n")
+    assert main(["judge", "score", "--judge", "distilled", str(pairs_csv), "--out", str(tmp_path / "o.csv")]) == 2
+    assert "'concept' appear more than once in the header" in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()
     pairs_csv.write_text("concept,property\nx,y\n")
     head = tmp_path / "bad-head.safetensors"
     head.write_bytes(b"junk")

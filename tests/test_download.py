@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -170,13 +171,40 @@ def test_altered_cached_file_is_verified_and_refetched_before_use(
     assert len(load_dataset().test("pi_emergent")) == 200
     assert len(requests) == len(REQUIRED_FILES)
     load_dataset()
-    assert len(requests) == len(REQUIRED_FILES)  # verified by the stored digest: no refetch, no re-hash needed
+    assert len(requests) == len(REQUIRED_FILES)  # hashed again, still the pinned content: no refetch
     index_path = cache_dir() / "test_index.json"
     index = json.loads(index_path.read_text())
     cut = {k: (v[:10] if isinstance(v, list) else v) for k, v in index.items()}
     index_path.write_text(json.dumps(cut))
     assert len(load_dataset().test("pi_emergent")) == 200  # the altered file was replaced, not read
     assert requests[-1].endswith("test_index.json") and len(requests) == len(REQUIRED_FILES) + 1
+
+
+def test_an_edit_with_size_and_mtime_restored_is_caught(mirror: tuple[str, Path, list[str]], tmp_path: Path) -> None:
+    """Cells changed in place (same length) and the old mtime put back (touch -r): still hashed, refetched."""
+    import os
+
+    from ccpt.dataset import load_dataset
+
+    base, _files, requests = mirror
+    target = tmp_path / "cache"
+    config = DownloadConfig(base_url=base, retries=1)
+    download(target=target, config=config)
+    gold = sum(r.judge_score or 0 for r in load_dataset(target).test("pi_emergent"))
+    path = target / "ccpt_emergent.csv"
+    before = path.stat()
+    data = bytearray(path.read_bytes())
+    cells = list(re.finditer(rb",0\.(\d{15,17}),", bytes(data)))[:300]  # GPT-4o relevance cells
+    for match in cells:
+        start, end = match.span(1)
+        data[start:end] = b"0" * (end - start)  # same length: the size does not change
+    assert len(cells) == 300
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    download(target=target, config=config)
+    assert requests[-1].endswith("ccpt_emergent.csv") and len(requests) == len(REQUIRED_FILES) + 1
+    assert sum(r.judge_score or 0 for r in load_dataset(target).test("pi_emergent")) == gold
 
 
 def test_connection_dropped_mid_body_is_retried(

@@ -364,3 +364,72 @@ def test_formula_like_answers_are_exported_neutralised_and_imported_unchanged(tm
     raw = pd.read_csv(sheet, dtype=str, keep_default_na=False)
     assert (raw["answer"] == "'" + typed).all()
     assert set(import_solver_sheet(sheet, dataset)["answer_raw"]) == {typed}
+
+
+def test_a_busy_database_is_a_503_with_a_retry_hint_and_nothing_is_lost(
+    tmp_path: Path, dataset, reference_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    import time
+
+    from ccpt.human_app import store as store_module
+
+    monkeypatch.setattr(store_module, "BUSY_SECONDS", 0.5)  # the wait before answering 503 (3 s when served)
+    rating_study(tmp_path, reference_dir, dataset)
+    prepared = prepare(tmp_path, ["r1"])
+    with Server(prepared) as server:
+        link = _links(server)["r1"]
+        client = Client()
+        item = link + "item/1"
+        page = client.get(item).text
+        token = page.split('name="csrf" value="')[1].split('"')[0]
+        locker = sqlite3.connect(prepared.store.path, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+        try:
+            started = time.monotonic()
+            reply = client.post(item, {"rating": "5", "csrf": token})
+            elapsed = time.monotonic() - started
+        finally:
+            locker.execute("ROLLBACK")
+            locker.close()
+        assert reply.status == 503 and "try again in a few seconds" in reply.text
+        assert elapsed < 10  # not the 30 s (then a 500) of a long busy timeout
+        assert client.post(item, {"rating": "5", "csrf": token}).status in (200, 303)  # the retry is saved
+        assert len(prepared.store.answers(prepared.store.annotators()[0].id)) == 1
+
+
+def test_a_stalled_post_is_cut_off(tmp_path: Path, dataset, reference_dir: Path, monkeypatch) -> None:
+    import socket
+    import time
+
+    from ccpt.human_app import app as app_module
+
+    monkeypatch.setattr(app_module, "BODY_SECONDS", 1.0)
+    rating_study(tmp_path, reference_dir, dataset)
+    prepared = prepare(tmp_path, ["r1"])
+    with Server(prepared) as server:
+        path = _links(server)["r1"].split(str(server.port), 1)[1] + "item/1"
+        with socket.create_connection(("127.0.0.1", server.port), timeout=20) as conn:
+            conn.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nrating=5".encode()
+            )  # 8 of the 100 bytes announced, then nothing
+            started = time.monotonic()
+            reply = conn.recv(4096).decode("latin-1")
+            assert reply.startswith("HTTP/1.1 408") and time.monotonic() - started < 10
+
+
+def test_a_corrupt_study_database_and_an_empty_host_are_one_line(tmp_path: Path, dataset, capsys) -> None:
+    from ccpt.cli import main
+
+    export_solver_sheet(dataset, "pi_emergent", tmp_path, n=2, seed=0)
+    (tmp_path / "human.sqlite").write_bytes(b"this is not a database" * 100)
+    assert main(["human", "serve", str(tmp_path), "--export"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "human.sqlite: not a readable study database" in err[0]
+    (tmp_path / "human.sqlite").unlink()
+    for host in ("", "  "):
+        assert main(["human", "serve", str(tmp_path), "--annotators", "1", "--host", host, "--port", "0"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--host is empty" in err[0] and "0.0.0.0" in err[0]
+    assert not (tmp_path / "human.sqlite").exists()  # refused before the study was created

@@ -116,8 +116,75 @@ def test_rating_import_rejects_out_of_range(tmp_path: Path) -> None:
         "pair_id,task,model,method,instance,role,llm_judge\np00000,pi_emergent,m,base,i,r_np,0.5\n"
     )
     (tmp_path / "r.csv").write_text("pair_id,rater,rating\np00000,a,11\n")
-    with pytest.raises(DataError, match="1–10"):
+    with pytest.raises(DataError, match=r"r\.csv: row 0, column 'rating': should be less than or equal to 10"):
         read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv"])
+
+
+KEY = "pair_id,task,model,method,instance,role,llm_judge\n" + "".join(
+    f"p{i:05d},pi_canceled,m,base,i{i},r_np,0.{i + 1}\n" for i in range(4)
+)
+
+
+@pytest.mark.parametrize(
+    ("sheets", "message"),
+    [
+        # A pair row repeated in one sheet: counted twice, it moved Table 4's PI-canceled C from 12.5 to 16.2.
+        ({"r1.csv": ["p00000,a,3", "p00001,a,4", "p00001,a,4"]}, r"r1\.csv: row 2 repeats row 1 \(rater × pair_id"),
+        # Two sheets filled under one rater's name: every pair rated "twice" by one rater (α null, no reason).
+        (
+            {"r1.csv": ["p00000,a,3"], "r2.csv": ["p00000,a,5"]},
+            r"r2\.csv: row 0: rater 'a' already rated .*r1\.csv row 0",
+        ),
+        ({"r1.csv": ["p00000,a,3", "p00009,a,4"]}, r"unknown pair id"),
+        ({"r1.csv": ["p00000,,3"]}, r"row 0, column 'rater': empty"),
+        ({"r1.csv": ["p00000,a,seven"]}, r"row 0, column 'rating'"),
+        ({"r1.csv": ["p00000,a,5.5"]}, r"row 0, column 'rating'"),
+    ],
+)
+def test_rating_import_rejects_duplicates_and_bad_cells(tmp_path: Path, sheets: dict, message: str) -> None:
+    (tmp_path / "key.csv").write_text(KEY)
+    for name, rows in sheets.items():
+        (tmp_path / name).write_text("pair_id,rater,rating\n" + "".join(f"{r}\n" for r in rows))
+    with pytest.raises(DataError, match=message):
+        read_ratings(tmp_path / "key.csv", [tmp_path / name for name in sheets])
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        (KEY + "p00004,pi_canceled,m,base,i0,r_np,0.5\n", r"row 4 repeats row 0"),
+        (KEY.replace("0.1", "1.5"), r"key\.csv: row 0, column 'llm_judge'"),
+        (KEY.replace("r_np", "r_xx", 1), r"row 0, column 'role'"),
+        (KEY.replace("pair_id,", "pair_id,pair_id,", 1), r"'pair_id' appear more than once"),
+    ],
+)
+def test_rating_key_is_checked(tmp_path: Path, key: str, message: str) -> None:
+    (tmp_path / "key.csv").write_text(key)
+    (tmp_path / "r.csv").write_text("pair_id,rater,rating\np00000,a,3\n")
+    with pytest.raises(DataError, match=message):
+        read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv"])
+
+
+def test_solver_sheet_rejects_a_repeated_answer_and_explains_empty_task3_answers(dataset, tmp_path: Path) -> None:
+    csv_path, _ = export_solver_sheet(dataset, "type_prediction", tmp_path, n=2, seed=0)
+    ids = list(pd.read_csv(csv_path, keep_default_na=False)["id"])
+    rows = [{"id": ids[0], "task": "type_prediction", "answer": "emergent", "rater": "r1"}] * 2
+    pd.DataFrame(rows).to_csv(csv_path, index=False)
+    with pytest.raises(DataError, match=r"row 1 repeats row 0 \(rater × id"):
+        import_solver_sheet(csv_path, dataset)
+    # Two raters who both left an item empty: no answer, which is not a tie.
+    rows = [{"id": ids[0], "task": "type_prediction", "answer": "", "rater": f"r{k}"} for k in (1, 2)]
+    rows += [{"id": ids[1], "task": "type_prediction", "answer": label, "rater": f"r{k}"} for k, label in
+             ((1, "emergent"), (2, "others"))]  # fmt: skip
+    pd.DataFrame(rows).to_csv(csv_path, index=False)
+    frame = import_solver_sheet(csv_path, dataset)
+    assert frame["parse_error"].tolist() == [
+        "no valid answer from any of 2 rater(s) (empty or not a type label)",
+        "no majority among 2 rater(s)",
+    ]
+    pd.DataFrame([{"id": ids[0], "task": "pi_whatever", "answer": "x"}]).to_csv(csv_path, index=False)
+    with pytest.raises(DataError, match=r"row 0, column 'task'"):
+        import_solver_sheet(csv_path, dataset)
 
 
 def test_human_solver_cli_round_trip_gives_the_human_row(ccpt_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:

@@ -276,11 +276,33 @@ def test_import_rejects_bad_answers(tmp_path: Path) -> None:
     _write_hits(work, [_hit("emergent-1", "emergent", 3)])
     answers = tmp_path / "answers.csv"
     answers.write_text(",".join(ANSWER_COLUMNS) + "\nemergent-1,W1,canceled,5,5,5,,\n", encoding="utf-8")
-    with pytest.raises(CcptError, match=r"line 2: label 'canceled' is not an option of the emergent form"):
+    with pytest.raises(CcptError, match=r"row 0, column 'label': 'canceled' is not an option of the emergent form"):
         import_answers(work, answers)
     answers.write_text(",".join(ANSWER_COLUMNS) + "\nemergent-1,W1,0,7,5,5,,\n", encoding="utf-8")
-    with pytest.raises(CcptError, match="combination_relevance must be an integer 1-5"):
+    with pytest.raises(CcptError, match=r"row 0, column 'combination_relevance': should be less than or equal to 5"):
         import_answers(work, answers)
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        # The same worker answering one HIT twice would be two votes of one person.
+        (["W1,0,5,5,5,,", "W2,0,5,5,5,,", "W1,1,5,5,5,,"], r"row 2 repeats row 0 \(hit_id × worker_id"),
+        # Five answers where three were assigned.
+        ([f"W{k},0,5,5,5,," for k in range(5)], r"row 3, column 'hit_id': HIT 'emergent-1' has more answers"),
+        (["W1,0,5,5,5,maybe,"], r"row 0, column 'toxic'"),
+        (["W1,0,5,,5,,"], r"row 0, column 'root_relevance'"),
+        (["W1,7,5,5,5,,"], r"row 0, column 'label'"),
+    ],
+)
+def test_import_rejects_duplicated_and_surplus_answers(tmp_path: Path, rows: list[str], message: str) -> None:
+    work = tmp_path / "work"
+    _write_hits(work, [_hit("emergent-1", "emergent", 3)])
+    answers = tmp_path / "answers.csv"
+    answers.write_text(",".join(ANSWER_COLUMNS) + "".join(f"\nemergent-1,{r}" for r in rows) + "\n", encoding="utf-8")
+    with pytest.raises(CcptError, match=message):
+        import_answers(work, answers)
+    assert not (work / "dataset").exists()  # nothing half-written
 
 
 def test_majority_tie_is_others() -> None:
@@ -367,7 +389,7 @@ def test_config_rejects_unknown_keys(tmp_path: Path) -> None:
     config.write_text(
         'conceptnet = "cn.sqlite"\n[mine]\ncorpus = ["c.txt"]\n[llm]\nmodel = "x/y"\nmodle = 1\n', encoding="utf-8"
     )
-    with pytest.raises(CcptError, match=r"unknown key\(s\) in \[llm\]: modle"):
+    with pytest.raises(CcptError, match=r"\[llm\] modle: unknown key"):
         load_config(config)
 
 

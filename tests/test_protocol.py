@@ -273,7 +273,8 @@ def test_report_names_the_protocol_and_counts_fills() -> None:
     text = render_markdown(build_report(_frame([None, 0.5, 0.25], "as-run"), examples_per_group=0))
     assert "Protocol: as-run" in text
     failures = text.split("### Failures", 1)[1]
-    assert "| pi_emergent | m | Base | 3 | 1 | 0 | 0 | 1 |" in failures
+    # samples, parse failures, judge failures, invalid cells, unscored, filled
+    assert "| pi_emergent | m | Base | 3 | 1 | 0 | 0 | 0 | 1 |" in failures
 
 
 def test_compare_refuses_mixed_protocols(reference_dir: Path, tmp_path: Path, capsys) -> None:

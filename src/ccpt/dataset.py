@@ -17,7 +17,6 @@ Quirks handled (measured on the files at the pinned commit):
 from __future__ import annotations
 
 import csv
-import json
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -286,28 +285,20 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
 
 
 def read_test_index(path: Path) -> dict[TaskName, tuple[int, ...]]:
-    """Parse test_index.json: task → 0-based row positions."""
+    """Parse test_index.json: task → 0-based row positions (schema: docs/schemas.md, "test_index.json")."""
+    from pydantic import ValidationError
+
+    from ccpt.schemas.base import one_line
+    from ccpt.schemas.stores import TestIndex
+
     if not path.is_file():
         raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not valid JSON ({exc})", "re-download it") from None
-    except RecursionError:  # e.g. 100K nested brackets: not an index, and must not crash the reader
-        raise DataError(f"{path}: not a test index (nested too deeply)", "re-download it") from None
-    index: dict[TaskName, tuple[int, ...]] = {}
-    for task in GENERATIVE_TASKS:
-        rows = raw.get(task) if isinstance(raw, dict) else None
-        # bool is an int subclass in Python: `true` is not a row number.
-        if not isinstance(rows, list) or not all(
-            isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in rows
-        ):
-            raise DataError(f"{path}: key {task!r} must be a list of row numbers")
-        if len(set(rows)) != len(rows):
-            repeated = sorted({r for r in rows if rows.count(r) > 1})
-            raise DataError(f"{path}: key {task!r} lists row(s) {repeated[:5]} more than once", "re-download it")
-        index[task] = tuple(rows)
-    return index
+        # pydantic parses the JSON itself: invalid UTF-8, invalid JSON and 100K nested brackets are one error.
+        index = TestIndex.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise DataError(one_line(path, exc), "re-download it") from None
+    return {task: tuple(getattr(index, task)) for task in GENERATIVE_TASKS}
 
 
 # ---------------------------------------------------------------------------------------------- dataset

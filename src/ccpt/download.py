@@ -1,17 +1,16 @@
 """Fetching the CCPT files from the authors' repository, pinned and checksum-verified.
 
 The dataset is published in the authors' GitHub repository. ccpt pins one commit, knows every file's
-sha256, downloads into the user's cache directory and never re-downloads a file whose checksum matches.
+sha256, downloads into the user's cache directory, and hashes a cached file again every time it is used (a
+file whose checksum no longer matches is fetched again, never read).
 Network access goes through a small ``Fetcher`` callable so tests can inject failures or point at a
 local HTTP server; the default uses :mod:`urllib` with a timeout and bounded retries.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import http.client
-import json
 import os
 import time
 import urllib.error
@@ -110,37 +109,17 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _marker(path: Path) -> Path:
-    # In a hidden subdirectory, so the cache stays a plain dataset directory (usable as --data-dir).
-    return path.parent / ".verified" / (path.name + ".json")
-
-
-def _write_marker(path: Path, sha256: str) -> None:
-    st = path.stat()
-    _marker(path).parent.mkdir(exist_ok=True)
-    _marker(path).write_text(json.dumps({"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}))
-
-
 def is_verified(path: Path, name: str) -> bool:
-    """True if ``path`` has the pinned sha256 of ``name``.
+    """True if ``path`` has the pinned sha256 of ``name``, hashed now.
 
-    Cheap on repeated use: the digest is stored beside the file with its size and mtime, and the file is
-    re-hashed only when either changed (an edited cache file is therefore caught before it is used).
+    Every use re-hashes the file (the five dataset files take 3 to 7 ms, about 1% of parsing them; see
+    docs/benchmarks.md): a shortcut trusting an unchanged size and mtime would accept a file edited and then
+    given its old time back (``touch -r``).
     """
     try:
-        st = path.stat()
-        record = json.loads(_marker(path).read_text())
-    except (OSError, ValueError):
-        record = None
-    else:
-        if record == {"sha256": CHECKSUMS[name], "size": st.st_size, "mtime_ns": st.st_mtime_ns}:
-            return True
-    if not path.is_file() or sha256_file(path) != CHECKSUMS[name]:
-        _marker(path).unlink(missing_ok=True)
+        return path.is_file() and sha256_file(path) == CHECKSUMS[name]
+    except OSError:
         return False
-    with contextlib.suppress(OSError):  # a read-only cache still works, it is just hashed each time
-        _write_marker(path, CHECKSUMS[name])
-    return True
 
 
 class _TooLarge(Exception):
@@ -199,7 +178,7 @@ def download(
 ) -> Path:
     """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir).
 
-    Files already present with the right checksum are not downloaded again (see :func:`is_verified`). A
+    Files already present with the right checksum (hashed now, see :func:`is_verified`) are not downloaded again. A
     download is streamed to a temporary file under a size cap and a deadline, verified, then renamed into
     place, so an interrupted or corrupt download never leaves a file that looks valid.
     """
@@ -221,5 +200,4 @@ def download(
             tmp.replace(path)
         finally:
             tmp.unlink(missing_ok=True)
-        _write_marker(path, CHECKSUMS[name])
     return target

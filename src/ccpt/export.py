@@ -9,10 +9,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ccpt.dataset import CCPTDataset, Record
+from ccpt.dataset import CCPTDataset, Record, TypeItem
 from ccpt.errors import CcptError, require_pyarrow
+from ccpt.outputs import atomic_path
 from ccpt.prompts import system_prompt, task_prompt
-from ccpt.spec import BASE_TEMPLATE, GENERATIVE_TASKS, TASK_SPECS, TaskName
+from ccpt.spec import BASE_TEMPLATE, GENERATIVE_TASKS, SFT_RULES, TASK_SPECS, TaskName
 
 ExportFormat = Literal["jsonl", "csv", "parquet"]
 
@@ -35,27 +36,28 @@ def select_records(ds: CCPTDataset, split: str | None, task: TaskName | None) ->
 
 def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> None:
     """Write dict rows as JSONL (one object per line, loadable by ``datasets.load_dataset("json")``),
-    CSV (list fields JSON-encoded), or parquet."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "jsonl":
-        with path.open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    elif fmt == "csv":
-        fields = list(rows[0]) if rows else []
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=fields)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
-    elif fmt == "parquet":
-        require_pyarrow(path)
-        import pyarrow as pa  # optional: the `parquet` extra
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows), path)
-    else:
+    CSV (list fields JSON-encoded), or parquet; atomically (an interrupted export leaves no half file)."""
+    if fmt not in ("jsonl", "csv", "parquet"):
         raise CcptError(f"unknown export format {fmt!r}; choose jsonl, csv or parquet")
+    if fmt == "parquet":
+        require_pyarrow(path)
+    with atomic_path(path) as partial:
+        if fmt == "jsonl":
+            with partial.open("w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        elif fmt == "csv":
+            fields = list(rows[0]) if rows else []
+            with partial.open("w", newline="", encoding="utf-8") as fh:
+                writer = csv.DictWriter(fh, fieldnames=fields)
+                writer.writeheader()
+                for row in rows:
+                    writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
+        else:
+            import pyarrow as pa  # optional: the `parquet` extra
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), partial)
 
 
 def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
@@ -66,10 +68,6 @@ def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
 def _key(text: str) -> str:
     """Comparison form of a phrase: lower case, single spaces (the dataset repeats phrases in varying case)."""
     return " ".join(text.lower().split())
-
-
-# Leakage rules, in the order they are applied; a removed row is counted under the first rule it breaks.
-SFT_RULES: tuple[str, ...] = ("test row", "test (N, P)", "test (H, P)", "test N")
 
 
 @dataclass(frozen=True)
@@ -83,32 +81,42 @@ class SFTExport:
 def _leak_rule(record: Record, held_out: set[str], tests: dict[str, set]) -> str | None:
     """The first leakage rule ``record`` breaks, or None when it may be trained on."""
     n, h, p = _key(record.combination), _key(record.head), _key(record.property)
-    if record.id in held_out:
-        return "test row"
-    if (n, p) in tests["np"]:
-        return "test (N, P)"
-    if (h, p) in tests["hp"]:
-        return "test (H, P)"
-    if n in tests["n"]:
-        return "test N"
-    return None
+    broken = (
+        record.id in held_out,
+        (n, p) in tests["np"],
+        (h, p) in tests["hp"],
+        n in tests["n"],
+        record.id in tests["type_rows"],
+        (n, p) in tests["type_np"],
+    )
+    return next((rule for rule, hit in zip(SFT_RULES, broken, strict=True) if hit), None)
 
 
-def sft_export(ds: CCPTDataset, tasks: Iterable[TaskName] = GENERATIVE_TASKS) -> SFTExport:
+def sft_export(
+    ds: CCPTDataset,
+    tasks: Iterable[TaskName] = GENERATIVE_TASKS,
+    type_items: Iterable[TypeItem] | None = None,
+) -> SFTExport:
     """Chat-format supervised fine-tuning examples from the train pools, with nothing a test item could leak from.
 
     A train row is dropped when it is a test row of *any* generative task (PI-emergent and NPC-emergent index
     the same file), or when its (noun phrase, property), its (head, property) or its noun phrase equals that of
     a test item of any generative task (the dataset repeats phrases across rows: a model trained on
-    "a ship without a rudder" → "directionless" has seen that test answer). Comparison is case- and
-    whitespace-insensitive. Only rows whose majority label is the file's type are used.
+    "a ship without a rudder" → "directionless" has seen that test answer). Task 3 draws its items from every
+    row of the three files, train pools included: a row that is a Task-3 item, or whose (noun phrase, property)
+    is a Task-3 item's, is dropped too (``type_items``: the Task-3 evaluation set(s); default the set of seed
+    0, what ``ccpt run`` evaluates). Comparison is case- and whitespace-insensitive. Only rows whose majority
+    label is the file's type are used.
     """
     held_out = ds.held_out_rows()
     test_records = [r for task in GENERATIVE_TASKS for r in ds.test(task)]
+    items = list(ds.type_prediction_set(seed=0) if type_items is None else type_items)
     tests: dict[str, set] = {
         "np": {(_key(r.combination), _key(r.property)) for r in test_records},
         "hp": {(_key(r.head), _key(r.property)) for r in test_records},
         "n": {_key(r.combination) for r in test_records},
+        "type_rows": {i.source for i in items if i.property_source is None},  # an *others* item is no row
+        "type_np": {(_key(i.combination), _key(i.property)) for i in items},
     }
     system = system_prompt()
     removed = dict.fromkeys(SFT_RULES, 0)

@@ -27,16 +27,19 @@ import pandas as pd
 
 from ccpt.agreement import defined, format_correlation
 from ccpt.errors import DataError
+from ccpt.outputs import atomic_write_text
 from ccpt.prompts import human_question
 from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
+from ccpt.schemas.sheets import JUDGED_ROLES
 from ccpt.scoring import Relevances, relevance_from_score
-from ccpt.sheets import restore_frame, write_sheet
+from ccpt.sheets import read_sheet_rows, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
+    from ccpt.schemas.base import TableSchema
 
 HUMAN = "human"
 RATING_INSTRUCTIONS = (
@@ -74,12 +77,12 @@ def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0
 
 def _write_html(path: Path, title: str, intro: str, blocks: Sequence[str]) -> None:
     body = "".join(f"<div class='q'><pre>{html.escape(b)}</pre><p>A: ____________________</p></div>" for b in blocks)
-    path.write_text(
+    atomic_write_text(
+        path,
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:serif;max-width:50em;margin:auto}.q{page-break-inside:avoid;margin:1em 0}"
         "pre{white-space:pre-wrap;font-family:inherit}</style></head>"
         f"<body><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>{body}</body></html>",
-        encoding="utf-8",
     )
 
 
@@ -115,17 +118,13 @@ def export_solver_sheet(
     return [csv_path, html_path]
 
 
-def _read_sheet(path: Path, required: Sequence[str]) -> pd.DataFrame:
-    try:
-        frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"{path}: cannot read sheet ({exc})") from exc
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"{path}: missing column(s): {', '.join(missing)}", "use the sheet written by ccpt human export-*"
-        )
-    return frame
+def _read_sheet(path: Path, schema: TableSchema) -> list[dict[str, Any]]:
+    """A filled sheet's rows, checked by its schema (one line naming the file, row and column otherwise)."""
+    required = [name for name in schema.json_schema.get("required", [])]
+    sheet = read_sheet_rows(path, required)
+    checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
+    schema.check_unique(checked.rows, str(path), sheet.numbers)
+    return checked.rows
 
 
 def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
@@ -136,22 +135,24 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
     scored as in Appendix B.4: one row per item holding the majority label of its raters (a tie, or no valid
     label, is a counted failure "no majority").
     """
+    from ccpt.schemas.sheets import SOLVER
+
     path = Path(path)
-    frame = _read_sheet(path, ["id", "task", "answer"])
-    tasks = set(frame["task"])
-    if len(tasks) != 1 or next(iter(tasks)) not in TASK_SPECS:
-        raise DataError(f"{path}: the 'task' column must hold one known task, found {sorted(tasks)}")
+    lines = _read_sheet(path, SOLVER)
+    tasks = {line["task"] for line in lines}
+    if len(tasks) != 1:
+        raise DataError(f"{path}: the 'task' column must hold one task, found {sorted(tasks)}")
     task = next(iter(tasks))
     spec = TASK_SPECS[task]
     items = {item.id: item for item in solver_items(ds, task)}
-    unknown = [i for i in frame["id"] if i not in items]
+    unknown = [line["id"] for line in lines if line["id"] not in items]
     if unknown:
         raise DataError(f"{path}: {len(unknown)} unknown id(s) for {task}, e.g. {unknown[:3]}", "was the sheet edited?")
-    raters = list(dict.fromkeys(frame["rater"])) if "rater" in frame.columns else [None]
+    raters = list(dict.fromkeys(line.get("rater") for line in lines))
     rows = []
-    for line in frame.to_dict("records"):
+    for line in lines:
         item = items[line["id"]]
-        answer = line["answer"].strip()
+        answer = (line["answer"] or "").strip()
         row = empty_row()
         row.update(
             task=task,
@@ -160,7 +161,7 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
             method_raw=HUMAN,
             instance=item.id,
             sample=0,
-            seed=raters.index(line.get("rater")) if "rater" in line else 0,
+            seed=raters.index(line.get("rater")),
             combination=item.combination,
             head=item.head,
             modifier=item.modifier,
@@ -201,11 +202,18 @@ def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
             pred_type=winner,
             answer=winner,
             parse_ok=winner is not None,
-            parse_error=None if winner else f"no majority among {len(group)} rater(s)",
+            parse_error=None if winner else _no_winner(counts, len(group)),
             answer_raw="; ".join(str(a) for a in group["answer_raw"]),
         )
         out.append(row)
     return pd.DataFrame(out, columns=list(frame.columns))
+
+
+def _no_winner(counts: Counter[str], raters: int) -> str:
+    """Why an item has no majority label: no rater gave a valid one, or the top labels tie."""
+    if not counts:
+        return f"no valid answer from any of {raters} rater(s) (empty or not a type label)"
+    return f"no majority among {raters} rater(s)"
 
 
 def _judge_pairs(row: pd.Series) -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]] | None:
@@ -258,7 +266,7 @@ def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------- humans judge
 
-ROLES: tuple[str, ...] = ("r_np", "r_hp", "r_mp")
+ROLES = JUDGED_ROLES  # the judged pairs of an answer, by relevance column
 
 
 def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:
@@ -324,20 +332,32 @@ def export_rating_sheets(
 
 
 def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataFrame:
-    """Long table of ratings joined with the key: one row per (key row, rater) with ``rating`` in 1–10."""
-    key = _read_sheet(Path(key_path), ["pair_id", "task", "model", "method", "instance", "role", "llm_judge"])
-    parts = []
+    """Long table of ratings joined with the key: one row per (key row, rater) with ``rating`` in 1–10.
+
+    Each rater × pair may appear once across all the sheets: a repeated row, or two sheets filled under one
+    rater's name, is one line naming both places (it would count one person's rating twice).
+    """
+    from ccpt.schemas.sheets import RATING_KEY, RATINGS
+
+    key = pd.DataFrame(_read_sheet(Path(key_path), RATING_KEY), columns=list(RATING_KEY.json_schema["properties"]))
+    known = set(key["pair_id"])
+    parts: list[dict[str, Any]] = []
+    where: dict[tuple[str, str], str] = {}
     for sheet in sheets:
-        frame = _read_sheet(Path(sheet), ["pair_id", "rater", "rating"])
-        unknown = sorted(set(frame["pair_id"]) - set(key["pair_id"]))
+        rows = _read_sheet(Path(sheet), RATINGS)
+        unknown = sorted({r["pair_id"] for r in rows} - known)
         if unknown:
             raise DataError(f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets")
-        bad = [r for r in frame["rating"] if r.strip() and not (r.strip().isdigit() and 1 <= int(r) <= 10)]
-        if bad:
-            raise DataError(f"{sheet}: ratings must be integers 1–10, found {bad[:3]}")
-        parts.append(frame[["pair_id", "rater", "rating"]])
-    ratings = pd.concat(parts, ignore_index=True)
-    ratings["rating"] = pd.to_numeric(ratings["rating"].str.strip().replace("", None))
+        for number, row in enumerate(rows):
+            first = where.setdefault((row["rater"], row["pair_id"]), f"{sheet} row {number}")
+            if first != f"{sheet} row {number}":
+                raise DataError(
+                    f"{sheet}: row {number}: rater {row['rater']!r} already rated pair {row['pair_id']!r} ({first})",
+                    "each rater rates each pair once; give every sheet its own rater name",
+                )
+        parts.extend(rows)
+    ratings = pd.DataFrame(parts, columns=["pair_id", "rater", "rating"])
+    ratings["rating"] = pd.to_numeric(ratings["rating"])
     if ratings["rating"].isna().all():
         raise DataError("no ratings filled in the given sheets", "fill the 'rating' column (1–10) first")
     return key.merge(ratings, on="pair_id", how="left")

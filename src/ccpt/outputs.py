@@ -1,8 +1,17 @@
-"""Output directories checked before any work starts, so a bad path costs one line, not a finished run."""
+"""Writing outputs safely: directories checked before work starts, files replaced atomically, inputs never
+overwritten.
+
+A bad output path costs one line, not a finished run; a file is written to a temporary name beside it and
+renamed into place only once complete (a crash or Ctrl-C leaves the old file, never half a new one); and an
+output that would replace one of the command's own inputs is refused before anything is read.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ccpt.errors import CcptError
@@ -19,3 +28,72 @@ def ensure_writable_dir(directory: str | Path, option: str) -> Path:
     except OSError as exc:
         raise CcptError(f"{option} {path}: not writable ({exc.strerror or exc})") from None
     return path
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
+    """A temporary path beside ``path`` (unique to this writer), renamed onto ``path`` if the block succeeds.
+
+    ``option`` (e.g. ``"--out"``) names the option the path came from in the one-line error.
+    """
+    target = Path(path)
+    where = f"{option} {target}" if option else str(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    except OSError as exc:
+        raise CcptError(f"{where}: cannot write ({exc.strerror or exc})") from None
+    os.close(fd)
+    partial = Path(name)
+    try:
+        yield partial
+        os.replace(partial, target)
+    except OSError as exc:
+        raise CcptError(f"{where}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | Path, text: str, option: str | None = None) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+    with atomic_path(path, option) as partial:
+        partial.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_inputs(out: str | Path | None, inputs: Iterable[str | Path], option: str) -> None:
+    """Refuse an output that is one of the command's input files (one line naming both), before any work.
+
+    Files are compared as files (a symlink or a hard link to an input is that input); directories among
+    ``inputs`` are skipped (see :func:`refuse_in_dirs`).
+    """
+    if out is None:
+        return
+    target = Path(out)
+    for item in inputs:
+        source = Path(item)
+        if source.is_file() and (_same_file(target, source) or target.resolve() == source.resolve()):
+            raise CcptError(
+                f"{option} {target}: is an input of this command ({source}) and would be overwritten",
+                "write to another file",
+            )
+
+
+def refuse_in_dirs(
+    out: str | Path | None, directories: Iterable[str | Path], names: Iterable[str], option: str
+) -> None:
+    """Refuse an output that would replace one of the files ``names`` a command reads from ``directories``."""
+    if out is None:
+        return
+    wanted = set(names)
+    for directory in directories:
+        root = Path(directory)
+        candidates = [root / name for name in wanted]
+        refuse_inputs(out, [c for c in candidates if c.is_file()], option)

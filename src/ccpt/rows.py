@@ -38,6 +38,8 @@ class SampleRow:
     score: float | None = None
     judge: str | None = None
     judge_failures: int = 0
+    # Cells of the source file this sample was read from that its schema rejected (never used; ccpt.schemas).
+    invalid_cells: int = 0
     gold_type: str | None = None
     pred_type: str | None = None
     sa_iteration: int | None = None  # Table 6: the intermediate concept set C_t the answer came from

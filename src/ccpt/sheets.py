@@ -9,6 +9,8 @@ more apostrophes followed by such a character gets one more apostrophe; reading 
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +61,85 @@ def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` with every text cell restored (see :func:`restore`)."""
     out = frame.copy()
     for column in out.columns:
-        if not pd.api.types.is_numeric_dtype(out[column]):
-            out[column] = out[column].map(restore)
+        if pd.api.types.is_numeric_dtype(out[column]):
+            continue
+        if pd.api.types.is_string_dtype(out[column]):
+            quoted = out[column].str.startswith("'").fillna(False).astype(bool)
+        else:  # mixed values (object dtype): only their strings can be quoted
+            quoted = out[column].map(lambda v: isinstance(v, str) and v.startswith("'")).astype(bool)
+        if quoted.any():  # only cells that start with an apostrophe can need restoring
+            out[column] = out[column].astype(object)
+            out.loc[quoted, column] = out.loc[quoted, column].map(restore)
     return out
 
 
 def write_sheet(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as a CSV meant to be opened by people: text cells neutralised, no index."""
+    """Write ``frame`` as a CSV meant to be opened by people (atomically): text cells neutralised, no index."""
+    from ccpt.outputs import atomic_path
+
     path = Path(path)
-    # Quote every text cell: pandas leaves a lone carriage return unquoted, which splits the row on reading.
-    neutralise_frame(frame).to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    with atomic_path(path) as partial:
+        # Quote every text cell: pandas leaves a lone carriage return unquoted, which splits the row on reading.
+        neutralise_frame(frame).to_csv(partial, index=False, quoting=csv.QUOTE_NONNUMERIC)
     return path
+
+
+def check_header(path: str | Path, header: Sequence[str]) -> None:
+    """Refuse a header naming a column twice: which of the two a reader takes is an accident of the reader."""
+    from ccpt.errors import DataError
+
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise DataError(f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header")
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """A CSV sheet read as text: its header, its non-blank rows and each row's number (0 = first after the header)."""
+
+    header: list[str]
+    rows: list[dict[str, str]]
+    numbers: list[int]
+
+
+def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[[str], str] | None = None) -> Sheet:
+    """The rows of a CSV sheet, every cell as text and restored (see :func:`restore`).
+
+    One line (:class:`~ccpt.errors.DataError`) names what is wrong with the file itself: not UTF-8, malformed
+    CSV, a row with more or fewer fields than the header, a header repeated (which column would count?), a
+    required column missing. Cell values are checked by the sheet's schema (:mod:`ccpt.schemas.sheets`).
+    ``rename`` normalises header names (e.g. a platform's ``Answer.`` prefixes).
+    """
+    from ccpt.errors import DataError
+
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a spreadsheet's byte-order mark
+            reader = csv.reader(fh, strict=True)
+            header = [(rename or str.strip)(h) for h in next(reader, [])]
+            repeated = sorted({h for h in header if header.count(h) > 1})
+            if repeated:
+                raise DataError(
+                    f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header"
+                )
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"needs {', '.join(required)}")
+            rows, numbers = [], []
+            for number, values in enumerate(reader):
+                if not any(v.strip() for v in values):
+                    continue  # a blank line (spreadsheets add them)
+                if len(values) != len(header):
+                    raise DataError(
+                        f"{path}: row {number} has {len(values)} fields, the header {len(header)}",
+                        "the file looks truncated or was edited by hand",
+                    )
+                rows.append(restore_row(dict(zip(header, values, strict=True))))
+                numbers.append(number)
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", "save it as UTF-8") from None
+    except csv.Error as exc:
+        raise DataError(f"{path}: malformed CSV ({exc})") from None
+    return Sheet(header, rows, numbers)

@@ -26,8 +26,8 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
         if not path.is_dir():
             raise DataError(f"data directory {path} does not exist", "check --data-dir / CCPT_DATA_DIR")
         return path
-    # Cached files are re-verified (cheaply, see ccpt.download.is_verified) before use; an altered one is
-    # fetched again rather than read.
+    # Cached files are hashed again before every use (ccpt.download.is_verified); an altered one is fetched
+    # again rather than read.
     return download()
 
 

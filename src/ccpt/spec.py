@@ -322,3 +322,16 @@ def method_label(name: str) -> str:
     base, sa_filter = split_method(name)
     label = METHOD_LABELS.get(base, name)
     return f"{label} (no filter)" if sa_filter is False else label
+
+
+# ------------------------------------------------------------------------------------------ test items
+
+# What the SFT export (ccpt.export) keeps out of training data, rule by rule, in the order they are applied (a
+# removed row is counted under the first rule it breaks). The first four guard the generative tasks' test items;
+# the last two Task 3's, which are drawn from every row of the three files (a train row teaching N → P as an
+# emergent or canceled property tells the type of the Task-3 pair (N, P)).
+SFT_RULES: tuple[str, ...] = ("test row", "test (N, P)", "test (H, P)", "test N", "Task-3 row", "Task-3 (N, P)")
+SFT_EXCLUDES = (
+    "no test row of a generative task, no train row sharing a test item's (noun phrase, property), (head, "
+    "property) or noun phrase, and no row that is a Task-3 item or shares a Task-3 item's (noun phrase, property)"
+)

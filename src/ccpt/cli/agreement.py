@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import SEED
 from ccpt.errors import CcptError
 
 
@@ -32,6 +33,19 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
     return [j.relevance for j in judgements]
 
 
+def _check_figure(figure: Path) -> None:
+    """The figure's format is known and its directory writable (one line naming the option otherwise)."""
+    from ccpt.outputs import ensure_writable_dir
+    from ccpt.report.figures import FIGURE_SUFFIXES
+
+    if figure.suffix.lower() not in FIGURE_SUFFIXES:
+        raise click.BadParameter(
+            f"{figure}: unknown figure format {figure.suffix!r}; use {', '.join(FIGURE_SUFFIXES)}",
+            param_hint="--figure",
+        )
+    ensure_writable_dir(figure.parent, "--figure")
+
+
 @click.command("judge-agreement")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
@@ -54,7 +68,7 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
     help="Rows to sample (half emergent, half canceled; 3 pairs each). "
     "Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--pairs",
     "pair_set_name",
@@ -67,7 +81,7 @@ def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
     "--figure",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Save the Figure-4 scatter (.png or .svg).",
+    help="Save the Figure-4 scatter (.png, .svg or .pdf).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
@@ -88,6 +102,8 @@ def command(
     from ccpt.agreement import agreement, format_correlation, pairs_from_dataset, with_judge_scores
     from ccpt.dataset import load_dataset
 
+    if figure is not None:  # before any judge call: a bad figure path is one line, not a lost measurement
+        _check_figure(figure)
     ds = load_dataset(data_dir)
     if judge_model is not None:
         from ccpt.eval.distilled_provider import judge_model_name
@@ -124,8 +140,7 @@ def command(
 
         scored = [p for p in pairs if p.judge is not None]
         fig = figs.judge_human_scatter([p.human_relevance for p in scored], [p.judge for p in scored], seed=seed)
-        figure.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(figure, bbox_inches="tight")
+        figs.save_as(fig, figure)
         figs.close(fig)
     if fmt == "json":
         from ccpt.jsonout import dumps, provenance

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import SEED
 from ccpt.errors import CcptError
 
 
@@ -45,7 +46,7 @@ def _spec(value: str) -> tuple[str, str]:
     metavar="MODEL=NAME",
     help="Print model MODEL as NAME (and accept NAME in --a/--b); repeatable.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
     "--allow-mixed-protocols",

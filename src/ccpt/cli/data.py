@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import SEED
 from ccpt.jsonout import dumps
-from ccpt.spec import GENERATIVE_TASKS
+from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
 DATA_DIR_HELP = (
     "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
@@ -95,8 +96,16 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     "--sft",
     is_flag=True,
     help="Write chat-format supervised fine-tuning examples (system/user/assistant) for the generative "
-    "tasks, from the train pools only: no test row of any task, and no train row sharing a test item's (noun "
-    "phrase, property), (head, property) or noun phrase, is included; prints how many rows each rule removed.",
+    "tasks, from the train pools only, excluding every test item of all four tasks: "
+    f"{SFT_EXCLUDES} (case- and space-insensitive); prints how many rows each rule removed.",
+)
+@click.option(
+    "--tp-seed",
+    "tp_seeds",
+    type=SEED,
+    multiple=True,
+    help="With --sft: the seed(s) of the Task-3 evaluation set to exclude (default 0, what `ccpt run` "
+    "evaluates; add the `-T seed=N` you evaluate Task 3 with).",
 )
 @click.option("--exclude-toxic", is_flag=True, help="Leave out rows annotators flagged as toxic.")
 @format_option
@@ -107,18 +116,26 @@ def export_cmd(
     task: str | None,
     split: str | None,
     sft: bool,
+    tp_seeds: tuple[int, ...],
     exclude_toxic: bool,
     fmt: str,
 ) -> None:
     """Export records (all, or one split) or SFT examples to JSONL, CSV or parquet."""
     from ccpt.dataset import load_dataset
+    from ccpt.download import CHECKSUMS
     from ccpt.export import record_row, select_records, sft_export, write_rows
+    from ccpt.outputs import refuse_in_dirs
 
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
+    refuse_in_dirs(out, [ds.source], CHECKSUMS, "--out")  # e.g. --out DIR/ccpt_emergent.csv: the data itself
     removed: dict[str, int] = {}
     if sft:
         tasks = (task,) if task else GENERATIVE_TASKS
-        export = sft_export(ds, tasks)  # type: ignore[arg-type]
+        # Task 3 is evaluated on the full dataset unless --exclude-toxic is passed to the run as well: exclude
+        # the items of both, so the export is safe either way.
+        sources = [ds, load_dataset(data_dir)] if exclude_toxic else [ds]
+        items = [i for source in sources for seed in tp_seeds or (0,) for i in source.type_prediction_set(seed=seed)]
+        export = sft_export(ds, tasks, items)  # type: ignore[arg-type]
         rows, removed = export.examples, export.removed
     else:
         rows = [record_row(r) for r in select_records(ds, split, task)]  # type: ignore[arg-type]

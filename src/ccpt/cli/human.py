@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import SEED
 from ccpt.spec import GENERATIVE_TASKS, TASKS
 
 
@@ -33,7 +34,7 @@ def command() -> None:
     default=None,
     help="Seeded subset of this many items (default: the whole test split).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
     """Question sheet for humans solving a task (Appendix B.3 format; Task 3 in Figure 7's format)."""
@@ -69,8 +70,10 @@ def import_solver(
 
     from ccpt.dataset import load_dataset
     from ccpt.human_eval import import_solver_sheet, judge_answers
+    from ccpt.outputs import refuse_inputs
     from ccpt.results import export
 
+    refuse_inputs(out, sheets, "--out")
     ds = load_dataset(data_dir)
     frame = pd.concat([import_solver_sheet(s, ds) for s in sheets], ignore_index=True)
     if judge_model is not None:
@@ -104,7 +107,7 @@ def import_solver(
     help="Answers per (task, model, method).",
 )
 @click.option("--raters", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def export_ratings(
     paths: tuple[Path, ...], out: Path, n_items: int, raters: int, seed: int, data_dir: Path | None
@@ -112,8 +115,13 @@ def export_ratings(
     """Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's answers."""
     from ccpt.cli.report import _dataset
     from ccpt.human_eval import export_rating_sheets
+    from ccpt.outputs import refuse_inputs
     from ccpt.results import load_results
+    from ccpt.results.load import input_files
 
+    sheets = [out / "key.csv", *(out / f"rater_{k}.{ext}" for k in range(1, raters + 1) for ext in ("csv", "html"))]
+    for sheet in sheets:
+        refuse_inputs(sheet, input_files(paths), "--out")
     frame = load_results(paths, _dataset(data_dir, required=data_dir is not None))
     written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)
     click.echo("wrote " + ", ".join(str(p) for p in written))
@@ -176,6 +184,7 @@ def serve(
 
     if n_annotators is not None and names is not None:
         raise DataError("pass either --annotators or --names, not both")
+    host = server.check_host(host)  # before the study database is touched
     people = server.read_names(names) if names else [f"annotator{k}" for k in range(1, (n_annotators or 0) + 1)]
     prepared = server.prepare(study_dir, people or None, rating_overlap, create=not export_only)
     if export_only:

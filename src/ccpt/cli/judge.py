@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import csv
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.errors import CcptError, DataError
-from ccpt.sheets import neutralise, restore_row
+from ccpt.errors import DataError
+from ccpt.sheets import neutralise
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -30,7 +31,9 @@ def command() -> None:
     show_default=True,
     help="Head file to write (atomically).",
 )
-@click.option("--epochs", type=int, default=None, help="Override the shipped head's epochs (for experiments).")
+@click.option(
+    "--epochs", type=click.IntRange(min=1), default=None, help="Override the shipped head's epochs (for experiments)."
+)
 @click.option(
     "--set",
     "overrides",
@@ -39,7 +42,10 @@ def command() -> None:
     help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
 )
 @click.option(
-    "--max-pairs", type=int, default=None, help="Train on the first N pairs of the pool only (a quick smoke run)."
+    "--max-pairs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Train on the first N pairs of the pool only (a quick smoke run).",
 )
 def train(
     data_dir: Path | None, out: Path, epochs: int | None, overrides: tuple[str, ...], max_pairs: int | None
@@ -56,11 +62,6 @@ def train(
     from ccpt.judging.distilled import HEAD_SHA256, save_head, train_head
     from ccpt.judging.rated_pairs import training_pairs
 
-    if epochs is not None and epochs < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--epochs")
-    if max_pairs is not None and max_pairs < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--max-pairs")
-    ds = load_dataset(data_dir)
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         name, sep, value = item.partition("=")
@@ -71,7 +72,10 @@ def train(
             typed = None if value == "none" else type(current if current is not None else 0)(value)
         except ValueError:
             raise click.BadParameter(f"{name} must be a number, got {value!r}", param_hint="--set") from None
+        if typed is not None and not (math.isfinite(typed) and typed >= 0):  # every hyperparameter is ≥ 0
+            raise click.BadParameter(f"{name} must be a finite number ≥ 0, got {value!r}", param_hint="--set")
         config = replace(config, **{name: typed})
+    ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
     started = time.monotonic()
     head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs)
@@ -80,26 +84,17 @@ def train(
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
 
 
-def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh, strict=True)
-            header = list(reader.fieldnames or [])
-            missing = [c for c in ("concept", "property") if c not in header]
-            if missing:
-                raise DataError(f"{path}: missing column(s) {', '.join(missing)} (need concept, property)")
-            rows = []
-            for index, row in enumerate(reader):
-                if None in row or any(v is None for v in row.values()):
-                    raise DataError(f"{path}: line {index + 2} has a different number of fields than the header")
-                rows.append(restore_row(row))  # a ccpt sheet's neutralised cells read back as written
-    except csv.Error as exc:
-        raise DataError(f"{path}: malformed CSV: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    if "relevance" in header:
+def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]], list[bool], list[str]]:
+    """The sheet's header and rows, whether each row is a pair to judge, and why the others are not."""
+    from ccpt.schemas.sheets import PAIRS
+    from ccpt.sheets import read_sheet_rows
+
+    sheet = read_sheet_rows(path, ["concept", "property"])
+    if "relevance" in sheet.header:
         raise DataError(f"{path}: already has a 'relevance' column; rename it first")
-    return header, rows
+    checked = PAIRS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
+    usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
+    return sheet.header, sheet.rows, usable, [issue.cell() for issue in checked.issues]
 
 
 @command.command("score")
@@ -114,29 +109,28 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     """
     from ccpt.cli.agreement import live_scores
     from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.outputs import atomic_path, refuse_inputs
 
-    header, rows = _read_pairs(pairs_csv)
+    refuse_inputs(out, [pairs_csv], "--out")
+    header, rows, usable, rejected = _read_pairs(pairs_csv)
     model = judge_model_name(judge_model)
     mode = judge_mode or ("expected" if model.startswith("gguf/") else "text")
     started = time.monotonic()
-    scores = live_scores(model, mode, [(r["concept"], r["property"]) for r in rows]) if rows else []
+    pairs = [(r["concept"].strip(), r["property"].strip()) for r, ok in zip(rows, usable, strict=True) if ok]
+    judged = iter(live_scores(model, mode, pairs) if pairs else [])
+    # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
+    scores = [next(judged) if ok else None for ok in usable]
     elapsed = time.monotonic() - started
-    failed = sum(s is None for s in scores)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        with tmp.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow([*header, "relevance"])
-            for row, value in zip(rows, scores, strict=True):
-                writer.writerow([*(neutralise(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
-        tmp.replace(out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise CcptError(f"cannot write {out}: {exc.strerror}") from None
+    failed = sum(s is None for s, ok in zip(scores, usable, strict=True) if ok)
+    with atomic_path(out) as partial, partial.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([*header, "relevance"])
+        for row, value in zip(rows, scores, strict=True):
+            writer.writerow([*(neutralise(row[c]) for c in header), "" if value is None else f"{value:.6f}"])
+    skipped = f"; {len(rejected)} not judged ({'; '.join(rejected[:3])}{'; …' if len(rejected) > 3 else ''})"
     click.echo(
-        f"scored {len(rows) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
-        f"{failed} failed (empty relevance) → {out}"
+        f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
+        f"{failed} failed (empty relevance){skipped if rejected else ''} → {out}"
     )
 
 

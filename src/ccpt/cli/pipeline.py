@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from ccpt.cli.options import SEED, UNIT_INTERVAL
+
 WORKDIR_HELP = "Pipeline working directory (stage files and manifests)."
 workdir_option = click.option(
     "--workdir",
@@ -78,7 +80,7 @@ def _llm_options(f: Any) -> Any:
     c = click.option(
         "--max-connections", type=click.IntRange(min=1), default=8, show_default=True, help="Concurrent model calls."
     )(c)
-    c = click.option("--seed", type=int, default=0, show_default=True, help="Generation seed.")(c)
+    c = click.option("--seed", type=SEED, default=0, show_default=True, help="Generation seed.")(c)
     c = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(c)
     c = click.option(
         "--plausibility",
@@ -87,7 +89,9 @@ def _llm_options(f: Any) -> Any:
         show_default=True,
         help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
     )(c)
-    c = click.option("--threshold", type=float, default=0.7, show_default=True, help="Plausibility threshold.")(c)
+    c = click.option(
+        "--threshold", type=UNIT_INTERVAL, default=0.7, show_default=True, help="Plausibility threshold (0-1)."
+    )(c)
     c = click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name).")(c)
     return click.option(
         "--model",
@@ -235,7 +239,7 @@ def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> No
     show_default=True,
     help="Noun phrases for canceled.",
 )
-@click.option("--sample-seed", type=int, default=0, show_default=True, help="Seed of the random samples.")
+@click.option("--sample-seed", type=SEED, default=0, show_default=True, help="Seed of the random samples.")
 @force_option
 def candidates_cmd(
     workdir, conceptnet, llm, plausibility, per_phrase, component_sample, canceled_phrases, sample_seed, force
@@ -285,7 +289,7 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
     help="Dataset directory to write (default WORKDIR/dataset).",
 )
 @click.option("--toxic-rule", type=click.Choice(["any", "majority"]), default="any", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the test split.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the test split.")
 @force_option
 def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
     """Stage 5b: ANSWERS → majority labels, κ, toxicity → the dataset in the released CCPT schema."""

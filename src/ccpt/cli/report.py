@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ccpt.errors import CcptError
+
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
@@ -108,14 +110,26 @@ def command(
 
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
     """
+    from ccpt.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
     from ccpt.report import build_report, render
     from ccpt.report import figures as figs
     from ccpt.report.names import parse_label
     from ccpt.results import export, load_results
+    from ccpt.results.load import input_files, read_from_dirs
 
-    if figures is not None:  # before the (possibly long) report: a bad path is one line, not a lost run
-        from ccpt.outputs import ensure_writable_dir
-
+    # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten.
+    inputs = input_files(paths)
+    for option, target in (("--out", out), ("--tidy", tidy)):
+        refuse_inputs(target, inputs, option)
+        if target is not None and (directory := read_from_dirs(target, paths)) is not None:
+            raise CcptError(
+                f"{option} {target}: inside the input directory {directory}, it would be read as a result file "
+                "by the next report of that directory",
+                "write it outside the directory",
+            )
+    if out is not None and tidy is not None and out.resolve() == tidy.resolve():
+        raise CcptError(f"--out and --tidy are the same file ({out})", "give each its own file")
+    if figures is not None:
         ensure_writable_dir(figures, "--figures")
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
@@ -155,10 +169,5 @@ def command(
     if out is None:
         click.echo(text, nl=False)
     else:
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            from ccpt.errors import CcptError
-
-            raise CcptError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
+        atomic_write_text(out, text, "--out")
         click.echo(f"wrote {out}", err=True)

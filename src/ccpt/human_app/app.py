@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
@@ -26,7 +27,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from ccpt.human_app.export import ExportResult, export_answers
-from ccpt.human_app.store import Annotator, Assignment, Store
+from ccpt.human_app.store import Annotator, Assignment, Busy, Store
 from ccpt.human_app.studies import (
     ANNOTATION,
     RATING_SCALE,
@@ -42,6 +43,8 @@ from ccpt.spec import TYPE_LABELS
 
 MAX_BODY = 16 * 1024  # bytes of one form post: a handful of short fields
 MAX_FIELDS = 32
+BODY_SECONDS = 10.0  # a form post whose body has not arrived by then is refused (a stalled client holds nothing)
+RETRY_AFTER = "5"  # seconds, sent with a 503 when the database is busy
 CSRF_COOKIE = "ccpt_csrf"
 SUBMITTED_FINAL = "Your answers are already submitted and can no longer be changed."
 CSS_PATH = Path(__file__).with_name("templates") / "app.css"
@@ -103,10 +106,14 @@ async def read_form(request: Request) -> dict[str, str]:
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
+    try:
+        with anyio.fail_after(BODY_SECONDS):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
+    except TimeoutError:
+        raise Refused(408, "The form took too long to arrive; please send it again.") from None
     try:
         fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS, errors="strict")
     except (UnicodeDecodeError, ValueError) as exc:
@@ -308,7 +315,14 @@ class StudyApp:
         return PlainTextResponse(self.css, media_type="text/css", headers=SECURITY_HEADERS)
 
     async def refused(self, request: Request, exc: Exception) -> Response:
-        """Refusals and HTTP errors as a page with one line."""
+        """Refusals and HTTP errors as a page with one line; a busy database as 503 with a retry hint."""
+        if isinstance(exc, Busy):
+            response = self.message(
+                request, 503, "The study is busy saving other answers. Nothing was lost: please try again in a few "
+                "seconds.", title="Busy",
+            )  # fmt: skip
+            response.headers["Retry-After"] = RETRY_AFTER
+            return response
         if isinstance(exc, Refused):
             return self.message(request, exc.status, exc.message)
         status = getattr(exc, "status_code", 500)
@@ -333,5 +347,5 @@ def create_app(study: Study, store: Store) -> Starlette:
         Route("/admin/{token}/export", web.export, methods=["POST"]),
         Route("/static/app.css", web.stylesheet, methods=["GET"]),
     ]
-    handlers: dict[Any, Any] = {Refused: web.refused, HTTPException: web.refused}
+    handlers: dict[Any, Any] = {Refused: web.refused, HTTPException: web.refused, Busy: web.refused}
     return Starlette(routes=routes, exception_handlers=handlers)

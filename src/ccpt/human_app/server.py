@@ -19,6 +19,7 @@ from ccpt.human_app.store import DB_NAME, Store
 from ccpt.human_app.studies import Study, load_study
 
 DEFAULT_HOST = "127.0.0.1"
+MAX_CONNECTIONS = 64  # open connections at once: a study has tens of annotators
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_host(host: str) -> str:
+    """``host`` if it names an address; an empty one would bind every interface without saying so."""
+    if not host.strip():
+        raise DataError(
+            "--host is empty, which would listen on every network interface",
+            "pass 127.0.0.1 (this machine only), or 0.0.0.0 / :: to listen on all interfaces on purpose",
+        )
+    return host.strip()
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket (``port=0``: any free port); a DataError names a port already in use."""
+    host = check_host(host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -130,6 +142,8 @@ class Server:
             access_log=False,  # an access log would print every secret link
             server_header=False,
             h11_max_incomplete_event_size=16 * 1024,
+            limit_concurrency=MAX_CONNECTIONS,  # beyond it uvicorn answers 503 instead of queueing forever
+            timeout_keep_alive=5,
         )
         self.server = uvicorn.Server(config)
         self.thread: threading.Thread | None = None

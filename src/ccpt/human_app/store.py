@@ -20,6 +20,9 @@ from typing import Any
 from ccpt.errors import DataError
 
 DB_NAME = "human.sqlite"
+# How long a request waits for another writer before the app answers 503 (try again): short, so a busy
+# database costs an annotator seconds and a retry, not a 30-second hang and an error page.
+BUSY_SECONDS = 3.0
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS annotators (
@@ -35,6 +38,10 @@ CREATE TABLE IF NOT EXISTS answers (
     FOREIGN KEY (annotator, study, item) REFERENCES assignments(annotator, study, item)
 );
 """
+
+
+class Busy(Exception):
+    """The database stayed locked by another writer for :data:`BUSY_SECONDS` (the app answers 503)."""
 
 
 @dataclass(frozen=True)
@@ -66,17 +73,32 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        with self._connect() as db:
-            db.executescript(SCHEMA)
+        try:
+            with self._connect() as db:
+                db.executescript(SCHEMA)
+        except Busy:
+            raise DataError(f"{path}: the study database is locked by another process", "stop it, then retry") from None
+        except sqlite3.DatabaseError as exc:  # not a database, truncated, or another program's file
+            raise DataError(
+                f"{path}: not a readable study database ({exc})",
+                "restore it from a backup, or start a new study directory",
+            ) from None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+        except sqlite3.OperationalError as exc:
+            raise DataError(f"{self.path}: cannot open the study database ({exc})") from None
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # an acknowledged answer survives a power cut
             db.execute("PRAGMA foreign_keys=ON")
             yield db
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise Busy(str(exc)) from None
+            raise
         finally:
             db.close()
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
-from ccpt.pipeline.annotation import FORM_OPTIONS, SOURCE_OPTIONS
+from ccpt.pipeline.annotation import FORM_OPTIONS
 from ccpt.prompts import render_template
+from ccpt.schemas.sheets import SOURCE_OPTIONS
 from ccpt.sheets import restore_row
 from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 

@@ -37,8 +37,8 @@ from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
-from ccpt.sheets import neutralise_row, restore, restore_row
-from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS, type_label
+from ccpt.sheets import neutralise_row, read_sheet_rows, restore_row
+from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import fleiss_kappa
 
 HIT_COLUMNS = (
@@ -69,7 +69,6 @@ FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
     EMERGENT: (EMERGENT, COMPONENT, OTHERS),  # Figure 5, codes 0/1/2
     CANCELED: (CANCELED, COMPONENT, OTHERS),  # Figure 6, codes 0/1/2
 }
-SOURCE_OPTIONS = ("combination", "root", "modifier", "both", "nope")  # A.3 Q3 options 1..5, released names
 TYPE_FILE = {EMERGENT: "ccpt_emergent", CANCELED: "ccpt_canceled", COMPONENT: "ccpt_component"}
 PAPER_TEST_SIZES = {name: spec.paper_test_size for name, spec in TASK_SPECS.items() if spec.paper_test_size}
 
@@ -206,77 +205,62 @@ def _normalise_header(name: str) -> str:
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
 
 
-def _rating(value: str, column: str, where: str) -> int:
-    if value.strip().isdigit() and 1 <= int(value) <= 5:
-        return int(value)
-    raise DataError(f"{where}: {column} must be an integer 1-5, got {value!r}")
-
-
-def _label(value: str, form: str, where: str) -> str:
-    text = value.strip().lower()
-    options = FORM_OPTIONS[form]
-    if text.isdigit() and int(text) < len(options):
-        return options[int(text)]
-    label = type_label(text)
-    if label in options:
-        return label
-    raise DataError(f"{where}: label {value!r} is not an option of the {form} form ({', '.join(options)} or 0-2)")
-
-
-def _toxic(value: str, where: str) -> bool:
-    text = value.strip().lower()
-    if text in ("", "0", "false", "no", "off"):
-        return False
-    if text in ("1", "true", "yes", "on", "x"):
-        return True
-    raise DataError(f"{where}: toxic must be true/false, got {value!r}")
-
-
-def _source(value: str, where: str) -> str | None:
-    text = value.strip().lower()
-    if not text:
-        return None
-    if text.isdigit() and 1 <= int(text) <= len(SOURCE_OPTIONS):
-        return SOURCE_OPTIONS[int(text) - 1]
-    if text in SOURCE_OPTIONS:
-        return text
-    raise DataError(f"{where}: source must be 1-5 or one of {', '.join(SOURCE_OPTIONS)}, got {value!r}")
-
-
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
-    """Parse an answers CSV against the exported HITs; any bad cell is a DataError naming row and column."""
+    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers").
+
+    Any bad cell, an unknown HIT, a label that is not an option of the HIT's form, a worker answering one HIT
+    twice, or more answers than the HIT's assignments is a DataError naming the row and column.
+    """
+    from ccpt.schemas.sheets import ANSWERS
+
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
-    answers = []
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = [_normalise_header(h) for h in next(reader, [])]
-        missing = [c for c in ANSWER_COLUMNS if c not in header and c != "source"]
-        if missing:
-            raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"expected {', '.join(ANSWER_COLUMNS)}")
-        for line, values in enumerate(reader, start=2):
-            row = dict(zip(header, (restore(v) for v in values), strict=False))
-            where = f"{path}: line {line}"
-            if not any(v.strip() for v in values):
-                continue
-            hit = hits.get(row.get("hit_id", "").strip())
-            if hit is None:
-                raise DataError(f"{where}: unknown hit_id {row.get('hit_id')!r}", "answers must come from this export")
-            if not row.get("label", "").strip():
-                continue  # an assignment not (yet) answered: counted as missing by the caller
-            answers.append(
-                Answer(
-                    hit_id=hit["hit_id"],
-                    worker_id=row.get("worker_id", "").strip() or f"line{line}",
-                    label=_label(row["label"], hit["form"], where),
-                    combination_relevance=_rating(row["combination_relevance"], "combination_relevance", where),
-                    root_relevance=_rating(row["root_relevance"], "root_relevance", where),
-                    modifier_relevance=_rating(row["modifier_relevance"], "modifier_relevance", where),
-                    toxic=_toxic(row.get("toxic", ""), where),
-                    source=_source(row.get("source", ""), where),
-                )
+    required = [c for c in ANSWER_COLUMNS if c != "source"]
+    sheet = read_sheet_rows(path, required, rename=_normalise_header)
+    rows, numbers = sheet.rows, sheet.numbers
+    for row, number in zip(rows, numbers, strict=True):
+        if row.get("hit_id", "").strip() not in hits:
+            raise DataError(
+                f"{path}: row {number}, column 'hit_id': unknown HIT {row.get('hit_id')!r}",
+                "answers must come from this export",
             )
+    # An assignment not (yet) answered (empty label) is counted as missing by the caller.
+    answered = [(row, n) for row, n in zip(rows, numbers, strict=True) if row.get("label", "").strip()]
+    checked = ANSWERS.check([row for row, _ in answered], str(path), row_numbers=[n for _, n in answered])
+    answers: list[Answer] = []
+    for values, (_row, number) in zip(checked.rows, answered, strict=True):
+        hit = hits[values["hit_id"]]
+        options = FORM_OPTIONS[hit["form"]]
+        label = options[int(values["label"])] if values["label"].isdigit() else values["label"]
+        if label not in options:
+            raise DataError(
+                f"{path}: row {number}, column 'label': {label!r} is not an option of the {hit['form']} form "
+                f"({', '.join(options)} or 0-2)"
+            )
+        fields = {k: values[k] for k in ("combination_relevance", "root_relevance", "modifier_relevance")}
+        worker = values["worker_id"] or f"row{number}"  # no worker id: each row is its own annotator
+        answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
+    ANSWERS.check_unique(
+        [{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), [n for _, n in answered]
+    )
+    _check_assignments(path, answers, hits, [n for _, n in answered])
     return answers
+
+
+def _check_assignments(
+    path: Path, answers: Sequence[Answer], hits: dict[str, dict[str, Any]], numbers: Sequence[int]
+) -> None:
+    """No HIT has more answers than the assignments it was exported with."""
+    seen: Counter[str] = Counter()
+    for answer, number in zip(answers, numbers, strict=True):
+        seen[answer.hit_id] += 1
+        allowed = int(hits[answer.hit_id]["assignments"])
+        if seen[answer.hit_id] > allowed:
+            raise DataError(
+                f"{path}: row {number}, column 'hit_id': HIT {answer.hit_id!r} has more answers than its "
+                f"{allowed} assignment(s)",
+                "each assignment is answered once; remove the extra rows",
+            )
 
 
 def majority(labels: Sequence[str]) -> str:

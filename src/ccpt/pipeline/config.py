@@ -1,21 +1,23 @@
 """``ccpt pipeline run CONFIG``: every stage from one TOML file, each skipped when already done.
 
-Relative paths in the file are relative to the file's directory. Unknown sections or keys are errors (a
-typo must not silently fall back to a default). The run stops after the annotation export until the
-answers file named in ``[annotate] answers`` exists; rerun the same command once it does.
+Relative paths in the file are relative to the file's directory. The file is checked against its schema
+(:mod:`ccpt.schemas.pipeline`) before any stage starts: unknown sections or keys are errors (a typo must not
+silently fall back to a default), and every value has its TOML type and range. The run stops after the
+annotation export until the answers file named in ``[annotate] answers`` exists; rerun the same command once
+it does.
 
 See docs/pipeline.md for a complete annotated example.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccpt.errors import CcptError
+from pydantic import BaseModel
+
 from ccpt.pipeline.annotation import PAPER_TEST_SIZES, AnnotationParams, export_tasks, import_answers
 from ccpt.pipeline.batch import BatchOptions
 from ccpt.pipeline.candidates import CandidateParams, select_candidates
@@ -24,37 +26,6 @@ from ccpt.pipeline.manifest import StageResult
 from ccpt.pipeline.mining import EngineOptions, combinations, mine
 from ccpt.pipeline.novelty import DEFAULT_WINDOW, novelty
 from ccpt.pipeline.properties import PROPERTIES_PER_COMBINATION, PlausibilityOptions, extract_properties
-
-# section -> allowed keys (None = top level)
-SCHEMA: dict[str | None, frozenset[str]] = {
-    None: frozenset({"workdir", "conceptnet"}),
-    "engine": frozenset({"engine", "workers", "address"}),
-    "mine": frozenset({"corpus", "text_field", "id_field"}),
-    "combinations": frozenset({"spacy_model", "prefilter", "batch_size"}),
-    "llm": frozenset(
-        {"model", "max_connections", "temperature", "seed", "max_tokens", "timeout", "max_retries", "model_args"}
-    ),
-    "properties": frozenset({"count", "limit", "plausibility", "threshold", "vera_weights", "device"}),
-    "batch": frozenset(
-        {
-            "backend",
-            "model",
-            "url",
-            "api_key_env",
-            "batch_size",
-            "concurrency",
-            "address",
-            "max_retries",
-            "accelerator_type",
-            "engine_kwargs",
-            "placement_group_config",
-            "engine_metrics",
-        }
-    ),
-    "candidates": frozenset({"per_phrase", "component_sample", "canceled_phrases", "head_properties", "seed"}),
-    "annotate": frozenset({"annotators", "component_annotators", "answers", "toxic_rule", "seed", "test_sizes", "out"}),
-    "novelty": frozenset({"counts", "cooccurrence", "corpus", "window", "conceptnet_sample", "seed", "skip"}),
-}
 
 
 @dataclass
@@ -81,60 +52,33 @@ class PipelineConfig:
         return p if p.is_absolute() else (self.path.parent / p)
 
 
-def _check(raw: dict[str, Any], path: Path) -> None:
-    for key, value in raw.items():
-        if isinstance(value, dict):
-            if key not in SCHEMA:
-                raise CcptError(f"{path}: unknown section [{key}]", f"sections: {', '.join(s for s in SCHEMA if s)}")
-            unknown = sorted(set(value) - SCHEMA[key])
-            if unknown:
-                raise CcptError(
-                    f"{path}: unknown key(s) in [{key}]: {', '.join(unknown)}",
-                    f"allowed: {', '.join(sorted(SCHEMA[key]))}",
-                )
-        elif key not in SCHEMA[None]:
-            raise CcptError(f"{path}: unknown top-level key {key!r}", f"allowed: {', '.join(sorted(SCHEMA[None]))}")
-
-
 def load_config(path: Path) -> PipelineConfig:
-    """Read and validate a pipeline TOML file."""
-    try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CcptError(f"pipeline config not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CcptError(f"{path}: invalid TOML ({exc})") from None
-    _check(raw, Path(path))
+    """Read and validate a pipeline TOML file against its schema (docs/schemas.md, "pipeline TOML")."""
+    from ccpt.schemas.pipeline import read_pipeline_toml
+
+    parsed = read_pipeline_toml(Path(path))
     base = Path(path).resolve().parent
 
     def rel(value: str) -> Path:
         p = Path(value).expanduser()
         return p if p.is_absolute() else base / p
 
-    for key in ("conceptnet",):
-        if not raw.get(key):
-            raise CcptError(
-                f"{path}: missing top-level key {key!r}", "the ConceptNet index built by `ccpt conceptnet index`"
-            )
-    mine_section = raw.get("mine", {})
-    corpus = mine_section.get("corpus") or []
-    if not corpus:
-        raise CcptError(f"{path}: [mine] corpus is empty", "list the corpus files: corpus = ['books.txt.gz']")
-    llm = raw.get("llm", {})
-    if not llm.get("model"):
-        raise CcptError(f"{path}: [llm] model is missing", "e.g. model = 'gguf/qwen2.5-0.5b' or 'openai/gpt-4o-mini'")
-    engine = raw.get("engine", {})
+    # Only the keys the file sets: each stage applies its own defaults (the schema's are the same values).
+    sections = {
+        name: getattr(parsed, name).model_dump(exclude_unset=True)
+        for name in parsed.model_fields_set
+        if isinstance(getattr(parsed, name), BaseModel)
+    }
+    engine = parsed.engine
     return PipelineConfig(
         path=Path(path).resolve(),
-        workdir=rel(raw.get("workdir", "ccpt-pipeline")),
-        conceptnet=rel(raw["conceptnet"]),
-        corpus=tuple(rel(c) for c in corpus),
-        engine=EngineOptions(
-            engine.get("engine", "process"), int(engine.get("workers", 2)), engine.get("address") or None
-        ),
-        llm=LLMOptions(**llm),
-        batch=BatchOptions(**raw["batch"]) if raw.get("batch") else None,
-        sections={k: v for k, v in raw.items() if isinstance(v, dict)},
+        workdir=rel(parsed.workdir),
+        conceptnet=rel(parsed.conceptnet),
+        corpus=tuple(rel(c) for c in parsed.mine.corpus),
+        engine=EngineOptions(engine.engine, engine.workers, engine.address or None),
+        llm=LLMOptions(**parsed.llm.model_dump()),
+        batch=BatchOptions(**parsed.batch.model_dump()) if parsed.batch is not None else None,
+        sections=sections,
     )
 
 

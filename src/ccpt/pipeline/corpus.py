@@ -7,7 +7,8 @@ Formats (chosen by file suffix, a trailing ``.gz`` is decompressed on the fly):
 - anything else (``.txt``, …): plain text; each blank-line-separated paragraph is a document with id
   ``<file>#<paragraph>`` (0-based), so a 10 GB book dump streams in constant memory.
 
-Offsets are character offsets into the document text.
+Files must be UTF-8 (a byte-order mark is dropped): a byte that is not is one error naming the file and line,
+never a silent replacement character. Offsets are character offsets into the document text.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
 from ccpt.errors import DataError
 
@@ -52,13 +53,32 @@ def _base_suffix(path: Path) -> str:
     return Path(name).suffix.lower()
 
 
-def _open_text(path: Path, data: bytes | None = None) -> TextIO:
+def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
     if data is not None:
-        raw = gzip.decompress(data) if path.name.endswith(".gz") else data
-        return io.StringIO(raw.decode("utf-8", errors="replace"))
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return path.open(encoding="utf-8", errors="replace")
+        return io.BytesIO(gzip.decompress(data) if path.name.endswith(".gz") else data)
+    return gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")  # type: ignore[return-value]
+
+
+def _lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line, decoded as UTF-8 strictly.
+
+    A byte that is not UTF-8 (e.g. a Latin-1 corpus) is one error naming the file, line and byte: decoding it
+    with replacement characters would feed the pipeline words that are not in the corpus, uncounted.
+    """
+    for number, raw in enumerate(fh, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"{path}: line {number} is not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})",
+                f"convert the corpus to UTF-8, e.g. iconv -f latin1 -t utf-8 {path.name}",
+            ) from None
+        text = (text.removeprefix("\ufeff") if number == 1 else text).replace("\r\n", "\n")
+        # Universal newlines, as text mode reads them: an old-Mac "\r" ends a line too.
+        *ended, last = text.split("\r")
+        for part in ended:
+            yield number, part + "\n"
+        yield number, last
 
 
 def iter_documents(
@@ -68,23 +88,28 @@ def iter_documents(
     if data is None and not path.is_file():
         raise DataError(f"corpus file not found: {path}")
     try:
-        with _open_text(path, data) as fh:
+        with _open_binary(path, data) as fh:
+            lines = _lines(path, fh)
             if _base_suffix(path) in JSONL_SUFFIXES:
-                yield from _jsonl_documents(path, fh, text_field, id_field)
+                yield from _jsonl_documents(path, lines, text_field, id_field)
             else:
-                yield from _paragraphs(path, fh)
+                yield from _paragraphs(path, lines)
     except (OSError, EOFError) as exc:
         raise DataError(f"cannot read corpus file {path}: {exc}", "is it complete?") from None
 
 
-def _jsonl_documents(path: Path, fh: TextIO, text_field: str, id_field: str) -> Iterator[Document]:
-    for line_no, line in enumerate(fh, start=1):
+def _jsonl_documents(
+    path: Path, lines: Iterator[tuple[int, str]], text_field: str, id_field: str
+) -> Iterator[Document]:
+    for line_no, line in lines:
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}: line {line_no} is not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise DataError(f"{path}: line {line_no} is not a document (nested too deeply)") from None
         text = obj.get(text_field) if isinstance(obj, dict) else None
         if not isinstance(text, str):
             raise DataError(f"{path}: line {line_no} has no string field {text_field!r}", "set --text-field")
@@ -92,19 +117,19 @@ def _jsonl_documents(path: Path, fh: TextIO, text_field: str, id_field: str) -> 
         yield Document(str(doc_id) if doc_id is not None else f"{path.name}:{line_no}", text)
 
 
-def _paragraphs(path: Path, fh: TextIO) -> Iterator[Document]:
-    lines: list[str] = []
+def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
+    paragraph: list[str] = []
     index = 0
-    for line in fh:
+    for _, line in lines:
         if line.strip():
-            lines.append(line)
+            paragraph.append(line)
             continue
-        if lines:
-            yield Document(f"{path.name}#{index}", "".join(lines))
+        if paragraph:
+            yield Document(f"{path.name}#{index}", "".join(paragraph))
             index += 1
-            lines = []
-    if lines:
-        yield Document(f"{path.name}#{index}", "".join(lines))
+            paragraph = []
+    if paragraph:
+        yield Document(f"{path.name}#{index}", "".join(paragraph))
 
 
 def split_sentences(doc: Document) -> Iterator[Sentence]:

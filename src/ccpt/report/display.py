@@ -223,12 +223,17 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
                 _text_cell(r.task),
                 _text_cell(model_text(r.model, labels)),
                 _text_cell(method_label(r.method)),
-                *[_count_cell(n) for n in (r.samples, r.parse_failures, r.judge_failures, r.unscored, r.filled)],
+                *[
+                    _count_cell(n)
+                    for n in (r.samples, r.parse_failures, r.judge_failures, r.invalid_cells, r.unscored, r.filled)
+                ],
             ),
         )
         for r in rows
     )
-    header = ("Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Unscored", "Filled")
+    header = (
+        "Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Invalid cells", "Unscored", "Filled"
+    )  # fmt: skip
     return DisplayTable("failures", "Failures", header, body)
 
 
@@ -351,9 +356,8 @@ def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
     if report.judge_info:
         lines.append(f"Judge: {report.judge_info}")
     lines.append(
-        "Failed samples (unparsable answer or failed judge call) are excluded from the means "
-        "and counted in the "
-        "Failures table."
+        "Failed samples (unparsable answer, failed judge call, or a result-file cell its schema rejected) are "
+        "excluded from the means and counted in the Failures table."
     )
     lines.extend(report.notes)
     return lines

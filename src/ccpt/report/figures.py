@@ -224,8 +224,21 @@ def save(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
     for path in paths:
-        fig.savefig(path, bbox_inches="tight")
+        save_as(fig, path)
     return paths
+
+
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def save_as(fig: Figure, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` (its format from the suffix: .png, .svg or .pdf), atomically."""
+    from ccpt.outputs import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as partial:
+        fig.savefig(partial, format=path.suffix.lstrip(".").lower(), bbox_inches="tight")
+    return path
 
 
 def png_data_uri(fig: Figure) -> str:

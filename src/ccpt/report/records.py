@@ -102,7 +102,7 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
-        for name in ("samples", "parse_failures", "judge_failures", "unscored", "filled"):
+        for name in ("samples", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled"):
             out.append({**base, "metric": name, "count": getattr(f, name)})
     out.extend(usage_records(report.usage))
     return out

@@ -417,6 +417,7 @@ class FailureRow:
     parse_failures: int
     judge_failures: int
     unscored: int
+    invalid_cells: int = 0  # cells of the result files set aside by their schema (ccpt.schemas)
     filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
 
 
@@ -424,6 +425,13 @@ def display_methods(frame: pd.DataFrame) -> list[str]:
     """Method names with the filter ablation spelled out (``sa_both`` with sa_filter False → ``sa_both_nofilter``)."""
     flags = frame["sa_filter"] if "sa_filter" in frame else [None] * len(frame)
     return [method_name(m, f) for m, f in zip(frame["method"], flags, strict=True)]
+
+
+def _count(group: pd.DataFrame, column: str) -> int:
+    """The sum of a count column (absent in frames built before it existed: 0)."""
+    if column not in group:
+        return 0
+    return int(pd.to_numeric(group[column], errors="coerce").fillna(0).sum())
 
 
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
@@ -439,7 +447,8 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 str(method),
                 samples=len(group),
                 parse_failures=int((group["parse_ok"] != True).sum()),  # noqa: E712
-                judge_failures=int(pd.to_numeric(group["judge_failures"], errors="coerce").fillna(0).sum()),
+                judge_failures=_count(group, "judge_failures"),
+                invalid_cells=_count(group, "invalid_cells"),
                 unscored=int(group[target].isna().sum()),
                 filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
             )

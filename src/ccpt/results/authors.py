@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ccpt.errors import DataError
-from ccpt.results.table import missing_columns, optional, set_scores, tidy_frame
+from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
 from ccpt.scoring import Relevances
 from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, REFERENCE_METHODS, TASK_SPECS, TYPE_PREDICTION
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
+    from ccpt.schemas.base import CellIssue
 
 
 # The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
@@ -35,18 +37,6 @@ _RUN_COLUMN = re.compile(
 )
 _TP_COLUMN = re.compile(r"^(?P<model>.+?)_generated_$")
 _JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
-
-
-def _generations(cell: Any, path: Path, row: int, column: str) -> list[str]:
-    """The raw generations of one ``*_generated_`` cell (a Python list literal, decoded without eval)."""
-    from ccpt.answers import split_reply_list
-
-    if not isinstance(cell, str):
-        return []
-    items = split_reply_list(cell)
-    if items is None:
-        raise DataError(f"{path}: row {row}, column {column}: not a list of generations")
-    return items
 
 
 def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: str) -> None:
@@ -81,24 +71,32 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
 
 
 def _instance_ids(
-    frame: pd.DataFrame, task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
+    instances: Sequence[Mapping[str, Any]], task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> list[str]:
-    """Dataset Record ids for the rows of a generative reference file (matched on combination + property)."""
+    """Dataset Record ids for the rows of a generative reference file (matched on combination + property).
+
+    A row whose combination or property was rejected keeps a positional id ('<task>:row<i>'); its samples are
+    counted failures.
+    """
+    positional = [f"{task}:row{i}" for i in range(len(instances))]
     if dataset is None:
         notes.append(
             f"{path.name}: no dataset given; instance ids are row positions ('{task}:row<i>'), "
             "pass --data-dir to use dataset ids and to add the Gold row"
         )
-        return [f"{task}:row{i}" for i in range(len(frame))]
+        return positional
     from ccpt.dataset import clean_combination
 
     pool: dict[tuple[str, str], list[str]] = {}
     for record in dataset.test(task):  # type: ignore[arg-type]
         pool.setdefault((record.combination.lower(), record.property.lower()), []).append(record.id)
     ids: list[str] = []
-    for i, (combination, prop) in enumerate(zip(frame["combination"], frame["property"], strict=True)):
-        key = (clean_combination(str(combination)).lower(), str(prop).lower())
-        matches = pool.get(key)
+    for i, row in enumerate(instances):
+        combination, prop = row["combination"], row["property"]
+        if combination is None or prop is None:
+            ids.append(positional[i])
+            continue
+        matches = pool.get((clean_combination(combination).lower(), prop.lower()))
         if not matches:
             raise DataError(
                 f"{path}: row {i} ({combination!r}, {prop!r}) is not in the {task} test split of {dataset.source}",
@@ -138,7 +136,9 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     """
     path = Path(path)
     try:
-        frame = pd.read_csv(path)
+        # Every cell as text: the schemas parse numbers and labels (pandas would silently turn "NA" or "None"
+        # answers into missing values, and one word in a relevance column into a column of strings).
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
     columns = list(frame.columns)
@@ -167,6 +167,11 @@ def _judge_name(columns: Sequence[str]) -> str:
     return "unknown"
 
 
+# The run columns' field names → the sample schema's names (the judged answer has one name for both tasks).
+_SAMPLE_FIELDS = {"property": "answer", "combination": "answer", "modifier": "answer_modifier"}
+_DERIVED_FIELDS = ("indiv_max", "emergence", "cancellation")
+
+
 def _generative_rows(
     frame: pd.DataFrame,
     path: Path,
@@ -175,81 +180,182 @@ def _generative_rows(
     dataset: CCPTDataset | None,
     notes: list[str],
 ) -> pd.DataFrame:
+    from ccpt.schemas.results import AUTHORS_ROW
+
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
     judge = _judge_name(list(frame.columns))
-    spec = TASK_SPECS[task]
-    npc = spec.completes_phrase
+    npc = TASK_SPECS[task].completes_phrase
     head_column = f"meta.root_{judge}_relevance"
     if npc:
         _require(path, frame.columns, [head_column], task)
-    ids = _instance_ids(frame, task, path, dataset, notes)
     lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
+    shape = {"combination": "combination", "root": "root", "modifier": "modifier", "property": "property"}
+    if npc:
+        shape["head_relevance"] = head_column
+    instances = AUTHORS_ROW.check(
+        [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
+    )
+    ids = _instance_ids(instances.rows, task, path, dataset, notes)
+    issues = list(instances.issues)
+    # A rejected instance cell (or NPC head relevance) is a failure of every sample of its row.
+    source = _File(path, task, judge, lines, instances.rows, ids, instances.bad_cells())
     rows: list[dict[str, Any]] = []
+    mismatches: list[tuple[float, int, str]] = []
     for (prefix, seed), cols in sorted(runs.items()):
-        model, _, method_raw = prefix.rpartition("_")
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
-        needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
-        for sample in samples:
-            absent = [
-                f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}_{f}"
-                for f in needed
-                if (sample, f) not in cols
-            ]
-            if absent:
-                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
-        raw_column = cols.get((None, "generated_"))
-        for i, line in enumerate(lines):
-            raw_list = [] if raw_column is None else _generations(line[raw_column], path, i, raw_column)
-            for sample in samples:
-                index = 0 if sample is None else sample
-
-                def get(field: str, _sample: int | None = sample, _cols=cols, _line=line) -> Any:
-                    column = _cols.get((_sample, field))
-                    return None if column is None else _line[column]
-
-                row = _base_row(task, model, method_raw, seed, ids[i], path)
-                row.update(
-                    sample=index,
-                    combination=str(line["combination"]),
-                    head=str(line["root"]),
-                    modifier=str(line["modifier"]),
-                    property=str(line["property"]),
-                    judge=judge,
-                )
-                raw = raw_list[index] if index < len(raw_list) else None
-                row["answer_raw"] = raw
-                parsed = spec.parse(raw, str(line["root"])) if raw is not None else None
-                # The answer the authors judged (their parsed columns); ours only where they stored none.
-                if npc:
-                    row["answer"] = optional(get("combination"), str) or (parsed.value if parsed else None)
-                    row["answer_modifier"] = optional(get("modifier"), str) or (parsed.modifier if parsed else None)
-                    r_hp = optional(line[head_column], float)
-                else:
-                    row["answer"] = optional(get("property"), str) or (parsed.value if parsed else None)
-                    r_hp = optional(get("root_relevance"), float)
-                row["parse_ok"] = bool(parsed.ok) if parsed else False
-                row["parse_error"] = parsed.error if parsed else "no raw generation stored"
-                set_scores(
-                    row,
-                    Relevances(
-                        optional(get("combination_relevance"), float),
-                        r_hp,
-                        optional(get("modifier_relevance"), float),
-                    ),
-                )
-                rows.append(row)
+        _require_run(path, prefix, seed, cols, samples, npc)
+        run = _run_rows(source, prefix, seed, cols, samples)
+        rows.extend(run.rows)
+        issues.extend(run.issues)
+        mismatches.extend(run.mismatches)
+    _note_issues(path, issues, notes)
+    if mismatches:
+        notes.append(derived_note(path.name, mismatches, "indiv_max / emergence / cancellation", "the relevances"))
     return tidy_frame(rows)
+
+
+def _require_run(
+    path: Path, prefix: str, seed: int, cols: Mapping[tuple[int | None, str], str], samples: list, npc: bool
+) -> None:
+    """Every sample of a run has the relevance columns the tables need (a missing column is a malformed file)."""
+    needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
+    for sample in samples:
+        absent = [
+            f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}_{f}" for f in needed if (sample, f) not in cols
+        ]
+        if absent:
+            raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
+
+
+@dataclass(frozen=True)
+class _File:
+    """What every run of an authors' file shares: its rows, checked instance cells and instance ids."""
+
+    path: Path
+    task: str
+    judge: str
+    lines: Sequence[Mapping[str, str]]
+    instances: Sequence[Mapping[str, Any]]
+    ids: Sequence[str]
+    row_bad: Sequence[int]  # rejected instance cells per row: each is a failure of every sample of the row
+
+
+@dataclass
+class _Run:
+    rows: list[dict[str, Any]]
+    issues: list[CellIssue]
+    mismatches: list[tuple[float, int, str]]
+
+
+def _run_rows(
+    source: _File,
+    prefix: str,
+    seed: int,
+    cols: Mapping[tuple[int | None, str], str],
+    samples: Sequence[int | None],
+) -> _Run:
+    """The tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
+    from ccpt.schemas.results import AUTHORS_SAMPLE
+
+    path, task, row_bad = source.path, source.task, source.row_bad
+    spec = TASK_SPECS[task]
+    model, _, method_raw = prefix.rpartition("_")
+    raw_column = cols.get((None, "generated_"))
+    cells, headers, numbers, keys = [], [], [], []
+    for i, line in enumerate(source.lines):
+        for sample in samples:
+            names = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == sample and f != "generated_"}
+            if raw_column is not None:
+                names["generated_"] = raw_column
+            cells.append({field: line[name] for field, name in names.items()})
+            headers.append(names)
+            numbers.append(i)
+            keys.append((i, sample))
+    checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=numbers, headers=headers)
+    # Derived cells are never used, so a rejected one is not a failure of its sample (it is still listed).
+    counted = [0] * len(cells)
+    for issue in checked.issues:
+        if issue.column not in {headers[issue.position or 0].get(f) for f in _DERIVED_FIELDS}:
+            counted[issue.position or 0] += 1
+    out = _Run([], list(checked.issues), [])
+    for position, ((i, sample), values) in enumerate(zip(keys, checked.rows, strict=True)):
+        instance = source.instances[i]
+        index = 0 if sample is None else sample
+        row = _base_row(task, model, method_raw, seed, source.ids[i], path)
+        row.update(
+            sample=index,
+            combination=instance["combination"],
+            head=instance["root"],
+            modifier=instance["modifier"],
+            property=instance["property"],
+            judge=source.judge,
+            invalid_cells=counted[position] + row_bad[i],
+        )
+        raw_list = values.get("generated_") or []
+        raw = raw_list[index] if index < len(raw_list) else None
+        head = instance["root"] or ""
+        parsed = spec.parse(raw, head) if raw is not None else None
+        # The answer the authors judged (their parsed columns); ours only where they stored none.
+        row["answer"] = values.get("answer") or (parsed.value if parsed else None)
+        if spec.completes_phrase:
+            row["answer_modifier"] = values.get("answer_modifier") or (parsed.modifier if parsed else None)
+            r_hp = instance.get("head_relevance")
+        else:
+            r_hp = values.get("root_relevance")
+        row["answer_raw"] = raw
+        row["parse_ok"] = bool(parsed.ok) if parsed else False
+        row["parse_error"] = parsed.error if parsed else _no_raw(raw_column, values, cells[position])
+        relevances = Relevances(values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
+        if row_bad[i]:  # the instance cannot be trusted: the sample is a counted failure
+            relevances = Relevances(None, None, None)
+        set_scores(row, relevances)
+        out.mismatches.extend(_mismatches(row, values, headers[position], i))
+        out.rows.append(row)
+    return out
+
+
+def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[str, Any]) -> str:
+    """Why a sample has no raw reply: no raw column, an empty cell, a rejected cell, or fewer replies stored."""
+    if raw_column is None or not str(cells.get("generated_", "")).strip():
+        return "no raw generation stored"
+    if values.get("generated_") is None:
+        return f"raw generation cell {raw_column!r} is not a list of generations (invalid cell)"
+    return "no raw generation stored for this sample"
+
+
+def _mismatches(
+    row: Mapping[str, Any], values: Mapping[str, Any], headers: Mapping[str, str], line: int
+) -> list[tuple[float, int, str]]:
+    """(|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value."""
+    recomputed = {"indiv_max": row["r_hmp"], "emergence": row["score"], "cancellation": row["score"]}
+    out = []
+    for field, value in recomputed.items():
+        stored = values.get(field)
+        if stored is None or field not in headers:
+            continue
+        if value is None or abs(stored - value) > DERIVED_TOLERANCE:
+            out.append((abs(stored - value) if value is not None else float("inf"), line, headers[field]))
+    return out
+
+
+def _note_issues(path: Path, issues: Sequence[CellIssue], notes: list[str]) -> None:
+    """One note listing the file's rejected cells (a cell shared by several samples is listed once)."""
+    from ccpt.schemas.base import summary_line
+
+    distinct = list({(i.row, i.column): i for i in issues}.values())
+    if distinct:
+        notes.append(f"{path.name}: {summary_line(distinct)}")
 
 
 def _type_prediction_rows(
     frame: pd.DataFrame, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> pd.DataFrame:
+    from ccpt.schemas.results import AUTHORS_TYPE
+
     answer_columns = [c for c in frame.columns if _TP_COLUMN.match(c)]
     _require(path, frame.columns, ["combination", "property", "human_label_majority"], TYPE_PREDICTION)
     lookup: dict[tuple[str, str, str], list[str]] = {}
     if dataset is not None:
-        from ccpt.dataset import clean_combination
-
         for record in dataset.paper_records:
             key = (record.type, record.combination.lower(), record.property.lower())
             lookup.setdefault(key, []).append(record.id)
@@ -257,38 +363,61 @@ def _type_prediction_rows(
         notes.append(f"{path.name}: no dataset given; instance ids are row positions ('{TYPE_PREDICTION}:row<i>')")
     rows: list[dict[str, Any]] = []
     lines = frame.to_dict("records")
+    issues: list[CellIssue] = []
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
+        unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
+        shape = {"combination": "combination", "property": "property", "gold_type": "human_label_majority"}
+        shape["generated_"] = column
+        checked = AUTHORS_TYPE.check(
+            [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
+        )
+        issues.extend(checked.issues)
+        bad = checked.bad_cells()
         unmatched = 0
-        for i, line in enumerate(lines):
-            gold = str(line["human_label_majority"])
-            instance = f"{TYPE_PREDICTION}:row{i}"
-            if dataset is not None:
-                key = (
-                    gold,
-                    clean_combination(str(line["combination"])).lower(),
-                    str(line["property"]).lower(),
-                )
-                ids = lookup.get(key)
-                if ids:
-                    instance = f"{gold}:{ids[0]}"
-                elif gold != "others":
-                    unmatched += 1
+        for i, values in enumerate(checked.rows):
+            instance, known = _type_instance(values, i, unused, dataset is not None)
+            unmatched += not known
             row = _base_row(TYPE_PREDICTION, model, "naive", 0, instance, path)
-            row.update(combination=str(line["combination"]), property=str(line["property"]), gold_type=gold)
-            row["method"] = BASE
-            raw_list = _generations(line[column], path, i, column)
-            raw = raw_list[0] if raw_list else None
+            row.update(
+                combination=values["combination"],
+                property=values["property"],
+                gold_type=values["gold_type"],
+                invalid_cells=bad[i],
+                method=BASE,
+                judge=None,
+            )
+            raw = (values["generated_"] or [None])[0]
             parsed = TASK_SPECS[TYPE_PREDICTION].parse(raw) if raw is not None else None
+            # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
+            usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
             row.update(
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,
-                pred_type=parsed.value if parsed and parsed.ok else None,
+                pred_type=parsed.value if usable else None,
                 parse_ok=bool(parsed and parsed.ok),
-                parse_error=parsed.error if parsed else "no raw generation stored",
-                judge=None,
+                parse_error=parsed.error if parsed else _no_raw(column, values, {"generated_": lines[i][column]}),
             )
             rows.append(row)
         if unmatched:
             notes.append(f"{path.name}: {unmatched} non-'others' rows not found in the dataset; ids are row positions")
+    _note_issues(path, issues, notes)
     return tidy_frame(rows)
+
+
+def _type_instance(
+    values: Mapping[str, Any], i: int, lookup: Mapping[tuple[str, str, str], list[str]], matching: bool
+) -> tuple[str, bool]:
+    """A Task-3 row's instance id, and whether it was found (rows of 'others', or without a dataset, always are)."""
+    positional = f"{TYPE_PREDICTION}:row{i}"
+    gold, combination, prop = values["gold_type"], values["combination"], values["property"]
+    if not matching or gold is None or combination is None or prop is None:
+        return positional, True
+    from ccpt.dataset import clean_combination
+
+    ids = lookup.get((gold, clean_combination(combination).lower(), prop.lower()))
+    if ids:
+        # The dataset repeats some pairs (two rows of "a skein of smoke" / yarn): each file row takes the first
+        # unused record, in file order, so two rows never share an instance id.
+        return f"{gold}:{ids.pop(0)}", True
+    return positional, gold == "others"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -13,7 +13,7 @@ from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.inspect_logs import UnreadableLog, from_inspect_logs
-from ccpt.results.table import missing_columns, tidy_frame
+from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
 
 if TYPE_CHECKING:
@@ -64,46 +64,128 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     return out
 
 
+def input_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files :func:`load_results` reads for ``paths`` (a directory's CSVs and logs included)."""
+    files: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.csv")))
+            files.extend(p for p in sorted(path.rglob("*")) if p.suffix in LOG_SUFFIXES and p.is_file())
+        elif path.is_file():
+            files.append(path)
+    return files
+
+
+def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None:
+    """The input directory :func:`load_results` would read ``path`` from (a ``.csv`` directly inside it, a log
+    anywhere below it), or None: an output written there would be read back as a result the next time."""
+    target = Path(path).resolve()
+    for item in paths:
+        root = Path(item).resolve()
+        if not root.is_dir() or not target.is_relative_to(root):
+            continue
+        if (target.suffix == ".csv" and target.parent == root) or target.suffix in LOG_SUFFIXES:
+            return Path(item)
+    return None
+
+
 _TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
+
+
+def _header(path: Path) -> list[str]:
+    """The header row of a CSV (empty when the file has none or is not readable as UTF-8 text)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            return next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
 
 
 def _is_tidy(path: Path) -> bool:
     """Whether a CSV is a tidy table written by :func:`export` (rather than one of the authors' result files)."""
-    with path.open(newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), [])
+    header = _header(path)
     return all(column in header for column in _TIDY_MARKERS)
 
 
-def from_tidy(path: str | Path) -> pd.DataFrame:
-    """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`)."""
-    path = Path(path)
+def _read_tidy_frame(path: Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         require_pyarrow(path)
-        frame = pd.read_parquet(path)
-    else:
-        from ccpt.sheets import restore_frame
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
+    from ccpt.sheets import check_header, restore_frame
 
-        frame = restore_frame(pd.read_csv(path, keep_default_na=True))
+    check_header(path, _header(path))
+    try:
+        # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
+        return restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: cannot read as CSV ({exc})") from None
+
+
+def _column_values(column: pd.Series) -> list[Any]:
+    """A column as Python values with every empty cell (NaN, None, blank text) as None."""
+    if pd.api.types.is_string_dtype(column):
+        column = column.mask(column.str.strip() == "")
+    return column.astype(object).where(column.notna(), None).tolist()
+
+
+def from_tidy(path: str | Path) -> pd.DataFrame:
+    """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`).
+
+    Every cell is checked by the tidy-table schema (docs/schemas.md): a rejected value is set aside and
+    counted in the sample's ``invalid_cells``, a rejected key cell (task, model, method, seed, …) is one line
+    naming the file, row and column. ``r_hmp`` and ``score`` are recomputed from the relevances; stored values
+    that disagree are reported in the notes.
+    """
+    from ccpt.schemas.base import summary_line
+    from ccpt.schemas.results import TIDY
+
+    path = Path(path)
+    frame = _read_tidy_frame(path)
     if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
         frame["protocol"] = DEFAULT_PROTOCOL
+    if "invalid_cells" not in frame.columns:
+        frame["invalid_cells"] = 0
     missing = missing_columns(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
-    out = tidy_frame(frame[list(COLUMNS)].astype(object).where(frame[list(COLUMNS)].notna(), None).to_dict("records"))
-    out.attrs["notes"] = []
+    # Plain Python values, column by column, every empty cell None (much faster than DataFrame.to_dict and a
+    # per-cell check on 2.6 million cells).
+    values = [_column_values(frame[c]) for c in COLUMNS]
+    records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
+    checked = TIDY.check(records, path.name, empty_is_none=True)
+    TIDY.check_unique(checked.rows, path.name)
+    notes: list[str] = []
+    if checked.issues:
+        notes.append(f"{path.name}: {summary_line(checked.issues)}")
+    rows, mismatches = [], []
+    for number, (values, bad) in enumerate(zip(checked.rows, checked.bad_cells(), strict=True)):
+        row = {**values, "invalid_cells": (values.get("invalid_cells") or 0) + bad}
+        mismatches.extend((delta, number, name) for delta, name in recompute(row))
+        rows.append(row)
+    if mismatches:
+        notes.append(derived_note(path.name, mismatches, "r_hmp / score", "r_np, r_hp, r_mp"))
+    out = tidy_frame(rows)
+    out.attrs["notes"] = notes
     return out
 
 
 def export(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write the tidy table as CSV or Parquet (chosen by the suffix)."""
+    """Write the tidy table as CSV or Parquet (chosen by the suffix), atomically."""
     path = Path(path)
     if path.suffix == ".csv":  # opened by people in spreadsheets: model text must not become a formula
         from ccpt.sheets import write_sheet
 
         write_sheet(frame, path)
     elif path.suffix in (".parquet", ".pq"):
+        from ccpt.outputs import atomic_path
+
         require_pyarrow(path)
-        frame.to_parquet(path, index=False)
+        with atomic_path(path) as partial:
+            frame.to_parquet(partial, index=False)
     else:
         raise DataError(f"{path}: unsupported export format (use .csv or .parquet)")
     return path

@@ -26,7 +26,8 @@ def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows → DataFrame with :data:`COLUMNS` in order and numeric dtypes (None → NaN for relevances)."""
     out = pd.DataFrame(rows, columns=list(COLUMNS))
     out[list(FLOAT_COLUMNS)] = out[list(FLOAT_COLUMNS)].astype(float)
-    out["judge_failures"] = out["judge_failures"].fillna(0).astype(int)
+    for count in ("judge_failures", "invalid_cells"):
+        out[count] = out[count].fillna(0).astype(int)
     return out
 
 
@@ -53,3 +54,37 @@ def set_scores(row: dict[str, Any], rel: Relevances) -> None:
     """Fill a row's relevances and its task's score (E or C) from ``rel``, always through :mod:`ccpt.scoring`."""
     kind = TASK_SPECS[row["task"]].kind
     row.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, score=rel.score(kind))  # type: ignore[arg-type]
+
+
+DERIVED_TOLERANCE = 1e-9  # a stored derived value within this of the recomputed one agrees
+
+
+def recompute(row: dict[str, Any]) -> list[tuple[float, str]]:
+    """Recompute a tidy row's derived cells in place (``r_hmp`` and ``score`` from the relevances; a Task-3 row
+    without a gold type gets no prediction, so it is unscored); returns (|stored − recomputed|, column) of each
+    stored value that disagrees (inf when one of the two is missing)."""
+    stored = {"r_hmp": row.get("r_hmp"), "score": row.get("score")}
+    if TASK_SPECS[row["task"]].generative:
+        set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
+    else:
+        row.update(r_hmp=None, score=None)
+        if row.get("gold_type") is None:
+            row["pred_type"] = None
+    out = []
+    for name, before in stored.items():
+        after = row[name]
+        if before is None and after is None:
+            continue
+        if before is None or after is None or abs(before - after) > DERIVED_TOLERANCE:
+            out.append((math.inf if before is None or after is None else abs(before - after), name))
+    return out
+
+
+def derived_note(file: str, mismatches: list[tuple[float, int, str]], derived: str, sources: str) -> str:
+    """The note reporting stored derived cells that disagree with the recomputed ones: (|Δ|, row, column)."""
+    delta, row, name = max(mismatches)
+    shown = "one of them missing" if math.isinf(delta) else f"difference {delta:.3g}"
+    return (
+        f"{file}: the stored {derived} differ from the values recomputed from {sources} in {len(mismatches)} "
+        f"cell(s) (largest: row {row}, column {name!r}, {shown}); ccpt uses the recomputed values"
+    )

@@ -1,0 +1,43 @@
+"""Option types shared by the commands: every number finite and in range, checked before anything starts."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+# Seeds feed Python's and NumPy's generators; NumPy refuses negative seeds and ones of 2**32 and more.
+SEED = click.IntRange(0, 2**32 - 1)
+
+
+class FiniteFloat(click.ParamType):
+    """A finite float in ``[low, high]`` (click's FloatRange lets ``nan`` through: every comparison with it
+    is false)."""
+
+    name = "number"
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+            self.fail(f"{number:g} is not in the range {self._range()}", param, ctx)
+        return number
+
+    def _range(self) -> str:
+        low = "-inf" if self.low is None else f"{self.low:g}"
+        high = "inf" if self.high is None else f"{self.high:g}"
+        return f"[{low}, {high}]"
+
+    def __repr__(self) -> str:
+        return f"FiniteFloat{self._range()}"
+
+
+UNIT_INTERVAL = FiniteFloat(0.0, 1.0)

@@ -1,0 +1,398 @@
+"""The machinery every file schema shares: cell types, row checking, one-line rejections, config loading.
+
+Schemas are declared with pydantic 2 (already installed with Inspect; its Rust core validates a 90,000-row
+table in a fraction of a second, and each error carries the field it belongs to, which is what turns into
+"file, row, column"). A table's row is a ``TypedDict`` (validated straight into dicts, the fastest route);
+a configuration file is a ``BaseModel``. The docs page of every format (docs/schemas.md) is rendered from
+these declarations (:mod:`ccpt.schemas.docs`), so what is checked and what is documented cannot drift apart.
+
+Roles of a column (``x-role`` in the JSON schema, shown in the docs):
+
+- ``key``: identifies the row (which sample, which rater, which pair). A key cell the schema rejects makes
+  the whole file unusable: one line names the file, row and column.
+- ``derived``: recomputed from other columns, never trusted; a stored value that disagrees is reported.
+- otherwise a value: in a row-per-sample file, a rejected value is set aside (never used), counted as an
+  invalid cell of that sample, and the rest of the file is read.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError
+
+from ccpt.errors import DataError
+from ccpt.spec import TYPE_LABELS, type_label
+
+KEY = "key"
+DERIVED = "derived"
+ROLE = "x-role"
+
+
+def is_missing(value: Any) -> bool:
+    """Whether a cell is empty: None, NaN (how pandas stores an empty cell) or blank text."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _blank_to_none(value: Any) -> Any:
+    return None if is_missing(value) else value
+
+
+def _no_bool(value: Any) -> Any:
+    # bool is an int in Python (and in pydantic's lax mode): `True` is not a count or a seed.
+    if isinstance(value, bool):
+        raise ValueError("a number is expected, not true/false")
+    return value
+
+
+def _label(value: Any) -> Any:
+    label = type_label(value) if isinstance(value, str) else None
+    if label is None:
+        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)})")
+    return label
+
+
+Blank = BeforeValidator(_blank_to_none)
+
+# ------------------------------------------------------------------------------------------ cell types
+# Optional types take an empty cell as "missing" (None); every other value must pass the inner type. A table's
+# cells reach them through TableSchema.check, which has already turned every empty cell into None, so the
+# common types need no Python callback per cell (a 90,000-row tidy table has 2.6 million cells).
+
+UnitFloat = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Relevance = Annotated[UnitFloat | None, Field(description="relevance in [0, 1]; empty = not judged")]
+Count = Annotated[int, Field(ge=0), BeforeValidator(_no_bool)]
+OptionalCount = Annotated[Count | None, Blank]
+
+
+def _as_text(value: Any) -> Any:
+    # A number in a text column (pandas, parquet) is still text.
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def _required_text(value: Any) -> Any:
+    if type(value) is str and value and not value.isspace():
+        return value.strip()  # the common case, first: this runs for every key cell of a table
+    if is_missing(value):
+        raise ValueError("empty")
+    value = _as_text(value)
+    return value.strip() if isinstance(value, str) else value
+
+
+def _optional_text(value: Any) -> Any:
+    return None if is_missing(value) else _as_text(value)
+
+
+REQUIRED_TEXT = "non-empty text"
+NONEMPTY = "x-nonempty"
+Text = Annotated[str, BeforeValidator(_required_text), Field(json_schema_extra={"x-type": REQUIRED_TEXT})]
+OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
+CellText = str | None  # a text cell of a table (already normalised by TableSchema.check)
+Label = Annotated[Literal[TYPE_LABELS], BeforeValidator(_label)]  # type: ignore[valid-type]
+OptionalLabel = Annotated[Label | None, Blank]
+Likert = Annotated[int, Field(ge=1, le=5), BeforeValidator(_no_bool)]
+Rating10 = Annotated[int, Field(ge=1, le=10), BeforeValidator(_no_bool)]
+Flag = Annotated[bool, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v)]
+OptionalFlag = Annotated[Flag | None, Blank]
+CellFlag = bool | None  # a true/false cell of a table (already normalised)
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+def role(kind: str, description: str | None = None, **extra: Any) -> Any:
+    """``Field`` metadata marking a column's role (``key`` or ``derived``) for the checker and the docs."""
+    return Field(description=description, json_schema_extra={ROLE: kind, **extra})
+
+
+def column(name: str, description: str | None = None, *, nonempty: bool = False) -> Any:
+    """``Field`` metadata naming a column whose header is not a Python name (e.g. ``meta.root_…``).
+
+    ``nonempty``: an empty cell is rejected (set aside and counted) rather than read as missing.
+    """
+    if nonempty:
+        return Field(description=description, json_schema_extra={"x-column": name, NONEMPTY: True})
+    return Field(description=description, json_schema_extra={"x-column": name})
+
+
+def unique(values: Iterable[Any]) -> Any:
+    """An ``AfterValidator`` callable refusing repeated items in a list."""
+    values = list(values)
+    seen: set[Any] = set()
+    repeated = [v for v in values if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+    if repeated:
+        raise ValueError(f"lists {sorted(set(repeated))[:5]} more than once")
+    return values
+
+
+Unique = AfterValidator(unique)
+
+# ---------------------------------------------------------------------------------------------- issues
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A cell as a message shows it: repr, shortened."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class CellIssue:
+    """One cell a schema rejected."""
+
+    file: str
+    row: int | None  # 0-based data row (after the header); None for a file-level value
+    column: str
+    value: Any
+    reason: str
+    position: int | None = field(default=None, compare=False)  # index among the rows checked together
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.cell()}"
+
+    def cell(self) -> str:
+        """Where and why, without the file name: ``row 3, column 'r_np': … (got '5.0')``."""
+        where = f"row {self.row}, " if self.row is not None else ""
+        return f"{where}column {self.column!r}: {self.reason} (got {shown(self.value)})"
+
+
+def _reason(error: Mapping[str, Any]) -> str:
+    if error.get("type") == "extra_forbidden":
+        return "unknown key (a typo?)"
+    message = str(error.get("msg", "invalid"))
+    message = message.removeprefix("Value error, ").removeprefix("Input ")
+    return message.rstrip(".")
+
+
+def summary_line(issues: Sequence[CellIssue], what: str = "invalid cell") -> str:
+    """``N invalid cells … (never used, counted per sample): first, second, third``."""
+    n = len(issues)
+    head = "; ".join(i.cell() for i in issues[:3])
+    more = f"; … {n - 3} more" if n > 3 else ""
+    return f"{n} {what}{'s' if n != 1 else ''} set aside (never used, counted in the Failures table): {head}{more}"
+
+
+# ---------------------------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Rows that passed a table schema (a set-aside cell is None), and every cell it set aside."""
+
+    rows: list[dict[str, Any]]
+    issues: list[CellIssue]
+
+    def bad_cells(self) -> list[int]:
+        """Per row, how many of its cells were set aside."""
+        counts = [0] * len(self.rows)
+        for issue in self.issues:
+            counts[issue.position or 0] += 1
+        return counts
+
+
+def _empty_to_none(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row with every empty cell (None, NaN, blank text) as None: what "missing" means for every column."""
+    return {
+        k: None if v is None or (type(v) is float and v != v) or (type(v) is str and (not v or v.isspace())) else v
+        for k, v in row.items()
+    }
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """The schema of a file with one record per row (a CSV or a table).
+
+    ``row`` is a ``TypedDict`` of the columns it checks (others are ignored); ``unique`` lists column tuples
+    no two rows may share; ``rules`` states the table-level rules in words (for the docs).
+    """
+
+    name: str
+    row: type
+    read_by: str
+    summary: str
+    unique: tuple[tuple[str, ...], ...] = ()
+    rules: tuple[str, ...] = ()
+    tolerant: bool = True  # a rejected value cell is set aside and counted (row-per-sample files)
+    column_names: Mapping[str, str] = field(default_factory=dict)  # field -> header, where they differ
+
+    @cached_property
+    def _adapter(self) -> TypeAdapter[Any]:
+        return TypeAdapter(list[self.row])  # type: ignore[name-defined]
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        """The row's JSON schema (properties, required)."""
+        return TypeAdapter(self.row).json_schema()
+
+    @cached_property
+    def nonempty(self) -> frozenset[str]:
+        """Value fields whose empty cell is a rejected cell (set aside and counted), not a missing one."""
+        props = self.json_schema.get("properties", {})
+        return frozenset(name for name, spec in props.items() if spec.get(NONEMPTY))
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        """Fields whose role is ``key``: a rejected one rejects the file."""
+        props = self.json_schema.get("properties", {})
+        return frozenset(name for name, spec in props.items() if spec.get(ROLE) == KEY)
+
+    def header(self, name: str) -> str:
+        """The column header of a field."""
+        spec = self.json_schema.get("properties", {}).get(name, {})
+        return self.column_names.get(name) or spec.get("x-column") or name
+
+    def check(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        file: str,
+        *,
+        row_numbers: Sequence[int] | None = None,
+        headers: Sequence[Mapping[str, str]] | Mapping[str, str] | None = None,
+        empty_is_none: bool = False,
+    ) -> Checked:
+        """Validate ``rows``; raise a one-line :class:`DataError` for a bad key cell (or any bad cell when the
+        schema is not tolerant); set aside every other bad cell (None in the output) and report it.
+
+        ``row_numbers``: the file's row number of each input (default: its position); ``headers``: the column
+        name of each field, per row or for all rows (default: :meth:`header`); ``empty_is_none``: the caller
+        has already turned every empty cell into None (e.g. with pandas, column by column).
+        """
+        numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
+        given = rows
+        rows = list(rows) if empty_is_none else [_empty_to_none(row) for row in rows]
+        try:
+            checked = Checked(self._adapter.validate_python(rows), [])
+        except ValidationError as exc:
+            checked = self._set_aside(exc, rows, file, numbers, headers)
+        return self._empty_cells(checked, given, file, numbers, headers)
+
+    def _empty_cells(
+        self, checked: Checked, given: Sequence[Mapping[str, Any]], file: str, numbers: list[int], headers: Any
+    ) -> Checked:
+        """Add an issue for every empty cell of a ``nonempty`` field (the value is already None: set aside)."""
+        if not self.nonempty:
+            return checked
+        issues = list(checked.issues)
+        flagged = {(i.position, i.column) for i in issues}
+        for index, row in enumerate(checked.rows):
+            names = headers[index] if isinstance(headers, Sequence) else headers or {}
+            for name in self.nonempty:
+                column = names.get(name) or self.header(name)
+                if name in given[index] and row.get(name) is None and (index, column) not in flagged:
+                    issue = CellIssue(file, numbers[index], column, given[index][name], "empty", index)
+                    if not self.tolerant:
+                        raise DataError(str(issue), self.hint)
+                    issues.append(issue)
+        issues.sort(key=lambda i: (i.position or 0, i.column))
+        return Checked(checked.rows, issues)
+
+    def _set_aside(
+        self, exc: ValidationError, rows: list[dict[str, Any]], file: str, numbers: list[int], headers: Any
+    ) -> Checked:
+        """Set every rejected value cell aside (None) and report it; a rejected key cell rejects the file."""
+        errors = exc.errors(include_url=False)
+        bad: dict[int, dict[str, Mapping[str, Any]]] = {}
+        for error in errors:
+            loc = error["loc"]
+            index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
+            bad.setdefault(index, {}).setdefault(name, error)
+        issues: list[CellIssue] = []
+        for index, fields in sorted(bad.items()):
+            names = headers[index] if isinstance(headers, Sequence) else headers or {}
+            for name, error in fields.items():
+                value = error.get("input") if name else None
+                column = names.get(name) or self.header(name)
+                issue = CellIssue(file, numbers[index], column, value, _reason(error), position=index)
+                if not self.tolerant or name in self.keys or error["type"] == "missing":
+                    raise DataError(str(issue), self.hint)
+                issues.append(issue)
+        cleaned = [{**row, **dict.fromkeys(bad.get(i, {}), None)} if i in bad else row for i, row in enumerate(rows)]
+        # A set-aside cell is None, which every value type accepts.
+        return Checked(self._adapter.validate_python(cleaned), issues)
+
+    @property
+    def hint(self) -> str:
+        """Where the format is described."""
+        return f'the {self.name} format is described in docs/schemas.md, "{self.name}"'
+
+    def check_unique(
+        self, rows: Sequence[Mapping[str, Any]], file: str, row_numbers: Sequence[int] | None = None
+    ) -> None:
+        """Raise one line naming the first repeated key of every ``unique`` column tuple."""
+        numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
+        for columns in self.unique:
+            first: dict[tuple[Any, ...], int] = {}
+            for number, row in zip(numbers, rows, strict=True):
+                key = tuple(row.get(c) for c in columns)
+                if key in first:
+                    names = " × ".join(self.header(c) for c in columns)
+                    raise DataError(
+                        f"{file}: row {number} repeats row {first[key]} ({names} = "
+                        f"{', '.join(shown(k) for k in key)}): each {names} may appear once",
+                        "remove the duplicated row: which of the two counts would be a guess",
+                    )
+                first[key] = number
+
+
+# ----------------------------------------------------------------------------------------- config files
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """A configuration or record file with one pydantic model (TOML, JSON)."""
+
+    name: str
+    model: type[BaseModel] | Any
+    read_by: str
+    summary: str
+    rules: tuple[str, ...] = ()
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        """The model's JSON schema."""
+        return TypeAdapter(self.model).json_schema()
+
+
+def location(loc: Sequence[Any]) -> str:
+    """A pydantic error location as a TOML/JSON path: ``[llm] max_connections``, ``pi_emergent[3]``."""
+    parts = [str(p) for p in loc]
+    if not parts:
+        return "(top level)"
+    out = parts[0]
+    for part in parts[1:]:
+        out += f"[{part}]" if part.isdigit() else f".{part}"
+    return out
+
+
+def one_line(path: Path | str, exc: ValidationError, describe: Callable[[Sequence[Any]], str] = location) -> str:
+    """The first error of a config file's validation as one line naming the file and the key."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    quiet = ("missing", "extra_forbidden", "json_invalid", "json_type")  # the input is absent or the whole file
+    value = "" if first["type"] in quiet else f" (got {shown(first.get('input'))})"
+    return f"{path}: {describe(first['loc'])}: {_reason(first)}{value}{more}"
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table; one line for a missing, non-UTF-8 or invalid file."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", "save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"{path}: invalid TOML ({exc})") from None

@@ -1,0 +1,216 @@
+"""The catalogue of every file format ccpt reads, and docs/schemas.md rendered from it.
+
+    python -m ccpt.schemas.docs > docs/schemas.md      # tests/test_schemas_docs.py checks it is up to date
+
+Each section is generated from the schema objects themselves (their JSON schema: types, ranges, defaults,
+roles and descriptions), so the page cannot say something the checks do not do.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ccpt.schemas.base import DERIVED, KEY, NONEMPTY, REQUIRED_TEXT, ROLE, FileFormat, TableSchema
+
+INTRO = """# File schemas
+
+Every file ccpt reads has one declared schema, in `src/ccpt/schemas/`; this page is generated from those
+declarations (`python -m ccpt.schemas.docs > docs/schemas.md`; a test fails when the two differ).
+
+**How a file is checked.** What a schema rejects is one line naming the file, the row and the column (rows are
+counted from 0 after the header, as `test_index.json` counts them; in a spreadsheet, row *r* is line *r* + 2).
+In a file with one row per sample (the authors' result files, tidy tables, judge-score pairs) a rejected value is
+set aside — never used, never replaced — and counted as an *invalid cell* of its sample, which the Failures
+table shows; the rest of the file is read. A rejected *key* cell (what identifies a sample, a rater, a pair) cannot
+be set aside: it rejects the file. Sheets filled by people (solver and rating sheets, annotation answers) are
+rejected at their first bad cell, since the person who filled them can fix it. *Derived* columns are recomputed
+from the others, never read; a stored value that disagrees is reported. Every number must be finite: `nan`,
+`inf` and `1e309` are rejected wherever a number is expected. An empty cell is "missing" (not judged, not
+answered); it is not a rejected cell, except where a column below says it must not be empty.
+
+**Why pydantic.** The schemas are pydantic 2 models (`TypedDict` rows for tables, `BaseModel`s for configuration
+files). It is already installed with Inspect AI (no new dependency), its Rust core validates a 90,000-row tidy
+table in about 0.3 s (docs/benchmarks.md), each error carries the field it belongs to (which is what turns into
+"row, column"), it can validate cell by cell and set a bad cell aside, and its JSON schema is what this page is
+rendered from. pandera, the usual choice for data frames, would add a dependency whose import alone costs more
+than ccpt's core, and validates whole columns, where ccpt needs per-sample tolerance. The schemas are imported
+only when a file is read: `import ccpt` stays cheap.
+"""
+
+
+def catalogue() -> list[TableSchema | FileFormat]:
+    """Every declared format, in the order of the page."""
+    from ccpt.schemas.pipeline import PIPELINE_TOML
+    from ccpt.schemas.results import AUTHORS_ROW, AUTHORS_SAMPLE, AUTHORS_TYPE, TIDY
+    from ccpt.schemas.sheets import ANSWERS, PAIRS, RATING_KEY, RATINGS, SOLVER
+    from ccpt.schemas.stores import AGREEMENT_STORE, TEST_INDEX
+
+    return [
+        AUTHORS_ROW,
+        AUTHORS_SAMPLE,
+        AUTHORS_TYPE,
+        TIDY,
+        SOLVER,
+        RATING_KEY,
+        RATINGS,
+        ANSWERS,
+        PAIRS,
+        AGREEMENT_STORE,
+        TEST_INDEX,
+        PIPELINE_TOML,
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- types
+
+
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def _bounds(spec: Mapping[str, Any]) -> str:
+    low = spec.get("minimum", spec.get("exclusiveMinimum"))
+    high = spec.get("maximum", spec.get("exclusiveMaximum"))
+    if low is not None and high is not None:
+        left = "(" if "exclusiveMinimum" in spec else "["
+        right = ")" if "exclusiveMaximum" in spec else "]"
+        return f" in {left}{_number(low)}, {_number(high)}{right}"
+    if low is not None:
+        return f" {'>' if 'exclusiveMinimum' in spec else '≥'} {_number(low)}"
+    if high is not None:
+        return f" {'<' if 'exclusiveMaximum' in spec else '≤'} {_number(high)}"
+    return ""
+
+
+def describe(spec: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> str:
+    """A JSON-schema type in words: ``number in [0, 1], or empty``, ``one of 'any', 'majority'``."""
+    defs = defs or {}
+    if "$ref" in spec:
+        return f"table [{spec['$ref'].rsplit('/', 1)[-1].removesuffix('Section').lower()}]"
+    if "anyOf" in spec:
+        options = [o for o in spec["anyOf"] if o.get("type") != "null"]
+        # A required-text option's null is only where a rejected cell is set aside: empty is not allowed.
+        required = spec.get(NONEMPTY) or any(o.get("x-type") == REQUIRED_TEXT for o in options)
+        nullable = len(options) < len(spec["anyOf"]) and not required
+        text = " or ".join(describe(o, defs) for o in options)
+        return f"{text}, or empty" if nullable else text
+    if "x-type" in spec:
+        return str(spec["x-type"])
+    if "enum" in spec or "const" in spec:
+        values = spec.get("enum", [spec.get("const")])
+        return "one of " + ", ".join(f"`{v}`" for v in values)
+    kind = spec.get("type")
+    if kind == "number":
+        return "number" + _bounds(spec)
+    if kind == "integer":
+        return "integer" + _bounds(spec)
+    if kind == "boolean":
+        return "true/false"
+    if kind == "string":
+        return "text" + (" (non-empty)" if spec.get("minLength") else "")
+    if kind == "array":
+        if "prefixItems" in spec:
+            return "pair of " + " and ".join(describe(i, defs) for i in spec["prefixItems"])
+        size = f", at least {spec['minItems']}" if spec.get("minItems") else ""
+        return f"list of {describe(spec.get('items', {}), defs)}{size}"
+    if kind == "object":
+        values = spec.get("additionalProperties")
+        keys = spec.get("propertyNames")
+        if isinstance(values, dict):
+            key_text = describe(keys, defs) if isinstance(keys, dict) else "text"
+            return f"table of {key_text} → {describe(values, defs)}"
+        return "table"
+    return "any"
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _default(spec: Mapping[str, Any]) -> str:
+    if "default" not in spec:
+        return ""
+    value = spec["default"]
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {v}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _rows(properties: Mapping[str, Any], required: Iterable[str], headers: Any, defs: Mapping[str, Any]) -> list[str]:
+    needed = set(required)
+    lines = []
+    for name, spec in properties.items():
+        role = spec.get(ROLE)
+        what = {KEY: "key", DERIVED: "derived (recomputed)"}.get(role, "value")
+        presence = "required" if name in needed else "optional"
+        lines.append(
+            f"| `{_cell(headers(name))}` | {_cell(describe(spec, defs))} | {what}, {presence} | "
+            f"{_cell(_default(spec))} | {_cell(spec.get('description', ''))} |"
+        )
+    return lines
+
+
+def _ref(spec: Mapping[str, Any]) -> str | None:
+    """The definition a property refers to (directly or as an optional table)."""
+    for option in [spec, *spec.get("anyOf", [])]:
+        if "$ref" in option:
+            return str(option["$ref"]).rsplit("/", 1)[-1]
+    return None
+
+
+def _table_section(schema: TableSchema) -> list[str]:
+    spec = schema.json_schema
+    out = [f"## {schema.name}", "", f"Read by: {schema.read_by}.", "", schema.summary, ""]
+    out += ["| column | type | role | default | meaning |", "|---|---|---|---|---|"]
+    out += _rows(spec.get("properties", {}), spec.get("required", []), schema.header, spec.get("$defs", {}))
+    out.append("")
+    for columns in schema.unique:
+        out.append(f"- Unique: each {' × '.join(f'`{schema.header(c)}`' for c in columns)} appears once.")
+    out += [f"- {rule}" for rule in schema.rules]
+    if not schema.tolerant:
+        out.append("- The first rejected cell rejects the file (one line naming row and column).")
+    return [*out, ""]
+
+
+def _file_section(fmt: FileFormat) -> list[str]:
+    spec = fmt.json_schema
+    defs = spec.get("$defs", {})
+    out = [f"## {fmt.name}", "", f"Read by: {fmt.read_by}.", "", fmt.summary, ""]
+    out += ["| key | type | role | default | meaning |", "|---|---|---|---|---|"]
+    out += _rows(spec.get("properties", {}), spec.get("required", []), lambda n: n, defs)
+    out.append("")
+    refs = [_ref(p) for p in spec.get("properties", {}).values()]
+    for name in [r for r in refs if r in defs]:  # sections in the file's order
+        section = defs[name]
+        title = name.removesuffix("Section").lower()
+        out += [f"### [{title}]", "", section.get("description", ""), ""]
+        out += ["| key | type | role | default | meaning |", "|---|---|---|---|---|"]
+        out += _rows(section.get("properties", {}), section.get("required", []), lambda n: n, defs)
+        out.append("")
+    out += [f"- {rule}" for rule in fmt.rules]
+    return [*out, ""] if fmt.rules else out
+
+
+def render() -> str:
+    """docs/schemas.md."""
+    lines = [INTRO, "Formats: " + ", ".join(f"[{f.name}](#{_anchor(f.name)})" for f in catalogue()) + ".", ""]
+    for fmt in catalogue():
+        lines += _table_section(fmt) if isinstance(fmt, TableSchema) else _file_section(fmt)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _anchor(title: str) -> str:
+    """GitHub's heading anchor: lower case, spaces to hyphens, punctuation other than - and _ dropped."""
+    return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c in "-_")
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

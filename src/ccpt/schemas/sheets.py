@@ -1,0 +1,191 @@
+"""Schemas of the sheets people fill in (solver and rating sheets, annotation answers) and of judge-score pairs.
+
+Sheets are answers of people: a rejected cell rejects the sheet with one line naming the file, row and column
+(the person who filled it can fix it; guessing would put a number in their name). Each key may appear once:
+a repeated rater × item, rater × pair or worker × HIT would count one person twice. Judge-score pairs are a
+row-per-pair file: a rejected pair gets no relevance and is counted, the rest is scored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import BeforeValidator
+from typing_extensions import TypedDict
+
+from ccpt.schemas.base import (
+    KEY,
+    Likert,
+    OptionalText,
+    Rating10,
+    Relevance,
+    TableSchema,
+    Text,
+    column,
+    role,
+)
+from ccpt.spec import GENERATIVE_TASKS, TASKS, TYPE_LABELS, type_label
+
+# The judged pairs of a generative answer, by the tidy table's relevance column: (N, P), (H, P), (M, P).
+JUDGED_ROLES: tuple[str, ...] = ("r_np", "r_hp", "r_mp")
+# Appendix A.3, Q3 (where a component property comes from): options 1..5, with the released files' names.
+SOURCE_OPTIONS: tuple[str, ...] = ("combination", "root", "modifier", "both", "nope")
+_TRUE, _FALSE = ("1", "true", "yes", "on", "x"), ("", "0", "false", "no", "off")
+
+Task = Literal[TASKS]  # type: ignore[valid-type]
+GenerativeTask = Literal[GENERATIVE_TASKS]  # type: ignore[valid-type]
+Role = Literal[JUDGED_ROLES]  # type: ignore[valid-type]
+
+# ------------------------------------------------------------------------------------------- solver sheet
+
+
+class SolverRow(TypedDict):
+    """A row of a filled solver sheet (``ccpt human export-solver``)."""
+
+    id: Annotated[Text, role(KEY, "the item id, as exported")]
+    task: Annotated[Task, role(KEY, "the task (one per sheet)")]
+    answer: Annotated[OptionalText, column("answer", "the person's answer; empty = not answered (a counted failure)")]
+    answer_modifier: NotRequired[Annotated[OptionalText, column("answer_modifier", "NPC: the modifier")]]
+    rater: NotRequired[Annotated[OptionalText, role(KEY, "who answered (each rater is a seed)")]]
+
+
+SOLVER = TableSchema(
+    "solver sheet",
+    SolverRow,
+    "ccpt human import-solver",
+    "A question sheet filled by people. Task 3 answers must be a type label (else a counted parse failure).",
+    unique=(("rater", "id"),),
+    rules=("Every id must be an item of the sheet's task (the sheet was exported for it).",),
+    tolerant=False,
+)
+
+# ------------------------------------------------------------------------------------------- rating sheets
+
+
+class RatingKeyRow(TypedDict):
+    """A row of a rating key (``key.csv`` of ``ccpt human export-ratings``): what each rated pair belongs to."""
+
+    pair_id: Annotated[Text, role(KEY, "the pair, shared by identical (concept, property) pairs")]
+    task: Annotated[GenerativeTask, role(KEY, "the task of the answer")]
+    model: Annotated[Text, role(KEY, "the model that answered")]
+    method: Annotated[Text, role(KEY, "its method")]
+    instance: Annotated[Text, role(KEY, "the instance")]
+    role: Annotated[Role, role(KEY, "which relevance of the answer the pair is")]
+    concept: NotRequired[OptionalText]
+    property: NotRequired[OptionalText]
+    llm_judge: Annotated[Relevance, column("llm_judge", "the LLM judge's relevance of the pair")]
+
+
+class RatingRow(TypedDict):
+    """A row of a filled rating sheet (``rater_<k>.csv``)."""
+
+    pair_id: Annotated[Text, role(KEY, "the pair (must be in the key)")]
+    rater: Annotated[Text, role(KEY, "who rated")]
+    rating: Annotated[Rating10 | None, BeforeValidator(lambda v: None if v is None or not str(v).strip() else v)]
+
+
+RATING_KEY = TableSchema(
+    "rating key",
+    RatingKeyRow,
+    "ccpt human import-ratings --key",
+    "Written by ccpt human export-ratings; keep it from the raters.",
+    unique=(("task", "model", "method", "instance", "role"),),
+    tolerant=False,
+)
+RATINGS = TableSchema(
+    "rating sheet",
+    RatingRow,
+    "ccpt human import-ratings",
+    "A Figure-8 sheet filled by one rater: rating 1-10, empty = not rated.",
+    unique=(("rater", "pair_id"),),
+    rules=(
+        "Each rater × pair may appear once across all the sheets given (a repeated row, or two sheets under "
+        "one rater's name, would count a rating twice).",
+        "Every pair_id must be in the key.",
+    ),
+    tolerant=False,
+)
+
+# ------------------------------------------------------------------------------------- annotation answers
+
+
+def _answer_label(value: Any) -> Any:
+    text = str(value).strip().lower() if value is not None else ""
+    if text in ("0", "1", "2"):
+        return text  # a form's option code, mapped per form by the reader
+    label = type_label(text)
+    if label is None:
+        raise ValueError(f"not a label ({', '.join(TYPE_LABELS)} or 0-2)")
+    return label
+
+
+def _toxic(value: Any) -> Any:
+    text = str(value).strip().lower() if value is not None else ""
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("toxic must be true/false (1/0, yes/no, x or empty)")
+
+
+def _source(value: Any) -> Any:
+    text = str(value).strip().lower() if value is not None else ""
+    if not text:
+        return None
+    if text.isdigit() and 1 <= int(text) <= len(SOURCE_OPTIONS):
+        return SOURCE_OPTIONS[int(text) - 1]
+    if text in SOURCE_OPTIONS:
+        return text
+    raise ValueError(f"source must be 1-5 or one of {', '.join(SOURCE_OPTIONS)}")
+
+
+class AnswerRow(TypedDict):
+    """One annotator's answer to one HIT (our template, or a platform's ``Input.``/``Answer.`` batch results)."""
+
+    hit_id: Annotated[Text, role(KEY, "the HIT (must be in hits.csv)")]
+    worker_id: Annotated[OptionalText, role(KEY, "the annotator (WorkerId); empty = one per line")]
+    label: Annotated[str, BeforeValidator(_answer_label), column("label", "a label of the HIT's form, or 0-2")]
+    combination_relevance: Annotated[Likert, column("combination_relevance", "Q1-1, 1-5")]
+    root_relevance: Annotated[Likert, column("root_relevance", "Q1-2, 1-5")]
+    modifier_relevance: Annotated[Likert, column("modifier_relevance", "Q1-3, 1-5")]
+    toxic: Annotated[bool, BeforeValidator(_toxic), column("toxic", "true/false, 1/0, yes/no, x; empty = no")]
+    source: NotRequired[
+        Annotated[str | None, BeforeValidator(_source), column("source", "component HITs: 1-5 or a name")]
+    ]
+
+
+ANSWERS = TableSchema(
+    "annotation answers",
+    AnswerRow,
+    "ccpt pipeline annotate-import, [annotate] answers",
+    "One row per assignment; rows with an empty label are unanswered assignments (counted).",
+    unique=(("hit_id", "worker_id"),),
+    rules=(
+        "A HIT may have at most as many answers as it has assignments (hits.csv).",
+        "The label must be an option of the HIT's form (emergent form: emergent, component, others; canceled "
+        "form: canceled, component, others; or the option code 0-2).",
+    ),
+    tolerant=False,
+)
+
+# ---------------------------------------------------------------------------------------- judge-score pairs
+
+
+class PairRow(TypedDict):
+    """A pair to judge (``ccpt judge score``); every other column is kept as it is."""
+
+    concept: Annotated[Text | None, column("concept", "the concept (noun phrase, head or modifier)", nonempty=True)]
+    property: Annotated[Text | None, column("property", "the property", nonempty=True)]
+
+
+PAIRS = TableSchema(
+    "judge-score pairs",
+    PairRow,
+    "ccpt judge score",
+    "Any CSV with concept and property columns. A pair with an empty concept or property is not judged: its "
+    "relevance is empty and it is counted; the rest are scored.",
+    rules=(
+        "Each header appears once (a repeated concept column would score the wrong one).",
+        "No relevance column yet (it is what the command adds).",
+    ),
+)

@@ -1,0 +1,63 @@
+"""Schemas of the JSON files ccpt reads: the dataset's ``test_index.json`` and the judge-agreement store."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, create_model
+
+from ccpt.schemas.base import Count, FileFormat, Unique
+from ccpt.spec import GENERATIVE_TASKS
+
+# ------------------------------------------------------------------------------------------ test index
+
+RowNumbers = Annotated[
+    list[Annotated[int, Strict(), Field(ge=0)]],
+    Unique,
+    Field(description="0-based row positions into the task's file, each once"),
+]
+TestIndex: type[BaseModel] = create_model(  # one key per generative task, spelled once in ccpt.spec
+    "TestIndex",
+    __config__=ConfigDict(extra="ignore"),
+    __doc__="test_index.json: the test split of each generative task.",
+    **{task: (RowNumbers, ...) for task in GENERATIVE_TASKS},  # type: ignore[call-overload]
+)
+
+TEST_INDEX = FileFormat(
+    "test_index.json",
+    TestIndex,
+    "ccpt.load_dataset (every command that reads the dataset)",
+    "The dataset's test splits: a JSON object with a list of row numbers per generative task (PI-emergent and "
+    "NPC-emergent index ccpt_emergent.csv, PI-canceled ccpt_canceled.csv).",
+    rules=("Every row number must be a row of the task's file.", "Other keys are ignored."),
+)
+
+# ------------------------------------------------------------------------------------- agreement store
+
+Correlation = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
+
+
+class AgreementEntry(BaseModel):
+    """One judge's measured agreement with the human ratings (``ccpt judge-agreement --judge MODEL``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    n: Count = Field(description="pairs the correlations are over")
+    pearson: Correlation | None = Field(None, description="Pearson r with the mean human rating (null: undefined)")
+    spearman: Correlation | None = Field(None, description="Spearman ρ (null: undefined)")
+    pearson_ci: tuple[Correlation, Correlation] | None = Field(None, description="95% bootstrap CI of r")
+    spearman_ci: tuple[Correlation, Correlation] | None = Field(None, description="95% bootstrap CI of ρ")
+    pairs: str | None = Field(None, description="the pair set (test, paper300, all)")
+    mode: str | None = Field(None, description="how the judge's score was read (text, expected)")
+    measured: str | None = Field(None, description="the date of the measurement")
+    command: str | None = Field(None, description="the command that measured it")
+
+
+AGREEMENT_STORE = FileFormat(
+    "agreement store",
+    AgreementEntry,
+    "every report (the judge line), ccpt judge-agreement (which writes it)",
+    "judge_agreement.json in $CCPT_HOME (or the platform data directory): a JSON object mapping each judge model "
+    "name to one entry below. An entry that does not match is left out of reports, which say so; the store is "
+    "rewritten atomically and an unreadable one is set aside, never overwritten.",
+)
