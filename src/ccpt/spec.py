@@ -222,8 +222,35 @@ METHOD_LABELS: dict[str, str] = {
     GOLD: "Gold (this judge)",
 }
 METHODS: tuple[str, ...] = tuple(METHOD_LABELS)
-# Method names in the authors' result files → ccpt method names.
-REFERENCE_METHODS: dict[str, str] = {"naive": BASE, "multi": MULTI_ORACLE, "cot": COT}
+# Method names in the authors' result files → ccpt method names. Their Spreading Activation files name the
+# source ("sa-llm&conceptnet" is both); the filter ablation puts REFERENCE_NOFILTER after "sa-"
+# ("sa-nf-conceptnet"), and a per-step file (Table 6) ends its *file* name in "-<t>" (its columns do not say).
+REFERENCE_METHODS: dict[str, str] = {
+    "naive": BASE,
+    "multi": MULTI_ORACLE,
+    "cot": COT,
+    "sa-llm": SA_LLM,
+    "sa-conceptnet": SA_CONCEPTNET,
+    "sa-llm&conceptnet": SA_BOTH,
+}
+REFERENCE_NOFILTER = "nf-"
+
+
+def reference_method(raw: str) -> tuple[str, bool | None]:
+    """``(ccpt method, sa_filter)`` of a method name in the authors' files; unknown names pass through.
+
+    ``sa-conceptnet`` → (``sa_conceptnet``, True); ``sa-nf-conceptnet`` → (``sa_conceptnet``, False);
+    ``naive`` → (``base``, None). Case is ignored ("SA-LLM").
+    """
+    name = raw.strip().lower()
+    sa_filter = True
+    head, _, rest = name.partition("-")
+    if rest.startswith(REFERENCE_NOFILTER):
+        name, sa_filter = f"{head}-{rest.removeprefix(REFERENCE_NOFILTER)}", False
+    method = REFERENCE_METHODS.get(name)
+    if method is None or (not sa_filter and method not in SA_SOURCES):
+        return raw, None
+    return method, sa_filter if method in SA_SOURCES else None
 
 
 @dataclass(frozen=True)
