@@ -91,12 +91,13 @@ class TaskSpec:
         """The instance fields the prompt may show (NPC never sees the gold combination/modifier)."""
         return {name: meta[name] for name in self.inputs}
 
-    def parse(self, reply: str, head: str | None = None) -> Parsed:
-        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`)."""
+    def parse(self, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed:
+        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`); ``as_run``: the authors' NPC
+        rule (modifier = spaCy lemma of the first content word, the head noun not required)."""
         from ccpt import answers  # lazy: answers imports the type labels from here
 
         if self.answer == "phrase":
-            return answers.parse_combination(reply, str(head))
+            return answers.parse_combination(reply, str(head), as_run=as_run)
         if self.answer == "property":
             return answers.parse_property(reply)
         return answers.parse_property_type(reply)

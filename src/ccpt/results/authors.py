@@ -321,7 +321,7 @@ def _string_list(cell: Any) -> list[str] | None:
 def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
     """The authors' ``C`` cell — a Python dict literal ``{0: ['boat', 'rock'], 1: [...], ...}`` — read without
     evaluating it; None if the cell is not such a dict."""
-    from ccpt.answers import split_reply_list
+    from ccpt.answers import list_literal_end, split_reply_list
 
     if not isinstance(cell, str):
         return None
@@ -335,7 +335,7 @@ def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
         if key is None or not text.startswith("[", i + key.end()):
             return None
         start = i + key.end()
-        end = _list_end(text, start)
+        end = list_literal_end(text, start)
         items = split_reply_list(text[start : end + 1]) if end is not None else None
         if items is None:
             return None
@@ -352,24 +352,6 @@ def _skip(text: str, i: int) -> int:
     while i < len(text) and text[i].isspace():
         i += 1
     return i
-
-
-def _list_end(text: str, start: int) -> int | None:
-    """Index of the ``]`` closing the list opened at ``text[start]`` (quoted strings honoured), or None."""
-    i, quote = start + 1, ""
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "]":
-            return i
-        i += 1
-    return None
 
 
 def _type_prediction_rows(

@@ -84,8 +84,10 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
         from ccpt.sheets import restore_frame
 
         frame = restore_frame(pd.read_csv(path, keep_default_na=True))
-    if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
-        frame["protocol"] = DEFAULT_PROTOCOL
+    # Columns added after the first exports: a table written before them gets what they meant then.
+    for column, value in (("protocol", DEFAULT_PROTOCOL), ("sa_failed_steps", None)):
+        if column not in frame.columns:  # (no protocol yet: ccpt's default; no count yet: not counted)
+            frame[column] = value
     missing = missing_columns(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
