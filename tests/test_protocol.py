@@ -368,6 +368,43 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
     assert len(calls) == 3 and all(calls.values())  # ...expanded once: by whichever seed came first
 
 
+def test_failed_sa_steps_are_counted_and_never_reported_as_converged(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Issue 22: with every activation reply unparsable the log said "converged" and the report 0 failures."""
+    from ccpt.report import build_report, render_markdown
+    from ccpt.results import from_inspect_logs
+
+    log = _eval(
+        pi_emergent(method="sa_llm", seeds=2, data_dir=str(ccpt_dir)),
+        tmp_path,
+        model="ccpt-scripted/broken",
+        judge="ccpt-scripted/judge",
+        limit=2,
+        model_args={"fail_every": 1},  # every reply: "I am not sure."
+    )
+    for sample in log.samples:
+        trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
+        assert trajectory["stop_reason"] == "failed" and trajectory["activation_failures"] == 4
+        assert trajectory["failed_steps"] == len(trajectory["steps"]) == 2
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert frame["sa_failed_steps"].tolist() == [2] * 4
+    text = render_markdown(build_report(frame, examples_per_group=0))
+    failures = text.split("### Failures", 1)[1]
+    assert (
+        "| SA failed |" in failures
+        and "| pi_emergent | ccpt-scripted/broken | S.A.w/ LLM | 4 | 4 | 0 | 4 | 0 | 4 |" in failures
+    )
+    assert "SA failed: samples whose Spreading Activation had a step with an unreadable" in text
+
+
+def test_a_tidy_table_written_before_sa_failed_steps_existed_still_loads(tmp_path: Path) -> None:
+    from ccpt.results import from_tidy
+
+    old = _frame([0.5, 0.5, 0.5], "as-run").drop(columns=["sa_failed_steps", "protocol"])
+    old.to_csv(tmp_path / "old.csv", index=False)
+    back = from_tidy(tmp_path / "old.csv")
+    assert back["sa_failed_steps"].isna().all() and set(back["protocol"]) == {"ccpt"} and len(back) == 3
+
+
 def test_scorer_falls_back_to_the_output_of_another_solver(ccpt_dir: Path, tmp_path: Path) -> None:
     from inspect_ai.solver import generate
 
@@ -482,3 +519,60 @@ def test_a_report_never_averages_two_protocols_together() -> None:
     assert "| 50.0 ± 0.0 |" in rows["m [as-run]"] and "| 0.0 ± 0.0 |" in rows["m [ccpt]"]
     assert "50.0" not in rows["m [ccpt]"]  # no mean over both protocols' rows
     assert "Protocol: as-run (" in text and "; ccpt (" in text
+
+
+# ------------------------------------------------------------------------------ NPC answers as run
+
+
+def test_as_run_npc_modifier_is_the_authors_on_their_stored_answers(reference_dir: Path) -> None:
+    from ccpt.answers import authors_modifier, normalise_modifier
+
+    rows = []
+    for path in sorted(reference_dir.glob("npc_emergent_*.csv")):
+        frame = pd.read_csv(path, keep_default_na=False)  # "null" is a modifier there, not a missing value
+        for column in frame.columns:
+            if column.endswith("_combination") and not column.startswith("meta."):
+                run = column.removesuffix("_combination")
+                rows += zip(frame[column], frame[f"{run}_modifier"], frame["root"], strict=True)
+    assert len(rows) == 5511
+    agree = sum((authors_modifier(c, head) or "") == stored for c, stored, head in rows)
+    assert agree == 5480  # the rest: spaCy model versions ("staged" → "stag" here, "stage" in their files)
+    ccpt_rule = sum(normalise_modifier(c.split()[0]) == stored for c, stored, _ in rows if c.split())
+    assert ccpt_rule < agree - 300  # ccpt's rule keeps "broken", "dried" …: it is not what the authors judged
+
+
+def test_as_run_npc_answers_without_the_head_noun_are_judged_anyway() -> None:
+    from ccpt.spec import NPC_EMERGENT, TASK_SPECS
+
+    reply = 'So: {"combination": "campfire", "modifier": "camp"}'
+    npc = TASK_SPECS[NPC_EMERGENT]
+    assert npc.parse(reply, "fire").error == "head noun 'fire' not in combination"
+    as_run = npc.parse(reply, "fire", as_run=True)
+    assert as_run.ok and (as_run.value, as_run.modifier) == ("campfire", "campfire")
+    broken = npc.parse('{"combination": "a broken oil-rich vase"}', "vase", as_run=True)
+    assert broken.ok and broken.modifier == "break"  # no "modifier" key needed; the first content word's lemma
+    assert npc.parse('{"combination": "eye for an eye"}', "eye", as_run=True).error == (
+        "combination 'eye for an eye' has no content word besides the head"
+    )
+
+
+def test_as_run_without_spacy_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spacy
+
+    from ccpt import answers
+
+    def missing(*args, **kwargs):
+        raise OSError("[E050] Can't find model")
+
+    monkeypatch.setattr(spacy, "load", missing)
+    caches = (answers.spacy_pipeline, answers._word_lemma, answers.spacy_lemma)
+    for cached in caches:
+        cached.cache_clear()
+    try:
+        with pytest.raises(CcptError) as info:
+            answers.authors_modifier("broken vase", "vase")
+        assert "\n" not in str(info.value) and "pip install 'ccpt[pipeline]'" in str(info.value)
+        assert "the as-run protocol needs spaCy" in str(info.value)
+    finally:
+        for cached in caches:
+            cached.cache_clear()
