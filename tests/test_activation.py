@@ -544,3 +544,50 @@ def test_authors_neighbour_cache_keeps_labels_as_stored(tmp_path) -> None:
     path.write_text('{"x": [1]}')
     with pytest.raises(DataError, match="is not a ConceptNet neighbourhood cache"):
         AuthorsNeighbourCache.load(path)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Fidelity to the stored runs (benchmarks/sa_fidelity.py on a subset)
+
+
+def _fidelity():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sa_fidelity.py"
+    spec = importlib.util.spec_from_file_location("sa_fidelity", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up while they are built)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.shared_data
+def test_as_run_replays_the_stored_table3_and_ablation_runs(reference_dir, ccpt_dir) -> None:
+    """The stored files' statistics, reproduced on their first 50 instances (docs/methods.md, "Fidelity").
+
+    With the filter, the scripted filter replays the stored sets: ccpt's stop test, set semantics and answer view
+    must give the stored figures exactly. Without it, the expansion is the real graph and a random sample: the
+    stored figures must lie within the spread of 8 seeded runs, widened by 4 points (one run of 50 instances has
+    a binomial SE of about 7 points on the share that changes)."""
+    fidelity = _fidelity()
+    tasks = ["pi_emergent", "npc_emergent"]
+    records = fidelity.compare(reference_dir, ccpt_dir, runs=8, limit=50, tasks=tasks, ccpt_runs=1)
+    assert len(records) == 10
+    for record in records:
+        stored, as_run, ccpt = record["stored"], record["as_run"], record["ccpt"]
+        assert stored.n == 50, record["run"]
+        if "nf-" not in record["run"]:
+            (replayed,) = as_run
+            assert (replayed.changed, replayed.sizes, replayed.with_seed) == (
+                stored.changed,
+                stored.sizes,
+                stored.with_seed,
+            ), record["run"]
+        else:
+            changed = [s.changed for s in as_run]
+            assert min(changed) - 0.04 <= stored.changed <= max(changed) + 0.04, (record["task"], changed, stored)
+            assert all(s.tv_distance(stored) < 0.2 and abs(s.mean - stored.mean) < 0.5 for s in as_run)
+        # ccpt's own algorithm never shows the answer a seed word (C_0 leaves every set)
+        assert all(s.with_seed == 0 for s in ccpt)
