@@ -32,6 +32,18 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
+@pytest.fixture
+def openai_loop(monkeypatch: pytest.MonkeyPatch):
+    """The loopback OpenAI server, with Inspect's OpenAI (and Ollama) provider pointed at it."""
+    from loopback_openai import serve
+
+    with serve() as loop:
+        for variable in ("OPENAI_BASE_URL", "OLLAMA_BASE_URL"):
+            monkeypatch.setenv(variable, loop.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        yield loop
+
+
 def _eval(task, tmp_path: Path, model: str, judge: str, limit: int = 1, **kwargs) -> EvalLog:
     # Bounded like `ccpt run`: a request that cannot succeed fails the test instead of retrying for an hour.
     kwargs.setdefault("max_retries", 1)
@@ -84,20 +96,14 @@ def test_as_run_refuses_a_method_the_authors_never_ran(
 # ------------------------------------------------------------------------- settings reaching the model
 
 
-def test_as_run_sends_no_system_message_and_no_top_p_to_openai(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from loopback_openai import serve
-
-    with serve() as (base_url, requests):
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", base_url)
-        log = _eval(
-            pi_canceled(method="cot", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
-            tmp_path,
-            model="openai/gpt-4o",
-            judge="openai/gpt-4o-judge",
-        )
+def test_as_run_sends_no_system_message_and_no_top_p_to_openai(ccpt_dir: Path, tmp_path: Path, openai_loop) -> None:
+    log = _eval(
+        pi_canceled(method="cot", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
+        tmp_path,
+        model="openai/gpt-4o",
+        judge="openai/gpt-4o-judge",
+    )
+    requests = openai_loop.requests
     solver = _solver_requests(requests, "gpt-4o")
     assert len(solver) == 2  # two seeds
     for body in solver:
@@ -114,22 +120,13 @@ def test_as_run_sends_no_system_message_and_no_top_p_to_openai(
     assert log.eval.task_args["protocol"] == "as-run"
 
 
-def test_type_prediction_as_run_sends_the_openai_settings(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_type_prediction_as_run_sends_the_openai_settings(ccpt_dir: Path, tmp_path: Path, openai_loop) -> None:
     """Task 3 honours the protocol (it used to drop it): OpenAI as run is user turn only, 0.7, no top_p, 1024."""
-    from loopback_openai import serve
-
-    with serve() as (base_url, requests):
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", base_url)
-        log = _eval(
-            type_prediction(data_dir=str(ccpt_dir), protocol="as-run"), tmp_path, "openai/gpt-4o", "openai/j", 2
-        )
-        as_run = list(requests)
-        requests.clear()
-        _eval(type_prediction(data_dir=str(ccpt_dir)), tmp_path / "ccpt", "openai/gpt-4o", "openai/j", 2)
-        printed = list(requests)
+    log = _eval(type_prediction(data_dir=str(ccpt_dir), protocol="as-run"), tmp_path, "openai/gpt-4o", "openai/j", 2)
+    as_run = list(openai_loop.requests)
+    openai_loop.requests.clear()
+    _eval(type_prediction(data_dir=str(ccpt_dir)), tmp_path / "ccpt", "openai/gpt-4o", "openai/j", 2)
+    printed = list(openai_loop.requests)
     assert len(as_run) == 2 and all([m["role"] for m in b["messages"]] == ["user"] for b in as_run)
     assert all(b["temperature"] == 0.7 and "top_p" not in b for b in as_run)
     assert all(b.get("max_tokens", b.get("max_completion_tokens")) == 1024 for b in as_run)
@@ -138,17 +135,12 @@ def test_type_prediction_as_run_sends_the_openai_settings(
 
 
 def test_as_run_o_series_and_ollama_get_no_token_cap_and_no_sampling_settings(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ccpt_dir: Path, tmp_path: Path, openai_loop
 ) -> None:
-    from loopback_openai import serve
-
-    with serve() as (base_url, requests):
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", base_url)
-        monkeypatch.setenv("OLLAMA_BASE_URL", base_url)
-        for model, args in (("openai/o1-mini", {"responses_api": False}), ("ollama/qwen2.5:72b", {})):
-            task = pi_emergent(data_dir=str(ccpt_dir), protocol="as-run", seeds=1)
-            _eval(task, tmp_path / model, model, "ccpt-scripted/j", model_args=args)  # the loopback speaks chat only
+    for model, args in (("openai/o1-mini", {"responses_api": False}), ("ollama/qwen2.5:72b", {})):
+        task = pi_emergent(data_dir=str(ccpt_dir), protocol="as-run", seeds=1)
+        _eval(task, tmp_path / model, model, "ccpt-scripted/j", model_args=args)  # the loopback speaks chat only
+    requests = openai_loop.requests
     solver = [b for b in requests if b["model"] in ("o1-mini", "qwen2.5:72b")]
     assert {b["model"] for b in solver} == {"o1-mini", "qwen2.5:72b"}
     for body in solver:  # a cap would count o1's reasoning tokens; Ollama ran with the server's defaults
