@@ -13,18 +13,18 @@ Choices the paper leaves open, and defects of the authors' code this module avoi
 test):
 
 * T = 5 means at most five expansions, C_1 … C_5 (the paper's Table 6 reports C_1 … C_5).
-* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which froze every instance after
-  one step).
+* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as
+  every concept is its own lemma, whether or not the set still changes).
 * C_0 is removed from every C_{t+1} (also inflected forms: "apples" when C_0 has "apple"), so C_T is never
   just the seed words. Because of that, Δ at the first step is 1 unless C_1 is empty.
 * Each source has its own memo entry (``("llm", c)`` / ``("graph", c)``): an LLM-only run never sees graph
   neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
-* The filter sees every candidate and both seeds. A cap on the candidate set is opt-in
-  (``SAConfig.max_candidates``) and is a seeded uniform sample.
+* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A
+  cap on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
 * An empty C_{t+1} does not stop the run (as printed, and so that one bad Filter answer does not end it): the
   next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
 * Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
-  treated as an empty list, and never raises; the run continues.
+  treated as an empty list, and never raises; the run continues (and does not count as converged if it stops).
 
 The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`spread_activation_as_run` instead: what produced the
 authors' stored Table-3 files (their ``C`` per step and ``C_T`` columns; docs/methods.md lists each choice and

@@ -64,7 +64,8 @@ def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
 
     Measured on the authors' stored Task-3 file: all 250 "others" combinations and properties come from its 750
     typed rows, 44 combinations and 51 properties repeat, and 3 pairs are annotated (2 are a typed row's own
-    pair). The typed items are ccpt's seeded sample; a pair already drawn is drawn again (sample ids are unique).
+    pair). The typed items are ccpt's seeded sample; a (combination row, property row) pair drawn twice is drawn
+    anew (sample ids must be unique).
     """
     typed = [item for item in items if item.gold != OTHERS]
     n = len(items) - len(typed)
