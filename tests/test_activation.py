@@ -422,9 +422,9 @@ class AuthorsFilter:
 
 
 def test_as_run_filter_sees_a_random_five_of_a_random_ten_whatever_concept_they_came_from() -> None:
-    """Regression: ccpt's earlier as-run kept the candidates' original order after sampling, so the filter saw
-    0.22 of the head's activations on average and 3.88 of the modifier's. In the authors' scheme every candidate
-    has the same chance: with 20 neighbours each, the head's and the modifier's shares are equal in expectation."""
+    """Regression: ccpt's earlier as-run kept the candidates' original order after sampling, so the filter rarely
+    saw the head's activations. In the authors' scheme every candidate has the same chance: with 20 neighbours
+    each, the head's and the modifier's shares are equal in expectation."""
     graph = TinyGraph({"peeled": [f"p{i}" for i in range(20)], "apple": [f"a{i}" for i in range(20)]})
     shown: Counter[str] = Counter()
     for seed in range(300):
