@@ -25,6 +25,7 @@ from ccpt.activation import (
     parse_concept_list,
     property_induction_seeds,
     spread_activation,
+    spread_activation_as_run,
 )
 from ccpt.graph import ConceptGraph, UnsupportedQuery
 from ccpt.prompts import format_concepts
@@ -243,7 +244,15 @@ def test_unparsable_filter_output_is_counted_treated_as_empty_and_never_raises()
     model = FakeModel(keep=lambda c: "I think skin and peel are relevant.")
     trajectory = run(PEELED_APPLE, SAConfig(False, True), generate=model, graph=chain_graph())
     assert trajectory.steps[0].filter_failed and trajectory.filter_failures == len(trajectory.steps) == 2
-    assert trajectory.final == () and trajectory.stop_reason == "converged"
+    # The set stopped changing because nothing could be read: that is not convergence (issue 22).
+    assert trajectory.final == () and trajectory.stop_reason == "failed" and trajectory.failed_steps == 2
+    assert trajectory.to_dict()["failed_steps"] == 2
+
+
+def test_every_activation_unparsable_stops_as_failed_not_converged() -> None:
+    model = FakeModel({"peeled": "no list", "apple": "none either"})
+    trajectory = run(PEELED_APPLE, SAConfig(use_llm=True, use_graph=False, use_filter=False), generate=model)
+    assert trajectory.activation_failures == 4 and trajectory.stop_reason == "failed"
 
 
 def test_empty_graph_converges_without_calling_the_filter() -> None:
@@ -369,3 +378,216 @@ def test_trajectory_record_is_json_and_complete() -> None:
 def test_format_concepts_matches_the_paper_prompts() -> None:
     # Table 12 renders the set as: ['bland', 'bitter', 'inedible', ...]
     assert format_concepts(("bland", "bitter")) == "['bland', 'bitter']"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The authors' algorithm (as-run): what produced the stored Table-3 files
+
+
+def own_lemma(concept: str) -> str:
+    """A stand-in lemmatiser for the stop test: plurals in -s and capitals are not their own lemma."""
+    return concept.lower().removesuffix("s")
+
+
+def as_run(**fields) -> SAConfig:
+    """An as-run configuration with the authors' prompts (graph only unless said otherwise)."""
+    return SAConfig(**{"use_llm": False, "use_graph": True, "as_run": True, "prompt_variant": "asrun", **fields})
+
+
+AS_RUN = as_run()
+ANSWERS = re.compile(r"^Nodes: (\[.*\])$", re.M)
+
+
+def run_as_run(seeds: Seeds, config: SAConfig, *, generate=None, graph=None, lemma=own_lemma) -> Trajectory:
+    return asyncio.run(
+        spread_activation_as_run(
+            seeds, generate=generate, graph=graph, activator=Activator(), config=config, lemma=lemma
+        )
+    )
+
+
+class AuthorsFilter:
+    """Scripted as-run filter: records what it was shown and answers with ``answer(view)`` as written."""
+
+    def __init__(self, answer: Callable[[list[str]], str]) -> None:
+        self.answer = answer
+        self.views: list[list[str]] = []
+        self.prompts: list[str] = []
+
+    async def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        view = json.loads(ANSWERS.findall(prompt)[-1])  # the last "Nodes:" line (the first ones are examples)
+        self.views.append(view)
+        return self.answer(view)
+
+
+def test_as_run_filter_sees_a_random_five_of_a_random_ten_whatever_concept_they_came_from() -> None:
+    """Regression: ccpt's earlier as-run kept the candidates' original order after sampling, so the filter rarely
+    saw the head's activations. In the authors' scheme every candidate has the same chance: with 20 neighbours
+    each, the head's and the modifier's shares are equal in expectation."""
+    graph = TinyGraph({"peeled": [f"p{i}" for i in range(20)], "apple": [f"a{i}" for i in range(20)]})
+    shown: Counter[str] = Counter()
+    for seed in range(300):
+        model = AuthorsFilter(lambda view: "[]")
+        config = as_run(max_iterations=1, seed=seed)
+        trajectory = run_as_run(PEELED_APPLE, config, generate=model, graph=graph)
+        (view,) = model.views
+        assert len(view) == trajectory.steps[0].n_shown == 5 and trajectory.steps[0].n_candidates == 10
+        shown.update(c[0] for c in view)
+    # 300 calls × 5 shown: about 2.4 of each per call (40 of 42 candidates are activations); 3 SE ≈ 0.13.
+    assert abs(shown["a"] / 300 - shown["p"] / 300) < 0.3 and min(shown["a"], shown["p"]) / 300 > 2.0
+
+
+def test_as_run_filter_is_shown_o_in_the_authors_order() -> None:
+    graph = TinyGraph({"apple": ["fruit"], "wilted": ["dry"]})
+    pi, npc = AuthorsFilter(lambda v: "[]"), AuthorsFilter(lambda v: "[]")
+    run_as_run(PEELED_APPLE, replace_t(AS_RUN, 1), generate=pi, graph=graph)
+    run_as_run(noun_phrase_completion_seeds("lettuce", "wilted"), replace_t(AS_RUN, 1), generate=npc, graph=graph)
+    assert 'Concepts: "apple", "peeled"' in pi.prompts[0]  # PI: head, modifier
+    assert 'Concepts: "wilted", "lettuce"' in npc.prompts[0]  # NPC: property, head
+    assert PEELED_APPLE.as_run_c0 == ("apple", "peeled")  # C_0 head first, as the stored C[0]
+
+
+def replace_t(config: SAConfig, t: int) -> SAConfig:
+    from dataclasses import replace
+
+    return replace(config, max_iterations=t)
+
+
+def test_as_run_filter_reply_is_the_next_set_as_written() -> None:
+    """The first bracketed list, Python-style quotes: seed words and nodes it was not shown included."""
+    reply = "Stem and red relate to both. ['apple', 'stem', \"farmer's market\", 'stem'] and later ['ignored']"
+    model = AuthorsFilter(lambda view: reply)
+    graph = TinyGraph({"peeled": ["stem"], "apple": ["red"]})
+    trajectory = run_as_run(PEELED_APPLE, replace_t(AS_RUN, 1), generate=model, graph=graph)
+    step = trajectory.steps[0]
+    assert step.concepts == ("apple", "stem", "farmer's market") and not step.filter_failed
+    assert step.filter_invented == sum(c not in model.views[0] for c in step.concepts)
+    assert trajectory.final == step.concepts  # the Table-3 answer sees the set, seed word included
+
+
+@pytest.mark.parametrize("reply", ["I keep stem and red.", "[stem, red]", "['stem', 'red'", "{'concepts': 'stem'}"])
+def test_as_run_unreadable_filter_reply_is_a_failed_step(reply: str) -> None:
+    model = AuthorsFilter(lambda view: reply)
+    trajectory = run_as_run(PEELED_APPLE, AS_RUN, generate=model, graph=TinyGraph({"peeled": ["stem"]}))
+    assert trajectory.steps[0].filter_failed and trajectory.steps[0].concepts == ()
+    assert trajectory.stop_reason == "failed"  # the empty set "converges", but only because nothing was read
+
+
+def test_as_run_stop_test_compares_the_set_with_its_own_lemmas() -> None:
+    answers = iter(["['stems', 'red']", "['Stem', 'red']", "['stem', 'red']", "['never asked']"])
+    model = AuthorsFilter(lambda view: next(answers))
+    graph = TinyGraph({"peeled": ["stem"], "apple": ["red"], "stems": ["x"], "red": ["y"], "Stem": ["z"]})
+    trajectory = run_as_run(PEELED_APPLE, AS_RUN, generate=model, graph=graph)
+    # "stems" and "Stem" are not their own lemma: Δ > 0, the run goes on; {stem, red} is: Δ = 0, it stops there.
+    assert [s.concepts for s in trajectory.steps] == [("stems", "red"), ("Stem", "red"), ("stem", "red")]
+    assert [round(s.delta, 3) for s in trajectory.steps] == [0.667, 0.667, 0.0]
+    assert trajectory.stop_reason == "converged" and len(model.views) == 3
+
+
+def test_as_run_answer_views_of_the_sets() -> None:
+    answers = iter(["['apple', 'stems']", "[]"])  # "stems" is not its own lemma: the run goes on
+    model = AuthorsFilter(lambda view: next(answers))
+    graph = TinyGraph({"peeled": ["stem"], "apple": ["red"], "stems": ["x"]})
+    trajectory = run_as_run(PEELED_APPLE, AS_RUN, generate=model, graph=graph)
+    assert [s.concepts for s in trajectory.steps] == [("apple", "stems"), ()]
+    assert trajectory.stop_reason == "converged"  # an empty set is its own lemma set, and nothing failed
+    # Table 3: the final set as it is — emptied here, and the stored files show such empty C_T.
+    assert trajectory.final == ()
+    # Table 6: C_t − C_0, an empty set replaced by the last non-empty one.
+    assert [trajectory.at(t) for t in (0, 1, 2, 5)] == [(), ("stems",), ("stems",), ("stems",)]
+    # Table 7 (no filter): the final sample of at most 10, minus the seed words.
+    nofilter = as_run(use_filter=False, max_iterations=1)
+    sampled = run_as_run(PEELED_APPLE, nofilter, graph=TinyGraph({"peeled": ["stem"], "apple": ["red"]}))
+    assert set(sampled.steps[0].concepts) == {"peeled", "apple", "stem", "red"}
+    assert set(sampled.final) == {"stem", "red"}
+
+
+def test_as_run_takes_every_neighbour_and_keeps_duplicates() -> None:
+    graph = TinyGraph({"peeled": [f"n{i}" for i in range(60)], "apple": ["n0", "n1"]})
+    config = as_run(use_filter=False, max_iterations=1)
+    step = run_as_run(PEELED_APPLE, config, graph=graph).steps[0]
+    # 2 seeds + 50 neighbours of "peeled" (the cache's maximum) + 2 of "apple", duplicates counted: 54.
+    assert step.n_candidates + step.n_capped == 54 and step.n_candidates == 10
+    assert graph.queries == {"peeled": 1, "apple": 1}
+
+
+def test_as_run_sources_are_unioned_per_concept() -> None:
+    replies = {"peeled": "Related: ['skin']", "apple": '["core"]'}
+
+    async def model(prompt: str) -> str:  # the authors' activation prompt ends "Concept: <c>" then the answer cue
+        return replies[re.findall(r"^Concept: (.*)$", prompt, re.M)[-1]]
+
+    graph = TinyGraph({"peeled": ["knife"], "apple": ["red"]})
+    config = as_run(use_llm=True, use_filter=False, max_iterations=1)
+    step = run_as_run(PEELED_APPLE, config, generate=model, graph=graph).steps[0]
+    assert set(step.concepts) == {"peeled", "apple", "skin", "core", "knife", "red"}
+
+
+def test_as_run_is_reproducible_per_seed() -> None:
+    graph = TinyGraph({"peeled": [f"p{i}" for i in range(30)], "apple": [f"a{i}" for i in range(30)]})
+    config = as_run(use_filter=False)
+    first, again = (run_as_run(PEELED_APPLE, config, graph=graph) for _ in range(2))
+    other = run_as_run(PEELED_APPLE, as_run(use_filter=False, seed=1), graph=graph)
+    assert first.steps == again.steps and first.steps != other.steps
+
+
+def test_authors_neighbour_cache_keeps_labels_as_stored(tmp_path) -> None:
+    from ccpt.activation import AuthorsNeighbourCache
+    from ccpt.errors import DataError
+
+    path = tmp_path / "adjacent.json"
+    path.write_text(json.dumps({"wilted": ["en 1", "unwilted", "wilted"], "Africa": ["continent"]}))
+    cache = AuthorsNeighbourCache.load(path)
+    assert cache.neighbours("wilted") == ("en 1", "unwilted", "wilted")  # junk and the concept itself kept
+    assert cache.neighbours("africa") == () and cache.neighbours("Africa") == ("continent",)  # exact key
+    path.write_text('{"x": [1]}')
+    with pytest.raises(DataError, match="is not a ConceptNet neighbourhood cache"):
+        AuthorsNeighbourCache.load(path)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Fidelity to the stored runs (benchmarks/sa_fidelity.py on a subset)
+
+
+def _fidelity():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sa_fidelity.py"
+    spec = importlib.util.spec_from_file_location("sa_fidelity", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up while they are built)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.shared_data
+def test_as_run_replays_the_stored_table3_and_ablation_runs(reference_dir, ccpt_dir) -> None:
+    """The stored files' statistics, reproduced on their first 50 instances (docs/methods.md, "Fidelity").
+
+    With the filter, the scripted filter replays the stored sets: ccpt's stop test, set semantics and answer view
+    must give the stored figures exactly. Without it, the expansion is the real graph and a random sample: the
+    stored figures must lie within the spread of 8 seeded runs, widened by 4 points (one run of 50 instances has
+    a binomial SE of about 7 points on the share that changes)."""
+    fidelity = _fidelity()
+    tasks = ["pi_emergent", "npc_emergent"]
+    records = fidelity.compare(reference_dir, ccpt_dir, runs=8, limit=50, tasks=tasks, ccpt_runs=1)
+    assert len(records) == 10
+    for record in records:
+        stored, as_run, ccpt = record["stored"], record["as_run"], record["ccpt"]
+        assert stored.n == 50, record["run"]
+        if "nf-" not in record["run"]:
+            (replayed,) = as_run
+            assert (replayed.changed, replayed.sizes, replayed.with_seed) == (
+                stored.changed,
+                stored.sizes,
+                stored.with_seed,
+            ), record["run"]
+        else:
+            changed = [s.changed for s in as_run]
+            assert min(changed) - 0.04 <= stored.changed <= max(changed) + 0.04, (record["task"], changed, stored)
+            assert all(s.tv_distance(stored) < 0.2 and abs(s.mean - stored.mean) < 0.5 for s in as_run)
+        # ccpt's own algorithm never shows the answer a seed word (C_0 leaves every set)
+        assert all(s.with_seed == 0 for s in ccpt)

@@ -7,6 +7,9 @@ loopback server in ``loopback_openai.py``, which records every request body as s
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +19,7 @@ from inspect_ai.log import EvalLog
 
 from ccpt.cli import main
 from ccpt.errors import CcptError
-from ccpt.eval.tasks import pi_canceled, pi_emergent
+from ccpt.eval.tasks import pi_canceled, pi_emergent, type_prediction
 from ccpt.protocol import AS_RUN, CCPT, FILLED, fill_failed_samples, get_protocol
 
 pytestmark = pytest.mark.shared_data
@@ -27,6 +30,18 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "inspect-cache"
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(cache))
     return cache
+
+
+@pytest.fixture
+def openai_loop(monkeypatch: pytest.MonkeyPatch):
+    """The loopback OpenAI server, with Inspect's OpenAI (and Ollama) provider pointed at it."""
+    from loopback_openai import serve
+
+    with serve() as loop:
+        for variable in ("OPENAI_BASE_URL", "OLLAMA_BASE_URL"):
+            monkeypatch.setenv(variable, loop.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        yield loop
 
 
 def _eval(task, tmp_path: Path, model: str, judge: str, limit: int = 1, **kwargs) -> EvalLog:
@@ -81,20 +96,14 @@ def test_as_run_refuses_a_method_the_authors_never_ran(
 # ------------------------------------------------------------------------- settings reaching the model
 
 
-def test_as_run_sends_no_system_message_and_no_top_p_to_openai(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from loopback_openai import serve
-
-    with serve() as (base_url, requests):
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", base_url)
-        log = _eval(
-            pi_canceled(method="cot", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
-            tmp_path,
-            model="openai/gpt-4o",
-            judge="openai/gpt-4o-judge",
-        )
+def test_as_run_sends_no_system_message_and_no_top_p_to_openai(ccpt_dir: Path, tmp_path: Path, openai_loop) -> None:
+    log = _eval(
+        pi_canceled(method="cot", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
+        tmp_path,
+        model="openai/gpt-4o",
+        judge="openai/gpt-4o-judge",
+    )
+    requests = openai_loop.requests
     solver = _solver_requests(requests, "gpt-4o")
     assert len(solver) == 2  # two seeds
     for body in solver:
@@ -109,6 +118,128 @@ def test_as_run_sends_no_system_message_and_no_top_p_to_openai(
     judge = _solver_requests(requests, "gpt-4o-judge")
     assert judge and all("\n---\n" in b["messages"][-1]["content"] for b in judge)
     assert log.eval.task_args["protocol"] == "as-run"
+
+
+def test_type_prediction_as_run_sends_the_openai_settings(ccpt_dir: Path, tmp_path: Path, openai_loop) -> None:
+    """Task 3 honours the protocol (it used to drop it): OpenAI as run is user turn only, 0.7, no top_p, 1024."""
+    log = _eval(type_prediction(data_dir=str(ccpt_dir), protocol="as-run"), tmp_path, "openai/gpt-4o", "openai/j", 2)
+    as_run = list(openai_loop.requests)
+    openai_loop.requests.clear()
+    _eval(type_prediction(data_dir=str(ccpt_dir)), tmp_path / "ccpt", "openai/gpt-4o", "openai/j", 2)
+    printed = list(openai_loop.requests)
+    assert len(as_run) == 2 and all([m["role"] for m in b["messages"]] == ["user"] for b in as_run)
+    assert all(b["temperature"] == 0.7 and "top_p" not in b for b in as_run)
+    assert all(b.get("max_tokens", b.get("max_completion_tokens")) == 1024 for b in as_run)
+    assert all([m["role"] for m in b["messages"]] == ["system", "user"] and b["top_p"] == 0.95 for b in printed)
+    assert log.eval.task_args["protocol"] == "as-run" and log.eval.metadata["protocol"] == "as-run"
+
+
+def test_as_run_o_series_and_ollama_get_no_token_cap_and_no_sampling_settings(
+    ccpt_dir: Path, tmp_path: Path, openai_loop
+) -> None:
+    for model, args in (("openai/o1-mini", {"responses_api": False}), ("ollama/qwen2.5:72b", {})):
+        task = pi_emergent(data_dir=str(ccpt_dir), protocol="as-run", seeds=1)
+        _eval(task, tmp_path / model, model, "ccpt-scripted/j", model_args=args)  # the loopback speaks chat only
+    requests = openai_loop.requests
+    solver = [b for b in requests if b["model"] in ("o1-mini", "qwen2.5:72b")]
+    assert {b["model"] for b in solver} == {"o1-mini", "qwen2.5:72b"}
+    for body in solver:  # a cap would count o1's reasoning tokens; Ollama ran with the server's defaults
+        assert not {"max_tokens", "max_completion_tokens", "temperature", "top_p"} & set(body), body
+        assert [m["role"] for m in body["messages"]] == ["user"]
+
+
+def test_as_run_anthropic_seeds_are_three_requests_with_a_sequence_number(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through Inspect's real Anthropic provider, against a loopback Messages API that records each request."""
+    with _anthropic_loopback() as (base_url, requests):
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
+        _eval(
+            pi_emergent(data_dir=str(ccpt_dir), protocol="as-run", seeds=3),
+            tmp_path,
+            "anthropic/claude-3-5-sonnet-20240620",
+            "ccpt-scripted/judge",
+        )
+    assert len(requests) == 3
+    texts = sorted(_text(b["messages"][-1]["content"]) for b in requests)
+    assert [t[-len(" Sequence: 0") :] for t in texts] == [" Sequence: 0", " Sequence: 1", " Sequence: 2"]
+    assert len({t.removesuffix(t[-len(" Sequence: 0") :]) for t in texts}) == 1  # the same prompt otherwise
+    assert all(b.get("system") and b["max_tokens"] == 2048 and "top_p" not in b for b in requests)
+    # 1.0, the authors' backend default, is also the API's; this Inspect no longer sends a temperature to Anthropic.
+    assert all(b.get("temperature", 1.0) == 1.0 for b in requests)
+
+
+def _text(content: str | list[dict]) -> str:
+    return content if isinstance(content, str) else " ".join(part.get("text", "") for part in content)
+
+
+@contextmanager
+def _anthropic_loopback() -> Iterator[tuple[str, list[dict]]]:
+    """A minimal Anthropic Messages endpoint on 127.0.0.1 (port 0) answering with the scripted model."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from ccpt.eval.scripted import scripted_reply
+
+    requests: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            requests.append(body)
+            prompt = _text(body["messages"][-1]["content"])
+            reply = {
+                "id": f"msg_{len(requests)}", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": scripted_reply(prompt, None)}],
+                "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+            }  # fmt: skip
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", requests
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_ccpt_run_as_run_type_prediction_logs_as_run_messages_and_settings(ccpt_dir: Path, tmp_path: Path) -> None:
+    """`ccpt run --protocol as-run --task type_prediction`, then the log read back: the as-run settings of the
+    provider family (a local model here: system prompt, 0.71, no top_p, 2048) and the authors' "others" pairs."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    def run(protocol: str) -> EvalLog:
+        logs = tmp_path / protocol
+        args = ["run", "--model", "ccpt-scripted/tp", "--judge", "ccpt-scripted/j", "--task", "type_prediction",
+                "--limit", "12", "--seeds", "1", "--protocol", protocol, "--data-dir", str(ccpt_dir),
+                "--log-dir", str(logs)]  # fmt: skip
+        assert main(args) == 0
+        (path,) = list_eval_logs(str(logs))
+        return read_eval_log(path)
+
+    as_run, printed = run("as-run"), run("ccpt")
+    assert as_run.eval.task_args["protocol"] == "as-run" and printed.eval.task_args["protocol"] == "ccpt"
+    for log, settings in ((as_run, (0.71, None, 2048)), (printed, (0.7, 0.95, 2048))):
+        calls = [e for s in log.samples for e in s.events if e.event == "model" and e.role != "grader"]
+        assert len(calls) == 12
+        assert {(e.config.temperature, e.config.top_p, e.config.max_tokens) for e in calls} == {settings}
+        assert all([m.role for m in e.input] == ["system", "user"] for e in calls)
+    others = [s for s in as_run.samples if s.target == "others"]
+    typed = {str(s.id).split(":", 1)[1] for s in as_run.samples if s.target != "others"}
+    assert others and len(typed) + len(others) == 12
+    full = {str(s.id) for s in type_prediction(data_dir=str(ccpt_dir), protocol="as-run").dataset}
+    assert {str(s.id) for s in as_run.samples} <= full  # the logged items are the as-run evaluation set
 
 
 def test_ccpt_protocol_defaults_and_cli_max_tokens_reach_the_request(
@@ -189,6 +320,13 @@ def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(ccpt_d
 
 
 def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
+    """The authors' algorithm through Inspect: sample of 10, filter view of 5 with O head-first, the own-lemma stop,
+    the provider's sampling for the expansion (local family: 0.71), one expansion shared by both seeds."""
+    from inspect_ai.log import resolve_sample_attachments
+
+    from ccpt.activation import as_run_delta
+    from ccpt.answers import spacy_lemma
+
     log = _eval(
         pi_emergent(method="sa_llm", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),
         tmp_path,
@@ -196,35 +334,67 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
         judge="ccpt-scripted/judge",
         limit=3,
     )
-    from inspect_ai.log import resolve_sample_attachments
-
-    capped = 0
+    finals: dict[str, set] = {}
+    calls: Counter[str] = Counter()
     for sample in map(resolve_sample_attachments, log.samples):
         trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
         steps = trajectory["steps"]
-        # The authors' convergence check compared a set with itself: every instance stops after one step.
-        assert len(steps) == 1 and trajectory["stop_reason"] == "converged" and steps[0]["delta"] == 0.0
-        assert steps[0]["n_candidates"] <= 10
-        capped += steps[0]["n_capped"] > 0
-        assert 0 < steps[0]["n_shown"] <= 5
-        # C_0 stayed in the set during the expansion; the answer sees C_T − C_0.
-        assert not set(trajectory["seeds"]) & set(trajectory["final"])
-        filter_prompts = [
-            e.input[-1].text
+        meta = sample.metadata
+        assert trajectory["seeds"] == [meta["head"], meta["modifier"]] == trajectory["objective"]
+        assert 1 <= len(steps) <= 5 and all(s["n_candidates"] <= 10 and s["n_shown"] <= 5 for s in steps)
+        for step in steps:  # the stop test: every concept its own spaCy lemma (Δ = 0), as the stored files show
+            assert step["delta"] == pytest.approx(as_run_delta(step["concepts"], spacy_lemma))
+        assert trajectory["stop_reason"] == ("converged" if steps[-1]["delta"] < 0.1 else "max_iterations")
+        assert trajectory["final"] == steps[-1]["concepts"]  # the Table-3 answer: the set, seed words and all
+        finals.setdefault(str(sample.id), set()).add(tuple(trajectory["final"]))
+        expansion = [
+            e
             for e in sample.events
-            if e.event == "model" and e.role != "grader" and "related to both concepts" in e.input[-1].text
+            if e.event == "model" and e.role != "grader" and "- Answer:" not in e.input[-1].text
         ]
-        assert filter_prompts
-        for prompt in filter_prompts:
-            shown = json.loads(prompt.rsplit("Nodes: ", 1)[1].splitlines()[0])
-            assert len(shown) <= 5
-    assert capped  # the 10-candidate sample did cut some instance's candidates
-    # Both seeds answer from one trajectory (per instance).
-    finals: dict[str, set] = {}
+        filters = [e for e in expansion if "related to both concepts" in e.input[-1].text]
+        assert all(f'Concepts: "{meta["head"]}", "{meta["modifier"]}"' in e.input[-1].text for e in filters)
+        assert all(e.config.temperature == 0.71 and e.config.max_tokens == 2048 for e in expansion)
+        calls[str(sample.id)] += len(filters)
+    assert all(len(v) == 1 for v in finals.values())  # both seeds answer from one trajectory...
+    assert len(calls) == 3 and all(calls.values())  # ...expanded once: by whichever seed came first
+
+
+def test_failed_sa_steps_are_counted_and_never_reported_as_converged(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Issue 22: with every activation reply unparsable the log said "converged" and the report 0 failures."""
+    from ccpt.report import build_report, render_markdown
+    from ccpt.results import from_inspect_logs
+
+    log = _eval(
+        pi_emergent(method="sa_llm", seeds=2, data_dir=str(ccpt_dir)),
+        tmp_path,
+        model="ccpt-scripted/broken",
+        judge="ccpt-scripted/judge",
+        limit=2,
+        model_args={"fail_every": 1},  # every reply: "I am not sure."
+    )
     for sample in log.samples:
         trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
-        finals.setdefault(str(sample.id), set()).add(tuple(trajectory["final"]))
-    assert all(len(v) == 1 for v in finals.values())
+        assert trajectory["stop_reason"] == "failed" and trajectory["activation_failures"] == 4
+        assert trajectory["failed_steps"] == len(trajectory["steps"]) == 2
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert frame["sa_failed_steps"].tolist() == [2] * 4
+    text = render_markdown(build_report(frame, examples_per_group=0))
+    failures = text.split("### Failures", 1)[1]
+    assert (
+        "| SA failed |" in failures
+        and "| pi_emergent | ccpt-scripted/broken | S.A.w/ LLM | 4 | 4 | 0 | 4 | 0 | 4 |" in failures
+    )
+    assert "SA failed: samples whose Spreading Activation had a step with an unreadable" in text
+
+
+def test_a_tidy_table_written_before_sa_failed_steps_existed_still_loads(tmp_path: Path) -> None:
+    from ccpt.results import from_tidy
+
+    old = _frame([0.5, 0.5, 0.5], "as-run").drop(columns=["sa_failed_steps", "protocol"])
+    old.to_csv(tmp_path / "old.csv", index=False)
+    back = from_tidy(tmp_path / "old.csv")
+    assert back["sa_failed_steps"].isna().all() and set(back["protocol"]) == {"ccpt"} and len(back) == 3
 
 
 def test_scorer_falls_back_to_the_output_of_another_solver(ccpt_dir: Path, tmp_path: Path) -> None:
@@ -305,44 +475,6 @@ def test_inspect_logs_of_any_model_name_are_read(ccpt_dir: Path, tmp_path: Path)
     assert f"| {model} | Base |" in render_markdown(build_report(frame, examples_per_group=0))
 
 
-def test_sa_as_run_empty_set_falls_back_and_the_answer_sees_c_t_minus_c_0() -> None:
-    """Pure Algorithm-1 run with a graph and a filter that keeps nothing at step 2 (as-run settings)."""
-    import asyncio
-
-    from ccpt.activation import Activator, SAConfig, property_induction_seeds, spread_activation
-
-    class Graph:
-        name = "g"
-        capabilities = frozenset({"neighbours"})
-
-        def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
-            return {"peeled": ("skin", "knife"), "apple": ("fruit", "red", "peeled")}.get(concept, ("other",))[:k]
-
-    calls: list[str] = []
-
-    async def generate(prompt: str) -> str:
-        calls.append(prompt)
-        shown = json.loads(prompt.rsplit("Nodes: ", 1)[1].splitlines()[0])
-        return "Reasoning. " + json.dumps(shown if len(calls) == 1 else [])
-
-    sa = AS_RUN.sa
-    config = SAConfig(
-        use_llm=False, use_graph=True, max_candidates=sa.sample_candidates, filter_shown=sa.filter_shown,
-        remove_seeds_each_step=sa.remove_seeds_each_step, keep_invented=sa.keep_invented,
-        frozen_convergence=False, empty_fallback=sa.empty_fallback, prompt_variant=sa.prompt_variant,
-    )  # fmt: skip
-    seeds = property_induction_seeds("peeled", "apple")
-    trajectory = asyncio.run(
-        spread_activation(seeds, generate=generate, graph=Graph(), activator=Activator(), config=config)
-    )
-    first = trajectory.steps[0].concepts
-    assert trajectory.steps[0].n_shown == len(first) == 5 and trajectory.steps[1].concepts == ()
-    # C_2 is empty: the answer sees C_1 − C_0 (the seeds stayed in C_1 while it spread).
-    assert set(first) & {"peeled", "apple"}
-    assert trajectory.at(2) == tuple(c for c in first if c not in ("peeled", "apple"))
-    assert "Objective" not in calls[0] and '"peeled", "apple"' in calls[0]  # the authors' filter: both seeds
-
-
 def test_ccpt_run_judge_as_an_inspect_model_role_spec(
     ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -380,3 +512,60 @@ def test_a_report_never_averages_two_protocols_together() -> None:
     assert "| 50.0 ± 0.0 |" in rows["m [as-run]"] and "| 0.0 ± 0.0 |" in rows["m [ccpt]"]
     assert "50.0" not in rows["m [ccpt]"]  # no mean over both protocols' rows
     assert "Protocol: as-run (" in text and "; ccpt (" in text
+
+
+# ------------------------------------------------------------------------------ NPC answers as run
+
+
+def test_as_run_npc_modifier_is_the_authors_on_their_stored_answers(reference_dir: Path) -> None:
+    from ccpt.answers import authors_modifier, normalise_modifier
+
+    rows = []
+    for path in sorted(reference_dir.glob("npc_emergent_*.csv")):
+        frame = pd.read_csv(path, keep_default_na=False)  # "null" is a modifier there, not a missing value
+        for column in frame.columns:
+            if column.endswith("_combination") and not column.startswith("meta."):
+                run = column.removesuffix("_combination")
+                rows += zip(frame[column], frame[f"{run}_modifier"], frame["root"], strict=True)
+    assert len(rows) == 5511
+    agree = sum((authors_modifier(c, head) or "") == stored for c, stored, head in rows)
+    assert agree == 5480  # the rest: spaCy model versions ("staged" → "stag" here, "stage" in their files)
+    ccpt_rule = sum(normalise_modifier(c.split()[0]) == stored for c, stored, _ in rows if c.split())
+    assert ccpt_rule < agree - 300  # ccpt's rule keeps "broken", "dried" …: it is not what the authors judged
+
+
+def test_as_run_npc_answers_without_the_head_noun_are_judged_anyway() -> None:
+    from ccpt.spec import NPC_EMERGENT, TASK_SPECS
+
+    reply = 'So: {"combination": "campfire", "modifier": "camp"}'
+    npc = TASK_SPECS[NPC_EMERGENT]
+    assert npc.parse(reply, "fire").error == "head noun 'fire' not in combination"
+    as_run = npc.parse(reply, "fire", as_run=True)
+    assert as_run.ok and (as_run.value, as_run.modifier) == ("campfire", "campfire")
+    broken = npc.parse('{"combination": "a broken oil-rich vase"}', "vase", as_run=True)
+    assert broken.ok and broken.modifier == "break"  # no "modifier" key needed; the first content word's lemma
+    assert npc.parse('{"combination": "eye for an eye"}', "eye", as_run=True).error == (
+        "combination 'eye for an eye' has no content word besides the head"
+    )
+
+
+def test_as_run_without_spacy_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spacy
+
+    from ccpt import answers
+
+    def missing(*args, **kwargs):
+        raise OSError("[E050] Can't find model")
+
+    monkeypatch.setattr(spacy, "load", missing)
+    caches = (answers.spacy_pipeline, answers._word_lemma, answers.spacy_lemma)
+    for cached in caches:
+        cached.cache_clear()
+    try:
+        with pytest.raises(CcptError) as info:
+            answers.authors_modifier("broken vase", "vase")
+        assert "\n" not in str(info.value) and "pip install 'ccpt[pipeline]'" in str(info.value)
+        assert "the as-run protocol needs spaCy" in str(info.value)
+    finally:
+        for cached in caches:
+            cached.cache_clear()

@@ -46,7 +46,8 @@ def markdown(reference_dir: Path, ccpt_dir: Path) -> str:
 
 def _row(markdown: str, label: str, model: str = "gpt-4o") -> list[str]:
     for line in markdown.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        # (rank marks stripped: with the SA rows in the block, Base is second-best in some columns)
+        cells = [c.strip().replace("**", "").replace("<u>", "").replace("</u>", "") for c in line.strip("|").split("|")]
         if len(cells) > 2 and cells[1] == label and cells[0] in (model, ""):
             return cells[2:]
     raise AssertionError(f"row {label!r} not found")

@@ -203,6 +203,107 @@ def test_task_signatures_agree_with_the_options():
     assert all(f"{name}:" in inspect.getdoc(type_prediction) for name in tp)
 
 
+def _closure(function) -> dict:
+    """The variables a solver closure holds (what its factory handed it)."""
+    return dict(zip(function.__code__.co_freevars, (c.cell_contents for c in function.__closure__ or ()), strict=True))
+
+
+def _non_defaults(function, **values):
+    """``values``, checked to cover every parameter of ``function`` with a value other than its default."""
+    parameters = inspect.signature(function).parameters
+    assert set(values) == set(parameters), set(parameters) ^ set(values)
+    assert all(values[name] != p.default for name, p in parameters.items()), "every value must differ from the default"
+    return values
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("task_name", [PI_EMERGENT, PI_CANCELED, NPC_EMERGENT])
+@pytest.mark.parametrize("method", ["sa_both", "multi_oracle"])
+def test_every_task_parameter_reaches_where_it_acts(task_name, method, ccpt_dir, tmp_path):
+    """Build each generative task with *every* parameter off its default and follow each value to the task's
+    options, dataset, epochs, metadata, generate config, solver and scorer (replaces a signature-only check)."""
+    import shutil
+
+    from inspect_ai._util.registry import registry_params
+
+    from ccpt.dataset import instances, load_dataset
+    from ccpt.eval import tasks
+    from ccpt.eval.solvers import task_config
+    from ccpt.protocol import get_protocol
+
+    graph = tmp_path / "my-graph.json"
+    shutil.copy(ccpt_dir / "conceptnet_adjacent.json", graph)
+    function = getattr(tasks, task_name)
+    values = _non_defaults(
+        function, method=method, seeds=2, oracle_n=7, split="train", system_prompt=False, data_dir=str(ccpt_dir),
+        exclude_toxic=True, judge_mode="expected", judge_retries=4, seed=11, sa_max_iterations=3, sa_epsilon=0.25,
+        sa_answer_every_step=True, sa_max_candidates=40, conceptnet=str(graph), protocol="as-run",
+    )  # fmt: skip
+    protocol = values["protocol"]
+    task = function(**values)
+    assert task.metadata == {
+        "ccpt_task": task_name, "method": method, "seeds": 2, "oracle_n": 7, "split": "train", "protocol": protocol
+    }  # fmt: skip
+    assert task.epochs == 2
+    assert task.config == task_config(get_protocol(protocol))  # as-run: empty, filled per call and provider
+    # Dataset: the train split of the given directory without its toxic rows.
+    expected = instances(load_dataset(ccpt_dir, exclude_toxic=True), task_name, "train")
+    assert [s.id for s in task.dataset] == [r.id for r in expected] and task.dataset.name == f"ccpt_{task_name}_train"
+    # Scorer: the method, the judge mode and retries, the protocol's judge surface.
+    (scorer,) = task.scorer
+    assert registry_params(scorer) == {
+        "method": method,
+        "judge_mode": "expected",
+        "judge_retries": 4,
+        "protocol": protocol,
+    }
+    # Solver: what its factory received and what the closure holds.
+    solver = _closure(task.solver)
+    sampling = solver["params"]
+    assert (sampling.seed, sampling.protocol.name) == (11, protocol)
+    if method == "multi_oracle":
+        assert registry_params(task.solver)["oracle_n"] == 7 and registry_params(task.solver)["system"] is False
+        return
+    args = registry_params(task.solver)
+    assert [args[k] for k in ("system", "max_iterations", "epsilon", "answer_every_step")] == [False, 3, 0.25, True]
+    assert (args["max_candidates"], args["conceptnet"], args["data_dir"]) == (40, str(graph), str(ccpt_dir))
+    config = solver["config"]
+    assert (config.max_iterations, config.epsilon, config.seed) == (3, 0.25, 11)
+    assert config.sample_size == 40  # as run, the cap is the size of the step's random sample (the authors': 10)
+    assert (config.use_llm, config.use_graph, config.use_filter, config.as_run) == (True, True, True, True)
+    assert solver["graph"].name.endswith("my-graph.json")  # the given graph file, read as the authors did
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("protocol", ["ccpt", "as-run"])
+def test_every_type_prediction_parameter_reaches_where_it_acts(protocol, ccpt_dir):
+    from ccpt.dataset import load_dataset
+    from ccpt.eval.solvers import task_config
+    from ccpt.eval.tasks import type_prediction
+    from ccpt.protocol import get_protocol
+
+    # method has one value (Task 3 has one prompt), so it keeps its default; every other parameter does not.
+    values = {"method": "base", "seeds": 2, "system_prompt": False, "data_dir": str(ccpt_dir), "exclude_toxic": True,
+              "seed": 5, "protocol": protocol}  # fmt: skip
+    assert set(values) == set(inspect.signature(type_prediction).parameters)
+    task = type_prediction(**values)
+    assert task.metadata["protocol"] == protocol and task.epochs == 2
+    assert task.config == task_config(get_protocol(protocol))
+    sampling = _closure(task.solver)["params"]
+    assert (sampling.seed, sampling.protocol.name) == (5, protocol)
+    assert _closure(task.solver)["system"] is False
+    typed = [r.id for r in load_dataset(ccpt_dir, exclude_toxic=True).type_prediction_set(seed=5)]
+    ids = [s.id for s in task.dataset]
+    typed_ids = {i for i in ids if not i.startswith("others:")}
+    assert len(ids) == 1000 and typed_ids == {i for i in typed if not i.startswith("others:")}
+    others = [s for s in task.dataset if s.target == "others"]
+    sources = {i.split(":", 1)[1] for i in typed_ids}
+    if protocol == "as-run":  # the authors' others: both halves from the 750 sampled typed rows
+        assert all(set(s.id.removeprefix("others:").split("+")) <= sources for s in others)
+    else:
+        assert sum(set(s.id.removeprefix("others:").split("+")) <= sources for s in others) < 10
+
+
 def test_sweep_rejects_a_task_arg_no_selected_task_takes():
     from ccpt.eval.sweep import Sweep
 

@@ -13,25 +13,31 @@ Choices the paper leaves open, and defects of the authors' code this module avoi
 test):
 
 * T = 5 means at most five expansions, C_1 … C_5 (the paper's Table 6 reports C_1 … C_5).
-* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which froze every instance after
-  one step).
+* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as
+  every concept is its own lemma, whether or not the set still changes).
 * C_0 is removed from every C_{t+1} (also inflected forms: "apples" when C_0 has "apple"), so C_T is never
   just the seed words. Because of that, Δ at the first step is 1 unless C_1 is empty.
 * Each source has its own memo entry (``("llm", c)`` / ``("graph", c)``): an LLM-only run never sees graph
   neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
-* The filter sees every candidate and both seeds. A cap on the candidate set is opt-in
-  (``SAConfig.max_candidates``) and is a seeded uniform sample.
+* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A
+  cap on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
 * An empty C_{t+1} does not stop the run (as printed, and so that one bad Filter answer does not end it): the
   next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
 * Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
-  treated as an empty list, and never raises; the run continues.
+  treated as an empty list, and never raises; the run continues (and does not count as converged if it stops).
 
-The ``as-run`` protocol (:mod:`ccpt.protocol`) switches on, through :class:`SAConfig`, what the authors' code
-did instead: C_0 stays in the set during the expansion and only C_T − C_0 reaches the answer
-(``remove_seeds_each_step=False``); a random sample of at most ``max_candidates`` (10) candidates per step; the
-filter shown a random sample of at most ``filter_shown`` (5) of the first ones, and its answer taken as given
-(``keep_invented``); Δ computed as their code did, i.e. 0, so every instance stops after one step
-(``frozen_convergence``); an empty set replaced by the previous one for the answer (``empty_fallback``).
+The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`spread_activation_as_run` instead: what produced the
+authors' stored Table-3 files (their ``C`` per step and ``C_T`` columns; docs/methods.md lists each choice and
+its evidence). C_0 = (head, modifier) for PI and (head, property) for NPC stays in the set; each step takes every
+concept's activations (LLM and/or every ConceptNet neighbour, duplicates kept), draws a random sample of at most
+10 candidates in random order and shows the filter a random sample of the first 5, with the pair O; the filter's
+first bracketed list (read as a Python literal, never evaluated) *is* the next set. The stop test compares the
+new set's spaCy lemmas with the set itself, so an instance stops when every concept is its own lemma. The Table-3
+answer sees the final set seed words included (empty if it emptied); the per-step answers (Table 6) and the
+no-filter ablation (Table 7) see C_t − C_0, an empty C_t replaced by the last non-empty one.
+
+A step whose activation or filter reply could not be parsed is a *failed* step (counted); a run that stopped on a
+failed step has ``stop_reason = "failed"``, never "converged".
 """
 
 from __future__ import annotations
@@ -43,21 +49,23 @@ import re
 import string
 import tomllib
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 from lemminflect import getLemma
 
-from ccpt.answers import extract_json_object
-from ccpt.graph import ConceptGraph, normalise_label
+from ccpt.answers import extract_json_object, first_list_literal
+from ccpt.errors import DataError
+from ccpt.graph import ConceptGraph, UnsupportedQuery, normalise_label
 from ccpt.prompts import render_template, variant_name
 
 Generate = Callable[[str], Awaitable[str]]
 Source = Literal["llm", "graph"]
-StopReason = Literal["converged", "max_iterations"]
+StopReason = Literal["converged", "max_iterations", "failed"]
 SATask = Literal["property_induction", "noun_phrase_completion"]
 
 _MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not concepts
@@ -76,6 +84,10 @@ class SAConfig:
     ``max_candidates``: if set, a candidate set larger than this is cut to a uniform sample of that size,
     seeded by ``seed`` and the instance's seeds (reproducible). None (default) gives the filter every
     candidate.
+
+    ``as_run``: the authors' algorithm (:func:`spread_activation_as_run`) with its own constants:
+    ``sample_size`` candidates per step, ``filter_view`` of them shown to the filter, at most
+    ``graph_neighbours`` ConceptNet neighbours per concept; ``neighbours_k`` and ``max_candidates`` do not apply.
     """
 
     use_llm: bool
@@ -86,12 +98,11 @@ class SAConfig:
     neighbours_k: int = 10
     max_candidates: int | None = None
     seed: int = 0
-    remove_seeds_each_step: bool = True
-    filter_shown: int | None = None
-    keep_invented: bool = False
-    frozen_convergence: bool = False
-    empty_fallback: bool = False
     prompt_variant: str | None = None
+    as_run: bool = False
+    sample_size: int = 10
+    filter_view: int = 5
+    graph_neighbours: int = 50
 
     def __post_init__(self) -> None:
         if not (self.use_llm or self.use_graph):
@@ -100,8 +111,8 @@ class SAConfig:
             raise ValueError("max_iterations and neighbours_k must be at least 1")
         if self.max_candidates is not None and self.max_candidates < 1:
             raise ValueError("max_candidates must be at least 1 (or None for no cap)")
-        if self.filter_shown is not None and self.filter_shown < 1:
-            raise ValueError("filter_shown must be at least 1 (or None to show every candidate)")
+        if min(self.sample_size, self.filter_view, self.graph_neighbours) < 1:
+            raise ValueError("sample_size, filter_view and graph_neighbours must be at least 1")
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -111,22 +122,38 @@ class SAConfig:
 
 @dataclass(frozen=True)
 class Seeds:
-    """The initial concept set C_0 and the objective O of one instance."""
+    """The initial concept set C_0 and the objective O of one instance.
+
+    ``authors_c0`` / ``authors_pair``: C_0 and O as the authors' code had them — C_0 head first, and O the pair
+    their filter prompt named: (head, modifier) for PI, (property, head) for NPC. Empty: same as ``concepts``.
+    """
 
     concepts: tuple[str, ...]
     objective: str
+    authors_c0: tuple[str, ...] = ()
+    authors_pair: tuple[str, ...] = ()
+
+    @property
+    def as_run_c0(self) -> tuple[str, ...]:
+        """C_0 in the authors' order."""
+        return self.authors_c0 or self.concepts
+
+    @property
+    def as_run_pair(self) -> tuple[str, ...]:
+        """O as the authors' filter was shown it."""
+        return self.authors_pair or self.concepts
 
 
 def property_induction_seeds(modifier: str, head: str) -> Seeds:
     """C_0 = {modifier, head} with O = "find relationships between 'M' and 'H'" (paper §4.1)."""
     objective = _objective("property_induction").substitute(modifier=modifier, head=head)
-    return Seeds((modifier, head), objective)
+    return Seeds((modifier, head), objective, (head, modifier), (head, modifier))
 
 
 def noun_phrase_completion_seeds(head: str, property: str) -> Seeds:
     """C_0 = {head, property}: the modifier is what the model has to find."""
     objective = _objective("noun_phrase_completion").substitute(head=head, property=property)
-    return Seeds((head, property), objective)
+    return Seeds((head, property), objective, (head, property), (property, head))
 
 
 @dataclass(frozen=True)
@@ -134,51 +161,65 @@ class Step:
     """One expansion: C_t → C_{t+1} (``t`` is the index of the set produced)."""
 
     t: int
-    concepts: tuple[str, ...]  # C_t after Filter and C_0 removal
-    delta: float  # Δ between C_{t-1} and C_t
-    n_sources: int  # concepts activated (C_{t-1} ∪ C_0)
+    concepts: tuple[str, ...]  # C_t after Filter (ccpt: and C_0 removal; as run: as the filter wrote it)
+    delta: float  # Δ between C_{t-1} and C_t (as run: between C_t's lemmas and C_t itself)
+    n_sources: int  # concepts activated (C_{t-1} ∪ C_0; as run: C_{t-1})
     n_activated: int  # new concepts activation added to C_{t-1}
-    n_candidates: int  # candidates given to Filter (after the cap)
-    n_capped: int  # candidates dropped by max_candidates
+    n_candidates: int  # candidates given to Filter (after the cap; as run: the random sample)
+    n_capped: int  # candidates dropped by max_candidates (as run: by the sample)
     activation_failures: int  # LLM activations used in this step whose output was unparsable
     filter_failed: bool  # Filter output unparsable: treated as an empty list
-    filter_invented: int  # Filter output items that were not candidates (ignored unless keep_invented)
-    n_shown: int = 0  # candidates shown to Filter (all of them unless filter_shown)
+    filter_invented: int  # Filter output items that were not candidates (ignored by ccpt; kept as run)
+    n_shown: int = 0  # candidates shown to Filter (all of them in ccpt's algorithm)
+
+    @property
+    def failed(self) -> bool:
+        """An activation or the filter reply of this step could not be read."""
+        return self.activation_failures > 0 or self.filter_failed
 
 
 @dataclass
 class Trajectory:
-    """C_0 … C_T with Δ per step and why the run stopped; stored with each sample."""
+    """C_0 … C_T with Δ per step and why the run stopped; stored with each sample.
+
+    ``as_run``: the steps hold the authors' sets (seed words kept, possibly empty) and the answers see their
+    views of them (:attr:`final`, :meth:`at`); ``final_with_seeds``: the final answer sees C_T itself (their
+    Table-3 runs), otherwise C_T − C_0 (their no-filter ablation).
+    """
 
     seeds: Seeds
     steps: list[Step] = field(default_factory=list)
     stop_reason: StopReason = "max_iterations"
-    empty_fallback: bool = False  # as run: an empty C_t is answered from C_{t-1}
-    subtract_seeds: bool = False  # as run: the answer sees C_t − C_0 (exact labels)
+    as_run: bool = False
+    final_with_seeds: bool = False
 
     @property
     def final(self) -> tuple[str, ...]:
-        """C_T, the set the final answer is generated from."""
-        return self._answer_set(len(self.steps)) if self.steps else ()
+        """C_T as the final answer sees it."""
+        if not self.steps:
+            return ()
+        last = self.steps[-1].concepts
+        if self.as_run and not self.final_with_seeds:
+            return self._without_seeds(last)
+        return last
 
     def at(self, t: int) -> tuple[str, ...]:
-        """C_t; past the last step the run had stopped, so C_t = C_T (what a run with T = t would give)."""
+        """C_t as an answer from step t sees it (Table 6); past the last step the run had stopped, so C_t = C_T.
+
+        As run: C_t − C_0, an empty C_t replaced by the last non-empty set before it.
+        """
         if t < 0:
             raise ValueError(f"t must be >= 0, got {t}")
         if t == 0:
-            return self.seeds.concepts
-        return self._answer_set(min(t, len(self.steps)))
+            return () if self.as_run else self.seeds.concepts
+        upto = self.steps[: min(t, len(self.steps))]
+        if not self.as_run:
+            return upto[-1].concepts if upto else ()
+        nonempty = [step.concepts for step in upto if step.concepts]
+        return self._without_seeds(nonempty[-1]) if nonempty else ()
 
-    def _answer_set(self, t: int) -> tuple[str, ...]:
-        concepts = self.steps[t - 1].concepts
-        while self.empty_fallback and not concepts and t > 1:
-            t -= 1
-            concepts = self.steps[t - 1].concepts
-        if self.empty_fallback and not concepts:
-            concepts = self.seeds.concepts  # C_1 empty: C_0, which the subtraction below then empties
-        if self.subtract_seeds:
-            concepts = tuple(c for c in concepts if c not in set(self.seeds.concepts))
-        return concepts
+    def _without_seeds(self, concepts: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(c for c in concepts if c not in set(self.seeds.as_run_c0))
 
     @property
     def activation_failures(self) -> int:
@@ -190,15 +231,21 @@ class Trajectory:
         """Steps whose Filter output was unparsable."""
         return sum(step.filter_failed for step in self.steps)
 
+    @property
+    def failed_steps(self) -> int:
+        """Steps with an unparsable activation or filter reply."""
+        return sum(step.failed for step in self.steps)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record for the sample's log metadata."""
         return {
-            "seeds": list(self.seeds.concepts),
-            "objective": self.seeds.objective,
+            "seeds": list(self.seeds.as_run_c0 if self.as_run else self.seeds.concepts),
+            "objective": list(self.seeds.as_run_pair) if self.as_run else self.seeds.objective,
             "stop_reason": self.stop_reason,
             "final": list(self.final),
             "activation_failures": self.activation_failures,
             "filter_failures": self.filter_failures,
+            "failed_steps": self.failed_steps,
             "steps": [{**asdict(step), "concepts": list(step.concepts)} for step in self.steps],
         }
 
@@ -275,11 +322,12 @@ def activation_prompt(concept: str, k: int, variant: str | None = None) -> str:
     return render_template(variant_name("sa_activate", variant), concept=concept, k=k)
 
 
-def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None = None) -> str:
-    """p_fil: the candidates, the seed concepts C_0 and the objective O."""
+def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None = None, *, as_run: bool = False) -> str:
+    """p_fil: the candidates, the seed concepts C_0 (as run: the pair O, in the authors' order) and O."""
+    named = seeds.as_run_pair if as_run else seeds.concepts
     return render_template(
         variant_name("sa_filter", variant),
-        seeds=", ".join(f'"{seed}"' for seed in seeds.concepts),
+        seeds=", ".join(f'"{seed}"' for seed in named),
         objective=seeds.objective,
         candidates=json.dumps(list(candidates), ensure_ascii=False),
     )
@@ -347,20 +395,26 @@ async def _activate(
     activator: Activator,
     config: SAConfig,
 ) -> list[Activation]:
-    """Activate(c): the model's and/or the graph's concepts for ``c``, one Activation per source used."""
+    """Activate(c): the model's and/or the graph's concepts for ``c``, one Activation per source used.
+
+    ccpt: at most ``neighbours_k`` per source, cleaned and de-duplicated. As run: every item of the model's
+    list (its first bracketed list) and up to ``graph_neighbours`` graph neighbours, as written.
+    """
 
     async def from_llm() -> Activation:
         assert generate is not None
-        parsed = parse_concept_list(
-            await generate(activation_prompt(concept, config.neighbours_k, config.prompt_variant))
-        )
+        reply = await generate(activation_prompt(concept, config.neighbours_k, config.prompt_variant))
+        if config.as_run:
+            items = first_list_literal(reply)
+            return Activation((), failed=True) if items is None else Activation(tuple(items))
+        parsed = parse_concept_list(reply)
         if parsed is None:
             return Activation((), failed=True)
         return Activation(_clean(parsed, limit=config.neighbours_k))
 
     async def from_graph() -> Activation:
         assert graph is not None
-        return Activation(graph.neighbours(concept, config.neighbours_k))
+        return Activation(graph.neighbours(concept, config.graph_neighbours if config.as_run else config.neighbours_k))
 
     compute = {"llm": from_llm, "graph": from_graph}
     return [await activator.get(source, concept, compute[source]) for source in config.sources]
@@ -401,8 +455,6 @@ async def _filter(
         original = by_key.get(concept_key(item))
         if original is None:
             invented += 1
-            if config.keep_invented and (label := _clean([item])):
-                kept.setdefault(label[0], None)  # as run: the filter's answer is the new set, as written
         else:
             kept.setdefault(original, None)
     return tuple(kept), False, invented
@@ -413,6 +465,16 @@ def _check(config: SAConfig, generate: Generate | None, graph: ConceptGraph | No
         raise ValueError("SA with use_llm or use_filter needs a generate function")
     if config.use_graph and graph is None:
         raise ValueError("SA with use_graph needs a concept graph")
+
+
+def _stop(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
+    """Record ``step``; True when the run stops on it: Δ < ε — "failed" rather than "converged" if the step's
+    activation or filter reply was unreadable (a set that stopped changing because nothing could be read)."""
+    trajectory.steps.append(step)
+    if step.delta >= epsilon:
+        return False
+    trajectory.stop_reason = "failed" if step.failed else "converged"
+    return True
 
 
 async def spread_activation(
@@ -427,18 +489,17 @@ async def spread_activation(
 
     ``generate`` may be None only for graph-only runs without the filter; ``graph`` only when ``use_graph`` is
     false (it is then never queried). Errors raised by ``generate`` propagate; unparsable output does not.
+    With ``config.as_run`` this is :func:`spread_activation_as_run`.
     """
     _check(config, generate, graph)
-    # As run, C_0 stays in the set while it spreads (only C_T − C_0 reaches the answer): nothing is excluded.
-    seed_keys = {concept_key(c) for c in seeds.concepts} if config.remove_seeds_each_step else set()
+    if config.as_run:
+        return await spread_activation_as_run(seeds, generate=generate, graph=graph, activator=activator, config=config)
+    seed_keys = {concept_key(c) for c in seeds.concepts}
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
-    trajectory = Trajectory(
-        seeds, empty_fallback=config.empty_fallback, subtract_seeds=not config.remove_seeds_each_step
-    )
+    trajectory = Trajectory(seeds)
     current: tuple[str, ...] = seeds.concepts
     for t in range(1, config.max_iterations + 1):
-        # Printed: activate C_t ∪ C_0. As run: the current set only (it still holds C_0 unless the filter dropped it).
-        sources = tuple(dict.fromkeys(current + (seeds.concepts if config.remove_seeds_each_step else ())))
+        sources = tuple(dict.fromkeys(current + seeds.concepts))  # C_t ∪ C_0
         results = await asyncio.gather(*(_activate(c, generate, graph, activator, config) for c in sources))
         activations = [a for per_concept in results for a in per_concept]
         previous = _without(current, seed_keys)  # C_0 itself at t = 1: removed here, as the algorithm says
@@ -449,23 +510,14 @@ async def spread_activation(
             chosen = set(rng.sample(range(len(candidates)), config.max_candidates))
             n_capped = len(candidates) - len(chosen)
             candidates = tuple(c for i, c in enumerate(candidates) if i in chosen)
-        shown = candidates
-        if config.filter_shown is not None:
-            # As run: a random sample of at most filter_shown of the first filter_shown candidates.
-            first = candidates[: config.filter_shown]
-            shown = tuple(rng.sample(first, len(first)))
-        filter_failed, invented = False, 0
-        if config.use_filter and shown:
+        filter_failed, invented, kept = False, 0, candidates
+        if config.use_filter and candidates:
             assert generate is not None
-            kept, filter_failed, invented = await _filter(shown, seeds, generate, config)
-        else:
-            kept = candidates if not config.use_filter else shown
-        # As run, Δ compared the new set with its own lemmatisation (always 0): the first step always "converges".
-        delta = 0.0 if config.frozen_convergence else jaccard_distance(current, kept)
+            kept, filter_failed, invented = await _filter(candidates, seeds, generate, config)
         step = Step(
             t=t,
             concepts=kept,
-            delta=delta,
+            delta=jaccard_distance(current, kept),
             n_sources=len(sources),
             n_activated=len(_without(activated, seed_keys | _keys(previous))),
             n_candidates=len(candidates),
@@ -473,15 +525,139 @@ async def spread_activation(
             activation_failures=sum(a.failed for a in activations),
             filter_failed=filter_failed,
             filter_invented=invented,
-            n_shown=len(shown) if config.use_filter else 0,
+            n_shown=len(candidates) if config.use_filter else 0,
         )
-        trajectory.steps.append(step)
         current = kept
-        if step.delta < config.epsilon:
-            trajectory.stop_reason = "converged"
+        if _stop(trajectory, step, config.epsilon):
             break
     return trajectory
 
 
 def _keys(labels: Iterable[str]) -> set[str]:
     return {concept_key(c) for c in labels}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Algorithm 1 as the authors ran it
+
+
+class AuthorsNeighbourCache:
+    """The authors' ConceptNet neighbourhood cache as their code read it: a concept's list looked up by its exact
+    spelling, every label as stored (no cleaning: "en 1" and the concept itself included), strongest first.
+
+    ccpt's :class:`ccpt.graph.NeighbourCache` cleans the same file; the ``as-run`` protocol uses this one because
+    the stored no-filter sets hold exactly these labels.
+    """
+
+    capabilities = frozenset({"neighbours"})
+
+    def __init__(self, table: Mapping[str, Sequence[str]], name: str = "conceptnet-cache (as stored)") -> None:
+        self._table = {str(k): tuple(str(x) for x in v) for k, v in table.items()}
+        self.name = name
+
+    @classmethod
+    def load(cls, path: Path) -> AuthorsNeighbourCache:
+        """Read a ``conceptnet_adjacent.json``-style file; one DataError line if it is not one."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
+        if not isinstance(raw, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
+        ):
+            raise DataError(f"{path} is not a ConceptNet neighbourhood cache", 'expected {"concept": ["label", ...]}')
+        return cls(raw, name=f"conceptnet-cache (as stored):{path.name}")
+
+    def neighbours(self, concept: str, k: int = 50) -> tuple[str, ...]:
+        """The first ``k`` stored labels of ``concept`` (exact key); () if it has none."""
+        return self._table.get(concept, ())[:k]
+
+    def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
+        """Not available (the cache stores no relation types)."""
+        raise UnsupportedQuery("the ConceptNet neighbourhood cache has no relation types")
+
+    def is_concept(self, phrase: str) -> bool:
+        """Not available (the cache covers only the concepts of the CCPT test sets)."""
+        raise UnsupportedQuery("the ConceptNet neighbourhood cache covers only the CCPT test concepts")
+
+
+def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
+    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set).
+
+    It was meant to compare C_t with C_{t+1}; as written it is 0 exactly when every concept is its own lemma
+    (no plural, "-ing" form, capital or multi-token spelling that the lemmatiser changes).
+    """
+    raw = set(concepts)
+    lemmas = {lemma(c) for c in raw}
+    union = raw | lemmas
+    return 1.0 - len(raw & lemmas) / len(union) if union else 0.0
+
+
+async def _filter_as_run(
+    view: list[str], seeds: Seeds, generate: Generate, config: SAConfig
+) -> tuple[tuple[str, ...], bool, int]:
+    """The authors' filter: its reply's first bracketed list is the next set, as written (seed words, nodes it
+    was not shown and all); (set, reply unreadable?, items that were not in the view)."""
+    reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
+    items = first_list_literal(reply)
+    if items is None:
+        return (), True, 0
+    kept = tuple(dict.fromkeys(items))
+    return kept, False, sum(item not in view for item in kept)
+
+
+async def spread_activation_as_run(
+    seeds: Seeds,
+    *,
+    generate: Generate | None,
+    graph: ConceptGraph | None,
+    activator: Activator,
+    config: SAConfig,
+    lemma: Callable[[str], str] | None = None,
+) -> Trajectory:
+    """Spreading Activation as the authors' code ran it for the paper's tables (see the module docstring).
+
+    ``lemma`` is the stop test's lemmatiser (default: spaCy's, :func:`ccpt.answers.spacy_lemma`). The random
+    choices are seeded by ``config.seed`` and the instance, so a run is reproducible.
+    """
+    _check(config, generate, graph)
+    if lemma is None:
+        from ccpt.answers import spacy_lemma
+
+        lemma = spacy_lemma
+    rng = random.Random(f"as-run|{config.seed}|{'|'.join(seeds.as_run_c0)}")
+    trajectory = Trajectory(seeds, as_run=True, final_with_seeds=config.use_filter)
+    current: tuple[str, ...] = seeds.as_run_c0
+    for t in range(1, config.max_iterations + 1):
+        results = await asyncio.gather(*(_activate(c, generate, graph, activator, config) for c in current))
+        activations = [a for per_concept in results for a in per_concept]
+        activated = [c for a in activations for c in a.concepts]
+        candidates = [*current, *activated]  # duplicates kept: a concept reached twice is twice as likely
+        sample = rng.sample(candidates, min(config.sample_size, len(candidates)))  # in random order
+        filter_failed, invented, view = False, 0, []
+        if config.use_filter:
+            first = sample[: config.filter_view]
+            view = rng.sample(first, len(first))
+            kept: tuple[str, ...] = ()
+            if view:
+                assert generate is not None
+                kept, filter_failed, invented = await _filter_as_run(view, seeds, generate, config)
+        else:
+            kept = tuple(dict.fromkeys(sample))
+        step = Step(
+            t=t,
+            concepts=kept,
+            delta=as_run_delta(kept, lemma),
+            n_sources=len(current),
+            n_activated=len(set(activated) - set(current)),
+            n_candidates=len(sample),
+            n_capped=len(candidates) - len(sample),
+            activation_failures=sum(a.failed for a in activations),
+            filter_failed=filter_failed,
+            filter_invented=invented,
+            n_shown=len(view),
+        )
+        current = kept
+        if _stop(trajectory, step, config.epsilon):
+            break
+    return trajectory

@@ -5,11 +5,10 @@ Two named protocols, defined once here and selected by name at the boundary (``c
 
 - ``ccpt`` (default): the paper's method as printed (Algorithm 1, Appendix B prompts, temperature 0.7 /
   top-p 0.95), with the defects of the authors' code fixed and seeds that are independent draws.
-- ``as-run``: what the authors' released code actually did to produce the paper's tables (docs/methods.md,
-  "Protocols"): per-provider message and sampling settings, their PI-canceled prompts (CoT mismatch included),
-  Spreading Activation as run (10-candidate sample, filter shown at most 5, the one-step stop, the empty-set
-  fallback, C_T − C_0 at the end), their judge surface, and failed samples filled from another seed (done by
-  the report, counted).
+- ``as-run``: what the authors' code actually did to produce the paper's tables (docs/methods.md, "Protocols"):
+  per-provider message and sampling settings, their PI-canceled prompts (CoT mismatch included), Spreading
+  Activation as run (:func:`ccpt.activation.spread_activation_as_run`), their NPC modifier rule, their judge
+  surface, and failed samples filled from another seed (done by the report, counted).
 
 Everything that differs between the two is a field of :class:`Protocol`; no other module compares protocol
 names. Core module: imports neither Inspect nor the CLI.
@@ -45,26 +44,28 @@ ANSWER_MAX_TOKENS = 2048
 class CallSettings:
     """How one provider family is called: whether the system prompt is sent, and the sampling defaults.
 
-    ``None`` means "not sent": the provider's (or model's) own default applies.
+    ``None`` means "not sent": the provider's (or model's) own default applies. ``sequence_suffix``: the seeds
+    are separate requests, the k-th (0-based) with " Sequence: k" appended to the user text (the authors'
+    Anthropic backend). ``total_length``: the authors' token limit counted the prompt too (transformers'
+    ``max_length``); ccpt sends ``max_tokens`` as an answer cap, docs/methods.md says how to match it.
     """
 
     system_prompt: bool = True
     temperature: float | None = 0.7
     top_p: float | None = 0.95
     max_tokens: int | None = ANSWER_MAX_TOKENS
+    sequence_suffix: bool = False
+    total_length: bool = False
 
 
 @dataclass(frozen=True)
 class SASettings:
     """Spreading Activation behaviour (see :mod:`ccpt.activation` for the algorithm)."""
 
-    sample_candidates: int | None = None  # a random sample of at most this many candidates per step
-    filter_shown: int | None = None  # the filter sees a random sample of at most this many of the first ones
-    frozen_convergence: bool = False  # the authors' Δ compared a set with itself: stop after the first step
-    remove_seeds_each_step: bool = True  # ccpt: C_0 leaves every C_t; as run: only C_T − C_0 at the end
-    empty_fallback: bool = False  # an empty C_t is replaced by C_{t−1} before the answer
-    keep_invented: bool = False  # the filter's answer is taken as written, even nodes it was not shown
-    reasoning_filter: bool = False  # the filter prompt asks for reasoning first (needs a larger token budget)
+    as_run: bool = False  # the authors' algorithm: ccpt.activation.spread_activation_as_run
+    # The activation and filter calls: ccpt's are greedy (temperature 0); as run they used the provider's
+    # settings (the backend default: 0.7 for GPT-4o). Either way one expansion serves every seed of an instance.
+    provider_sampling: bool = False
     prompt_variant: str | None = None  # activation/filter prompt files: sa_activate[_<variant>].txt
 
 
@@ -82,6 +83,10 @@ class Protocol:
     judge_lowercase_reply: bool  # the reply is lower-cased before it is parsed
     judge_schema: bool | None  # constrain the judge to JSON where the provider can (None: where supported)
     fill_failures: bool  # the report fills a failed sample from another seed (counted in the Failures table)
+    npc_as_run: bool = False  # NPC: the authors' modifier (spaCy lemma), answers without the head noun judged
+    # Task 3: "others" pairs mix the combinations and properties of the 750 sampled typed rows, unchecked (as run:
+    # 3 of the authors' 250 are annotated pairs) instead of any dataset rows with annotated pairs rejected.
+    others_from_sample: bool = False
     methods: tuple[str, ...] | None = None  # methods the protocol describes; None: all
     provider_dependent: bool = field(default=False)  # call settings differ per provider (decided per call)
 
@@ -103,7 +108,9 @@ class Protocol:
 
 
 # Inspect providers → the backend family the authors' code would have used for them.
-_FAMILIES: Mapping[str, str] = MappingProxyType({"openai": "openai", "azureai": "openai", "anthropic": "anthropic"})
+_FAMILIES: Mapping[str, str] = MappingProxyType(
+    {"openai": "openai", "azureai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
+)
 
 
 def _is_reasoning_openai(model: str) -> bool:
@@ -131,29 +138,29 @@ AS_RUN = Protocol(
         {
             # OpenAI: the system prompt was built but never sent; top_p never sent; 1024 new tokens.
             "openai": CallSettings(system_prompt=False, temperature=0.7, top_p=None, max_tokens=1024),
-            "openai-reasoning": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=1024),
-            # Anthropic: the backend's default temperature 1.0 (callers passed none), 2048 tokens.
-            "anthropic": CallSettings(system_prompt=True, temperature=1.0, top_p=None, max_tokens=2048),
-            # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p.
-            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048),
+            # o1 / o-series: the API defaults and no token cap (a cap also counts their reasoning tokens).
+            "openai-reasoning": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=None),
+            # Anthropic: the backend's default temperature 1.0 (callers passed none), 2048 tokens, one request per
+            # seed with " Sequence: k" appended.
+            "anthropic": CallSettings(
+                system_prompt=True, temperature=1.0, top_p=None, max_tokens=2048, sequence_suffix=True
+            ),
+            # Ollama (the Qwen2.5-72B SA runs): user turn only, nothing passed: the server's defaults.
+            "ollama": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=None),
+            # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p,
+            # max_length 2048 counting the prompt.
+            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True),
         }
     ),
     prompt_variant="asrun",
-    sa=SASettings(
-        sample_candidates=10,
-        filter_shown=5,
-        frozen_convergence=True,
-        remove_seeds_each_step=False,
-        empty_fallback=True,
-        keep_invented=True,
-        reasoning_filter=True,
-        prompt_variant="asrun",
-    ),
+    sa=SASettings(as_run=True, provider_sampling=True, prompt_variant="asrun"),
     judge_template="judge_asrun",
     judge_capitalise=True,
     judge_lowercase_reply=True,
     judge_schema=False,  # the authors read the integer from free text
     fill_failures=True,
+    npc_as_run=True,
+    others_from_sample=True,
     # The paper's methods (Table 3) and its filter ablation, which it ran with ConceptNet only (Table 7);
     # gold is the annotated answers under the run's judge (the paper's Gold row).
     methods=(BASE, COT, MULTI_ORACLE, SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET + NOFILTER_SUFFIX, GOLD),

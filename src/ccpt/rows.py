@@ -44,6 +44,7 @@ class SampleRow:
     pred_type: str | None = None
     sa_iteration: int | None = None  # Table 6: the intermediate concept set C_t the answer came from
     sa_filter: bool | None = None  # spreading activation with (True) or without (False) Filter
+    sa_failed_steps: int | None = None  # spreading activation: expansion steps with an unreadable model reply
     source: str | None = None  # the log or result file the row was read from
     protocol: str | None = None  # the evaluation protocol that produced it (ccpt.protocol; set by the reader)
     judge_errors: list[str] = field(default_factory=list, metadata={"log_only": True})

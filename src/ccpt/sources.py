@@ -40,6 +40,11 @@ def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) ->
         return open_graph(cache)
     if default_index_path().is_file():
         return SqliteConceptGraph(default_index_path())
+    return NeighbourCache.load(graph_cache_file(data_dir))
+
+
+def graph_cache_file(data_dir: Path | None) -> Path:
+    """The dataset's ConceptNet neighbourhood cache file (downloaded into the verified cache if needed)."""
     root = resolve_data_dir(data_dir)
     if not (root / GRAPH_CACHE_NAME).is_file() and root == cache_dir():
         download((GRAPH_CACHE_NAME,), target=root)
@@ -48,4 +53,4 @@ def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) ->
             f"no concept graph: {root / GRAPH_CACHE_NAME} is missing and no index is built",
             hint="pass --cache FILE, or build an index with: ccpt conceptnet index DUMP",
         )
-    return NeighbourCache.load(root / GRAPH_CACHE_NAME)
+    return root / GRAPH_CACHE_NAME

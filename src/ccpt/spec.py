@@ -91,12 +91,13 @@ class TaskSpec:
         """The instance fields the prompt may show (NPC never sees the gold combination/modifier)."""
         return {name: meta[name] for name in self.inputs}
 
-    def parse(self, reply: str, head: str | None = None) -> Parsed:
-        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`)."""
+    def parse(self, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed:
+        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`); ``as_run``: the authors' NPC
+        rule (modifier = spaCy lemma of the first content word, the head noun not required)."""
         from ccpt import answers  # lazy: answers imports the type labels from here
 
         if self.answer == "phrase":
-            return answers.parse_combination(reply, str(head))
+            return answers.parse_combination(reply, str(head), as_run=as_run)
         if self.answer == "property":
             return answers.parse_property(reply)
         return answers.parse_property_type(reply)
@@ -222,8 +223,35 @@ METHOD_LABELS: dict[str, str] = {
     GOLD: "Gold (this judge)",
 }
 METHODS: tuple[str, ...] = tuple(METHOD_LABELS)
-# Method names in the authors' result files → ccpt method names.
-REFERENCE_METHODS: dict[str, str] = {"naive": BASE, "multi": MULTI_ORACLE, "cot": COT}
+# Method names in the authors' result files → ccpt method names. Their Spreading Activation files name the
+# source ("sa-llm&conceptnet" is both); the filter ablation puts REFERENCE_NOFILTER after "sa-"
+# ("sa-nf-conceptnet"), and a per-step file (Table 6) ends its *file* name in "-<t>" (its columns do not say).
+REFERENCE_METHODS: dict[str, str] = {
+    "naive": BASE,
+    "multi": MULTI_ORACLE,
+    "cot": COT,
+    "sa-llm": SA_LLM,
+    "sa-conceptnet": SA_CONCEPTNET,
+    "sa-llm&conceptnet": SA_BOTH,
+}
+REFERENCE_NOFILTER = "nf-"
+
+
+def reference_method(raw: str) -> tuple[str, bool | None]:
+    """``(ccpt method, sa_filter)`` of a method name in the authors' files; unknown names pass through.
+
+    ``sa-conceptnet`` → (``sa_conceptnet``, True); ``sa-nf-conceptnet`` → (``sa_conceptnet``, False);
+    ``naive`` → (``base``, None). Case is ignored ("SA-LLM").
+    """
+    name = raw.strip().lower()
+    sa_filter = True
+    head, _, rest = name.partition("-")
+    if rest.startswith(REFERENCE_NOFILTER):
+        name, sa_filter = f"{head}-{rest.removeprefix(REFERENCE_NOFILTER)}", False
+    method = REFERENCE_METHODS.get(name)
+    if method is None or (not sa_filter and method not in SA_SOURCES):
+        return raw, None
+    return method, sa_filter if method in SA_SOURCES else None
 
 
 @dataclass(frozen=True)

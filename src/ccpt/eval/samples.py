@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from pathlib import Path
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from ccpt.dataset import Record, TypeItem, instances, load_dataset
-from ccpt.spec import TaskSpec
+from ccpt.spec import OTHERS, TaskSpec
 
 
 def _sample(task: TaskSpec, item: Record | TypeItem) -> Sample:
@@ -41,12 +43,38 @@ def task_dataset(
     data_dir: str | Path | None = None,
     exclude_toxic: bool = False,
     tp_seed: int = 0,
+    others_from_sample: bool = False,
 ) -> MemoryDataset:
     """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids.
 
     The Sample ``input`` is a short description only: the solver builds the real prompt from the metadata,
-    because the prompt depends on the method.
+    because the prompt depends on the method. ``others_from_sample``: Task 3's "others" pairs drawn as the
+    authors did (:func:`others_as_run`).
     """
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
+    if others_from_sample and not task.generative:
+        items = others_as_run(items, tp_seed)  # type: ignore[arg-type]
     return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}")
+
+
+def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
+    """Task 3 with the authors' "others": each joins the combination of one of the sampled typed items with the
+    property of another (or the same) one, drawn with replacement and not checked against the annotated pairs.
+
+    Measured on the authors' stored Task-3 file: all 250 "others" combinations and properties come from its 750
+    typed rows, 44 combinations and 51 properties repeat, and 3 pairs are annotated (2 are a typed row's own
+    pair). The typed items are ccpt's seeded sample; a (combination row, property row) pair drawn twice is drawn
+    anew (sample ids must be unique).
+    """
+    typed = [item for item in items if item.gold != OTHERS]
+    n = len(items) - len(typed)
+    rng = random.Random(f"others-as-run|{seed}")
+    drawn: dict[tuple[str, str], TypeItem] = {}
+    while len(drawn) < n:
+        a, b = rng.choice(typed), rng.choice(typed)
+        item = TypeItem(a.combination, a.head, a.modifier, b.property, OTHERS, a.source, b.source)
+        drawn.setdefault((item.source, b.source), item)
+    out = [*typed, *drawn.values()]
+    rng.shuffle(out)  # interleaved, so that a prefix (--limit) covers all four types
+    return out

@@ -95,10 +95,12 @@ def _replies(state: TaskState) -> list[str]:
     return [state.output.completion if state.output else ""]
 
 
-async def judge_row(row: SampleRow, judge: Judge) -> SampleRow:
-    """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row)."""
+async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> SampleRow:
+    """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row).
+
+    ``as_run``: NPC replies are read with the authors' rule (:meth:`ccpt.spec.TaskSpec.parse`)."""
     task = TASK_SPECS[row.task]
-    parsed = task.parse(str(row.answer_raw), row.head)
+    parsed = task.parse(str(row.answer_raw), row.head, as_run=as_run)
     row.parse_ok, row.parse_error = parsed.ok, parsed.error
     if parsed.ok and task.completes_phrase and not parsed.modifier:
         row.parse_ok, row.parse_error = False, "no modifier"  # nothing to judge R_M,P on
@@ -155,10 +157,13 @@ def relevance_judge(
             extra = _row(state, method, judge.name, reply, 0)
             extra.sa_iteration = t
             rows.append(extra)
-        await asyncio.gather(*(judge_row(r, judge) for r in rows))
+        await asyncio.gather(*(judge_row(r, judge, as_run=surface.npc_as_run) for r in rows))
         main = [r for r in rows if r.sa_iteration is None]
-        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows]}
         trajectory = state.store.get(TRAJECTORY)
+        if trajectory is not None:  # SA: steps whose replies could not be read, counted on every row
+            for r in rows:
+                r.sa_failed_steps = int(trajectory.get("failed_steps", 0))
+        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows]}
         if trajectory is not None:
             metadata["trajectory"] = trajectory
         return Score(

@@ -87,13 +87,30 @@ def build_messages(
 
 
 async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, epoch: int, n: int) -> list[ModelOutput]:
-    """``n`` independent samples (distinct seeds), concurrently, through the model cache."""
+    """``n`` independent samples (distinct seeds), concurrently, through the model cache.
+
+    For a provider whose protocol settings ask for it (as run: Anthropic), the k-th request of the instance
+    (0-based over seeds and samples) has " Sequence: k" appended to its user text, as the authors' backend did.
+    """
     cache = CachePolicy(expiry=None)
+    numbered = sampling.protocol.call_settings(str(model)).sequence_suffix
+
+    def request(k: int) -> list[ChatMessage]:
+        return with_sequence(messages, (epoch - 1) * n + k) if numbered else messages
+
     return list(
         await asyncio.gather(
-            *(model.generate(messages, config=sampling.config(epoch, k, str(model)), cache=cache) for k in range(n))
+            *(model.generate(request(k), config=sampling.config(epoch, k, str(model)), cache=cache) for k in range(n))
         )
     )
+
+
+def with_sequence(messages: list[ChatMessage], k: int) -> list[ChatMessage]:
+    """``messages`` with " Sequence: k" appended to the last user turn (the authors' Anthropic seeds)."""
+    out = list(messages)
+    last = max(i for i, m in enumerate(out) if isinstance(m, ChatMessageUser))
+    out[last] = ChatMessageUser(content=f"{out[last].text} Sequence: {k}")
+    return out
 
 
 def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOutput]) -> TaskState:

@@ -4,39 +4,52 @@ The algorithm itself is :mod:`ccpt.activation` (pure, tested against scripted mo
 it a ``generate`` backed by the evaluated model and a concept graph, then asks for the final answer with
 the SA template (Tables 12, 15) and the concept set C_T.
 
-Choices (documented in docs/methods.md): the expansion — activation and filter prompts — runs at
-temperature 0 through Inspect's cache with a per-run memo, so it is the same for every seed of an
-instance and a concept shared by many instances is activated once; seeds vary the final answer, sampled
-like every other method. ``answer_every_step`` also answers from every intermediate C_t (Table 6) without
-re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
+Choices (documented in docs/methods.md): the expansion — activation and filter prompts — runs once per
+instance (a per-run memo of trajectories), through Inspect's cache and a per-run memo of activations, so it is
+the same for every seed of an instance and a concept shared by many instances is activated once; seeds vary the
+final answer, sampled like every other method. Under the ``ccpt`` protocol the expansion is greedy (temperature
+0); under ``as-run`` it uses the provider's settings, as the authors' calls did (0.7 for GPT-4o), and the
+authors' algorithm (:func:`ccpt.activation.spread_activation_as_run`). ``answer_every_step`` also answers from
+every intermediate C_t (Table 6) without re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from inspect_ai.model import CachePolicy, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.activation import (
     Activator,
+    AuthorsNeighbourCache,
     SAConfig,
     Seeds,
+    Trajectory,
     noun_phrase_completion_seeds,
     property_induction_seeds,
     spread_activation,
 )
 from ccpt.errors import CcptError
-from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish
+from ccpt.eval.solvers import (
+    STEP_REPLIES,
+    TRAJECTORY,
+    Sampling,
+    build_messages,
+    draw,
+    finish,
+    settings_config,
+)
 from ccpt.graph import ConceptGraph
+from ccpt.prompts import system_prompt
 from ccpt.spec import SA_TEMPLATE, Method, TaskSpec
 
 # Without Filter the candidate set grows about tenfold per step; a seeded uniform cap keeps prompts bounded.
 NOFILTER_DEFAULT_CAP = 100
-# The expansion is greedy (the same for every seed of an instance). The as-run filter reasons before its list, so
-# a protocol that shows a reasoning filter gets more room.
+# ccpt's expansion is greedy (the same for every seed of an instance) and its replies are short JSON.
 EXPANSION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=256)
-REASONING_EXPANSION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
 
 
 def _seeds(task: TaskSpec, meta: dict) -> Seeds:
@@ -46,16 +59,51 @@ def _seeds(task: TaskSpec, meta: dict) -> Seeds:
     return property_induction_seeds(meta["modifier"], meta["head"])
 
 
+def _graph_path(conceptnet: str | None) -> Path | None:
+    path = Path(conceptnet) if conceptnet else None
+    if path is not None and not path.exists():
+        raise CcptError(f"concept graph {path} does not exist", "build one with: ccpt conceptnet index DUMP")
+    return path
+
+
 def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
     """The concept graph for SA: an index or cache file given by ``conceptnet``, else the default graph."""
     from ccpt.sources import resolve_graph  # lazy: may download the neighbourhood cache
 
-    path = Path(conceptnet) if conceptnet else None
-    if path is not None and not path.exists():
-        raise CcptError(f"concept graph {path} does not exist", "build one with: ccpt conceptnet index DUMP")
+    path = _graph_path(conceptnet)
     db = path if path is not None and path.suffix in (".sqlite", ".db") else None
     cache = path if path is not None and db is None else None
     return resolve_graph(db, cache, Path(data_dir) if data_dir else None)
+
+
+def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
+    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored.
+
+    A SQLite index (``conceptnet=…sqlite``) has only ccpt's cleaned labels: it is used as it is (a departure
+    docs/methods.md names).
+    """
+    from ccpt.sources import graph_cache_file  # lazy: may download the neighbourhood cache
+
+    path = _graph_path(conceptnet)
+    if path is not None and path.suffix in (".sqlite", ".db"):
+        return load_graph(conceptnet, data_dir)
+    return AuthorsNeighbourCache.load(path or graph_cache_file(Path(data_dir) if data_dir else None))
+
+
+class TrajectoryMemo:
+    """One expansion per instance for a whole task run: every seed (epoch) of an instance awaits the same one,
+    even when Inspect runs the epochs concurrently (at temperature 0.7 two expansions would differ)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, asyncio.Future[Trajectory]] = {}
+
+    async def get(self, instance: str, compute: Callable[[], Awaitable[Trajectory]]) -> Trajectory:
+        """The trajectory of ``instance``; ``compute`` runs once (a failure is not kept: the next caller retries)."""
+        running = self._runs.get(instance)
+        if running is None or (running.done() and (running.cancelled() or running.exception() is not None)):
+            running = asyncio.ensure_future(compute())
+            self._runs[instance] = running
+        return await asyncio.shield(running)
 
 
 @solver
@@ -78,10 +126,10 @@ def spreading_activation(
         raise CcptError(f"spreading activation applies to the generative tasks only, not {task.name}/{method.name}")
     params = sampling or Sampling()
     sa = params.protocol.sa
-    if max_candidates is None:
-        max_candidates = sa.sample_candidates
-    if max_candidates is None and not method.filter:
+    if max_candidates is None and not method.filter and not sa.as_run:
         max_candidates = NOFILTER_DEFAULT_CAP
+    # As run, the candidates of a step are a random sample of 10: ``max_candidates`` changes that size.
+    sample_size = {"sample_size": max_candidates} if sa.as_run and max_candidates else {}
     config = SAConfig(
         use_llm=method.uses_llm,
         use_graph=method.uses_graph,
@@ -90,33 +138,44 @@ def spreading_activation(
         use_filter=method.filter,
         neighbours_k=neighbours_k,
         max_candidates=max_candidates,
-        remove_seeds_each_step=sa.remove_seeds_each_step,
-        filter_shown=sa.filter_shown,
-        keep_invented=sa.keep_invented,
-        frozen_convergence=sa.frozen_convergence,
-        empty_fallback=sa.empty_fallback,
+        seed=params.seed,
         prompt_variant=sa.prompt_variant,
+        as_run=sa.as_run,
+        **sample_size,
     )
-    expansion_config = REASONING_EXPANSION_CONFIG if sa.reasoning_filter else EXPANSION_CONFIG
-    graph = load_graph(conceptnet, data_dir) if method.uses_graph else None
+    if sa.as_run:
+        from ccpt.answers import spacy_pipeline
+
+        spacy_pipeline()  # the as-run stop test needs spaCy: one line now, not a failure per sample later
+    graph = None
+    if method.uses_graph:
+        graph = (load_authors_graph if sa.as_run else load_graph)(conceptnet, data_dir)
     activator = Activator()  # one per task run: shared by every instance and seed
+    trajectories = TrajectoryMemo()
     variant = params.protocol.prompt_variant
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         with_system = params.with_system(str(model), system)
+        expansion_config = EXPANSION_CONFIG
+        expansion_system: list[ChatMessage] = []
+        if sa.provider_sampling:  # as run: the provider's own settings, system prompt where it was sent
+            expansion_config = settings_config(params.protocol.call_settings(str(model)))
+            expansion_system = [ChatMessageSystem(content=system_prompt())] if with_system else []
 
         async def expand(prompt: str) -> str:
             output = await model.generate(
-                [ChatMessageUser(content=prompt)],
+                [*expansion_system, ChatMessageUser(content=prompt)],
                 config=expansion_config,
                 cache=CachePolicy(expiry=None, per_epoch=False),
             )
             return output.completion
 
-        trajectory = await spread_activation(
-            _seeds(task, state.metadata), generate=expand, graph=graph, activator=activator, config=config
-        )
+        def compute() -> Awaitable[Trajectory]:
+            seeds = _seeds(task, state.metadata)
+            return spread_activation(seeds, generate=expand, graph=graph, activator=activator, config=config)
+
+        trajectory = await trajectories.get(str(state.metadata["instance"]), compute)
         messages = build_messages(
             task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(trajectory.final), variant=variant
         )

@@ -97,7 +97,12 @@ def _build(name: str, options: TaskOptions) -> Task:
     else:
         scorer = type_match(method.name)
     dataset = task_dataset(
-        spec, split=options.split, data_dir=options.data_dir, exclude_toxic=options.exclude_toxic, tp_seed=options.seed
+        spec,
+        split=options.split,
+        data_dir=options.data_dir,
+        exclude_toxic=options.exclude_toxic,
+        tp_seed=options.seed,
+        others_from_sample=protocol.others_from_sample,
     )
     return Task(
         name=spec.name,
@@ -155,7 +160,7 @@ def pi_emergent(
         sa_epsilon: Spreading activation: stop when the concept set changes less than this.
         sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
-            Filter).
+            Filter; as-run: the size of the step's random sample, 10).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
         protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
             ccpt.protocol).
@@ -204,7 +209,7 @@ def pi_canceled(
         sa_epsilon: Spreading activation: stop when the concept set changes less than this.
         sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
-            Filter).
+            Filter; as-run: the size of the step's random sample, 10).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
         protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
             ccpt.protocol).
@@ -253,7 +258,7 @@ def npc_emergent(
         sa_epsilon: Spreading activation: stop when the concept set changes less than this.
         sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
-            Filter).
+            Filter; as-run: the size of the step's random sample, 10).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
         protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
             ccpt.protocol).
@@ -284,7 +289,8 @@ def type_prediction(
         data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
         exclude_toxic: Leave out toxicity-flagged rows.
         seed: Seed of the balanced sample of 250 items per type, and base sampling seed.
-        protocol: ccpt (the default) or as-run (see ccpt.protocol).
+        protocol: ccpt (the default) or as-run (the authors' messages and sampling per provider, and their
+            "others" pairs drawn from the sampled typed rows; see ccpt.protocol).
     """
     options = TaskOptions(
         method=method,
@@ -293,5 +299,6 @@ def type_prediction(
         data_dir=data_dir,
         exclude_toxic=exclude_toxic,
         seed=seed,
+        protocol=protocol,
     )
     return ccpt_task(TYPE_PREDICTION, options)

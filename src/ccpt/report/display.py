@@ -215,24 +215,33 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
 
 
 def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
-    """The failure counts per (task, model, method)."""
+    """The failure counts per (task, model, method; Table-6 answers from C_t on their own line)."""
     body = tuple(
         DisplayRow(
-            (r.task, r.model, r.method),
+            (r.task, r.model, r.method, *(() if r.sa_iteration is None else (f"C_{r.sa_iteration}",))),
             (
                 _text_cell(r.task),
                 _text_cell(model_text(r.model, labels)),
-                _text_cell(method_label(r.method)),
+                _text_cell(method_label(r.method) + ("" if r.sa_iteration is None else f", C_{r.sa_iteration}")),
                 *[
                     _count_cell(n)
-                    for n in (r.samples, r.parse_failures, r.judge_failures, r.invalid_cells, r.unscored, r.filled)
+                    for n in (
+                        r.samples,
+                        r.parse_failures,
+                        r.judge_failures,
+                        r.invalid_cells,
+                        r.unscored,
+                        r.filled,
+                        r.sa_failed,
+                    )
                 ],
             ),
         )
         for r in rows
     )
     header = (
-        "Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Invalid cells", "Unscored", "Filled"
+        "Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Invalid cells", "Unscored", "Filled",
+        "SA failed",
     )  # fmt: skip
     return DisplayTable("failures", "Failures", header, body)
 
@@ -359,6 +368,11 @@ def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
         "Failed samples (unparsable answer, failed judge call, or a result-file cell its schema rejected) are "
         "excluded from the means and counted in the Failures table."
     )
+    if any(f.sa_failed for f in report.failures):
+        lines.append(
+            "SA failed: samples whose Spreading Activation had a step with an unreadable activation or filter reply "
+            "(treated as an empty list; the answer is kept and scored)."
+        )
     lines.extend(report.notes)
     return lines
 

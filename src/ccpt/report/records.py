@@ -102,8 +102,9 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
-        for name in ("samples", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled"):
-            out.append({**base, "metric": name, "count": getattr(f, name)})
+        step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
+        for name in ("samples", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled", "sa_failed"):
+            out.append({**base, "metric": name + step, "count": getattr(f, name)})
     out.extend(usage_records(report.usage))
     return out
 

@@ -408,7 +408,8 @@ def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper")
 
 @dataclass(frozen=True)
 class FailureRow:
-    """Per (task, model, method): samples, parse failures, failed judge calls, samples without a score."""
+    """Per (task, model, method and SA step): samples, parse failures, failed judge calls, samples without a
+    score, and samples whose Spreading Activation had a step with an unreadable reply."""
 
     task: str
     model: str
@@ -419,6 +420,8 @@ class FailureRow:
     unscored: int
     invalid_cells: int = 0  # cells of the result files set aside by their schema (ccpt.schemas)
     filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
+    sa_failed: int = 0  # samples whose SA expansion had a failed step (an unreadable activation or filter reply)
+    sa_iteration: int | None = None  # Table 6 rows: the answers from C_t
 
 
 def display_methods(frame: pd.DataFrame) -> list[str]:
@@ -438,8 +441,10 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
     """Parse and judge failures, never hidden: every sample without a score is counted here."""
     out: list[FailureRow] = []
     frame = frame.assign(method=display_methods(frame))
-    for (task, model, method), group in frame.groupby(["task", "model", "method"], sort=True, dropna=False):
+    keys = ["task", "model", "method", "sa_iteration"]
+    for (task, model, method, step), group in frame.groupby(keys, sort=True, dropna=False):
         target = "score" if TASK_SPECS[str(task)].generative else "pred_type"
+        failed_steps = pd.to_numeric(group["sa_failed_steps"], errors="coerce") if "sa_failed_steps" in group else None
         out.append(
             FailureRow(
                 str(task),
@@ -451,6 +456,8 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 invalid_cells=_count(group, "invalid_cells"),
                 unscored=int(group[target].isna().sum()),
                 filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
+                sa_failed=int((failed_steps > 0).sum()) if failed_steps is not None else 0,
+                sa_iteration=None if pd.isna(step) else int(step),
             )
         )
     return out

@@ -1,5 +1,11 @@
 """The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result
 files") read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
+
+Spreading Activation files need the file name too: a per-step file (Table 6, ``…_sa-conceptnet-2.csv``) carries
+the same run columns as the Table-3 file (``gpt-4o_sa-conceptnet_<seed>_…``), so the step t comes from the name
+(``<run>-<t>``). Their ``C`` (the concept set of every step) and ``C_T`` (what the answer was shown) columns then
+check the name: in a Table-3 file C_T is the final set *with* the seed words, in a per-step or no-filter file it is
+C_t without them; a file whose columns contradict its name is reported in a note.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from ccpt.errors import DataError
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
 from ccpt.scoring import Relevances
-from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, REFERENCE_METHODS, TASK_SPECS, TYPE_PREDICTION
+from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TYPE_PREDICTION, reference_method
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -108,10 +114,12 @@ def _instance_ids(
 
 def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
     row = empty_row()
+    method, sa_filter = reference_method(method_raw)
     row.update(
         task=task,
         model=model,
-        method=REFERENCE_METHODS.get(method_raw, method_raw),
+        method=method,
+        sa_filter=sa_filter,
         method_raw=method_raw,
         seed=seed,
         instance=instance,
@@ -201,10 +209,13 @@ def _generative_rows(
     source = _File(path, task, judge, lines, instances.rows, ids, instances.bad_cells())
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
+    steps: dict[str, int | None] = {}
     for (prefix, seed), cols in sorted(runs.items()):
+        if prefix not in steps:
+            steps[prefix] = _sa_step(path, prefix, prefix.rpartition("_")[2], lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
         _require_run(path, prefix, seed, cols, samples, npc)
-        run = _run_rows(source, prefix, seed, cols, samples)
+        run = _run_rows(source, prefix, seed, cols, samples, steps[prefix])
         rows.extend(run.rows)
         issues.extend(run.issues)
         mismatches.extend(run.mismatches)
@@ -253,6 +264,7 @@ def _run_rows(
     seed: int,
     cols: Mapping[tuple[int | None, str], str],
     samples: Sequence[int | None],
+    step: int | None,
 ) -> _Run:
     """The tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
     from ccpt.schemas.results import AUTHORS_SAMPLE
@@ -283,6 +295,7 @@ def _run_rows(
         index = 0 if sample is None else sample
         row = _base_row(task, model, method_raw, seed, source.ids[i], path)
         row.update(
+            sa_iteration=step,
             sample=index,
             combination=instance["combination"],
             head=instance["root"],
@@ -345,6 +358,107 @@ def _note_issues(path: Path, issues: Sequence[CellIssue], notes: list[str]) -> N
     distinct = list({(i.row, i.column): i for i in issues}.values())
     if distinct:
         notes.append(f"{path.name}: {summary_line(distinct)}")
+
+
+# ----------------------------------------------------------------------- Spreading Activation files
+
+# The authors' per-step files name the step after the run: "<task>_<model>_<method>-<t>.csv".
+_STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
+
+
+def _sa_step(
+    path: Path, prefix: str, method_raw: str, lines: Sequence[Mapping[str, Any]], notes: list[str]
+) -> int | None:
+    """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer.
+
+    Only the file name tells t: ``…_<model>_<method>-<t>.csv`` after the run prefix ``<model>_<method>``. The
+    ``C``/``C_T`` columns, where present, check it (see :func:`_check_sa_view`).
+    """
+    _, sa_filter = reference_method(method_raw)
+    if sa_filter is None:
+        return None
+    match = _STEP_SUFFIX.search(path.stem)
+    step = int(match["step"]) if match and path.stem[: match.start()].endswith(prefix) else None
+    _check_sa_view(path, step, sa_filter, lines, notes)
+    return step
+
+
+def _expected_view(sets: Mapping[int, list[str]], step: int | None, with_seeds: bool) -> set[str]:
+    """What the answer of a run was shown: C_step (the final set if None), with or without the seed words C_0."""
+    shown = set(sets.get(step, sets[max(sets)]) if step is not None else sets[max(sets)])
+    return shown if with_seeds else shown - set(sets[0])
+
+
+def _check_sa_view(
+    path: Path, step: int | None, sa_filter: bool, lines: Sequence[Mapping[str, Any]], notes: list[str]
+) -> None:
+    """Note a file whose ``C_T`` contradicts what its name says it holds (rows with unreadable cells are skipped).
+
+    Table-3 file (filter, no step): C_T = the final set, seed words included. Per-step file: C_T = C_t − C_0.
+    No-filter file: C_T = the final set − C_0. Sets are compared as sets (the authors stored Python sets).
+    """
+    pairs = []
+    for line in lines:
+        sets, shown = parse_step_sets(line.get("C")), _string_list(line.get("C_T"))
+        if sets and 0 in sets and shown is not None:
+            pairs.append((sets, shown))
+    if not pairs:
+        return
+    table3 = step is None and sa_filter
+    fits = sum(set(shown) == _expected_view(sets, step, with_seeds=table3) for sets, shown in pairs)
+    if 2 * fits < len(pairs):
+        if table3:
+            what = "the final concept set with the seed words (a Table-3 file)"
+        elif step is not None:
+            what = f"C_{step} without the seed words (a per-step file)"
+        else:
+            what = "the final concept set without the seed words (a no-filter file)"
+        notes.append(
+            f"{path.name}: the file name says its answers were shown {what}, but its C_T column matches that in only "
+            f"{fits} of {len(pairs)} rows; check which run the file holds"
+        )
+
+
+def _string_list(cell: Any) -> list[str] | None:
+    from ccpt.answers import split_reply_list
+
+    return split_reply_list(cell) if isinstance(cell, str) else None
+
+
+def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
+    """The authors' ``C`` cell — a Python dict literal ``{0: ['boat', 'rock'], 1: [...], ...}`` — read without
+    evaluating it; None if the cell is not such a dict."""
+    from ccpt.answers import list_literal_end, split_reply_list
+
+    if not isinstance(cell, str):
+        return None
+    text = cell.strip()
+    if not (text.startswith("{") and text.endswith("}")) or len(text) > 1_000_000:
+        return None
+    out: dict[int, list[str]] = {}
+    i = _skip(text, 1)
+    while i < len(text) - 1:
+        key = re.match(r"(\d+)\s*:\s*", text[i:])
+        if key is None or not text.startswith("[", i + key.end()):
+            return None
+        start = i + key.end()
+        end = list_literal_end(text, start)
+        items = split_reply_list(text[start : end + 1]) if end is not None else None
+        if items is None:
+            return None
+        out[int(key[1])] = items
+        i = _skip(text, end + 1)  # type: ignore[operator]
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+        elif i != len(text) - 1:
+            return None
+    return out
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
 
 
 def _type_prediction_rows(

@@ -149,6 +149,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
         frame["protocol"] = DEFAULT_PROTOCOL
     if "invalid_cells" not in frame.columns:
         frame["invalid_cells"] = 0
+    if "sa_failed_steps" not in frame.columns:  # tables exported before it existed: not counted then
+        frame["sa_failed_steps"] = None
     missing = missing_columns(frame.columns, COLUMNS)
     if missing:
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")

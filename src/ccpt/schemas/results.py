@@ -165,6 +165,9 @@ class TidyRow(TypedDict):
     source: CellText
     protocol: Annotated[Protocol | None, Blank, role(KEY, "the protocol (empty in old tables: ccpt)")]
     invalid_cells: NotRequired[Annotated[OptionalCount, column("invalid_cells", "cells set aside when read")]]
+    sa_failed_steps: NotRequired[
+        Annotated[OptionalCount, column("sa_failed_steps", "SA expansion steps with an unreadable model reply")]
+    ]
 
 
 TIDY = TableSchema(
@@ -178,8 +181,8 @@ TIDY = TableSchema(
     unique=(("source", "task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample",
              "sa_iteration", "protocol"),),
     rules=(
-        "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol and invalid_cells "
-        "may be absent in tables written by older versions).",
+        "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol, invalid_cells and "
+        "sa_failed_steps may be absent in tables written by older versions).",
         "r_hmp and score are recomputed from r_np, r_hp, r_mp; stored values that differ are reported.",
         "A Task-3 row with a rejected gold_type or pred_type is unscored (counted).",
     ),
