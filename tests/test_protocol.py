@@ -383,7 +383,7 @@ def test_failed_sa_steps_are_counted_and_never_reported_as_converged(ccpt_dir: P
     failures = text.split("### Failures", 1)[1]
     assert (
         "| SA failed |" in failures
-        and "| pi_emergent | ccpt-scripted/broken | S.A.w/ LLM | 4 | 4 | 0 | 4 | 0 | 4 |" in failures
+        and "| pi_emergent | ccpt-scripted/broken | S.A.w/ LLM | 4 | 4 | 0 | 0 | 4 | 0 | 4 |" in failures
     )
     assert "SA failed: samples whose Spreading Activation had a step with an unreadable" in text
 
