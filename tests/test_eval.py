@@ -145,7 +145,7 @@ def test_type_prediction_exact_match(ccpt_dir: Path, tmp_path: Path) -> None:
     rows = _rows(log)
     assert {r["gold_type"] for r in rows} == {"emergent", "component", "canceled", "others"}
     for sample, row in zip(log.samples, rows, strict=True):
-        correct = next(iter(sample.scores.values())).value["correct"]
+        correct = next(iter(sample.scores.values())).value["accuracy"]
         assert correct == float(row["pred_type"] == row["gold_type"])
 
 
@@ -395,3 +395,16 @@ def test_a_failed_type_prediction_sample_is_counted_not_a_crash(ccpt_dir: Path, 
     (row,) = failures(frame)
     assert row.samples == 3 and row.parse_failures >= 1
     assert "Unparsed" in render(report, "markdown")
+
+
+def test_type_prediction_limit_takes_every_type_alike(ccpt_dir: Path) -> None:
+    """`--limit N` on Task 3 (Inspect takes the first N samples) holds ⌊N/4⌋ pairs of each of the four types."""
+    from collections import Counter
+
+    from ccpt.spec import TYPE_LABELS
+
+    dataset = type_prediction(data_dir=str(ccpt_dir)).dataset
+    assert len(dataset) == 1000 and Counter(s.target for s in dataset) == dict.fromkeys(TYPE_LABELS, 250)
+    for limit in (4, 5, 8, 11):
+        first = Counter(s.target for s in dataset[:limit])
+        assert sorted(first.values(), reverse=True) == [limit // 4 + (k < limit % 4) for k in range(4)], (limit, first)

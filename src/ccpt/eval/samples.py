@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import zip_longest
 from pathlib import Path
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from ccpt.dataset import Record, TypeItem, instances, load_dataset
-from ccpt.spec import TaskSpec
+from ccpt.spec import TYPE_LABELS, TaskSpec
 
 
 def _sample(task: TaskSpec, item: Record | TypeItem) -> Sample:
@@ -45,8 +47,23 @@ def task_dataset(
     """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids.
 
     The Sample ``input`` is a short description only: the solver builds the real prompt from the metadata,
-    because the prompt depends on the method.
+    because the prompt depends on the method. Task 3's items take turns by type (see :func:`interleave_types`).
     """
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
+    if not task.generative:
+        items = interleave_types(items)  # type: ignore[arg-type]
     return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}")
+
+
+def interleave_types(items: Sequence[TypeItem]) -> list[TypeItem]:
+    """Task-3 items in turns of the four types (emergent, component, canceled, others, emergent, …).
+
+    Inspect's ``--limit N`` takes the first N samples: in this order they hold ⌊N/4⌋ pairs of each type, the
+    N mod 4 left over going to the first types of that order, so even a small run measures every type. The full
+    set is unchanged (the same items, in another order); within a type, the sampled order is kept.
+    """
+    by_type: dict[str, list[TypeItem]] = {label: [] for label in TYPE_LABELS}
+    for item in items:
+        by_type.setdefault(item.gold, []).append(item)
+    return [item for turn in zip_longest(*by_type.values()) for item in turn if item is not None]
