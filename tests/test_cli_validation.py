@@ -31,6 +31,15 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["-T", "bogus=1"], "bogus"),
         (["-T", "sa_max_iterations=-1"], "sa_max_iterations"),
         (["-T", "sa_epsilon=-0.5"], "sa_epsilon"),
+        # NaN and infinity pass every comparison-based range check; each would fail every request locally.
+        (["--temperature", "nan"], "--temperature"),
+        (["--temperature", "inf"], "--temperature"),
+        (["--top-p", "nan"], "--top-p"),
+        (["--top-p", "-inf"], "--top-p"),
+        (["-T", "sa_epsilon=.nan"], "sa_epsilon"),
+        (["-T", "sa_epsilon=.inf"], "sa_epsilon"),
+        (["--model-base-url", "http://a/v1", "--model-base-url", "http://b/v1"], "--model-base-url"),
+        (["-M", "base_url=http://a/v1", "--model-base-url", "http://b/v1"], "base URL once"),
     ],
 )
 def test_run_rejects_bad_numbers_before_anything_starts(

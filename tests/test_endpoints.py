@@ -122,3 +122,71 @@ def test_token_counts_equal_what_the_server_recorded(ccpt_dir: Path, tmp_path: P
     assert rows[("openai-api/loop/m", "solver")].cost is None  # no price given: no cost, never a guess
     again = {(r.model, r.role): r for r in read_usage([tmp_path / "again"])}
     assert {k: (r.calls, r.cached_calls) for k, r in again.items()} == {k: (0, r.calls) for k, r in rows.items()}
+
+
+def test_empty_choices_fails_the_preflight(monkeypatch: pytest.MonkeyPatch) -> None:
+    with serve(mode="empty_choices") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        with pytest.raises(ModelError, match=r"'openai-api/loop/m' answered with no choices"):
+            preflight(["openai-api/loop/m"], timeout=10)
+
+
+def test_judge_refused_in_every_format_is_one_line_in_the_preflight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deterministic refusal of the judge's request (here HTTP 400 on the judge prompt) ends before any work."""
+    with serve(fail_when="Relevance:") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        with pytest.raises(ModelError) as caught:
+            preflight(["openai-api/loop/m"], ["openai-api/loop/j"], timeout=10)
+    line = str(caught.value)
+    assert "judge 'openai-api/loop/j' refused every request" in line and "HTTP 400: rejected by the test server" in line
+    assert "\n" not in line
+    judged = [r for r in loop.requests if r["model"] == "j"]
+    # two refusals per format, best first: JSON schema, JSON object, the plain prompt
+    kinds = [(r.get("response_format") or {}).get("type", "plain") for r in judged]
+    assert kinds == ["json_schema"] * 2 + ["json_object"] * 2 + ["plain"] * 2
+
+
+def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """A server that refuses JSON schema (HTTP 500, as llama-cpp-python's does): the judge answers in JSON-object
+    mode, every pair is judged (0 judge failures, not parse failures), and the report names the format."""
+    with serve(mode="no_json_schema") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        sweep = Sweep(
+            models=["openai-api/loop/m"],
+            judge="openai-api/loop/j",
+            tasks=["pi_emergent"],
+            methods=["base"],
+            seeds=1,
+            limit=2,
+            log_dir=tmp_path / "logs",
+            data_dir=str(ccpt_dir),
+            display="none",
+        )
+        assert run_sweep(sweep)
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert len(frame) == 2 and frame["parse_ok"].all() and frame["judge_failures"].sum() == 0
+    assert set(frame["judge"]) == {"openai-api/loop/j"}
+    assert any("openai-api/loop/j: json_object (json_schema refused: HTTP 500" in n for n in frame.attrs["notes"])
+    judged = [(r.get("response_format") or {}).get("type") for r in loop.requests if r["model"] == "j"]
+    # Negotiated twice (the preflight, then the task run's judge), each time JSON schema refused, then never again.
+    switches = [k for k in range(1, len(judged)) if judged[k - 1] == "json_schema" and judged[k] == "json_object"]
+    assert len(switches) == 2 and set(judged[switches[-1] :]) == {"json_object"}, judged
+
+
+def test_a_request_the_server_rejects_is_one_line_without_rerun_advice(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Every Task-3 request gets HTTP 400: the run ends with what the server said, not "rerun to resume"."""
+    import os
+    import subprocess
+    import sys
+
+    with serve(fail_when="Property") as loop:
+        env = {**os.environ, "LOOP_BASE_URL": loop.base_url, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("ccpt")), "run", "--model", "openai-api/loop/m", "--task",
+             "type_prediction", "--limit", "2", "--seeds", "1", "--no-preflight", "--max-retries", "0",
+             "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
+        )  # fmt: skip
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ccpt:")]
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
+    assert "HTTP 400: rejected by the test server" in lines[0] and "rerun the same command" not in result.stderr

@@ -49,13 +49,27 @@ def is_refusal(exc: BaseException) -> bool:
 def server_message(exc: BaseException, limit: int = 200) -> str:
     """``HTTP <status>: <the server's message>``, shortened, for a one-line error."""
     exc = unwrap(exc)
+    text = ""
     body = getattr(exc, "body", None)
-    message = None
     if isinstance(body, dict):
         inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-    text = " ".join(str(message or exc).split())
+        text = str(inner.get("message") if isinstance(inner, dict) else inner)
+    if not text:
+        # Inspect re-raises a rejected request with the request dumped before the SDK's "Error code: N - message".
+        said = status_said(str(exc))
+        text = said[1] if said else str(exc)
+    text = " ".join(text.split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     status = http_status(exc)
     return f"HTTP {status}: {text}" if status is not None else text
+
+
+# The OpenAI SDK's status errors, as its exceptions (and Inspect's sample error messages) spell them.
+_SDK_STATUS = re.compile(r"Error code: (\d{3}) - ([^'\"\\\\]*)")
+
+
+def status_said(text: str) -> tuple[int, str] | None:
+    """The last ``Error code: N - message`` in ``text`` (Inspect's messages dump the request before it)."""
+    said = _SDK_STATUS.findall(text)
+    return (int(said[-1][0]), " ".join(said[-1][1].split())) if said else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import re
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import is_user_error, roles_bound
-from ccpt.eval.provider_errors import error_text, is_refusal, server_message
+from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal, server_message, status_said
 from ccpt.eval.scorers import GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
@@ -367,7 +368,42 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # returns success and an empty list), or with logs whose status is "cancelled".
     if (tasks and not logs) or any(log.status == "cancelled" for log in logs):
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
+    if not success:
+        refusal = deterministic_failure(logs)
+        if refusal:
+            raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
     return success
+
+
+_UNUSABLE_JUDGE = re.compile(r"judge '.*?' refused every request \(.*", re.S)
+
+
+def _refusal(message: str) -> str | None:
+    """The one-line reason when an error message is a deterministic refusal (4xx, a judge refusing all)."""
+    judge = _UNUSABLE_JUDGE.search(message)
+    if judge:
+        return " ".join(judge.group(0).split())
+    said = status_said(message)
+    if said and 400 <= said[0] < 500 and said[0] not in TRANSIENT_STATUSES:
+        return f"HTTP {said[0]}: {said[1][:200]}"
+    return None
+
+
+def deterministic_failure(logs: Sequence[Any]) -> str | None:
+    """One line when every failed sample of the failed task runs failed deterministically (the same rerun would
+    fail again: a request the server rejects with a 4xx, a judge refusing every reply format); else None."""
+    failures: list[tuple[str, str]] = []
+    for header in logs:
+        if header.status != "error":
+            continue
+        log = read_eval_log(header.location) if not header.samples else header
+        errors = [s.error.message for s in log.samples or [] if s.error] or ([log.error.message] if log.error else [])
+        failures += [(str(log.eval.model), message) for message in errors]
+    reasons = [(model, _refusal(message)) for model, message in failures]
+    if not reasons or not all(reason for _, reason in reasons):
+        return None
+    model, reason = reasons[0]
+    return f"{len(reasons)} sample(s) failed on a request the server rejects (model {model!r}: {reason})"
 
 
 def samples_finished(sweep: Sweep) -> tuple[int, int]:
