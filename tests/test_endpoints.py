@@ -190,3 +190,29 @@ def test_a_request_the_server_rejects_is_one_line_without_rerun_advice(ccpt_dir:
     lines = [line for line in result.stderr.splitlines() if line.startswith("ccpt:")]
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
     assert "HTTP 400: rejected by the test server" in lines[0] and "rerun the same command" not in result.stderr
+
+
+def test_timed_out_attempts_are_counted_per_model_and_role(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Issue 17 case 5: attempts cut by --timeout and retried show in the usage table, and the run says why."""
+    from ccpt.eval.usage import read_usage, timeout_note
+
+    with serve(mode="hang") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        sweep = Sweep(
+            models=["openai-api/loop/slow"],
+            judge=None,
+            tasks=["type_prediction"],
+            seeds=1,
+            limit=1,
+            timeout=2,
+            max_retries=1,
+            log_dir=tmp_path / "logs",
+            data_dir=str(ccpt_dir),
+            display="none",
+        )
+        run_sweep(sweep, check_models=False)
+    (row,) = read_usage([tmp_path / "logs"])
+    assert (row.model, row.role) == ("openai-api/loop/slow", "solver")
+    assert row.calls == row.failed_attempts == row.timed_out == 2  # the attempt and its one retry, both cut at 2 s
+    note = timeout_note([row], 2)
+    assert note and "2 of 2 attempts" in note and "--max-connections 1" in note

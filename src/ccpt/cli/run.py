@@ -302,6 +302,6 @@ def command(
         "judge_mode": sweep.judge_mode,
         "task_args": sweep.task_args,
     }
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices)
+    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices, timeout=timeout)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")

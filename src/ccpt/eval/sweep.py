@@ -28,6 +28,7 @@ from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal
 from ccpt.eval.scorers import GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.eval.usage import timed_out
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
@@ -244,6 +245,10 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
         return None
     error = str(judgement.error)
     if error.startswith("judge call failed: "):
+        if timed_out(error):
+            raise ModelError(
+                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
+            )
         raise ModelError(f"judge {name!r} is not usable: {error.removeprefix('judge call failed: ')}")
     if probe.mode == "expected" and "log-probabilities" in error:
         raise ModelError(
