@@ -82,3 +82,25 @@ def test_unwritable_figures_dir_is_one_line(reference_dir: Path, tmp_path: Path,
     assert "--figures" in line and "not writable" in line
     line = _one_line_error(capsys, ["report", csv, "--out", str(blocker / "report.md")])
     assert "--out" in line and "cannot write" in line
+
+
+def test_dry_run_plans_and_sends_nothing(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--dry-run`: the counts follow the sweep's structure (Gold's judge calls exactly its distinct pairs); no
+    model is called, no log is written."""
+    import json
+
+    calls = tmp_path / "calls.txt"
+    argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+            "--task", "type_prediction", "--method", "base", "--method", "gold", "--limit", "3", "--seeds", "2",
+            "-M", f"calls_file={calls}", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"),
+            "--dry-run", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    plan = json.loads(capsys.readouterr().out)
+    runs = {(r["task"], r["method"]): r for r in plan["runs"]}
+    base, gold, types = runs[("pi_emergent", "base")], runs[("pi_emergent", "gold")], runs[("type_prediction", "base")]
+    assert (base["seeds"], base["instances"], base["solver_calls"], base["judge_calls"]) == (2, 3, [6, 6], [9, 18])
+    assert gold["solver_calls"] == [0, 0] and gold["seeds"] == 1 and 0 < gold["judge_calls"][0] <= 9
+    assert gold["judge_calls"][0] == gold["judge_calls"][1]
+    assert types["solver_calls"] == [6, 6] and types["judge_calls"] == [0, 0]
+    assert plan["solver_calls"] == [12, 12] and plan["cost_usd"] is None
+    assert not calls.exists() and not (tmp_path / "logs").exists()

@@ -211,6 +211,12 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print what would run (tasks × methods × models × seeds, instances), the solver and judge calls to "
+    "expect and, with --prices, the cost range; send nothing.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--display",
@@ -243,6 +249,7 @@ def command(
     stat,
     prices,
     no_preflight,
+    dry_run,
     fmt,
     display,
 ) -> None:
@@ -290,6 +297,11 @@ def command(
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }
+    if dry_run:
+        from ccpt.cli.plan import print_plan
+
+        print_plan(sweep, prices=prices, fmt=fmt)
+        return
     finished = run_sweep(
         sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
     )

@@ -1,6 +1,6 @@
-"""The two Inspect internals ccpt relies on, kept in this one module (nowhere else imports ``inspect_ai._*``).
+"""The Inspect internals ccpt relies on, kept in this one module (nowhere else imports ``inspect_ai._*``).
 
-Inspect (0.3.x) exports neither. Each is imported lazily and guarded, so a release that moves them degrades to
+Inspect (0.3.x) exports none of them. Each is imported lazily and guarded, so a release that moves them degrades to
 a documented fallback instead of breaking ccpt:
 
 - ``PrerequisiteError``: the exception that `inspect eval` prints as one line instead of a traceback. A user
@@ -17,7 +17,7 @@ a documented fallback instead of breaking ccpt:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from inspect_ai.model import GenerateConfig, Model
@@ -49,8 +49,11 @@ def active_generate_config() -> GenerateConfig:
 
 
 @contextmanager
-def roles_bound(roles: dict[str, Model]) -> Iterator[None]:
-    """Within the block, Inspect's ``model_roles()`` returns ``roles`` (as while `inspect eval` builds tasks)."""
+def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
+    """Within the block, Inspect's ``model_roles()`` returns ``roles`` (as while `inspect eval` builds tasks).
+
+    A role bound by name only (a ``str``) is for building tasks that will not run (``ccpt run --dry-run``).
+    """
     try:
         from inspect_ai.model._model import _model_roles
     except ImportError:  # pragma: no cover - depends on the installed Inspect

@@ -25,7 +25,7 @@ from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import is_user_error, roles_bound
 from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal, server_message, status_said
-from ccpt.eval.scorers import GRADER
+from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
 from ccpt.eval.usage import timed_out
@@ -167,12 +167,16 @@ class Sweep:
         except Exception as exc:  # an unknown provider, a missing key: one line, before anything runs
             raise model_error(self.judge, exc) from None
 
-    def task_objects(self) -> list[Task]:
+    def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method); Task 3 runs once with its single prompt.
 
         Built with the judge bound as the ``grader`` role, as `inspect eval` binds the command line's roles.
+        ``plan_only`` (``--dry-run``): the judge is bound by name, so no model is built (nor loaded); such tasks
+        are for counting, never run.
         """
-        grader = self.grader() if any(TASK_SPECS[t].generative for t in self.tasks) else None
+        if not any(TASK_SPECS[t].generative for t in self.tasks):
+            return self._task_objects()
+        grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
         with roles_bound({GRADER: grader} if grader is not None else {}):
             return self._task_objects()
 
