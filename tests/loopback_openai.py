@@ -47,7 +47,8 @@ def _handler(
             )
             if mode == "no_json_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
                 # what llama-cpp-python's server answers (HTTP 500, its validation message)
-                self._send(500, {"error": {"message": "Input should be 'text' or 'json_object'", "type": "server_error"}})
+                refusal = {"message": "Input should be 'text' or 'json_object'", "type": "server_error"}
+                self._send(500, {"error": refusal})
                 return
             if fail_when and fail_when in prompt:
                 self._send(400, {"error": {"message": "rejected by the test server", "type": "invalid_request_error"}})

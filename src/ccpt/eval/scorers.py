@@ -107,10 +107,7 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
         for key in keys:
             mean = _mean_defined([s.value.get(key) for s in scores])  # type: ignore[union-attr]
             value[key] = None if mean != mean else mean  # NaN → None
-        explanation = "\n".join(f"seed {k}: {s.explanation}" for k, s in enumerate(scores) if s.explanation)
-        return Score(
-            value=value, answer=first.answer, explanation=explanation or None, metadata={"epochs": len(scores)}
-        )
+        return Score(value=value, answer=first.answer, metadata={"epochs": len(scores)})
 
     return reduce
 
