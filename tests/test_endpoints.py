@@ -24,6 +24,22 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOP_API_KEY", "test-key")
 
 
+def _one_task3_item(model: str, tmp_path: Path, ccpt_dir: Path, *, max_retries: int) -> Sweep:
+    """A sweep of one Task-3 item, one seed, attempts cut at 2 s."""
+    return Sweep(
+        models=[model],
+        judge=None,
+        tasks=["type_prediction"],
+        seeds=1,
+        limit=1,
+        timeout=2,
+        max_retries=max_retries,
+        log_dir=tmp_path / "logs",
+        data_dir=str(ccpt_dir),
+        display="none",
+    )
+
+
 def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
@@ -41,18 +57,8 @@ def test_stalled_replies_are_bounded_by_timeout_and_counted(
     """No preflight: each attempt of each sample is cut at --timeout; the failure is counted, the run ends."""
     with serve(mode=mode) as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
-        sweep = Sweep(
-            models=[f"openai-api/loop/{mode}"],  # a model name of its own: never a cache hit from another test
-            judge=None,
-            tasks=["type_prediction"],
-            seeds=1,
-            limit=1,
-            timeout=2,
-            max_retries=0,
-            log_dir=tmp_path / "logs",
-            data_dir=str(ccpt_dir),
-            display="none",
-        )
+        # a model name of its own: never a cache hit from another test
+        sweep = _one_task3_item(f"openai-api/loop/{mode}", tmp_path, ccpt_dir, max_retries=0)
         start = time.monotonic()
         finished = run_sweep(sweep, check_models=False)
         elapsed = time.monotonic() - start
@@ -198,18 +204,7 @@ def test_timed_out_attempts_are_counted_per_model_and_role(ccpt_dir: Path, tmp_p
 
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
-        sweep = Sweep(
-            models=["openai-api/loop/slow"],
-            judge=None,
-            tasks=["type_prediction"],
-            seeds=1,
-            limit=1,
-            timeout=2,
-            max_retries=1,
-            log_dir=tmp_path / "logs",
-            data_dir=str(ccpt_dir),
-            display="none",
-        )
+        sweep = _one_task3_item("openai-api/loop/slow", tmp_path, ccpt_dir, max_retries=1)
         run_sweep(sweep, check_models=False)
     (row,) = read_usage([tmp_path / "logs"])
     assert (row.model, row.role) == ("openai-api/loop/slow", "solver")
