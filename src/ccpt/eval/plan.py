@@ -24,7 +24,7 @@ from typing import Any
 from ccpt.eval.judge import Judge
 from ccpt.eval.usage import Price
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
-from ccpt.spec import TASK_SPECS, Method
+from ccpt.spec import BASE_TEMPLATE, TASK_SPECS, Method
 
 Range = tuple[int, int]
 JUDGE_MAX_TOKENS = Judge.max_tokens
@@ -119,7 +119,7 @@ def _prompt_chars(spec: Any, method: Method, meta: Mapping[str, Any]) -> int:
     try:
         text = task_prompt(spec.name, method.template, **spec.prompt_fields(meta))
     except Exception:  # a template needing SA concepts: the base prompt is the same size class
-        text = task_prompt(spec.name, "base", **spec.prompt_fields(meta))
+        text = task_prompt(spec.name, BASE_TEMPLATE, **spec.prompt_fields(meta))
     return len(system_prompt()) + len(text)
 
 
