@@ -211,3 +211,25 @@ def test_timed_out_attempts_are_counted_per_model_and_role(ccpt_dir: Path, tmp_p
     assert row.calls == row.failed_attempts == row.timed_out == 2  # the attempt and its one retry, both cut at 2 s
     note = timeout_note([row], 2)
     assert note and "2 of 2 attempts" in note and "--max-connections 1" in note
+
+
+def test_each_model_reaches_its_own_server(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """`--model-base-url` once per `--model`: each model's preflight and requests go to its own server."""
+    monkeypatch.delenv("LOOP_BASE_URL", raising=False)
+    with serve() as one, serve() as two:
+        sweep = Sweep(
+            models=["openai-api/loop/first", "openai-api/loop/second"],
+            base_urls={"openai-api/loop/first": one.base_url, "openai-api/loop/second": two.base_url},
+            judge=None,
+            tasks=["type_prediction"],
+            seeds=1,
+            limit=2,
+            log_dir=tmp_path / "logs",
+            data_dir=str(ccpt_dir),
+            display="none",
+        )
+        assert run_sweep(sweep)
+    assert {r["model"] for r in one.requests} == {"first"} and {r["model"] for r in two.requests} == {"second"}
+    assert len(one.requests) == len(two.requests) == 3  # the preflight, then one request per item
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert sorted(frame["model"]) == ["openai-api/loop/first"] * 2 + ["openai-api/loop/second"] * 2
