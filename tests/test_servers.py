@@ -252,3 +252,23 @@ def test_vllm_inspect_eval_with_and_without_a_grader(vllm_server: str, ccpt_dir:
     assert {str(e.model) for e in _judge_events(log)} == {"ccpt-distilled/default"}
     log, _ = _inspect_eval(args, ["--model", VLLM_MODEL, "--model-role", f"grader={VLLM_MODEL}"], env, tmp_path / "own")
     assert log.status == "success" and {str(e.model) for e in _judge_events(log)} == {VLLM_MODEL}
+
+
+def test_llamacpp_timeouts_on_a_single_slot_server_are_counted(llamacpp: str, ccpt_dir: Path, tmp_path: Path) -> None:
+    """Issue 17 case 5: four concurrent requests to a one-slot server with a short --timeout: the queued ones time
+    out and are retried; the Tokens and cost table counts them per model and role and the run says why."""
+    env = _env(tmp_path, "llamacpp", llamacpp)
+    result = _run(
+        [str(BIN / "ccpt"), "run", "--model", LLAMACPP_MODEL, "--task", "type_prediction", "--limit", "4",
+         "--seeds", "1", "--max-connections", "4", "--timeout", "2", "--max-retries", "1", "--max-tokens", "16",
+         "--no-preflight", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"), "--format", "json",
+         "--display", "none"],
+        env,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    usage = _counts(report, "usage")
+    assert (
+        usage[("solver", "timed_out")] >= 1 and usage[("solver", "failed_attempts")] >= usage[("solver", "timed_out")]
+    )
+    if 2 * usage[("solver", "timed_out")] >= usage[("solver", "calls")]:
+        assert "--max-connections 1" in result.stderr
