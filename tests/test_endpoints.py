@@ -24,20 +24,17 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOP_API_KEY", "test-key")
 
 
+def _small_sweep(tmp_path: Path, ccpt_dir: Path, **fields: object) -> Sweep:
+    """A one-seed sweep logging under ``tmp_path`` with no display; ``fields`` say the rest."""
+    return Sweep(seeds=1, log_dir=tmp_path / "logs", data_dir=str(ccpt_dir), display="none", **fields)  # type: ignore[arg-type]
+
+
 def _one_task3_item(model: str, tmp_path: Path, ccpt_dir: Path, *, max_retries: int) -> Sweep:
-    """A sweep of one Task-3 item, one seed, attempts cut at 2 s."""
-    return Sweep(
-        models=[model],
-        judge=None,
-        tasks=["type_prediction"],
-        seeds=1,
-        limit=1,
-        timeout=2,
+    """A sweep of one Task-3 item, attempts cut at 2 s."""
+    return _small_sweep(
+        tmp_path, ccpt_dir, models=[model], judge=None, tasks=["type_prediction"], limit=1, timeout=2,
         max_retries=max_retries,
-        log_dir=tmp_path / "logs",
-        data_dir=str(ccpt_dir),
-        display="none",
-    )
+    )  # fmt: skip
 
 
 def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,17 +154,10 @@ def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path:
     mode, every pair is judged (0 judge failures, not parse failures), and the report names the format."""
     with serve(mode="no_json_schema") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
-        sweep = Sweep(
-            models=["openai-api/loop/m"],
-            judge="openai-api/loop/j",
-            tasks=["pi_emergent"],
-            methods=["base"],
-            seeds=1,
-            limit=2,
-            log_dir=tmp_path / "logs",
-            data_dir=str(ccpt_dir),
-            display="none",
-        )
+        sweep = _small_sweep(
+            tmp_path, ccpt_dir, models=["openai-api/loop/m"], judge="openai-api/loop/j", tasks=["pi_emergent"],
+            methods=["base"], limit=2,
+        )  # fmt: skip
         assert run_sweep(sweep)
     frame = from_inspect_logs(tmp_path / "logs")
     assert len(frame) == 2 and frame["parse_ok"].all() and frame["judge_failures"].sum() == 0
@@ -217,16 +207,10 @@ def test_each_model_reaches_its_own_server(ccpt_dir: Path, tmp_path: Path, monke
     """`--model-base-url` once per `--model`: each model's preflight and requests go to its own server."""
     monkeypatch.delenv("LOOP_BASE_URL", raising=False)
     with serve() as one, serve() as two:
-        sweep = Sweep(
-            models=["openai-api/loop/first", "openai-api/loop/second"],
-            base_urls={"openai-api/loop/first": one.base_url, "openai-api/loop/second": two.base_url},
-            judge=None,
-            tasks=["type_prediction"],
-            seeds=1,
-            limit=2,
-            log_dir=tmp_path / "logs",
-            data_dir=str(ccpt_dir),
-            display="none",
+        models = ["openai-api/loop/first", "openai-api/loop/second"]
+        urls = dict(zip(models, (one.base_url, two.base_url), strict=True))
+        sweep = _small_sweep(
+            tmp_path, ccpt_dir, models=models, base_urls=urls, judge=None, tasks=["type_prediction"], limit=2
         )
         assert run_sweep(sweep)
     assert {r["model"] for r in one.requests} == {"first"} and {r["model"] for r in two.requests} == {"second"}
