@@ -117,14 +117,22 @@ def default_grader_roles() -> dict[str, str | Model] | None:
 
     Called while a task is built: ``inspect eval`` binds the command line's roles before building tasks, and
     ``ccpt run`` binds its judge (see :func:`ccpt.eval.inspect_compat.roles_bound`). A role given to the eval
-    overrides the task's in any case; checking first only avoids loading a judge that will not be used.
+    overrides the task's in any case; checking first only avoids loading a judge that will not be used. A task
+    built from Python before its eval gets the default (loaded once per process); when it cannot load (the
+    ``distilled`` extra is not installed) the task is still built, and scoring without a grader role fails
+    with that reason.
     """
     if GRADER in model_roles():
+        return None
+    try:
+        default = get_model(DEFAULT_GRADER)
+    except Exception as exc:  # any load failure: the eval may still bind a grader
+        logger.warning("no %r model role given and %s cannot load (%s)", GRADER, DEFAULT_GRADER, exc)
         return None
     logger.warning(
         "no %r model role given: %s judges (pass --model-role grader=MODEL to choose the judge)", GRADER, DEFAULT_GRADER
     )
-    return {GRADER: DEFAULT_GRADER}
+    return {GRADER: default}
 
 
 def make_judge(
