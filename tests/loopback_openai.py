@@ -17,7 +17,7 @@ from typing import Any
 
 from ccpt.eval.scripted import scripted_reply
 
-MODES = ("hang", "drip", "truncated", "empty_choices")
+MODES = ("hang", "drip", "truncated", "empty_choices", "no_json_schema")
 HANG_LIMIT = 60.0  # seconds a "hang" request is held at most (every loop here is bounded in count and time)
 
 
@@ -45,6 +45,11 @@ def _handler(
                 m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
                 for m in body.get("messages", [])
             )
+            if mode == "no_json_schema" and (body.get("response_format") or {}).get("type") == "json_schema":
+                # what llama-cpp-python's server answers (HTTP 500, its validation message)
+                refusal = {"message": "Input should be 'text' or 'json_object'", "type": "server_error"}
+                self._send(500, {"error": refusal})
+                return
             if fail_when and fail_when in prompt:
                 self._send(400, {"error": {"message": "rejected by the test server", "type": "invalid_request_error"}})
                 return
@@ -106,7 +111,8 @@ def serve(latency: float = 0.0, fail_when: str | None = None, mode: str | None =
 
     ``fail_when``: requests whose prompt contains this text get HTTP 400 with an OpenAI-style error body.
     ``mode``: ``hang`` (never answer), ``drip`` (one byte a second), ``truncated`` (half the body, then close),
-    ``empty_choices`` (HTTP 200 with ``"choices": []``).
+    ``empty_choices`` (HTTP 200 with ``"choices": []``), ``no_json_schema`` (HTTP 500 for a JSON-schema
+    ``response_format``, as llama-cpp-python's server answers).
     """
     if mode is not None and mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")

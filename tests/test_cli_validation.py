@@ -31,6 +31,15 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["-T", "bogus=1"], "bogus"),
         (["-T", "sa_max_iterations=-1"], "sa_max_iterations"),
         (["-T", "sa_epsilon=-0.5"], "sa_epsilon"),
+        # NaN and infinity pass every comparison-based range check; each would fail every request locally.
+        (["--temperature", "nan"], "--temperature"),
+        (["--temperature", "inf"], "--temperature"),
+        (["--top-p", "nan"], "--top-p"),
+        (["--top-p", "-inf"], "--top-p"),
+        (["-T", "sa_epsilon=.nan"], "sa_epsilon"),
+        (["-T", "sa_epsilon=.inf"], "sa_epsilon"),
+        (["--model-base-url", "http://a/v1", "--model-base-url", "http://b/v1"], "--model-base-url"),
+        (["-M", "base_url=http://a/v1", "--model-base-url", "http://b/v1"], "base URL once"),
     ],
 )
 def test_run_rejects_bad_numbers_before_anything_starts(
@@ -139,3 +148,25 @@ def test_report_outputs_inside_an_input_directory_are_refused(tmp_path: Path, ca
         line = _one_line_error(capsys, ["report", str(logs), option, str(logs / name)])
         assert option in line and "would be read as a result file" in line
         assert not (logs / name).exists()
+
+
+def test_dry_run_plans_and_sends_nothing(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--dry-run`: the counts follow the sweep's structure (Gold's judge calls exactly its distinct pairs); no
+    model is called, no log is written."""
+    import json
+
+    calls = tmp_path / "calls.txt"
+    argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+            "--task", "type_prediction", "--method", "base", "--method", "gold", "--limit", "3", "--seeds", "2",
+            "-M", f"calls_file={calls}", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"),
+            "--dry-run", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    plan = json.loads(capsys.readouterr().out)
+    runs = {(r["task"], r["method"]): r for r in plan["runs"]}
+    base, gold, types = runs[("pi_emergent", "base")], runs[("pi_emergent", "gold")], runs[("type_prediction", "base")]
+    assert (base["seeds"], base["instances"], base["solver_calls"], base["judge_calls"]) == (2, 3, [6, 6], [9, 18])
+    assert gold["solver_calls"] == [0, 0] and gold["seeds"] == 1 and 0 < gold["judge_calls"][0] <= 9
+    assert gold["judge_calls"][0] == gold["judge_calls"][1]
+    assert types["solver_calls"] == [6, 6] and types["judge_calls"] == [0, 0]
+    assert plan["solver_calls"] == [12, 12] and plan["cost_usd"] is None
+    assert not calls.exists() and not (tmp_path / "logs").exists()

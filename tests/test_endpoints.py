@@ -24,6 +24,19 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOP_API_KEY", "test-key")
 
 
+def _small_sweep(tmp_path: Path, ccpt_dir: Path, **fields: object) -> Sweep:
+    """A one-seed sweep logging under ``tmp_path`` with no display; ``fields`` say the rest."""
+    return Sweep(seeds=1, log_dir=tmp_path / "logs", data_dir=str(ccpt_dir), display="none", **fields)  # type: ignore[arg-type]
+
+
+def _one_task3_item(model: str, tmp_path: Path, ccpt_dir: Path, *, max_retries: int) -> Sweep:
+    """A sweep of one Task-3 item, attempts cut at 2 s."""
+    return _small_sweep(
+        tmp_path, ccpt_dir, models=[model], judge=None, tasks=["type_prediction"], limit=1, timeout=2,
+        max_retries=max_retries,
+    )  # fmt: skip
+
+
 def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
@@ -41,18 +54,8 @@ def test_stalled_replies_are_bounded_by_timeout_and_counted(
     """No preflight: each attempt of each sample is cut at --timeout; the failure is counted, the run ends."""
     with serve(mode=mode) as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
-        sweep = Sweep(
-            models=[f"openai-api/loop/{mode}"],  # a model name of its own: never a cache hit from another test
-            judge=None,
-            tasks=["type_prediction"],
-            seeds=1,
-            limit=1,
-            timeout=2,
-            max_retries=0,
-            log_dir=tmp_path / "logs",
-            data_dir=str(ccpt_dir),
-            display="none",
-        )
+        # a model name of its own: never a cache hit from another test
+        sweep = _one_task3_item(f"openai-api/loop/{mode}", tmp_path, ccpt_dir, max_retries=0)
         start = time.monotonic()
         finished = run_sweep(sweep, check_models=False)
         elapsed = time.monotonic() - start
@@ -122,3 +125,95 @@ def test_token_counts_equal_what_the_server_recorded(ccpt_dir: Path, tmp_path: P
     assert rows[("openai-api/loop/m", "solver")].cost is None  # no price given: no cost, never a guess
     again = {(r.model, r.role): r for r in read_usage([tmp_path / "again"])}
     assert {k: (r.calls, r.cached_calls) for k, r in again.items()} == {k: (0, r.calls) for k, r in rows.items()}
+
+
+def test_empty_choices_fails_the_preflight(monkeypatch: pytest.MonkeyPatch) -> None:
+    with serve(mode="empty_choices") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        with pytest.raises(ModelError, match=r"'openai-api/loop/m' answered with no choices"):
+            preflight(["openai-api/loop/m"], timeout=10)
+
+
+def test_judge_refused_in_every_format_is_one_line_in_the_preflight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deterministic refusal of the judge's request (here HTTP 400 on the judge prompt) ends before any work."""
+    with serve(fail_when="Relevance:") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        with pytest.raises(ModelError) as caught:
+            preflight(["openai-api/loop/m"], ["openai-api/loop/j"], timeout=10)
+    line = str(caught.value)
+    assert "judge 'openai-api/loop/j' refused every request" in line and "HTTP 400: rejected by the test server" in line
+    assert "\n" not in line
+    judged = [r for r in loop.requests if r["model"] == "j"]
+    # two refusals per format, best first: JSON schema, JSON object, the plain prompt
+    kinds = [(r.get("response_format") or {}).get("type", "plain") for r in judged]
+    assert kinds == ["json_schema"] * 2 + ["json_object"] * 2 + ["plain"] * 2
+
+
+def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """A server that refuses JSON schema (HTTP 500, as llama-cpp-python's does): the judge answers in JSON-object
+    mode, every pair is judged (0 judge failures, not parse failures), and the report names the format."""
+    with serve(mode="no_json_schema") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        sweep = _small_sweep(
+            tmp_path, ccpt_dir, models=["openai-api/loop/m"], judge="openai-api/loop/j", tasks=["pi_emergent"],
+            methods=["base"], limit=2,
+        )  # fmt: skip
+        assert run_sweep(sweep)
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert len(frame) == 2 and frame["parse_ok"].all() and frame["judge_failures"].sum() == 0
+    assert set(frame["judge"]) == {"openai-api/loop/j"}
+    assert any("openai-api/loop/j: json_object (json_schema refused: HTTP 500" in n for n in frame.attrs["notes"])
+    judged = [(r.get("response_format") or {}).get("type") for r in loop.requests if r["model"] == "j"]
+    # Negotiated twice (the preflight, then the task run's judge), each time JSON schema refused, then never again.
+    switches = [k for k in range(1, len(judged)) if judged[k - 1] == "json_schema" and judged[k] == "json_object"]
+    assert len(switches) == 2 and set(judged[switches[-1] :]) == {"json_object"}, judged
+
+
+def test_a_request_the_server_rejects_is_one_line_without_rerun_advice(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Every Task-3 request gets HTTP 400: the run ends with what the server said, not "rerun to resume"."""
+    import os
+    import subprocess
+    import sys
+
+    with serve(fail_when="Property") as loop:
+        env = {**os.environ, "LOOP_BASE_URL": loop.base_url, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+        result = subprocess.run(
+            [str(Path(sys.executable).with_name("ccpt")), "run", "--model", "openai-api/loop/m", "--task",
+             "type_prediction", "--limit", "2", "--seeds", "1", "--no-preflight", "--max-retries", "0",
+             "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
+        )  # fmt: skip
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ccpt:")]
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
+    assert "HTTP 400: rejected by the test server" in lines[0] and "rerun the same command" not in result.stderr
+
+
+def test_timed_out_attempts_are_counted_per_model_and_role(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Issue 17 case 5: attempts cut by --timeout and retried show in the usage table, and the run says why."""
+    from ccpt.eval.usage import read_usage, timeout_note
+
+    with serve(mode="hang") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        sweep = _one_task3_item("openai-api/loop/slow", tmp_path, ccpt_dir, max_retries=1)
+        run_sweep(sweep, check_models=False)
+    (row,) = read_usage([tmp_path / "logs"])
+    assert (row.model, row.role) == ("openai-api/loop/slow", "solver")
+    assert row.calls == row.failed_attempts == row.timed_out == 2  # the attempt and its one retry, both cut at 2 s
+    note = timeout_note([row], 2)
+    assert note and "2 of 2 attempts" in note and "--max-connections 1" in note
+
+
+def test_each_model_reaches_its_own_server(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """`--model-base-url` once per `--model`: each model's preflight and requests go to its own server."""
+    monkeypatch.delenv("LOOP_BASE_URL", raising=False)
+    with serve() as one, serve() as two:
+        models = ["openai-api/loop/first", "openai-api/loop/second"]
+        urls = dict(zip(models, (one.base_url, two.base_url), strict=True))
+        sweep = _small_sweep(
+            tmp_path, ccpt_dir, models=models, base_urls=urls, judge=None, tasks=["type_prediction"], limit=2
+        )
+        assert run_sweep(sweep)
+    assert {r["model"] for r in one.requests} == {"first"} and {r["model"] for r in two.requests} == {"second"}
+    assert len(one.requests) == len(two.requests) == 3  # the preflight, then one request per item
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert sorted(frame["model"]) == ["openai-api/loop/first"] * 2 + ["openai-api/loop/second"] * 2

@@ -145,7 +145,7 @@ def test_type_prediction_exact_match(ccpt_dir: Path, tmp_path: Path) -> None:
     rows = _rows(log)
     assert {r["gold_type"] for r in rows} == {"emergent", "component", "canceled", "others"}
     for sample, row in zip(log.samples, rows, strict=True):
-        correct = next(iter(sample.scores.values())).value["correct"]
+        correct = next(iter(sample.scores.values())).value["accuracy"]
         assert correct == float(row["pred_type"] == row["gold_type"])
 
 
@@ -395,3 +395,49 @@ def test_a_failed_type_prediction_sample_is_counted_not_a_crash(ccpt_dir: Path, 
     (row,) = failures(frame)
     assert row.samples == 3 and row.parse_failures >= 1
     assert "Unparsed" in render(report, "markdown")
+
+
+def test_type_prediction_limit_takes_every_type_alike(ccpt_dir: Path) -> None:
+    """`--limit N` on Task 3 (Inspect takes the first N samples) holds ⌊N/4⌋ pairs of each of the four types."""
+    from collections import Counter
+
+    from ccpt.spec import TYPE_LABELS
+
+    dataset = type_prediction(data_dir=str(ccpt_dir)).dataset
+    assert len(dataset) == 1000 and Counter(s.target for s in dataset) == dict.fromkeys(TYPE_LABELS, 250)
+    for limit in (4, 5, 8, 11):
+        first = Counter(s.target for s in dataset[:limit])
+        assert sorted(first.values(), reverse=True) == [limit // 4 + (k < limit % 4) for k in range(4)], (limit, first)
+
+
+def test_inspect_eval_without_a_grader_role_scores_with_the_distilled_judge(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Issue 17 case 3: `inspect eval` with no grader role never lets the evaluated model judge itself; the log's
+    model roles and a warning name the default judge. Metrics: the headline E first, each with a stderr."""
+    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    inspect = Path(sys.executable).with_name("inspect")
+    result = subprocess.run(
+        [str(inspect), "eval", "ccpt/pi_emergent", "--model", "ccpt-scripted/x", "--limit", "2", "-T", "seeds=2",
+         "-T", f"data_dir={ccpt_dir}", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    printed = " ".join((result.stdout + result.stderr).split())
+    # (Rich's log layout may insert the source location inside the warning's line)
+    assert "no 'grader' model role given" in printed and "ccpt-distilled/default judges" in printed, printed[-2000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert str(log.eval.model_roles["grader"].model) == "ccpt-distilled/default"
+    judged = {str(e.model) for s in log.samples for e in s.events if e.event == "model" and e.role == "grader"}
+    assert judged == {"ccpt-distilled/default"}
+    assert [(s.name, list(s.metrics)) for s in log.results.scores] == [
+        ("E", ["ccpt/mean", "ccpt/stderr"]),
+        ("R_NP", ["ccpt/mean", "ccpt/stderr"]),
+        ("R_HMP", ["ccpt/mean", "ccpt/stderr"]),
+        ("parse_ok", ["ccpt/mean"]),
+    ]
+    rows = _rows(log)
+    e_values = [s.scores["emergence_judge"].value["E"] for s in log.samples]
+    assert log.results.scores[0].metrics["ccpt/mean"].value == pytest.approx(sum(e_values) / len(e_values))
+    explanation = log.samples[0].scores["emergence_judge"].explanation
+    assert f"R_N,P({rows[0]['combination']!r}, " in explanation and ", E = " in explanation

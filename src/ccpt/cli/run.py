@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -31,6 +32,45 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
             value = parts if len(parts) > 1 else parts[0]
         out[key.replace("-", "_")] = value
     return out
+
+
+class FiniteFloat(click.ParamType):
+    """A finite number in [low, high]: click's FloatRange lets ``nan`` through (every comparison with it is false)."""
+
+    name = "number"
+
+    def __init__(self, low: float, high: float = math.inf) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or not self.low <= number <= self.high:
+            bound = f"in [{self.low:g}, {self.high:g}]" if math.isfinite(self.high) else f"≥ {self.low:g}"
+            self.fail(f"{value!r} is not a finite number {bound}", param, ctx)
+        return number
+
+
+def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, object]) -> dict[str, str]:
+    """Each evaluated model's server: one ``--model-base-url`` for all models or one per ``--model`` (in order);
+    ``-M base_url=URL`` is the same as one ``--model-base-url`` (Inspect takes the base URL apart from ``-M``)."""
+    given = list(urls)
+    if "base_url" in model_args:
+        if given:
+            raise click.BadParameter("give the base URL once: -M base_url or --model-base-url", param_hint="-M")
+        given = [str(model_args.pop("base_url"))]
+    if not given:
+        return {}
+    if len(given) == 1:
+        return dict.fromkeys(models, given[0])
+    if len(given) != len(models):
+        raise click.BadParameter(
+            f"give one URL for all models or one per --model ({len(given)} URLs for {len(models)} models)",
+            param_hint="--model-base-url",
+        )
+    return dict(zip(models, given, strict=True))
 
 
 def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
@@ -63,13 +103,21 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "gguf/qwen2.5-0.5b or gguf//path/to/model.gguf. Default: the embedded gguf/qwen2.5-0.5b.",
 )
 @click.option(
+    "--model-base-url",
+    "base_urls",
+    multiple=True,
+    metavar="URL",
+    help="Base URL of the server of the evaluated model (e.g. http://127.0.0.1:8000/v1): once for all models, or "
+    "once per --model in the same order. Same as -M base_url=URL.",
+)
+@click.option(
     "--judge",
     default=None,
     metavar="MODEL",
     help="The judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
     "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: `distilled`, trained on the "
-    "dataset's human ratings (docs/judge.md); the embedded LLM judge is gguf/qwen2.5-1.5b. The judge's agreement "
-    "with human ratings is printed with the results.",
+    "dataset's human ratings (docs/judge.md); the embedded LLM judge is gguf/qwen2.5-1.5b. A model judges itself "
+    "only when named here. The judge's agreement with human ratings is printed with the results.",
 )
 @click.option(
     "--judge-mode",
@@ -94,8 +142,8 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Answer token cap (default 2048).")
-@click.option("--temperature", type=click.FloatRange(min=0), default=None, help="Sampling temperature.")
-@click.option("--top-p", type=click.FloatRange(min=0, max=1), default=None, help="Nucleus sampling top-p.")
+@click.option("--temperature", type=FiniteFloat(0), default=None, help="Sampling temperature.")
+@click.option("--top-p", type=FiniteFloat(0, 1), default=None, help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -163,6 +211,12 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print what would run (tasks × methods × models × seeds, instances), the solver and judge calls to "
+    "expect and, with --prices, the cost range; send nothing.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--display",
@@ -172,6 +226,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 def command(
     models,
+    base_urls,
     judge,
     judge_mode,
     judge_args,
@@ -194,6 +249,7 @@ def command(
     stat,
     prices,
     no_preflight,
+    dry_run,
     fmt,
     display,
 ) -> None:
@@ -226,8 +282,6 @@ def command(
         from ccpt.eval.distilled_provider import judge_model_name
 
         sweep.judge = judge_model_name(judge_name)
-    elif not offline_default:
-        sweep.judge = None  # the evaluated model judges itself, as Inspect's default role resolution does
     sweep.judge_mode = judge_mode or ("expected" if (sweep.judge or "").startswith("gguf/") else "text")
     if tasks:
         sweep.tasks = list(tasks)
@@ -236,12 +290,18 @@ def command(
     sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
+    sweep.base_urls = _base_urls(sweep.models, base_urls, sweep.model_args)
     sweep.task_args = _key_values(task_args, "-T")
     sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
     sweep.protocol = str(sweep.task_args.pop("protocol", protocol))
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }
+    if dry_run:
+        from ccpt.cli.plan import print_plan
+
+        print_plan(sweep, prices=prices, fmt=fmt)
+        return
     finished = run_sweep(
         sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
     )
@@ -254,6 +314,6 @@ def command(
         "judge_mode": sweep.judge_mode,
         "task_args": sweep.task_args,
     }
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices)
+    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices, timeout=timeout)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")

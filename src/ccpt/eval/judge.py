@@ -15,6 +15,14 @@ Two readings of the judge's answer:
   tokens in the supported local models, so "10" is the token "1" followed by "0": when the chosen first
   digit is "1", P("0" | "1") from the next position splits its mass between 1 and 10; otherwise the mass
   of "1" is counted as 1 (a documented approximation, small because that mass is small then).
+
+The reply format is negotiated once per judge (per scorer, i.e. per task run): structured output is an
+optimisation, never a requirement. The first request tries a JSON schema, then a JSON object, then the plain
+prompt the paper used (the formats the provider family can take, best first; a protocol that sends none —
+``as-run`` — starts and ends with the plain prompt). A format is dropped when the server refuses it twice (an
+HTTP 4xx/5xx answer); when every format is refused the judge is unusable (:class:`JudgeUnusable`, one line
+naming the judge and the server's message). A call that fails for any other reason after Inspect's retries is
+a counted judge failure of that pair, never a default score.
 """
 
 from __future__ import annotations
@@ -37,13 +45,19 @@ from inspect_ai.model import (
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
+from ccpt.errors import ModelError
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
+from ccpt.eval.provider_errors import error_text, is_refusal, server_message
 from ccpt.prompts import judge_prompt
 from ccpt.scoring import relevance_from_score
 
 JudgeMode = Literal["text", "expected"]
-# Providers known to honour a JSON-schema response format; others get the plain prompt.
-SCHEMA_PROVIDERS = frozenset({"gguf", "openai", "vllm", "openai-api"})
+JudgeFormat = Literal["json_schema", "json_object", "plain"]
+# Providers speaking the OpenAI chat API, where a server may take a JSON schema, a JSON object, or neither.
+OPENAI_COMPATIBLE = frozenset({"openai", "openai-api", "vllm", "sglang", "ollama", "llama-cpp-python"})
+# Providers that take a JSON schema (Inspect's response_schema) but have no "JSON object" mode.
+SCHEMA_ONLY = frozenset({"gguf"})
+PROBES_PER_FORMAT = 2  # a format is refused when the refusal repeats (one failure may be a passing one)
 JUDGE_SCHEMA = ResponseSchema(
     name="relevance",
     json_schema=JSONSchema(
@@ -53,6 +67,31 @@ JUDGE_SCHEMA = ResponseSchema(
     ),
 )
 _DIGIT = re.compile(r"^\s*(\d)\s*$")
+
+
+class JudgeUnusable(ModelError):
+    """Every reply format was refused by the judge's server: a deterministic error, no rerun will help."""
+
+
+def format_ladder(model: str, use_schema: bool | None) -> tuple[JudgeFormat, ...]:
+    """The reply formats to try for ``model``, best first; the last is always the plain prompt."""
+    if use_schema is False:
+        return ("plain",)
+    provider = model.split("/", 1)[0]
+    if provider in OPENAI_COMPATIBLE:
+        return ("json_schema", "json_object", "plain")
+    if provider in SCHEMA_ONLY or use_schema:
+        return ("json_schema", "plain")
+    return ("plain",)
+
+
+def format_config(fmt: JudgeFormat) -> GenerateConfig:
+    """The request fields of a reply format (``json_object`` travels as the OpenAI ``response_format``)."""
+    if fmt == "json_schema":
+        return GenerateConfig(response_schema=JUDGE_SCHEMA)
+    if fmt == "json_object":
+        return GenerateConfig(extra_body={"response_format": {"type": "json_object"}})
+    return GenerateConfig()
 
 
 @dataclass(frozen=True)
@@ -120,48 +159,115 @@ def exact_relevance(output: ModelOutput) -> float | None:
 class Judge:
     """A relevance judge bound to one Inspect model, with a run-wide memo of in-flight and finished calls.
 
-    One instance per scorer (i.e. per task run); the memo is per instance, never module-global.
+    One instance per scorer (i.e. per task run); the memo and the negotiated reply format are per instance,
+    never module-global.
     """
 
     model: Model
     mode: JudgeMode = "text"
     retries: int = 2
-    use_schema: bool | None = None  # None: on for providers in SCHEMA_PROVIDERS
+    use_schema: bool | None = None  # None: the formats of the provider family (format_ladder); False: plain only
     max_tokens: int = 24
     template: str = "judge"  # the prompt file (a protocol's judge surface)
     capitalise: bool = False  # upper-case the concept's first letter in the prompt
     lowercase_reply: bool = False  # lower-case the reply before parsing it
+    request: GenerateConfig = field(default_factory=GenerateConfig)  # limits merged into every call (retries, timeouts)
     calls: int = 0
+    format: JudgeFormat | None = None  # the negotiated reply format (None until the first call)
+    refused: dict[str, str] = field(default_factory=dict)  # format → the server's refusal, for the log
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
+    _unusable: JudgeUnusable | None = field(default=None, repr=False)
+    _lock: asyncio.Lock | None = field(default=None, repr=False)
+    _lock_loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return str(self.model)
 
-    def _config(self, attempt: int) -> GenerateConfig:
-        schema = self.use_schema
-        if schema is None:
-            schema = str(self.model).split("/", 1)[0] in SCHEMA_PROVIDERS
-        return GenerateConfig(
+    def _config(self, attempt: int, fmt: JudgeFormat) -> GenerateConfig:
+        config = GenerateConfig(
             # attempt 0 is the paper's greedy call; a retry must differ or it would repeat (and hit the cache).
             temperature=0.0 if attempt == 0 else 0.7,
             seed=attempt,
             max_tokens=self.max_tokens,
-            response_schema=JUDGE_SCHEMA if schema else None,
             logprobs=True if self.mode == "expected" else None,
             top_logprobs=10 if self.mode == "expected" else None,
         )
+        return config.merge(format_config(fmt))
+
+    async def _generate(self, prompt: str, attempt: int, fmt: JudgeFormat, **config: object) -> ModelOutput:
+        return await self.model.generate(
+            [ChatMessageUser(content=prompt)],
+            config=self._config(attempt, fmt).merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
+            cache=CachePolicy(expiry=None, per_epoch=False),
+        )
+
+    def _format_lock(self) -> asyncio.Lock:
+        # A lock belongs to one event loop; a judge may outlive one (Inspect runs each eval in its own).
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
+
+    async def reply_format(self, prompt: str) -> tuple[JudgeFormat, ModelOutput | None]:
+        """The reply format this judge's server takes, negotiated on the first call with that call's request.
+
+        Returns the format and, for the call that negotiated it, the accepted probe's reply (the real attempt-0
+        request, so nothing is asked twice). A failure that is not a refusal (no connection, a timeout) decides
+        nothing and is raised.
+        """
+        async with self._format_lock():
+            if self._unusable is not None:
+                raise self._unusable
+            if self.format is not None:
+                return self.format, None
+            for fmt in format_ladder(self.name, self.use_schema):
+                if fmt in self.refused:  # refused before a passing failure interrupted the negotiation
+                    continue
+                output, refusal = await self._probe(prompt, fmt)
+                if output is not None:
+                    self.format = fmt
+                    return fmt, output
+                self.refused[fmt] = refusal
+            tried = "; ".join(f"{fmt}: {why}" for fmt, why in self.refused.items())
+            self._unusable = JudgeUnusable(
+                f"judge {self.name!r} refused every request ({tried})",
+                "is the judge's model name right and is it served? check the server's log",
+            )
+            raise self._unusable
+
+    async def _probe(self, prompt: str, fmt: JudgeFormat) -> tuple[ModelOutput | None, str]:
+        """The reply when ``fmt`` is taken; else the server's message after ``PROBES_PER_FORMAT`` refusals."""
+        message = ""
+        for _ in range(PROBES_PER_FORMAT):
+            self.calls += 1
+            try:
+                return await self._generate(prompt, 0, fmt, max_retries=0), ""
+            except Exception as exc:  # provider errors come in many types; only a refusal is read here
+                if not is_refusal(exc):
+                    raise
+                message = server_message(exc)
+        return None, message
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
         prompt = judge_prompt(concept, prop, self.template, self.capitalise)
         raw, error = "", "no attempt"
+        try:
+            fmt, first = await self.reply_format(prompt)
+        except JudgeUnusable:
+            raise
+        except Exception as exc:  # no connection, a timeout: this pair's judgement failed, counted as such
+            return Judgement(concept, prop, None, None, raw, 1, f"judge call failed: {error_text(exc)}")
         for attempt in range(self.retries + 1):
-            self.calls += 1
-            output = await self.model.generate(
-                [ChatMessageUser(content=prompt)],
-                config=self._config(attempt),
-                cache=CachePolicy(expiry=None, per_epoch=False),
-            )
+            if attempt == 0 and first is not None:
+                output = first
+            else:
+                self.calls += 1
+                try:
+                    output = await self._generate(prompt, attempt, fmt)
+                except Exception as exc:  # failed after Inspect's own retries: a judge failure, never a default
+                    failed = f"judge call failed: {error_text(exc)}"
+                    return Judgement(concept, prop, None, None, raw, attempt + 1, failed)
             raw = output.completion
             parsed = parse_relevance(raw.lower() if self.lowercase_reply else raw)
             exact = exact_relevance(output)
@@ -187,6 +293,13 @@ class Judge:
             task = asyncio.ensure_future(self._judge(*key))
             self._memo[key] = task
         return await task
+
+    def format_note(self) -> str | None:
+        """How the reply format was decided, e.g. ``json_object (json_schema refused: HTTP 500: …)``."""
+        if self.format is None:
+            return None
+        refused = "; ".join(f"{fmt} refused: {why}" for fmt, why in self.refused.items())
+        return f"{self.format} ({refused})" if refused else self.format
 
 
 async def score_pairs(judge: Judge, pairs: list[tuple[str, str]]) -> list[Judgement]:

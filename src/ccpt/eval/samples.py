@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import zip_longest
 from pathlib import Path
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from ccpt.dataset import Record, TypeItem, instances, load_dataset
-from ccpt.spec import OTHERS, TaskSpec
+from ccpt.spec import OTHERS, TYPE_LABELS, TaskSpec
 
 
 def _sample(task: TaskSpec, item: Record | TypeItem) -> Sample:
@@ -49,12 +50,14 @@ def task_dataset(
 
     The Sample ``input`` is a short description only: the solver builds the real prompt from the metadata,
     because the prompt depends on the method. ``others_from_sample``: Task 3's "others" pairs drawn as the
-    authors did (:func:`others_as_run`).
+    authors did (:func:`others_as_run`). Task 3's items take turns by type (see :func:`interleave_types`).
     """
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
     if others_from_sample and not task.generative:
         items = others_as_run(items, tp_seed)  # type: ignore[arg-type]
+    if not task.generative:
+        items = interleave_types(items)  # type: ignore[arg-type]
     return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}")
 
 
@@ -76,5 +79,18 @@ def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
         item = TypeItem(a.combination, a.head, a.modifier, b.property, OTHERS, a.source, b.source)
         drawn.setdefault((item.source, b.source), item)
     out = [*typed, *drawn.values()]
-    rng.shuffle(out)  # interleaved, so that a prefix (--limit) covers all four types
+    rng.shuffle(out)
     return out
+
+
+def interleave_types(items: Sequence[TypeItem]) -> list[TypeItem]:
+    """Task-3 items in turns of the four types (emergent, component, canceled, others, emergent, …).
+
+    Inspect's ``--limit N`` takes the first N samples: in this order they hold ⌊N/4⌋ pairs of each type, the
+    N mod 4 left over going to the first types of that order, so even a small run measures every type. The full
+    set is unchanged (the same items, in another order); within a type, the sampled order is kept.
+    """
+    by_type: dict[str, list[TypeItem]] = {label: [] for label in TYPE_LABELS}
+    for item in items:
+        by_type.setdefault(item.gold, []).append(item)
+    return [item for turn in zip_longest(*by_type.values()) for item in turn if item is not None]

@@ -1,18 +1,23 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
-Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...]}``: one :class:`ccpt.rows.SampleRow` per
-reply (the record :mod:`ccpt.results` reads back), with the raw reply, the parsed answer or the parse
-failure reason, every relevance, R_H,M,P and E or C. The Score *value* holds the same numbers reduced for
-Inspect's own display (Multi-Oracle: the paper's per-column best); the report layer recomputes everything
-from the rows.
+Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}``: one
+:class:`ccpt.rows.SampleRow` per reply (the record :mod:`ccpt.results` reads back), with the raw reply, the
+parsed answer or the parse failure reason, every relevance, R_H,M,P and E or C, and the judge's negotiated reply
+format (:mod:`ccpt.eval.judge`). The Score *value* holds the same numbers reduced for Inspect's own display, the
+task's headline first — ``E`` (emergent tasks), ``C`` (PI-canceled) or ``accuracy`` (Task 3) — then ``R_NP`` and
+``R_HMP``, each with its mean and standard error over instances, on [0, 1] (Multi-Oracle: the paper's per-column
+best). The explanation lists the judged pairs and their relevances. ``ccpt report`` recomputes everything from
+the rows, ×100 (docs/metrics.md, "Inspect's metrics").
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 from typing import Any
 
-from inspect_ai.model import get_model
+from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -22,32 +27,71 @@ from inspect_ai.scorer import (
     metric,
     score_reducer,
     scorer,
+    stderr,
 )
 from inspect_ai.solver import TaskState
 
+from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances, oracle_per_column
-from ccpt.spec import TASK_SPECS, Kind
+from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, Kind
 
-VALUE_KEYS = ("r_hmp", "r_np", "score", "parse_ok")
+logger = logging.getLogger(__name__)
+
+GRADER = "grader"  # Inspect's model role of the judge
+# With no grader role, the judge is the offline distilled judge, never the evaluated model (which Inspect's
+# role fallback would pick): self-judging must be asked for by naming the model as the grader.
+DEFAULT_GRADER = judge_model_name("distilled")
+HEADLINE: dict[Kind, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
+ACCURACY = "accuracy"
+R_NP, R_HMP, PARSE_OK = "R_NP", "R_HMP", "parse_ok"
+
+
+def _defined(scores: list[SampleScore]) -> list[SampleScore]:
+    return [s for s in scores if s.score.value is not None and not _is_nan(s.score.value)]
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _mean_defined(values: list[Any]) -> float:
-    present = [float(v) for v in values if v is not None]
+    present = [float(v) for v in values if v is not None and not _is_nan(v)]
     return sum(present) / len(present) if present else float("nan")
 
 
-@metric
+@metric(name="mean")
 def defined_mean() -> Metric:
-    """Mean over samples that have a value (failed answers are counted in ``parse_ok``, not averaged as 0)."""
+    """Mean over instances that have a value (failed answers are counted in ``parse_ok``, not averaged as 0)."""
 
     def compute(scores: list[SampleScore]) -> float:
         return _mean_defined([s.score.value for s in scores])
 
     return compute
+
+
+@metric(name="stderr")
+def defined_stderr() -> Metric:
+    """Inspect's ``stderr`` over the instances that have a value (NaN with fewer than two)."""
+    inspect_stderr = stderr()
+
+    def compute(scores: list[SampleScore]) -> float:
+        defined = _defined(scores)
+        return float(inspect_stderr(defined)) if len(defined) > 1 else float("nan")  # type: ignore[arg-type]
+
+    return compute
+
+
+def _metrics(headline: str) -> dict[str, list[Metric]]:
+    return {
+        headline: [defined_mean(), defined_stderr()],
+        R_NP: [defined_mean(), defined_stderr()],
+        R_HMP: [defined_mean(), defined_stderr()],
+        PARSE_OK: [defined_mean()],
+    }
 
 
 @score_reducer(name="ccpt_mean")
@@ -66,6 +110,50 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
         return Score(value=value, answer=first.answer, metadata={"epochs": len(scores)})
 
     return reduce
+
+
+def default_grader_roles() -> dict[str, str | Model] | None:
+    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already.
+
+    Called while a task is built: ``inspect eval`` binds the command line's roles before building tasks, and
+    ``ccpt run`` binds its judge (see :func:`ccpt.eval.inspect_compat.roles_bound`). A role given to the eval
+    overrides the task's in any case; checking first only avoids loading a judge that will not be used. A task
+    built from Python before its eval gets the default (loaded once per process); when it cannot load (the
+    ``distilled`` extra is not installed) the task is still built, and scoring without a grader role fails
+    with that reason.
+    """
+    if GRADER in model_roles():
+        return None
+    try:
+        default = get_model(DEFAULT_GRADER)
+    except Exception as exc:  # any load failure: the eval may still bind a grader
+        logger.warning("no %r model role given and %s cannot load (%s)", GRADER, DEFAULT_GRADER, exc)
+        return None
+    logger.warning(
+        "no %r model role given: %s judges (pass --model-role grader=MODEL to choose the judge)", GRADER, DEFAULT_GRADER
+    )
+    return {GRADER: default}
+
+
+def make_judge(
+    model: Model,
+    mode: JudgeMode = "text",
+    retries: int = 2,
+    protocol: str = "ccpt",
+    request: GenerateConfig | None = None,
+) -> Judge:
+    """The judge of ``protocol`` (its prompt surface and reply format) on ``model``; ``request`` adds call limits."""
+    surface = get_protocol(protocol)
+    return Judge(
+        model,
+        mode=mode,
+        retries=retries,
+        template=surface.judge_template,
+        capitalise=surface.judge_capitalise,
+        lowercase_reply=surface.judge_lowercase_reply,
+        use_schema=surface.judge_schema,
+        request=request or GenerateConfig(),
+    )
 
 
 def _row(state: TaskState, method: str, judge_name: str | None, reply: str, sample: int) -> SampleRow:
@@ -118,37 +206,44 @@ async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> Sa
     return row
 
 
+def _number(value: float | None) -> str:
+    return "judge failed" if value is None else f"{value:.2f}"
+
+
+def explain(row: SampleRow) -> str:
+    """One line a reader of ``inspect view`` understands: the answer, each judged pair's relevance, the score."""
+    task = TASK_SPECS[row.task]
+    if not row.parse_ok or row.answer is None:
+        return f"{row.answer_raw!r:.80}: not scored ({row.parse_error})"
+    concepts, prop = task.judged_pairs(vars(row), row.answer, row.answer_modifier)
+    pairs = ", ".join(
+        f"R_{label},P({concept!r}, {prop!r}) = {_number(value)}"
+        for label, concept, value in zip(("N", "H", "M"), concepts, (row.r_np, row.r_hp, row.r_mp), strict=True)
+    )
+    headline = HEADLINE[task.kind] if task.kind else "score"
+    return f"{row.answer!r}: {pairs}; R_H,M,P = {_number(row.r_hmp)}, {headline} = {_number(row.score)}"
+
+
 def _value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     if len(rows) == 1:
-        r = rows[0]
-        return {"r_hmp": r.r_hmp, "r_np": r.r_np, "score": r.score, "parse_ok": parse_ok}
-    oracle = oracle_per_column([Relevances(r.r_np, r.r_hp, r.r_mp) for r in rows], kind)
-    return {"r_hmp": oracle.r_hmp, "r_np": oracle.r_np, "score": oracle.score, "parse_ok": parse_ok}
+        best = Relevances(rows[0].r_np, rows[0].r_hp, rows[0].r_mp)
+        score = rows[0].score
+    else:
+        best = oracle_per_column([Relevances(r.r_np, r.r_hp, r.r_mp) for r in rows], kind)
+        score = best.score
+    return {HEADLINE[kind]: score, R_NP: best.r_np, R_HMP: best.r_hmp, PARSE_OK: parse_ok}
 
 
-@scorer(metrics={key: [defined_mean()] for key in VALUE_KEYS})
-def relevance_judge(
-    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
-) -> Scorer:
-    """Judge every reply of a generative task with the ``grader`` model role (default: the solver model).
-
-    The judge's prompt and reply handling follow ``protocol`` (the as-run judge surface differs).
-    """
+def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, protocol: str) -> Scorer:
     holder: dict[str, Judge] = {}  # one judge (and memo) per scorer instance, created on first use
     surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
         if "judge" not in holder:
-            holder["judge"] = Judge(
-                get_model(role="grader"),
-                mode=judge_mode,
-                retries=judge_retries,
-                template=surface.judge_template,
-                capitalise=surface.judge_capitalise,
-                lowercase_reply=surface.judge_lowercase_reply,
-                use_schema=surface.judge_schema,
-            )
+            # Never the evaluated model by Inspect's fallback: a task without a grader role gets the default.
+            grader = get_model(role=GRADER, default=DEFAULT_GRADER)
+            holder["judge"] = make_judge(grader, judge_mode, judge_retries, protocol)
         judge = holder["judge"]
         kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
@@ -163,20 +258,50 @@ def relevance_judge(
         if trajectory is not None:  # SA: steps whose replies could not be read, counted on every row
             for r in rows:
                 r.sa_failed_steps = int(trajectory.get("failed_steps", 0))
-        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows]}
+        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows], "judge_format": judge.format_note()}
         if trajectory is not None:
             metadata["trajectory"] = trajectory
+        lines = [explain(r) for r in main]
         return Score(
             value=_value(main, kind),  # type: ignore[arg-type]
             answer=main[0].answer if main else None,
-            explanation="; ".join(r.parse_error for r in main if r.parse_error) or None,
+            explanation="\n".join(f"sample {k}: {line}" for k, line in enumerate(lines))
+            if len(lines) > 1
+            else lines[0],
             metadata={"ccpt": metadata},
         )
 
     return score
 
 
-@scorer(metrics={"correct": [defined_mean()], "parse_ok": [defined_mean()]})
+@scorer(metrics=_metrics(HEADLINE[EMERGENT]), name="emergence_judge")
+def emergence_judge(
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
+) -> Scorer:
+    """Judge every reply of an emergent task (E first) with the ``grader`` role (default: the distilled judge)."""
+    return _relevance_judge(method, judge_mode, judge_retries, protocol)
+
+
+@scorer(metrics=_metrics(HEADLINE[CANCELED]), name="cancellation_judge")
+def cancellation_judge(
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
+) -> Scorer:
+    """Judge every reply of PI-canceled (C first) with the ``grader`` role (default: the distilled judge)."""
+    return _relevance_judge(method, judge_mode, judge_retries, protocol)
+
+
+def relevance_judge(
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt", kind: Kind = EMERGENT
+) -> Scorer:
+    """The judge scorer of a generative task of ``kind``; its headline metric is E or C (docs/metrics.md).
+
+    The judge's prompt and reply handling follow ``protocol`` (the as-run judge surface differs).
+    """
+    factory = emergence_judge if kind == EMERGENT else cancellation_judge
+    return factory(method, judge_mode, judge_retries, protocol)
+
+
+@scorer(metrics={ACCURACY: [defined_mean(), defined_stderr()], PARSE_OK: [defined_mean()]})
 def type_match(method: str) -> Scorer:
     """Task 3: the parsed property type against the gold type (a parse failure counts as wrong)."""
 
@@ -186,10 +311,15 @@ def type_match(method: str) -> Scorer:
         parsed = TASK_SPECS[row.task].parse(reply)
         row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
         correct = parsed.ok and parsed.value == target.text
+        explanation = (
+            f"predicted {parsed.value}, gold {target.text}"
+            if parsed.ok
+            else f"not parsed ({parsed.error}), gold {target.text}"
+        )
         return Score(
-            value={"correct": float(correct), "parse_ok": float(parsed.ok)},
+            value={ACCURACY: float(correct), PARSE_OK: float(parsed.ok)},
             answer=parsed.value,
-            explanation=parsed.error,
+            explanation=explanation,
             metadata={"ccpt": {"samples": [row.to_dict()]}},
         )
 

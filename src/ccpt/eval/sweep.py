@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,12 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval.distilled_provider import judge_model_name
-from ccpt.eval.inspect_compat import is_user_error
+from ccpt.eval.inspect_compat import is_user_error, roles_bound
+from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal, server_message, status_said
+from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
+from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.eval.usage import timed_out
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
@@ -74,6 +79,7 @@ class Sweep:
     max_retries: int = 3
     timeout: int = 120
     model_args: dict[str, Any] = field(default_factory=dict)
+    base_urls: dict[str, str] = field(default_factory=dict)  # evaluated model → its server's base URL
     task_args: dict[str, Any] = field(default_factory=dict)
     display: str = "plain"
     protocol: str = DEFAULT_PROTOCOL
@@ -99,6 +105,9 @@ class Sweep:
             raise CcptError(f"--max-connections must be at least 1, got {self.max_connections}")
         if self.limit is not None and self.limit < 0:
             raise CcptError(f"--limit must be 0 (all) or more, got {self.limit}")
+        for name, value in self.generate.items():  # a NaN or infinite setting fails every request, locally
+            if value is not None and not _finite_at_least(value, 0):
+                raise CcptError(f"--{name.replace('_', '-')} must be a finite number ≥ 0, got {value}")
         self._validate_task_args()
 
     def _validate_task_args(self) -> None:
@@ -117,11 +126,61 @@ class Sweep:
             minimum = TASK_ARG_MINIMUM.get(key)
             if minimum is None or value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-                raise CcptError(f"-T {key}={value}: must be a number ≥ {minimum}")
+            if not _finite_at_least(value, minimum):
+                raise CcptError(f"-T {key}={value}: must be a finite number ≥ {minimum}")
 
-    def task_objects(self) -> list[Task]:
-        """One Inspect task per (task, method); Task 3 runs once with its single prompt."""
+    def model_specs(self) -> list[str | Model]:
+        """The evaluated models as Inspect takes them: a name, or a Model bound to its server's base URL.
+
+        Inspect's ``eval_set`` takes one base URL for all models, and ``model_args`` cannot carry one (it is a
+        separate argument of ``get_model``): a model served at its own URL is built here, with its arguments.
+        """
+        return [
+            get_model(name, base_url=self.base_urls[name], **self.model_args) if name in self.base_urls else name
+            for name in self.models
+        ]
+
+    def sampling(self, model: str) -> GenerateConfig:
+        """What ``model`` is sent: the protocol's sampling for its provider, then the command line's."""
+        settings = settings_config(get_protocol(self.protocol).call_settings(model))
+        return settings.merge(GenerateConfig(**self.generate))
+
+    def judge_probe(self, tasks: Sequence[Task]) -> JudgeProbe:
+        """The preflight's judge request: the first generative instance's (phrase, gold property), as Gold asks it."""
+        pair = JudgeProbe.pair
+        for task in tasks:
+            meta = task.dataset[0].metadata if len(task.dataset) else None
+            if meta and TASK_SPECS[meta["task"]].generative:
+                pair = (str(meta["combination"]), str(meta["property"]))
+                break
+        retries = int(self.task_args.get("judge_retries", 2))
+        return JudgeProbe(pair=pair, mode=self.judge_mode, protocol=self.protocol, retries=retries)
+
+    def grader(self) -> Model | None:
+        """The judge as one Model (with its ``judge_args``), shared by the preflight, the tasks and the eval."""
+        if not self.judge:
+            return None
+        try:
+            return get_model(self.judge, **self.judge_args)
+        except CcptError:
+            raise
+        except Exception as exc:  # an unknown provider, a missing key: one line, before anything runs
+            raise model_error(self.judge, exc) from None
+
+    def task_objects(self, *, plan_only: bool = False) -> list[Task]:
+        """One Inspect task per (task, method); Task 3 runs once with its single prompt.
+
+        Built with the judge bound as the ``grader`` role, as `inspect eval` binds the command line's roles.
+        ``plan_only`` (``--dry-run``): the judge is bound by name, so no model is built (nor loaded); such tasks
+        are for counting, never run.
+        """
+        if not any(TASK_SPECS[t].generative for t in self.tasks):
+            return self._task_objects()
+        grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
+        with roles_bound({GRADER: grader} if grader is not None else {}):
+            return self._task_objects()
+
+    def _task_objects(self) -> list[Task]:
         tasks: list[Task] = []
         for name in self.tasks:
             spec = TASK_SPECS[name]
@@ -140,47 +199,68 @@ class Sweep:
         return tasks
 
 
+def _finite_at_least(value: Any, minimum: float) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= minimum
+
+
 def task_parameters(task: str) -> tuple[str, ...]:
     """The ``-T`` parameters of a task (its function's signature, as Inspect reads it)."""
     return tuple(inspect.signature(TASK_FUNCTIONS[task]).parameters)
 
 
-def judge_model(name: str, judge_args: dict[str, Any]) -> str | Model:
-    """The ``grader`` role: the model name, or a Model built with ``judge_args`` (base_url, api_key, model args)."""
-    return get_model(name, **judge_args) if judge_args else name
+def judge_model(name: str, judge_args: dict[str, Any]) -> Model:
+    """The ``grader`` role as a Model built with ``judge_args`` (base_url, api_key, provider model args)."""
+    return get_model(name, **judge_args)
 
 
-async def _ping(name: str, model_args: dict[str, Any], timeout: float, logprobs: bool) -> None:
-    model = get_model(name, **model_args)
+def _limits(timeout: float) -> GenerateConfig:
     # One attempt, bounded by attempt_timeout: Inspect's `timeout` alone is a budget checked between retries,
     # so a server that accepts the connection and never answers would hang the attempt.
-    config = GenerateConfig(
-        max_tokens=1,
-        max_retries=0,
-        timeout=int(timeout),
-        attempt_timeout=int(timeout),
-        logprobs=logprobs or None,
-        top_logprobs=5 if logprobs else None,
-    )
+    return GenerateConfig(max_retries=0, timeout=int(timeout), attempt_timeout=int(timeout))
+
+
+@dataclass(frozen=True)
+class JudgeProbe:
+    """What the preflight asks a judge: the run's real judge request on one of the run's (concept, property)."""
+
+    pair: tuple[str, str] = ("a peeled apple", "white")
+    mode: str = "text"
+    protocol: str = DEFAULT_PROTOCOL
+    retries: int = 2
+
+
+async def _ping(name: str, model_args: dict[str, Any], timeout: float, settings: GenerateConfig) -> None:
+    model = get_model(name, **model_args)
+    # The run's own sampling settings (a server that rejects them says so now), one token.
+    config = settings.merge(_limits(timeout)).merge(GenerateConfig(max_tokens=1))
     output = await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 2)
-    if logprobs and (not output.choices or output.choices[0].logprobs is None):
+    if not output.choices:
+        raise ModelError(f"model {name!r} answered with no choices (an empty `choices` list)", "check the server")
+
+
+async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, probe: JudgeProbe) -> str | None:
+    """Send the real judge request (prompt, reply format, settings); a warning line, or None when all is well."""
+    from ccpt.eval.scorers import make_judge  # the scorer's own judge: the same prompt, format and settings
+
+    judge = make_judge(get_model(name, **judge_args), probe.mode, probe.retries, probe.protocol, _limits(timeout))  # type: ignore[arg-type]
+    budget = timeout * (6 + probe.retries + 1) + 5  # every format probed twice, then the parse retries
+    judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
+    if judgement.relevance is not None:
+        return None
+    error = str(judgement.error)
+    if error.startswith("judge call failed: "):
+        if timed_out(error):
+            raise ModelError(
+                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
+            )
+        raise ModelError(f"judge {name!r} is not usable: {error.removeprefix('judge call failed: ')}")
+    if probe.mode == "expected" and "log-probabilities" in error:
         raise ModelError(
             f"judge {name!r} returns no token log-probabilities, which --judge-mode expected needs",
             "use --judge-mode text",
         )
-
-
-def error_text(exc: BaseException) -> str:
-    """One plain line from a provider exception (unwraps retry wrappers, drops Rich markup)."""
-    last = getattr(exc, "last_attempt", None)  # tenacity.RetryError hides the real error here
-    if last is not None and last.exception() is not None:
-        exc = last.exception()
-    elif exc.__cause__ is not None and not str(exc).strip():
-        exc = exc.__cause__
-    text = re.sub(r"\[/?[a-z ]+\]", "", str(exc)).replace("ERROR: ", "")
-    text = " ".join(text.split()) or type(exc).__name__
-    url = getattr(getattr(exc, "request", None), "url", None)
-    return f"{type(exc).__name__}: {text}" + (f" ({url})" if url else "")
+    reply = f"{judgement.raw!r:.80}"
+    return f"judge {name!r} gave no valid score to a test pair ({error}; reply {reply}): expect judge failures"
 
 
 def preflight(
@@ -191,27 +271,48 @@ def preflight(
     logprobs: bool = False,
     timeout: float = 25.0,
     judge_args: dict[str, Any] | None = None,
-) -> None:
-    """Resolve each model and send it one 1-token request; any failure becomes one ModelError line.
+    base_urls: dict[str, str] | None = None,
+    settings: dict[str, GenerateConfig] | None = None,
+    probe: JudgeProbe | None = None,
+) -> list[str]:
+    """Check every model before any work: each evaluated model gets one 1-token request with the run's sampling
+    settings (``settings`` per model), each judge the run's real judge request (``probe``); any failure becomes
+    one ModelError line. Returns warning lines (a judge that answered but gave no valid score).
 
-    ``model_args`` apply to the evaluated ``models`` (as in the sweep); ``logprobs`` also checks that each
-    judge returns token log-probabilities (needed by the expected-score judge mode).
+    ``model_args`` (and ``base_urls``) apply to the evaluated ``models`` (as in the sweep); ``logprobs`` (or
+    ``probe.mode == "expected"``) also checks that each judge returns token log-probabilities.
     """
-    checks = [(name, model_args or {}, False) for name in models]
-    checks += [(name, judge_args or {}, logprobs) for name in judges]
-    for name, args, needs_logprobs in checks:
-        try:
-            asyncio.run(_ping(name, args, timeout, needs_logprobs))
-        except CcptError:
-            raise
-        except TimeoutError:
-            raise ModelError(f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up?") from None
-        except Exception as exc:  # provider errors come in many types; the message is what matters here
-            if error_text(exc).startswith("AttemptTimeoutError"):  # Inspect's attempt_timeout fired
-                raise ModelError(
-                    f"model {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
-                ) from None
-            raise ModelError(f"model {name!r} is not usable: {error_text(exc)}") from None
+    probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
+    warnings: list[str] = []
+    for name in models:
+        args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
+        _guarded(name, timeout, _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig())))
+    for name in judges:
+        warning = _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe))
+        if warning:
+            warnings.append(warning)
+    return warnings
+
+
+def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any]) -> Any:
+    """Run one async check; a provider error becomes one ModelError line naming the model."""
+    try:
+        return asyncio.run(check)
+    except CcptError:
+        raise
+    except Exception as exc:  # provider errors come in many types; the message is what matters here
+        raise model_error(name, exc, timeout) from None
+
+
+def model_error(name: str, exc: BaseException, timeout: float | None = None) -> ModelError:
+    """One line for a model that cannot be resolved, reached or asked (``timeout``: what the request had)."""
+    if isinstance(exc, TimeoutError) or error_text(exc).startswith("AttemptTimeoutError"):  # attempt_timeout fired
+        return ModelError(
+            f"model {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
+        )
+    if is_refusal(exc):  # the server understood and said no: its message is the one line
+        return ModelError(f"model {name!r} rejected the request: {server_message(exc)}")
+    return ModelError(f"model {name!r} is not usable: {error_text(exc)}")
 
 
 def set_aside_unreadable(log_dir: Path) -> list[str]:
@@ -247,18 +348,18 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     judges = [sweep.judge] if sweep.judge else []
-    needs_judge = any(TASK_SPECS[t].generative for t in sweep.tasks)
     if check_models:
-        # Without --judge the evaluated model judges itself (Inspect's role fallback).
-        judged_by = (judges or sweep.models) if needs_judge else []
-        preflight(
+        for line in preflight(
             sweep.models,
-            judged_by,
+            judges if any(TASK_SPECS[t].generative for t in sweep.tasks) else [],
             sweep.model_args,
-            logprobs=sweep.judge_mode == "expected",
-            judge_args=sweep.judge_args if judges else sweep.model_args,
             timeout=sweep.timeout,
-        )
+            judge_args=sweep.judge_args,
+            base_urls=sweep.base_urls,
+            settings={name: sweep.sampling(name) for name in sweep.models},
+            probe=sweep.judge_probe(tasks),
+        ):
+            warn(line)
     for line in set_aside_unreadable(sweep.log_dir):
         warn(f"unreadable log set aside, its task run is redone: {line}")
     # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
@@ -276,7 +377,42 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # returns success and an empty list), or with logs whose status is "cancelled".
     if (tasks and not logs) or any(log.status == "cancelled" for log in logs):
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
+    if not success:
+        refusal = deterministic_failure(logs)
+        if refusal:
+            raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
     return success
+
+
+_UNUSABLE_JUDGE = re.compile(r"judge '.*?' refused every request \(.*", re.S)
+
+
+def _refusal(message: str) -> str | None:
+    """The one-line reason when an error message is a deterministic refusal (4xx, a judge refusing all)."""
+    judge = _UNUSABLE_JUDGE.search(message)
+    if judge:
+        return " ".join(judge.group(0).split())
+    said = status_said(message)
+    if said and 400 <= said[0] < 500 and said[0] not in TRANSIENT_STATUSES:
+        return f"HTTP {said[0]}: {said[1][:200]}"
+    return None
+
+
+def deterministic_failure(logs: Sequence[Any]) -> str | None:
+    """One line when every failed sample of the failed task runs failed deterministically (the same rerun would
+    fail again: a request the server rejects with a 4xx, a judge refusing every reply format); else None."""
+    failures: list[tuple[str, str]] = []
+    for header in logs:
+        if header.status != "error":
+            continue
+        log = read_eval_log(header.location) if not header.samples else header
+        errors = [s.error.message for s in log.samples or [] if s.error] or ([log.error.message] if log.error else [])
+        failures += [(str(log.eval.model), message) for message in errors]
+    reasons = [(model, _refusal(message)) for model, message in failures]
+    if not reasons or not all(reason for _, reason in reasons):
+        return None
+    model, reason = reasons[0]
+    return f"{len(reasons)} sample(s) failed on a request the server rejects (model {model!r}: {reason})"
 
 
 def samples_finished(sweep: Sweep) -> tuple[int, int]:
@@ -309,9 +445,9 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
 def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:
     return eval_set(
         tasks=tasks,
-        model=sweep.models,
+        model=sweep.model_specs(),  # type: ignore[arg-type]
         model_args=sweep.model_args,
-        model_roles={"grader": judge_model(sweep.judge, sweep.judge_args)} if sweep.judge else None,
+        model_roles={GRADER: sweep.grader()} if sweep.judge else None,  # type: ignore[dict-item]
         log_dir=str(sweep.log_dir),
         limit=sweep.limit,
         max_retries=sweep.max_retries,

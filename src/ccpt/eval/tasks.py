@@ -2,10 +2,11 @@
 
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
-The judge is the ``grader`` model role; without one the evaluated model judges itself (say which in any
-report: the paper's judge is GPT-4o). Sampling defaults are the task's GenerateConfig (set by the protocol, see
-:mod:`ccpt.protocol`), so ``--temperature``, ``--top-p`` and ``--max-tokens`` override them. A user error while
-building a task (a bad ``-T`` value, missing data) reaches ``inspect eval`` as one line.
+The judge is the ``grader`` model role (paper: GPT-4o); without one the distilled judge scores, never the
+evaluated model (self-judging needs the model named as the grader). Sampling defaults are the task's
+GenerateConfig (set by the protocol, see :mod:`ccpt.protocol`), so ``--temperature``, ``--top-p`` and
+``--max-tokens`` override them. A user error while building a task (a bad ``-T`` value, missing data) reaches
+``inspect eval`` as one line.
 
 Each task is a plain ``@task`` function whose parameters (``-T name=value``) are listed in its Args; they are
 gathered into one :class:`TaskOptions` (the three generative tasks take its fields, in its order and with its
@@ -22,7 +23,7 @@ from inspect_ai.solver import Solver
 from ccpt.errors import CcptError
 from ccpt.eval.inspect_compat import user_error
 from ccpt.eval.samples import task_dataset
-from ccpt.eval.scorers import ccpt_mean, relevance_judge, type_match
+from ccpt.eval.scorers import ccpt_mean, default_grader_roles, relevance_judge, type_match
 from ccpt.eval.solvers import Sampling, gold, prompt_method, task_config
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, Method, TaskSpec, task_spec
@@ -93,7 +94,7 @@ def _build(name: str, options: TaskOptions) -> Task:
     seeds = 1 if method.gold else options.seeds
     if spec.generative:
         judge_mode = options.judge_mode
-        scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol=protocol.name)  # type: ignore[arg-type]
+        scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol.name, spec.kind)  # type: ignore[arg-type]
     else:
         scorer = type_match(method.name)
     dataset = task_dataset(
@@ -111,6 +112,7 @@ def _build(name: str, options: TaskOptions) -> Task:
         scorer=scorer,
         epochs=Epochs(seeds, ccpt_mean()),
         config=task_config(protocol),
+        model_roles=default_grader_roles() if spec.generative else None,
         metadata={
             "ccpt_task": spec.name,
             "method": method.name,

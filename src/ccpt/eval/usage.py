@@ -3,8 +3,10 @@
 Inspect records every model call of a sample as a model event with the model's name, its role (``grader``
 for the judge) and whether the answer came from Inspect's cache (``cache == "read"``). Calls served from
 the cache cost nothing and reached no provider, so their tokens are not counted; ``calls`` counts the
-requests sent to the provider. A sample present in several logs of one directory (a resumed run) is counted
-once, from the newest log, as in :func:`ccpt.results.from_inspect_logs`. Definitions: docs/metrics.md.
+requests sent to the provider. Inspect records every attempt of a call, a failed one with its error: those are
+the *failed attempts* (each was retried, unless it was the call's last), and the *timed-out* ones among them hit
+``--timeout`` (Inspect's attempt timeout). A sample present in several logs of one directory (a resumed run) is
+counted once, from the newest log, as in :func:`ccpt.results.from_inspect_logs`. Definitions: docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ class UsageRow:
     input_tokens: int
     output_tokens: int
     cost: float | None = None  # US dollars, with --prices; None when the model has no price
+    failed_attempts: int = 0  # attempts that ended in an error (retried unless it was the call's last)
+    timed_out: int = 0  # failed attempts that hit the attempt timeout
+
+    def mostly_timed_out(self) -> bool:
+        """Whether at least half of the attempts sent (and two or more) timed out: a server that cannot keep up."""
+        return self.timed_out >= 2 and 2 * self.timed_out >= self.calls
+
+
+def timed_out(error: str) -> bool:
+    """Whether an attempt's recorded error is a timeout (Inspect's AttemptTimeoutError, an HTTP read timeout)."""
+    text = error.lower()
+    return "attempttimeouterror" in text or "timed out" in text or "timeout" in text.split(":", 1)[0]
 
 
 def load_prices(path: str | Path) -> dict[str, Price]:
@@ -93,18 +107,34 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     for model_events in events.values():
         for event in model_events:
             role = "judge" if event.role == "grader" else "solver"
-            counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0])
+            counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0, 0, 0])
             if event.cache == "read":
                 counts[1] += 1
                 continue
             counts[0] += 1
+            if event.error:
+                counts[4] += 1
+                counts[5] += int(timed_out(str(event.error)))
             usage = event.output.usage if event.output is not None else None
             if usage is not None:
                 counts[2] += int(usage.input_tokens or 0)
                 counts[3] += int(usage.output_tokens or 0)
     rows = []
-    for (model, role), (calls, cached, tokens_in, tokens_out) in sorted(totals.items()):
+    for (model, role), (calls, cached, tokens_in, tokens_out, failed, slow) in sorted(totals.items()):
         price = (prices or {}).get(model)
         cost = None if price is None else (tokens_in * price.input + tokens_out * price.output) / 1e6
-        rows.append(UsageRow(model, role, calls, cached, tokens_in, tokens_out, cost))
+        rows.append(UsageRow(model, role, calls, cached, tokens_in, tokens_out, cost, failed, slow))
     return rows
+
+
+def timeout_note(rows: Iterable[UsageRow], timeout: int | None = None) -> str | None:
+    """One line when most attempts of a model timed out, with the usual fix (a single-slot server queues them)."""
+    slow = [r for r in rows if r.mostly_timed_out()]
+    if not slow:
+        return None
+    named = "; ".join(f"{r.model} ({r.role}): {r.timed_out} of {r.calls} attempts" for r in slow)
+    limit = f" after {timeout} s" if timeout else ""
+    return (
+        f"Most attempts timed out{limit} ({named}): a server answering one request at a time queues the rest; "
+        "pass --max-connections 1 (or a larger --timeout)."
+    )

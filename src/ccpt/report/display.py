@@ -272,11 +272,22 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
                 Cell(f"{r.input_tokens:,}", int(r.input_tokens)),
                 Cell(f"{r.output_tokens:,}", int(r.output_tokens)),
                 Cell("n/a (no price)", None) if r.cost is None else Cell(f"{r.cost:.4f}", float(r.cost)),
+                *[_count_cell(n) for n in (r.failed_attempts, r.timed_out)],
             ),
         )
         for r in rows
     )
-    header = ("Model", "Role", "Calls", "From cache", "Input tokens", "Output tokens", "Cost (USD)")
+    header = (
+        "Model",
+        "Role",
+        "Calls",
+        "From cache",
+        "Input tokens",
+        "Output tokens",
+        "Cost (USD)",
+        "Failed attempts",
+        "Timed out",
+    )
     return DisplayTable("usage", "Tokens and cost", header, body)
 
 
@@ -285,7 +296,7 @@ def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for r in rows:
         base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
-        for name in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost"):
+        for name in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out"):
             out.append({**base, "metric": name, "count": getattr(r, name)})
     return out
 

@@ -97,6 +97,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     logs = []
     unreadable: list[UnreadableLog] = []
+    formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
     for location in locations:
         try:
             logs.append(read_eval_log(location))
@@ -118,6 +119,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 if isinstance(score.metadata, Mapping) and "ccpt" in score.metadata:
                     meta = score.metadata["ccpt"]
                     break
+            if isinstance(meta, Mapping) and meta.get("judge_format") and log_judge:
+                formats.setdefault(log_judge, set()).add(str(meta["judge_format"]))
             if meta is None:
                 error = getattr(sample, "error", None)
                 row = empty_row()
@@ -128,6 +131,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 row.update(
                     task=task_name if task_name in TASK_SPECS else None,
                     model=model,
+                    judge=log_judge if TASK_SPECS.get(task_name) and TASK_SPECS[task_name].generative else None,
                     method=(log.eval.task_args or {}).get("method"),
                     seed=epoch - 1,
                     instance=str(sample.id),
@@ -173,9 +177,17 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         )
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
+    if formats:
+        notes.append(judge_format_note(formats))
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
     return out
+
+
+def judge_format_note(formats: Mapping[str, set[str]]) -> str:
+    """The sentence naming each judge's reply format, as negotiated with its server and recorded in the log."""
+    described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
+    return f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}."
 
 
 @dataclass(frozen=True)

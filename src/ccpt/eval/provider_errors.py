@@ -1,0 +1,75 @@
+"""What a provider's exception says, in one line, and whether it is a server's refusal or a passing failure.
+
+Providers raise many exception types (the OpenAI SDK's ``APIStatusError``, httpx errors, Inspect's retry
+wrappers); ccpt reads them by their common attributes only, so no provider SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Statuses that say "try again later", not "this request is wrong": never read as a refusal.
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The provider's own exception under a retry wrapper (tenacity's ``RetryError``) or an empty re-raise."""
+    last = getattr(exc, "last_attempt", None)  # tenacity.RetryError hides the real error here
+    if last is not None and last.exception() is not None:
+        return last.exception()
+    if exc.__cause__ is not None and not str(exc).strip():
+        return exc.__cause__
+    return exc
+
+
+def error_text(exc: BaseException) -> str:
+    """One plain line from a provider exception (unwraps retry wrappers, drops Rich markup)."""
+    exc = unwrap(exc)
+    text = re.sub(r"\[/?[a-z ]+\]", "", str(exc)).replace("ERROR: ", "")
+    text = " ".join(text.split()) or type(exc).__name__
+    url = getattr(getattr(exc, "request", None), "url", None)
+    return f"{type(exc).__name__}: {text}" + (f" ({url})" if url else "")
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status a server answered with, when the exception carries one."""
+    exc = unwrap(exc)
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Whether the server answered and rejected the request (4xx/5xx other than "busy, retry")."""
+    status = http_status(exc)
+    return status is not None and 400 <= status <= 599 and status not in TRANSIENT_STATUSES
+
+
+def server_message(exc: BaseException, limit: int = 200) -> str:
+    """``HTTP <status>: <the server's message>``, shortened, for a one-line error."""
+    exc = unwrap(exc)
+    text = ""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        text = str(inner.get("message") if isinstance(inner, dict) else inner)
+    if not text:
+        # Inspect re-raises a rejected request with the request dumped before the SDK's "Error code: N - message".
+        said = status_said(str(exc))
+        text = said[1] if said else str(exc)
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    status = http_status(exc)
+    return f"HTTP {status}: {text}" if status is not None else text
+
+
+# The OpenAI SDK's status errors, as its exceptions (and Inspect's sample error messages) spell them.
+_SDK_STATUS = re.compile(r"Error code: (\d{3}) - ([^'\"\\\\]*)")
+
+
+def status_said(text: str) -> tuple[int, str] | None:
+    """The last ``Error code: N - message`` in ``text`` (Inspect's messages dump the request before it)."""
+    said = _SDK_STATUS.findall(text)
+    return (int(said[-1][0]), " ".join(said[-1][1].split())) if said else None
