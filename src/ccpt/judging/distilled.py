@@ -7,7 +7,10 @@ checks the file completely before scoring anything: a missing, truncated or alte
 naming the file, never a half-loaded judge.
 
 ``train_head`` reproduces the shipped head from the dataset (``ccpt judge train``); training is
-deterministic for a given thread count (see docs/judge.md for the measured time and figures).
+deterministic for a given thread count (see docs/judge.md for the measured time and figures). With
+``TrainConfig.calibrate`` it also fits a monotone map from the head's relevance to GPT-4o's stored scale
+(:mod:`ccpt.judging.calibration`) on the validation fold — training-pool pairs the head did not train on —
+and stores it in the head file; a loaded judge applies it unless asked for the raw relevance.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt.download import sha256_file
 from ccpt.errors import ModelError
+from ccpt.judging.calibration import Calibration, fit_calibration
 from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
-from ccpt.judging.encoder import ENCODER_DISTRIBUTION, ENCODER_ZIP_SHA256, Encoder, load_encoder
-from ccpt.judging.rated_pairs import RatedPair, folds, training_pairs
+from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
+from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pairs
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -48,11 +52,29 @@ class DistilledJudge:
     path: Path
     sha256: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    calibration: Calibration | None = None
+    calibrated: bool = True  # apply ``calibration`` (when the head has one)
+
+    @property
+    def applies_calibration(self) -> bool:
+        """Whether scores are mapped to the reference judge's scale."""
+        return self.calibrated and self.calibration is not None
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
         """Relevance in [0, 1] for each (concept, property) pair (whitespace-collapsed, as the LLM judge)."""
         texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
-        return predict(self.encoder, self.head, texts, batch_size)
+        raw = predict(self.encoder, self.head, texts, batch_size)
+        return self.calibration.apply(raw) if self.applies_calibration and self.calibration else raw
+
+    def note(self) -> str:
+        """One line naming the head and its scale, for notes under tables."""
+        encoder = json.loads(self.metadata.get("config", "{}")).get("encoder", "all-minilm-l6-v2")
+        scale = (
+            f"calibrated to {self.calibration.reference} (monotone map, {self.calibration.fitted_on})"
+            if self.applies_calibration and self.calibration
+            else "uncalibrated (human-rating scale)"
+        )
+        return f"distilled judge on {encoder}, head sha256 {self.sha256[:12]}, {scale}"
 
 
 def sample_weights(pairs: Sequence[RatedPair], config: TrainConfig) -> list[float]:
@@ -65,27 +87,36 @@ def fit(
     pairs: Sequence[RatedPair],
     config: TrainConfig,
     log: Callable[[str], None] | None = None,
+    aux_targets: Sequence[float | None] | None = None,
+    cache_dir: Path | None = None,
 ) -> Any:
-    """Train a head on rated pairs (pairs with weight 0 are left out)."""
+    """Train a head on rated pairs (pairs with weight 0 are left out).
+
+    ``aux_targets``: GPT-4o's stored relevance per pair (same order), used when ``config.aux_weight`` > 0.
+    """
     weights = sample_weights(pairs, config)
-    kept = [(p, w) for p, w in zip(pairs, weights, strict=True) if w > 0]
+    aux = list(aux_targets) if aux_targets is not None else [None] * len(pairs)
+    kept = [(p, w, a) for p, w, a in zip(pairs, weights, aux, strict=True) if w > 0]
     return train(
         encoder,
-        [(p.concept, p.property) for p, _ in kept],
-        [p.target for p, _ in kept],
-        [w for _, w in kept],
+        [(p.concept, p.property) for p, _, _ in kept],
+        [p.target for p, _, _ in kept],
+        [w for _, w, _ in kept],
         config,
         log,
+        aux_targets=[a for _, _, a in kept] if config.aux_weight > 0 else None,
+        cache_dir=cache_dir,
     )
 
 
 def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, str]:
     """What the head file records about its training (no timestamps or paths: the file must be reproducible)."""
+    encoder = base_encoder(config.encoder)
     return {
         "format": FORMAT,
         "config": json.dumps(config_dict(config), sort_keys=True),
-        "encoder": ENCODER_DISTRIBUTION,
-        "encoder_sha256": ENCODER_ZIP_SHA256,
+        "encoder": " ".join(encoder.requirements),
+        "encoder_sha256": encoder.sha256,
         "training_pairs": str(len(pairs)),
         "training_rows": str(len({p.source for p in pairs})),
         "trained_pairs": str(sum(w > 0 for w in sample_weights(pairs, config))),
@@ -131,15 +162,20 @@ def train_head(
     config: TrainConfig | None = None,
     log: Callable[[str], None] | None = None,
     pairs: Sequence[RatedPair] | None = None,
+    cache_dir: Path | None = None,
 ) -> tuple[Any, dict[str, str]]:
-    """Train the distilled judge's head on the training pool (or on ``pairs``); returns (head, metadata)."""
+    """Train the distilled judge's head on the training pool (or on ``pairs``); returns (head, metadata).
+
+    ``cache_dir`` keeps the frozen blocks' outputs and per-epoch checkpoints (a killed run resumes).
+    """
     config = config or TrainConfig()
     pool = list(pairs) if pairs is not None else training_pairs(ds)
-    encoder = load_encoder()
+    encoder = load_encoder(name=config.encoder)
     fold_ids = folds(pool, config.folds, config.seed)
     held = config.validation_fold
     fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != held]
-    head = fit(encoder, fit_pairs, config, log)
+    aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else None
+    head = fit(encoder, fit_pairs, config, log, aux, cache_dir)
     metadata = head_metadata(config, fit_pairs)
     if held is not None:
         validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held]
@@ -147,7 +183,30 @@ def train_head(
         metadata |= validation_metadata(validation, scores)
         if log:
             log(f"validation (fold {held} of the training pool): {metadata['validation']}")
+        if config.calibrate:
+            metadata |= calibration_metadata(ds, validation, scores, held)
     return head, metadata
+
+
+REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
+
+
+def calibration_metadata(
+    ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
+) -> dict[str, str]:
+    """The monotone map from the head's relevance to GPT-4o's stored scale, fitted on the validation fold.
+
+    Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the
+    map sees the head's out-of-sample behaviour. Pairs without a stored GPT-4o score (component rows) are
+    left out.
+    """
+    reference = stored_gpt4o(ds, validation)
+    kept = [(s, r) for s, r in zip(scores, reference, strict=True) if r is not None]
+    if len(kept) < 2:
+        return {}
+    where = f"fitted on {len(kept)} pairs of validation fold {fold} of the training pool"
+    calibration = fit_calibration([s for s, _ in kept], [r for _, r in kept], REFERENCE_JUDGE, where)
+    return {"calibration": calibration.to_json()}
 
 
 def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
@@ -167,11 +226,12 @@ def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]
     return {"validation": json.dumps(figures, sort_keys=True)}
 
 
-def load_judge(path: Path | None = None, expected_sha256: str | None = None) -> DistilledJudge:
+def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
     """Load the shipped head (sha256-checked) or the head at ``path``; ModelError naming the file on any fault.
 
     With ``path`` given, ``expected_sha256`` (if any) is checked; the shipped head is always checked
-    against :data:`HEAD_SHA256`.
+    against :data:`HEAD_SHA256`. ``calibrated=False`` gives the raw (human-scale) relevance even when the
+    head carries a calibration map.
     """
     if path is None:
         path, expected_sha256 = shipped_head(), HEAD_SHA256
@@ -187,8 +247,6 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None) -> 
         from safetensors import SafetensorError
         from safetensors.torch import load
     except ImportError as exc:
-        from ccpt.judging.encoder import INSTALL_HINT
-
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
     try:
         raw = path.read_bytes()
@@ -198,8 +256,12 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None) -> 
         raise ModelError(f"distilled judge head {path} is not a readable head file: {exc}") from None
     if metadata.get("format") != FORMAT:
         raise ModelError(f"distilled judge head {path} has format {metadata.get('format')!r}, expected {FORMAT!r}")
-    config = TrainConfig(**json.loads(metadata["config"]))
-    encoder = load_encoder()
+    try:
+        config = TrainConfig(**json.loads(metadata["config"]))
+        calibration = Calibration.from_json(metadata["calibration"]) if "calibration" in metadata else None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"distilled judge head {path} has unreadable metadata: {exc}") from None
+    encoder = load_encoder(name=config.encoder)
     head = build_head(encoder, config)
     import torch
 
@@ -208,7 +270,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None) -> 
         raise ModelError(f"distilled judge head {path} does not fit the base encoder (tensor names or shapes differ)")
     head.load_state_dict({k: t.to(torch.float32) for k, t in tensors.items()})
     head.eval()
-    return DistilledJudge(encoder, head, path, sha, metadata)
+    return DistilledJudge(encoder, head, path, sha, metadata, calibration, calibrated)
 
 
 def _metadata(raw: bytes) -> dict[str, str]:
