@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/distilled_judge.py ood --data-dir DIR --reference DIR --judge distilled
     .venv/bin/python benchmarks/distilled_judge.py cost --data-dir DIR --judge distilled [--n 30]
     .venv/bin/python benchmarks/distilled_judge.py ensemble --data-dir DIR --heads A.safetensors B.safetensors
+    .venv/bin/python benchmarks/distilled_judge.py table3 --data-dir DIR --reference DIR --heads shipped [--raw]
 
 - ``floor``: the role-only predictor (mean training target of the pair's role: noun phrase, head or
   modifier) and approach 1 (frozen MiniLM sentence embeddings of concept and property → ridge, 5-fold
@@ -15,6 +16,15 @@
 - ``ensemble`` (approach 7): each head alone and the mean of their relevances, on validation fold 0 of the
   training pool (3-rater pairs: the selection figure) and on the held-out test pairs (with bootstrap CIs).
   ``shipped`` stands for the head inside the package.
+- ``table3`` (measures 2 and 3 on the shipped GPT-4o result files): every parsed answer of the Base,
+  Multi-Oracle and the eight Table-3 Spreading Activation files (named explicitly, so the per-step files are
+  never read) is re-judged by the head(s) (several: the mean of their raw relevances) with and without the
+  head's calibration map. Measure 2: agreement with the GPT-4o judge scores stored with the answers (one
+  point per answer and concept). Measure 3: Table 3 (the report's own code, ``--stat paper``) under the
+  distilled judge against the stored GPT-4o cells, per cell, with the mean absolute difference over the
+  Base/SA cells and the per-column Kendall τ of the method ranking (``ccpt.report.cross_judge``). Pairs
+  are scored in batches straight through the head (the same relevance the provider returns, see
+  tests/test_distilled.py); ``ccpt rejudge`` gives the same cells through Inspect.
 """
 
 from __future__ import annotations
@@ -184,9 +194,102 @@ def ensemble(data_dir: str, heads: list[str]) -> dict:
     return result
 
 
+# Base, the nine Table-3 Spreading Activation files and Multi-Oracle, by name (never the per-step files).
+TABLE3_FILES = (
+    *(
+        f"{task}_gpt-4o_{method}.csv"
+        for task in ("pi_emergent", "pi_canceled", "npc_emergent")
+        for method in ("naive", "sa-llm", "sa-conceptnet", "sa-llm&conceptnet")
+    ),
+    "pi_emergent_gpt-4o_multi.csv",
+)
+
+
+def _key(concept: str, prop: str) -> tuple[str, str]:
+    return " ".join(str(concept).split()), " ".join(str(prop).split())
+
+
+def table3_measures(data_dir: str, reference: str, heads: list[str]) -> dict:
+    import math
+
+    from ccpt.judging.distilled import load_judge
+    from ccpt.report.cross_judge import cross_judge
+    from ccpt.results import load_results, set_scores
+    from ccpt.scoring import Relevances
+    from ccpt.spec import TASK_SPECS
+
+    ds = load_dataset(data_dir)
+    stored = load_results([Path(reference) / name for name in TABLE3_FILES], ds)
+    rows = stored.to_dict("records")
+    wanted: dict[int, list[tuple[str, str]]] = {}
+    for i, row in enumerate(rows):
+        if row["parse_ok"] and isinstance(row["answer"], str) and row["answer"]:
+            modifier = row["answer_modifier"] if isinstance(row["answer_modifier"], str) else None
+            concepts, prop = TASK_SPECS[row["task"]].judged_pairs(row, row["answer"], modifier)
+            wanted[i] = [_key(c, prop) for c in concepts]
+    unique = sorted({k for keys in wanted.values() for k in keys})
+    judges = [load_judge(None if h == "shipped" else Path(h), calibrated=False) for h in heads]
+    started = time.perf_counter()
+    raw_by_head = [dict(zip(unique, j.score(unique), strict=True)) for j in judges]
+    seconds = time.perf_counter() - started
+    raw = {k: statistics.fmean(r[k] for r in raw_by_head) for k in unique}
+    variants = {"raw": raw}
+    if len(judges) == 1 and judges[0].calibration is not None:
+        values = judges[0].calibration.apply([raw[k] for k in unique])
+        variants["calibrated"] = dict(zip(unique, values, strict=True))
+    result: dict = {
+        "heads": heads,
+        "files": list(TABLE3_FILES),
+        "answers": len(wanted),
+        "unique_pairs": len(unique),
+        "scoring_seconds": round(seconds, 1),
+        "notes": [judges[0].note()] if len(judges) == 1 else [j.note() for j in judges],
+    }
+    for name, scores in variants.items():
+        rejudged, stored_points, new_points = [], [], []
+        for i, row in enumerate(rows):
+            new = dict(row)
+            if i in wanted:
+                values = [scores[k] for k in wanted[i]]
+                for old, value in zip((row["r_np"], row["r_hp"], row["r_mp"]), values, strict=True):
+                    if old is not None and not math.isnan(old):
+                        stored_points.append(float(old))
+                        new_points.append(value)
+                set_scores(new, Relevances(*values))
+            else:
+                set_scores(new, Relevances(None, None, None))
+            rejudged.append(new)
+        frame = stored.copy()
+        for column in ("r_np", "r_hp", "r_mp", "r_hmp", "score"):
+            frame[column] = [r[column] for r in rejudged]
+        frame["judge"] = f"distilled ({name})"
+        view = cross_judge(stored, frame, "GPT-4o (stored)", f"distilled ({name})")
+        base_sa = sorted({c.method for c in view.cells if c.method not in ("multi_oracle", "gold")})
+        result[name] = {
+            "ood_agreement_with_stored_gpt4o": agreement_ci(stored_points, new_points).as_dict(),
+            "mean_abs_difference_base_sa": round(view.mean_absolute_difference(base_sa), 2),
+            "mean_abs_difference_all": round(view.mean_absolute_difference(), 2),
+            "cells": [
+                {
+                    "method": c.method,
+                    "task": c.task,
+                    "metric": c.metric,
+                    "gpt4o": round(c.a, 1),
+                    "distilled": round(c.b, 1),
+                }
+                for c in view.cells
+            ],
+            "kendall_tau": [
+                {"task": r.task, "metric": r.metric, "methods": len(r.methods), "tau": r.tau, "same_best": r.same_best}
+                for r in view.rankings
+            ],
+        }
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["floor", "ood", "cost", "ensemble"])
+    parser.add_argument("what", choices=["floor", "ood", "cost", "ensemble", "table3"])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--reference", default=None)
     parser.add_argument("--judge", default="distilled")
@@ -197,6 +300,8 @@ def main() -> None:
         result = floor(args.data_dir)
     elif args.what == "ensemble":
         result = ensemble(args.data_dir, args.heads)
+    elif args.what == "table3":
+        result = table3_measures(args.data_dir, args.reference, args.heads)
     elif args.what == "ood":
         result = ood(args.data_dir, args.reference, args.judge)
     else:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt.download import sha256_file
 from ccpt.errors import ModelError
-from ccpt.judging.calibration import Calibration, fit_calibration
+from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
 from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
 from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pairs
@@ -176,16 +176,60 @@ def train_head(
     fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != held]
     aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else None
     head = fit(encoder, fit_pairs, config, log, aux, cache_dir)
-    metadata = head_metadata(config, fit_pairs)
-    if held is not None:
-        validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held]
-        scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
-        metadata |= validation_metadata(validation, scores)
-        if log:
-            log(f"validation (fold {held} of the training pool): {metadata['validation']}")
-        if config.calibrate:
-            metadata |= calibration_metadata(ds, validation, scores, held)
+    _as_stored(head)
+    metadata = head_metadata(config, fit_pairs) | evaluation_metadata(ds, encoder, head, config, pool, log)
     return head, metadata
+
+
+def _as_stored(head: Any) -> None:
+    """Round the head's weights to float16 and back, in place: what a saved head file holds and loads.
+
+    Validation figures and the calibration map are then computed on exactly the weights that ship, so a
+    head re-read from its file gives the same validation predictions (and ``ccpt judge calibrate`` the
+    same map) as the training run did.
+    """
+    import torch
+
+    head.load_state_dict({k: v.to(torch.float16).to(torch.float32) for k, v in head.state_dict().items()})
+
+
+def evaluation_metadata(
+    ds: CCPTDataset,
+    encoder: Encoder,
+    head: Any,
+    config: TrainConfig,
+    pool: Sequence[RatedPair],
+    log: Callable[[str], None] | None = None,
+) -> dict[str, str]:
+    """Validation figures and (with ``config.calibrate``) the calibration map, from validation-fold predictions."""
+    held = config.validation_fold
+    if held is None:
+        return {}
+    fold_ids = folds(pool, config.folds, config.seed)
+    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held]
+    scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
+    metadata = validation_metadata(validation, scores)
+    if log:
+        log(f"validation (fold {held} of the training pool): {metadata['validation']}")
+    if config.calibrate:
+        metadata |= calibration_metadata(ds, validation, scores, held)
+    return metadata
+
+
+def recalibrate(ds: CCPTDataset, path: Path, out: Path, calibrate: bool = True) -> str:
+    """Rewrite the head at ``path`` to ``out`` with its calibration map (re)fitted (or removed); returns the sha256.
+
+    The weights are unchanged; the map is fitted as :func:`train_head` fits it, on the head's own validation
+    fold, so a head trained before calibration existed gets the map a fresh training run would store.
+    """
+    from dataclasses import replace
+
+    judge = load_judge(path, calibrated=False)
+    config = replace(TrainConfig(**json.loads(judge.metadata["config"])), calibrate=calibrate)
+    metadata = {k: v for k, v in judge.metadata.items() if k not in ("calibration", "calibration_choice", "validation")}
+    metadata["config"] = json.dumps(config_dict(config), sort_keys=True)
+    metadata |= evaluation_metadata(ds, judge.encoder, judge.head, config, training_pairs(ds))
+    return save_head(judge.head, out, metadata)
 
 
 REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
@@ -194,19 +238,30 @@ REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
 def calibration_metadata(
     ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
 ) -> dict[str, str]:
-    """The monotone map from the head's relevance to GPT-4o's stored scale, fitted on the validation fold.
+    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold.
 
     Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the
-    map sees the head's out-of-sample behaviour. Pairs without a stored GPT-4o score (component rows) are
-    left out.
+    map sees the head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o
+    score (emergent and canceled rows) are used; the fit (isotonic or quantile) is the one whose cross-fitted
+    Table-3-style means come closest to GPT-4o's (:func:`ccpt.judging.calibration.choose_calibration`).
     """
     reference = stored_gpt4o(ds, validation)
-    kept = [(s, r) for s, r in zip(scores, reference, strict=True) if r is not None]
-    if len(kept) < 2:
+    by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
+    for pair, score, ref in zip(validation, scores, reference, strict=True):
+        by_row.setdefault(pair.source, {})[pair.role] = (score, ref, pair.kind)
+    rows = []
+    for parts in by_row.values():
+        if set(parts) != {"combination", "head", "modifier"} or any(r is None for _, r, _ in parts.values()):
+            continue
+        ordered = [parts[role] for role in ("combination", "head", "modifier")]
+        rows.append(
+            CalibrationRow(ordered[0][2], tuple(s for s, _, _ in ordered), tuple(float(r) for _, r, _ in ordered))  # type: ignore[arg-type]
+        )
+    if len(rows) < 4:
         return {}
-    where = f"fitted on {len(kept)} pairs of validation fold {fold} of the training pool"
-    calibration = fit_calibration([s for s, _ in kept], [r for _, r in kept], REFERENCE_JUDGE, where)
-    return {"calibration": calibration.to_json()}
+    where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {fold} of the training pool"
+    calibration, figures = choose_calibration(rows, REFERENCE_JUDGE, where)
+    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
 
 
 def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
