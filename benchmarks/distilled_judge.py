@@ -1,6 +1,6 @@
 """Measurements of docs/judge.md for the distilled judge (and any other judge).
 
-    .venv/bin/python benchmarks/distilled_judge.py floor --data-dir DIR        # role-only floor, frozen ridge
+    .venv/bin/python benchmarks/distilled_judge.py floor --data-dir DIR [--encoder all-mpnet-base-v2]  # floor, ridge
     .venv/bin/python benchmarks/distilled_judge.py ood --data-dir DIR --reference DIR --judge distilled
     .venv/bin/python benchmarks/distilled_judge.py cost --data-dir DIR --judge distilled [--n 30]
     .venv/bin/python benchmarks/distilled_judge.py ensemble --data-dir DIR --heads A.safetensors B.safetensors
@@ -43,7 +43,7 @@ from ccpt.judging.measure import agreement_ci
 from ccpt.judging.rated_pairs import ROLES, folds, heldout_pairs, training_pairs
 
 
-def floor(data_dir: str) -> dict:
+def floor(data_dir: str, encoder_name: str = "all-minilm-l6-v2") -> dict:
     import numpy as np
     import torch
 
@@ -55,7 +55,7 @@ def floor(data_dir: str) -> dict:
     out = {"role_floor": agreement_ci([p.human for p in test], [role_mean[p.role] for p in test]).as_dict()}
 
     torch.set_num_threads(1)
-    encoder = load_encoder()
+    encoder = load_encoder(name=encoder_name)
     texts = sorted({s for p in [*train, *test] for s in (p.concept, p.property)})
     vectors = {}
     with torch.inference_mode():
@@ -294,10 +294,11 @@ def main() -> None:
     parser.add_argument("--reference", default=None)
     parser.add_argument("--judge", default="distilled")
     parser.add_argument("--n", type=int, default=30)
+    parser.add_argument("--encoder", default="all-minilm-l6-v2", help="floor: the frozen base encoder")
     parser.add_argument("--heads", nargs="+", default=["shipped"], help="ensemble: head files, or 'shipped'")
     args = parser.parse_args()
     if args.what == "floor":
-        result = floor(args.data_dir)
+        result = floor(args.data_dir, args.encoder)
     elif args.what == "ensemble":
         result = ensemble(args.data_dir, args.heads)
     elif args.what == "table3":

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 HEAD_RESOURCE = "data/distilled_head.safetensors"
 # sha256 of the shipped head; `ccpt judge train` reproduces it (docs/judge.md).
-HEAD_SHA256 = "6c0bbb7b664d4c850ee8f7897cb5bb4002a24533afd8f3c34a1ff48138f40b82"
+HEAD_SHA256 = "25753bcd478127726275739d838f752945d9b9b36e24ad64d506926d0010e68b"
 FORMAT = "ccpt-distilled-head/1"
 
 
