@@ -52,7 +52,9 @@ def command(
 
     Answers are kept as stored (nothing is asked of the evaluated model, nothing is re-parsed); every parsed
     answer is judged again by --judge, memoised and through Inspect's cache. DIR then holds Inspect logs that
-    `ccpt report DIR` and `ccpt compare DIR` read like any run; a killed re-judge resumes when rerun.
+    `ccpt report DIR` and `ccpt compare DIR` read like any run; a killed re-judge resumes when rerun. Then it
+    prints Table 3 under both judges: the per-cell difference and, per column, Kendall's τ between the two
+    judges' method rankings (with whether the best method stays the same).
     """
     from ccpt.cli.report import _dataset
     from ccpt.cli.run import _key_values
@@ -74,7 +76,23 @@ def command(
         max_connections=max_connections,
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
+    if summary.finished:
+        click.echo(_cross_judge_view(runs, out_dir, judge, data_dir))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:
         raise click.ClickException(f"some re-judge runs did not finish; rerun the same command to resume ({out_dir})")
+
+
+def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, data_dir: Path | None) -> str:
+    """Table 3 of the original runs against the re-judged one (Markdown)."""
+    from ccpt.cli.report import _dataset
+    from ccpt.report.cross_judge import cross_judge, markdown
+    from ccpt.results import load_results
+
+    dataset = _dataset(data_dir, required=False)
+    before = load_results(list(runs), dataset)
+    after = load_results(out_dir, dataset)
+    after = after[after["judge"] == judge]
+    judges = sorted({str(j) for j in before["judge"].dropna().unique() if j}) or ["the original judge"]
+    return markdown(cross_judge(before, after, " + ".join(judges), judge))
