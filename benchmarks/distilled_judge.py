@@ -165,6 +165,8 @@ def cost(data_dir: str, judge: str, n: int) -> dict:
 
 
 def ensemble(data_dir: str, heads: list[str]) -> dict:
+    from itertools import combinations
+
     from ccpt.judging.cross_encoder import TrainConfig
     from ccpt.judging.distilled import load_judge
     from ccpt.stats import pearson
@@ -177,20 +179,24 @@ def ensemble(data_dir: str, heads: list[str]) -> dict:
         "validation_3rater": [p for p, k in zip(pool, fold_ids, strict=True) if k == 0 and len(p.ratings) > 1],
         "test": heldout_pairs(ds),
     }
-    judges = {h: load_judge(None if h == "shipped" else Path(h)) for h in heads}
-    result: dict = {"heads": heads}
+    # Raw (uncalibrated) relevances: the approaches are compared on the heads' own outputs.
+    judges = {h: load_judge(None if h == "shipped" else Path(h), calibrated=False) for h in heads}
+    subsets = [c for k in range(2, len(heads) + 1) for c in combinations(heads, k)]
+    result: dict = {"heads": heads, "seconds": {}}
     for name, pairs in sets.items():
         texts = [(p.concept, p.property) for p in pairs]
-        scores = {h: j.score(texts) for h, j in judges.items()}
-        mean = [sum(values) / len(values) for values in zip(*scores.values(), strict=True)]
+        scores = {}
+        for h, j in judges.items():
+            started = time.perf_counter()
+            scores[h] = j.score(texts)
+            result["seconds"][f"{h} {name}"] = round(time.perf_counter() - started, 1)
+        for subset in subsets:
+            scores[" + ".join(subset)] = [statistics.fmean(v) for v in zip(*(scores[h] for h in subset), strict=True)]
         if name == "test":
-            result[name] = {
-                **{h: agreement_ci([p.human for p in pairs], s).as_dict() for h, s in scores.items()},
-                "mean": agreement_ci([p.human for p in pairs], mean).as_dict(),
-            }
+            result[name] = {h: agreement_ci([p.human for p in pairs], s).as_dict() for h, s in scores.items()}
         else:
             targets = [p.target for p in pairs]
-            result[name] = {h: round(pearson(targets, s), 4) for h, s in [*scores.items(), ("mean", mean)]}
+            result[name] = {h: round(pearson(targets, s), 4) for h, s in scores.items()}
     return result
 
 
