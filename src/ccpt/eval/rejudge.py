@@ -31,17 +31,15 @@ from typing import Any
 import pandas as pd
 from inspect_ai import Task, eval_set, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.errors import DataError
 from ccpt.eval.judge import Judge, JudgeMode
-from ccpt.eval.scorers import VALUE_KEYS, defined_mean
-from ccpt.protocol import get_protocol
+from ccpt.eval.scorers import VALUE_KEYS, defined_mean, grader_judge, score_value
 from ccpt.results.table import optional
-from ccpt.rows import COLUMNS
-from ccpt.scoring import Relevances, oracle_per_column
+from ccpt.rows import COLUMNS, SampleRow
+from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS
 
 GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
@@ -118,37 +116,18 @@ async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
     return out
 
 
-def _value(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    """The sample's score value (the same keys as a run's scorer: Multi-Oracle takes the per-column best)."""
-    main = [r for r in rows if r.get("sa_iteration") is None] or rows
-    parse_ok = sum(bool(r.get("parse_ok")) for r in main) / len(main)
-    rel = [Relevances(r["r_np"], r["r_hp"], r["r_mp"]) for r in main]
-    if len(rel) == 1:
-        return {"r_hmp": rel[0].r_hmp, "r_np": rel[0].r_np, "score": rel[0].score(kind), "parse_ok": parse_ok}  # type: ignore[arg-type]
-    oracle = oracle_per_column(rel, kind)  # type: ignore[arg-type]
-    return {"r_hmp": oracle.r_hmp, "r_np": oracle.r_np, "score": oracle.score, "parse_ok": parse_ok}
-
-
 @scorer(metrics={key: [defined_mean()] for key in VALUE_KEYS})
 def rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
     """Judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
     holder: dict[str, Judge] = {}
-    surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
         if "judge" not in holder:
-            holder["judge"] = Judge(
-                get_model(role="grader"),
-                mode=judge_mode,
-                retries=judge_retries,
-                template=surface.judge_template,
-                capitalise=surface.judge_capitalise,
-                lowercase_reply=surface.judge_lowercase_reply,
-                use_schema=surface.judge_schema,
-            )
+            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
         rows = await asyncio.gather(*(rejudge_row(r, holder["judge"]) for r in state.metadata["rows"]))
+        main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
         kind = TASK_SPECS[state.metadata["task"]].kind
-        return Score(value=_value(list(rows), kind), metadata={"ccpt": {"samples": list(rows)}})
+        return Score(value=score_value(main, kind), metadata={"ccpt": {"samples": list(rows)}})
 
     return score
 

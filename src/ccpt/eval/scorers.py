@@ -116,13 +116,28 @@ async def judge_row(row: SampleRow, judge: Judge) -> SampleRow:
     return row
 
 
-def _value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+def score_value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+    """A sample's score value: its answer's cells, or Multi-Oracle's per-column best over its members."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     if len(rows) == 1:
         r = rows[0]
         return {"r_hmp": r.r_hmp, "r_np": r.r_np, "score": r.score, "parse_ok": parse_ok}
     oracle = oracle_per_column([Relevances(r.r_np, r.r_hp, r.r_mp) for r in rows], kind)
     return {"r_hmp": oracle.r_hmp, "r_np": oracle.r_np, "score": oracle.score, "parse_ok": parse_ok}
+
+
+def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
+    """A judge on the ``grader`` model role with ``protocol``'s judge surface (prompt and reply handling)."""
+    surface = get_protocol(protocol)
+    return Judge(
+        get_model(role="grader"),
+        mode=judge_mode,
+        retries=judge_retries,
+        template=surface.judge_template,
+        capitalise=surface.judge_capitalise,
+        lowercase_reply=surface.judge_lowercase_reply,
+        use_schema=surface.judge_schema,
+    )
 
 
 @scorer(metrics={key: [defined_mean()] for key in VALUE_KEYS})
@@ -134,19 +149,10 @@ def relevance_judge(
     The judge's prompt and reply handling follow ``protocol`` (the as-run judge surface differs).
     """
     holder: dict[str, Judge] = {}  # one judge (and memo) per scorer instance, created on first use
-    surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
         if "judge" not in holder:
-            holder["judge"] = Judge(
-                get_model(role="grader"),
-                mode=judge_mode,
-                retries=judge_retries,
-                template=surface.judge_template,
-                capitalise=surface.judge_capitalise,
-                lowercase_reply=surface.judge_lowercase_reply,
-                use_schema=surface.judge_schema,
-            )
+            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
         judge = holder["judge"]
         kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
@@ -162,7 +168,7 @@ def relevance_judge(
         if trajectory is not None:
             metadata["trajectory"] = trajectory
         return Score(
-            value=_value(main, kind),  # type: ignore[arg-type]
+            value=score_value(main, kind),  # type: ignore[arg-type]
             answer=main[0].answer if main else None,
             explanation="; ".join(r.parse_error for r in main if r.parse_error) or None,
             metadata={"ccpt": metadata},
