@@ -1,6 +1,7 @@
 """Measurements of docs/judge.md for the distilled judge (and any other judge).
 
     .venv/bin/python benchmarks/distilled_judge.py floor --data-dir DIR [--encoder all-mpnet-base-v2]  # floor, ridge
+    .venv/bin/python benchmarks/distilled_judge.py frozen-cross --data-dir DIR --encoder all-mpnet-base-v2 --block 8
     .venv/bin/python benchmarks/distilled_judge.py ood --data-dir DIR --reference DIR --judge distilled
     .venv/bin/python benchmarks/distilled_judge.py cost --data-dir DIR --judge distilled [--n 30]
     .venv/bin/python benchmarks/distilled_judge.py ensemble --data-dir DIR --heads A.safetensors B.safetensors
@@ -105,6 +106,71 @@ def floor(data_dir: str, encoder_name: str = "all-minilm-l6-v2") -> dict:
         "test": agreement_ci([p.human for p in test], [float(v) for v in pred]).as_dict(),
     }
     return out
+
+
+def frozen_cross(data_dir: str, encoder_name: str, split: int, cache_dir: str | None) -> dict:
+    """Frozen cross-encoder features: the mean-pooled output of block ``split`` for the (concept, property)
+    pair → ridge (alpha by 5-fold row-grouped CV on the 3-rater training pairs) → held-out test pairs.
+
+    With ``cache_dir`` = the training cache of ``ccpt judge train --cache-dir`` and the same split, the training
+    pairs' block outputs are read from there (the same cache key), so only the test pairs are run.
+    """
+    import numpy as np
+    import torch
+
+    from ccpt.judging.cross_encoder import TrainConfig, lower_states
+    from ccpt.judging.encoder import load_encoder
+
+    torch.set_num_threads(1)
+    ds = load_dataset(data_dir)
+    pool, test = training_pairs(ds), heldout_pairs(ds)
+    config = TrainConfig()
+    fold_ids = folds(pool, config.folds, config.seed)
+    # The pairs `ccpt judge train` fits on (3-rater pairs outside validation fold 0), in its order.
+    train = [p for p, k in zip(pool, fold_ids, strict=True) if k != config.validation_fold and len(p.ratings) > 1]
+    encoder = load_encoder(name=encoder_name)
+    cache = Path(cache_dir) if cache_dir else None
+    started = time.perf_counter()
+    states = lower_states(encoder, split, [(p.concept, p.property) for p in train], cache_dir=cache)
+    test_states = lower_states(encoder, split, [(p.concept, p.property) for p in test])
+    seconds = time.perf_counter() - started
+
+    def pooled(items):
+        return np.stack([s.mean(0).numpy() for s in items])
+
+    x, xt = pooled(states), pooled(test_states)
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    x, xt = (x - mean) / std, (xt - mean) / std
+    y = np.array([p.target for p in train])
+    row_fold = np.array(folds(train, 5, 1))
+
+    def ridge(a, b, alpha):
+        a1 = np.hstack([a, np.ones((len(a), 1))])
+        reg = alpha * np.eye(a1.shape[1])
+        reg[-1, -1] = 0.0
+        return np.linalg.solve(a1.T @ a1 + reg, a1.T @ b)
+
+    best = None
+    for alpha in (10.0, 100.0, 1000.0, 10000.0):
+        cv = np.zeros(len(y))
+        for k in range(5):
+            beta = ridge(x[row_fold != k], y[row_fold != k], alpha)
+            cv[row_fold == k] = np.hstack([x[row_fold == k], np.ones(((row_fold == k).sum(), 1))]) @ beta
+        r = float(np.corrcoef(y, cv)[0, 1])
+        if best is None or r > best[0]:
+            best = (r, alpha)
+    r, alpha = best
+    pred = np.hstack([xt, np.ones((len(xt), 1))]) @ ridge(x, y, alpha)
+    return {
+        "encoder": encoder_name,
+        "block": split,
+        "train_pairs": len(train),
+        "cv_pearson": round(r, 4),
+        "alpha": alpha,
+        "frozen_seconds": round(seconds, 1),
+        "test": agreement_ci([p.human for p in test], [float(v) for v in pred]).as_dict(),
+        "test_predictions": [round(float(v), 5) for v in pred],
+    }
 
 
 def ood(data_dir: str, reference: str, judge: str) -> dict:
@@ -295,18 +361,22 @@ def table3_measures(data_dir: str, reference: str, heads: list[str]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["floor", "ood", "cost", "ensemble", "table3"])
+    parser.add_argument("what", choices=["floor", "frozen-cross", "ood", "cost", "ensemble", "table3"])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--reference", default=None)
     parser.add_argument("--judge", default="distilled")
     parser.add_argument("--n", type=int, default=30)
-    parser.add_argument("--encoder", default="all-minilm-l6-v2", help="floor: the frozen base encoder")
+    parser.add_argument("--encoder", default="all-minilm-l6-v2", help="floor, frozen-cross: the frozen base encoder")
+    parser.add_argument("--block", type=int, default=8, help="frozen-cross: the block whose output is pooled")
+    parser.add_argument("--cache-dir", default=None, help="frozen-cross: `ccpt judge train --cache-dir`")
     parser.add_argument("--heads", nargs="+", default=["shipped"], help="ensemble: head files, or 'shipped'")
     args = parser.parse_args()
     if args.what == "floor":
         result = floor(args.data_dir, args.encoder)
     elif args.what == "ensemble":
         result = ensemble(args.data_dir, args.heads)
+    elif args.what == "frozen-cross":
+        result = frozen_cross(args.data_dir, args.encoder, args.block, args.cache_dir)
     elif args.what == "table3":
         result = table3_measures(args.data_dir, args.reference, args.heads)
     elif args.what == "ood":

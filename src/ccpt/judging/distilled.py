@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 HEAD_RESOURCE = "data/distilled_head.safetensors"
 # sha256 of the shipped head; `ccpt judge train` reproduces it (docs/judge.md).
-HEAD_SHA256 = "25753bcd478127726275739d838f752945d9b9b36e24ad64d506926d0010e68b"
+HEAD_SHA256 = "79551500a256c0c6149ae788e6d6de9a1993a300fa09ee42cc556eee7d62d4f2"
 FORMAT = "ccpt-distilled-head/1"
 
 
@@ -206,7 +206,9 @@ def evaluation_metadata(
     if held is None:
         return {}
     fold_ids = folds(pool, config.folds, config.seed)
-    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held]
+    # Three-rater pairs only: the kind the test pairs are, the selection figure, and the only pairs with GPT-4o's
+    # relevance for calibration (single-rater component pairs would triple the cost for a figure nobody reads).
+    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
     scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
     metadata = validation_metadata(validation, scores)
     if log:
@@ -265,18 +267,14 @@ def calibration_metadata(
 
 
 def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
-    """Pearson/Spearman on the validation fold, all pairs and 3-rater pairs (the test pairs' kind)."""
+    """Pearson/Spearman on the validation fold's 3-rater pairs (the test pairs' kind)."""
     from ccpt.stats import pearson, spearman
 
-    three = [i for i, p in enumerate(validation) if len(p.ratings) > 1]
     y = [p.target for p in validation]
     figures = {
-        "n": len(validation),
-        "pearson": round(pearson(y, list(scores)), 4),
-        "spearman": round(spearman(y, list(scores)), 4),
-        "n_3rater": len(three),
-        "pearson_3rater": round(pearson([y[i] for i in three], [scores[i] for i in three]), 4),
-        "spearman_3rater": round(spearman([y[i] for i in three], [scores[i] for i in three]), 4),
+        "n_3rater": len(validation),
+        "pearson_3rater": round(pearson(y, list(scores)), 4),
+        "spearman_3rater": round(spearman(y, list(scores)), 4),
     }
     return {"validation": json.dumps(figures, sort_keys=True)}
 
