@@ -56,7 +56,7 @@ def test_llama_build_targets_the_pinned_isa_not_the_native_one() -> None:
     assert {k: features.get(k, 0) for k in PINNED_FEATURES} == dict(PINNED_FEATURES), features
     host = _host_cpu_flags()
     if "avx512f" in host:  # here a native build would have reported AVX512 = 1
-        assert features.get("AVX512") == 0
+        assert features.get("AVX512", 0) == 0  # llama.cpp lists only the kernels it was compiled with
     marker = Path(llama_cpp.__file__).parent / ".ccpt-llama-build.json"
     record = json.loads(marker.read_text())
     assert record["isa"] == PINNED_ISA and "-DGGML_NATIVE=OFF" in record["cmake_args"]
