@@ -298,3 +298,42 @@ def test_shipped_head_is_calibrated_unless_asked_for_raw_scores() -> None:
     assert keys == {f"head-sha256:{HEAD_SHA256}", f"head-sha256:{HEAD_SHA256}+raw"}
     with pytest.raises(ModelError, match="unknown model argument"):
         get_model("ccpt-distilled/default", calibrate=False)
+
+
+# ----------------------------------------------------------------------------------------- the MPNet encoder
+
+
+def test_mpnet_blocks_match_transformers_on_a_tiny_random_model() -> None:
+    """ccpt's plain-torch MPNet (relative-position bias, padding-aware positions) against transformers' own."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+
+    from ccpt.judging.encoder import _bert_classes, _rename
+
+    config = {
+        "model_type": "mpnet",
+        "vocab_size": 50,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 64,
+        "max_position_embeddings": 40,
+        "relative_attention_num_buckets": 32,
+        "layer_norm_eps": 1e-5,
+        "pad_token_id": 1,
+    }
+    torch.manual_seed(0)
+    reference = transformers.MPNetModel(transformers.MPNetConfig(**config), add_pooling_layer=False).eval()
+    _layer, bert = _bert_classes()
+    ours = bert(config).eval()
+    state = {new: t for name, t in reference.state_dict().items() if (new := _rename(name)) is not None}
+    missing, unexpected = ours.load_state_dict(state, strict=False)
+    assert not missing and not unexpected
+    # 30 tokens, so distances beyond the exact buckets (8) use the log-spaced ones; the first row padded (id 1).
+    ids = torch.randint(3, 50, (2, 30))
+    ids[0, 20:] = 1
+    mask = (ids != 1).long()
+    with torch.inference_mode():
+        expected = reference(input_ids=ids, attention_mask=mask).last_hidden_state
+        got = ours({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    assert torch.allclose(got[mask.bool()], expected[mask.bool()], atol=1e-5)
