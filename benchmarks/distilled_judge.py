@@ -108,7 +108,23 @@ def floor(data_dir: str, encoder_name: str = "all-minilm-l6-v2") -> dict:
     return out
 
 
-def frozen_cross(data_dir: str, encoder_name: str, split: int, cache_dir: str | None) -> dict:
+def _continue_blocks(encoder, states: list, start: int, stop: int, batch_size: int = 64) -> list:
+    """Run blocks ``start:stop`` on per-pair ``[tokens, hidden]`` states (outputs of block ``start``)."""
+    import torch
+
+    from ccpt.judging.cross_encoder import _pad
+
+    out: list = []
+    with torch.inference_mode():
+        for i in range(0, len(states), batch_size):
+            chunk = states[i : i + batch_size]
+            x, mask = _pad(chunk)
+            hidden = encoder.model.run(x, mask, start, stop)
+            out.extend(hidden[j, : len(chunk[j])].clone() for j in range(len(chunk)))
+    return out
+
+
+def frozen_cross(data_dir: str, encoder_name: str, split: int, cache_dir: str | None, from_block: int = 0) -> dict:
     """Frozen cross-encoder features: the mean-pooled output of block ``split`` for the (concept, property)
     pair → ridge (alpha by 5-fold row-grouped CV on the 3-rater training pairs) → held-out test pairs.
 
@@ -131,7 +147,11 @@ def frozen_cross(data_dir: str, encoder_name: str, split: int, cache_dir: str | 
     encoder = load_encoder(name=encoder_name)
     cache = Path(cache_dir) if cache_dir else None
     started = time.perf_counter()
-    states = lower_states(encoder, split, [(p.concept, p.property) for p in train], cache_dir=cache)
+    # With --from-block, the training pairs' cached outputs of that block (a training run's cache) are carried on.
+    first = from_block or split
+    states = lower_states(encoder, first, [(p.concept, p.property) for p in train], cache_dir=cache)
+    if first < split:
+        states = _continue_blocks(encoder, states, first, split)
     test_states = lower_states(encoder, split, [(p.concept, p.property) for p in test])
     seconds = time.perf_counter() - started
 
@@ -369,6 +389,9 @@ def main() -> None:
     parser.add_argument("--encoder", default="all-minilm-l6-v2", help="floor, frozen-cross: the frozen base encoder")
     parser.add_argument("--block", type=int, default=8, help="frozen-cross: the block whose output is pooled")
     parser.add_argument("--cache-dir", default=None, help="frozen-cross: `ccpt judge train --cache-dir`")
+    parser.add_argument(
+        "--from-block", type=int, default=0, help="frozen-cross: start from this block's cached outputs"
+    )
     parser.add_argument("--heads", nargs="+", default=["shipped"], help="ensemble: head files, or 'shipped'")
     args = parser.parse_args()
     if args.what == "floor":
@@ -376,7 +399,7 @@ def main() -> None:
     elif args.what == "ensemble":
         result = ensemble(args.data_dir, args.heads)
     elif args.what == "frozen-cross":
-        result = frozen_cross(args.data_dir, args.encoder, args.block, args.cache_dir)
+        result = frozen_cross(args.data_dir, args.encoder, args.block, args.cache_dir, args.from_block)
     elif args.what == "table3":
         result = table3_measures(args.data_dir, args.reference, args.heads)
     elif args.what == "ood":
