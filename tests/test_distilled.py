@@ -254,3 +254,104 @@ def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None
     note = judge_note(["ccpt-distilled/x"])
     assert "Pearson 0.56 [95% CI 0.52, 0.60], Spearman 0.55 [95% CI 0.51, 0.59]" in note
     assert "1305 held-out test dataset pairs" in note
+
+
+# ----------------------------------------------------------------------------------------- calibration
+
+
+def test_calibration_fits_are_monotone_and_round_trip() -> None:
+    import random
+
+    from ccpt.judging.calibration import Calibration, fit_calibration, isotonic_knots, quantile_knots
+
+    rng = random.Random(0)
+    x = [rng.random() for _ in range(400)]
+    y = [min(1.0, max(0.0, v**2 + rng.gauss(0, 0.1))) for v in x]
+    for knots in (isotonic_knots(x, y), quantile_knots(x, y)):
+        kx, ky = knots
+        assert list(kx) == sorted(kx) and list(ky) == sorted(ky) and len(kx) == len(ky)
+    # Pool-adjacent-violators on a small case worked by hand: (1, 3), (2, 1) pool to one block at 2.
+    assert isotonic_knots([0.0, 0.5, 1.0], [0.0, 0.3, 0.1]) == ((0.0, 0.75), (0.0, 0.2))
+    cal = fit_calibration(x, y, "reference", "here", "quantile")
+    assert Calibration.from_json(cal.to_json()) == cal
+    mapped = cal.apply([0.0, 0.25, 0.5, 0.75, 1.0])
+    assert mapped == sorted(mapped) and all(0.0 <= v <= 1.0 for v in mapped)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        Calibration.from_json(
+            json.dumps({"x": [0.0, 1.0], "y": [1.0, 0.0], "reference": "r", "fitted_on": "f", "n": 2})
+        )
+
+
+def test_choose_calibration_prefers_the_fit_closer_to_the_reference_means() -> None:
+    import random
+
+    from ccpt.judging.calibration import CalibrationRow, choose_calibration, table_gap
+
+    rng = random.Random(1)
+    rows = []
+    for i in range(200):
+        truth = [rng.random() for _ in range(3)]
+        # A judge that compresses the scale towards 0.5 and adds noise; the reference is the truth.
+        judge = tuple(0.5 + 0.3 * (t - 0.5) + rng.gauss(0, 0.05) for t in truth)
+        rows.append(CalibrationRow("emergent" if i % 2 else "canceled", judge, tuple(truth)))  # type: ignore[arg-type]
+    cal, figures = choose_calibration(rows, "truth", "synthetic rows")
+    chosen = cal.fitted_on.split(" fit")[0]
+    assert figures[chosen] == min(figures["isotonic"], figures["quantile"]) < figures["uncalibrated"]
+    assert table_gap(rows, [tuple(cal.apply(r.judge)) for r in rows]) < figures["uncalibrated"]
+
+
+@needs_encoder
+def test_shipped_head_is_calibrated_unless_asked_for_raw_scores() -> None:
+    from inspect_ai.model import get_model
+
+    from ccpt.judging.distilled import HEAD_SHA256, load_judge
+
+    calibrated, raw = load_judge(), load_judge(calibrated=False)
+    assert calibrated.sha256 == HEAD_SHA256 and calibrated.applies_calibration and not raw.applies_calibration
+    pairs = [("a peeled apple", "white"), ("apple", "red"), ("a boat on the rocks", "seamless")]
+    assert calibrated.score(pairs) == calibrated.calibration.apply(raw.score(pairs))  # type: ignore[union-attr]
+    assert "calibrated to GPT-4o" in calibrated.note() and "uncalibrated" in raw.note()
+    # Raw and calibrated scores are cached apart (the base URL is part of Inspect's cache key).
+    keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
+    assert keys == {f"head-sha256:{HEAD_SHA256}", f"head-sha256:{HEAD_SHA256}+raw"}
+    with pytest.raises(ModelError, match="unknown model argument"):
+        get_model("ccpt-distilled/default", calibrate=False)
+
+
+# ----------------------------------------------------------------------------------------- the MPNet encoder
+
+
+def test_mpnet_blocks_match_transformers_on_a_tiny_random_model() -> None:
+    """ccpt's plain-torch MPNet (relative-position bias, padding-aware positions) against transformers' own."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+
+    from ccpt.judging.encoder import _bert_classes, _rename
+
+    config = {
+        "model_type": "mpnet",
+        "vocab_size": 50,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 64,
+        "max_position_embeddings": 40,
+        "relative_attention_num_buckets": 32,
+        "layer_norm_eps": 1e-5,
+        "pad_token_id": 1,
+    }
+    torch.manual_seed(0)
+    reference = transformers.MPNetModel(transformers.MPNetConfig(**config), add_pooling_layer=False).eval()
+    _layer, bert = _bert_classes()
+    ours = bert(config).eval()
+    state = {new: t for name, t in reference.state_dict().items() if (new := _rename(name)) is not None}
+    missing, unexpected = ours.load_state_dict(state, strict=False)
+    assert not missing and not unexpected
+    # 30 tokens, so distances beyond the exact buckets (8) use the log-spaced ones; the first row padded (id 1).
+    ids = torch.randint(3, 50, (2, 30))
+    ids[0, 20:] = 1
+    mask = (ids != 1).long()
+    with torch.inference_mode():
+        expected = reference(input_ids=ids, attention_mask=mask).last_hidden_state
+        got = ours({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    assert torch.allclose(got[mask.bool()], expected[mask.bool()], atol=1e-5)

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ccpt.cli.compare",
     "ccpt.cli.agreement",
     "ccpt.cli.judge",
+    "ccpt.cli.rejudge",
     "ccpt.cli.human",
     "ccpt.cli.conceptnet",
     "ccpt.cli.pipeline",

@@ -47,8 +47,19 @@ def command() -> None:
     default=None,
     help="Train on the first N pairs of the pool only (a quick smoke run).",
 )
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Frozen blocks' outputs and per-epoch checkpoints go here (default: the ccpt cache); a killed run resumes.",
+)
 def train(
-    data_dir: Path | None, out: Path, epochs: int | None, overrides: tuple[str, ...], max_pairs: int | None
+    data_dir: Path | None,
+    out: Path,
+    epochs: int | None,
+    overrides: tuple[str, ...],
+    max_pairs: int | None,
+    cache_dir: Path | None,
 ) -> None:
     """Train the distilled judge's head on the training pool; with no options this reproduces the shipped head.
 
@@ -64,24 +75,40 @@ def train(
 
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
-        name, sep, value = item.partition("=")
-        current = getattr(config, name, None) if sep else None
-        if current is None and name != "validation_fold":
-            raise click.BadParameter(f"expected NAME=VALUE with a TrainConfig field, got {item!r}", param_hint="--set")
-        try:
-            typed = None if value == "none" else type(current if current is not None else 0)(value)
-        except ValueError:
-            raise click.BadParameter(f"{name} must be a number, got {value!r}", param_hint="--set") from None
-        if typed is not None and not (math.isfinite(typed) and typed >= 0):  # every hyperparameter is ≥ 0
-            raise click.BadParameter(f"{name} must be a finite number ≥ 0, got {value!r}", param_hint="--set")
-        config = replace(config, **{name: typed})
+        config = replace(config, **_override(config, item))
     ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
+    from ccpt.weights import model_cache_dir
+
+    cache = cache_dir or model_cache_dir().parent / "distilled-training"
     started = time.monotonic()
-    head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs)
+    head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs, cache_dir=cache)
     sha = save_head(head, out, metadata)
     same = " (the shipped head)" if sha == HEAD_SHA256 else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+def _override(config: object, item: str) -> dict[str, object]:
+    """``NAME=VALUE`` → {name: value typed like the config field} (BadParameter naming the item otherwise)."""
+    name, sep, value = item.partition("=")
+    current = getattr(config, name, None) if sep else None
+    if current is None and name != "validation_fold":
+        raise click.BadParameter(f"expected NAME=VALUE with a TrainConfig field, got {item!r}", param_hint="--set")
+    if value == "none":
+        return {name: None}
+    if isinstance(current, bool):
+        if value.lower() not in ("true", "false"):
+            raise click.BadParameter(f"{name} must be true or false, got {value!r}", param_hint="--set")
+        return {name: value.lower() == "true"}
+    if isinstance(current, str):
+        return {name: value}
+    try:
+        typed = type(current if current is not None else 0)(value)
+    except ValueError:
+        raise click.BadParameter(f"{name} must be a number, got {value!r}", param_hint="--set") from None
+    if not (math.isfinite(typed) and typed >= 0):  # every numeric hyperparameter is ≥ 0
+        raise click.BadParameter(f"{name} must be a finite number ≥ 0, got {value!r}", param_hint="--set")
+    return {name: typed}
 
 
 def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]], list[bool], list[str]]:

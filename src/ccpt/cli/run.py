@@ -256,7 +256,7 @@ def command(
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
     With no options it runs offline: the embedded gguf/qwen2.5-0.5b answers and the distilled judge scores
-    (docs/judge.md), on the first 5 test instances of every task with 2 seeds (minutes on 2 CPU cores). Logs
+    (docs/judge.md), on the first 10 test instances of every task with 3 seeds (minutes on 2 CPU cores). Logs
     are Inspect logs (browse them with `inspect view --log-dir DIR`); `ccpt report DIR` rebuilds the tables.
     """
     from dataclasses import asdict

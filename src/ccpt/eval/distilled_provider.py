@@ -11,6 +11,10 @@ nearest integer k on the 1–10 scale, so any text-mode reader sees a valid repl
 travels in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge prefers over the text
 (see ``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a
 made-up score). Calls go through Inspect's cache like any model's.
+
+A head that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale
+by default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
+human-scale relevance. The two are cached apart.
 """
 
 from __future__ import annotations
@@ -64,6 +68,19 @@ def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
     return concept, prop
 
 
+def _flag(value: bool | str) -> bool:
+    """A boolean model argument given as YAML (true/false) or text."""
+    from ccpt.errors import ModelError
+
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in ("true", "1", "yes"):
+        return True
+    if str(value).strip().lower() in ("false", "0", "no"):
+        return False
+    raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {value!r}")
+
+
 @modelapi(name=PROVIDER)
 class DistilledModelAPI(ModelAPI):
     """Inspect ModelAPI around :class:`ccpt.judging.distilled.DistilledJudge` (loaded once, checked in full)."""
@@ -74,17 +91,26 @@ class DistilledModelAPI(ModelAPI):
         base_url: str | None = None,
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's own signature
+        calibrated: bool | str = True,
         **model_args: Any,
     ) -> None:
         from pathlib import Path
 
+        from ccpt.errors import ModelError
         from ccpt.judging.distilled import load_judge
 
+        if model_args:
+            raise ModelError(
+                f"ccpt-distilled: unknown model argument(s) {', '.join(sorted(model_args))}", "use calibrated"
+            )
+        apply = _flag(calibrated)
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
-        judge = load_judge(None if model_name in ("default", "") else Path(model_name))
-        # Inspect's cache key includes base_url: naming the head's sha256 there keeps scores cached under one
-        # head from being served for another (a retrained or updated head under the same model name).
-        super().__init__(model_name, base_url or f"head-sha256:{judge.sha256}", api_key, [], config)
+        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=apply)
+        # Inspect's cache key includes base_url: naming the head's sha256 (and the scale) there keeps scores
+        # cached under one head from being served for another (a retrained or updated head, or raw vs
+        # calibrated scores, under the same model name).
+        scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
+        super().__init__(model_name, base_url or f"head-sha256:{judge.sha256}{scale}", api_key, [], config)
         self.judge = judge
         self._lock = anyio.Lock()
 
@@ -107,6 +133,11 @@ class DistilledModelAPI(ModelAPI):
             (relevance,) = await anyio.to_thread.run_sync(self.judge.score, [pair])
         score = 1 + 9 * relevance
         output = ModelOutput.from_content(model=self.model_name, content=json.dumps({"relevance": round(score)}))
-        output.metadata = {EXACT_RELEVANCE: relevance, "score": score, "head_sha256": self.judge.sha256}
+        output.metadata = {
+            EXACT_RELEVANCE: relevance,
+            "score": score,
+            "head_sha256": self.judge.sha256,
+            "calibrated": self.judge.applies_calibration,
+        }
         output.usage = ModelUsage(input_tokens=len(prompt.split()), output_tokens=4, total_tokens=0)
         return output

@@ -85,7 +85,8 @@ def defined_stderr() -> Metric:
     return compute
 
 
-def _metrics(headline: str) -> dict[str, list[Metric]]:
+def judge_metrics(headline: str) -> dict[str, list[Metric]]:
+    """The metrics of a judged task: its headline (E or C), R_N,P and R_H,M,P with stderr, and the parse rate."""
     return {
         headline: [defined_mean(), defined_stderr()],
         R_NP: [defined_mean(), defined_stderr()],
@@ -224,7 +225,8 @@ def explain(row: SampleRow) -> str:
     return f"{row.answer!r}: {pairs}; R_H,M,P = {_number(row.r_hmp)}, {headline} = {_number(row.score)}"
 
 
-def _value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+def score_value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+    """A sample's score value: its answer's cells, or Multi-Oracle's per-column best over its members."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     if len(rows) == 1:
         best = Relevances(rows[0].r_np, rows[0].r_hp, rows[0].r_mp)
@@ -235,15 +237,18 @@ def _value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
     return {HEADLINE[kind]: score, R_NP: best.r_np, R_HMP: best.r_hmp, PARSE_OK: parse_ok}
 
 
+def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
+    """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound)."""
+    return make_judge(get_model(role=GRADER, default=DEFAULT_GRADER), judge_mode, judge_retries, protocol)
+
+
 def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, protocol: str) -> Scorer:
     holder: dict[str, Judge] = {}  # one judge (and memo) per scorer instance, created on first use
     surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
         if "judge" not in holder:
-            # Never the evaluated model by Inspect's fallback: a task without a grader role gets the default.
-            grader = get_model(role=GRADER, default=DEFAULT_GRADER)
-            holder["judge"] = make_judge(grader, judge_mode, judge_retries, protocol)
+            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
         judge = holder["judge"]
         kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
@@ -263,7 +268,7 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
             metadata["trajectory"] = trajectory
         lines = [explain(r) for r in main]
         return Score(
-            value=_value(main, kind),  # type: ignore[arg-type]
+            value=score_value(main, kind),  # type: ignore[arg-type]
             answer=main[0].answer if main else None,
             explanation="\n".join(f"sample {k}: {line}" for k, line in enumerate(lines))
             if len(lines) > 1
@@ -274,7 +279,7 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
     return score
 
 
-@scorer(metrics=_metrics(HEADLINE[EMERGENT]), name="emergence_judge")
+@scorer(metrics=judge_metrics(HEADLINE[EMERGENT]), name="emergence_judge")
 def emergence_judge(
     method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
 ) -> Scorer:
@@ -282,7 +287,7 @@ def emergence_judge(
     return _relevance_judge(method, judge_mode, judge_retries, protocol)
 
 
-@scorer(metrics=_metrics(HEADLINE[CANCELED]), name="cancellation_judge")
+@scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="cancellation_judge")
 def cancellation_judge(
     method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
 ) -> Scorer:

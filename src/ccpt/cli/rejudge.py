@@ -1,0 +1,98 @@
+"""`ccpt rejudge RUN... --judge J --out DIR`: re-score the stored answers of any run with another judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("rejudge")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--judge", "judge_name", required=True, metavar="MODEL", help="distilled, openai/gpt-4o, gguf/…, …")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the re-judged Inspect logs (read them with `ccpt report DIR`). Rerun to resume.",
+)
+@click.option(
+    "--judge-mode",
+    type=click.Choice(["text", "expected"]),
+    default=None,
+    help="See `ccpt run --help` (default: expected for gguf judges, else text).",
+)
+@click.option(
+    "--judge-arg",
+    "judge_args",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Argument for the judge model (repeatable), e.g. base_url=URL or calibrated=false for the distilled judge.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`).",
+)
+@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent judge calls.")
+@click.option("--no-preflight", is_flag=True, help="Skip the one-request check of the judge.")
+def command(
+    runs: tuple[Path, ...],
+    judge_name: str,
+    out_dir: Path,
+    judge_mode: str | None,
+    judge_args: tuple[str, ...],
+    data_dir: Path | None,
+    max_connections: int | None,
+    no_preflight: bool,
+) -> None:
+    """Re-judge the answers of Inspect runs or the authors' result files with another judge.
+
+    Answers are kept as stored (nothing is asked of the evaluated model, nothing is re-parsed); every parsed
+    answer is judged again by --judge, memoised and through Inspect's cache. DIR then holds Inspect logs that
+    `ccpt report DIR` and `ccpt compare DIR` read like any run; a killed re-judge resumes when rerun. Then it
+    prints Table 3 under both judges: the per-cell difference and, per column, Kendall's τ between the two
+    judges' method rankings (with whether the best method stays the same).
+    """
+    from ccpt.cli.report import _dataset
+    from ccpt.cli.run import _key_values
+    from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.eval.rejudge import run_rejudge
+    from ccpt.eval.sweep import judge_model, preflight
+
+    judge = judge_model_name(judge_name)
+    mode = judge_mode or ("expected" if judge.startswith("gguf/") else "text")
+    args = _key_values(judge_args, "--judge-arg")
+    if not no_preflight:
+        preflight([], [judge], logprobs=mode == "expected", judge_args=args)
+    summary = run_rejudge(
+        runs,
+        judge_model(judge, args),
+        out_dir,
+        dataset=_dataset(data_dir, required=False),
+        judge_mode=mode,
+        max_connections=max_connections,
+    )
+    click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
+    if summary.finished:
+        click.echo(_cross_judge_view(runs, out_dir, judge, data_dir))
+    if summary.skipped_task3:
+        click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
+    if not summary.finished:
+        raise click.ClickException(f"some re-judge runs did not finish; rerun the same command to resume ({out_dir})")
+
+
+def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, data_dir: Path | None) -> str:
+    """Table 3 of the original runs against the re-judged one (Markdown)."""
+    from ccpt.cli.report import _dataset
+    from ccpt.report.cross_judge import cross_judge, markdown
+    from ccpt.results import load_results
+
+    dataset = _dataset(data_dir, required=False)
+    before = load_results(list(runs), dataset)
+    after = load_results(out_dir, dataset)
+    after = after[after["judge"] == judge]
+    judges = sorted({str(j) for j in before["judge"].dropna().unique() if j}) or ["the original judge"]
+    return markdown(cross_judge(before, after, " + ".join(judges), judge))

@@ -1,0 +1,220 @@
+"""Re-judging stored answers with another judge (``ccpt rejudge``), through Inspect.
+
+Any run ccpt reads — Inspect logs of ``ccpt run``, the authors' result files, tidy tables — is loaded into the
+tidy table; its generative answers are grouped by (source, task, model, method, filter, protocol), and each
+group becomes one Inspect task whose samples carry the stored answers (one sample per instance and seed, every
+answer of it — Multi-Oracle members, Table-6 steps — inside). A no-op solver keeps the stored answers; the
+scorer judges each parsed answer with the ``grader`` role exactly as a run's scorer does (same pairs, same
+protocol judge surface, same memo and Inspect cache) and stores the re-judged rows in the score metadata in
+the shape :func:`ccpt.results.from_inspect_logs` reads. So the output directory holds ordinary Inspect logs
+that ``ccpt report``, ``ccpt compare`` and ``inspect view`` read like any run.
+
+Nothing is re-parsed: an answer the source could not parse stays a counted parse failure, and a judge call
+that fails is a counted judge failure (relevance missing), never a default. Task-3 rows have no judge and
+are not carried over (counted in the returned summary).
+
+Resumable: ``eval_set`` skips groups whose log in the output directory is complete, and every judge call
+goes through Inspect's cache, so rerunning a killed re-judge asks nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from inspect_ai import Task, eval_set, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ccpt.errors import DataError
+from ccpt.eval.judge import Judge, JudgeMode
+from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
+from ccpt.results.table import optional
+from ccpt.rows import COLUMNS, SampleRow
+from ccpt.scoring import Relevances
+from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS
+
+GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
+ROWS_DIR = ".rejudge"  # inside the output directory: the stored answers each task reads
+
+
+@dataclass(frozen=True)
+class RejudgeSummary:
+    """What a re-judge did: task runs, answers re-judged, and what was not carried over."""
+
+    groups: int
+    answers: int
+    skipped_task3: int
+    finished: bool
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-safe cell: NaN → None, numpy scalars → Python."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def answer_groups(frame: pd.DataFrame) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """(group key, rows) for every generative group of the tidy table, in a stable order."""
+    rows = [{k: _plain(v) for k, v in row.items() if k in COLUMNS} for row in frame.to_dict("records")]
+    generative = [r for r in rows if r.get("task") in TASK_SPECS and TASK_SPECS[r["task"]].generative]
+    groups: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for row in generative:
+        key = {k: row.get(k) for k in GROUP_KEY}
+        groups.setdefault(json.dumps(key, sort_keys=True, default=str), (key, []))[1].append(row)
+    return [groups[k] for k in sorted(groups)]
+
+
+def write_group(out_dir: Path, key: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+    """Store a group's rows as JSON (atomically) under ``out_dir``; the name is a digest of the content."""
+    payload = json.dumps({"key": key, "rows": rows}, sort_keys=True, default=str)
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+    path = out_dir / ROWS_DIR / f"{key['task']}-{digest}.json"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(payload, encoding="utf-8")
+        tmp.replace(path)
+    return path
+
+
+@solver
+def stored_answers() -> Solver:
+    """Keep the stored answers: re-judging asks the evaluated model nothing."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return state
+
+    return solve
+
+
+async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
+    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict).
+
+    An answer the source did not parse keeps no relevances (it stays a parse failure).
+    """
+    out = dict(row, r_np=None, r_hp=None, r_mp=None, r_hmp=None, score=None, judge=judge.name, judge_failures=0)
+    spec = TASK_SPECS[row["task"]]
+    answer = optional(row.get("answer"), str)
+    if not row.get("parse_ok") or not answer:
+        return out
+    concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+    judged = await asyncio.gather(*(judge.relevance(str(c), str(prop)) for c in concepts))
+    rel = Relevances(*(j.relevance for j in judged))
+    failed = [j for j in judged if j.relevance is None]
+    out.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, score=rel.score(spec.kind))
+    out.update(judge_failures=len(failed), judge_errors=[f"{j.concept!r}/{j.property!r}: {j.error}" for j in failed])
+    return out
+
+
+def _rejudged(protocol: str, judge_mode: JudgeMode, judge_retries: int) -> Scorer:
+    """Judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
+    holder: dict[str, Judge] = {}
+
+    async def score(state: TaskState, target: Target) -> Score:
+        if "judge" not in holder:
+            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
+        rows = await asyncio.gather(*(rejudge_row(r, holder["judge"]) for r in state.metadata["rows"]))
+        main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
+        kind = TASK_SPECS[state.metadata["task"]].kind
+        return Score(value=score_value(main, kind), metadata={"ccpt": {"samples": list(rows)}})
+
+    return score
+
+
+# The same metrics as the run's own scorers (E or C first), so a re-judged log reads like the original.
+@scorer(metrics=judge_metrics(HEADLINE[EMERGENT]), name="rejudged_emergence")
+def rejudged_emergence(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
+    """Re-judge the stored answers of an emergent task."""
+    return _rejudged(protocol, judge_mode, judge_retries)
+
+
+@scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="rejudged_cancellation")
+def rejudged_cancellation(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
+    """Re-judge the stored answers of PI-canceled."""
+    return _rejudged(protocol, judge_mode, judge_retries)
+
+
+@task
+def rejudge(rows_file: str, task: str, method: str, protocol: str, source: str, judge_mode: str = "text") -> Task:
+    """The stored answers of one (source, task, model, method, protocol) group, judged again by the grader role."""
+    payload = json.loads(Path(rows_file).read_text(encoding="utf-8"))
+    by_sample: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in payload["rows"]:
+        by_sample.setdefault((str(row["instance"]), int(row.get("seed") or 0)), []).append(row)
+    samples = [
+        Sample(input=f"re-judge {instance} seed {seed}", id=f"{instance}@{seed}", metadata={"task": task, "rows": rows})
+        for (instance, seed), rows in by_sample.items()
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name=source),
+        solver=stored_answers(),
+        scorer=(rejudged_emergence if TASK_SPECS[task].kind == EMERGENT else rejudged_cancellation)(
+            protocol,
+            judge_mode,  # type: ignore[arg-type]
+        ),
+        name=f"rejudge_{task}",
+    )
+
+
+def rejudge_tasks(frame: pd.DataFrame, out_dir: Path, judge_mode: str = "text") -> tuple[list[Task], int]:
+    """One Inspect task per group of stored answers (rows written under ``out_dir``), and the answer count."""
+    tasks, answers = [], 0
+    for key, rows in answer_groups(frame):
+        path = write_group(out_dir, key, rows)
+        answers += len(rows)
+        tasks.append(
+            rejudge(
+                rows_file=str(path),
+                task=str(key["task"]),
+                method=str(key["method"]),
+                protocol=str(key["protocol"]),
+                source=str(key["source"]),
+                judge_mode=judge_mode,
+            )
+        )
+    return tasks, answers
+
+
+def run_rejudge(
+    sources: Iterable[str | Path],
+    judge: str | Any,
+    out_dir: Path,
+    *,
+    dataset: Any = None,
+    judge_mode: str = "text",
+    max_connections: int | None = None,
+    display: str = "none",
+    loader: Callable[..., pd.DataFrame] | None = None,
+) -> RejudgeSummary:
+    """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``."""
+    from ccpt.results import load_results
+
+    frame = (loader or load_results)(list(sources), dataset)
+    task3 = int((frame["task"].astype(str) == "type_prediction").sum()) if len(frame) else 0
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks, answers = rejudge_tasks(frame, out_dir, judge_mode)
+    if not tasks:
+        raise DataError("no generative answers to re-judge in the given runs", "Task-3 runs have no judge")
+    success, _logs = eval_set(
+        tasks=tasks,
+        model="none",
+        model_roles={"grader": judge},
+        log_dir=str(out_dir),
+        max_connections=max_connections,
+        retry_attempts=2,
+        retry_wait=1,
+        display=display,  # type: ignore[arg-type]
+        log_realtime=False,
+        log_dir_allow_dirty=True,
+    )
+    return RejudgeSummary(len(tasks), answers, task3, bool(success))

@@ -1,0 +1,159 @@
+"""A monotone map from one judge's relevance to a reference judge's scale.
+
+The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o
+gives 1 or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale.
+A non-decreasing map fitted on (distilled relevance, GPT-4o relevance) pairs moves the scores onto GPT-4o's
+scale without changing their order, so agreement by rank (Spearman) is untouched. Two fits:
+
+- ``isotonic``: pool-adjacent-violators regression of y on x — the conditional mean of the reference given
+  the score. Best in squared error, but it shrinks towards the mean where the score is noisy, so it keeps
+  part of the compression.
+- ``quantile``: the score's quantiles mapped onto the reference's quantiles (51 knots, every 2%) — the
+  mapped scores have the reference's distribution, which is what table means of E and C depend on.
+
+Either is stored as knots and applied by linear interpolation between knots, flat outside them. Which one
+a head carries is chosen on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from itertools import pairwise
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Knots of a non-decreasing piecewise-linear map on [0, 1], and what it was fitted on."""
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    reference: str  # the judge whose scale the map targets
+    fitted_on: str  # which pairs, for the judge note
+    n: int
+
+    def apply(self, values: Sequence[float]) -> list[float]:
+        """Mapped values, clipped to [0, 1]."""
+        mapped = np.interp(np.asarray(values, dtype=float), self.x, self.y)
+        return [float(v) for v in np.clip(mapped, 0.0, 1.0)]
+
+    def to_json(self) -> str:
+        """Compact JSON (stored in a head file's metadata)."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Calibration:
+        """Read :meth:`to_json`'s output back; ValueError if it is not a non-decreasing map."""
+        raw = json.loads(text)
+        x, y = tuple(float(v) for v in raw["x"]), tuple(float(v) for v in raw["y"])
+        rising = all(b >= a for a, b in pairwise(x)) and all(b >= a for a, b in pairwise(y))
+        if not x or len(x) != len(y) or not rising:
+            raise ValueError("calibration knots are empty, unequal in number or not non-decreasing")
+        return cls(x, y, str(raw["reference"]), str(raw["fitted_on"]), int(raw["n"]))
+
+
+def isotonic_knots(x: Sequence[float], y: Sequence[float], decimals: int = 4) -> tuple[tuple[float, ...], ...]:
+    """Pool-adjacent-violators fit of y on x: (knot x, knot y), both non-decreasing, rounded to ``decimals``.
+
+    Ties in x are pooled first (one block per distinct x), so the map is a function of x.
+    """
+    if len(x) != len(y) or not len(x):
+        raise ValueError("isotonic fit needs equally many x and y values, at least one")
+    order = np.argsort(np.asarray(x, dtype=float), kind="stable")
+    xs, ys = np.asarray(x, dtype=float)[order], np.asarray(y, dtype=float)[order]
+    # blocks: [sum x, sum y, count]
+    blocks: list[list[float]] = []
+    for xv, yv in zip(xs, ys, strict=True):
+        if blocks and blocks[-1][0] / blocks[-1][2] == xv:
+            blocks[-1] = [blocks[-1][0] + xv, blocks[-1][1] + yv, blocks[-1][2] + 1]
+        else:
+            blocks.append([xv, yv, 1.0])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] > blocks[-1][1] / blocks[-1][2]:
+            last = blocks.pop()
+            blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1], blocks[-1][2] + last[2]]
+    kx = [round(b[0] / b[2], decimals) for b in blocks]
+    ky = [round(b[1] / b[2], decimals) for b in blocks]
+    # Rounding can make neighbouring knots equal or swap by a last digit: keep the map non-decreasing.
+    for i in range(1, len(kx)):
+        kx[i], ky[i] = max(kx[i], kx[i - 1]), max(ky[i], ky[i - 1])
+    return tuple(kx), tuple(ky)
+
+
+def quantile_knots(x: Sequence[float], y: Sequence[float], knots: int = 51) -> tuple[tuple[float, ...], ...]:
+    """Quantile mapping: the ``knots`` evenly spaced quantiles of x against the same quantiles of y."""
+    if not len(x) or not len(y):
+        raise ValueError("quantile mapping needs values on both sides")
+    q = np.linspace(0.0, 1.0, knots)
+    kx = [round(float(v), 4) for v in np.quantile(np.asarray(x, dtype=float), q)]
+    ky = [round(float(v), 4) for v in np.quantile(np.asarray(y, dtype=float), q)]
+    for i in range(1, len(kx)):
+        kx[i], ky[i] = max(kx[i], kx[i - 1]), max(ky[i], ky[i - 1])
+    return tuple(kx), tuple(ky)
+
+
+FITS = {"isotonic": isotonic_knots, "quantile": quantile_knots}
+
+
+def fit_calibration(
+    x: Sequence[float], y: Sequence[float], reference: str, fitted_on: str, method: str = "isotonic"
+) -> Calibration:
+    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference judge's relevance)."""
+    kx, ky = FITS[method](x, y)
+    return Calibration(kx, ky, reference, fitted_on, len(x))
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One rated row for choosing a map: its kind and its N, H, M scores by the judge and by the reference."""
+
+    kind: str  # "emergent" (score E) or "canceled" (score C)
+    judge: tuple[float, float, float]
+    reference: tuple[float, float, float]
+
+
+def _table_means(rows: Sequence[CalibrationRow], values: Sequence[tuple[float, float, float]]) -> list[float]:
+    """Per kind: mean R_H,M,P, mean R_N,P and mean E or C (the paper's Table-3 cells), in points."""
+    out: list[float] = []
+    for kind in ("emergent", "canceled"):
+        chosen = [v for r, v in zip(rows, values, strict=True) if r.kind == kind]
+        if not chosen:
+            continue
+        hmp = [max(h, m) for _, h, m in chosen]
+        np_ = [n for n, _, _ in chosen]
+        score = [max(n - x, 0.0) if kind == "emergent" else max(x - n, 0.0) for n, x in zip(np_, hmp, strict=True)]
+        out += [100 * float(np.mean(hmp)), 100 * float(np.mean(np_)), 100 * float(np.mean(score))]
+    return out
+
+
+def table_gap(rows: Sequence[CalibrationRow], mapped: Sequence[tuple[float, float, float]]) -> float:
+    """Mean absolute difference (points) between Table-3-style means of ``mapped`` and of the reference."""
+    a, b = _table_means(rows, mapped), _table_means(rows, [r.reference for r in rows])
+    return float(np.mean(np.abs(np.array(a) - np.array(b))))
+
+
+def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on: str) -> tuple[Calibration, dict]:
+    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, and fit it on all.
+
+    The choice is cross-fitted: rows are split in two halves (alternating), each half's means are computed
+    with the map fitted on the other half, and the fits are compared on the mean absolute difference. The
+    chosen fit is then refitted on every row. Returns the map and the figures that chose it.
+    """
+    figures: dict[str, float] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}
+    halves = (rows[0::2], rows[1::2])
+    for method in FITS:
+        mapped: list[tuple[float, float, float]] = []
+        ordered: list[CalibrationRow] = []
+        for fit_on, apply_to in ((halves[1], halves[0]), (halves[0], halves[1])):
+            x = [v for r in fit_on for v in r.judge]
+            y = [v for r in fit_on for v in r.reference]
+            cal = fit_calibration(x, y, reference, fitted_on, method)
+            mapped += [tuple(cal.apply(r.judge)) for r in apply_to]  # type: ignore[misc]
+            ordered += apply_to
+        figures[method] = round(table_gap(ordered, mapped), 2)
+    best = min(FITS, key=lambda m: figures[m])
+    x = [v for r in rows for v in r.judge]
+    y = [v for r in rows for v in r.reference]
+    return fit_calibration(x, y, reference, f"{best} fit, {fitted_on}", best), figures

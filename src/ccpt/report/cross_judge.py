@@ -1,0 +1,175 @@
+"""Table 3 under two judges: the per-cell difference, and whether the method ranking changes.
+
+Given the same answers judged by a reference judge (``a``, e.g. the GPT-4o scores stored in the authors'
+files) and by another judge (``b``, e.g. the distilled judge via ``ccpt rejudge``), this builds both Table 3s
+with the report's own code (:func:`ccpt.report.tables.table3`) and compares them cell by cell:
+
+- ``difference`` = b − a, in points (the report's percent scale), for every (model, method, column) present
+  under both judges;
+- per column and model, Kendall's τ-b between the two judges' orderings of the ranked methods (Base, CoT,
+  Spreading Activation …; Multi-Oracle and Gold are not ranked, as in the paper); τ = 1 means the same
+  ranking, and ``same_best`` says whether the best method is the same;
+- the mean absolute difference over all compared cells.
+
+Pure: pandas via the report tables; no Inspect, no CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccpt.report.tables import GenerativeTable
+
+
+@dataclass(frozen=True)
+class CellDifference:
+    """One Table-3 cell under both judges (percent points)."""
+
+    model: str
+    method: str
+    task: str
+    metric: str
+    a: float
+    b: float
+
+    @property
+    def difference(self) -> float:
+        """b − a."""
+        return self.b - self.a
+
+
+@dataclass(frozen=True)
+class ColumnRanking:
+    """How the two judges order one model's ranked methods on one column."""
+
+    model: str
+    task: str
+    metric: str
+    methods: tuple[str, ...]
+    tau: float | None  # Kendall's τ-b; None with fewer than two methods or no variation
+    same_best: bool
+
+
+@dataclass(frozen=True)
+class CrossJudge:
+    """The comparison of one set of answers under judge ``a`` and judge ``b``."""
+
+    judge_a: str
+    judge_b: str
+    cells: tuple[CellDifference, ...]
+    rankings: tuple[ColumnRanking, ...]
+
+    def mean_absolute_difference(self, methods: Sequence[str] | None = None) -> float:
+        """Mean |b − a| over the compared cells (of ``methods`` only, if given); NaN if there are none."""
+        chosen = [c for c in self.cells if methods is None or c.method in methods]
+        return sum(abs(c.difference) for c in chosen) / len(chosen) if chosen else math.nan
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's τ-b of two equally long sequences (ties corrected); None if either is constant or n < 2."""
+    if len(x) != len(y):
+        raise ValueError("kendall_tau_b needs sequences of equal length")
+    concordant = discordant = ties_x = ties_y = 0
+    for i, j in combinations(range(len(x)), 2):
+        dx, dy = x[i] - x[j], y[i] - y[j]
+        if dx == 0 and dy == 0:
+            continue
+        if dx == 0:
+            ties_x += 1
+        elif dy == 0:
+            ties_y += 1
+        elif (dx > 0) == (dy > 0):
+            concordant += 1
+        else:
+            discordant += 1
+    denominator = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
+    return (concordant - discordant) / denominator if denominator else None
+
+
+def _cells(table: GenerativeTable) -> dict[tuple[str, str, str, str], float]:
+    return {
+        (row.model, row.method, task, metric): summary.mean
+        for row in table.rows
+        if row.kind == "run"
+        for (task, metric), summary in row.cells.items()
+        if summary is not None and not math.isnan(summary.mean)
+    }
+
+
+def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b: str) -> CrossJudge:
+    """Cell differences and per-column rankings of two Table 3s of the same runs."""
+    ca, cb = _cells(a), _cells(b)
+    shared = [k for k in ca if k in cb]
+    cells = tuple(CellDifference(*k, a=ca[k], b=cb[k]) for k in shared)
+    ranked = {(row.model, row.method) for row in a.rows if row.ranked}
+    rankings: list[ColumnRanking] = []
+    for column in a.columns:
+        for model in sorted({m for m, _ in ranked}):
+            keys = [
+                k for k in shared if k[0] == model and (k[0], k[1]) in ranked and k[2:] == (column.task, column.metric)
+            ]
+            if not keys:
+                continue
+            xa, xb = [ca[k] for k in keys], [cb[k] for k in keys]
+            sign = 1 if column.higher_is_better else -1
+            best_a = max(range(len(keys)), key=lambda i: sign * xa[i])
+            best_b = max(range(len(keys)), key=lambda i: sign * xb[i])
+            rankings.append(
+                ColumnRanking(
+                    model,
+                    column.task,
+                    column.metric,
+                    tuple(k[1] for k in keys),
+                    kendall_tau_b(xa, xb),
+                    keys[best_a] == keys[best_b],
+                )
+            )
+    return CrossJudge(judge_a, judge_b, cells, tuple(rankings))
+
+
+def cross_judge(
+    frame_a: pd.DataFrame, frame_b: pd.DataFrame, judge_a: str, judge_b: str, stat: str = "paper"
+) -> CrossJudge:
+    """Build both Table 3s (no Gold row) from tidy tables and compare them."""
+    from ccpt.report.tables import table3
+
+    return compare_tables(table3(frame_a, stat=stat), table3(frame_b, stat=stat), judge_a, judge_b)  # type: ignore[arg-type]
+
+
+def markdown(view: CrossJudge) -> str:
+    """The comparison as Markdown: one table of cells, one of rankings, and the mean absolute difference."""
+    from ccpt.report.tables import score_name
+
+    def metric_name(task: str, metric: str) -> str:
+        return {"r_hmp": "R_H,M,P", "r_np": "R_N,P"}.get(metric) or score_name(task)
+
+    lines = [
+        f"### Table 3 under two judges: {view.judge_b} − {view.judge_a}",
+        "",
+        f"| Model | Method | Task | Column | {view.judge_a} | {view.judge_b} | difference |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {c.model} | {c.method} | {c.task} | {metric_name(c.task, c.metric)} | {c.a:.1f} | {c.b:.1f} | "
+        f"{c.difference:+.1f} |"
+        for c in view.cells
+    ]
+    lines += [
+        "",
+        f"Mean absolute difference over {len(view.cells)} cells: {view.mean_absolute_difference():.1f} points.",
+    ]
+    if view.rankings:
+        lines += ["", "| Model | Task | Column | methods | Kendall τ-b | same best |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"| {r.model} | {r.task} | {metric_name(r.task, r.metric)} | {len(r.methods)} | "
+            f"{'n/a' if r.tau is None else f'{r.tau:.2f}'} | {'yes' if r.same_best else 'no'} |"
+            for r in view.rankings
+        ]
+    return "\n".join(lines) + "\n"
