@@ -40,32 +40,9 @@ COMBOS = [
 ]
 
 
-def _hf_dir() -> Path:
-    """The embedded 0.5B model as a Hugging Face checkpoint (bf16), converted once and cached."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]
-    target = weights.model_cache_dir() / f"hf-{model.sha256[:16]}"
-    if (target / "model.safetensors").is_file():
-        return target
-    gguf = weights.resolve_gguf(weights.DEFAULT_SOLVER)
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
-    config = loaded.config
-    del config.quantization_config  # dequantised on load: save a plain checkpoint
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    plain.load_state_dict(loaded.state_dict())
-    partial = target.with_name(target.name + ".partial")
-    tokenizer.save_pretrained(partial)
-    plain.save_pretrained(partial)
-    partial.rename(target)
-    return target
-
-
 @pytest.fixture(scope="module")
-def hf_model() -> Iterator[Path]:
-    yield _hf_dir()
+def hf_model(embedded_hf_checkpoint: Path) -> Iterator[Path]:
+    yield embedded_hf_checkpoint
     import ray
 
     ray.shutdown()
