@@ -15,9 +15,11 @@ machine, beside other test runs. What this file does for every test, so that a n
 * **Ports**: bind 127.0.0.1 port 0 and read the port back (``tests/loopback_openai.py``); never a fixed port.
   ``http://127.0.0.1:9`` (discard, nothing listens) is the one fixed address, for "connection refused".
 * **CPU-heavy tests** (a real llama.cpp model, vLLM, a local Ray cluster) run one after another on one worker:
-  mark them ``@pytest.mark.embedded`` (real embedded model or vLLM) or ``@pytest.mark.ray`` (starts Ray); both
-  put the test in the xdist group ``cpu-heavy`` (``--dist loadgroup``). Two of them at once on 2 cores only
-  slow each other down (llama.cpp threads spin) and two local Ray clusters compete for the same CPUs.
+  mark them ``@pytest.mark.embedded`` (real embedded model or vLLM) or ``@pytest.mark.ray`` (starts Ray); the
+  scheduler (:func:`pytest_xdist_make_scheduler`) runs all of them on one worker, in order, starting first. Two
+  of them at once on 2 cores only slow each other down (llama.cpp threads spin) and two local Ray clusters
+  compete for the same CPUs. Tests that assert a wall-clock bound (``@pytest.mark.timing``) run there too, so
+  that no CPU-heavy test runs beside them.
 * **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
   them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module.
 * Tests that need ../shared/data skip with a reason when it is absent, unless ``CCPT_REQUIRE_SHARED=1`` (set by
@@ -29,16 +31,20 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # Environment variables that name per-test state (see the module docstring); CCPT_CACHE_DIR is deliberately absent.
 PRIVATE_DIRS = {"INSPECT_CACHE_DIR": "inspect-cache", "INSPECT_LOG_DIR": "inspect-logs", "CCPT_HOME": "ccpt-home"}
-HEAVY_MARKS = ("embedded", "ray")
+HEAVY_MARKS = ("embedded", "ray", "timing")
 HEAVY_GROUP = "cpu-heavy"
 
 
@@ -61,11 +67,50 @@ def worker_state_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
             os.environ[name] = value
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Send CPU-heavy tests (marked ``embedded`` or ``ray``) to one xdist worker, one after another."""
-    for item in items:
-        if any(item.get_closest_marker(mark) for mark in HEAVY_MARKS) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))
+GROUPS_ENV = "CCPT_TEST_GROUPS_DIR"  # where workers tell the scheduler which tests are CPU-heavy
+
+
+def _is_heavy(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(mark) for mark in HEAVY_MARKS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the xdist controller: a directory the workers (spawned later, inheriting it) report heavy tests in."""
+    parallel = getattr(config.option, "numprocesses", None)
+    if parallel and not hasattr(config, "workerinput") and GROUPS_ENV not in os.environ:
+        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="ccpt-test-groups-")
+        config.add_cleanup(lambda: shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker: write the node ids of the CPU-heavy tests (marked ``embedded`` or ``ray``) for the
+    scheduler (the controller sees node ids only, not markers)."""
+    directory = os.environ.get(GROUPS_ENV)
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if directory and worker:
+        heavy = [item.nodeid for item in items if _is_heavy(item)]
+        tmp = Path(directory) / f".{worker}.json"
+        tmp.write_text(json.dumps(heavy), encoding="utf-8")
+        tmp.replace(Path(directory) / f"{worker}.json")  # written before the worker reports its collection
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown (and unused) without pytest-xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Schedule like ``--dist load``, except that the CPU-heavy tests are one unit of work, run in order on one
+    worker and handed out first (the largest unit). xdist's own ``loadgroup`` cannot be used here: it tags node
+    ids, which pytest 9 no longer lets a plugin change."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class HeavyGroupScheduling(LoadScopeScheduling):
+        _heavy: set[str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._heavy is None:  # every worker has reported its collection by the time scopes are split
+                directory = Path(os.environ.get(GROUPS_ENV, "."))
+                self._heavy = {n for f in directory.glob("*.json") for n in json.loads(f.read_text(encoding="utf-8"))}
+            return HEAVY_GROUP if nodeid in self._heavy else nodeid
+
+    return HeavyGroupScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
