@@ -32,10 +32,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccpt.errors import CcptError
-from ccpt.pipeline.llm import LLMOptions
+
+if TYPE_CHECKING:  # not imported at run time: every Ray actor imports this module, and llm imports spaCy
+    from ccpt.pipeline.llm import LLMOptions
 
 BACKENDS = ("vllm", "http")
 REPLIES = "batch_replies.jsonl"
