@@ -53,13 +53,7 @@ def _ray(prompts: list[str], latency: float, parallel: int, concurrency: int, tm
     # The stage's max_connections is the number of requests in flight over all actors, as on the Inspect path.
     llm = LLMOptions(model="unused", max_connections=parallel)
     with serve(latency=latency) as (base_url, requests):
-        batch = BatchOptions(
-            backend="http",
-            model="loop",
-            url=f"{base_url}/chat/completions",
-            batch_size=parallel // concurrency,
-            concurrency=concurrency,
-        )
+        batch = BatchOptions(backend="http", model="loop", url=f"{base_url}/chat/completions", concurrency=concurrency)
         ids = {request_id(p, llm, batch): p for p in prompts}
         start = time.perf_counter()
         run_batch(ids, llm, batch, tmp / f"replies-{latency}.jsonl")
@@ -71,7 +65,7 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=240)
     parser.add_argument("--latency", type=float, default=0.25)
     parser.add_argument("--parallel", type=int, default=16, help="requests in flight (both paths)")
-    parser.add_argument("--actors", type=int, default=2, help="Ray HTTP actors (batch size = parallel / actors)")
+    parser.add_argument("--actors", type=int, default=2, help="Ray tasks at a time (batches of 64 prompts)")
     args = parser.parse_args()
     prompts = _prompts(args.prompts)
     ideal = args.prompts * args.latency / args.parallel
