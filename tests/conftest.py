@@ -83,8 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In an xdist worker: write the node ids of the CPU-heavy tests (marked ``embedded`` or ``ray``) for the
-    scheduler (the controller sees node ids only, not markers)."""
+    """In an xdist worker: write the node ids of the CPU-heavy tests (marked ``embedded``, ``ray`` or ``timing``)
+    for the scheduler (the controller sees node ids only, not markers)."""
     directory = os.environ.get(GROUPS_ENV)
     worker = getattr(config, "workerinput", {}).get("workerid")
     if directory and worker:
@@ -98,7 +98,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Schedule like ``--dist load``, except that the CPU-heavy tests are one unit of work, run in order on one
     worker and handed out first (the largest unit). xdist's own ``loadgroup`` cannot be used here: it tags node
-    ids, which pytest 9 no longer lets a plugin change."""
+    ids, which pytest 9 no longer lets a plugin change. Another ``--dist`` given on the command line is left to xdist.
+    """
+    if config.getvalue("dist") != "load":
+        return None
     from xdist.scheduler import LoadScopeScheduling
 
     class HeavyGroupScheduling(LoadScopeScheduling):
