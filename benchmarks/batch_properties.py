@@ -2,8 +2,9 @@
 vs the Ray Data batch job (``--batch http``), each vs the ideal calls × latency / parallelism.
 
 Both talk to the loopback OpenAI-compatible server (tests/loopback_openai.py), which sleeps a fixed latency
-per request. Each path also runs at zero latency, which measures its own overhead (Ray: starting the local
-cluster and the actor pool; Inspect: the harness per call). Every run starts cold (no cache, no reply store).
+per request. Each path also runs at zero latency, which measures its own overhead (Ray: the job's actor pool
+and Ray Data's planning; Inspect: the harness per call). Every run starts cold (no cache, no reply store). The
+local Ray cluster is started once beforehand and timed apart (on a cluster, ``--address``, it is already up).
 
     .venv/bin/python benchmarks/batch_properties.py [--prompts 240] [--latency 0.25] [--parallel 16]
 """
@@ -49,16 +50,10 @@ def _inspect(prompts: list[str], latency: float, parallel: int, tmp: Path) -> tu
 
 
 def _ray(prompts: list[str], latency: float, parallel: int, concurrency: int, tmp: Path) -> tuple[float, int]:
-    llm = LLMOptions(model="unused")
+    # The stage's max_connections is the number of requests in flight over all actors, as on the Inspect path.
+    llm = LLMOptions(model="unused", max_connections=parallel)
     with serve(latency=latency) as (base_url, requests):
-        # The HTTP stage sends a whole batch at once: batch_size × actors requests are in flight.
-        batch = BatchOptions(
-            backend="http",
-            model="loop",
-            url=f"{base_url}/chat/completions",
-            batch_size=parallel // concurrency,
-            concurrency=concurrency,
-        )
+        batch = BatchOptions(backend="http", model="loop", url=f"{base_url}/chat/completions", concurrency=concurrency)
         ids = {request_id(p, llm, batch): p for p in prompts}
         start = time.perf_counter()
         run_batch(ids, llm, batch, tmp / f"replies-{latency}.jsonl")
@@ -70,12 +65,17 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=240)
     parser.add_argument("--latency", type=float, default=0.25)
     parser.add_argument("--parallel", type=int, default=16, help="requests in flight (both paths)")
-    parser.add_argument("--actors", type=int, default=2, help="Ray HTTP actors (batch size = parallel / actors)")
+    parser.add_argument("--actors", type=int, default=2, help="Ray tasks at a time (batches of 64 prompts)")
     args = parser.parse_args()
     prompts = _prompts(args.prompts)
     ideal = args.prompts * args.latency / args.parallel
     print(f"{args.prompts} prompts, latency {args.latency:.2f} s, {args.parallel} in flight; ideal {ideal:.2f} s")
     with tempfile.TemporaryDirectory() as tmp:
+        from ccpt.pipeline.engine import ray_init
+
+        start = time.perf_counter()
+        ray_init(None, args.actors)
+        print(f"starting the local Ray cluster: {time.perf_counter() - start:.2f} s (not counted below)")
         for name, run in (
             ("inspect", lambda lat: _inspect(prompts, lat, args.parallel, Path(tmp))),
             ("ray-batch-http", lambda lat: _ray(prompts, lat, args.parallel, args.actors, Path(tmp))),

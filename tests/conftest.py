@@ -1,17 +1,131 @@
-"""Shared fixtures: the authors' dataset copy in ../shared/data (CI always has it).
+"""Shared fixtures, and the rules that keep the suite correct when pytest-xdist runs it in parallel.
 
-Tests that need it skip with a reason when it is absent, unless CCPT_REQUIRE_SHARED=1 (set by .ci/run),
-in which case they fail: CI must never skip them silently.
+The suite runs in several worker processes at once (``-n`` in pyproject.toml's pytest options), on a 2-core
+machine, beside other test runs. What this file does for every test, so that a new test is safe by default:
+
+* **Caches and state directories are private to the test.** ``INSPECT_CACHE_DIR`` (Inspect's model-call
+  cache: pickles written in place, unsafe to share between processes), ``INSPECT_LOG_DIR`` and ``CCPT_HOME``
+  (ccpt's saved judge measurements) point into the test's own temporary directory, and Inspect's memo of
+  model instances is emptied (:func:`fresh_inspect_models`). A test never sees another test's cached answers,
+  so call counts and cache hits are its own. Module- and session-scoped fixtures get the worker's own
+  directories (:func:`worker_state_dirs`).
+* **``CCPT_CACHE_DIR`` is shared** by every test and worker of a run: it holds only large artefacts that are
+  written atomically and verified (the assembled GGUF weights, verified downloads, the converted Hugging Face
+  checkpoint of :func:`embedded_hf_checkpoint`), so sharing it saves minutes and cannot leak results.
+* **Ports**: bind 127.0.0.1 port 0 and read the port back (``tests/loopback_openai.py``); never a fixed port.
+  ``http://127.0.0.1:9`` (discard, nothing listens) is the one fixed address, for "connection refused".
+* **CPU-heavy tests** (a real llama.cpp model, vLLM, a local Ray cluster) run one after another on one worker:
+  mark them ``@pytest.mark.embedded`` (real embedded model or vLLM) or ``@pytest.mark.ray`` (starts Ray); the
+  scheduler (:func:`pytest_xdist_make_scheduler`) runs all of them on one worker, in order, starting first. Two
+  of them at once on 2 cores only slow each other down (llama.cpp threads spin) and two local Ray clusters
+  compete for the same CPUs. Tests that assert a wall-clock bound (``@pytest.mark.timing``) run there too, so
+  that no CPU-heavy test runs beside them.
+* **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
+  them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module.
+* Tests that need ../shared/data skip with a reason when it is absent, unless ``CCPT_REQUIRE_SHARED=1`` (set by
+  .ci/run), in which case they fail: CI must never skip them silently.
+* Every test has a time limit (``timeout`` in pyproject.toml): a hang fails that test instead of the whole run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Environment variables that name per-test state (see the module docstring); CCPT_CACHE_DIR is deliberately absent.
+PRIVATE_DIRS = {"INSPECT_CACHE_DIR": "inspect-cache", "INSPECT_LOG_DIR": "inspect-logs", "CCPT_HOME": "ccpt-home"}
+HEAVY_MARKS = ("embedded", "ray", "timing")
+HEAVY_GROUP = "cpu-heavy"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def worker_state_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Give this process (one xdist worker, or the only process) its own state directories.
+
+    Session-scoped and autouse, so it is set up before every module- or session-scoped fixture: those fixtures
+    and the subprocesses they start never share Inspect's cache with another worker. The directories live under
+    the run's base temporary directory (fresh per run, per worker under xdist).
+    """
+    base = tmp_path_factory.mktemp("worker-state")
+    saved = {name: os.environ.get(name) for name in PRIVATE_DIRS}
+    os.environ.update({name: str(base / sub) for name, sub in PRIVATE_DIRS.items()})
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+GROUPS_ENV = "CCPT_TEST_GROUPS_DIR"  # where workers tell the scheduler which tests are CPU-heavy
+
+
+def _is_heavy(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(mark) for mark in HEAVY_MARKS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the xdist controller: a directory the workers (spawned later, inheriting it) report heavy tests in."""
+    parallel = getattr(config.option, "numprocesses", None)
+    if parallel and not hasattr(config, "workerinput") and GROUPS_ENV not in os.environ:
+        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="ccpt-test-groups-")
+        config.add_cleanup(lambda: shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker: write the node ids of the CPU-heavy tests (marked ``embedded``, ``ray`` or ``timing``)
+    for the scheduler (the controller sees node ids only, not markers)."""
+    directory = os.environ.get(GROUPS_ENV)
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if directory and worker:
+        heavy = [item.nodeid for item in items if _is_heavy(item)]
+        tmp = Path(directory) / f".{worker}.json"
+        tmp.write_text(json.dumps(heavy), encoding="utf-8")
+        tmp.replace(Path(directory) / f"{worker}.json")  # written before the worker reports its collection
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown (and unused) without pytest-xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Schedule like ``--dist load``, except that the CPU-heavy tests are one unit of work, run in order on one
+    worker and handed out first (the largest unit). xdist's own ``loadgroup`` cannot be used here: it tags node
+    ids, which pytest 9 no longer lets a plugin change. Another ``--dist`` given on the command line is left to xdist.
+    """
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class HeavyGroupScheduling(LoadScopeScheduling):
+        _heavy: set[str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._heavy is None:  # every worker has reported its collection by the time scopes are split
+                directory = Path(os.environ.get(GROUPS_ENV, "."))
+                self._heavy = {n for f in directory.glob("*.json") for n in json.loads(f.read_text(encoding="utf-8"))}
+            return HEAVY_GROUP if nodeid in self._heavy else nodeid
+
+    return HeavyGroupScheduling(config, log)
+
+
+@pytest.fixture(autouse=True)
+def private_state_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point Inspect's cache and log directories and CCPT_HOME at directories of this test alone.
+
+    A fresh directory per test (not ``tmp_path``, so a test's own files stay as they were) keeps one test's
+    cached model calls from answering another's and makes every test independent of the order tests run in.
+    """
+    root = tmp_path_factory.mktemp("state", numbered=True)
+    for name, sub in PRIVATE_DIRS.items():
+        monkeypatch.setenv(name, str(root / sub))
 
 
 def shared_data_root() -> Path:
@@ -53,6 +167,55 @@ def dataset(ccpt_dir: Path):
     from ccpt.dataset import load_dataset
 
     return load_dataset(ccpt_dir)
+
+
+@contextlib.contextmanager
+def cross_process_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` held across processes (xdist workers, parallel runs on one machine)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _convert_embedded_to_hf(target: Path) -> None:
+    """Dequantise the embedded 0.5B GGUF into a bf16 Hugging Face checkpoint at ``target`` (atomically)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ccpt import weights
+
+    gguf = weights.resolve_gguf(weights.DEFAULT_SOLVER)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    config = loaded.config
+    del config.quantization_config  # dequantised on load: save a plain checkpoint
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    plain.load_state_dict(loaded.state_dict())
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    tokenizer.save_pretrained(partial)
+    plain.save_pretrained(partial)
+    partial.rename(target)  # a reader sees the whole checkpoint or none of it
+
+
+@pytest.fixture(scope="session")
+def embedded_hf_checkpoint() -> Path:
+    """The embedded Qwen2.5-Coder-0.5B as a Hugging Face checkpoint (bf16), the form vLLM loads.
+
+    Converted once per machine and cache directory (about a minute), under a lock so that parallel workers wait
+    for one conversion instead of each doing their own; later tests, workers and runs reuse it.
+    """
+    from ccpt import weights
+
+    model = weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]
+    target = weights.model_cache_dir() / f"hf-{model.sha256[:16]}"
+    with cross_process_lock(target.with_name(target.name + ".lock")):
+        if not (target / "model.safetensors").is_file():
+            _convert_embedded_to_hf(target)
+    return target
 
 
 @pytest.fixture(autouse=True)

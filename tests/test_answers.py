@@ -100,6 +100,7 @@ def test_code_around_or_inside_an_object_is_just_text() -> None:
         "['" + "a" * 150_000 + "']",
     ],
 )
+@pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_hostile_input_fails_fast(reply: str) -> None:
     started = time.perf_counter()
     parsed = parse_property(reply)

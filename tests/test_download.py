@@ -226,6 +226,7 @@ def test_connection_dropped_every_time_is_one_error_line(
     assert not list((tmp_path / "cache").iterdir())  # nothing half-written
 
 
+@pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_dripping_server_hits_the_deadline(
     mirror: tuple[str, Path, list[str]], served: http.server.ThreadingHTTPServer, tmp_path: Path
 ) -> None:

@@ -37,6 +37,7 @@ def _one_task3_item(model: str, tmp_path: Path, ccpt_dir: Path, *, max_retries: 
     )  # fmt: skip
 
 
+@pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
@@ -48,6 +49,7 @@ def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytes
 
 
 @pytest.mark.parametrize("mode", ["hang", "drip", "truncated"])
+@pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_stalled_replies_are_bounded_by_timeout_and_counted(
     mode: str, ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -223,6 +223,7 @@ def _ccpt(args: list[str], env: dict[str, str], timeout: float = 300) -> subproc
         ("openai-api/loop/m", "Connection error"),
     ],
 )
+@pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_bad_models_fail_fast_with_one_line(model: str, expected: str, ccpt_dir: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
     env |= {"LOOP_API_KEY": "x", "LOOP_BASE_URL": "http://127.0.0.1:9/v1"}

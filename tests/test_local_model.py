@@ -206,3 +206,38 @@ def test_aligned_prefix_reuse_is_bitwise_reproducible() -> None:
     assert run(aligned) == run(scratch) == run(aligned)
     with pytest.raises(ModelError, match="prefix_cache must be"):
         get_model(f"gguf/{weights.DEFAULT_SOLVER}", prefix_cache="sometimes", memoize=False)
+
+
+@pytest.mark.embedded
+@real_model
+def test_concurrent_calls_queue_in_inspect_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many calls at once (Spreading Activation gathers a step's activations) enter the provider one at a time.
+
+    They wait in Inspect's connection queue, before their attempt timeout starts; let in together (Inspect's
+    adaptive concurrency lets in at least 10) they would wait on the model's lock inside it, and time out and be
+    redone on a busy machine.
+    """
+    model = get_model(f"gguf/{weights.DEFAULT_SOLVER}", memoize=False)
+    inside, most = 0, 0
+    provider = type(model.api)
+    generate = provider.generate
+
+    async def counted(self: object, *args: object, **kwargs: object) -> object:
+        nonlocal inside, most
+        inside += 1
+        most = max(most, inside)
+        try:
+            return await generate(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            inside -= 1
+
+    monkeypatch.setattr(provider, "generate", counted)
+    config = GenerateConfig(temperature=0.0, max_tokens=4)
+
+    async def all_calls() -> list[ModelOutput]:
+        prompts = [f"Name one colour of a {thing}." for thing in ("lemon", "plum", "leaf", "brick", "sky", "coal")]
+        return await asyncio.gather(*(model.generate(p, config=config) for p in prompts))
+
+    outputs = asyncio.run(all_calls())
+    assert all(out.error is None and out.completion for out in outputs)
+    assert most == 1

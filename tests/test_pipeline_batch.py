@@ -25,6 +25,7 @@ COMBOS = [
     ("frozen lake", "lake", "frozen", "The silence was like a frozen lake."),
 ]
 LLM = LLMOptions(model="ccpt-scripted/pipeline", max_connections=2, seed=3)
+pytestmark = pytest.mark.ray  # starts a local Ray: runs in the cpu-heavy group (conftest.py)
 
 
 @pytest.fixture(autouse=True, scope="module")

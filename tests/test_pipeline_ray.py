@@ -12,6 +12,7 @@ from ccpt.pipeline.mining import COMBINATIONS, COMPARATIVES, EngineOptions, comb
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("spacy")
+pytestmark = pytest.mark.ray  # starts a local Ray: runs in the cpu-heavy group (conftest.py)
 
 
 def test_ray_engine_matches_process_pool(tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from embedded_hf import embedded_hf_checkpoint
 
 from ccpt import weights
 from ccpt.pipeline.batch import REPLIES, BatchOptions
@@ -42,8 +41,8 @@ COMBOS = [
 
 
 @pytest.fixture(scope="module")
-def hf_model() -> Iterator[Path]:
-    yield embedded_hf_checkpoint()
+def hf_model(embedded_hf_checkpoint: Path) -> Iterator[Path]:
+    yield embedded_hf_checkpoint
     import ray
 
     ray.shutdown()

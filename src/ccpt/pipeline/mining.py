@@ -153,15 +153,20 @@ def combinations(
     spacy_model: str | None = None,
     prefilter: bool = True,
     batch_size: int = 256,
+    parse_window: bool = True,
     force: bool = False,
 ) -> StageResult:
-    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations."""
+    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations.
+
+    ``parse_window=False`` parses whole sentences instead of the window around the markers (slower; for checks).
+    """
     source_file, out = workdir / COMPARATIVES, workdir / COMBINATIONS
     config = ExtractConfig(
         conceptnet=str(Path(conceptnet).resolve()),
         spacy_model=spacy_model or ExtractConfig.spacy_model,
         prefilter=prefilter,
         batch_size=batch_size,
+        parse_window=parse_window,
     )
     job = CombinationJob(config)
     params = {
@@ -169,6 +174,8 @@ def combinations(
         "prefilter": prefilter,
         "window": config.window,
         "min_concept_words": config.min_concept_words,
+        # Only when off: manifests written before the parse window existed stay valid (same results).
+        **({} if parse_window else {"parse_window": False}),
     }
     spec = StageSpec("combinations", workdir, (source_file, Path(conceptnet)), (out,), params)
 
