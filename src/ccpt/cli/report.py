@@ -154,7 +154,7 @@ def command(
     for warning in report.warnings:
         click.echo(f"ccpt: warning: {warning}", err=True)
     if any(p.is_dir() or p.suffix in (".eval", ".json") for p in paths):  # only Inspect logs record calls
-        from ccpt.eval.usage import load_prices, read_usage
+        from ccpt.results.usage import load_prices, read_usage
 
         report.usage = read_usage(paths, load_prices(prices) if prices else None)
     rendered_figures: list[tuple[str, str]] = []

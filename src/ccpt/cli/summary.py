@@ -11,9 +11,9 @@ import click
 from ccpt.agreement_store import judge_note
 from ccpt.dataset import load_dataset
 from ccpt.errors import DataError
-from ccpt.eval.usage import load_prices, read_usage, timeout_note
 from ccpt.report import build_report, frame_provenance, render_json, render_markdown
 from ccpt.results import load_results
+from ccpt.results.usage import load_prices, read_usage, timeout_note
 
 
 def print_summary(

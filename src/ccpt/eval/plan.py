@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccpt.eval.judge import Judge
-from ccpt.eval.usage import Price
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
+from ccpt.results.usage import Price
 from ccpt.spec import BASE_TEMPLATE, TASK_SPECS, Method
 
 Range = tuple[int, int]

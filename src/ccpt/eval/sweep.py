@@ -28,9 +28,9 @@ from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
-from ccpt.eval.usage import timed_out
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
+from ccpt.results.usage import timed_out
 from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
 from ccpt.weights import DEFAULT_SOLVER
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pandas as pd
 
-from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import provenance_lines
 from ccpt.report.names import model_text
 from ccpt.report.tables import (
@@ -29,6 +28,7 @@ from ccpt.report.tables import (
     stat_note,
 )
 from ccpt.results import optional
+from ccpt.results.usage import UsageRow
 from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS, method_label
 from ccpt.stats import Summary
 

@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 
 from ccpt.errors import CcptError
-from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.names import model_text, resolve_labels
 from ccpt.results import optional
+from ccpt.results.usage import UsageRow
 from ccpt.scoring import Classification, Relevances, classify, oracle_per_column, oracle_single_best
 from ccpt.spec import (
     EMERGENT,
