@@ -1,7 +1,8 @@
 """Reports: the paper's tables from the tidy results table, rendered as markdown, LaTeX, CSV, JSON or HTML.
 
-- :mod:`~ccpt.report.tables` computes the numbers (Tables 3/4, 5, 6, 7, failures) into a :class:`Report`;
+- :mod:`~ccpt.report.tables` computes the numbers (Tables 3/4, 5, 6, 7, failures);
 - :mod:`~ccpt.report.display` turns each table into one display table that every renderer prints;
+- :mod:`~ccpt.report.build` holds them in a :class:`Report` (:func:`build_report`), above the tables and their views;
 - :mod:`~ccpt.report.markdown`, :mod:`~ccpt.report.latex`, :mod:`~ccpt.report.records` (CSV, JSON) and
   :mod:`~ccpt.report.html` render it; :func:`render` picks one;
 - :mod:`~ccpt.report.compare` is ``ccpt compare`` (paired differences between two runs);
@@ -12,6 +13,7 @@ Definitions: docs/metrics.md.
 
 from __future__ import annotations
 
+from ccpt.report.build import Report, build_report
 from ccpt.report.compare import Comparison, compare_runs
 from ccpt.report.display import (
     Cell,
@@ -46,11 +48,9 @@ from ccpt.report.tables import (
     GenerativeTable,
     IterationTable,
     Oracle,
-    Report,
     Row,
     RowKind,
     TypeResult,
-    build_report,
     display_methods,
     failures,
     format_summary,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -19,7 +19,6 @@ from ccpt.report.tables import (
     FilterRow,
     GenerativeTable,
     IterationTable,
-    Report,
     TypeResult,
     format_summary,
     oracle_note,
@@ -31,6 +30,9 @@ from ccpt.results import optional
 from ccpt.results.usage import UsageRow
 from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS, method_label
 from ccpt.stats import Summary
+
+if TYPE_CHECKING:
+    from ccpt.report.build import Report  # built above this module (display_tables is one of its views)
 
 # Every renderer draws the same display tables: one builder decides the rows, columns and cell texts of each
 # table, the renderers only escape and decorate. The numbers behind the cells are kept for `to_frame()`.
