@@ -2,7 +2,8 @@
 
 - :mod:`~ccpt.report.tables` computes the numbers (Tables 3/4, 5, 6, 7, failures);
 - :mod:`~ccpt.report.display` turns each table into one display table that every renderer prints;
-- :mod:`~ccpt.report.build` holds them in a :class:`Report` (:func:`build_report`), above the tables and their views;
+- :mod:`~ccpt.report.build` holds them in a :class:`Report` (:func:`build_report`; :func:`report_from_paths` from result
+  files, as the CLI does), above the tables and their views;
 - :mod:`~ccpt.report.markdown`, :mod:`~ccpt.report.latex`, :mod:`~ccpt.report.records` (CSV, JSON) and
   :mod:`~ccpt.report.html` render it; :func:`render` picks one;
 - :mod:`~ccpt.report.compare` is ``ccpt compare`` (paired differences between two runs);
@@ -13,7 +14,7 @@ Definitions: docs/metrics.md.
 
 from __future__ import annotations
 
-from ccpt.report.build import Report, build_report
+from ccpt.report.build import Report, build_report, report_from_paths
 from ccpt.report.compare import Comparison, compare_runs
 from ccpt.report.display import (
     Cell,
@@ -123,6 +124,7 @@ __all__ = [
     "render_json",
     "render_latex",
     "render_markdown",
+    "report_from_paths",
     "report_records",
     "score_name",
     "stat_note",

@@ -6,12 +6,14 @@ It sits above the tables and their views, so neither reaches up into the other (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ccpt.agreement_store import judge_note
 from ccpt.errors import CcptError
 from ccpt.protocol import fill_failed_samples
 from ccpt.report.coverage import coverage_warnings
@@ -35,7 +37,8 @@ from ccpt.report.tables import (
     table6,
     table7,
 )
-from ccpt.results.usage import UsageRow
+from ccpt.results import LOG_SUFFIXES, load_results
+from ccpt.results.usage import Price, UsageRow, read_usage
 from ccpt.stats import Stat
 
 if TYPE_CHECKING:
@@ -140,6 +143,39 @@ def build_report(
         labels=names,
         warnings=coverage_warnings(generative, types, filters, names),
     )
+
+
+def report_from_paths(
+    paths: Sequence[str | Path],
+    *,
+    frame: pd.DataFrame | None = None,
+    dataset: CCPTDataset | None = None,
+    stat: Stat = "sem",
+    oracle: Oracle = "paper",
+    judge_info: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    generation: Mapping[str, Any] | None = None,
+    prices: Mapping[str, Price] | None = None,
+) -> Report:
+    """The report of the result files under ``paths``: what ``ccpt report`` and the summary of ``ccpt run`` print.
+
+    ``frame`` is their tidy table when the caller has read it already (``load_results(paths, dataset)``).
+    ``judge_info`` defaults to each judge's measured agreement with human ratings (no line without a judge);
+    ``generation`` (a run's sampling settings) joins the provenance block; the token table counts the calls
+    recorded in the Inspect logs among ``paths``, priced with ``prices`` (see :func:`ccpt.results.usage.load_prices`).
+    """
+    if frame is None:
+        frame = load_results(paths, dataset)
+    if judge_info is None:
+        judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
+        judge_info = judge_note(judges) if judges else None
+    block = {**frame_provenance(frame, dataset), "generation": dict(generation)} if generation else None
+    report = build_report(
+        frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info, labels=labels, provenance=block
+    )
+    if any(Path(p).is_dir() or Path(p).suffix in LOG_SUFFIXES for p in paths):  # only Inspect logs record calls
+        report.usage = read_usage(paths, prices)
+    return report
 
 
 # The per-sample fields of the example answers: what was asked, what came back, and how it was scored.
