@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ccpt.answers import parse_answer
 from ccpt.errors import CcptError
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import (
@@ -173,11 +174,11 @@ def test_judged_pairs():
 
 def test_gold_answers_parse_back():
     meta = {"combination": "wet dog", "head": "dog", "modifier": "wet", "property": "smelly", "gold_type": "others"}
-    pi = TASK_SPECS[PI_EMERGENT].parse(TASK_SPECS[PI_EMERGENT].gold_answer(meta))
+    pi = parse_answer(TASK_SPECS[PI_EMERGENT], TASK_SPECS[PI_EMERGENT].gold_answer(meta))
     assert pi.ok and pi.value == "smelly"
-    npc = TASK_SPECS[NPC_EMERGENT].parse(TASK_SPECS[NPC_EMERGENT].gold_answer(meta), "dog")
+    npc = parse_answer(TASK_SPECS[NPC_EMERGENT], TASK_SPECS[NPC_EMERGENT].gold_answer(meta), "dog")
     assert npc.ok and (npc.value, npc.modifier) == ("wet dog", "wet")
-    tp = TASK_SPECS[TYPE_PREDICTION].parse(TASK_SPECS[TYPE_PREDICTION].gold_answer(meta))
+    tp = parse_answer(TASK_SPECS[TYPE_PREDICTION], TASK_SPECS[TYPE_PREDICTION].gold_answer(meta))
     assert tp.ok and tp.value == "others"
     assert json.loads(TASK_SPECS[NPC_EMERGENT].gold_answer(meta)) == {"combination": "wet dog", "modifier": "wet"}
 

@@ -1,9 +1,11 @@
 """The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
 
-A task is a :class:`TaskSpec` (what the model is shown, what it answers, how the answer is parsed and which
-(concept, property) pairs the judge rates); a method is a :class:`Method` value parsed once at the boundary
-(``Method.parse("sa_llm_nofilter")``). Every other module reads these instead of comparing name strings, so
-adding or changing a task or method is an edit here. Core: no Inspect, no CLI.
+A task is a :class:`TaskSpec` (what the model is shown, what it answers and which (concept, property) pairs
+the judge rates; :func:`ccpt.answers.parse_answer` parses the answer); a method is a :class:`Method` value parsed
+once at the boundary (``Method.parse("sa_llm_nofilter")``). Every other module reads these instead of comparing
+name strings, so adding or changing a task or method is an edit here. Vocabulary: it describes tasks and
+methods and maps their names, but parses no model output (:mod:`ccpt.answers` does) and imports nothing of
+ccpt but its errors. Core: no Inspect, no CLI.
 """
 
 from __future__ import annotations
@@ -11,15 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ccpt.errors import CcptError
 
 # The protocol a run follows when none is named (the protocols themselves are defined in ccpt.protocol).
 DEFAULT_PROTOCOL = "ccpt"
-
-if TYPE_CHECKING:
-    from ccpt.answers import Parsed
 
 # ----------------------------------------------------------------------------------------- property types
 
@@ -90,17 +89,6 @@ class TaskSpec:
     def prompt_fields(self, meta: Mapping[str, Any]) -> dict[str, str]:
         """The instance fields the prompt may show (NPC never sees the gold combination/modifier)."""
         return {name: meta[name] for name in self.inputs}
-
-    def parse(self, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed:
-        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`); ``as_run``: the authors' NPC
-        rule (modifier = spaCy lemma of the first content word, the head noun not required)."""
-        from ccpt import answers  # lazy: answers imports the type labels from here
-
-        if self.answer == "phrase":
-            return answers.parse_combination(reply, str(head), as_run=as_run)
-        if self.answer == "property":
-            return answers.parse_property(reply)
-        return answers.parse_property_type(reply)
 
     def gold_fields(self, meta: Mapping[str, Any]) -> dict[str, str]:
         """The annotated answer as the JSON object the model is asked for."""

@@ -31,6 +31,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from ccpt.answers import parse_answer
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
@@ -187,9 +188,9 @@ def _replies(state: TaskState) -> list[str]:
 async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> SampleRow:
     """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row).
 
-    ``as_run``: NPC replies are read with the authors' rule (:meth:`ccpt.spec.TaskSpec.parse`)."""
+    ``as_run``: NPC replies are read with the authors' rule (:func:`ccpt.answers.parse_answer`)."""
     task = TASK_SPECS[row.task]
-    parsed = task.parse(str(row.answer_raw), row.head, as_run=as_run)
+    parsed = parse_answer(task, str(row.answer_raw), row.head, as_run=as_run)
     row.parse_ok, row.parse_error = parsed.ok, parsed.error
     if parsed.ok and task.completes_phrase and not parsed.modifier:
         row.parse_ok, row.parse_error = False, "no modifier"  # nothing to judge R_M,P on
@@ -313,7 +314,7 @@ def type_match(method: str) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         reply = _replies(state)[0]
         row = _row(state, method, "", reply, 0)
-        parsed = TASK_SPECS[row.task].parse(reply)
+        parsed = parse_answer(TASK_SPECS[row.task], reply)
         row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
         correct = parsed.ok and parsed.value == target.text
         explanation = (
