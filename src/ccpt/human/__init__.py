@@ -5,3 +5,5 @@ the filled ones back (the Human row, Table 4, agreement with the LLM judge); :mo
 ``ccpt human serve`` web app, which shows the same exported sheets to annotators and writes answers in the format
 the sheet importers read.
 """
+
+__layer__ = "human"  # human evaluation: the study sheets and the web app (tests/test_layering.py)

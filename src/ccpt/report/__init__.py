@@ -72,6 +72,8 @@ from ccpt.report.tables import (
 )
 from ccpt.spec import TYPE_LABELS
 
+__layer__ = "report"  # reports read results, never eval/ (tests/test_layering.py)
+
 __all__ = [
     "CSV_FIELDS",
     "FORMATS",

@@ -27,6 +27,8 @@ from ccpt.results.load import export, from_tidy, load_results
 from ccpt.results.table import LOG_DONE, LOG_JUDGE, RUN_KEY, missing_columns, optional, set_scores, tidy_frame
 from ccpt.rows import COLUMNS
 
+__layer__ = "results"  # reading result files into the tidy table (tests/test_layering.py)
+
 __all__ = [
     "COLUMNS",
     "LOG_DONE",
