@@ -88,6 +88,33 @@ def test_the_pipeline_spells_property_types_only_through_spec():
     assert not offenders, "type words spelled in the pipeline:\n" + "\n".join(offenders)
 
 
+def test_each_property_type_concept_has_one_name_defined_in_spec():
+    """A property's type (dataset), a Task-3 label (a type or "others") and the type a generative task is scored
+    on are three types, each defined once, in spec.py, one inside the next: no other module declares a
+    ``Literal`` over the type words."""
+    import typing
+
+    from ccpt import spec
+
+    words = {"emergent", "canceled", "component", "others"}
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path == SRC / "spec.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Subscript)
+                and getattr(node.value, "id", getattr(node.value, "attr", "")) == "Literal"
+            ):
+                spelled = {n.value for n in ast.walk(node.slice) if isinstance(n, ast.Constant)}
+                if spelled & words:
+                    offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert offenders == [], f"property-type Literals outside spec.py: {offenders}"
+    scored, types, labels = (set(typing.get_args(t)) for t in (spec.ScoredType, spec.PropertyType, spec.TypeLabel))
+    assert scored < types < labels == set(spec.TYPE_LABELS) and labels - types == {spec.OTHERS}
+    assert {s.kind for s in TASK_SPECS.values() if s.generative} == scored == set(spec.SCORED_TYPES)
+
+
 def test_the_rule_catches_a_literal_and_spares_a_docstring():
     """The checker itself: a name in code is found, the same name in a docstring is not."""
     tree = ast.parse('"""About pi_emergent."""\ndef f():\n    """gold"""\n    return ["gold", f"x{1}_nofilter"]\n')

@@ -22,10 +22,13 @@ DEFAULT_PROTOCOL = "ccpt"
 
 # ----------------------------------------------------------------------------------------- property types
 
-TypeLabel = Literal["emergent", "component", "canceled", "others"]
-EMERGENT: TypeLabel = "emergent"
-COMPONENT: TypeLabel = "component"
-CANCELED: TypeLabel = "canceled"
+# The type of a property in a noun phrase (paper §3.1); the dataset keeps one file per type.
+PropertyType = Literal["emergent", "component", "canceled"]
+# A Task-3 label: a property type, or "others" (the property is none of the three for that phrase).
+TypeLabel = Literal[PropertyType, "others"]
+EMERGENT: PropertyType = "emergent"
+COMPONENT: PropertyType = "component"
+CANCELED: PropertyType = "canceled"
 OTHERS: TypeLabel = "others"
 # Paper order of Table 5's rows and columns (and of the Task-3 answer options).
 TYPE_LABELS: tuple[TypeLabel, ...] = (EMERGENT, COMPONENT, CANCELED, OTHERS)
@@ -40,9 +43,9 @@ def type_label(text: str) -> TypeLabel | None:
     return label if label in TYPE_LABELS else None  # type: ignore[return-value]
 
 
-# The score a generative task is measured by: emergence E or cancellation C (paper §4.3).
-Kind = Literal["emergent", "canceled"]
-KINDS: tuple[Kind, ...] = (EMERGENT, CANCELED)
+# The property type a generative task asks for, which decides its score: emergence E or cancellation C (§4.3).
+ScoredType = Literal["emergent", "canceled"]
+SCORED_TYPES: tuple[ScoredType, ...] = (EMERGENT, CANCELED)
 
 # ------------------------------------------------------------------------------------------------- tasks
 
@@ -66,7 +69,7 @@ class TaskSpec:
     """One CCPT task: what the model sees and answers, and how the answer is checked."""
 
     name: TaskName
-    kind: Kind | None  # the score of a generative task; None for the classification task
+    kind: ScoredType | None  # the property type a generative task asks for (its score E or C); None for Task 3
     answer: Answer
     inputs: tuple[str, ...]  # instance fields shown to the model (never the gold answer)
     gold_field: str  # the instance field holding the gold answer

@@ -38,7 +38,7 @@ from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances, oracle_per_column
-from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, Kind
+from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ GRADER = "grader"  # Inspect's model role of the judge
 # With no grader role, the judge is the offline distilled judge, never the evaluated model (which Inspect's
 # role fallback would pick): self-judging must be asked for by naming the model as the grader.
 DEFAULT_GRADER = judge_model_name("distilled")
-HEADLINE: dict[Kind, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
+HEADLINE: dict[ScoredType, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
 ACCURACY = "accuracy"
 R_NP, R_HMP, PARSE_OK = "R_NP", "R_HMP", "parse_ok"
 
@@ -226,7 +226,7 @@ def explain(row: SampleRow) -> str:
     return f"{row.answer!r}: {pairs}; R_H,M,P = {_number(row.r_hmp)}, {headline} = {_number(row.score)}"
 
 
-def score_value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
     """A sample's score value: its answer's cells, or Multi-Oracle's per-column best over its members."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     if len(rows) == 1:
@@ -297,7 +297,11 @@ def cancellation_judge(
 
 
 def relevance_judge(
-    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt", kind: Kind = EMERGENT
+    method: str,
+    judge_mode: JudgeMode = "text",
+    judge_retries: int = 2,
+    protocol: str = "ccpt",
+    kind: ScoredType = EMERGENT,
 ) -> Scorer:
     """The judge scorer of a generative task of ``kind``; its headline metric is E or C (docs/metrics.md).
 

@@ -25,7 +25,7 @@ from ccpt.report.tables import (
     FilterRow,
     GenerativeTable,
     IterationTable,
-    Oracle,
+    OracleReduction,
     TypeResult,
     failures,
     frame_provenance,
@@ -50,7 +50,7 @@ class Report:
     """Everything one ``ccpt report`` prints."""
 
     stat: Stat
-    oracle: Oracle
+    oracle: OracleReduction
     generative: GenerativeTable | None
     types: list[TypeResult]
     iterations: list[IterationTable]
@@ -83,7 +83,7 @@ def build_report(
     frame: pd.DataFrame,
     *,
     stat: Stat = "sem",
-    oracle: Oracle = "paper",
+    oracle: OracleReduction = "paper",
     dataset: CCPTDataset | None = None,
     judge_info: str | None = None,
     n_boot: int = 10_000,
@@ -151,7 +151,7 @@ def report_from_paths(
     frame: pd.DataFrame | None = None,
     dataset: CCPTDataset | None = None,
     stat: Stat = "sem",
-    oracle: Oracle = "paper",
+    oracle: OracleReduction = "paper",
     judge_info: str | None = None,
     labels: Mapping[str, str] | None = None,
     generation: Mapping[str, Any] | None = None,

@@ -38,7 +38,10 @@ if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
 
-Oracle = Literal["paper", "single"]
+# How Multi-Oracle's samples of one instance and seed are reduced to one value per column: "paper" = each column
+# takes its own best sample (ccpt.scoring.oracle_per_column, as the paper's Table 3), "single" = every column
+# comes from the one sample with the best E/C (ccpt.scoring.oracle_single_best).
+OracleReduction = Literal["paper", "single"]
 Format = Literal["markdown", "latex", "csv", "json", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")
 
@@ -130,7 +133,7 @@ class GenerativeTable:
     columns: list[Column]
     rows: list[Row]
     stat: Stat
-    oracle: Oracle
+    oracle: OracleReduction
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -144,7 +147,7 @@ def _is_oracle_group(group: pd.DataFrame) -> bool:
     return bool((group["method"] == MULTI_ORACLE).any() or group.duplicated(["instance", "seed"]).any())
 
 
-def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper") -> pd.DataFrame:
+def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction = "paper") -> pd.DataFrame:
     """One row per (instance, seed) with r_hmp, r_np, score; Multi-Oracle groups are reduced with
     :func:`ccpt.scoring.oracle_per_column` (``oracle="paper"``) or :func:`ccpt.scoring.oracle_single_best`."""
     kind = TASK_SPECS[task].kind
@@ -247,7 +250,7 @@ def table3(
     frame: pd.DataFrame,
     *,
     stat: Stat = "sem",
-    oracle: Oracle = "paper",
+    oracle: OracleReduction = "paper",
     dataset: CCPTDataset | None = None,
     rank_scope: Literal["model", "all"] = "model",
     n_boot: int = 10_000,
@@ -349,7 +352,7 @@ class IterationTable:
     cells: dict[tuple[str, int], Summary]
 
 
-def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[IterationTable]:
+def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper") -> list[IterationTable]:
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
     it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
     it["method"] = display_methods(it)  # a no-filter run is a different method for this table
@@ -383,7 +386,7 @@ class FilterRow:
         return self.with_.mean - self.without.mean
 
 
-def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[FilterRow]:
+def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper") -> list[FilterRow]:
     """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
     sa = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()]
     out: list[FilterRow] = []
@@ -500,7 +503,7 @@ def stat_note(stat: Stat) -> str:
     return STAT_DESCRIPTIONS[stat] + "; values are ×100 (percent)."
 
 
-def oracle_note(oracle: Oracle) -> str:
+def oracle_note(oracle: OracleReduction) -> str:
     """How Multi-Oracle rows were computed."""
     if oracle == "paper":
         return "Multi-Oracle: per instance and seed each column takes its own best sample (paper convention)."
