@@ -343,7 +343,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         tasks = sweep.task_objects()
     except CcptError:
         raise
-    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks._for_inspect)
+    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
         if not is_user_error(exc):
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
