@@ -14,8 +14,8 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from ccpt.dataset import load_dataset
-from ccpt.human_app.server import Server, prepare
-from ccpt.human_eval import export_rating_sheets, export_solver_sheet
+from ccpt.human.app.server import Server, prepare
+from ccpt.human.sheets import export_rating_sheets, export_solver_sheet
 from ccpt.pipeline.annotation import export_tasks
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import write_jsonl

@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import pytest
 
-from ccpt.human_eval import export_rating_sheets
+from ccpt.human.sheets import export_rating_sheets
 from ccpt.results import load_results
 
 HOSTILE = "<script>alert('pwned')</script>"

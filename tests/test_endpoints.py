@@ -89,7 +89,7 @@ def test_empty_choices_is_a_counted_parse_failure(ccpt_dir: Path, tmp_path: Path
 
 def test_token_counts_equal_what_the_server_recorded(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """Per model and role: calls and input/output tokens are the server's `usage`; a rerun is all cache hits."""
-    from ccpt.eval.usage import Price, read_usage
+    from ccpt.results.usage import Price, read_usage
 
     def sweep(log_dir: Path) -> None:
         run_sweep(
@@ -192,7 +192,7 @@ def test_a_request_the_server_rejects_is_one_line_without_rerun_advice(ccpt_dir:
 
 def test_timed_out_attempts_are_counted_per_model_and_role(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """Issue 17 case 5: attempts cut by --timeout and retried show in the usage table, and the run says why."""
-    from ccpt.eval.usage import read_usage, timeout_note
+    from ccpt.results.usage import read_usage, timeout_note
 
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)

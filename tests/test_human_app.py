@@ -11,10 +11,10 @@ import pytest
 from human_app_helpers import HOSTILE, Client, rating_study
 
 from ccpt.errors import DataError
-from ccpt.human_app.assign import assign
-from ccpt.human_app.server import Server, is_loopback, prepare
-from ccpt.human_app.studies import load_study
-from ccpt.human_eval import export_solver_sheet
+from ccpt.human.app.assign import assign
+from ccpt.human.app.server import Server, is_loopback, prepare
+from ccpt.human.app.studies import load_study
+from ccpt.human.sheets import export_solver_sheet
 from ccpt.pipeline.annotation import export_tasks
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import write_jsonl
@@ -38,7 +38,7 @@ def _answer_all(client: Client, link: str, answer_for) -> int:
 
 def test_assignment_overlap_follows_the_paper() -> None:
     """3 annotators per emergent/canceled HIT, 1 per component HIT (from hits.csv), everyone on unbounded items."""
-    from ccpt.human_app.studies import Item
+    from ccpt.human.app.studies import Item
 
     hits = [Item("annotation", f"h{k}", "emergent", {}, 3) for k in range(4)]
     hits += [Item("annotation", f"c{k}", "emergent", {}, 1, component=True) for k in range(5)]
@@ -350,9 +350,9 @@ def test_cli_serve_prints_links_warns_off_loopback_and_refuses_bad_options(tmp_p
 def test_formula_like_answers_are_exported_neutralised_and_imported_unchanged(tmp_path: Path, dataset) -> None:
     """A typed answer a spreadsheet would run (``=HYPERLINK(…)``) is written with a leading apostrophe in the
     export, and the solver importer reads back exactly what was typed."""
-    from ccpt.human_app.export import export_answers
-    from ccpt.human_app.store import DB_NAME, Store
-    from ccpt.human_eval import import_solver_sheet
+    from ccpt.human.app.export import export_answers
+    from ccpt.human.app.store import DB_NAME, Store
+    from ccpt.human.sheets import import_solver_sheet
 
     typed = '=HYPERLINK("http://x","y")'
     export_solver_sheet(dataset, "pi_emergent", tmp_path, n=2, seed=1)
@@ -372,7 +372,7 @@ def test_a_busy_database_is_a_503_with_a_retry_hint_and_nothing_is_lost(
     import sqlite3
     import time
 
-    from ccpt.human_app import store as store_module
+    from ccpt.human.app import store as store_module
 
     monkeypatch.setattr(store_module, "BUSY_SECONDS", 0.5)  # the wait before answering 503 (3 s when served)
     rating_study(tmp_path, reference_dir, dataset)
@@ -402,7 +402,7 @@ def test_a_stalled_post_is_cut_off(tmp_path: Path, dataset, reference_dir: Path,
     import socket
     import time
 
-    from ccpt.human_app import app as app_module
+    from ccpt.human.app import app as app_module
 
     monkeypatch.setattr(app_module, "BODY_SECONDS", 1.0)
     rating_study(tmp_path, reference_dir, dataset)

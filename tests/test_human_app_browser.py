@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from human_app_helpers import HOSTILE, chromium_path, rating_study
 
-from ccpt.human_app.server import Server, prepare
-from ccpt.human_eval import export_solver_sheet, human_judge_report, read_ratings
+from ccpt.human.app.server import Server, prepare
+from ccpt.human.sheets import export_solver_sheet, human_judge_report, read_ratings
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ccpt.errors import DataError
-from ccpt.human_eval import (
+from ccpt.human.sheets import (
     export_rating_sheets,
     export_solver_sheet,
     human_judge_report,

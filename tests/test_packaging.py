@@ -71,3 +71,15 @@ def test_every_imported_package_is_declared() -> None:
     core = {re.split(r"[\[=<>]", d)[0].strip() for d in project["dependencies"]}
     assert "pyarrow" not in core and "click" in core
     assert any(d.startswith("inspect-ai>=0.3.285,<0.4") for d in project["dependencies"])
+
+
+def test_every_package_data_pattern_matches_files() -> None:
+    # A moved directory (templates, prompts) must not silently drop out of the built wheel.
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    empty = [
+        f"{package}: {pattern}"
+        for package, patterns in setuptools["package-data"].items()
+        for pattern in patterns
+        if not [p for p in (REPO / "src" / package.replace(".", "/")).glob(pattern) if p.is_file()]
+    ]
+    assert empty == []

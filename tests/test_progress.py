@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from ccpt.progress import Progress, gather_with_progress
+from ccpt.pipeline.progress import Progress, gather_with_progress
 
 
 class FakeTerminal(io.StringIO):

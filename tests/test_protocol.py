@@ -535,16 +535,17 @@ def test_as_run_npc_modifier_is_the_authors_on_their_stored_answers(reference_di
 
 
 def test_as_run_npc_answers_without_the_head_noun_are_judged_anyway() -> None:
+    from ccpt.answers import parse_answer
     from ccpt.spec import NPC_EMERGENT, TASK_SPECS
 
     reply = 'So: {"combination": "campfire", "modifier": "camp"}'
     npc = TASK_SPECS[NPC_EMERGENT]
-    assert npc.parse(reply, "fire").error == "head noun 'fire' not in combination"
-    as_run = npc.parse(reply, "fire", as_run=True)
+    assert parse_answer(npc, reply, "fire").error == "head noun 'fire' not in combination"
+    as_run = parse_answer(npc, reply, "fire", as_run=True)
     assert as_run.ok and (as_run.value, as_run.modifier) == ("campfire", "campfire")
-    broken = npc.parse('{"combination": "a broken oil-rich vase"}', "vase", as_run=True)
+    broken = parse_answer(npc, '{"combination": "a broken oil-rich vase"}', "vase", as_run=True)
     assert broken.ok and broken.modifier == "break"  # no "modifier" key needed; the first content word's lemma
-    assert npc.parse('{"combination": "eye for an eye"}', "eye", as_run=True).error == (
+    assert parse_answer(npc, '{"combination": "eye for an eye"}', "eye", as_run=True).error == (
         "combination 'eye for an eye' has no content word besides the head"
     )
 

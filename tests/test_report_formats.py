@@ -218,3 +218,10 @@ def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp
     assert block["models"] == ["ccpt-scripted/solver"] and block["judges"] == ["ccpt-scripted/judge"]
     assert block["generation"] == {"temperature": 0.7, "seeds": 1} and block["dataset"]["matches_pinned"] is True
     assert {r["table"] for r in payload["records"]} >= {"table3", "failures"}
+    # `ccpt report` on the run's logs prints what the summary printed (one report-from-paths function), less the
+    # run's own sampling settings.
+    assert main(["report", str(tmp_path / "logs"), "--format", "json", "--data-dir", str(ccpt_dir)]) == 0
+    again = _strict_loads(capsys.readouterr().out)
+    assert again["records"] == payload["records"] and again["judge"] == payload["judge"]
+    assert {r["table"] for r in again["records"]} >= {"table3", "failures", "usage"}
+    assert again["provenance"]["generation"] is None

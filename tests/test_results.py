@@ -174,6 +174,26 @@ def test_inspect_log_multi_oracle_shape(tmp_path: Path) -> None:
     assert failed["score"].isna().all() and (failed["parse_ok"] == False).all()  # noqa: E712
 
 
+def test_one_log_reader_one_newest_log_rule(tmp_path: Path) -> None:
+    """The same run written twice into one directory: the reader gives both logs oldest first under one run key
+    (a broken file named, not fatal), and the tidy table and the token accounting count each answer once."""
+    from ccpt.results.inspect_logs import read_logs, run_key
+    from ccpt.results.usage import read_usage
+
+    _write_log(tmp_path)
+    _write_log(tmp_path)
+    (tmp_path / "broken.eval").write_bytes(b"PK\x03\x04 cut short")
+    logs, unreadable = read_logs([tmp_path])
+    assert [bad.path for bad in unreadable] == [str(tmp_path / "broken.eval")]
+    assert len(logs) == 2 and run_key(logs[0]) == run_key(logs[1])
+    assert str(logs[0].eval.created) <= str(logs[1].eval.created)
+    frame = from_inspect_logs(tmp_path)
+    newest = Path(str(logs[1].location).replace("file://", "")).name
+    assert len(frame) == 2 * 2 * 2 and set(frame["source"]) == {newest}  # instances × epochs × samples, once
+    (usage,) = read_usage([tmp_path])
+    assert (usage.model, usage.role, usage.calls) == ("ccpt-test-fake/x", "solver", 2 * 2)  # instances × epochs
+
+
 def _renamed_copy(source: Path, target: Path, model: str) -> None:
     """The authors' GPT-4o file under another model's name: per-run columns renamed, dataset columns kept."""
     frame = pd.read_csv(source)

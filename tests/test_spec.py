@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ccpt.answers import parse_answer
 from ccpt.errors import CcptError
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import (
@@ -85,6 +86,33 @@ def test_the_pipeline_spells_property_types_only_through_spec():
             if literal and node.value in words:
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
     assert not offenders, "type words spelled in the pipeline:\n" + "\n".join(offenders)
+
+
+def test_each_property_type_concept_has_one_name_defined_in_spec():
+    """A property's type (dataset), a Task-3 label (a type or "others") and the type a generative task is scored
+    on are three types, each defined once, in spec.py, one inside the next: no other module declares a
+    ``Literal`` over the type words."""
+    import typing
+
+    from ccpt import spec
+
+    words = {"emergent", "canceled", "component", "others"}
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path == SRC / "spec.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Subscript)
+                and getattr(node.value, "id", getattr(node.value, "attr", "")) == "Literal"
+            ):
+                spelled = {n.value for n in ast.walk(node.slice) if isinstance(n, ast.Constant)}
+                if spelled & words:
+                    offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert offenders == [], f"property-type Literals outside spec.py: {offenders}"
+    scored, types, labels = (set(typing.get_args(t)) for t in (spec.ScoredType, spec.PropertyType, spec.TypeLabel))
+    assert scored < types < labels == set(spec.TYPE_LABELS) and labels - types == {spec.OTHERS}
+    assert {s.kind for s in TASK_SPECS.values() if s.generative} == scored == set(spec.SCORED_TYPES)
 
 
 def test_the_rule_catches_a_literal_and_spares_a_docstring():
@@ -173,11 +201,11 @@ def test_judged_pairs():
 
 def test_gold_answers_parse_back():
     meta = {"combination": "wet dog", "head": "dog", "modifier": "wet", "property": "smelly", "gold_type": "others"}
-    pi = TASK_SPECS[PI_EMERGENT].parse(TASK_SPECS[PI_EMERGENT].gold_answer(meta))
+    pi = parse_answer(TASK_SPECS[PI_EMERGENT], TASK_SPECS[PI_EMERGENT].gold_answer(meta))
     assert pi.ok and pi.value == "smelly"
-    npc = TASK_SPECS[NPC_EMERGENT].parse(TASK_SPECS[NPC_EMERGENT].gold_answer(meta), "dog")
+    npc = parse_answer(TASK_SPECS[NPC_EMERGENT], TASK_SPECS[NPC_EMERGENT].gold_answer(meta), "dog")
     assert npc.ok and (npc.value, npc.modifier) == ("wet dog", "wet")
-    tp = TASK_SPECS[TYPE_PREDICTION].parse(TASK_SPECS[TYPE_PREDICTION].gold_answer(meta))
+    tp = parse_answer(TASK_SPECS[TYPE_PREDICTION], TASK_SPECS[TYPE_PREDICTION].gold_answer(meta))
     assert tp.ok and tp.value == "others"
     assert json.loads(TASK_SPECS[NPC_EMERGENT].gold_answer(meta)) == {"combination": "wet dog", "modifier": "wet"}
 

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from lemminflect import getAllLemmas, getAllLemmasOOV
 
 from ccpt.errors import CcptError
-from ccpt.spec import type_label
+from ccpt.spec import TaskSpec, type_label
 
 T = TypeVar("T")
 
@@ -506,3 +506,14 @@ def parse_relevance(text: str) -> Parsed[int]:
     if not 1 <= score <= 10:
         return _fail(f"relevance {score} out of range 1-10")
     return Parsed(ok=True, value=score)
+
+
+def parse_answer(task: TaskSpec, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed[str]:
+    """Parse a model reply into ``task``'s answer: a property, a noun phrase (its ``head`` noun given) or a property
+    type. ``as_run``: the authors' NPC rule (modifier = spaCy lemma of the first content word, the head noun not
+    required)."""
+    if task.answer == "phrase":
+        return parse_combination(reply, str(head), as_run=as_run)
+    if task.answer == "property":
+        return parse_property(reply)
+    return parse_property_type(reply)

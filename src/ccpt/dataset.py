@@ -22,13 +22,19 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
-from ccpt.spec import GENERATIVE_TASKS, OTHERS, TASK_SPECS, TASKS, TaskName, TypeLabel, type_label
-
-PropertyType = Literal["emergent", "canceled", "component"]
+from ccpt.spec import (
+    GENERATIVE_TASKS,
+    OTHERS,
+    TASK_SPECS,
+    TASKS,
+    PropertyType,
+    TaskName,
+    TypeLabel,
+    type_label,
+)
 
 # Which file each generative task's test split indexes into (test_index.json).
 TASK_FILE: dict[TaskName, str] = {

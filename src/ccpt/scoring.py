@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ccpt.spec import CANCELED, COMPONENT, EMERGENT, KINDS, OTHERS, TYPE_LABELS, Kind
+from ccpt.spec import CANCELED, COMPONENT, EMERGENT, OTHERS, SCORED_TYPES, TYPE_LABELS, ScoredType
 
 # Task-3 labels whose noun phrase *has* the property (green cells of Table 5) and those that lack it (red).
 HAS_PROPERTY: frozenset[str] = frozenset({EMERGENT, COMPONENT})
@@ -38,9 +38,9 @@ def score_from_relevance(relevance: float) -> float:
     return SCORE_MIN + relevance * (SCORE_MAX - SCORE_MIN)
 
 
-def _check_kind(kind: str) -> Kind:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+def _check_kind(kind: str) -> ScoredType:
+    if kind not in SCORED_TYPES:
+        raise ValueError(f"kind must be one of {SCORED_TYPES}, got {kind!r}")
     return kind  # type: ignore[return-value]
 
 
@@ -92,7 +92,7 @@ class Relevances:
         """C = max(R_H,M,P − R_N,P, 0)."""
         return cancellation(self.r_np, self.r_hmp)
 
-    def score(self, kind: Kind) -> float | None:
+    def score(self, kind: ScoredType) -> float | None:
         """E for ``kind="emergent"``, C for ``kind="canceled"``."""
         return self.emergence if _check_kind(kind) == EMERGENT else self.cancellation
 
@@ -120,7 +120,7 @@ def _best(values: Sequence[float | None], maximise: bool) -> float | None:
     return max(present) if maximise else min(present)
 
 
-def oracle_per_column(samples: Sequence[Relevances], kind: Kind) -> OracleScores:
+def oracle_per_column(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:
     """Multi-Oracle as printed in paper Table 3: each column takes its own best sample.
 
     Emergent: R_N,P max, R_H,M,P min, E max. Canceled: R_N,P min, R_H,M,P max, C max. The three columns can
@@ -138,7 +138,7 @@ def oracle_per_column(samples: Sequence[Relevances], kind: Kind) -> OracleScores
     )
 
 
-def oracle_single_best(samples: Sequence[Relevances], kind: Kind) -> OracleScores:
+def oracle_single_best(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:
     """Consistent Multi-Oracle: all three columns from the one sample with the best E (or C).
 
     Tie-break (documented, deterministic): highest score, then the better R_N,P (higher for emergent, lower

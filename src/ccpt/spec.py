@@ -1,9 +1,11 @@
 """The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
 
-A task is a :class:`TaskSpec` (what the model is shown, what it answers, how the answer is parsed and which
-(concept, property) pairs the judge rates); a method is a :class:`Method` value parsed once at the boundary
-(``Method.parse("sa_llm_nofilter")``). Every other module reads these instead of comparing name strings, so
-adding or changing a task or method is an edit here. Core: no Inspect, no CLI.
+A task is a :class:`TaskSpec` (what the model is shown, what it answers and which (concept, property) pairs
+the judge rates; :func:`ccpt.answers.parse_answer` parses the answer); a method is a :class:`Method` value parsed
+once at the boundary (``Method.parse("sa_llm_nofilter")``). Every other module reads these instead of comparing
+name strings, so adding or changing a task or method is an edit here. Vocabulary: it describes tasks and
+methods and maps their names, but parses no model output (:mod:`ccpt.answers` does) and imports nothing of
+ccpt but its errors. Core: no Inspect, no CLI.
 """
 
 from __future__ import annotations
@@ -11,22 +13,22 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ccpt.errors import CcptError
 
 # The protocol a run follows when none is named (the protocols themselves are defined in ccpt.protocol).
 DEFAULT_PROTOCOL = "ccpt"
 
-if TYPE_CHECKING:
-    from ccpt.answers import Parsed
-
 # ----------------------------------------------------------------------------------------- property types
 
-TypeLabel = Literal["emergent", "component", "canceled", "others"]
-EMERGENT: TypeLabel = "emergent"
-COMPONENT: TypeLabel = "component"
-CANCELED: TypeLabel = "canceled"
+# The type of a property in a noun phrase (paper §3.1); the dataset keeps one file per type.
+PropertyType = Literal["emergent", "component", "canceled"]
+# A Task-3 label: a property type, or "others" (the property is none of the three for that phrase).
+TypeLabel = Literal[PropertyType, "others"]
+EMERGENT: PropertyType = "emergent"
+COMPONENT: PropertyType = "component"
+CANCELED: PropertyType = "canceled"
 OTHERS: TypeLabel = "others"
 # Paper order of Table 5's rows and columns (and of the Task-3 answer options).
 TYPE_LABELS: tuple[TypeLabel, ...] = (EMERGENT, COMPONENT, CANCELED, OTHERS)
@@ -41,9 +43,9 @@ def type_label(text: str) -> TypeLabel | None:
     return label if label in TYPE_LABELS else None  # type: ignore[return-value]
 
 
-# The score a generative task is measured by: emergence E or cancellation C (paper §4.3).
-Kind = Literal["emergent", "canceled"]
-KINDS: tuple[Kind, ...] = (EMERGENT, CANCELED)
+# The property type a generative task asks for, which decides its score: emergence E or cancellation C (§4.3).
+ScoredType = Literal["emergent", "canceled"]
+SCORED_TYPES: tuple[ScoredType, ...] = (EMERGENT, CANCELED)
 
 # ------------------------------------------------------------------------------------------------- tasks
 
@@ -67,7 +69,7 @@ class TaskSpec:
     """One CCPT task: what the model sees and answers, and how the answer is checked."""
 
     name: TaskName
-    kind: Kind | None  # the score of a generative task; None for the classification task
+    kind: ScoredType | None  # the property type a generative task asks for (its score E or C); None for Task 3
     answer: Answer
     inputs: tuple[str, ...]  # instance fields shown to the model (never the gold answer)
     gold_field: str  # the instance field holding the gold answer
@@ -90,17 +92,6 @@ class TaskSpec:
     def prompt_fields(self, meta: Mapping[str, Any]) -> dict[str, str]:
         """The instance fields the prompt may show (NPC never sees the gold combination/modifier)."""
         return {name: meta[name] for name in self.inputs}
-
-    def parse(self, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed:
-        """Parse a model reply into this task's answer (see :mod:`ccpt.answers`); ``as_run``: the authors' NPC
-        rule (modifier = spaCy lemma of the first content word, the head noun not required)."""
-        from ccpt import answers  # lazy: answers imports the type labels from here
-
-        if self.answer == "phrase":
-            return answers.parse_combination(reply, str(head), as_run=as_run)
-        if self.answer == "property":
-            return answers.parse_property(reply)
-        return answers.parse_property_type(reply)
 
     def gold_fields(self, meta: Mapping[str, Any]) -> dict[str, str]:
         """The annotated answer as the JSON object the model is asked for."""

@@ -14,6 +14,8 @@ import click
 from ccpt import __version__
 from ccpt.errors import CcptError, Interrupted
 
+__layer__ = "cli"  # the command: thin wrappers over every other layer (tests/test_layering.py)
+
 # Each module defines a click command or group named ``command``; order is the order in --help.
 COMMAND_MODULES: tuple[str, ...] = (
     "ccpt.cli.run",

@@ -39,7 +39,7 @@ def command() -> None:
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
     """Question sheet for humans solving a task (Appendix B.3 format; Task 3 in Figure 7's format)."""
     from ccpt.dataset import load_dataset
-    from ccpt.human_eval import export_solver_sheet
+    from ccpt.human.sheets import export_solver_sheet
 
     paths = export_solver_sheet(load_dataset(data_dir), task, out, n=n_items, seed=seed)  # type: ignore[arg-type]
     click.echo("wrote " + ", ".join(str(p) for p in paths))
@@ -69,7 +69,7 @@ def import_solver(
     import pandas as pd
 
     from ccpt.dataset import load_dataset
-    from ccpt.human_eval import import_solver_sheet, judge_answers
+    from ccpt.human.sheets import import_solver_sheet, judge_answers
     from ccpt.outputs import refuse_inputs
     from ccpt.results import export
 
@@ -114,7 +114,7 @@ def export_ratings(
 ) -> None:
     """Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's answers."""
     from ccpt.cli.report import _dataset
-    from ccpt.human_eval import export_rating_sheets
+    from ccpt.human.sheets import export_rating_sheets
     from ccpt.outputs import refuse_inputs
     from ccpt.results import load_results
     from ccpt.results.load import input_files
@@ -138,7 +138,7 @@ def export_ratings(
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
 def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
     """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
-    from ccpt.human_eval import human_judge_report, read_ratings
+    from ccpt.human.sheets import human_judge_report, read_ratings
 
     ratings = read_ratings(key, sheets)
     click.echo(human_judge_report(ratings, fmt=fmt), nl=False)  # type: ignore[arg-type]
@@ -178,7 +178,7 @@ def serve(
     from ccpt.errors import CcptError, DataError
 
     try:
-        from ccpt.human_app import server
+        from ccpt.human.app import server
     except ImportError as exc:
         raise CcptError(f"ccpt human serve needs {exc.name}", "install the extra: pip install -e '.[human]'") from exc
 

@@ -9,7 +9,7 @@ import click
 
 from ccpt.eval.plan import cost_range, plan_rows, plan_totals
 from ccpt.eval.sweep import Sweep
-from ccpt.eval.usage import load_prices
+from ccpt.results.usage import load_prices
 
 
 def _span(low: int | float, high: int | float, money: bool = False) -> str:

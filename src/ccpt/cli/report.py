@@ -111,11 +111,12 @@ def command(
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
     """
     from ccpt.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
-    from ccpt.report import build_report, render
     from ccpt.report import figures as figs
+    from ccpt.report import render, report_from_paths
     from ccpt.report.names import parse_label
     from ccpt.results import export, load_results
     from ccpt.results.load import input_files, read_from_dirs
+    from ccpt.results.usage import load_prices
 
     # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten.
     inputs = input_files(paths)
@@ -131,6 +132,7 @@ def command(
         raise CcptError(f"--out and --tidy are the same file ({out})", "give each its own file")
     if figures is not None:
         ensure_writable_dir(figures, "--figures")
+    price_list = load_prices(prices) if prices else None
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
     unreadable = frame.attrs.get("unreadable", [])
@@ -143,20 +145,20 @@ def command(
         click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
     if tidy is not None:
         export(frame, tidy)
-    if judge_info is None:
-        from ccpt.agreement_store import judge_note
-
-        judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
-        judge_info = judge_note(judges) if judges else None
     models = {str(m) for m in frame["model"].dropna()}
     names = dict(parse_label(spec, models) for spec in labels)
-    report = build_report(frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info, labels=names)  # type: ignore[arg-type]
+    report = report_from_paths(
+        paths,
+        frame=frame,
+        dataset=dataset,
+        stat=stat,  # type: ignore[arg-type]
+        oracle=oracle,  # type: ignore[arg-type]
+        judge_info=judge_info,
+        labels=names,
+        prices=price_list,
+    )
     for warning in report.warnings:
         click.echo(f"ccpt: warning: {warning}", err=True)
-    if any(p.is_dir() or p.suffix in (".eval", ".json") for p in paths):  # only Inspect logs record calls
-        from ccpt.eval.usage import load_prices, read_usage
-
-        report.usage = read_usage(paths, load_prices(prices) if prices else None)
     rendered_figures: list[tuple[str, str]] = []
     if figures is not None or fmt == "html":
         for stem, caption, fig in figs.report_figures(report):

@@ -8,12 +8,10 @@ from typing import Any
 
 import click
 
-from ccpt.agreement_store import judge_note
 from ccpt.dataset import load_dataset
 from ccpt.errors import DataError
-from ccpt.eval.usage import load_prices, read_usage, timeout_note
-from ccpt.report import build_report, frame_provenance, render_json, render_markdown
-from ccpt.results import load_results
+from ccpt.report import render_json, render_markdown, report_from_paths
+from ccpt.results.usage import load_prices, timeout_note
 
 
 def print_summary(
@@ -32,17 +30,12 @@ def print_summary(
     price list) adds the cost to the token table. A run whose attempts mostly timed out (``timeout``: the
     run's ``--timeout``) says so on stderr and in the report, with the fix.
     """
-    frame = load_results([log_dir])
-    judges = sorted({j for j in frame["judge"].dropna().unique() if j})
     try:
         dataset = load_dataset(data_dir)
     except DataError:
         dataset = None  # the Gold row needs the dataset; the rest of the summary does not
-    block = frame_provenance(frame, dataset)
-    if generation:
-        block["generation"] = dict(generation)
-    report = build_report(frame, stat=stat, dataset=dataset, judge_info=judge_note(judges), provenance=block)  # type: ignore[arg-type]
-    report.usage = read_usage([log_dir], load_prices(prices) if prices else None)
+    price_list = load_prices(prices) if prices else None
+    report = report_from_paths([log_dir], dataset=dataset, stat=stat, generation=generation, prices=price_list)  # type: ignore[arg-type]
     slow = timeout_note(report.usage, timeout)
     if slow:
         report.notes.append(slow)

@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ccpt.answers import parse_answer
 from ccpt.eval.judge import Judge
-from ccpt.eval.usage import Price
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
+from ccpt.results.usage import Price
 from ccpt.spec import BASE_TEMPLATE, TASK_SPECS, Method
 
 Range = tuple[int, int]
@@ -110,7 +111,7 @@ def plan_rows(
 
 def _gold_pairs(spec: Any, meta: Mapping[str, Any]) -> tuple[tuple[str, ...], str]:
     answer = spec.gold_answer(meta)
-    parsed = spec.parse(answer, meta.get("head"))
+    parsed = parse_answer(spec, answer, meta.get("head"))
     concepts, prop = spec.judged_pairs(meta, parsed.value or "", parsed.modifier)
     return tuple(" ".join(c.split()) for c in concepts), " ".join(prop.split())
 

@@ -40,7 +40,7 @@ from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
-from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS
+from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
 GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
 ROWS_DIR = ".rejudge"  # inside the output directory: the stored answers each task reads
@@ -200,7 +200,7 @@ def run_rejudge(
     from ccpt.results import load_results
 
     frame = (loader or load_results)(list(sources), dataset)
-    task3 = int((frame["task"].astype(str) == "type_prediction").sum()) if len(frame) else 0
+    task3 = int((frame["task"].astype(str) == TYPE_PREDICTION).sum()) if len(frame) else 0
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks, answers = rejudge_tasks(frame, out_dir, judge_mode)
     if not tasks:

@@ -31,13 +31,14 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from ccpt.answers import parse_answer
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances, oracle_per_column
-from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, Kind
+from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ GRADER = "grader"  # Inspect's model role of the judge
 # With no grader role, the judge is the offline distilled judge, never the evaluated model (which Inspect's
 # role fallback would pick): self-judging must be asked for by naming the model as the grader.
 DEFAULT_GRADER = judge_model_name("distilled")
-HEADLINE: dict[Kind, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
+HEADLINE: dict[ScoredType, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
 ACCURACY = "accuracy"
 R_NP, R_HMP, PARSE_OK = "R_NP", "R_HMP", "parse_ok"
 
@@ -187,9 +188,9 @@ def _replies(state: TaskState) -> list[str]:
 async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> SampleRow:
     """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row).
 
-    ``as_run``: NPC replies are read with the authors' rule (:meth:`ccpt.spec.TaskSpec.parse`)."""
+    ``as_run``: NPC replies are read with the authors' rule (:func:`ccpt.answers.parse_answer`)."""
     task = TASK_SPECS[row.task]
-    parsed = task.parse(str(row.answer_raw), row.head, as_run=as_run)
+    parsed = parse_answer(task, str(row.answer_raw), row.head, as_run=as_run)
     row.parse_ok, row.parse_error = parsed.ok, parsed.error
     if parsed.ok and task.completes_phrase and not parsed.modifier:
         row.parse_ok, row.parse_error = False, "no modifier"  # nothing to judge R_M,P on
@@ -225,7 +226,7 @@ def explain(row: SampleRow) -> str:
     return f"{row.answer!r}: {pairs}; R_H,M,P = {_number(row.r_hmp)}, {headline} = {_number(row.score)}"
 
 
-def score_value(rows: list[SampleRow], kind: Kind) -> dict[str, Any]:
+def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
     """A sample's score value: its answer's cells, or Multi-Oracle's per-column best over its members."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     if len(rows) == 1:
@@ -296,7 +297,11 @@ def cancellation_judge(
 
 
 def relevance_judge(
-    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt", kind: Kind = EMERGENT
+    method: str,
+    judge_mode: JudgeMode = "text",
+    judge_retries: int = 2,
+    protocol: str = "ccpt",
+    kind: ScoredType = EMERGENT,
 ) -> Scorer:
     """The judge scorer of a generative task of ``kind``; its headline metric is E or C (docs/metrics.md).
 
@@ -313,7 +318,7 @@ def type_match(method: str) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         reply = _replies(state)[0]
         row = _row(state, method, "", reply, 0)
-        parsed = TASK_SPECS[row.task].parse(reply)
+        parsed = parse_answer(TASK_SPECS[row.task], reply)
         row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
         correct = parsed.ok and parsed.value == target.text
         explanation = (

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
-from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
@@ -28,9 +28,10 @@ from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
-from ccpt.eval.usage import timed_out
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
+from ccpt.results.inspect_logs import read_logs, run_key
+from ccpt.results.usage import timed_out
 from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
 from ccpt.weights import DEFAULT_SOLVER
 
@@ -326,14 +327,11 @@ def set_aside_unreadable(log_dir: Path) -> list[str]:
     moved: list[str] = []
     if not log_dir.is_dir():
         return moved
-    for info in list_eval_logs(str(log_dir), recursive=True):
-        path = Path(info.name.replace("file://", ""))
-        try:
-            read_eval_log(str(path), header_only=True)
-        except Exception as exc:  # truncated zip, bad JSON: whatever it is, Inspect cannot resume from it
-            target = path.with_name(path.name + ".unreadable")
-            path.replace(target)
-            moved.append(f"{path} ({' '.join(str(exc).split()) or type(exc).__name__}) → {target.name}")
+    for bad in read_logs([log_dir], header_only=True).unreadable:  # Inspect cannot resume from any of them
+        path = Path(bad.path)
+        target = path.with_name(path.name + ".unreadable")
+        path.replace(target)
+        moved.append(f"{path} ({bad.reason}) → {target.name}")
     return moved
 
 
@@ -345,7 +343,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         tasks = sweep.task_objects()
     except CcptError:
         raise
-    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks._for_inspect)
+    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
         if not is_user_error(exc):
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
@@ -419,23 +417,11 @@ def deterministic_failure(logs: Sequence[Any]) -> str | None:
 
 def samples_finished(sweep: Sweep) -> tuple[int, int]:
     """(finished, planned) samples × epochs over the newest log of each of the sweep's task runs."""
-    newest: dict[tuple[str, ...], Any] = {}
-    for info in list_eval_logs(str(sweep.log_dir), recursive=True):
-        try:
-            log = read_eval_log(info.name, header_only=True)
-        except Exception:  # an unreadable log finished nothing we can count
-            continue
-        if str(log.eval.task).split("/")[-1] not in sweep.tasks or str(log.eval.model) not in sweep.models:
-            continue
-        roles = log.eval.model_roles or {}
-        key = (
-            str(log.eval.task),
-            str(log.eval.model),
-            repr(sorted((log.eval.task_args or {}).items())),
-            str(roles["grader"].model) if "grader" in roles else "",
-        )
-        if key not in newest or str(log.eval.created) >= str(newest[key].eval.created):
-            newest[key] = log
+    logs = read_logs([sweep.log_dir], header_only=True).logs  # an unreadable log finished nothing we can count
+    mine = [
+        log for log in logs if str(log.eval.task).split("/")[-1] in sweep.tasks and str(log.eval.model) in sweep.models
+    ]
+    newest = {run_key(log): log for log in mine}  # logs come oldest first: the newest of each run wins
     finished = total = 0
     for log in newest.values():
         epochs = int(log.eval.config.epochs or 1)

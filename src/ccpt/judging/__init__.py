@@ -3,3 +3,5 @@
 Core package: no Inspect, no CLI. The Inspect provider that exposes it as a judge lives in
 ``ccpt.eval.distilled_provider``.
 """
+
+__layer__ = "core"  # the distilled judge is core: torch, but no Inspect and no CLI (tests/test_layering.py)

@@ -13,3 +13,5 @@ Stages (each a resumable file-to-file step; ``ccpt pipeline <stage>``; all of th
 
 Heavy dependencies (spaCy, Ray, Inspect, torch) are imported only by the stages that need them.
 """
+
+__layer__ = "pipeline"  # dataset construction (tests/test_layering.py)

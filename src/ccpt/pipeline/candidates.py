@@ -24,8 +24,8 @@ from typing import Any
 from ccpt.graph import ConceptGraph, SqliteConceptGraph
 from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_bool, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
+from ccpt.pipeline.progress import gather_with_progress
 from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows
-from ccpt.progress import gather_with_progress
 from ccpt.prompts import render_template
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT
 

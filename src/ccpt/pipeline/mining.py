@@ -18,7 +18,7 @@ from ccpt.pipeline.comparatives import FALSE_FRIENDS, compile_false_friends, min
 from ccpt.pipeline.corpus import Document, iter_documents
 from ccpt.pipeline.engine import ENGINES, RaySource, merge_counts, run_process_pool, run_ray
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage
-from ccpt.progress import Progress
+from ccpt.pipeline.progress import Progress
 
 COMPARATIVES = "comparatives.jsonl"
 COMBINATIONS = "combinations.jsonl"

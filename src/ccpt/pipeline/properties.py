@@ -22,7 +22,7 @@ from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
 from ccpt.pipeline.mining import COMBINATIONS
 from ccpt.pipeline.plausibility import VERA_THRESHOLD, PlausibilityScorer, make_scorer, statement
-from ccpt.progress import gather_with_progress
+from ccpt.pipeline.progress import gather_with_progress
 from ccpt.prompts import render_template
 
 PROPERTIES = "properties.jsonl"

@@ -18,6 +18,8 @@ from string import Template
 
 from ccpt.spec import TASK_SPECS, TASKS, TaskName
 
+__layer__ = "core"  # prompts as data (tests/test_layering.py)
+
 
 @functools.cache
 def _template(name: str) -> Template:

@@ -1,7 +1,9 @@
 """Reports: the paper's tables from the tidy results table, rendered as markdown, LaTeX, CSV, JSON or HTML.
 
-- :mod:`~ccpt.report.tables` computes the numbers (Tables 3/4, 5, 6, 7, failures) into a :class:`Report`;
+- :mod:`~ccpt.report.tables` computes the numbers (Tables 3/4, 5, 6, 7, failures);
 - :mod:`~ccpt.report.display` turns each table into one display table that every renderer prints;
+- :mod:`~ccpt.report.build` holds them in a :class:`Report` (:func:`build_report`; :func:`report_from_paths` from result
+  files, as the CLI does), above the tables and their views;
 - :mod:`~ccpt.report.markdown`, :mod:`~ccpt.report.latex`, :mod:`~ccpt.report.records` (CSV, JSON) and
   :mod:`~ccpt.report.html` render it; :func:`render` picks one;
 - :mod:`~ccpt.report.compare` is ``ccpt compare`` (paired differences between two runs);
@@ -12,6 +14,7 @@ Definitions: docs/metrics.md.
 
 from __future__ import annotations
 
+from ccpt.report.build import Report, build_report, report_from_paths
 from ccpt.report.compare import Comparison, compare_runs
 from ccpt.report.display import (
     Cell,
@@ -45,12 +48,10 @@ from ccpt.report.tables import (
     Format,
     GenerativeTable,
     IterationTable,
-    Oracle,
-    Report,
+    OracleReduction,
     Row,
     RowKind,
     TypeResult,
-    build_report,
     display_methods,
     failures,
     format_summary,
@@ -70,6 +71,8 @@ from ccpt.report.tables import (
     task_columns,
 )
 from ccpt.spec import TYPE_LABELS
+
+__layer__ = "report"  # reports read results, never eval/ (tests/test_layering.py)
 
 __all__ = [
     "CSV_FIELDS",
@@ -91,7 +94,7 @@ __all__ = [
     "Format",
     "GenerativeTable",
     "IterationTable",
-    "Oracle",
+    "OracleReduction",
     "Report",
     "Row",
     "RowKind",
@@ -123,6 +126,7 @@ __all__ = [
     "render_json",
     "render_latex",
     "render_markdown",
+    "report_from_paths",
     "report_records",
     "score_name",
     "stat_note",

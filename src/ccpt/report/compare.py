@@ -11,7 +11,7 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.report.names import match_method, match_model, model_text, resolve_labels
-from ccpt.report.tables import Oracle, display_methods, per_instance_values, protocols_of
+from ccpt.report.tables import OracleReduction, display_methods, per_instance_values, protocols_of
 from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 
@@ -57,7 +57,7 @@ class Comparison:
         ]
 
 
-def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Oracle) -> pd.Series:
+def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: OracleReduction) -> pd.Series:
     if not TASK_SPECS[task].generative:
         values = frame.assign(correct=(frame["pred_type"] == frame["gold_type"]).astype(float))
         return values.groupby("instance")["correct"].mean()
@@ -80,7 +80,7 @@ def compare_runs(
     tasks: Sequence[str] | None = None,
     metric: str = "score",
     test: Literal["bootstrap", "permutation"] = "permutation",
-    oracle: Oracle = "paper",
+    oracle: OracleReduction = "paper",
     n_resamples: int = 10_000,
     seed: int = 0,
     allow_mixed_protocols: bool = False,

@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import provenance_lines
 from ccpt.report.names import model_text
 from ccpt.report.tables import (
@@ -20,7 +19,6 @@ from ccpt.report.tables import (
     FilterRow,
     GenerativeTable,
     IterationTable,
-    Report,
     TypeResult,
     format_summary,
     oracle_note,
@@ -29,8 +27,12 @@ from ccpt.report.tables import (
     stat_note,
 )
 from ccpt.results import optional
+from ccpt.results.usage import UsageRow
 from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS, method_label
 from ccpt.stats import Summary
+
+if TYPE_CHECKING:
+    from ccpt.report.build import Report  # built above this module (display_tables is one of its views)
 
 # Every renderer draws the same display tables: one builder decides the rows, columns and cell texts of each
 # table, the renderers only escape and decorate. The numbers behind the cells are kept for `to_frame()`.

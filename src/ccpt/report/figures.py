@@ -21,8 +21,9 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ccpt.report.build import Report
 from ccpt.report.names import file_stem, model_text, unique_name
-from ccpt.report.tables import GenerativeTable, Report, Row, score_name
+from ccpt.report.tables import GenerativeTable, Row, score_name
 from ccpt.scoring import Classification
 from ccpt.spec import TASK_SPECS, method_label
 from ccpt.stats import Summary

@@ -6,6 +6,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ccpt.report.build import Report
 from ccpt.report.display import (
     DisplayTable,
     decorate,
@@ -16,7 +17,7 @@ from ccpt.report.display import (
     report_provenance_lines,
     warning_lines,
 )
-from ccpt.report.tables import GenerativeTable, Report
+from ccpt.report.tables import GenerativeTable
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from ccpt.report.build import Report
 from ccpt.report.display import (
     Cell,
     DisplayTable,
@@ -22,7 +23,7 @@ from ccpt.report.display import (
     report_provenance_lines,
 )
 from ccpt.report.names import file_stem, model_text, unique_name
-from ccpt.report.tables import RUN_ROW, GenerativeTable, Report, stat_note
+from ccpt.report.tables import RUN_ROW, GenerativeTable, stat_note
 from ccpt.spec import TASK_SPECS
 
 PACKAGES = r"% requires \usepackage{booktabs}, \usepackage{graphicx} and \usepackage[table]{xcolor}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ccpt.report.build import Report
 from ccpt.report.display import (
     Cell,
     DisplayTable,
@@ -13,7 +14,7 @@ from ccpt.report.display import (
     preamble_lines,
     report_provenance_lines,
 )
-from ccpt.report.tables import GenerativeTable, Report
+from ccpt.report.tables import GenerativeTable
 
 
 def _md_escape(text: str) -> str:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccpt.jsonout import dumps, strict
 from ccpt.report.display import usage_records
-from ccpt.report.tables import STORED_GOLD_ROW, Report, stat_note
+from ccpt.report.tables import STORED_GOLD_ROW, stat_note
 from ccpt.sheets import neutralise
 from ccpt.spec import GOLD_STORED, TYPE_PREDICTION
 from ccpt.stats import Summary
+
+if TYPE_CHECKING:
+    from ccpt.report.build import Report  # built above this module (report_records is one of its views)
 
 
 def _summary_record(summary: Summary) -> dict[str, Any]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ccpt.errors import CcptError
+from ccpt.report.build import Report
 from ccpt.report.html import render_html
 from ccpt.report.latex import render_latex
 from ccpt.report.markdown import render_markdown
 from ccpt.report.records import render_csv, render_json
-from ccpt.report.tables import FORMATS, Format, Report
+from ccpt.report.tables import FORMATS, Format
 
 
 def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ()) -> str:

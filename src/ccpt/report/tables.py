@@ -1,5 +1,5 @@
 """Paper tables from the tidy results table: Table 3/4 (generative), 5 (type prediction), 6 (SA
-iterations), 7 (filter ablation), the failure counts, and the :class:`Report` that holds them.
+iterations), 7 (filter ablation) and the failure counts (:mod:`~ccpt.report.build` assembles them into a report).
 
 Numbers come from :mod:`ccpt.scoring` (per sample, Multi-Oracle) and :mod:`ccpt.stats` (aggregation); this
 module only groups and ranks. Definitions: docs/metrics.md.
@@ -15,12 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from ccpt.errors import CcptError
-from ccpt.eval.usage import UsageRow
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
-from ccpt.protocol import FILLED, PROTOCOLS, fill_failed_samples
-from ccpt.report.coverage import coverage_warnings
-from ccpt.report.names import model_text, resolve_labels
+from ccpt.protocol import FILLED, PROTOCOLS
+from ccpt.report.names import model_text
 from ccpt.results import optional
 from ccpt.scoring import Classification, Relevances, classify, oracle_per_column, oracle_single_best
 from ccpt.spec import (
@@ -39,10 +36,12 @@ from ccpt.stats import STAT_DESCRIPTIONS, Stat, Summary, summarize
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
-    from ccpt.report.display import DisplayTable
 
 
-Oracle = Literal["paper", "single"]
+# How Multi-Oracle's samples of one instance and seed are reduced to one value per column: "paper" = each column
+# takes its own best sample (ccpt.scoring.oracle_per_column, as the paper's Table 3), "single" = every column
+# comes from the one sample with the best E/C (ccpt.scoring.oracle_single_best).
+OracleReduction = Literal["paper", "single"]
 Format = Literal["markdown", "latex", "csv", "json", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")
 
@@ -134,7 +133,7 @@ class GenerativeTable:
     columns: list[Column]
     rows: list[Row]
     stat: Stat
-    oracle: Oracle
+    oracle: OracleReduction
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -148,7 +147,7 @@ def _is_oracle_group(group: pd.DataFrame) -> bool:
     return bool((group["method"] == MULTI_ORACLE).any() or group.duplicated(["instance", "seed"]).any())
 
 
-def per_instance_values(group: pd.DataFrame, task: str, oracle: Oracle = "paper") -> pd.DataFrame:
+def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction = "paper") -> pd.DataFrame:
     """One row per (instance, seed) with r_hmp, r_np, score; Multi-Oracle groups are reduced with
     :func:`ccpt.scoring.oracle_per_column` (``oracle="paper"``) or :func:`ccpt.scoring.oracle_single_best`."""
     kind = TASK_SPECS[task].kind
@@ -251,7 +250,7 @@ def table3(
     frame: pd.DataFrame,
     *,
     stat: Stat = "sem",
-    oracle: Oracle = "paper",
+    oracle: OracleReduction = "paper",
     dataset: CCPTDataset | None = None,
     rank_scope: Literal["model", "all"] = "model",
     n_boot: int = 10_000,
@@ -353,7 +352,7 @@ class IterationTable:
     cells: dict[tuple[str, int], Summary]
 
 
-def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[IterationTable]:
+def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper") -> list[IterationTable]:
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
     it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
     it["method"] = display_methods(it)  # a no-filter run is a different method for this table
@@ -387,7 +386,7 @@ class FilterRow:
         return self.with_.mean - self.without.mean
 
 
-def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: Oracle = "paper") -> list[FilterRow]:
+def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper") -> list[FilterRow]:
     """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
     sa = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()]
     out: list[FilterRow] = []
@@ -463,133 +462,6 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------- report
-
-
-@dataclass
-class Report:
-    """Everything one ``ccpt report`` prints."""
-
-    stat: Stat
-    oracle: Oracle
-    generative: GenerativeTable | None
-    types: list[TypeResult]
-    iterations: list[IterationTable]
-    filters: list[FilterRow]
-    failures: list[FailureRow]
-    notes: list[str]
-    judge_info: str | None = None
-    examples: pd.DataFrame | None = None
-    provenance: dict[str, Any] | None = None
-    usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
-    labels: dict[str, str] = field(default_factory=dict)  # model id → display name
-    warnings: list[str] = field(default_factory=list)  # printed first by every format, and by the CLI on stderr
-
-    def tables(self) -> dict[str, DisplayTable]:
-        """Every table by key: ``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
-        ``failures``, ``usage`` (model ids, never display names, in the keys; docs/metrics.md, "Python API");
-        each has ``.to_frame(spread=False)``."""
-        from ccpt.report.display import display_tables  # display builds on this module's tables
-
-        return {table.key: table for table in display_tables(self)}
-
-    def model_label(self, model: str) -> str:
-        """The name printed for a model id: its display name, else the id."""
-        return model_text(model, self.labels)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Every number of the report in long format (the rows of ``ccpt report --format csv``)."""
-        from ccpt.report.records import CSV_FIELDS, report_records  # records builds on this module's tables
-
-        return pd.DataFrame(report_records(self), columns=[c for c in CSV_FIELDS if c != "text"])
-
-
-def build_report(
-    frame: pd.DataFrame,
-    *,
-    stat: Stat = "sem",
-    oracle: Oracle = "paper",
-    dataset: CCPTDataset | None = None,
-    judge_info: str | None = None,
-    n_boot: int = 10_000,
-    seed: int = 0,
-    examples_per_group: int = 3,
-    provenance: Mapping[str, Any] | None = None,
-    protocol: str | None = None,
-    labels: Mapping[str, str] | None = None,
-) -> Report:
-    """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
-
-    ``provenance`` is printed with the report; by default it names the models and judges of ``frame``, the
-    dataset read (when ``dataset`` is given) and ``protocol``. ``labels`` maps model ids to the names printed
-    for them (``{"openai/gpt-4o": "GPT-4o"}``); ids stay the keys of tables and records.
-    """
-    if frame.empty:
-        raise CcptError("no results to report", "check the paths given to `ccpt report`")
-    names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
-    notes = list(frame.attrs.get("notes", []))
-    notes.insert(0, protocol_note(frame))
-    if len(protocols_of(frame)) > 1:
-        # Never average runs of two protocols together: each row's model is labelled with its protocol.
-        labelled = frame["protocol"].notna()
-        frame = frame.copy()
-        for model, tag in frame.loc[labelled, ["model", "protocol"]].drop_duplicates().itertuples(index=False):
-            if model in names:  # the display name follows the model id into its protocol-tagged form
-                names[f"{model} [{tag}]"] = f"{names[model]} [{tag}]"
-        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
-    frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
-    gen = generative_rows(frame)
-    generative = (
-        table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
-    )
-    if dataset is None and not gen.empty:
-        notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
-    examples = (
-        frame.groupby(["task", "model", "method"], sort=True, dropna=False).head(examples_per_group)[
-            [c for c in EXAMPLE_COLUMNS if c in frame]
-        ]
-        if examples_per_group
-        else None
-    )
-    types = table5(frame, stat=stat, n_boot=n_boot, seed=seed)
-    filters = table7(frame, stat=stat, oracle=oracle)
-    return Report(
-        stat=stat,
-        oracle=oracle,
-        generative=generative,
-        types=types,
-        iterations=table6(frame, stat=stat, oracle=oracle),
-        filters=filters,
-        failures=failures(frame),
-        notes=notes,
-        judge_info=judge_info,
-        examples=examples,
-        provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
-        labels=names,
-        warnings=coverage_warnings(generative, types, filters, names),
-    )
-
-
-# The per-sample fields of the example answers: what was asked, what came back, and how it was scored.
-EXAMPLE_COLUMNS: tuple[str, ...] = (
-    "task",
-    "model",
-    "method",
-    "seed",
-    "instance",
-    "combination",
-    "property",
-    "answer_raw",
-    "answer",
-    "r_np",
-    "r_hmp",
-    "score",
-    "judge",
-    "gold_type",
-    "pred_type",
-)
-
-
 def frame_provenance(
     frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str | None = None
 ) -> dict[str, Any]:
@@ -631,7 +503,7 @@ def stat_note(stat: Stat) -> str:
     return STAT_DESCRIPTIONS[stat] + "; values are ×100 (percent)."
 
 
-def oracle_note(oracle: Oracle) -> str:
+def oracle_note(oracle: OracleReduction) -> str:
     """How Multi-Oracle rows were computed."""
     if oracle == "paper":
         return "Multi-Oracle: per instance and seed each column takes its own best sample (paper convention)."

@@ -2,7 +2,9 @@
 
 Readers:
 - :func:`from_reference_csv` (:mod:`~ccpt.results.authors`) — the authors' stored result files;
-- :func:`from_inspect_logs` (:mod:`~ccpt.results.inspect_logs`) — Inspect eval logs written by ccpt's tasks;
+- :func:`from_inspect_logs` (:mod:`~ccpt.results.inspect_logs`) — Inspect eval logs written by ccpt's tasks
+  (:func:`read_logs` there is the one reader of log files: token accounting, :mod:`~ccpt.results.usage`, and
+  the sweep read logs through it);
 - :func:`load_results` (:mod:`~ccpt.results.load`) — any mix of the two and of exported tidy tables.
 
 Columns are :data:`ccpt.rows.COLUMNS`, the fields of the per-sample record (docs/metrics.md, "Per-sample
@@ -14,10 +16,18 @@ implementation of the metric. Notes about the import (e.g. how instance ids were
 from __future__ import annotations
 
 from ccpt.results.authors import REFERENCE_PROTOCOL, from_reference_csv
-from ccpt.results.inspect_logs import UnreadableLog, from_inspect_logs, rows_from_metadata, unreadable_line
-from ccpt.results.load import LOG_SUFFIXES, export, from_tidy, load_results
+from ccpt.results.inspect_logs import (
+    LOG_SUFFIXES,
+    UnreadableLog,
+    from_inspect_logs,
+    rows_from_metadata,
+    unreadable_line,
+)
+from ccpt.results.load import export, from_tidy, load_results
 from ccpt.results.table import LOG_DONE, LOG_JUDGE, RUN_KEY, missing_columns, optional, set_scores, tidy_frame
 from ccpt.rows import COLUMNS
+
+__layer__ = "results"  # reading result files into the tidy table (tests/test_layering.py)
 
 __all__ = [
     "COLUMNS",

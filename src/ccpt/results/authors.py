@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ccpt.answers import parse_answer
 from ccpt.errors import DataError
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
@@ -307,7 +308,7 @@ def _run_rows(
         raw_list = values.get("generated_") or []
         raw = raw_list[index] if index < len(raw_list) else None
         head = instance["root"] or ""
-        parsed = spec.parse(raw, head) if raw is not None else None
+        parsed = parse_answer(spec, raw, head) if raw is not None else None
         # The answer the authors judged (their parsed columns); ours only where they stored none.
         row["answer"] = values.get("answer") or (parsed.value if parsed else None)
         if spec.completes_phrase:
@@ -502,7 +503,7 @@ def _type_prediction_rows(
                 judge=None,
             )
             raw = (values["generated_"] or [None])[0]
-            parsed = TASK_SPECS[TYPE_PREDICTION].parse(raw) if raw is not None else None
+            parsed = parse_answer(TASK_SPECS[TYPE_PREDICTION], raw) if raw is not None else None
             # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
             usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
             row.update(

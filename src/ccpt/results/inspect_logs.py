@@ -1,13 +1,18 @@
-"""Inspect eval logs written by ccpt's tasks, read into the tidy table (one row per sample, epoch and
-Multi-Oracle member); unreadable logs are named and skipped, never fatal.
+"""Inspect eval logs: the one reader of log files (:func:`read_logs`, used by the tidy table, the token
+accounting and the sweep), and the tidy table read from the logs written by ccpt's tasks (one row per sample,
+epoch and Multi-Oracle member). Unreadable logs are named and skipped, never fatal.
+
+A directory can hold the same task run twice (rerun with a larger ``--limit``, or a killed run and its
+resumption): :func:`read_logs` returns logs oldest first, so wherever two logs hold the same run (:func:`run_key`)
+or the same answer, the newest log wins.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -85,25 +90,10 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     recomputed from ``r_np``, ``r_hp``, ``r_mp``. Samples with no ``ccpt`` metadata (e.g. errored samples)
     become a row with ``parse_ok=False`` and ``parse_error="sample error: …"`` so failures are counted.
     """
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
     root = Path(log_dir)
-    if root.is_file():
-        locations = [str(root)]
-    elif root.is_dir():
-        locations = [info.name for info in list_eval_logs(str(root), recursive=True)]
-    else:
-        raise DataError(f"{root}: no such log file or directory")
+    logs, unreadable = read_logs([root])
     rows: list[dict[str, Any]] = []
-    logs = []
-    unreadable: list[UnreadableLog] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
-    for location in locations:
-        try:
-            logs.append(read_eval_log(location))
-        except Exception as exc:  # truncated zip, bad JSON, foreign file: one bad log must not hide the others
-            unreadable.append(UnreadableLog(str(location).replace("file://", ""), _reason(exc)))
-    logs.sort(key=lambda log: str(log.eval.created))
     for log in logs:
         source = Path(str(log.location).replace("file://", "")).name
         model = str(log.eval.model)
@@ -159,9 +149,9 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     out = tidy_frame(rows)
     out[LOG_JUDGE] = [row.get(LOG_JUDGE) for row in rows]
     out[LOG_DONE] = [row[LOG_DONE] for row in rows]
-    # A directory can hold the same run twice (rerun with a larger --limit, or a killed run and its resumption):
-    # the newest log wins, so no answer is counted twice. Rows of an interrupted log (status started or
-    # cancelled) that its resumption replaced are simply superseded; repeats of finished runs get a note.
+    # The same answer in two logs (see read_logs): the newest log wins, so no answer is counted twice. Rows of an
+    # interrupted log (status started or cancelled) that its resumption replaced are simply superseded; repeats
+    # of finished runs get a note.
     repeated = out.duplicated(subset=list(RUN_KEY), keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     out = out[~repeated].reset_index(drop=True)
@@ -207,3 +197,52 @@ def unreadable_line(logs: Sequence[UnreadableLog]) -> str:
     """One line naming every unreadable log and why, e.g. for a warning on stderr."""
     named = "; ".join(f"{log.path}: {log.reason}" for log in logs)
     return f"{len(logs)} unreadable log file{'s' if len(logs) != 1 else ''} ({named})"
+
+
+LOG_SUFFIXES = (".eval", ".json")
+
+
+class InspectLogs(NamedTuple):
+    """Inspect logs as read by :func:`read_logs`: the readable ones oldest first, and the ones that were not."""
+
+    logs: list[Any]  # inspect_ai.log.EvalLog, oldest first (by creation time)
+    unreadable: list[UnreadableLog]
+
+
+def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> InspectLogs:
+    """Read every Inspect log under ``paths`` (each a log file or a directory searched recursively), oldest
+    first by creation time, so that the newest log of a run comes last and wins.
+
+    A log that cannot be read (truncated by a kill, bad JSON, a foreign file) is named in ``unreadable`` and
+    skipped: one bad log must not hide the others. ``header_only`` reads no samples.
+    """
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    locations: list[str] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_file():
+            locations.append(str(path))
+        elif path.is_dir():
+            locations += [info.name for info in list_eval_logs(str(path), recursive=True)]
+        else:
+            raise DataError(f"{path}: no such log file or directory")
+    logs, unreadable = [], []
+    for location in locations:
+        try:
+            logs.append(read_eval_log(location, header_only=header_only))
+        except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
+            unreadable.append(UnreadableLog(location.replace("file://", ""), _reason(exc)))
+    logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order
+    return InspectLogs(logs, unreadable)
+
+
+def run_key(log: Any) -> tuple[str, str, str, str]:
+    """What makes two logs the same task run: task, model, task arguments and judge (the grader role)."""
+    roles = log.eval.model_roles or {}
+    return (
+        str(log.eval.task),
+        str(log.eval.model),
+        repr(sorted((log.eval.task_args or {}).items())),
+        str(roles["grader"].model) if "grader" in roles else "",
+    )

@@ -12,15 +12,12 @@ import pandas as pd
 from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
-from ccpt.results.inspect_logs import UnreadableLog, from_inspect_logs
+from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
-
-
-LOG_SUFFIXES = (".eval", ".json")
 
 
 def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:

@@ -9,3 +9,5 @@
 
 Import the submodule you need: pydantic builds each schema on first use, so ``import ccpt`` stays cheap.
 """
+
+__layer__ = "core"  # schemas/pipeline.py and schemas/docs.py declare their own layer (tests/test_layering.py)

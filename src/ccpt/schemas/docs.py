@@ -14,6 +14,8 @@ from typing import Any
 
 from ccpt.schemas.base import DERIVED, KEY, NONEMPTY, REQUIRED_TEXT, ROLE, FileFormat, TableSchema
 
+__layer__ = "pipeline"  # it documents the pipeline TOML too, so it imports the pipeline (tests/test_layering.py)
+
 INTRO = """# File schemas
 
 Every file ccpt reads has one declared schema, in `src/ccpt/schemas/`; this page is generated from those

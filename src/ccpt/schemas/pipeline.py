@@ -25,6 +25,8 @@ from ccpt.pipeline.properties import PROPERTIES_PER_COMBINATION, PlausibilityOpt
 from ccpt.schemas.base import FileFormat, location, one_line, read_toml
 from ccpt.spec import GENERATIVE_TASKS
 
+__layer__ = "pipeline"  # built from the pipeline's own option classes (tests/test_layering.py)
+
 Positive = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[int, Field(ge=0)]
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]

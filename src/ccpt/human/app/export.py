@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccpt.human_app.store import Store
-from ccpt.human_app.studies import ANNOTATION, RATING, SOLVER, Study
-from ccpt.human_eval import SOLVER_COLUMNS
+from ccpt.human.app.store import Store
+from ccpt.human.app.studies import ANNOTATION, RATING, SOLVER, Study
+from ccpt.human.sheets import SOLVER_COLUMNS
 from ccpt.pipeline.annotation import ANSWER_COLUMNS
 from ccpt.pipeline.manifest import atomic_path, atomic_text
 from ccpt.sheets import neutralise_row

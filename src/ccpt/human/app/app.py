@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ccpt.human_app.export import ExportResult, export_answers
-from ccpt.human_app.store import Annotator, Assignment, Busy, Store
-from ccpt.human_app.studies import (
+from ccpt.human.app.export import ExportResult, export_answers
+from ccpt.human.app.store import Annotator, Assignment, Busy, Store
+from ccpt.human.app.studies import (
     ANNOTATION,
     RATING_SCALE,
     RELEVANCE_LABELS,
@@ -131,7 +131,7 @@ class StudyApp:
         self.store = store
         self.items = {(i.study, i.key): i for i in study.items}
         self.env = Environment(
-            loader=PackageLoader("ccpt.human_app", "templates"),
+            loader=PackageLoader("ccpt.human.app", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
         )
         self.env.filters["emphasis"] = emphasis

@@ -12,11 +12,11 @@ from pathlib import Path
 import uvicorn
 
 from ccpt.errors import DataError
-from ccpt.human_app.app import create_app
-from ccpt.human_app.assign import assign
-from ccpt.human_app.export import ExportResult, export_answers
-from ccpt.human_app.store import DB_NAME, Store
-from ccpt.human_app.studies import Study, load_study
+from ccpt.human.app.app import create_app
+from ccpt.human.app.assign import assign
+from ccpt.human.app.export import ExportResult, export_answers
+from ccpt.human.app.store import DB_NAME, Store
+from ccpt.human.app.studies import Study, load_study
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_CONNECTIONS = 64  # open connections at once: a study has tens of annotators

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ccpt.errors import DataError
-from ccpt.human_app.studies import Item
+from ccpt.human.app.studies import Item
 
 
 def assign(items: Sequence[Item], annotators: int) -> list[list[Item]]:

@@ -6,7 +6,8 @@ the cache cost nothing and reached no provider, so their tokens are not counted;
 requests sent to the provider. Inspect records every attempt of a call, a failed one with its error: those are
 the *failed attempts* (each was retried, unless it was the call's last), and the *timed-out* ones among them hit
 ``--timeout`` (Inspect's attempt timeout). A sample present in several logs of one directory (a resumed run) is
-counted once, from the newest log, as in :func:`ccpt.results.from_inspect_logs`. Definitions: docs/metrics.md.
+counted once, from the newest log, as in :func:`ccpt.results.from_inspect_logs` (both read through
+:func:`ccpt.results.inspect_logs.read_logs`). Definitions: docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
+from ccpt.results.inspect_logs import LOG_SUFFIXES, read_logs, run_key
 
 ROLES = ("solver", "judge")
 
@@ -75,33 +77,14 @@ def load_prices(path: str | Path) -> dict[str, Price]:
 
 def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None = None) -> list[UsageRow]:
     """Usage per (model, role) over every readable Inspect log under ``paths`` (files or directories)."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
-    locations: list[str] = []
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            locations += [info.name for info in list_eval_logs(str(path), recursive=True)]
-        elif path.suffix in (".eval", ".json") and path.is_file():
-            locations.append(str(path))
-    logs = []
-    for location in locations:
-        try:
-            logs.append(read_eval_log(location))
-        except Exception:  # unreadable logs are named by the results loader; they cost nothing countable here
-            continue
-    logs.sort(key=lambda log: str(log.eval.created))
+    files = [Path(p) for p in paths]
+    # Unreadable logs are named by the results loader; they cost nothing countable here.
+    logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
     events: dict[tuple[Any, ...], list[Any]] = {}
     for log in logs:
-        roles = log.eval.model_roles or {}
-        identity = (
-            str(log.eval.task),
-            str(log.eval.model),
-            repr(sorted((log.eval.task_args or {}).items())),
-            str(roles["grader"].model) if "grader" in roles else "",
-        )
+        identity = run_key(log)
         for sample in log.samples or []:
-            # Newest log wins: a resumed run's copy of a sample replaces the interrupted run's.
+            # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
             events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
     totals: dict[tuple[str, str], list[int]] = {}
     for model_events in events.values():

@@ -1,0 +1,198 @@
+"""The report: every table of one ``ccpt report``, computed by :mod:`~ccpt.report.tables`, viewed through
+:mod:`~ccpt.report.display` (``report.tables()``) and :mod:`~ccpt.report.records` (``report.to_frame()``).
+
+It sits above the tables and their views, so neither reaches up into the other (no import circle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ccpt.agreement_store import judge_note
+from ccpt.errors import CcptError
+from ccpt.protocol import fill_failed_samples
+from ccpt.report.coverage import coverage_warnings
+from ccpt.report.display import DisplayTable, display_tables
+from ccpt.report.names import model_text, resolve_labels
+from ccpt.report.records import CSV_FIELDS, report_records
+from ccpt.report.tables import (
+    FailureRow,
+    FilterRow,
+    GenerativeTable,
+    IterationTable,
+    OracleReduction,
+    TypeResult,
+    failures,
+    frame_provenance,
+    generative_rows,
+    protocol_note,
+    protocols_of,
+    table3,
+    table5,
+    table6,
+    table7,
+)
+from ccpt.results import LOG_SUFFIXES, load_results
+from ccpt.results.usage import Price, UsageRow, read_usage
+from ccpt.stats import Stat
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+
+@dataclass
+class Report:
+    """Everything one ``ccpt report`` prints."""
+
+    stat: Stat
+    oracle: OracleReduction
+    generative: GenerativeTable | None
+    types: list[TypeResult]
+    iterations: list[IterationTable]
+    filters: list[FilterRow]
+    failures: list[FailureRow]
+    notes: list[str]
+    judge_info: str | None = None
+    examples: pd.DataFrame | None = None
+    provenance: dict[str, Any] | None = None
+    usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
+    labels: dict[str, str] = field(default_factory=dict)  # model id → display name
+    warnings: list[str] = field(default_factory=list)  # printed first by every format, and by the CLI on stderr
+
+    def tables(self) -> dict[str, DisplayTable]:
+        """Every table by key: ``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
+        ``failures``, ``usage`` (model ids, never display names, in the keys; docs/metrics.md, "Python API");
+        each has ``.to_frame(spread=False)``."""
+        return {table.key: table for table in display_tables(self)}
+
+    def model_label(self, model: str) -> str:
+        """The name printed for a model id: its display name, else the id."""
+        return model_text(model, self.labels)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every number of the report in long format (the rows of ``ccpt report --format csv``)."""
+        return pd.DataFrame(report_records(self), columns=[c for c in CSV_FIELDS if c != "text"])
+
+
+def build_report(
+    frame: pd.DataFrame,
+    *,
+    stat: Stat = "sem",
+    oracle: OracleReduction = "paper",
+    dataset: CCPTDataset | None = None,
+    judge_info: str | None = None,
+    n_boot: int = 10_000,
+    seed: int = 0,
+    examples_per_group: int = 3,
+    provenance: Mapping[str, Any] | None = None,
+    protocol: str | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> Report:
+    """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
+
+    ``provenance`` is printed with the report; by default it names the models and judges of ``frame``, the
+    dataset read (when ``dataset`` is given) and ``protocol``. ``labels`` maps model ids to the names printed
+    for them (``{"openai/gpt-4o": "GPT-4o"}``); ids stay the keys of tables and records.
+    """
+    if frame.empty:
+        raise CcptError("no results to report", "check the paths given to `ccpt report`")
+    names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
+    notes = list(frame.attrs.get("notes", []))
+    notes.insert(0, protocol_note(frame))
+    if len(protocols_of(frame)) > 1:
+        # Never average runs of two protocols together: each row's model is labelled with its protocol.
+        labelled = frame["protocol"].notna()
+        frame = frame.copy()
+        for model, tag in frame.loc[labelled, ["model", "protocol"]].drop_duplicates().itertuples(index=False):
+            if model in names:  # the display name follows the model id into its protocol-tagged form
+                names[f"{model} [{tag}]"] = f"{names[model]} [{tag}]"
+        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
+    frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
+    gen = generative_rows(frame)
+    generative = (
+        table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
+    )
+    if dataset is None and not gen.empty:
+        notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
+    examples = (
+        frame.groupby(["task", "model", "method"], sort=True, dropna=False).head(examples_per_group)[
+            [c for c in EXAMPLE_COLUMNS if c in frame]
+        ]
+        if examples_per_group
+        else None
+    )
+    types = table5(frame, stat=stat, n_boot=n_boot, seed=seed)
+    filters = table7(frame, stat=stat, oracle=oracle)
+    return Report(
+        stat=stat,
+        oracle=oracle,
+        generative=generative,
+        types=types,
+        iterations=table6(frame, stat=stat, oracle=oracle),
+        filters=filters,
+        failures=failures(frame),
+        notes=notes,
+        judge_info=judge_info,
+        examples=examples,
+        provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
+        labels=names,
+        warnings=coverage_warnings(generative, types, filters, names),
+    )
+
+
+def report_from_paths(
+    paths: Sequence[str | Path],
+    *,
+    frame: pd.DataFrame | None = None,
+    dataset: CCPTDataset | None = None,
+    stat: Stat = "sem",
+    oracle: OracleReduction = "paper",
+    judge_info: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    generation: Mapping[str, Any] | None = None,
+    prices: Mapping[str, Price] | None = None,
+) -> Report:
+    """The report of the result files under ``paths``: what ``ccpt report`` and the summary of ``ccpt run`` print.
+
+    ``frame`` is their tidy table when the caller has read it already (``load_results(paths, dataset)``).
+    ``judge_info`` defaults to each judge's measured agreement with human ratings (no line without a judge);
+    ``generation`` (a run's sampling settings) joins the provenance block; the token table counts the calls
+    recorded in the Inspect logs among ``paths``, priced with ``prices`` (see :func:`ccpt.results.usage.load_prices`).
+    """
+    if frame is None:
+        frame = load_results(paths, dataset)
+    if judge_info is None:
+        judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
+        judge_info = judge_note(judges) if judges else None
+    block = {**frame_provenance(frame, dataset), "generation": dict(generation)} if generation else None
+    report = build_report(
+        frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info, labels=labels, provenance=block
+    )
+    if any(Path(p).is_dir() or Path(p).suffix in LOG_SUFFIXES for p in paths):  # only Inspect logs record calls
+        report.usage = read_usage(paths, prices)
+    return report
+
+
+# The per-sample fields of the example answers: what was asked, what came back, and how it was scored.
+EXAMPLE_COLUMNS: tuple[str, ...] = (
+    "task",
+    "model",
+    "method",
+    "seed",
+    "instance",
+    "combination",
+    "property",
+    "answer_raw",
+    "answer",
+    "r_np",
+    "r_hmp",
+    "score",
+    "judge",
+    "gold_type",
+    "pred_type",
+)
