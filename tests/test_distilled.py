@@ -355,3 +355,30 @@ def test_mpnet_blocks_match_transformers_on_a_tiny_random_model() -> None:
         expected = reference(input_ids=ids, attention_mask=mask).last_hidden_state
         got = ours({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
     assert torch.allclose(got[mask.bool()], expected[mask.bool()], atol=1e-5)
+
+
+def test_training_cache_files_are_safetensors_and_round_trip(tmp_path: Path) -> None:
+    """Cached frozen states and checkpoints are data only (safetensors + a JSON skeleton), never pickle, and an
+    optimiser's state (int keys, tensors, numbers) comes back equal."""
+    import torch
+
+    from ccpt.judging.cross_encoder import _atomic_save, _load
+
+    layer = torch.nn.Linear(3, 2)
+    optimiser = torch.optim.AdamW(layer.parameters(), lr=1e-3)
+    layer(torch.ones(4, 3)).sum().backward()
+    optimiser.step()
+    state = {"epoch": 2, "order": [3, 1, 2], "head": layer.state_dict(), "optimiser": optimiser.state_dict(),
+             "rng": [3, [1, 2, 3]], "torch_rng": torch.get_rng_state(), "states": [torch.zeros(2, 4), torch.ones(1, 4)]}  # fmt: skip
+    path = tmp_path / "train.safetensors"
+    _atomic_save(state, path)
+    assert path.read_bytes()[8:9] == b"{"  # a safetensors header (JSON), not a pickle or zip
+    back = _load(path)
+    assert back["epoch"] == 2 and back["order"] == [3, 1, 2] and back["rng"] == [3, [1, 2, 3]]
+    assert set(back["optimiser"]["state"]) == set(optimiser.state_dict()["state"])  # int keys survive
+    fresh = torch.optim.AdamW(torch.nn.Linear(3, 2).parameters(), lr=1e-3)
+    fresh.load_state_dict(back["optimiser"])
+    for key, value in optimiser.state_dict()["state"][0].items():
+        assert torch.equal(fresh.state_dict()["state"][0][key], value)
+    assert torch.equal(back["torch_rng"], state["torch_rng"])
+    assert [t.shape for t in back["states"]] == [(2, 4), (1, 4)]

@@ -111,12 +111,56 @@ def _digest(*parts: object) -> str:
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    import torch
+    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors, never pickle.
 
+    The tensors are the file's entries; the nest itself, with each tensor replaced by its entry name, is JSON in
+    the file's metadata. A cache or checkpoint file is then data only: reading it cannot run code (an unpickler
+    would run whatever a writable cache file holds).
+    """
+    import torch
+    from safetensors.torch import save_file
+
+    tensors: dict[str, Any] = {}
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            name = f"t{len(tensors)}"
+            tensors[name] = value.detach().contiguous()
+            return {_TENSOR: name}
+        if isinstance(value, dict):
+            return {"__dict__": [[strip(k), strip(v)] for k, v in value.items()]}  # keys may be ints
+        if isinstance(value, list | tuple):
+            return [strip(v) for v in value]
+        return value
+
+    skeleton = json.dumps(strip(obj))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
+    save_file(tensors, str(tmp), metadata={_SKELETON: skeleton})
     tmp.replace(path)
+
+
+def _load(path: Path) -> Any:
+    """What :func:`_atomic_save` wrote (tensors on the CPU)."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as handle:
+        skeleton = json.loads((handle.metadata() or {})[_SKELETON])
+        tensors = {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 (not a dict)
+
+    def build(value: Any) -> Any:
+        if isinstance(value, dict) and _TENSOR in value:
+            return tensors[value[_TENSOR]]
+        if isinstance(value, dict):
+            return {build(k): build(v) for k, v in value["__dict__"]}
+        if isinstance(value, list):
+            return [build(v) for v in value]
+        return value
+
+    return build(skeleton)
+
+
+_TENSOR, _SKELETON = "__tensor__", "ccpt-skeleton"
 
 
 def lower_states(
@@ -130,11 +174,10 @@ def lower_states(
 
     With ``cache_dir``, the result is read from (or written to) a file keyed by encoder, split and pairs.
     """
-    import torch
 
-    cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.pt" if cache_dir else None
+    cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.safetensors" if cache_dir else None
     if cached is not None and cached.is_file():
-        return list(torch.load(cached, weights_only=True))
+        return list(_load(cached))
     out = _run_lower(encoder, split, texts, batch_size)
     if cached is not None:
         _atomic_save(out, cached)
@@ -215,7 +258,7 @@ def train(
         ya = torch.tensor([0.0 if a is None else a for a in aux], dtype=torch.float32)
         wa = torch.tensor([0.0 if a is None else config.aux_weight for a in aux], dtype=torch.float32) * w
         key = _digest(config_dict(config), list(texts), list(targets), list(weights), aux) if cache_dir else ""
-        checkpoint = cache_dir / f"train-{key}.pt" if cache_dir else None
+        checkpoint = cache_dir / f"train-{key}.safetensors" if cache_dir else None
         first_epoch = _resume(checkpoint, head, optimiser, schedule, rng, order, log)
         step, running = first_epoch * -(-n // config.batch_size), 0.0
         head.train()
@@ -280,7 +323,7 @@ def _resume(
 
     if checkpoint is None or not checkpoint.is_file():
         return 0
-    state = torch.load(checkpoint, weights_only=True)
+    state = _load(checkpoint)
     head.load_state_dict(state["head"])
     optimiser.load_state_dict(state["optimiser"])
     schedule.load_state_dict(state["schedule"])
