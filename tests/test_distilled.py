@@ -368,8 +368,15 @@ def test_training_cache_files_are_safetensors_and_round_trip(tmp_path: Path) -> 
     optimiser = torch.optim.AdamW(layer.parameters(), lr=1e-3)
     layer(torch.ones(4, 3)).sum().backward()
     optimiser.step()
-    state = {"epoch": 2, "order": [3, 1, 2], "head": layer.state_dict(), "optimiser": optimiser.state_dict(),
-             "rng": [3, [1, 2, 3]], "torch_rng": torch.get_rng_state(), "states": [torch.zeros(2, 4), torch.ones(1, 4)]}  # fmt: skip
+    state = {
+        "epoch": 2,
+        "order": [3, 1, 2],
+        "head": layer.state_dict(),
+        "optimiser": optimiser.state_dict(),
+        "rng": [3, [1, 2, 3]],
+        "torch_rng": torch.get_rng_state(),
+        "states": [torch.zeros(2, 4), torch.ones(1, 4)],
+    }
     path = tmp_path / "train.safetensors"
     _atomic_save(state, path)
     assert path.read_bytes()[8:9] == b"{"  # a safetensors header (JSON), not a pickle or zip
