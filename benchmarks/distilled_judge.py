@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from ccpt.dataset import load_dataset
-from ccpt.judging.measure import agreement_ci
+from ccpt.judging.agreement import agreement_ci
 from ccpt.judging.rated_pairs import ROLES, folds, heldout_pairs, training_pairs
 
 

@@ -12,7 +12,7 @@ import pytest
 from ccpt.cli import main
 from ccpt.errors import ModelError
 from ccpt.eval.distilled_provider import NOT_A_JUDGE_PROMPT, judge_model_name, parse_judge_prompt
-from ccpt.judging.measure import agreement_ci
+from ccpt.judging.agreement import agreement_ci
 from ccpt.judging.rated_pairs import heldout_pairs, heldout_records, pair_key, paper300_pairs, training_pairs
 from ccpt.prompts import judge_prompt
 from ccpt.stats import pearson, spearman
@@ -243,17 +243,14 @@ def test_cli_bad_inputs_are_one_line(tmp_path: Path, capsys) -> None:
 
 
 def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None:
-    from ccpt.agreement_store import judge_note, save_measurement
+    from ccpt.judging.agreement import AgreementCI, Measurement, judge_note, save
 
     monkeypatch.setenv("CCPT_HOME", str(tmp_path))
-    save_measurement(
-        "ccpt-distilled/x",
-        {"pearson": 0.5612, "spearman": 0.55, "pearson_ci": [0.52, 0.6], "spearman_ci": [0.51, 0.59], "n": 1305,
-         "pairs": "test", "mode": "text", "measured": "2026-11-22"},
-    )  # fmt: skip
+    result = AgreementCI(0.5612, (0.52, 0.6), 0.55, (0.51, 0.59), 1305, 0, 1000)
+    save(Measurement("ccpt-distilled/x", "test", result, measured="2026-11-22"))
     note = judge_note(["ccpt-distilled/x"])
-    assert "Pearson 0.56 [95% CI 0.52, 0.60], Spearman 0.55 [95% CI 0.51, 0.59]" in note
-    assert "1305 held-out test dataset pairs" in note
+    assert "Pearson 0.56 [0.52, 0.60], Spearman 0.55 [0.51, 0.59]" in note
+    assert "1305 pairs of held-out pair set 'test'" in note
 
 
 # ----------------------------------------------------------------------------------------- calibration

@@ -35,10 +35,6 @@ LAYERS: dict[str, frozenset[str]] = {
     "cli": frozenset({"core", "results", "report", "eval", "pipeline", "human", "cli"}),
 }
 
-# The one import circle left on purpose: judge–human agreement has domain logic in the CLI, which issue 19
-# part 1 (agreement in one home) moves out. Remove this entry when part 1 lands; the test below says when.
-KNOWN_CYCLES: tuple[frozenset[str], ...] = (frozenset({"ccpt.cli.agreement", "ccpt.cli.judge"}),)
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(SRC).with_suffix("").parts)
@@ -244,11 +240,8 @@ def test_report_imports_nothing_from_eval() -> None:
 # ------------------------------------------------------------------------------------------------- circles
 
 
-def test_no_import_circles_but_the_known_one() -> None:
-    found = cycles(_own_edges(import_graph()))
-    assert [sorted(c) for c in found if c not in KNOWN_CYCLES] == []
-    gone = [sorted(c) for c in KNOWN_CYCLES if c not in found]
-    assert gone == [], f"no longer a circle: remove it from KNOWN_CYCLES: {gone}"
+def test_no_import_circles() -> None:
+    assert [sorted(c) for c in cycles(_own_edges(import_graph()))] == []
 
 
 def test_the_circle_finder_finds_circles() -> None:

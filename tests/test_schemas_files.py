@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ccpt.agreement_store import judge_note, measurements, save_measurement, user_store
+from ccpt.judging.agreement import Measurement, agreement_ci, judge_note, measurements, save, user_store
 
-GOOD = {"pearson": 0.5, "spearman": 0.4, "n": 300, "mode": "text", "measured": "2026-01-01"}
+GOOD = {"pearson": 0.5, "spearman": 0.4, "n": 300, "pairs": "test", "mode": "text", "measured": "2026-01-01"}
 
 
 @pytest.fixture
@@ -21,9 +21,10 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        (json.dumps({"judge/x": {**GOOD, "pearson": "high"}}), "entry 'judge/x': pearson: should be a valid number"),
+        (json.dumps({"judge/x": {**GOOD, "pearson": "high"}}), "entry 'judge/x' / 'test': pearson: should be a valid"),
+        (json.dumps({"judge/x": {"test": {**GOOD, "pearson": "high"}}}), "'judge/x' / 'test': pearson"),
         (json.dumps({"judge/x": {**GOOD, "pearson": 1.7}}), "pearson: should be less than or equal to 1"),
-        (json.dumps({"judge/x": {"pearson": 0.5}}), "entry 'judge/x': n: Field required"),
+        (json.dumps({"judge/x": {"pearson": 0.5}}), "entry 'judge/x' / 'all': n: Field required"),
         (json.dumps({"judge/x": {**GOOD, "n": -4}}), "n: should be greater than or equal to 0"),
         (json.dumps({"judge/x": {**GOOD, "pearson_ci": [0.1]}}), "pearson_ci"),
         (json.dumps({"judge/x": 5}), "entry 'judge/x'"),
@@ -36,7 +37,7 @@ def test_a_malformed_store_is_named_in_the_note_not_a_crash(store: Path, content
     store.write_text(content, encoding="utf-8")
     note = judge_note(["judge/x"])
     assert reason in note and "ignored" in note
-    assert "judge/x: agreement with human ratings not measured" in note  # the bad number is never shown
+    assert "judge/x: agreement with human ratings on held-out pairs not measured" in note  # never the bad number
     assert "1.70" not in note
 
 
@@ -44,7 +45,8 @@ def test_a_malformed_entry_of_another_judge_is_not_mentioned_and_good_ones_are_u
     store.write_text(json.dumps({"judge/x": GOOD, "judge/y": {"pearson": "?"}}), encoding="utf-8")
     note = judge_note(["judge/x"])
     assert "judge/x: Pearson 0.50, Spearman 0.40" in note and "judge/y" not in note
-    assert set(measurements()) >= {"judge/x"} and "judge/y" not in measurements()
+    judges = {judge for judge, _ in measurements()}
+    assert "judge/x" in judges and "judge/y" not in judges
 
 
 def test_the_report_of_a_run_survives_a_malformed_store(
@@ -55,17 +57,19 @@ def test_the_report_of_a_run_survives_a_malformed_store(
     store.write_text(json.dumps({"gpt-4o": {"pearson": "high", "n": 3}}), encoding="utf-8")
     assert main(["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv")]) == 0
     out = capsys.readouterr().out
-    assert "entry 'gpt-4o': pearson" in out and "| gpt-4o | Base |" in out
+    assert "entry 'gpt-4o' / 'all': pearson" in out and "| gpt-4o | Base |" in out
 
 
 def test_saving_keeps_other_entries_and_sets_an_unreadable_store_aside(store: Path) -> None:
-    store.write_text(json.dumps({"judge/old": {"pearson": "kept as it was"}}), encoding="utf-8")
-    save_measurement("judge/new", GOOD)
+    new = Measurement("judge/new", "test", agreement_ci([1, 2, 3], [0.1, 0.3, 0.2]), measured="2026-01-01")
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(json.dumps({"judge/old": {"test": {"pearson": "kept as it was"}}}), encoding="utf-8")
+    save(new)
     saved = json.loads(store.read_text(encoding="utf-8"))
-    assert saved == {"judge/old": {"pearson": "kept as it was"}, "judge/new": GOOD}  # not ours to delete
+    assert saved == {"judge/old": {"test": {"pearson": "kept as it was"}}, "judge/new": {"test": new.entry()}}
     store.write_text("{truncated", encoding="utf-8")
-    save_measurement("judge/new", GOOD)
-    assert json.loads(store.read_text(encoding="utf-8")) == {"judge/new": GOOD}
+    save(new)
+    assert json.loads(store.read_text(encoding="utf-8")) == {"judge/new": {"test": new.entry()}}
     assert store.with_name(store.name + ".unreadable").read_text(encoding="utf-8") == "{truncated"
     assert not list(store.parent.glob("*.partial"))  # written atomically, nothing left behind
 

@@ -311,6 +311,11 @@ class PairedComparison:
         return self.min_p <= self.alpha + _TIE
 
 
+def defined(value: float) -> float | None:
+    """``value``, or None for NaN (an undefined statistic is null in JSON and 'undefined' in text)."""
+    return None if math.isnan(value) else value
+
+
 def paired_compare(
     a: Sequence[float],
     b: Sequence[float],

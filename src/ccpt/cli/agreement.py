@@ -1,36 +1,14 @@
-"""`ccpt judge-agreement`: correlation of an LLM judge with the dataset's human relevance ratings (§6.1)."""
+"""`ccpt judge-agreement`: correlation of a judge with the dataset's human relevance ratings (§6.1, Figure 4)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 
 from ccpt.cli.options import SEED
-from ccpt.errors import CcptError
-
-
-def live_scores(model: str, mode: str, pairs: list) -> list[float | None]:
-    """Judge every pair with ``model`` through ccpt's judge (the same code path as the benchmark's scorer).
-
-    ``pairs``: objects with ``concept`` and ``property`` attributes, or (concept, property) tuples.
-    """
-    import asyncio
-
-    from inspect_ai.model import get_model
-
-    from ccpt.eval.judge import Judge, score_pairs
-    from ccpt.eval.sweep import error_text
-
-    try:
-        judge = Judge(get_model(model), mode=mode)  # type: ignore[arg-type]
-    except CcptError:
-        raise
-    except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys
-        raise CcptError(f"cannot load judge model {model!r}: {error_text(exc)}") from None
-    texts = [p if isinstance(p, tuple) else (p.concept, p.property) for p in pairs]
-    judgements = asyncio.run(score_pairs(judge, texts))
-    return [j.relevance for j in judgements]
+from ccpt.judging.rated_pairs import PAIR_SETS
 
 
 def _check_figure(figure: Path) -> None:
@@ -46,13 +24,19 @@ def _check_figure(figure: Path) -> None:
     ensure_writable_dir(figure.parent, "--figure")
 
 
+def _command(judge: str | None, pairs: str, rows: int | None, seed: int) -> str:
+    words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else []), f"--pairs {pairs}"]
+    return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])
+
+
 @click.command("judge-agreement")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
     "--judge",
     "judge_model",
     default=None,
-    help="Inspect model to judge with (default: GPT-4o scores stored in the dataset, offline).",
+    help="Judge to measure: distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, … (default: the GPT-4o scores stored in "
+    "the dataset, offline).",
 )
 @click.option(
     "--judge-mode",
@@ -61,22 +45,22 @@ def _check_figure(figure: Path) -> None:
     help="How to read the judge's score (see `ccpt run --help`). Default: expected for gguf judges, else text.",
 )
 @click.option(
+    "--pairs",
+    "pair_set_name",
+    type=click.Choice(PAIR_SETS),
+    default=None,
+    help="The pairs (docs/judge.md): test = N/H/M pairs of every task's test rows (1,305); paper300 = 100 of those "
+    "rows (300 pairs, the paper's size); all = every rated pair, training rows included (in-sample for the "
+    "distilled judge: saved, never quoted in reports). Default: paper300 with --judge, test offline.",
+)
+@click.option(
     "--n",
     "n_rows",
     type=click.IntRange(min=1),
     default=None,
-    help="Rows to sample (half emergent, half canceled; 3 pairs each). "
-    "Default: all rows offline, 100 with --judge (the paper's 300 pairs).",
+    help="Measure on a seeded sample of this many rows of the pair set (half emergent, half canceled; 3 pairs each).",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option(
-    "--pairs",
-    "pair_set_name",
-    type=click.Choice(["test", "all", "paper300"]),
-    default=None,
-    help="Held-out pair sets with bootstrap 95% CIs (docs/judge.md): test = N/H/M pairs of every task's test "
-    "rows; paper300 = 100 of those rows (300 pairs); all = every rated pair (training rows included).",
-)
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the row sample and the bootstrap.")
 @click.option(
     "--figure",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -88,78 +72,73 @@ def command(
     data_dir: Path | None,
     judge_model: str | None,
     judge_mode: str | None,
+    pair_set_name: str | None,
     n_rows: int | None,
     seed: int,
     figure: Path | None,
     fmt: str,
-    pair_set_name: str | None = None,
 ) -> None:
-    """Pearson and Spearman between a judge's relevance and the mean of the 3 human Likert ratings.
+    """Pearson and Spearman (95% bootstrap CIs) between a judge's relevance and the mean human Likert rating.
 
-    Pairs: (noun phrase, property), (head, property), (modifier, property) of the emergent and canceled
-    rows.
+    Pairs: (noun phrase, property), (head, property), (modifier, property) of the chosen rows. A live judge's
+    measurement is saved for reports under (judge, pair set); reports quote only held-out pair sets.
     """
-    from ccpt.agreement import agreement, format_correlation, pairs_from_dataset, with_judge_scores
     from ccpt.dataset import load_dataset
+    from ccpt.judging.agreement import format_correlation, measure, save
+    from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
 
     if figure is not None:  # before any judge call: a bad figure path is one line, not a lost measurement
         _check_figure(figure)
     ds = load_dataset(data_dir)
-    if judge_model is not None:
+    name = pair_set_name or ("paper300" if judge_model else "test")
+    pairs = pair_set(ds, name, seed, rows=n_rows)
+    started = time.monotonic()
+    if judge_model is None:
+        judge, mode = "gpt-4o (stored in the dataset)", "text"
+        scores = stored_gpt4o(ds, pairs)
+    else:
         from ccpt.eval.distilled_provider import judge_model_name
+        from ccpt.eval.judge import default_judge_mode, live_scores
 
-        judge_model = judge_model_name(judge_model)
-    if pair_set_name is not None:
-        from ccpt.cli.judge import rated_agreement
-
-        rated_agreement(ds, pair_set_name, judge_model, judge_mode, seed, fmt)
-        return
-    if judge_model is not None and n_rows is None:
-        n_rows = 100
-    pairs = pairs_from_dataset(ds, n=n_rows, seed=seed)
-    judge_name = "gpt-4o (stored in the dataset)"
-    if judge_model is not None:
-        judge_mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
-        pairs = with_judge_scores(pairs, live_scores(judge_model, judge_mode, pairs))
-        judge_name = judge_model
-    result = agreement(pairs)
-    if judge_model is not None and result.pearson is not None and result.spearman is not None:
-        from datetime import date
-
-        from ccpt.agreement_store import save_measurement
-
-        save_measurement(judge_model, {
-            "pearson": round(result.pearson, 4), "spearman": round(result.spearman, 4), "n": result.n,
-            "n_missing": result.n_missing, "mode": judge_mode, "rows": n_rows, "seed": seed,
-            "measured": date.today().isoformat(),
-            "command": f"ccpt judge-agreement --judge {judge_model} --judge-mode {judge_mode} --n {n_rows} "
-            f"--seed {seed}",
-        })  # fmt: skip
+        judge = judge_model_name(judge_model)
+        mode = judge_mode or default_judge_mode(judge)
+        scores = live_scores(judge, mode, [(p.concept, p.property) for p in pairs])  # type: ignore[arg-type]
+    found = measure(
+        judge,
+        name,  # type: ignore[arg-type]
+        pairs,
+        scores,
+        mode=mode,
+        rows=n_rows,
+        seed=seed,
+        seconds=round(time.monotonic() - started, 1),
+        command=_command(judge_model and judge, name, n_rows, seed),
+    )
+    if judge_model is not None and found.result.pearson is not None:
+        save(found)
     if figure is not None:
         from ccpt.report import figures as figs
 
-        scored = [p for p in pairs if p.judge is not None]
-        fig = figs.judge_human_scatter([p.human_relevance for p in scored], [p.judge for p in scored], seed=seed)
+        scored = [(p.target, s) for p, s in zip(pairs, scores, strict=True) if s is not None]
+        fig = figs.judge_human_scatter([h for h, _ in scored], [s for _, s in scored], seed=seed)
         figs.save_as(fig, figure)
         figs.close(fig)
     if fmt == "json":
         from ccpt.jsonout import dumps, provenance
 
-        payload = {
-            "judge": judge_name,
-            "judge_mode": judge_mode,
-            "pearson": result.pearson,  # NaN (e.g. a constant judge) is written as null
-            "spearman": result.spearman,
-            "n": result.n,
-            "n_missing": result.n_missing,
-            "rows": n_rows,
-            "seed": seed,
-            "provenance": provenance(judges=[judge_model or "gpt-4o (stored)"], data_dir=ds.source or None),
-        }
+        block = provenance(judges=[judge], data_dir=ds.source or None)
+        payload = {"judge": judge, "held_out": found.held_out, **found.entry(), "provenance": block}
         click.echo(dumps(payload, indent=None))
         return
+    result = found.result
+    missing = f" ({result.n_missing} without a judge score left out)" if result.n_missing else ""
+    in_sample = "" if found.held_out else " (training rows included: in-sample for the distilled judge)"
     click.echo(
-        f"judge {judge_name} vs mean human rating: Pearson {format_correlation(result.pearson)}, "
-        f"Spearman {format_correlation(result.spearman)}, "
-        f"n = {result.n} pairs" + (f" ({result.n_missing} without a judge score left out)" if result.n_missing else "")
+        f"judge {judge} vs mean human rating on {name} pairs{in_sample}: Pearson "
+        f"{format_correlation(result.pearson)}{_ci(result.pearson_ci)}, Spearman "
+        f"{format_correlation(result.spearman)}{_ci(result.spearman_ci)}, n = {result.n}{missing}"
     )
+
+
+def _ci(interval: tuple[float, float] | None) -> str:
+    return "" if interval is None else f" [95% CI {interval[0]:.3f}, {interval[1]:.3f}]"

@@ -80,10 +80,10 @@ def import_solver(
         from inspect_ai.model import get_model
 
         from ccpt.eval.distilled_provider import judge_model_name
-        from ccpt.eval.judge import Judge
+        from ccpt.eval.judge import Judge, default_judge_mode
 
         judge_model = judge_model_name(judge_model)
-        mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
+        mode = judge_mode or default_judge_mode(judge_model)
         judge = Judge(get_model(judge_model), mode=mode)  # type: ignore[arg-type]
 
         async def relevance(concept: str, prop: str) -> float | None:

@@ -6,15 +6,11 @@ import csv
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from ccpt.errors import DataError
 from ccpt.sheets import neutralise
-
-if TYPE_CHECKING:
-    from ccpt.dataset import CCPTDataset
 
 
 @click.group("judge")
@@ -134,17 +130,17 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
 
     A pair the judge fails on gets an empty relevance and is counted; nothing is filled in.
     """
-    from ccpt.cli.agreement import live_scores
     from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.eval.judge import default_judge_mode, live_scores
     from ccpt.outputs import atomic_path, refuse_inputs
 
     refuse_inputs(out, [pairs_csv], "--out")
     header, rows, usable, rejected = _read_pairs(pairs_csv)
     model = judge_model_name(judge_model)
-    mode = judge_mode or ("expected" if model.startswith("gguf/") else "text")
+    mode = judge_mode or default_judge_mode(model)
     started = time.monotonic()
     pairs = [(r["concept"].strip(), r["property"].strip()) for r, ok in zip(rows, usable, strict=True) if ok]
-    judged = iter(live_scores(model, mode, pairs) if pairs else [])
+    judged = iter(live_scores(model, mode, pairs) if pairs else [])  # type: ignore[arg-type]
     # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
     scores = [next(judged) if ok else None for ok in usable]
     elapsed = time.monotonic() - started
@@ -159,49 +155,3 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
         f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
         f"{failed} failed (empty relevance){skipped if rejected else ''} → {out}"
     )
-
-
-def rated_agreement(
-    ds: CCPTDataset, pair_set_name: str, judge_model: str | None, judge_mode: str | None, seed: int, fmt: str
-) -> None:
-    """`ccpt judge-agreement --pairs …`: agreement with bootstrap CIs on a named pair set; saved for reports."""
-    import json
-    from datetime import date
-
-    from ccpt.cli.agreement import live_scores
-    from ccpt.judging.measure import agreement_ci
-    from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
-
-    pairs = pair_set(ds, pair_set_name, seed)
-    started = time.monotonic()
-    if judge_model is None:
-        name, mode = "gpt-4o (stored in the dataset)", "text"
-        scores = stored_gpt4o(ds, pairs)
-    else:
-        name = judge_model
-        mode = judge_mode or ("expected" if judge_model.startswith("gguf/") else "text")
-        scores = live_scores(judge_model, mode, pairs)
-    seconds = time.monotonic() - started
-    result = agreement_ci([p.human for p in pairs], scores, seed=seed)
-    entry = {
-        **result.as_dict(),
-        "pairs": pair_set_name,
-        "mode": mode,
-        "seed": seed,
-        "seconds": round(seconds, 1),
-        "measured": date.today().isoformat(),
-        "command": f"ccpt judge-agreement --judge {judge_model} --pairs {pair_set_name} --seed {seed}"
-        if judge_model
-        else f"ccpt judge-agreement --pairs {pair_set_name} --seed {seed}",
-    }
-    if judge_model is not None:
-        from ccpt.agreement_store import save_measurement
-
-        save_measurement(
-            judge_model, {**entry, "pearson": round(result.pearson, 4), "spearman": round(result.spearman, 4)}
-        )
-    if fmt == "json":
-        click.echo(json.dumps({"judge": name, **entry}))
-        return
-    missing = f" ({result.n_missing} without a judge score left out)" if result.n_missing else ""
-    click.echo(f"judge {name} vs mean human rating on {pair_set_name} pairs: {result.line()}, n = {result.n}{missing}")

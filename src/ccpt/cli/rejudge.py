@@ -59,11 +59,12 @@ def command(
     from ccpt.cli.report import _dataset
     from ccpt.cli.run import _key_values
     from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.rejudge import run_rejudge
     from ccpt.eval.sweep import judge_model, preflight
 
     judge = judge_model_name(judge_name)
-    mode = judge_mode or ("expected" if judge.startswith("gguf/") else "text")
+    mode = judge_mode or default_judge_mode(judge)
     args = _key_values(judge_args, "--judge-arg")
     if not no_preflight:
         preflight([], [judge], logprobs=mode == "expected", judge_args=args)

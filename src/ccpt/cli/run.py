@@ -277,12 +277,14 @@ def command(
     )
     if models:
         sweep.models = list(models)
+    from ccpt.eval.judge import default_judge_mode
+
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
         from ccpt.eval.distilled_provider import judge_model_name
 
         sweep.judge = judge_model_name(judge_name)
-    sweep.judge_mode = judge_mode or ("expected" if (sweep.judge or "").startswith("gguf/") else "text")
+    sweep.judge_mode = judge_mode or default_judge_mode(sweep.judge)
     if tasks:
         sweep.tasks = list(tasks)
     if methods:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -305,3 +306,26 @@ class Judge:
 async def score_pairs(judge: Judge, pairs: list[tuple[str, str]]) -> list[Judgement]:
     """Judge many (concept, property) pairs concurrently (used by judge–human agreement)."""
     return list(await asyncio.gather(*(judge.relevance(c, p) for c, p in pairs)))
+
+
+def default_judge_mode(model: str | None) -> JudgeMode:
+    """How to read a judge's score when the user did not say: the expected score over the digits' probabilities
+    for a local GGUF judge (small models put real mass on neighbouring digits), the reply's text otherwise."""
+    return "expected" if (model or "").startswith("gguf/") else "text"
+
+
+def live_scores(model: str, mode: JudgeMode, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+    """Judge every (concept, property) pair with the Inspect model ``model`` through ccpt's judge (the
+    benchmark's scorer's code path); a pair the judge failed on is ``None``."""
+    from inspect_ai.model import get_model
+
+    from ccpt.errors import CcptError
+
+    try:
+        judge = Judge(get_model(model), mode=mode)
+    except CcptError:
+        raise
+    except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys
+        raise CcptError(f"cannot load judge model {model!r}: {error_text(exc)}") from None
+    judgements = asyncio.run(score_pairs(judge, list(pairs)))
+    return [j.relevance for j in judgements]

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
-from ccpt.agreement import defined, format_correlation
 from ccpt.errors import DataError
+from ccpt.judging.agreement import format_correlation
 from ccpt.outputs import atomic_write_text
 from ccpt.prompts import human_question
 from ccpt.results import optional
@@ -35,7 +35,7 @@ from ccpt.schemas.sheets import JUDGED_ROLES
 from ccpt.scoring import Relevances, relevance_from_score
 from ccpt.sheets import read_sheet_rows, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
-from ccpt.stats import krippendorff_alpha_interval, pearson, spearman
+from ccpt.stats import defined, krippendorff_alpha_interval, pearson, spearman
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset

@@ -17,14 +17,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ccpt.agreement import LIKERT_MAX, LIKERT_MIN, Role
-
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset, PropertyType, Record
 
-PairSet = Literal["test", "all", "paper300"]
-PAIR_SETS: tuple[PairSet, ...] = ("test", "all", "paper300")
+Role = Literal["combination", "head", "modifier"]
 ROLES: tuple[Role, ...] = ("combination", "head", "modifier")
+LIKERT_MIN, LIKERT_MAX = 1, 5
+
+PairSet = Literal["test", "paper300", "all"]
+PAIR_SETS: tuple[PairSet, ...] = ("test", "paper300", "all")
+# The sets with no pair of the distilled judge's training pool: the only ones a report quotes as a judge's
+# agreement. ``all`` holds training rows, so for the distilled judge it is an in-sample figure.
+HELDOUT_PAIR_SETS: tuple[PairSet, ...] = ("test", "paper300")
+PAPER_ROWS = 100  # the paper's 50 emergent + 50 canceled rows → 300 pairs (§6.1)
 
 
 @dataclass(frozen=True)
@@ -94,32 +99,42 @@ def heldout_pairs(ds: CCPTDataset) -> list[RatedPair]:
     return _pairs(heldout_records(ds))
 
 
-def paper300_pairs(ds: CCPTDataset, seed: int = 0) -> list[RatedPair]:
-    """The paper-sized sample drawn from test rows only: 50 emergent + 50 canceled test rows → 300 pairs."""
-    rows = heldout_records(ds)
-    rng = random.Random(seed)
-    emergent = [r for r in rows if r.type == "emergent"]
-    canceled = [r for r in rows if r.type == "canceled"]
-    chosen = rng.sample(emergent, min(50, len(emergent))) + rng.sample(canceled, min(50, len(canceled)))
-    return _pairs(chosen)
-
-
 def all_pairs(ds: CCPTDataset) -> list[RatedPair]:
     """Every rated pair of the emergent, canceled and component files (training rows included)."""
     return _pairs([*ds.emergent, *ds.canceled, *ds.component])
 
 
-def pair_set(ds: CCPTDataset, name: str, seed: int = 0) -> list[RatedPair]:
-    """One of the named evaluation sets (``test``, ``all``, ``paper300``)."""
-    if name == "test":
-        return heldout_pairs(ds)
-    if name == "paper300":
-        return paper300_pairs(ds, seed)
-    if name == "all":
-        return all_pairs(ds)
+def sample_rows(rows: Sequence[Record], n: int, seed: int = 0) -> list[Record]:
+    """``n`` of ``rows`` drawn as the paper drew its sample: half emergent, half canceled (the odd one emergent),
+    seeded; fewer when a type has fewer rows. The one sampler of rated pairs."""
+    rng = random.Random(seed)
+    emergent = [r for r in rows if r.type == "emergent"]
+    canceled = [r for r in rows if r.type == "canceled"]
+    return rng.sample(emergent, min(n // 2 + n % 2, len(emergent))) + rng.sample(canceled, min(n // 2, len(canceled)))
+
+
+def paper300_pairs(ds: CCPTDataset, seed: int = 0) -> list[RatedPair]:
+    """The paper-sized sample drawn from test rows only: 50 emergent + 50 canceled test rows → 300 pairs."""
+    return _pairs(sample_rows(heldout_records(ds), PAPER_ROWS, seed))
+
+
+def pair_set(ds: CCPTDataset, name: str, seed: int = 0, rows: int | None = None) -> list[RatedPair]:
+    """The pairs of one named set (``test``, ``paper300``, ``all``), or of a sample of ``rows`` of its rows."""
     from ccpt.errors import DataError
 
-    raise DataError(f"unknown pair set {name!r}; choose one of {', '.join(PAIR_SETS)}")
+    if name not in PAIR_SETS:
+        raise DataError(f"unknown pair set {name!r}; choose one of {', '.join(PAIR_SETS)}")
+    if rows is None and name == "paper300":
+        return paper300_pairs(ds, seed)
+    records = heldout_records(ds) if name in HELDOUT_PAIR_SETS else [*ds.emergent, *ds.canceled, *ds.component]
+    return _pairs(records if rows is None else sample_rows(records, rows, seed))
+
+
+def sample_id(name: str, rows: int | None, seed: int) -> str:
+    """A pair set's identity in the agreement store: its name, plus the sample of rows if one was drawn."""
+    if rows is None:
+        return name if name != "paper300" or seed == 0 else f"{name}/seed={seed}"
+    return f"{name}/rows={rows}/seed={seed}"
 
 
 def training_pairs(ds: CCPTDataset) -> list[RatedPair]:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.agreement_store import judge_note
 from ccpt.errors import CcptError
+from ccpt.judging.agreement import judge_note
 from ccpt.protocol import fill_failed_samples
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.display import DisplayTable, display_tables

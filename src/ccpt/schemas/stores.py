@@ -47,7 +47,8 @@ class AgreementEntry(BaseModel):
     spearman: Correlation | None = Field(None, description="Spearman ρ (null: undefined)")
     pearson_ci: tuple[Correlation, Correlation] | None = Field(None, description="95% bootstrap CI of r")
     spearman_ci: tuple[Correlation, Correlation] | None = Field(None, description="95% bootstrap CI of ρ")
-    pairs: str | None = Field(None, description="the pair set (test, paper300, all)")
+    pairs: str | None = Field(None, description="the pair set (test, paper300, all); reports quote test, paper300")
+    rows: Count | None = Field(None, description="rows sampled from the pair set (absent: all of its rows)")
     mode: str | None = Field(None, description="how the judge's score was read (text, expected)")
     measured: str | None = Field(None, description="the date of the measurement")
     command: str | None = Field(None, description="the command that measured it")
@@ -58,6 +59,9 @@ AGREEMENT_STORE = FileFormat(
     AgreementEntry,
     "every report (the judge line), ccpt judge-agreement (which writes it)",
     "judge_agreement.json in $CCPT_HOME (or the platform data directory): a JSON object mapping each judge model "
-    "name to one entry below. An entry that does not match is left out of reports, which say so; the store is "
-    "rewritten atomically and an unreadable one is set aside, never overwritten.",
+    "name to an object mapping each pair set it was measured on (`test`, `paper300`, `all`, or a sample such as "
+    "`test/rows=40/seed=3`) to one entry below. A store of an older ccpt with one entry per judge is read with that "
+    "entry under its `pairs` (under `all` when it has none: such entries were measured on every row). An entry that "
+    "does not match is left out of reports, which say so; the store is rewritten atomically and an unreadable one "
+    "is set aside, never overwritten.",
 )

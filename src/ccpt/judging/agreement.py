@@ -1,0 +1,343 @@
+"""Judge–human agreement (paper §6.1, Figure 4; docs/judge.md): measuring it, storing it, quoting it.
+
+The one home of the concept. The pairs come from :mod:`ccpt.judging.rated_pairs` (one pair type, one sampler);
+this module turns a judge's scores on them into a typed :class:`Measurement` — Pearson and Spearman against the
+mean human rating, each with a 95% bootstrap interval — that records the pair set it was measured on; the store
+keeps measurements keyed by (judge, pair set); the judge note under every report quotes only held-out ones.
+
+Why the pair set is part of the key: the distilled judge is trained on the dataset's ratings, so a figure over
+every rated pair (``all``, training rows included) is in-sample. Saved under the judge's name alone it replaced
+the held-out figure in every later report. Now an ``all`` measurement is stored beside the held-out one and never
+quoted as the judge's agreement.
+
+Pairs a judge failed on (relevance ``None``) are counted in ``n_missing`` and left out, never filled in.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ccpt.jsonout import dumps
+from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PairSet, RatedPair, sample_id
+from ccpt.outputs import atomic_write_text
+from ccpt.stats import average_ranks, defined, pearson, spearman
+
+PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
+
+
+# ------------------------------------------------------------------------------------------ measuring
+
+
+@dataclass(frozen=True)
+class AgreementCI:
+    """Pearson r and Spearman ρ over ``n`` scored pairs, each with a 95% percentile bootstrap interval.
+
+    A statistic is ``None`` when undefined (fewer than two scored pairs, or a constant side), and so is its
+    interval; ``n_missing`` pairs had no judge score and are not in ``n``.
+    """
+
+    pearson: float | None
+    pearson_ci: tuple[float, float] | None
+    spearman: float | None
+    spearman_ci: tuple[float, float] | None
+    n: int
+    n_missing: int
+    n_resamples: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON values (intervals as lists)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+    def line(self) -> str:
+        """``Pearson 0.71 [0.68, 0.74], Spearman …`` for notes under tables."""
+        r, rho = _with_ci(self.pearson, self.pearson_ci), _with_ci(self.spearman, self.spearman_ci)
+        return f"Pearson {r}, Spearman {rho}"
+
+
+def _with_ci(value: float | None, interval: Sequence[float] | None) -> str:
+    if value is None:
+        return "undefined"
+    return f"{value:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+
+
+def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    da = a - a.mean(axis=1, keepdims=True)
+    db = b - b.mean(axis=1, keepdims=True)
+    denom = np.sqrt((da**2).sum(axis=1) * (db**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (da * db).sum(axis=1) / denom
+
+
+def _interval(values: np.ndarray) -> tuple[float, float] | None:
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return None
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return (float(low), float(high))
+
+
+def agreement_ci(
+    human: Sequence[float], judge: Sequence[float | None], n_resamples: int = 1000, seed: int = 0
+) -> AgreementCI:
+    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero.
+
+    The intervals resample pairs with replacement ``n_resamples`` times (seeded); Spearman's ranks are
+    recomputed inside each resample, ties averaged.
+    """
+    if len(human) != len(judge):
+        raise ValueError(f"{len(human)} human ratings but {len(judge)} judge scores")
+    kept = [(h, j) for h, j in zip(human, judge, strict=True) if j is not None]
+    h = np.array([k[0] for k in kept], dtype=float)
+    j = np.array([k[1] for k in kept], dtype=float)
+    n = len(kept)
+    r, rho = defined(pearson(list(h), list(j))), defined(spearman(list(h), list(j)))
+    if r is None or rho is None:
+        return AgreementCI(r, None, rho, None, n, len(human) - n, 0)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    boot_pearson = _rowwise_pearson(h[idx], j[idx])
+    rh = np.stack([average_ranks(h[row]) for row in idx])
+    rj = np.stack([average_ranks(j[row]) for row in idx])
+    boot_spearman = _rowwise_pearson(rh, rj)
+    return AgreementCI(r, _interval(boot_pearson), rho, _interval(boot_spearman), n, len(human) - n, n_resamples)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One judge's agreement on one pair set, with how it was made (what the store keeps, one per key)."""
+
+    judge: str
+    pairs: PairSet
+    result: AgreementCI
+    mode: str = "text"
+    rows: int | None = None  # rows sampled from the pair set (None: all of its rows)
+    seed: int = 0
+    seconds: float | None = None
+    measured: str = field(default_factory=lambda: date.today().isoformat())
+    command: str | None = None
+    note: str | None = None
+
+    @property
+    def pair_set_id(self) -> str:
+        """The store key's second half: the pair set, and the sample of its rows if one was drawn."""
+        return sample_id(self.pairs, self.rows, self.seed)
+
+    @property
+    def held_out(self) -> bool:
+        """Whether every pair is outside the distilled judge's training pool (so the figure may be quoted)."""
+        return self.pairs in HELDOUT_PAIR_SETS
+
+    def entry(self) -> dict[str, Any]:
+        """The store entry (docs/schemas.md, "agreement store")."""
+        result = self.result.as_dict()
+        for name in ("pearson", "spearman"):
+            result[name] = None if result[name] is None else round(result[name], 4)
+            if result[f"{name}_ci"] is not None:
+                result[f"{name}_ci"] = [round(v, 4) for v in result[f"{name}_ci"]]
+        own = {
+            "pairs": self.pairs,
+            "mode": self.mode,
+            "rows": self.rows,
+            "seed": self.seed,
+            "seconds": self.seconds,
+            "measured": self.measured,
+            "command": self.command,
+            "note": self.note,
+        }
+        return {**result, **{k: v for k, v in own.items() if v is not None}}
+
+    def text(self) -> str:
+        """The measurement as a judge-note line."""
+        sample = f"a sample of {self.rows} rows (seed {self.seed}) of the " if self.rows else ""
+        return (
+            f"{self.judge}: {self.result.line()} against the mean human rating on {self.result.n} pairs of "
+            f"{sample}{'held-out ' if self.held_out else ''}pair set {self.pairs!r} "
+            f"({self.mode} mode, measured {self.measured})"
+        )
+
+
+def measure(
+    judge: str,
+    pairs_name: PairSet,
+    pairs: Sequence[RatedPair],
+    scores: Sequence[float | None],
+    **how: Any,
+) -> Measurement:
+    """The measurement of ``judge``'s ``scores`` on ``pairs`` (drawn from the pair set ``pairs_name``).
+
+    ``how``: the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note).
+    """
+    result = agreement_ci([p.human for p in pairs], scores, seed=how.get("seed", 0))
+    return Measurement(judge, pairs_name, result, **how)
+
+
+# ------------------------------------------------------------------------------------------ storing
+
+
+def user_store() -> Path:
+    """Where `ccpt judge-agreement` saves its measurements ($CCPT_HOME or the platform data dir)."""
+    from platformdirs import user_data_dir
+
+    return Path(os.environ.get("CCPT_HOME") or user_data_dir("ccpt")) / "judge_agreement.json"
+
+
+def shipped_store() -> Path:
+    """The measurements shipped with ccpt (its default judges), each with the command that made it."""
+    return Path(str(resources.files("ccpt").joinpath("data/judge_agreement.json")))
+
+
+Key = tuple[str, str]  # (judge, pair set id)
+_FLAT_MARKERS = frozenset({"n", "pearson", "spearman", "pairs", "mode", "measured"})  # fields of one entry
+
+
+@dataclass(frozen=True)
+class Store:
+    """The measurements of one store that match its schema, and one line per entry that does not."""
+
+    entries: dict[Key, Measurement]
+    problems: dict[str | None, str]  # judge (None: the whole store) → why it was left out
+
+
+def _raw(path: Path) -> dict[str, Any] | str:
+    """The store's JSON object, or why it is not one (a missing store is an empty one)."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return f"{path}: not readable as JSON ({type(exc).__name__}: {str(exc)[:80]})"
+    return data if isinstance(data, dict) else f"{path}: not a JSON object of judge → pair set → measurement"
+
+
+def _by_pair_set(value: Any) -> dict[str, Any]:
+    """A judge's entries keyed by pair set id. A store written before the key had a pair set holds one flat
+    entry per judge: it is read under its own ``pairs`` field, and — since such entries without one were
+    measured on every row, training rows included — under ``all`` when it has none."""
+    if isinstance(value, dict) and _FLAT_MARKERS & set(value):
+        return {str(value.get("pairs") or "all"): value}
+    return value if isinstance(value, dict) else {"?": value}
+
+
+def _measurement(judge: str, entry: dict[str, Any], pair_set_key: str) -> Measurement:
+    def interval(name: str) -> tuple[float, float] | None:
+        value = entry.get(name)
+        return None if value is None else (float(value[0]), float(value[1]))
+
+    result = AgreementCI(
+        entry.get("pearson"),
+        interval("pearson_ci"),
+        entry.get("spearman"),
+        interval("spearman_ci"),
+        entry["n"],
+        entry.get("n_missing", 0),
+        entry.get("n_resamples", 0),
+    )
+    pairs = entry.get("pairs") or pair_set_key
+    return Measurement(
+        judge,
+        pairs,
+        result,
+        mode=entry.get("mode") or "text",
+        rows=entry.get("rows"),
+        seed=entry.get("seed", 0),
+        seconds=entry.get("seconds"),
+        measured=entry.get("measured") or "?",
+        command=entry.get("command"),
+        note=entry.get("note"),
+    )
+
+
+def read_store(path: Path) -> Store:
+    """Read one store, checking every entry against its schema (docs/schemas.md, "agreement store")."""
+    from pydantic import ValidationError
+
+    from ccpt.schemas.base import one_line
+    from ccpt.schemas.stores import AgreementEntry
+
+    raw = _raw(path)
+    if isinstance(raw, str):
+        return Store({}, {None: f"{raw}; ignored"})
+    entries: dict[Key, Measurement] = {}
+    problems: dict[str | None, str] = {}
+    for judge, value in raw.items():
+        for pair_set_key, entry in _by_pair_set(value).items():
+            try:
+                AgreementEntry.model_validate(entry)
+            except ValidationError as exc:
+                problems[judge] = f"{one_line(f'{path}: entry {judge!r} / {pair_set_key!r}', exc)}; ignored"
+                continue
+            entries[(judge, pair_set_key)] = _measurement(judge, entry, pair_set_key)
+    return Store(entries, problems)
+
+
+def measurements() -> dict[Key, Measurement]:
+    """Every known measurement keyed by (judge, pair set id); a user's measurement replaces a shipped one only
+    under the same key. Entries that do not match the schema are left out (see :func:`store_problems`)."""
+    return {**read_store(shipped_store()).entries, **read_store(user_store()).entries}
+
+
+def store_problems(judges: Sequence[str]) -> list[str]:
+    """One line per store, or entry of one of ``judges``, left out because it does not match the schema."""
+    problems = {**read_store(shipped_store()).problems, **read_store(user_store()).problems}
+    return [line for judge, line in problems.items() if judge is None or judge in judges]
+
+
+def save(measurement: Measurement) -> Path:
+    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file.
+
+    Other entries are kept as they are (even ones reports leave out; a flat entry of an older store moves under
+    its pair set); a store that is not a JSON object is set aside as ``judge_agreement.json.unreadable`` first,
+    never overwritten.
+    """
+    path = user_store()
+    raw = _raw(path)
+    if isinstance(raw, str):
+        path.replace(path.with_name(path.name + ".unreadable"))
+        raw = {}
+    judge_entries = _by_pair_set(raw.get(measurement.judge, {}))
+    judge_entries[measurement.pair_set_id] = measurement.entry()
+    raw[measurement.judge] = judge_entries
+    atomic_write_text(path, dumps(raw, sort_keys=True))
+    return path
+
+
+def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None) -> Measurement | None:
+    """The judge's agreement as reports quote it: its held-out measurement over the most pairs, or None.
+
+    An in-sample measurement (pair set ``all``) is never returned, whatever else the store holds.
+    """
+    known = measurements() if known is None else known
+    held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
+    return max(held, key=lambda m: (m.result.n, m.measured), default=None)
+
+
+def judge_note(judges: Sequence[str]) -> str:
+    """One line per judge: its held-out agreement with human ratings, or how to measure it."""
+    known = measurements()
+    parts = [f"agreement store {line}" for line in store_problems(judges)]
+    for judge in judges:
+        found = held_out_measurement(judge, known)
+        if found is not None:
+            parts.append(found.text())
+        else:
+            parts.append(
+                f"{judge}: agreement with human ratings on held-out pairs not measured "
+                f"(run `ccpt judge-agreement --judge {judge} --pairs test`)"
+            )
+    parts.append(PAPER_NOTE)
+    return "; ".join(parts)
+
+
+def format_correlation(value: float | None, digits: int = 3) -> str:
+    """A correlation for text output; an undefined one says why instead of printing 'nan' or '-0.000'."""
+    return "undefined (constant scores or < 2 pairs)" if value is None or math.isnan(value) else f"{value:.{digits}f}"
