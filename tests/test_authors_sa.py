@@ -159,3 +159,13 @@ def test_a_file_whose_c_t_contradicts_its_name_is_noted(reference_dir: Path, tmp
 )
 def test_step_sets_are_read_without_evaluating_them(cell, expected) -> None:
     assert parse_step_sets(cell) == expected
+
+
+def test_failed_sa_steps_are_unknown_for_the_authors_files_not_zero(markdown: str) -> None:
+    # The authors' files do not record whether an SA step's reply was unreadable: "–", and a note says why.
+    failures = markdown.split("### Failures", 1)[1].split("###", 1)[0]
+    sa_rows = [line for line in failures.splitlines() if "| S.A.w/" in line]
+    base_rows = [line for line in failures.splitlines() if "| Base |" in line]
+    assert sa_rows and all(line.rstrip(" |").endswith("–") for line in sa_rows)
+    assert base_rows and all(line.rstrip(" |").endswith("0") for line in base_rows)
+    assert "SA failed –: not recorded by those rows" in markdown

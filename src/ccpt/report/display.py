@@ -130,8 +130,9 @@ def _text_cell(text: str) -> Cell:
     return Cell(text, text)
 
 
-def _count_cell(count: int) -> Cell:
-    return Cell(str(count), int(count))
+def _count_cell(count: int | None) -> Cell:
+    """A count; None (not recorded by the rows) prints as "–", never as 0."""
+    return Cell("–", None) if count is None else Cell(str(count), int(count))
 
 
 def judges_note(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> str | None:
@@ -386,6 +387,8 @@ def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
             "SA failed: samples whose Spreading Activation had a step with an unreadable activation or filter reply "
             "(treated as an empty list; the answer is kept and scored)."
         )
+    if any(f.sa_failed is None for f in report.failures):
+        lines.append("SA failed –: not recorded by those rows (e.g. the authors' result files), so unknown, not zero.")
     lines.extend(report.notes)
     return lines
 

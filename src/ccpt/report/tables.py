@@ -27,6 +27,8 @@ from ccpt.spec import (
     GOLD_STORED,
     METHODS,
     MULTI_ORACLE,
+    NOFILTER_SUFFIX,
+    SA_METHODS,
     TASK_SPECS,
     TYPE_PREDICTION,
     method_label,
@@ -419,7 +421,9 @@ class FailureRow:
     unscored: int
     invalid_cells: int = 0  # cells of the result files set aside by their schema (ccpt.schemas)
     filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
-    sa_failed: int = 0  # samples whose SA expansion had a failed step (an unreadable activation or filter reply)
+    # Samples whose SA expansion had a failed step (an unreadable activation or filter reply); None when the rows do
+    # not record it (the authors' result files, tables from before the column existed): unknown, not zero.
+    sa_failed: int | None = 0
     sa_iteration: int | None = None  # Table 6 rows: the answers from C_t
 
 
@@ -434,6 +438,14 @@ def _count(group: pd.DataFrame, column: str) -> int:
     if column not in group:
         return 0
     return int(pd.to_numeric(group[column], errors="coerce").fillna(0).sum())
+
+
+def _sa_failed(method: str, failed_steps: pd.Series | None) -> int | None:
+    """Samples with a failed SA step; None for a Spreading Activation row set that does not record them."""
+    recorded = failed_steps is not None and not failed_steps.isna().all()
+    if not recorded and method.removesuffix(NOFILTER_SUFFIX) in SA_METHODS:
+        return None
+    return int((failed_steps > 0).sum()) if recorded else 0  # type: ignore[operator]
 
 
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
@@ -455,7 +467,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 invalid_cells=_count(group, "invalid_cells"),
                 unscored=int(group[target].isna().sum()),
                 filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
-                sa_failed=int((failed_steps > 0).sum()) if failed_steps is not None else 0,
+                sa_failed=_sa_failed(str(method), failed_steps),
                 sa_iteration=None if pd.isna(step) else int(step),
             )
         )
