@@ -190,6 +190,8 @@ def test_provider_gives_the_judge_the_unrounded_score(tiny_head, dataset) -> Non
         assert all(json.loads(j.raw)["relevance"] == round(1 + 9 * j.relevance) for j in judgements)
     other = asyncio.run(model.generate("Reply with OK."))
     assert other.completion == NOT_A_JUDGE_PROMPT
+    usage = asyncio.run(model.generate(judge_prompt(*probe[0]))).usage  # Inspect's usage table adds these up
+    assert usage is not None and usage.total_tokens == usage.input_tokens + usage.output_tokens > 4
 
 
 @needs_encoder

@@ -10,6 +10,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from loopback_openai import HANG_LIMIT, serve
 
+from ccpt.cli import main
 from ccpt.errors import ModelError
 from ccpt.eval.sweep import Sweep, preflight, run_sweep
 from ccpt.eval.tasks import type_prediction
@@ -219,3 +220,39 @@ def test_each_model_reaches_its_own_server(ccpt_dir: Path, tmp_path: Path, monke
     assert len(one.requests) == len(two.requests) == 3  # the preflight, then one request per item
     frame = from_inspect_logs(tmp_path / "logs")
     assert sorted(frame["model"]) == ["openai-api/loop/first"] * 2 + ["openai-api/loop/second"] * 2
+
+
+def test_a_servers_detail_message_is_quoted_not_none() -> None:
+    # llama-cpp-python's server (FastAPI) answers an unknown path with {"detail": "Not Found"}, not OpenAI's shape.
+    import httpx
+    import openai
+
+    from ccpt.eval.provider_errors import server_message
+
+    body = {"detail": "Not Found"}
+    response = httpx.Response(404, json=body, request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat"))
+    not_found = openai.NotFoundError("Error code: 404", response=response, body=body)
+    assert server_message(not_found) == "HTTP 404: Not Found"
+    openai_shape = {"error": {"message": "model 'x' not found"}}
+    error = openai.NotFoundError("Error code: 404", response=response, body=openai_shape)
+    assert server_message(error) == "HTTP 404: model 'x' not found"
+
+
+@pytest.mark.parametrize("role", ["model", "judge"])
+def test_a_missing_api_key_names_the_role_and_the_variable(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], role: str
+) -> None:
+    monkeypatch.setenv("NOKEYSVC_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("NOKEYSVC_API_KEY", raising=False)
+    served = (
+        ["--model", "openai-api/nokeysvc/x"]
+        if role == "model"
+        else ["--model", "ccpt-scripted/x", "--judge", "openai-api/nokeysvc/x"]
+    )
+    argv = ["run", *served, "--task", "pi_emergent", "--limit", "1", "--data-dir", str(ccpt_dir)]
+    assert main([*argv, "--log-dir", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [
+        f"ccpt: error: {role} 'openai-api/nokeysvc/x' is not usable: NOKEYSVC_API_KEY is not set "
+        "(export NOKEYSVC_API_KEY=<key>; any value does for a server that checks none)"
+    ]

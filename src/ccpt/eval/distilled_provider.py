@@ -139,5 +139,7 @@ class DistilledModelAPI(ModelAPI):
             "head_sha256": self.judge.sha256,
             "calibrated": self.judge.applies_calibration,
         }
-        output.usage = ModelUsage(input_tokens=len(prompt.split()), output_tokens=4, total_tokens=0)
+        # Words in, the reply's four tokens out: no tokenizer bills this judge; the counts only say how much it read.
+        words = len(prompt.split())
+        output.usage = ModelUsage(input_tokens=words, output_tokens=4, total_tokens=words + 4)
         return output

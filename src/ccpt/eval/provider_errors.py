@@ -52,8 +52,13 @@ def server_message(exc: BaseException, limit: int = 200) -> str:
     text = ""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        inner = body.get("error", body)
-        text = str(inner.get("message") if isinstance(inner, dict) else inner)
+        inner = body.get("error") or body
+        if isinstance(inner, dict):
+            # OpenAI's {"error": {"message": …}}; FastAPI servers' (llama-cpp-python's) {"detail": …}
+            said = inner.get("message") or inner.get("detail")
+            text = "" if said is None else str(said)
+        else:
+            text = str(inner)
     if not text:
         # Inspect re-raises a rejected request with the request dumped before the SDK's "Error code: N - message".
         said = status_said(str(exc))

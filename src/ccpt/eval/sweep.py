@@ -168,7 +168,7 @@ class Sweep:
         except CcptError:
             raise
         except Exception as exc:  # an unknown provider, a missing key: one line, before anything runs
-            raise model_error(self.judge, exc) from None
+            raise model_error(self.judge, exc, role="judge") from None
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method); Task 3 runs once with its single prompt.
@@ -291,31 +291,42 @@ def preflight(
         args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
         _guarded(name, timeout, _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig())))
     for name in judges:
-        warning = _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe))
+        warning = _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), role="judge")
         if warning:
             warnings.append(warning)
     return warnings
 
 
-def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any]) -> Any:
-    """Run one async check; a provider error becomes one ModelError line naming the model."""
+def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: str = "model") -> Any:
+    """Run one async check; a provider error becomes one ModelError line naming the model and its role."""
     try:
         return asyncio.run(check)
     except CcptError:
         raise
     except Exception as exc:  # provider errors come in many types; the message is what matters here
-        raise model_error(name, exc, timeout) from None
+        raise model_error(name, exc, timeout, role) from None
 
 
-def model_error(name: str, exc: BaseException, timeout: float | None = None) -> ModelError:
-    """One line for a model that cannot be resolved, reached or asked (``timeout``: what the request had)."""
+# Inspect's message for a provider whose key is not set: "No LLAMACPP_API_KEY defined in the environment."
+_MISSING_KEY = re.compile(r"No (\w+_API_KEY) defined in the environment")
+
+
+def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
+    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
+    (``timeout``: what the request had)."""
     if isinstance(exc, TimeoutError) or error_text(exc).startswith("AttemptTimeoutError"):  # attempt_timeout fired
         return ModelError(
-            f"model {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
+            f"{role} {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
         )
     if is_refusal(exc):  # the server understood and said no: its message is the one line
-        return ModelError(f"model {name!r} rejected the request: {server_message(exc)}")
-    return ModelError(f"model {name!r} is not usable: {error_text(exc)}")
+        return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")
+    missing_key = _MISSING_KEY.search(error_text(exc))
+    if missing_key:
+        return ModelError(
+            f"{role} {name!r} is not usable: {missing_key[1]} is not set",
+            f"export {missing_key[1]}=<key>; any value does for a server that checks none",
+        )
+    return ModelError(f"{role} {name!r} is not usable: {error_text(exc)}")
 
 
 def set_aside_unreadable(log_dir: Path) -> list[str]:

@@ -380,7 +380,8 @@ def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
         lines.append(f"Judge: {report.judge_info}")
     lines.append(
         "Failed samples (unparsable answer, failed judge call, or a result-file cell its schema rejected) are "
-        "excluded from the means and counted in the Failures table."
+        "counted in the Failures table and, when they leave no score, excluded from the means; a reply in an "
+        "authors' result file that ccpt cannot parse keeps the score the authors stored for it (docs/metrics.md)."
     )
     if any(f.sa_failed for f in report.failures):
         lines.append(
