@@ -20,6 +20,11 @@
 # and so is a build made by an older setup for the native CPU).
 #
 # Usage: PYTHON=.venv/bin/python [CCPT_CONSTRAINTS=requirements.lock] bash scripts/install_llama.sh [--force]
+#        ... install_llama.sh --wheel-only DIR     build the wheel into DIR, touch nothing in the venv
+#        ... install_llama.sh --install-wheel DIR  install the wheel --wheel-only built (no compiling)
+# The two halves let scripts/setup.sh compile while pip installs everything else into the venv: `pip wheel`
+# works in its own isolated build environment, so the two never write to the venv at the same time.
+# Either half does nothing when a matching build is already installed (and --wheel-only then leaves DIR empty).
 # CCPT_CONSTRAINTS pins the runtime dependencies to a lock file (not the build: its isolated build
 # environment keeps its own requirements). CCPT_LLAMA_ISA=native asks for a native build (not reproducible
 # across CPUs; faster on CPUs with AVX-512).
@@ -31,7 +36,19 @@ AMX_OFF="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 MARKER_NAME=".ccpt-llama-build.json"
 ISA="${CCPT_LLAMA_ISA:-x86-64-v3}"
 FORCE=0
-[[ "${1:-}" == "--force" ]] && FORCE=1
+MODE="both"  # both | wheel-only | install-wheel
+WHEEL_DIR=""
+while (( $# )); do
+  case "$1" in
+    --force) FORCE=1 ;;
+    --wheel-only|--install-wheel)
+      MODE="${1#--}"
+      WHEEL_DIR="${2:?install_llama.sh: $1 needs a directory}"
+      shift ;;
+    *) echo "install_llama.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 # The CPU flags (Linux names, /proc/cpuinfo) x86-64-v3 code needs at run time.
 V3_CPU_FLAGS="sse4_2 avx avx2 fma f16c bmi2"
@@ -115,21 +132,46 @@ if [[ "$status" == "ok" && "$FORCE" == 0 ]]; then
   echo "llama-cpp-python $LLAMA_VERSION ($ISA build) already installed; skipping."
   exit 0
 fi
-echo "Building llama-cpp-python $LLAMA_VERSION for $ISA from source (${status}); this takes ~3-4 min on 2 cores..."
 
-export CMAKE_ARGS="-DLLAVA_BUILD=OFF ${ISA_ARGS} -DCMAKE_C_FLAGS='${AMX_OFF}' -DCMAKE_CXX_FLAGS='${AMX_OFF}'"
-# Parallel compile over all cores; the build is CPU-bound.
-export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
-"$PYTHON" -m pip install --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==${LLAMA_VERSION}"
-# Runtime deps (numpy, typing-extensions, diskcache, jinja2) without touching what is already satisfied.
-CONSTRAINTS=()
-[[ -n "${CCPT_CONSTRAINTS:-}" ]] && CONSTRAINTS=(-c "$CCPT_CONSTRAINTS")
-"$PYTHON" -m pip install "${CONSTRAINTS[@]}" "llama-cpp-python==${LLAMA_VERSION}"
-write_marker
+build_wheel() {  # compile into $1 without touching the venv
+  echo "Building llama-cpp-python $LLAMA_VERSION for $ISA from source (${status}); this takes ~3-4 min on 2 cores..."
+  export CMAKE_ARGS="-DLLAVA_BUILD=OFF ${ISA_ARGS} -DCMAKE_C_FLAGS='${AMX_OFF}' -DCMAKE_CXX_FLAGS='${AMX_OFF}'"
+  # Parallel compile over all cores; the build is CPU-bound.
+  export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
+  mkdir -p "$1"
+  "$PYTHON" -m pip wheel --quiet --no-cache-dir --no-deps --wheel-dir "$1" "llama-cpp-python==${LLAMA_VERSION}"
+  # The ISA travels with the wheel: --install-wheel must not mark a wheel built for another one.
+  printf '%s\n%s\n' "$ISA" "$CMAKE_ARGS" > "$1/.ccpt-llama-isa"
+}
 
-status="$(check_build)"
-if [[ "$status" != "ok" ]]; then
-  echo "install_llama.sh: build finished but the check failed: $status" >&2
-  exit 1
-fi
-echo "llama-cpp-python $LLAMA_VERSION installed ($ISA build)."
+install_wheel() {  # install what build_wheel put in $1, its runtime deps, and the marker
+  local wheels=("$1"/llama_cpp_python-"${LLAMA_VERSION}"-*.whl)
+  if [[ ! -f "${wheels[0]}" || ! -f "$1/.ccpt-llama-isa" ]]; then
+    echo "install_llama.sh: no llama-cpp-python $LLAMA_VERSION wheel in $1 (run --wheel-only first)" >&2
+    exit 1
+  fi
+  ISA="$(sed -n 1p "$1/.ccpt-llama-isa")"
+  CMAKE_ARGS="$(sed -n 2p "$1/.ccpt-llama-isa")"
+  "$PYTHON" -m pip install --quiet --no-cache-dir --force-reinstall --no-deps "${wheels[0]}"
+  # Runtime deps (numpy, typing-extensions, diskcache, jinja2) without touching what is already satisfied.
+  CONSTRAINTS=()
+  [[ -n "${CCPT_CONSTRAINTS:-}" ]] && CONSTRAINTS=(-c "$CCPT_CONSTRAINTS")
+  "$PYTHON" -m pip install --quiet "${CONSTRAINTS[@]}" "llama-cpp-python==${LLAMA_VERSION}"
+  write_marker
+  status="$(check_build)"
+  if [[ "$status" != "ok" ]]; then
+    echo "install_llama.sh: build finished but the check failed: $status" >&2
+    exit 1
+  fi
+  echo "llama-cpp-python $LLAMA_VERSION installed ($ISA build)."
+}
+
+case "$MODE" in
+  wheel-only) build_wheel "$WHEEL_DIR" ;;
+  install-wheel) install_wheel "$WHEEL_DIR" ;;
+  both)
+    WHEEL_DIR="$(mktemp -d)"
+    build_wheel "$WHEEL_DIR"
+    install_wheel "$WHEEL_DIR"
+    rm -rf "$WHEEL_DIR" ;;
+esac

