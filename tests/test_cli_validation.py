@@ -129,6 +129,32 @@ def test_data_export_refuses_to_overwrite_the_dataset(ccpt_dir: Path, tmp_path: 
     assert (copy / "ccpt_emergent.csv").read_bytes() == before
 
 
+@pytest.mark.shared_data
+def test_outputs_never_replace_the_dataset_or_the_price_list(
+    ccpt_dir: Path, reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for item in ccpt_dir.iterdir():
+        (copy / item.name).write_bytes(item.read_bytes())
+    before = (copy / "ccpt_emergent.csv").read_bytes()
+    run = str(reference_dir / "pi_emergent_gpt-4o_naive.csv")
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["gpt-4o"]\ninput = 2.5\noutput = 10.0\n')
+    victim = str(copy / "ccpt_emergent.csv")
+    for argv in (
+        ["report", run, "--data-dir", str(copy), "--out", victim],
+        ["report", run, "--data-dir", str(copy), "--tidy", victim],
+        ["report", run, "--prices", str(prices), "--out", str(prices)],
+        ["human", "import-solver", run, "--data-dir", str(copy), "--out", victim],
+    ):
+        line = _one_line_error(capsys, argv)
+        assert "is an input" in line, argv
+    monkeypatch.setenv("CCPT_DATA_DIR", str(copy))  # the dataset the command would read, however it is given
+    assert "is an input" in _one_line_error(capsys, ["report", run, "--out", str(copy / "ccpt_canceled.csv")])
+    assert (copy / "ccpt_emergent.csv").read_bytes() == before and "input = 2.5" in prices.read_text()
+
+
 def test_judge_score_and_solver_import_refuse_to_overwrite_their_input(tmp_path: Path, capsys) -> None:
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("concept,property\napple,red\n")

@@ -255,3 +255,31 @@ def test_oversized_body_is_cut_off_at_the_cap(
     # Streamed to disk: the process did not grow by the body (ru_maxrss is in KiB on Linux).
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024
     assert not list((tmp_path / "cache").iterdir())
+
+
+def test_an_edited_cached_concept_graph_is_refetched_not_read(
+    mirror: tuple[str, Path, list[str]], ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ConceptNet neighbourhood cache is a cached download too: an edit with its mtime restored is caught."""
+    import os
+
+    from ccpt.download import cache_dir
+    from ccpt.sources import GRAPH_CACHE_NAME, graph_cache_file
+
+    base, files, requests = mirror
+    (files / GRAPH_CACHE_NAME).write_bytes((ccpt_dir / GRAPH_CACHE_NAME).read_bytes())
+    monkeypatch.setenv("CCPT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CCPT_DATA_URL", base)
+    monkeypatch.delenv("CCPT_DATA_DIR", raising=False)
+    path = graph_cache_file(None)
+    assert path.parent == cache_dir() and requests[-1].endswith(GRAPH_CACHE_NAME)
+    fetched = len(requests)
+    assert graph_cache_file(None) == path and len(requests) == fetched  # verified: not fetched again
+    before = path.stat()
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b'"vegetable"', b'"hackedveg"', 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.read_bytes() != original and path.stat().st_size == before.st_size
+    graph_cache_file(None)
+    assert requests[-1].endswith(GRAPH_CACHE_NAME) and len(requests) == fetched + 1
+    assert path.read_bytes() == original

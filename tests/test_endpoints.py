@@ -135,6 +135,9 @@ def test_empty_choices_fails_the_preflight(monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
         with pytest.raises(ModelError, match=r"'openai-api/loop/m' answered with no choices"):
             preflight(["openai-api/loop/m"], timeout=10)
+        # The same server as the judge: the same line, not a warning and a run of judge failures.
+        with pytest.raises(ModelError, match=r"judge 'openai-api/loop/m' answered with no choices"):
+            preflight([], judges=["openai-api/loop/m"], timeout=10)
 
 
 def test_judge_refused_in_every_format_is_one_line_in_the_preflight(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ccpt.download import cache_dir, download
+from ccpt.download import CHECKSUMS, cache_dir, download
 from ccpt.errors import DataError
 from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, open_graph
 
@@ -31,6 +31,14 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
     return download()
 
 
+def dataset_files(data_dir: str | Path | None) -> list[Path]:
+    """The dataset files a command given ``data_dir`` reads (as :func:`resolve_data_dir` picks the directory, but
+    never downloading): what an output file must never replace."""
+    chosen = data_dir or os.environ.get("CCPT_DATA_DIR")
+    root = Path(chosen).expanduser() if chosen else cache_dir()
+    return [root / name for name in CHECKSUMS if (root / name).is_file()]
+
+
 def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) -> NeighbourCache | SqliteConceptGraph:
     """The concept graph to use: ``db``, else ``cache``, else the default index if built, else the
     dataset's neighbourhood cache (the offline default, which covers the CCPT test splits)."""
@@ -46,7 +54,8 @@ def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) ->
 def graph_cache_file(data_dir: Path | None) -> Path:
     """The dataset's ConceptNet neighbourhood cache file (downloaded into the verified cache if needed)."""
     root = resolve_data_dir(data_dir)
-    if not (root / GRAPH_CACHE_NAME).is_file() and root == cache_dir():
+    if root == cache_dir():
+        # Hashed again before every use, like the dataset files: an altered cached copy is fetched again, never read.
         download((GRAPH_CACHE_NAME,), target=root)
     if not (root / GRAPH_CACHE_NAME).is_file():
         raise DataError(

@@ -72,8 +72,9 @@ def import_solver(
     from ccpt.human.sheets import import_solver_sheet, judge_answers
     from ccpt.outputs import refuse_inputs
     from ccpt.results import export
+    from ccpt.sources import dataset_files
 
-    refuse_inputs(out, sheets, "--out")
+    refuse_inputs(out, [*sheets, *dataset_files(data_dir)], "--out")
     ds = load_dataset(data_dir)
     frame = pd.concat([import_solver_sheet(s, ds) for s in sheets], ignore_index=True)
     if judge_model is not None:
@@ -118,10 +119,11 @@ def export_ratings(
     from ccpt.outputs import refuse_inputs
     from ccpt.results import load_results
     from ccpt.results.load import input_files
+    from ccpt.sources import dataset_files
 
     sheets = [out / "key.csv", *(out / f"rater_{k}.{ext}" for k in range(1, raters + 1) for ext in ("csv", "html"))]
     for sheet in sheets:
-        refuse_inputs(sheet, input_files(paths), "--out")
+        refuse_inputs(sheet, [*input_files(paths), *dataset_files(data_dir)], "--out")
     frame = load_results(paths, _dataset(data_dir, required=data_dir is not None))
     written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)
     click.echo("wrote " + ", ".join(str(p) for p in written))

@@ -117,9 +117,11 @@ def command(
     from ccpt.results import export, load_results
     from ccpt.results.load import input_files, read_from_dirs
     from ccpt.results.usage import load_prices
+    from ccpt.sources import dataset_files
 
-    # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten.
-    inputs = input_files(paths)
+    # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten —
+    # a result file, the dataset, the price list.
+    inputs = [*input_files(paths), *dataset_files(data_dir), *([prices] if prices else [])]
     for option, target in (("--out", out), ("--tidy", tidy)):
         refuse_inputs(target, inputs, option)
         if target is not None and (directory := read_from_dirs(target, paths)) is not None:

@@ -70,6 +70,9 @@ JUDGE_SCHEMA = ResponseSchema(
 _DIGIT = re.compile(r"^\s*(\d)\s*$")
 
 
+NO_CHOICES = "the judge answered with no choices (an empty `choices` list)"
+
+
 class JudgeUnusable(ModelError):
     """Every reply format was refused by the judge's server: a deterministic error, no rerun will help."""
 
@@ -269,6 +272,9 @@ class Judge:
                 except Exception as exc:  # failed after Inspect's own retries: a judge failure, never a default
                     failed = f"judge call failed: {error_text(exc)}"
                     return Judgement(concept, prop, None, None, raw, attempt + 1, failed)
+            if not output.choices:  # HTTP 200 with nothing in it: a server fault, not an unparsable reply
+                error = NO_CHOICES
+                continue
             raw = output.completion
             parsed = parse_relevance(raw.lower() if self.lowercase_reply else raw)
             exact = exact_relevance(output)

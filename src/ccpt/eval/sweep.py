@@ -24,6 +24,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import is_user_error, roles_bound
+from ccpt.eval.judge import NO_CHOICES
 from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal, server_message, status_said
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
@@ -257,6 +258,8 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
                 f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
             )
         raise ModelError(f"judge {name!r} is not usable: {error.removeprefix('judge call failed: ')}")
+    if error == NO_CHOICES:  # what the evaluated model's preflight says of the same server
+        raise ModelError(f"judge {name!r} answered with no choices (an empty `choices` list)", "check the server")
     if probe.mode == "expected" and "log-probabilities" in error:
         raise ModelError(
             f"judge {name!r} returns no token log-probabilities, which --judge-mode expected needs",
