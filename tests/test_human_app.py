@@ -428,6 +428,20 @@ def test_a_corrupt_study_database_and_an_empty_host_are_one_line(tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "human.sqlite: not a readable study database" in err[0]
     (tmp_path / "human.sqlite").unlink()
+    import sqlite3
+
+    # Another program's database (a table of its own; one of ours with other columns) is named, never added to.
+    for table in ("x(a)", "annotators(a)"):
+        other = sqlite3.connect(tmp_path / "human.sqlite")
+        other.execute(f"CREATE TABLE {table}")
+        other.commit()
+        other.close()
+        assert main(["human", "serve", str(tmp_path), "--annotators", "2", "--port", "0"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "human.sqlite: not a ccpt study database" in err[0], err
+        tables = sqlite3.connect(tmp_path / "human.sqlite").execute("SELECT name FROM sqlite_master").fetchall()
+        assert tables == [(table.split("(")[0],)]
+        (tmp_path / "human.sqlite").unlink()
     for host in ("", "  "):
         assert main(["human", "serve", str(tmp_path), "--annotators", "1", "--host", host, "--port", "0"]) == 2
         err = capsys.readouterr().err.strip().splitlines()

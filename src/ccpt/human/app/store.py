@@ -39,6 +39,14 @@ CREATE TABLE IF NOT EXISTS answers (
 );
 """
 
+# Every table of the schema with its columns in order: a database holding anything else is not a study's.
+COLUMNS: dict[str, list[str]] = {
+    "meta": ["key", "value"],
+    "annotators": ["id", "name", "token", "submitted_at"],
+    "assignments": ["annotator", "position", "study", "item"],
+    "answers": ["annotator", "study", "item", "value", "updated_at"],
+}
+
 
 class Busy(Exception):
     """The database stayed locked by another writer for :data:`BUSY_SECONDS` (the app answers 503)."""
@@ -75,6 +83,7 @@ class Store:
         self.path = path
         try:
             with self._connect() as db:
+                self._refuse_foreign(db)
                 db.executescript(SCHEMA)
         except Busy:
             raise DataError(f"{path}: the study database is locked by another process", "stop it, then retry") from None
@@ -83,6 +92,27 @@ class Store:
                 f"{path}: not a readable study database ({exc})",
                 "restore it from a backup, or start a new study directory",
             ) from None
+
+    def _refuse_foreign(self, db: sqlite3.Connection) -> None:
+        """One line for a database that is not a study's: other tables, or ours with other columns. Never added to
+        (the schema's CREATE IF NOT EXISTS would otherwise move into another program's file)."""
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        foreign = sorted(t for t in tables - set(COLUMNS) if not t.startswith("sqlite_"))
+        changed = sorted(
+            t for t in tables & set(COLUMNS) if [r[1] for r in db.execute(f"PRAGMA table_info({t})")] != COLUMNS[t]
+        )
+        if foreign or changed:
+            what = "; ".join(
+                part
+                for part in (
+                    f"other tables: {', '.join(foreign)}" if foreign else "",
+                    f"tables with other columns: {', '.join(changed)}" if changed else "",
+                )
+                if part
+            )
+            raise DataError(
+                f"{self.path}: not a ccpt study database ({what})", "start the study in a directory of its own"
+            )
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
