@@ -419,6 +419,25 @@ def test_a_stalled_post_is_cut_off(tmp_path: Path, dataset, reference_dir: Path,
             assert reply.startswith("HTTP/1.1 408") and time.monotonic() - started < 10
 
 
+def test_stalled_request_headers_are_cut_off(tmp_path: Path, dataset, reference_dir: Path, monkeypatch) -> None:
+    """Connections that never finish their headers are closed, so they cannot hold every slot (issue 22)."""
+    import socket
+    import time
+
+    from ccpt.human.app import server as server_module
+
+    monkeypatch.setattr(server_module, "HEADER_SECONDS", 1.0)
+    rating_study(tmp_path, reference_dir, dataset)
+    prepared = prepare(tmp_path, ["r1"])
+    with Server(prepared) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=20) as conn:
+            conn.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+            started = time.monotonic()
+            assert conn.recv(4096) == b""  # closed by the server
+            assert time.monotonic() - started < 10
+        assert Client().get(_links(server)["r1"]).status == 200  # a well-behaved request is served as before
+
+
 def test_a_corrupt_study_database_and_an_empty_host_are_one_line(tmp_path: Path, dataset, capsys) -> None:
     from ccpt.cli import main
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 import threading
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ccpt.errors import DataError
 from ccpt.human.app.app import create_app
@@ -20,6 +22,50 @@ from ccpt.human.app.studies import Study, load_study
 
 DEFAULT_HOST = "127.0.0.1"
 MAX_CONNECTIONS = 64  # open connections at once: a study has tens of annotators
+HEADER_SECONDS = 10.0  # a connection whose request headers have not all arrived by then is closed
+
+
+class BoundedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol (h11) with a deadline on every request's headers.
+
+    uvicorn closes an idle keep-alive connection, but not one that sends a request line and then stalls: 64 of
+    them (the concurrency limit) would keep every annotator on 503. Named explicitly, it also keeps
+    ``h11_max_incomplete_event_size`` in force, which uvicorn's default (httptools, when installed) ignores.
+    """
+
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._header_timer = self.loop.call_later(HEADER_SECONDS, self._headers_too_slow)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not None and not self.cycle.response_complete:  # the headers are in: the app has it
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():  # the next request's headers get the same deadline
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
 
 
 @dataclass(frozen=True)
@@ -141,6 +187,7 @@ class Server:
             log_level="warning",
             access_log=False,  # an access log would print every secret link
             server_header=False,
+            http=BoundedH11Protocol,
             h11_max_incomplete_event_size=16 * 1024,
             limit_concurrency=MAX_CONNECTIONS,  # beyond it uvicorn answers 503 instead of queueing forever
             timeout_keep_alive=5,
