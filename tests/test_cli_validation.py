@@ -196,3 +196,12 @@ def test_dry_run_plans_and_sends_nothing(ccpt_dir: Path, tmp_path: Path, capsys:
     assert types["solver_calls"] == [6, 6] and types["judge_calls"] == [0, 0]
     assert plan["solver_calls"] == [12, 12] and plan["cost_usd"] is None
     assert not calls.exists() and not (tmp_path / "logs").exists()
+
+
+def test_run_help_states_the_offline_defaults_the_sweep_uses(capsys: pytest.CaptureFixture[str]) -> None:
+    from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS
+
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"Default: {DEFAULT_LIMIT} for the offline default run" in text
+    assert f"Default: {DEFAULT_SEEDS} (the paper's), also for the offline default run" in text

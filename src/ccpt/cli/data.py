@@ -105,7 +105,8 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     type=SEED,
     multiple=True,
     help="With --sft: the seed(s) of the Task-3 evaluation set to exclude (default 0, what `ccpt run` "
-    "evaluates; add the `-T seed=N` you evaluate Task 3 with).",
+    "evaluates; add the `-T seed=N` you evaluate Task 3 with). ccpt's Task-3 sets only: the authors' own Task-3 "
+    "sample (the paper's Table 5, in their tp_*.csv result files) was drawn by their code and is not excluded.",
 )
 @click.option("--exclude-toxic", is_flag=True, help="Leave out rows annotators flagged as toxic.")
 @format_option

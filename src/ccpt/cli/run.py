@@ -157,14 +157,14 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "--seeds",
     type=click.IntRange(min=1),
     default=None,
-    help="Independent samples per instance. Default: 3 (the paper's), 2 for the offline default run.",
+    help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
 )
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
     default=None,
-    help="Instances per task (first N of the test split). Default: 5 for the offline default run, "
-    "all for any other model. Use --limit 0 for all.",
+    help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
+    "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
 @click.option(
     "--oracle-n", type=click.IntRange(min=1), default=5, show_default=True, help="Multi-Oracle samples per seed."
