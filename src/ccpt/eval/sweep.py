@@ -387,9 +387,10 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     except KeyboardInterrupt:
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
-    # Ctrl-C inside Inspect cancels the running tasks and returns normally: with no logs at all (Inspect 0.3.285
-    # returns success and an empty list), or with logs whose status is "cancelled".
-    if (tasks and not logs) or any(log.status == "cancelled" for log in logs):
+    # Ctrl-C inside Inspect cancels the running tasks and returns normally: with logs whose status is "cancelled",
+    # or reporting success with the cancelled task runs left out of its list (Inspect 0.3.285: no logs at all, or,
+    # when a signal lands while other tasks still run, only theirs). Every task has a log when the set finished.
+    if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
     if not success:
         refusal = deterministic_failure(logs)
