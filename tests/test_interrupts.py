@@ -34,6 +34,13 @@ def _run_args(ccpt_dir: Path, log_dir: Path, calls: Path | None = None) -> list[
     return args + (["-M", f"calls_file={calls}"] if calls else [])
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT back to its default. A suite started in the background by a shell without
+    job control (``pytest … &``) ignores SIGINT, every child inherits that, and Python then never raises
+    KeyboardInterrupt: the run would simply finish, and the test would test nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _report(log_dir: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
     """`ccpt report LOG_DIR --format json` in-process: (exit code, stdout, stderr)."""
     from ccpt.cli import main
@@ -80,7 +87,9 @@ def test_killed_run_resumes_to_the_uninterrupted_report(
     an incomplete report with exit 0 (fixed: every task must have a log)."""
     calls, log_dir = tmp_path / "calls.txt", tmp_path / "logs"
     args, env = _run_args(ccpt_dir, log_dir, calls), _env(tmp_path / "cache")
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < after):
         time.sleep(0.01)
