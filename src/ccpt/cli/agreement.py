@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED
+from ccpt.cli.options import SEED, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
@@ -38,12 +38,7 @@ def _command(judge: str | None, pairs: str, rows: int | None, seed: int) -> str:
     help="Judge to measure: distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, … (default: the GPT-4o scores stored in "
     "the dataset, offline).",
 )
-@click.option(
-    "--judge-mode",
-    type=click.Choice(["text", "expected"]),
-    default=None,
-    help="How to read the judge's score (see `ccpt run --help`). Default: expected for gguf judges, else text.",
-)
+@judge_mode_option
 @click.option(
     "--pairs",
     "pair_set_name",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED
+from ccpt.cli.options import SEED, judge_mode_option
 from ccpt.spec import GENERATIVE_TASKS, TASKS
 
 
@@ -61,7 +61,7 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
     help="Judge the human answers with this model, like model answers (the Human row of Table 3). "
     "Without it the rows are unjudged (Task 3 is always scored against the gold type).",
 )
-@click.option("--judge-mode", type=click.Choice(["text", "expected"]), default=None, help="See `ccpt run --help`.")
+@judge_mode_option
 def import_solver(
     sheets: tuple[Path, ...], out: Path, data_dir: Path | None, judge_model: str | None, judge_mode: str | None
 ) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import judge_mode_option
 from ccpt.errors import DataError
 from ccpt.sheets import neutralise
 
@@ -123,7 +124,7 @@ def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]], list[bool]
 @command.command("score")
 @click.argument("pairs_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--judge", "judge_model", required=True, help="distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, …")
-@click.option("--judge-mode", type=click.Choice(["text", "expected"]), default=None, help="See `ccpt run --help`.")
+@judge_mode_option
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Scored CSV to write.")
 def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) -> None:
     """Score (concept, property) pairs: input columns concept, property (others kept); adds `relevance` in [0, 1].

@@ -41,3 +41,13 @@ class FiniteFloat(click.ParamType):
 
 
 UNIT_INTERVAL = FiniteFloat(0.0, 1.0)
+
+
+# How a judge's score is read (ccpt.eval.judge.JudgeMode), one option for every command that calls a judge.
+judge_mode_option = click.option(
+    "--judge-mode",
+    type=click.Choice(["text", "expected"]),
+    default=None,
+    help="text: the score the judge writes (paper). expected: probability-weighted score from log-probabilities "
+    "(needs a provider with logprobs). Default: expected for gguf judges, else text.",
+)

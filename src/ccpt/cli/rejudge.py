@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import judge_mode_option
+
 
 @click.command("rejudge")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
@@ -17,12 +19,7 @@ import click
     type=click.Path(file_okay=False, path_type=Path),
     help="Directory for the re-judged Inspect logs (read them with `ccpt report DIR`). Rerun to resume.",
 )
-@click.option(
-    "--judge-mode",
-    type=click.Choice(["text", "expected"]),
-    default=None,
-    help="See `ccpt run --help` (default: expected for gguf judges, else text).",
-)
+@judge_mode_option
 @click.option(
     "--judge-arg",
     "judge_args",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.options import judge_mode_option
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -119,13 +120,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "dataset's human ratings (docs/judge.md); the embedded LLM judge is gguf/qwen2.5-1.5b. A model judges itself "
     "only when named here. The judge's agreement with human ratings is printed with the results.",
 )
-@click.option(
-    "--judge-mode",
-    type=click.Choice(["text", "expected"]),
-    default=None,
-    help="text: the score the judge writes (paper). expected: probability-weighted score from "
-    "log-probabilities (needs a provider with logprobs). Default: expected for gguf judges, else text.",
-)
+@judge_mode_option
 @click.option(
     "--judge-arg",
     "judge_args",
