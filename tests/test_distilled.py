@@ -300,21 +300,84 @@ def test_choose_calibration_prefers_the_fit_closer_to_the_reference_means() -> N
 
 
 @needs_encoder
-def test_shipped_head_is_calibrated_unless_asked_for_raw_scores() -> None:
+def test_shipped_judge_is_the_calibrated_mean_of_its_two_heads_unless_asked_for_raw_scores() -> None:
+    from dataclasses import replace
+
     from inspect_ai.model import get_model
 
-    from ccpt.judging.distilled import HEAD_SHA256, load_judge
+    from ccpt.judging.distilled import JUDGE_SHA256, load_judge
 
-    calibrated, raw = load_judge(), load_judge(calibrated=False)
-    assert calibrated.sha256 == HEAD_SHA256 and calibrated.applies_calibration and not raw.applies_calibration
+    calibrated = load_judge()
+    raw = replace(calibrated, calibrated=False)
+    assert calibrated.sha256 == JUDGE_SHA256 and calibrated.applies_calibration and not raw.applies_calibration
+    assert [h.config.encoder for h in calibrated.heads] == ["all-minilm-l6-v2", "all-mpnet-base-v2"]
     pairs = [("a peeled apple", "white"), ("apple", "red"), ("a boat on the rocks", "seamless")]
+    per_head = [h.raw(pairs) for h in raw.heads]
+    assert raw.score(pairs) == [(a + b) / 2 for a, b in zip(*per_head, strict=True)]
     assert calibrated.score(pairs) == calibrated.calibration.apply(raw.score(pairs))  # type: ignore[union-attr]
     assert "calibrated to GPT-4o" in calibrated.note() and "uncalibrated" in raw.note()
+    assert "all-mpnet-base-v2" in calibrated.note() and JUDGE_SHA256[:12] in calibrated.note()
     # Raw and calibrated scores are cached apart (the base URL is part of Inspect's cache key).
     keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
-    assert keys == {f"head-sha256:{HEAD_SHA256}", f"head-sha256:{HEAD_SHA256}+raw"}
+    assert keys == {f"head-sha256:{JUDGE_SHA256}", f"head-sha256:{JUDGE_SHA256}+raw"}
     with pytest.raises(ModelError, match="unknown model argument"):
         get_model("ccpt-distilled/default", calibrate=False)
+
+
+@pytest.fixture(scope="module")
+def two_heads(tmp_path_factory, dataset) -> tuple[list[Path], list]:
+    """Two small heads (1 and 2 top blocks) trained on one fixed 150-pair pool with validation fold 0 held out."""
+    from ccpt.judging.cross_encoder import TrainConfig
+    from ccpt.judging.distilled import save_head, train_head
+
+    pool = [p for p in training_pairs(dataset) if p.kind != "component"][:150]
+    where = tmp_path_factory.mktemp("heads")
+    paths = []
+    for blocks in (1, 2):
+        config = TrainConfig(epochs=1, trainable_layers=blocks, batch_size=16)
+        head, metadata = train_head(dataset, config, pairs=pool)
+        save_head(head, where / f"h{blocks}.safetensors", metadata)
+        paths.append(where / f"h{blocks}.safetensors")
+    return paths, pool
+
+
+@needs_encoder
+def test_an_ensemble_manifest_is_reproducible_averages_its_heads_and_names_a_bad_member(
+    two_heads, dataset, tmp_path: Path
+) -> None:
+    from ccpt.judging.distilled import load_head, load_judge, write_ensemble
+
+    heads, pool = two_heads
+    out = tmp_path / "judge.json"
+    sha = write_ensemble(dataset, heads, out, pairs=pool)
+    assert write_ensemble(dataset, heads, tmp_path / "again.json", pairs=pool) == sha  # byte-reproducible
+    manifest = json.loads(out.read_text())
+    assert [m["file"] for m in manifest["members"]] == [f"../{h.parent.name}/{h.name}" for h in heads]
+    judge = load_judge(out, sha)
+    probe = [(p.concept, p.property) for p in heldout_pairs(dataset)[:8]]
+    per_head = [load_head(h).raw(probe) for h in heads]
+    mean = [(a + b) / 2 for a, b in zip(*per_head, strict=True)]
+    assert load_judge(out, calibrated=False).score(probe) == mean
+    assert judge.score(probe) == (judge.calibration.apply(mean) if judge.calibration else mean)
+    # The manifest's validation figure is the mean's, on the pool's validation fold.
+    assert manifest["validation"]["n_3rater"] > 0 and -1 <= manifest["validation"]["pearson_3rater"] <= 1
+    # A member changed after the manifest was written: one error naming the member, not a different judge.
+    data = bytearray(heads[1].read_bytes())
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    moved = out.read_text().replace(manifest["members"][0]["file"], "h1.safetensors")
+    (changed / "judge.json").write_text(moved.replace(manifest["members"][1]["file"], "h2.safetensors"))
+    data[-10] ^= 0xFF
+    (changed / "h2.safetensors").write_bytes(bytes(data))
+    (changed / "h1.safetensors").write_bytes(heads[0].read_bytes())
+    with pytest.raises(ModelError, match=r"h2\.safetensors is corrupted"):
+        load_judge(changed / "judge.json")
+    (changed / "bad.json").write_text('{"format": "ccpt-distilled-ensemble/1", "members": []}', encoding="utf-8")
+    with pytest.raises(ModelError, match=r"bad\.json is not readable: no member heads"):
+        load_judge(changed / "bad.json")
+    # Heads trained on another pool (here: a smaller one) are refused: their validation folds differ.
+    with pytest.raises(ModelError, match="was trained on"):
+        write_ensemble(dataset, heads, tmp_path / "other.json", pairs=pool[:90])
 
 
 # ----------------------------------------------------------------------------------------- the MPNet encoder
@@ -388,3 +451,28 @@ def test_training_cache_files_are_safetensors_and_round_trip(tmp_path: Path) -> 
         assert torch.equal(fresh.state_dict()["state"][0][key], value)
     assert torch.equal(back["torch_rng"], state["torch_rng"])
     assert [t.shape for t in back["states"]] == [(2, 4), (1, 4)]
+
+
+def test_a_split_encoders_weights_are_inflated_once_and_again_when_the_copy_changes(tmp_path: Path) -> None:
+    import os
+    import zipfile
+
+    from ccpt.judging.encoder import BaseEncoder, _inflated_weights
+
+    spec = BaseEncoder(name="tiny", requirements=(), sha256="ab" * 32, folder="tiny/", parts=("part-1",), size=1)
+    archive = tmp_path / "tiny.zip"
+    weights = os.urandom(3 << 20)
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("tiny/model.safetensors", weights)
+    with zipfile.ZipFile(archive) as zf:
+        first = _inflated_weights(zf, archive, spec)
+        assert first.read_bytes() == weights
+        stamp = first.stat().st_mtime_ns
+        assert _inflated_weights(zf, archive, spec) == first and first.stat().st_mtime_ns == stamp  # not redone
+        first.write_bytes(weights[:100])  # a partial or edited copy …
+        assert _inflated_weights(zf, archive, spec).read_bytes() == weights  # … is inflated again
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "tiny.zip",
+        "tiny.zip.model.safetensors",
+        "tiny.zip.model.safetensors.verified",
+    ]  # no partial file left behind

@@ -109,6 +109,11 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of bytes already read (a file checked and then parsed from the same bytes)."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def is_verified(path: Path, name: str) -> bool:
     """True if ``path`` has the pinned sha256 of ``name``, hashed now.
 

@@ -133,13 +133,14 @@ def _marker(path: Path) -> Path:
     return path.with_name(path.name + ".verified")
 
 
-def _write_marker(path: Path, sha256: str) -> None:
+def mark_verified(path: Path, sha256: str) -> None:
+    """Record that ``path`` (as it is now: size and mtime) holds what ``sha256`` names."""
     st = path.stat()
     record = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
     _marker(path).write_text(json.dumps(record))
 
 
-def _trusted(path: Path, sha256: str) -> bool:
+def is_marked_verified(path: Path, sha256: str) -> bool:
     """True if ``path`` was hashed to ``sha256`` before and has not changed since (size and mtime)."""
     try:
         record = json.loads(_marker(path).read_text())
@@ -181,7 +182,7 @@ def _assemble(model: EmbeddedModel, parts: list[Path], target: Path) -> None:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    _write_marker(target, model.sha256)
+    mark_verified(target, model.sha256)
 
 
 def assemble_embedded(
@@ -193,11 +194,11 @@ def assemble_embedded(
     present without a valid marker is hashed once; a mismatch is deleted and re-assembled.
     """
     target = (cache_dir or model_cache_dir()) / model.filename
-    if _trusted(target, model.sha256):
+    if is_marked_verified(target, model.sha256):
         return target
     if target.is_file():
         if target.stat().st_size == model.size and sha256_file(target) == model.sha256:
-            _write_marker(target, model.sha256)
+            mark_verified(target, model.sha256)
             return target
         target.unlink()
     parts = [locate(dist) for dist in model.parts]

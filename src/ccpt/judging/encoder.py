@@ -322,6 +322,37 @@ class Encoder:
         return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
+def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
+    """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip.
+
+    Inflating MPNet's 438 MB of weights took ≈ 3 s of every load (docs/benchmarks.md); the inflated copy is read
+    memory-mapped instead. It is trusted as the assembled zip is (a marker records its size and mtime, and the
+    zip member's CRC was checked while it was written); a changed or partial copy is inflated again.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    from ccpt.weights import is_marked_verified, mark_verified
+
+    member = spec.folder + "model.safetensors"
+    target = zip_path.with_name(zip_path.name + ".model.safetensors")
+    origin = f"{spec.sha256}:{member}"  # what the marker vouches for: this member of the pinned zip
+    if is_marked_verified(target, origin):
+        return target
+    fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".partial", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out, zf.open(member) as src:
+            shutil.copyfileobj(src, out, 1 << 20)  # zipfile raises BadZipFile on a CRC mismatch at the end
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    mark_verified(target, origin)
+    return target
+
+
 def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DEFAULT_ENCODER) -> Encoder:
     """Load base encoder ``name`` from its installed wheel(s) (ModelError if missing or not the pinned file)."""
     spec = base_encoder(name)
@@ -334,6 +365,7 @@ def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DE
         )
     try:
         from safetensors.torch import load as load_safetensors
+        from safetensors.torch import load_file as load_safetensors_file
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
@@ -341,8 +373,11 @@ def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DE
         with zipfile.ZipFile(path) as zf:
             config = json.loads(zf.read(spec.folder + "config.json"))
             tokenizer = Tokenizer.from_str(zf.read(spec.folder + "tokenizer.json").decode("utf-8"))
-            raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+            if spec.parts:
+                raw = load_safetensors_file(_inflated_weights(zf, path, spec))
+            else:
+                raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.no_padding()
