@@ -383,7 +383,7 @@ def test_failed_sa_steps_are_counted_and_never_reported_as_converged(ccpt_dir: P
     failures = text.split("### Failures", 1)[1]
     assert (
         "| SA failed |" in failures
-        and "| pi_emergent | ccpt-scripted/broken | S.A.w/ LLM | 4 | 4 | 0 | 0 | 4 | 0 | 4 |" in failures
+        and "| pi_emergent | ccpt-scripted/broken | S.A.w/ LLM | 4 | 0 | 4 | 0 | 0 | 4 | 0 | 4 |" in failures
     )
     assert "SA failed: samples whose Spreading Activation had a step with an unreadable" in text
 
@@ -443,8 +443,8 @@ def test_report_names_the_protocol_and_counts_fills() -> None:
     text = render_markdown(build_report(_frame([None, 0.5, 0.25], "as-run"), examples_per_group=0))
     assert "Protocol: as-run" in text
     failures = text.split("### Failures", 1)[1]
-    # samples, parse failures, judge failures, invalid cells, unscored, filled
-    assert "| pi_emergent | m | Base | 3 | 1 | 0 | 0 | 0 | 1 |" in failures
+    # samples, sample errors, parse failures, judge failures, invalid cells, unscored, filled
+    assert "| pi_emergent | m | Base | 3 | 0 | 1 | 0 | 0 | 0 | 1 |" in failures
 
 
 def test_compare_refuses_mixed_protocols(reference_dir: Path, tmp_path: Path, capsys) -> None:

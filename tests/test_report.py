@@ -187,3 +187,28 @@ def test_cli_compare_reports_paired_difference(reference_dir: Path, capsys) -> N
     # paper: 57.8 − 40.8 = 17.0 (per-instance means average to the same difference)
     assert result["mean_diff"] == pytest.approx(17.0, abs=0.05) and result["n"] == 200
     assert result["p_value"] < 0.001 and result["ci"][0] < result["mean_diff"] < result["ci"][1]
+
+
+def test_failures_count_sample_errors_apart_from_parse_failures() -> None:
+    """A sample Inspect recorded as an error (a solver call that failed or timed out) had no answer to parse."""
+    from ccpt.report.tables import failures
+    from ccpt.results.inspect_logs import NO_SCORE_METADATA, SAMPLE_ERROR
+    from ccpt.results.table import tidy_frame
+    from ccpt.rows import empty_row
+
+    def row(instance: str, parse_ok: bool, error: str | None, score: float | None) -> dict:
+        base = dict(task="pi_emergent", model="m", method="base", seed=0, instance=instance, sample=0)
+        return {**empty_row(), **base, "parse_ok": parse_ok, "parse_error": error, "score": score}
+
+    frame = tidy_frame(
+        [
+            row("1", True, None, 0.4),
+            row("2", False, "no JSON object in the reply", None),
+            row("3", False, SAMPLE_ERROR + "TimeoutError: the call took longer than 30 s", None),
+            row("4", False, NO_SCORE_METADATA, None),
+        ]
+    )
+    (counted,) = failures(frame)
+    assert (counted.samples, counted.sample_errors, counted.parse_failures, counted.unscored) == (4, 2, 1, 3)
+    table = build_report(frame, stat="sem").tables()["failures"].to_frame()
+    assert table[["Sample errors", "Parse failures"]].iloc[0].tolist() == [2, 1]

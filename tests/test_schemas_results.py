@@ -75,7 +75,7 @@ def test_the_report_and_compare_of_a_hostile_file_print_no_nan_or_inf(
     out = capsys.readouterr().out
     table_lines = "\n".join(line for line in out.splitlines() if line.startswith("|"))
     assert not re.search(r"\b(nan|inf)\b", table_lines, re.IGNORECASE)
-    assert "| pi_emergent | gpt-4o | Base | 600 | 0 | 0 | 1 |" in out  # samples, parse, judge, invalid cells
+    assert "| pi_emergent | gpt-4o | Base | 600 | 0 | 0 | 0 | 1 |" in out  # samples, errors, parse, judge, invalid
     assert main(["compare", str(hostile), str(hostile), "--a", "gpt-4o:base", "--b", "gpt-4o:base"]) == 0
     line = capsys.readouterr().out
     assert "nan" not in line and "inf" not in line and "+0.00 (95% CI +0.00 … +0.00," in line

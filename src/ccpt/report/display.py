@@ -230,6 +230,7 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
                     _count_cell(n)
                     for n in (
                         r.samples,
+                        r.sample_errors,
                         r.parse_failures,
                         r.judge_failures,
                         r.invalid_cells,
@@ -243,8 +244,8 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
         for r in rows
     )
     header = (
-        "Task", "Model", "Method", "Samples", "Parse failures", "Judge failures", "Invalid cells", "Unscored", "Filled",
-        "SA failed",
+        "Task", "Model", "Method", "Samples", "Sample errors", "Parse failures", "Judge failures", "Invalid cells",
+        "Unscored", "Filled", "SA failed",
     )  # fmt: skip
     return DisplayTable("failures", "Failures", header, body)
 

@@ -106,7 +106,8 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
         step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
-        for name in ("samples", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled", "sa_failed"):
+        names = ("samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled")
+        for name in (*names, "sa_failed"):
             out.append({**base, "metric": name + step, "count": getattr(f, name)})
     out.extend(usage_records(report.usage))
     return out

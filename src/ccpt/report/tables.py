@@ -19,6 +19,7 @@ from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import FILLED, PROTOCOLS
 from ccpt.report.names import model_text
 from ccpt.results import optional
+from ccpt.results.inspect_logs import NO_SCORE_METADATA, SAMPLE_ERROR
 from ccpt.scoring import Classification, Relevances, classify, oracle_per_column, oracle_single_best
 from ccpt.spec import (
     EMERGENT,
@@ -416,7 +417,7 @@ class FailureRow:
     model: str
     method: str
     samples: int
-    parse_failures: int
+    parse_failures: int  # answers that were there but unreadable (sample errors not included)
     judge_failures: int
     unscored: int
     invalid_cells: int = 0  # cells of the result files set aside by their schema (ccpt.schemas)
@@ -425,6 +426,9 @@ class FailureRow:
     # not record it (the authors' result files, tables from before the column existed): unknown, not zero.
     sa_failed: int | None = 0
     sa_iteration: int | None = None  # Table 6 rows: the answers from C_t
+    # Samples Inspect recorded as errors (the solver's call failed after its retries, timed out or raised): no
+    # answer at all, so neither a parse failure nor a judged sample.
+    sample_errors: int = 0
 
 
 def display_methods(frame: pd.DataFrame) -> list[str]:
@@ -448,6 +452,14 @@ def _sa_failed(method: str, failed_steps: pd.Series | None) -> int | None:
     return int((failed_steps > 0).sum()) if recorded else 0  # type: ignore[operator]
 
 
+def _sample_errors(group: pd.DataFrame) -> pd.Series:
+    """Which rows are samples without an answer (Inspect's errored samples), by their parse_error."""
+    if "parse_error" not in group:
+        return pd.Series(False, index=group.index)
+    text = group["parse_error"].astype("string").fillna("")
+    return text.str.startswith(SAMPLE_ERROR) | (text == NO_SCORE_METADATA)
+
+
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
     """Parse and judge failures, never hidden: every sample without a score is counted here."""
     out: list[FailureRow] = []
@@ -456,13 +468,15 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
     for (task, model, method, step), group in frame.groupby(keys, sort=True, dropna=False):
         target = "score" if TASK_SPECS[str(task)].generative else "pred_type"
         failed_steps = pd.to_numeric(group["sa_failed_steps"], errors="coerce") if "sa_failed_steps" in group else None
+        errored = _sample_errors(group)
         out.append(
             FailureRow(
                 str(task),
                 str(model),
                 str(method),
                 samples=len(group),
-                parse_failures=int((group["parse_ok"] != True).sum()),  # noqa: E712
+                parse_failures=int(((group["parse_ok"] != True) & ~errored).sum()),  # noqa: E712
+                sample_errors=int(errored.sum()),
                 judge_failures=_count(group, "judge_failures"),
                 invalid_cells=_count(group, "invalid_cells"),
                 unscored=int(group[target].isna().sum()),

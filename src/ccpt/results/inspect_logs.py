@@ -23,6 +23,12 @@ from ccpt.rows import COLUMNS, empty_row
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
 
+# parse_error of a sample that has no answer to parse: Inspect recorded it as an error (the solver's model call
+# failed after its retries, timed out, or raised), or it carries no ccpt metadata. The Failures table counts
+# these as sample errors, apart from parse failures (answers that were there but unreadable).
+SAMPLE_ERROR = "sample error: "
+NO_SCORE_METADATA = "no ccpt score metadata"
+
 
 def _normalise_sa(row: dict[str, Any]) -> None:
     """Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True."""
@@ -130,9 +136,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                     judge_failures=0,
                     source=source,
                     protocol=protocol,
-                    parse_error=f"sample error: {getattr(error, 'message', error)}"
-                    if error
-                    else "no ccpt score metadata",
+                    parse_error=f"{SAMPLE_ERROR}{getattr(error, 'message', error)}" if error else NO_SCORE_METADATA,
                 )
                 rows.append(row)
                 continue
