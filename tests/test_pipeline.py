@@ -288,6 +288,8 @@ def test_import_rejects_bad_answers(tmp_path: Path) -> None:
     [
         # The same worker answering one HIT twice would be two votes of one person.
         (["W1,0,5,5,5,,", "W2,0,5,5,5,,", "W1,1,5,5,5,,"], r"row 2 repeats row 0 \(hit_id × worker_id"),
+        # … also when a spreadsheet padded the id with spaces.
+        (["W1,0,5,5,5,,", "W2,0,5,5,5,,", " W1 ,1,5,5,5,,"], r"row 2 repeats row 0 \(hit_id × worker_id"),
         # Five answers where three were assigned.
         ([f"W{k},0,5,5,5,," for k in range(5)], r"row 3, column 'hit_id': HIT 'emergent-1' has more answers"),
         (["W1,0,5,5,5,maybe,"], r"row 0, column 'toxic'"),

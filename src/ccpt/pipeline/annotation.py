@@ -238,7 +238,9 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
                 f"({', '.join(options)} or 0-2)"
             )
         fields = {k: values[k] for k in ("combination_relevance", "root_relevance", "modifier_relevance")}
-        worker = values["worker_id"] or f"row{number}"  # no worker id: each row is its own annotator
+        # Spreadsheets pad cells: " W1 " is W1 (else one person's two answers count as two annotators' votes).
+        # No worker id: each row is its own annotator.
+        worker = (values["worker_id"] or "").strip() or f"row{number}"
         answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
     ANSWERS.check_unique(
         [{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), [n for _, n in answered]
