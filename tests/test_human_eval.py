@@ -255,3 +255,13 @@ def test_a_constant_judge_has_undefined_agreement_not_minus_zero(tmp_path: Path)
     assert "Pearson undefined" in text and "-0.000" not in text and "nan" not in text
     payload = json.loads(human_judge_report(ratings, fmt="json"))
     assert payload["agreement"]["pearson"] is None
+    # One rater: α is undefined, and the report says why instead of leaving "undefined" to guess.
+    why = "no pair was rated by two raters"
+    assert "α (interval): undefined (" + why in text
+    assert why in payload["agreement"]["krippendorff_alpha_undefined_because"]
+    # The same sheet given twice is refused, naming both places (it would be one person's ratings counted twice).
+    with pytest.raises(DataError, match=r"r\.csv: given twice"):
+        read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv", tmp_path / "r.csv"])
+    (tmp_path / "copy.csv").write_bytes((tmp_path / "r.csv").read_bytes())  # a copy under another name
+    with pytest.raises(DataError, match=r"copy\.csv: row 0: rater 'a' already rated pair 'p00000' \(.*r\.csv row 0\)"):
+        read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv", tmp_path / "copy.csv"])

@@ -342,17 +342,23 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
     key = pd.DataFrame(_read_sheet(Path(key_path), RATING_KEY), columns=list(RATING_KEY.json_schema["properties"]))
     known = set(key["pair_id"])
     parts: list[dict[str, Any]] = []
-    where: dict[tuple[str, str], str] = {}
-    for sheet in sheets:
+    where: dict[tuple[str, str], tuple[int, int]] = {}
+    seen: dict[Path, str] = {}
+    for index, sheet in enumerate(sheets):
+        resolved = Path(sheet).resolve()
+        if resolved in seen:
+            raise DataError(f"{sheet}: given twice (also as {seen[resolved]}); its ratings would count twice")
+        seen[resolved] = str(sheet)
         rows = _read_sheet(Path(sheet), RATINGS)
         unknown = sorted({r["pair_id"] for r in rows} - known)
         if unknown:
             raise DataError(f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets")
         for number, row in enumerate(rows):
-            first = where.setdefault((row["rater"], row["pair_id"]), f"{sheet} row {number}")
-            if first != f"{sheet} row {number}":
+            first = where.setdefault((row["rater"], row["pair_id"]), (index, number))
+            if first != (index, number):
                 raise DataError(
-                    f"{sheet}: row {number}: rater {row['rater']!r} already rated pair {row['pair_id']!r} ({first})",
+                    f"{sheet}: row {number}: rater {row['rater']!r} already rated pair {row['pair_id']!r} "
+                    f"({sheets[first[0]]} row {first[1]})",
                     "each rater rates each pair once; give every sheet its own rater name",
                 )
         parts.extend(rows)
@@ -391,7 +397,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def rating_agreement(ratings: pd.DataFrame) -> dict[str, float | None]:
+def rating_agreement(ratings: pd.DataFrame) -> dict[str, Any]:
     """Human (rater mean) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
     per_pair = ratings.dropna(subset=["rating"]).groupby("pair_id")
     human = per_pair["rating"].mean().map(relevance_from_score)
@@ -399,12 +405,27 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, float | None]:
     both = human.index.intersection(llm.dropna().index)
     units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
     units = [[optional(v, float) for v in unit] for unit in units]
-    return {  # None = undefined (e.g. a constant judge), null in JSON
+    alpha = defined(krippendorff_alpha_interval(units))
+    out: dict[str, Any] = {  # None = undefined (e.g. a constant judge), null in JSON
         "pearson": defined(pearson(human.loc[both].tolist(), llm.loc[both].tolist())),
         "spearman": defined(spearman(human.loc[both].tolist(), llm.loc[both].tolist())),
         "n": float(len(both)),
-        "krippendorff_alpha_interval": defined(krippendorff_alpha_interval(units)),
+        "krippendorff_alpha_interval": alpha,
     }
+    if alpha is None:
+        out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(units)
+    return out
+
+
+def _why_alpha_undefined(units: Sequence[Sequence[float | None]]) -> str:
+    """Why Krippendorff's α has no value for these ratings (said beside it, not left to guess)."""
+    paired = [u for u in units if sum(v is not None for v in u) >= 2]
+    if not paired:
+        return "no pair was rated by two raters: α compares raters on the same pair (one rater, or one sheet twice?)"
+    values = {v for u in paired for v in u if v is not None}
+    if len(values) == 1:
+        return "every rating of the pairs rated twice is the same value (no variation to compare against)"
+    return "too few ratings of pairs rated by two or more raters"
 
 
 def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] = "markdown") -> str:
@@ -415,6 +436,8 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
     rows = human_judged_rows(ratings)
     table = table3(rows, stat="sem", title="Table 4: generative tasks (human judge, mean of raters)")
     agree = rating_agreement(ratings)
+    reason = agree.get("krippendorff_alpha_undefined_because")
+    alpha = f"undefined ({reason})" if reason else format_correlation(agree["krippendorff_alpha_interval"])
     if fmt == "json":
         cells = [
             {"model": r.model, "method": r.method, "task": t, "metric": m, "mean": s.mean, "n": s.n_instances}
@@ -428,5 +451,5 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
         generative_markdown(table) + "\n\nHuman (mean of raters) vs LLM judge on the same pairs: "
         f"Pearson {format_correlation(agree['pearson'])}, Spearman {format_correlation(agree['spearman'])}, "
         f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): "
-        f"{format_correlation(agree['krippendorff_alpha_interval'])}.\n"
+        f"{alpha}.\n"
     )
