@@ -51,6 +51,34 @@ def test_unknown_model_arg_is_rejected() -> None:
         local_model.GGUFModelAPI("qwen2.5-0.5b", n_ctxx=512)
 
 
+def test_the_cache_key_names_the_file_the_llama_build_and_the_settings(tmp_path: Path) -> None:
+    """Inspect's cache key has base_url, not the llama.cpp build or -M args: a rebuilt llama.cpp, a replaced file
+    or another n_ctx must not be served answers cached under the old one."""
+    import os
+
+    pytest.importorskip("llama_cpp")
+    from ccpt.eval.llama_backend import LoadSpec
+    from ccpt.eval.llama_isa import build_isa
+    from ccpt.eval.local_model import answers_fingerprint
+
+    weights_file = tmp_path / "m.gguf"
+    weights_file.write_bytes(b"GGUF" + bytes(60))
+    spec = LoadSpec(path=str(weights_file), n_ctx=4096, n_threads=2, n_batch=64)
+    key = answers_fingerprint(weights_file, spec, "aligned")
+    assert build_isa() in key and "llama-cpp-python=" in key
+    assert key == answers_fingerprint(weights_file, spec, "aligned")  # stable
+    others = {
+        answers_fingerprint(weights_file, LoadSpec(str(weights_file), 8192, 2, 64), "aligned"),
+        answers_fingerprint(weights_file, LoadSpec(str(weights_file), 4096, 2, 128), "aligned"),
+        answers_fingerprint(weights_file, LoadSpec(str(weights_file), 4096, 1, 64), "aligned"),
+        answers_fingerprint(weights_file, spec, "any"),
+    }
+    stat = weights_file.stat()
+    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # the file was replaced
+    others.add(answers_fingerprint(weights_file, spec, "aligned"))
+    assert len(others) == 5 and key not in others
+
+
 def test_stop_reason_mapping() -> None:
     assert local_model._stop_reason("stop", 100, 4096) == "stop"
     assert local_model._stop_reason("length", 100, 4096) == "max_tokens"
@@ -204,6 +232,8 @@ def test_aligned_prefix_reuse_is_bitwise_reproducible() -> None:
 
     # Interleave the two modes on the one shared Llama so the cache state differs between calls.
     assert run(aligned) == run(scratch) == run(aligned)
+    # Each names its settings in the base URL, part of Inspect's cache key (answers_fingerprint).
+    assert aligned.api.base_url != scratch.api.base_url and "prefix_cache=off" in str(scratch.api.base_url)
     with pytest.raises(ModelError, match="prefix_cache must be"):
         get_model(f"gguf/{weights.DEFAULT_SOLVER}", prefix_cache="sometimes", memoize=False)
 

@@ -17,6 +17,7 @@ connection at a time.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -42,7 +43,7 @@ from ccpt.errors import ModelError
 from ccpt.weights import INSTALL_HINT, resolve_gguf
 
 if TYPE_CHECKING:
-    from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, TokenLogprob
+    from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, LoadSpec, TokenLogprob
 
 DEFAULT_N_CTX = 4096
 DEFAULT_N_BATCH = 64  # the block size of aligned prefix reuse (see llama_backend.RecordingLlama)
@@ -81,6 +82,23 @@ def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
     """
     if config.max_connections is None and config.adaptive_connections is None:
         config.adaptive_connections = False
+
+
+def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
+    """A local model's identity for Inspect's cache key: the file (size, mtime), the llama.cpp build, the settings."""
+    import importlib.metadata
+
+    from ccpt.eval.llama_isa import build_isa
+
+    stat = path.stat()
+    try:
+        version = importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return (
+        f"gguf:size={stat.st_size},mtime_ns={stat.st_mtime_ns};llama-cpp-python={version},{build_isa()};"
+        f"n_ctx={spec.n_ctx},n_batch={spec.n_batch},n_threads={spec.n_threads},prefix_cache={prefix_cache}"
+    )
 
 
 def _as_bool(value: Any) -> bool:
@@ -133,6 +151,12 @@ class GGUFModelAPI(ModelAPI):
         self._backend = llama_backend
         # See llama_backend.chat for why "aligned" is both fast and reproducible.
         self._prefix_cache = _prefix_mode(model_args.get("prefix_cache", "aligned"))
+        if base_url is None:
+            # Inspect's cache key has the model name and the request, not what else decides a local model's
+            # answers; its base_url is part of the key, so it names them. Otherwise a rebuilt llama.cpp (other
+            # kernels), another file at the same path, or another n_ctx/n_batch/n_threads/prefix_cache would be
+            # served answers cached under the old one.
+            self.base_url = answers_fingerprint(path, spec, self._prefix_cache)
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
