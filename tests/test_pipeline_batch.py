@@ -135,7 +135,12 @@ def test_bad_batch_options_are_clear_errors(tmp_path: Path, monkeypatch: pytest.
         BatchOptions(backend="http", model="m")
     work = _workdir(tmp_path, "novllm")
     # A model that is neither a local checkpoint nor reachable (no hub here; offline elsewhere).
+    import huggingface_hub.constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub reads HF_HUB_OFFLINE once, at import: if an earlier test in this process imported it, the
+    # variable alone does nothing, and the lookup went to the hub (5 retries with backoff, ~23 s without a network).
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(CcptError, match="cannot load the vLLM model 'no-such-org/no-such-model'"):
         extract_properties(work, LLM, batch=BatchOptions(backend="vllm", model="no-such-org/no-such-model"))
     monkeypatch.setitem(sys.modules, "vllm", None)  # as if vLLM were not installed
