@@ -210,7 +210,9 @@ def embedded_hf_checkpoint() -> Path:
     """The embedded Qwen2.5-Coder-0.5B as a Hugging Face checkpoint (bf16), the form vLLM loads.
 
     Converted once per machine and cache directory (about a minute), under a lock so that parallel workers wait
-    for one conversion instead of each doing their own; later tests, workers and runs reuse it.
+    for one conversion instead of each doing their own; later tests, workers and runs reuse it. Under xdist the
+    first user is tests/test_checkpoint_conversion.py on a light worker near the start of the run, not the vLLM
+    tests on the cpu-heavy chain.
     """
     from ccpt import weights
 
