@@ -21,7 +21,8 @@ machine, beside other test runs. What this file does for every test, so that a n
   compete for the same CPUs. Tests that assert a wall-clock bound (``@pytest.mark.timing``) run there too, so
   that no CPU-heavy test runs beside them.
 * **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
-  them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module.
+  them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module; one that
+  belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`.
 * Tests that need ../shared/data skip with a reason when it is absent, unless ``CCPT_REQUIRE_SHARED=1`` (set by
   .ci/run), in which case they fail: CI must never skip them silently.
 * Every test has a time limit (``timeout`` in pyproject.toml): a hang fails that test instead of the whole run.
@@ -203,6 +204,15 @@ def _convert_embedded_to_hf(target: Path) -> None:
     tokenizer.save_pretrained(partial)
     plain.save_pretrained(partial)
     partial.rename(target)  # a reader sees the whole checkpoint or none of it
+
+
+@pytest.fixture(scope="session")
+def run_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of this test run shared by all its xdist workers (the run's base temporary directory; under
+    ``-n 0`` the process's own): for artefacts made once per run rather than once per worker, each built under
+    :func:`cross_process_lock` and published complete (e.g. tests/test_interrupts.py's reference run)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
