@@ -19,7 +19,7 @@ import pytest
 from ccpt import weights
 
 _MISSING = None
-for _module in ("transformers", "torch", "safetensors", "llama_cpp"):
+for _module in ("transformers", "torch", "gguf", "safetensors", "llama_cpp"):
     if importlib.util.find_spec(_module) is None:
         _MISSING = f"{_module} is not installed (bash scripts/setup.sh --test installs it)"
 if _MISSING is None and not weights.is_installed(weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]):
