@@ -21,7 +21,8 @@ machine, beside other test runs. What this file does for every test, so that a n
   compete for the same CPUs. Tests that assert a wall-clock bound (``@pytest.mark.timing``) run there too, so
   that no CPU-heavy test runs beside them.
 * **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
-  them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module.
+  them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module; one that
+  belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`.
 * Tests that need ../shared/data skip with a reason when it is absent, unless ``CCPT_REQUIRE_SHARED=1`` (set by
   .ci/run), in which case they fail: CI must never skip them silently.
 * Every test has a time limit (``timeout`` in pyproject.toml): a hang fails that test instead of the whole run.
@@ -193,8 +194,12 @@ def _convert_embedded_to_hf(target: Path) -> None:
     loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
     config = loaded.config
     del config.quantization_config  # dequantised on load: save a plain checkpoint
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    plain.load_state_dict(loaded.state_dict())
+    # Built on the meta device and given the loaded tensors (assign=True): no random initialisation of weights that
+    # are replaced at once (6-7 s of the conversion); the files written are byte-identical to building it in memory.
+    with torch.device("meta"):
+        plain = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    plain.load_state_dict(loaded.state_dict(), assign=True)
+    plain.tie_weights()  # a no-op for this model (tie_word_embeddings is false); needed if a tied one is added
     partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
     tokenizer.save_pretrained(partial)
     plain.save_pretrained(partial)
@@ -202,11 +207,22 @@ def _convert_embedded_to_hf(target: Path) -> None:
 
 
 @pytest.fixture(scope="session")
+def run_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of this test run shared by all its xdist workers (the run's base temporary directory; under
+    ``-n 0`` the process's own): for artefacts made once per run rather than once per worker, each built under
+    :func:`cross_process_lock` and published complete (e.g. tests/test_interrupts.py's reference run)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
 def embedded_hf_checkpoint() -> Path:
     """The embedded Qwen2.5-Coder-0.5B as a Hugging Face checkpoint (bf16), the form vLLM loads.
 
     Converted once per machine and cache directory (about a minute), under a lock so that parallel workers wait
-    for one conversion instead of each doing their own; later tests, workers and runs reuse it.
+    for one conversion instead of each doing their own; later tests, workers and runs reuse it. Under xdist the
+    first user is tests/test_checkpoint_conversion.py on a light worker near the start of the run, not the vLLM
+    tests on the cpu-heavy chain.
     """
     from ccpt import weights
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import cross_process_lock
 
 pytestmark = pytest.mark.shared_data
 
@@ -64,13 +65,26 @@ def _results(report: tuple[int, str, str]) -> tuple[int, dict, str]:
 
 
 @pytest.fixture(scope="module")
-def reference(ccpt_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """One uninterrupted run: (its log dir, its model cache)."""
-    root = tmp_path_factory.mktemp("reference")
-    done = subprocess.run(
-        _run_args(ccpt_dir, root / "logs"), env=_env(root / "cache"), capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+def reference(ccpt_dir: Path, run_shared_dir: Path) -> tuple[Path, Path]:
+    """One uninterrupted run: (its log dir, its model cache).
+
+    Made once per test run, not once per xdist worker that runs a test of this module (~15-30 s each): built
+    under a lock, published by renaming the finished directory. Its logs are only read; its cache is used by
+    test_truncated_log_is_named_skipped_and_run_again alone.
+    """
+    root = run_shared_dir / "interrupts-reference"
+    with cross_process_lock(run_shared_dir / "interrupts-reference.lock"):
+        if not root.is_dir():
+            partial = root.with_name(f"{root.name}.partial-{os.getpid()}")
+            done = subprocess.run(
+                _run_args(ccpt_dir, partial / "logs"),
+                env=_env(partial / "cache"),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            partial.rename(root)
     return root / "logs", root / "cache"
 
 

@@ -25,7 +25,9 @@ COMBOS = [
     ("frozen lake", "lake", "frozen", "The silence was like a frozen lake."),
 ]
 LLM = LLMOptions(model="ccpt-scripted/pipeline", max_connections=2, seed=3)
-pytestmark = pytest.mark.ray  # starts a local Ray: runs in the cpu-heavy group (conftest.py)
+# The tests that start a local Ray are marked ``ray`` (the cpu-heavy group, conftest.py); the others never start
+# one (they check options, rows and stored replies, or fail before Ray starts) and run on any worker.
+starts_ray = pytest.mark.ray
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -53,6 +55,7 @@ def _http(url: str) -> BatchOptions:
     return BatchOptions(backend="http", model="loopback", url=f"{url}/chat/completions", batch_size=2)
 
 
+@starts_ray
 def test_http_batch_job_gives_the_inspect_paths_properties_and_resumes(tmp_path: Path) -> None:
     inspect_work = _workdir(tmp_path, "inspect")
     extract_properties(inspect_work, LLM)
@@ -78,6 +81,7 @@ def test_http_batch_job_gives_the_inspect_paths_properties_and_resumes(tmp_path:
         assert _rows(work) == _rows(inspect_work)
 
 
+@starts_ray
 def test_failed_requests_are_counted_not_stored_and_retried(tmp_path: Path) -> None:
     work = _workdir(tmp_path, "failing")
     with serve(fail_when="wet dog") as (url, requests):
@@ -135,7 +139,12 @@ def test_bad_batch_options_are_clear_errors(tmp_path: Path, monkeypatch: pytest.
         BatchOptions(backend="http", model="m")
     work = _workdir(tmp_path, "novllm")
     # A model that is neither a local checkpoint nor reachable (no hub here; offline elsewhere).
+    import huggingface_hub.constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub reads HF_HUB_OFFLINE once, at import: if an earlier test in this process imported it, the
+    # variable alone does nothing, and the lookup went to the hub (5 retries with backoff, ~23 s without a network).
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(CcptError, match="cannot load the vLLM model 'no-such-org/no-such-model'"):
         extract_properties(work, LLM, batch=BatchOptions(backend="vllm", model="no-such-org/no-such-model"))
     monkeypatch.setitem(sys.modules, "vllm", None)  # as if vLLM were not installed
@@ -147,6 +156,7 @@ def test_bad_batch_options_are_clear_errors(tmp_path: Path, monkeypatch: pytest.
         )
 
 
+@starts_ray
 def test_cli_runs_the_batch_job_and_rejects_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ccpt.cli import main
 
