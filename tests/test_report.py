@@ -212,3 +212,25 @@ def test_failures_count_sample_errors_apart_from_parse_failures() -> None:
     assert (counted.samples, counted.sample_errors, counted.parse_failures, counted.unscored) == (4, 2, 1, 3)
     table = build_report(frame, stat="sem").tables()["failures"].to_frame()
     assert table[["Sample errors", "Parse failures"]].iloc[0].tolist() == [2, 1]
+
+
+def test_n_boot_and_seed_reach_tables_6_and_7() -> None:
+    """build_report's bootstrap settings apply to every table (tables 6 and 7 always drew 10,000 resamples)."""
+    from ccpt.report.tables import table6, table7
+    from ccpt.results.table import tidy_frame
+    from ccpt.rows import empty_row
+
+    rows = []
+    for instance in range(8):
+        for seed in range(2):
+            value = ((instance * 7 + seed * 3) % 10) / 10
+            base = dict(task="pi_emergent", model="m", method="sa_llm", seed=seed, instance=str(instance), sample=0)
+            fields = dict(parse_ok=True, r_np=value, r_hp=0.1, r_mp=0.2, r_hmp=0.2, score=max(value - 0.2, 0.0))
+            rows.append({**empty_row(), **base, **fields, "sa_iteration": 1, "sa_filter": True})
+            for flag in (False, True):
+                rows.append({**empty_row(), **base, **fields, "sa_filter": flag})
+    frame = tidy_frame(rows)
+    report = build_report(frame, stat="ci", n_boot=40, seed=3, examples_per_group=0)
+    assert report.iterations == table6(frame, stat="ci", n_boot=40, seed=3)
+    assert report.filters == table7(frame, stat="ci", n_boot=40, seed=3)
+    assert report.iterations != table6(frame, stat="ci")  # 10,000 resamples give other interval ends

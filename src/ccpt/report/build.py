@@ -127,13 +127,13 @@ def build_report(
         else None
     )
     types = table5(frame, stat=stat, n_boot=n_boot, seed=seed)
-    filters = table7(frame, stat=stat, oracle=oracle)
+    filters = table7(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed)
     return Report(
         stat=stat,
         oracle=oracle,
         generative=generative,
         types=types,
-        iterations=table6(frame, stat=stat, oracle=oracle),
+        iterations=table6(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed),
         filters=filters,
         failures=failures(frame),
         notes=notes,

@@ -355,7 +355,14 @@ class IterationTable:
     cells: dict[tuple[str, int], Summary]
 
 
-def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper") -> list[IterationTable]:
+def table6(
+    frame: pd.DataFrame,
+    *,
+    stat: Stat = "sem",
+    oracle: OracleReduction = "paper",
+    n_boot: int = 10_000,
+    seed: int = 0,
+) -> list[IterationTable]:
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
     it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
     it["method"] = display_methods(it)  # a no-filter run is a different method for this table
@@ -365,7 +372,9 @@ def table6(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction =
         cells: dict[tuple[str, int], Summary] = {}
         for (task, t), sub in group.groupby(["task", "sa_iteration"]):
             values = per_instance_values(sub, str(task), oracle)
-            cells[(str(task), int(t))] = summarize(_matrix(values, "score"), stat).scaled(100.0)
+            cells[(str(task), int(t))] = summarize(_matrix(values, "score"), stat, n_boot=n_boot, seed=seed).scaled(
+                100.0
+            )
         out.append(IterationTable(str(model), str(method), iterations, cells))
     return out
 
@@ -389,7 +398,14 @@ class FilterRow:
         return self.with_.mean - self.without.mean
 
 
-def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper") -> list[FilterRow]:
+def table7(
+    frame: pd.DataFrame,
+    *,
+    stat: Stat = "sem",
+    oracle: OracleReduction = "paper",
+    n_boot: int = 10_000,
+    seed: int = 0,
+) -> list[FilterRow]:
     """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
     sa = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()]
     out: list[FilterRow] = []
@@ -400,7 +416,7 @@ def table7(frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction =
             sub = group[group["sa_filter"] == flag]
             if not sub.empty:
                 values = per_instance_values(sub, str(task), oracle)
-                parts[flag] = summarize(_matrix(values, "score"), stat).scaled(100.0)
+                parts[flag] = summarize(_matrix(values, "score"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
         if False in parts:  # a method run only with its filter is not an ablation
             out.append(
                 FilterRow(str(model), str(method), str(task), parts[False], parts.get(True), (ids[False], ids[True]))
