@@ -18,6 +18,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
+from ccpt.eval.inspect_compat import roles_bound
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent
 
 
@@ -30,9 +31,12 @@ def main() -> None:
         os.environ["INSPECT_CACHE_DIR"] = str(Path(tmp) / "cache")
         calls = Path(tmp) / "judge-calls.txt"
         judge = get_model("ccpt-scripted/judge", calls_file=str(calls), memoize=False)
-        tasks = [
-            f(method="base", seeds=args.seeds, data_dir=args.data_dir) for f in (pi_emergent, pi_canceled, npc_emergent)
-        ]
+        # Built with the grader bound, as `inspect eval` and `ccpt run` build tasks: the default judge is not loaded.
+        with roles_bound({"grader": judge}):
+            tasks = [
+                f(method="base", seeds=args.seeds, data_dir=args.data_dir)
+                for f in (pi_emergent, pi_canceled, npc_emergent)
+            ]
         start = time.perf_counter()
         logs = inspect_eval(
             tasks,

@@ -23,6 +23,7 @@ from inspect_ai import eval as inspect_eval
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from loopback_openai import serve
 
+from ccpt.eval.inspect_compat import roles_bound
 from ccpt.eval.tasks import pi_emergent
 
 
@@ -50,12 +51,16 @@ def main() -> None:
 def _sweep(args: argparse.Namespace, latency: float) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as tmp, serve(latency=latency) as (base_url, requests):
         os.environ |= {"INSPECT_CACHE_DIR": str(Path(tmp) / "cache"), "LOOP_API_KEY": "x", "LOOP_BASE_URL": base_url}
+        # Distinct model names per run: Inspect memoises model clients, which hold the server URL.
+        grader = f"openai-api/loop/judge-{latency}"
+        # Built outside the timer with the grader bound, as `inspect eval` builds it: the default judge never loads.
+        with roles_bound({"grader": grader}):
+            task = pi_emergent(method="base", seeds=args.seeds, data_dir=args.data_dir)
         start = time.perf_counter()
         inspect_eval(
-            pi_emergent(method="base", seeds=args.seeds, data_dir=args.data_dir),
-            # Distinct model names per run: Inspect memoises model clients, which hold the server URL.
+            task,
             model=f"openai-api/loop/solver-{latency}",
-            model_roles={"grader": f"openai-api/loop/judge-{latency}"},
+            model_roles={"grader": grader},
             limit=args.limit,
             max_connections=args.connections,
             log_dir=str(Path(tmp) / "logs"),
