@@ -31,6 +31,7 @@ from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibra
 from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
 from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pairs
+from ccpt.outputs import atomic_path
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -453,10 +454,8 @@ def write_ensemble(
         members.append({"encoder": head.config.encoder, "file": Path(file).as_posix(), "sha256": head.sha256})
     manifest = {k: json.loads(v) for k, v in metadata.items()} | {"format": ENSEMBLE_FORMAT, "members": members}
     data = (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(out)
+    with atomic_path(out) as partial:
+        partial.write_bytes(data)
     return sha256_bytes(data)
 
 

@@ -329,10 +329,9 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     memory-mapped instead. It is trusted as the assembled zip is (a marker records its size and mtime, and the
     zip member's CRC was checked while it was written); a changed or partial copy is inflated again.
     """
-    import os
     import shutil
-    import tempfile
 
+    from ccpt.outputs import atomic_path
     from ccpt.weights import is_marked_verified, mark_verified
 
     member = spec.folder + "model.safetensors"
@@ -340,15 +339,8 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     origin = f"{spec.sha256}:{member}"  # what the marker vouches for: this member of the pinned zip
     if is_marked_verified(target, origin):
         return target
-    fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".partial", dir=target.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out, zf.open(member) as src:
-            shutil.copyfileobj(src, out, 1 << 20)  # zipfile raises BadZipFile on a CRC mismatch at the end
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(target) as partial, partial.open("wb") as out, zf.open(member) as src:
+        shutil.copyfileobj(src, out, 1 << 20)  # zipfile raises BadZipFile on a CRC mismatch at the end
     mark_verified(target, origin)
     return target
 
