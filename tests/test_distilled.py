@@ -294,9 +294,37 @@ def test_choose_calibration_prefers_the_fit_closer_to_the_reference_means() -> N
         judge = tuple(0.5 + 0.3 * (t - 0.5) + rng.gauss(0, 0.05) for t in truth)
         rows.append(CalibrationRow("emergent" if i % 2 else "canceled", judge, tuple(truth)))  # type: ignore[arg-type]
     cal, figures = choose_calibration(rows, "truth", "synthetic rows")
-    chosen = cal.fitted_on.split(" fit")[0]
-    assert figures[chosen] == min(figures["isotonic"], figures["quantile"]) < figures["uncalibrated"]
-    assert table_gap(rows, [tuple(cal.apply(r.judge)) for r in rows]) < figures["uncalibrated"]
+    chosen = cal.fitted_on.split(" fit")[0].split(" (")[0]
+    fits = ("isotonic", "quantile", "sharpened")
+    assert figures[chosen] == min(figures[f] for f in fits) < figures["uncalibrated"]  # type: ignore[type-var]
+    assert table_gap(rows, [tuple(cal.apply(r.judge)) for r in rows]) < figures["uncalibrated"]  # type: ignore[operator]
+
+
+def test_sharpened_map_restores_within_row_gaps_a_hesitant_judge_loses() -> None:
+    """A judge with the reference's spread of scores but noisier within a row: the quantile map already matches
+    the spread, so only the steeper (sharpened) map brings the mean canceled score C back towards the reference's."""
+    import random
+
+    from ccpt.judging.calibration import CalibrationRow, choose_calibration, sharpen
+
+    assert sharpen([0.5], 1.0, 0.0) == (0.5,) and sharpen([0.5], 2.5, 0.0) == (0.5,)
+    low, high = sharpen([0.2, 0.8], 2.5, 0.0)
+    assert low < 0.2 and high > 0.8 and sharpen([0.0, 1.0], 2.5, 0.5) == (0.0, 1.0)
+
+    rng = random.Random(2)
+    rows = []
+    for i in range(600):
+        # The reference is sure (near 0 or 1); the judge sees the same truth through noise that is shared
+        # within the row's concept, so its head and noun-phrase scores sit closer together.
+        kind = "canceled" if i % 2 else "emergent"
+        truth = (0.1, 0.9, 0.1) if kind == "canceled" else (0.9, 0.1, 0.1)
+        shared = rng.gauss(0, 0.25)
+        judge = tuple(min(1.0, max(0.0, 0.5 + 0.45 * (t - 0.5) + shared + rng.gauss(0, 0.1))) for t in truth)
+        reference = tuple(min(1.0, max(0.0, t + rng.gauss(0, 0.05))) for t in truth)
+        rows.append(CalibrationRow(kind, judge, reference))  # type: ignore[arg-type]
+    cal, figures = choose_calibration(rows, "reference", "synthetic rows")
+    assert float(figures["sharpened"]) < float(figures["quantile"])
+    assert cal.fitted_on.startswith("sharpened (slope ") and figures["sharpened_on_all_rows"] in cal.fitted_on
 
 
 @needs_encoder

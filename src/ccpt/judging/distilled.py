@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 JUDGE_RESOURCE = "data/distilled_judge.json"
 # sha256 of the shipped manifest, which pins its member heads' sha256 in turn; `ccpt judge train` reproduces each
 # head and `ccpt judge ensemble` the manifest (docs/judge.md).
-JUDGE_SHA256 = "aa712ede9a7c7717f2448511e1645eb393af7e211dd6966b5357b43aec535c13"
+JUDGE_SHA256 = "4d8fdfe0453032844e453b9356dc1e0aeeae45ec5294c7a3da5ec5c464cf8141"
 FORMAT = "ccpt-distilled-head/1"
 ENSEMBLE_FORMAT = "ccpt-distilled-ensemble/1"
 
@@ -276,7 +276,8 @@ def calibration_metadata(
 
     Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the
     map sees the head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o
-    score (emergent and canceled rows) are used; the fit (isotonic or quantile) is the one whose cross-fitted
+    score (emergent and canceled rows) are used; the fit (isotonic, quantile or sharpened quantile) is the one whose
+    cross-fitted
     Table-3-style means come closest to GPT-4o's (:func:`ccpt.judging.calibration.choose_calibration`).
     """
     reference = stored_gpt4o(ds, validation)
