@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 JUDGE_RESOURCE = "data/distilled_judge.json"
 # sha256 of the shipped manifest, which pins its member heads' sha256 in turn; `ccpt judge train` reproduces each
 # head and `ccpt judge ensemble` the manifest (docs/judge.md).
-JUDGE_SHA256 = "4d8fdfe0453032844e453b9356dc1e0aeeae45ec5294c7a3da5ec5c464cf8141"
+JUDGE_SHA256 = "813ec7b5ca6049ad1d5687683cad23ba9517db32dce9e2d0ed0e3c2226b3dffd"
 FORMAT = "ccpt-distilled-head/1"
 ENSEMBLE_FORMAT = "ccpt-distilled-ensemble/1"
 
