@@ -18,7 +18,7 @@ scale without changing their order, so agreement by rank (Spearman) is untouched
   the slope is capped (:data:`SLOPES`) because a steeper map approaches a threshold and stops tracking the
   human ratings (docs/judge.md gives the measured trade).
 
-Either is stored as knots and applied by linear interpolation between knots, flat outside them. Which one
+Each is stored as knots and applied by linear interpolation between knots, flat outside them. Which one
 a head carries is chosen on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
 """
 
