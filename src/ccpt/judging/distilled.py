@@ -276,9 +276,9 @@ def calibration_metadata(
 
     Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the
     map sees the head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o
-    score (emergent and canceled rows) are used; the fit (isotonic, quantile or sharpened quantile) is the one whose
-    cross-fitted
-    Table-3-style means come closest to GPT-4o's (:func:`ccpt.judging.calibration.choose_calibration`).
+    score (emergent and canceled rows) are used; the fit (isotonic, quantile or sharpened quantile) is the one
+    whose cross-fitted Table-3-style means come closest to GPT-4o's
+    (:func:`ccpt.judging.calibration.choose_calibration`).
     """
     reference = stored_gpt4o(ds, validation)
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
