@@ -107,7 +107,7 @@ def test_all_formats_state_the_statistic(frame: pd.DataFrame) -> None:
     assert r"\toprule" in latex and r"\downarrow" in latex and r"\rowcolor{gray!15}Multi-Oracle" in latex
     payload = json.loads(render(report, "json"))
     assert payload["stat"] == "ci" and any(r["metric"] == "has_property_accuracy" for r in payload["records"])
-    assert render(report, "csv").splitlines()[0].startswith("table,model,method,task,metric,mean")
+    assert render(report, "csv").splitlines()[0].startswith("table,model,method,judge,task,metric,mean")
 
 
 def test_ranking_bold_and_underline_excludes_oracle() -> None:

@@ -213,7 +213,8 @@ def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp
     print_summary(tmp_path / "logs", fmt="json", data_dir=str(ccpt_dir), generation={"temperature": 0.7, "seeds": 1})
     payload = _strict_loads(capsys.readouterr().out)
     block = payload["provenance"]
-    assert block["models"] == ["ccpt-scripted/solver"] and block["judges"] == ["ccpt-scripted/judge"]
+    # The judge is named by its identity, with the reply format its server took.
+    assert block["models"] == ["ccpt-scripted/solver"] and block["judges"] == ["ccpt-scripted/judge (plain)"]
     assert block["generation"] == {"temperature": 0.7, "seeds": 1} and block["dataset"]["matches_pinned"] is True
     assert {r["table"] for r in payload["records"]} >= {"table3", "failures"}
     # `ccpt report` on the run's logs prints what the summary printed (one report-from-paths function), less the

@@ -49,7 +49,7 @@ def test_display_names_change_the_text_never_the_keys() -> None:
     tables = report.tables()
     assert "table5:m/one:base" in tables and "table6:m/one:sa_llm" in tables  # ids stay the keys
     assert set(tables["table3"].to_frame()["Model"]) == {"Model One"}
-    assert tables["table3"].rows[0].key == ("run", "m/one", "base")
+    assert tables["table3"].rows[0].key == ("run", "m/one", "base", "judge/j")  # the judge is part of it
     assert tables["table5:m/one:base"].title.endswith("Model One / Base")
     assert set(tables["failures"].to_frame()["Model"]) == {"Model One"}
     records = report.to_frame()

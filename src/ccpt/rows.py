@@ -3,10 +3,16 @@
 The Inspect scorer builds a :class:`SampleRow` per reply and stores it in the log; :mod:`ccpt.results` reads
 logs and the authors' files into a table whose columns are :data:`COLUMNS`, derived from this record. A field
 marked ``log_only`` is kept in the log for diagnosis but is not a column of the tidy table.
+
+Every row has a declared identity (docs/metrics.md, "Identity"): :data:`RUN_IDENTITY` names the run it belongs to
+(one row of Table 3 per model, method, judge and protocol), :data:`SAMPLE_IDENTITY` the one answer it is. Readers
+and reports key on these columns and infer nothing from how many rows share an instance: two rows with one sample
+identity are the same answer read twice, never two samples.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -52,6 +58,46 @@ class SampleRow:
     def to_dict(self) -> dict[str, Any]:
         """Every field, log-only ones included (what the scorer stores in the log)."""
         return asdict(self)
+
+
+# What a run is: the same values here are one run, whatever file or log its rows came from. ``judge`` holds the
+# judge's identity (:func:`judge_identity`), so two judges' rows never pool; ``sa_filter`` is part of the method.
+RUN_IDENTITY: tuple[str, ...] = ("task", "model", "method", "sa_filter", "judge", "protocol")
+# What one answer is: the run, the seed, the instance, the sample of a many-sample method and the SA step.
+SAMPLE_IDENTITY: tuple[str, ...] = (*RUN_IDENTITY, "seed", "instance", "sample", "sa_iteration")
+# What an answer says (besides its identity): two rows with one identity and these equal are one answer read twice.
+SAMPLE_CONTENT: tuple[str, ...] = (
+    "answer_raw", "answer", "answer_modifier", "parse_ok", "r_np", "r_hp", "r_mp", "gold_type", "pred_type",
+)  # fmt: skip
+
+
+def judge_identity(
+    model: str,
+    *,
+    head_sha256: str | None = None,
+    raw: bool = False,
+    reply_format: str | None = None,
+    mode: str = "text",
+) -> str:
+    """A judge as its scores depend on it: the model, the distilled judge's weights (the manifest's sha256, first
+    12 hex digits) and scale (``+raw`` when uncalibrated), the reply format a server negotiated and the reading mode
+    (``expected``: from log-probabilities). ``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5a1c2``.
+    """
+    name = model
+    if head_sha256:
+        name += f"@{head_sha256[:12]}"
+    if raw:
+        name += "+raw"
+    qualifiers = [q for q in (reply_format if not head_sha256 else None, None if mode == "text" else mode) if q]
+    return f"{name} ({', '.join(qualifiers)})" if qualifiers else name
+
+
+_QUALIFIERS = re.compile(r"(@[0-9a-f]{12})?(\+raw)?( \([^()]*\))?$")
+
+
+def judge_model(identity: str) -> str:
+    """The model of a judge identity (:func:`judge_identity`): ``ccpt-distilled/default@813ec7b5a1c2`` → its name."""
+    return _QUALIFIERS.sub("", identity, count=1)
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SampleRow) if not f.metadata.get("log_only"))

@@ -53,6 +53,11 @@ def _spec(value: str) -> tuple[str, str]:
     is_flag=True,
     help="Compare runs produced under different protocols (ccpt vs as-run); refused by default.",
 )
+@click.option("--judge", default=None, help="Compare the rows of this judge (its name, or a unique part of it).")
+@click.option(
+    "--judge-a", default=None, help="A's judge; with --judge-b naming another, a judge comparison (same answers)."
+)
+@click.option("--judge-b", default=None, help="B's judge (see --judge-a).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     paths: tuple[Path, ...],
@@ -68,13 +73,17 @@ def command(
     seed: int,
     data_dir: Path | None,
     allow_mixed_protocols: bool,
+    judge: str | None,
+    judge_a: str | None,
+    judge_b: str | None,
     fmt: str,
 ) -> None:
     """Is A better than B? Per-instance differences (seed-averaged, ×100), paired sign-flip or bootstrap test.
 
     Prints mean difference A − B, its CI and two-sided p-value from the same test (permutation: the sign-flip
     test and its inversion; bootstrap: one set of replicates), Cohen's d_z and n; warns when n is too small
-    for the level.
+    for the level. Each side is one judge's rows: runs scored by different judges are refused unless both
+    --judge-a and --judge-b are given (a judge comparison).
     """
     from ccpt.cli.report import _dataset
     from ccpt.report import compare_runs
@@ -83,6 +92,8 @@ def command(
 
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
+    for warning in frame.attrs.get("warnings", []):  # rows read twice, counted once
+        click.echo(f"ccpt: warning: {warning}", err=True)
     models = {str(m) for m in frame["model"].dropna()}
     results = compare_runs(
         frame,
@@ -97,6 +108,7 @@ def command(
         allow_mixed_protocols=allow_mixed_protocols,
         level=level,
         labels=dict(parse_label(spec, models) for spec in labels),
+        judges=(judge_a or judge, judge_b or judge),
     )
     for c in results:
         for warning in c.warnings:
@@ -117,6 +129,8 @@ def command(
                 "b_label": c.b_label,
                 "protocol_a": c.protocols[0],
                 "protocol_b": c.protocols[1],
+                "judge_a": c.judges[0],
+                "judge_b": c.judges[1],
                 "mean_diff": c.result.mean_diff,
                 "ci": [c.result.ci_low, c.result.ci_high],  # null: unbounded
                 "level": c.result.level,
@@ -140,6 +154,9 @@ def command(
         r = c.result
         same = c.protocols[0] == c.protocols[1]
         protocol = f"protocol {c.protocols[0]}" if same else f"protocols {c.protocols[0]} vs {c.protocols[1]}"
+        if c.judges[0] or c.judges[1]:
+            both = c.judges[0] == c.judges[1]
+            protocol += f"; judge {c.judges[0]}" if both else f"; judges {c.judges[0]} vs {c.judges[1]}"
         unbounded = not (math.isfinite(r.ci_low) or math.isfinite(r.ci_high))
         ci = "unbounded" if unbounded else f"{_bound(r.ci_low)} … {_bound(r.ci_high)}"
         # A resampled p of 0 only says "below one in the number of resamples".

@@ -87,10 +87,11 @@ def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, data_di
     from ccpt.cli.report import _dataset
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
+    from ccpt.rows import judge_model
 
     dataset = _dataset(data_dir, required=False)
     before = load_results(list(runs), dataset)
     after = load_results(out_dir, dataset)
-    after = after[after["judge"] == judge]
+    after = after[[judge_model(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name
     judges = sorted({str(j) for j in before["judge"].dropna().unique() if j}) or ["the original judge"]
     return markdown(cross_judge(before, after, " + ".join(judges), judge))

@@ -103,6 +103,7 @@ def build_report(
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
     notes = list(frame.attrs.get("notes", []))
+    repeats = list(frame.attrs.get("warnings", []))  # rows read twice (ccpt.results.identity): said first
     notes.insert(0, protocol_note(frame))
     if len(protocols_of(frame)) > 1:
         # Never average runs of two protocols together: each row's model is labelled with its protocol.
@@ -141,7 +142,7 @@ def build_report(
         examples=examples,
         provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
         labels=names,
-        warnings=coverage_warnings(generative, types, filters, names),
+        warnings=[*repeats, *coverage_warnings(generative, types, filters, names)],
     )
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.report.names import match_method, match_model, model_text, resolve_labels
-from ccpt.report.tables import OracleReduction, display_methods, per_instance_values, protocols_of
+from ccpt.report.tables import OracleReduction, display_methods, judge_of, per_instance_values, protocols_of
 from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 
@@ -32,6 +32,7 @@ class Comparison:
     protocols: tuple[str, str] = ("", "")  # the protocol(s) of A and of B ("/"-joined if several)
     a_label: str = ""
     b_label: str = ""
+    judges: tuple[str, str] = ("", "")  # the judge identity of A and of B ("" for Task 3: no judge)
 
     @property
     def warnings(self) -> list[str]:
@@ -86,12 +87,15 @@ def compare_runs(
     allow_mixed_protocols: bool = False,
     level: float = 0.95,
     labels: Mapping[str, str] | None = None,
+    judges: tuple[str | None, str | None] = (None, None),
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
 
     ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` are the
     display names. Runs produced under different protocols (e.g. the authors' as-run files against a ccpt
-    run) are refused unless ``allow_mixed_protocols``.
+    run) are refused unless ``allow_mixed_protocols``. Each side is the rows of one judge: ``judges`` names them
+    (A's, B's; None where the run has one judge only). Two different judges are compared only when both are named
+    and differ — a judge comparison asked for; otherwise rows of different judges are refused.
 
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
@@ -102,6 +106,14 @@ def compare_runs(
     a, b = resolve_run(final, a, names), resolve_run(final, b, names)
     run_a = final[(final["model"] == a[0]) & (final["method"] == a[1])]
     run_b = final[(final["model"] == b[0]) & (final["method"] == b[1])]
+    run_a, judge_a = one_judge(run_a, judges[0], f"A ({a[0]}:{a[1]})")
+    run_b, judge_b = one_judge(run_b, judges[1], f"B ({b[0]}:{b[1]})")
+    asked = judges[0] is not None and judges[1] is not None
+    if judge_a != judge_b and judge_a and judge_b and not asked:
+        raise CcptError(
+            f"A is scored by judge {judge_a!r} and B by {judge_b!r}: a difference between them mixes the judges",
+            "compare rows of one judge (--judge NAME), or ask for a judge comparison with --judge-a and --judge-b",
+        )
     protocols = {side: protocols_of(run) for side, run in (("A", run_a), ("B", run_b))}
     if protocols["A"] != protocols["B"] and not allow_mixed_protocols:
         raise CcptError(
@@ -133,7 +145,35 @@ def compare_runs(
         shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
         out.append(
             Comparison(
-                task, name, f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}", result, unpaired, protocol_names, shown[0], shown[1]
+                task,
+                name,
+                f"{a[0]}:{a[1]}",
+                f"{b[0]}:{b[1]}",
+                result,
+                unpaired,
+                protocol_names,
+                shown[0],
+                shown[1],
+                (judge_a, judge_b) if TASK_SPECS[task].generative else ("", ""),
             )
         )
     return out
+
+
+def one_judge(run: pd.DataFrame, wanted: str | None, side: str) -> tuple[pd.DataFrame, str]:
+    """The rows of ``run`` scored by one judge and that judge's identity: ``wanted`` (its identity, or a part of it
+    that names one judge only), or the run's only judge. Task-3 rows have no judge and always stay."""
+    judge = judge_of(run)
+    found = sorted(set(judge[judge != ""]))
+    if wanted is None:
+        if len(found) > 1:
+            raise CcptError(
+                f"{side} is scored by {len(found)} judges ({'; '.join(found)}): its rows are not one run",
+                "choose one with --judge (or --judge-a / --judge-b)",
+            )
+        return run, found[0] if found else ""
+    matches = [j for j in found if j == wanted] or [j for j in found if wanted.lower() in j.lower()]
+    if len(matches) != 1:
+        what = "no judge" if not matches else f"{len(matches)} judges"
+        raise CcptError(f"{side}: {what} matching {wanted!r}", f"its judges: {'; '.join(found) or 'none'}")
+    return run[(judge == matches[0]) | (judge == "")], matches[0]

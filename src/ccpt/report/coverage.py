@@ -38,7 +38,10 @@ def coverage_warnings(
     out: list[str | None] = []
     if generative is not None:
         for task in dict.fromkeys(c.task for c in generative.columns):
-            sets = {r.name(labels): r.instances[task] for r in generative.rows if task in r.instances}
+            several = generative.several_judges
+            sets = {
+                r.name(labels, with_judge=several): r.instances[task] for r in generative.rows if task in r.instances
+            }
             out.append(differing_sets(f"{generative.title.split(':')[0]}, {TASK_SPECS[task].label}", sets))
     out.append(
         differing_sets(

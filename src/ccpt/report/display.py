@@ -143,15 +143,17 @@ def judges_note(table: GenerativeTable, labels: Mapping[str, str] | None = None)
     if len(by_judge) < 2:
         return None
     parts = "; ".join(f"{judge}: {', '.join(rows)}" for judge, rows in by_judge.items())
-    return f"Rows scored by different judges (compare rows of one judge only) — {parts}."
+    return f"Rows scored by different judges are kept apart and ranked only against rows of their judge — {parts}."
 
 
 def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Table 3 (or 4): Model, Method, then task × (R_H,M,P, R_N,P, E/C); models printed by display name."""
     header = ("Model", "Method", *[f"{TASK_SPECS[c.task].short} {c.label}" for c in table.columns])
     rows = []
+    several = table.several_judges
     for row in table.rows:
-        cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(row.label)]
+        label = row.shown_label if several and row_spread(row) else row.label  # (not the stored-judge Gold row)
+        cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
         for col in table.columns:
             key = (col.task, col.metric)
             cells.append(_summary_cell(row.cells.get(key), spread=row_spread(row), rank=row.ranks.get(key)))
@@ -184,7 +186,9 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
     return DisplayTable(f"table5:{res.model}:{res.method}", title, header, tuple(rows), (note,))
 
 
-def iterations_display(tab: IterationTable, labels: Mapping[str, str] | None = None) -> DisplayTable:
+def iterations_display(
+    tab: IterationTable, labels: Mapping[str, str] | None = None, *, with_judge: bool = False
+) -> DisplayTable:
     """Table 6 for one (model, method): score per SA iteration C_t, per task."""
     tasks = [t for t in GENERATIVE_TASKS if any((t, i) in tab.cells for i in tab.iterations)]
     rows = tuple(
@@ -193,18 +197,21 @@ def iterations_display(tab: IterationTable, labels: Mapping[str, str] | None = N
         )
         for t in tasks
     )
-    title = f"Table 6: score per iteration — {model_text(tab.model, labels)} / {method_label(tab.method)}"
-    return DisplayTable(f"table6:{tab.model}:{tab.method}", title, ("Task", *[f"C_{t}" for t in tab.iterations]), rows)
+    judged = f" · judge {tab.judge or 'unknown'}" if with_judge else ""
+    title = f"Table 6: score per iteration — {model_text(tab.model, labels)} / {method_label(tab.method)}{judged}"
+    key = f"table6:{tab.model}:{tab.method}" + (f":{tab.judge}" if with_judge else "")
+    return DisplayTable(key, title, ("Task", *[f"C_{t}" for t in tab.iterations]), rows)
 
 
 def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Table 7: score without and with Filter, and Δ."""
+    several = len({r.judge for r in rows}) > 1
     body = tuple(
         DisplayRow(
-            (r.model, r.method, r.task),
+            (r.model, r.method, r.judge, r.task),
             (
                 _text_cell(model_text(r.model, labels)),
-                _text_cell(method_label(r.method)),
+                _text_cell(method_label(r.method) + (f" · judge {r.judge or 'unknown'}" if several else "")),
                 _text_cell(TASK_SPECS[r.task].short),
                 _summary_cell(r.without),
                 _summary_cell(r.with_),
@@ -218,14 +225,19 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
 
 
 def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
-    """The failure counts per (task, model, method; Table-6 answers from C_t on their own line)."""
+    """The failure counts per (task, model, method, judge; Table-6 answers from C_t on their own line)."""
+    several = len({r.judge for r in rows if r.judge}) > 1
     body = tuple(
         DisplayRow(
-            (r.task, r.model, r.method, *(() if r.sa_iteration is None else (f"C_{r.sa_iteration}",))),
+            (r.task, r.model, r.method, r.judge, *(() if r.sa_iteration is None else (f"C_{r.sa_iteration}",))),
             (
                 _text_cell(r.task),
                 _text_cell(model_text(r.model, labels)),
-                _text_cell(method_label(r.method) + ("" if r.sa_iteration is None else f", C_{r.sa_iteration}")),
+                _text_cell(
+                    method_label(r.method)
+                    + (f" · judge {r.judge}" if several and r.judge else "")
+                    + ("" if r.sa_iteration is None else f", C_{r.sa_iteration}")
+                ),
                 *[
                     _count_cell(n)
                     for n in (
@@ -255,7 +267,8 @@ def display_tables(report: Report) -> list[DisplayTable]:
     names = report.labels
     tables = [generative_display(report.generative, names)] if report.generative else []
     tables += [types_display(res, names) for res in report.types]
-    tables += [iterations_display(tab, names) for tab in report.iterations]
+    several = len({tab.judge for tab in report.iterations}) > 1
+    tables += [iterations_display(tab, names, with_judge=several) for tab in report.iterations]
     if report.filters:
         tables.append(filters_display(report.filters, names))
     tables.append(failures_display(report.failures, names))

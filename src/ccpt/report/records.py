@@ -31,7 +31,7 @@ def _summary_record(summary: Summary) -> dict[str, Any]:
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
-    """Every number of the report as long-format records (table, model, method, task, metric, values…).
+    """Every number of the report as long-format records (table, model, method, judge, task, metric, values…).
 
     The stored-judge Gold row is method ``gold_stored`` with an empty model (the run's own Gold is ``gold``).
     ``model`` is the model id; ``model_label`` the name the report prints for it (``--label``).
@@ -53,6 +53,7 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
                         "table": "table3",
                         "model": row.model,
                         "method": GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method,
+                        "judge": row.judge,
                         "task": task,
                         "metric": metric,
                         "rank": row.ranks.get((task, metric)),
@@ -92,19 +93,20 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
                     "table": "table6",
                     "model": tab.model,
                     "method": tab.method,
+                    "judge": tab.judge,
                     "task": task,
                     "metric": f"score@C_{t}",
                     **_summary_record(summary),
                 }
             )
     for fr in report.filters:
-        base = {"table": "table7", "model": fr.model, "method": fr.method, "task": fr.task}
+        base = {"table": "table7", "model": fr.model, "method": fr.method, "judge": fr.judge, "task": fr.task}
         for metric, summary in (("score_without_filter", fr.without), ("score_with_filter", fr.with_)):
             if summary is not None:
                 out.append({**base, "metric": metric, **_summary_record(summary)})
         out.append({**base, "metric": "delta", "mean": fr.delta})
     for f in report.failures:
-        base = {"table": "failures", "model": f.model, "method": f.method, "task": f.task}
+        base = {"table": "failures", "model": f.model, "method": f.method, "judge": f.judge, "task": f.task}
         step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
         names = ("samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled")
         for name in (*names, "sa_failed"):
@@ -117,6 +119,7 @@ CSV_FIELDS: tuple[str, ...] = (
     "table",
     "model",
     "method",
+    "judge",
     "task",
     "metric",
     "mean",

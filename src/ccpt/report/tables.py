@@ -102,10 +102,11 @@ STORED_GOLD_ROW: RowKind = GOLD_STORED
 
 @dataclass
 class Row:
-    """One table row: a (model, method) run, the Human row or the Gold row (told apart by ``kind``).
+    """One table row: a (model, method, judge) run, the Human row or the Gold row (told apart by ``kind``).
 
     ``cells`` maps (task, metric) to a Summary in percent; ``ranks`` to 1 (best) / 2 (second) / None;
-    ``instances`` maps a task to the instance ids its cells average over; ``judges`` names who scored the row.
+    ``instances`` maps a task to the instance ids its cells average over; ``judges`` names who scored the row
+    (one judge identity: rows of two judges are two rows).
     """
 
     model: str
@@ -119,13 +120,25 @@ class Row:
     judges: tuple[str, ...] = ()
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        """What identifies the row: (kind, model, method); the stored-judge Gold row has model ""."""
-        return (self.kind, self.model, self.method)
+    def judge(self) -> str:
+        """The judge identity of the row ("" when none is recorded)."""
+        return " + ".join(self.judges)
 
-    def name(self, labels: Mapping[str, str] | None = None) -> str:
-        """The row as a reader names it: ``model / method label`` for a run, else its label (Human, Gold)."""
-        return f"{model_text(self.model, labels)} / {self.label}" if self.kind == RUN_ROW else self.label
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What identifies the row: (kind, model, method, judge); the stored-judge Gold row has model ""."""
+        return (self.kind, self.model, self.method, self.judge)
+
+    def name(self, labels: Mapping[str, str] | None = None, *, with_judge: bool = False) -> str:
+        """The row as a reader names it: ``model / method label`` for a run, else its label (Human, Gold); with
+        ``with_judge`` (a table of several judges) followed by `` · judge <identity>``."""
+        name = f"{model_text(self.model, labels)} / {self.label}" if self.kind == RUN_ROW else self.label
+        return f"{name} · judge {self.judge or 'unknown'}" if with_judge and self.kind != STORED_GOLD_ROW else name
+
+    @property
+    def shown_label(self) -> str:
+        """The method column's text when the table holds several judges: the label and the judge."""
+        return f"{self.label} · judge {self.judge or 'unknown'}"
 
 
 @dataclass
@@ -137,6 +150,11 @@ class GenerativeTable:
     rows: list[Row]
     stat: Stat
     oracle: OracleReduction
+
+    @property
+    def several_judges(self) -> bool:
+        """Whether the runs' rows were scored by more than one judge (then every row names its judge)."""
+        return len({row.judge for row in self.rows if row.kind != STORED_GOLD_ROW}) > 1
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -197,6 +215,13 @@ def _judges(group: pd.DataFrame) -> tuple[str, ...]:
     return tuple(sorted({str(j) for j in group["judge"].dropna() if str(j)}))
 
 
+def judge_of(frame: pd.DataFrame) -> pd.Series:
+    """Each row's judge identity as text ("" where none is recorded: Task 3, files without a judge)."""
+    if "judge" not in frame:
+        return pd.Series("", index=frame.index)
+    return frame["judge"].astype("string").fillna("").astype(str)
+
+
 def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows of Table 3: generative tasks, final answers (no SA-iteration rows, no no-filter ablation)."""
     keep = frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & (frame["sa_filter"] != False)  # noqa: E712
@@ -229,10 +254,10 @@ def gold_row(
 
 def _rank(rows: list[Row], columns: list[Column], scope: Literal["model", "all"]) -> None:
     """Mark best (1) and second-best (2) per column among ranked rows, on the displayed (1-decimal) values."""
-    blocks: dict[str, list[Row]] = {}
+    blocks: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
-        if row.ranked:
-            blocks.setdefault(row.model if scope == "model" else "", []).append(row)
+        if row.ranked:  # rows of two judges are never ranked against each other
+            blocks.setdefault((row.model if scope == "model" else "", row.judge), []).append(row)
     for block in blocks.values():
         for col in columns:
             key = (col.task, col.metric)
@@ -266,21 +291,23 @@ def table3(
     each model's block (as the paper's per-model blocks), ``"all"`` across every ranked row.
     """
     gen = generative_rows(frame)
+    gen = gen.assign(judge_id=judge_of(gen))
     tasks = [t for t in GENERATIVE_TASKS if (gen["task"] == t).any()]
     columns = [c for t in tasks for c in task_columns(t)]
     rows: list[Row] = []
-    pairs = gen[["model", "method"]].drop_duplicates().itertuples(index=False)
-    ordered = sorted(pairs, key=lambda p: (p.model == HUMAN_MODEL, p.model, _method_key(p.method)))
-    for model, method in ordered:
+    # One row per (model, method, judge): rows two judges scored are two rows, never one average or best-of-two.
+    runs = gen[["model", "method", "judge_id"]].drop_duplicates().itertuples(index=False)
+    ordered = sorted(runs, key=lambda p: (p.model == HUMAN_MODEL, p.model, p.judge_id, _method_key(p.method)))
+    for model, method, judge in ordered:
         human = model == HUMAN_MODEL
-        run = gen[(gen["model"] == model) & (gen["method"] == method)]
+        run = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["judge_id"] == judge)]
         row = Row(
             model=model,
             method=method,
             label="Human" if human else method_label(method),
             ranked=not human and method not in (MULTI_ORACLE, GOLD),
             kind=HUMAN_ROW if human else RUN_ROW,
-            judges=_judges(run),
+            judges=(judge,) if judge else (),
         )
         for task in tasks:
             group = run[run["task"] == task]
@@ -332,7 +359,7 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     # (A boolean Series, not a list: an empty list would select no *columns*.)
     tp = tp[tp["gold_type"].map(lambda g: optional(g, str) is not None).astype(bool)]
     out: list[TypeResult] = []
-    for (model, method), group in tp.groupby(["model", "method"], sort=True):
+    for (model, method), group in tp.groupby(["model", "method"], sort=True):  # Task 3 has no judge
         preds = [optional(p, str) for p in group["pred_type"]]
         cls = classify([str(g) for g in group["gold_type"]], preds)
         correct = group.assign(
@@ -353,6 +380,7 @@ class IterationTable:
     method: str
     iterations: list[int]
     cells: dict[tuple[str, int], Summary]
+    judge: str = ""
 
 
 def table6(
@@ -366,8 +394,9 @@ def table6(
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
     it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
     it["method"] = display_methods(it)  # a no-filter run is a different method for this table
+    it["judge_id"] = judge_of(it)
     out: list[IterationTable] = []
-    for (model, method), group in it.groupby(["model", "method"], sort=True):
+    for (model, method, judge), group in it.groupby(["model", "method", "judge_id"], sort=True):
         iterations = sorted({int(t) for t in group["sa_iteration"]})
         cells: dict[tuple[str, int], Summary] = {}
         for (task, t), sub in group.groupby(["task", "sa_iteration"]):
@@ -375,7 +404,7 @@ def table6(
             cells[(str(task), int(t))] = summarize(_matrix(values, "score"), stat, n_boot=n_boot, seed=seed).scaled(
                 100.0
             )
-        out.append(IterationTable(str(model), str(method), iterations, cells))
+        out.append(IterationTable(str(model), str(method), iterations, cells, str(judge)))
     return out
 
 
@@ -389,6 +418,7 @@ class FilterRow:
     without: Summary | None
     with_: Summary | None
     instances: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # without, with
+    judge: str = ""
 
     @property
     def delta(self) -> float | None:
@@ -408,8 +438,9 @@ def table7(
 ) -> list[FilterRow]:
     """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
     sa = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()]
+    sa = sa.assign(judge_id=judge_of(sa))
     out: list[FilterRow] = []
-    for (model, method, task), group in sa.groupby(["model", "method", "task"], sort=True):
+    for (model, method, judge, task), group in sa.groupby(["model", "method", "judge_id", "task"], sort=True):
         parts = {}
         ids = {flag: _ids(group.loc[group["sa_filter"] == flag, "instance"]) for flag in (False, True)}
         for flag in (False, True):
@@ -419,7 +450,15 @@ def table7(
                 parts[flag] = summarize(_matrix(values, "score"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
         if False in parts:  # a method run only with its filter is not an ablation
             out.append(
-                FilterRow(str(model), str(method), str(task), parts[False], parts.get(True), (ids[False], ids[True]))
+                FilterRow(
+                    str(model),
+                    str(method),
+                    str(task),
+                    parts[False],
+                    parts.get(True),
+                    (ids[False], ids[True]),
+                    judge=str(judge),
+                )
             )
     return out
 
@@ -445,6 +484,7 @@ class FailureRow:
     # Samples Inspect recorded as errors (the solver's call failed after its retries, timed out or raised): no
     # answer at all, so neither a parse failure nor a judged sample.
     sample_errors: int = 0
+    judge: str = ""  # the judge identity of the run ("" for Task 3 and files that name none)
 
 
 def display_methods(frame: pd.DataFrame) -> list[str]:
@@ -479,9 +519,9 @@ def _sample_errors(group: pd.DataFrame) -> pd.Series:
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
     """Parse and judge failures, never hidden: every sample without a score is counted here."""
     out: list[FailureRow] = []
-    frame = frame.assign(method=display_methods(frame))
-    keys = ["task", "model", "method", "sa_iteration"]
-    for (task, model, method, step), group in frame.groupby(keys, sort=True, dropna=False):
+    frame = frame.assign(method=display_methods(frame), judge_id=judge_of(frame))
+    keys = ["task", "model", "method", "judge_id", "sa_iteration"]
+    for (task, model, method, judge, step), group in frame.groupby(keys, sort=True, dropna=False):
         target = "score" if TASK_SPECS[str(task)].generative else "pred_type"
         failed_steps = pd.to_numeric(group["sa_failed_steps"], errors="coerce") if "sa_failed_steps" in group else None
         errored = _sample_errors(group)
@@ -499,6 +539,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
                 sa_failed=_sa_failed(str(method), failed_steps),
                 sa_iteration=None if pd.isna(step) else int(step),
+                judge=str(judge),
             )
         )
     return out

@@ -24,7 +24,7 @@ from ccpt.results.inspect_logs import (
     unreadable_line,
 )
 from ccpt.results.load import export, from_tidy, load_results
-from ccpt.results.table import LOG_DONE, LOG_JUDGE, RUN_KEY, missing_columns, optional, set_scores, tidy_frame
+from ccpt.results.table import LOG_DONE, missing_columns, optional, set_scores, tidy_frame
 from ccpt.rows import COLUMNS
 
 __layer__ = "results"  # reading result files into the tidy table (tests/test_layering.py)
@@ -32,10 +32,8 @@ __layer__ = "results"  # reading result files into the tidy table (tests/test_la
 __all__ = [
     "COLUMNS",
     "LOG_DONE",
-    "LOG_JUDGE",
     "LOG_SUFFIXES",
     "REFERENCE_PROTOCOL",
-    "RUN_KEY",
     "UnreadableLog",
     "export",
     "from_inspect_logs",

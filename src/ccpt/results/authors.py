@@ -23,7 +23,16 @@ from ccpt.errors import DataError
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
 from ccpt.scoring import Relevances
-from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TYPE_PREDICTION, reference_method
+from ccpt.spec import (
+    BASE,
+    NPC_EMERGENT,
+    OTHERS,
+    PI_CANCELED,
+    PI_EMERGENT,
+    TASK_SPECS,
+    TYPE_PREDICTION,
+    reference_method,
+)
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -103,14 +112,20 @@ def _instance_ids(
         if combination is None or prop is None:
             ids.append(positional[i])
             continue
-        matches = pool.get((clean_combination(combination).lower(), prop.lower()))
-        if not matches:
+        key = (clean_combination(combination).lower(), prop.lower())
+        if key not in pool:
             raise DataError(
                 f"{path}: row {i} ({combination!r}, {prop!r}) is not in the {task} test split of {dataset.source}",
                 "use the dataset the results were produced on, or omit --data-dir",
             )
-        ids.append(matches.pop(0))  # duplicates: first unused match, in file order
+        ids.append(_take(pool[key]))
     return ids
+
+
+def _take(ids: list[str]) -> str:
+    """The next unused record id of a (phrase, property) the dataset holds ``len(ids)`` times, in file order. A file
+    row beyond that is a repeat of the last one: it gets the same id, so the identity check counts it once."""
+    return ids.pop(0) if len(ids) > 1 else ids[0]
 
 
 def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
@@ -533,6 +548,9 @@ def _type_instance(
     ids = lookup.get((gold, clean_combination(combination).lower(), prop.lower()))
     if ids:
         # The dataset repeats some pairs (two rows of "a skein of smoke" / yarn): each file row takes the first
-        # unused record, in file order, so two rows never share an instance id.
-        return f"{gold}:{ids.pop(0)}", True
-    return positional, gold == "others"
+        # unused record, in file order; a row beyond the dataset's repeats is a duplicate of the last one.
+        return f"{gold}:{_take(ids)}", True
+    if gold == OTHERS:
+        # An "others" pair is no dataset record: it is named by its text, so a copied row is the same item.
+        return f"{TYPE_PREDICTION}:{OTHERS}:{clean_combination(combination).lower()}|{prop.lower()}", True
+    return positional, False

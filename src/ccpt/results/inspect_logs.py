@@ -18,8 +18,8 @@ import pandas as pd
 
 from ccpt.errors import DataError
 from ccpt.protocol import DEFAULT_PROTOCOL
-from ccpt.results.table import LOG_DONE, LOG_JUDGE, RUN_KEY, set_scores, tidy_frame
-from ccpt.rows import COLUMNS, empty_row
+from ccpt.results.table import LOG_DONE, set_scores, tidy_frame
+from ccpt.rows import COLUMNS, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
 
@@ -100,6 +100,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     logs, unreadable = read_logs([root])
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
+    run_formats = _run_formats(logs)
     for log in logs:
         source = Path(str(log.location).replace("file://", "")).name
         model = str(log.eval.model)
@@ -107,6 +108,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
         roles = log.eval.model_roles or {}
         log_judge = str(roles["grader"].model) if "grader" in roles else None
+        # Every row of a judged task run carries its judge's identity, a failed sample's too: it belongs to that run.
+        identity = log_judge_identity(log, run_formats.get(run_key(log), ()))
         first = len(rows)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
@@ -144,23 +147,23 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol)
             )
         for row in rows[first:]:
-            row[LOG_JUDGE] = log_judge
+            if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
+                row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
     if not rows:
         if unreadable:
             raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = tidy_frame(rows)
-    out[LOG_JUDGE] = [row.get(LOG_JUDGE) for row in rows]
     out[LOG_DONE] = [row[LOG_DONE] for row in rows]
-    # The same answer in two logs (see read_logs): the newest log wins, so no answer is counted twice. Rows of an
-    # interrupted log (status started or cancelled) that its resumption replaced are simply superseded; repeats
-    # of finished runs get a note.
-    repeated = out.duplicated(subset=list(RUN_KEY), keep="last")
+    # The same answer in two logs of one task run (see read_logs): the newest log wins, so no answer is counted
+    # twice. Rows of an interrupted log (status started or cancelled) that its resumption replaced are simply
+    # superseded; repeats of finished runs get a note.
+    repeated = out.duplicated(subset=list(SAMPLE_IDENTITY), keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     out = out[~repeated].reset_index(drop=True)
     unfinished = int((~out[LOG_DONE]).sum())
-    out = out.drop(columns=[LOG_JUDGE, LOG_DONE])
+    out = out.drop(columns=[LOG_DONE])
     notes = []
     if repeated_done:
         notes.append(f"{repeated_done} rows repeated in older logs of the same run were ignored (newest log kept)")
@@ -242,11 +245,54 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
 
 
 def run_key(log: Any) -> tuple[str, str, str, str]:
-    """What makes two logs the same task run: task, model, task arguments and judge (the grader role)."""
+    """What makes two logs the same task run: task, model, task arguments and judge (the grader role, with the
+    base URL that names a distilled judge's weights: another head is another judge)."""
     roles = log.eval.model_roles or {}
+    grader = roles.get("grader")
     return (
         str(log.eval.task),
         str(log.eval.model),
         repr(sorted((log.eval.task_args or {}).items())),
-        str(roles["grader"].model) if "grader" in roles else "",
+        f"{grader.model} {grader.base_url or ''}".strip() if grader is not None else "",
+    )
+
+
+def _bare_format(note: Any) -> str:
+    """The reply format of a judge's format note (``json_object (json_schema refused: …)`` → ``json_object``)."""
+    return str(note).split(" ", 1)[0]
+
+
+def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], tuple[str, ...]]:
+    """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs: a resumed run's
+    rows and its killed first log's are one run, so they get one judge identity."""
+    seen: dict[tuple[str, str, str, str], set[str]] = {}
+    for log in logs:
+        found = seen.setdefault(run_key(log), set())
+        for sample in log.samples or []:
+            for score in (sample.scores or {}).values():
+                meta = score.metadata.get("ccpt") if isinstance(score.metadata, Mapping) else None
+                if isinstance(meta, Mapping) and meta.get("judge_format"):
+                    found.add(_bare_format(meta["judge_format"]))
+    return {key: tuple(sorted(found)) for key, found in seen.items()}
+
+
+# How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
+DISTILLED_BASE_URL = "head-sha256:"
+
+
+def log_judge_identity(log: Any, formats: Sequence[str]) -> str | None:
+    """The identity (:func:`ccpt.rows.judge_identity`) of the judge of a log's task run, or None without one."""
+    roles = log.eval.model_roles or {}
+    grader = roles.get("grader")
+    if grader is None:
+        return None
+    base_url = str(grader.base_url or "")
+    head, raw = None, False
+    if base_url.startswith(DISTILLED_BASE_URL):
+        head = base_url.removeprefix(DISTILLED_BASE_URL)
+        raw = head.endswith("+raw")
+        head = head.removesuffix("+raw")
+    mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
+    return judge_identity(
+        str(grader.model), head_sha256=head, raw=raw, reply_format="/".join(formats) or None, mode=mode
     )

@@ -12,6 +12,7 @@ import pandas as pd
 from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
+from ccpt.results.identity import deduplicate, fill_judges
 from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
@@ -56,7 +57,11 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
             unreadable.extend(part.attrs.get("unreadable", []))
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
+    out, repeats = deduplicate(fill_judges(out, notes))
+    out = out.reset_index(drop=True)
     out.attrs["notes"] = notes
+    out.attrs["warnings"] = repeats
     out.attrs["unreadable"] = unreadable
     return out
 

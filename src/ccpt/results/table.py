@@ -14,12 +14,7 @@ from ccpt.rows import COLUMNS, FLOAT_COLUMNS
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS
 
-# What identifies one answer across logs: the same key in two logs is the same run done twice. The judge
-# is the log's grader role (LOG_JUDGE), not the row's ``judge``: that is empty on a failed sample, and a
-# resumed run's answer must replace the failed or stale one of the killed run (counted once).
-LOG_JUDGE = "_log_judge"
 LOG_DONE = "_log_done"  # whether the row's log finished (success/error) rather than was interrupted
-RUN_KEY = ("task", "model", "method", "sa_filter", LOG_JUDGE, "seed", "instance", "sample", "sa_iteration", "protocol")
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

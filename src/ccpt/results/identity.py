@@ -1,0 +1,86 @@
+"""Rows that claim one identity: a sample read twice is counted once, two different answers under one identity are
+refused (docs/metrics.md, "Identity").
+
+A result row's identity is :data:`ccpt.rows.SAMPLE_IDENTITY` (task, model, method, judge, protocol, seed, instance,
+sample, SA step). When inputs are combined — a file given twice, a directory holding a copy of a file, duplicated
+rows inside one file — the same identity can appear more than once. Nothing is inferred from that: a repeat with the
+same content (:data:`ccpt.rows.SAMPLE_CONTENT`) is the same answer read twice and is dropped, with a warning naming
+the sources and how many rows; a repeat with different content means two runs claim to be one, which no table can
+average honestly, so it is one line naming both sources.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ccpt.errors import DataError
+from ccpt.rows import SAMPLE_CONTENT, SAMPLE_IDENTITY
+from ccpt.spec import TASK_SPECS
+
+
+def _describe(row: pd.Series) -> str:
+    parts = [f"{name} {row[name]}" for name in ("task", "model", "method", "judge", "seed", "instance", "sample")]
+    return ", ".join(p for p in parts if not p.endswith(" None") and not p.endswith(" nan"))
+
+
+def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` with each sample identity once, and the warnings saying what was dropped.
+
+    Raises a DataError (one line naming both sources) when two rows share an identity but not their content.
+    """
+    key = [c for c in SAMPLE_IDENTITY if c in frame.columns]
+    repeated = frame.duplicated(key, keep=False)
+    if not repeated.any():
+        return frame, []
+    content = [c for c in SAMPLE_CONTENT if c in frame.columns]
+    # Compare cells as text: NaN, None and a missing value are the same "no value" in every reader.
+    view = frame.loc[repeated, key + content + ["source"]].astype("string").fillna("")
+    same = view.duplicated(key + content, keep="first")
+    conflict = view[~same].duplicated(key, keep=False)
+    if conflict.any():
+        rows = view[~same][conflict]
+        first = rows.iloc[0]
+        other = rows[(rows[key] == first[key]).all(axis=1)].iloc[1]
+        raise DataError(
+            f"{first['source']} and {other['source']} hold different answers under one identity "
+            f"({_describe(frame.loc[first.name])}): two runs claim to be one",
+            "report them separately, or give each run its own model name or judge",
+        )
+    dropped = view[same]
+    warnings = []
+    for (kept_source, source), count in _pairs(view, dropped, key).items():
+        where = f"{source} repeats {count} row(s)" + ("" if source == kept_source else f" of {kept_source}")
+        warnings.append(f"{where} with the same identity and answer: counted once, {count} dropped")
+    return frame.drop(index=dropped.index), warnings
+
+
+def _pairs(view: pd.DataFrame, dropped: pd.DataFrame, key: list[str]) -> dict[tuple[str, str], int]:
+    """(source kept, source of the dropped repeat) → number of dropped rows, in input order."""
+    kept = view.drop_duplicates(key, keep="first")[[*key, "source"]].rename(columns={"source": "kept"})
+    pairs = dropped[[*key, "source"]].merge(kept, on=key, how="left")
+    counts = pairs.groupby(["kept", "source"], sort=False).size()
+    return {(str(a), str(b)): int(n) for (a, b), n in counts.items()}
+
+
+def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """Tidy tables written before every row named its judge leave it empty on a failed sample: such a row joins the
+    one judge its own file names for that run (noted), so it is counted as that run's failure, not as a run of its
+    own. A run of one file with several judges leaves it empty (a run without a judge)."""
+    if frame.empty or "judge" not in frame:
+        return frame
+    judge = frame["judge"].astype("string")
+    generative = frame["task"].isin([t for t, s in TASK_SPECS.items() if s.generative])
+    missing = generative & (judge.isna() | (judge.str.strip() == ""))
+    if not missing.any():
+        return frame
+    run = ["source", "task", "model", "method", "sa_filter", "protocol"]
+    named = frame.loc[generative & ~missing, [*run, "judge"]].astype("string").fillna("").drop_duplicates()
+    single = named.groupby(run)["judge"].agg(lambda j: j.iloc[0] if len(j) == 1 else None)
+    keys = frame.loc[missing, run].astype("string").fillna("")
+    found = [single.get(tuple(k)) for k in keys.itertuples(index=False)]
+    frame = frame.copy()
+    frame.loc[missing, "judge"] = found
+    filled = sum(f is not None for f in found)
+    if filled:
+        notes.append(f"{filled} unscored row(s) without a judge joined the one judge their file names for that run")
+    return frame

@@ -1,0 +1,223 @@
+"""Result rows have a declared identity, so runs compose: the report of several inputs is the report of each.
+
+Property-based (hypothesis) over generated sets of runs — models whose names hold dots, colons and slashes,
+methods with one sample or several (Multi-Oracle), two judges — read through the real reader path
+(:func:`ccpt.results.identity.deduplicate`, what :func:`ccpt.load_results` applies to every mix of inputs) into
+the real Table 3. Then the issue's cases on the shipped authors' files, through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccpt.cli import main
+from ccpt.errors import DataError
+from ccpt.report.tables import table3
+from ccpt.results import COLUMNS
+from ccpt.results.identity import deduplicate
+from ccpt.scoring import Relevances
+
+MODELS = ("org/model-1.5:q4", "other.model")
+METHODS = ("base", "cot", "multi_oracle")
+JUDGES = ("openai/gpt-4o (json_schema)", "ccpt-distilled/default@813ec7b5a1c2")
+INSTANCES = 4
+SEEDS = 2
+
+Run = tuple[str, str, str, int]  # model, method, judge, a seed for its values
+
+
+def _rows(run: Run, source: str) -> list[dict[str, Any]]:
+    """The PI-emergent rows of one run: every instance and seed, five samples per seed for Multi-Oracle."""
+    model, method, judge, value_seed = run
+    rng = np.random.default_rng(value_seed)
+    out = []
+    for seed in range(SEEDS):
+        for i in range(INSTANCES):
+            for sample in range(5 if method == "multi_oracle" else 1):
+                r_np, r_hp, r_mp = (round(float(x), 2) for x in rng.uniform(size=3))
+                rel = Relevances(r_np, r_hp, r_mp)
+                row = dict.fromkeys(COLUMNS)
+                row.update(
+                    task="pi_emergent", model=model, method=method, judge=judge, protocol="ccpt", seed=seed,
+                    instance=f"ccpt_emergent:{i}", sample=sample, parse_ok=True, answer=f"p{r_np}", r_np=r_np,
+                    r_hp=r_hp, r_mp=r_mp, r_hmp=rel.r_hmp, score=rel.score("emergent"), judge_failures=0,
+                    invalid_cells=0, source=source,
+                )  # fmt: skip
+                out.append(row)
+    return out
+
+
+def _read(*inputs: list[Run]) -> pd.DataFrame:
+    """The runs as ccpt reads them from one input per list (each input its own source file)."""
+    rows = [row for k, runs in enumerate(inputs) for run in runs for row in _rows(run, f"input{k}.csv")]
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame[["r_np", "r_hp", "r_mp", "r_hmp", "score"]] = frame[["r_np", "r_hp", "r_mp", "r_hmp", "score"]].astype(float)
+    out, _ = deduplicate(frame)
+    return out
+
+
+def _cells(frame: pd.DataFrame) -> dict[tuple[Any, ...], tuple[float, float, int]]:
+    """Every Table-3 cell of ``frame`` by (row key, task, metric): mean, spread and instances (ranks left out)."""
+    if frame.empty:
+        return {}
+    table = table3(frame, n_boot=20)
+    return {
+        (row.key, task, metric): (round(s.mean, 9), round(s.spread or 0.0, 9), s.n_instances)
+        for row in table.rows
+        for (task, metric), s in row.cells.items()
+    }
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a[k], b[k], strict=True)) for k in a
+    )
+
+
+run_ids = st.tuples(st.sampled_from(MODELS), st.sampled_from(METHODS), st.sampled_from(JUDGES))
+runs = st.lists(st.tuples(run_ids, st.integers(0, 10_000)), min_size=1, max_size=6, unique_by=lambda r: r[0]).map(
+    lambda rs: [(*ids, seed) for ids, seed in rs]
+)
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(runs, st.data())
+def test_report_of_disjoint_runs_is_the_report_of_each(all_runs: list[Run], data: st.DataObject) -> None:
+    """For runs A and B with disjoint identities, each cell of report(A ∪ B) is the cell of report(A) or of B."""
+    in_a = data.draw(st.lists(st.booleans(), min_size=len(all_runs), max_size=len(all_runs)))
+    a = [r for r, keep in zip(all_runs, in_a, strict=True) if keep]
+    b = [r for r, keep in zip(all_runs, in_a, strict=True) if not keep]
+    union, alone_a, alone_b = _cells(_read(a, b)), _cells(_read(a)), _cells(_read(b))
+    assert union.keys() == alone_a.keys() | alone_b.keys()
+    for key, cell in union.items():
+        assert cell == alone_a.get(key, alone_b.get(key))
+
+
+@SETTINGS
+@given(runs, st.integers(0, 10_000))
+def test_a_second_judge_never_changes_a_first_judge_cell(first: list[Run], seed: int) -> None:
+    """Re-judging every run with another judge adds rows; no cell of the first judge moves."""
+    first = [(m, k, JUDGES[0], s) for m, k, _, s in first]
+    first = list({r[:3]: r for r in first}.values())
+    second = [(m, k, JUDGES[1], s + seed) for m, k, _, s in first]
+    before = _cells(_read(first))
+    after = _cells(_read(first, second))
+    assert {k: v for k, v in after.items() if k[0][3] == JUDGES[0]} == before
+    assert len(after) == 2 * len(before)
+
+
+@SETTINGS
+@given(runs, st.randoms(use_true_random=False))
+def test_the_order_of_inputs_and_an_input_given_twice_change_nothing(all_runs: list[Run], rnd: Any) -> None:
+    """Inputs in any order, or one of them given twice, give the same cells."""
+    inputs = [[r] for r in all_runs]
+    reference = _cells(_read(*inputs))
+    shuffled = list(inputs)
+    rnd.shuffle(shuffled)
+    assert _same(_cells(_read(*shuffled)), reference)
+    # The same file given twice: one source, read twice.
+    frame = pd.concat([_read(*inputs)] * 2, ignore_index=True)
+    deduped, warnings = deduplicate(frame)
+    assert _same(_cells(deduped), reference) and warnings
+
+
+def test_two_runs_claiming_one_identity_are_refused_naming_both_sources() -> None:
+    """Two different answers under one identity (two runs of one model and judge) are never averaged or best-of-two."""
+    a = _rows((MODELS[0], "base", JUDGES[0], 1), "runs-a/log.eval")
+    b = _rows((MODELS[0], "base", JUDGES[0], 2), "runs-b/log.eval")
+    frame = pd.DataFrame(a + b, columns=list(COLUMNS))
+    with pytest.raises(DataError, match=r"runs-a/log\.eval and runs-b/log\.eval hold different answers"):
+        deduplicate(frame)
+
+
+# --------------------------------------------------------------------------------- the issue's cases, real files
+
+
+@pytest.fixture
+def reference(shared_data: Path) -> Path:
+    return shared_data / "reference-results"
+
+
+def _report_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, Any], str]:
+    code = main(["report", *args, "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out), out.err
+
+
+def _table3(payload: dict[str, Any]) -> dict[tuple[str, str, str, str], float]:
+    return {
+        (r["model"], r["method"], r["judge"], f"{r['task']}:{r['metric']}"): round(r["mean"], 1)
+        for r in payload["records"]
+        if r["table"] == "table3" and r["model"]
+    }
+
+
+def test_a_file_given_twice_or_copied_beside_itself_is_counted_once(
+    reference: Path, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = reference / "pi_emergent_gpt-4o_naive.csv"
+    data = ["--data-dir", str(shared_data / "ccpt")]
+    once, _ = _report_json(capsys, str(source), *data)
+    twice, err = _report_json(capsys, str(source), str(source), *data)
+    assert _table3(twice) == _table3(once)
+    assert _table3(once)[("gpt-4o", "base", "gpt-4o", "pi_emergent:score")] == 40.8  # the paper's cell
+    assert "repeats 600 row(s) with the same identity and answer: counted once, 600 dropped" in err
+    copy_dir = tmp_path / "copies"
+    copy_dir.mkdir()
+    (copy_dir / "copy.csv").write_bytes(source.read_bytes())
+    beside, err = _report_json(capsys, str(source), str(copy_dir), *data)
+    assert _table3(beside) == _table3(once) and "copy.csv repeats 600 row(s) of pi_emergent_gpt-4o_naive.csv" in err
+
+
+def test_duplicated_rows_inside_a_file_are_counted_once(
+    reference: Path, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """100 extra copies of one Task-3 item, and 30 duplicated PI rows: the paper's numbers, n unchanged, a warning."""
+    data = ["--data-dir", str(shared_data / "ccpt")]
+    tp = pd.read_csv(reference / "tp_gpt-4o_naive.csv", dtype=str, keep_default_na=False)
+    padded = pd.concat([tp, pd.concat([tp.iloc[[7]]] * 100)], ignore_index=True)
+    padded.to_csv(tmp_path / "tp_gpt-4o_naive.csv", index=False)
+    payload, err = _report_json(capsys, str(tmp_path / "tp_gpt-4o_naive.csv"), *data)
+    accuracy = next(r for r in payload["records"] if r["table"] == "table5" and r["metric"] == "accuracy")
+    assert (round(accuracy["mean"], 1), accuracy["count"]) == (56.4, 1000)
+    assert "tp_gpt-4o_naive.csv repeats 100 row(s)" in err
+    pi = pd.read_csv(reference / "pi_emergent_gpt-4o_naive.csv", dtype=str, keep_default_na=False)
+    pd.concat([pi, pi.iloc[:30]], ignore_index=True).to_csv(tmp_path / "pi_emergent_gpt-4o_naive.csv", index=False)
+    padded_pi, err = _report_json(capsys, str(tmp_path / "pi_emergent_gpt-4o_naive.csv"), *data)
+    original, _ = _report_json(capsys, str(reference / "pi_emergent_gpt-4o_naive.csv"), *data)
+    assert _table3(padded_pi) == _table3(original) and "repeats 90 row(s)" in err  # 30 rows × 3 seeds
+
+
+def test_two_judges_of_one_file_are_two_rows_and_compare_refuses_to_mix_them(
+    reference: Path, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A re-judged copy beside its source: two Table-3 rows (one per judge), each its judge's own numbers."""
+    source = pd.read_csv(reference / "pi_emergent_gpt-4o_naive.csv", dtype=str, keep_default_na=False)
+    # A second judge's file of the same answers: the judge's name is in its columns (meta.*_<judge>_relevance)
+    # and every relevance moved, as another judge's would.
+    other = source.rename(columns=lambda c: c.replace("gpt-4o_relevance", "judge.two_relevance"))
+    for column in [c for c in other.columns if c.endswith("_combination_relevance")]:
+        other[column] = (other[column].astype(float) * 0.5).astype(str)
+    other.to_csv(tmp_path / "pi_emergent_gpt-4o_naive.csv", index=False)
+    data = ["--data-dir", str(shared_data / "ccpt")]
+    one, _ = _report_json(capsys, str(reference / "pi_emergent_gpt-4o_naive.csv"), *data)
+    two, _ = _report_json(capsys, str(tmp_path / "pi_emergent_gpt-4o_naive.csv"), *data)
+    both, _ = _report_json(capsys, str(reference / "pi_emergent_gpt-4o_naive.csv"), str(tmp_path), *data)
+    assert _table3(both) == {**_table3(one), **_table3(two)}
+    assert {k[2] for k in _table3(both)} == {"gpt-4o", "judge.two"}
+    args = ["compare", str(reference / "pi_emergent_gpt-4o_naive.csv"), str(tmp_path), "--a", "gpt-4o:base"]
+    assert main([*args, "--b", "gpt-4o:base", *data]) == 2  # a user error: one line
+    assert "scored by 2 judges" in capsys.readouterr().err
+    assert main([*args, "--b", "gpt-4o:base", "--judge-a", "gpt-4o", "--judge-b", "judge.two", *data]) == 0
+    assert "judges gpt-4o vs judge.two" in capsys.readouterr().out
