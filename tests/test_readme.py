@@ -85,6 +85,11 @@ ALL_BLOCKS = [block for page in GUIDE for block in code_blocks(page)]
 # Blocks whose output a test of their own checks (they run there, not twice).
 CHECKED_APART = {"docs/python-api.md"}
 RUN_BLOCKS = [block for block in ALL_BLOCKS if block.page not in CHECKED_APART]
+# A block repeated word for word on another page runs once, where it first appears.
+FIRST_OF: dict[str, Block] = {}
+for _block in ALL_BLOCKS:
+    if _block.no_test is None:
+        FIRST_OF.setdefault(_block.code.strip(), _block)
 
 
 def _checkout_beside(shared_data: Path, root: Path) -> Path:
@@ -131,6 +136,9 @@ def _require_embedded() -> None:
 def test_code_block_runs_as_written(block: Block, shared_data: Path, tmp_path: Path) -> None:
     if block.no_test is not None:
         pytest.skip(f"marked no-test in {block.page}: {block.no_test}")
+    first = FIRST_OF[block.code.strip()]
+    if first is not block:
+        pytest.skip(f"the same block as {first.id}, which runs it")
     if block.needs == "embedded":
         _require_embedded()
     out = _run(block, _checkout_beside(shared_data, tmp_path))
