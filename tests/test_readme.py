@@ -203,7 +203,13 @@ def _anchors(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "page", [*GUIDE, "CONTRIBUTING.md", "CHANGELOG.md", "docs/benchmarks.md", "docs/cli.md", "docs/judge.md"]
+    "page",
+    [
+        *GUIDE,
+        "CONTRIBUTING.md",
+        "CHANGELOG.md",
+        *(f"docs/{name}.md" for name in ("benchmarks", "cli", "judge", "methods", "metrics", "schemas")),
+    ],
 )
 def test_links_resolve(page: str) -> None:
     """Every relative link of the page names a file that exists, and a heading of it when it has a #fragment."""
