@@ -189,7 +189,7 @@ def test_each_layer_imports_only_the_layers_it_may() -> None:
 
 
 def test_the_layers_are_derived_from_the_layout() -> None:
-    # Spot checks that the derivation reads the tree as documented (README, "Layout").
+    # Spot checks that the derivation reads the tree as documented (CONTRIBUTING.md, "Layout").
     layers = module_layers()
     assert layers["ccpt.spec"] == layers["ccpt.sheets"] == layers["ccpt.judging.distilled"] == "core"
     assert layers["ccpt.schemas.base"] == "core" and layers["ccpt.schemas.pipeline"] == "pipeline"

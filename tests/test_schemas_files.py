@@ -189,7 +189,7 @@ UNPICKLERS = {"pickle", "_pickle", "cPickle", "cloudpickle", "dill", "shelve", "
 
 
 def test_no_ccpt_module_reads_pickle() -> None:
-    """Inspect's model cache is pickle (documented in the README); ccpt's own caches and stores must not be: a
+    """Inspect's model cache is pickle (documented in docs/evaluating.md); ccpt's own caches and stores must not be: a
     pickle-based loader in ccpt would run whatever code a writable cache file holds."""
     import ast
 

@@ -1,6 +1,6 @@
 """ccpt: evaluate LLMs on Conceptual Combination with Property Type (Song et al., CCPT).
 
-The public Python API (see the README's example)::
+The public Python API (see docs/python-api.md)::
 
     import ccpt
 

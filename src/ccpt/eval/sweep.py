@@ -48,7 +48,7 @@ TASK_FUNCTIONS = {
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
 DEFAULT_JUDGE = judge_model_name("distilled")
 # The offline default run: 10 instances x 3 seeds keeps every Base cell's SEM within 10 points (mean 4.5) and
-# takes ~140 s of CPU on 2 cores (README, "The offline default run").
+# takes ~140 s of CPU on 2 cores (docs/evaluating.md, "The offline default run").
 DEFAULT_LIMIT = 10
 DEFAULT_SEEDS = 3
 PAPER_SEEDS = 3

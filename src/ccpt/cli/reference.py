@@ -1,0 +1,66 @@
+"""docs/cli.md, the command-line reference, rendered from the click command tree.
+
+    python -m ccpt.cli.reference > docs/cli.md      # tests/test_cli_reference.py checks it is up to date
+
+Every command's ``--help`` text, in the order ``ccpt --help`` lists them, subcommands under their group. The text
+is formatted at a fixed width (whatever the terminal), so the page is the same on every machine.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import click
+
+WIDTH = 100
+
+INTRO = """# Command-line reference
+
+Every `ccpt` command and its options, as `ccpt COMMAND --help` prints them. This page is generated from the
+commands themselves (`python -m ccpt.cli.reference > docs/cli.md`; `tests/test_cli_reference.py` fails when the
+two differ). What the commands are for, with examples: the user guide, linked from the [README](../README.md).
+"""
+
+
+def _walk(command: click.Command, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """(the words that name it, the command) for ``command`` and every command under it, depth first."""
+    yield path, command
+    if isinstance(command, click.Group):
+        for name in command.list_commands(click.Context(command)):
+            sub = command.get_command(click.Context(command), name)
+            if sub is not None and not sub.hidden:
+                yield from _walk(sub, (*path, name))
+
+
+def _help(command: click.Command, path: tuple[str, ...]) -> str:
+    """The command's ``--help`` text at :data:`WIDTH` columns (the terminal's width plays no part)."""
+    parent = None
+    for depth in range(1, len(path)):  # the parent contexts give the usage line its full command path
+        parent = click.Context(click.Command(path[depth - 1]), info_name=path[depth - 1], parent=parent)
+    ctx = click.Context(
+        command,
+        info_name=path[-1],
+        parent=parent,
+        terminal_width=WIDTH,
+        max_content_width=WIDTH,
+        help_option_names=["-h", "--help"],
+    )
+    return command.get_help(ctx).rstrip()
+
+
+def render() -> str:
+    """The whole page."""
+    from ccpt.cli import _register, cli
+
+    _register()
+    sections = [INTRO]
+    commands = list(_walk(cli, ("ccpt",)))
+    sections.append("\n".join(f"- [`{' '.join(path)}`](#{'-'.join(path)})" for path, _ in commands) + "\n")
+    for path, command in commands:
+        sections.append(f"## `{' '.join(path)}`\n\n```text\n{_help(command, path)}\n```\n")
+    return "\n".join(sections)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())
