@@ -39,6 +39,7 @@ from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances, oracle_per_column
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
+from ccpt.stats import summarize
 
 logger = logging.getLogger(__name__)
 
@@ -86,19 +87,65 @@ def defined_stderr() -> Metric:
     return compute
 
 
+SEEDS = "seeds"  # reduced Score metadata: per key, the value of each seed ({key: {seed: value}})
+
+
+def _seed_matrix(scores: list[SampleScore], key: str) -> list[list[float | None]]:
+    """Instances × seeds of one key, from the per-seed values the reducer kept (missing seed = failed)."""
+    per_instance = [(s.score.metadata or {}).get(SEEDS, {}).get(key, {}) for s in scores]
+    seeds = sorted({seed for values in per_instance for seed in values}, key=int)
+    return [[values.get(seed) for seed in seeds] for values in per_instance]
+
+
+@metric(name="cell")
+def paper_cell(key: str) -> Metric:
+    """The report's cell (×100): the mean over seeds of the per-seed instance means (:func:`ccpt.stats.summarize`)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return summarize(_seed_matrix(scores, key), "sem").scaled(100.0).mean
+
+    return compute
+
+
+@metric(name="cell_sem")
+def paper_cell_sem(key: str) -> Metric:
+    """The report's ± (×100): the standard error over seeds of the per-seed means (NaN with one seed)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        spread = summarize(_seed_matrix(scores, key), "sem").scaled(100.0).spread
+        return float("nan") if spread is None else spread
+
+    return compute
+
+
+def cell_metrics(key: str) -> list[Metric]:
+    """A key's metrics: the report's cell and ± first (so ``inspect view`` shows what ``ccpt report`` prints),
+    then the instance mean and stderr (over instances, seeds averaged first)."""
+    return [paper_cell(key), paper_cell_sem(key), defined_mean(), defined_stderr()]
+
+
 def judge_metrics(headline: str) -> dict[str, list[Metric]]:
     """The metrics of a judged task: its headline (E or C), R_N,P and R_H,M,P with stderr, and the parse rate."""
     return {
-        headline: [defined_mean(), defined_stderr()],
-        R_NP: [defined_mean(), defined_stderr()],
-        R_HMP: [defined_mean(), defined_stderr()],
+        headline: cell_metrics(headline),
+        R_NP: cell_metrics(R_NP),
+        R_HMP: cell_metrics(R_HMP),
         PARSE_OK: [defined_mean()],
     }
 
 
+def _seed_of(score: Score, default: int) -> str:
+    """The seed a score belongs to (its row's), as text (a JSON key)."""
+    meta = (score.metadata or {}).get("ccpt")
+    samples = meta.get("samples") if isinstance(meta, dict) else None
+    seed = samples[0].get("seed") if samples and isinstance(samples[0], dict) else None
+    return str(int(seed) if seed is not None else default)
+
+
 @score_reducer(name="ccpt_mean")
 def ccpt_mean():  # type: ignore[no-untyped-def]
-    """Epoch (seed) reducer: per key, the mean of the seeds that have a value; ``None`` if none has."""
+    """Epoch (seed) reducer: per key, the mean of the seeds that have a value; ``None`` if none has. The value of
+    each seed is kept in the metadata, so the metrics can compute the report's cells (seed means first)."""
 
     def reduce(scores: list[Score]) -> Score:
         first = scores[0]
@@ -109,7 +156,11 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
         for key in keys:
             mean = _mean_defined([s.value.get(key) for s in scores])  # type: ignore[union-attr]
             value[key] = None if mean != mean else mean  # NaN → None
-        return Score(value=value, answer=first.answer, metadata={"epochs": len(scores)})
+        seeds = {
+            key: {_seed_of(s, k): s.value.get(key) for k, s in enumerate(scores)}  # type: ignore[union-attr]
+            for key in keys
+        }
+        return Score(value=value, answer=first.answer, metadata={"epochs": len(scores), SEEDS: seeds})
 
     return reduce
 
@@ -311,7 +362,7 @@ def relevance_judge(
     return factory(method, judge_mode, judge_retries, protocol)
 
 
-@scorer(metrics={ACCURACY: [defined_mean(), defined_stderr()], PARSE_OK: [defined_mean()]})
+@scorer(metrics={ACCURACY: cell_metrics(ACCURACY), PARSE_OK: [defined_mean()]})
 def type_match(method: str) -> Scorer:
     """Task 3: the parsed property type against the gold type (a parse failure counts as wrong)."""
 
