@@ -29,11 +29,12 @@ from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.methods import parse as parse_method
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.results.inspect_logs import read_logs, run_key
 from ccpt.results.usage import timed_out
-from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
+from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
@@ -96,7 +97,7 @@ class Sweep:
             if task not in TASK_FUNCTIONS:
                 raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
         for method in self.methods:
-            Method.parse(method)
+            parse_method(method)
         if self.seeds < 1:
             raise CcptError("--seeds must be at least 1")
         protocol = get_protocol(self.protocol)
