@@ -128,18 +128,34 @@ def test_a_method_added_in_one_file_runs_plans_and_reports_its_own_way(
     assert any("'vote' is not registered" in note and "averaged" in note for note in unknown["notes"])
 
 
-def test_the_registry_refuses_a_clash_and_unknown_names_in_one_line(toy_plugin: Path) -> None:
+def _plugin(site: Path, name: str, code: str) -> None:
+    """Add module ``name`` (its METHOD derived from the toy vote) to the toy package's entry points."""
+    (site / f"{name}.py").write_text(f"import dataclasses\nfrom toy_vote import METHOD as VOTE\nMETHOD = {code}\n")
+    points = site / "toy_vote-0.1.dist-info" / "entry_points.txt"
+    points.write_text(points.read_text() + f"{name} = {name}:METHOD\n")
+    methods.registered.cache_clear()
+
+
+def test_a_method_is_checked_against_the_task_in_one_line(
+    toy_plugin: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert methods.parse("vote").label == "Majority vote"
     with pytest.raises(CcptError, match="'_nofilter' applies to spreading activation methods only"):
         methods.parse("vote_nofilter")
     with pytest.raises(CcptError, match="type_prediction has only the paper's single prompt"):
         methods.parse("vote", "type_prediction")
-    clash = toy_plugin / "toy_vote-0.1.dist-info" / "entry_points.txt"
-    clash.write_text("[ccpt.methods]\nvote = toy_vote:METHOD\nbase = toy_base:METHOD\n")
-    (toy_plugin / "toy_base.py").write_text(
-        "import dataclasses\nfrom toy_vote import METHOD as VOTE\nMETHOD = dataclasses.replace(VOTE, base='base')\n"
-    )
-    methods.registered.cache_clear()
+    # A method that claims Task 3 but draws three answers: Task 3 scores one label, so the run refuses.
+    _plugin(toy_plugin, "toy_tp", "dataclasses.replace(VOTE, base='vote_tp', applies=lambda spec: True)")
+    argv = ["run", *RUN[:4], "--task", "type_prediction", "--method", "vote_tp", "--limit", "2",
+            "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"), "--dry-run"]  # fmt: skip
+    assert main(argv) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "type_prediction scores one answer per instance and seed" in lines[0], lines
+    sys.modules.pop("toy_tp", None)
+
+
+def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
+    _plugin(toy_plugin, "toy_base", "dataclasses.replace(VOTE, base='base')")
     with pytest.raises(CcptError, match="method 'base' of entry point 'toy_base:METHOD' is already registered"):
         methods.registered()
     sys.modules.pop("toy_base", None)

@@ -186,11 +186,23 @@ class Sweep:
             return self._task_objects()
 
     def _task_objects(self) -> list[Task]:
+        try:
+            return self._build_tasks()
+        except CcptError:
+            raise
+        except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task): one line
+            if not is_user_error(exc):
+                raise
+            raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+
+    def _build_tasks(self) -> list[Task]:
         tasks: list[Task] = []
         for name in self.tasks:
             spec = TASK_SPECS[name]
             takes = task_parameters(name)
-            for method in self.methods if spec.generative else [BASE]:
+            # Task 3 runs the selected methods that apply to it, or else Base (the paper's single prompt).
+            applicable = [m for m in self.methods if parse_method(m).applies(spec)]
+            for method in self.methods if spec.generative else applicable or [BASE]:
                 args: dict[str, Any] = {
                     "method": method,
                     "seeds": self.seeds,
@@ -354,14 +366,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
     ensure_writable_dir(sweep.log_dir, "--log-dir")
-    try:
-        tasks = sweep.task_objects()
-    except CcptError:
-        raise
-    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
-        if not is_user_error(exc):
-            raise
-        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+    tasks = sweep.task_objects()
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(

@@ -82,6 +82,8 @@ def _build(name: str, options: TaskOptions) -> Task:
     protocol = get_protocol(options.protocol)
     protocol.check_method(method.name)
     seeds = method.seeds or options.seeds
+    if not spec.generative and method.samples(vars(options)) > 1:  # Task 3's scorer and Table 5 take one label
+        raise CcptError(f"{spec.name} scores one answer per instance and seed; method {method.name!r} draws several")
     if spec.generative:
         judge_mode = options.judge_mode
         scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol.name, spec.kind)  # type: ignore[arg-type]
