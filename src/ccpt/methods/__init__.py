@@ -40,6 +40,7 @@ __all__ = [
     "parse",
     "reduction",
     "registered",
+    "unregistered_notes",
 ]
 
 # The registry: ccpt's methods, in the row order of the paper's tables.

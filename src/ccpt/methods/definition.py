@@ -92,9 +92,9 @@ class Method:
     solver: str  # "module:function" → (spec, method, options, protocol) -> Inspect Solver
     template: str = BASE_TEMPLATE  # prompt template of the final answer (also sizes --dry-run's prompts)
     samples: Callable[[Mapping[str, Any]], int] = one_sample  # answers per instance and seed, from the options
-    reduce: Reduction = mean_cell
-    calls: Callable[[Method, Plan], tuple[Range, Range]] = answer_calls
-    applies: Callable[[TaskSpec], bool] = generative
+    reduce: Reduction = mean_cell  # the samples of one instance and seed → its cell (report and Inspect's score)
+    calls: Callable[[Method, Plan], tuple[Range, Range]] = answer_calls  # --dry-run's (solver, judge) calls
+    applies: Callable[[TaskSpec], bool] = generative  # the tasks it runs on
     seeds: int | None = None  # a fixed number of seeds (Gold: one), else the run's
     source: Source | None = None  # spreading activation's concept source
     filter: bool = True
