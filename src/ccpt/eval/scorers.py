@@ -229,11 +229,11 @@ def explain(row: SampleRow) -> str:
     return f"{row.answer!r}: {pairs}; R_H,M,P = {_number(row.r_hmp)}, {headline} = {_number(row.score)}"
 
 
-def score_value(rows: list[SampleRow], kind: ScoredType, method: str) -> dict[str, Any]:
-    """A sample's score value: its answers' cells reduced the way ``method`` (a stored name) reduces them."""
+def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
+    """A sample's score value: its answers' cells, reduced the way their method reduces them (ccpt.methods)."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     judged = [Judged(r.answer, Relevances(r.r_np, r.r_hp, r.r_mp)) for r in rows]
-    cell = methods.reduction(method)(judged, kind, "paper")
+    cell = methods.reduction(rows[0].method)(judged, kind, "paper")
     return {HEADLINE[kind]: cell.score, R_NP: cell.r_np, R_HMP: cell.r_hmp, PARSE_OK: parse_ok}
 
 
@@ -268,7 +268,7 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
             metadata["trajectory"] = trajectory
         lines = [explain(r) for r in main]
         return Score(
-            value=score_value(main, kind, method),  # type: ignore[arg-type]
+            value=score_value(main, kind),  # type: ignore[arg-type]
             answer=main[0].answer if main else None,
             explanation="\n".join(f"sample {k}: {line}" for k, line in enumerate(lines))
             if len(lines) > 1
