@@ -12,6 +12,8 @@ import pytest
 
 from ccpt.answers import parse_answer
 from ccpt.errors import CcptError
+from ccpt.methods import method_label
+from ccpt.methods import parse as parse_method
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import (
     GENERATIVE_TASKS,
@@ -21,8 +23,6 @@ from ccpt.spec import (
     TASK_SPECS,
     TASKS,
     TYPE_PREDICTION,
-    Method,
-    method_label,
     method_name,
     split_method,
 )
@@ -139,7 +139,7 @@ def test_the_rule_catches_a_literal_and_spares_a_docstring():
     ],
 )
 def test_method_parse(text, base, source, use_filter):
-    method = Method.parse(text)
+    method = parse_method(text)
     assert (method.base, method.source, method.filter) == (base, source, use_filter)
     assert method.name == text  # the name round-trips
     assert split_method(text) == (base, False if not use_filter else (True if source else None))
@@ -147,10 +147,10 @@ def test_method_parse(text, base, source, use_filter):
 
 
 def test_method_sources_and_templates():
-    assert (Method.parse("sa_llm").uses_llm, Method.parse("sa_llm").uses_graph) == (True, False)
-    assert (Method.parse("sa_conceptnet").uses_llm, Method.parse("sa_conceptnet").uses_graph) == (False, True)
-    assert (Method.parse("sa_both").uses_llm, Method.parse("sa_both").uses_graph) == (True, True)
-    assert [Method.parse(m).template for m in ("base", "cot", "multi_oracle", "gold", "sa_both")] == [
+    assert (parse_method("sa_llm").uses_llm, parse_method("sa_llm").uses_graph) == (True, False)
+    assert (parse_method("sa_conceptnet").uses_llm, parse_method("sa_conceptnet").uses_graph) == (False, True)
+    assert (parse_method("sa_both").uses_llm, parse_method("sa_both").uses_graph) == (True, True)
+    assert [parse_method(m).template for m in ("base", "cot", "multi_oracle", "gold", "sa_both")] == [
         "base",
         "cot",
         "base",
@@ -172,7 +172,7 @@ def test_method_sources_and_templates():
 )
 def test_method_parse_errors_are_one_line(text, task, message):
     with pytest.raises(CcptError) as info:
-        Method.parse(text, task)
+        parse_method(text, task)
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
@@ -290,7 +290,7 @@ def test_every_task_parameter_reaches_where_it_acts(task_name, method, ccpt_dir,
     sampling = solver["params"]
     assert (sampling.seed, sampling.protocol.name) == (11, protocol)
     if method == "multi_oracle":
-        assert registry_params(task.solver)["oracle_n"] == 7 and registry_params(task.solver)["system"] is False
+        assert registry_params(task.solver)["n"] == 7 and registry_params(task.solver)["system"] is False
         return
     args = registry_params(task.solver)
     assert [args[k] for k in ("system", "max_iterations", "epsilon", "answer_every_step")] == [False, 3, 0.25, True]

@@ -1,9 +1,9 @@
 """The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
 
 A task is a :class:`TaskSpec` (what the model is shown, what it answers and which (concept, property) pairs
-the judge rates; :func:`ccpt.answers.parse_answer` parses the answer); a method is a :class:`Method` value parsed
-once at the boundary (``Method.parse("sa_llm_nofilter")``). Every other module reads these instead of comparing
-name strings, so adding or changing a task or method is an edit here. Vocabulary: it describes tasks and
+the judge rates; :func:`ccpt.answers.parse_answer` parses the answer). Methods are named here and defined, one
+module each, in :mod:`ccpt.methods` (parsed once at the boundary: ``ccpt.methods.parse("sa_llm_nofilter")``).
+Every other module reads these instead of comparing name strings. Vocabulary: it describes tasks and
 methods and maps their names, but parses no model output (:mod:`ccpt.answers` does) and imports nothing of
 ccpt but its errors. Core: no Inspect, no CLI.
 """
@@ -203,17 +203,8 @@ Source = Literal["llm", "conceptnet", "both"]
 # Where each spreading-activation method takes its related concepts from (paper §4.1).
 SA_SOURCES: dict[str, Source] = {SA_LLM: "llm", SA_CONCEPTNET: "conceptnet", SA_BOTH: "both"}
 SA_METHODS: tuple[str, ...] = tuple(SA_SOURCES)
-# Every method, in the row order of the paper's tables, with its display label.
-METHOD_LABELS: dict[str, str] = {
-    BASE: "Base",
-    COT: "CoT",
-    SA_LLM: "S.A.w/ LLM",
-    SA_CONCEPTNET: "S.A.w/ ConceptNet",
-    SA_BOTH: "S.A.w/ Both",
-    MULTI_ORACLE: "Multi-Oracle",
-    GOLD: "Gold (this judge)",
-}
-METHODS: tuple[str, ...] = tuple(METHOD_LABELS)
+# ccpt's methods in the row order of the paper's tables (each is defined, with its label, in ccpt.methods).
+METHODS: tuple[str, ...] = (BASE, COT, SA_LLM, SA_CONCEPTNET, SA_BOTH, MULTI_ORACLE, GOLD)
 # Method names in the authors' result files → ccpt method names. Their Spreading Activation files name the
 # source ("sa-llm&conceptnet" is both); the filter ablation puts REFERENCE_NOFILTER after "sa-"
 # ("sa-nf-conceptnet"), and a per-step file (Table 6) ends its *file* name in "-<t>" (its columns do not say).
@@ -245,81 +236,6 @@ def reference_method(raw: str) -> tuple[str, bool | None]:
     return method, sa_filter if method in SA_SOURCES else None
 
 
-@dataclass(frozen=True)
-class Method:
-    """A method as run: its base name, the concept source of spreading activation and the Filter flag."""
-
-    base: str
-    source: Source | None = None
-    filter: bool = True
-
-    @classmethod
-    def parse(cls, text: str, task: str | None = None) -> Method:
-        """The method named ``text`` (e.g. ``sa_llm_nofilter``); if ``task`` is given, it must apply to it.
-
-        One CcptError line for an unknown method, ``_nofilter`` on a method without Filter, or a method the
-        task does not have (Task 3 has only the paper's single prompt).
-        """
-        base = text.removesuffix(NOFILTER_SUFFIX)
-        if base not in METHOD_LABELS:
-            raise CcptError(f"unknown method {text!r}; choose one of {', '.join(METHODS)}")
-        nofilter = text != base
-        if nofilter and base not in SA_SOURCES:
-            raise CcptError(f"'{NOFILTER_SUFFIX}' applies to spreading activation methods only, not {base!r}")
-        method = cls(base, SA_SOURCES.get(base), not nofilter)
-        if task is not None:
-            method.check(task_spec(task))
-        return method
-
-    def check(self, task: TaskSpec) -> None:
-        """Raise a CcptError if this method does not apply to ``task``."""
-        if not task.generative and self.base != BASE:
-            raise CcptError(f"{task.name} has only the paper's single prompt: use method {BASE!r}")
-
-    @property
-    def name(self) -> str:
-        """The name as written on the command line and stored in logs (``sa_both_nofilter``)."""
-        return self.base if self.filter else self.base + NOFILTER_SUFFIX
-
-    @property
-    def spreading(self) -> bool:
-        """Whether the method is spreading activation (Algorithm 1)."""
-        return self.source is not None
-
-    @property
-    def uses_llm(self) -> bool:
-        """Spreading activation that asks the model for related concepts."""
-        return self.source in ("llm", "both")
-
-    @property
-    def uses_graph(self) -> bool:
-        """Spreading activation that takes related concepts from ConceptNet."""
-        return self.source in ("conceptnet", "both")
-
-    @property
-    def template(self) -> str:
-        """The prompt template the final answer is asked with."""
-        if self.spreading:
-            return SA_TEMPLATE
-        return COT_TEMPLATE if self.base == COT else BASE_TEMPLATE
-
-    @property
-    def oracle(self) -> bool:
-        """Multi-Oracle: several Base samples per seed, the best one counted."""
-        return self.base == MULTI_ORACLE
-
-    @property
-    def gold(self) -> bool:
-        """The annotated answer itself, judged by the run's judge (the Gold row under that judge)."""
-        return self.base == GOLD
-
-    @property
-    def label(self) -> str:
-        """Display name (paper naming; the ablation spelled out)."""
-        label = METHOD_LABELS[self.base]
-        return label if self.filter else f"{label} (no filter)"
-
-
 def method_name(base: str, sa_filter: object) -> str:
     """The run name of a method from the tidy table's ``method`` and ``sa_filter`` columns."""
     return base + NOFILTER_SUFFIX if sa_filter is False else base
@@ -334,13 +250,6 @@ def split_method(name: str) -> tuple[str, bool | None]:
     if name.endswith(NOFILTER_SUFFIX):
         return name.removesuffix(NOFILTER_SUFFIX), False
     return name, True if name in SA_SOURCES else None
-
-
-def method_label(name: str) -> str:
-    """Display name of a method name; unknown names are shown as they are."""
-    base, sa_filter = split_method(name)
-    label = METHOD_LABELS.get(base, name)
-    return f"{label} (no filter)" if sa_filter is False else label
 
 
 # ------------------------------------------------------------------------------------------ test items

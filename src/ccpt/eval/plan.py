@@ -1,7 +1,8 @@
 """`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent.
 
-Counts come from the tasks the sweep builds (their datasets, seeds and methods) and are exact where the run's
-structure fixes them; a range where the models' answers decide:
+Counts come from the tasks the sweep builds (their datasets, seeds and methods; each registered method counts
+its own calls, see :mod:`ccpt.methods`) and are exact where the run's structure fixes them; a range where the
+models' answers decide:
 
 - **solver calls** per (task, method, model): instances × seeds × samples per answer (1; ``oracle_n`` for
   Multi-Oracle; 0 for Gold). Spreading Activation adds its expansion, which is greedy and shared by the seeds of
@@ -21,17 +22,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ccpt.answers import parse_answer
+from ccpt import methods
 from ccpt.eval.judge import Judge
+from ccpt.methods import Method, Plan, Range
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
 from ccpt.results.usage import Price
-from ccpt.spec import BASE_TEMPLATE, TASK_SPECS, Method
+from ccpt.spec import BASE_TEMPLATE, TASK_SPECS
 
-Range = tuple[int, int]
 JUDGE_MAX_TOKENS = Judge.max_tokens
 DEFAULT_MAX_TOKENS = 2048
-SA_NEIGHBOURS = 10  # activations per concept asked of the LLM at most (SAConfig.neighbours_k)
-SA_SEED_CONCEPTS = 2  # |C_0|: the modifier and head (PI), the head and property (NPC)
 
 
 @dataclass(frozen=True)
@@ -53,27 +52,6 @@ def _add(a: Range, b: Range) -> Range:
     return (a[0] + b[0], a[1] + b[1])
 
 
-def _solver_calls(method: Method, instances: int, seeds: int, options: Mapping[str, Any]) -> Range:
-    if method.gold:
-        return (0, 0)
-    per_answer = int(options.get("oracle_n", 5)) if method.oracle else 1
-    answers = instances * seeds * per_answer
-    if not method.spreading:
-        return (answers, answers)
-    steps = int(options.get("sa_max_iterations", 5))
-    llm = SA_SEED_CONCEPTS if method.uses_llm else 0
-    low = instances * (llm + int(method.filter))  # one step: the seeds' activations and one filter call
-    high = instances * steps * (SA_NEIGHBOURS * int(method.uses_llm) + int(method.filter))
-    every = instances * seeds * steps if options.get("sa_answer_every_step") else 0
-    return (answers + low, answers + high + every)
-
-
-def _judge_calls(method: Method, instances: int, answers: int, gold_pairs: int, every: int) -> Range:
-    if method.gold:
-        return (gold_pairs, gold_pairs)
-    return (3 * instances, 3 * (answers + every))
-
-
 def plan_rows(
     tasks: Sequence[Any], models: Sequence[str], limit: int | None, options: Mapping[str, Any]
 ) -> list[PlanRow]:
@@ -82,38 +60,20 @@ def plan_rows(
     for task in tasks:
         meta = task.metadata or {}
         spec = TASK_SPECS[meta["ccpt_task"]]
-        method = Method.parse(str(meta["method"]), spec.name)
+        method = methods.parse(str(meta["method"]), spec.name)
         samples = list(task.dataset)[: limit or None]
         seeds = int(meta.get("seeds", 1))
-        instances = len(samples)
-        solver = _solver_calls(method, instances, seeds, options)
-        per_answer = int(options.get("oracle_n", 5)) if method.oracle else 1
-        answers = 0 if method.gold else instances * seeds * per_answer
-        every_step = method.spreading and bool(options.get("sa_answer_every_step"))
-        every = instances * seeds * int(options.get("sa_max_iterations", 5)) if every_step else 0
+        solver, judge = method.calls(method, Plan(spec, [s.metadata for s in samples], seeds, options))
         first = samples[0].metadata if samples else {}
-        gold_pairs: set[tuple[str, str]] = set()
-        if method.gold and spec.generative:
-            for sample in samples:
-                concepts, prop = _gold_pairs(spec, sample.metadata)
-                gold_pairs.update((concept, prop) for concept in concepts)
-        judge = _judge_calls(method, instances, answers, len(gold_pairs), every) if spec.generative else (0, 0)
         solver_chars = _prompt_chars(spec, method, first) if first else 0
         judge_chars = (
             len(judge_prompt(str(first.get("combination", "")), str(first.get("property", "")))) if first else 0
         )
         for model in models:
             rows.append(
-                PlanRow(spec.name, method.name, model, seeds, instances, solver, judge, solver_chars, judge_chars)
+                PlanRow(spec.name, method.name, model, seeds, len(samples), solver, judge, solver_chars, judge_chars)
             )
     return rows
-
-
-def _gold_pairs(spec: Any, meta: Mapping[str, Any]) -> tuple[tuple[str, ...], str]:
-    answer = spec.gold_answer(meta)
-    parsed = parse_answer(spec, answer, meta.get("head"))
-    concepts, prop = spec.judged_pairs(meta, parsed.value or "", parsed.modifier)
-    return tuple(" ".join(c.split()) for c in concepts), " ".join(prop.split())
 
 
 def _prompt_chars(spec: Any, method: Method, meta: Mapping[str, Any]) -> int:

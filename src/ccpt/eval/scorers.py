@@ -5,9 +5,10 @@ Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_f
 parsed answer or the parse failure reason, every relevance, R_H,M,P and E or C, and the judge's negotiated reply
 format (:mod:`ccpt.eval.judge`). The Score *value* holds the same numbers reduced for Inspect's own display, the
 task's headline first — ``E`` (emergent tasks), ``C`` (PI-canceled) or ``accuracy`` (Task 3) — then ``R_NP`` and
-``R_HMP``, each with its mean and standard error over instances, on [0, 1] (Multi-Oracle: the paper's per-column
-best). The explanation lists the judged pairs and their relevances. ``ccpt report`` recomputes everything from
-the rows, ×100 (docs/metrics.md, "Inspect's metrics").
+``R_HMP``, each with its mean and standard error over instances, on [0, 1] (several samples of one instance and
+seed reduce the method's own way, :mod:`ccpt.methods`: Multi-Oracle's is the paper's per-column best). The
+explanation lists the judged pairs and their relevances. ``ccpt report`` recomputes everything from the rows,
+×100 (docs/metrics.md, "Inspect's metrics").
 """
 
 from __future__ import annotations
@@ -31,13 +32,15 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from ccpt import methods
 from ccpt.answers import parse_answer
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
+from ccpt.methods import Judged
 from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
-from ccpt.scoring import Relevances, oracle_per_column
+from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
 from ccpt.stats import summarize
 
@@ -278,15 +281,11 @@ def explain(row: SampleRow) -> str:
 
 
 def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
-    """A sample's score value: its answer's cells, or Multi-Oracle's per-column best over its members."""
+    """A sample's score value: its answers' cells, reduced the way their method reduces them (ccpt.methods)."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
-    if len(rows) == 1:
-        best = Relevances(rows[0].r_np, rows[0].r_hp, rows[0].r_mp)
-        score = rows[0].score
-    else:
-        best = oracle_per_column([Relevances(r.r_np, r.r_hp, r.r_mp) for r in rows], kind)
-        score = best.score
-    return {HEADLINE[kind]: score, R_NP: best.r_np, R_HMP: best.r_hmp, PARSE_OK: parse_ok}
+    judged = [Judged(r.answer, Relevances(r.r_np, r.r_hp, r.r_mp)) for r in rows]
+    cell = methods.reduction(rows[0].method)(judged, kind, "paper")
+    return {HEADLINE[kind]: cell.score, R_NP: cell.r_np, R_HMP: cell.r_hmp, PARSE_OK: parse_ok}
 
 
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:

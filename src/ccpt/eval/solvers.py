@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from inspect_ai.model import (
     CachePolicy,
@@ -33,7 +34,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.prompts import system_prompt, task_prompt
 from ccpt.protocol import CallSettings, Protocol, get_protocol
-from ccpt.spec import BASE_TEMPLATE, GOLD, Method, TaskSpec
+from ccpt.spec import BASE_TEMPLATE, GOLD, TaskSpec
+
+if TYPE_CHECKING:
+    from ccpt.eval.tasks import TaskOptions
+    from ccpt.methods import Method
 
 REPLIES = "ccpt_replies"
 TRAJECTORY = "ccpt_trajectory"
@@ -124,11 +129,7 @@ def finish(state: TaskState, messages: list[ChatMessage], outputs: list[ModelOut
 
 @solver
 def gold(task: TaskSpec) -> Solver:
-    """Method ``gold``: answer with the annotated gold answer, so the run's own judge scores the dataset.
-
-    The paper's Gold row uses GPT-4o's stored scores; judging the gold answers with the judge of the run
-    gives the upper bound *under that judge*, which is the one to compare a run's rows with.
-    """
+    """Method ``gold``: answer with the annotated gold answer, so the run's own judge scores the dataset."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         reply = task.gold_answer(state.metadata)
@@ -141,11 +142,9 @@ def gold(task: TaskSpec) -> Solver:
 
 @solver
 def prompt_method(
-    task: TaskSpec, method: Method, oracle_n: int = 5, system: bool = True, sampling: Sampling | None = None
+    task: TaskSpec, template: str, n: int = 1, system: bool = True, sampling: Sampling | None = None
 ) -> Solver:
-    """Base, CoT or Multi-Oracle (``oracle_n`` Base samples per seed; the scorer takes the best)."""
-    template = method.template
-    n = oracle_n if method.oracle else 1
+    """Ask ``template`` ``n`` times per instance and seed (distinct seeds); the scorer judges every reply."""
     params = sampling or Sampling()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -157,3 +156,18 @@ def prompt_method(
         return finish(state, messages, outputs)
 
     return solve
+
+
+# Solver factories of registered methods (ccpt.methods): (spec, method, options, protocol) -> Solver.
+
+
+def prompt_solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
+    """A method that asks its template ``method.samples`` times (Base, CoT, Multi-Oracle)."""
+    n = method.samples(vars(options))
+    sampling = Sampling(seed=options.seed, protocol=protocol)
+    return prompt_method(spec, method.template, n=n, system=options.system_prompt, sampling=sampling)
+
+
+def gold_solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
+    """Method ``gold``: no model call, the annotated answer."""
+    return gold(spec)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -43,8 +44,13 @@ from ccpt.eval.solvers import (
     settings_config,
 )
 from ccpt.graph import ConceptGraph
+from ccpt.methods import Method
 from ccpt.prompts import system_prompt
-from ccpt.spec import SA_TEMPLATE, Method, TaskSpec
+from ccpt.protocol import Protocol
+from ccpt.spec import SA_TEMPLATE, TaskSpec
+
+if TYPE_CHECKING:
+    from ccpt.eval.tasks import TaskOptions
 
 # Without Filter the candidate set grows about tenfold per step; a seeded uniform cap keeps prompts bounded.
 NOFILTER_DEFAULT_CAP = 100
@@ -198,3 +204,19 @@ def spreading_activation(
         return state
 
     return solve
+
+
+def sa_solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
+    """The solver factory of the registered spreading-activation methods (ccpt.methods.spreading)."""
+    return spreading_activation(
+        spec,
+        method,
+        system=options.system_prompt,
+        sampling=Sampling(seed=options.seed, protocol=protocol),
+        max_iterations=options.sa_max_iterations,
+        epsilon=options.sa_epsilon,
+        answer_every_step=options.sa_answer_every_step,
+        max_candidates=options.sa_max_candidates,
+        conceptnet=options.conceptnet,
+        data_dir=options.data_dir,
+    )

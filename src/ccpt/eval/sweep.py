@@ -29,11 +29,12 @@ from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.methods import parse as parse_method
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.results.inspect_logs import read_logs, run_key
 from ccpt.results.usage import timed_out
-from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION, Method
+from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION
 from ccpt.weights import DEFAULT_SOLVER
 
 TASK_FUNCTIONS = {
@@ -96,7 +97,7 @@ class Sweep:
             if task not in TASK_FUNCTIONS:
                 raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
         for method in self.methods:
-            Method.parse(method)
+            parse_method(method)
         if self.seeds < 1:
             raise CcptError("--seeds must be at least 1")
         protocol = get_protocol(self.protocol)
@@ -185,11 +186,23 @@ class Sweep:
             return self._task_objects()
 
     def _task_objects(self) -> list[Task]:
+        try:
+            return self._build_tasks()
+        except CcptError:
+            raise
+        except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task): one line
+            if not is_user_error(exc):
+                raise
+            raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+
+    def _build_tasks(self) -> list[Task]:
         tasks: list[Task] = []
         for name in self.tasks:
             spec = TASK_SPECS[name]
             takes = task_parameters(name)
-            for method in self.methods if spec.generative else [BASE]:
+            # Task 3 runs the selected methods that apply to it, or else Base (the paper's single prompt).
+            applicable = [m for m in self.methods if parse_method(m).applies(spec)]
+            for method in self.methods if spec.generative else applicable or [BASE]:
                 args: dict[str, Any] = {
                     "method": method,
                     "seeds": self.seeds,
@@ -353,14 +366,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
     ensure_writable_dir(sweep.log_dir, "--log-dir")
-    try:
-        tasks = sweep.task_objects()
-    except CcptError:
-        raise
-    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
-        if not is_user_error(exc):
-            raise
-        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+    tasks = sweep.task_objects()
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(

@@ -15,18 +15,21 @@ defaults, positionally; tests/test_spec.py checks that the signatures agree with
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
+from ccpt import methods
 from ccpt.errors import CcptError
 from ccpt.eval.inspect_compat import user_error
 from ccpt.eval.samples import task_dataset
 from ccpt.eval.scorers import ccpt_mean, default_grader_roles, relevance_judge, type_match
-from ccpt.eval.solvers import Sampling, gold, prompt_method, task_config
+from ccpt.eval.solvers import task_config
+from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
-from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, Method, TaskSpec, task_spec
+from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
 
 
 @dataclass(frozen=True)
@@ -52,25 +55,13 @@ class TaskOptions:
 
 
 def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
-    sampling = Sampling(seed=options.seed, protocol=protocol)
-    if method.spreading:
-        from ccpt.eval.spreading import spreading_activation  # only SA needs the concept graph
-
-        return spreading_activation(
-            spec,
-            method,
-            system=options.system_prompt,
-            sampling=sampling,
-            max_iterations=options.sa_max_iterations,
-            epsilon=options.sa_epsilon,
-            answer_every_step=options.sa_answer_every_step,
-            max_candidates=options.sa_max_candidates,
-            conceptnet=options.conceptnet,
-            data_dir=options.data_dir,
-        )
-    if method.gold:
-        return gold(spec)
-    return prompt_method(spec, method, oracle_n=options.oracle_n, system=options.system_prompt, sampling=sampling)
+    """The method's solver, from the factory it names ("module:function"; see ccpt.methods)."""
+    module, _, function = method.solver.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as exc:
+        raise CcptError(f"method {method.base!r}: its solver {method.solver!r} does not load ({exc})") from None
+    return factory(spec, method, options, protocol)
 
 
 def ccpt_task(name: str, options: TaskOptions) -> Task:
@@ -87,11 +78,12 @@ def ccpt_task(name: str, options: TaskOptions) -> Task:
 
 def _build(name: str, options: TaskOptions) -> Task:
     spec = task_spec(name)
-    method = Method.parse(options.method, spec.name)
+    method = methods.parse(options.method, spec.name)
     protocol = get_protocol(options.protocol)
     protocol.check_method(method.name)
-    # The gold answer and a deterministic judge: further seeds would repeat it exactly.
-    seeds = 1 if method.gold else options.seeds
+    seeds = method.seeds or options.seeds
+    if not spec.generative and method.samples(vars(options)) > 1:  # Task 3's scorer and Table 5 take one label
+        raise CcptError(f"{spec.name} scores one answer per instance and seed; method {method.name!r} draws several")
     if spec.generative:
         judge_mode = options.judge_mode
         scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol.name, spec.kind)  # type: ignore[arg-type]

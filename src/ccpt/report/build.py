@@ -15,6 +15,7 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.judging.agreement import judge_note
+from ccpt.methods import unregistered_notes
 from ccpt.protocol import fill_failed_samples
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.display import DisplayTable, display_tables
@@ -120,6 +121,7 @@ def build_report(
     )
     if dataset is None and not gen.empty:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
+    notes.extend(unregistered_notes(frame))  # their samples are averaged, never best-of-n'ed
     examples = (
         frame.groupby(["task", "model", "method"], sort=True, dropna=False).head(examples_per_group)[
             [c for c in EXAMPLE_COLUMNS if c in frame]

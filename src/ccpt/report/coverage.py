@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ccpt.methods import method_label
 from ccpt.report.names import model_text
-from ccpt.spec import TASK_SPECS, method_label
+from ccpt.spec import TASK_SPECS
 
 if TYPE_CHECKING:  # tables builds the report with these warnings: no import back at run time
     from ccpt.report.tables import FilterRow, GenerativeTable, TypeResult

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ccpt.jsonout import provenance_lines
+from ccpt.methods import method_label
 from ccpt.report.names import model_text
 from ccpt.report.tables import (
     RUN_ROW,
@@ -28,7 +29,7 @@ from ccpt.report.tables import (
 )
 from ccpt.results import optional
 from ccpt.results.usage import UsageRow
-from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS, method_label
+from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS
 from ccpt.stats import Summary
 
 if TYPE_CHECKING:

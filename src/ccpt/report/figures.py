@@ -21,11 +21,12 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ccpt.methods import method_label
 from ccpt.report.build import Report
 from ccpt.report.names import file_stem, model_text, unique_name
 from ccpt.report.tables import GenerativeTable, Row, score_name
 from ccpt.scoring import Classification
-from ccpt.spec import TASK_SPECS, method_label
+from ccpt.spec import TASK_SPECS
 from ccpt.stats import Summary
 
 COLUMN_WIDTH_IN = 3.3

@@ -11,7 +11,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 
 from ccpt.errors import CcptError
-from ccpt.spec import method_label
+from ccpt.methods import method_label
 
 
 def _fold(text: str) -> str:

@@ -16,11 +16,12 @@ import numpy as np
 import pandas as pd
 
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
+from ccpt.methods import Judged, method_label, reduction
 from ccpt.protocol import FILLED, PROTOCOLS
 from ccpt.report.names import model_text
 from ccpt.results import optional
 from ccpt.results.inspect_logs import NO_SCORE_METADATA, SAMPLE_ERROR
-from ccpt.scoring import Classification, Relevances, classify, oracle_per_column, oracle_single_best
+from ccpt.scoring import Classification, Relevances, classify
 from ccpt.spec import (
     EMERGENT,
     GENERATIVE_TASKS,
@@ -32,7 +33,6 @@ from ccpt.spec import (
     SA_METHODS,
     TASK_SPECS,
     TYPE_PREDICTION,
-    method_label,
     method_name,
 )
 from ccpt.stats import STAT_DESCRIPTIONS, Stat, Summary, summarize
@@ -164,26 +164,23 @@ def _method_key(method: str) -> tuple[int, str]:
     return (METHODS.index(method), method) if method in METHODS else (len(METHODS), method)
 
 
-def _is_oracle_group(group: pd.DataFrame) -> bool:
-    return bool((group["method"] == MULTI_ORACLE).any() or group.duplicated(["instance", "seed"]).any())
-
-
 def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction = "paper") -> pd.DataFrame:
-    """One row per (instance, seed) with r_hmp, r_np, score; Multi-Oracle groups are reduced with
-    :func:`ccpt.scoring.oracle_per_column` (``oracle="paper"``) or :func:`ccpt.scoring.oracle_single_best`."""
+    """One row per (instance, seed) with r_hmp, r_np, score: several samples of one instance and seed reduce the
+    way their method does (:func:`ccpt.methods.reduction`; Multi-Oracle: :func:`ccpt.scoring.oracle_per_column`
+    with ``oracle="paper"``, else :func:`ccpt.scoring.oracle_single_best`)."""
     kind = TASK_SPECS[task].kind
-    if not _is_oracle_group(group):
+    if not group.duplicated(["instance", "seed"]).any():  # one sample is its own cell under any reduction
         return group[["instance", "seed", *METRICS]].astype({m: float for m in METRICS})
-    reduce = oracle_per_column if oracle == "paper" else oracle_single_best
     records = []
-    for (instance, seed), members in group.groupby(["instance", "seed"], sort=False):
+    for (method, instance, seed), members in group.groupby(["method", "instance", "seed"], sort=False):
+        columns = zip(members["answer"], members["r_np"], members["r_hp"], members["r_mp"], strict=True)
         samples = [
-            Relevances(optional(a, float), optional(b, float), optional(c, float))
-            for a, b, c in zip(members["r_np"], members["r_hp"], members["r_mp"], strict=True)
+            Judged(optional(answer, str), Relevances(optional(a, float), optional(b, float), optional(c, float)))
+            for answer, a, b, c in columns
         ]
-        best = reduce(samples, kind)  # type: ignore[arg-type]
+        cell = reduction(str(method))(samples, kind, oracle)  # type: ignore[arg-type]
         records.append(
-            {"instance": instance, "seed": seed, "r_hmp": best.r_hmp, "r_np": best.r_np, "score": best.score}
+            {"instance": instance, "seed": seed, "r_hmp": cell.r_hmp, "r_np": cell.r_np, "score": cell.score}
         )
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
 

@@ -1,0 +1,124 @@
+"""Methods (paper §4.1) as registered objects: one module per method, one registry line each.
+
+Each module declares a :class:`~ccpt.methods.definition.Method`: its solver, samples per instance and seed,
+reduction of those samples into a table cell, ``--dry-run`` call counts, the tasks it applies to and its label.
+Nothing else in ccpt branches on a method's name to run, count or score it: the tasks, ``--dry-run``, the judge
+scorer and the report ask the registry. :data:`BUILTIN` lists ccpt's own methods in the paper's row order; other
+packages add methods through the ``ccpt.methods`` entry-point group (each entry point names a ``Method``).
+docs/adding-a-method.md walks through adding one. Core: no Inspect (solvers are named, not imported).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
+
+from ccpt.errors import CcptError
+from ccpt.methods import base, cot, gold, multi_oracle, spreading
+from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, mean_cell
+from ccpt.spec import GENERATIVE_TASKS, NOFILTER_SUFFIX, split_method, task_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__layer__ = "core"  # no Inspect: solvers are named "module:function" and imported by ccpt.eval (tests/test_layering.py)
+
+__all__ = [
+    "BUILTIN",
+    "ENTRY_POINTS",
+    "Cell",
+    "Judged",
+    "Method",
+    "Plan",
+    "Range",
+    "get",
+    "mean_cell",
+    "method_label",
+    "parse",
+    "reduction",
+    "registered",
+    "unregistered_notes",
+]
+
+# The registry: ccpt's methods, in the row order of the paper's tables.
+BUILTIN: tuple[Method, ...] = (base.METHOD, cot.METHOD, *spreading.METHODS, multi_oracle.METHOD, gold.METHOD)
+ENTRY_POINTS = "ccpt.methods"  # the entry-point group through which other packages register methods
+
+
+@functools.cache
+def registered() -> Mapping[str, Method]:
+    """Every method by name: ccpt's own, then those of installed packages (a clash with a built-in is an error)."""
+    methods = {m.base: m for m in BUILTIN}
+    for point in entry_points(group=ENTRY_POINTS):
+        try:
+            method = point.load()
+        except Exception as exc:  # a broken plug-in is one line naming it, not a traceback
+            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) does not load: {exc}") from None
+        if not isinstance(method, Method):
+            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) is not a ccpt.methods.Method")
+        if method.base in methods and methods[method.base] is not method:
+            raise CcptError(f"method {method.base!r} of entry point {point.value!r} is already registered")
+        methods[method.base] = method
+    return methods
+
+
+def get(name: str) -> Method | None:
+    """The registered method of a base name (``sa_llm``), or None."""
+    return registered().get(name)
+
+
+def parse(text: str, task: str | None = None) -> Method:
+    """The method named ``text`` (e.g. ``sa_llm_nofilter``); if ``task`` is given, it must apply to it.
+
+    One CcptError line for an unknown method, ``_nofilter`` on a method without Filter, or a method the task
+    does not have (Task 3 has only the paper's single prompt).
+    """
+    name = text.removesuffix(NOFILTER_SUFFIX)
+    method = get(name)
+    if method is None:
+        raise CcptError(f"unknown method {text!r}; choose one of {', '.join(registered())}")
+    if text != name:
+        if not method.spreading:
+            raise CcptError(f"'{NOFILTER_SUFFIX}' applies to spreading activation methods only, not {name!r}")
+        method = dataclasses.replace(method, filter=False)
+    if task is not None:
+        method.check(task_spec(task))
+    return method
+
+
+def method_label(name: str) -> str:
+    """Display name of a method name as stored in logs; unknown names are shown as they are."""
+    base_name, sa_filter = split_method(name)
+    method = get(base_name)
+    label = method.label if method is not None else name
+    return f"{label} (no filter)" if sa_filter is False else label
+
+
+def reduction(name: str) -> Reduction:
+    """How the samples of one instance and seed of method ``name`` (as stored: ``sa_llm_nofilter``) reduce to a cell.
+
+    A method this ccpt does not know (a results table from a newer ccpt or another package) reduces by the mean,
+    never by a best-of-n inferred from its sample count: :func:`unregistered_notes` says so in the report.
+    """
+    method = get(split_method(name)[0])
+    return method.reduce if method is not None else mean_cell
+
+
+def unregistered_notes(frame: pd.DataFrame) -> list[str]:
+    """Report notes for the methods of a tidy results table that are not registered and have several samples
+    of one instance and seed (their cells are means; one sample is its own cell under any reduction)."""
+    generative = frame[frame["task"].isin(GENERATIVE_TASKS)]
+    unknown = generative[~generative["method"].astype(str).isin(list(registered()))]
+    keys = [
+        k for k in ("task", "model", "method", "judge", "protocol", "sa_iteration", "instance", "seed") if k in frame
+    ]
+    most = unknown.groupby(keys, dropna=False).size().groupby("method").max()
+    return [
+        f"method {name!r} is not registered with this ccpt: its up to {n} samples per instance and seed are "
+        "averaged (install the package that defines it to reduce them its own way)"
+        for name, n in sorted(most.items())
+        if n > 1
+    ]

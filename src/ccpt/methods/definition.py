@@ -1,0 +1,128 @@
+"""What a method is: the frozen :class:`Method` record that each module of :mod:`ccpt.methods` declares.
+
+A method says how it answers (its solver, named ``"module:function"`` so that this core module never imports
+Inspect; :mod:`ccpt.eval.tasks` imports it when a task is built), how many samples it draws per instance and
+seed, how the judged samples of one instance and seed reduce to one value per Table-3 column, the calls
+``ccpt run --dry-run`` counts for it, the tasks it applies to, and its label.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ccpt.errors import CcptError
+from ccpt.scoring import Relevances
+from ccpt.spec import BASE, BASE_TEMPLATE, NOFILTER_SUFFIX, ScoredType, Source, TaskSpec
+
+Range = tuple[int, int]  # (low, high) of a call count
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One judged sample of an instance and seed: its parsed answer (None: not parsed) and its relevances."""
+
+    answer: str | None
+    relevances: Relevances
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The values one instance and seed contributes to a Table-3 row: R_H,M,P, R_N,P and E (or C)."""
+
+    r_hmp: float | None
+    r_np: float | None
+    score: float | None
+
+
+# The samples of one instance and seed → its cell. ``oracle`` is the report's ``--oracle`` choice ("paper" or
+# "single"); only a method whose reduction has variants (Multi-Oracle) reads it.
+Reduction = Callable[[Sequence[Judged], ScoredType, str], Cell]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``--dry-run`` knows of one task run before it starts: the call counts are computed from it."""
+
+    spec: TaskSpec
+    instances: Sequence[Mapping[str, Any]]  # the metadata of each instance the run would answer
+    seeds: int
+    options: Mapping[str, Any]  # the sweep's task options (``oracle_n``, ``sa_max_iterations``, …)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(present) / len(present) if present else None
+
+
+def mean_cell(samples: Sequence[Judged], kind: ScoredType, oracle: str = "paper") -> Cell:
+    """Each column the mean of the samples that have it (one sample: its own values)."""
+    rel = [s.relevances for s in samples]
+    return Cell(_mean([r.r_hmp for r in rel]), _mean([r.r_np for r in rel]), _mean([r.score(kind) for r in rel]))
+
+
+def one_sample(options: Mapping[str, Any]) -> int:
+    """One answer per instance and seed."""
+    return 1
+
+
+def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
+    """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task
+    judges three (concept, property) pairs per answer, each pair once per run (memoised), so at least three
+    per instance (every sample giving the same answer)."""
+    instances = len(plan.instances)
+    answers = instances * plan.seeds * method.samples(plan.options)
+    judge = (3 * instances, 3 * answers) if plan.spec.generative else (0, 0)
+    return (answers, answers), judge
+
+
+def generative(spec: TaskSpec) -> bool:
+    """Applies to the generative tasks (Tasks 1 and 2; Task 3 has only the paper's single prompt)."""
+    return spec.generative
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method; ``filter=False`` is its Filter ablation (``<name>_nofilter``, spreading only)."""
+
+    base: str  # the registered name
+    label: str  # display name in reports
+    solver: str  # "module:function" → (spec, method, options, protocol) -> Inspect Solver
+    template: str = BASE_TEMPLATE  # prompt template of the final answer (also sizes --dry-run's prompts)
+    samples: Callable[[Mapping[str, Any]], int] = one_sample  # answers per instance and seed, from the options
+    reduce: Reduction = mean_cell  # the samples of one instance and seed → its cell (report and Inspect's score)
+    calls: Callable[[Method, Plan], tuple[Range, Range]] = answer_calls  # --dry-run's (solver, judge) calls
+    applies: Callable[[TaskSpec], bool] = generative  # the tasks it runs on
+    seeds: int | None = None  # a fixed number of seeds (Gold: one), else the run's
+    source: Source | None = None  # spreading activation's concept source
+    filter: bool = True
+
+    def check(self, task: TaskSpec) -> None:
+        """Raise a CcptError (one line) if this method does not apply to ``task``."""
+        if self.applies(task):
+            return
+        if not task.generative:
+            raise CcptError(f"{task.name} has only the paper's single prompt: use method {BASE!r}")
+        raise CcptError(f"method {self.base!r} does not apply to {task.name}")
+
+    @property
+    def name(self) -> str:
+        """The name as written on the command line and stored in logs (``sa_both_nofilter``)."""
+        return self.base if self.filter else self.base + NOFILTER_SUFFIX
+
+    @property
+    def spreading(self) -> bool:
+        """Whether the method is spreading activation (Algorithm 1)."""
+        return self.source is not None
+
+    @property
+    def uses_llm(self) -> bool:
+        """Spreading activation that asks the model for related concepts."""
+        return self.source in ("llm", "both")
+
+    @property
+    def uses_graph(self) -> bool:
+        """Spreading activation that takes related concepts from ConceptNet."""
+        return self.source in ("conceptnet", "both")

@@ -1,0 +1,33 @@
+"""Spreading Activation (paper §4.1, Algorithm 1): sa_llm, sa_conceptnet and sa_both differ in their source.
+
+The expansion is greedy and shared by the seeds of an instance (cached); the answer is asked with the SA
+template filled with the final concept set. ``<name>_nofilter`` runs the Filter ablation (Table 7).
+"""
+
+from ccpt.methods.definition import Method, Plan, Range, answer_calls
+from ccpt.spec import SA_BOTH, SA_CONCEPTNET, SA_LLM, SA_SOURCES, SA_TEMPLATE
+
+NEIGHBOURS = 10  # activations per concept asked of the LLM at most (SAConfig.neighbours_k)
+SEED_CONCEPTS = 2  # |C_0|: the modifier and head (PI), the head and property (NPC)
+DEFAULT_ITERATIONS = 5
+
+
+def calls(method: Method, plan: Plan) -> tuple[Range, Range]:
+    """The answers' calls plus the expansion: at least one step (an activation per seed concept from the LLM,
+    plus the filter call), at most ``sa_max_iterations`` steps of up to ``NEIGHBOURS`` activations plus the
+    filter; with ``sa_answer_every_step`` one more answer per step and seed (judged too)."""
+    (answers, _), (judge_low, judge_high) = answer_calls(method, plan)
+    instances = len(plan.instances)
+    steps = int(plan.options.get("sa_max_iterations", DEFAULT_ITERATIONS))
+    low = instances * (SEED_CONCEPTS * int(method.uses_llm) + int(method.filter))
+    high = instances * steps * (NEIGHBOURS * int(method.uses_llm) + int(method.filter))
+    every = instances * plan.seeds * steps if plan.options.get("sa_answer_every_step") else 0
+    return (answers + low, answers + high + every), (judge_low, judge_high + 3 * every)
+
+
+def _method(name: str, label: str) -> Method:
+    solver = "ccpt.eval.spreading:sa_solver"
+    return Method(name, label, solver=solver, template=SA_TEMPLATE, calls=calls, source=SA_SOURCES[name])
+
+
+METHODS = (_method(SA_LLM, "S.A.w/ LLM"), _method(SA_CONCEPTNET, "S.A.w/ ConceptNet"), _method(SA_BOTH, "S.A.w/ Both"))
