@@ -2,7 +2,7 @@
 through `ccpt run`, `ccpt run --dry-run` and `ccpt report` with its own call count and its own reduction.
 
 The toy module is registered the way a third-party package would be: a ``*.dist-info/entry_points.txt`` naming
-it in the ``ccpt.methods`` group, on ``sys.path``. No ccpt source file is edited (docs/adding-a-method.md).
+it in the ``ccpt.methods`` group, on ``sys.path``. No ccpt source file is edited (CONTRIBUTING.md, "Adding a method").
 """
 
 from __future__ import annotations

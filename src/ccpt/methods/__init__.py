@@ -5,7 +5,7 @@ reduction of those samples into a table cell, ``--dry-run`` call counts, the tas
 Nothing else in ccpt branches on a method's name to run, count or score it: the tasks, ``--dry-run``, the judge
 scorer and the report ask the registry. :data:`BUILTIN` lists ccpt's own methods in the paper's row order; other
 packages add methods through the ``ccpt.methods`` entry-point group (each entry point names a ``Method``).
-docs/adding-a-method.md walks through adding one. Core: no Inspect (solvers are named, not imported).
+CONTRIBUTING.md ("Adding a method") walks through adding one. Core: no Inspect (solvers are named, not imported).
 """
 
 from __future__ import annotations
