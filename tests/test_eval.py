@@ -434,9 +434,9 @@ def test_inspect_eval_without_a_grader_role_scores_with_the_distilled_judge(ccpt
     judged = {str(e.model) for s in log.samples for e in s.events if e.event == "model" and e.role == "grader"}
     assert judged == {"ccpt-distilled/default"}
     assert [(s.name, list(s.metrics)) for s in log.results.scores] == [
-        ("E", ["ccpt/mean", "ccpt/stderr"]),
-        ("R_NP", ["ccpt/mean", "ccpt/stderr"]),
-        ("R_HMP", ["ccpt/mean", "ccpt/stderr"]),
+        ("E", ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]),  # the report's cell and ± first
+        ("R_NP", ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]),
+        ("R_HMP", ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]),
         ("parse_ok", ["ccpt/mean"]),
     ]
     rows = _rows(log)
