@@ -221,3 +221,17 @@ def test_two_judges_of_one_file_are_two_rows_and_compare_refuses_to_mix_them(
     assert "scored by 2 judges" in capsys.readouterr().err
     assert main([*args, "--b", "gpt-4o:base", "--judge-a", "gpt-4o", "--judge-b", "judge.two", *data]) == 0
     assert "judges gpt-4o vs judge.two" in capsys.readouterr().out
+
+
+def test_a_csv_in_a_directory_that_is_no_result_file_is_skipped_and_named(
+    reference: Path, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The authors' Llama NPC Multi-Oracle file holds raw generations only (nothing judged): read the rest."""
+    unjudged = reference / "more-models" / "npc_emergent_Meta-Llama-3.1-70B-Instruct_multi.csv"
+    (tmp_path / unjudged.name).write_bytes(unjudged.read_bytes())
+    (tmp_path / "pi_emergent_gpt-4o_naive.csv").write_bytes((reference / "pi_emergent_gpt-4o_naive.csv").read_bytes())
+    payload, err = _report_json(capsys, str(tmp_path), "--data-dir", str(shared_data / "ccpt"))
+    assert f"skipped {tmp_path / unjudged.name}: cannot tell the task" in err
+    assert _table3(payload)[("gpt-4o", "base", "gpt-4o", "pi_emergent:score")] == 40.8
+    assert main(["report", str(tmp_path / unjudged.name)]) == 2  # named on its own, it is an error
+    assert "cannot tell the task" in capsys.readouterr().err

@@ -32,6 +32,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         paths = [paths]
     frames: list[pd.DataFrame] = []
     notes: list[str] = []
+    skipped: list[str] = []  # CSVs inside a directory that are no result file
     unreadable: list[UnreadableLog] = []
     for item in paths:
         path = Path(item)
@@ -39,11 +40,17 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
             raise DataError(f"{path}: no such file or directory")
         parts: list[pd.DataFrame] = []
         if path.is_dir():
-            parts.extend(from_reference_csv(p, dataset) for p in sorted(path.glob("*.csv")))
+            for csv_path in sorted(path.glob("*.csv")):
+                try:
+                    parts.append(from_reference_csv(csv_path, dataset))
+                except DataError as exc:  # one file the directory holds is not a result file: name it, read the rest
+                    skipped.append(f"skipped {exc.message}")
             if any(p.suffix in LOG_SUFFIXES for p in path.rglob("*")):
                 parts.append(from_inspect_logs(path))
             if not parts:
-                raise DataError(f"{path}: no result CSVs or Inspect logs inside")
+                raise DataError(
+                    f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
+                )
         elif path.suffix == ".parquet" or (path.suffix == ".csv" and _is_tidy(path)):
             parts.append(from_tidy(path))
         elif path.suffix == ".csv":
@@ -61,7 +68,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     out, repeats = deduplicate(fill_judges(out, notes))
     out = out.reset_index(drop=True)
     out.attrs["notes"] = notes
-    out.attrs["warnings"] = repeats
+    out.attrs["warnings"] = [*skipped, *repeats]
     out.attrs["unreadable"] = unreadable
     return out
 
