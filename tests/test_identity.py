@@ -235,3 +235,27 @@ def test_a_csv_in_a_directory_that_is_no_result_file_is_skipped_and_named(
     assert _table3(payload)[("gpt-4o", "base", "gpt-4o", "pi_emergent:score")] == 40.8
     assert main(["report", str(tmp_path / unjudged.name)]) == 2  # named on its own, it is an error
     assert "cannot tell the task" in capsys.readouterr().err
+
+
+def test_a_rerun_with_another_judge_into_the_same_directory_keeps_both(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ccpt run` twice into one --log-dir, the second time with another judge: two task runs, two Table-3 rows,
+    each exactly what its judge gives alone."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def run(judge: str, log_dir: Path) -> None:
+        argv = ["run", "--model", "ccpt-scripted/m", "--judge", judge, "--task", "pi_emergent", "--method", "base",
+                "--limit", "3", "--seeds", "2", "--data-dir", str(ccpt_dir), "--log-dir", str(log_dir)]  # fmt: skip
+        assert main(argv) == 0
+        capsys.readouterr()
+
+    shared = tmp_path / "runs"
+    for judge in ("ccpt-scripted/judge-a", "ccpt-scripted/judge-b"):
+        run(judge, shared)
+        run(judge, tmp_path / judge.rsplit("/", 1)[1])  # the same run alone
+    both, _ = _report_json(capsys, str(shared), "--data-dir", str(ccpt_dir))
+    alone_a, _ = _report_json(capsys, str(tmp_path / "judge-a"), "--data-dir", str(ccpt_dir))
+    alone_b, _ = _report_json(capsys, str(tmp_path / "judge-b"), "--data-dir", str(ccpt_dir))
+    assert _table3(both) == {**_table3(alone_a), **_table3(alone_b)}
+    assert {k[2] for k in _table3(both)} == {"ccpt-scripted/judge-a (plain)", "ccpt-scripted/judge-b (plain)"}
