@@ -339,9 +339,10 @@ class Judge:
         """A failed call after Inspect's retries: a counted judge failure of this pair, or raised as transient."""
         if isinstance(exc, endpoints.EndpointDown):
             raise exc
-        if not is_transient(exc):  # a 4xx, a provider's own error: the server judged this request; final
-            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {error_text(exc)}")
         status = http_status(exc)
+        if not is_transient(exc):  # a 4xx, a provider's own error: the server judged this request; final
+            said = server_message(exc) if status is not None else error_text(exc)  # not the request Inspect dumps
+            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}")
         alive = await self._answers_probe()
         if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
             # A server error for this pair while the judge answers the probe pair: it refuses this pair (a content
