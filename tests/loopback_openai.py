@@ -25,6 +25,7 @@ def _handler(
     requests: list[dict[str, Any]],
     latency: float,
     fail_when: str | None,
+    fail_status: int,
     mode: str | None,
     usage: list[dict[str, int]],
     stop: threading.Event,
@@ -51,7 +52,8 @@ def _handler(
                 self._send(500, {"error": refusal})
                 return
             if fail_when and fail_when in prompt:
-                self._send(400, {"error": {"message": "rejected by the test server", "type": "invalid_request_error"}})
+                kind = "invalid_request_error" if fail_status < 500 else "server_error"
+                self._send(fail_status, {"error": {"message": "rejected by the test server", "type": kind}})
                 return
             text = scripted_reply(prompt, body.get("seed"))
             counts = {
@@ -106,10 +108,19 @@ class Loopback:
 
 
 @contextmanager
-def serve(latency: float = 0.0, fail_when: str | None = None, mode: str | None = None) -> Iterator[Loopback]:
+def serve(
+    latency: float = 0.0,
+    fail_when: str | None = None,
+    mode: str | None = None,
+    *,
+    fail_status: int = 400,
+    port: int = 0,
+) -> Iterator[Loopback]:
     """Run the server in a thread; yields a :class:`Loopback` (unpacks to base_url ending in /v1, requests).
 
-    ``fail_when``: requests whose prompt contains this text get HTTP 400 with an OpenAI-style error body.
+    ``fail_when``: requests whose prompt contains this text get HTTP ``fail_status`` (400 by default; 500 is what
+    a content filter in front of a judge answers) with an OpenAI-style error body. ``port``: listen there (a
+    server restarted on the port a run was using); 0 picks a free one.
     ``mode``: ``hang`` (never answer), ``drip`` (one byte a second), ``truncated`` (half the body, then close),
     ``empty_choices`` (HTTP 200 with ``"choices": []``), ``no_json_schema`` (HTTP 500 for a JSON-schema
     ``response_format``, as llama-cpp-python's server answers).
@@ -118,7 +129,8 @@ def serve(latency: float = 0.0, fail_when: str | None = None, mode: str | None =
         raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
     loop = Loopback("")
     stop = threading.Event()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(loop.requests, latency, fail_when, mode, loop.usage, stop))
+    handler = _handler(loop.requests, latency, fail_when, fail_status, mode, loop.usage, stop)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
     loop.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)

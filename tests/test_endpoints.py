@@ -170,9 +170,9 @@ def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path:
     assert set(frame["judge"]) == {"openai-api/loop/j"}
     assert any("openai-api/loop/j: json_object (json_schema refused: HTTP 500" in n for n in frame.attrs["notes"])
     judged = [(r.get("response_format") or {}).get("type") for r in loop.requests if r["model"] == "j"]
-    # Negotiated twice (the preflight, then the task run's judge), each time JSON schema refused, then never again.
-    switches = [k for k in range(1, len(judged)) if judged[k - 1] == "json_schema" and judged[k] == "json_object"]
-    assert len(switches) == 2 and set(judged[switches[-1] :]) == {"json_object"}, judged
+    # Negotiated once per judge and run (by the preflight, on the probe pair): JSON schema refused twice, then never
+    # asked again, neither by the preflight's own pair nor by the task run's judge.
+    assert judged[:2] == ["json_schema"] * 2 and set(judged[2:]) == {"json_object"}, judged
 
 
 def test_a_request_the_server_rejects_is_one_line_without_rerun_advice(ccpt_dir: Path, tmp_path: Path) -> None:

@@ -135,3 +135,105 @@ def test_kendall_tau_b() -> None:
     assert kendall_tau_b([1, 1], [1, 2]) is None  # no variation on one side: undefined
     # ties: τ-b = (C − D) / sqrt((n0 − n1)(n0 − n2)) with one tie in x: (2 − 0) / sqrt(2 × 3)
     assert kendall_tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / 6**0.5)
+
+
+def _authors_file(reference_dir: Path, tmp_path: Path) -> Path:
+    """The first 6 rows of the authors' PI-canceled GPT-4o file (as-run protocol; instance row3 answers "tiny" in
+    seed 0 and "invisible" in seeds 1-2)."""
+    source = tmp_path / "pi_canceled_gpt-4o_naive.csv"
+    pd.read_csv(reference_dir / source.name).head(6).to_csv(source, index=False)
+    return source
+
+
+@pytest.mark.parametrize("where", ["same", "inside", "holding"])
+def test_rejudge_refuses_an_out_that_would_mix_with_an_input(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ccpt rejudge RUN --out RUN` used to be accepted and wrote the new judge's logs into RUN."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "keep.txt").write_text("a run")
+    out = {"same": run, "inside": run / "rejudged", "holding": tmp_path}[where]
+    code = main(["rejudge", str(run), "--judge", "ccpt-scripted/x", "--out", str(out), "--no-preflight"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "--out" in err and "choose a directory of its own" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["keep.txt", "run"]  # nothing written anywhere
+
+
+def test_rejudge_table_agrees_with_the_report_when_the_judge_fails(
+    reference_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge refusing one pair (HTTP 400 for the answer "tiny"): that as-run sample is unscored, and the report
+    fills it from another seed as the authors' pipeline did. The table `ccpt rejudge` prints used not to, so its
+    cells and `ccpt report OUT`'s disagreed; now every cell is the same (the rows keep the source's protocol)."""
+    from loopback_openai import serve
+
+    source = _authors_file(reference_dir, tmp_path)
+    monkeypatch.setenv("LOOP_API_KEY", "test-key")
+    with serve(fail_when="Property: tiny\n") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        args = ["rejudge", str(source), "--judge", "openai-api/loop/j", "--out", str(tmp_path / "out")]
+        assert main([*args, "--max-retries", "0"]) == 0
+    printed = capsys.readouterr().out
+    names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np"}
+    table = {}
+    for line in printed.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[2] == "pi_canceled":
+            table[(cells[1].lower(), names.get(cells[3], "score"))] = cells[5]  # the new judge's column
+    assert main(["report", str(tmp_path / "out"), "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)["records"]
+    reported = {(r["method"], r["metric"]): f"{r['mean']:.1f}" for r in records if r["table"] == "table3"}
+    assert table and table == reported
+    failures = {r["metric"]: r["count"] for r in records if r["table"] == "failures"}
+    # The three pairs of that one answer (noun phrase, head, modifier): the case that used to disagree.
+    assert failures["judge_failures"] == 3 and failures["filled"] == 1
+
+
+def test_rejudge_limit_timeout_and_max_retries(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccpt.results.inspect_logs import read_logs
+
+    source = _authors_file(reference_dir, tmp_path)
+    args = ["rejudge", str(source), "--judge", "ccpt-scripted/r", "--out", str(tmp_path / "out"), "--no-preflight"]
+    assert main([*args, "--limit", "2", "--timeout", "7", "--max-retries", "0"]) == 0
+    assert "re-judged 6 answers in 1 task runs" in capsys.readouterr().out  # 2 instances × 3 seeds
+    (log,) = read_logs([tmp_path / "out"], header_only=True).logs
+    assert (log.plan.config.attempt_timeout, log.plan.config.max_retries) == (7, 0)
+    assert sorted(load_results(tmp_path / "out")["instance"].unique()) == ["pi_canceled:row0", "pi_canceled:row1"]
+
+
+def test_rejudge_ctrl_c_exits_130_without_a_table(reference_dir: Path, tmp_path: Path) -> None:
+    """Ctrl-C used to exit 0 and print a complete-looking table from the few samples judged so far."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    source = _authors_file(reference_dir, tmp_path)
+    calls = tmp_path / "calls.txt"
+    args = [str(Path(sys.executable).with_name("ccpt")), "rejudge", str(source), "--judge", "ccpt-scripted/slow"]
+    args += ["--out", str(tmp_path / "out"), "--no-preflight", "--max-connections", "1", "--judge-arg", "latency=0.5"]
+    args += ["--judge-arg", f"calls_file={calls}"]
+    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def interruptible() -> None:  # SIGINT back to its default in the child (tests/test_interrupts.py says why)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not calls.exists() or len(calls.read_text().splitlines()) < 3):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-2000:]
+    lines = [line for line in stderr.splitlines() if line.startswith("ccpt:")]
+    assert len(lines) == 1 and "interrupted" in lines[0] and "of 18 samples" in lines[0], stderr[-2000:]
+    assert "Table 3 under two judges" not in stdout
+    resumed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "Table 3 under two judges" in resumed.stdout

@@ -55,9 +55,19 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _server(argv: list[str], log: Path, env: dict[str, str]) -> Iterator[str]:
-    """Start a server (niced) on a free port of 127.0.0.1; yield its base URL once /v1/models answers."""
-    port = _free_port()
+def _server(argv: list[str], log: Path, env: dict[str, str], port: int | None = None) -> Iterator[str]:
+    """Start a server (niced) on a free port of 127.0.0.1 (or ``port``); yield its base URL once /v1/models
+    answers."""
+    with _server_process(argv, log, env, port) as (_proc, base_url):
+        yield base_url
+
+
+@contextmanager
+def _server_process(
+    argv: list[str], log: Path, env: dict[str, str], port: int | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """:func:`_server`, yielding the server's process too (a test that kills it mid-run)."""
+    port = port or _free_port()
     argv = [a.replace("{port}", str(port)) for a in argv]
     with log.open("w") as out:
         proc = subprocess.Popen(["nice", "-n", "10", *argv], stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -75,7 +85,7 @@ def _server(argv: list[str], log: Path, env: dict[str, str]) -> Iterator[str]:
                         break
             except OSError:
                 time.sleep(1)
-        yield base_url
+        yield proc, base_url
     finally:
         proc.terminate()
         try:
@@ -154,14 +164,18 @@ def _judge_events(log) -> list:
 # ------------------------------------------------------------------------------------------- llama-cpp-python
 
 
+def _llamacpp_argv() -> list[str]:
+    _require(_missing("starlette_context", "llama-cpp-python's server extra is not installed (scripts/setup.sh)"))
+    gguf = weights.resolve_gguf(weights.DEFAULT_SOLVER)
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", SERVED,
+            "--host", "127.0.0.1", "--port", "{port}", "--n_ctx", "4096", "--n_threads", "2",
+            "--seed", "0"]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def llamacpp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server (single slot) on the embedded GGUF."""
-    _require(_missing("starlette_context", "llama-cpp-python's server extra is not installed (scripts/setup.sh)"))
-    gguf = weights.resolve_gguf(weights.DEFAULT_SOLVER)
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", SERVED,
-            "--host", "127.0.0.1", "--port", "{port}", "--n_ctx", "4096", "--n_threads", "2",
-            "--seed", "0"]  # fmt: skip
+    argv = _llamacpp_argv()
     with _server(argv, tmp_path_factory.mktemp("llamacpp") / "server.log", dict(os.environ)) as base_url:
         yield base_url
 
@@ -270,3 +284,72 @@ def test_llamacpp_timeouts_on_a_single_slot_server_are_counted(llamacpp: str, cc
     )
     if 2 * usage[("solver", "timed_out")] >= usage[("solver", "calls")]:
         assert "--max-connections 1" in result.stderr
+
+
+def _answered(log: Path) -> int:
+    """Chat requests the server has answered (its access log's 200 lines)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return sum(1 for line in text.splitlines() if "/v1/chat/completions" in line and " 200" in line)
+
+
+def _comparable(stdout: str) -> dict[str, object]:
+    """The JSON report without its token table and creation time (a resumed run served some calls from the model
+    cache; two reports made apart differ in their time alone)."""
+    payload = json.loads(stdout)
+    payload["provenance"].pop("created_utc")  # type: ignore[union-attr]
+    payload["records"] = [r for r in payload["records"] if r["table"] != "usage"]  # type: ignore[union-attr]
+    return payload
+
+
+def test_llamacpp_killed_mid_run_then_restarted_resumes_to_the_uninterrupted_report(
+    ccpt_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 28 case 6: the server (model and judge) is killed mid-run; the run stops with one line and exit 2
+    (it used to retry a dead server for minutes, print a traceback wall and exit 0 keeping "judge failed" rows);
+    restarted on the same port, the same command resumes, and its report equals an uninterrupted run's.
+
+    Greedy decoding (--temperature 0; the judge's is already) so that the server's prompt-prefix reuse, which
+    differs between the runs' request orders, cannot change an answer.
+    """
+    import signal
+
+    argv = _llamacpp_argv()
+    port = _free_port()
+    env = _env(tmp_path, "llamacpp", f"http://127.0.0.1:{port}/v1")
+
+    def run(log_dir: str) -> list[str]:
+        return [str(BIN / "ccpt"), "run", "--model", LLAMACPP_MODEL, "--judge", LLAMACPP_MODEL, "--task",
+                "pi_emergent", "--method", "base", "--limit", "2", "--seeds", "1", "--temperature", "0",
+                "--max-tokens", "48", "--max-connections", "1", "--timeout", "120", "--max-retries", "1",
+                "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / log_dir), "--format", "json",
+                "--display", "none"]  # fmt: skip
+
+    first_log = tmp_path / "server-1.log"
+    with _server_process(argv, first_log, dict(os.environ), port) as (proc, _):
+        before = _answered(first_log)  # the preflights answered after this are the run's
+        runner = subprocess.Popen(
+            run("logs"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # see tests/test_interrupts.py
+        )  # fmt: skip
+        # The preflight's calls, the first solver call and some judge calls: then the server dies mid-run.
+        deadline = time.monotonic() + RUN_LIMIT
+        while time.monotonic() < deadline and _answered(first_log) < before + 8 and runner.poll() is None:
+            time.sleep(0.2)
+        assert runner.poll() is None, "the run finished before the server could be killed"
+        proc.kill()
+        killed = time.monotonic()
+        stdout, stderr = runner.communicate(timeout=RUN_LIMIT)
+        stopped = time.monotonic() - killed
+    assert runner.returncode == 2, stderr[-3000:]
+    assert stderr.count("\n") == 1 and "stopped answering during the run" in stderr, stderr[-3000:]
+    assert "of 2 samples finished" in stderr and stdout == ""
+    assert stopped < 120, stopped  # --timeout 120 × (1 + --max-retries 1) would be the bound; a refused port is seconds
+    with _server(argv, tmp_path / "server-2.log", dict(os.environ), port):
+        resumed = _run(run("logs"), env)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        alone = _run(run("reference"), {**env, "INSPECT_CACHE_DIR": str(tmp_path / "ref-cache")})
+        assert alone.returncode == 0, alone.stderr[-3000:]
+    report = _comparable(resumed.stdout)
+    assert report == _comparable(alone.stdout)
+    failures = {r["metric"]: r["count"] for r in report["records"] if r["table"] == "failures"}  # type: ignore[union-attr,index]
+    assert failures["samples"] == 2 and failures["sample_errors"] == 0 and failures["judge_failures"] == 0, failures

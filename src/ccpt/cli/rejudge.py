@@ -34,6 +34,22 @@ from ccpt.cli.options import judge_mode_option
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`).",
 )
 @click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent judge calls.")
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=1),
+    default=120,
+    show_default=True,
+    help="Seconds one judge request may take (each attempt, and the preflight request).",
+)
+@click.option(
+    "--max-retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries per failed judge request."
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Re-judge the first N instances of each task run only (every seed of each). Default: 0, all.",
+)
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of the judge.")
 def command(
     runs: tuple[Path, ...],
@@ -43,6 +59,9 @@ def command(
     judge_args: tuple[str, ...],
     data_dir: Path | None,
     max_connections: int | None,
+    timeout: int,
+    max_retries: int,
+    limit: int,
     no_preflight: bool,
 ) -> None:
     """Re-judge the answers of Inspect runs or the authors' result files with another judge.
@@ -60,11 +79,12 @@ def command(
     from ccpt.eval.rejudge import run_rejudge
     from ccpt.eval.sweep import judge_model, preflight
 
+    _check_out(runs, out_dir)
     judge = judge_model_name(judge_name)
     mode = judge_mode or default_judge_mode(judge)
     args = _key_values(judge_args, "--judge-arg")
     if not no_preflight:
-        preflight([], [judge], logprobs=mode == "expected", judge_args=args)
+        preflight([], [judge], logprobs=mode == "expected", judge_args=args, timeout=timeout)
     summary = run_rejudge(
         runs,
         judge_model(judge, args),
@@ -72,6 +92,9 @@ def command(
         dataset=_dataset(data_dir, required=False),
         judge_mode=mode,
         max_connections=max_connections,
+        timeout=timeout,
+        max_retries=max_retries,
+        limit=limit or None,
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
     if summary.finished:
@@ -80,6 +103,22 @@ def command(
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:
         raise click.ClickException(f"some re-judge runs did not finish; rerun the same command to resume ({out_dir})")
+
+
+def _check_out(runs: tuple[Path, ...], out_dir: Path) -> None:
+    """--out must be apart from every input: inside one, its logs would join that run (and `ccpt report RUN`
+    would mix the two judges' rows); holding one, the input's own logs or result files would join the output."""
+    out = out_dir.resolve()
+    for run in runs:
+        source = run.resolve()
+        if out == source or source in out.parents:
+            raise click.BadParameter(
+                f"{out_dir} is inside the input {run}: choose a directory of its own", param_hint="--out"
+            )
+        if out in source.parents:
+            raise click.BadParameter(
+                f"{out_dir} holds the input {run}: choose a directory of its own", param_hint="--out"
+            )
 
 
 def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, data_dir: Path | None) -> str:

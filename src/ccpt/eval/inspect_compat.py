@@ -13,12 +13,17 @@ a documented fallback instead of breaking ccpt:
 - the active ``GenerateConfig`` (the task's merged with `inspect eval`'s and `ccpt run`'s generation options):
   the ``as-run`` protocol fills a provider's sampling defaults only where the user set nothing. Fallback: an
   empty config (the protocol's defaults then win over command-line options; per-call settings stay explicit).
+- a model's provider object (``Model.api``): :func:`guard_model` turns off the OpenAI SDK's own retries in its
+  client (``client.max_retries``, and ``model_args`` for a client rebuilt later) and wraps its ``generate`` to
+  stop at once on an endpoint declared down. Fallback: a provider without those attributes is left as it is
+  (its SDK may then retry inside each of Inspect's attempts; nothing else changes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model
 
@@ -64,3 +69,57 @@ def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
         yield
     finally:
         _model_roles.reset(token)
+
+
+def sdk_retries_off(model: Model) -> None:
+    """No retries inside the provider's SDK client: ``--max-retries`` (Inspect's) is then every retry there is.
+
+    The OpenAI SDK retries a failed request twice by default, inside each of Inspect's attempts, so
+    ``--max-retries 0`` still sent three requests and a dead endpoint cost three backoffs per attempt. An explicit
+    ``-M max_retries=N`` (the SDK's own option) is left as the user set it.
+    """
+    api = getattr(model, "api", None)
+    client = getattr(api, "client", None)
+    model_args = getattr(api, "model_args", None)
+    if client is None or not hasattr(client, "max_retries"):
+        return
+    if isinstance(model_args, dict):
+        if "max_retries" in model_args:
+            return
+        model_args["max_retries"] = 0  # a client rebuilt later (Inspect re-initialises providers) keeps it
+    client.max_retries = 0
+
+
+def guard_model(model: Model) -> Model:
+    """``model`` with the SDK's own retries off and its calls stopped at once when its endpoint is down.
+
+    A call whose connection is refused, to an endpoint whose port refuses a fresh connection too, declares the
+    endpoint down (:mod:`ccpt.eval.endpoints`) and raises :class:`~ccpt.eval.endpoints.EndpointDown`, which
+    Inspect does not retry; every later call to that endpoint raises it without a request. Idempotent.
+    """
+    from ccpt.eval import endpoints
+    from ccpt.eval.provider_errors import error_text, is_unreachable
+
+    sdk_retries_off(model)
+    api = getattr(model, "api", None)
+    if api is None or getattr(api, "_ccpt_guarded", False):
+        return model
+    generate = api.generate
+    where = endpoints.endpoint_of(model)
+    name = str(model)
+
+    async def guarded(*args: Any, **kwargs: Any) -> Any:
+        reason = endpoints.down(where)
+        if reason is not None:
+            raise endpoints.EndpointDown(name, where, reason)
+        try:
+            return await generate(*args, **kwargs)
+        except Exception as exc:
+            if is_unreachable(exc) and await endpoints.refuses_connections(where):
+                endpoints.mark_down(where, error_text(exc))
+                raise endpoints.EndpointDown(name, where, error_text(exc)) from exc
+            raise
+
+    api.generate = guarded
+    api._ccpt_guarded = True
+    return model

@@ -16,13 +16,23 @@ Two readings of the judge's answer:
   digit is "1", P("0" | "1") from the next position splits its mass between 1 and 10; otherwise the mass
   of "1" is counted as 1 (a documented approximation, small because that mass is small then).
 
-The reply format is negotiated once per judge (per scorer, i.e. per task run): structured output is an
-optimisation, never a requirement. The first request tries a JSON schema, then a JSON object, then the plain
-prompt the paper used (the formats the provider family can take, best first; a protocol that sends none —
-``as-run`` — starts and ends with the plain prompt). A format is dropped when the server refuses it twice (an
-HTTP 4xx/5xx answer); when every format is refused the judge is unusable (:class:`JudgeUnusable`, one line
-naming the judge and the server's message). A call that fails for any other reason after Inspect's retries is
-a counted judge failure of that pair, never a default score.
+The reply format is negotiated once per judge and run (per judge endpoint and process: the preflight's negotiation
+serves every task run after it): structured output is an optimisation, never a requirement. The negotiation asks
+a harmless probe pair (:data:`PROBE_PAIR`), never one of the run's own pairs, so a pair the judge refuses (a content
+filter answering HTTP 500 to a toxic pair) cannot fail the negotiation and with it every sample. It tries a JSON
+schema, then a JSON object, then the plain prompt the paper used (the formats the provider family can take, best
+first; a protocol that sends none — ``as-run`` — starts and ends with the plain prompt). A format is dropped when
+the server refuses it twice (an HTTP 4xx/5xx answer other than "busy" or "unavailable"); when every format is
+refused the judge is unusable (:class:`JudgeUnusable`, one line naming the judge and the server's message).
+
+A judge call that fails is one of two things (docs/methods.md, "Transient failures"):
+- final, counted as a judge failure of its pair (relevance ``None``, never a default): an unparsable reply after
+  the retries, a 4xx, or a server error (5xx) for this pair while the judge answers the probe pair — the judge
+  refuses this pair;
+- transient, not a result: the endpoint could not be reached, timed out, answered 429, or answered a 5xx that
+  the probe pair gets too. The call raises (:class:`JudgeUnavailable`, or
+  :class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering altogether, which stops every later
+  call at once); Inspect records the sample as an error and the rerun judges it again.
 """
 
 from __future__ import annotations
@@ -47,8 +57,10 @@ from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
 from ccpt.errors import ModelError
+from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
-from ccpt.eval.provider_errors import error_text, is_refusal, server_message
+from ccpt.eval.inspect_compat import guard_model
+from ccpt.eval.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.prompts import judge_prompt
 from ccpt.scoring import relevance_from_score
 
@@ -59,6 +71,12 @@ OPENAI_COMPATIBLE = frozenset({"openai", "openai-api", "vllm", "sglang", "ollama
 # Providers that take a JSON schema (Inspect's response_schema) but have no "JSON object" mode.
 SCHEMA_ONLY = frozenset({"gguf"})
 PROBES_PER_FORMAT = 2  # a format is refused when the refusal repeats (one failure may be a passing one)
+# The negotiation's and the liveness check's request: a plain, harmless pair every judge answers (the preflight's
+# default pair), so that no pair of the run is hostage to the reply format.
+PROBE_PAIR = ("a peeled apple", "white")
+# Server errors that mean "not now" (a gateway or an overloaded server), never "not this format".
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+PROBE_LIMIT = 60.0  # seconds the liveness check waits at most when the run set no attempt timeout
 JUDGE_SCHEMA = ResponseSchema(
     name="relevance",
     json_schema=JSONSchema(
@@ -75,6 +93,24 @@ NO_CHOICES = "the judge answered with no choices (an empty `choices` list)"
 
 class JudgeUnusable(ModelError):
     """Every reply format was refused by the judge's server: a deterministic error, no rerun will help."""
+
+
+class JudgeUnavailable(ModelError):
+    """A judge call failed transiently (a timeout, 429, or a server error the probe pair gets too): no result,
+    the sample is an error and the rerun judges it again."""
+
+
+# Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way, so that
+# the format is negotiated once per judge and run (the preflight's result serves the task runs). Cleared by
+# forget_formats() when a command starts.
+_negotiated: dict[tuple[str, str, tuple[str, ...]], tuple[JudgeFormat, dict[str, str]]] = {}
+_negotiating: dict[tuple[str, str, tuple[str, ...]], tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
+
+
+def forget_formats() -> None:
+    """Forget every negotiated reply format (a new run negotiates again: the server may have changed)."""
+    _negotiated.clear()
+    _negotiating.clear()
 
 
 def format_ladder(model: str, use_schema: bool | None) -> tuple[JudgeFormat, ...]:
@@ -181,12 +217,24 @@ class Judge:
     refused: dict[str, str] = field(default_factory=dict)  # format → the server's refusal, for the log
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
     _unusable: JudgeUnusable | None = field(default=None, repr=False)
-    _lock: asyncio.Lock | None = field(default=None, repr=False)
-    _lock_loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # The SDK's own retries off (--max-retries is every retry there is) and a dead endpoint stops every call.
+        guard_model(self.model)
 
     @property
     def name(self) -> str:
         return str(self.model)
+
+    @property
+    def endpoint(self) -> str:
+        return endpoints.endpoint_of(self.model)
+
+    def _key(self) -> tuple[str, str, tuple[str, ...]]:
+        return (self.endpoint, self.name, format_ladder(self.name, self.use_schema))
+
+    def _probe_prompt(self) -> str:
+        return judge_prompt(*PROBE_PAIR, self.template, self.capitalise)
 
     def _config(self, attempt: int, fmt: JudgeFormat) -> GenerateConfig:
         config = GenerateConfig(
@@ -199,39 +247,47 @@ class Judge:
         )
         return config.merge(format_config(fmt))
 
-    async def _generate(self, prompt: str, attempt: int, fmt: JudgeFormat, **config: object) -> ModelOutput:
+    async def _generate(
+        self, prompt: str, attempt: int, fmt: JudgeFormat, cache: bool = True, **config: object
+    ) -> ModelOutput:
         return await self.model.generate(
             [ChatMessageUser(content=prompt)],
             config=self._config(attempt, fmt).merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
-            cache=CachePolicy(expiry=None, per_epoch=False),
+            cache=CachePolicy(expiry=None, per_epoch=False) if cache else False,
         )
 
     def _format_lock(self) -> asyncio.Lock:
-        # A lock belongs to one event loop; a judge may outlive one (Inspect runs each eval in its own).
+        # One negotiation per judge at a time; a lock belongs to one event loop, and a judge may outlive one
+        # (Inspect runs each eval in its own; the preflight runs in another).
         loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock_loop is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), loop
-        return self._lock
+        held = _negotiating.get(self._key())
+        if held is None or held[0] is not loop:
+            held = (loop, asyncio.Lock())
+            _negotiating[self._key()] = held
+        return held[1]
 
-    async def reply_format(self, prompt: str) -> tuple[JudgeFormat, ModelOutput | None]:
-        """The reply format this judge's server takes, negotiated on the first call with that call's request.
+    async def reply_format(self) -> JudgeFormat:
+        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair.
 
-        Returns the format and, for the call that negotiated it, the accepted probe's reply (the real attempt-0
-        request, so nothing is asked twice). A failure that is not a refusal (no connection, a timeout) decides
-        nothing and is raised.
+        A failure that is not a refusal (no connection, a timeout, "busy") decides nothing and is raised as a
+        transient one (:class:`JudgeUnavailable` or :class:`~ccpt.eval.endpoints.EndpointDown`).
         """
         async with self._format_lock():
             if self._unusable is not None:
                 raise self._unusable
-            if self.format is not None:
-                return self.format, None
+            known = _negotiated.get(self._key())
+            if known is not None:
+                self.format, self.refused = known[0], dict(known[1])
+                return self.format
+            prompt = self._probe_prompt()
             for fmt in format_ladder(self.name, self.use_schema):
                 if fmt in self.refused:  # refused before a passing failure interrupted the negotiation
                     continue
-                output, refusal = await self._probe(prompt, fmt)
-                if output is not None:
+                refusal = await self._probe(prompt, fmt)
+                if refusal is None:
                     self.format = fmt
-                    return fmt, output
+                    _negotiated[self._key()] = (fmt, dict(self.refused))
+                    return fmt
                 self.refused[fmt] = refusal
             tried = "; ".join(f"{fmt}: {why}" for fmt, why in self.refused.items())
             self._unusable = JudgeUnusable(
@@ -240,38 +296,74 @@ class Judge:
             )
             raise self._unusable
 
-    async def _probe(self, prompt: str, fmt: JudgeFormat) -> tuple[ModelOutput | None, str]:
-        """The reply when ``fmt`` is taken; else the server's message after ``PROBES_PER_FORMAT`` refusals."""
+    async def _probe(self, prompt: str, fmt: JudgeFormat) -> str | None:
+        """None when ``fmt`` is taken; else the server's message after ``PROBES_PER_FORMAT`` refusals."""
         message = ""
         for _ in range(PROBES_PER_FORMAT):
             self.calls += 1
             try:
-                return await self._generate(prompt, 0, fmt, max_retries=0), ""
+                await self._generate(prompt, 0, fmt, max_retries=0)
+                return None
             except Exception as exc:  # provider errors come in many types; only a refusal is read here
-                if not is_refusal(exc):
-                    raise
+                if not is_refusal(exc) or http_status(exc) in UNAVAILABLE_STATUSES:
+                    raise await self._unavailable(exc) from None
                 message = server_message(exc)
-        return None, message
+        return message
+
+    async def _answers_probe(self) -> bool:
+        """Whether the judge answers the probe pair now, uncached: the endpoint is up and takes other pairs."""
+        fmt = self.format or "plain"
+        limit = self.request.attempt_timeout or PROBE_LIMIT
+        self.calls += 1
+        try:
+            output = await asyncio.wait_for(
+                self._generate(self._probe_prompt(), 0, fmt, cache=False, max_retries=0), timeout=limit + 5
+            )
+        except Exception:  # whatever it is, the judge did not answer
+            return False
+        return bool(output.choices)
+
+    async def _unavailable(self, exc: BaseException, answers_probe: bool | None = None) -> Exception:
+        """The transient error to raise for ``exc``: the endpoint is declared down unless it answers the probe."""
+        if isinstance(exc, endpoints.EndpointDown):
+            return exc
+        if answers_probe if answers_probe is not None else await self._answers_probe():
+            return JudgeUnavailable(
+                f"judge {self.name!r} failed transiently: {error_text(exc)}",
+                "the sample is retried when the same command is rerun",
+            )
+        endpoints.mark_down(self.endpoint, error_text(exc))
+        return endpoints.EndpointDown(self.name, self.endpoint, error_text(exc))
+
+    async def _failed(self, concept: str, prop: str, raw: str, attempts: int, exc: Exception) -> Judgement:
+        """A failed call after Inspect's retries: a counted judge failure of this pair, or raised as transient."""
+        if isinstance(exc, endpoints.EndpointDown):
+            raise exc
+        status = http_status(exc)
+        if not is_transient(exc):  # a 4xx, a provider's own error: the server judged this request; final
+            said = server_message(exc) if status is not None else error_text(exc)  # not the request Inspect dumps
+            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}")
+        alive = await self._answers_probe()
+        if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
+            # A server error for this pair while the judge answers the probe pair: it refuses this pair (a content
+            # filter does this), which every rerun would repeat: final, counted.
+            why = f"judge call failed: {server_message(exc)} (the judge answers other pairs: this pair is refused)"
+            return Judgement(concept, prop, None, None, raw, attempts, why)
+        raise await self._unavailable(exc, alive)
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
         prompt = judge_prompt(concept, prop, self.template, self.capitalise)
         raw, error = "", "no attempt"
-        try:
-            fmt, first = await self.reply_format(prompt)
-        except JudgeUnusable:
-            raise
-        except Exception as exc:  # no connection, a timeout: this pair's judgement failed, counted as such
-            return Judgement(concept, prop, None, None, raw, 1, f"judge call failed: {error_text(exc)}")
+        down = endpoints.down(self.endpoint)
+        if down is not None:  # declared down during this run: no request, the rerun asks
+            raise endpoints.EndpointDown(self.name, self.endpoint, down)
+        fmt = await self.reply_format()
         for attempt in range(self.retries + 1):
-            if attempt == 0 and first is not None:
-                output = first
-            else:
-                self.calls += 1
-                try:
-                    output = await self._generate(prompt, attempt, fmt)
-                except Exception as exc:  # failed after Inspect's own retries: a judge failure, never a default
-                    failed = f"judge call failed: {error_text(exc)}"
-                    return Judgement(concept, prop, None, None, raw, attempt + 1, failed)
+            self.calls += 1
+            try:
+                output = await self._generate(prompt, attempt, fmt)
+            except Exception as exc:  # failed after Inspect's own retries: counted, or transient (raised)
+                return await self._failed(concept, prop, raw, attempt + 1, exc)
             if not output.choices:  # HTTP 200 with nothing in it: a server fault, not an unparsable reply
                 error = NO_CHOICES
                 continue

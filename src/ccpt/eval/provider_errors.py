@@ -10,6 +10,13 @@ import re
 
 # Statuses that say "try again later", not "this request is wrong": never read as a refusal.
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+# Exception classes (matched by name along the MRO: no SDK is imported) that say the endpoint could not be
+# reached or did not answer in time: the OpenAI SDK's, httpx's, Inspect's attempt timeouts, Python's own.
+UNREACHABLE_ERRORS = frozenset({"APIConnectionError", "ConnectError", "ConnectTimeout", "ConnectionError"})
+TIMEOUT_ERRORS = frozenset(
+    {"APITimeoutError", "TimeoutException", "AttemptTimeoutError", "StreamIdleTimeoutError", "TimeoutError"}
+)
+DROPPED_ERRORS = frozenset({"RemoteProtocolError", "ReadError", "WriteError", "NetworkError", "TransportError"})
 
 
 def unwrap(exc: BaseException) -> BaseException:
@@ -38,6 +45,29 @@ def http_status(exc: BaseException) -> int | None:
     if status is None:
         status = getattr(getattr(exc, "response", None), "status_code", None)
     return status if isinstance(status, int) else None
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether the request never reached a server (connection refused, no route, DNS): the endpoint is down."""
+    names = _names(unwrap(exc))
+    return bool(names & UNREACHABLE_ERRORS) and not names & TIMEOUT_ERRORS
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failed call says nothing about the request itself: the endpoint was unreachable, timed out,
+    dropped the connection, or answered "busy" (408/409/425/429) or a server error (5xx).
+
+    Such a failure is not a result: the call is asked again by the rerun. A 4xx other than those is the server
+    judging the request (deterministic, final)."""
+    exc = unwrap(exc)
+    if _names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
+        return True
+    status = http_status(exc)
+    return status is not None and (status in TRANSIENT_STATUSES or 500 <= status <= 599)
 
 
 def is_refusal(exc: BaseException) -> bool:

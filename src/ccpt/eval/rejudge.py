@@ -14,7 +14,11 @@ that fails is a counted judge failure (relevance missing), never a default. Task
 are not carried over (counted in the returned summary).
 
 Resumable: ``eval_set`` skips groups whose log in the output directory is complete, and every judge call
-goes through Inspect's cache, so rerunning a killed re-judge asks nothing twice.
+goes through Inspect's cache, so rerunning a killed re-judge asks nothing twice. Failures are handled as in
+``ccpt run`` (:mod:`ccpt.eval.sweep`): a transient one (the judge unreachable, timed out, busy) is a sample error
+that the rerun judges again, a judge that stops answering stops the re-judge with one line, and Ctrl-C raises
+:class:`~ccpt.errors.Interrupted` (no table: it would be incomplete). The rows keep the protocol they were
+produced under (a task argument), so ``ccpt report`` reads them as the source's rows.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ccpt.errors import DataError
-from ccpt.eval.judge import Judge, JudgeMode
+from ccpt.errors import DataError, Interrupted, ModelError
+from ccpt.eval import endpoints
+from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
@@ -166,10 +171,26 @@ def rejudge(rows_file: str, task: str, method: str, protocol: str, source: str, 
     )
 
 
-def rejudge_tasks(frame: pd.DataFrame, out_dir: Path, judge_mode: str = "text") -> tuple[list[Task], int]:
-    """One Inspect task per group of stored answers (rows written under ``out_dir``), and the answer count."""
+def first_instances(rows: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """The rows of the first ``limit`` instances (in the order the source lists them), every seed of each."""
+    if not limit:
+        return rows
+    kept: dict[str, None] = {}
+    for row in rows:
+        if len(kept) >= limit:
+            break
+        kept.setdefault(str(row["instance"]), None)
+    return [r for r in rows if str(r["instance"]) in kept]
+
+
+def rejudge_tasks(
+    frame: pd.DataFrame, out_dir: Path, judge_mode: str = "text", limit: int | None = None
+) -> tuple[list[Task], int]:
+    """One Inspect task per group of stored answers (rows written under ``out_dir``), and the answer count;
+    ``limit``: the first N instances of each group only."""
     tasks, answers = [], 0
-    for key, rows in answer_groups(frame):
+    for key, group in answer_groups(frame):
+        rows = first_instances(group, limit)
         path = write_group(out_dir, key, rows)
         answers += len(rows)
         tasks.append(
@@ -195,26 +216,79 @@ def run_rejudge(
     max_connections: int | None = None,
     display: str = "none",
     loader: Callable[..., pd.DataFrame] | None = None,
+    timeout: int = 120,
+    max_retries: int = 3,
+    limit: int | None = None,
 ) -> RejudgeSummary:
-    """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``."""
+    """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``.
+
+    ``timeout`` bounds each attempt of each judge call and ``max_retries`` its retries, as ``ccpt run``'s options
+    do; ``limit`` keeps the first N instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on
+    Ctrl-C and a :class:`~ccpt.errors.ModelError` line when the judge stops answering.
+    """
+    from ccpt.eval.sweep import reopen_transient
     from ccpt.results import load_results
 
     frame = (loader or load_results)(list(sources), dataset)
     task3 = int((frame["task"].astype(str) == TYPE_PREDICTION).sum()) if len(frame) else 0
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks, answers = rejudge_tasks(frame, out_dir, judge_mode)
+    tasks, answers = rejudge_tasks(frame, out_dir, judge_mode, limit)
     if not tasks:
         raise DataError("no generative answers to re-judge in the given runs", "Task-3 runs have no judge")
-    success, _logs = eval_set(
-        tasks=tasks,
-        model="none",
-        model_roles={"grader": judge},
-        log_dir=str(out_dir),
-        max_connections=max_connections,
-        retry_attempts=2,
-        retry_wait=1,
-        display=display,  # type: ignore[arg-type]
-        log_realtime=False,
-        log_dir_allow_dirty=True,
+    reopen_transient(out_dir)  # an earlier re-judge's transient failures are asked again
+    forget_formats()
+    endpoints.reset(stop_run=True)  # a judge that stops answering stops the re-judge (one line, see below)
+    try:
+        success, logs = eval_set(
+            tasks=tasks,
+            model="none",
+            model_roles={"grader": judge},
+            log_dir=str(out_dir),
+            max_connections=max_connections,
+            max_retries=max_retries,
+            attempt_timeout=timeout,
+            timeout=timeout * (max_retries + 1) + 60 * max_retries,
+            retry_attempts=2,
+            retry_wait=1,
+            display=display,  # type: ignore[arg-type]
+            log_realtime=False,
+            log_dir_allow_dirty=True,
+            ctl_server=False,  # asyncio's SIGINT handler stays: Ctrl-C and a dead judge stop the eval set cleanly
+        )
+    except KeyboardInterrupt:
+        _raise_if_judge_down(out_dir)
+        raise Interrupted(*_finished(out_dir, tasks), str(out_dir)) from None
+    _raise_if_judge_down(out_dir)
+    # Ctrl-C inside Inspect cancels the running tasks and returns normally (see ccpt.eval.sweep.run_sweep).
+    if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+        raise Interrupted(*_finished(out_dir, tasks), str(out_dir))
+    retried = reopen_transient([log.location for log in logs])
+    return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried)
+
+
+def _raise_if_judge_down(out_dir: Path) -> None:
+    gone = endpoints.gone()
+    if not gone:
+        return
+    from ccpt.eval.sweep import reopen_transient
+
+    reopen_transient(out_dir)
+    where, reason = next(iter(gone.items()))
+    raise ModelError(
+        f"{where} stopped answering during the re-judge ({reason}); the answers judged so far are kept in {out_dir}",
+        "rerun the same command to resume once the judge is back",
     )
-    return RejudgeSummary(len(tasks), answers, task3, bool(success))
+
+
+def _finished(out_dir: Path, tasks: list[Task]) -> tuple[int, int]:
+    """(judged, planned) samples of this re-judge's task runs (the newest log of each)."""
+    from ccpt.results.inspect_logs import read_logs
+
+    planned = sum(len(t.dataset) for t in tasks)
+    names = {t.name for t in tasks}
+    newest: dict[str, Any] = {}
+    for log in read_logs([out_dir], header_only=True).logs:
+        if str(log.eval.task).split("/")[-1] in names:
+            newest[str((log.eval.task_args or {}).get("rows_file"))] = log
+    done = sum(log.results.completed_samples if log.results else 0 for log in newest.values())
+    return min(done, planned), planned

@@ -289,8 +289,17 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
 
 
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
-    """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound)."""
-    return make_judge(get_model(role=GRADER, default=DEFAULT_GRADER), judge_mode, judge_retries, protocol)
+    """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound).
+
+    Its calls are bounded like the evaluated model's: Inspect hands a role model the eval's ``max_retries`` and
+    ``timeout`` but not its ``attempt_timeout`` (``ccpt run --timeout``, ``inspect eval --attempt-timeout``),
+    so a stalled judge held a run for minutes; the judge's requests carry it here.
+    """
+    from ccpt.eval.inspect_compat import active_generate_config
+
+    attempt_timeout = active_generate_config().attempt_timeout
+    request = GenerateConfig(attempt_timeout=attempt_timeout) if attempt_timeout else None
+    return make_judge(get_model(role=GRADER, default=DEFAULT_GRADER), judge_mode, judge_retries, protocol, request)
 
 
 def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, protocol: str) -> Scorer:

@@ -4,6 +4,15 @@ The sweep writes into one log directory and is resumable: Inspect's eval set ski
 reuses the finished samples of an interrupted one, and every model call goes through Inspect's cache, so a
 rerun after a kill makes no repeated call. Before any work starts, each model is resolved and sent one tiny
 request, so an unknown model, a missing API key or an unreachable endpoint fails in seconds with one line.
+
+A task run is one (task, arguments, model, judge): rerunning a directory with another judge adds that judge's
+task runs beside the first judge's, and neither is taken for the other (:func:`ccpt.results.inspect_logs.run_key`).
+
+Transient failures are not results (docs/methods.md, "Transient failures"): a sample whose solver or judge call
+failed because its endpoint was unreachable, timed out or stayed busy is an error that the rerun retries. Inspect
+calls a task run finished when fewer than ``fail_on_error`` of its samples failed, and then never retries them;
+so a log holding such samples is marked unfinished (:func:`reopen_transient`) and the rerun asks them again. An
+endpoint that stops answering during the run stops it: one line, a non-zero exit, no table.
 """
 
 from __future__ import annotations
@@ -22,10 +31,20 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
+from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
-from ccpt.eval.inspect_compat import is_user_error, roles_bound
-from ccpt.eval.judge import NO_CHOICES
-from ccpt.eval.provider_errors import TRANSIENT_STATUSES, error_text, is_refusal, server_message, status_said
+from ccpt.eval.inspect_compat import guard_model, is_user_error, roles_bound
+from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, forget_formats
+from ccpt.eval.provider_errors import (
+    DROPPED_ERRORS,
+    TIMEOUT_ERRORS,
+    TRANSIENT_STATUSES,
+    UNREACHABLE_ERRORS,
+    error_text,
+    is_refusal,
+    server_message,
+    status_said,
+)
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
@@ -140,10 +159,14 @@ class Sweep:
         Inspect's ``eval_set`` takes one base URL for all models, and ``model_args`` cannot carry one (it is a
         separate argument of ``get_model``): a model served at its own URL is built here, with its arguments.
         """
-        return [
-            get_model(name, base_url=self.base_urls[name], **self.model_args) if name in self.base_urls else name
-            for name in self.models
-        ]
+        return [self.model(name) for name in self.models]
+
+    def model(self, name: str) -> Model:
+        """One evaluated model, built as Inspect would, with the SDK's own retries off and its calls stopped at
+        once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`)."""
+        if name in self.base_urls:
+            return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
+        return guard_model(get_model(name, **self.model_args))
 
     def sampling(self, model: str) -> GenerateConfig:
         """What ``model`` is sent: the protocol's sampling for its provider, then the command line's."""
@@ -166,7 +189,7 @@ class Sweep:
         if not self.judge:
             return None
         try:
-            return get_model(self.judge, **self.judge_args)
+            return guard_model(get_model(self.judge, **self.judge_args))
         except CcptError:
             raise
         except Exception as exc:  # an unknown provider, a missing key: one line, before anything runs
@@ -260,8 +283,16 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
     from ccpt.eval.scorers import make_judge  # the scorer's own judge: the same prompt, format and settings
 
     judge = make_judge(get_model(name, **judge_args), probe.mode, probe.retries, probe.protocol, _limits(timeout))  # type: ignore[arg-type]
-    budget = timeout * (6 + probe.retries + 1) + 5  # every format probed twice, then the parse retries
-    judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
+    budget = timeout * (6 + probe.retries + 3) + 5  # every format probed twice, the parse retries, a liveness check
+    try:
+        judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
+    except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there
+        cause = exc.__cause__ or exc
+        if timed_out(error_text(cause)) or "Timeout" in str(exc):
+            raise ModelError(
+                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
+            ) from None
+        raise ModelError(f"judge {name!r} is not usable: {exc.message}") from None
     if judgement.relevance is not None:
         return None
     error = str(judgement.error)
@@ -366,7 +397,16 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
     ensure_writable_dir(sweep.log_dir, "--log-dir")
-    tasks = sweep.task_objects()
+    endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
+    forget_formats()
+    try:
+        tasks = sweep.task_objects()
+    except CcptError:
+        raise
+    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
+        if not is_user_error(exc):
+            raise
+        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(
@@ -382,9 +422,11 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             warn(line)
     for line in set_aside_unreadable(sweep.log_dir):
         warn(f"unreadable log set aside, its task run is redone: {line}")
+    reopen_transient(sweep.log_dir)  # logs of an earlier run (or `inspect eval`) that kept transient failures
     # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
     # task's few-shot prefix warm instead of interleaving four templates on one model.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
+    endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
         success, logs = _eval_set(sweep, tasks, local)
     except Exception as exc:
@@ -392,12 +434,17 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     except KeyboardInterrupt:
+        _raise_if_endpoint_down(sweep)  # an endpoint declared down stops the eval set the way Ctrl-C does
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
+    _raise_if_endpoint_down(sweep)
     # Ctrl-C inside Inspect cancels the running tasks and returns normally: with logs whose status is "cancelled",
     # or reporting success with the cancelled task runs left out of its list (Inspect 0.3.285: no logs at all, or,
     # when a signal lands while other tasks still run, only theirs). Every task has a log when the set finished.
     if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
+    retried = reopen_transient([log.location for log in logs])
+    if retried:
+        return False  # transient failures: not a finished run, the rerun asks them again
     if not success:
         refusal = deterministic_failure(logs)
         if refusal:
@@ -436,11 +483,83 @@ def deterministic_failure(logs: Sequence[Any]) -> str | None:
     return f"{len(reasons)} sample(s) failed on a request the server rejects (model {model!r}: {reason})"
 
 
+def _raise_if_endpoint_down(sweep: Sweep) -> None:
+    """One line when an endpoint stopped answering during the run (the run stopped; the rerun resumes it)."""
+    gone = endpoints.gone()
+    if not gone:
+        return
+    reopen_transient(sweep.log_dir)  # its failed samples must be asked again, whatever Inspect's status says
+    finished, total = samples_finished(sweep)
+    where, reason = next(iter(gone.items()))
+    raise ModelError(
+        f"{where} stopped answering during the run ({reason}); {finished} of {total} samples finished "
+        f"(kept in {sweep.log_dir})",
+        "rerun the same command to resume once the endpoint is back",
+    )
+
+
+def _transient_error(error: Any) -> bool:
+    """Whether a sample error recorded in a log is a transient failure (by the exception's type, which the last
+    line of the recorded traceback names, or the HTTP status the SDK's message carries): never a result."""
+    lines = [line for line in str(getattr(error, "traceback", "") or "").splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    kind = last.split(":", 1)[0].strip().rsplit(".", 1)[-1] if ":" in last else ""
+    transient_types = UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | {"EndpointDown", "JudgeUnavailable"}
+    if kind in transient_types or kind in ("RateLimitError", "InternalServerError"):
+        return True
+    message = str(getattr(error, "message", "") or "")
+    if message.startswith(endpoints.ENDPOINT_DOWN):
+        return True
+    said = status_said(message)
+    return said is not None and (said[0] in TRANSIENT_STATUSES or 500 <= said[0] <= 599)
+
+
+def reopen_transient(where: Path | Sequence[str]) -> int:
+    """Mark every finished log (under ``where``: a directory, or log locations) that holds transient sample
+    errors as unfinished, so Inspect's eval set runs those samples again; returns how many samples that is.
+
+    Inspect calls a task run a success when fewer than ``fail_on_error`` of its samples failed, and an eval set
+    never retries a successful run: an outage's failures would be kept for good. The log keeps every sample; its
+    status becomes ``error`` with one line saying why, which is what an eval set resumes.
+    """
+    from inspect_ai.log import EvalError, write_eval_log
+
+    if isinstance(where, Path):
+        if not where.is_dir():
+            return 0
+        headers = read_logs([where], header_only=True).logs
+        locations = [str(log.location) for log in headers if log.status == "success"]
+    else:
+        locations = list(where)
+    count = 0
+    for location in locations:
+        try:
+            log = read_eval_log(location)
+        except Exception:  # unreadable: set aside by set_aside_unreadable before a run, skipped here
+            continue
+        if log.status != "success":
+            continue
+        transient = [s for s in log.samples or [] if s.error is not None and _transient_error(s.error)]
+        if not transient:
+            continue
+        log.status = "error"
+        message = f"{len(transient)} sample(s) failed transiently (an endpoint unreachable, timed out or busy)"
+        log.error = EvalError(message=message, traceback=message, traceback_ansi=message)
+        write_eval_log(log, location)
+        count += len(transient)
+    return count
+
+
 def samples_finished(sweep: Sweep) -> tuple[int, int]:
-    """(finished, planned) samples × epochs over the newest log of each of the sweep's task runs."""
+    """(finished, planned) samples × epochs over the newest log of each of the sweep's task runs (this judge's)."""
     logs = read_logs([sweep.log_dir], header_only=True).logs  # an unreadable log finished nothing we can count
+    judge = sweep.judge or ""
     mine = [
-        log for log in logs if str(log.eval.task).split("/")[-1] in sweep.tasks and str(log.eval.model) in sweep.models
+        log
+        for log in logs
+        if str(log.eval.task).split("/")[-1] in sweep.tasks
+        and str(log.eval.model) in sweep.models
+        and run_key(log)[3] in (judge, "")  # another judge's task runs are not this run's (Task 3 has none)
     ]
     newest = {run_key(log): log for log in mine}  # logs come oldest first: the newest of each run wins
     finished = total = 0
@@ -472,5 +591,8 @@ def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]
         log_realtime=False,
         # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
         log_dir_allow_dirty=True,
+        # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
+        # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
+        ctl_server=False,
         **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
     )

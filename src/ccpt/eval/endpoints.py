@@ -1,0 +1,119 @@
+"""Endpoints that went down during this process's run: every later call to one fails at once, and the run stops.
+
+A call that fails because its endpoint cannot be reached is not a result (docs/methods.md, "Transient failures"):
+its sample is recorded as an error, and the rerun asks it again. When the connection is refused *and* a fresh
+TCP connection to the endpoint's host and port is refused too, the server is gone: retrying every pending call
+against it (each with its backoff) would only print retries for minutes. The endpoint is marked down here, each
+later call to it raises :class:`EndpointDown` at once (Inspect does not retry it), and ``ccpt run`` /
+``ccpt rejudge`` end with one line naming the endpoint and saying how to resume.
+
+Process-wide on purpose: the evaluated model's and the judge's calls, every task of an eval set and the eval
+set's own task retries share the verdict. :func:`reset` clears it (each command starts with a clean slate).
+
+``ccpt run`` and ``ccpt rejudge`` also stop the eval set at once when an endpoint is declared down
+(``reset(stop_run=True)``): the way Ctrl-C does, through the event loop's own SIGINT handler, so Inspect cancels
+its running samples and writes their logs (the rerun resumes them) instead of failing each task run with a
+traceback and retrying it against the dead server. Only where that handler is asyncio's own (the eval runs in
+the main thread); elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+from ccpt.errors import ModelError
+
+# The message of every EndpointDown starts with this, so a sample error recorded in a log (Inspect keeps the
+# exception's ``message``) is recognised as transient when the log is read back (ccpt.eval.sweep).
+ENDPOINT_DOWN = "endpoint unreachable"
+PROBE_TIMEOUT = 3.0  # seconds a TCP connection to a live server takes at most on this side of the network
+
+_down: dict[str, str] = {}  # endpoint → one line: why it was declared down
+_stop_run = False  # stop the running eval set when an endpoint is declared down (ccpt's own commands)
+
+
+class EndpointDown(ModelError):
+    """A model's endpoint stopped answering during the run: a transient failure, never a result."""
+
+    def __init__(self, model: str, endpoint: str, reason: str) -> None:
+        super().__init__(
+            f"{ENDPOINT_DOWN}: {model!r} at {endpoint} ({reason})",
+            "the samples it failed are retried when the same command is rerun",
+        )
+        self.model = model
+        self.endpoint = endpoint
+
+
+def endpoint_of(model: Any) -> str:
+    """Where ``model`` is served: its API's base URL, else its name (an in-process or hosted model)."""
+    api = getattr(model, "api", None)
+    return str(getattr(api, "base_url", None) or model)
+
+
+def down(endpoint: str) -> str | None:
+    """Why ``endpoint`` was declared down in this process, or None while it is not."""
+    return _down.get(endpoint)
+
+
+def mark_down(endpoint: str, reason: str) -> None:
+    """Declare ``endpoint`` down (the first reason is kept); stop the eval set when asked to (:func:`reset`)."""
+    first = not _down
+    _down.setdefault(endpoint, reason)
+    if first and _stop_run:
+        _interrupt_eval()
+
+
+def _interrupt_eval() -> None:
+    """Cancel the running eval set as Ctrl-C does, when asyncio's own SIGINT handler is installed (the eval runs
+    in the main thread: ``asyncio.Runner`` cancels its main task, Inspect writes cancelled logs and returns)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(getattr(handler, "func", None), "__name__", "") != "_on_sigint":  # not asyncio.Runner's: leave it
+        return
+    signal.raise_signal(signal.SIGINT)
+
+
+def gone() -> dict[str, str]:
+    """Every endpoint declared down in this process, with its reason."""
+    return dict(_down)
+
+
+def reset(*, stop_run: bool = False) -> None:
+    """Forget every verdict (a new command, or a test); ``stop_run``: stop the eval set at the first endpoint
+    declared down."""
+    global _stop_run
+    _down.clear()
+    _stop_run = stop_run
+
+
+def _address(endpoint: str) -> tuple[str, int] | None:
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+async def refuses_connections(endpoint: str, timeout: float = PROBE_TIMEOUT) -> bool:
+    """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer).
+
+    Not an HTTP request: a server that accepts connections but is slow or overloaded is *up* (its calls are
+    bounded by ``--timeout`` and retried by Inspect, then by the rerun); only a dead one refuses.
+    """
+    address = _address(endpoint)
+    if address is None:  # not an HTTP endpoint (an in-process model): nothing to probe
+        return False
+    try:
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout=timeout)
+    except (OSError, TimeoutError, socket.gaierror):
+        return True
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return False
