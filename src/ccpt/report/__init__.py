@@ -32,6 +32,7 @@ from ccpt.report.display import (
 from ccpt.report.html import generative_html, render_html, table_html
 from ccpt.report.latex import generative_latex, latex_escape, render_latex, table_latex
 from ccpt.report.markdown import generative_markdown, render_markdown, table_markdown
+from ccpt.report.notes import frame_provenance, oracle_note, protocol_note, protocols_of, stat_note
 from ccpt.report.records import CSV_FIELDS, render_csv, render_json, report_records
 from ccpt.report.render import render
 from ccpt.report.tables import (
@@ -55,15 +56,10 @@ from ccpt.report.tables import (
     display_methods,
     failures,
     format_summary,
-    frame_provenance,
     generative_rows,
     gold_row,
-    oracle_note,
     per_instance_values,
-    protocol_note,
-    protocols_of,
     score_name,
-    stat_note,
     table3,
     table5,
     table6,

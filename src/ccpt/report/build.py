@@ -20,6 +20,7 @@ from ccpt.protocol import fill_failed_samples
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.display import DisplayTable, display_tables
 from ccpt.report.names import model_text, resolve_labels
+from ccpt.report.notes import frame_provenance, protocol_note, protocols_of
 from ccpt.report.records import CSV_FIELDS, report_records
 from ccpt.report.tables import (
     FailureRow,
@@ -29,10 +30,7 @@ from ccpt.report.tables import (
     OracleReduction,
     TypeResult,
     failures,
-    frame_provenance,
     generative_rows,
-    protocol_note,
-    protocols_of,
     table3,
     table5,
     table6,

@@ -11,7 +11,8 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.report.names import match_method, match_model, model_text, resolve_labels
-from ccpt.report.tables import OracleReduction, display_methods, judge_of, per_instance_values, protocols_of
+from ccpt.report.notes import protocols_of
+from ccpt.report.tables import OracleReduction, display_methods, judge_of, per_instance_values
 from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 

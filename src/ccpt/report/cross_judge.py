@@ -140,7 +140,7 @@ def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
     another seed (:func:`ccpt.protocol.fill_failed_samples`). Without this, the cross-judge table of
     ``ccpt rejudge`` and ``ccpt report`` on its output disagreed whenever the judge failed on an as-run answer."""
     from ccpt.protocol import fill_failed_samples
-    from ccpt.report.tables import protocols_of
+    from ccpt.report.notes import protocols_of
 
     if len(frame) and len(protocols_of(frame)) > 1:
         frame = frame.copy()

@@ -14,6 +14,7 @@ import pandas as pd
 from ccpt.jsonout import provenance_lines
 from ccpt.methods import method_label
 from ccpt.report.names import model_text
+from ccpt.report.notes import oracle_note, stat_note
 from ccpt.report.tables import (
     RUN_ROW,
     FailureRow,
@@ -22,10 +23,8 @@ from ccpt.report.tables import (
     IterationTable,
     TypeResult,
     format_summary,
-    oracle_note,
     row_spread,
     score_name,
-    stat_note,
 )
 from ccpt.results import optional
 from ccpt.results.usage import UsageRow

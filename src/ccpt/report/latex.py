@@ -23,7 +23,8 @@ from ccpt.report.display import (
     report_provenance_lines,
 )
 from ccpt.report.names import file_stem, model_text, unique_name
-from ccpt.report.tables import RUN_ROW, GenerativeTable, stat_note
+from ccpt.report.notes import stat_note
+from ccpt.report.tables import RUN_ROW, GenerativeTable
 from ccpt.spec import TASK_SPECS
 
 PACKAGES = r"% requires \usepackage{booktabs}, \usepackage{graphicx} and \usepackage[table]{xcolor}"

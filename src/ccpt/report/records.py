@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt.jsonout import dumps, strict
 from ccpt.report.display import usage_records
-from ccpt.report.tables import STORED_GOLD_ROW, stat_note
+from ccpt.report.notes import stat_note
+from ccpt.report.tables import STORED_GOLD_ROW
 from ccpt.sheets import neutralise
 from ccpt.spec import GOLD_STORED, TYPE_PREDICTION
 from ccpt.stats import Summary

@@ -10,14 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
-from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.methods import Judged, method_label, reduction
-from ccpt.protocol import FILLED, PROTOCOLS
+from ccpt.protocol import FILLED
 from ccpt.report.names import model_text
 from ccpt.results import optional
 from ccpt.results.inspect_logs import NO_SCORE_METADATA, SAMPLE_ERROR
@@ -35,7 +34,7 @@ from ccpt.spec import (
     TYPE_PREDICTION,
     method_name,
 )
-from ccpt.stats import STAT_DESCRIPTIONS, Stat, Summary, summarize
+from ccpt.stats import Stat, Summary, summarize
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -540,54 +539,6 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
             )
         )
     return out
-
-
-def frame_provenance(
-    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str | None = None
-) -> dict[str, Any]:
-    """The provenance block of results: their protocol(s) (``protocol`` overrides), models and judges, and the
-    dataset directory when known."""
-
-    def names(column: str) -> list[str]:
-        if column not in frame:
-            return []
-        return [str(v) for v in frame[column].dropna().unique() if str(v) and str(v) != HUMAN_MODEL]
-
-    return provenance(
-        protocol=protocol or "/".join(protocols_of(frame)) or DEFAULT_PROTOCOL,
-        models=names("model"),
-        judges=names("judge"),
-        data_dir=dataset.source if dataset is not None and dataset.source else None,
-    )
-
-
-def protocols_of(frame: pd.DataFrame) -> list[str]:
-    """The protocols of the rows (human answers have none)."""
-    if "protocol" not in frame:
-        return []
-    return sorted({str(p) for p in frame["protocol"].dropna()})
-
-
-def protocol_note(frame: pd.DataFrame) -> str:
-    """The sentence every report prints about the protocol(s) its rows were produced under."""
-    names = protocols_of(frame)
-    described = "; ".join(f"{n} ({PROTOCOLS[n].summary})" if n in PROTOCOLS else n for n in names)
-    text = f"Protocol: {described or 'unknown'}."
-    if any(n in PROTOCOLS and PROTOCOLS[n].fill_failures for n in names):
-        text += " As run, an unscored sample is filled from another seed before averaging (Failures table, Filled)."
-    return text
-
-
-def stat_note(stat: Stat) -> str:
-    """The sentence every report prints about its spread statistic."""
-    return STAT_DESCRIPTIONS[stat] + "; values are ×100 (percent)."
-
-
-def oracle_note(oracle: OracleReduction) -> str:
-    """How Multi-Oracle rows were computed."""
-    if oracle == "paper":
-        return "Multi-Oracle: per instance and seed each column takes its own best sample (paper convention)."
-    return "Multi-Oracle: per instance and seed all columns come from the one sample with the best E/C."
 
 
 def format_summary(summary: Summary | None, *, spread: bool = True) -> str:

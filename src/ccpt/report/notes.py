@@ -1,0 +1,64 @@
+"""The sentences every report prints about how its numbers were made: the protocol(s) of its rows, the spread
+statistic, the Multi-Oracle reduction, and the provenance block (models, judges, dataset)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
+from ccpt.protocol import PROTOCOLS
+from ccpt.report.tables import HUMAN_MODEL, OracleReduction
+from ccpt.stats import STAT_DESCRIPTIONS, Stat
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
+
+
+def frame_provenance(
+    frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str | None = None
+) -> dict[str, Any]:
+    """The provenance block of results: their protocol(s) (``protocol`` overrides), models and judges, and the
+    dataset directory when known."""
+
+    def names(column: str) -> list[str]:
+        if column not in frame:
+            return []
+        return [str(v) for v in frame[column].dropna().unique() if str(v) and str(v) != HUMAN_MODEL]
+
+    return provenance(
+        protocol=protocol or "/".join(protocols_of(frame)) or DEFAULT_PROTOCOL,
+        models=names("model"),
+        judges=names("judge"),
+        data_dir=dataset.source if dataset is not None and dataset.source else None,
+    )
+
+
+def protocols_of(frame: pd.DataFrame) -> list[str]:
+    """The protocols of the rows (human answers have none)."""
+    if "protocol" not in frame:
+        return []
+    return sorted({str(p) for p in frame["protocol"].dropna()})
+
+
+def protocol_note(frame: pd.DataFrame) -> str:
+    """The sentence every report prints about the protocol(s) its rows were produced under."""
+    names = protocols_of(frame)
+    described = "; ".join(f"{n} ({PROTOCOLS[n].summary})" if n in PROTOCOLS else n for n in names)
+    text = f"Protocol: {described or 'unknown'}."
+    if any(n in PROTOCOLS and PROTOCOLS[n].fill_failures for n in names):
+        text += " As run, an unscored sample is filled from another seed before averaging (Failures table, Filled)."
+    return text
+
+
+def stat_note(stat: Stat) -> str:
+    """The sentence every report prints about its spread statistic."""
+    return STAT_DESCRIPTIONS[stat] + "; values are ×100 (percent)."
+
+
+def oracle_note(oracle: OracleReduction) -> str:
+    """How Multi-Oracle rows were computed."""
+    if oracle == "paper":
+        return "Multi-Oracle: per instance and seed each column takes its own best sample (paper convention)."
+    return "Multi-Oracle: per instance and seed all columns come from the one sample with the best E/C."
