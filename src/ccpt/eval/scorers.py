@@ -105,7 +105,8 @@ def paper_cell(key: str) -> Metric:
     """The report's cell (×100): the mean over seeds of the per-seed instance means (:func:`ccpt.stats.summarize`)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return summarize(_seed_matrix(scores, key), "sem").scaled(100.0).mean
+        matrix = _seed_matrix(scores, key)
+        return summarize(matrix, "sem").scaled(100.0).mean if matrix and matrix[0] else float("nan")
 
     return compute
 
@@ -115,7 +116,8 @@ def paper_cell_sem(key: str) -> Metric:
     """The report's ± (×100): the standard error over seeds of the per-seed means (NaN with one seed)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        spread = summarize(_seed_matrix(scores, key), "sem").scaled(100.0).spread
+        matrix = _seed_matrix(scores, key)
+        spread = summarize(matrix, "sem").scaled(100.0).spread if matrix and matrix[0] else None
         return float("nan") if spread is None else spread
 
     return compute
