@@ -35,6 +35,7 @@ def test_log_metrics_equal_the_report_cells(
     )
     assert log.status == "success" and log.results is not None
     shown = {(s.name, m.name.split("/")[-1]): m.value for s in log.results.scores for m in s.metrics.values()}
+    capsys.readouterr()  # what the eval printed
     assert main(["report", str(tmp_path / "logs"), "--format", "json", "--data-dir", str(ccpt_dir)]) == 0
     records = json.loads(capsys.readouterr().out)["records"]
     cells = {r["metric"]: r for r in records if r["table"] == "table3" and r["model"] and r["task"] == "pi_canceled"}
