@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
-from ccpt.results.inspect_logs import LOG_SUFFIXES, read_logs, run_key
+from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_key
 
 ROLES = ("solver", "judge")
 
@@ -80,6 +80,7 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     files = [Path(p) for p in paths]
     # Unreadable logs are named by the results loader; they cost nothing countable here.
     logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
+    logs = [log for log in logs if is_ccpt_log(log)]  # another benchmark's log is named by the results loader
     events: dict[tuple[Any, ...], list[Any]] = {}
     for log in logs:
         identity = run_key(log)
