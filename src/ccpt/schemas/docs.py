@@ -49,6 +49,7 @@ def catalogue() -> list[TableSchema | FileFormat]:
     from ccpt.schemas.results import AUTHORS_ROW, AUTHORS_SAMPLE, AUTHORS_TYPE, TIDY
     from ccpt.schemas.sheets import ANSWERS, PAIRS, RATING_KEY, RATINGS, SOLVER
     from ccpt.schemas.stores import AGREEMENT_STORE, TEST_INDEX
+    from ccpt.schemas.usage import PRICES
 
     return [
         DATASET,
@@ -64,6 +65,7 @@ def catalogue() -> list[TableSchema | FileFormat]:
         AGREEMENT_STORE,
         TEST_INDEX,
         PIPELINE_TOML,
+        PRICES,
     ]
 
 
