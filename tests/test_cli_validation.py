@@ -54,6 +54,9 @@ def test_run_rejects_bad_numbers_before_anything_starts(
     ("argv", "named"),
     [
         (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--resamples", "0"], "--resamples"),
+        # Before: `--level nan` passed click's FloatRange and ended in an internal error.
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--level", "nan"], "--level"),
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--level", "1"], "--level"),
         (["judge-agreement", "--n", "-1"], "--n"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--n", "-1"], "--n"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "0"], "--raters"),
