@@ -482,14 +482,21 @@ def test_training_cache_files_are_safetensors_and_round_trip(tmp_path: Path) -> 
 
 
 def test_a_split_encoders_weights_are_inflated_once_and_again_when_the_copy_changes(tmp_path: Path) -> None:
+    """The inflated copy is trusted on its content (sha256 against the pinned value), never on size and mtime:
+    before, 30 MB of MPNet's copy zeroed with its mtime restored changed the score of (fire, hot) from 0.974 to
+    0.226, exit 0."""
+    import hashlib
     import os
     import zipfile
 
     from ccpt.judging.encoder import BaseEncoder, _inflated_weights
 
-    spec = BaseEncoder(name="tiny", requirements=(), sha256="ab" * 32, folder="tiny/", parts=("part-1",), size=1)
-    archive = tmp_path / "tiny.zip"
     weights = os.urandom(3 << 20)
+    pinned = hashlib.sha256(weights).hexdigest()
+    spec = BaseEncoder(
+        name="tiny", requirements=(), sha256="ab" * 32, folder="tiny/", parts=("part-1",), size=1, weights_sha256=pinned
+    )
+    archive = tmp_path / "tiny.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("tiny/model.safetensors", weights)
     with zipfile.ZipFile(archive) as zf:
@@ -499,8 +506,15 @@ def test_a_split_encoders_weights_are_inflated_once_and_again_when_the_copy_chan
         assert _inflated_weights(zf, archive, spec) == first and first.stat().st_mtime_ns == stamp  # not redone
         first.write_bytes(weights[:100])  # a partial or edited copy …
         assert _inflated_weights(zf, archive, spec).read_bytes() == weights  # … is inflated again
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "tiny.zip",
-        "tiny.zip.model.safetensors",
-        "tiny.zip.model.safetensors.verified",
-    ]  # no partial file left behind
+        before = first.stat()
+        with first.open("r+b") as fh:  # zeroed in place, same size, its mtime given back: still caught
+            fh.seek(1 << 20)
+            fh.write(bytes(1 << 20))
+        os.utime(first, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert first.stat().st_mtime_ns == before.st_mtime_ns and first.read_bytes() != weights
+        assert _inflated_weights(zf, archive, spec).read_bytes() == weights
+        wrong = BaseEncoder(**{**spec.__dict__, "weights_sha256": "cd" * 32})
+        first.unlink()
+        with pytest.raises(ModelError, match=r"inflates to sha256 .* not the pinned cdcdcdcdcdcd"):
+            _inflated_weights(zf, archive, wrong)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.zip"]  # no partial file left behind
