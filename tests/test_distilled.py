@@ -13,6 +13,7 @@ from ccpt.cli import main
 from ccpt.errors import ModelError
 from ccpt.eval.distilled_provider import NOT_A_JUDGE_PROMPT, judge_model_name, parse_judge_prompt
 from ccpt.judging.agreement import agreement_ci
+from ccpt.judging.encoder import BASE_ENCODERS
 from ccpt.judging.rated_pairs import heldout_pairs, heldout_records, pair_key, paper300_pairs, training_pairs
 from ccpt.prompts import judge_prompt
 from ccpt.stats import pearson, spearman
@@ -183,7 +184,9 @@ def test_provider_gives_the_judge_the_unrounded_score(tiny_head, dataset) -> Non
     probe = [(p.concept, p.property) for p in heldout_pairs(dataset)[:6]]
     direct = load_judge(path, sha).score(probe)
     model = get_model(f"ccpt-distilled/{path}")
-    assert model.api.base_url == f"head-sha256:{sha}"  # part of Inspect's cache key: no stale scores across heads
+    # Part of Inspect's cache key: no stale scores across heads, nor across the base encoder's weights.
+    minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
+    assert model.api.base_url == f"head-sha256:{sha};weights-sha256:{minilm}"
     for mode in ("text", "expected"):
         judgements = asyncio.run(score_pairs(Judge(model, mode=mode), probe))  # type: ignore[arg-type]
         assert [j.relevance for j in judgements] == pytest.approx(direct, abs=1e-6)
@@ -346,8 +349,15 @@ def test_shipped_judge_is_the_calibrated_mean_of_its_two_heads_unless_asked_for_
     assert "calibrated to GPT-4o" in calibrated.note() and "uncalibrated" in raw.note()
     assert "all-mpnet-base-v2" in calibrated.note() and JUDGE_SHA256[:12] in calibrated.note()
     # Raw and calibrated scores are cached apart (the base URL is part of Inspect's cache key).
+    # Scores are keyed by the weights too (the MiniLM zip's and MPNet's inflated weights' verified sha256): before,
+    # scores made with corrupted MPNet weights survived the repair under the same key.
     keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
-    assert keys == {f"head-sha256:{JUDGE_SHA256}", f"head-sha256:{JUDGE_SHA256}+raw"}
+    weights = f"weights-sha256:{BASE_ENCODERS['all-minilm-l6-v2'].sha256[:16]},78c0197b6159d926"
+    assert keys == {f"head-sha256:{JUDGE_SHA256};{weights}", f"head-sha256:{JUDGE_SHA256}+raw;{weights}"}
+    assert {h.encoder.weights_sha256 for h in calibrated.heads} == {
+        BASE_ENCODERS["all-minilm-l6-v2"].sha256,
+        BASE_ENCODERS["all-mpnet-base-v2"].weights_sha256,
+    }
     with pytest.raises(ModelError, match="unknown model argument"):
         get_model("ccpt-distilled/default", calibrate=False)
 
