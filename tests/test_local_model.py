@@ -74,7 +74,10 @@ def test_the_cache_key_names_the_file_the_llama_build_and_the_settings(tmp_path:
         answers_fingerprint(weights_file, spec, "any"),
     }
     stat = weights_file.stat()
-    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # the file was replaced
+    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # touched, not changed
+    assert answers_fingerprint(weights_file, spec, "aligned") == key  # the content is the identity, not the mtime
+    weights_file.write_bytes(b"GGUF" + bytes(59) + b"\x01")  # replaced: same size, its old mtime given back
+    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     others.add(answers_fingerprint(weights_file, spec, "aligned"))
     assert len(others) == 5 and key not in others
 

@@ -85,18 +85,19 @@ def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
 
 
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
-    """A local model's identity for Inspect's cache key: the file (size, mtime), the llama.cpp build, the settings."""
+    """A local model's identity for Inspect's cache key: the file's content (sha256, never its size and mtime),
+    the llama.cpp build, the settings. An embedded model's hash is the one its load just verified."""
     import importlib.metadata
 
     from ccpt.eval.llama_isa import build_isa
+    from ccpt.weights import verified_sha256
 
-    stat = path.stat()
     try:
         version = importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
     return (
-        f"gguf:size={stat.st_size},mtime_ns={stat.st_mtime_ns};llama-cpp-python={version},{build_isa()};"
+        f"gguf:sha256={verified_sha256(path)};llama-cpp-python={version},{build_isa()};"
         f"n_ctx={spec.n_ctx},n_batch={spec.n_batch},n_threads={spec.n_threads},prefix_cache={prefix_cache}"
     )
 

@@ -127,7 +127,7 @@ def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
             encoder.name, encoder.name, f"{encoder.name}.zip", encoder.parts, encoder.size, encoder.sha256
         )
         try:
-            return assemble_embedded(split, locate=_split_part)
+            return assemble_embedded(split, locate=_split_part, crc_checked_zip=True)
         except ModelError as exc:
             raise ModelError(f"the base encoder {encoder.name}: {exc.message}", encoder.install_hint) from None
     spec = importlib.util.find_spec(encoder.package or "")
