@@ -259,18 +259,18 @@ def _set_cells(path: Path, row: int, cells: dict[str, str]) -> None:
         ({"meta.root_gpt-4o_relevance": "-5"}, r"row 0, column 'meta\.root_gpt-4o_relevance': should be greater"),
         ({"meta.modifier_gpt-4o_relevance": "inf"}, r"column 'meta\.modifier_gpt-4o_relevance': .*finite"),
         ({"meta.gpt-4o_emergence": "nan"}, r"column 'meta\.gpt-4o_emergence': .*finite"),
-        ({"meta.combination_gpt-4o_relevance": ""}, r"column 'meta\.combination_gpt-4o_relevance': empty"),
         ({"meta.toxicity": "flase"}, r"column 'meta\.toxicity': should be a valid boolean"),
         ({"meta.human_labels": "(emergent, 7)"}, r"column 'meta\.human_labels': not a type label"),
         ({"human_label_majority": "bogus"}, r"column 'human_label_majority': not a type label"),
     ],
-    ids=["issue-7-and-minus-5", "negative", "inf", "nan", "empty", "flag", "label", "majority"],
+    ids=["issue-7-and-minus-5", "negative", "inf", "nan", "flag", "label", "majority"],
 )
 def test_a_stored_judge_relevance_out_of_range_is_one_line(
     ccpt_dir: Path, tmp_path: Path, cells: dict[str, str], message: str
 ) -> None:
     """The stored GPT-4o relevances are the Gold row's answers and judge agreement's reference: a cell outside
-    [0, 1] (or inf, nan, empty) in the dataset cannot be set aside without changing them, so it rejects the file."""
+    [0, 1] (or inf, nan) in the dataset cannot be set aside without changing them, so it rejects the file. (An
+    empty cell is "not judged", as the data-construction pipeline writes its rows.)"""
     _copy_dataset(ccpt_dir, tmp_path)
     _set_cells(tmp_path / "ccpt_emergent.csv", 0, cells)  # row 0 is the first pi_emergent test row
     with pytest.raises(DataError, match=message) as caught:

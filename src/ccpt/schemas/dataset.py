@@ -72,19 +72,17 @@ class DatasetRow(TypedDict):
     modifier_ratings: Annotated[Ratings, column("meta.modifier_human_relevance", "human relevance of (M, P)")]
     toxic: Annotated[Flag, column("meta.toxicity", "flagged toxic (True/False)")]
     judge_combination: NotRequired[
-        Annotated[Relevance, column("meta.combination_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_N,P",
-                                    nonempty=True)]
+        Annotated[Relevance, column("meta.combination_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_N,P")]
     ]  # fmt: skip
     judge_head: NotRequired[
-        Annotated[Relevance, column("meta.root_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_H,P", nonempty=True)]
+        Annotated[Relevance, column("meta.root_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_H,P")]
     ]
     judge_modifier: NotRequired[
-        Annotated[Relevance, column("meta.modifier_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_M,P",
-                                    nonempty=True)]
+        Annotated[Relevance, column("meta.modifier_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_M,P")]
     ]  # fmt: skip
     judge_score: NotRequired[
         Annotated[Relevance, column("meta.gpt-4o_emergence | meta.gpt-4o_cancellation",
-                                    "emergent: GPT-4o's E; canceled: its C", nonempty=True)]
+                                    "emergent: GPT-4o's E; canceled: its C")]
     ]  # fmt: skip
     property_source: NotRequired[
         Annotated[OptionalText, column("meta.property_source", "component rows: where the property comes from")]
@@ -119,8 +117,9 @@ DATASET = TableSchema(
     "per row. The stored GPT-4o relevances are the Gold row's answers and the reference of judge agreement, so "
     "none can be set aside: the first rejected cell rejects the file.",
     rules=(
-        "Emergent and canceled files need the four GPT-4o columns (relevances of N, H, M and E or C), non-empty; "
-        "component files need meta.property_source.",
+        "Emergent and canceled files need the four GPT-4o columns (relevances of N, H, M and E or C); an empty "
+        "cell is not judged (the data-construction pipeline writes its rows so); component files need "
+        "meta.property_source.",
         "The canceled file's legacy column meta.modifier_gpt4o_relevance (185 empty cells) is not read.",
     ),
     tolerant=False,

@@ -47,7 +47,7 @@ def catalogue() -> list[TableSchema | FileFormat]:
     from ccpt.schemas.dataset import DATASET
     from ccpt.schemas.pipeline import PIPELINE_TOML
     from ccpt.schemas.results import AUTHORS_ROW, AUTHORS_SAMPLE, AUTHORS_TYPE, TIDY
-    from ccpt.schemas.sheets import ANSWERS, PAIRS, RATING_KEY, RATINGS, SOLVER
+    from ccpt.schemas.sheets import ANSWERS, HITS, PAIRS, QUESTIONS, RATING_KEY, RATINGS, SOLVER
     from ccpt.schemas.stores import AGREEMENT_STORE, TEST_INDEX
     from ccpt.schemas.usage import PRICES
 
@@ -61,6 +61,8 @@ def catalogue() -> list[TableSchema | FileFormat]:
         RATING_KEY,
         RATINGS,
         ANSWERS,
+        QUESTIONS,
+        HITS,
         PAIRS,
         AGREEMENT_STORE,
         TEST_INDEX,
