@@ -286,3 +286,17 @@ def test_the_schema_reads_the_released_files_unchanged(dataset: CCPTDataset) -> 
     assert all(r.judge_combination is None for r in dataset.component)
     first = dataset.emergent[0]
     assert (first.combination, first.combination_ratings, first.toxic) == ("a boat on the rocks", (5, 5, 5), False)
+
+
+def test_a_bad_stored_relevance_is_one_line_at_the_command_line(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `ccpt report` printed a plausible Gold row (29.0 / 90.6 / 61.7 with 7 and -5 in the first PI-emergent
+    test row) and exit 0. Now every command that reads the dataset stops with one line naming file, row and column."""
+    from ccpt.cli import main
+
+    _copy_dataset(ccpt_dir, tmp_path)
+    _set_cells(tmp_path / "ccpt_emergent.csv", 0, {"meta.combination_gpt-4o_relevance": "7"})
+    assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and err[0].startswith(f"ccpt: error: {tmp_path / 'ccpt_emergent.csv'}: row 0, column ")
