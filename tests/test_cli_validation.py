@@ -54,6 +54,9 @@ def test_run_rejects_bad_numbers_before_anything_starts(
     ("argv", "named"),
     [
         (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--resamples", "0"], "--resamples"),
+        # Before: `--level nan` passed click's FloatRange and ended in an internal error.
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--level", "nan"], "--level"),
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--level", "1"], "--level"),
         (["judge-agreement", "--n", "-1"], "--n"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--n", "-1"], "--n"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "0"], "--raters"),
@@ -205,3 +208,55 @@ def test_run_help_states_the_offline_defaults_the_sweep_uses(capsys: pytest.Capt
     text = " ".join(capsys.readouterr().out.split())
     assert f"Default: {DEFAULT_LIMIT} for the offline default run" in text
     assert f"Default: {DEFAULT_SEEDS} (the paper's), also for the offline default run" in text
+
+
+@pytest.mark.parametrize(
+    ("arg", "line"),
+    [
+        # Before: `flase` is a non-empty string, so it was true: 192 toxic-free instances instead of 200.
+        ("exclude_toxic=flase", "-T exclude_toxic='flase': must be true or false"),
+        ("sa_answer_every_step=flase", "-T sa_answer_every_step='flase': must be true or false"),
+        ("system_prompt=1", "-T system_prompt=1: must be true or false"),
+        ("judge_mode=bogus", "-T judge_mode='bogus': must be one of text, expected"),  # was stored as given
+        ("split=dev", "-T split='dev': must be one of test, train"),
+        ("method=[base, cot]", "-T method=['base', 'cot']: must be text"),  # was an internal error
+        ("seeds=true", "-T seeds=True: must be an integer"),
+        ("sa_epsilon=[1]", "-T sa_epsilon=[1]: must be a number"),
+    ],
+)
+def test_task_arguments_are_typed_by_the_task_signature(
+    arg: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ccpt run -T`: a boolean or an enumerated value that is not one of its values is one line naming the
+    parameter and the allowed values, before anything starts."""
+    argv = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--log-dir", str(tmp_path / "l")]
+    got = _one_line_error(capsys, [*argv, "-T", arg])
+    assert got.startswith(f"ccpt: error: {line}")
+    assert not (tmp_path / "l").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        ({"exclude_toxic": "flase"}, "-T exclude_toxic='flase': must be true or false"),
+        ({"judge_mode": "bogus"}, "-T judge_mode='bogus': must be one of text, expected"),
+        ({"protocol": "paper"}, "-T protocol='paper': must be one of ccpt, as-run"),
+    ],
+)
+def test_inspect_eval_task_arguments_are_typed_too(args: dict[str, object], line: str) -> None:
+    """`inspect eval ccpt/pi_emergent -T …` calls the task function with the value as YAML read it: the same
+    check, raised as Inspect's PrerequisiteError (which `inspect eval` prints as one line, exit 1)."""
+    from ccpt.eval.inspect_compat import is_user_error
+    from ccpt.eval.tasks import pi_emergent, type_prediction
+
+    for task in (pi_emergent, type_prediction) if "judge_mode" not in args else (pi_emergent,):
+        with pytest.raises(Exception) as caught:
+            task(**args)
+        assert is_user_error(caught.value) and str(caught.value) == line
+
+
+def test_valid_task_arguments_are_typed_not_refused() -> None:
+    from ccpt.eval.tasks import pi_emergent, typed_task_args
+
+    typed = typed_task_args(pi_emergent, {"exclude_toxic": True, "split": "train", "data_dir": 2024, "seeds": 2})
+    assert typed == {"exclude_toxic": True, "split": "train", "data_dir": "2024", "seeds": 2}

@@ -149,4 +149,25 @@ def test_sft_export_excludes_the_task3_sets_of_every_seed_asked_for(
     ids = {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()}
     for seed in (0, 7):
         assert not ids & {i.source for i in dataset.type_prediction_set(seed=seed) if i.gold != "others"}
-    assert info["removed"]["Task-3 row"] > 588  # seed 0 alone removes 588 rows
+    assert info["removed"]["Task-3 row"] > 584  # seed 0 alone removes 584 rows
+
+
+def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
+    """The issue's case: the Task-3 item "death walkers" → mythical (ccpt_emergent:2359) stayed in the training
+    data as the train row "the death walkers" → mythical (ccpt_emergent:1440). Articles, case, punctuation and
+    noun inflection no longer hide a test item."""
+    from ccpt.export import leak_key, sft_export
+
+    assert leak_key("the death walkers") == leak_key("Death Walker.") == leak_key("death walkers") == "death walker"
+    assert leak_key("An apple's core") == "apple core" and leak_key("peeled") != leak_key("peel")
+    items = dataset.type_prediction_set(seed=0)
+    assert ("death walkers", "mythical") in {(i.combination, i.property) for i in items}
+    export = sft_export(dataset)
+    ids = {e["id"] for e in export.examples}
+    assert "ccpt_emergent:1440" not in ids  # was exported
+    assert len(export.examples) == 4455  # 4,519 before: 64 surface variants of a test item
+    tests = [r for t in ("pi_emergent", "pi_canceled", "npc_emergent") for r in dataset.test(t)]
+    test_pairs = {(leak_key(r.combination), leak_key(r.property)) for r in tests}
+    test_pairs |= {(leak_key(i.combination), leak_key(i.property)) for i in items}
+    records = {r.id: r for r in dataset.paper_records}
+    assert not {(leak_key(records[i].combination), leak_key(records[i].property)) for i in ids} & test_pairs

@@ -152,7 +152,7 @@ def test_bad_cell_names_row_and_column(ccpt_dir: Path, tmp_path: Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    with pytest.raises(DataError, match=r"row 5 .*meta\.root_human_relevance.*'9'"):
+    with pytest.raises(DataError, match=r"row 5, column 'meta\.root_human_relevance': .*\(got '9'\)"):
         read_records(path)
 
 
@@ -228,3 +228,75 @@ def test_a_malformed_test_index_is_one_error(text: str, message: str, tmp_path: 
     path.write_bytes(text.encode("utf-8", "surrogateescape"))  # "\udcff" is the byte 0xff: not UTF-8
     with pytest.raises(DataError, match=message):
         read_test_index(path)
+
+
+def test_an_empty_test_split_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "test_index.json"
+    path.write_text('{"pi_emergent": [], "pi_canceled": [0], "npc_emergent": [0]}', encoding="utf-8")
+    with pytest.raises(DataError, match=r"test_index\.json: pi_emergent: Value should have at least 1 item"):
+        read_test_index(path)
+
+
+def _set_cells(path: Path, row: int, cells: dict[str, str]) -> None:
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[row].update(cells)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        # The issue's case: 7 / -5 in a test row made the Gold row 255.6 / -107.4 and judge agreement 0.626.
+        (
+            {"meta.combination_gpt-4o_relevance": "7", "meta.root_gpt-4o_relevance": "-5"},
+            r"ccpt_emergent\.csv: row 0, column 'meta\.combination_gpt-4o_relevance': should be less than or equal "
+            r"to 1 \(got '7'\)",
+        ),
+        ({"meta.root_gpt-4o_relevance": "-5"}, r"row 0, column 'meta\.root_gpt-4o_relevance': should be greater"),
+        ({"meta.modifier_gpt-4o_relevance": "inf"}, r"column 'meta\.modifier_gpt-4o_relevance': .*finite"),
+        ({"meta.gpt-4o_emergence": "nan"}, r"column 'meta\.gpt-4o_emergence': .*finite"),
+        ({"meta.toxicity": "flase"}, r"column 'meta\.toxicity': should be a valid boolean"),
+        ({"meta.human_labels": "(emergent, 7)"}, r"column 'meta\.human_labels': not a type label"),
+        ({"human_label_majority": "bogus"}, r"column 'human_label_majority': not a type label"),
+    ],
+    ids=["issue-7-and-minus-5", "negative", "inf", "nan", "flag", "label", "majority"],
+)
+def test_a_stored_judge_relevance_out_of_range_is_one_line(
+    ccpt_dir: Path, tmp_path: Path, cells: dict[str, str], message: str
+) -> None:
+    """The stored GPT-4o relevances are the Gold row's answers and judge agreement's reference: a cell outside
+    [0, 1] (or inf, nan) in the dataset cannot be set aside without changing them, so it rejects the file. (An
+    empty cell is "not judged", as the data-construction pipeline writes its rows.)"""
+    _copy_dataset(ccpt_dir, tmp_path)
+    _set_cells(tmp_path / "ccpt_emergent.csv", 0, cells)  # row 0 is the first pi_emergent test row
+    with pytest.raises(DataError, match=message) as caught:
+        load_dataset(tmp_path)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_schema_reads_the_released_files_unchanged(dataset: CCPTDataset) -> None:
+    """The real files through the dataset schema: every stored relevance in [0, 1], labels and ratings parsed."""
+    judged = [*dataset.emergent, *dataset.canceled]
+    values = [v for r in judged for v in (r.judge_combination, r.judge_head, r.judge_modifier, r.judge_score)]
+    assert len(values) == 4 * 4113 and all(v is not None and 0 <= v <= 1 for v in values)
+    assert all(r.judge_combination is None for r in dataset.component)
+    first = dataset.emergent[0]
+    assert (first.combination, first.combination_ratings, first.toxic) == ("a boat on the rocks", (5, 5, 5), False)
+
+
+def test_a_bad_stored_relevance_is_one_line_at_the_command_line(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `ccpt report` printed a plausible Gold row (29.0 / 90.6 / 61.7 with 7 and -5 in the first PI-emergent
+    test row) and exit 0. Now every command that reads the dataset stops with one line naming file, row and column."""
+    from ccpt.cli import main
+
+    _copy_dataset(ccpt_dir, tmp_path)
+    _set_cells(tmp_path / "ccpt_emergent.csv", 0, {"meta.combination_gpt-4o_relevance": "7"})
+    assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and err[0].startswith(f"ccpt: error: {tmp_path / 'ccpt_emergent.csv'}: row 0, column ")

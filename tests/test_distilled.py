@@ -13,6 +13,7 @@ from ccpt.cli import main
 from ccpt.errors import ModelError
 from ccpt.eval.distilled_provider import NOT_A_JUDGE_PROMPT, judge_model_name, parse_judge_prompt
 from ccpt.judging.agreement import agreement_ci
+from ccpt.judging.encoder import BASE_ENCODERS
 from ccpt.judging.rated_pairs import heldout_pairs, heldout_records, pair_key, paper300_pairs, training_pairs
 from ccpt.prompts import judge_prompt
 from ccpt.stats import pearson, spearman
@@ -183,7 +184,9 @@ def test_provider_gives_the_judge_the_unrounded_score(tiny_head, dataset) -> Non
     probe = [(p.concept, p.property) for p in heldout_pairs(dataset)[:6]]
     direct = load_judge(path, sha).score(probe)
     model = get_model(f"ccpt-distilled/{path}")
-    assert model.api.base_url == f"head-sha256:{sha}"  # part of Inspect's cache key: no stale scores across heads
+    # Part of Inspect's cache key: no stale scores across heads, nor across the base encoder's weights.
+    minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
+    assert model.api.base_url == f"head-sha256:{sha};weights-sha256:{minilm}"
     for mode in ("text", "expected"):
         judgements = asyncio.run(score_pairs(Judge(model, mode=mode), probe))  # type: ignore[arg-type]
         assert [j.relevance for j in judgements] == pytest.approx(direct, abs=1e-6)
@@ -346,8 +349,15 @@ def test_shipped_judge_is_the_calibrated_mean_of_its_two_heads_unless_asked_for_
     assert "calibrated to GPT-4o" in calibrated.note() and "uncalibrated" in raw.note()
     assert "all-mpnet-base-v2" in calibrated.note() and JUDGE_SHA256[:12] in calibrated.note()
     # Raw and calibrated scores are cached apart (the base URL is part of Inspect's cache key).
+    # Scores are keyed by the weights too (the MiniLM zip's and MPNet's inflated weights' verified sha256): before,
+    # scores made with corrupted MPNet weights survived the repair under the same key.
     keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
-    assert keys == {f"head-sha256:{JUDGE_SHA256}", f"head-sha256:{JUDGE_SHA256}+raw"}
+    weights = f"weights-sha256:{BASE_ENCODERS['all-minilm-l6-v2'].sha256[:16]},78c0197b6159d926"
+    assert keys == {f"head-sha256:{JUDGE_SHA256};{weights}", f"head-sha256:{JUDGE_SHA256}+raw;{weights}"}
+    assert {h.encoder.weights_sha256 for h in calibrated.heads} == {
+        BASE_ENCODERS["all-minilm-l6-v2"].sha256,
+        BASE_ENCODERS["all-mpnet-base-v2"].weights_sha256,
+    }
     with pytest.raises(ModelError, match="unknown model argument"):
         get_model("ccpt-distilled/default", calibrate=False)
 
@@ -482,14 +492,21 @@ def test_training_cache_files_are_safetensors_and_round_trip(tmp_path: Path) -> 
 
 
 def test_a_split_encoders_weights_are_inflated_once_and_again_when_the_copy_changes(tmp_path: Path) -> None:
+    """The inflated copy is trusted on its content (sha256 against the pinned value), never on size and mtime:
+    before, 30 MB of MPNet's copy zeroed with its mtime restored changed the score of (fire, hot) from 0.974 to
+    0.226, exit 0."""
+    import hashlib
     import os
     import zipfile
 
     from ccpt.judging.encoder import BaseEncoder, _inflated_weights
 
-    spec = BaseEncoder(name="tiny", requirements=(), sha256="ab" * 32, folder="tiny/", parts=("part-1",), size=1)
-    archive = tmp_path / "tiny.zip"
     weights = os.urandom(3 << 20)
+    pinned = hashlib.sha256(weights).hexdigest()
+    spec = BaseEncoder(
+        name="tiny", requirements=(), sha256="ab" * 32, folder="tiny/", parts=("part-1",), size=1, weights_sha256=pinned
+    )
+    archive = tmp_path / "tiny.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("tiny/model.safetensors", weights)
     with zipfile.ZipFile(archive) as zf:
@@ -499,8 +516,15 @@ def test_a_split_encoders_weights_are_inflated_once_and_again_when_the_copy_chan
         assert _inflated_weights(zf, archive, spec) == first and first.stat().st_mtime_ns == stamp  # not redone
         first.write_bytes(weights[:100])  # a partial or edited copy …
         assert _inflated_weights(zf, archive, spec).read_bytes() == weights  # … is inflated again
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "tiny.zip",
-        "tiny.zip.model.safetensors",
-        "tiny.zip.model.safetensors.verified",
-    ]  # no partial file left behind
+        before = first.stat()
+        with first.open("r+b") as fh:  # zeroed in place, same size, its mtime given back: still caught
+            fh.seek(1 << 20)
+            fh.write(bytes(1 << 20))
+        os.utime(first, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert first.stat().st_mtime_ns == before.st_mtime_ns and first.read_bytes() != weights
+        assert _inflated_weights(zf, archive, spec).read_bytes() == weights
+        wrong = BaseEncoder(**{**spec.__dict__, "weights_sha256": "cd" * 32})
+        first.unlink()
+        with pytest.raises(ModelError, match=r"inflates to sha256 .* not the pinned cdcdcdcdcdcd"):
+            _inflated_weights(zf, archive, wrong)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.zip"]  # no partial file left behind

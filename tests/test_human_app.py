@@ -466,3 +466,29 @@ def test_a_corrupt_study_database_and_an_empty_host_are_one_line(tmp_path: Path,
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "--host is empty" in err[0] and "0.0.0.0" in err[0]
     assert not (tmp_path / "human.sqlite").exists()  # refused before the study was created
+
+
+def test_the_apps_sheets_are_checked_by_their_schema(tmp_path: Path, dataset) -> None:
+    """The study sheets were parsed by hand: a repeated item id showed one question twice, and `assignments = 0`
+    gave a HIT no annotator. Each is now one line naming the file, row and column (docs/schemas.md)."""
+    from ccpt.errors import DataError
+    from ccpt.human.app.studies import load_study
+    from ccpt.human.sheets import export_solver_sheet
+
+    csv_path, _ = export_solver_sheet(dataset, "pi_emergent", tmp_path, n=3, seed=0)
+    assert csv_path.name == "pi_emergent_sheet.csv" and len(load_study(tmp_path).items) == 3
+    import pandas as pd
+
+    sheet = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
+    pd.concat([sheet, sheet.iloc[:1]]).to_csv(csv_path, index=False)  # the first item again
+    with pytest.raises(DataError, match=r"pi_emergent_sheet\.csv: row 3 repeats row 0 \(id = "):
+        load_study(tmp_path)
+    csv_path.unlink()
+    hits = tmp_path / "hits.csv"
+    header = "hit_id,form,candidate_type,assignments,root,modifier,combination,property\n"
+    hits.write_text(header + "e-1,emergent,emergent,0,dog,rain,a dog in the rain,wet\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"hits\.csv: row 0, column 'assignments': should be greater than or equal"):
+        load_study(tmp_path)
+    hits.write_text(header + "e-1,emergnt,emergent,3,dog,rain,a dog in the rain,wet\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"hits\.csv: row 0, column 'form': should be 'emergent' or 'canceled'"):
+        load_study(tmp_path)

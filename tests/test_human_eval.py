@@ -265,3 +265,48 @@ def test_a_constant_judge_has_undefined_agreement_not_minus_zero(tmp_path: Path)
     (tmp_path / "copy.csv").write_bytes((tmp_path / "r.csv").read_bytes())  # a copy under another name
     with pytest.raises(DataError, match=r"copy\.csv: row 0: rater 'a' already rated pair 'p00000' \(.*r\.csv row 0\)"):
         read_ratings(tmp_path / "key.csv", [tmp_path / "r.csv", tmp_path / "copy.csv"])
+
+
+def _filled(dataset, tmp_path: Path, name: str, task: str, answers: list[str], rater: str | None) -> Path:
+    """A solver sheet of ``task`` (the same items every time) filled with ``answers`` by ``rater``."""
+    csv_path, _ = export_solver_sheet(dataset, task, tmp_path / name, n=len(answers), seed=0)
+    sheet = pd.read_csv(csv_path, keep_default_na=False)
+    sheet["answer"] = answers
+    if rater is not None:
+        sheet["rater"] = rater
+    sheet.to_csv(csv_path, index=False)
+    return csv_path
+
+
+@pytest.mark.parametrize("rater", ["alice", None])
+def test_one_rater_in_two_sheets_is_one_line_not_counted_twice(
+    dataset, tmp_path: Path, rater: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `human import-solver a.csv b.csv` with one rater's name in both sheets gave her answers twice
+    (seed 0 twice). Now one line names both places, exit 2, nothing written."""
+    from ccpt.cli import main
+
+    first = _filled(dataset, tmp_path, "a", "pi_emergent", ["wet", "red"], rater)
+    second = _filled(dataset, tmp_path, "b", "pi_emergent", ["dry", "blue"], rater)
+    out = tmp_path / "human.csv"
+    argv = ["human", "import-solver", str(first), str(second), "--out", str(out)]
+    assert main([*argv, "--data-dir", str(dataset.source)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    who = f"rater {rater!r}" if rater else "a sheet without a rater column"
+    assert len(err) == 1 and f"{second}: row 0: {who} already answered" in err[0] and f"in {first} (row 0)" in err[0]
+    assert not out.exists()
+
+
+def test_raters_of_several_sheets_are_distinct_seeds_and_vote_together(dataset, tmp_path: Path) -> None:
+    """Each rater is one seed across the sheets (before, every sheet restarted at seed 0), and Task 3's majority is
+    taken over the raters of all the sheets (before, per sheet: one item scored once per sheet)."""
+    from ccpt.human.sheets import import_solver_sheets
+
+    sheets = [_filled(dataset, tmp_path, n, "pi_emergent", ["wet", "red"], n) for n in ("ann", "bob")]
+    rows = import_solver_sheets(sheets, dataset)
+    assert rows["seed"].tolist() == [0, 0, 1, 1] and rows["instance"].nunique() == 2
+    votes = {"ann": ["emergent", "component"], "bob": ["emergent", "canceled"], "cy": ["canceled", "canceled"]}
+    typed = [_filled(dataset, tmp_path, f"t{n}", "type_prediction", v, n) for n, v in votes.items()]
+    voted = import_solver_sheets(typed, dataset)
+    assert len(voted) == 2 and voted["pred_type"].tolist() == ["emergent", "canceled"]  # 2 of 3, then 2 of 3
+    assert voted["answer_raw"].tolist() == ["emergent; emergent; canceled", "component; canceled; canceled"]

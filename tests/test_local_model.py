@@ -74,7 +74,10 @@ def test_the_cache_key_names_the_file_the_llama_build_and_the_settings(tmp_path:
         answers_fingerprint(weights_file, spec, "any"),
     }
     stat = weights_file.stat()
-    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # the file was replaced
+    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # touched, not changed
+    assert answers_fingerprint(weights_file, spec, "aligned") == key  # the content is the identity, not the mtime
+    weights_file.write_bytes(b"GGUF" + bytes(59) + b"\x01")  # replaced: same size, its old mtime given back
+    os.utime(weights_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     others.add(answers_fingerprint(weights_file, spec, "aligned"))
     assert len(others) == 5 and key not in others
 
@@ -271,3 +274,21 @@ def test_concurrent_calls_queue_in_inspect_one_at_a_time(monkeypatch: pytest.Mon
     outputs = asyncio.run(all_calls())
     assert all(out.error is None and out.completion for out in outputs)
     assert most == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        ({"verbose": "flase"}, "gguf/qwen2.5-0.5b: -M verbose='flase': must be true or false"),  # was silently false
+        ({"n_ctx": "abc"}, "gguf/qwen2.5-0.5b: -M n_ctx='abc': must be an integer ≥ 1"),  # was an internal error
+        ({"n_threads": 0}, "gguf/qwen2.5-0.5b: -M n_threads=0: must be an integer ≥ 1"),
+        ({"n_batch": True}, "gguf/qwen2.5-0.5b: -M n_batch=True: must be an integer ≥ 1"),
+        ({"prefix_cache": "bogus"}, "prefix_cache must be aligned, off or any, not 'bogus'"),
+    ],
+)
+def test_model_arguments_are_typed_before_anything_loads(args: dict[str, object], line: str) -> None:
+    from ccpt.errors import ModelError
+
+    with pytest.raises(ModelError) as caught:
+        local_model.GGUFModelAPI("qwen2.5-0.5b", **args)
+    assert str(caught.value) == line

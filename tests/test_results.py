@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -104,7 +105,11 @@ def test_export_round_trip(tmp_path: Path, reference: pd.DataFrame) -> None:
 # ----------------------------------------------------------------------------------- real Inspect logs
 
 
-def _write_log(log_dir: Path) -> None:
+def _write_log(
+    log_dir: Path, first: dict[str, Any] | None = None, shared_changes: dict[str, Any] | None = None
+) -> None:
+    """A log of a stand-in ccpt scorer; ``first`` changes the first answer's record, ``shared_changes`` the shared
+    keys (None removes a key)."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelAPI, ModelOutput, modelapi
@@ -133,6 +138,8 @@ def _write_log(log_dir: Path) -> None:
                 "property": "wet",
                 "judge": "fake",
             }
+            for key, value in (shared_changes or {}).items():
+                shared.pop(key) if value is None else shared.__setitem__(key, value)
             samples = [
                 {
                     "sample": 0,
@@ -142,6 +149,7 @@ def _write_log(log_dir: Path) -> None:
                     "r_np": 0.9,
                     "r_hp": 0.1,
                     "r_mp": 0.8,
+                    **(first or {}),
                 },
                 {
                     "sample": 1,
@@ -238,3 +246,72 @@ def test_cli_report_on_a_dotted_model_file(
     # The paper's GPT-4o PI-emergent Base numbers, now under the renamed model.
     assert [c.strip() for c in base.strip().strip("|").split("|")][2:5] == ["44.1 ± 0.6", "83.3 ± 0.4", "40.8 ± 0.7"]
     assert "as-run" in out  # the report names the protocol
+
+
+# ------------------------------------------------------------------ what a results directory may also hold
+
+
+def test_a_relevance_out_of_range_in_a_log_is_set_aside_and_counted(tmp_path: Path) -> None:
+    """The issue's case: a per-sample r_np of 7.0 gave R_N,P 300.0 with 0 invalid cells. The tidy-table schema now
+    sets it aside (never used), counts it in the sample's invalid_cells, and recomputes the score without it."""
+    _write_log(tmp_path, first={"r_np": 7.0})
+    frame = from_inspect_logs(tmp_path)
+    bad = frame[frame["sample"] == 0]
+    assert len(bad) == 4 and bad["r_np"].isna().all() and bad["score"].isna().all()
+    assert bad["invalid_cells"].tolist() == [1, 1, 1, 1]
+    assert bad["r_hmp"].tolist() == pytest.approx([0.8] * 4)  # the valid relevances are kept
+    (note,) = [n for n in frame.attrs["notes"] if "invalid cell" in n]
+    assert "4 invalid cells set aside" in note and "column 'r_np': should be less than or equal to 1 (got 7.0)" in note
+
+
+def test_a_log_record_missing_its_instance_is_named_and_skipped(tmp_path: Path) -> None:
+    """A record without its instance cannot be placed (before: two instances collapsed into one, silently)."""
+    _write_log(tmp_path / "good")
+    _write_log(tmp_path / "bad", shared_changes={"instance": None})
+    frame = from_inspect_logs(tmp_path)
+    assert len(frame) == 2 * 2 * 2  # the good log, whole
+    (skipped,) = frame.attrs["unreadable"]
+    assert "/bad/" in skipped.path and skipped.reason == "row 0, column 'instance': empty (got None)"
+    with pytest.raises(DataError, match=r"no readable Inspect logs: .*column 'instance': empty"):
+        from_inspect_logs(tmp_path / "bad")
+
+
+def _foreign_log(log_dir: Path) -> Path:
+    """A log of another benchmark's task, run by Inspect's mock model."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    task = Task(name="hello", dataset=[Sample(input="Say hi", target="hi", id=1)], solver=generate(), scorer=match())
+    (log,) = eval(task, model="mockllm/model", log_dir=str(log_dir), display="none")
+    return Path(str(log.location).replace("file://", ""))
+
+
+def test_a_foreign_log_and_non_regular_files_are_skipped_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a non-ccpt log gave `internal error: KeyError: 'nan'` (in `ccpt report` and at the end of `ccpt run`),
+    and a FIFO made `ccpt report` hang. Now each is skipped and named; the ccpt log is reported, its tokens alone."""
+    import os
+
+    from ccpt.cli import main
+    from ccpt.results.usage import read_usage
+
+    _write_log(tmp_path)
+    foreign = _foreign_log(tmp_path)
+    os.mkfifo(tmp_path / "pipe.csv")
+    os.mkfifo(tmp_path / "pipe.eval")
+    frame = load_results(tmp_path)
+    assert len(frame) == 2 * 2 * 2 and set(frame["model"]) == {"ccpt-test-fake/x"}
+    reasons = {Path(u.path).name: u.reason for u in frame.attrs["unreadable"]}
+    assert reasons == {
+        foreign.name: "not a ccpt log (task 'hello')",
+        "pipe.csv": "not a regular file (skipped)",
+        "pipe.eval": "not a regular file (skipped)",
+    }
+    assert [u.model for u in read_usage([tmp_path])] == ["ccpt-test-fake/x"]
+    assert main(["report", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "internal error" not in err and "not a ccpt log (task 'hello')" in err and "pipe.eval" in err
+    assert "| ccpt-test-fake/x | Multi-Oracle |" in out

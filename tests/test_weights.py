@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import importlib
+import json
 import os
 import sys
 import threading
@@ -68,40 +69,47 @@ def test_assembles_parts_in_order_and_verifies(fake_parts: EmbeddedModel, cache:
     assert path == cache / "fake.gguf"
     assert path.read_bytes() == PAYLOAD
     assert weights.is_installed(fake_parts)
-    # nothing but the model and its marker is left behind (no partial temp files)
-    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf", "fake.gguf.verified"]
+    # nothing but the model is left behind (no partial temp files, no size-and-mtime marker)
+    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf"]
 
 
-def test_verified_file_is_reused_without_rehash(
+def test_a_cached_file_is_hashed_on_every_use_not_reassembled(
     fake_parts: EmbeddedModel, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     registry = {"fake-model": fake_parts}
     first = resolve_gguf("fake-model", registry=registry, cache_dir=cache)
     mtime = first.stat().st_mtime_ns
+    hashed: list[Path] = []
+    real = weights.sha256_file
 
-    def no_hash(path: Path) -> str:
-        raise AssertionError(f"re-hashed {path}")
+    def counted(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
 
     def no_parts(dist: str) -> Path:
         raise AssertionError(f"re-assembled from {dist}")
 
-    monkeypatch.setattr(weights, "sha256_file", no_hash)
+    monkeypatch.setattr(weights, "sha256_file", counted)
     again = resolve_gguf("fake-model", registry=registry, cache_dir=cache, locate=no_parts)
-    assert again == first
-    assert again.stat().st_mtime_ns == mtime
+    assert again == first and again.stat().st_mtime_ns == mtime and hashed == [first]
 
 
-def test_changed_file_is_rehashed_and_reassembled(fake_parts: EmbeddedModel, cache: Path) -> None:
+def test_an_edited_file_with_its_mtime_restored_is_reassembled(fake_parts: EmbeddedModel, cache: Path) -> None:
+    """Before, a marker of size and mtime vouched for the file: an edit with `touch -r` (or os.utime) passed."""
     registry = {"fake-model": fake_parts}
     path = resolve_gguf("fake-model", registry=registry, cache_dir=cache)
+    before = path.stat()
     corrupt = bytearray(PAYLOAD)
-    corrupt[-1] ^= 0xFF  # same size, different content, new mtime -> marker no longer trusted
+    corrupt[-1] ^= 0xFF  # same size, different content, the old mtime given back
     path.write_bytes(bytes(corrupt))
-    os.utime(path, ns=(0, 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    old_marker = {"sha256": fake_parts.sha256, "size": before.st_size, "mtime_ns": before.st_mtime_ns}
+    (cache / "fake.gguf.verified").write_text(json.dumps(old_marker))  # what an older ccpt trusted
     assert resolve_gguf("fake-model", registry=registry, cache_dir=cache).read_bytes() == PAYLOAD
+    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf"]  # the old marker is gone
 
 
-def test_file_without_marker_is_hashed_once_and_kept(fake_parts: EmbeddedModel, cache: Path) -> None:
+def test_file_copied_by_hand_is_hashed_and_kept(fake_parts: EmbeddedModel, cache: Path) -> None:
     cache.mkdir()
     (cache / "fake.gguf").write_bytes(PAYLOAD)  # e.g. copied by hand
 
@@ -109,7 +117,6 @@ def test_file_without_marker_is_hashed_once_and_kept(fake_parts: EmbeddedModel, 
         raise AssertionError("should not re-assemble a correct file")
 
     path = resolve_gguf("fake-model", registry={"fake-model": fake_parts}, cache_dir=cache, locate=no_parts)
-    assert (cache / "fake.gguf.verified").is_file()
     assert path.read_bytes() == PAYLOAD
 
 

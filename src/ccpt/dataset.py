@@ -1,8 +1,9 @@
 """The CCPT dataset (paper §3): noun phrase / property / property-type triplets with human annotations.
 
 Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N,
-property P, type T). Every quirk of the released files is parsed into clean values, and a row that cannot
-be parsed is an error naming file, row and column — nothing is dropped silently.
+property P, type T). Every cell is checked by the dataset schema (:mod:`ccpt.schemas.dataset`, docs/schemas.md
+"dataset CSV"), ranges included (a stored relevance must be in [0, 1]); a rejected cell is an error naming file,
+row and column — nothing is dropped silently.
 
 Quirks handled (measured on the files at the pinned commit):
 - ``sentence`` is empty in some rows → ``None``.
@@ -22,18 +23,17 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
 from ccpt.spec import (
     GENERATIVE_TASKS,
-    OTHERS,
     TASK_SPECS,
     TASKS,
     PropertyType,
     TaskName,
     TypeLabel,
-    type_label,
 )
 
 # Which file each generative task's test split indexes into (test_index.json).
@@ -42,14 +42,6 @@ TASK_FILE: dict[TaskName, str] = {
     for name, spec in TASK_SPECS.items()
     if spec.data_file  # type: ignore[misc]
 }
-
-# The emergent file's raw code 2 is "others" (module docstring); every other label is read by spec.type_label.
-_RAW_CODES: dict[str, TypeLabel] = {"2": OTHERS}
-
-
-def _type_label(text: str) -> TypeLabel | None:
-    return _RAW_CODES.get(text.strip()) or type_label(text)
-
 
 BASE_COLUMNS: tuple[str, ...] = (
     "sentence",
@@ -154,113 +146,53 @@ class TypeItem:
 # ---------------------------------------------------------------------------------------------- parsing
 
 
-class _RowError(ValueError):
-    def __init__(self, column: str, message: str) -> None:
-        super().__init__(message)
-        self.column = column
-
-
-def _tuple_items(text: str, column: str) -> list[str]:
-    """Items of a stringified Python tuple such as ``"(5, 5, 3)"`` or ``"(component, )"``."""
-    s = text.strip()
-    if not (s.startswith("(") and s.endswith(")")):
-        raise _RowError(column, f"expected a tuple like '(a, b, c)', got {text!r}")
-    return [item.strip().strip("'\"") for item in s[1:-1].split(",") if item.strip()]
-
-
-def _ratings(text: str, column: str) -> tuple[int, ...]:
-    items = _tuple_items(text, column)
-    values: list[int] = []
-    for item in items:
-        if not item.isdigit() or not 1 <= int(item) <= 5:
-            raise _RowError(column, f"rating {item!r} is not an integer 1-5 in {text!r}")
-        values.append(int(item))
-    if not values:
-        raise _RowError(column, f"no ratings in {text!r}")
-    return tuple(values)
-
-
-def _labels(text: str, column: str) -> tuple[str, ...]:
-    items = _tuple_items(text, column)
-    labels = []
-    for item in items:
-        label = _type_label(item)
-        if label is None:
-            raise _RowError(column, f"unknown label {item!r} in {text!r}")
-        labels.append(label)
-    if not labels:
-        raise _RowError(column, f"no labels in {text!r}")
-    return tuple(labels)
-
-
-def _bool(text: str, column: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "1"):
-        return True
-    if value in ("false", "0"):
-        return False
-    raise _RowError(column, f"expected True/False, got {text!r}")
-
-
-def _float(text: str | None, column: str) -> float | None:
-    if text is None or text.strip() == "":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise _RowError(column, f"expected a number, got {text!r}") from None
-
-
-def _text(row: dict[str, str], column: str) -> str:
-    value = (row.get(column) or "").strip()
-    if not value:
-        raise _RowError(column, "empty value")
-    return value
-
-
 def clean_combination(text: str) -> str:
     """Strip surrounding whitespace and trailing punctuation ("a maddening dog," → "a maddening dog")."""
     return _TRAILING_PUNCT.sub("", text.strip())
 
 
-def _record(stem: str, index: int, row: dict[str, str]) -> Record:
+def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
+    """A row the dataset schema accepted, as a record."""
     ptype, _extra = FILE_SPECS[stem]
-    majority = _type_label(_text(row, "human_label_majority"))
-    if majority is None:
-        raise _RowError("human_label_majority", f"unknown label {row['human_label_majority']!r}")
-    score_column = {"emergent": "meta.gpt-4o_emergence", "canceled": "meta.gpt-4o_cancellation"}.get(ptype)
     return Record(
         file=stem,
         row=index,
         sentence=(row.get("sentence") or "").strip() or None,
-        combination=clean_combination(_text(row, "combination")),
-        head=_text(row, "root"),
-        modifier=_text(row, "modifier"),
-        property=_text(row, "property"),
+        combination=clean_combination(row["combination"]),
+        head=row["root"],
+        modifier=row["modifier"],
+        property=row["property"],
         type=ptype,
-        human_label=majority,
-        human_labels=_labels(row["meta.human_labels"], "meta.human_labels"),
-        combination_ratings=_ratings(row["meta.combination_human_relevance"], "meta.combination_human_relevance"),
-        head_ratings=_ratings(row["meta.root_human_relevance"], "meta.root_human_relevance"),
-        modifier_ratings=_ratings(row["meta.modifier_human_relevance"], "meta.modifier_human_relevance"),
-        toxic=_bool(row["meta.toxicity"], "meta.toxicity"),
-        judge_combination=_float(row.get("meta.combination_gpt-4o_relevance"), "meta.combination_gpt-4o_relevance"),
-        judge_head=_float(row.get("meta.root_gpt-4o_relevance"), "meta.root_gpt-4o_relevance"),
-        judge_modifier=_float(row.get("meta.modifier_gpt-4o_relevance"), "meta.modifier_gpt-4o_relevance"),
-        judge_score=_float(row.get(score_column), score_column) if score_column else None,
-        property_source=(row.get("meta.property_source") or "").strip() or None,
+        human_label=row["human_label_majority"],
+        human_labels=tuple(row["human_labels"]),
+        combination_ratings=tuple(row["combination_ratings"]),
+        head_ratings=tuple(row["head_ratings"]),
+        modifier_ratings=tuple(row["modifier_ratings"]),
+        toxic=row["toxic"],
+        judge_combination=row.get("judge_combination"),
+        judge_head=row.get("judge_head"),
+        judge_modifier=row.get("judge_modifier"),
+        judge_score=row.get("judge_score"),
+        property_source=(row.get("property_source") or "").strip() or None,
     )
 
 
 def read_records(path: Path, stem: str | None = None) -> list[Record]:
-    """Parse one CCPT CSV file into records; any unparsable row raises DataError naming row and column."""
+    """Parse one CCPT CSV file into records through the dataset schema (docs/schemas.md, "dataset CSV").
+
+    The first rejected cell (a label that is not one, a relevance outside [0, 1], ``inf``, ``nan``) is one
+    :class:`DataError` naming the file, row and column: nothing is dropped silently.
+    """
+    from ccpt.schemas.dataset import DATASET, DATASET_COLUMNS, SCORE_COLUMN
+
     stem = stem or path.stem
     if stem not in FILE_SPECS:
         raise DataError(f"{path}: not a CCPT file name (expected one of {', '.join(FILE_SPECS)})")
     if not path.is_file():
         raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
     required = BASE_COLUMNS + FILE_SPECS[stem][1]
-    records: list[Record] = []
+    columns = {**DATASET_COLUMNS, **({"judge_score": SCORE_COLUMN[stem]} if stem in SCORE_COLUMN else {})}
+    rows: list[dict[str, Any]] = []
     try:
         # utf-8-sig: a file saved by a spreadsheet starts with a byte-order mark, which is not part of the
         # first column's name.
@@ -270,24 +202,22 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
             missing = [c for c in required if c not in header]
             if missing:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", "is this a CCPT file?")
+            present = {name: col for name, col in columns.items() if col in header}
             for index, row in enumerate(reader):
-                line = index + 2  # header is line 1
                 if None in row or any(v is None for v in row.values()):
                     # DictReader pads a short row with None and collects a long row's extras under the key None.
                     fields = len(header) + len(row[None]) if None in row else sum(v is not None for v in row.values())
                     raise DataError(
-                        f"{path}: row {index} (line {line}) has {fields} fields, expected {len(header)}",
+                        f"{path}: row {index} (line {index + 2}) has {fields} fields, expected {len(header)}",
                         "the file looks truncated or corrupt; re-download it",
                     )
-                try:
-                    records.append(_record(stem, index, row))
-                except _RowError as exc:
-                    raise DataError(f"{path}: row {index} (line {line}), column {exc.column!r}: {exc}") from None
+                rows.append({name: row[col] for name, col in present.items()})
     except csv.Error as exc:
         raise DataError(f"{path}: malformed CSV: {exc}", "the file looks truncated or corrupt") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    return records
+    checked = DATASET.check(rows, str(path), headers=present)  # raises at the first rejected cell
+    return [_record(stem, index, row) for index, row in enumerate(checked.rows)]
 
 
 def read_test_index(path: Path) -> dict[TaskName, tuple[int, ...]]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,9 +67,25 @@ def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
     return task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
 
 
-def _key(text: str) -> str:
-    """Comparison form of a phrase: lower case, single spaces (the dataset repeats phrases in varying case)."""
-    return " ".join(text.lower().split())
+_ARTICLES = frozenset({"a", "an", "the"})
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def leak_key(text: str) -> str:
+    """The meaning-level form of a phrase the SFT exclusion compares: what a surface change cannot hide.
+
+    Lower case; punctuation dropped (possessive ``'s`` with it); the articles a / an / the dropped; each word's
+    noun lemma (lemminflect, a core dependency: "walkers" → "walker", "mice" → "mouse"). "The death walkers" and
+    "death walkers" are one phrase; only noun inflection is undone, so "peeled" and "peel" stay two (as in
+    :func:`ccpt.activation.concept_key`). Words under 3 letters are kept as they are (lemminflect maps "as" → "a").
+    """
+    from lemminflect import getLemma
+
+    words = _TOKEN.findall(text.lower().replace("'s ", " ").removesuffix("'s"))
+    return " ".join((getLemma(w, upos="NOUN")[0] or w) if len(w) >= 3 else w for w in words if w not in _ARTICLES)
+
+
+_key = lru_cache(maxsize=1 << 16)(leak_key)
 
 
 @dataclass(frozen=True)
@@ -105,8 +123,9 @@ def sft_export(
     "a ship without a rudder" → "directionless" has seen that test answer). Task 3 draws its items from every
     row of the three files, train pools included: a row that is a Task-3 item, or whose (noun phrase, property)
     is a Task-3 item's, is dropped too (``type_items``: the Task-3 evaluation set(s); default the set of seed
-    0, what ``ccpt run`` evaluates). Comparison is case- and whitespace-insensitive. Only rows whose majority
-    label is the file's type are used.
+    0, what ``ccpt run`` evaluates). Phrases are compared by meaning, not by string (:func:`leak_key`: case,
+    punctuation, articles and noun inflection do not count): "death walkers" → "mythical" in training would leak
+    the Task-3 item "the death walkers" → "mythical". Only rows whose majority label is the file's type are used.
     """
     held_out = ds.held_out_rows()
     test_records = [r for task in GENERATIVE_TASKS for r in ds.test(task)]

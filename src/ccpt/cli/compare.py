@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED
+from ccpt.cli.options import SEED, FiniteFloat
 from ccpt.errors import CcptError
 
 
@@ -34,7 +34,7 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
 @click.option(
     "--level",
-    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    type=FiniteFloat(0.5, 1.0, open_bounds=True),  # click's FloatRange lets nan through
     default=0.95,
     show_default=True,
     help="Confidence level of the CI; the test's significance level is 1 − LEVEL.",

@@ -66,17 +66,16 @@ def import_solver(
     sheets: tuple[Path, ...], out: Path, data_dir: Path | None, judge_model: str | None, judge_mode: str | None
 ) -> None:
     """Read filled solver sheets into tidy rows; `ccpt report RUN OUT` then shows them as the Human row."""
-    import pandas as pd
 
     from ccpt.dataset import load_dataset
-    from ccpt.human.sheets import import_solver_sheet, judge_answers
+    from ccpt.human.sheets import import_solver_sheets, judge_answers
     from ccpt.outputs import refuse_inputs
     from ccpt.results import export
     from ccpt.sources import dataset_files
 
     refuse_inputs(out, [*sheets, *dataset_files(data_dir)], "--out")
     ds = load_dataset(data_dir)
-    frame = pd.concat([import_solver_sheet(s, ds) for s in sheets], ignore_index=True)
+    frame = import_solver_sheets(sheets, ds)  # read together: one rater is one seed across the sheets
     if judge_model is not None:
         from inspect_ai.model import get_model
 

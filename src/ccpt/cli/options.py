@@ -17,8 +17,8 @@ class FiniteFloat(click.ParamType):
 
     name = "number"
 
-    def __init__(self, low: float | None = None, high: float | None = None) -> None:
-        self.low, self.high = low, high
+    def __init__(self, low: float | None = None, high: float | None = None, *, open_bounds: bool = False) -> None:
+        self.low, self.high, self.open = low, high, open_bounds  # open_bounds: (low, high) rather than [low, high]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         try:
@@ -27,14 +27,16 @@ class FiniteFloat(click.ParamType):
             self.fail(f"{value!r} is not a number", param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+        below = self.low is not None and (number <= self.low if self.open else number < self.low)
+        above = self.high is not None and (number >= self.high if self.open else number > self.high)
+        if below or above:
             self.fail(f"{number:g} is not in the range {self._range()}", param, ctx)
         return number
 
     def _range(self) -> str:
         low = "-inf" if self.low is None else f"{self.low:g}"
         high = "inf" if self.high is None else f"{self.high:g}"
-        return f"[{low}, {high}]"
+        return f"({low}, {high})" if self.open else f"[{low}, {high}]"
 
     def __repr__(self) -> str:
         return f"FiniteFloat{self._range()}"

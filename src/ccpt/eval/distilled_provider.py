@@ -110,9 +110,12 @@ class DistilledModelAPI(ModelAPI):
         judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=apply)
         # Inspect's cache key includes base_url: naming the head's sha256 (and the scale) there keeps scores
         # cached under one head from being served for another (a retrained or updated head, or raw vs
-        # calibrated scores, under the same model name).
+        # calibrated scores, under the same model name), and naming the base encoders' weights (their verified
+        # sha256) keeps scores made with other weights from surviving a repair or an update of the weights.
         scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
-        super().__init__(model_name, base_url or f"head-sha256:{judge.sha256}{scale}", api_key, [], config)
+        weights = ",".join(head.encoder.weights_sha256[:16] for head in judge.heads)
+        key = f"head-sha256:{judge.sha256}{scale};weights-sha256:{weights}"
+        super().__init__(model_name, base_url or key, api_key, [], config)
         self.judge = judge
         self._lock = anyio.Lock()
 

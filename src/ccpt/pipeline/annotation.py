@@ -37,7 +37,7 @@ from ccpt.errors import DataError
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
-from ccpt.sheets import neutralise_row, read_sheet_rows, restore_row
+from ccpt.sheets import neutralise_row, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import fleiss_kappa
 
@@ -203,6 +203,18 @@ def _normalise_header(name: str) -> str:
         if name.startswith(prefix):
             name = name[len(prefix) :]
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
+
+
+def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
+    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"): a form that is not one, an
+    assignments count below 1 or a repeated hit_id is one line naming the file, row and column. The rows are
+    kept as text (what the dataset files are written from); the schema's checks are what they may be trusted for."""
+    from ccpt.schemas.sheets import HITS
+
+    sheet = read_sheet_rows(path, list(HITS.json_schema.get("required", [])))
+    checked = HITS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
+    HITS.check_unique(checked.rows, str(path), sheet.numbers)
+    return {row["hit_id"]: row for row in sheet.rows}
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
@@ -384,8 +396,7 @@ def import_answers(
     )
 
     def work() -> dict[str, Any]:
-        with hits_csv.open(newline="", encoding="utf-8") as fh:
-            hits = {h["hit_id"]: h for h in map(restore_row, csv.DictReader(fh))}
+        hits = _read_hits(hits_csv)
         parsed = read_answers(Path(answers), hits)
         by_hit: dict[str, list[Answer]] = {}
         for a in parsed:

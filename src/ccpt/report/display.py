@@ -279,6 +279,7 @@ def display_tables(report: Report) -> list[DisplayTable]:
 
 def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Model calls, cache hits, tokens and cost per model and role (docs/metrics.md, "Token and cost")."""
+    invalid = any(r.invalid_usage for r in rows)
     body = tuple(
         DisplayRow(
             (r.model, r.role),
@@ -290,6 +291,8 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
                 Cell(f"{r.output_tokens:,}", int(r.output_tokens)),
                 Cell("n/a (no price)", None) if r.cost is None else Cell(f"{r.cost:.4f}", float(r.cost)),
                 *[_count_cell(n) for n in (r.failed_attempts, r.timed_out)],
+                # Only when a log holds one: calls whose recorded token counts were negative (set aside).
+                *([_count_cell(r.invalid_usage)] if invalid else []),
             ),
         )
         for r in rows
@@ -304,6 +307,7 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
         "Cost (USD)",
         "Failed attempts",
         "Timed out",
+        *(["Invalid usage (not counted)"] if invalid else []),
     )
     return DisplayTable("usage", "Tokens and cost", header, body)
 
@@ -313,7 +317,8 @@ def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for r in rows:
         base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
-        for name in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out"):
+        names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
+        for name in names + (("invalid_usage",) if r.invalid_usage else ()):
             out.append({**base, "metric": name, "count": getattr(r, name)})
     return out
 

@@ -59,17 +59,16 @@ def rows_from_metadata(
         merged = {**base, **member}
         row = empty_row()
         row.update({k: merged.get(k) for k in COLUMNS if k in merged})
-        row["sample"] = int(merged.get("sample", index))
-        row["seed"] = int(merged["seed"]) if merged.get("seed") is not None else default_seed
+        # Raw values: the tidy-table schema checks them (:func:`check_records`), once, for every reader.
+        row["sample"] = merged.get("sample", index)
+        row["seed"] = merged["seed"] if merged.get("seed") is not None else default_seed
         row["model"] = merged.get("model") or default_model
         row["method_raw"] = merged.get("method_raw") or merged.get("method")
         _normalise_sa(row)
-        row["judge_failures"] = int(merged.get("judge_failures") or 0)
+        row["judge_failures"] = merged.get("judge_failures") or 0
         row["source"] = source
         row["protocol"] = protocol
-        if row.get("task") not in TASK_SPECS:
-            raise DataError(f"{source}: unknown task {row.get('task')!r} in sample metadata")
-        if TASK_SPECS[row["task"]].generative:
+        if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
             set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
         rows.append(row)
     return rows
@@ -101,10 +100,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
     run_formats = _run_formats(logs)
+    invalid: list[str] = []  # per log, the cells of its records the schema set aside
     for log in logs:
         source = Path(str(log.location).replace("file://", "")).name
         model = str(log.eval.model)
         task_name = str(log.eval.task).split("/")[-1]
+        if not is_ccpt_log(log):
+            # Another benchmark's log beside ccpt's: named and skipped, never read as failed ccpt samples.
+            unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
+            continue
         protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
         roles = log.eval.model_roles or {}
         log_judge = str(roles["grader"].model) if "grader" in roles else None
@@ -113,11 +117,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         first = len(rows)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
-            meta = None
-            for score in (sample.scores or {}).values():
-                if isinstance(score.metadata, Mapping) and "ccpt" in score.metadata:
-                    meta = score.metadata["ccpt"]
-                    break
+            meta = _ccpt_metadata(sample)
             if isinstance(meta, Mapping) and meta.get("judge_format") and log_judge:
                 formats.setdefault(log_judge, set()).add(str(meta["judge_format"]))
             if meta is None:
@@ -146,6 +146,13 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             rows.extend(
                 rows_from_metadata(meta, default_seed=epoch - 1, default_model=model, source=source, protocol=protocol)
             )
+        try:
+            if issues := check_records(rows[first:], source):
+                invalid.append(issues)
+        except DataError as exc:  # a record without its task, instance or seed: the log cannot be placed
+            del rows[first:]
+            unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
+            continue
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
@@ -174,11 +181,52 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         )
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
+    notes.extend(invalid)
     if formats:
         notes.append(judge_format_note(formats))
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
     return out
+
+
+def _path(log: Any) -> str:
+    return str(log.location).replace("file://", "")
+
+
+def is_ccpt_log(log: Any) -> bool:
+    """Whether a log is a ccpt task's: its task is one of ccpt's, or its samples carry ccpt score metadata."""
+    task = str(log.eval.task).split("/")[-1]
+    return task in TASK_SPECS or any(_ccpt_metadata(s) is not None for s in log.samples or [])
+
+
+def _ccpt_metadata(sample: Any) -> Any:
+    """The ``ccpt`` metadata a ccpt scorer stored on a sample's score, or None."""
+    for score in (sample.scores or {}).values():
+        if isinstance(score.metadata, Mapping) and "ccpt" in score.metadata:
+            return score.metadata["ccpt"]
+    return None
+
+
+def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
+    """Check one log's rows against the tidy-table schema (docs/schemas.md, "tidy table"), in place.
+
+    A rejected value (``r_np = 7.0``, a relevance of ``nan``, a negative count) is set aside and counted in the
+    sample's ``invalid_cells``, and the derived cells are recomputed without it; a rejected or missing key cell
+    (task, instance, seed, …) raises :class:`DataError` naming it (the caller skips that log and names it).
+    Returns the note of the set-aside cells, or None.
+    """
+    from ccpt.results.table import recompute
+    from ccpt.schemas.base import summary_line
+    from ccpt.schemas.results import TIDY
+
+    derived = ("r_hmp", "score")  # computed here from the relevances, not read: never a rejected cell of the log
+    checked = TIDY.check([{k: None if k in derived else row.get(k) for k in COLUMNS} for row in rows], source)
+    for row, values, bad in zip(rows, checked.rows, checked.bad_cells(), strict=True):
+        row.update({k: v for k, v in values.items() if k not in derived})  # typed values, set-aside cells None
+        if bad:
+            row["invalid_cells"] = (row.get("invalid_cells") or 0) + bad
+            recompute(row)
+    return f"{source}: {summary_line(checked.issues)}" if checked.issues else None
 
 
 def judge_format_note(formats: Mapping[str, set[str]]) -> str:
@@ -226,16 +274,27 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     locations: list[str] = []
+    logs, unreadable = [], []
     for item in paths:
         path = Path(item)
         if path.is_file():
             locations.append(str(path))
         elif path.is_dir():
             locations += [info.name for info in list_eval_logs(str(path), recursive=True)]
+            # A FIFO or socket named *.eval is not listed by Inspect; name it rather than pass over it in silence.
+            unreadable += [
+                UnreadableLog(str(p), "not a regular file (skipped)")
+                for p in sorted(path.rglob("*"))
+                if p.suffix in LOG_SUFFIXES and not p.is_file() and not p.is_dir()
+            ]
+        elif path.exists():
+            unreadable.append(UnreadableLog(str(path), "not a regular file (skipped)"))
         else:
             raise DataError(f"{path}: no such log file or directory")
-    logs, unreadable = [], []
     for location in locations:
+        if not Path(location.replace("file://", "")).is_file():  # a FIFO would block the reader forever
+            unreadable.append(UnreadableLog(location.replace("file://", ""), "not a regular file (skipped)"))
+            continue
         try:
             logs.append(read_eval_log(location, header_only=header_only))
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read

@@ -13,7 +13,7 @@ from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.identity import deduplicate, fill_judges
-from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs
+from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs, unreadable_line
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
 
@@ -40,7 +40,12 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
             raise DataError(f"{path}: no such file or directory")
         parts: list[pd.DataFrame] = []
         if path.is_dir():
-            for csv_path in sorted(path.glob("*.csv")):
+            csvs = sorted(path.glob("*.csv"))
+            # A FIFO or a device named *.csv would block the reader (or never end): skipped and named.
+            irregular = [UnreadableLog(str(p), "not a regular file (skipped)") for p in csvs if not p.is_file()]
+            unreadable.extend(irregular)
+            notes.extend(f"skipped {unreadable_line(irregular)}" for _ in irregular[:1])
+            for csv_path in (p for p in csvs if p.is_file()):
                 try:
                     parts.append(from_reference_csv(csv_path, dataset))
                 except DataError as exc:  # one file the directory holds is not a result file: name it, read the rest
@@ -79,7 +84,7 @@ def input_files(paths: Iterable[str | Path]) -> list[Path]:
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            files.extend(sorted(path.glob("*.csv")))
+            files.extend(p for p in sorted(path.glob("*.csv")) if p.is_file())
             files.extend(p for p in sorted(path.rglob("*")) if p.suffix in LOG_SUFFIXES and p.is_file())
         elif path.is_file():
             files.append(path)

@@ -12,14 +12,13 @@ counted once, from the newest log, as in :func:`ccpt.results.from_inspect_logs` 
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
-from ccpt.results.inspect_logs import LOG_SUFFIXES, read_logs, run_key
+from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_key
 
 ROLES = ("solver", "judge")
 
@@ -45,6 +44,7 @@ class UsageRow:
     cost: float | None = None  # US dollars, with --prices; None when the model has no price
     failed_attempts: int = 0  # attempts that ended in an error (retried unless it was the call's last)
     timed_out: int = 0  # failed attempts that hit the attempt timeout
+    invalid_usage: int = 0  # calls whose recorded token counts are not counts (not summed, not priced)
 
     def mostly_timed_out(self) -> bool:
         """Whether at least half of the attempts sent (and two or more) timed out: a server that cannot keep up."""
@@ -58,21 +58,23 @@ def timed_out(error: str) -> bool:
 
 
 def load_prices(path: str | Path) -> dict[str, Price]:
-    """Read a TOML price list: ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens)."""
+    """Read a TOML price list: ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens).
+
+    Checked by its schema (docs/schemas.md, "price list"): every price finite and ≥ 0; one line names the model
+    and the key of the first that is not.
+    """
+    from pydantic import ValidationError
+
+    from ccpt.schemas.base import one_line, read_toml
+    from ccpt.schemas.usage import PriceList
+
     path = Path(path)
+    table = read_toml(path)
     try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the price list ({exc})") from None
-    prices: dict[str, Price] = {}
-    for model, entry in table.items():
-        if not isinstance(entry, Mapping) or set(entry) != {"input", "output"}:
-            raise DataError(f"{path}: {model!r} must be {{ input = $/1M tokens, output = $/1M tokens }}")
-        values = [entry["input"], entry["output"]]
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
-            raise DataError(f"{path}: {model!r}: prices must be non-negative numbers")
-        prices[model] = Price(float(values[0]), float(values[1]))
-    return prices
+        checked = PriceList.model_validate(table).root
+    except ValidationError as exc:
+        raise DataError(one_line(path, exc), "each entry is { input = $/1M tokens, output = $/1M tokens }") from None
+    return {model: Price(entry.input, entry.output) for model, entry in checked.items()}
 
 
 def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None = None) -> list[UsageRow]:
@@ -80,17 +82,22 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     files = [Path(p) for p in paths]
     # Unreadable logs are named by the results loader; they cost nothing countable here.
     logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
+    logs = [log for log in logs if is_ccpt_log(log)]  # another benchmark's log is named by the results loader
     events: dict[tuple[Any, ...], list[Any]] = {}
     for log in logs:
         identity = run_key(log)
         for sample in log.samples or []:
             # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
             events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
+    from pydantic import ValidationError
+
+    from ccpt.schemas.usage import CallUsage
+
     totals: dict[tuple[str, str], list[int]] = {}
     for model_events in events.values():
         for event in model_events:
             role = "judge" if event.role == "grader" else "solver"
-            counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0, 0, 0])
+            counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0, 0, 0, 0])
             if event.cache == "read":
                 counts[1] += 1
                 continue
@@ -100,13 +107,20 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
                 counts[5] += int(timed_out(str(event.error)))
             usage = event.output.usage if event.output is not None else None
             if usage is not None:
-                counts[2] += int(usage.input_tokens or 0)
-                counts[3] += int(usage.output_tokens or 0)
+                try:  # a negative count would subtract tokens and dollars: set aside and counted instead
+                    tokens = CallUsage.model_validate(
+                        {"input_tokens": usage.input_tokens or 0, "output_tokens": usage.output_tokens or 0}
+                    )
+                except ValidationError:
+                    counts[6] += 1
+                    continue
+                counts[2] += tokens.input_tokens
+                counts[3] += tokens.output_tokens
     rows = []
-    for (model, role), (calls, cached, tokens_in, tokens_out, failed, slow) in sorted(totals.items()):
+    for (model, role), (calls, cached, tokens_in, tokens_out, failed, slow, invalid) in sorted(totals.items()):
         price = (prices or {}).get(model)
         cost = None if price is None else (tokens_in * price.input + tokens_out * price.output) / 1e6
-        rows.append(UsageRow(model, role, calls, cached, tokens_in, tokens_out, cost, failed, slow))
+        rows.append(UsageRow(model, role, calls, cached, tokens_in, tokens_out, cost, failed, slow, invalid))
     return rows
 
 

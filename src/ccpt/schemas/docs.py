@@ -44,12 +44,15 @@ only when a file is read: `import ccpt` stays cheap.
 
 def catalogue() -> list[TableSchema | FileFormat]:
     """Every declared format, in the order of the page."""
+    from ccpt.schemas.dataset import DATASET
     from ccpt.schemas.pipeline import PIPELINE_TOML
     from ccpt.schemas.results import AUTHORS_ROW, AUTHORS_SAMPLE, AUTHORS_TYPE, TIDY
-    from ccpt.schemas.sheets import ANSWERS, PAIRS, RATING_KEY, RATINGS, SOLVER
+    from ccpt.schemas.sheets import ANSWERS, HITS, PAIRS, QUESTIONS, RATING_KEY, RATINGS, SOLVER
     from ccpt.schemas.stores import AGREEMENT_STORE, TEST_INDEX
+    from ccpt.schemas.usage import PRICES
 
     return [
+        DATASET,
         AUTHORS_ROW,
         AUTHORS_SAMPLE,
         AUTHORS_TYPE,
@@ -58,10 +61,13 @@ def catalogue() -> list[TableSchema | FileFormat]:
         RATING_KEY,
         RATINGS,
         ANSWERS,
+        QUESTIONS,
+        HITS,
         PAIRS,
         AGREEMENT_STORE,
         TEST_INDEX,
         PIPELINE_TOML,
+        PRICES,
     ]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
 from ccpt.schemas.base import (
@@ -21,10 +21,11 @@ from ccpt.schemas.base import (
     Relevance,
     TableSchema,
     Text,
+    _no_bool,
     column,
     role,
 )
-from ccpt.spec import GENERATIVE_TASKS, TASKS, TYPE_LABELS, type_label
+from ccpt.spec import GENERATIVE_TASKS, TASKS, TYPE_LABELS, PropertyType, ScoredType, type_label
 
 # The judged pairs of a generative answer, by the tidy table's relevance column: (N, P), (H, P), (M, P).
 JUDGED_ROLES: tuple[str, ...] = ("r_np", "r_hp", "r_mp")
@@ -165,6 +166,57 @@ ANSWERS = TableSchema(
         "The label must be an option of the HIT's form (emergent form: emergent, component, others; canceled "
         "form: canceled, component, others; or the option code 0-2).",
     ),
+    tolerant=False,
+)
+
+# ------------------------------------------------------------------------------------------ exported sheets
+
+Form = ScoredType  # the two annotation forms (Figures 5 and 6): emergent and canceled
+CandidateType = PropertyType
+
+
+class HitRow(TypedDict):
+    """A row of ``hits.csv`` (``ccpt pipeline annotate-export``): one HIT to annotate."""
+
+    hit_id: Annotated[Text, role(KEY, "the HIT")]
+    form: Annotated[Form, column("form", "the annotation form it is asked on")]
+    candidate_type: Annotated[CandidateType, column("candidate_type", "the candidate's type when mined")]
+    assignments: Annotated[int, Field(ge=1), BeforeValidator(_no_bool), column("assignments", "annotators asked")]
+    root: Annotated[Text, column("root", "the head noun H")]
+    modifier: Annotated[Text, column("modifier", "the modifier M")]
+    combination: Annotated[Text, column("combination", "the noun phrase N")]
+    property: NotRequired[Annotated[OptionalText, column("property", "the property P")]]
+
+
+HITS = TableSchema(
+    "annotation HITs",
+    HitRow,
+    "ccpt pipeline annotate-import, ccpt human serve (the annotation study)",
+    "hits.csv as ccpt pipeline annotate-export writes it; other columns (sentence, question, …) are kept as text.",
+    unique=(("hit_id",),),
+    tolerant=False,
+)
+
+
+class QuestionRow(TypedDict):
+    """A row of an exported solver sheet as the web app reads it: what the page shows."""
+
+    id: Annotated[Text, role(KEY, "the item id")]
+    task: Annotated[Task, role(KEY, "the task (the file is <task>_sheet.csv)")]
+    combination: OptionalText
+    head: OptionalText
+    modifier: OptionalText
+    property: OptionalText
+    question: Annotated[Text, column("question", "the question as the page shows it")]
+
+
+QUESTIONS = TableSchema(
+    "solver question sheet",
+    QuestionRow,
+    "ccpt human serve (the solver study)",
+    "<task>_sheet.csv as ccpt human export-solver writes it; only its display columns are read (no gold answer).",
+    unique=(("id",),),
+    rules=("Every row's task is the one the file is named after.",),
     tolerant=False,
 )
 

@@ -14,7 +14,8 @@ from ccpt.spec import GENERATIVE_TASKS
 RowNumbers = Annotated[
     list[Annotated[int, Strict(), Field(ge=0)]],
     Unique,
-    Field(description="0-based row positions into the task's file, each once"),
+    # An empty split has no instance to evaluate and no mean to report: a file with one is not a test index.
+    Field(min_length=1, description="0-based row positions into the task's file, each once, at least one"),
 ]
 TestIndex: type[BaseModel] = create_model(  # one key per generative task, spelled once in ccpt.spec
     "TestIndex",

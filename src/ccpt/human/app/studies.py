@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +18,9 @@ from typing import Any
 from ccpt.errors import DataError
 from ccpt.pipeline.annotation import FORM_OPTIONS
 from ccpt.prompts import render_template
+from ccpt.schemas.base import TableSchema
 from ccpt.schemas.sheets import SOURCE_OPTIONS
-from ccpt.sheets import restore_row
+from ccpt.sheets import read_sheet_rows
 from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 
 SOLVER, RATING, ANNOTATION = "solver", "rating", "annotation"
@@ -57,34 +57,33 @@ class Study:
         return tuple(s for s in (SOLVER, RATING, ANNOTATION) if any(i.study == s for i in self.items))
 
 
-def _read_csv(path: Path, required: Sequence[str]) -> list[dict[str, str]]:
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            rows = [restore_row(row) for row in reader]  # ccpt's sheets neutralise formula-like cells
-            header = reader.fieldnames or []
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path}: cannot read sheet ({exc})") from exc
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise DataError(f"{path}: missing column(s): {', '.join(missing)}", "use the sheet ccpt exported unchanged")
-    return rows
+def _read_csv(path: Path, schema: TableSchema) -> list[dict[str, Any]]:
+    """A sheet's rows checked by its schema (docs/schemas.md): one line naming file, row and column otherwise."""
+    required = list(schema.json_schema.get("required", []))
+    sheet = read_sheet_rows(path, required)  # restores the cells ccpt's sheets neutralise (formula-like text)
+    checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
+    schema.check_unique(checked.rows, str(path), sheet.numbers)
+    return checked.rows
 
 
 def _solver_items(path: Path, overlap: int | None) -> list[Item]:
-    rows = _read_csv(path, ["id", "task", "combination", "head", "modifier", "property", "question"])
+    from ccpt.schemas.sheets import QUESTIONS
+
+    rows = _read_csv(path, QUESTIONS)
     items = []
     for line, row in enumerate(rows, start=2):
         task = row["task"]
-        if task not in TASKS or f"{task}_sheet.csv" != path.name:
+        if f"{task}_sheet.csv" != path.name:
             raise DataError(f"{path}: line {line}: task {task!r} does not belong in this sheet")
         shown = ("combination", "head", "modifier", "property", "question")
-        items.append(Item(SOLVER, row["id"], task, {k: row[k] for k in shown}, overlap))
+        items.append(Item(SOLVER, row["id"], task, {k: row[k] or "" for k in shown}, overlap))
     return items
 
 
 def _rating_items(path: Path, overlap: int | None) -> list[Item]:
-    rows = _read_csv(path, ["pair_id", "concept", "property"])
+    from ccpt.schemas.sheets import RATING_KEY
+
+    rows = _read_csv(path, RATING_KEY)
     seen: dict[str, Item] = {}
     for row in rows:  # key.csv holds one row per (answer, role); a pair shared by several rows is rated once
         if row["pair_id"] not in seen:
@@ -94,14 +93,13 @@ def _rating_items(path: Path, overlap: int | None) -> list[Item]:
 
 
 def _annotation_items(path: Path) -> list[Item]:
-    rows = _read_csv(path, ["hit_id", "form", "candidate_type", "assignments", "root", "modifier", "combination"])
+    from ccpt.schemas.sheets import HITS
+
     items = []
-    for line, row in enumerate(rows, start=2):
-        if row["form"] not in FORM_OPTIONS or not row["assignments"].strip().isdigit():
-            raise DataError(f"{path}: line {line}: bad form {row['form']!r} or assignments {row['assignments']!r}")
-        fields = {k: row[k] for k in ("root", "modifier", "combination", "property")}
+    for row in _read_csv(path, HITS):  # form, assignments ≥ 1 and a unique hit_id: checked by the schema
+        fields = {k: row.get(k) or "" for k in ("root", "modifier", "combination", "property")}
         component = row["candidate_type"] == "component"
-        items.append(Item(ANNOTATION, row["hit_id"], row["form"], fields, int(row["assignments"]), component))
+        items.append(Item(ANNOTATION, row["hit_id"], row["form"], fields, row["assignments"], component))
     return items
 
 

@@ -1,0 +1,127 @@
+"""Schema of the dataset's CSV files (``ccpt_emergent.csv``, ``ccpt_canceled.csv``, ``ccpt_component.csv``,
+``add_ccpt_emergent.csv``): one annotated triplet per row.
+
+The dataset is the benchmark itself, fetched at a pinned commit and sha256-checked; a local ``--data-dir`` copy
+is not. Its stored GPT-4o relevances are the Gold row's answers and the reference of every judge-agreement
+figure, so a cell outside its range (a relevance of 7, ``inf``, ``nan``) cannot be set aside without changing
+those numbers: the first rejected cell rejects the file, with one line naming the file, row and column.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired
+
+from pydantic import BeforeValidator, Field
+from typing_extensions import TypedDict
+
+from ccpt.schemas.base import Flag, Likert, OptionalText, Relevance, TableSchema, Text, column
+from ccpt.spec import OTHERS, TYPE_LABELS, TypeLabel, type_label
+
+# The emergent file's raw code 2 is "others" (ccpt.dataset's docstring); every other label is read by
+# spec.type_label.
+RAW_CODES: dict[str, TypeLabel] = {"2": OTHERS}
+
+
+def dataset_label(text: str) -> TypeLabel | None:
+    """A label as the dataset spells it (a type label in any case, or the emergent file's raw code ``2``)."""
+    return RAW_CODES.get(text.strip()) or type_label(text)
+
+
+def _label(value: Any) -> Any:
+    label = dataset_label(value) if isinstance(value, str) else None
+    if label is None:
+        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)}, or the raw code 2)")
+    return label
+
+
+def _tuple_items(value: Any) -> Any:
+    """Items of a stringified Python tuple such as ``"(5, 5, 3)"`` or ``"(component, )"``."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not (text.startswith("(") and text.endswith(")")):
+        raise ValueError("not a tuple like '(a, b, c)'")
+    return [item.strip().strip("'\"") for item in text[1:-1].split(",") if item.strip()]
+
+
+DatasetLabel = Annotated[str, BeforeValidator(_label), Field(json_schema_extra={"x-type": "type label or 2"})]
+Labels = Annotated[
+    list[DatasetLabel],
+    BeforeValidator(_tuple_items),
+    Field(min_length=1, json_schema_extra={"x-type": "tuple of type labels, e.g. (emergent, 2, emergent)"}),
+]
+Ratings = Annotated[
+    list[Likert],
+    BeforeValidator(_tuple_items),
+    Field(min_length=1, json_schema_extra={"x-type": "tuple of integers 1–5, e.g. (5, 5, 3)"}),
+]
+
+
+class DatasetRow(TypedDict):
+    """A row of a dataset CSV, by field name (:data:`DATASET_COLUMNS` maps each to its header)."""
+
+    sentence: Annotated[OptionalText, column("sentence", "the annotators' example sentence (empty in some rows)")]
+    combination: Annotated[Text, column("combination", "the noun phrase N (trailing punctuation is stripped)")]
+    root: Annotated[Text, column("root", "the head noun H")]
+    modifier: Annotated[Text, column("modifier", "the modifier M")]
+    property: Annotated[Text, column("property", "the property P")]
+    human_label_majority: Annotated[DatasetLabel, column("human_label_majority", "the majority type")]
+    human_labels: Annotated[Labels, column("meta.human_labels", "each annotator's type")]
+    combination_ratings: Annotated[Ratings, column("meta.combination_human_relevance", "human relevance of (N, P)")]
+    head_ratings: Annotated[Ratings, column("meta.root_human_relevance", "human relevance of (H, P)")]
+    modifier_ratings: Annotated[Ratings, column("meta.modifier_human_relevance", "human relevance of (M, P)")]
+    toxic: Annotated[Flag, column("meta.toxicity", "flagged toxic (True/False)")]
+    judge_combination: NotRequired[
+        Annotated[Relevance, column("meta.combination_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_N,P")]
+    ]  # fmt: skip
+    judge_head: NotRequired[
+        Annotated[Relevance, column("meta.root_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_H,P")]
+    ]
+    judge_modifier: NotRequired[
+        Annotated[Relevance, column("meta.modifier_gpt-4o_relevance", "emergent/canceled: GPT-4o's R_M,P")]
+    ]  # fmt: skip
+    judge_score: NotRequired[
+        Annotated[Relevance, column("meta.gpt-4o_emergence | meta.gpt-4o_cancellation",
+                                    "emergent: GPT-4o's E; canceled: its C")]
+    ]  # fmt: skip
+    property_source: NotRequired[
+        Annotated[OptionalText, column("meta.property_source", "component rows: where the property comes from")]
+    ]
+
+
+# field -> header in the files (judge_score's header depends on the file: SCORE_COLUMN)
+DATASET_COLUMNS: dict[str, str] = {
+    "sentence": "sentence",
+    "combination": "combination",
+    "root": "root",
+    "modifier": "modifier",
+    "property": "property",
+    "human_label_majority": "human_label_majority",
+    "human_labels": "meta.human_labels",
+    "combination_ratings": "meta.combination_human_relevance",
+    "head_ratings": "meta.root_human_relevance",
+    "modifier_ratings": "meta.modifier_human_relevance",
+    "toxic": "meta.toxicity",
+    "judge_combination": "meta.combination_gpt-4o_relevance",
+    "judge_head": "meta.root_gpt-4o_relevance",
+    "judge_modifier": "meta.modifier_gpt-4o_relevance",
+    "property_source": "meta.property_source",
+}
+SCORE_COLUMN: dict[str, str] = {"ccpt_emergent": "meta.gpt-4o_emergence", "ccpt_canceled": "meta.gpt-4o_cancellation"}
+
+DATASET = TableSchema(
+    "dataset CSV",
+    DatasetRow,
+    "ccpt.load_dataset (every command that reads the dataset)",
+    "ccpt_emergent.csv, ccpt_canceled.csv, ccpt_component.csv and add_ccpt_emergent.csv: one annotated triplet "
+    "per row. The stored GPT-4o relevances are the Gold row's answers and the reference of judge agreement, so "
+    "none can be set aside: the first rejected cell rejects the file.",
+    rules=(
+        "Emergent and canceled files need the four GPT-4o columns (relevances of N, H, M and E or C); an empty "
+        "cell is not judged (the data-construction pipeline writes its rows so); component files need "
+        "meta.property_source.",
+        "The canceled file's legacy column meta.modifier_gpt4o_relevance (185 empty cells) is not read.",
+    ),
+    tolerant=False,
+    column_names=DATASET_COLUMNS,
+)

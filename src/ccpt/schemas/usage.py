@@ -1,0 +1,51 @@
+"""Schemas of what token accounting reads: the price list (TOML) and the token counts Inspect records per call.
+
+A price is finite and ≥ 0 (a price of ``inf`` would print an infinite cost, a negative one a negative cost); a
+recorded token count is a count (≥ 0). A call whose recorded usage is not is *set aside*: its tokens are not
+summed (nor priced) and it is counted in the usage table's "Invalid usage" column.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel
+
+from ccpt.schemas.base import Count, FileFormat, _no_bool
+
+Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False), BeforeValidator(_no_bool)]
+
+
+class Price(BaseModel):
+    """US dollars per one million tokens, for one model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: Annotated[Dollars, Field(description="$ per 1M input tokens, finite, ≥ 0")]
+    output: Annotated[Dollars, Field(description="$ per 1M output tokens, finite, ≥ 0")]
+
+
+class PriceList(RootModel[dict[str, Price]]):
+    """A price list: model name → its price (``"openai/gpt-4o" = { input = 2.5, output = 10.0 }``)."""
+
+
+class CallUsage(BaseModel):
+    """The token counts Inspect recorded for one model call (``ModelOutput.usage``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+
+
+PRICES = FileFormat(
+    "price list",
+    Price,
+    "ccpt report --prices, ccpt run --prices (the cost column and the --dry-run estimate)",
+    'A TOML file with one entry per model name: `"openai/gpt-4o" = { input = 2.5, output = 10.0 }` '
+    "(US dollars per one million input and output tokens). Each entry has the keys below.",
+    rules=(
+        "A price must be a finite number ≥ 0 (true/false, inf and nan are refused): one line names the model and key.",
+        "A call whose recorded token counts are not counts (≥ 0) is not summed or priced; the usage table counts it.",
+    ),
+)
