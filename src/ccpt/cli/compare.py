@@ -80,6 +80,13 @@ def command(
     from ccpt.report import compare_runs
     from ccpt.report.names import parse_label
     from ccpt.results import load_results
+    from ccpt.stats import min_resamples
+
+    if resamples < min_resamples(level):  # checked before the (slow) loading: it depends on --level
+        raise click.BadParameter(
+            f"{resamples} is too few for a {level:g} CI: each tail needs resamples, so at least {min_resamples(level)}",
+            param_hint="--resamples",
+        )
 
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
