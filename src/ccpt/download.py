@@ -23,6 +23,7 @@ from types import MappingProxyType
 from platformdirs import user_cache_dir
 
 from ccpt.errors import DataError
+from ccpt.outputs import atomic_path
 
 PINNED_COMMIT = "dbd6c08b413b939c3f3878ffb0bd5f048f71dc50"
 # raw.githubusercontent.com serves files of a commit at <base>/<commit>/<path>; CCPT_DATA_URL overrides the
@@ -194,15 +195,11 @@ def download(
         path = target / name
         if is_verified(path, name):
             continue
-        tmp = path.with_suffix(path.suffix + ".part")
-        try:
+        with atomic_path(path) as tmp:
             actual = _fetch_with_retries(config.url(name), tmp, config, fetch)
             if actual != CHECKSUMS[name]:
                 raise DataError(
                     f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",
                     "the source may have changed or the transfer was corrupted; try again later or use --data-dir",
                 )
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
     return target
