@@ -48,8 +48,6 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from lemminflect import getLemma
-
 from ccpt.answers import extract_json_object, first_list_literal
 from ccpt.graph import ConceptGraph, normalise_label
 from ccpt.prompts import render_template, variant_name
@@ -256,6 +254,8 @@ def concept_key(label: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _noun_lemma(word: str) -> str:
+    from lemminflect import getLemma  # on first use: see ccpt.answers._lemmas_of
+
     # Words under 3 letters are left alone: lemminflect maps "as" → "a" and "s" → "".
     return (getLemma(word, upos="NOUN")[0] or word) if len(word) >= 3 else word
 

@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from lemminflect import getAllLemmas, getAllLemmasOOV
-
 from ccpt.errors import CcptError
 from ccpt.spec import TaskSpec, type_label
 
@@ -338,6 +336,8 @@ def _word_forms(word: str) -> frozenset[str]:
     """The word and its possible lemmas: dictionary lemmas of any part of speech plus lemminflect's
     out-of-vocabulary noun rule ("survivors" is not in its dictionary). Lenient on purpose: it only
     decides whether a phrase mentions the head noun."""
+    from lemminflect import getAllLemmas, getAllLemmasOOV  # imported on first use: see _lemmas_of
+
     forms = {word}
     for lemmas in (*getAllLemmas(word).values(), *getAllLemmasOOV(word, "NOUN").values()):
         forms.update(lemma.lower() for lemma in lemmas)
@@ -358,6 +358,15 @@ def _plural_of(word: str, heads: set[str]) -> bool:
     return any(word in (head + "s", head + "es") for head in heads)
 
 
+def _lemmas_of(word: str) -> dict[str, tuple[str, ...]]:
+    # lemminflect is imported on first use, not with this module: its package imports spaCy when spaCy is
+    # installed (and spaCy imports torch), 5 s and ~400 MB that every command reading results (ccpt.results
+    # imports this module) paid without lemmatising anything.
+    from lemminflect import getAllLemmas
+
+    return getAllLemmas(word)
+
+
 def normalise_modifier(modifier: str) -> str | None:
     """The modifier as the judge should score it: the lemma of its first content word.
 
@@ -369,7 +378,7 @@ def normalise_modifier(modifier: str) -> str | None:
     for word in _words(modifier):
         if word in _FUNCTION_WORDS:
             continue
-        lemmas = getAllLemmas(word)
+        lemmas = _lemmas_of(word)
         if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
             return word
         for pos in ("ADJ", "VERB", "NOUN"):

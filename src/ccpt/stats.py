@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
 
 Stat = Literal["paper", "sem", "ci"]
 STATS: tuple[Stat, ...] = ("paper", "sem", "ci")
@@ -163,9 +162,11 @@ def bootstrap_replicates(
     undefined, e.g. a constant resample's correlation), which scipy's own interval would turn into NaN. Batches of
     1,000 bound the memory of the (replicates × instances × seeds) arrays.
     """
+    from scipy import stats  # on first use, see _correlation
+
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore")  # degenerate-interval warnings: the replicates are what is used
-        result = sps.bootstrap(
+        result = stats.bootstrap(
             data,
             statistic,
             n_resamples=n_resamples,
@@ -213,31 +214,38 @@ def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> fl
     ``ratings`` may be any iterable of units (e.g. a generator). Units with fewer than two ratings are not
     pairable and are ignored; NaN when nothing is pairable or the pairable ratings do not vary. Chosen for human
     relevance ratings (1–10) because it allows missing ratings and any number of raters per unit.
+    """
+    units, values = array("q"), array("d")  # long form, read once: O(ratings) memory, no list per unit
+    for number, unit in enumerate(ratings):
+        for value in unit:
+            if value is not None:
+                units.append(number)
+                values.append(float(value))
+    return krippendorff_alpha_long(np.frombuffer(units, dtype=np.int64), np.frombuffer(values))
+
+
+def krippendorff_alpha_long(units: np.ndarray, values: np.ndarray) -> float:
+    """:func:`krippendorff_alpha_interval` of ratings in long form: ``values[i]`` was given to unit ``units[i]``
+    (integer codes, e.g. from ``pandas.factorize``); NaN = not rated.
 
     Computed by the ``krippendorff`` package from its coincidence matrix, summed over chunks of units: its
     ``alpha`` builds a units × values × values array at once (about 400 MB for 150K units on a 1–10 scale), a
-    chunk of them stays within a few MB. Memory is O(ratings + values²).
+    chunk stays within a few MB. Memory is O(ratings + values²).
     """
     from krippendorff import krippendorff as kd
 
-    values, ends = array("d"), array("q")  # every pairable unit's ratings, flat, and where each unit ends
-    for unit in ratings:
-        rated = [float(v) for v in unit if v is not None]
-        if len(rated) >= 2:  # an unpaired rating adds nothing to the coincidences, nor to the value domain
-            values.extend(rated)
-            ends.append(len(values))
-    flat = np.frombuffer(values, dtype=float)
-    domain = np.unique(flat)
+    values = np.asarray(values, dtype=float)
+    rated = ~np.isnan(values)
+    _, units = np.unique(np.asarray(units)[rated], return_inverse=True)
+    values = values[rated]
+    pairable = np.bincount(units)[units] >= 2  # an unpaired rating adds nothing, nor to the value domain
+    domain, index = np.unique(values[pairable], return_inverse=True)
     if len(domain) < 2:
         return float("nan")
-    index, bounds, v = np.searchsorted(domain, flat), np.frombuffer(ends, dtype=np.int64), len(domain)
-    step = max(1, 2_000_000 // (v * v))  # units per chunk: its units × values × values arrays stay ~16 MB
-    coincidences = np.zeros((v, v))
-    for first in range(0, len(bounds), step):
-        chunk = np.concatenate(([bounds[first - 1] if first else 0], bounds[first : first + step]))
-        unit = np.repeat(np.arange(len(chunk) - 1), np.diff(chunk))
-        counts = np.bincount(unit * v + index[chunk[0] : chunk[-1]], minlength=(len(chunk) - 1) * v)
-        coincidences += kd._coincidences(counts.reshape(-1, v))
+    v, n_units = len(domain), int(units.max()) + 1
+    counts = np.bincount(units[pairable] * v + index, minlength=n_units * v).reshape(n_units, v)
+    step = max(1, 250_000 // (v * v))  # units per chunk: its units × values × values arrays stay ~2 MB
+    coincidences = sum(kd._coincidences(counts[first : first + step]) for first in range(0, n_units, step))
     n_v = coincidences.sum(axis=0)
     distances = kd._distances(domain, kd._distance_metric("interval"), n_v)
     expected = (kd._random_coincidences(n_v) * distances).sum()
@@ -252,28 +260,31 @@ def _paired_arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, 
     return a, b
 
 
-def _correlation(test: Callable[..., object], x: Sequence[float], y: Sequence[float]) -> float:
+def _correlation(name: str, x: Sequence[float], y: Sequence[float], **options: str) -> float:
+    # scipy.stats is imported on first use: ~1.3 s and ~80 MB that most commands importing this module never need.
+    from scipy import stats
+
     a, b = _paired_arrays(x, y)
     if len(a) < 2:
         return float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant input: scipy warns and returns NaN, which is the answer
-        return float(test(a, b).statistic)  # type: ignore[attr-defined]
+        return float(getattr(stats, name)(a, b, **options).statistic)
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
     """Pearson's r; NaN if fewer than 2 pairs or a constant input."""
-    return _correlation(sps.pearsonr, x, y)
+    return _correlation("pearsonr", x, y)
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's ρ (average ranks for ties); NaN if fewer than 2 pairs or a constant input."""
-    return _correlation(sps.spearmanr, x, y)
+    return _correlation("spearmanr", x, y)
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's τ-b (ties corrected); NaN if fewer than 2 pairs or a constant input."""
-    return _correlation(lambda a, b: sps.kendalltau(a, b, variant="b"), x, y)
+    return _correlation("kendalltau", x, y, variant="b")
 
 
 # ---------------------------------------------------------------------------------------- comparison

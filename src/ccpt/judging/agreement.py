@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import pearsonr, rankdata
 
 from ccpt.jsonout import dumps
 from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PairSet, RatedPair, sample_id
@@ -96,6 +95,7 @@ def agreement_ci(
     r, rho = defined(pearson(list(h), list(j))), defined(spearman(list(h), list(j)))
     if r is None or rho is None:
         return AgreementCI(r, None, rho, None, n, len(human) - n, 0)
+    from scipy.stats import pearsonr, rankdata  # on first use, as in ccpt.stats
 
     def both(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
         rx, ry = rankdata(x, axis=axis), rankdata(y, axis=axis)
