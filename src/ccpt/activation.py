@@ -254,7 +254,7 @@ def concept_key(label: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _noun_lemma(word: str) -> str:
-    from lemminflect import getLemma  # on first use: see ccpt.answers._lemmas_of
+    from lemminflect import getLemma  # on first use: see ccpt.answers._word_forms
 
     # Words under 3 letters are left alone: lemminflect maps "as" → "a" and "s" → "".
     return (getLemma(word, upos="NOUN")[0] or word) if len(word) >= 3 else word

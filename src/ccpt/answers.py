@@ -336,7 +336,9 @@ def _word_forms(word: str) -> frozenset[str]:
     """The word and its possible lemmas: dictionary lemmas of any part of speech plus lemminflect's
     out-of-vocabulary noun rule ("survivors" is not in its dictionary). Lenient on purpose: it only
     decides whether a phrase mentions the head noun."""
-    from lemminflect import getAllLemmas, getAllLemmasOOV  # imported on first use: see _lemmas_of
+    # lemminflect is imported on first use: its package imports spaCy when installed, and spaCy torch (5 s and
+    # ~270 MB for every command that reads results, ccpt.results importing this module, lemmatising nothing).
+    from lemminflect import getAllLemmas, getAllLemmasOOV
 
     forms = {word}
     for lemmas in (*getAllLemmas(word).values(), *getAllLemmasOOV(word, "NOUN").values()):
@@ -358,15 +360,6 @@ def _plural_of(word: str, heads: set[str]) -> bool:
     return any(word in (head + "s", head + "es") for head in heads)
 
 
-def _lemmas_of(word: str) -> dict[str, tuple[str, ...]]:
-    # lemminflect is imported on first use, not with this module: its package imports spaCy when spaCy is
-    # installed (and spaCy imports torch), 5 s and ~400 MB that every command reading results (ccpt.results
-    # imports this module) paid without lemmatising anything.
-    from lemminflect import getAllLemmas
-
-    return getAllLemmas(word)
-
-
 def normalise_modifier(modifier: str) -> str | None:
     """The modifier as the judge should score it: the lemma of its first content word.
 
@@ -375,10 +368,12 @@ def normalise_modifier(modifier: str) -> str | None:
     becomes its verb lemma ("burned" -> "burn", "floating" -> "float"), then a plural noun its singular
     ("strawberries" -> "strawberry"); unknown words stay as written (lower-cased). None if no content word.
     """
+    from lemminflect import getAllLemmas  # on first use: see _word_forms
+
     for word in _words(modifier):
         if word in _FUNCTION_WORDS:
             continue
-        lemmas = _lemmas_of(word)
+        lemmas = getAllLemmas(word)
         if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
             return word
         for pos in ("ADJ", "VERB", "NOUN"):

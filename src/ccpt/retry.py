@@ -1,13 +1,10 @@
-"""The one retry policy of ccpt's own network calls, on tenacity (which Inspect AI already depends on).
+"""The one retry policy of ccpt's own network calls (the dataset download, the pipeline's HTTP batch job), on
+tenacity. Model and judge calls through Inspect are retried by Inspect itself. What is retried is decided from
+exception types and status codes, never from message text.
 
-Model and judge calls made through Inspect are retried by Inspect itself; this policy is for the calls ccpt
-makes on its own: the dataset download (:mod:`ccpt.download`) and the pipeline's HTTP batch job
-(:mod:`ccpt.pipeline.batch`). What is worth retrying is decided from exception types and status codes, never
-from message text.
-
-Use it as ``Retrying(**retry_policy(...))(fn, *args)`` (or ``AsyncRetrying`` for a coroutine function): when
-the attempts run out, the last outcome is handed back as it was (the last exception raised, or the last
-unwanted result returned), so the caller words the one-line error.
+``Retrying(**retry_policy(...))(fn, *args)`` (``AsyncRetrying`` for a coroutine function): when the attempts run
+out, the last outcome is handed back as it was (the last exception, or the last unwanted result), for the caller
+to word its one-line error.
 """
 
 from __future__ import annotations
