@@ -44,7 +44,6 @@ import pandas as pd
 
 from ccpt.activation import (
     Activator,
-    AuthorsNeighbourCache,
     SAConfig,
     Seeds,
     Trajectory,
@@ -52,6 +51,7 @@ from ccpt.activation import (
     property_induction_seeds,
     spread_activation,
 )
+from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
 from ccpt.answers import split_reply_list
 from ccpt.graph import ConceptGraph, NeighbourCache
 from ccpt.results.authors import parse_step_sets
@@ -205,9 +205,10 @@ def simulate(
 
     async def run_all() -> list[Trajectory]:
         activator = Activator()
+        run = spread_activation_as_run if as_run else spread_activation
         return await asyncio.gather(
             *(
-                spread_activation(
+                run(
                     i.seeds,
                     generate=StoredReplay(i, table, as_run),
                     graph=graph if use_graph else None,

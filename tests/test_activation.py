@@ -25,8 +25,8 @@ from ccpt.activation import (
     parse_concept_list,
     property_induction_seeds,
     spread_activation,
-    spread_activation_as_run,
 )
+from ccpt.activation_as_run import spread_activation_as_run
 from ccpt.graph import ConceptGraph, UnsupportedQuery
 from ccpt.prompts import format_concepts
 
@@ -533,7 +533,7 @@ def test_as_run_is_reproducible_per_seed() -> None:
 
 
 def test_authors_neighbour_cache_keeps_labels_as_stored(tmp_path) -> None:
-    from ccpt.activation import AuthorsNeighbourCache
+    from ccpt.activation_as_run import AuthorsNeighbourCache
     from ccpt.errors import DataError
 
     path = tmp_path / "adjacent.json"

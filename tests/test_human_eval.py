@@ -310,3 +310,51 @@ def test_raters_of_several_sheets_are_distinct_seeds_and_vote_together(dataset, 
     voted = import_solver_sheets(typed, dataset)
     assert len(voted) == 2 and voted["pred_type"].tolist() == ["emergent", "canceled"]  # 2 of 3, then 2 of 3
     assert voted["answer_raw"].tolist() == ["emergent; emergent; canceled", "component; canceled; canceled"]
+
+
+def test_importing_300k_ratings_stays_under_400_mb(tmp_path: Path) -> None:
+    """`ccpt human import-ratings` on 300K ratings (100K pairs × 3 raters) peaked at 763 MB: lemminflect's import
+    pulled in spaCy and torch, the sheets were held as row dicts and α took a list per unit. Peak RSS of the whole
+    command, from the child's VmHWM (ru_maxrss of a child starts at the large pytest parent's value)."""
+    import csv
+    import os
+    import random
+    import subprocess
+    import sys
+
+    import ccpt
+
+    rng = random.Random(0)
+    pairs = 100_000
+    with (tmp_path / "key.csv").open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["pair_id", "task", "model", "method", "instance", "role", "concept", "property", "llm_judge"])
+        roles = ("r_np", "r_hp", "r_mp")
+        out.writerows(
+            [f"p{i}", "pi_emergent", f"m{i % 4}", "base", f"i{i // 12}", roles[i % 3], f"c{i}", f"q{i}", rng.random()]
+            for i in range(pairs)
+        )
+    truth = [rng.randint(1, 10) for _ in range(pairs)]
+    for k in (1, 2, 3):
+        with (tmp_path / f"rater_{k}.csv").open("w", newline="") as fh:
+            out = csv.writer(fh)
+            out.writerow(["pair_id", "rater", "rating"])
+            out.writerows([f"p{i}", f"r{k}", min(10, max(1, truth[i] + rng.randint(-2, 2)))] for i in range(pairs))
+    code = (
+        "import re, sys\n"
+        "from ccpt.cli import main\n"
+        "code = main(['human', 'import-ratings', '--key', 'key.csv', 'rater_1.csv', 'rater_2.csv', 'rater_3.csv',"
+        " '--format', 'json'])\n"
+        "peak = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+        "print(peak, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(ccpt.__file__).parents[1])}  # this ccpt, whatever the cwd
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    agreement = json.loads(run.stdout)["agreement"]
+    assert agreement["n"] == pairs and 0.8 < agreement["krippendorff_alpha_interval"] < 0.9
+    peak_mib = int(run.stderr.split()[-1]) / 1024
+    assert peak_mib < 400, f"peak RSS {peak_mib:.0f} MiB"

@@ -367,6 +367,20 @@ def test_finished_stage_is_skipped_and_redone_when_inputs_change(tmp_path: Path)
     assert len(calls) == 4
 
 
+def test_two_writers_of_one_output_do_not_share_a_temporary_file(tmp_path: Path) -> None:
+    """The stages' atomic writes used one fixed ``<name>.partial``: a second writer truncated the first one's
+    half-written file. Each writer now has its own temporary name, and the last rename wins whole."""
+    target = tmp_path / "out.txt"
+    with atomic_text(target) as first:
+        first.write("first, ")
+        with atomic_text(target) as second:
+            second.write("second writer")
+        assert target.read_text(encoding="utf-8") == "second writer"
+        first.write("complete")
+    assert target.read_text(encoding="utf-8") == "first, complete"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left
+
+
 def test_killed_stage_leaves_nothing_and_is_redone(tmp_path: Path) -> None:
     def killed() -> dict:
         with atomic_text(tmp_path / "out.txt") as fh:
@@ -375,7 +389,7 @@ def test_killed_stage_leaves_nothing_and_is_redone(tmp_path: Path) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         run_stage(_spec(tmp_path), killed)
-    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "out.txt.partial").exists()
+    assert not list(tmp_path.glob("*out.txt*"))  # neither the output nor its temporary file
     assert not _spec(tmp_path).manifest_path.exists()
 
     def finish() -> dict:

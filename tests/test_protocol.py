@@ -324,7 +324,7 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
     the provider's sampling for the expansion (local family: 0.71), one expansion shared by both seeds."""
     from inspect_ai.log import resolve_sample_attachments
 
-    from ccpt.activation import as_run_delta
+    from ccpt.activation_as_run import as_run_delta
     from ccpt.answers import spacy_lemma
 
     log = _eval(

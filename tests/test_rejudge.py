@@ -18,7 +18,7 @@ from ccpt.cli import main
 from ccpt.eval.scripted import scripted_reply
 from ccpt.prompts import judge_prompt
 from ccpt.protocol import get_protocol
-from ccpt.report.cross_judge import cross_judge, kendall_tau_b
+from ccpt.report.cross_judge import cross_judge
 from ccpt.results import load_results
 from ccpt.spec import TASK_SPECS
 
@@ -126,15 +126,6 @@ def test_rejudge_an_inspect_run_matches_a_direct_computation(
     assert got.keys() == expected.keys() and len(expected) == 12
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, abs=1e-9), key
-
-
-def test_kendall_tau_b() -> None:
-    assert kendall_tau_b([1, 2, 3], [10, 20, 30]) == 1.0
-    assert kendall_tau_b([1, 2, 3], [30, 20, 10]) == -1.0
-    assert kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(2 / 3)
-    assert kendall_tau_b([1, 1], [1, 2]) is None  # no variation on one side: undefined
-    # ties: τ-b = (C − D) / sqrt((n0 − n1)(n0 − n2)) with one tie in x: (2 − 0) / sqrt(2 × 3)
-    assert kendall_tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / 6**0.5)
 
 
 def _authors_file(reference_dir: Path, tmp_path: Path) -> Path:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ccpt.stats import (
-    average_ranks,
     fleiss_kappa,
+    kendall_tau_b,
     krippendorff_alpha_interval,
     paired_compare,
     pearson,
@@ -81,10 +81,17 @@ def test_bootstrap_ci_brackets_mean_and_is_seeded() -> None:
 def test_pearson_and_spearman_hand_computed() -> None:
     # x = 1,2,3 ; y = 2,4,7: r = 5 / sqrt(2 * 12.667)
     assert pearson([1, 2, 3], [2, 4, 7]) == pytest.approx(5 / math.sqrt(2 * (38 / 3)))
-    assert average_ranks([10, 20, 20, 30]).tolist() == [1.0, 2.5, 2.5, 4.0]
     # ranks x: 1,2.5,2.5,4 ; y: 1,3,2,4 -> Pearson of ranks = 4.5 / sqrt(4.5 * 5)
     assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(4.5 / math.sqrt(4.5 * 5))
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
+
+
+def test_kendall_tau_b() -> None:
+    assert kendall_tau_b([1, 2, 3], [10, 20, 30]) == 1.0
+    assert kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(2 / 3)
+    assert math.isnan(kendall_tau_b([1, 1], [1, 2]))  # no variation on one side: undefined
+    # ties: τ-b = (C − D) / sqrt((n0 − n1)(n0 − n2)) with one tie in x: (2 − 0) / sqrt(2 × 3)
+    assert kendall_tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / 6**0.5)
 
 
 def test_paired_permutation_exact_small_case() -> None:
@@ -216,3 +223,72 @@ def test_pearson_of_a_constant_judge_is_undefined_not_minus_zero() -> None:
     human = [0.1, 0.5, 0.9, 0.3]
     judge = [0.7, 0.7, 0.7, 0.7]  # a mean of 0.7s is not exactly 0.7: deviations of ~1e-17
     assert math.isnan(pearson(human, judge)) and math.isnan(spearman(human, judge))
+
+
+def test_library_backed_statistics_give_the_hand_written_numbers() -> None:
+    """Numbers printed by the hand-written implementations (before scipy.stats and ``krippendorff``) on the same
+    seeded inputs: the library versions agree to 1e-12, i.e. to every printed digit, and the seeded resampling
+    draws the same replicates."""
+    from ccpt.judging.agreement import agreement_ci
+
+    rng = np.random.default_rng(2026)
+    x = rng.integers(1, 11, 37).astype(float)
+    y = (x + rng.normal(0, 2, 37)).round()
+    assert pearson(x, y) == pytest.approx(0.8179333230877948, rel=1e-12)
+    assert spearman(x, y) == pytest.approx(0.7992868325969992, rel=1e-12)
+    assert kendall_tau_b(list(x), list(y)) == pytest.approx(0.6315182461307127, rel=1e-12)
+    units = [[None if rng.random() < 0.25 else float(rng.integers(1, 11)) for _ in range(3)] for _ in range(60)]
+    assert krippendorff_alpha_interval(units) == pytest.approx(-0.18539648218221116, rel=1e-12)
+    matrix = rng.random((41, 3))
+    matrix[rng.random(matrix.shape) < 0.15] = np.nan
+    ci = summarize(matrix, "ci", n_boot=2000, seed=5)
+    assert (ci.lo, ci.hi) == pytest.approx((0.4419656684905556, 0.5561977815814707), rel=1e-12)
+    a = rng.random(31).round(2)
+    b = (a - rng.normal(0.05, 0.2, 31)).round(2)
+    expected = {
+        "bootstrap": (-0.016774193548387085, 0.11838709677419355, 0.13333333333333333),
+        "permutation": (-0.019230769231961542, 0.1227777777786389, 0.14928357214261911),
+    }
+    for test, numbers in expected.items():
+        r = paired_compare(a, b, test=test, n_resamples=3000, seed=7)  # type: ignore[arg-type]
+        assert (r.ci_low, r.ci_high, r.p_value) == pytest.approx(numbers, rel=1e-12)
+    human = rng.integers(1, 11, 80) / 10
+    judge = [None if rng.random() < 0.1 else float(v) for v in (human + rng.normal(0, 0.3, 80)).round(1)]
+    agree = agreement_ci(list(human), judge, n_resamples=400, seed=3)
+    assert agree.pearson_ci == pytest.approx((0.6003738504204262, 0.799897772007656), rel=1e-12)
+    assert agree.spearman_ci == pytest.approx((0.594842777791292, 0.8200083280134135), rel=1e-12)
+
+
+def test_chunked_alpha_is_the_krippendorff_package_alpha() -> None:
+    """The chunked α uses the installed ``krippendorff``'s coincidence helpers (private names): pinned here to the
+    package's public ``alpha`` on the same data, with chunks smaller than the units (a 200-value domain)."""
+    import krippendorff
+
+    rng = np.random.default_rng(11)
+    for values in (10, 200):  # 200 values: 50 units per chunk, so 500 units span 10 chunks
+        data = rng.integers(1, values + 1, (4, 500)).astype(float)
+        data[rng.random(data.shape) < 0.3] = np.nan
+        units = [[None if math.isnan(v) else v for v in column] for column in data.T]
+        reference = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+        assert krippendorff_alpha_interval(units) == pytest.approx(reference, rel=1e-12)
+
+
+def test_too_few_resamples_are_refused() -> None:
+    """One bootstrap resample gave a zero-width 'CI' that excluded its own estimate: fewer than 2/(1 − level)
+    resamples are refused instead (each tail of the interval needs a replicate)."""
+    from ccpt.stats import min_resamples
+
+    assert (min_resamples(0.95), min_resamples(0.9)) == (40, 20)
+    with pytest.raises(ValueError, match="at least 40"):
+        paired_compare([1, 2, 3], [0, 0, 0], test="bootstrap", n_resamples=1)
+    r = paired_compare([1.0, 2.0, 4.0, 3.5, 0.5], [0.0] * 5, test="bootstrap", n_resamples=40)
+    assert r.ci_low <= r.mean_diff <= r.ci_high
+
+
+def test_compare_refuses_too_few_resamples_in_one_line(tmp_path, capsys) -> None:
+    from ccpt.cli import main
+
+    code = main(["compare", str(tmp_path), "--a", "m:base", "--b", "m:cot", "--resamples", "1"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("ccpt: error:") and "--resamples" in lines[0] and "at least 40" in lines[0]

@@ -26,15 +26,8 @@ test):
 * Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
   treated as an empty list, and never raises; the run continues (and does not count as converged if it stops).
 
-The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`spread_activation_as_run` instead: what produced the
-authors' stored Table-3 files (their ``C`` per step and ``C_T`` columns; docs/methods.md lists each choice and
-its evidence). C_0 = (head, modifier) for PI and (head, property) for NPC stays in the set; each step takes every
-concept's activations (LLM and/or every ConceptNet neighbour, duplicates kept), draws a random sample of at most
-10 candidates in random order and shows the filter a random sample of the first 5, with the pair O; the filter's
-first bracketed list (read as a Python literal, never evaluated) *is* the next set. The stop test compares the
-new set's spaCy lemmas with the set itself, so an instance stops when every concept is its own lemma. The Table-3
-answer sees the final set seed words included (empty if it emptied); the per-step answers (Table 6) and the
-no-filter ablation (Table 7) see C_t − C_0, an empty C_t replaced by the last non-empty one.
+The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`ccpt.activation_as_run.spread_activation_as_run`
+instead: what produced the authors' stored Table-3 files.
 
 A step whose activation or filter reply could not be parsed is a *failed* step (counted); a run that stopped on a
 failed step has ``stop_reason = "failed"``, never "converged".
@@ -49,18 +42,14 @@ import re
 import string
 import tomllib
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
-from lemminflect import getLemma
-
 from ccpt.answers import extract_json_object, first_list_literal
-from ccpt.errors import DataError
-from ccpt.graph import ConceptGraph, UnsupportedQuery, normalise_label
+from ccpt.graph import ConceptGraph, normalise_label
 from ccpt.prompts import render_template, variant_name
 
 Generate = Callable[[str], Awaitable[str]]
@@ -265,6 +254,8 @@ def concept_key(label: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _noun_lemma(word: str) -> str:
+    from lemminflect import getLemma  # on first use: see ccpt.answers._word_forms
+
     # Words under 3 letters are left alone: lemminflect maps "as" → "a" and "s" → "".
     return (getLemma(word, upos="NOUN")[0] or word) if len(word) >= 3 else word
 
@@ -388,7 +379,7 @@ class Activator:
         return result
 
 
-async def _activate(
+async def activate(
     concept: str,
     generate: Generate | None,
     graph: ConceptGraph | None,
@@ -460,14 +451,15 @@ async def _filter(
     return tuple(kept), False, invented
 
 
-def _check(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
+def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
+    """Refuse a configuration whose model or graph was not given (ValueError: a caller's bug, not user input)."""
     if (config.use_llm or config.use_filter) and generate is None:
         raise ValueError("SA with use_llm or use_filter needs a generate function")
     if config.use_graph and graph is None:
         raise ValueError("SA with use_graph needs a concept graph")
 
 
-def _stop(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
+def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
     """Record ``step``; True when the run stops on it: Δ < ε — "failed" rather than "converged" if the step's
     activation or filter reply was unreadable (a set that stopped changing because nothing could be read)."""
     trajectory.steps.append(step)
@@ -489,18 +481,18 @@ async def spread_activation(
 
     ``generate`` may be None only for graph-only runs without the filter; ``graph`` only when ``use_graph`` is
     false (it is then never queried). Errors raised by ``generate`` propagate; unparsable output does not.
-    With ``config.as_run`` this is :func:`spread_activation_as_run`.
+    An ``as_run`` config is :func:`ccpt.activation_as_run.spread_activation_as_run`'s (ValueError here).
     """
-    _check(config, generate, graph)
-    if config.as_run:
-        return await spread_activation_as_run(seeds, generate=generate, graph=graph, activator=activator, config=config)
+    check_sources(config, generate, graph)
+    if config.as_run:  # that algorithm builds on this module, which cannot import it back
+        raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")
     seed_keys = {concept_key(c) for c in seeds.concepts}
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
     trajectory = Trajectory(seeds)
     current: tuple[str, ...] = seeds.concepts
     for t in range(1, config.max_iterations + 1):
         sources = tuple(dict.fromkeys(current + seeds.concepts))  # C_t ∪ C_0
-        results = await asyncio.gather(*(_activate(c, generate, graph, activator, config) for c in sources))
+        results = await asyncio.gather(*(activate(c, generate, graph, activator, config) for c in sources))
         activations = [a for per_concept in results for a in per_concept]
         previous = _without(current, seed_keys)  # C_0 itself at t = 1: removed here, as the algorithm says
         activated = [c for a in activations for c in a.concepts]
@@ -528,136 +520,10 @@ async def spread_activation(
             n_shown=len(candidates) if config.use_filter else 0,
         )
         current = kept
-        if _stop(trajectory, step, config.epsilon):
+        if record_step(trajectory, step, config.epsilon):
             break
     return trajectory
 
 
 def _keys(labels: Iterable[str]) -> set[str]:
     return {concept_key(c) for c in labels}
-
-
-# ----------------------------------------------------------------------------------------------------
-# Algorithm 1 as the authors ran it
-
-
-class AuthorsNeighbourCache:
-    """The authors' ConceptNet neighbourhood cache as their code read it: a concept's list looked up by its exact
-    spelling, every label as stored (no cleaning: "en 1" and the concept itself included), strongest first.
-
-    ccpt's :class:`ccpt.graph.NeighbourCache` cleans the same file; the ``as-run`` protocol uses this one because
-    the stored no-filter sets hold exactly these labels.
-    """
-
-    capabilities = frozenset({"neighbours"})
-
-    def __init__(self, table: Mapping[str, Sequence[str]], name: str = "conceptnet-cache (as stored)") -> None:
-        self._table = {str(k): tuple(str(x) for x in v) for k, v in table.items()}
-        self.name = name
-
-    @classmethod
-    def load(cls, path: Path) -> AuthorsNeighbourCache:
-        """Read a ``conceptnet_adjacent.json``-style file; one DataError line if it is not one."""
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
-        if not isinstance(raw, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
-        ):
-            raise DataError(f"{path} is not a ConceptNet neighbourhood cache", 'expected {"concept": ["label", ...]}')
-        return cls(raw, name=f"conceptnet-cache (as stored):{path.name}")
-
-    def neighbours(self, concept: str, k: int = 50) -> tuple[str, ...]:
-        """The first ``k`` stored labels of ``concept`` (exact key); () if it has none."""
-        return self._table.get(concept, ())[:k]
-
-    def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
-        """Not available (the cache stores no relation types)."""
-        raise UnsupportedQuery("the ConceptNet neighbourhood cache has no relation types")
-
-    def is_concept(self, phrase: str) -> bool:
-        """Not available (the cache covers only the concepts of the CCPT test sets)."""
-        raise UnsupportedQuery("the ConceptNet neighbourhood cache covers only the CCPT test concepts")
-
-
-def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
-    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set).
-
-    It was meant to compare C_t with C_{t+1}; as written it is 0 exactly when every concept is its own lemma
-    (no plural, "-ing" form, capital or multi-token spelling that the lemmatiser changes).
-    """
-    raw = set(concepts)
-    lemmas = {lemma(c) for c in raw}
-    union = raw | lemmas
-    return 1.0 - len(raw & lemmas) / len(union) if union else 0.0
-
-
-async def _filter_as_run(
-    view: list[str], seeds: Seeds, generate: Generate, config: SAConfig
-) -> tuple[tuple[str, ...], bool, int]:
-    """The authors' filter: its reply's first bracketed list is the next set, as written (seed words, nodes it
-    was not shown and all); (set, reply unreadable?, items that were not in the view)."""
-    reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
-    items = first_list_literal(reply)
-    if items is None:
-        return (), True, 0
-    kept = tuple(dict.fromkeys(items))
-    return kept, False, sum(item not in view for item in kept)
-
-
-async def spread_activation_as_run(
-    seeds: Seeds,
-    *,
-    generate: Generate | None,
-    graph: ConceptGraph | None,
-    activator: Activator,
-    config: SAConfig,
-    lemma: Callable[[str], str] | None = None,
-) -> Trajectory:
-    """Spreading Activation as the authors' code ran it for the paper's tables (see the module docstring).
-
-    ``lemma`` is the stop test's lemmatiser (default: spaCy's, :func:`ccpt.answers.spacy_lemma`). The random
-    choices are seeded by ``config.seed`` and the instance, so a run is reproducible.
-    """
-    _check(config, generate, graph)
-    if lemma is None:
-        from ccpt.answers import spacy_lemma
-
-        lemma = spacy_lemma
-    rng = random.Random(f"as-run|{config.seed}|{'|'.join(seeds.as_run_c0)}")
-    trajectory = Trajectory(seeds, as_run=True, final_with_seeds=config.use_filter)
-    current: tuple[str, ...] = seeds.as_run_c0
-    for t in range(1, config.max_iterations + 1):
-        results = await asyncio.gather(*(_activate(c, generate, graph, activator, config) for c in current))
-        activations = [a for per_concept in results for a in per_concept]
-        activated = [c for a in activations for c in a.concepts]
-        candidates = [*current, *activated]  # duplicates kept: a concept reached twice is twice as likely
-        sample = rng.sample(candidates, min(config.sample_size, len(candidates)))  # in random order
-        filter_failed, invented, view = False, 0, []
-        if config.use_filter:
-            first = sample[: config.filter_view]
-            view = rng.sample(first, len(first))
-            kept: tuple[str, ...] = ()
-            if view:
-                assert generate is not None
-                kept, filter_failed, invented = await _filter_as_run(view, seeds, generate, config)
-        else:
-            kept = tuple(dict.fromkeys(sample))
-        step = Step(
-            t=t,
-            concepts=kept,
-            delta=as_run_delta(kept, lemma),
-            n_sources=len(current),
-            n_activated=len(set(activated) - set(current)),
-            n_candidates=len(sample),
-            n_capped=len(candidates) - len(sample),
-            activation_failures=sum(a.failed for a in activations),
-            filter_failed=filter_failed,
-            filter_invented=invented,
-            n_shown=len(view),
-        )
-        current = kept
-        if _stop(trajectory, step, config.epsilon):
-            break
-    return trajectory

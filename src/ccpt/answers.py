@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from lemminflect import getAllLemmas, getAllLemmasOOV
-
 from ccpt.errors import CcptError
 from ccpt.spec import TaskSpec, type_label
 
@@ -338,6 +336,10 @@ def _word_forms(word: str) -> frozenset[str]:
     """The word and its possible lemmas: dictionary lemmas of any part of speech plus lemminflect's
     out-of-vocabulary noun rule ("survivors" is not in its dictionary). Lenient on purpose: it only
     decides whether a phrase mentions the head noun."""
+    # lemminflect is imported on first use: its package imports spaCy when installed, and spaCy torch (5 s and
+    # ~270 MB for every command that reads results, ccpt.results importing this module, lemmatising nothing).
+    from lemminflect import getAllLemmas, getAllLemmasOOV
+
     forms = {word}
     for lemmas in (*getAllLemmas(word).values(), *getAllLemmasOOV(word, "NOUN").values()):
         forms.update(lemma.lower() for lemma in lemmas)
@@ -366,6 +368,8 @@ def normalise_modifier(modifier: str) -> str | None:
     becomes its verb lemma ("burned" -> "burn", "floating" -> "float"), then a plural noun its singular
     ("strawberries" -> "strawberry"); unknown words stay as written (lower-cased). None if no content word.
     """
+    from lemminflect import getAllLemmas  # on first use: see _word_forms
+
     for word in _words(modifier):
         if word in _FUNCTION_WORDS:
             continue

@@ -21,8 +21,11 @@ from pathlib import Path
 from types import MappingProxyType
 
 from platformdirs import user_cache_dir
+from tenacity import Retrying
 
 from ccpt.errors import DataError
+from ccpt.outputs import atomic_path
+from ccpt.retry import retry_policy
 
 PINNED_COMMIT = "dbd6c08b413b939c3f3878ffb0bd5f048f71dc50"
 # raw.githubusercontent.com serves files of a commit at <base>/<commit>/<path>; CCPT_DATA_URL overrides the
@@ -148,23 +151,27 @@ def _stream_to(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> s
     return digest.hexdigest()
 
 
+def _transient(exc: BaseException) -> bool:
+    """Worth another attempt: a connection problem, a timeout, a dropped body or a 5xx (a 4xx will not improve)."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return not 400 <= exc.code < 500
+    return isinstance(exc, OSError | TimeoutError | http.client.HTTPException)
+
+
 def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
     """Stream ``url`` into ``tmp`` with bounded retries; returns the sha256 of what was written."""
-    last: BaseException | None = None
-    for attempt in range(config.retries):
-        try:
-            return _stream_to(url, tmp, config, fetch)
-        except urllib.error.HTTPError as exc:
-            # 4xx will not get better by retrying.
-            if 400 <= exc.code < 500:
-                raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
-            last = exc
-        except _TooLarge as exc:
-            raise DataError(f"could not download {url}: {exc}", "check CCPT_DATA_URL") from None
-        except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
-            last = exc
-        if attempt + 1 < config.retries:
-            time.sleep(config.backoff * (2**attempt))
+    try:
+        return Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))(
+            _stream_to, url, tmp, config, fetch
+        )
+    except _TooLarge as exc:
+        raise DataError(f"could not download {url}: {exc}", "check CCPT_DATA_URL") from None
+    except urllib.error.HTTPError as exc:
+        if 400 <= exc.code < 500:
+            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
+        last: BaseException = exc
+    except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
+        last = exc
     reason = getattr(last, "reason", None) or last
     if isinstance(last, http.client.IncompleteRead):
         reason = f"connection dropped before the end of the body ({last.expected:,} bytes missing)"
@@ -194,15 +201,11 @@ def download(
         path = target / name
         if is_verified(path, name):
             continue
-        tmp = path.with_suffix(path.suffix + ".part")
-        try:
+        with atomic_path(path) as tmp:
             actual = _fetch_with_retries(config.url(name), tmp, config, fetch)
             if actual != CHECKSUMS[name]:
                 raise DataError(
                     f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",
                     "the source may have changed or the transfer was corrupted; try again later or use --data-dir",
                 )
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
     return target

@@ -15,6 +15,7 @@ suffixes dropped, junk such as ``"en 1"`` removed), so both backends return comp
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from ccpt.errors import CcptError, DataError
+from ccpt.outputs import atomic_path
 
 Capability = Literal["neighbours", "has_property", "is_concept"]
 
@@ -234,7 +236,8 @@ def build_index(
     """Index a ConceptNet assertions dump (``.csv.gz``: 5 tab-separated columns, no header) into SQLite.
 
     Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English
-    label, and writes to ``<db>.partial`` first so an interrupted build never leaves a half index behind.
+    label, and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index
+    behind.
     ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the
     index exists and ``force`` is false.
     """
@@ -243,13 +246,9 @@ def build_index(
         raise DataError(f"ConceptNet dump not found: {dump}", hint="pass conceptnet-assertions-5.7.0.csv.gz")
     if db.exists() and not force:
         raise DataError(f"ConceptNet index already exists: {db}", hint="pass --force to rebuild it")
-    db.parent.mkdir(parents=True, exist_ok=True)
-    partial = db.with_name(db.name + ".partial")
-    partial.unlink(missing_ok=True)
     began = time.perf_counter()
     counts = {"lines": 0, "malformed": 0}
-    con = sqlite3.connect(partial)
-    try:
+    with atomic_path(db) as partial, contextlib.closing(sqlite3.connect(partial)) as con:
         # The partial file is discarded on failure, so durability is not needed while loading.
         con.executescript(
             """
@@ -312,12 +311,6 @@ def build_index(
         }
         con.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         con.commit()
-    except BaseException:
-        con.close()
-        partial.unlink(missing_ok=True)
-        raise
-    con.close()
-    os.replace(partial, db)
     return stats
 
 

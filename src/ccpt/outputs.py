@@ -34,6 +34,9 @@ def ensure_writable_dir(directory: str | Path, option: str) -> Path:
 def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
     """A temporary path beside ``path`` (unique to this writer), renamed onto ``path`` if the block succeeds.
 
+    The one atomic-write helper of ccpt: every file ccpt writes goes through it (or :func:`atomic_write_text`).
+    The temporary name is unique (``tempfile``), so two writers of the same target never write one file; it is
+    removed whatever happens in the block, and ``path`` keeps its old content unless the block succeeds.
     ``option`` (e.g. ``"--out"``) names the option the path came from in the one-line error.
     """
     target = Path(path)
@@ -45,6 +48,7 @@ def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
         raise CcptError(f"{where}: cannot write ({exc.strerror or exc})") from None
     os.close(fd)
     partial = Path(name)
+    os.chmod(partial, 0o644)  # mkstemp creates 0600: the output is an ordinary readable file
     try:
         yield partial
         os.replace(partial, target)

@@ -7,7 +7,7 @@ Two named protocols, defined once here and selected by name at the boundary (``c
   top-p 0.95), with the defects of the authors' code fixed and seeds that are independent draws.
 - ``as-run``: what the authors' code actually did to produce the paper's tables (docs/methods.md, "Protocols"):
   per-provider message and sampling settings, their PI-canceled prompts (CoT mismatch included), Spreading
-  Activation as run (:func:`ccpt.activation.spread_activation_as_run`), their NPC modifier rule, their judge
+  Activation as run (:func:`ccpt.activation_as_run.spread_activation_as_run`), their NPC modifier rule, their judge
   surface, and failed samples filled from another seed (done by the report, counted).
 
 Everything that differs between the two is a field of :class:`Protocol`; no other module compares protocol
@@ -62,7 +62,7 @@ class CallSettings:
 class SASettings:
     """Spreading Activation behaviour (see :mod:`ccpt.activation` for the algorithm)."""
 
-    as_run: bool = False  # the authors' algorithm: ccpt.activation.spread_activation_as_run
+    as_run: bool = False  # the authors' algorithm: ccpt.activation_as_run.spread_activation_as_run
     # The activation and filter calls: ccpt's are greedy (temperature 0); as run they used the provider's
     # settings (the backend default: 0.7 for GPT-4o). Either way one expansion serves every seed of an instance.
     provider_sampling: bool = False

@@ -1,9 +1,11 @@
-"""Aggregation and agreement statistics (pure core: stdlib + numpy).
+"""Aggregation and agreement statistics: thin, NaN-safe wrappers over scipy.stats and ``krippendorff``.
 
 - :func:`summarize`: per-sample scores (instances × seeds) → mean and spread, with the spread statistic named.
 - :func:`fleiss_kappa`, :func:`krippendorff_alpha_interval`: inter-rater agreement.
 - :func:`pearson`, :func:`spearman`: correlation (Spearman with average ranks for ties).
 - :func:`paired_compare`: paired bootstrap / sign-flip permutation test on per-instance differences.
+
+Undefined statistics are NaN (not a warning): callers print them as "undefined".
 
 Definitions of every printed number: docs/metrics.md.
 """
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+import warnings
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -131,21 +135,48 @@ def bootstrap_ci(
     instances, not (instance, seed) pairs, the unit of sampling.
     """
     matrix = _as_matrix(matrix)
-    rng = np.random.default_rng(seed)
-    n = matrix.shape[0]
-    if n == 0:
-        return float("nan"), float("nan")
-    stats = np.empty(n_boot)
+    if matrix.shape[0] < 2:  # scipy needs two instances; every resample of one instance is that instance
+        value = float(seed_means(matrix).mean()) if matrix.shape[0] and not np.isnan(matrix).all() else math.nan
+        return value, value
     present = ~np.isnan(matrix)
     filled = np.where(present, matrix, 0.0)
-    for b in range(n_boot):
-        rows = rng.integers(0, n, size=n)
-        counts = present[rows].sum(axis=0)
-        keep = counts > 0
-        stats[b] = (filled[rows].sum(axis=0)[keep] / counts[keep]).mean() if keep.any() else np.nan
+
+    def seed_averaged(rows: np.ndarray, axis: int = -1) -> np.ndarray:
+        counts, sums = present[rows].sum(axis=-2), filled[rows].sum(axis=-2)
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        # A replicate whose drawn rows are all failed has no value: NaN, skipped by the quantiles below.
+        return np.nanmean(means, axis=-1) if means.size else means.sum(axis=-1)
+
+    replicates = bootstrap_replicates((np.arange(matrix.shape[0]),), seed_averaged, n_boot, seed)
     alpha = (1.0 - level) / 2.0
-    lo, hi = np.nanquantile(stats, [alpha, 1.0 - alpha])
+    lo, hi = np.nanquantile(replicates, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
+
+
+def bootstrap_replicates(
+    data: tuple[np.ndarray, ...], statistic: Callable[..., np.ndarray], n_resamples: int, seed: int
+) -> np.ndarray:
+    """scipy's bootstrap distribution of a vectorised ``statistic`` (last axis = replicates), seeded.
+
+    The percentile intervals are taken by the callers from these replicates with NaN skipped (a replicate can be
+    undefined, e.g. a constant resample's correlation), which scipy's own interval would turn into NaN. Batches of
+    1,000 bound the memory of the (replicates × instances × seeds) arrays.
+    """
+    from scipy import stats  # on first use, see _correlation
+
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore")  # degenerate-interval warnings: the replicates are what is used
+        result = stats.bootstrap(
+            data,
+            statistic,
+            n_resamples=n_resamples,
+            batch=1000,
+            vectorized=True,
+            paired=len(data) > 1,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+    return np.asarray(result.bootstrap_distribution, dtype=float)
 
 
 # ------------------------------------------------------------------------------------------ agreement
@@ -155,7 +186,8 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     """Fleiss' κ (Fleiss 1971) for ``counts[i][j]`` = raters assigning subject i to category j.
 
     Every subject must have the same number of raters (≥ 2). Returns NaN when chance agreement is 1
-    (all ratings in one category).
+    (all ratings in one category). The one copy in ccpt: scipy has no Fleiss κ, and statsmodels' (the usual
+    library one) would be a large dependency for these ten lines.
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
@@ -179,44 +211,45 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
 def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> float:
     """Krippendorff's α with the interval metric, for ``ratings[unit][rater]`` (``None`` = not rated).
 
-    ``ratings`` may be any iterable of units (e.g. a generator): it is read once, in O(1) extra memory.
-
-    Units with fewer than two ratings are not pairable and are ignored. Chosen for human relevance ratings
-    (1–10) because it allows missing ratings and any number of raters per unit.
+    ``ratings`` may be any iterable of units (e.g. a generator). Units with fewer than two ratings are not
+    pairable and are ignored; NaN when nothing is pairable or the pairable ratings do not vary. Chosen for human
+    relevance ratings (1–10) because it allows missing ratings and any number of raters per unit.
     """
-    # Streaming, O(1) memory beyond the input: for m values, Σ_i Σ_j (x_i − x_j)² = 2m·SS where SS is the sum
-    # of squared deviations from their mean. Per-unit (count, mean, SS) are merged into the pooled ones with
-    # Chan et al.'s parallel update, which avoids the cancellation of the naive 2nΣx² − 2(Σx)².
-    n_total = 0
-    pooled_mean = 0.0
-    pooled_ss = 0.0
-    within = 0.0  # Σ_u 2·m_u·SS_u / (m_u − 1)
-    for unit in ratings:
-        m = 0
-        mean = 0.0
-        ss = 0.0
+    units, values = array("q"), array("d")  # long form, read once: O(ratings) memory, no list per unit
+    for number, unit in enumerate(ratings):
         for value in unit:
-            if value is None:
-                continue
-            m += 1
-            delta = float(value) - mean
-            mean += delta / m
-            ss += delta * (float(value) - mean)
-        if m < 2:
-            continue
-        within += 2.0 * m * ss / (m - 1)
-        merged = n_total + m
-        delta = mean - pooled_mean
-        pooled_ss += ss + delta * delta * n_total * m / merged
-        pooled_mean += delta * m / merged
-        n_total = merged
-    if n_total == 0:
+            if value is not None:
+                units.append(number)
+                values.append(float(value))
+    return krippendorff_alpha_long(np.frombuffer(units, dtype=np.int64), np.frombuffer(values))
+
+
+def krippendorff_alpha_long(units: np.ndarray, values: np.ndarray) -> float:
+    """:func:`krippendorff_alpha_interval` of ratings in long form: ``values[i]`` was given to unit ``units[i]``
+    (integer codes, e.g. from ``pandas.factorize``); NaN = not rated.
+
+    Computed by the ``krippendorff`` package from its coincidence matrix, summed over chunks of units: its
+    ``alpha`` builds a units × values × values array at once (about 400 MB for 150K units on a 1–10 scale), a
+    chunk stays within a few MB. Memory is O(ratings + values²).
+    """
+    from krippendorff import krippendorff as kd
+
+    values = np.asarray(values, dtype=float)
+    rated = ~np.isnan(values)
+    _, units = np.unique(np.asarray(units)[rated], return_inverse=True)
+    values = values[rated]
+    pairable = np.bincount(units)[units] >= 2  # an unpaired rating adds nothing, nor to the value domain
+    domain, index = np.unique(values[pairable], return_inverse=True)
+    if len(domain) < 2:
         return float("nan")
-    d_o = within / n_total
-    d_e = 2.0 * pooled_ss / (n_total - 1)
-    if d_e <= 0:
-        return float("nan")
-    return float(1.0 - d_o / d_e)
+    v, n_units = len(domain), int(units.max()) + 1
+    counts = np.bincount(units[pairable] * v + index, minlength=n_units * v).reshape(n_units, v)
+    step = max(1, 250_000 // (v * v))  # units per chunk: its units × values × values arrays stay ~2 MB
+    coincidences = sum(kd._coincidences(counts[first : first + step]) for first in range(0, n_units, step))
+    n_v = coincidences.sum(axis=0)
+    distances = kd._distances(domain, kd._distance_metric("interval"), n_v)
+    expected = (kd._random_coincidences(n_v) * distances).sum()
+    return float(1.0 - (coincidences * distances).sum() / expected) if expected > 0 else float("nan")
 
 
 def _paired_arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -227,40 +260,31 @@ def _paired_arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, 
     return a, b
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    """Pearson's r; NaN if fewer than 2 pairs or a constant input."""
+def _correlation(name: str, x: Sequence[float], y: Sequence[float], **options: str) -> float:
+    # scipy.stats is imported on first use: ~1.3 s and ~80 MB that most commands importing this module never need.
+    from scipy import stats
+
     a, b = _paired_arrays(x, y)
     if len(a) < 2:
         return float("nan")
-    # Checked exactly: a constant input's deviations from its float mean can be ~1e-17 instead of 0, which
-    # would print as a meaningless "-0.000" instead of undefined.
-    if (a == a[0]).all() or (b == b[0]).all():
-        return float("nan")
-    da, db = a - a.mean(), b - b.mean()
-    denom = math.sqrt(float((da**2).sum() * (db**2).sum()))
-    return float((da * db).sum() / denom) if denom else float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a constant input: scipy warns and returns NaN, which is the answer
+        return float(getattr(stats, name)(a, b, **options).statistic)
 
 
-def average_ranks(values: Sequence[float]) -> np.ndarray:
-    """Ranks 1..n; tied values get the mean of the ranks they span."""
-    v = np.asarray(values, dtype=float)
-    order = np.argsort(v, kind="mergesort")
-    ranks = np.empty(len(v))
-    sorted_v = v[order]
-    start = 0
-    while start < len(v):
-        end = start
-        while end + 1 < len(v) and sorted_v[end + 1] == sorted_v[start]:
-            end += 1
-        ranks[order[start : end + 1]] = (start + end) / 2.0 + 1.0
-        start = end + 1
-    return ranks
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson's r; NaN if fewer than 2 pairs or a constant input."""
+    return _correlation("pearsonr", x, y)
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's ρ: Pearson's r of the average ranks (correct with ties)."""
-    a, b = _paired_arrays(x, y)
-    return pearson(average_ranks(a), average_ranks(b))
+    """Spearman's ρ (average ranks for ties); NaN if fewer than 2 pairs or a constant input."""
+    return _correlation("spearmanr", x, y)
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's τ-b (ties corrected); NaN if fewer than 2 pairs or a constant input."""
+    return _correlation("kendalltau", x, y, variant="b")
 
 
 # ---------------------------------------------------------------------------------------- comparison
@@ -311,6 +335,16 @@ class PairedComparison:
         return self.min_p <= self.alpha + _TIE
 
 
+def min_resamples(level: float) -> int:
+    """The fewest resamples that give an honest CI at ``level``: 2 / (1 − level), e.g. 40 at 95%.
+
+    With fewer, a tail of (1 − level)/2 holds no replicate, so the percentile CI's ends are single replicates that
+    need not contain the estimate (1 resample gave a zero-width CI beside the mean), and a Monte-Carlo p of at least
+    1/(resamples + 1) could never reach 1 − level.
+    """
+    return math.ceil(round(2.0 / (1.0 - level), 9))
+
+
 def defined(value: float) -> float | None:
     """``value``, or None for NaN (an undefined statistic is null in JSON and 'undefined' in text)."""
     return None if math.isnan(value) else value
@@ -330,23 +364,24 @@ def paired_compare(
         raise ValueError(f"test must be 'bootstrap' or 'permutation', got {test!r}")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    if n_resamples < min_resamples(level):
+        raise ValueError(f"{n_resamples} resamples are too few for a {level:g} CI: at least {min_resamples(level)}")
     x, y = _paired_arrays(a, b)
     d = x - y
     n = len(d)
     if n < 2:
         raise ValueError("a paired comparison needs at least 2 instances")
-    rng = np.random.default_rng(seed)
     observed = float(d.mean())
     alpha = 1.0 - level
     nonzero = int(np.count_nonzero(d))
     exact_min = 2.0 ** (1 - nonzero) if nonzero else 1.0
     if test == "bootstrap":
-        boot = d[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+        boot = bootstrap_replicates((d,), np.mean, n_resamples, seed)
         ci_low, ci_high = (float(q) for q in np.quantile(boot, [alpha / 2, 1 - alpha / 2]))
         p = min(1.0, 2.0 * min(float((boot <= 0).mean()), float((boot >= 0).mean())))
         used, min_p = n_resamples, exact_min
     else:
-        flips = SignFlips(d, n_resamples, rng)
+        flips = SignFlips(d, n_resamples, np.random.default_rng(seed))
         p = flips.p_value(0.0)
         ci_low, ci_high = flips.interval(alpha)
         used, min_p = flips.count, max(exact_min, 0.0 if flips.exact else 1.0 / (flips.count + 1))

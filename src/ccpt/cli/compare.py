@@ -31,7 +31,13 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score", show_default=True)
 @click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
 @click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
-@click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap replicates, or random sign patterns (permutation, n > 16); at least 2/(1 − LEVEL): 40 at 0.95.",
+)
 @click.option(
     "--level",
     type=FiniteFloat(0.5, 1.0, open_bounds=True),  # click's FloatRange lets nan through
@@ -89,6 +95,13 @@ def command(
     from ccpt.report import compare_runs
     from ccpt.report.names import parse_label
     from ccpt.results import load_results
+    from ccpt.stats import min_resamples
+
+    if resamples < min_resamples(level):  # checked before the (slow) loading: it depends on --level
+        raise click.BadParameter(
+            f"{resamples} is too few for a {level:g} CI: each tail needs resamples, so at least {min_resamples(level)}",
+            param_hint="--resamples",
+        )
 
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)

@@ -9,7 +9,7 @@ instance (a per-run memo of trajectories), through Inspect's cache and a per-run
 the same for every seed of an instance and a concept shared by many instances is activated once; seeds vary the
 final answer, sampled like every other method. Under the ``ccpt`` protocol the expansion is greedy (temperature
 0); under ``as-run`` it uses the provider's settings, as the authors' calls did (0.7 for GPT-4o), and the
-authors' algorithm (:func:`ccpt.activation.spread_activation_as_run`). ``answer_every_step`` also answers from
+authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`). ``answer_every_step`` also answers from
 every intermediate C_t (Table 6) without re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
 """
 
@@ -25,7 +25,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.activation import (
     Activator,
-    AuthorsNeighbourCache,
     SAConfig,
     Seeds,
     Trajectory,
@@ -33,6 +32,7 @@ from ccpt.activation import (
     property_induction_seeds,
     spread_activation,
 )
+from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
 from ccpt.errors import CcptError
 from ccpt.eval.solvers import (
     STEP_REPLIES,
@@ -179,7 +179,8 @@ def spreading_activation(
 
         def compute() -> Awaitable[Trajectory]:
             seeds = _seeds(task, state.metadata)
-            return spread_activation(seeds, generate=expand, graph=graph, activator=activator, config=config)
+            run = spread_activation_as_run if config.as_run else spread_activation
+            return run(seeds, generate=expand, graph=graph, activator=activator, config=config)
 
         trajectory = await trajectories.get(str(state.metadata["instance"]), compute)
         messages = build_messages(

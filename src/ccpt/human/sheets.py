@@ -35,7 +35,7 @@ from ccpt.schemas.sheets import JUDGED_ROLES
 from ccpt.scoring import Relevances, relevance_from_score
 from ccpt.sheets import read_sheet_rows, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
-from ccpt.stats import defined, krippendorff_alpha_interval, pearson, spearman
+from ccpt.stats import defined, krippendorff_alpha_long, pearson, spearman
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -381,28 +381,31 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
 
     key = pd.DataFrame(_read_sheet(Path(key_path), RATING_KEY), columns=list(RATING_KEY.json_schema["properties"]))
     known = set(key["pair_id"])
-    parts: list[dict[str, Any]] = []
-    where: dict[tuple[str, str], tuple[int, int]] = {}
+    frames: list[pd.DataFrame] = []
     seen: dict[Path, str] = {}
     for index, sheet in enumerate(sheets):
         resolved = Path(sheet).resolve()
         if resolved in seen:
             raise DataError(f"{sheet}: given twice (also as {seen[resolved]}); its ratings would count twice")
         seen[resolved] = str(sheet)
-        rows = _read_sheet(Path(sheet), RATINGS)
-        unknown = sorted({r["pair_id"] for r in rows} - known)
+        # Each sheet becomes a frame at once: 300K ratings held as row dicts (and a dict of where each was
+        # seen) took ~200 MB more than these columns.
+        frame = pd.DataFrame(_read_sheet(Path(sheet), RATINGS), columns=["pair_id", "rater", "rating"])
+        unknown = sorted(set(frame["pair_id"]) - known)
         if unknown:
             raise DataError(f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets")
-        for number, row in enumerate(rows):
-            first = where.setdefault((row["rater"], row["pair_id"]), (index, number))
-            if first != (index, number):
-                raise DataError(
-                    f"{sheet}: row {number}: rater {row['rater']!r} already rated pair {row['pair_id']!r} "
-                    f"({sheets[first[0]]} row {first[1]})",
-                    "each rater rates each pair once; give every sheet its own rater name",
-                )
-        parts.extend(rows)
-    ratings = pd.DataFrame(parts, columns=["pair_id", "rater", "rating"])
+        frames.append(frame.assign(sheet=index, row=range(len(frame))))
+    ratings = pd.concat(frames, ignore_index=True)
+    repeated = ratings.duplicated(["rater", "pair_id"])
+    if repeated.any():
+        again = ratings[repeated].iloc[0]
+        first = ratings[(ratings["rater"] == again["rater"]) & (ratings["pair_id"] == again["pair_id"])].iloc[0]
+        raise DataError(
+            f"{sheets[again['sheet']]}: row {again['row']}: rater {again['rater']!r} already rated pair "
+            f"{again['pair_id']!r} ({sheets[first['sheet']]} row {first['row']})",
+            "each rater rates each pair once; give every sheet its own rater name",
+        )
+    ratings = ratings.drop(columns=["sheet", "row"])
     ratings["rating"] = pd.to_numeric(ratings["rating"])
     if ratings["rating"].isna().all():
         raise DataError("no ratings filled in the given sheets", "fill the 'rating' column (1–10) first")
@@ -411,8 +414,11 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
 
 def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     """Tidy rows whose relevances are the mean human rating mapped to [0, 1] ((s − 1) / 9), one per answer."""
-    rated = ratings.dropna(subset=["rating"]).assign(rel=lambda f: f["rating"].map(relevance_from_score))
-    per_role = rated.groupby(["task", "model", "method", "instance", "role"])["rel"].mean().unstack("role")
+    answer = ["task", "model", "method", "instance", "role"]
+    # Only the columns used: a copy of all eleven was ~50 MB on 300K ratings.
+    rated = ratings[[*answer, "rating"]].dropna(subset=["rating"])
+    rated = rated.assign(rel=rated["rating"].map(relevance_from_score))
+    per_role = rated.groupby(answer)["rel"].mean().unstack("role")
     rows = []
     for (task, model, method, instance), values in per_role.iterrows():
         rel = Relevances(*(optional(values.get(r), float) for r in ROLES))
@@ -439,20 +445,24 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def rating_agreement(ratings: pd.DataFrame) -> dict[str, Any]:
     """Human (rater mean) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
-    per_pair = ratings.dropna(subset=["rating"]).groupby("pair_id")
-    human = per_pair["rating"].mean().map(relevance_from_score)
-    llm = pd.to_numeric(ratings.drop_duplicates("pair_id").set_index("pair_id")["llm_judge"], errors="coerce")
+    # Pairs as integer codes and only the columns used: string keys and frame copies were most of the memory
+    # of 300K ratings here.
+    pair = pd.Series(pd.factorize(ratings["pair_id"])[0])
+    rating = ratings["rating"].to_numpy(float)
+    human = pd.Series(rating).groupby(pair).mean().dropna().map(relevance_from_score)
+    first = ~pair.duplicated()
+    llm = pd.Series(pd.to_numeric(ratings["llm_judge"], errors="coerce").to_numpy()[first], index=pair[first])
     both = human.index.intersection(llm.dropna().index)
-    units = [group["rating"].tolist() for _, group in ratings.drop_duplicates(["pair_id", "rater"]).groupby("pair_id")]
-    units = [[optional(v, float) for v in unit] for unit in units]
-    alpha = defined(krippendorff_alpha_interval(units))
+    once = ~pd.concat([pair, ratings["rater"].reset_index(drop=True)], axis=1).duplicated().to_numpy()
+    alpha = defined(krippendorff_alpha_long(pair.to_numpy()[once], rating[once]))
     out: dict[str, Any] = {  # None = undefined (e.g. a constant judge), null in JSON
-        "pearson": defined(pearson(human.loc[both].tolist(), llm.loc[both].tolist())),
-        "spearman": defined(spearman(human.loc[both].tolist(), llm.loc[both].tolist())),
+        "pearson": defined(pearson(human.loc[both].to_numpy(), llm.loc[both].to_numpy())),
+        "spearman": defined(spearman(human.loc[both].to_numpy(), llm.loc[both].to_numpy())),
         "n": float(len(both)),
         "krippendorff_alpha_interval": alpha,
     }
-    if alpha is None:
+    if alpha is None:  # the units as lists only here: 300K ratings as lists took ~60 MB
+        units = [[optional(v, float) for v in group] for _, group in pd.Series(rating[once]).groupby(pair[once])]
         out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(units)
     return out
 
@@ -473,9 +483,11 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
     from ccpt.jsonout import dumps, provenance
     from ccpt.report import generative_markdown, table3
 
-    rows = human_judged_rows(ratings)
-    table = table3(rows, stat="sem", title="Table 4: generative tasks (human judge, mean of raters)")
+    # The agreement first, while only the ratings are in memory (the tidy rows and table come after it).
     agree = rating_agreement(ratings)
+    table = table3(
+        human_judged_rows(ratings), stat="sem", title="Table 4: generative tasks (human judge, mean of raters)"
+    )
     reason = agree.get("krippendorff_alpha_undefined_because")
     alpha = f"undefined ({reason})" if reason else format_correlation(agree["krippendorff_alpha_interval"])
     if fmt == "json":

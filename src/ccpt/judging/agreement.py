@@ -30,7 +30,7 @@ import numpy as np
 from ccpt.jsonout import dumps
 from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PairSet, RatedPair, sample_id
 from ccpt.outputs import atomic_write_text
-from ccpt.stats import average_ranks, defined, pearson, spearman
+from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
 
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
 
@@ -70,14 +70,6 @@ def _with_ci(value: float | None, interval: Sequence[float] | None) -> str:
     return f"{value:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
 
 
-def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    da = a - a.mean(axis=1, keepdims=True)
-    db = b - b.mean(axis=1, keepdims=True)
-    denom = np.sqrt((da**2).sum(axis=1) * (db**2).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (da * db).sum(axis=1) / denom
-
-
 def _interval(values: np.ndarray) -> tuple[float, float] | None:
     finite = values[np.isfinite(values)]
     if not len(finite):
@@ -103,12 +95,13 @@ def agreement_ci(
     r, rho = defined(pearson(list(h), list(j))), defined(spearman(list(h), list(j)))
     if r is None or rho is None:
         return AgreementCI(r, None, rho, None, n, len(human) - n, 0)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    boot_pearson = _rowwise_pearson(h[idx], j[idx])
-    rh = np.stack([average_ranks(h[row]) for row in idx])
-    rj = np.stack([average_ranks(j[row]) for row in idx])
-    boot_spearman = _rowwise_pearson(rh, rj)
+    from scipy.stats import pearsonr, rankdata  # on first use, as in ccpt.stats
+
+    def both(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        rx, ry = rankdata(x, axis=axis), rankdata(y, axis=axis)
+        return np.stack([pearsonr(x, y, axis=axis).statistic, pearsonr(rx, ry, axis=axis).statistic])
+
+    boot_pearson, boot_spearman = bootstrap_replicates((h, j), both, n_resamples, seed)
     return AgreementCI(r, _interval(boot_pearson), rho, _interval(boot_spearman), n, len(human) - n, n_resamples)
 
 

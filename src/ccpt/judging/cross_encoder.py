@@ -134,10 +134,10 @@ def _atomic_save(obj: Any, path: Path) -> None:
         return value
 
     skeleton = json.dumps(strip(obj))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, str(tmp), metadata={_SKELETON: skeleton})
-    tmp.replace(path)
+    from ccpt.outputs import atomic_path
+
+    with atomic_path(path) as partial:
+        save_file(tensors, str(partial), metadata={_SKELETON: skeleton})
 
 
 def _load(path: Path) -> Any:

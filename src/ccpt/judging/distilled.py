@@ -158,10 +158,8 @@ def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, 
 def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
     """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256."""
     data = _safetensors_bytes(head.state_dict(), metadata)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    with atomic_path(path) as partial:
+        partial.write_bytes(data)
     return sha256_file(path)
 
 

@@ -206,20 +206,27 @@ class HttpStage:
     async def _post(self, body: str) -> Any:
         """The endpoint's response (any status but a retryable one), after at most ``max_retries`` retries."""
         import httpx
+        from tenacity import AsyncRetrying
+
+        from ccpt.retry import retry_policy
 
         endpoint = self.endpoint
-        problem = ""
-        for attempt in range(endpoint.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(min(RETRY_BACKOFF * 2 ** (attempt - 1), RETRY_BACKOFF_MAX))
-            try:
-                response = await self._client.post(endpoint.url, content=body, headers=endpoint.headers)
-            except httpx.ConnectError as exc:
-                problem = f"Cannot connect to host {_host(endpoint.url)} ({type(exc).__name__}: {exc})"
-                continue
-            except httpx.TransportError as exc:  # timeouts, connections dropped mid-reply
-                problem = f"{type(exc).__name__} from {_host(endpoint.url)}: {exc}"
-                continue
+        policy = retry_policy(
+            endpoint.max_retries + 1,
+            RETRY_BACKOFF,
+            max_backoff=RETRY_BACKOFF_MAX,
+            retry_on=lambda exc: isinstance(exc, httpx.TransportError),  # timeouts, connections dropped mid-reply
+            retry_result=lambda response: response.status_code in RETRY_STATUS,
+        )
+        try:
+            response = await AsyncRetrying(**policy)(
+                self._client.post, endpoint.url, content=body, headers=endpoint.headers
+            )
+        except httpx.ConnectError as exc:
+            problem = f"Cannot connect to host {_host(endpoint.url)} ({type(exc).__name__}: {exc})"
+        except httpx.TransportError as exc:
+            problem = f"{type(exc).__name__} from {_host(endpoint.url)}: {exc}"
+        else:
             if response.status_code not in RETRY_STATUS:
                 return response
             problem = f"HTTP {response.status_code} from {_host(endpoint.url)}"

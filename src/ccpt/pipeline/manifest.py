@@ -1,6 +1,7 @@
 """Resumable stages: atomic outputs and a manifest per finished stage.
 
-A stage writes each output to ``<name>.partial`` and renames it into place only when it succeeded, then
+A stage writes each output to a temporary name beside it (:func:`ccpt.outputs.atomic_path`) and renames it
+into place only when it succeeded, then
 writes ``<workdir>/.manifests/<stage>.json`` recording the fingerprints of its inputs and outputs, its
 parameters and its counts. A later run skips the stage when that manifest still matches: same parameters,
 inputs unchanged, outputs present and unmodified. A stage killed midway leaves neither outputs nor a
@@ -17,12 +18,13 @@ import contextlib
 import gzip
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from ccpt.outputs import atomic_path
 
 HASH_LIMIT = 256 * 1024 * 1024
 MANIFEST_VERSION = 1
@@ -40,20 +42,6 @@ def fingerprint(path: Path) -> dict[str, Any]:
                 digest.update(chunk)
         return {"size": stat.st_size, "sha256": digest.hexdigest()}
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it onto ``path`` only if the block succeeds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.unlink(missing_ok=True)
-    try:
-        yield partial
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, path)
 
 
 @contextlib.contextmanager

@@ -35,8 +35,9 @@ from lemminflect import getAllLemmas
 from ccpt.dataset import FILE_SPECS, read_records
 from ccpt.errors import DataError
 from ccpt.graph import SqliteConceptGraph
+from ccpt.outputs import atomic_path
 from ccpt.pipeline.corpus import iter_documents
-from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_path, atomic_text, run_stage, write_json
+from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, run_stage, write_json
 
 Pair = tuple[str, str]
 _TOKEN = re.compile(r"[a-z][a-z'-]*")

@@ -1,7 +1,7 @@
-"""A one-line progress display for long pipeline stages: processed / total, rate and ETA.
+"""A one-line progress display for long pipeline stages: processed / total, rate and ETA, drawn by rich.
 
 Shown only on an interactive terminal: in CI, in a pipe or in a log file it stays silent, so captured output
-holds results, not carriage returns. It writes at most twice a second and ends with a newline on close.
+holds results, not redraws. rich redraws it in place (twice a second) and leaves the final count on close.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 T = TypeVar("T")
 
@@ -29,7 +32,7 @@ def interactive(stream: TextIO) -> bool:
 
 @dataclass
 class Progress:
-    """Counts processed items of one stage and redraws ``label: done/total (rate/s, ETA …)`` in place."""
+    """Counts processed items of one stage; on a terminal, rich shows ``label: done/total (rate/s, ETA …)``."""
 
     label: str
     total: int | None = None
@@ -39,19 +42,26 @@ class Progress:
     clock: Callable[[], float] = time.monotonic
     done: int = 0
     _start: float = field(init=False, default=0.0)
-    _last: float = field(init=False, default=float("-inf"))
+    _live: Live | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         if self.enabled is None:
             self.enabled = interactive(self.stream)
-        self._start = self._now()
+        self._start = self.clock()
+        if self.enabled:
+            from rich.console import Console
+            from rich.live import Live
+            from rich.text import Text
 
-    def _now(self) -> float:
-        return self.clock()
+            console = Console(file=self.stream, force_terminal=True)
+            self._live = Live(
+                console=console, get_renderable=lambda: Text(self.line()), refresh_per_second=1 / self.interval
+            )
+            self._live.start()
 
     def line(self) -> str:
         """The text of the progress line (rate over the whole stage so far; ETA when the total is known)."""
-        elapsed = max(self._now() - self._start, 1e-9)
+        elapsed = max(self.clock() - self._start, 1e-9)
         rate = self.done / elapsed
         count = f"{self.done:,}" + (f"/{self.total:,}" if self.total is not None else "")
         text = f"{self.label}: {count} ({rate:,.1f}/s"
@@ -60,19 +70,14 @@ class Progress:
         return text + ")"
 
     def advance(self, n: int = 1) -> None:
-        """Count ``n`` more processed items; redraw if the last draw is older than ``interval``."""
+        """Count ``n`` more processed items (rich redraws on its own schedule)."""
         self.done += n
-        now = self._now()
-        if self.enabled and now - self._last >= self.interval:
-            self._last = now
-            self.stream.write("\r" + self.line() + "\x1b[K")
-            self.stream.flush()
 
     def close(self) -> None:
         """Draw the final count and end the line (nothing if the display was off)."""
-        if self.enabled:
-            self.stream.write("\r" + self.line() + "\x1b[K\n")
-            self.stream.flush()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
     def __enter__(self) -> Progress:
         return self

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import TYPE_CHECKING
+
+from ccpt.stats import defined, kendall_tau_b
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,27 +73,6 @@ class CrossJudge:
         return sum(abs(c.difference) for c in chosen) / len(chosen) if chosen else math.nan
 
 
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Kendall's τ-b of two equally long sequences (ties corrected); None if either is constant or n < 2."""
-    if len(x) != len(y):
-        raise ValueError("kendall_tau_b needs sequences of equal length")
-    concordant = discordant = ties_x = ties_y = 0
-    for i, j in combinations(range(len(x)), 2):
-        dx, dy = x[i] - x[j], y[i] - y[j]
-        if dx == 0 and dy == 0:
-            continue
-        if dx == 0:
-            ties_x += 1
-        elif dy == 0:
-            ties_y += 1
-        elif (dx > 0) == (dy > 0):
-            concordant += 1
-        else:
-            discordant += 1
-    denominator = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
-    return (concordant - discordant) / denominator if denominator else None
-
-
 def _cells(table: GenerativeTable) -> dict[tuple[str, str, str, str], float]:
     return {
         (row.model, row.method, task, metric): summary.mean
@@ -127,7 +107,7 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
                     column.task,
                     column.metric,
                     tuple(k[1] for k in keys),
-                    kendall_tau_b(xa, xb),
+                    defined(kendall_tau_b(xa, xb)),
                     keys[best_a] == keys[best_b],
                 )
             )

@@ -22,8 +22,9 @@ from typing import Any
 from ccpt.human.app.store import Store
 from ccpt.human.app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human.sheets import SOLVER_COLUMNS
+from ccpt.outputs import atomic_path
 from ccpt.pipeline.annotation import ANSWER_COLUMNS
-from ccpt.pipeline.manifest import atomic_path, atomic_text
+from ccpt.pipeline.manifest import atomic_text
 from ccpt.sheets import neutralise_row
 from ccpt.spec import TASK_SPECS, TASKS
 

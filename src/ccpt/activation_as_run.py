@@ -1,0 +1,161 @@
+"""Spreading Activation as the authors' code ran it for the paper's tables: the ``as-run`` protocol.
+
+The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`spread_activation_as_run` instead of
+:func:`ccpt.activation.spread_activation`: what produced the authors' stored Table-3 files (their ``C`` per step and
+``C_T`` columns; docs/methods.md lists each choice and its evidence). C_0 = (head, modifier) for PI and (head,
+property) for NPC stays in the set; each step takes every concept's activations (LLM and/or every ConceptNet
+neighbour, duplicates kept), draws a random sample of at most 10 candidates in random order and shows the filter a
+random sample of the first 5, with the pair O; the filter's first bracketed list (read as a Python literal, never
+evaluated) *is* the next set. The stop test compares the new set's spaCy lemmas with the set itself, so an instance
+stops when every concept is its own lemma. The Table-3 answer sees the final set seed words included (empty if it
+emptied); the per-step answers (Table 6) and the no-filter ablation (Table 7) see C_t − C_0, an empty C_t replaced
+by the last non-empty one.
+
+The shared parts (seeds, trajectory, activation memo, prompts) are :mod:`ccpt.activation`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ccpt.activation import (
+    Activator,
+    Generate,
+    SAConfig,
+    Seeds,
+    Step,
+    Trajectory,
+    activate,
+    check_sources,
+    filter_prompt,
+    record_step,
+)
+from ccpt.answers import first_list_literal
+from ccpt.errors import DataError
+from ccpt.graph import ConceptGraph, UnsupportedQuery
+
+
+class AuthorsNeighbourCache:
+    """The authors' ConceptNet neighbourhood cache as their code read it: a concept's list looked up by its exact
+    spelling, every label as stored (no cleaning: "en 1" and the concept itself included), strongest first.
+
+    ccpt's :class:`ccpt.graph.NeighbourCache` cleans the same file; the ``as-run`` protocol uses this one because
+    the stored no-filter sets hold exactly these labels.
+    """
+
+    capabilities = frozenset({"neighbours"})
+
+    def __init__(self, table: Mapping[str, Sequence[str]], name: str = "conceptnet-cache (as stored)") -> None:
+        self._table = {str(k): tuple(str(x) for x in v) for k, v in table.items()}
+        self.name = name
+
+    @classmethod
+    def load(cls, path: Path) -> AuthorsNeighbourCache:
+        """Read a ``conceptnet_adjacent.json``-style file; one DataError line if it is not one."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
+        if not isinstance(raw, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
+        ):
+            raise DataError(f"{path} is not a ConceptNet neighbourhood cache", 'expected {"concept": ["label", ...]}')
+        return cls(raw, name=f"conceptnet-cache (as stored):{path.name}")
+
+    def neighbours(self, concept: str, k: int = 50) -> tuple[str, ...]:
+        """The first ``k`` stored labels of ``concept`` (exact key); () if it has none."""
+        return self._table.get(concept, ())[:k]
+
+    def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
+        """Not available (the cache stores no relation types)."""
+        raise UnsupportedQuery("the ConceptNet neighbourhood cache has no relation types")
+
+    def is_concept(self, phrase: str) -> bool:
+        """Not available (the cache covers only the concepts of the CCPT test sets)."""
+        raise UnsupportedQuery("the ConceptNet neighbourhood cache covers only the CCPT test concepts")
+
+
+def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
+    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set).
+
+    It was meant to compare C_t with C_{t+1}; as written it is 0 exactly when every concept is its own lemma
+    (no plural, "-ing" form, capital or multi-token spelling that the lemmatiser changes).
+    """
+    raw = set(concepts)
+    lemmas = {lemma(c) for c in raw}
+    union = raw | lemmas
+    return 1.0 - len(raw & lemmas) / len(union) if union else 0.0
+
+
+async def _filter_as_run(
+    view: list[str], seeds: Seeds, generate: Generate, config: SAConfig
+) -> tuple[tuple[str, ...], bool, int]:
+    """The authors' filter: its reply's first bracketed list is the next set, as written (seed words, nodes it
+    was not shown and all); (set, reply unreadable?, items that were not in the view)."""
+    reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
+    items = first_list_literal(reply)
+    if items is None:
+        return (), True, 0
+    kept = tuple(dict.fromkeys(items))
+    return kept, False, sum(item not in view for item in kept)
+
+
+async def spread_activation_as_run(
+    seeds: Seeds,
+    *,
+    generate: Generate | None,
+    graph: ConceptGraph | None,
+    activator: Activator,
+    config: SAConfig,
+    lemma: Callable[[str], str] | None = None,
+) -> Trajectory:
+    """Spreading Activation as the authors' code ran it for the paper's tables (see the module docstring).
+
+    ``lemma`` is the stop test's lemmatiser (default: spaCy's, :func:`ccpt.answers.spacy_lemma`). The random
+    choices are seeded by ``config.seed`` and the instance, so a run is reproducible.
+    """
+    check_sources(config, generate, graph)
+    if lemma is None:
+        from ccpt.answers import spacy_lemma
+
+        lemma = spacy_lemma
+    rng = random.Random(f"as-run|{config.seed}|{'|'.join(seeds.as_run_c0)}")
+    trajectory = Trajectory(seeds, as_run=True, final_with_seeds=config.use_filter)
+    current: tuple[str, ...] = seeds.as_run_c0
+    for t in range(1, config.max_iterations + 1):
+        results = await asyncio.gather(*(activate(c, generate, graph, activator, config) for c in current))
+        activations = [a for per_concept in results for a in per_concept]
+        activated = [c for a in activations for c in a.concepts]
+        candidates = [*current, *activated]  # duplicates kept: a concept reached twice is twice as likely
+        sample = rng.sample(candidates, min(config.sample_size, len(candidates)))  # in random order
+        filter_failed, invented, view = False, 0, []
+        if config.use_filter:
+            first = sample[: config.filter_view]
+            view = rng.sample(first, len(first))
+            kept: tuple[str, ...] = ()
+            if view:
+                assert generate is not None
+                kept, filter_failed, invented = await _filter_as_run(view, seeds, generate, config)
+        else:
+            kept = tuple(dict.fromkeys(sample))
+        step = Step(
+            t=t,
+            concepts=kept,
+            delta=as_run_delta(kept, lemma),
+            n_sources=len(current),
+            n_activated=len(set(activated) - set(current)),
+            n_candidates=len(sample),
+            n_capped=len(candidates) - len(sample),
+            activation_failures=sum(a.failed for a in activations),
+            filter_failed=filter_failed,
+            filter_invented=invented,
+            n_shown=len(view),
+        )
+        current = kept
+        if record_step(trajectory, step, config.epsilon):
+            break
+    return trajectory
