@@ -470,7 +470,7 @@ def test_inspect_logs_of_any_model_name_are_read(ccpt_dir: Path, tmp_path: Path)
     model = "ccpt-scripted/meta-llama/Llama-3.1-70B.q4:latest"
     _eval(pi_emergent(method="base", seeds=2, data_dir=str(ccpt_dir)), tmp_path, model, "ccpt-scripted/gpt-4.1")
     frame = from_inspect_logs(tmp_path / "logs")
-    assert set(frame["model"]) == {model} and set(frame["judge"]) == {"ccpt-scripted/gpt-4.1"}
+    assert set(frame["model"]) == {model} and set(frame["judge"]) == {"ccpt-scripted/gpt-4.1 (plain)"}  # its identity
     assert set(frame["protocol"]) == {"ccpt"} and len(frame) == 2
     assert f"| {model} | Base |" in render_markdown(build_report(frame, examples_per_group=0))
 

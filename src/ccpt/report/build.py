@@ -16,7 +16,6 @@ import pandas as pd
 from ccpt.errors import CcptError
 from ccpt.judging.agreement import judge_note
 from ccpt.methods import unregistered_notes
-from ccpt.protocol import fill_failed_samples
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.display import DisplayTable, display_tables
 from ccpt.report.names import model_text, resolve_labels
@@ -29,6 +28,7 @@ from ccpt.report.tables import (
     IterationTable,
     OracleReduction,
     TypeResult,
+    as_reported,
     failures,
     generative_rows,
     table3,
@@ -104,15 +104,10 @@ def build_report(
     notes = list(frame.attrs.get("notes", []))
     repeats = list(frame.attrs.get("warnings", []))  # rows read twice (ccpt.results.identity): said first
     notes.insert(0, protocol_note(frame))
-    if len(protocols_of(frame)) > 1:
-        # Never average runs of two protocols together: each row's model is labelled with its protocol.
-        labelled = frame["protocol"].notna()
-        frame = frame.copy()
-        for model, tag in frame.loc[labelled, ["model", "protocol"]].drop_duplicates().itertuples(index=False):
-            if model in names:  # the display name follows the model id into its protocol-tagged form
-                names[f"{model} [{tag}]"] = f"{names[model]} [{tag}]"
-        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
-    frame = fill_failed_samples(frame)  # as-run only; counted in the Failures table
+    if len(protocols_of(frame)) > 1:  # the display name follows the model id into its protocol-tagged form
+        tagged = frame.loc[frame["protocol"].notna(), ["model", "protocol"]].drop_duplicates()
+        names |= {f"{m} [{tag}]": f"{names[m]} [{tag}]" for m, tag in tagged.itertuples(index=False) if m in names}
+    frame = as_reported(frame)  # never two protocols pooled; as-run fills (counted in the Failures table)
     gen = generative_rows(frame)
     generative = (
         table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None

@@ -114,26 +114,11 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
     return CrossJudge(judge_a, judge_b, cells, tuple(rankings))
 
 
-def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows as ``ccpt report`` averages them (:func:`ccpt.report.build.build_report`): each model labelled
-    with its protocol when the rows hold several, and an ``as-run`` sample the judge left unscored filled from
-    another seed (:func:`ccpt.protocol.fill_failed_samples`). Without this, the cross-judge table of
-    ``ccpt rejudge`` and ``ccpt report`` on its output disagreed whenever the judge failed on an as-run answer."""
-    from ccpt.protocol import fill_failed_samples
-    from ccpt.report.notes import protocols_of
-
-    if len(frame) and len(protocols_of(frame)) > 1:
-        frame = frame.copy()
-        labelled = frame["protocol"].notna()
-        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
-    return fill_failed_samples(frame)
-
-
 def cross_judge(
     frame_a: pd.DataFrame, frame_b: pd.DataFrame, judge_a: str, judge_b: str, stat: str = "paper"
 ) -> CrossJudge:
     """Build both Table 3s (no Gold row) from tidy tables, each as ``ccpt report`` would, and compare them."""
-    from ccpt.report.tables import table3
+    from ccpt.report.tables import as_reported, table3
 
     a, b = table3(as_reported(frame_a), stat=stat), table3(as_reported(frame_b), stat=stat)
     return compare_tables(a, b, judge_a, judge_b)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import PROTOCOLS
-from ccpt.report.tables import HUMAN_MODEL, OracleReduction
+from ccpt.report.tables import HUMAN_MODEL, OracleReduction, protocols_of
 from ccpt.stats import STAT_DESCRIPTIONS, Stat
 
 if TYPE_CHECKING:
@@ -33,13 +33,6 @@ def frame_provenance(
         judges=names("judge"),
         data_dir=dataset.source if dataset is not None and dataset.source else None,
     )
-
-
-def protocols_of(frame: pd.DataFrame) -> list[str]:
-    """The protocols of the rows (human answers have none)."""
-    if "protocol" not in frame:
-        return []
-    return sorted({str(p) for p in frame["protocol"].dropna()})
 
 
 def protocol_note(frame: pd.DataFrame) -> str:

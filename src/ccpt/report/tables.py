@@ -541,6 +541,26 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
     return out
 
 
+def protocols_of(frame: pd.DataFrame) -> list[str]:
+    """The protocols of the rows (human answers have none)."""
+    if "protocol" not in frame:
+        return []
+    return sorted({str(p) for p in frame["protocol"].dropna()})
+
+
+def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows as a report averages them: each model labelled with its protocol (``model [as-run]``) when the rows
+    hold several, so runs of two protocols never pool, and an ``as-run`` sample the judge left unscored filled from
+    another seed (:func:`ccpt.protocol.fill_failed_samples`, counted in the Failures table)."""
+    from ccpt.protocol import fill_failed_samples
+
+    if len(frame) and len(protocols_of(frame)) > 1:
+        frame = frame.copy()
+        labelled = frame["protocol"].notna()
+        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
+    return fill_failed_samples(frame)
+
+
 def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
     """'44.1 ± 0.6', '44.1 [43.2, 45.0]' (ci) or '44.1' (one seed, Gold, Human)."""
     if summary is None or math.isnan(summary.mean):
