@@ -64,3 +64,10 @@ def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
         yield
     finally:
         _model_roles.reset(token)
+
+
+def task_args_of(task: object) -> dict[str, object]:
+    """The arguments a task was built with, as Inspect records them in its log (``log.eval.task_args``)."""
+    from inspect_ai._util.registry import registry_params
+
+    return dict(registry_params(task))
