@@ -238,6 +238,41 @@ def test_dry_run_counts_what_a_resume_skips(ccpt_dir: Path, tmp_path: Path, caps
     assert "Total: 3 task runs; solver calls 0; judge calls 0." in text
 
 
+def test_dry_run_counts_the_finished_samples_of_an_interrupted_run(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task run whose log was interrupted after one of its two samples: the dry run counts that sample as
+    reused and one solver call to make, and the rerun (with a cold cache, so every call it makes reaches the
+    model) makes exactly that one."""
+    import json
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from ccpt.results.inspect_logs import read_logs
+
+    calls = tmp_path / "calls.txt"
+    argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+            "--method", "base", "--limit", "2", "--seeds", "1", "-M", f"calls_file={calls}",
+            "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"), "--format", "json"]  # fmt: skip
+    assert main([*argv, "--no-preflight", "--display", "none"]) == 0
+    (header,) = read_logs([tmp_path / "logs"], header_only=True).logs
+    log = read_eval_log(header.location)
+    log.status, log.results, log.samples = "cancelled", None, (log.samples or [])[:1]  # as a Ctrl-C leaves it
+    write_eval_log(log, header.location)
+    first = len(calls.read_text().splitlines())
+
+    capsys.readouterr()
+    assert main([*argv, "--dry-run"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    (run,) = plan["runs"]
+    assert (run["done_samples"], run["planned_samples"], run["skipped"]) == (1, 2, False)
+    assert plan["solver_calls"] == [1, 1]
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cold-cache"))
+    assert main([*argv, "--no-preflight", "--display", "none"]) == 0
+    assert len(calls.read_text().splitlines()) - first == 1
+
+
 def test_run_help_states_the_offline_defaults_the_sweep_uses(capsys: pytest.CaptureFixture[str]) -> None:
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS
 
