@@ -114,8 +114,8 @@ def finished_samples(
 
     A log is the task run's when its task name, the arguments the task was built with, its model and model
     arguments, the generation settings ccpt sets and its judge (the grader role) all match; the newest such log
-    counts, as it is the one a rerun resumes. A log that finished is counted whole; an interrupted one by the
-    samples it completed.
+    counts, as it is the one a rerun resumes. A log that finished counts the samples it logged, as Inspect's eval
+    set counts them; an interrupted one the samples it completed without error (the ones a rerun reuses).
     """
     from ccpt.eval.inspect_compat import task_args_of
 
@@ -123,7 +123,7 @@ def finished_samples(
         ev = log.eval
         if str(ev.task).split("/")[-1] != str(task.name).split("/")[-1] or str(ev.model) != model:
             return False
-        if _normal(ev.task_args_passed or {}) != _normal(task_args_of(task)):
+        if _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) != _normal(task_args_of(task)):
             return False
         if _normal(ev.model_args or {}) != _normal(model_args):
             return False
@@ -139,8 +139,11 @@ def finished_samples(
             return 0
         newest = mine[-1]
         results = newest.results
-        if newest.status == "success" and results is not None:
-            return int(results.completed_samples)
+        if newest.status == "success" and results is not None and not getattr(newest, "invalidated", False):
+            # As Inspect's eval set judges a finished log: by the samples it logged (or planned), so a run with a
+            # few failed samples inside a successful log is done, not redone.
+            logged = getattr(results, "logged_samples", None)
+            return int(logged if logged is not None else results.total_samples)
         return _completed(newest)
 
     return done
