@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))  # the scripted model
 from loopback_openai import serve
 
 from ccpt.pipeline.batch import BatchOptions, request_id, run_batch

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +21,10 @@ from inspect_ai.model import get_model
 
 from ccpt.eval.inspect_compat import roles_bound
 from ccpt.eval.tasks import npc_emergent, pi_canceled, pi_emergent
+
+# The scripted model is the test suite's provider (tests/plugins), not part of the package: importing it registers it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))
+import scripted_provider  # noqa: F401
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))  # the scripted model
 from loopback_openai import serve
 
 from ccpt.eval.inspect_compat import roles_bound

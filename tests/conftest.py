@@ -25,6 +25,9 @@ machine, beside other test runs. What this file does for every test, so that a n
   belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`.
 * Tests that need ../shared/data skip with a reason when it is absent, unless ``CCPT_REQUIRE_SHARED=1`` (set by
   .ci/run), in which case they fail: CI must never skip them silently.
+* **Test-only model providers** (``ccpt-scripted``, tests/plugins/scripted_provider.py) are registered here, in
+  this process and, through ``PYTHONPATH``, in every subprocess: a test that builds its own environment must
+  start from ``os.environ`` (``{**os.environ, ...}``) to keep them.
 * Every test has a time limit (``timeout`` in pyproject.toml): a hang fails that test instead of the whole run.
 """
 
@@ -35,6 +38,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +48,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # Environment variables that name per-test state (see the module docstring); CCPT_CACHE_DIR is deliberately absent.
+# Test-only Inspect providers (``ccpt-scripted``): tests/plugins holds the module and a committed dist-info whose
+# ``inspect_ai`` entry point registers it. Put first on sys.path (this process) and on PYTHONPATH (every ccpt,
+# inspect or python subprocess a test starts inherits os.environ), and imported here so that the provider is
+# registered in-process too. Users never get it: the package does not ship it.
+PLUGINS = Path(__file__).resolve().with_name("plugins")
+if str(PLUGINS) not in sys.path:
+    sys.path.insert(0, str(PLUGINS))
+if str(PLUGINS) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGINS), os.environ.get("PYTHONPATH", "")) if p)
+import scripted_provider  # noqa: E402, F401 - registers ccpt-scripted in this process
+
 PRIVATE_DIRS = {"INSPECT_CACHE_DIR": "inspect-cache", "INSPECT_LOG_DIR": "inspect-logs", "CCPT_HOME": "ccpt-home"}
 HEAVY_MARKS = ("embedded", "ray", "timing")
 HEAVY_GROUP = "cpu-heavy"

@@ -1,6 +1,6 @@
 """A minimal OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benchmarks.
 
-It answers with :func:`ccpt.eval.scripted.scripted_reply` after an optional fixed latency, and records
+It answers with :func:`scripted_provider.scripted_reply` (tests/plugins) after an optional fixed latency, and records
 every request body, so a test can check what Inspect's real OpenAI provider sent over HTTP.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ccpt.eval.scripted import scripted_reply
+from scripted_provider import scripted_reply
 
 MODES = ("hang", "drip", "truncated", "empty_choices", "no_json_schema")
 HANG_LIMIT = 60.0  # seconds a "hang" request is held at most (every loop here is bounded in count and time)

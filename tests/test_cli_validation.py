@@ -201,6 +201,81 @@ def test_dry_run_plans_and_sends_nothing(ccpt_dir: Path, tmp_path: Path, capsys:
     assert not calls.exists() and not (tmp_path / "logs").exists()
 
 
+def test_dry_run_counts_what_a_resume_skips(ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--dry-run` against a log directory: finished task runs are skipped, finished samples of a run with more
+    to do are reused, and the calls it counts are the ones the real rerun then makes."""
+    import json
+
+    calls = tmp_path / "calls.txt"  # one line per solver call that reached the model (cache hits write none)
+
+    def argv(limit: int, *extra: str) -> list[str]:
+        return ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+                "--task", "type_prediction", "--method", "base", "--method", "gold", "--limit", str(limit),
+                "--seeds", "1", "-M", f"calls_file={calls}", "--data-dir", str(ccpt_dir),
+                "--log-dir", str(tmp_path / "logs"), "--format", "json", *extra]  # fmt: skip
+
+    def plan(limit: int) -> dict:
+        capsys.readouterr()
+        assert main(argv(limit, "--dry-run")) == 0
+        return json.loads(capsys.readouterr().out)
+
+    assert main(argv(2, "--no-preflight", "--display", "none")) == 0
+    first = len(calls.read_text().splitlines())
+    assert first == 4  # Base's 2 instances of Task 1 and Task 3's 2; Gold asks the judge only
+
+    same = plan(2)
+    assert same["skipped_runs"] == 3 and same["solver_calls"] == [0, 0] and same["judge_calls"] == [0, 0]
+    assert all(r["skipped"] and r["done_samples"] == r["planned_samples"] == 2 for r in same["runs"])
+
+    more = plan(3)
+    assert more["skipped_runs"] == 0 and more["done_samples"] == 6
+    assert [(r["done_samples"], r["planned_samples"]) for r in more["runs"]] == [(2, 3)] * 3
+    assert more["solver_calls"] == [2, 2]  # one remaining sample of Task 1 (Base) and one of Task 3
+    assert main(argv(3, "--no-preflight", "--display", "none")) == 0
+    assert len(calls.read_text().splitlines()) - first == more["solver_calls"][0]
+
+    capsys.readouterr()
+    assert main(argv(3, "--dry-run", "--format", "text")) == 0  # the last --format wins
+    text = capsys.readouterr().out
+    assert f"Already done in {tmp_path / 'logs'}: 3 of 3 task runs (a rerun skips them)." in text
+    assert "Total: 3 task runs; solver calls 0; judge calls 0." in text
+
+
+def test_dry_run_counts_the_finished_samples_of_an_interrupted_run(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task run whose log was interrupted after one of its two samples: the dry run counts that sample as
+    reused and one solver call to make, and the rerun (with a cold cache, so every call it makes reaches the
+    model) makes exactly that one."""
+    import json
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from ccpt.results.inspect_logs import read_logs
+
+    calls = tmp_path / "calls.txt"
+    argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+            "--method", "base", "--limit", "2", "--seeds", "1", "-M", f"calls_file={calls}",
+            "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"), "--format", "json"]  # fmt: skip
+    assert main([*argv, "--no-preflight", "--display", "none"]) == 0
+    (header,) = read_logs([tmp_path / "logs"], header_only=True).logs
+    log = read_eval_log(header.location)
+    log.status, log.results, log.samples = "cancelled", None, (log.samples or [])[:1]  # as a Ctrl-C leaves it
+    write_eval_log(log, header.location)
+    first = len(calls.read_text().splitlines())
+
+    capsys.readouterr()
+    assert main([*argv, "--dry-run"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    (run,) = plan["runs"]
+    assert (run["done_samples"], run["planned_samples"], run["skipped"]) == (1, 2, False)
+    assert plan["solver_calls"] == [1, 1]
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cold-cache"))
+    assert main([*argv, "--no-preflight", "--display", "none"]) == 0
+    assert len(calls.read_text().splitlines()) - first == 1
+
+
 def test_run_help_states_the_offline_defaults_the_sweep_uses(capsys: pytest.CaptureFixture[str]) -> None:
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS
 

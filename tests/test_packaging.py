@@ -1,8 +1,10 @@
-"""Packaging promises: figures leave the matplotlib backend alone, pyarrow is optional, every import is declared."""
+"""Packaging promises: figures leave the matplotlib backend alone, pyarrow is optional, every import is declared,
+and the suite's own ``ccpt-scripted`` provider (tests/plugins) is known to the tests and their subprocesses only."""
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -10,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import PLUGINS
 
 from ccpt.errors import CcptError
 
@@ -83,3 +86,31 @@ def test_every_package_data_pattern_matches_files() -> None:
         if not [p for p in (REPO / "src" / package.replace(".", "/")).glob(pattern) if p.is_file()]
     ]
     assert empty == []
+
+
+GET_SCRIPTED = "from inspect_ai.model import get_model; print(type(get_model('ccpt-scripted/x').api).__name__)"
+
+
+def _python(code: str, pythonpath: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": pythonpath}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_a_user_gets_no_scripted_provider() -> None:
+    # A user's environment: ccpt's source (the package's own entry point loads), not the suite's plugins dir.
+    result = _python(GET_SCRIPTED, str(REPO / "src"))
+    assert result.returncode != 0
+    assert "Model API ccpt-scripted of model 'ccpt-scripted/x' not recognized" in result.stderr
+    shipped = _python("import importlib.util as u; print(u.find_spec('ccpt.eval.scripted'))", str(REPO / "src"))
+    assert shipped.stdout.strip() == "None", shipped.stderr
+
+
+def test_test_subprocesses_get_the_scripted_provider() -> None:
+    # conftest put the plugins dir on PYTHONPATH: a subprocess that inherits os.environ finds the provider
+    # through the committed dist-info's inspect_ai entry point (nothing imports it by hand).
+    assert str(PLUGINS) in os.environ["PYTHONPATH"].split(os.pathsep)
+    result = _python(GET_SCRIPTED, os.environ["PYTHONPATH"])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "ScriptedModel"

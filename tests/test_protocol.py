@@ -180,7 +180,7 @@ def _anthropic_loopback() -> Iterator[tuple[str, list[dict]]]:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from ccpt.eval.scripted import scripted_reply
+    from scripted_provider import scripted_reply
 
     requests: list[dict] = []
 

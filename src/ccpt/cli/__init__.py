@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ccpt.cli.human",
     "ccpt.cli.conceptnet",
     "ccpt.cli.pipeline",
+    "ccpt.cli.models",
 )
 
 

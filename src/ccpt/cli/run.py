@@ -210,7 +210,8 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "--dry-run",
     is_flag=True,
     help="Print what would run (tasks × methods × models × seeds, instances), the solver and judge calls to "
-    "expect and, with --prices, the cost range; send nothing.",
+    "expect and, with --prices, the cost range; send nothing. Task runs already done in --log-dir are counted as "
+    "skipped and finished samples as reused, as a rerun would.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(

@@ -123,3 +123,10 @@ def guard_model(model: Model) -> Model:
     api.generate = guarded
     api._ccpt_guarded = True
     return model
+
+
+def task_args_of(task: object) -> dict[str, object]:
+    """The arguments a task was built with, as Inspect records them in its log (``log.eval.task_args``)."""
+    from inspect_ai._util.registry import registry_params
+
+    return dict(registry_params(task))

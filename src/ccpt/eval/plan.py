@@ -11,6 +11,11 @@ models' answers decide:
   ``sa_answer_every_step`` one answer per step and seed besides.
 - **judge calls**: three judged pairs per answer, each (concept, property) asked once per run (memoised). At most
   3 × answers; at least 3 per instance (every seed giving the same answer). Gold is exact: its distinct pairs.
+- **resume**: against a ``--log-dir`` that already holds logs of the same task runs (same task, task arguments,
+  model, model arguments, generation settings and judge: what makes Inspect's eval set pair a task with its log),
+  a task run whose newest log finished every planned sample is skipped, and the finished samples of an
+  interrupted one are reused, as a rerun does (:mod:`ccpt.eval.sweep`). Only the remaining samples' calls are
+  counted: a run's call range scaled by the share of its samples × seeds still to do (low rounded down, high up).
 - **cost** (with ``--prices``): input tokens between a fifth and a third of each prompt's characters (tokenizers
   differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24); the
   prices as in the Tokens and cost table. A model without a price has no cost (never a guess).
@@ -18,7 +23,8 @@ models' answers decide:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +52,13 @@ class PlanRow:
     judge_calls: Range
     solver_chars: int  # characters of one solver prompt (the first instance's), for the token estimate
     judge_chars: int
+    planned_samples: int = 0  # instances × seeds
+    done_samples: int = 0  # of those, finished in the log directory (all of them: the rerun skips this task run)
+
+    @property
+    def skipped(self) -> bool:
+        """Whether a rerun skips this task run: its log finished every planned sample."""
+        return self.planned_samples > 0 and self.done_samples >= self.planned_samples
 
 
 def _add(a: Range, b: Range) -> Range:
@@ -53,9 +66,14 @@ def _add(a: Range, b: Range) -> Range:
 
 
 def plan_rows(
-    tasks: Sequence[Any], models: Sequence[str], limit: int | None, options: Mapping[str, Any]
+    tasks: Sequence[Any],
+    models: Sequence[str],
+    limit: int | None,
+    options: Mapping[str, Any],
+    done: Callable[[Any, str], int] | None = None,
 ) -> list[PlanRow]:
-    """The plan of ``tasks`` (Inspect Task objects built by the sweep) for each of ``models``."""
+    """The plan of ``tasks`` (Inspect Task objects built by the sweep) for each of ``models``; ``done(task, model)``
+    (see :func:`finished_samples`) says how many of a task run's samples × seeds a rerun would not redo."""
     rows: list[PlanRow] = []
     for task in tasks:
         meta = task.metadata or {}
@@ -69,11 +87,82 @@ def plan_rows(
         judge_chars = (
             len(judge_prompt(str(first.get("combination", "")), str(first.get("property", "")))) if first else 0
         )
+        planned = len(samples) * seeds
         for model in models:
+            finished = min(done(task, model), planned) if done else 0
+            left = planned - finished
             rows.append(
-                PlanRow(spec.name, method.name, model, seeds, len(samples), solver, judge, solver_chars, judge_chars)
-            )
+                PlanRow(
+                    spec.name, method.name, model, seeds, len(samples), _share(solver, left, planned),
+                    _share(judge, left, planned), solver_chars, judge_chars, planned, finished,
+                )
+            )  # fmt: skip
     return rows
+
+
+def _share(calls: Range, left: int, planned: int) -> Range:
+    """The calls of ``left`` of ``planned`` samples: all of them, none, or the proportional share."""
+    if left >= planned:
+        return calls
+    return (calls[0] * left // planned, -(-calls[1] * left // planned))
+
+
+def finished_samples(
+    logs: Sequence[Any], *, judge: str | None, model_args: Mapping[str, Any], generate: Mapping[str, Any]
+) -> Callable[[Any, str], int]:
+    """``done(task, model)``: the samples × seeds of that task run finished in ``logs`` (headers, oldest first).
+
+    A log is the task run's when its task name, the arguments the task was built with, its model and model
+    arguments, the generation settings ccpt sets and its judge (the grader role) all match; the newest such log
+    counts, as it is the one a rerun resumes. A log that finished counts the samples it logged, as Inspect's eval
+    set counts them; an interrupted one the samples it completed without error (the ones a rerun reuses).
+    """
+    from ccpt.eval.inspect_compat import task_args_of
+
+    def same(log: Any, task: Any, model: str) -> bool:
+        ev = log.eval
+        if str(ev.task).split("/")[-1] != str(task.name).split("/")[-1] or str(ev.model) != model:
+            return False
+        if _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) != _normal(task_args_of(task)):
+            return False
+        if _normal(ev.model_args or {}) != _normal(model_args):
+            return False
+        config = ev.model_generate_config
+        if any(getattr(config, key, None) != value for key, value in generate.items()):
+            return False
+        grader = (ev.model_roles or {}).get("grader")  # bound for every task of the sweep, Task 3's too
+        return (grader.model if grader is not None else None) == judge
+
+    def done(task: Any, model: str) -> int:
+        mine = [log for log in logs if same(log, task, model)]
+        if not mine:
+            return 0
+        newest = mine[-1]
+        results = newest.results
+        if newest.status == "success" and results is not None and not getattr(newest, "invalidated", False):
+            # As Inspect's eval set judges a finished log: by the samples it logged (or planned), so a run with a
+            # few failed samples inside a successful log is done, not redone.
+            logged = getattr(results, "logged_samples", None)
+            return int(logged if logged is not None else results.total_samples)
+        return _completed(newest)
+
+    return done
+
+
+def _completed(log: Any) -> int:
+    """Samples × seeds an interrupted log finished (its sample summaries: completed and without error)."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    try:
+        summaries = read_eval_log_sample_summaries(log.location)
+    except Exception:  # a log a kill truncated: nothing in it can be reused
+        return 0
+    return sum(1 for s in summaries if s.completed and s.error is None)
+
+
+def _normal(args: Mapping[str, Any]) -> str:
+    """Arguments as the log stores them (JSON; paths as strings), for comparing a task with its log."""
+    return json.dumps(dict(args), sort_keys=True, default=str)
 
 
 def _prompt_chars(spec: Any, method: Method, meta: Mapping[str, Any]) -> int:

