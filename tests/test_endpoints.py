@@ -167,7 +167,7 @@ def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path:
         assert run_sweep(sweep)
     frame = from_inspect_logs(tmp_path / "logs")
     assert len(frame) == 2 and frame["parse_ok"].all() and frame["judge_failures"].sum() == 0
-    assert set(frame["judge"]) == {"openai-api/loop/j"}
+    assert set(frame["judge"]) == {"openai-api/loop/j (json_object)"}  # its identity: the format it took
     assert any("openai-api/loop/j: json_object (json_schema refused: HTTP 500" in n for n in frame.attrs["notes"])
     judged = [(r.get("response_format") or {}).get("type") for r in loop.requests if r["model"] == "j"]
     # Negotiated once per judge and run (by the preflight, on the probe pair): JSON schema refused twice, then never
