@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -43,6 +44,7 @@ class FiniteFloat(click.ParamType):
 
 
 UNIT_INTERVAL = FiniteFloat(0.0, 1.0)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 # How a judge's score is read (ccpt.eval.judge.JudgeMode), one option for every command that calls a judge.
@@ -53,3 +55,25 @@ judge_mode_option = click.option(
     help="text: the score the judge writes (paper). expected: probability-weighted score from log-probabilities "
     "(needs a provider with logprobs). Default: expected for gguf judges, else text.",
 )
+
+
+def request_limits(what: str) -> Callable[[F], F]:
+    """``--timeout`` and ``--max-retries`` for every command that sends requests, ``what`` naming whose."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=3,
+            show_default=True,
+            help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
+        )(command)
+        return click.option(
+            "--timeout",
+            type=click.IntRange(min=1),
+            default=120,
+            show_default=True,
+            help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
+        )(command)
+
+    return decorate

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option
+from ccpt.cli.options import judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -34,16 +34,7 @@ from ccpt.cli.options import judge_mode_option
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`).",
 )
 @click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent judge calls.")
-@click.option(
-    "--timeout",
-    type=click.IntRange(min=1),
-    default=120,
-    show_default=True,
-    help="Seconds one judge request may take (each attempt, and the preflight request).",
-)
-@click.option(
-    "--max-retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries per failed judge request."
-)
+@request_limits("judge")
 @click.option(
     "--limit",
     type=click.IntRange(min=0),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option
+from ccpt.cli.options import judge_mode_option, request_limits
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -173,16 +173,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
 @click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests per model.")
-@click.option(
-    "--timeout",
-    type=click.IntRange(min=1),
-    default=120,
-    show_default=True,
-    help="Seconds one model request may take (each attempt, and the preflight request).",
-)
-@click.option(
-    "--max-retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries per failed request."
-)
+@request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
     "-T",
