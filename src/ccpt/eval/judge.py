@@ -279,8 +279,13 @@ class Judge:
             if known is not None:
                 self.format, self.refused = known[0], dict(known[1])
                 return self.format
+            ladder = format_ladder(self.name, self.use_schema)
+            if len(ladder) == 1:  # nothing to choose (the plain prompt): no request
+                self.format = ladder[0]
+                _negotiated[self._key()] = (self.format, {})
+                return self.format
             prompt = self._probe_prompt()
-            for fmt in format_ladder(self.name, self.use_schema):
+            for fmt in ladder:
                 if fmt in self.refused:  # refused before a passing failure interrupted the negotiation
                     continue
                 refusal = await self._probe(prompt, fmt)
