@@ -396,7 +396,14 @@ class Judge:
         if task is None:
             task = asyncio.ensure_future(self._judge(*key))
             self._memo[key] = task
-        return await task
+        try:
+            return await task
+        except (JudgeUnavailable, endpoints.EndpointDown):
+            # Transient: not a result to remember. The eval set's own retry of the task run (the same scorer, the
+            # same judge) asks again.
+            if self._memo.get(key) is task:
+                del self._memo[key]
+            raise
 
     def format_note(self) -> str | None:
         """How the reply format was decided, e.g. ``json_object (json_schema refused: HTTP 500: …)``."""

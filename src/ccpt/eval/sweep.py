@@ -257,7 +257,7 @@ class JudgeProbe:
 
 
 async def _ping(name: str, model_args: dict[str, Any], timeout: float, settings: GenerateConfig) -> None:
-    model = get_model(name, **model_args)
+    model = guard_model(get_model(name, **model_args))  # no SDK retries: one request, as max_retries=0 says
     # The run's own sampling settings (a server that rejects them says so now), one token.
     config = settings.merge(_limits(timeout)).merge(GenerateConfig(max_tokens=1))
     output = await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 2)
@@ -335,6 +335,8 @@ def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: s
     """Run one async check; a provider error becomes one ModelError line naming the model and its role."""
     try:
         return asyncio.run(check)
+    except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
+        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
     except CcptError:
         raise
     except Exception as exc:  # provider errors come in many types; the message is what matters here
