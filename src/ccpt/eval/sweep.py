@@ -165,7 +165,10 @@ class Sweep:
         once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`)."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
-        return guard_model(get_model(name, **self.model_args))
+        # Built as Inspect builds a model named to eval_set (with the eval's generation settings as its config),
+        # so that the task run's identity, which hashes that config, is the one a name would have given: logs
+        # written before ccpt built the model itself still resume.
+        return guard_model(get_model(name, config=GenerateConfig(**self.generate), **self.model_args))
 
     def sampling(self, model: str) -> GenerateConfig:
         """What ``model`` is sent: the protocol's sampling for its provider, then the command line's."""
