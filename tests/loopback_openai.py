@@ -26,6 +26,7 @@ def _handler(
     latency: float,
     fail_when: str | None,
     fail_status: int,
+    fail_times: list[int],
     mode: str | None,
     usage: list[dict[str, int]],
     stop: threading.Event,
@@ -51,7 +52,8 @@ def _handler(
                 refusal = {"message": "Input should be 'text' or 'json_object'", "type": "server_error"}
                 self._send(500, {"error": refusal})
                 return
-            if fail_when and fail_when in prompt:
+            if fail_when and fail_when in prompt and fail_times[0] != 0:
+                fail_times[0] -= 1  # a negative count never reaches 0: every matching request fails
                 kind = "invalid_request_error" if fail_status < 500 else "server_error"
                 self._send(fail_status, {"error": {"message": "rejected by the test server", "type": kind}})
                 return
@@ -114,13 +116,15 @@ def serve(
     mode: str | None = None,
     *,
     fail_status: int = 400,
+    fail_times: int = -1,
     port: int = 0,
 ) -> Iterator[Loopback]:
     """Run the server in a thread; yields a :class:`Loopback` (unpacks to base_url ending in /v1, requests).
 
     ``fail_when``: requests whose prompt contains this text get HTTP ``fail_status`` (400 by default; 500 is what
     a content filter in front of a judge answers) with an OpenAI-style error body. ``port``: listen there (a
-    server restarted on the port a run was using); 0 picks a free one.
+    server restarted on the port a run was using); 0 picks a free one. ``fail_times``: only the first N matching
+    requests fail (a passing outage), -1 (default) every one.
     ``mode``: ``hang`` (never answer), ``drip`` (one byte a second), ``truncated`` (half the body, then close),
     ``empty_choices`` (HTTP 200 with ``"choices": []``), ``no_json_schema`` (HTTP 500 for a JSON-schema
     ``response_format``, as llama-cpp-python's server answers).
@@ -129,7 +133,7 @@ def serve(
         raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
     loop = Loopback("")
     stop = threading.Event()
-    handler = _handler(loop.requests, latency, fail_when, fail_status, mode, loop.usage, stop)
+    handler = _handler(loop.requests, latency, fail_when, fail_status, [fail_times], mode, loop.usage, stop)
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
     loop.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"

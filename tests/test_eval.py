@@ -331,7 +331,8 @@ def test_openai_compatible_endpoint_on_loopback(ccpt_dir: Path, tmp_path: Path, 
     rows = _rows(log)
     assert all(r["parse_ok"] and r["r_np"] is not None for r in rows)
     models = [req["model"] for req in requests]
-    assert models.count("test-model") == 2 and models.count("test-judge") == len(
+    # Every pair once, and the reply-format probe on the probe pair once (per judge and run: docs/methods.md).
+    assert models.count("test-model") == 2 and models.count("test-judge") == 1 + len(
         {(c, r["answer"]) for r in rows for c in (r["combination"], r["head"], r["modifier"])}
     )
     assert all(req["temperature"] == 0.7 and req["top_p"] == 0.95 for req in requests if req["model"] == "test-model")

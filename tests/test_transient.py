@@ -116,6 +116,24 @@ def test_a_judge_refusing_some_pairs_counts_them_and_the_run_finishes(
     assert failures["judge_failures"] == 1 and failures["sample_errors"] == 0
 
 
+def test_a_passing_judge_outage_is_retried_not_counted(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """HTTP 503 for one pair, twice (the call and its one retry), then answers: the sample is an error, not a judge
+    failure, and the eval set's own retry of the task run judges it again; the run finishes complete. Before, the
+    pair was a counted "judge failed" for good."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LOOP_API_KEY", "test-key")
+    combination = _first_instance(ccpt_dir)["combination"]
+    with serve(fail_when=f"Concept: {combination}\n", fail_status=503, fail_times=2) as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        assert main(_argv(ccpt_dir, tmp_path / "logs", "--max-retries", "1")) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    frame = from_inspect_logs(tmp_path / "logs")
+    assert len(frame) == 3 and frame["parse_ok"].all() and frame["judge_failures"].sum() == 0
+    assert frame["r_np"].notna().all()
+
+
 def test_a_dead_judge_stops_the_run_and_the_rerun_equals_the_uninterrupted_run(ccpt_dir: Path, tmp_path: Path) -> None:
     """The judge's server is gone (its port refuses connections): one line, exit 2, no traceback, no table; the
     same command with the server back on the same port reports what an uninterrupted run reports. Before, the

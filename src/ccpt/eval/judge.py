@@ -279,8 +279,13 @@ class Judge:
             if known is not None:
                 self.format, self.refused = known[0], dict(known[1])
                 return self.format
+            ladder = format_ladder(self.name, self.use_schema)
+            if len(ladder) == 1:  # nothing to choose (the plain prompt): no request
+                self.format = ladder[0]
+                _negotiated[self._key()] = (self.format, {})
+                return self.format
             prompt = self._probe_prompt()
-            for fmt in format_ladder(self.name, self.use_schema):
+            for fmt in ladder:
                 if fmt in self.refused:  # refused before a passing failure interrupted the negotiation
                     continue
                 refusal = await self._probe(prompt, fmt)
@@ -391,7 +396,14 @@ class Judge:
         if task is None:
             task = asyncio.ensure_future(self._judge(*key))
             self._memo[key] = task
-        return await task
+        try:
+            return await task
+        except (JudgeUnavailable, endpoints.EndpointDown):
+            # Transient: not a result to remember. The eval set's own retry of the task run (the same scorer, the
+            # same judge) asks again.
+            if self._memo.get(key) is task:
+                del self._memo[key]
+            raise
 
     def format_note(self) -> str | None:
         """How the reply format was decided, e.g. ``json_object (json_schema refused: HTTP 500: …)``."""

@@ -162,7 +162,10 @@ class Sweep:
         once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`)."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
-        return guard_model(get_model(name, **self.model_args))
+        # Built as Inspect builds a model named to eval_set (with the eval's generation settings as its config),
+        # so that the task run's identity, which hashes that config, is the one a name would have given: logs
+        # written before ccpt built the model itself still resume.
+        return guard_model(get_model(name, config=GenerateConfig(**self.generate), **self.model_args))
 
     def sampling(self, model: str) -> GenerateConfig:
         """What ``model`` is sent: the protocol's sampling for its provider, then the command line's."""
@@ -266,7 +269,7 @@ class JudgeProbe:
 
 
 async def _ping(name: str, model_args: dict[str, Any], timeout: float, settings: GenerateConfig) -> None:
-    model = get_model(name, **model_args)
+    model = guard_model(get_model(name, **model_args))  # no SDK retries: one request, as max_retries=0 says
     # The run's own sampling settings (a server that rejects them says so now), one token.
     config = settings.merge(_limits(timeout)).merge(GenerateConfig(max_tokens=1))
     output = await asyncio.wait_for(model.generate("Reply with OK.", config=config), timeout=timeout + 2)
@@ -344,6 +347,8 @@ def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: s
     """Run one async check; a provider error becomes one ModelError line naming the model and its role."""
     try:
         return asyncio.run(check)
+    except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
+        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
     except CcptError:
         raise
     except Exception as exc:  # provider errors come in many types; the message is what matters here
