@@ -93,3 +93,31 @@ def test_a_teacher_csv_with_missing_columns_is_refused(tmp_path: Path) -> None:
         csv.writer(fh).writerows([["concept", "property", "relevance"], ["apple", "red", "0.9"]])
     with pytest.raises(DataError, match="missing column"):
         read_pairs_csv(path)
+
+
+def test_lomo_figures_of_the_teacher_itself_and_of_a_judge_blind_to_the_phrase(reference_dir: Path) -> None:
+    """GPT-4o's own stored relevances, served as a judge, give back GPT-4o's Table 3 (up to the pair mean and the
+    answers ccpt cannot parse); a judge that scores N like H shows the canceled blind spot: C collapses."""
+    from ccpt.judging.lomo import figures, table3_runs
+
+    files = [reference_dir / f"{task}_gpt-4o_naive.csv" for task in ("pi_emergent", "pi_canceled", "npc_emergent")]
+    frames = read_frames(files)
+    pairs = teacher_pairs(frames)
+    runs = table3_runs(frames)
+    assert set(runs) == {"gpt-4o"}
+    own = {p.key: p.relevance for p in pairs}
+    f = figures("gpt-4o", runs["gpt-4o"], own, pairs)
+    assert f.cells == 9 and f.columns == 9 and f.best_kept == 9  # one method: its best is itself
+    assert f.mad < 1.0 and f.pair_pearson == pytest.approx(1.0)
+    assert f.canceled_c_cells["base"][0] == pytest.approx(55.5, abs=0.05)  # the paper's PI-canceled Base C
+    # A judge that gives every pair the relevance GPT-4o gave the head noun with that property: R_N,P = R_H,P.
+    head = {pair_key(p.concept, p.property): p.relevance for p in pairs if p.role == "head"}
+    blind = dict(own)
+    for frame in frames:
+        for row in frame.to_dict("records"):
+            if row["task"] == "pi_canceled" and isinstance(row["answer"], str):
+                value = head.get(pair_key(row["head"], row["answer"]))
+                if value is not None:
+                    blind[pair_key(row["combination"], row["answer"])] = value
+    g = figures("gpt-4o", runs["gpt-4o"], blind, pairs)
+    assert g.canceled_c is not None and g.canceled_c < -30

@@ -39,11 +39,17 @@ def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Per model, the rows of its Table-3 Base/SA runs (per-step and no-filter files left out)."""
     import pandas as pd
 
+    from ccpt.dataset import GENERATIVE_TASKS
+
     chosen: dict[str, list[pd.DataFrame]] = {}
     for frame in frames:
         if frame.empty:
             continue
-        keep = frame[frame["method_raw"].isin(TABLE3_METHODS) & frame["sa_iteration"].isna()]
+        keep = frame[
+            frame["method_raw"].isin(TABLE3_METHODS)
+            & frame["sa_iteration"].isna()
+            & frame["task"].isin(GENERATIVE_TASKS)
+        ]
         for model, part in keep.groupby("model"):
             chosen.setdefault(str(model), []).append(part)
     return {m: pd.concat(parts, ignore_index=True) for m, parts in chosen.items()}
