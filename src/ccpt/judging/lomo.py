@@ -9,7 +9,8 @@ the per-seed ``paper`` statistic). Figures per held-out model:
 - ``mad``: mean absolute difference over the Base/SA cells (points), and per task;
 - ``canceled_c``: mean signed difference of PI-canceled's C column over those cells;
 - ``best_kept``: columns (of 9) whose best method is the same under both judges, and Kendall's τ-b per column;
-- ``pair_pearson``: Pearson between the judge's score and GPT-4o's stored relevance over the model's teacher pairs.
+- ``pair_pearson``: Pearson between the judge's score and GPT-4o's stored relevance over the model's teacher pairs
+  that its compared runs judge.
 
 Scores come as a mapping from the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a
 judge is scored once per distinct pair and any number of calibration maps or stacked models can be compared on the
@@ -60,10 +61,11 @@ def _judged(row: Mapping[str, Any]) -> tuple[tuple[str, str, str], str] | None:
     from ccpt.results.table import optional
     from ccpt.spec import TASK_SPECS
 
+    spec = TASK_SPECS.get(row["task"])
     answer = optional(row.get("answer"), str)
-    if not row.get("parse_ok") or not answer:
+    if spec is None or not spec.generative or not row.get("parse_ok") or not answer:
         return None
-    concepts, prop = TASK_SPECS[row["task"]].judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+    concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
     return (str(concepts[0]), str(concepts[1]), str(concepts[2])), str(prop)
 
 
@@ -150,7 +152,9 @@ def figures(
     for cell in cells:
         by_task.setdefault(cell.task, []).append(abs(cell.difference))
     canceled = [c for c in cells if c.task == PI_CANCELED and c.metric == "score"]
-    own = [p for p in teacher if p.model == model and p.key in scores]
+    # Over the pairs of the compared runs (so every judge is measured on the same pairs, whatever else it scored).
+    judged = {pair_key(c, p) for c, p in needed_pairs([reference])}
+    own = [p for p in teacher if p.model == model and p.key in judged and p.key in scores]
     r = pearson([p.relevance for p in own], [scores[p.key] for p in own]) if len(own) > 2 else math.nan
     return Figures(
         model=model,
