@@ -384,9 +384,34 @@ APPROACHES = {
     "mlp": {"kind": "stack", "hidden": 128, "map": False},
     "mlp-canceled3": {"kind": "stack", "hidden": 128, "map": False, "canceled_weight": 3.0},
     "mlp+human": {"kind": "stack", "hidden": 128, "map": False, "human_weight": 1.0},
+    "mlp-map": {"kind": "stack", "hidden": 128},
+    "mlp-valmap": {"kind": "stack", "hidden": 128, "map": "validation"},
     "ft-minilm": {"kind": "file", "map": False},
+    "ft-minilm-valmap": {"kind": "file", "map": "validation", "file": "ft-minilm"},
     "ft-minilm+human": {"kind": "file", "map": False},
 }
+
+
+def validation_map(ds, validation, scores):
+    """The map chosen and fitted as the shipped judge's: on validation fold 0 of the human training pool (rows
+    never answered by any model), against the dataset's stored GPT-4o relevance."""
+    from ccpt.judging.calibration import CalibrationRow, choose_calibration
+    from ccpt.judging.rated_pairs import pair_key, stored_gpt4o
+
+    reference = stored_gpt4o(ds, validation)
+    by_row: dict = {}
+    for pair, ref in zip(validation, reference, strict=True):
+        score = scores.get(pair_key(pair.concept, pair.property))
+        by_row.setdefault(pair.source, {})[pair.role] = (score, ref, pair.kind)
+    rows = []
+    for parts in by_row.values():
+        if set(parts) != {"combination", "head", "modifier"} or any(
+            s is None or r is None for s, r, _ in parts.values()
+        ):
+            continue
+        ordered = [parts[r] for r in ("combination", "head", "modifier")]
+        rows.append(CalibrationRow(ordered[0][2], tuple(x[0] for x in ordered), tuple(float(x[1]) for x in ordered)))
+    return choose_calibration(rows, "GPT-4o (dataset)", f"{len(rows)} validation rows")
 
 
 def record(results, table, name, held, f, scores, test, validation, note, started) -> None:
@@ -438,7 +463,7 @@ def evaluate(args) -> None:
                 # Never train on a pair of the held-out model's answers (not even one another model also gave).
                 exclude = by_model[held]
                 if variant["kind"] == "file":
-                    path = args.work / f"scores-{name}-{held}.json"
+                    path = args.work / f"scores-{variant.get('file', name)}-{held}.json"
                     if not path.is_file():
                         print(f"{name} / {held}: no {path.name} yet", flush=True)
                         continue
@@ -449,6 +474,14 @@ def evaluate(args) -> None:
                     raw = stacked_scores(feat, pairs, train_models, test_keys, exclude, human_train, variant)
                 # The map: chosen and fitted on the training models' rows, with out-of-model scores for each of
                 # them (stacker trained on the other training model only), so it sees out-of-sample scores.
+                if variant.get("map") == "validation":
+                    cal, choice = validation_map(ds, validation, raw)
+                    keys = list(raw)
+                    scores = dict(zip(keys, cal.apply([raw[k] for k in keys]), strict=True))
+                    note = cal.fitted_on.split(" fit,")[0] + f" {json.dumps(choice)}"
+                    f = figures(held, runs[held], scores, pairs, name)
+                    record(results, table, name, held, f, scores, test, validation, note, started)
+                    continue
                 if variant.get("map") is False:
                     # Trained on GPT-4o's relevance itself: its scores are on GPT-4o's scale, no map.
                     scores = raw
