@@ -389,6 +389,8 @@ APPROACHES = {
     "ft-minilm": {"kind": "file", "map": False},
     "ft-minilm-valmap": {"kind": "file", "map": "validation", "file": "ft-minilm"},
     "ft-minilm+human": {"kind": "file", "map": False},
+    # The shipped ensemble's two heads plus the fine-tuned MiniLM head: mean raw, validation-fold map.
+    "ens+ft-valmap": {"kind": "file", "map": "validation", "file": "ft-minilm", "with_shipped": True},
 }
 
 
@@ -468,6 +470,9 @@ def evaluate(args) -> None:
                         print(f"{name} / {held}: no {path.name} yet", flush=True)
                         continue
                     raw = {tuple(k.split("\t")): v for k, v in json.loads(path.read_text()).items()}
+                    if variant.get("with_shipped"):
+                        ens = feat.ensemble_raw()
+                        raw = {k: (v + ens[k]) / 2 for k, v in raw.items() if k in ens}
                 elif variant["kind"] == "recal":
                     raw = feat.raw_mean()
                 else:

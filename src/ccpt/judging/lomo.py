@@ -179,7 +179,7 @@ def markdown(rows: Sequence[tuple[str, Figures]]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, f in rows:
-        low = sum(t is not None and t <= 0.33 for t in f.taus)
+        low = sum(t is not None and round(t, 2) <= 0.33 for t in f.taus)  # τ = 1/3 counts (as printed)
         task = [f.mad_by_task.get(t) for t in ("pi_emergent", "pi_canceled", "npc_emergent")]
         lines.append(
             f"| {name} | {f.model} | {f.cells} | {f.mad:.1f} | "
