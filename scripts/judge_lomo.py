@@ -377,6 +377,8 @@ def feature_matrix(feat, idx, variant):
 
 APPROACHES = {
     "shipped": {},
+    # GPT-4o's own stored verdicts on the held-out model's pairs (their mean), served back as a judge: the ceiling.
+    "gpt-4o-own": {"kind": "oracle"},
     "recal": {"kind": "recal"},
     "stack": {"kind": "stack"},
     "stack+human": {"kind": "stack", "human_weight": 1.0},
@@ -461,6 +463,9 @@ def evaluate(args) -> None:
             if name == "shipped":
                 scores = feat.shipped()
                 note = "shipped map"
+            elif variant.get("kind") == "oracle":
+                scores = {p.key: p.relevance for p in pairs if p.model == held}
+                note = "GPT-4o's stored relevance (pair mean)"
             else:
                 # Never train on a pair of the held-out model's answers (not even one another model also gave).
                 exclude = by_model[held]
