@@ -186,7 +186,7 @@ def finetune(args) -> None:
         shipped = next(h for h in judge.heads if h.config.encoder == encoder_name)
         config = replace(shipped.config, epochs=epochs, learning_rate=1e-4, warmup=0.06, threads=args.threads)
         for held in args.heldout or models:
-            out = args.work / f"scores-{name}-{held}.json"
+            out = args.work / f"scores-{name}{'-withtrain' if args.score_training else ''}-{held}.json"
             if out.is_file():
                 continue
             started = time.monotonic()
@@ -210,6 +210,8 @@ def finetune(args) -> None:
             wanted = [(p.concept, p.property) for p in pairs if p.model == held]
             wanted += needed_pairs([runs[held]])
             wanted += [(p.concept, p.property) for p in test + validation]
+            if args.score_training:  # the training models' Table-3 pairs too: a map fitted on their runs
+                wanted += needed_pairs([runs[m] for m in train_models])
             unique = {pair_key(c, p): (" ".join(c.split()), " ".join(p.split())) for c, p in wanted}
             keys = list(unique)
             with torch.inference_mode():
@@ -393,6 +395,8 @@ APPROACHES = {
     "ft-minilm+human": {"kind": "file", "map": False},
     # The shipped ensemble's two heads plus the fine-tuned MiniLM head: mean raw, validation-fold map.
     "ens+ft-valmap": {"kind": "file", "map": "validation", "file": "ft-minilm", "with_shipped": True},
+    # The same, the map fitted on the training models' runs (in-sample scores of the fine-tuned head there).
+    "ens+ft-runmap": {"kind": "file", "map": "runs", "file": "ft-minilm-withtrain", "with_shipped": True},
 }
 
 
@@ -484,6 +488,14 @@ def evaluate(args) -> None:
                     raw = stacked_scores(feat, pairs, train_models, test_keys, exclude, human_train, variant)
                 # The map: chosen and fitted on the training models' rows, with out-of-model scores for each of
                 # them (stacker trained on the other training model only), so it sees out-of-sample scores.
+                if variant.get("map") == "runs":
+                    cal, choice = fit_map(frames, train_models, raw)
+                    keys = list(raw)
+                    scores = dict(zip(keys, cal.apply([raw[k] for k in keys]), strict=True))
+                    note = cal.fitted_on.split(" fit,")[0] + f" {json.dumps(choice)}"
+                    f = figures(held, runs[held], scores, pairs, name)
+                    record(results, table, name, held, f, scores, test, validation, note, started)
+                    continue
                 if variant.get("map") == "validation":
                     cal, choice = validation_map(ds, validation, raw)
                     keys = list(raw)
@@ -547,6 +559,7 @@ def main() -> None:
     parser.add_argument("--no-map", action="store_true")
     parser.add_argument("--finetune", action="append", choices=list(FINETUNE))
     parser.add_argument("--heldout", action="append")
+    parser.add_argument("--score-training", action="store_true")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     import torch
