@@ -212,7 +212,7 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
 
     One row per model and normalised pair, with GPT-4o's stored relevance (mean over occurrences), how often it
     occurs, the spread of its stored values and the tags of its first occurrence (task, method, instance, role).
-    `ccpt judge train --teacher PAIRS.csv` trains on them.
+    docs/judge.md ("Teacher pairs and leave-one-model-out") says what was trained on them and measured.
     """
     from ccpt.cli.report import _dataset
     from ccpt.judging.teacher_pairs import read_frames, teacher_pairs, write_pairs
