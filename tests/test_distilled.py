@@ -152,6 +152,35 @@ def test_training_is_deterministic(tiny_head, dataset, tmp_path: Path) -> None:
 
 
 @needs_encoder
+def test_fine_tuning_starts_from_the_given_head(tiny_head, dataset, tmp_path: Path) -> None:
+    """``train(init=…)`` continues a trained head (teacher-pair fine-tuning) instead of starting afresh."""
+    from dataclasses import replace
+
+    import torch
+
+    from ccpt.judging.cross_encoder import train
+    from ccpt.judging.distilled import load_head
+
+    path, _, pairs = tiny_head
+    trained = load_head(path)
+    start = {k: v.clone() for k, v in trained.head.state_dict().items()}
+    texts = [(p.concept, p.property) for p in pairs[:32]]
+    targets, weights = [1.0] * len(texts), [1.0] * len(texts)
+    frozen = replace(trained.config, learning_rate=0.0, head_learning_rate=0.0, weight_decay=0.0)
+    kept = train(trained.encoder, texts, targets, weights, frozen, init=start)
+    # With no learning rate the result is the starting head, not a fresh one.
+    assert all(torch.equal(kept.state_dict()[k], start[k]) for k in start)
+    fresh = train(trained.encoder, texts, targets, weights, frozen)
+    assert not torch.equal(fresh.state_dict()["regressor.weight"], start["regressor.weight"])
+    # Pushed towards relevance 1 from the trained head, its scores on those pairs rise.
+    moved = train(trained.encoder, texts, targets, weights, replace(trained.config, epochs=2), init=start)
+    before = trained.raw(texts)
+    trained.head.load_state_dict(moved.state_dict())
+    after = trained.raw(texts)
+    assert sum(after) / len(after) > sum(before) / len(before)
+
+
+@needs_encoder
 def test_corrupt_or_missing_head_is_one_error_naming_the_file(tiny_head, tmp_path: Path) -> None:
     from ccpt.judging.distilled import load_judge
 

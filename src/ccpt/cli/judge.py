@@ -1,4 +1,4 @@
-"""`ccpt judge train|score`: train the distilled judge, and score any (concept, property) pairs with any judge."""
+"""`ccpt judge train|score|pairs`: train the distilled judge, and score any (concept, property) pairs with any judge."""
 
 from __future__ import annotations
 
@@ -191,3 +191,48 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
         f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
         f"{failed} failed (empty relevance){skipped if rejected else ''} → {out}"
     )
+
+
+@command.command("pairs")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Teacher-pairs CSV.")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="CCPT dataset directory: instance ids become dataset ids (otherwise row positions).",
+)
+@click.option(
+    "--include-steps",
+    is_flag=True,
+    help="Also read Spreading Activation per-step files (…-<t>.csv; some carry copied score columns).",
+)
+def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, include_steps: bool) -> None:
+    """Teacher pairs: every (concept, property) pair GPT-4o judged in the authors' result FILES, deduplicated.
+
+    One row per model and normalised pair, with GPT-4o's stored relevance (mean over occurrences), how often it
+    occurs, the spread of its stored values and the tags of its first occurrence (task, method, instance, role).
+    docs/judge.md ("Teacher pairs and leave-one-model-out") says what was trained on them and measured.
+    """
+    from ccpt.cli.report import _dataset
+    from ccpt.judging.teacher_pairs import read_frames, teacher_pairs, write_pairs
+    from ccpt.outputs import refuse_inputs
+
+    refuse_inputs(out, list(files), "--out")
+    dataset = _dataset(data_dir, required=False)
+    skipped: list[str] = []
+    frames = read_frames(files, dataset, skipped=skipped)
+    if not frames:  # nothing readable: the (first) reason is the error
+        more = f" (and {len(skipped) - 1} more file(s) not read)" if len(skipped) > 1 else ""
+        raise DataError(f"{skipped[0]}{more}")
+    for reason in skipped:  # e.g. the authors' Llama NPC Multi file: generations, no judge column
+        click.echo(f"skipped {reason}", err=True)
+    pairs = teacher_pairs(frames, include_steps=include_steps)
+    if not pairs:
+        raise DataError(f"no judged pair in {len(files)} file(s): are they the authors' generative result files?")
+    write_pairs(pairs, out)
+    by_model: dict[str, int] = {}
+    for pair in pairs:
+        by_model[pair.model] = by_model.get(pair.model, 0) + 1
+    counts = ", ".join(f"{m}: {n}" for m, n in sorted(by_model.items()))
+    click.echo(f"wrote {len(pairs)} teacher pairs from {len(files)} files ({counts}) → {out}")

@@ -219,8 +219,12 @@ def train(
     log: Callable[[str], None] | None = None,
     aux_targets: Sequence[float | None] | None = None,
     cache_dir: Path | None = None,
+    init: Any | None = None,
 ) -> Any:
     """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode.
+
+    ``init``: a state dict (of a head of the same shape) to start from instead of the base encoder's blocks and a
+    fresh linear layer — fine-tuning a trained head further (e.g. on GPT-4o's verdicts, docs/judge.md).
 
     ``aux_targets`` (GPT-4o's relevance per pair, None where unknown) feed the second output when
     ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable (module docstring).
@@ -233,6 +237,8 @@ def train(
     torch.use_deterministic_algorithms(True)
     try:
         head = build_head(encoder, config)
+        if init is not None:
+            head.load_state_dict(init)
         started = time.monotonic()
         cached = lower_states(encoder, head.split, texts, cache_dir=cache_dir)
         if log:
@@ -257,7 +263,9 @@ def train(
         aux = [None] * n if aux_targets is None else list(aux_targets)
         ya = torch.tensor([0.0 if a is None else a for a in aux], dtype=torch.float32)
         wa = torch.tensor([0.0 if a is None else config.aux_weight for a in aux], dtype=torch.float32) * w
-        key = _digest(config_dict(config), list(texts), list(targets), list(weights), aux) if cache_dir else ""
+        start_from = _state_digest(init) if init is not None else None
+        parts = (config_dict(config), list(texts), list(targets), list(weights), aux)
+        key = _digest(*parts, *([start_from] if start_from else [])) if cache_dir else ""
         checkpoint = cache_dir / f"train-{key}.safetensors" if cache_dir else None
         first_epoch = _resume(checkpoint, head, optimiser, schedule, rng, order, log)
         step, running = first_epoch * -(-n // config.batch_size), 0.0
@@ -291,6 +299,15 @@ def train(
         return head
     finally:
         torch.use_deterministic_algorithms(previous)
+
+
+def _state_digest(state: dict[str, Any]) -> str:
+    """A short digest of a state dict's names and values (keys a fine-tuning checkpoint to its starting point)."""
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        digest.update(name.encode("utf-8"))
+        digest.update(state[name].detach().float().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:24]
 
 
 def _training_state(

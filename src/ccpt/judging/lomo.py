@@ -1,0 +1,190 @@
+"""Leave-one-model-out evaluation of a relevance judge against GPT-4o's stored verdicts on the authors' runs.
+
+For a held-out model, its Table-3 runs (Base and the three Spreading Activation methods, as the paper's Table 3;
+files ``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores
+of their pairs (the pairs ``ccpt rejudge`` asks about, :meth:`ccpt.spec.TaskSpec.judged_pairs`) and compared with
+the same runs under GPT-4o's stored relevances by the report's own code (:func:`ccpt.report.cross_judge.cross_judge`,
+the per-seed ``paper`` statistic). Figures per held-out model:
+
+- ``mad``: mean absolute difference over the Base/SA cells (points), and per task;
+- ``canceled_c``: mean signed difference of PI-canceled's C column over those cells;
+- ``best_kept``: columns (of 9) whose best method is the same under both judges, and Kendall's τ-b per column;
+- ``pair_pearson``: Pearson between the judge's score and GPT-4o's stored relevance over the model's teacher pairs
+  that its compared runs judge.
+
+Scores come as a mapping from the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a
+judge is scored once per distinct pair and any number of calibration maps or stacked models can be compared on the
+same forward passes. Pure: pandas and the report tables; no Inspect.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ccpt.judging.rated_pairs import pair_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccpt.judging.teacher_pairs import TeacherPair
+
+# The authors' method names of the paper's Table 3 rows Base and Spreading Activation (LLM, ConceptNet, both).
+TABLE3_METHODS = ("naive", "sa-llm", "sa-conceptnet", "sa-llm&conceptnet")
+COLUMNS = 9  # 3 generative tasks × (R_H,M,P, R_N,P, E or C)
+
+
+def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Per model, the rows of its Table-3 Base/SA runs (per-step and no-filter files left out)."""
+    import pandas as pd
+
+    from ccpt.dataset import GENERATIVE_TASKS
+
+    chosen: dict[str, list[pd.DataFrame]] = {}
+    for frame in frames:
+        if frame.empty:
+            continue
+        keep = frame[
+            frame["method_raw"].isin(TABLE3_METHODS)
+            & frame["sa_iteration"].isna()
+            & frame["task"].isin(GENERATIVE_TASKS)
+        ]
+        for model, part in keep.groupby("model"):
+            chosen.setdefault(str(model), []).append(part)
+    return {m: pd.concat(parts, ignore_index=True) for m, parts in chosen.items()}
+
+
+def _judged(row: Mapping[str, Any]) -> tuple[tuple[str, str, str], str] | None:
+    """The row's three judged concepts and property, or None for an answer the re-judge would not judge."""
+    from ccpt.results.table import optional
+    from ccpt.spec import TASK_SPECS
+
+    spec = TASK_SPECS.get(row["task"])
+    answer = optional(row.get("answer"), str)
+    if spec is None or not spec.generative or not row.get("parse_ok") or not answer:
+        return None
+    concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+    return (str(concepts[0]), str(concepts[1]), str(concepts[2])), str(prop)
+
+
+def needed_pairs(frames: Iterable[pd.DataFrame]) -> list[tuple[str, str]]:
+    """Every distinct (concept, property) a re-judge of the frames asks about (whitespace collapsed)."""
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    for frame in frames:
+        for row in frame.to_dict("records"):
+            judged = _judged(row)
+            if judged is None:
+                continue
+            concepts, prop = judged
+            for concept in concepts:
+                seen.setdefault(pair_key(concept, prop), (" ".join(concept.split()), " ".join(prop.split())))
+    return list(seen.values())
+
+
+def rejudged(frame: pd.DataFrame, scores: Mapping[tuple[str, str], float], judge: str) -> pd.DataFrame:
+    """The frame with every relevance (and R_H,M,P, E/C) replaced by ``scores``, as ``ccpt rejudge`` would."""
+    from ccpt.results.table import set_scores, tidy_frame
+    from ccpt.scoring import Relevances
+
+    rows = []
+    for row in frame.to_dict("records"):
+        row = dict(row, judge=judge)
+        judged = _judged(row)
+        if judged is None:
+            set_scores(row, Relevances(None, None, None))
+        else:
+            concepts, prop = judged
+            set_scores(row, Relevances(*(scores.get(pair_key(c, prop)) for c in concepts)))
+        rows.append(row)
+    return tidy_frame(rows)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One held-out model's figures (see the module docstring)."""
+
+    model: str
+    cells: int
+    mad: float
+    mad_by_task: dict[str, float]
+    canceled_c: float | None  # mean signed difference of PI-canceled's C over the Base/SA cells
+    canceled_c_cells: dict[str, tuple[float, float]]  # method → (GPT-4o, judge) PI-canceled C
+    best_kept: int
+    columns: int
+    taus: tuple[float | None, ...]
+    pair_pearson: float | None
+    pairs: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready figures."""
+        return {
+            "model": self.model,
+            "cells": self.cells,
+            "mad": round(self.mad, 2),
+            "mad_by_task": {k: round(v, 2) for k, v in self.mad_by_task.items()},
+            "canceled_c": None if self.canceled_c is None else round(self.canceled_c, 2),
+            "canceled_c_cells": {k: [round(a, 1), round(b, 1)] for k, (a, b) in self.canceled_c_cells.items()},
+            "best_kept": self.best_kept,
+            "columns": self.columns,
+            "taus": [None if t is None else round(t, 2) for t in self.taus],
+            "pair_pearson": None if self.pair_pearson is None else round(self.pair_pearson, 3),
+            "pairs": self.pairs,
+        }
+
+
+def figures(
+    model: str,
+    reference: pd.DataFrame,
+    scores: Mapping[tuple[str, str], float],
+    teacher: Sequence[TeacherPair],
+    judge: str = "judge",
+) -> Figures:
+    """The held-out model's figures: its runs under GPT-4o's stored relevances against under ``scores``."""
+    from ccpt.report.cross_judge import cross_judge
+    from ccpt.spec import PI_CANCELED
+    from ccpt.stats import pearson
+
+    view = cross_judge(reference, rejudged(reference, scores, judge), "gpt-4o", judge, stat="paper")
+    cells = list(view.cells)
+    by_task: dict[str, list[float]] = {}
+    for cell in cells:
+        by_task.setdefault(cell.task, []).append(abs(cell.difference))
+    canceled = [c for c in cells if c.task == PI_CANCELED and c.metric == "score"]
+    # Over the pairs of the compared runs (so every judge is measured on the same pairs, whatever else it scored).
+    judged = {pair_key(c, p) for c, p in needed_pairs([reference])}
+    own = [p for p in teacher if p.model == model and p.key in judged and p.key in scores]
+    r = pearson([p.relevance for p in own], [scores[p.key] for p in own]) if len(own) > 2 else math.nan
+    return Figures(
+        model=model,
+        cells=len(cells),
+        mad=sum(abs(c.difference) for c in cells) / len(cells) if cells else math.nan,
+        mad_by_task={t: sum(v) / len(v) for t, v in sorted(by_task.items())},
+        canceled_c=sum(c.difference for c in canceled) / len(canceled) if canceled else None,
+        canceled_c_cells={c.method: (c.a, c.b) for c in canceled},
+        best_kept=sum(r.same_best for r in view.rankings),
+        columns=len(view.rankings),
+        taus=tuple(r.tau for r in view.rankings),
+        pair_pearson=None if math.isnan(r) else r,
+        pairs=len(own),
+    )
+
+
+def markdown(rows: Sequence[tuple[str, Figures]]) -> str:
+    """A Markdown table: one line per (approach, held-out model)."""
+    lines = [
+        "| approach | held-out model | cells | MAD | PI-emergent | PI-canceled | NPC | PI-canceled C Δ | "
+        "best kept | τ ≤ 0.33 | pair Pearson |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, f in rows:
+        low = sum(t is not None and round(t, 2) <= 0.33 for t in f.taus)  # τ = 1/3 counts (as printed)
+        task = [f.mad_by_task.get(t) for t in ("pi_emergent", "pi_canceled", "npc_emergent")]
+        lines.append(
+            f"| {name} | {f.model} | {f.cells} | {f.mad:.1f} | "
+            + " | ".join("–" if v is None else f"{v:.1f}" for v in task)
+            + f" | {'–' if f.canceled_c is None else f'{f.canceled_c:+.1f}'} | {f.best_kept}/{f.columns} | "
+            f"{low} | {'–' if f.pair_pearson is None else f'{f.pair_pearson:.3f}'} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,228 @@
+"""Teacher pairs: every (concept, property) pair the paper's GPT-4o judge rated in the authors' result files.
+
+The authors' stored runs (``reference-results/*.csv`` and ``reference-results/more-models/*.csv``) hold, for every
+sample of every method, the answer and GPT-4o's relevance of the three judged pairs: for PI, (noun phrase N,
+answered property), (head H, answered property), (modifier M, answered property); for NPC, (answered phrase,
+gold property), (head, gold property) — the dataset's stored relevance, as in the authors' ``indiv_max`` — and
+(answered modifier, gold property). Those are the paper judge's verdicts on *model answers*, the data a judge
+that should rank methods as GPT-4o does can learn from.
+
+The files are read by :func:`ccpt.results.authors.from_reference_csv` (one parser for the authors' format);
+which concept goes with which property comes from :meth:`ccpt.spec.TaskSpec.judged_pairs` (the rule the
+re-judge uses), so a teacher pair is exactly a pair ``ccpt rejudge`` asks a judge about.
+
+Deduplication: per model, one teacher pair per normalised (concept, property) (:func:`pair_key`: whitespace
+collapsed, case-folded). Its relevance is the mean of GPT-4o's stored relevances over its occurrences (GPT-4o
+at temperature 0 is not deterministic: the same pair can carry two values); ``occurrences``, ``spread``
+(max − min) and the tags of its first occurrence (task, method, instance, role) are kept, with every method it
+occurs under in ``methods``.
+
+Spreading Activation per-step files (Table 6, ``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some
+carry score columns copied from the main file (data/README.md), i.e. relevances that may not belong to their
+answers.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ccpt.errors import DataError
+from ccpt.judging.rated_pairs import pair_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccpt.dataset import CCPTDataset
+
+ROLES = ("combination", "head", "modifier")
+_RELEVANCE = {"combination": "r_np", "head": "r_hp", "modifier": "r_mp"}
+COLUMNS = (
+    "model",
+    "task",
+    "method",
+    "instance",
+    "role",
+    "concept",
+    "property",
+    "relevance",
+    "occurrences",
+    "spread",
+    "methods",
+    "source",
+)
+
+
+@dataclass
+class TeacherPair:
+    """One deduplicated (concept, property) pair of one model's answers, with GPT-4o's mean stored relevance."""
+
+    model: str
+    task: str
+    method: str
+    instance: str
+    role: str  # combination / head / modifier: which of the judged concepts (N, H, M) it is
+    concept: str
+    property: str
+    values: list[float] = field(default_factory=list)
+    methods: set[str] = field(default_factory=set)
+    source: str = ""
+
+    @property
+    def relevance(self) -> float:
+        """GPT-4o's stored relevance in [0, 1], averaged over the pair's occurrences."""
+        return sum(self.values) / len(self.values)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The normalised pair (whitespace collapsed, case-folded)."""
+        return pair_key(self.concept, self.property)
+
+    def row(self) -> dict[str, str]:
+        """The CSV row (``COLUMNS``)."""
+        return {
+            "model": self.model,
+            "task": self.task,
+            "method": self.method,
+            "instance": self.instance,
+            "role": self.role,
+            "concept": self.concept,
+            "property": self.property,
+            "relevance": f"{self.relevance:.6f}",
+            "occurrences": str(len(self.values)),
+            "spread": f"{max(self.values) - min(self.values):.6f}",
+            "methods": ";".join(sorted(self.methods)),
+            "source": self.source,
+        }
+
+
+def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, float]]:
+    """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table.
+
+    A sample the authors did not parse, or whose relevance cell is empty or rejected, gives no pair.
+    """
+    from ccpt.results.table import optional
+    from ccpt.spec import TASK_SPECS
+
+    for row in frame.to_dict("records"):
+        spec = TASK_SPECS.get(row["task"])
+        answer = optional(row.get("answer"), str)
+        if spec is None or not spec.generative or not answer:
+            continue
+        concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+        for role, concept in zip(ROLES, concepts, strict=True):
+            value = optional(row.get(_RELEVANCE[role]), float)
+            if value is None or value != value or not concept or concept == "None" or not prop:
+                continue
+            yield row, role, str(concept), str(prop), float(value)
+
+
+def read_frames(
+    files: Sequence[Path],
+    dataset: CCPTDataset | None = None,
+    log: Callable[[str], None] | None = None,
+    skipped: list[str] | None = None,
+) -> list[pd.DataFrame]:
+    """Each authors' file as a tidy table.
+
+    A missing file, or one that is not an authors' generative result file, is a DataError naming it — unless
+    ``skipped`` is given, where its one-line reason is appended instead (e.g. the authors' Llama NPC Multi file
+    holds generations but no judge column) and the other files are read.
+    """
+    from ccpt.results.authors import from_reference_csv
+
+    frames = []
+    for path in files:
+        try:
+            if not Path(path).is_file():
+                raise DataError(f"{path}: no such file")
+            frame = from_reference_csv(path, dataset)
+        except DataError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc).splitlines()[0])
+            continue
+        if log:
+            for note in frame.attrs.get("notes", []):
+                log(note)
+        frames.append(frame)
+    return frames
+
+
+def teacher_pairs(frames: Iterable[pd.DataFrame], include_steps: bool = False) -> list[TeacherPair]:
+    """Deduplicated teacher pairs of tidy authors' tables, in first-occurrence order (per model)."""
+    pairs: dict[tuple[str, str, str], TeacherPair] = {}
+    for frame in frames:
+        if frame.empty:
+            continue
+        if not include_steps and "sa_iteration" in frame:
+            frame = frame[frame["sa_iteration"].isna()]
+        for row, role, concept, prop, value in judged_rows(frame):
+            model = str(row["model"])
+            key = (model, *pair_key(concept, prop))
+            pair = pairs.get(key)
+            if pair is None:
+                pair = pairs[key] = TeacherPair(
+                    model=model,
+                    task=str(row["task"]),
+                    method=str(row["method_raw"]),
+                    instance=str(row["instance"]),
+                    role=role,
+                    concept=" ".join(concept.split()),
+                    property=" ".join(prop.split()),
+                    source=str(row["source"]),
+                )
+            pair.values.append(value)
+            pair.methods.add(str(row["method_raw"]))
+    return list(pairs.values())
+
+
+def write_pairs(pairs: Sequence[TeacherPair], out: Path) -> None:
+    """Write teacher pairs as CSV (``COLUMNS``), atomically."""
+    from ccpt.outputs import atomic_path
+    from ccpt.sheets import neutralise
+
+    with atomic_path(out) as partial, partial.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
+        writer.writeheader()
+        for pair in pairs:
+            writer.writerow({k: neutralise(v) if k in ("concept", "property") else v for k, v in pair.row().items()})
+
+
+def read_pairs_csv(path: Path) -> list[TeacherPair]:
+    """Teacher pairs from a CSV written by :func:`write_pairs` (DataError on a missing column or bad number)."""
+    from ccpt.sheets import restore
+
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise DataError(f"{path}: not a teacher-pairs CSV; missing column(s): {', '.join(missing)}")
+            out = []
+            for number, line in enumerate(reader, start=2):
+                try:
+                    value, n = float(line["relevance"]), int(line["occurrences"])
+                except ValueError:
+                    raise DataError(f"{path}: line {number}: relevance/occurrences are not numbers") from None
+                line = {k: restore(v) if k in ("concept", "property") else v for k, v in line.items()}
+                out.append(
+                    TeacherPair(
+                        line["model"],
+                        line["task"],
+                        line["method"],
+                        line["instance"],
+                        line["role"],
+                        line["concept"],
+                        line["property"],
+                        [value] * n,
+                        set(line["methods"].split(";")),
+                        line["source"],
+                    )
+                )
+            return out
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read ({exc})") from None

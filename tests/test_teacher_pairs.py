@@ -1,0 +1,123 @@
+"""Teacher pairs (`ccpt judge pairs`): GPT-4o's stored verdicts on model answers, read from the authors' files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccpt.cli import main
+from ccpt.judging.rated_pairs import pair_key
+from ccpt.judging.teacher_pairs import read_frames, read_pairs_csv, teacher_pairs
+
+CLAUDE = "claude-3-5-sonnet-20241022"
+
+
+@pytest.fixture(scope="module")
+def claude_canceled(reference_dir: Path) -> Path:
+    path = reference_dir / "more-models" / f"pi_canceled_{CLAUDE}_naive.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} not in the shared data")
+    return path
+
+
+def test_pairs_of_a_file_are_its_judged_cells_deduplicated(claude_canceled: Path) -> None:
+    pairs = teacher_pairs(read_frames([claude_canceled]))
+    # 167 rows × 3 seeds × (N, H, M) judged pairs, counted independently of ccpt's reader with pandas on the raw
+    # columns: 966 distinct (concept, answered property) after whitespace collapsing and case folding.
+    raw = pd.read_csv(claude_canceled, dtype=str, keep_default_na=False)
+    expected: dict[tuple[str, str], list[float]] = {}
+    for seed in range(3):
+        for _, line in raw.iterrows():
+            answer = line[f"{CLAUDE}_naive_{seed}_property"]
+            for field, column in (("combination", "combination"), ("root", "root"), ("modifier", "modifier")):
+                cell = line[f"{CLAUDE}_naive_{seed}_{field}_relevance"]
+                if answer.strip() and cell:
+                    expected.setdefault(pair_key(line[column], answer), []).append(float(cell))
+    assert len(pairs) == len(expected) == 966
+    assert {p.key for p in pairs} == set(expected)
+    for pair in pairs:
+        assert pair.relevance == pytest.approx(sum(expected[pair.key]) / len(expected[pair.key]))
+        assert pair.model == CLAUDE and pair.task == "pi_canceled" and pair.method == "naive"
+        assert pair.role in ("combination", "head", "modifier") and pair.instance
+    # The file's first row, seed 0: "an orchard without fruit" / the answered property, relevance as stored.
+    first = raw.iloc[0]
+    answer = first[f"{CLAUDE}_naive_0_property"]
+    pair = next(p for p in pairs if p.key == pair_key(first["combination"], answer))
+    assert pair.role == "combination" and pair.instance == "pi_canceled:row0"
+    stored = float(first[f"{CLAUDE}_naive_0_combination_relevance"])
+    assert pair.values[0] == stored
+
+
+def test_cli_writes_pairs_that_read_back(claude_canceled: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "pairs.csv"
+    assert main(["judge", "pairs", str(claude_canceled), "--out", str(out)]) == 0
+    assert "wrote 966 teacher pairs from 1 files" in capsys.readouterr().out
+    back = read_pairs_csv(out)
+    direct = teacher_pairs(read_frames([claude_canceled]))
+    assert [(p.key, round(p.relevance, 6), len(p.values)) for p in back] == [
+        (p.key, round(p.relevance, 6), len(p.values)) for p in direct
+    ]
+
+
+def test_same_answer_in_two_runs_is_one_pair_with_both_methods(reference_dir: Path) -> None:
+    base = reference_dir / "pi_emergent_gpt-4o_naive.csv"
+    multi = reference_dir / "pi_emergent_gpt-4o_multi.csv"
+    pairs = teacher_pairs(read_frames([base, multi]))
+    keys = [(p.model, p.key) for p in pairs]
+    assert len(keys) == len(set(keys))
+    shared = [p for p in pairs if p.methods == {"naive", "multi"}]
+    assert shared, "Base and Multi share answers (e.g. the same property for the same phrase)"
+    assert all(len(p.values) >= 2 for p in shared)
+
+
+def test_bad_input_is_one_line(tmp_path: Path, capsys) -> None:
+    missing = tmp_path / "nope.csv"
+    other = tmp_path / "other.csv"
+    other.write_text("concept,property\napple,red\n", encoding="utf-8")
+    for path in (missing, other):
+        code = main(["judge", "pairs", str(path), "--out", str(tmp_path / "out.csv")])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert str(path) in err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_teacher_csv_with_missing_columns_is_refused(tmp_path: Path) -> None:
+    from ccpt.errors import DataError
+
+    path = tmp_path / "pairs.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([["concept", "property", "relevance"], ["apple", "red", "0.9"]])
+    with pytest.raises(DataError, match="missing column"):
+        read_pairs_csv(path)
+
+
+def test_lomo_figures_of_the_teacher_itself_and_of_a_judge_blind_to_the_phrase(reference_dir: Path) -> None:
+    """GPT-4o's own stored relevances, served as a judge, give back GPT-4o's Table 3 (up to the pair mean and the
+    answers ccpt cannot parse); a judge that scores N like H shows the canceled blind spot: C collapses."""
+    from ccpt.judging.lomo import figures, table3_runs
+
+    files = [reference_dir / f"{task}_gpt-4o_naive.csv" for task in ("pi_emergent", "pi_canceled", "npc_emergent")]
+    frames = read_frames(files)
+    pairs = teacher_pairs(frames)
+    runs = table3_runs(frames)
+    assert set(runs) == {"gpt-4o"}
+    own = {p.key: p.relevance for p in pairs}
+    f = figures("gpt-4o", runs["gpt-4o"], own, pairs)
+    assert f.cells == 9 and f.columns == 9 and f.best_kept == 9  # one method: its best is itself
+    assert f.mad < 1.0 and f.pair_pearson == pytest.approx(1.0)
+    assert f.canceled_c_cells["base"][0] == pytest.approx(55.5, abs=0.05)  # the paper's PI-canceled Base C
+    # A judge that gives every pair the relevance GPT-4o gave the head noun with that property: R_N,P = R_H,P.
+    head = {pair_key(p.concept, p.property): p.relevance for p in pairs if p.role == "head"}
+    blind = dict(own)
+    for frame in frames:
+        for row in frame.to_dict("records"):
+            if row["task"] == "pi_canceled" and isinstance(row["answer"], str):
+                value = head.get(pair_key(row["head"], row["answer"]))
+                if value is not None:
+                    blind[pair_key(row["combination"], row["answer"])] = value
+    g = figures("gpt-4o", runs["gpt-4o"], blind, pairs)
+    assert g.canceled_c is not None and g.canceled_c < -30
