@@ -85,7 +85,7 @@ def test_empty_choices_is_a_counted_parse_failure(ccpt_dir: Path, tmp_path: Path
         )
     assert log.status == "success" and all(s.error is None for s in log.samples)
     frame = from_inspect_logs(tmp_path / "logs")
-    assert len(frame) == 2 and not frame["parse_ok"].any() and set(frame["answer_raw"]) == {""}
+    assert len(frame) == 2 and not frame["parse_ok"].any() and set(frame["answer_raw"]) == {None}  # no text
 
 
 def test_token_counts_equal_what_the_server_recorded(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:

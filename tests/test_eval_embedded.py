@@ -60,12 +60,15 @@ def test_default_offline_run_on_the_embedded_models(ccpt_dir: Path, tmp_path: Pa
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     from ccpt.results import from_inspect_logs
+    from ccpt.rows import judge_model
 
     frame = from_inspect_logs(tmp_path / "logs")
     assert set(frame["task"]) == {"pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"}
     assert set(frame["model"]) == {"gguf/qwen2.5-0.5b"}
     generative = frame[frame["task"] != "type_prediction"]
-    assert set(generative["judge"]) == {"ccpt-distilled/default"}  # the offline default judge (docs/judge.md)
+    # The offline default judge (docs/judge.md), named by its identity: its weights' sha256.
+    assert {judge_model(j) for j in generative["judge"]} == {"ccpt-distilled/default"}
+    assert all(j.startswith("ccpt-distilled/default@") for j in generative["judge"])
     # Every answer is either parsed and fully judged, or a counted failure with a reason.
     for row in generative.itertuples():
         if row.parse_ok and row.judge_failures == 0:

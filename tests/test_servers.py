@@ -136,7 +136,8 @@ def _check_ccpt_run(report: dict[str, object], model: str, protocol: str, fmt: s
     failures = _counts(report, "failures")
     assert failures[("base", "samples")] == 2
     assert failures[("base", "parse_failures")] == 0 and failures[("base", "judge_failures")] == 0, failures
-    assert report["provenance"]["judges"] == [model] and model in report["judge"]  # type: ignore[index,operator]
+    # The judge is named by its identity (the reply format its server took); its agreement line by its model.
+    assert report["provenance"]["judges"] == [f"{model} ({fmt})"] and model in report["judge"]  # type: ignore[index,operator]
     note = next(n for n in report["notes"] if n.startswith("Judge reply format"))  # type: ignore[union-attr]
     assert f"{model}: {fmt}" in note, note
     usage = _counts(report, "usage")

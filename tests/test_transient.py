@@ -220,4 +220,4 @@ def test_a_rerun_with_another_judge_keeps_both(ccpt_dir: Path, tmp_path: Path, m
     assert all(log.status == "success" and len(log.samples) == 2 for log in logs)
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "logs").glob("*.eval") if p.name in first} == first
     frame = from_inspect_logs(tmp_path / "logs")
-    assert sorted(frame["judge"]) == ["ccpt-scripted/a"] * 2 + ["ccpt-scripted/b"] * 2
+    assert sorted(frame["judge"]) == ["ccpt-scripted/a (plain)"] * 2 + ["ccpt-scripted/b (plain)"] * 2

@@ -560,7 +560,7 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
         for log in logs
         if str(log.eval.task).split("/")[-1] in sweep.tasks
         and str(log.eval.model) in sweep.models
-        and run_key(log)[3] in (judge, "")  # another judge's task runs are not this run's (Task 3 has none)
+        and run_key(log)[3].split(" ")[0] in (judge, "")  # another judge's runs are not this run's (Task 3: none)
     ]
     newest = {run_key(log): log for log in mine}  # logs come oldest first: the newest of each run wins
     finished = total = 0

@@ -304,16 +304,14 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
 
 
 def run_key(log: Any) -> tuple[str, str, str, str]:
-    """What makes two logs the same task run: task, model, task arguments and judge (the grader role, with the
-    base URL that names a distilled judge's weights: another head is another judge)."""
+    """What makes two logs the same task run: task, model, task arguments and judge (the grader role's model; for
+    the distilled judge with the weights its base URL names: another head is another judge)."""
     roles = log.eval.model_roles or {}
     grader = roles.get("grader")
-    return (
-        str(log.eval.task),
-        str(log.eval.model),
-        repr(sorted((log.eval.task_args or {}).items())),
-        f"{grader.model} {grader.base_url or ''}".strip() if grader is not None else "",
-    )
+    judge = "" if grader is None else str(grader.model)
+    if grader is not None and str(grader.base_url or "").startswith(DISTILLED_BASE_URL):
+        judge += f" {grader.base_url}"
+    return (str(log.eval.task), str(log.eval.model), repr(sorted((log.eval.task_args or {}).items())), judge)
 
 
 def _bare_format(note: Any) -> str:
