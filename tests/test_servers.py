@@ -137,7 +137,8 @@ def _check_ccpt_run(report: dict[str, object], model: str, protocol: str, fmt: s
     assert failures[("base", "samples")] == 2
     assert failures[("base", "parse_failures")] == 0 and failures[("base", "judge_failures")] == 0, failures
     # The judge is named by its identity (the reply format its server took); its agreement line by its model.
-    assert report["provenance"]["judges"] == [f"{model} ({fmt})"] and model in report["judge"]  # type: ignore[index,operator]
+    identity = f"{model} ({fmt.split(' ', 1)[0]})"  # the bare format, without how it was negotiated
+    assert report["provenance"]["judges"] == [identity] and model in report["judge"]  # type: ignore[index,operator]
     note = next(n for n in report["notes"] if n.startswith("Judge reply format"))  # type: ignore[union-attr]
     assert f"{model}: {fmt}" in note, note
     usage = _counts(report, "usage")
@@ -212,7 +213,7 @@ def test_llamacpp_inspect_eval_without_a_grader_never_self_judges(
     judged = _judge_events(log)
     assert judged and {str(e.model) for e in judged} == {"ccpt-distilled/default"}
     first = log.results.scores[0]
-    assert first.name == "E" and list(first.metrics) == ["ccpt/mean", "ccpt/stderr"]  # the headline first
+    assert first.name == "E" and list(first.metrics) == ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]
     assert "R_N,P(" in log.samples[0].scores["emergence_judge"].explanation
 
 

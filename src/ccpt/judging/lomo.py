@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccpt.judging.rated_pairs import pair_key
+from ccpt.spec import GENERATIVE_TASKS
+
+# It re-judges result files and compares them with the report's tables: the report layer (tests/test_layering.py).
+__layer__ = "report"
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -180,7 +184,7 @@ def markdown(rows: Sequence[tuple[str, Figures]]) -> str:
     ]
     for name, f in rows:
         low = sum(t is not None and round(t, 2) <= 0.33 for t in f.taus)  # τ = 1/3 counts (as printed)
-        task = [f.mad_by_task.get(t) for t in ("pi_emergent", "pi_canceled", "npc_emergent")]
+        task = [f.mad_by_task.get(t) for t in GENERATIVE_TASKS]
         lines.append(
             f"| {name} | {f.model} | {f.cells} | {f.mad:.1f} | "
             + " | ".join("–" if v is None else f"{v:.1f}" for v in task)

@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING
 from ccpt.errors import DataError
 from ccpt.judging.rated_pairs import pair_key
 
+# It reads the authors' result files with their reader: the results layer (tests/test_layering.py).
+__layer__ = "results"
+
 if TYPE_CHECKING:
     import pandas as pd
 
