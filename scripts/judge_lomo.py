@@ -487,17 +487,13 @@ def evaluate(args) -> None:
                 else:
                     raw = stacked_scores(feat, pairs, train_models, test_keys, exclude, human_train, variant)
                 # The map: chosen and fitted on the training models' rows, with out-of-model scores for each of
-                # them (stacker trained on the other training model only), so it sees out-of-sample scores.
-                if variant.get("map") == "runs":
-                    cal, choice = fit_map(frames, train_models, raw)
-                    keys = list(raw)
-                    scores = dict(zip(keys, cal.apply([raw[k] for k in keys]), strict=True))
-                    note = cal.fitted_on.split(" fit,")[0] + f" {json.dumps(choice)}"
-                    f = figures(held, runs[held], scores, pairs, name)
-                    record(results, table, name, held, f, scores, test, validation, note, started)
-                    continue
-                if variant.get("map") == "validation":
-                    cal, choice = validation_map(ds, validation, raw)
+                # them (stacker trained on the other training model only), so it sees out-of-sample scores; or
+                # the shipped judge's way, on the human validation fold.
+                if variant.get("map") in ("runs", "validation"):
+                    if variant["map"] == "runs":
+                        cal, choice = fit_map(frames, train_models, raw)
+                    else:
+                        cal, choice = validation_map(ds, validation, raw)
                     keys = list(raw)
                     scores = dict(zip(keys, cal.apply([raw[k] for k in keys]), strict=True))
                     note = cal.fitted_on.split(" fit,")[0] + f" {json.dumps(choice)}"
