@@ -447,6 +447,68 @@ def test_an_ensemble_manifest_is_reproducible_averages_its_heads_and_names_a_bad
         write_ensemble(dataset, heads, tmp_path / "other.json", pairs=pool[:90])
 
 
+@needs_encoder
+def test_a_teacher_head_joins_a_weighted_ensemble_with_a_map_fitted_elsewhere(two_heads, dataset, tmp_path: Path) -> None:
+    """`ccpt judge train --teacher` + `ccpt judge ensemble --weight … --map-runs …`, on small heads."""
+    from ccpt.judging.calibration import fit_calibration
+    from ccpt.judging.distilled import finetune_on_teacher, load_head, load_judge, save_head, write_ensemble
+
+    heads, pool = two_heads
+    start = load_head(heads[0])
+    texts = [(p.concept, p.property) for p in heldout_pairs(dataset)[:48]]
+    head, metadata = finetune_on_teacher(dataset, start, texts, [1.0] * len(texts), pool=pool)
+    teacher = tmp_path / "teacher.safetensors"
+    save_head(head, teacher, metadata)
+    tuned = load_head(teacher)
+    assert tuned.metadata["init_sha256"] == start.sha256 and tuned.metadata["teacher_pairs"] == "48"
+    assert tuned.config.epochs == 1 and tuned.config.learning_rate == 1e-4 and not tuned.config.calibrate
+    assert sum(tuned.raw(texts)) > sum(start.raw(texts))  # pushed towards relevance 1 on its teacher pairs
+
+    # The human pairs it learnt from are its init's, so it joins heads of the same split; weights 1 : 1 : 2.
+    members = [*heads, teacher]
+    seen: list[int] = []
+
+    def runs_map(judge):
+        seen.append(len(judge.heads))
+        return fit_calibration([0.0, 0.5, 1.0], [0.0, 0.2, 1.0], "GPT-4o", "three made-up points"), {"x": 1.0}
+
+    out = tmp_path / "judge.json"
+    write_ensemble(dataset, members, out, pairs=pool, weights=[1, 1, 2], calibrate=runs_map)
+    manifest = json.loads(out.read_text())
+    assert [m["weight"] for m in manifest["members"]] == [1, 1, 2] and seen == [3]
+    assert manifest["calibration"]["fitted_on"].endswith("three made-up points")
+    probe = [(p.concept, p.property) for p in heldout_pairs(dataset)[50:58]]
+    per_head = [load_head(h).raw(probe) for h in members]
+    weighted = [(a + b + 2 * c) / 4 for a, b, c in zip(*per_head, strict=True)]
+    raw = load_judge(out, calibrated=False)
+    assert raw.score(probe) == pytest.approx(weighted, abs=1e-12)
+    assert "weight 0.5" in raw.note() and "weight 0.25" in raw.note()
+    assert load_judge(out).score(probe) == load_judge(out).calibration.apply(raw.score(probe))  # type: ignore[union-attr]
+    # Bad weights: one error naming them, in the manifest or at writing.
+    for bad in ("0", "-1", '"x"', "true"):
+        text = out.read_text().replace('"weight": 2', f'"weight": {bad}')
+        (tmp_path / "bad.json").write_text(text)
+        with pytest.raises(ModelError, match="bad.json is not readable: member weights must be"):
+            load_judge(tmp_path / "bad.json")
+    with pytest.raises(ModelError, match="2 weights for 3 heads"):
+        write_ensemble(dataset, members, tmp_path / "w.json", pairs=pool, weights=[1, 2])
+
+
+def test_cli_teacher_and_weight_options_are_checked_before_any_work(tmp_path: Path, capsys) -> None:
+    head = tmp_path / "h.safetensors"
+    head.write_bytes(b"x")
+    cases = [
+        (["judge", "train", "--init", str(head)], "--init only applies with --teacher"),
+        (["judge", "train", "--teacher", str(head), "--epochs", "2"], "the teacher recipe is fixed"),
+        (["judge", "ensemble", str(head), str(head), "--weight", "1"], "1 weights for 2 heads"),
+        (["judge", "ensemble", str(head), "--weight", "0"], "0.0 is not in the range"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+
+
 # ----------------------------------------------------------------------------------------- the MPNet encoder
 
 

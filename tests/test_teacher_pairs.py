@@ -10,7 +10,7 @@ import pytest
 
 from ccpt.cli import main
 from ccpt.judging.rated_pairs import pair_key
-from ccpt.judging.teacher_pairs import read_frames, read_pairs_csv, teacher_pairs
+from ccpt.judging.teacher_pairs import TeacherPair, read_frames, read_pairs_csv, teacher_pairs, training_sample
 
 CLAUDE = "claude-3-5-sonnet-20241022"
 
@@ -121,3 +121,45 @@ def test_lomo_figures_of_the_teacher_itself_and_of_a_judge_blind_to_the_phrase(r
                     blind[pair_key(row["combination"], row["answer"])] = value
     g = figures("gpt-4o", runs["gpt-4o"], blind, pairs)
     assert g.canceled_c is not None and g.canceled_c < -30
+
+
+def _pair(model: str, concept: str, prop: str, *values: float) -> TeacherPair:
+    return TeacherPair(model, "pi_emergent", "naive", "i", "combination", concept, prop, list(values))
+
+
+def test_training_sample_merges_models_drops_excluded_pairs_and_is_seeded() -> None:
+    pairs = [
+        _pair("a", "Old Lettuce", "wilted", 1.0, 1.0),
+        _pair("b", "old  lettuce", "WILTED", 0.0),  # the same pair from another model: one target, all values
+        _pair("a", "a red apple", "sweet", 0.5),
+        _pair("b", "test phrase", "held out", 0.9),
+    ] + [_pair("c", f"concept {i}", "p", i / 100) for i in range(50)]
+    texts, targets = training_sample(pairs, {pair_key("test phrase", "held out")}, cap=1000)
+    by_key = {pair_key(*t): y for t, y in zip(texts, targets, strict=True)}
+    assert len(texts) == 52 and pair_key("test phrase", "held out") not in by_key
+    assert by_key[pair_key("old lettuce", "wilted")] == pytest.approx(2 / 3)
+    assert by_key[pair_key("a red apple", "sweet")] == 0.5
+    # The cap keeps a seeded sample; the same seed gives the same sample whatever the input order.
+    small, _ = training_sample(pairs, set(), cap=10)
+    assert len(small) == 10 and training_sample(list(reversed(pairs)), set(), cap=10)[0] == small
+    assert training_sample(pairs, set(), cap=10, seed=1)[0] != small
+
+
+def test_runs_map_is_near_identity_for_gpt4o_itself(reference_dir: Path) -> None:
+    """Fitted on a run judged by GPT-4o's own stored relevances, the map has (almost) nothing to correct."""
+    from ccpt.judging.lomo import fit_runs_map, table3_runs
+
+    files = [reference_dir / f"pi_{kind}_gpt-4o_naive.csv" for kind in ("emergent", "canceled")]
+    runs = table3_runs(read_frames(files))
+    stored = {p.key: p.relevance for p in teacher_pairs(read_frames(files))}
+    asked: list[tuple[str, str]] = []
+
+    def score(texts):
+        asked.extend(texts)
+        return [stored[pair_key(c, p)] for c, p in texts]
+
+    calibration, figures = fit_runs_map(runs, score, limit=400)
+    assert len(asked) == len(set(asked)) <= 3 * 400  # each distinct pair scored once
+    assert figures["uncalibrated"] < 1.5  # points: pairs averaged over repeats, so not exactly 0
+    assert "400 sample rows" in calibration.fitted_on and "gpt-4o" in calibration.fitted_on
+    assert calibration.apply([0.0, 1.0]) == pytest.approx([0.0, 1.0], abs=0.05)

@@ -50,6 +50,18 @@ def command() -> None:
     default=None,
     help="Frozen blocks' outputs and per-epoch checkpoints go here (default: the ccpt cache); a killed run resumes.",
 )
+@click.option(
+    "--teacher",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Fine-tune a trained head on these teacher pairs (`ccpt judge pairs`) instead of training on human ratings.",
+)
+@click.option(
+    "--init",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="With --teacher: the head to start from (default: the shipped judge's MiniLM head).",
+)
 def train(
     data_dir: Path | None,
     out: Path,
@@ -57,6 +69,8 @@ def train(
     overrides: tuple[str, ...],
     max_pairs: int | None,
     cache_dir: Path | None,
+    teacher: Path | None,
+    init: Path | None,
 ) -> None:
     """Train a head of the distilled judge on the training pool.
 
@@ -66,7 +80,15 @@ def train(
 
     The pool is every human-rated pair of the emergent, canceled and component files except the test rows
     of every task and any pair equal (normalised) to a test pair.
+
+    With `--teacher PAIRS.csv` it fine-tunes the shipped MiniLM head (or `--init HEAD`) on GPT-4o's stored
+    verdicts instead: 12,000 distinct teacher pairs (seeded), none equal to a human test pair, one epoch at
+    learning rate 1e-4 — the shipped judge's third head (distilled_head_teacher.safetensors).
     """
+    if init is not None and teacher is None:
+        raise click.BadParameter("--init only applies with --teacher", param_hint="--init")
+    if teacher is not None and (epochs is not None or overrides or max_pairs):
+        raise click.BadParameter("the teacher recipe is fixed; drop --epochs/--set/--max-pairs", param_hint="--teacher")
     from dataclasses import replace
 
     from ccpt.dataset import load_dataset
@@ -83,11 +105,30 @@ def train(
 
     cache = cache_dir or model_cache_dir().parent / "distilled-training"
     started = time.monotonic()
-    head, metadata = train_head(ds, config, log=lambda line: click.echo(line, err=True), pairs=pairs, cache_dir=cache)
+    log = lambda line: click.echo(line, err=True)  # noqa: E731
+    if teacher is not None:
+        head, metadata = _teacher_head(ds, teacher, init, log, cache)
+    else:
+        head, metadata = train_head(ds, config, log=log, pairs=pairs, cache_dir=cache)
     sha = save_head(head, out, metadata)
     shipped = shipped_heads().get(sha)
     same = f" (the shipped head {shipped})" if shipped else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cache: Path) -> tuple[object, dict]:
+    """Fine-tune ``init`` (default: the shipped MiniLM head) on the teacher pairs in ``teacher``."""
+    from ccpt.judging.distilled import finetune_on_teacher, load_head, load_judge
+    from ccpt.judging.rated_pairs import heldout_pairs, pair_key
+    from ccpt.judging.teacher_pairs import read_pairs_csv, training_sample
+
+    start = load_head(init) if init else next(h for h in load_judge().heads if h.config.encoder == "all-minilm-l6-v2")
+    test_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}  # type: ignore[arg-type]
+    texts, targets = training_sample(read_pairs_csv(teacher), test_keys)
+    if not texts:
+        raise DataError(f"{teacher}: no teacher pair left to train on (every pair is a human test pair)")
+    click.echo(f"{len(texts)} teacher pairs from {teacher}, starting from {start.path.name}", err=True)
+    return finetune_on_teacher(ds, start, texts, targets, log, cache)  # type: ignore[arg-type]
 
 
 @command.command("ensemble")
@@ -100,11 +141,29 @@ def train(
     show_default=True,
     help="Manifest to write (atomically); use it as --judge ccpt-distilled//abs/path/distilled_judge.json.",
 )
-def ensemble(heads: tuple[Path, ...], data_dir: Path | None, out: Path) -> None:
+@click.option(
+    "--weight",
+    "weights",
+    multiple=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="One per head, in order: a weighted mean (default: the plain mean).",
+)
+@click.option(
+    "--map-runs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Fit the calibration map on the authors' stored Table-3 runs in these directories (6,000 sample rows, "
+    "GPT-4o's stored relevances) instead of on the human validation fold.",
+)
+def ensemble(
+    heads: tuple[Path, ...], data_dir: Path | None, out: Path, weights: tuple[float, ...], map_runs: tuple[Path, ...]
+) -> None:
     """Average head files (from `ccpt judge train`) into one judge: validation figures and calibration refitted.
 
-    With the two shipped heads (distilled_head.safetensors, distilled_head_mpnet.safetensors, in the manifest's
-    directory) this reproduces the shipped judge's manifest.
+    The shipped judge (docs/judge.md) is reproduced, in the shipped manifest's directory, by
+    `ccpt judge ensemble distilled_head.safetensors distilled_head_mpnet.safetensors
+    distilled_head_teacher.safetensors --weight 1 --weight 1 --weight 2 --map-runs
+    ../shared/data/reference-results --map-runs ../shared/data/reference-results/more-models`.
     """
     from ccpt.dataset import load_dataset
     from ccpt.judging.distilled import JUDGE_SHA256, write_ensemble
@@ -113,11 +172,30 @@ def ensemble(heads: tuple[Path, ...], data_dir: Path | None, out: Path) -> None:
     if out.suffix.lower() != ".json":
         raise click.BadParameter(f"the manifest must be a .json file, got {out}", param_hint="--out")
     refuse_inputs(out, list(heads), "--out")
+    if weights and len(weights) != len(heads):
+        raise click.BadParameter(f"{len(weights)} weights for {len(heads)} heads: one per head", param_hint="--weight")
     ds = load_dataset(data_dir)
+    calibrate = _runs_map(ds, map_runs) if map_runs else None
     started = time.monotonic()
-    sha = write_ensemble(ds, heads, out, log=lambda line: click.echo(line, err=True))
+    log = lambda line: click.echo(line, err=True)  # noqa: E731
+    sha = write_ensemble(ds, heads, out, log=log, weights=weights or None, calibrate=calibrate)
     same = " (the shipped judge)" if sha == JUDGE_SHA256 else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+def _runs_map(ds: object, directories: tuple[Path, ...]) -> object:
+    """The ``calibrate`` callable of ``write_ensemble``: a map fitted on the Table-3 runs found in ``directories``."""
+    from ccpt.judging.lomo import fit_runs_map, table3_runs
+    from ccpt.judging.teacher_pairs import read_frames
+
+    files = sorted(f for d in directories for f in d.glob("*.csv") if f.is_file())
+    skipped: list[str] = []
+    runs = table3_runs(read_frames(files, ds, skipped=skipped))  # type: ignore[arg-type]
+    for line in skipped:
+        click.echo(f"skipped {line}", err=True)
+    if not runs:
+        raise DataError(f"no stored Table-3 run (Base/SA result files) in {', '.join(map(str, directories))}")
+    return lambda judge: fit_runs_map(runs, judge.raw)
 
 
 def _override(config: object, item: str) -> dict[str, object]:

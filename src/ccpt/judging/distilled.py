@@ -79,6 +79,7 @@ class DistilledJudge:
     metadata: dict[str, Any] = field(default_factory=dict)
     calibration: Calibration | None = None
     calibrated: bool = True  # apply ``calibration`` (when the judge has one)
+    weights: tuple[float, ...] | None = None  # per head, summing to 1; None: the plain mean
 
     @property
     def applies_calibration(self) -> bool:
@@ -86,10 +87,11 @@ class DistilledJudge:
         return self.calibrated and self.calibration is not None
 
     def raw(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
-        """Uncalibrated relevance: the mean of the heads' (whitespace-collapsed pairs, as the LLM judge)."""
+        """Uncalibrated relevance: the (weighted) mean of the heads' (whitespace-collapsed pairs, as the LLM judge)."""
         texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
         per_head = [h.raw(texts, batch_size) for h in self.heads]
-        return [sum(values) / len(values) for values in zip(*per_head, strict=True)]
+        weights = self.weights or tuple(1 / len(self.heads) for _ in self.heads)
+        return [sum(w * v for w, v in zip(weights, values, strict=True)) for values in zip(*per_head, strict=True)]
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
         """Relevance in [0, 1] for each (concept, property) pair."""
@@ -105,7 +107,11 @@ class DistilledJudge:
         )
         if len(self.heads) == 1:
             return f"distilled judge on {self.heads[0].config.encoder}, head sha256 {self.sha256[:12]}, {scale}"
-        members = " and ".join(f"{h.config.encoder} (head {h.sha256[:12]})" for h in self.heads)
+        weights = self.weights or tuple(1 / len(self.heads) for _ in self.heads)
+        members = " and ".join(
+            f"{h.config.encoder} (head {h.sha256[:12]}{'' if self.weights is None else f', weight {w:g}'})"
+            for h, w in zip(self.heads, weights, strict=True)
+        )
         return f"distilled judge: mean of heads on {members}, manifest sha256 {self.sha256[:12]}, {scale}"
 
 
@@ -209,6 +215,40 @@ def train_head(
     _as_stored(head)
     metadata = head_metadata(config, fit_pairs) | evaluation_metadata(ds, encoder, head, config, pool, log)
     return head, metadata
+
+
+def finetune_on_teacher(
+    ds: CCPTDataset,
+    init: TrainedHead,
+    texts: Sequence[tuple[str, str]],
+    targets: Sequence[float],
+    log: Callable[[str], None] | None = None,
+    cache_dir: Path | None = None,
+    pool: Sequence[RatedPair] | None = None,
+) -> tuple[Any, dict[str, str]]:
+    """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
+
+    The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one
+    epoch at learning rate 1e-4, the same blocks trainable. The human pairs the head learnt from are its init's
+    (``training_pairs`` is copied, so ``write_ensemble`` accepts it beside heads of the same split); its validation
+    figures are recomputed on the same human validation fold, which no model answered. No calibration map of its
+    own: the ensemble it joins carries one.
+    """
+    from dataclasses import replace
+
+    config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
+    state = {k: v.clone() for k, v in init.head.state_dict().items()}
+    head = train(init.encoder, texts, targets, [1.0] * len(texts), config, log, cache_dir=cache_dir, init=state)
+    _as_stored(head)
+    metadata = head_metadata(config, []) | {
+        "training_pairs": init.metadata.get("training_pairs", ""),
+        "training_rows": init.metadata.get("training_rows", ""),
+        "trained_pairs": init.metadata.get("trained_pairs", ""),
+        "init_sha256": init.sha256,
+        "teacher_pairs": str(len(texts)),
+    }
+    pool = list(pool) if pool is not None else training_pairs(ds)  # the human pool whose validation fold it reports
+    return head, metadata | evaluation_metadata(ds, init.encoder, head, config, pool, log)
 
 
 def _as_stored(head: Any) -> None:
@@ -332,12 +372,27 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         members = [(str(m["file"]), str(m["sha256"])) for m in manifest["members"]]
         if not members:
             raise ValueError("no member heads")
-    except (ValueError, KeyError, TypeError) as exc:
+        weights = _weights([m.get("weight", 1.0) for m in manifest["members"]])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
     heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
     metadata = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in manifest.items()}
     sha = sha256_bytes(raw)
-    return DistilledJudge(heads, path, sha, metadata, _calibration(metadata, path), calibrated)
+    return DistilledJudge(heads, path, sha, metadata, _calibration(metadata, path), calibrated, weights)
+
+
+def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
+    """Member weights normalised to sum 1 (None when all equal: the plain mean); ValueError unless finite > 0."""
+    import math
+
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        raise ValueError(f"member weights must be numbers, got {list(values)}")
+    numbers = [float(v) for v in values]  # type: ignore[arg-type]
+    if not all(math.isfinite(v) and v > 0 for v in numbers):
+        raise ValueError(f"member weights must be finite and > 0, got {numbers}")
+    if len(set(numbers)) == 1:
+        return None
+    return tuple(v / sum(numbers) for v in numbers)
 
 
 def _checked_bytes(path: Path, expected_sha256: str | None, what: str) -> bytes:
@@ -402,8 +457,14 @@ def write_ensemble(
     out: Path,
     log: Callable[[str], None] | None = None,
     pairs: Sequence[RatedPair] | None = None,
+    weights: Sequence[float] | None = None,
+    calibrate: Callable[[DistilledJudge], tuple[Calibration, dict]] | None = None,
 ) -> str:
     """Write the manifest of the judge averaging ``heads``, with its validation figures and calibration map.
+
+    ``weights`` (one per head, > 0) makes it a weighted mean. ``calibrate``, given the (raw) judge, returns the map
+    and its choice figures fitted elsewhere — on the authors' stored runs (``ccpt judge ensemble --map-runs``) —
+    instead of on the validation fold.
 
     The map is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw predictions for the
     validation fold, so every head must have been trained with the same folds (same ``folds``, ``seed`` and
@@ -434,13 +495,22 @@ def write_ensemble(
                 f"pairs, not on the {trained} pairs of this pool outside validation fold {held} "
                 "(trained with --max-pairs, or on another dataset version)"
             )
-    judge = DistilledJudge(tuple(loaded), out, "", calibrated=False)
+    if weights is not None and len(weights) != len(loaded):
+        raise ModelError(f"{len(weights)} weights for {len(loaded)} heads: give one weight per head")
+    try:
+        normalised = _weights(list(weights)) if weights is not None else None
+    except ValueError as exc:
+        raise ModelError(str(exc)) from None
+    judge = DistilledJudge(tuple(loaded), out, "", calibrated=False, weights=normalised)
     validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
     scores = judge.raw([(p.concept, p.property) for p in validation])
     metadata: dict[str, Any] = validation_metadata(validation, scores)
     if log:
         log(f"validation (fold {held} of the training pool), mean of {len(loaded)} heads: {metadata['validation']}")
-    if any(c.calibrate for c in configs):
+    if calibrate is not None:
+        calibration, figures = calibrate(judge)
+        metadata |= {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
+    elif any(c.calibrate for c in configs):
         metadata |= calibration_metadata(ds, validation, scores, held)
     base = out.resolve().parent
     members = []
@@ -450,7 +520,8 @@ def write_ensemble(
             file = os.path.relpath(where, base)
         except ValueError:  # another drive (Windows): no relative path exists
             file = str(where)
-        members.append({"encoder": head.config.encoder, "file": Path(file).as_posix(), "sha256": head.sha256})
+        member = {"encoder": head.config.encoder, "file": Path(file).as_posix(), "sha256": head.sha256}
+        members.append(member | ({"weight": weights[len(members)]} if weights is not None else {}))
     manifest = {k: json.loads(v) for k, v in metadata.items()} | {"format": ENSEMBLE_FORMAT, "members": members}
     data = (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     with atomic_path(out) as partial:

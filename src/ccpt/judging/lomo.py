@@ -20,7 +20,7 @@ same forward passes. Pure: pandas and the report tables; no Inspect.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ __layer__ = "report"
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ccpt.judging.calibration import Calibration
     from ccpt.judging.teacher_pairs import TeacherPair
 
 # The authors' method names of the paper's Table 3 rows Base and Spreading Activation (LLM, ConceptNet, both).
@@ -85,6 +86,46 @@ def needed_pairs(frames: Iterable[pd.DataFrame]) -> list[tuple[str, str]]:
             for concept in concepts:
                 seen.setdefault(pair_key(concept, prop), (" ".join(concept.split()), " ".join(prop.split())))
     return list(seen.values())
+
+
+def fit_runs_map(
+    runs: Mapping[str, pd.DataFrame],
+    score: Callable[[Sequence[tuple[str, str]]], list[float]],
+    limit: int = 6000,
+    seed: int = 0,
+) -> tuple[Calibration, dict]:
+    """A judge's calibration map chosen and fitted on stored runs' sample rows against GPT-4o's stored relevances.
+
+    ``runs``: per model, its Table-3 rows (:func:`table3_runs`). Every row the re-judge would judge and whose three
+    stored relevances are numbers is a candidate; ``limit`` of them (seeded shuffle) are scored with ``score`` (the
+    judge's raw relevance, each distinct pair once) and given to
+    :func:`ccpt.judging.calibration.choose_calibration`, which picks the fit by its cross-fitted Table-3 gap.
+    """
+    import random
+
+    from ccpt.judging.calibration import CalibrationRow, choose_calibration
+    from ccpt.spec import TASK_SPECS
+
+    candidates: list[tuple[str, tuple[str, str, str], str, tuple[float, float, float]]] = []
+    for model in sorted(runs):
+        for row in runs[model].to_dict("records"):
+            judged = _judged(row)
+            ref = [row.get(k) for k in ("r_np", "r_hp", "r_mp")]
+            if judged is None or any(not isinstance(v, int | float) or not math.isfinite(v) for v in ref):
+                continue
+            kind = TASK_SPECS[row["task"]].kind
+            candidates.append((kind, judged[0], judged[1], (float(ref[0]), float(ref[1]), float(ref[2]))))  # type: ignore[arg-type]
+    random.Random(seed).shuffle(candidates)
+    chosen = candidates[:limit]
+    unique = {pair_key(c, prop): (" ".join(c.split()), " ".join(prop.split())) for _, cs, prop, _ in chosen for c in cs}
+    keys = list(unique)
+    scores = dict(zip(keys, score([unique[k] for k in keys]), strict=True))
+    rows = [
+        CalibrationRow(kind, tuple(scores[pair_key(c, prop)] for c in cs), ref)  # type: ignore[arg-type]
+        for kind, cs, prop, ref in chosen
+    ]
+    where = f"{len(rows)} sample rows of the stored Table-3 runs of {', '.join(sorted(runs))}"
+    return choose_calibration(rows, "GPT-4o's relevance stored in the authors' runs", where)
 
 
 def rejudged(frame: pd.DataFrame, scores: Mapping[tuple[str, str], float], judge: str) -> pd.DataFrame:

@@ -229,3 +229,26 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
             return out
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
+
+
+def training_sample(
+    pairs: Sequence[TeacherPair], exclude: set[tuple[str, str]], cap: int = 12000, seed: int = 0
+) -> tuple[list[tuple[str, str]], list[float]]:
+    """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``.
+
+    A pair answered by several models gets the mean of all its stored relevances. The distinct pairs are sorted,
+    shuffled with ``seed`` and cut at ``cap`` — the recipe measured under leave-one-model-out (docs/judge.md).
+    """
+    import random
+
+    values: dict[tuple[str, str], list[float]] = {}
+    text: dict[tuple[str, str], tuple[str, str]] = {}
+    for pair in pairs:
+        if pair.key in exclude:
+            continue
+        values.setdefault(pair.key, []).extend(pair.values)
+        text.setdefault(pair.key, (pair.concept, pair.property))
+    keys = sorted(values)
+    random.Random(seed).shuffle(keys)
+    keys = keys[:cap]
+    return [text[k] for k in keys], [sum(values[k]) / len(values[k]) for k in keys]
