@@ -33,7 +33,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
-from ccpt.eval.inspect_compat import guard_model, is_user_error, roles_bound
+from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, forget_formats
 from ccpt.eval.provider_errors import (
     DROPPED_ERRORS,
@@ -44,6 +44,8 @@ from ccpt.eval.provider_errors import (
     is_refusal,
     server_message,
     status_said,
+    type_names,
+    unwrap,
 )
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
@@ -355,24 +357,20 @@ def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: s
         raise model_error(name, exc, timeout, role) from None
 
 
-# Inspect's message for a provider whose key is not set: "No LLAMACPP_API_KEY defined in the environment."
-_MISSING_KEY = re.compile(r"No (\w+_API_KEY) defined in the environment")
-
-
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
     """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
     (``timeout``: what the request had)."""
-    if isinstance(exc, TimeoutError) or error_text(exc).startswith("AttemptTimeoutError"):  # attempt_timeout fired
+    if isinstance(exc, TimeoutError) or "AttemptTimeoutError" in type_names(unwrap(exc)):  # attempt_timeout fired
         return ModelError(
             f"{role} {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
         )
     if is_refusal(exc):  # the server understood and said no: its message is the one line
         return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")
-    missing_key = _MISSING_KEY.search(error_text(exc))
+    missing_key = missing_api_key(exc)
     if missing_key:
         return ModelError(
-            f"{role} {name!r} is not usable: {missing_key[1]} is not set",
-            f"export {missing_key[1]}=<key>; any value does for a server that checks none",
+            f"{role} {name!r} is not usable: {missing_key} is not set",
+            f"export {missing_key}=<key>; any value does for a server that checks none",
         )
     return ModelError(f"{role} {name!r} is not usable: {error_text(exc)}")
 
