@@ -7,6 +7,7 @@ wrappers); ccpt reads them by their types and attributes only, so no provider SD
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # Statuses that say "try again later", not "this request is wrong": never read as a refusal.
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
@@ -97,11 +98,16 @@ def server_message(exc: BaseException, limit: int = 200) -> str:
     return f"HTTP {status}: {text}" if status is not None else text
 
 
-# The OpenAI SDK's status errors, as its exceptions (and Inspect's sample error messages) spell them.
+# An error read back from an Inspect log is text (EvalError: message and traceback): Python's traceback ends with the
+# exception's "module.Class: message" line; the OpenAI SDK spells a server's answer "Error code: N - message".
 _SDK_STATUS = re.compile(r"Error code: (\d{3}) - ([^'\"\\\\]*)")
 
 
-def status_said(text: str) -> tuple[int, str] | None:
-    """The last ``Error code: N - message`` in ``text`` (Inspect's messages dump the request before it)."""
-    said = _SDK_STATUS.findall(text)
-    return (int(said[-1][0]), " ".join(said[-1][1].split())) if said else None
+def recorded_error(error: Any) -> tuple[str, int | None, str]:
+    """(class name, HTTP status, server's message) of an error recorded in an Inspect log: the one reader of that
+    text (tests/test_provider_errors.py checks it against the installed Inspect and SDK). The last ``Error code``
+    is the server's: Inspect dumps the request before it."""
+    lines = [line for line in str(getattr(error, "traceback", "") or "").splitlines() if line.strip()]
+    kind = lines[-1].split(":", 1)[0].strip().rsplit(".", 1)[-1] if lines and ":" in lines[-1] else ""
+    said = _SDK_STATUS.findall(str(getattr(error, "message", "") or ""))
+    return (kind, int(said[-1][0]), " ".join(said[-1][1].split())) if said else (kind, None, "")
