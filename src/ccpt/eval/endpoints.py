@@ -29,9 +29,6 @@ from urllib.parse import urlsplit
 
 from ccpt.errors import ModelError
 
-# The message of every EndpointDown starts with this, so a sample error recorded in a log (Inspect keeps the
-# exception's ``message``) is recognised as transient when the log is read back (ccpt.eval.sweep).
-ENDPOINT_DOWN = "endpoint unreachable"
 PROBE_TIMEOUT = 3.0  # seconds a TCP connection to a live server takes at most on this side of the network
 
 _down: dict[str, str] = {}  # endpoint → one line: why it was declared down
@@ -43,7 +40,7 @@ class EndpointDown(ModelError):
 
     def __init__(self, model: str, endpoint: str, reason: str) -> None:
         super().__init__(
-            f"{ENDPOINT_DOWN}: {model!r} at {endpoint} ({reason})",
+            f"endpoint unreachable: {model!r} at {endpoint} ({reason})",
             "the samples it failed are retried when the same command is rerun",
         )
         self.model = model

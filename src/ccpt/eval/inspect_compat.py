@@ -5,7 +5,8 @@ a documented fallback instead of breaking ccpt:
 
 - ``PrerequisiteError``: the exception that `inspect eval` prints as one line instead of a traceback. A user
   error while building a task (a bad ``-T`` value, missing data) is raised as one. Fallback: the CcptError
-  itself (still one line under `ccpt run`; a traceback under `inspect eval`).
+  itself (still one line under `ccpt run`; a traceback under `inspect eval`). A missing API key is one, named in
+  its message only (:func:`missing_api_key`; fallback: the message itself is the line).
 - the model-roles context: `ccpt run` builds its tasks before handing them to Inspect, with its judge bound as the
   ``grader`` role the way `inspect eval` binds the command line's roles, so a task does not load its default
   judge for nothing. Fallback: nothing bound (the task then loads the default judge, which the run's own
@@ -21,6 +22,7 @@ a documented fallback instead of breaking ccpt:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -42,6 +44,17 @@ def user_error(exc: CcptError) -> Exception:
 def is_user_error(exc: BaseException) -> bool:
     """Whether ``exc`` is one of Inspect's own user-facing errors (matched by class name: no private import)."""
     return any(cls.__name__ == "PrerequisiteError" for cls in type(exc).__mro__)
+
+
+# Inspect names a missing key in its PrerequisiteError's text only: "No [bold][blue]X_API_KEY[/blue][/bold] defined …"
+_MISSING_KEY = re.compile(r"No (?:\[[a-z /]+\])*(\w+_API_KEY)(?:\[[a-z /]+\])* defined in the environment")
+
+
+def missing_api_key(exc: BaseException) -> str | None:
+    """The API-key variable Inspect says is not set, when ``exc`` is its error for a missing key (the one reader of
+    that message; tests/test_provider_errors.py checks it against the installed Inspect)."""
+    found = _MISSING_KEY.search(str(getattr(exc, "message", ""))) if is_user_error(exc) else None
+    return found[1] if found else None
 
 
 def active_generate_config() -> GenerateConfig:

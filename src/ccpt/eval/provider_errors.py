@@ -1,12 +1,13 @@
 """What a provider's exception says, in one line, and whether it is a server's refusal or a passing failure.
 
 Providers raise many exception types (the OpenAI SDK's ``APIStatusError``, httpx errors, Inspect's retry
-wrappers); ccpt reads them by their common attributes only, so no provider SDK is imported here.
+wrappers); ccpt reads them by their types and attributes only, so no provider SDK is imported here.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # Statuses that say "try again later", not "this request is wrong": never read as a refusal.
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
@@ -47,13 +48,14 @@ def http_status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def _names(exc: BaseException) -> set[str]:
+def type_names(exc: BaseException) -> set[str]:
+    """The class names along ``exc``'s MRO (matched by name: no SDK is imported)."""
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
 def is_unreachable(exc: BaseException) -> bool:
     """Whether the request never reached a server (connection refused, no route, DNS): the endpoint is down."""
-    names = _names(unwrap(exc))
+    names = type_names(unwrap(exc))
     return bool(names & UNREACHABLE_ERRORS) and not names & TIMEOUT_ERRORS
 
 
@@ -64,7 +66,7 @@ def is_transient(exc: BaseException) -> bool:
     Such a failure is not a result: the call is asked again by the rerun. A 4xx other than those is the server
     judging the request (deterministic, final)."""
     exc = unwrap(exc)
-    if _names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
+    if type_names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
         return True
     status = http_status(exc)
     return status is not None and (status in TRANSIENT_STATUSES or 500 <= status <= 599)
@@ -79,32 +81,33 @@ def is_refusal(exc: BaseException) -> bool:
 def server_message(exc: BaseException, limit: int = 200) -> str:
     """``HTTP <status>: <the server's message>``, shortened, for a one-line error."""
     exc = unwrap(exc)
-    text = ""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error") or body
-        if isinstance(inner, dict):
-            # OpenAI's {"error": {"message": …}}; FastAPI servers' (llama-cpp-python's) {"detail": …}
-            said = inner.get("message") or inner.get("detail")
-            text = "" if said is None else str(said)
-        else:
-            text = str(inner)
-    if not text:
-        # Inspect re-raises a rejected request with the request dumped before the SDK's "Error code: N - message".
-        said = status_said(str(exc))
-        text = said[1] if said else str(exc)
-    text = " ".join(text.split())
+    # Inspect raises a rejected request as its ModelGenerateError (the request dumped in its text) from the SDK's
+    # exception, whose ``body`` is the server's answer.
+    sdk = exc
+    while getattr(sdk, "body", None) is None and sdk.__cause__ is not None:
+        sdk = sdk.__cause__
+    body = getattr(sdk, "body", None)
+    inner = (body.get("error") or body) if isinstance(body, dict) else body
+    # OpenAI's {"error": {"message": …}}; FastAPI servers' (llama-cpp-python's) {"detail": …}; a plain-text body
+    said = (inner.get("message") or inner.get("detail")) if isinstance(inner, dict) else inner
+    text = " ".join(str(said).split()) if isinstance(said, str | int | float) else ""
+    text = text or " ".join(str(getattr(exc, "provider_message", None) or exc).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     status = http_status(exc)
     return f"HTTP {status}: {text}" if status is not None else text
 
 
-# The OpenAI SDK's status errors, as its exceptions (and Inspect's sample error messages) spell them.
+# An error read back from an Inspect log is text (EvalError: message and traceback): Python's traceback ends with the
+# exception's "module.Class: message" line; the OpenAI SDK spells a server's answer "Error code: N - message".
 _SDK_STATUS = re.compile(r"Error code: (\d{3}) - ([^'\"\\\\]*)")
 
 
-def status_said(text: str) -> tuple[int, str] | None:
-    """The last ``Error code: N - message`` in ``text`` (Inspect's messages dump the request before it)."""
-    said = _SDK_STATUS.findall(text)
-    return (int(said[-1][0]), " ".join(said[-1][1].split())) if said else None
+def recorded_error(error: Any) -> tuple[str, int | None, str]:
+    """(class name, HTTP status, server's message) of an error recorded in an Inspect log: the one reader of that
+    text (tests/test_provider_errors.py checks it against the installed Inspect and SDK). The last ``Error code``
+    is the server's: Inspect dumps the request before it."""
+    lines = [line for line in str(getattr(error, "traceback", "") or "").splitlines() if line.strip()]
+    kind = lines[-1].split(":", 1)[0].strip().rsplit(".", 1)[-1] if lines and ":" in lines[-1] else ""
+    said = _SDK_STATUS.findall(str(getattr(error, "message", "") or ""))
+    return (kind, int(said[-1][0]), " ".join(said[-1][1].split())) if said else (kind, None, "")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
-import re
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +32,8 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
-from ccpt.eval.inspect_compat import guard_model, is_user_error, roles_bound
-from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, forget_formats
+from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
+from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, JudgeUnusable, forget_formats
 from ccpt.eval.provider_errors import (
     DROPPED_ERRORS,
     TIMEOUT_ERRORS,
@@ -42,8 +41,10 @@ from ccpt.eval.provider_errors import (
     UNREACHABLE_ERRORS,
     error_text,
     is_refusal,
+    recorded_error,
     server_message,
-    status_said,
+    type_names,
+    unwrap,
 )
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
@@ -355,24 +356,20 @@ def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: s
         raise model_error(name, exc, timeout, role) from None
 
 
-# Inspect's message for a provider whose key is not set: "No LLAMACPP_API_KEY defined in the environment."
-_MISSING_KEY = re.compile(r"No (\w+_API_KEY) defined in the environment")
-
-
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
     """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
     (``timeout``: what the request had)."""
-    if isinstance(exc, TimeoutError) or error_text(exc).startswith("AttemptTimeoutError"):  # attempt_timeout fired
+    if isinstance(exc, TimeoutError) or "AttemptTimeoutError" in type_names(unwrap(exc)):  # attempt_timeout fired
         return ModelError(
             f"{role} {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
         )
     if is_refusal(exc):  # the server understood and said no: its message is the one line
         return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")
-    missing_key = _MISSING_KEY.search(error_text(exc))
+    missing_key = missing_api_key(exc)
     if missing_key:
         return ModelError(
-            f"{role} {name!r} is not usable: {missing_key[1]} is not set",
-            f"export {missing_key[1]}=<key>; any value does for a server that checks none",
+            f"{role} {name!r} is not usable: {missing_key} is not set",
+            f"export {missing_key}=<key>; any value does for a server that checks none",
         )
     return ModelError(f"{role} {name!r} is not usable: {error_text(exc)}")
 
@@ -453,31 +450,27 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     return success
 
 
-_UNUSABLE_JUDGE = re.compile(r"judge '.*?' refused every request \(.*", re.S)
-
-
-def _refusal(message: str) -> str | None:
-    """The one-line reason when an error message is a deterministic refusal (4xx, a judge refusing all)."""
-    judge = _UNUSABLE_JUDGE.search(message)
-    if judge:
-        return " ".join(judge.group(0).split())
-    said = status_said(message)
-    if said and 400 <= said[0] < 500 and said[0] not in TRANSIENT_STATUSES:
-        return f"HTTP {said[0]}: {said[1][:200]}"
+def _refusal(error: Any) -> str | None:
+    """The one-line reason when a recorded error is a deterministic refusal (4xx, a judge refusing all)."""
+    kind, status, said = recorded_error(error)
+    if kind == JudgeUnusable.__name__:  # its message is the one line (CcptError.message: no hint)
+        return " ".join(str(error.message).split())
+    if status is not None and 400 <= status < 500 and status not in TRANSIENT_STATUSES:
+        return f"HTTP {status}: {said[:200]}"
     return None
 
 
 def deterministic_failure(logs: Sequence[Any]) -> str | None:
     """One line when every failed sample of the failed task runs failed deterministically (the same rerun would
     fail again: a request the server rejects with a 4xx, a judge refusing every reply format); else None."""
-    failures: list[tuple[str, str]] = []
+    failures: list[tuple[str, Any]] = []
     for header in logs:
         if header.status != "error":
             continue
         log = read_eval_log(header.location) if not header.samples else header
-        errors = [s.error.message for s in log.samples or [] if s.error] or ([log.error.message] if log.error else [])
-        failures += [(str(log.eval.model), message) for message in errors]
-    reasons = [(model, _refusal(message)) for model, message in failures]
+        errors = [s.error for s in log.samples or [] if s.error] or ([log.error] if log.error else [])
+        failures += [(str(log.eval.model), error) for error in errors]
+    reasons = [(model, _refusal(error)) for model, error in failures]
     if not reasons or not all(reason for _, reason in reasons):
         return None
     model, reason = reasons[0]
@@ -500,19 +493,13 @@ def _raise_if_endpoint_down(sweep: Sweep) -> None:
 
 
 def _transient_error(error: Any) -> bool:
-    """Whether a sample error recorded in a log is a transient failure (by the exception's type, which the last
-    line of the recorded traceback names, or the HTTP status the SDK's message carries): never a result."""
-    lines = [line for line in str(getattr(error, "traceback", "") or "").splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    kind = last.split(":", 1)[0].strip().rsplit(".", 1)[-1] if ":" in last else ""
-    transient_types = UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | {"EndpointDown", "JudgeUnavailable"}
-    if kind in transient_types or kind in ("RateLimitError", "InternalServerError"):
+    """Whether a sample error recorded in a log is a transient failure (by the exception's type, or the HTTP status
+    the SDK's message carries): never a result."""
+    kind, status, _ = recorded_error(error)
+    ccpt_kinds = {endpoints.EndpointDown.__name__, JudgeUnavailable.__name__, "RateLimitError", "InternalServerError"}
+    if kind in UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | ccpt_kinds:  # (the last two: the SDK's 429, 5xx)
         return True
-    message = str(getattr(error, "message", "") or "")
-    if message.startswith(endpoints.ENDPOINT_DOWN):
-        return True
-    said = status_said(message)
-    return said is not None and (said[0] in TRANSIENT_STATUSES or 500 <= said[0] <= 599)
+    return status is not None and (status in TRANSIENT_STATUSES or 500 <= status <= 599)
 
 
 def reopen_transient(where: Path | Sequence[str]) -> int:
