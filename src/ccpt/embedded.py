@@ -132,9 +132,7 @@ def model_files(
     from ccpt.judging.encoder import _split_part  # the encoders' parts ship input/*.zip.NNN, not data/*.bin
 
     cache = cache_dir or model_cache_dir()
-    files = []
-    for model in EMBEDDED_MODELS.values():
-        files.append(_split(model, "gguf", f"gguf/{model.name}", INSTALL_HINT, locate, cache, verify))
+    files = [_split(m, "gguf", f"gguf/{m.name}", INSTALL_HINT, locate, cache, verify) for m in EMBEDDED_MODELS.values()]
     files += _judge_files()
     files += [_encoder(e, locate_split or _split_part, cache, verify) for e in BASE_ENCODERS.values()]
     return files
