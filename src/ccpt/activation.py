@@ -59,7 +59,6 @@ SATask = Literal["property_induction", "noun_phrase_completion"]
 
 _MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not concepts
 _WORD = re.compile(r"[a-z]+")
-_JSON_START = re.compile(r"[\[{]")
 
 
 # ----------------------------------------------------------------------------------------------------

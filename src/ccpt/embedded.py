@@ -101,7 +101,7 @@ def _encoder(encoder: BaseEncoder, locate_split: PartLocator, cache: Path, verif
     return ModelFile(encoder.name, "base encoder", path, path.stat().st_size, PRESENT, sha, use)
 
 
-def _judge_files(verify: bool) -> list[ModelFile]:
+def _judge_files() -> list[ModelFile]:
     """The shipped manifest and the heads it names (small: always hashed, as every judge load does)."""
     manifest = shipped_judge()
     files: list[tuple[str, str, Path, str]] = [("distilled judge", "judge manifest", manifest, JUDGE_SHA256)]
@@ -133,9 +133,7 @@ def model_files(
     from ccpt.judging.encoder import _split_part  # the encoders' parts ship input/*.zip.NNN, not data/*.bin
 
     cache = cache_dir or model_cache_dir()
-    files = []
-    for model in EMBEDDED_MODELS.values():
-        files.append(_split(model, "gguf", f"gguf/{model.name}", INSTALL_HINT, locate, cache, verify))
-    files += _judge_files(verify)
+    files = [_split(m, "gguf", f"gguf/{m.name}", INSTALL_HINT, locate, cache, verify) for m in EMBEDDED_MODELS.values()]
+    files += _judge_files()
     files += [_encoder(e, locate_split or _split_part, cache, verify) for e in BASE_ENCODERS.values()]
     return files

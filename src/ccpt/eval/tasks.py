@@ -10,7 +10,8 @@ GenerateConfig (set by the protocol, see :mod:`ccpt.protocol`), so ``--temperatu
 
 Each task is a plain ``@task`` function whose parameters (``-T name=value``) are listed in its Args; they are
 gathered into one :class:`TaskOptions` (the three generative tasks take its fields, in its order and with its
-defaults, positionally; tests/test_spec.py checks that the signatures agree with it). The ``-T`` values are
+defaults, and pass them by name; tests/test_spec.py checks that the signatures agree with it; the Args of
+pi_canceled and npc_emergent are pi_emergent's). The ``-T`` values are
 typed by the task function's signature, once, as the task is built (:func:`typed_task_args`): ``exclude_toxic=flase``
 or ``judge_mode=bogus`` is one line naming the parameter and its allowed values, under `inspect eval` and
 `ccpt run` alike.
@@ -245,14 +246,21 @@ def pi_emergent(
         protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
             ccpt.protocol).
     """
-    options = TaskOptions(
-        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
-        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
-    )  # fmt: skip
-    return ccpt_task(PI_EMERGENT, options)
+    return ccpt_task(PI_EMERGENT, TaskOptions(**locals()))  # the parameters, by name
+
+
+def _args_of_pi_emergent(summary: str) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
+    """Give a generative task function the docstring ``summary`` and pi_emergent's Args (the three share them)."""
+
+    def document(function: Callable[..., Task]) -> Callable[..., Task]:
+        function.__doc__ = summary + "\n" + (pi_emergent.__doc__ or "").partition("\n")[2]
+        return function
+
+    return document
 
 
 @task
+@_args_of_pi_emergent("Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.")
 def pi_canceled(
     method: str = BASE,
     seeds: int = 3,
@@ -271,37 +279,11 @@ def pi_canceled(
     conceptnet: str | None = None,
     protocol: ProtocolName = DEFAULT_PROTOCOL,
 ) -> Task:
-    """Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.
-
-    Args:
-        method: base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both or gold (the annotated answer judged by
-            this run's judge); an sa_* method with the suffix ``_nofilter`` runs the filter ablation.
-        seeds: Independent samples per instance, reported as mean ± spread (paper: 3).
-        oracle_n: Multi-Oracle samples per seed (paper: 5).
-        split: test or train.
-        system_prompt: Send the paper's system prompt (Table 9).
-        data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
-        exclude_toxic: Leave out toxicity-flagged rows.
-        judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
-        judge_retries: Judge calls retried when the reply has no valid score.
-        seed: Base sampling seed.
-        sa_max_iterations: Spreading activation: at most this many expansions T.
-        sa_epsilon: Spreading activation: stop when the concept set changes less than this.
-        sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
-        sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
-            Filter; as-run: the size of the step's random sample, 10).
-        conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
-        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
-            ccpt.protocol).
-    """
-    options = TaskOptions(
-        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
-        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
-    )  # fmt: skip
-    return ccpt_task(PI_CANCELED, options)
+    return ccpt_task(PI_CANCELED, TaskOptions(**locals()))  # the parameters, by name
 
 
 @task
+@_args_of_pi_emergent("Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.")
 def npc_emergent(
     method: str = BASE,
     seeds: int = 3,
@@ -320,34 +302,7 @@ def npc_emergent(
     conceptnet: str | None = None,
     protocol: ProtocolName = DEFAULT_PROTOCOL,
 ) -> Task:
-    """Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.
-
-    Args:
-        method: base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both or gold (the annotated answer judged by
-            this run's judge); an sa_* method with the suffix ``_nofilter`` runs the filter ablation.
-        seeds: Independent samples per instance, reported as mean ± spread (paper: 3).
-        oracle_n: Multi-Oracle samples per seed (paper: 5).
-        split: test or train.
-        system_prompt: Send the paper's system prompt (Table 9).
-        data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
-        exclude_toxic: Leave out toxicity-flagged rows.
-        judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
-        judge_retries: Judge calls retried when the reply has no valid score.
-        seed: Base sampling seed.
-        sa_max_iterations: Spreading activation: at most this many expansions T.
-        sa_epsilon: Spreading activation: stop when the concept set changes less than this.
-        sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
-        sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
-            Filter; as-run: the size of the step's random sample, 10).
-        conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
-        protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
-            ccpt.protocol).
-    """
-    options = TaskOptions(
-        method, seeds, oracle_n, split, system_prompt, data_dir, exclude_toxic, judge_mode, judge_retries, seed,
-        sa_max_iterations, sa_epsilon, sa_answer_every_step, sa_max_candidates, conceptnet, protocol,
-    )  # fmt: skip
-    return ccpt_task(NPC_EMERGENT, options)
+    return ccpt_task(NPC_EMERGENT, TaskOptions(**locals()))  # the parameters, by name
 
 
 @task

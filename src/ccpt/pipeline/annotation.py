@@ -200,8 +200,7 @@ class Answer:
 def _normalise_header(name: str) -> str:
     name = name.strip()
     for prefix in ("Input.", "Answer."):
-        if name.startswith(prefix):
-            name = name[len(prefix) :]
+        name = name.removeprefix(prefix)
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
 
 

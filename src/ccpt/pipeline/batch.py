@@ -345,7 +345,7 @@ def run_batch(
     if batch.backend == "vllm":
         rows = _processor(config, batch, llm)(dataset).iter_rows()
     else:
-        rows = _http_rows(ray, dataset, config, batch, llm)
+        rows = _http_rows(dataset, config, batch, llm)
     replies_path.parent.mkdir(parents=True, exist_ok=True)
     stored = len(replies)
     with replies_path.open("a", encoding="utf-8") as fh:
@@ -373,7 +373,7 @@ def _http_batch(rows: dict[str, Any], *, stage: tuple[Any, ...]) -> dict[str, li
     return asyncio.run(HttpStage(*stage)(rows))
 
 
-def _http_rows(ray: Any, dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
+def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
     """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks at a time, each keeping its share
     of the stage's ``max_connections`` in flight. Tasks rather than an actor pool: nothing is kept between
     batches, and a job starts sending seconds sooner (no actors to start; measured in docs/benchmarks.md)."""

@@ -49,8 +49,7 @@ class Sentence:
 
 
 def _base_suffix(path: Path) -> str:
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    return Path(name).suffix.lower()
+    return Path(path.name.removesuffix(".gz")).suffix.lower()
 
 
 def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:

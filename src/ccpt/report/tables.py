@@ -204,13 +204,6 @@ def _ids(values: pd.Series) -> frozenset[str]:
     return frozenset(values.astype(str))
 
 
-def _judges(group: pd.DataFrame) -> tuple[str, ...]:
-    """The judges that scored a group's samples (a failed sample has none)."""
-    if "judge" not in group:
-        return ()
-    return tuple(sorted({str(j) for j in group["judge"].dropna() if str(j)}))
-
-
 def judge_of(frame: pd.DataFrame) -> pd.Series:
     """Each row's judge identity as text ("" where none is recorded: Task 3, files without a judge)."""
     if "judge" not in frame:
