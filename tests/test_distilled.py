@@ -502,10 +502,15 @@ def test_a_teacher_head_joins_a_weighted_ensemble_with_a_map_fitted_elsewhere(
         write_ensemble(dataset, members, tmp_path / "w.json", pairs=pool, weights=[1, 2])
 
 
-def test_cli_teacher_and_weight_options_are_checked_before_any_work(tmp_path: Path, capsys) -> None:
+def test_cli_teacher_and_weight_options_are_checked_before_any_work(ccpt_dir: Path, tmp_path: Path, capsys) -> None:
     head = tmp_path / "h.safetensors"
     head.write_bytes(b"x")
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "empty").mkdir()
+    data = ["--data-dir", str(ccpt_dir)]
     cases = [
+        (["judge", "train", "--teacher", str(tmp_path / "bad.csv"), *data], "bad.csv: not a teacher-pairs CSV"),
+        (["judge", "ensemble", str(head), "--map-runs", str(tmp_path / "empty"), *data], "no stored Table-3 run"),
         (["judge", "train", "--init", str(head)], "--init only applies with --teacher"),
         (["judge", "train", "--teacher", str(head), "--epochs", "2"], "the teacher recipe is fixed"),
         (["judge", "ensemble", str(head), str(head), "--weight", "1"], "1 weights for 2 heads"),

@@ -118,15 +118,19 @@ def train(
 
 def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cache: Path) -> tuple[object, dict]:
     """Fine-tune ``init`` (default: the shipped MiniLM head) on the teacher pairs in ``teacher``."""
-    from ccpt.judging.distilled import finetune_on_teacher, load_head, load_judge
+    from ccpt.judging.distilled import SHIPPED_MINILM, finetune_on_teacher, load_head, shipped_heads, shipped_judge
     from ccpt.judging.rated_pairs import heldout_pairs, pair_key
     from ccpt.judging.teacher_pairs import read_pairs_csv, training_sample
 
-    start = load_head(init) if init else next(h for h in load_judge().heads if h.config.encoder == "all-minilm-l6-v2")
     test_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}  # type: ignore[arg-type]
     texts, targets = training_sample(read_pairs_csv(teacher), test_keys)
     if not texts:
         raise DataError(f"{teacher}: no teacher pair left to train on (every pair is a human test pair)")
+    expected = None
+    if init is None:  # the shipped human-trained MiniLM head, checked against the sha256 its manifest pins
+        pinned = {file: sha for sha, file in shipped_heads().items()}
+        init, expected = shipped_judge().with_name(SHIPPED_MINILM), pinned[SHIPPED_MINILM]
+    start = load_head(init, expected)
     click.echo(f"{len(texts)} teacher pairs from {teacher}, starting from {start.path.name}", err=True)
     return finetune_on_teacher(ds, start, texts, targets, log, cache)  # type: ignore[arg-type]
 

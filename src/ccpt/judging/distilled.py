@@ -44,6 +44,7 @@ JUDGE_RESOURCE = "data/distilled_judge.json"
 # head and `ccpt judge ensemble` the manifest (docs/judge.md).
 JUDGE_SHA256 = "4d1ef41822ad86e542e5b09ceb067bdd052dc26726a144df91b85207151e96d8"
 FORMAT = "ccpt-distilled-head/1"
+SHIPPED_MINILM = "distilled_head.safetensors"  # the human-trained MiniLM head, where teacher fine-tuning starts
 ENSEMBLE_FORMAT = "ccpt-distilled-ensemble/1"
 
 
