@@ -300,7 +300,12 @@ BAD_TASK_ARGS = [
     ("judge_mode=bogus", "-T judge_mode='bogus': should be 'text' or 'expected'"),  # was stored as given
     ("split=dev", "-T split='dev': should be 'test' or 'train'"),
     ("protocol=paper", "-T protocol='paper': should be 'ccpt' or 'as-run'"),
-    ("method=[base, cot]", "-T method=['base', 'cot']: should be a valid string"),  # was an internal error
+    # Before: an internal error.
+    (
+        "method=[base, cot]",
+        "-T method=['base', 'cot']: should be a valid string (one value per -T; several methods: "
+        "ccpt run --method a --method b)",
+    ),
     ("seeds=true", "-T seeds=True: a number is expected, not true/false"),
     ("seeds=0", "-T seeds=0: should be greater than or equal to 1"),  # was a traceback under `inspect eval`
     ("oracle_n=-3", "-T oracle_n=-3: should be greater than or equal to 1"),
@@ -324,7 +329,7 @@ def test_run_refuses_each_bad_task_argument_in_one_line(
     """`ccpt run -T`: one line naming the parameter, exit 2, before anything starts."""
     argv = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--log-dir", str(tmp_path / "l")]
     got = _one_line_error(capsys, [*argv, "-T", arg])
-    assert got.startswith(f"ccpt: error: {line}"), got
+    assert got == f"ccpt: error: {line}"
     assert not (tmp_path / "l").exists()
 
 

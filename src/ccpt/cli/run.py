@@ -233,6 +233,7 @@ def command(
     from ccpt.cli.summary import print_summary
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
     from ccpt.protocol import get_protocol
+    from ccpt.schemas.run import ProtocolName, check
 
     offline_default = not models
     sweep = Sweep(
@@ -264,7 +265,7 @@ def command(
     sweep.base_urls = _base_urls(sweep.models, base_urls, sweep.model_args)
     sweep.task_args = _key_values(task_args, "-T")
     sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
-    sweep.protocol = str(sweep.task_args.pop("protocol", protocol))
+    sweep.protocol = check(sweep.task_args.pop("protocol", protocol), ProtocolName, "-T protocol")
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }

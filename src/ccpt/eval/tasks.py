@@ -108,7 +108,7 @@ def typed_task_args(function: Callable[..., Any], args: Mapping[str, Any]) -> di
     types = _parameter_types(function)
     several = "one value per -T; several methods: ccpt run --method a --method b"
     return {
-        name: check(value, types[name], f"-T {name}", several if isinstance(value, list) else None)
+        name: check(value, types[name], f"-T {name}", several if name == "method" and isinstance(value, list) else None)
         for name, value in args.items()
         if name in types
     }
