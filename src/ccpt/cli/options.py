@@ -24,7 +24,7 @@ class Declared(click.ParamType):
 
     @cached_property
     def adapter(self) -> Any:
-        """The declaration's validator, built on first use (``ccpt --help`` builds none)."""
+        """The declaration's validator, built on first use (starting ``ccpt`` builds none)."""
         from pydantic import TypeAdapter
 
         return TypeAdapter(self.declared)
