@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,16 +32,17 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["--max-connections", "0"], "--max-connections"),
         (["--timeout", "0"], "--timeout"),
         (["--max-retries", "-1"], "--max-retries"),
+        (["--seeds", "abc"], "--seeds"),
+        (["--seeds", "2.5"], "--seeds"),
+        (["--max-tokens", "0"], "--max-tokens"),
+        (["--top-p", "1.5"], "--top-p"),
+        (["--temperature", "-1"], "--temperature"),
         (["-T", "bogus=1"], "bogus"),
-        (["-T", "sa_max_iterations=-1"], "sa_max_iterations"),
-        (["-T", "sa_epsilon=-0.5"], "sa_epsilon"),
         # NaN and infinity pass every comparison-based range check; each would fail every request locally.
         (["--temperature", "nan"], "--temperature"),
         (["--temperature", "inf"], "--temperature"),
         (["--top-p", "nan"], "--top-p"),
         (["--top-p", "-inf"], "--top-p"),
-        (["-T", "sa_epsilon=.nan"], "sa_epsilon"),
-        (["-T", "sa_epsilon=.inf"], "sa_epsilon"),
         (["--model-base-url", "http://a/v1", "--model-base-url", "http://b/v1"], "--model-base-url"),
         (["-M", "base_url=http://a/v1", "--model-base-url", "http://b/v1"], "base URL once"),
     ],
@@ -285,49 +290,74 @@ def test_run_help_states_the_offline_defaults_the_sweep_uses(capsys: pytest.Capt
     assert f"Default: {DEFAULT_SEEDS} (the paper's), also for the offline default run" in text
 
 
-@pytest.mark.parametrize(
-    ("arg", "line"),
-    [
-        # Before: `flase` is a non-empty string, so it was true: 192 toxic-free instances instead of 200.
-        ("exclude_toxic=flase", "-T exclude_toxic='flase': must be true or false"),
-        ("sa_answer_every_step=flase", "-T sa_answer_every_step='flase': must be true or false"),
-        ("system_prompt=1", "-T system_prompt=1: must be true or false"),
-        ("judge_mode=bogus", "-T judge_mode='bogus': must be one of text, expected"),  # was stored as given
-        ("split=dev", "-T split='dev': must be one of test, train"),
-        ("method=[base, cot]", "-T method=['base', 'cot']: must be text"),  # was an internal error
-        ("seeds=true", "-T seeds=True: must be an integer"),
-        ("sa_epsilon=[1]", "-T sa_epsilon=[1]: must be a number"),
-    ],
-)
-def test_task_arguments_are_typed_by_the_task_signature(
+# Bad -T values and the one line each gets, by `ccpt run -T` and by `inspect eval -T` alike: the task signature's
+# declared type (ccpt.schemas.run) is the only check.
+BAD_TASK_ARGS = [
+    # Before: `flase` is a non-empty string, so it was true: 192 toxic-free instances instead of 200.
+    ("exclude_toxic=flase", "-T exclude_toxic='flase': should be a valid boolean"),
+    ("sa_answer_every_step=flase", "-T sa_answer_every_step='flase': should be a valid boolean"),
+    ("system_prompt=1", "-T system_prompt=1: should be a valid boolean"),
+    ("judge_mode=bogus", "-T judge_mode='bogus': should be 'text' or 'expected'"),  # was stored as given
+    ("split=dev", "-T split='dev': should be 'test' or 'train'"),
+    ("protocol=paper", "-T protocol='paper': should be 'ccpt' or 'as-run'"),
+    # Before: an internal error.
+    (
+        "method=[base, cot]",
+        "-T method=['base', 'cot']: should be a valid string (one value per -T; several methods: "
+        "ccpt run --method a --method b)",
+    ),
+    ("seeds=true", "-T seeds=True: a number is expected, not true/false"),
+    ("seeds=0", "-T seeds=0: should be greater than or equal to 1"),  # was a traceback under `inspect eval`
+    ("oracle_n=-3", "-T oracle_n=-3: should be greater than or equal to 1"),
+    ("judge_retries=-1", "-T judge_retries=-1: should be greater than or equal to 0"),
+    ("seed=-1", "-T seed=-1: should be greater than or equal to 0"),
+    ("seed=4294967296", "-T seed=4294967296: should be less than or equal to 4294967295"),
+    ("sa_max_iterations=-1", "-T sa_max_iterations=-1: should be greater than or equal to 1"),
+    ("sa_max_candidates=0", "-T sa_max_candidates=0: should be greater than or equal to 1"),
+    ("sa_epsilon=-0.5", "-T sa_epsilon=-0.5: should be greater than or equal to 0"),
+    # NaN and infinity pass every comparison-based range check.
+    ("sa_epsilon=.nan", "-T sa_epsilon=nan: should be a finite number"),
+    ("sa_epsilon=.inf", "-T sa_epsilon=inf: should be a finite number"),
+    ("sa_epsilon=[1]", "-T sa_epsilon=[1]: should be a valid number"),
+]
+
+
+@pytest.mark.parametrize(("arg", "line"), BAD_TASK_ARGS)
+def test_run_refuses_each_bad_task_argument_in_one_line(
     arg: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`ccpt run -T`: a boolean or an enumerated value that is not one of its values is one line naming the
-    parameter and the allowed values, before anything starts."""
+    """`ccpt run -T`: one line naming the parameter, exit 2, before anything starts."""
     argv = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--log-dir", str(tmp_path / "l")]
     got = _one_line_error(capsys, [*argv, "-T", arg])
-    assert got.startswith(f"ccpt: error: {line}")
+    assert got == f"ccpt: error: {line}"
     assert not (tmp_path / "l").exists()
 
 
-@pytest.mark.parametrize(
-    ("args", "line"),
-    [
-        ({"exclude_toxic": "flase"}, "-T exclude_toxic='flase': must be true or false"),
-        ({"judge_mode": "bogus"}, "-T judge_mode='bogus': must be one of text, expected"),
-        ({"protocol": "paper"}, "-T protocol='paper': must be one of ccpt, as-run"),
-    ],
-)
-def test_inspect_eval_task_arguments_are_typed_too(args: dict[str, object], line: str) -> None:
-    """`inspect eval ccpt/pi_emergent -T …` calls the task function with the value as YAML read it: the same
-    check, raised as Inspect's PrerequisiteError (which `inspect eval` prints as one line, exit 1)."""
-    from ccpt.eval.inspect_compat import is_user_error
-    from ccpt.eval.tasks import pi_emergent, type_prediction
+@pytest.mark.parametrize(("arg", "line"), BAD_TASK_ARGS)
+def test_inspect_eval_refuses_each_bad_task_argument_in_the_same_line(arg: str, line: str) -> None:
+    """`inspect eval ccpt/pi_emergent -T …` calls the task function with the value as YAML read it: the same line,
+    raised as Inspect's PrerequisiteError (which `inspect eval` prints as one line)."""
+    import yaml
 
-    for task in (pi_emergent, type_prediction) if "judge_mode" not in args else (pi_emergent,):
-        with pytest.raises(Exception) as caught:
-            task(**args)
-        assert is_user_error(caught.value) and str(caught.value) == line
+    from ccpt.eval.inspect_compat import is_user_error
+    from ccpt.eval.tasks import pi_emergent
+
+    name, _, raw = arg.partition("=")
+    with pytest.raises(Exception) as caught:
+        pi_emergent(**{name: yaml.safe_load(raw)})
+    assert is_user_error(caught.value) and str(caught.value) == line
+
+
+def test_inspect_eval_prints_a_bad_task_argument_as_one_line(tmp_path: Path) -> None:
+    """The `inspect eval` command itself: one line, no traceback, a failing exit code (Inspect's: 1)."""
+    inspect = Path(sys.executable).with_name("inspect")
+    argv = [str(inspect), "eval", "ccpt/type_prediction", "--model", "ccpt-scripted/x", "-T", "seeds=0"]
+    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [*argv, "--log-dir", str(tmp_path / "logs")], capture_output=True, text=True, env=env, timeout=300
+    )
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    assert result.returncode == 1 and lines == ["-T seeds=0: should be greater than or equal to 1"], lines
 
 
 def test_valid_task_arguments_are_typed_not_refused() -> None:
@@ -335,3 +365,27 @@ def test_valid_task_arguments_are_typed_not_refused() -> None:
 
     typed = typed_task_args(pi_emergent, {"exclude_toxic": True, "split": "train", "data_dir": 2024, "seeds": 2})
     assert typed == {"exclude_toxic": True, "split": "train", "data_dir": "2024", "seeds": 2}
+    edges = {"seeds": 1, "seed": 2**32 - 1, "judge_retries": 0, "sa_epsilon": 0, "sa_max_candidates": None}
+    assert typed_task_args(pi_emergent, edges) == edges  # the ends of each range are values
+
+
+def test_sweep_checks_its_options_by_the_same_declarations() -> None:
+    """The Python API's boundary: a Sweep built in code is refused in the words `ccpt run` uses, and typed."""
+    from ccpt.errors import CcptError
+    from ccpt.eval.sweep import Sweep
+
+    for fields, line in (
+        ({"seeds": 0}, "--seeds=0: should be greater than or equal to 1"),
+        ({"limit": -1}, "--limit=-1: should be greater than or equal to 0"),
+        ({"timeout": 0}, "--timeout=0: should be greater than or equal to 1"),
+        ({"max_connections": 0}, "--max-connections=0: should be greater than or equal to 1"),
+        ({"generate": {"temperature": math.nan}}, "--temperature=nan: should be a finite number"),
+        ({"generate": {"top_p": 1.5}}, "--top-p=1.5: should be less than or equal to 1"),
+        ({"task_args": {"sa_epsilon": -1}}, "-T sa_epsilon=-1: should be greater than or equal to 0"),
+    ):
+        with pytest.raises(CcptError) as caught:
+            Sweep(**fields).validate()  # type: ignore[arg-type]
+        assert str(caught.value) == line
+    sweep = Sweep(seeds="2", limit=None, max_connections=None, generate={"max_tokens": "64"})  # type: ignore[arg-type]
+    sweep.validate()
+    assert (sweep.seeds, sweep.limit, sweep.max_connections, sweep.generate) == (2, None, None, {"max_tokens": 64})

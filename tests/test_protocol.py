@@ -76,7 +76,7 @@ def test_unknown_protocol_is_one_line(ccpt_dir: Path, tmp_path: Path, capsys: py
          "-T", "protocol=paper", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")]
     )  # fmt: skip
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert code == 2 and len(err) == 1 and "unknown protocol 'paper'" in err[0]
+    assert code == 2 and len(err) == 1 and err[0] == "ccpt: error: -T protocol='paper': should be 'ccpt' or 'as-run'"
     assert not (tmp_path / "logs").exists()  # nothing half-written
 
 

@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import inspect
 import json
+import typing
 from pathlib import Path
 
 import pytest
@@ -219,13 +220,17 @@ def test_columns_derive_from_the_record():
 
 def test_task_signatures_agree_with_the_options():
     from ccpt.eval.tasks import TaskOptions, npc_emergent, pi_canceled, pi_emergent, type_prediction
+    from ccpt.schemas.run import RUN_OPTIONS
 
-    options = [(f.name, f.default) for f in dataclasses.fields(TaskOptions)]
+    options = [(f.name, f.default, f.type) for f in dataclasses.fields(TaskOptions)]
     for function in (pi_emergent, pi_canceled, npc_emergent):
-        # Same names, defaults *and order*: the task bodies pass them to TaskOptions positionally.
-        signature = [(n, p.default) for n, p in inspect.signature(function).parameters.items()]
+        # Same names, defaults, types *and order*: the task bodies pass them to TaskOptions positionally.
+        signature = [(n, p.default, p.annotation) for n, p in inspect.signature(function).parameters.items()]
         assert signature == options, function
-        assert all(f"{name}:" in inspect.getdoc(function) for name, _ in options)  # every parameter documented
+        assert all(f"{name}:" in inspect.getdoc(function) for name, *_ in options)  # every parameter documented
+        types = typing.get_type_hints(function, include_extras=True)
+        assert all(types[name] == RUN_OPTIONS[name] for name in ("seeds", "oracle_n"))  # --seeds is -T seeds
+    options = [(name, default) for name, default, _ in options]
     tp = inspect.signature(type_prediction).parameters
     assert set(tp) < {name for name, _ in options}
     assert all(f"{name}:" in inspect.getdoc(type_prediction) for name in tp)

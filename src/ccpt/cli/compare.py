@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Annotated
 
 import click
+from pydantic import Field
 
-from ccpt.cli.options import SEED, FiniteFloat
+from ccpt.cli.options import SEED, Declared
 from ccpt.errors import CcptError
 
 
@@ -40,7 +42,7 @@ def _spec(value: str) -> tuple[str, str]:
 )
 @click.option(
     "--level",
-    type=FiniteFloat(0.5, 1.0, open_bounds=True),  # click's FloatRange lets nan through
+    type=Declared(Annotated[float, Field(gt=0.5, lt=1, allow_inf_nan=False)]),  # click's FloatRange lets nan through
     default=0.95,
     show_default=True,
     help="Confidence level of the CI; the test's significance level is 1 − LEVEL.",

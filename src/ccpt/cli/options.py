@@ -1,56 +1,68 @@
-"""Option types shared by the commands: every number finite and in range, checked before anything starts."""
+"""Option types shared by the commands: every number finite and in range, checked before anything starts by
+its one declaration (pydantic types, most in :mod:`ccpt.schemas.run`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from functools import cached_property
+from typing import Any, TypeVar, get_args
 
 import click
 
-# Seeds feed Python's and NumPy's generators; NumPy refuses negative seeds and ones of 2**32 and more.
-SEED = click.IntRange(0, 2**32 - 1)
+from ccpt.schemas.base import UnitFloat
+from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed
 
 
-class FiniteFloat(click.ParamType):
-    """A finite float in ``[low, high]`` (click's FloatRange lets ``nan`` through: every comparison with it
-    is false)."""
+class Declared(click.ParamType):
+    """An option of a type declared with pydantic (:mod:`ccpt.schemas.run`): converted and checked by that
+    declaration, so the command line refuses exactly what the Sweep and the task signatures refuse."""
 
-    name = "number"
+    name = "value"
 
-    def __init__(self, low: float | None = None, high: float | None = None, *, open_bounds: bool = False) -> None:
-        self.low, self.high, self.open = low, high, open_bounds  # open_bounds: (low, high) rather than [low, high]
+    def __init__(self, declared: Any) -> None:
+        self.declared = declared
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+    @cached_property
+    def adapter(self) -> Any:
+        """The declaration's validator, built on first use (starting ``ccpt`` builds none)."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(self.declared)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``value`` typed, or click's one-line usage error in the declaration's words."""
+        from pydantic import ValidationError
+
+        from ccpt.schemas.base import _reason
+
         try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        below = self.low is not None and (number <= self.low if self.open else number < self.low)
-        above = self.high is not None and (number >= self.high if self.open else number > self.high)
-        if below or above:
-            self.fail(f"{number:g} is not in the range {self._range()}", param, ctx)
-        return number
+            return self.adapter.validate_python(value)
+        except ValidationError as exc:
+            self.fail(f"{value!r} {_reason(exc.errors()[0])}", param, ctx)
 
-    def _range(self) -> str:
-        low = "-inf" if self.low is None else f"{self.low:g}"
-        high = "inf" if self.high is None else f"{self.high:g}"
-        return f"({low}, {high})" if self.open else f"[{low}, {high}]"
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        """``INTEGER ≥ 1``, ``NUMBER in [0, 1]``: the kind and the range, as docs/schemas.md words them."""
+        from ccpt.schemas.docs import describe
 
-    def __repr__(self) -> str:
-        return f"FiniteFloat{self._range()}"
+        words = describe(self.adapter.json_schema())
+        kind, _, bounds = words.partition(" ")
+        return f"{kind.upper()} {bounds}".strip()
 
 
-UNIT_INTERVAL = FiniteFloat(0.0, 1.0)
+def run_option(name: str) -> Declared:
+    """The click type of one of `ccpt run`'s options (``--timeout`` is ``timeout``), from :data:`RUN_OPTIONS`."""
+    return Declared(RUN_OPTIONS[name])
+
+
+SEED = Declared(Seed)
+UNIT_INTERVAL = Declared(UnitFloat)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 # How a judge's score is read (ccpt.eval.judge.JudgeMode), one option for every command that calls a judge.
 judge_mode_option = click.option(
     "--judge-mode",
-    type=click.Choice(["text", "expected"]),
+    type=click.Choice(get_args(JudgeMode)),
     default=None,
     help="text: the score the judge writes (paper). expected: probability-weighted score from log-probabilities "
     "(needs a provider with logprobs). Default: expected for gguf judges, else text.",
@@ -63,14 +75,14 @@ def request_limits(what: str) -> Callable[[F], F]:
     def decorate(command: F) -> F:
         command = click.option(
             "--max-retries",
-            type=click.IntRange(min=0),
+            type=run_option("max_retries"),
             default=3,
             show_default=True,
             help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
         )(command)
         return click.option(
             "--timeout",
-            type=click.IntRange(min=1),
+            type=run_option("timeout"),
             default=120,
             show_default=True,
             help=f"Seconds one {what} request may take (each attempt, and the preflight request).",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option, request_limits
+from ccpt.cli.options import judge_mode_option, request_limits, run_option
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -33,25 +32,6 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
             value = parts if len(parts) > 1 else parts[0]
         out[key.replace("-", "_")] = value
     return out
-
-
-class FiniteFloat(click.ParamType):
-    """A finite number in [low, high]: click's FloatRange lets ``nan`` through (every comparison with it is false)."""
-
-    name = "number"
-
-    def __init__(self, low: float, high: float = math.inf) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number) or not self.low <= number <= self.high:
-            bound = f"in [{self.low:g}, {self.high:g}]" if math.isfinite(self.high) else f"≥ {self.low:g}"
-            self.fail(f"{value!r} is not a finite number {bound}", param, ctx)
-        return number
 
 
 def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, object]) -> dict[str, str]:
@@ -136,9 +116,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Answer token cap (default 2048).")
-@click.option("--temperature", type=FiniteFloat(0), default=None, help="Sampling temperature.")
-@click.option("--top-p", type=FiniteFloat(0, 1), default=None, help="Nucleus sampling top-p.")
+@click.option("--max-tokens", type=run_option("max_tokens"), default=None, help="Answer token cap (default 2048).")
+@click.option("--temperature", type=run_option("temperature"), default=None, help="Sampling temperature.")
+@click.option("--top-p", type=run_option("top_p"), default=None, help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -150,19 +130,19 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--seeds",
-    type=click.IntRange(min=1),
+    type=run_option("seeds"),
     default=None,
     help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=run_option("limit"),
     default=None,
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
 @click.option(
-    "--oracle-n", type=click.IntRange(min=1), default=5, show_default=True, help="Multi-Oracle samples per seed."
+    "--oracle-n", type=run_option("oracle_n"), default=5, show_default=True, help="Multi-Oracle samples per seed."
 )
 @click.option(
     "--log-dir",
@@ -172,7 +152,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests per model.")
+@click.option(
+    "--max-connections", type=run_option("max_connections"), default=None, help="Concurrent requests per model."
+)
 @request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
@@ -251,6 +233,7 @@ def command(
     from ccpt.cli.summary import print_summary
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
     from ccpt.protocol import get_protocol
+    from ccpt.schemas.run import ProtocolName, check
 
     offline_default = not models
     sweep = Sweep(
@@ -282,7 +265,7 @@ def command(
     sweep.base_urls = _base_urls(sweep.models, base_urls, sweep.model_args)
     sweep.task_args = _key_values(task_args, "-T")
     sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
-    sweep.protocol = str(sweep.task_args.pop("protocol", protocol))
+    sweep.protocol = check(sweep.task_args.pop("protocol", protocol), ProtocolName, "-T protocol")
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }

@@ -62,9 +62,9 @@ from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import guard_model
 from ccpt.eval.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.prompts import judge_prompt
+from ccpt.schemas.run import JudgeMode
 from ccpt.scoring import relevance_from_score
 
-JudgeMode = Literal["text", "expected"]
 JudgeFormat = Literal["json_schema", "json_object", "plain"]
 # Providers speaking the OpenAI chat API, where a server may take a JSON schema, a JSON object, or neither.
 OPENAI_COMPATIBLE = frozenset({"openai", "openai-api", "vllm", "sglang", "ollama", "llama-cpp-python"})

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +53,7 @@ from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.results.inspect_logs import read_logs, run_key
 from ccpt.results.usage import timed_out
+from ccpt.schemas.run import RUN_OPTIONS, check
 from ccpt.spec import BASE, GOLD, TASK_SPECS, TASKS
 from ccpt.weights import DEFAULT_SOLVER
 
@@ -66,17 +66,6 @@ DEFAULT_JUDGE = judge_model_name("distilled")
 DEFAULT_LIMIT = 10
 DEFAULT_SEEDS = 3
 PAPER_SEEDS = 3
-
-# Numeric task arguments and their smallest valid value (checked before anything starts).
-TASK_ARG_MINIMUM: dict[str, float] = {
-    "seeds": 1,
-    "oracle_n": 1,
-    "judge_retries": 0,
-    "seed": 0,
-    "sa_max_iterations": 1,
-    "sa_epsilon": 0,
-    "sa_max_candidates": 1,
-}
 
 
 @dataclass
@@ -105,27 +94,25 @@ class Sweep:
     generate: dict[str, Any] = field(default_factory=dict)  # temperature / top_p / max_tokens overrides
 
     def validate(self) -> None:
-        """Reject unknown tasks, methods and ``-T`` names before anything starts."""
+        """Reject unknown tasks and methods, and values their declared types refuse (ccpt.schemas.run: the run's
+        options, and -T values by the task signatures), before anything starts; one line each."""
         for task in self.tasks:
             if task not in TASK_FUNCTIONS:
                 raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
         for method in self.methods:
             parse_method(method)
-        if self.seeds < 1:
-            raise CcptError("--seeds must be at least 1")
         protocol = get_protocol(self.protocol)
         for method in self.methods:
             protocol.check_method(method)
-        for name, value in {"--oracle-n": self.oracle_n, "--timeout": self.timeout}.items():
-            if value < 1:
-                raise CcptError(f"{name} must be at least 1, got {value}")
-        if self.max_connections is not None and self.max_connections < 1:
-            raise CcptError(f"--max-connections must be at least 1, got {self.max_connections}")
-        if self.limit is not None and self.limit < 0:
-            raise CcptError(f"--limit must be 0 (all) or more, got {self.limit}")
-        for name, value in self.generate.items():  # a NaN or infinite setting fails every request, locally
-            if value is not None and not _finite_at_least(value, 0):
-                raise CcptError(f"--{name.replace('_', '-')} must be a finite number ≥ 0, got {value}")
+        values = {**vars(self), **self.generate}
+        for name, declared in RUN_OPTIONS.items():
+            if values.get(name) is None:  # the default: no limit, Inspect's connections, the task's sampling
+                continue
+            typed = check(values[name], declared, f"--{name.replace('_', '-')}")
+            if name in self.generate:
+                self.generate[name] = typed
+            else:
+                setattr(self, name, typed)
         self._validate_task_args()
 
     def _validate_task_args(self) -> None:
@@ -141,14 +128,8 @@ class Sweep:
                     f"-T {key}: no selected task takes this parameter",
                     f"the selected tasks take: {', '.join(sorted(accepted))}",
                 )
-        for task in self.tasks:  # typed by each task's signature (a boolean, an enumeration, a number)
+        for task in self.tasks:  # typed by each task's signature (a boolean, an enumeration, a number in range)
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
-        for key, value in self.task_args.items():
-            minimum = TASK_ARG_MINIMUM.get(key)
-            if minimum is None or value is None:
-                continue
-            if not _finite_at_least(value, minimum):
-                raise CcptError(f"-T {key}={value}: must be a finite number ≥ {minimum}")
 
     def model_specs(self) -> list[str | Model]:
         """The evaluated models as Inspect takes them: a name, or a Model bound to its server's base URL.
@@ -237,10 +218,6 @@ class Sweep:
                 args |= {k: v for k, v in self.task_args.items() if k in takes}
                 tasks.append(TASK_FUNCTIONS[name](**args))
         return tasks
-
-
-def _finite_at_least(value: Any, minimum: float) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= minimum
 
 
 def task_parameters(task: str) -> tuple[str, ...]:

@@ -12,20 +12,19 @@ Each task is a plain ``@task`` function whose parameters (``-T name=value``) are
 gathered into one :class:`TaskOptions` (the three generative tasks take its fields, in its order and with its
 defaults, and pass them by name; tests/test_spec.py checks that the signatures agree with it; the Args of
 pi_canceled and npc_emergent are pi_emergent's). The ``-T`` values are
-typed by the task function's signature, once, as the task is built (:func:`typed_task_args`): ``exclude_toxic=flase``
-or ``judge_mode=bogus`` is one line naming the parameter and its allowed values, under `inspect eval` and
-`ccpt run` alike.
+typed by the task function's signature (its types and ranges are declared in :mod:`ccpt.schemas.run`), once, as
+the task is built (:func:`typed_task_args`): ``exclude_toxic=flase``, ``judge_mode=bogus`` or ``seeds=0`` is one
+line naming the parameter, under `inspect eval` and `ccpt run` alike.
 """
 
 from __future__ import annotations
 
 import importlib
-import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
@@ -37,13 +36,10 @@ from ccpt.eval.samples import task_dataset
 from ccpt.eval.scorers import ccpt_mean, default_grader_roles, relevance_judge, type_match
 from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
-from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS, Protocol, get_protocol
+from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
+from ccpt.schemas.base import Count, OptionalText
+from ccpt.schemas.run import AtLeastOne, JudgeMode, NonNegative, ProtocolName, Seed, Split, Switch, check
 from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
-
-# The enumerated -T values, as the task signatures declare them (checked by typed_task_args).
-Split = Literal["test", "train"]
-JudgeMode = Literal["text", "expected"]  # ccpt.eval.judge.JudgeMode
-ProtocolName = Literal[tuple(PROTOCOLS)]  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -51,20 +47,20 @@ class TaskOptions:
     """The parameters of a task (``-T name=value``) with the generative tasks' defaults; see the task Args."""
 
     method: str = BASE
-    seeds: int = 3
-    oracle_n: int = 5
+    seeds: AtLeastOne = 3
+    oracle_n: AtLeastOne = 5
     split: Split = "test"
-    system_prompt: bool = True
-    data_dir: str | None = None
-    exclude_toxic: bool = False
+    system_prompt: Switch = True
+    data_dir: OptionalText = None
+    exclude_toxic: Switch = False
     judge_mode: JudgeMode = "text"
-    judge_retries: int = 2
-    seed: int = 0
-    sa_max_iterations: int = 5
-    sa_epsilon: float = 0.1
-    sa_answer_every_step: bool = False
-    sa_max_candidates: int | None = None
-    conceptnet: str | None = None
+    judge_retries: Count = 2
+    seed: Seed = 0
+    sa_max_iterations: AtLeastOne = 5
+    sa_epsilon: NonNegative = 0.1
+    sa_answer_every_step: Switch = False
+    sa_max_candidates: AtLeastOne | None = None
+    conceptnet: OptionalText = None
     protocol: ProtocolName = DEFAULT_PROTOCOL
 
 
@@ -94,73 +90,29 @@ def ccpt_task(name: str, options: TaskOptions) -> Task:
 # ------------------------------------------------------------------------------------------ -T values
 
 
-def _options(hint: Any) -> list[Any]:
-    """The members of a union type (``str | None`` → str, NoneType); the type itself otherwise."""
-    return list(typing.get_args(hint)) if typing.get_origin(hint) in (typing.Union, types.UnionType) else [hint]
-
-
-def _allowed(hint: Any) -> str | None:
-    """The allowed values of an enumerated type (bool or a Literal), in words; None for any other type."""
-    values: list[str] = []
-    for option in _options(hint):
-        if option is bool:
-            values += ["true", "false"]
-        elif typing.get_origin(option) is Literal:
-            values += [str(v) for v in typing.get_args(option)]
-        else:
-            return None
-    return ", ".join(values)
-
-
-_KINDS = {int: "an integer", float: "a number", str: "text", type(None): "empty"}
-
-
 @cache
 def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
-    """Each parameter's type as the task function declares it (through Inspect's wrapper)."""
+    """Each parameter's declared type (ccpt.schemas.run) as a pydantic adapter, read from the task signature."""
     from pydantic import TypeAdapter
 
-    hints = typing.get_type_hints(function)
-    return {name: (hint, TypeAdapter(hint)) for name, hint in hints.items() if name != "return"}
+    hints = typing.get_type_hints(function, include_extras=True)
+    return {name: TypeAdapter(hint) for name, hint in hints.items() if name != "return"}
 
 
 def typed_task_args(function: Callable[..., Any], args: Mapping[str, Any]) -> dict[str, Any]:
     """``-T`` values checked and typed by the task function's signature, once, where they enter.
 
-    A boolean or an enumerated value that is not one of its values (``exclude_toxic=flase``,
-    ``judge_mode=bogus``) is refused with one line naming the parameter and the allowed values; a number where a
-    number is declared must be one (``true`` is not a count); a list where one value is declared is refused.
-    Values of a name the function does not take are left alone (the caller says which it passes).
+    A value its declared type refuses (``exclude_toxic=flase``, ``judge_mode=bogus``, ``seeds=0``,
+    ``sa_epsilon=.nan``, a list where one value is declared) is one line naming the parameter. Values of a name
+    the function does not take are left alone (the caller says which it passes).
     """
-    from pydantic import ValidationError
-
-    from ccpt.schemas.base import shown
-
     types = _parameter_types(function)
-    out: dict[str, Any] = {}
-    for name, value in args.items():
-        if name not in types:
-            continue
-        hint, adapter = types[name]
-        allowed = _allowed(hint)
-        members = _options(hint)
-        if str in members and isinstance(value, int | float) and not isinstance(value, bool):
-            value = str(value)  # YAML reads `-T data_dir=2024` as a number; a directory name is still text
-        try:
-            if isinstance(value, bool) and bool not in members and (int in members or float in members):
-                raise ValueError  # bool is an int in Python; `seeds=true` is not a count
-            # Strict for an enumeration: "yes", 1 or "t" are not spelled as the allowed values.
-            out[name] = adapter.validate_python(value, strict=allowed is not None)
-        except (ValidationError, ValueError):
-            if allowed == "true, false":
-                raise CcptError(f"-T {name}={shown(value)}: must be true or false") from None
-            if allowed is not None:
-                raise CcptError(f"-T {name}={shown(value)}: must be one of {allowed}") from None
-            kinds = " or ".join(_KINDS.get(t, getattr(t, "__name__", str(t))) for t in members)
-            several = "one value per -T; several methods: ccpt run --method a --method b"
-            several = several if isinstance(value, list) else None
-            raise CcptError(f"-T {name}={shown(value)}: must be {kinds}", several) from None
-    return out
+    several = "one value per -T; several methods: ccpt run --method a --method b"
+    return {
+        name: check(value, types[name], f"-T {name}", several if name == "method" and isinstance(value, list) else None)
+        for name, value in args.items()
+        if name in types
+    }
 
 
 def _build(name: str, options: TaskOptions) -> Task:
@@ -207,20 +159,20 @@ def _build(name: str, options: TaskOptions) -> Task:
 @task
 def pi_emergent(
     method: str = BASE,
-    seeds: int = 3,
-    oracle_n: int = 5,
+    seeds: AtLeastOne = 3,
+    oracle_n: AtLeastOne = 5,
     split: Split = "test",
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
+    system_prompt: Switch = True,
+    data_dir: OptionalText = None,
+    exclude_toxic: Switch = False,
     judge_mode: JudgeMode = "text",
-    judge_retries: int = 2,
-    seed: int = 0,
-    sa_max_iterations: int = 5,
-    sa_epsilon: float = 0.1,
-    sa_answer_every_step: bool = False,
-    sa_max_candidates: int | None = None,
-    conceptnet: str | None = None,
+    judge_retries: Count = 2,
+    seed: Seed = 0,
+    sa_max_iterations: AtLeastOne = 5,
+    sa_epsilon: NonNegative = 0.1,
+    sa_answer_every_step: Switch = False,
+    sa_max_candidates: AtLeastOne | None = None,
+    conceptnet: OptionalText = None,
     protocol: ProtocolName = DEFAULT_PROTOCOL,
 ) -> Task:
     """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone.
@@ -263,20 +215,20 @@ def _args_of_pi_emergent(summary: str) -> Callable[[Callable[..., Task]], Callab
 @_args_of_pi_emergent("Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.")
 def pi_canceled(
     method: str = BASE,
-    seeds: int = 3,
-    oracle_n: int = 5,
+    seeds: AtLeastOne = 3,
+    oracle_n: AtLeastOne = 5,
     split: Split = "test",
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
+    system_prompt: Switch = True,
+    data_dir: OptionalText = None,
+    exclude_toxic: Switch = False,
     judge_mode: JudgeMode = "text",
-    judge_retries: int = 2,
-    seed: int = 0,
-    sa_max_iterations: int = 5,
-    sa_epsilon: float = 0.1,
-    sa_answer_every_step: bool = False,
-    sa_max_candidates: int | None = None,
-    conceptnet: str | None = None,
+    judge_retries: Count = 2,
+    seed: Seed = 0,
+    sa_max_iterations: AtLeastOne = 5,
+    sa_epsilon: NonNegative = 0.1,
+    sa_answer_every_step: Switch = False,
+    sa_max_candidates: AtLeastOne | None = None,
+    conceptnet: OptionalText = None,
     protocol: ProtocolName = DEFAULT_PROTOCOL,
 ) -> Task:
     return ccpt_task(PI_CANCELED, TaskOptions(**locals()))  # the parameters, by name
@@ -286,20 +238,20 @@ def pi_canceled(
 @_args_of_pi_emergent("Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.")
 def npc_emergent(
     method: str = BASE,
-    seeds: int = 3,
-    oracle_n: int = 5,
+    seeds: AtLeastOne = 3,
+    oracle_n: AtLeastOne = 5,
     split: Split = "test",
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
+    system_prompt: Switch = True,
+    data_dir: OptionalText = None,
+    exclude_toxic: Switch = False,
     judge_mode: JudgeMode = "text",
-    judge_retries: int = 2,
-    seed: int = 0,
-    sa_max_iterations: int = 5,
-    sa_epsilon: float = 0.1,
-    sa_answer_every_step: bool = False,
-    sa_max_candidates: int | None = None,
-    conceptnet: str | None = None,
+    judge_retries: Count = 2,
+    seed: Seed = 0,
+    sa_max_iterations: AtLeastOne = 5,
+    sa_epsilon: NonNegative = 0.1,
+    sa_answer_every_step: Switch = False,
+    sa_max_candidates: AtLeastOne | None = None,
+    conceptnet: OptionalText = None,
     protocol: ProtocolName = DEFAULT_PROTOCOL,
 ) -> Task:
     return ccpt_task(NPC_EMERGENT, TaskOptions(**locals()))  # the parameters, by name
@@ -308,11 +260,11 @@ def npc_emergent(
 @task
 def type_prediction(
     method: str = BASE,
-    seeds: int = 1,
-    system_prompt: bool = True,
-    data_dir: str | None = None,
-    exclude_toxic: bool = False,
-    seed: int = 0,
+    seeds: AtLeastOne = 1,
+    system_prompt: Switch = True,
+    data_dir: OptionalText = None,
+    exclude_toxic: Switch = False,
+    seed: Seed = 0,
     protocol: ProtocolName = DEFAULT_PROTOCOL,
 ) -> Task:
     """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each.

@@ -5,6 +5,7 @@
 - :mod:`ccpt.schemas.sheets` — solver and rating sheets, annotation answers, judge-score pairs;
 - :mod:`ccpt.schemas.stores` — the agreement store and ``test_index.json``;
 - :mod:`ccpt.schemas.pipeline` — the pipeline TOML file;
+- :mod:`ccpt.schemas.run` — the values of a run (task arguments, `ccpt run`'s options): types and ranges;
 - :mod:`ccpt.schemas.docs` — the catalogue of every format and the docs page rendered from it.
 
 Import the submodule you need: pydantic builds each schema on first use, so ``import ccpt`` stays cheap.

@@ -1,0 +1,47 @@
+"""The values of a run, declared once: each argument's type and range.
+
+The task signatures are annotated with these types (they type ``-T`` values, under `ccpt run` and `inspect eval`
+alike: :func:`ccpt.eval.tasks.typed_task_args`); `ccpt run`'s own options are :data:`RUN_OPTIONS`, which its click
+options (:class:`ccpt.cli.options.Declared`) and :meth:`ccpt.eval.sweep.Sweep.validate` both read. A value its
+type refuses is one line naming the option or argument, in pydantic's words (:func:`check`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, Strict, TypeAdapter, ValidationError
+
+from ccpt.errors import CcptError
+from ccpt.protocol import PROTOCOLS
+from ccpt.schemas.base import Count, UnitFloat, _no_bool, _reason, shown
+
+AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # NaN or inf would fail every request, locally
+Seed = Annotated[int, Field(ge=0, le=2**32 - 1), BeforeValidator(_no_bool)]  # NumPy refuses others
+Switch = Annotated[bool, Strict()]  # strict: `flase`, `1` or `yes` is not spelled true/false
+Split = Literal["test", "train"]
+JudgeMode = Literal["text", "expected"]  # how a judge's score is read (ccpt.eval.judge)
+ProtocolName = Literal[tuple(PROTOCOLS)]  # type: ignore[valid-type]
+
+# `ccpt run`'s options that are Sweep fields or sampling settings (the task arguments' types are the signatures').
+RUN_OPTIONS: dict[str, Any] = {
+    "seeds": AtLeastOne,
+    "oracle_n": AtLeastOne,
+    "limit": Count,  # 0: all
+    "max_connections": AtLeastOne,
+    "max_retries": Count,
+    "timeout": AtLeastOne,
+    "max_tokens": AtLeastOne,
+    "temperature": NonNegative,
+    "top_p": UnitFloat,
+}
+
+
+def check(value: Any, declared: Any, name: str, hint: str | None = None) -> Any:
+    """``value`` validated (and converted) by its ``declared`` type; else a CcptError line ``NAME=VALUE: why``."""
+    adapter = declared if isinstance(declared, TypeAdapter) else TypeAdapter(declared)
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        raise CcptError(f"{name}={shown(value)}: {_reason(exc.errors()[0])}", hint) from None
