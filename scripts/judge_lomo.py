@@ -89,6 +89,8 @@ def features(args) -> None:
     everything = all_texts(ds, frames, pairs)
     judge = load_judge(calibrated=False)
     for trained in judge.heads:
+        if "init_sha256" in trained.metadata:
+            continue  # the shipped teacher-tuned head: what the experiments build, not a feature source
         name = trained.config.encoder
         out = args.work / f"features-{name}.npz"
         if out.is_file():
@@ -183,7 +185,7 @@ def finetune(args) -> None:
     judge = load_judge(calibrated=False)
     for name in args.finetune:
         encoder_name, human_weight, canceled_weight, cap, epochs = FINETUNE[name]
-        shipped = next(h for h in judge.heads if h.config.encoder == encoder_name)
+        shipped = next(h for h in judge.heads if h.config.encoder == encoder_name and "init_sha256" not in h.metadata)
         config = replace(shipped.config, epochs=epochs, learning_rate=1e-4, warmup=0.06, threads=args.threads)
         for held in args.heldout or models:
             out = args.work / f"scores-{name}{'-withtrain' if args.score_training else ''}-{held}.json"
