@@ -11,9 +11,10 @@ import pytest
 
 from ccpt.cli import main
 from ccpt.judging.agreement import Measurement, agreement_ci, judge_note, measure, read_store, save, user_store
+from ccpt.judging.distilled import JUDGE_SHA256
 from ccpt.judging.rated_pairs import heldout_records, pair_key, pair_set, record_rated_pairs, training_pairs
 
-DISTILLED = "ccpt-distilled/default"
+DISTILLED = f"ccpt-distilled/default@{JUDGE_SHA256[:12]}"  # the shipped judge's identity: model, weights
 
 
 @pytest.fixture
@@ -107,7 +108,7 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
     """Issue 19: `judge-agreement --judge distilled` without --pairs once measured on training rows and replaced
     the held-out figure in every report. Measured for real here: the default, and the in-sample set."""
     before = judge_note([DISTILLED])
-    assert "Pearson 0.60 [0.56, 0.64]" in before and "1305 pairs of held-out pair set 'test'" in before
+    assert "Pearson 0.64 [0.61, 0.67]" in before and "1305 pairs of held-out pair set 'test'" in before
     assert main(["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--format", "json"]) == 0
     default = json.loads(capsys.readouterr().out)
     assert default["pairs"] == "paper300" and default["held_out"] is True and default["n"] == 300

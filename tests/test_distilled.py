@@ -287,6 +287,28 @@ def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None
     assert "1305 pairs of held-out pair set 'test'" in note
 
 
+@needs_encoder
+def test_the_judges_agreement_is_its_weights_and_scales_own(tmp_path: Path, monkeypatch) -> None:
+    """A figure measured on other weights (the previous judge) or on the other scale is never quoted for this one:
+    the store is keyed by the identity runs carry, read from the real provider's base URL."""
+    from inspect_ai.model import get_model
+
+    from ccpt.judging.agreement import AgreementCI, Measurement, judge_note, save
+    from ccpt.judging.distilled import JUDGE_SHA256
+    from ccpt.results.inspect_logs import model_identity
+
+    monkeypatch.setenv("CCPT_HOME", str(tmp_path))
+    name = "ccpt-distilled/default"
+    calibrated = model_identity(name, get_model(name).api.base_url)
+    raw = model_identity(name, get_model(name, calibrated="false").api.base_url)
+    assert (calibrated, raw) == (f"{name}@{JUDGE_SHA256[:12]}", f"{name}@{JUDGE_SHA256[:12]}+raw")
+    # A user's measurement of the earlier judge, stored under the bare model name as ccpt used to.
+    save(Measurement(name, "test", AgreementCI(0.6023, (0.56, 0.64), 0.62, (0.58, 0.66), 1305, 0, 1000)))
+    assert "Pearson 0.64 [0.61, 0.67]" in judge_note([calibrated]) and "Pearson 0.60" not in judge_note([calibrated])
+    assert f"{raw}: agreement with human ratings on held-out pairs not measured" in judge_note([raw])
+    assert f"--judge {name} --pairs test" in judge_note([raw])  # a command that runs, not the identity
+
+
 # ----------------------------------------------------------------------------------------- calibration
 
 

@@ -100,6 +100,16 @@ def judge_model(identity: str) -> str:
     return _QUALIFIERS.sub("", identity, count=1)
 
 
+_READING = re.compile(r" \([^()]*\)$")
+
+
+def scored_judge(identity: str) -> str:
+    """A judge identity without how its replies were read (reply format, reading mode): the model and, for the
+    distilled judge, its weights and scale — what its agreement with the human ratings is a property of, and the
+    key it is stored under (``ccpt-distilled/default@4d1ef41822ad``, ``openai/gpt-4o``)."""
+    return _READING.sub("", identity, count=1)
+
+
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SampleRow) if not f.metadata.get("log_only"))
 FLOAT_COLUMNS: tuple[str, ...] = ("r_np", "r_hp", "r_mp", "r_hmp", "score")
 

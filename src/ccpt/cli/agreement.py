@@ -29,6 +29,16 @@ def _command(judge: str | None, pairs: str, rows: int | None, seed: int) -> str:
     return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])
 
 
+def _stored_as(model: str) -> str:
+    """The name a measurement of ``model`` is stored and quoted under (:func:`ccpt.rows.scored_judge`): the model,
+    and for the distilled judge its weights and scale — so a later judge's reports never quote it."""
+    from inspect_ai.model import get_model
+
+    from ccpt.results.inspect_logs import model_identity
+
+    return model_identity(model, get_model(model).api.base_url)  # the instance live_scores used (memoised)
+
+
 @click.command("judge-agreement")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option(
@@ -95,9 +105,10 @@ def command(
         from ccpt.eval.distilled_provider import judge_model_name
         from ccpt.eval.judge import default_judge_mode, live_scores
 
-        judge = judge_model_name(judge_model)
-        mode = judge_mode or default_judge_mode(judge)
-        scores = live_scores(judge, mode, [(p.concept, p.property) for p in pairs])  # type: ignore[arg-type]
+        model = judge_model_name(judge_model)
+        mode = judge_mode or default_judge_mode(model)
+        scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs])  # type: ignore[arg-type]
+        judge = _stored_as(model)
     found = measure(
         judge,
         name,  # type: ignore[arg-type]
@@ -107,7 +118,7 @@ def command(
         rows=n_rows,
         seed=seed,
         seconds=round(time.monotonic() - started, 1),
-        command=_command(judge_model and judge, name, n_rows, seed),
+        command=_command(judge_model and judge_model_name(judge_model), name, n_rows, seed),
     )
     if judge_model is not None and found.result.pearson is not None:
         save(found)

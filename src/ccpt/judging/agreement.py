@@ -315,12 +315,16 @@ def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None
 
 
 def judge_note(judges: Sequence[str]) -> str:
-    """One line per judge: its held-out agreement with human ratings, or how to measure it. A judge identity
-    (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``) is looked up by its model."""
-    from ccpt.rows import judge_model
+    """One line per judge: its held-out agreement with human ratings, or how to measure it.
+
+    A judge identity (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``) is looked up by
+    :func:`ccpt.rows.scored_judge`: the model and, for the distilled judge, its weights and scale, so a figure
+    measured on other weights (an earlier judge, the raw scale) is never quoted for these.
+    """
+    from ccpt.rows import judge_model, scored_judge
 
     known = measurements()
-    judges = list(dict.fromkeys(judge_model(j) for j in judges))
+    judges = list(dict.fromkeys(scored_judge(j) for j in judges))
     parts = [f"agreement store {line}" for line in store_problems(judges)]
     for judge in judges:
         found = held_out_measurement(judge, known)
@@ -329,7 +333,7 @@ def judge_note(judges: Sequence[str]) -> str:
         else:
             parts.append(
                 f"{judge}: agreement with human ratings on held-out pairs not measured "
-                f"(run `ccpt judge-agreement --judge {judge} --pairs test`)"
+                f"(run `ccpt judge-agreement --judge {judge_model(judge)} --pairs test`)"
             )
     parts.append(PAPER_NOTE)
     return "; ".join(parts)

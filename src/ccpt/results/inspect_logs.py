@@ -343,13 +343,17 @@ def log_judge_identity(log: Any, formats: Sequence[str]) -> str | None:
     grader = roles.get("grader")
     if grader is None:
         return None
-    base_url = str(grader.base_url or "")
+    mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
+    return model_identity(str(grader.model), grader.base_url, reply_format="/".join(formats) or None, mode=mode)
+
+
+def model_identity(model: str, base_url: str | None, reply_format: str | None = None, mode: str = "text") -> str:
+    """The judge identity of an Inspect model from its name and base URL (where the distilled judge names its
+    weights and scale: ``head-sha256:<sha>[+raw];…``)."""
+    base = str(base_url or "")
     head, raw = None, False
-    if base_url.startswith(DISTILLED_BASE_URL):
-        head = base_url.removeprefix(DISTILLED_BASE_URL)
+    if base.startswith(DISTILLED_BASE_URL):
+        head = base.removeprefix(DISTILLED_BASE_URL).split(";")[0]
         raw = head.endswith("+raw")
         head = head.removesuffix("+raw")
-    mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
-    return judge_identity(
-        str(grader.model), head_sha256=head, raw=raw, reply_format="/".join(formats) or None, mode=mode
-    )
+    return judge_identity(model, head_sha256=head, raw=raw, reply_format=reply_format, mode=mode)
