@@ -130,3 +130,17 @@ def test_measure_records_how_it_was_made(dataset) -> None:
     assert found.result.pearson == pytest.approx(1.0) and found.pair_set_id == "test/rows=4/seed=0"
     entry = found.entry()
     assert entry["pairs"] == "test" and entry["rows"] == 4 and entry["mode"] == "expected" and entry["n"] == 12
+
+
+def test_a_figure_measured_in_one_reading_mode_is_not_quoted_for_the_other(home: Path) -> None:
+    """The embedded 1.5B judge was measured reading log-probabilities (expected): a text-mode run of it is another
+    judge, and a reply format a server negotiated is not part of the key."""
+    expected = judge_note(["gguf/qwen2.5-1.5b (expected)"])
+    assert "gguf/qwen2.5-1.5b (expected): Pearson 0.29" in expected
+    text = judge_note(["gguf/qwen2.5-1.5b"])
+    assert "not measured (run `ccpt judge-agreement --judge gguf/qwen2.5-1.5b --pairs test`)" in text
+    save(Measurement("judge/x", "test", agreement_ci([1, 2, 3], [0.1, 0.2, 0.4])))
+    assert "judge/x: Pearson 0.98" in judge_note(["judge/x (json_schema)"])
+    assert "judge/x (expected): agreement with human ratings on held-out pairs not measured" in judge_note(
+        ["judge/x (json_schema, expected)"]
+    )

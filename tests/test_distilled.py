@@ -306,7 +306,8 @@ def test_the_judges_agreement_is_its_weights_and_scales_own(tmp_path: Path, monk
     save(Measurement(name, "test", AgreementCI(0.6023, (0.56, 0.64), 0.62, (0.58, 0.66), 1305, 0, 1000)))
     assert "Pearson 0.64 [0.61, 0.67]" in judge_note([calibrated]) and "Pearson 0.60" not in judge_note([calibrated])
     assert f"{raw}: agreement with human ratings on held-out pairs not measured" in judge_note([raw])
-    assert f"--judge {name} --pairs test" in judge_note([raw])  # a command that runs, not the identity
+    # A command that runs (not the identity), and what it would measure.
+    assert f"--judge {name} --pairs test` measures the installed judge, calibrated" in judge_note([raw])
 
 
 # ----------------------------------------------------------------------------------------- calibration
@@ -536,7 +537,8 @@ def test_cli_teacher_and_weight_options_are_checked_before_any_work(ccpt_dir: Pa
         (["judge", "train", "--init", str(head)], "--init only applies with --teacher"),
         (["judge", "train", "--teacher", str(head), "--epochs", "2"], "the teacher recipe is fixed"),
         (["judge", "ensemble", str(head), str(head), "--weight", "1"], "1 weights for 2 heads"),
-        (["judge", "ensemble", str(head), "--weight", "0"], "0.0 is not in the range"),
+        (["judge", "ensemble", str(head), "--weight", "0"], "'0' should be greater than 0"),
+        (["judge", "ensemble", str(head), "--weight", "nan"], "'nan' should be a finite number"),
     ]
     for argv, message in cases:
         assert main(argv) == 2

@@ -26,7 +26,7 @@ from loopback_openai import serve
 from ccpt.eval.inspect_compat import missing_api_key
 from ccpt.eval.judge import JudgeUnusable
 from ccpt.eval.provider_errors import recorded_error, server_message
-from ccpt.eval.sweep import deterministic_failure
+from ccpt.eval.sweep import _transient_error, deterministic_failure
 
 CHECKED = {"inspect_ai": "0.3.285", "openai": "3.54.0"}
 
@@ -80,9 +80,13 @@ def test_recorded_errors_are_read_from_inspects_log(tmp_path: Path, monkeypatch:
             )[0],
         )
     error = rejected.samples[0].error  # type: ignore[index]
-    assert recorded_error(error)[1:] == (400, "rejected by the test server"), _changed(f"Inspect's log error {error!r}")
+    kinds, status, said = recorded_error(error)
+    # The chain's types, not the request Inspect dumps after them ("Request:", "BadRequestError('Error code…").
+    assert {"BadRequestError", "ModelGenerateError"} <= kinds and "Request" not in kinds, _changed(repr(error))
+    assert (status, said) == (400, "rejected by the test server"), _changed(f"Inspect's log error {error!r}")
+    assert not _transient_error(error)
     error = unusable.samples[0].error  # type: ignore[index]
-    assert recorded_error(error) == ("JudgeUnusable", None, ""), _changed(f"Inspect's log error {error!r}")
+    assert recorded_error(error) == ({"JudgeUnusable"}, None, ""), _changed(f"Inspect's log error {error!r}")
     assert deterministic_failure([rejected]) == (
         "1 sample(s) failed on a request the server rejects (model 'openai-api/loop/m': HTTP 400: rejected by the "
         "test server)"
@@ -91,3 +95,38 @@ def test_recorded_errors_are_read_from_inspects_log(tmp_path: Path, monkeypatch:
         "1 sample(s) failed on a request the server rejects (model 'openai-api/loop/m': judge 'j' refused every "
         "request (plain: HTTP 400: no))"
     )
+
+
+@solver
+def _raises(exc: BaseException):  # type: ignore[no-untyped-def]
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        raise exc
+
+    return solve
+
+
+def test_an_outage_recorded_in_a_log_is_transient(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens: Inspect records tenacity's RetryError around the SDK's APIConnectionError; a builtin
+    ConnectionError() has no message (its traceback line is the bare name). Both are read as transient (never a
+    result), a 400 is not (above)."""
+    monkeypatch.setenv("LOOP_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("LOOP_API_KEY", "test-key")
+    refused = eval(
+        Task(dataset=[Sample(input="x")], solver=generate()),
+        model="openai-api/loop/m",
+        log_dir=str(tmp_path / "refused"),
+        max_retries=0,
+        display="none",
+    )[0]
+    error = refused.samples[0].error  # type: ignore[index]
+    kinds, status, _ = recorded_error(error)
+    assert {"APIConnectionError", "RetryError"} <= kinds and status is None, _changed(f"Inspect's log error {error!r}")
+    assert _transient_error(error)
+    dropped = eval(
+        Task(dataset=[Sample(input="x")], solver=_raises(ConnectionError())),
+        model="openai-api/loop/m",
+        log_dir=str(tmp_path / "dropped"),
+        display="none",
+    )[0]
+    error = dropped.samples[0].error  # type: ignore[index]
+    assert "ConnectionError" in recorded_error(error)[0] and _transient_error(error), _changed(repr(error))

@@ -10,7 +10,7 @@ import pytest
 
 from ccpt.cli import main
 from ccpt.judging.rated_pairs import pair_key
-from ccpt.judging.teacher_pairs import TeacherPair, read_frames, read_pairs_csv, teacher_pairs, training_sample
+from ccpt.judging.teacher_pairs import COLUMNS, TeacherPair, read_frames, read_pairs_csv, teacher_pairs, training_sample
 
 CLAUDE = "claude-3-5-sonnet-20241022"
 
@@ -93,6 +93,23 @@ def test_a_teacher_csv_with_missing_columns_is_refused(tmp_path: Path) -> None:
         csv.writer(fh).writerows([["concept", "property", "relevance"], ["apple", "red", "0.9"]])
     with pytest.raises(DataError, match="missing column"):
         read_pairs_csv(path)
+    # Every cell is checked before anything trains on it: one line naming the file and line.
+    good = ["m", "pi_emergent", "naive", "i", "combination", "apple", "red", "0.9", "2", "0", "naive", "f.csv"]
+    for cells, reason in [
+        ([*good[:7], "nan", *good[8:]], r"line 2: relevance must be in \[0, 1\]"),
+        ([*good[:7], "7", *good[8:]], r"line 2: relevance must be in \[0, 1\]"),
+        ([*good[:8], "0", *good[9:]], "occurrences ≥ 1"),
+        ([*good[:8], "x", *good[9:]], "are not numbers"),
+        (good[:5], "line 2: 12 cells expected"),
+        ([*good, "extra"], "line 2: 12 cells expected"),
+    ]:
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([list(COLUMNS), cells])
+        with pytest.raises(DataError, match=reason):
+            read_pairs_csv(path)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([list(COLUMNS), good])
+    assert read_pairs_csv(path)[0].relevance == 0.9
 
 
 def test_lomo_figures_of_the_teacher_itself_and_of_a_judge_blind_to_the_phrase(reference_dir: Path) -> None:

@@ -100,14 +100,23 @@ def judge_model(identity: str) -> str:
     return _QUALIFIERS.sub("", identity, count=1)
 
 
-_READING = re.compile(r" \([^()]*\)$")
+_QUALIFIED = re.compile(r"^(.*) \(([^()]*)\)$")
 
 
 def scored_judge(identity: str) -> str:
-    """A judge identity without how its replies were read (reply format, reading mode): the model and, for the
-    distilled judge, its weights and scale — what its agreement with the human ratings is a property of, and the
-    key it is stored under (``ccpt-distilled/default@4d1ef41822ad``, ``openai/gpt-4o``)."""
-    return _READING.sub("", identity, count=1)
+    """A judge identity without the reply format a server negotiated: the model, the distilled judge's weights and
+    scale, and the reading mode (``expected`` scores differ from ``text`` ones) — what its agreement with the human
+    ratings is a property of, and the key it is stored under (``ccpt-distilled/default@4d1ef41822ad``,
+    ``openai/gpt-4o``, ``gguf/qwen2.5-1.5b (expected)``)."""
+    from typing import get_args
+
+    from ccpt.schemas.run import JudgeMode
+
+    found = _QUALIFIED.match(identity)
+    if not found:
+        return identity
+    modes = [q for q in found.group(2).split(", ") if q in get_args(JudgeMode) and q != "text"]
+    return f"{found.group(1)} ({', '.join(modes)})" if modes else found.group(1)
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SampleRow) if not f.metadata.get("log_only"))

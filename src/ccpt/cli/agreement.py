@@ -24,19 +24,24 @@ def _check_figure(figure: Path) -> None:
     ensure_writable_dir(figure.parent, "--figure")
 
 
-def _command(judge: str | None, pairs: str, rows: int | None, seed: int) -> str:
-    words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else []), f"--pairs {pairs}"]
+def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text") -> str:
+    words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else [])]
+    words += [*(["--judge-mode expected"] if judge and mode == "expected" else []), f"--pairs {pairs}"]
     return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])
 
 
-def _stored_as(model: str) -> str:
+def _stored_as(model: str, mode: str) -> str:
     """The name a measurement of ``model`` is stored and quoted under (:func:`ccpt.rows.scored_judge`): the model,
     and for the distilled judge its weights and scale — so a later judge's reports never quote it."""
-    from inspect_ai.model import get_model
-
+    from ccpt.eval.distilled_provider import PROVIDER
     from ccpt.results.inspect_logs import model_identity
 
-    return model_identity(model, get_model(model).api.base_url)  # the instance live_scores used (memoised)
+    base_url = None
+    if model.startswith(f"{PROVIDER}/"):  # only the distilled judge names weights (in its base URL)
+        from inspect_ai.model import get_model
+
+        base_url = get_model(model).api.base_url  # the instance live_scores used (memoised)
+    return model_identity(model, base_url, mode=mode)
 
 
 @click.command("judge-agreement")
@@ -108,7 +113,7 @@ def command(
         model = judge_model_name(judge_model)
         mode = judge_mode or default_judge_mode(model)
         scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs])  # type: ignore[arg-type]
-        judge = _stored_as(model)
+        judge = _stored_as(model, mode)
     found = measure(
         judge,
         name,  # type: ignore[arg-type]
@@ -118,7 +123,7 @@ def command(
         rows=n_rows,
         seed=seed,
         seconds=round(time.monotonic() - started, 1),
-        command=_command(judge_model and judge_model_name(judge_model), name, n_rows, seed),
+        command=_command(judge_model and judge_model_name(judge_model), name, n_rows, seed, mode),
     )
     if judge_model is not None and found.result.pearson is not None:
         save(found)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option
+from ccpt.cli.options import Declared, judge_mode_option
 from ccpt.errors import DataError
+from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
 
 
@@ -83,7 +84,7 @@ def train(
 
     With `--teacher PAIRS.csv` it fine-tunes the shipped MiniLM head (or `--init HEAD`) on GPT-4o's stored
     verdicts instead: 12,000 distinct teacher pairs (seeded), none equal to a human test pair, one epoch at
-    learning rate 1e-4 — the shipped judge's third head (distilled_head_teacher.safetensors).
+    learning rate 1e-4 (the linear layer 1e-3) — the shipped judge's third head (distilled_head_teacher.safetensors).
     """
     if init is not None and teacher is None:
         raise click.BadParameter("--init only applies with --teacher", param_hint="--init")
@@ -149,8 +150,8 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
     "--weight",
     "weights",
     multiple=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="One per head, in order: a weighted mean (default: the plain mean).",
+    type=Declared(Positive),
+    help="One per head, in order (finite, > 0): a weighted mean (default: the plain mean).",
 )
 @click.option(
     "--map-runs",
@@ -192,7 +193,7 @@ def _runs_map(ds: object, directories: tuple[Path, ...]) -> object:
     from ccpt.judging.lomo import fit_runs_map, table3_runs
     from ccpt.judging.teacher_pairs import read_frames
 
-    files = sorted(f for d in directories for f in d.glob("*.csv") if f.is_file())
+    files = sorted({f.resolve() for d in directories for f in d.glob("*.csv") if f.is_file()})  # a dir given twice
     skipped: list[str] = []
     runs = table3_runs(read_frames(files, ds, skipped=skipped))  # type: ignore[arg-type]
     for line in skipped:

@@ -98,16 +98,32 @@ def server_message(exc: BaseException, limit: int = 200) -> str:
     return f"HTTP {status}: {text}" if status is not None else text
 
 
-# An error read back from an Inspect log is text (EvalError: message and traceback): Python's traceback ends with the
-# exception's "module.Class: message" line; the OpenAI SDK spells a server's answer "Error code: N - message".
+# An error read back from an Inspect log is text (EvalError: message and traceback). Python's traceback names every
+# exception of the chain on a line of its own at column 0 ("module.Class: message", a builtin bare); the OpenAI SDK
+# spells a server's answer "Error code: N - message".
 _SDK_STATUS = re.compile(r"Error code: (\d{3}) - ([^'\"\\\\]*)")
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*)(?::|$)")
 
 
-def recorded_error(error: Any) -> tuple[str, int | None, str]:
-    """(class name, HTTP status, server's message) of an error recorded in an Inspect log: the one reader of that
-    text (tests/test_provider_errors.py checks it against the installed Inspect and SDK). The last ``Error code``
-    is the server's: Inspect dumps the request before it."""
-    lines = [line for line in str(getattr(error, "traceback", "") or "").splitlines() if line.strip()]
-    kind = lines[-1].split(":", 1)[0].strip().rsplit(".", 1)[-1] if lines and ":" in lines[-1] else ""
+def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
+    """(class names of the exception chain, HTTP status, server's message) of an error recorded in an Inspect log:
+    the one reader of that text (tests/test_provider_errors.py checks it against the installed Inspect and SDK).
+
+    Every exception of the chain counts: Inspect wraps the provider's error (``ModelGenerateError``, tenacity's
+    ``RetryError`` around an ``APIConnectionError``), and its last line can be the request it dumps. A name counts
+    when it is module-qualified or a builtin exception (a dumped ``Request:`` line is neither). The last
+    ``Error code`` is the server's: Inspect dumps the request before it."""
+    import builtins
+
+    kinds = set()
+    for line in str(getattr(error, "traceback", "") or "").splitlines():
+        found = _EXCEPTION_LINE.match(line)
+        if not found:
+            continue
+        name = found.group(1)
+        builtin = getattr(builtins, name, None)
+        if "." in name or (isinstance(builtin, type) and issubclass(builtin, BaseException)):
+            kinds.add(name.rsplit(".", 1)[-1])
     said = _SDK_STATUS.findall(str(getattr(error, "message", "") or ""))
-    return (kind, int(said[-1][0]), " ".join(said[-1][1].split())) if said else (kind, None, "")
+    status, text = (int(said[-1][0]), " ".join(said[-1][1].split())) if said else (None, "")
+    return frozenset(kinds), status, text

@@ -429,8 +429,8 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
 
 def _refusal(error: Any) -> str | None:
     """The one-line reason when a recorded error is a deterministic refusal (4xx, a judge refusing all)."""
-    kind, status, said = recorded_error(error)
-    if kind == JudgeUnusable.__name__:  # its message is the one line (CcptError.message: no hint)
+    kinds, status, said = recorded_error(error)
+    if JudgeUnusable.__name__ in kinds:  # its message is the one line (CcptError.message: no hint)
         return " ".join(str(error.message).split())
     if status is not None and 400 <= status < 500 and status not in TRANSIENT_STATUSES:
         return f"HTTP {status}: {said[:200]}"
@@ -472,9 +472,9 @@ def _raise_if_endpoint_down(sweep: Sweep) -> None:
 def _transient_error(error: Any) -> bool:
     """Whether a sample error recorded in a log is a transient failure (by the exception's type, or the HTTP status
     the SDK's message carries): never a result."""
-    kind, status, _ = recorded_error(error)
+    kinds, status, _ = recorded_error(error)
     ccpt_kinds = {endpoints.EndpointDown.__name__, JudgeUnavailable.__name__, "RateLimitError", "InternalServerError"}
-    if kind in UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | ccpt_kinds:  # (the last two: the SDK's 429, 5xx)
+    if kinds & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | ccpt_kinds):  # (the last two: 429, 5xx)
         return True
     return status is not None and (status in TRANSIENT_STATUSES or 500 <= status <= 599)
 

@@ -331,10 +331,12 @@ def judge_note(judges: Sequence[str]) -> str:
         if found is not None:
             parts.append(found.text())
         else:
-            parts.append(
-                f"{judge}: agreement with human ratings on held-out pairs not measured "
-                f"(run `ccpt judge-agreement --judge {judge_model(judge)} --pairs test`)"
-            )
+            mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
+            command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
+            how = (
+                f"{command} measures the installed judge, calibrated" if "@" in judge else f"run {command}"
+            )  # a distilled judge's other weights or scale cannot be measured by name
+            parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
 

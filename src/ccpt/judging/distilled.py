@@ -233,10 +233,11 @@ def finetune_on_teacher(
     """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
 
     The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one
-    epoch at learning rate 1e-4, the same blocks trainable. The human pairs the head learnt from are its init's
-    (``training_pairs`` is copied, so ``write_ensemble`` accepts it beside heads of the same split); its validation
-    figures are recomputed on the same human validation fold, which no model answered. No calibration map of its
-    own: the ensemble it joins carries one.
+    epoch at learning rate 1e-4 for the blocks (the linear layer keeps its 1e-3), the same blocks trainable. The
+    human pairs the head learnt from are its init's (``training_pairs`` is copied, so ``write_ensemble`` accepts it
+    beside heads of the same split); its validation figures are recomputed on the same human validation fold, rows
+    no model answered (a few of their pairs can be teacher pairs too: docs/judge.md says how many). No calibration
+    map of its own: the ensemble it joins carries one.
     """
     from dataclasses import replace
 

@@ -115,6 +115,10 @@ def fit_runs_map(
                 continue
             kind = TASK_SPECS[row["task"]].kind
             candidates.append((kind, judged[0], judged[1], (float(ref[0]), float(ref[1]), float(ref[2]))))  # type: ignore[arg-type]
+    if not candidates:
+        from ccpt.errors import DataError
+
+        raise DataError("no judged sample row with GPT-4o's three stored relevances in the runs: nothing to fit on")
     random.Random(seed).shuffle(candidates)
     chosen = candidates[:limit]
     unique = {pair_key(c, prop): (" ".join(c.split()), " ".join(prop.split())) for _, cs, prop, _ in chosen for c in cs}

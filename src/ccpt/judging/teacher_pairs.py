@@ -207,10 +207,14 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
                 raise DataError(f"{path}: not a teacher-pairs CSV; missing column(s): {', '.join(missing)}")
             out = []
             for number, line in enumerate(reader, start=2):
+                if any(v is None for v in line.values()) or None in line:
+                    raise DataError(f"{path}: line {number}: {len(COLUMNS)} cells expected (a short or long row)")
                 try:
                     value, n = float(line["relevance"]), int(line["occurrences"])
                 except ValueError:
                     raise DataError(f"{path}: line {number}: relevance/occurrences are not numbers") from None
+                if not (0.0 <= value <= 1.0) or n < 1:  # NaN fails the range too
+                    raise DataError(f"{path}: line {number}: relevance must be in [0, 1], occurrences ≥ 1")
                 line = {k: restore(v) if k in ("concept", "property") else v for k, v in line.items()}
                 out.append(
                     TeacherPair(

@@ -18,6 +18,7 @@ from ccpt.schemas.base import Count, UnitFloat, _no_bool, _reason, shown
 
 AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # NaN or inf would fail every request, locally
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # e.g. an ensemble member's weight
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1), BeforeValidator(_no_bool)]  # NumPy refuses others
 Switch = Annotated[bool, Strict()]  # strict: `flase`, `1` or `yes` is not spelled true/false
 Split = Literal["test", "train"]
