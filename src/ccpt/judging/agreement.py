@@ -333,9 +333,9 @@ def judge_note(judges: Sequence[str]) -> str:
         else:
             mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
             command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
-            how = (
-                f"{command} measures the installed judge, calibrated" if "@" in judge else f"run {command}"
-            )  # a distilled judge's other weights or scale cannot be measured by name
+            how = f"run {command}" + (" with these weights" if "@" in judge else "")
+            if "+raw" in judge:  # the command measures calibrated scores only
+                how = f"{command} measures calibrated scores only; this is the raw scale"
             parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
