@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED, judge_mode_option
+from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
@@ -45,7 +45,7 @@ def _stored_as(model: str, mode: str) -> str:
 
 
 @click.command("judge-agreement")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 @click.option(
     "--judge",
     "judge_model",

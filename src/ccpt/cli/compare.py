@@ -9,7 +9,7 @@ from typing import Annotated
 import click
 from pydantic import Field
 
-from ccpt.cli.options import SEED, Declared
+from ccpt.cli.options import SEED, Declared, data_dir_option
 from ccpt.errors import CcptError
 
 
@@ -55,7 +55,7 @@ def _spec(value: str) -> tuple[str, str]:
     help="Print model MODEL as NAME (and accept NAME in --a/--b); repeatable.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 @click.option(
     "--allow-mixed-protocols",
     is_flag=True,

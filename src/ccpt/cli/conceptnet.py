@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ccpt.cli.data import format_option
+from ccpt.cli.options import data_dir_option
 from ccpt.graph import build_index, default_index_path
 from ccpt.jsonout import dumps
 from ccpt.sources import GRAPH_CACHE_NAME as CACHE_NAME
@@ -54,12 +55,7 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
     default=None,
     help=f"A neighbourhood cache like {CACHE_NAME} (or an index file).",
 )
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help=f"Dataset directory whose {CACHE_NAME} is used when neither --db nor --cache is given.",
-)
+@data_dir_option(help=f"Dataset directory whose {CACHE_NAME} is used when neither --db nor --cache is given.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many.")
 @format_option
 def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str) -> None:

@@ -6,21 +6,10 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED
+from ccpt.cli.options import SEED, data_dir_option
 from ccpt.jsonout import dumps
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
-DATA_DIR_HELP = (
-    "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
-    "Default: $CCPT_DATA_DIR, else the verified download in your cache directory."
-)
-
-data_dir_option = click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help=DATA_DIR_HELP,
-)
 format_option = click.option(
     "--format",
     "fmt",
@@ -60,7 +49,7 @@ def download_cmd(target: Path | None, fmt: str) -> None:
 
 
 @command.command("stats")
-@data_dir_option
+@data_dir_option()
 @click.option("--exclude-toxic", is_flag=True, help="Leave out rows annotators flagged as toxic.")
 @format_option
 def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
@@ -80,7 +69,7 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
 
 
 @command.command("export")
-@data_dir_option
+@data_dir_option()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Output file.")
 @click.option(
     "--as",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED, judge_mode_option
+from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
 from ccpt.spec import GENERATIVE_TASKS, TASKS
 
 
@@ -35,7 +35,7 @@ def command() -> None:
     help="Seeded subset of this many items (default: the whole test split).",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
     """Question sheet for humans solving a task (Appendix B.3 format; Task 3 in Figure 7's format)."""
     from ccpt.dataset import load_dataset
@@ -53,7 +53,7 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
     type=click.Path(dir_okay=False, path_type=Path),
     help="Tidy rows (.csv or .parquet), model='human'.",
 )
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 @click.option(
     "--judge",
     "judge_model",
@@ -108,7 +108,7 @@ def import_solver(
 )
 @click.option("--raters", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 def export_ratings(
     paths: tuple[Path, ...], out: Path, n_items: int, raters: int, seed: int, data_dir: Path | None
 ) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import Declared, judge_mode_option
+from ccpt.cli.options import Declared, data_dir_option, judge_mode_option
 from ccpt.errors import DataError
 from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
@@ -21,7 +21,7 @@ def command() -> None:
 
 
 @command.command("train")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -138,7 +138,7 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
 
 @command.command("ensemble")
 @click.argument("heads", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@data_dir_option()
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -279,12 +279,7 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
 @command.command("pairs")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Teacher-pairs CSV.")
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="CCPT dataset directory: instance ids become dataset ids (otherwise row positions).",
-)
+@data_dir_option(help="CCPT dataset directory: instance ids become dataset ids (otherwise row positions).")
 @click.option(
     "--include-steps",
     is_flag=True,

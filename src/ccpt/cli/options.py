@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
+from pathlib import Path
 from typing import Any, TypeVar, get_args
 
 import click
@@ -89,3 +90,15 @@ def request_limits(what: str) -> Callable[[F], F]:
         )(command)
 
     return decorate
+
+
+DATA_DIR_HELP = (
+    "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
+    "Default: $CCPT_DATA_DIR, else the verified download in your cache directory."
+)
+
+
+def data_dir_option(help: str = DATA_DIR_HELP) -> Callable[[F], F]:
+    """``--data-dir``: the one declaration of the dataset directory option (``help`` says what the command uses it
+    for)."""
+    return click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=help)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option, request_limits
+from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -27,11 +27,8 @@ from ccpt.cli.options import judge_mode_option, request_limits
     metavar="NAME=VALUE",
     help="Argument for the judge model (repeatable), e.g. base_url=URL or calibrated=false for the distilled judge.",
 )
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`).",
+@data_dir_option(
+    help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."
 )
 @click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent judge calls.")
 @request_limits("judge")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ccpt.cli.options import data_dir_option
 from ccpt.errors import CcptError
 
 if TYPE_CHECKING:
@@ -50,12 +51,7 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     default=None,
     help="Write here (default: stdout).",
 )
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.",
-)
+@data_dir_option(help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.")
 @click.option(
     "--figures",
     type=click.Path(file_okay=False, path_type=Path),
