@@ -12,23 +12,25 @@ import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+from ccpt.errors import DataError
+
+if TYPE_CHECKING:
+    from ccpt.schemas.base import TableSchema
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _needs_quote(text: str) -> bool:
-    stripped = text.lstrip("'")
-    return stripped.startswith(FORMULA_STARTS)
+    return text.lstrip("'").startswith(FORMULA_STARTS)
 
 
 def neutralise(value: Any) -> Any:
     """``value`` with a leading apostrophe if a spreadsheet would read it as a formula; non-strings unchanged."""
-    if isinstance(value, str) and _needs_quote(value):
-        return "'" + value
-    return value
+    return "'" + value if isinstance(value, str) and _needs_quote(value) else value
 
 
 def restore(value: Any) -> Any:
@@ -41,20 +43,6 @@ def restore(value: Any) -> Any:
 def neutralise_row(row: dict[str, Any]) -> dict[str, Any]:
     """A copy of one CSV row (column → value) with every text cell neutralised."""
     return {key: neutralise(value) for key, value in row.items()}
-
-
-def restore_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A copy of one CSV row with every text cell restored (see :func:`restore`)."""
-    return {key: restore(value) for key, value in row.items()}
-
-
-def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` with every text cell neutralised (numbers stay numbers)."""
-    out = frame.copy()
-    for column in out.columns:
-        if not pd.api.types.is_numeric_dtype(out[column]):  # text may be object or a string dtype
-            out[column] = out[column].map(neutralise)
-    return out
 
 
 def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -78,16 +66,18 @@ def write_sheet(frame: pd.DataFrame, path: str | Path) -> Path:
     from ccpt.outputs import atomic_path
 
     path = Path(path)
+    out = frame.copy()
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]):  # text may be object or a string dtype
+            out[column] = out[column].map(neutralise)
     with atomic_path(path) as partial:
         # Quote every text cell: pandas leaves a lone carriage return unquoted, which splits the row on reading.
-        neutralise_frame(frame).to_csv(partial, index=False, quoting=csv.QUOTE_NONNUMERIC)
+        out.to_csv(partial, index=False, quoting=csv.QUOTE_NONNUMERIC)
     return path
 
 
 def check_header(path: str | Path, header: Sequence[str]) -> None:
     """Refuse a header naming a column twice: which of the two a reader takes is an accident of the reader."""
-    from ccpt.errors import DataError
-
     repeated = sorted({h for h in header if header.count(h) > 1})
     if repeated:
         raise DataError(f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header")
@@ -110,18 +100,12 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
     required column missing. Cell values are checked by the sheet's schema (:mod:`ccpt.schemas.sheets`).
     ``rename`` normalises header names (e.g. a platform's ``Answer.`` prefixes).
     """
-    from ccpt.errors import DataError
-
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a spreadsheet's byte-order mark
             reader = csv.reader(fh, strict=True)
             header = [(rename or str.strip)(h) for h in next(reader, [])]
-            repeated = sorted({h for h in header if header.count(h) > 1})
-            if repeated:
-                raise DataError(
-                    f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header"
-                )
+            check_header(path, header)
             missing = [c for c in required if c not in header]
             if missing:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"needs {', '.join(required)}")
@@ -134,7 +118,7 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
                         f"{path}: row {number} has {len(values)} fields, the header {len(header)}",
                         "the file looks truncated or was edited by hand",
                     )
-                rows.append(restore_row(dict(zip(header, values, strict=True))))
+                rows.append({key: restore(value) for key, value in zip(header, values, strict=True)})
                 numbers.append(number)
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
@@ -143,3 +127,12 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
     except csv.Error as exc:
         raise DataError(f"{path}: malformed CSV ({exc})") from None
     return Sheet(header, rows, numbers)
+
+
+def read_checked_sheet(path: Path, schema: TableSchema) -> tuple[list[dict[str, Any]], list[int]]:
+    """A filled sheet's rows checked by its schema (one line naming the file, row and column otherwise), and the
+    sheet's row number of each."""
+    sheet = read_sheet_rows(path, list(schema.json_schema.get("required", [])))
+    checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
+    schema.check_unique(checked.rows, str(path), sheet.numbers)
+    return checked.rows, sheet.numbers

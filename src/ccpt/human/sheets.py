@@ -33,13 +33,12 @@ from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
 from ccpt.schemas.sheets import JUDGED_ROLES
 from ccpt.scoring import Relevances, relevance_from_score
-from ccpt.sheets import read_sheet_rows, write_sheet
+from ccpt.sheets import read_checked_sheet, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import defined, krippendorff_alpha_long, pearson, spearman
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
-    from ccpt.schemas.base import TableSchema
 
 HUMAN = "human"
 RATING_INSTRUCTIONS = (
@@ -49,16 +48,7 @@ RATING_INSTRUCTIONS = (
     "Examples: Rusty / Useless: 7. A chicken in the cage / In danger: 2. "
     "A chicken in front of a fox / In danger: 9."
 )
-SOLVER_COLUMNS: tuple[str, ...] = (
-    "id",
-    "task",
-    "combination",
-    "head",
-    "modifier",
-    "property",
-    "question",
-    "answer",
-)
+SOLVER_COLUMNS: tuple[str, ...] = ("id", "task", "combination", "head", "modifier", "property", "question", "answer")
 JudgeFn = Callable[[str, str], "Awaitable[float | None] | float | None"]
 
 
@@ -110,26 +100,9 @@ def export_solver_sheet(
     csv_path, html_path = out / f"{task}_sheet.csv", out / f"{task}_sheet.html"
     write_sheet(frame, csv_path)
     _write_html(
-        html_path,
-        f"CCPT {task} question sheet",
-        "Answer each question in your own words.",
-        frame["question"].tolist(),
+        html_path, f"CCPT {task} question sheet", "Answer each question in your own words.", frame["question"].tolist()
     )
     return [csv_path, html_path]
-
-
-def _read_sheet(path: Path, schema: TableSchema) -> list[dict[str, Any]]:
-    """A filled sheet's rows, checked by its schema (one line naming the file, row and column otherwise)."""
-    return _read_numbered(path, schema)[0]
-
-
-def _read_numbered(path: Path, schema: TableSchema) -> tuple[list[dict[str, Any]], list[int]]:
-    """A filled sheet's checked rows and the sheet's row number of each."""
-    required = [name for name in schema.json_schema.get("required", [])]
-    sheet = read_sheet_rows(path, required)
-    checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
-    schema.check_unique(checked.rows, str(path), sheet.numbers)
-    return checked.rows, list(sheet.numbers)
 
 
 def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
@@ -154,7 +127,7 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
     where: dict[tuple[str, str | None, str], tuple[Path, int]] = {}
     for item in paths:
         path = Path(item)
-        lines, numbers = _read_numbered(path, SOLVER)
+        lines, numbers = read_checked_sheet(path, SOLVER)
         tasks = {line["task"] for line in lines}
         if len(tasks) != 1:
             raise DataError(f"{path}: the 'task' column must hold one task, found {sorted(tasks)}")
@@ -194,23 +167,10 @@ def _solver_rows(
     for line in lines:
         item = items[line["id"]]
         answer = (line["answer"] or "").strip()
-        row = empty_row()
-        row.update(
-            task=task,
-            model=HUMAN,
-            method=HUMAN,
-            method_raw=HUMAN,
-            instance=item.id,
-            sample=0,
-            seed=raters.index(line.get("rater")),
-            combination=item.combination,
-            head=item.head,
-            modifier=item.modifier,
-            property=item.property,
-            answer_raw=answer,
-            judge_failures=0,
-            source=path.name,
-        )
+        row = empty_row() | dict.fromkeys(("model", "method", "method_raw"), HUMAN)
+        row.update({name: getattr(item, name) for name in ("combination", "head", "modifier", "property")})
+        row.update(task=task, instance=item.id, sample=0, seed=raters.index(line.get("rater")), answer_raw=answer)
+        row.update(judge_failures=0, source=path.name)
         if not spec.generative:
             label = answer.lower().removesuffix(" property")
             ok = label in TYPE_LABELS
@@ -236,24 +196,21 @@ def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
         counts = Counter(label for label in group["pred_type"] if isinstance(label, str))
         ranked = counts.most_common(2)
         winner = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+        if not counts:
+            why = f"no valid answer from any of {len(group)} rater(s) (empty or not a type label)"
+        else:
+            why = f"no majority among {len(group)} rater(s)"
         row = group.iloc[0].to_dict()
         row.update(
             seed=0,
             pred_type=winner,
             answer=winner,
             parse_ok=winner is not None,
-            parse_error=None if winner else _no_winner(counts, len(group)),
+            parse_error=None if winner else why,
             answer_raw="; ".join(str(a) for a in group["answer_raw"]),
         )
         out.append(row)
     return pd.DataFrame(out, columns=list(frame.columns))
-
-
-def _no_winner(counts: Counter[str], raters: int) -> str:
-    """Why an item has no majority label: no rater gave a valid one, or the top labels tie."""
-    if not counts:
-        return f"no valid answer from any of {raters} rater(s) (empty or not a type label)"
-    return f"no majority among {raters} rater(s)"
 
 
 def _judge_pairs(row: pd.Series) -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]] | None:
@@ -284,20 +241,13 @@ def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
     async def run() -> pd.DataFrame:
         out = frame.copy()
         for index, row in out.iterrows():
-            if row["task"] not in GENERATIVE_TASKS:
-                continue
-            pairs = _judge_pairs(row)
+            pairs = _judge_pairs(row) if row["task"] in GENERATIVE_TASKS else None
             if pairs is None:
                 continue
             r_np, r_hp, r_mp = await asyncio.gather(*(_call(judge, c, p) for c, p in pairs))
             rel = Relevances(r_np, r_hp, r_mp)
-            out.loc[index, ["r_np", "r_hp", "r_mp", "r_hmp", "score"]] = [
-                r_np,
-                r_hp,
-                r_mp,
-                rel.r_hmp,
-                rel.score(TASK_SPECS[row["task"]].kind),  # type: ignore[arg-type]
-            ]
+            score = rel.score(TASK_SPECS[row["task"]].kind)  # type: ignore[arg-type]
+            out.loc[index, ["r_np", "r_hp", "r_mp", "r_hmp", "score"]] = [r_np, r_hp, r_mp, rel.r_hmp, score]
             out.loc[index, "judge_failures"] = sum(v is None for v in (r_np, r_hp, r_mp))
         return out
 
@@ -305,8 +255,6 @@ def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------- humans judge
-
-ROLES = JUDGED_ROLES  # the judged pairs of an answer, by relevance column
 
 
 def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:
@@ -319,19 +267,8 @@ def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:
         usable = [row for _, row in first_seed.iterrows() if _judge_pairs(row) is not None]
         chosen = random.Random(f"{seed}:{task}:{model}:{method}").sample(usable, min(n, len(usable)))
         for row in chosen:
-            for role, (concept, prop) in zip(ROLES, _judge_pairs(row), strict=True):  # type: ignore[arg-type]
-                records.append(
-                    {
-                        "task": task,
-                        "model": model,
-                        "method": method,
-                        "instance": row["instance"],
-                        "role": role,
-                        "concept": concept,
-                        "property": prop,
-                        "llm_judge": row[role],
-                    }
-                )
+            for role, (concept, prop) in zip(JUDGED_ROLES, _judge_pairs(row), strict=True):  # type: ignore[arg-type]
+                records.append((task, model, method, row["instance"], role, concept, prop, row[role]))
     key = pd.DataFrame(
         records, columns=["task", "model", "method", "instance", "role", "concept", "property", "llm_judge"]
     )
@@ -379,7 +316,9 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
     """
     from ccpt.schemas.sheets import RATING_KEY, RATINGS
 
-    key = pd.DataFrame(_read_sheet(Path(key_path), RATING_KEY), columns=list(RATING_KEY.json_schema["properties"]))
+    key = pd.DataFrame(
+        read_checked_sheet(Path(key_path), RATING_KEY)[0], columns=list(RATING_KEY.json_schema["properties"])
+    )
     known = set(key["pair_id"])
     frames: list[pd.DataFrame] = []
     seen: dict[Path, str] = {}
@@ -390,7 +329,7 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
         seen[resolved] = str(sheet)
         # Each sheet becomes a frame at once: 300K ratings held as row dicts (and a dict of where each was
         # seen) took ~200 MB more than these columns.
-        frame = pd.DataFrame(_read_sheet(Path(sheet), RATINGS), columns=["pair_id", "rater", "rating"])
+        frame = pd.DataFrame(read_checked_sheet(Path(sheet), RATINGS)[0], columns=["pair_id", "rater", "rating"])
         unknown = sorted(set(frame["pair_id"]) - known)
         if unknown:
             raise DataError(f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets")
@@ -421,24 +360,11 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
     per_role = rated.groupby(answer)["rel"].mean().unstack("role")
     rows = []
     for (task, model, method, instance), values in per_role.iterrows():
-        rel = Relevances(*(optional(values.get(r), float) for r in ROLES))
+        rel = Relevances(*(optional(values.get(r), float) for r in JUDGED_ROLES))
         row = empty_row()
-        row.update(
-            task=task,
-            model=model,
-            method=method,
-            seed=0,
-            instance=instance,
-            sample=0,
-            parse_ok=True,
-            r_np=rel.r_np,
-            r_hp=rel.r_hp,
-            r_mp=rel.r_mp,
-            r_hmp=rel.r_hmp,
-            score=rel.score(TASK_SPECS[task].kind),  # type: ignore[arg-type]
-            judge="human",
-            judge_failures=0,
-        )
+        row.update(task=task, model=model, method=method, seed=0, instance=instance, sample=0, parse_ok=True)
+        row.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, judge="human", judge_failures=0)
+        row["score"] = rel.score(TASK_SPECS[task].kind)  # type: ignore[arg-type]
         rows.append(row)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 

@@ -18,9 +18,8 @@ from typing import Any
 from ccpt.errors import DataError
 from ccpt.pipeline.annotation import FORM_OPTIONS
 from ccpt.prompts import render_template
-from ccpt.schemas.base import TableSchema
 from ccpt.schemas.sheets import SOURCE_OPTIONS
-from ccpt.sheets import read_sheet_rows
+from ccpt.sheets import read_checked_sheet
 from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 
 SOLVER, RATING, ANNOTATION = "solver", "rating", "annotation"
@@ -57,19 +56,10 @@ class Study:
         return tuple(s for s in (SOLVER, RATING, ANNOTATION) if any(i.study == s for i in self.items))
 
 
-def _read_csv(path: Path, schema: TableSchema) -> list[dict[str, Any]]:
-    """A sheet's rows checked by its schema (docs/schemas.md): one line naming file, row and column otherwise."""
-    required = list(schema.json_schema.get("required", []))
-    sheet = read_sheet_rows(path, required)  # restores the cells ccpt's sheets neutralise (formula-like text)
-    checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
-    schema.check_unique(checked.rows, str(path), sheet.numbers)
-    return checked.rows
-
-
 def _solver_items(path: Path, overlap: int | None) -> list[Item]:
     from ccpt.schemas.sheets import QUESTIONS
 
-    rows = _read_csv(path, QUESTIONS)
+    rows = read_checked_sheet(path, QUESTIONS)[0]
     items = []
     for line, row in enumerate(rows, start=2):
         task = row["task"]
@@ -83,7 +73,7 @@ def _solver_items(path: Path, overlap: int | None) -> list[Item]:
 def _rating_items(path: Path, overlap: int | None) -> list[Item]:
     from ccpt.schemas.sheets import RATING_KEY
 
-    rows = _read_csv(path, RATING_KEY)
+    rows = read_checked_sheet(path, RATING_KEY)[0]
     seen: dict[str, Item] = {}
     for row in rows:  # key.csv holds one row per (answer, role); a pair shared by several rows is rated once
         if row["pair_id"] not in seen:
@@ -96,7 +86,7 @@ def _annotation_items(path: Path) -> list[Item]:
     from ccpt.schemas.sheets import HITS
 
     items = []
-    for row in _read_csv(path, HITS):  # form, assignments ≥ 1 and a unique hit_id: checked by the schema
+    for row in read_checked_sheet(path, HITS)[0]:  # form, assignments ≥ 1 and a unique hit_id: checked by the schema
         fields = {k: row.get(k) or "" for k in ("root", "modifier", "combination", "property")}
         component = row["candidate_type"] == "component"
         items.append(Item(ANNOTATION, row["hit_id"], row["form"], fields, row["assignments"], component))
