@@ -16,11 +16,7 @@ def command() -> None:
 
 
 @command.command("export-solver")
-@click.option(
-    "--task",
-    required=True,
-    type=click.Choice(TASKS),
-)
+@click.option("--task", required=True, type=click.Choice(TASKS))
 @click.option(
     "--out",
     required=True,
@@ -31,7 +27,6 @@ def command() -> None:
     "--n",
     "n_items",
     type=click.IntRange(min=1),
-    default=None,
     help="Seeded subset of this many items (default: the whole test split).",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True)
@@ -57,7 +52,6 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
 @click.option(
     "--judge",
     "judge_model",
-    default=None,
     help="Judge the human answers with this model, like model answers (the Human row of Table 3). "
     "Without it the rows are unjudged (Task 3 is always scored against the gold type).",
 )
@@ -66,7 +60,6 @@ def import_solver(
     sheets: tuple[Path, ...], out: Path, data_dir: Path | None, judge_model: str | None, judge_mode: str | None
 ) -> None:
     """Read filled solver sheets into tidy rows; `ccpt report RUN OUT` then shows them as the Human row."""
-
     from ccpt.dataset import load_dataset
     from ccpt.human.sheets import import_solver_sheets, judge_answers
     from ccpt.outputs import refuse_inputs
@@ -74,8 +67,9 @@ def import_solver(
     from ccpt.sources import dataset_files
 
     refuse_inputs(out, [*sheets, *dataset_files(data_dir)], "--out")
-    ds = load_dataset(data_dir)
-    frame = import_solver_sheets(sheets, ds)  # read together: one rater is one seed across the sheets
+    frame = import_solver_sheets(
+        sheets, load_dataset(data_dir)
+    )  # read together: one rater is one seed across the sheets
     if judge_model is not None:
         from inspect_ai.model import get_model
 
@@ -141,17 +135,15 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
     """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
     from ccpt.human.sheets import human_judge_report, read_ratings
 
-    ratings = read_ratings(key, sheets)
-    click.echo(human_judge_report(ratings, fmt=fmt), nl=False)  # type: ignore[arg-type]
+    click.echo(human_judge_report(read_ratings(key, sheets), fmt=fmt), nl=False)  # type: ignore[arg-type]
 
 
 @command.command("serve")
 @click.argument("study_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--annotators", "n_annotators", type=click.IntRange(min=1), default=None, help="Create N annotators.")
+@click.option("--annotators", "n_annotators", type=click.IntRange(min=1), help="Create N annotators.")
 @click.option(
     "--names",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
     help="File of annotator names, one per line (instead of --annotators).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (LAN: 0.0.0.0).")
@@ -159,7 +151,6 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 @click.option(
     "--rating-overlap",
     type=click.IntRange(min=1),
-    default=None,
     help="Raters per rated pair (default: every rater); set when the study is created.",
 )
 @click.option("--export", "export_only", is_flag=True, help="Write STUDY_DIR/export/*.csv and exit.")
@@ -189,7 +180,9 @@ def serve(
     people = server.read_names(names) if names else [f"annotator{k}" for k in range(1, (n_annotators or 0) + 1)]
     prepared = server.prepare(study_dir, people or None, rating_overlap, create=not export_only)
     if export_only:
-        result = server.export(prepared)
+        from ccpt.human.app.export import export_answers
+
+        result = export_answers(prepared.study, prepared.store, study_dir / "export")
         for kind in result.assigned:
             click.echo(f"{kind}: {result.answered[kind]} of {result.assigned[kind]} assignments answered")
         click.echo("wrote " + ", ".join(str(p) for p in result.files))

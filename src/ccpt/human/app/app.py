@@ -285,14 +285,10 @@ class StudyApp:
             rows.append({"annotator": annotator, "per_study": per_study, "done": len(answers), "total": len(mine)})
         return rows
 
-    async def admin(self, request: Request) -> Response:
-        """Progress per annotator, and the export button."""
+    async def admin(self, request: Request, exported: ExportResult | None = None) -> Response:
+        """Progress per annotator and the export button (after an export, with the files written)."""
         token = request.path_params["token"]
         await run_in_threadpool(self.check_admin, token)
-        return await self.admin_page(request, token, exported=None)
-
-    async def admin_page(self, request: Request, token: str, exported: ExportResult | None) -> Response:
-        """The progress page (after an export, with the files written)."""
         rows = await run_in_threadpool(self.progress)
         return self.page(
             request, "admin.html", title="Study progress", rows=rows, kinds=self.study.kinds, titles=STUDY_TITLES,
@@ -306,7 +302,7 @@ class StudyApp:
         form = await read_form(request)
         self.check_csrf(request, form)
         result = await run_in_threadpool(export_answers, self.study, self.store, self.study.root / "export")
-        return await self.admin_page(request, token, exported=result)
+        return await self.admin(request, exported=result)
 
     # ------------------------------------------------------------------------------------------ other
 

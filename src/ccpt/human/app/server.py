@@ -16,7 +16,6 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ccpt.errors import DataError
 from ccpt.human.app.app import create_app
 from ccpt.human.app.assign import assign
-from ccpt.human.app.export import ExportResult, export_answers
 from ccpt.human.app.store import DB_NAME, Store
 from ccpt.human.app.studies import Study, load_study
 
@@ -129,11 +128,6 @@ def prepare(
     return Prepared(study, store, links, store.admin_token())
 
 
-def export(prepared: Prepared) -> ExportResult:
-    """Write the export CSVs into STUDY_DIR/export."""
-    return export_answers(prepared.study, prepared.store, prepared.study.root / "export")
-
-
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is reachable only from this machine."""
     if host == "localhost":
@@ -169,11 +163,6 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url(host: str, port: int, path: str) -> str:
-    """An http URL (IPv6 hosts bracketed)."""
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
-
-
 class Server:
     """uvicorn on a bound socket; :meth:`run` blocks, :meth:`start`/:meth:`stop` run it in a thread."""
 
@@ -196,8 +185,8 @@ class Server:
         self.thread: threading.Thread | None = None
 
     def url(self, path: str = "/") -> str:
-        """A URL on this server."""
-        return url(self.host, self.port, path)
+        """A URL on this server (IPv6 hosts bracketed)."""
+        return f"http://{f'[{self.host}]' if ':' in self.host else self.host}:{self.port}{path}"
 
     def links(self) -> list[tuple[str, str]]:
         """(name, link) per annotator, then ("admin", link)."""

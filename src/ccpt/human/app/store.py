@@ -102,14 +102,8 @@ class Store:
             t for t in tables & set(COLUMNS) if [r[1] for r in db.execute(f"PRAGMA table_info({t})")] != COLUMNS[t]
         )
         if foreign or changed:
-            what = "; ".join(
-                part
-                for part in (
-                    f"other tables: {', '.join(foreign)}" if foreign else "",
-                    f"tables with other columns: {', '.join(changed)}" if changed else "",
-                )
-                if part
-            )
+            parts = (("other tables", foreign), ("tables with other columns", changed))
+            what = "; ".join(f"{label}: {', '.join(names)}" for label, names in parts if names)
             raise DataError(
                 f"{self.path}: not a ccpt study database ({what})", "start the study in a directory of its own"
             )
@@ -178,11 +172,8 @@ class Store:
 
     def find(self, token: str) -> Annotator | None:
         """The annotator of a link token, comparing every stored token in constant time."""
-        found = None
-        for annotator in self.annotators():
-            if hmac.compare_digest(annotator.token.encode(), token.encode()):
-                found = annotator
-        return found
+        found = [a for a in self.annotators() if hmac.compare_digest(a.token.encode(), token.encode())]
+        return found[-1] if found else None
 
     def is_admin(self, token: str) -> bool:
         """Whether ``token`` is the admin token (constant-time comparison)."""

@@ -28,6 +28,7 @@ MAX_TEXT = 300  # characters of one free-text answer: a property or a noun phras
 RATING_SCALE = range(1, 11)  # Figure 8
 RELEVANCE_SCALE = range(1, 6)  # Figures 5–6, Q1
 RELEVANCE_LABELS = ("Not Relevant", "Slightly Relevant", "Moderately Relevant", "Highly Relevant", "Fully Relevant")
+RELEVANCE_FIELDS = ("root_relevance", "modifier_relevance", "combination_relevance")  # Q1-1, Q1-2, Q1-3
 
 
 @dataclass(frozen=True)
@@ -56,26 +57,24 @@ class Study:
         return tuple(s for s in (SOLVER, RATING, ANNOTATION) if any(i.study == s for i in self.items))
 
 
-def _solver_items(path: Path, overlap: int | None) -> list[Item]:
+def _solver_items(path: Path) -> list[Item]:
     from ccpt.schemas.sheets import QUESTIONS
 
-    rows = read_checked_sheet(path, QUESTIONS)[0]
     items = []
-    for line, row in enumerate(rows, start=2):
-        task = row["task"]
-        if f"{task}_sheet.csv" != path.name:
-            raise DataError(f"{path}: line {line}: task {task!r} does not belong in this sheet")
+    for line, row in enumerate(read_checked_sheet(path, QUESTIONS)[0], start=2):
+        if f"{row['task']}_sheet.csv" != path.name:
+            raise DataError(f"{path}: line {line}: task {row['task']!r} does not belong in this sheet")
         shown = ("combination", "head", "modifier", "property", "question")
-        items.append(Item(SOLVER, row["id"], task, {k: row[k] or "" for k in shown}, overlap))
+        items.append(Item(SOLVER, row["id"], row["task"], {k: row[k] or "" for k in shown}))
     return items
 
 
 def _rating_items(path: Path, overlap: int | None) -> list[Item]:
     from ccpt.schemas.sheets import RATING_KEY
 
-    rows = read_checked_sheet(path, RATING_KEY)[0]
     seen: dict[str, Item] = {}
-    for row in rows:  # key.csv holds one row per (answer, role); a pair shared by several rows is rated once
+    # key.csv holds one row per (answer, role); a pair shared by several rows is rated once
+    for row in read_checked_sheet(path, RATING_KEY)[0]:
         if row["pair_id"] not in seen:
             fields = {"concept": row["concept"], "property": row["property"]}
             seen[row["pair_id"]] = Item(RATING, row["pair_id"], "rating", fields, overlap)
@@ -93,7 +92,7 @@ def _annotation_items(path: Path) -> list[Item]:
     return items
 
 
-def load_study(root: Path, rating_overlap: int | None = None, solver_overlap: int | None = None) -> Study:
+def load_study(root: Path, rating_overlap: int | None = None) -> Study:
     """Every study found in ``root``; a DataError when there is none or a sheet is malformed."""
     if not root.is_dir():
         raise DataError(f"study directory not found: {root}")
@@ -101,7 +100,7 @@ def load_study(root: Path, rating_overlap: int | None = None, solver_overlap: in
     sources: dict[str, tuple[Path, ...]] = {}
     solver_sheets = [root / f"{task}_sheet.csv" for task in TASKS if (root / f"{task}_sheet.csv").is_file()]
     for sheet in solver_sheets:
-        items += _solver_items(sheet, solver_overlap)
+        items += _solver_items(sheet)
     if solver_sheets:
         sources[SOLVER] = tuple(solver_sheets)
     if (root / "key.csv").is_file():
@@ -124,7 +123,7 @@ def load_study(root: Path, rating_overlap: int | None = None, solver_overlap: in
 
 
 def _lines(name: str, item: Item) -> list[str]:
-    return render_template(name, **item.fields).splitlines()
+    return [line for line in render_template(name, **item.fields).splitlines() if line.strip()]
 
 
 def annotation_form(item: Item) -> dict[str, Any]:
@@ -132,22 +131,17 @@ def annotation_form(item: Item) -> dict[str, Any]:
 
     The wording comes from the same templates the printable export uses, so both stay word for word equal.
     """
-    lines = [line for line in _lines(f"pipeline_form_{item.kind}", item) if line.strip()]
-    questions = [line for line in lines if line.startswith("Q1-")]
-    q2 = next(line for line in lines if line.startswith("Q2."))
+    lines = _lines(f"pipeline_form_{item.kind}", item)
     options = [line[4:].strip() for line in lines if line[:3] in ("(0)", "(1)", "(2)")]
-    note = next(line for line in lines if line.startswith("NOTE:"))
     form: dict[str, Any] = {
-        "relevance": list(
-            zip(("root_relevance", "modifier_relevance", "combination_relevance"), questions, strict=True)
-        ),
-        "q2": q2,
+        "relevance": list(zip(RELEVANCE_FIELDS, [line for line in lines if line.startswith("Q1-")], strict=True)),
+        "q2": next(line for line in lines if line.startswith("Q2.")),
         "labels": list(zip(FORM_OPTIONS[item.kind], options, strict=True)),
-        "note": note,
+        "note": next(line for line in lines if line.startswith("NOTE:")),
         "q3": None,
     }
     if item.component:
-        q3 = [line for line in _lines("pipeline_form_component_source", item) if line.strip()]
+        q3 = _lines("pipeline_form_component_source", item)
         form["q3"] = q3[0]
         form["sources"] = list(zip(SOURCE_OPTIONS, [line[4:].strip() for line in q3[1:]], strict=True))
     return form
@@ -158,13 +152,13 @@ class AnswerError(ValueError):
 
 
 def _text(form: Mapping[str, str], name: str, label: str) -> str:
-    value = form.get(name, "").strip()
+    value, capital = form.get(name, "").strip(), label[0].upper() + label[1:]
     if not value:
         raise AnswerError(f"Please fill in {label}.")
     if len(value) > MAX_TEXT:
-        raise AnswerError(f"{label[0].upper()}{label[1:]} is too long (at most {MAX_TEXT} characters).")
+        raise AnswerError(f"{capital} is too long (at most {MAX_TEXT} characters).")
     if any(ord(c) < 32 and c not in "\t" for c in value):
-        raise AnswerError(f"{label[0].upper()}{label[1:]} must be one line of text.")
+        raise AnswerError(f"{capital} must be one line of text.")
     return value
 
 
@@ -195,10 +189,7 @@ def check_answer(item: Item, form: Mapping[str, str]) -> dict[str, Any]:
     if item.study == RATING:
         return {"rating": _number(form, "rating", RATING_SCALE, "The rating")}
     answer: dict[str, Any] = {
-        name: _number(form, name, RELEVANCE_SCALE, question.split(".")[0])
-        for name, question in zip(
-            ("root_relevance", "modifier_relevance", "combination_relevance"), ("Q1-1.", "Q1-2.", "Q1-3."), strict=True
-        )
+        name: _number(form, name, RELEVANCE_SCALE, f"Q1-{k}") for k, name in enumerate(RELEVANCE_FIELDS, start=1)
     }
     answer["label"] = _choice(form, "label", FORM_OPTIONS[item.kind], "an answer to Q2")
     answer["toxic"] = form.get("toxic", "") == "on"
