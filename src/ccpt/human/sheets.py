@@ -1,15 +1,12 @@
 """Human evaluation (paper §4.2, §6.1, Appendix B.3–B.5, Table 4, Figures 7–8).
 
-1. Humans as solvers: export question sheets (CSV with an empty answer column + printable HTML) for a test
-   split or a seeded subset, import the filled sheets as tidy rows with ``model="human"`` (the "Human" row
-   once judged with :func:`judge_answers`, which takes any sync or async ``judge(concept, property)`` callable).
-2. Humans as judges: export Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any
-   run's answers, import the ratings, report Table 4 (Table-3 layout with the mean human rating as the judge)
-   and agreement with the LLM judge on the same pairs (Pearson, Spearman) plus inter-rater agreement
-   (Krippendorff's α, interval metric: it allows missing ratings and any number of raters).
-
-Solver questions follow Appendix B.3 and live with the other prompts (``prompts/human_*.txt``, rendered by
-:func:`ccpt.prompts.human_question`); the rating instructions follow Figure 8.
+1. Humans as solvers: question sheets (CSV with an empty answer column + printable HTML) for a test split or a
+   seeded subset, read back as tidy rows with ``model="human"`` (the "Human" row once judged with
+   :func:`judge_answers`). The questions (Appendix B.3) are prompts: ``prompts/human_*.txt``.
+2. Humans as judges: Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's
+   answers, read back as Table 4 (Table-3 layout, mean human rating as the judge), agreement with the LLM judge
+   on the same pairs (Pearson, Spearman) and between raters (Krippendorff's α, interval metric: it allows
+   missing ratings and any number of raters).
 """
 
 from __future__ import annotations
@@ -114,12 +111,11 @@ def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
 def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.DataFrame:
     """Tidy rows (``model="human"``, ``method="human"``) from filled solver sheets, read together.
 
-    An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance across the sheets of a
-    task). Each rater answers each item once *across all the sheets*: one rater's name in two sheets that both
-    answer an item (or two sheets without a rater column) is one line naming both places, since it would count
-    one person twice. Empty answers are kept as parse failures. Task 3 answers must be one of the four types
-    (else a parse failure), and Task 3 is scored as in Appendix B.4: one row per item holding the majority label
-    of all its raters (a tie, or no valid label, is a counted failure "no majority").
+    An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance per task). Each rater
+    answers each item once across all the sheets (else one line naming both places: it would count one person
+    twice). Empty answers, and Task 3 answers that are not one of the four types, are parse failures. Task 3 is
+    scored as in Appendix B.4: one row per item with its raters' majority label (a tie or no valid label is a
+    counted failure).
     """
     from ccpt.schemas.sheets import SOLVER
 

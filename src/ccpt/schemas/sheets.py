@@ -122,10 +122,8 @@ def _answer_label(value: Any) -> Any:
 
 def _toxic(value: Any) -> Any:
     text = str(value).strip().lower() if value is not None else ""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
     raise ValueError("toxic must be true/false (1/0, yes/no, x or empty)")
 
 
@@ -171,16 +169,13 @@ ANSWERS = TableSchema(
 
 # ------------------------------------------------------------------------------------------ exported sheets
 
-Form = ScoredType  # the two annotation forms (Figures 5 and 6): emergent and canceled
-CandidateType = PropertyType
-
 
 class HitRow(TypedDict):
     """A row of ``hits.csv`` (``ccpt pipeline annotate-export``): one HIT to annotate."""
 
     hit_id: Annotated[Text, role(KEY, "the HIT")]
-    form: Annotated[Form, column("form", "the annotation form it is asked on")]
-    candidate_type: Annotated[CandidateType, column("candidate_type", "the candidate's type when mined")]
+    form: Annotated[ScoredType, column("form", "the annotation form it is asked on")]
+    candidate_type: Annotated[PropertyType, column("candidate_type", "the candidate's type when mined")]
     assignments: Annotated[int, Field(ge=1), BeforeValidator(_no_bool), column("assignments", "annotators asked")]
     root: Annotated[Text, column("root", "the head noun H")]
     modifier: Annotated[Text, column("modifier", "the modifier M")]

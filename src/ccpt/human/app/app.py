@@ -81,18 +81,10 @@ class Session:
     assignments: list[Assignment]
     answers: dict[tuple[str, str], dict[str, Any]]
 
-    def answered(self, a: Assignment) -> bool:
-        """Whether this assignment has an answer."""
-        return (a.study, a.item) in self.answers
-
     @property
-    def n_answered(self) -> int:
-        """How many items are answered."""
-        return sum(self.answered(a) for a in self.assignments)
-
-    def first_unanswered(self) -> Assignment | None:
-        """Where to resume."""
-        return next((a for a in self.assignments if not self.answered(a)), None)
+    def unanswered(self) -> list[Assignment]:
+        """The items still without an answer, in order (the first is where to resume)."""
+        return [a for a in self.assignments if (a.study, a.item) not in self.answers]
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -181,7 +173,7 @@ class StudyApp:
             "url_root": f"/a/{session.annotator.token}",
             "position": position,
             "total": len(session.assignments),
-            "n_answered": session.n_answered,
+            "n_answered": len(session.assignments) - len(session.unanswered),
             "item": item,
             "title": STUDY_TITLES[item.study],
             "value": session.answers.get((a.study, a.item), {}),
@@ -204,8 +196,8 @@ class StudyApp:
         session = await run_in_threadpool(self.session, token)
         if session.annotator.submitted:
             return self.message(request, 200, "Your answers are submitted. Thank you!", title="Submitted")
-        resume = session.first_unanswered()
-        target = f"/a/{token}/item/{resume.position}" if resume else f"/a/{token}/review"
+        resume = session.unanswered
+        target = f"/a/{token}/item/{resume[0].position}" if resume else f"/a/{token}/review"
         return RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
 
     async def show_item(self, request: Request) -> Response:
@@ -249,7 +241,7 @@ class StudyApp:
             url_root=f"/a/{session.annotator.token}",
             annotator=session.annotator,
             rows=rows,
-            missing=len(rows) - session.n_answered,
+            missing=len(session.unanswered),
         )
 
     async def submit(self, request: Request) -> Response:
@@ -258,7 +250,7 @@ class StudyApp:
         session = await run_in_threadpool(self.session, token)
         form = await read_form(request)
         self.check_csrf(request, form)
-        missing = len(session.assignments) - session.n_answered
+        missing = len(session.unanswered)
         if missing:
             return self.message(request, 400, f"{missing} item(s) still need an answer before you can submit.")
         await run_in_threadpool(self.store.submit, session.annotator.id)

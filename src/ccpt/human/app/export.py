@@ -1,13 +1,11 @@
 """Write the answers as exactly the CSVs the existing importers read.
 
-- solver study → ``<task>_answers.csv`` (the export-solver columns plus ``rater``) for ``ccpt human import-solver``;
-- rating study → ``key.csv`` (copied unchanged) and ``rater_<k>.csv`` per annotator for ``ccpt human
-  import-ratings --key``;
-- annotation HITs → ``answers.csv`` (the answers-template columns, ``worker_id`` = annotator) for ``ccpt
-  pipeline annotate-import``.
+- solver study → ``<task>_answers.csv`` (export-solver columns plus ``rater``) for ``ccpt human import-solver``;
+- rating study → ``key.csv`` (copied) and ``rater_<k>.csv`` per annotator for ``ccpt human import-ratings --key``;
+- annotation HITs → ``answers.csv`` (``worker_id`` = annotator) for ``ccpt pipeline annotate-import``.
 
-Every assignment is written, answered or not: an unanswered solver item is an empty answer (the importer
-counts it as a failure), an unanswered rating or HIT an empty cell (the importers count it as missing).
+Every assignment is written, answered or not: an unanswered solver item is an empty answer (a counted failure),
+an unanswered rating or HIT an empty cell (counted as missing).
 """
 
 from __future__ import annotations
@@ -51,7 +49,6 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
     out.mkdir(parents=True, exist_ok=True)
     annotators = store.annotators()
     assignments = store.all_assignments()
-    answers = {a.id: store.answers(a.id) for a in annotators}
     items = {(i.study, i.key): i for i in study.items}
     answered = dict.fromkeys(study.kinds, 0)
     assigned = dict.fromkeys(study.kinds, 0)
@@ -60,16 +57,17 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
     rating_rows: dict[int, list[dict[str, Any]]] = {}
     hit_rows: list[dict[str, Any]] = []
     for annotator in annotators:
+        answers = store.answers(annotator.id)
         for assignment in assignments.get(annotator.id, []):
             item = items[(assignment.study, assignment.item)]
-            value = answers[annotator.id].get((item.study, item.key), {})
+            value = answers.get((item.study, item.key), {})
             assigned[item.study] += 1
             answered[item.study] += bool(value)
             if item.study == SOLVER:
                 row = {"id": item.key, "task": item.kind, **item.fields, "answer": value.get("answer", "")}
                 if TASK_SPECS[item.kind].completes_phrase:
                     row["answer_modifier"] = value.get("answer_modifier", "")
-                solver_rows.setdefault(item.kind, []).append({**row, "rater": annotator.name})
+                solver_rows.setdefault(item.kind, []).append(row | {"rater": annotator.name})
             elif item.study == RATING:
                 rating_rows.setdefault(annotator.id, []).append(
                     {"pair_id": item.key, **item.fields, "rater": annotator.name, "rating": value.get("rating", "")}
@@ -83,17 +81,16 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
                         "toxic": ("true" if value.get("toxic") else "false") if value else "",
                     }
                 )
-    for task in TASKS:
-        if task in solver_rows:
-            extra = ["answer_modifier"] if TASK_SPECS[task].completes_phrase else []
-            files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
+    for task in [t for t in TASKS if t in solver_rows]:
+        extra = ["answer_modifier"] if TASK_SPECS[task].completes_phrase else []
+        files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
     if RATING in study.sources:
         with atomic_path(out / "key.csv") as partial:
             shutil.copyfile(study.sources[RATING][0], partial)
         files.append(out / "key.csv")
+        columns = ["pair_id", "concept", "property", "rater", "rating"]
         for k, annotator in enumerate(annotators, start=1):
             if annotator.id in rating_rows:
-                columns = ["pair_id", "concept", "property", "rater", "rating"]
                 files.append(_write(out / f"rater_{k}.csv", columns, rating_rows[annotator.id]))
     if ANNOTATION in study.sources:
         files.append(_write(out / "answers.csv", ANSWER_COLUMNS, hit_rows))

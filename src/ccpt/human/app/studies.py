@@ -1,11 +1,10 @@
 """The studies a STUDY_DIR holds, read from the sheets ccpt exports, and the checks on their answers.
 
-- solver study: ``<task>_sheet.csv`` from ``ccpt human export-solver`` (Appendix B.3 questions, Task 3 as in
-  Figure 7); the sheets hold no gold answer, and only their display columns are read;
-- judge-rating study: ``key.csv`` from ``ccpt human export-ratings`` (Figure 8); only ``pair_id``, ``concept`` and
-  ``property`` are read from it, never the LLM judge's score;
-- annotation HITs: ``hits.csv`` from ``ccpt pipeline annotate-export`` (in STUDY_DIR or STUDY_DIR/annotation;
-  Figures 5–6, plus the A.3 property-source question on component HITs).
+- solver study: ``<task>_sheet.csv`` (``ccpt human export-solver``); only its display columns, no gold answer;
+- judge-rating study: ``key.csv`` (``ccpt human export-ratings``, Figure 8); only ``pair_id``, ``concept`` and
+  ``property``, never the LLM judge's score;
+- annotation HITs: ``hits.csv`` (``ccpt pipeline annotate-export``) in STUDY_DIR or STUDY_DIR/annotation
+  (Figures 5–6, plus the A.3 property-source question on component HITs).
 """
 
 from __future__ import annotations
