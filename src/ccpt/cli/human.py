@@ -114,8 +114,7 @@ def export_ratings(
     from ccpt.results.load import input_files
     from ccpt.sources import dataset_files
 
-    sheets = [out / "key.csv", *(out / f"rater_{k}.{ext}" for k in range(1, raters + 1) for ext in ("csv", "html"))]
-    for sheet in sheets:
+    for sheet in [out / "key.csv", *(out / f"rater_{k}.{e}" for k in range(1, raters + 1) for e in ("csv", "html"))]:
         refuse_inputs(sheet, [*input_files(paths), *dataset_files(data_dir)], "--out")
     frame = load_results(paths, _dataset(data_dir, required=data_dir is not None))
     written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)

@@ -169,14 +169,9 @@ def _solver_rows(
         row.update(judge_failures=0, source=path.name)
         if not spec.generative:
             label = answer.lower().removesuffix(" property")
-            ok = label in TYPE_LABELS
-            row.update(
-                gold_type=item.gold,
-                pred_type=label if ok else None,
-                answer=label if ok else None,
-                parse_ok=ok,
-                parse_error=None if ok else f"not one of {', '.join(TYPE_LABELS)}",
-            )
+            label = label if label in TYPE_LABELS else None
+            row.update(gold_type=item.gold, pred_type=label, answer=label, parse_ok=label is not None)
+            row["parse_error"] = None if label else f"not one of {', '.join(TYPE_LABELS)}"
         else:
             row.update(answer=answer or None, parse_ok=bool(answer), parse_error=None if answer else "empty answer")
             if spec.completes_phrase:
@@ -197,14 +192,8 @@ def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             why = f"no majority among {len(group)} rater(s)"
         row = group.iloc[0].to_dict()
-        row.update(
-            seed=0,
-            pred_type=winner,
-            answer=winner,
-            parse_ok=winner is not None,
-            parse_error=None if winner else why,
-            answer_raw="; ".join(str(a) for a in group["answer_raw"]),
-        )
+        row.update(seed=0, pred_type=winner, answer=winner, parse_ok=winner is not None)
+        row.update(parse_error=None if winner else why, answer_raw="; ".join(str(a) for a in group["answer_raw"]))
         out.append(row)
     return pd.DataFrame(out, columns=list(frame.columns))
 
@@ -268,13 +257,9 @@ def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:
     key = pd.DataFrame(
         records, columns=["task", "model", "method", "instance", "role", "concept", "property", "llm_judge"]
     )
-    pair_keys = list(dict.fromkeys(zip(key["concept"].str.lower(), key["property"].str.lower(), strict=True)))
-    ids = {k: f"p{i:05d}" for i, k in enumerate(pair_keys)}
-    key.insert(
-        0,
-        "pair_id",
-        [ids[(c.lower(), p.lower())] for c, p in zip(key["concept"], key["property"], strict=True)],
-    )
+    pairs = list(zip(key["concept"].str.lower(), key["property"].str.lower(), strict=True))
+    ids = {pair: f"p{i:05d}" for i, pair in enumerate(dict.fromkeys(pairs))}
+    key.insert(0, "pair_id", [ids[pair] for pair in pairs])
     return key
 
 
@@ -424,6 +409,5 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
     return (
         generative_markdown(table) + "\n\nHuman (mean of raters) vs LLM judge on the same pairs: "
         f"Pearson {format_correlation(agree['pearson'])}, Spearman {format_correlation(agree['spearman'])}, "
-        f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): "
-        f"{alpha}.\n"
+        f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): {alpha}.\n"
     )
