@@ -93,12 +93,11 @@ class Sheet:
 
 
 def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[[str], str] | None = None) -> Sheet:
-    """The rows of a CSV sheet, every cell as text and restored (see :func:`restore`).
+    """The rows of a CSV sheet, every cell as text and restored (see :func:`restore`); ``rename`` normalises
+    header names (e.g. a platform's ``Answer.`` prefixes).
 
     One line (:class:`~ccpt.errors.DataError`) names what is wrong with the file itself: not UTF-8, malformed
-    CSV, a row with more or fewer fields than the header, a header repeated (which column would count?), a
-    required column missing. Cell values are checked by the sheet's schema (:mod:`ccpt.schemas.sheets`).
-    ``rename`` normalises header names (e.g. a platform's ``Answer.`` prefixes).
+    CSV, a row with more or fewer fields than the header, a repeated header, a required column missing.
     """
     path = Path(path)
     try:

@@ -193,10 +193,7 @@ def serve(
             err=True,
         )
     web = server.Server(prepared, host, port)
-
-    def ready() -> None:
-        for name, link in web.links():
-            click.echo(f"{name}: {link}")
-        click.echo("Ctrl-C stops the server; answers are saved as they are given.")
-
-    web.run(on_ready=ready)
+    for name, link in web.links():
+        click.echo(f"{name}: {link}")
+    click.echo("Ctrl-C stops the server; answers are saved as they are given.")
+    web.run()

@@ -6,7 +6,7 @@ import asyncio
 import ipaddress
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,9 +94,8 @@ def prepare(
 ) -> Prepared:
     """Load the sheets and open (or, with ``create``, create) the study database.
 
-    The first run creates the annotators, their secret tokens and their assignments; later runs reuse them
-    unchanged (a restart loses nothing and the links stay valid), and refuse a different annotator list or
-    sheets that no longer match the stored assignments. Every check runs before the database is written.
+    The first run creates the annotators, their secret tokens and assignments; later runs reuse them (the links
+    stay valid) and refuse other annotators or sheets that no longer match. Every check precedes any write.
     """
     study = load_study(study_dir, rating_overlap=rating_overlap)
     path = study_dir / DB_NAME
@@ -193,10 +192,8 @@ class Server:
         people = [(name, self.url(f"/a/{token}/")) for name, token in self.prepared.links]
         return [*people, ("admin", self.url(f"/admin/{self.prepared.admin_token}/"))]
 
-    def run(self, on_ready: Callable[[], None] | None = None) -> None:
+    def run(self) -> None:
         """Serve until interrupted."""
-        if on_ready is not None:
-            on_ready()
         self.server.run(sockets=[self.socket])
 
     def start(self) -> Server:
