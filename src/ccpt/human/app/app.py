@@ -70,7 +70,6 @@ class Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -145,11 +144,13 @@ class StudyApp:
         """A page with one message."""
         return self.page(request, "message.html", status=status, title=title, message=message)
 
-    def check_csrf(self, request: Request, form: dict[str, str]) -> None:
-        """Refuse a post whose CSRF field does not match this session's cookie."""
+    async def posted_form(self, request: Request) -> dict[str, str]:
+        """The posted form (:func:`read_form`), refused unless its CSRF field matches this session's cookie."""
+        form = await read_form(request)
         cookie, posted = request.cookies.get(CSRF_COOKIE, ""), form.get("csrf", "")
         if not cookie or not posted or not hmac.compare_digest(cookie.encode(), posted.encode()):
             raise Refused(403, "This form has expired or did not come from this page; reload the page and try again.")
+        return form
 
     def session(self, token: str) -> Session:
         """The annotator of a link, or 404."""
@@ -212,8 +213,7 @@ class StudyApp:
         token, position = request.path_params["token"], request.path_params["n"]
         session = await run_in_threadpool(self.session, token)
         a, item = self.assignment(session, position)
-        form = await read_form(request)
-        self.check_csrf(request, form)
+        form = await self.posted_form(request)
         if session.annotator.submitted:
             return self.message(request, 409, SUBMITTED_FINAL)
         try:
@@ -248,8 +248,7 @@ class StudyApp:
         """Close the annotator's work once every item is answered."""
         token = request.path_params["token"]
         session = await run_in_threadpool(self.session, token)
-        form = await read_form(request)
-        self.check_csrf(request, form)
+        await self.posted_form(request)  # checks the CSRF token
         missing = len(session.unanswered)
         if missing:
             return self.message(request, 400, f"{missing} item(s) still need an answer before you can submit.")
@@ -291,8 +290,7 @@ class StudyApp:
         """Write the export CSVs into STUDY_DIR/export and list them."""
         token = request.path_params["token"]
         await run_in_threadpool(self.check_admin, token)
-        form = await read_form(request)
-        self.check_csrf(request, form)
+        await self.posted_form(request)  # checks the CSRF token
         result = await run_in_threadpool(export_answers, self.study, self.store, self.study.root / "export")
         return await self.admin(request, exported=result)
 
@@ -312,7 +310,7 @@ class StudyApp:
             response.headers["Retry-After"] = RETRY_AFTER
             return response
         if isinstance(exc, Refused):
-            return self.message(request, exc.status, exc.message)
+            return self.message(request, exc.status, str(exc))
         status = getattr(exc, "status_code", 500)
         text = "Not found." if status == 404 else "This request is not allowed."
         return HTMLResponse(

@@ -19,16 +19,12 @@ def assign(items: Sequence[Item], annotators: int) -> list[list[Item]]:
         raise DataError("a study needs at least one annotator")
     out: list[list[Item]] = [[] for _ in range(annotators)]
     for n, item in enumerate(items):
-        if item.overlap is None:
-            chosen = range(annotators)
-        else:
-            if item.overlap > annotators:
-                raise DataError(
-                    f"{item.study} item {item.key} needs {item.overlap} annotators, only {annotators} given",
-                    "pass --annotators or a names file with enough people",
-                )
-            order = sorted(range(annotators), key=lambda a, n=n: (len(out[a]), (a - n) % annotators))
-            chosen = sorted(order[: item.overlap])
-        for a in chosen:
+        if item.overlap is not None and item.overlap > annotators:
+            raise DataError(
+                f"{item.study} item {item.key} needs {item.overlap} annotators, only {annotators} given",
+                "pass --annotators or a names file with enough people",
+            )
+        order = sorted(range(annotators), key=lambda a, n=n: (len(out[a]), (a - n) % annotators))
+        for a in sorted(order[: item.overlap]):  # overlap None: everyone
             out[a].append(item)
     return out

@@ -86,7 +86,7 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
         files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
     if RATING in study.sources:
         with atomic_path(out / "key.csv") as partial:
-            shutil.copyfile(study.sources[RATING][0], partial)
+            shutil.copyfile(study.sources[RATING], partial)
         files.append(out / "key.csv")
         columns = ["pair_id", "concept", "property", "rater", "rating"]
         for k, annotator in enumerate(annotators, start=1):

@@ -44,11 +44,11 @@ class Item:
 
 @dataclass(frozen=True)
 class Study:
-    """Every item of a STUDY_DIR, in the order annotators see them, and the files they came from."""
+    """Every item of a STUDY_DIR, in the order annotators see them, and the rating key / HITs file they came from."""
 
     root: Path
     items: tuple[Item, ...]
-    sources: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
+    sources: Mapping[str, Path] = field(default_factory=dict)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -96,19 +96,17 @@ def load_study(root: Path, rating_overlap: int | None = None) -> Study:
     if not root.is_dir():
         raise DataError(f"study directory not found: {root}")
     items: list[Item] = []
-    sources: dict[str, tuple[Path, ...]] = {}
-    solver_sheets = [root / f"{task}_sheet.csv" for task in TASKS if (root / f"{task}_sheet.csv").is_file()]
-    for sheet in solver_sheets:
-        items += _solver_items(sheet)
-    if solver_sheets:
-        sources[SOLVER] = tuple(solver_sheets)
+    sources: dict[str, Path] = {}
+    for sheet in (root / f"{task}_sheet.csv" for task in TASKS):
+        if sheet.is_file():
+            items += _solver_items(sheet)
     if (root / "key.csv").is_file():
-        items += _rating_items(root / "key.csv", rating_overlap)
-        sources[RATING] = (root / "key.csv",)
+        sources[RATING] = root / "key.csv"
+        items += _rating_items(sources[RATING], rating_overlap)
     hits = next((p for p in (root / "hits.csv", root / "annotation" / "hits.csv") if p.is_file()), None)
     if hits is not None:
+        sources[ANNOTATION] = hits
         items += _annotation_items(hits)
-        sources[ANNOTATION] = (hits,)
     if not items:
         raise DataError(
             f"{root}: no study sheets found",
