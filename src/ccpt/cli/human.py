@@ -77,8 +77,7 @@ def import_solver(
         from ccpt.eval.judge import Judge, default_judge_mode
 
         judge_model = judge_model_name(judge_model)
-        mode = judge_mode or default_judge_mode(judge_model)
-        judge = Judge(get_model(judge_model), mode=mode)  # type: ignore[arg-type]
+        judge = Judge(get_model(judge_model), mode=judge_mode or default_judge_mode(judge_model))  # type: ignore[arg-type]
 
         async def relevance(concept: str, prop: str) -> float | None:
             return (await judge.relevance(concept, prop)).relevance
