@@ -103,8 +103,7 @@ def export_solver_sheet(
 
 
 def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
-    """Tidy rows (``model="human"``, ``method="human"``) from one filled solver sheet (see
-    :func:`import_solver_sheets`)."""
+    """Tidy rows from one filled solver sheet (see :func:`import_solver_sheets`)."""
     return import_solver_sheets([path], ds)
 
 
@@ -308,8 +307,7 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
         if resolved in seen:
             raise DataError(f"{sheet}: given twice (also as {seen[resolved]}); its ratings would count twice")
         seen[resolved] = str(sheet)
-        # Each sheet becomes a frame at once: 300K ratings held as row dicts (and a dict of where each was
-        # seen) took ~200 MB more than these columns.
+        # A frame per sheet at once: 300K ratings as row dicts (and where each was seen) took ~200 MB more.
         frame = pd.DataFrame(read_checked_sheet(Path(sheet), RATINGS)[0], columns=["pair_id", "rater", "rating"])
         unknown = sorted(set(frame["pair_id"]) - known)
         if unknown:
@@ -352,8 +350,7 @@ def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def rating_agreement(ratings: pd.DataFrame) -> dict[str, Any]:
     """Human (rater mean) vs LLM judge per pair: Pearson, Spearman, n; raters: Krippendorff α (interval)."""
-    # Pairs as integer codes and only the columns used: string keys and frame copies were most of the memory
-    # of 300K ratings here.
+    # Pairs as integer codes, only the columns used: string keys and frame copies were most of 300K ratings' memory.
     pair = pd.Series(pd.factorize(ratings["pair_id"])[0])
     rating = ratings["rating"].to_numpy(float)
     human = pd.Series(rating).groupby(pair).mean().dropna().map(relevance_from_score)
