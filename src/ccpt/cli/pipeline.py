@@ -11,21 +11,29 @@ import click
 
 from ccpt.cli.options import SEED, UNIT_INTERVAL
 
-WORKDIR_HELP = "Pipeline working directory (stage files and manifests)."
 workdir_option = click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("ccpt-pipeline"),
     show_default=True,
-    help=WORKDIR_HELP,
+    help="Pipeline working directory (stage files and manifests).",
 )
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
+INPUT_FILE = click.Path(dir_okay=False, exists=True, path_type=Path)
+COUNT = click.IntRange(min=1)
 conceptnet_option = click.option(
     "--conceptnet",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=INPUT_FILE,
     required=True,
     help="ConceptNet index built by `ccpt conceptnet index DUMP`.",
 )
+
+
+def _with_options(command: Any, *options: Any) -> Any:
+    """``command`` with ``options`` applied so that they are listed in the order given."""
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def _engine_options(f: Any) -> Any:
@@ -37,18 +45,18 @@ def _engine_options(f: Any) -> Any:
 
         return f(*args, engine=EngineOptions(engine, workers, address), **kwargs)
 
-    c: Any = command
-    c = click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto).")(c)
-    c = click.option(
-        "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes (or Ray actors)."
-    )(c)
-    return click.option(
-        "--engine",
-        type=click.Choice(["process", "ray"]),
-        default="process",
-        show_default=True,
-        help="Local process pool, or Ray Data.",
-    )(c)
+    return _with_options(
+        command,
+        click.option(
+            "--engine",
+            type=click.Choice(["process", "ray"]),
+            default="process",
+            show_default=True,
+            help="Local process pool, or Ray Data.",
+        ),
+        click.option("--workers", type=COUNT, default=2, show_default=True, help="Worker processes (or Ray actors)."),
+        click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto)."),
+    )
 
 
 def _llm_options(f: Any) -> Any:
@@ -76,29 +84,29 @@ def _llm_options(f: Any) -> Any:
         plaus = PlausibilityOptions(backend=plausibility, threshold=threshold, vera_weights=vera_weights)
         return f(*args, llm=llm, plausibility=plaus, **kwargs)
 
-    c: Any = command
-    c = click.option(
-        "--max-connections", type=click.IntRange(min=1), default=8, show_default=True, help="Concurrent model calls."
-    )(c)
-    c = click.option("--seed", type=SEED, default=0, show_default=True, help="Generation seed.")(c)
-    c = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(c)
-    c = click.option(
-        "--plausibility",
-        type=click.Choice(["model", "vera"]),
-        default="model",
-        show_default=True,
-        help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
-    )(c)
-    c = click.option(
-        "--threshold", type=UNIT_INTERVAL, default=0.7, show_default=True, help="Plausibility threshold (0-1)."
-    )(c)
-    c = click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name).")(c)
-    return click.option(
-        "--model",
-        required=True,
-        metavar="MODEL",
-        help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
-    )(c)
+    return _with_options(
+        command,
+        click.option(
+            "--model",
+            required=True,
+            metavar="MODEL",
+            help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
+        ),
+        click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name)."),
+        click.option(
+            "--threshold", type=UNIT_INTERVAL, default=0.7, show_default=True, help="Plausibility threshold (0-1)."
+        ),
+        click.option(
+            "--plausibility",
+            type=click.Choice(["model", "vera"]),
+            default="model",
+            show_default=True,
+            help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
+        ),
+        click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Generation seed."),
+        click.option("--max-connections", type=COUNT, default=8, show_default=True, help="Concurrent model calls."),
+    )
 
 
 def _report(result: Any) -> None:
@@ -114,7 +122,7 @@ def command() -> None:
 
 
 @command.command("mine")
-@click.argument("corpus", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("corpus", nargs=-1, required=True, type=INPUT_FILE)
 @workdir_option
 @_engine_options
 @click.option("--text-field", default="text", show_default=True, help="JSONL: field holding the text.")
@@ -140,12 +148,7 @@ def combinations_cmd(workdir, conceptnet, engine, spacy_model, no_prefilter, for
 
     _report(
         combinations(
-            workdir,
-            conceptnet,
-            engine=engine,
-            spacy_model=spacy_model,
-            prefilter=not no_prefilter,
-            force=force,
+            workdir, conceptnet, engine=engine, spacy_model=spacy_model, prefilter=not no_prefilter, force=force
         )
     )
 
@@ -182,33 +185,31 @@ def _batch_options(f: Any) -> Any:
             )
         return f(*args, batch=batch, **kwargs)
 
-    c: Any = command
-    c = click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100).")(c)
-    c = click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Batch replicas.")(
-        c
+    return _with_options(
+        command,
+        click.option(
+            "--batch",
+            "batch_backend",
+            type=click.Choice(["vllm", "http"]),
+            default=None,
+            help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
+        ),
+        click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray)."),
+        click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model."),
+        click.option("--batch-url", default=None, help="Batch http: chat-completions URL."),
+        click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token."),
+        click.option("--batch-size", type=COUNT, default=64, show_default=True, help="Rows per batch."),
+        click.option("--concurrency", type=COUNT, default=1, show_default=True, help="Batch replicas."),
+        click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100)."),
     )
-    c = click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Rows per batch.")(
-        c
-    )
-    c = click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token.")(c)
-    c = click.option("--batch-url", default=None, help="Batch http: chat-completions URL.")(c)
-    c = click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model.")(c)
-    c = click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray).")(c)
-    return click.option(
-        "--batch",
-        "batch_backend",
-        type=click.Choice(["vllm", "http"]),
-        default=None,
-        help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
-    )(c)
 
 
 @command.command("properties")
 @workdir_option
 @_llm_options
 @_batch_options
-@click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Properties per combination.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N combinations.")
+@click.option("--count", type=COUNT, default=10, show_default=True, help="Properties per combination.")
+@click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
 @force_option
 def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
@@ -226,9 +227,7 @@ def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> No
 @workdir_option
 @conceptnet_option
 @_llm_options
-@click.option(
-    "--per-phrase", type=click.IntRange(min=1), default=5, show_default=True, help="Max candidates per noun phrase."
-)
+@click.option("--per-phrase", type=COUNT, default=5, show_default=True, help="Max candidates per noun phrase.")
 @click.option(
     "--component-sample", type=click.IntRange(min=0), default=10_000, show_default=True, help="Component candidates."
 )
@@ -250,26 +249,13 @@ def candidates_cmd(
     params = CandidateParams(
         per_phrase=per_phrase, component_sample=component_sample, canceled_phrases=canceled_phrases, seed=sample_seed
     )
-    _report(
-        select_candidates(
-            workdir,
-            conceptnet,
-            llm,
-            plausibility=plausibility,
-            params=params,
-            force=force,
-        )
-    )
+    _report(select_candidates(workdir, conceptnet, llm, plausibility=plausibility, params=params, force=force))
 
 
 @command.command("annotate-export")
 @workdir_option
-@click.option(
-    "--annotators", type=click.IntRange(min=1), default=3, show_default=True, help="Per emergent/canceled HIT."
-)
-@click.option(
-    "--component-annotators", type=click.IntRange(min=1), default=1, show_default=True, help="Per component HIT."
-)
+@click.option("--annotators", type=COUNT, default=3, show_default=True, help="Per emergent/canceled HIT.")
+@click.option("--component-annotators", type=COUNT, default=1, show_default=True, help="Per component HIT.")
 @force_option
 def annotate_export_cmd(workdir, annotators, component_annotators, force) -> None:
     """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
@@ -280,7 +266,7 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
 
 
 @command.command("annotate-import")
-@click.argument("answers", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("answers", type=INPUT_FILE)
 @workdir_option
 @click.option(
     "--out",
@@ -295,10 +281,9 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
     """Stage 5b: ANSWERS → majority labels, κ, toxicity → the dataset in the released CCPT schema."""
     from ccpt.pipeline.annotation import AnnotationParams, import_answers
 
-    result = import_answers(
-        workdir, answers, out, params=AnnotationParams(toxic_rule=toxic_rule, seed=seed), force=force
+    _report(
+        import_answers(workdir, answers, out, params=AnnotationParams(toxic_rule=toxic_rule, seed=seed), force=force)
     )
-    _report(result)
     click.echo(f"dataset: {out or workdir / 'dataset'} (ccpt data stats --data-dir …)")
 
 
@@ -307,26 +292,19 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @conceptnet_option
 @click.option(
     "--counts",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=INPUT_FILE,
     default=None,
     help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
 )
 @click.option(
     "--cooccurrence",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=INPUT_FILE,
     default=None,
     help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
 )
-@click.option(
-    "--corpus",
-    multiple=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Count co-occurrences in these corpus files instead.",
-)
-@click.option("--window", type=click.IntRange(min=1), default=5, show_default=True, help="Corpus co-occurrence window.")
-@click.option(
-    "--conceptnet-sample", type=click.IntRange(min=1), default=None, help="Sample this many ConceptNet bigrams."
-)
+@click.option("--corpus", multiple=True, type=INPUT_FILE, help="Count co-occurrences in these corpus files instead.")
+@click.option("--window", type=COUNT, default=5, show_default=True, help="Corpus co-occurrence window.")
+@click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ccpt-novelty"), show_default=True
 )
@@ -351,7 +329,7 @@ def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conce
 
 
 @command.command("run")
-@click.argument("config", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("config", type=INPUT_FILE)
 @force_option
 def run_cmd(config, force) -> None:
     """Run every stage from CONFIG (TOML; see docs/pipeline.md), skipping finished ones."""
