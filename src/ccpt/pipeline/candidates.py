@@ -25,11 +25,16 @@ from ccpt.graph import ConceptGraph, SqliteConceptGraph
 from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_bool, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
 from ccpt.pipeline.progress import gather_with_progress
-from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows
+from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows, scorer_fields
 from ccpt.prompts import render_template
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT
 
 CANDIDATES = "candidates.jsonl"
+# The columns of a noun phrase's row that its canceled candidates keep.
+_PHRASE_FIELDS = (
+    *("doc_id", "start", "end", "sentence", "marker", "combination", "head", "modifier"),
+    *("head_text", "modifier_text", "relation"),
+)
 
 
 @dataclass(frozen=True)
@@ -88,23 +93,7 @@ async def _canceled(
     params: CandidateParams,
 ) -> list[dict[str, Any]]:
     async def head_rows(phrase: dict[str, Any]) -> list[dict[str, Any]]:
-        base = {
-            k: phrase[k]
-            for k in (
-                "doc_id",
-                "start",
-                "end",
-                "sentence",
-                "marker",
-                "combination",
-                "head",
-                "modifier",
-                "head_text",
-                "modifier_text",
-                "relation",
-            )
-            if k in phrase
-        }
+        base = {k: phrase[k] for k in _PHRASE_FIELDS if k in phrase}
         from_graph = list(graph.has_property(phrase["head"], params.head_properties))
         reply = await caller.ask(
             render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
@@ -166,9 +155,7 @@ async def _select(
         CANCELED: len(canceled),
         "model_calls": caller.calls,
         "failures": dict(caller.failures),
-        "scorer": scorer.name,
-        "scorer_calibrated": scorer.calibrated,
-        "scorer_note": scorer.note,
+        **scorer_fields(scorer),
     }
     return [*emergent, *canceled, *component], counts
 
