@@ -12,13 +12,11 @@ head ("the alley outside"), or the object of a prepositional phrase on the head 
 A phrase with two or more content modifiers is not a two-concept combination and is skipped; so is one
 with a clause (relcl, acl), a proper-noun head or a pronoun.
 
-Only sentences that pass a cheap lexical prefilter are parsed: within the few words after the marker there
-must be at least two words whose some form is a unigram concept. The parser is ~100× slower than the filter,
-so throughput is set by how many sentences the filter lets through and how many words each one has. Only a
-window of the sentence is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to
-:data:`WINDOW_CHARS_AFTER` characters after the last): the rules read the marker and the phrase after it, never
-the rest of a long sentence (on the 37 Shakespeare plays the windowed parse extracts exactly the combinations of
-the whole-sentence parse; docs/benchmarks.md).
+Only sentences passing a cheap lexical prefilter are parsed (≥ two words right after the marker with a form that
+is a unigram concept): the parser is ~100× slower, so throughput is set by what the filter lets through. Only a
+window is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to :data:`WINDOW_CHARS_AFTER`
+characters after the last): the rules read only the marker and the phrase after it (on the 37 Shakespeare plays
+it extracts exactly the whole-sentence parse's combinations; docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -71,12 +69,8 @@ class ExtractConfig:
 
 @functools.cache
 def load_spacy(name: str) -> Language:
-    """Load a spaCy pipeline once per process.
-
-    No NER (not needed; a third of the time), and the lemmatizer loaded but not run over every token: only the
-    head and the modifier of a candidate phrase need a lemma (:func:`_lemma` runs it on those; a quarter of the
-    remaining time, measured).
-    """
+    """Load a spaCy pipeline once per process: no NER (a third of the time), and the lemmatizer loaded but
+    run only on a candidate's head and modifier (:func:`_lemma`; it took a quarter of the remaining time)."""
     try:
         import spacy
     except ImportError:
@@ -177,9 +171,8 @@ def extract_from_doc(
 ) -> list[dict[str, Any]]:
     """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections).
 
-    ``doc`` is the parse of ``comparative.sentence[offset:]`` (or of a window starting there); ``lemmatize``
-    lemmatises the tokens that need it when the pipeline did not (:func:`lemmatizer_of`).
-    """
+    ``doc`` parses ``comparative.sentence[offset:]`` (or a window starting there); ``lemmatize`` lemmatises the
+    tokens that need it when the pipeline did not (:func:`lemmatizer_of`)."""
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
         row = _extract_one(doc, comparative, marker, vocab, stats, offset, lemmatize)
@@ -300,8 +293,8 @@ class CombinationJob:
             todo.append(comparative)
         stats["parsed"] += len(todo)
         out: list[dict[str, Any]] = []
-        nlp = load_spacy(self.config.spacy_model) if todo else None
-        if nlp is not None:
+        if todo:
+            nlp = load_spacy(self.config.spacy_model)
             lemmatize = lemmatizer_of(nlp)
             spans = [parse_span(c) if self.config.parse_window else (0, len(c.sentence)) for c in todo]
             texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))

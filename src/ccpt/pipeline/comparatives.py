@@ -79,13 +79,8 @@ class Comparative:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Comparative:
-        return cls(
-            row["doc_id"],
-            row["start"],
-            row["end"],
-            row["sentence"],
-            tuple(Marker(str(k), int(p)) for k, p in row["markers"]),
-        )
+        markers = tuple(Marker(str(k), int(p)) for k, p in row["markers"])
+        return cls(row["doc_id"], row["start"], row["end"], row["sentence"], markers)
 
 
 def compile_false_friends(patterns: Sequence[str] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
@@ -93,20 +88,14 @@ def compile_false_friends(patterns: Sequence[str] = FALSE_FRIENDS) -> tuple[re.P
     return tuple(re.compile(p) for p in patterns)
 
 
-def _mask(text: str, false_friends: Iterable[re.Pattern[str]]) -> str:
-    """Blank out false-friend matches, keeping every other character at its offset."""
-    masked = text
-    for pattern in false_friends:
-        masked = pattern.sub(lambda m: " " * len(m.group()), masked)
-    return masked
-
-
 def find_markers(sentence: str, false_friends: Sequence[re.Pattern[str]] | None = None) -> tuple[Marker, ...]:
     """The comparisons in ``sentence`` ("like …", "as ADJ as …"), false friends excluded."""
     lowered = sentence.lower()
     if "like" not in lowered and " as " not in f" {lowered} ":
         return ()  # most sentences: no regex work at all
-    masked = _mask(lowered, false_friends if false_friends is not None else compile_false_friends())
+    masked = lowered  # false-friend matches blanked out, every other character kept at its offset
+    for pattern in false_friends if false_friends is not None else compile_false_friends():
+        masked = pattern.sub(lambda m: " " * len(m.group()), masked)
     markers = [Marker("like", m.end()) for m in _LIKE.finditer(masked)]
     markers += [Marker("as…as", m.end()) for m in _EQUATIVE.finditer(masked)]
     # Drop a marker with nothing after it ("… is what I like.") — there is no compared phrase.

@@ -3,13 +3,12 @@
 A stage hands the engine a picklable *job* — ``job(units) -> (rows, counts)`` over a list of dict units —
 and the engine returns the per-batch results **in input order**, so both engines write identical files.
 
-- ``process``: the driver streams batches to a pool of ``workers`` processes (spawned, so a worker never
-  inherits a half-initialised library), keeping at most ``2 × workers`` batches in flight (constant memory
-  on any corpus size).
-- ``ray``: the same job wrapped in a Ray Data ``map_batches`` actor pool over a Ray Dataset that the stage
-  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL), with
-  ``preserve_order``. ``address`` is a cluster address (``ray://…`` or ``auto``); None starts a local Ray.
-  The files must be readable from every node (shared or object storage).
+- ``process``: batches streamed to ``workers`` spawned processes (no half-initialised library inherited), at
+  most ``2 × workers`` in flight (constant memory on any corpus size).
+- ``ray``: the same job as a Ray Data ``map_batches`` actor pool, ``preserve_order``, over a Dataset the stage
+  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL). ``address``:
+  ``ray://…`` or ``auto``; None starts a local Ray. The files must be readable from every node (shared or
+  object storage).
 """
 
 from __future__ import annotations
@@ -118,8 +117,7 @@ def run_ray(
         for text in batch["json"]:
             obj = json.loads(text)
             if isinstance(obj, dict) and "__counts__" in obj:
-                for key, value in obj["__counts__"].items():
-                    counts[key] = counts.get(key, 0) + value
+                merge_counts(counts, obj["__counts__"])
             else:
                 rows.append(obj)
         yield rows, counts
