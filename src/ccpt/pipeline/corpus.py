@@ -48,10 +48,6 @@ class Sentence:
     text: str
 
 
-def _base_suffix(path: Path) -> str:
-    return Path(path.name.removesuffix(".gz")).suffix.lower()
-
-
 def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
     if data is not None:
         return io.BytesIO(gzip.decompress(data) if path.name.endswith(".gz") else data)
@@ -89,7 +85,7 @@ def iter_documents(
     try:
         with _open_binary(path, data) as fh:
             lines = _lines(path, fh)
-            if _base_suffix(path) in JSONL_SUFFIXES:
+            if Path(path.name.removesuffix(".gz")).suffix.lower() in JSONL_SUFFIXES:
                 yield from _jsonl_documents(path, lines, text_field, id_field)
             else:
                 yield from _paragraphs(path, lines)

@@ -34,13 +34,7 @@ class LLMOptions:
 
     def describe(self) -> dict[str, Any]:
         """Parameters recorded in stage manifests."""
-        return {
-            "model": self.model,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "max_tokens": self.max_tokens,
-            "model_args": self.model_args,
-        }
+        return {k: getattr(self, k) for k in ("model", "temperature", "seed", "max_tokens", "model_args")}
 
 
 @dataclass
@@ -107,8 +101,7 @@ def _p_yes(output: Any) -> float | None:
         if item.token.strip(" \"'").lower() not in ("yes", "no"):
             continue
         mass = {"yes": 0.0, "no": 0.0}
-        alternatives = item.top_logprobs or []
-        for alt in alternatives or [item]:
+        for alt in item.top_logprobs or [item]:
             word = alt.token.strip(" \"'").lower()
             if word in mass:
                 mass[word] += math.exp(alt.logprob)

@@ -73,10 +73,6 @@ def property_prompt(combo: dict[str, Any], count: int) -> str:
     )
 
 
-async def _ask_all(prompts: list[str], caller: JsonCaller) -> Replies:
-    return [r.obj for r in await gather_with_progress("properties: combinations", (caller.ask(p) for p in prompts))]
-
-
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
     ids = [request_id(p, llm, batch) for p in prompts]
     replies, failures, sent = run_batch(dict(zip(ids, prompts, strict=True)), llm, batch, replies_path)
@@ -101,7 +97,8 @@ async def _extract(
     caller: JsonCaller | None = None
     if batch_replies is None:
         caller = JsonCaller(llm)
-        objs = await _ask_all(prompts, caller)
+        replies = await gather_with_progress("properties: combinations", (caller.ask(p) for p in prompts))
+        objs = [r.obj for r in replies]
         failures, calls = caller.failures, caller.calls
     else:
         objs, failures, calls = batch_replies
