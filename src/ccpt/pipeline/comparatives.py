@@ -10,6 +10,7 @@ The list is a documented parameter: pass your own to :func:`find_markers` for an
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -83,8 +84,9 @@ class Comparative:
         return cls(row["doc_id"], row["start"], row["end"], row["sentence"], markers)
 
 
-def compile_false_friends(patterns: Sequence[str] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
-    """Compile a false-friend list (regexes over lower-cased text)."""
+@functools.cache
+def compile_false_friends(patterns: tuple[str, ...] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
+    """Compile a false-friend list (regexes over lower-cased text); once per process."""
     return tuple(re.compile(p) for p in patterns)
 
 

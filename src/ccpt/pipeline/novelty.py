@@ -5,12 +5,11 @@ and P(w) = n(w) / N_words. Co-occurrence is order-free: n(w, c) counts "w c" and
 frequency (either word or the pair unseen) are excluded, as in the paper, and counted.
 
 Counts come from one of:
-- ``counts.csv`` — header ``ngram,count``; one-word rows are unigram counts, two-word rows pair counts
-  (e.g. a Google Books Ngram 1-gram + 2-gram export summed over years);
-- a co-occurrence TSV ``w<TAB>c<TAB>count`` (as written by ``google-ngram-downloader cooccurrence``);
-  unigram counts are then its marginals;
-- the user's own corpus files (any format stage 1 reads): lower-cased, lemmatised words, pairs within a
-  symmetric window of ``window`` words. Only the pairs under study are stored, so memory stays small.
+- ``counts.csv`` (header ``ngram,count``): one-word rows are unigram counts, two-word rows pair counts (e.g. a
+  Google Books Ngram 1-gram + 2-gram export summed over years);
+- a co-occurrence TSV ``w<TAB>c<TAB>count`` (``google-ngram-downloader cooccurrence``); unigrams = its marginals;
+- the user's corpus files (any format stage 1 reads): lower-cased lemmas, pairs within a symmetric window of
+  ``window`` words. Only the pairs under study are stored, so memory stays small.
 
 Sets compared: the dataset's distinct (modifier, head) pairs (all files, and per file) and ConceptNet's
 two-word concepts (optionally a seeded sample).
@@ -166,7 +165,7 @@ def conceptnet_pairs(index: Path, sample: int | None, seed: int) -> set[Pair]:
         labels = [label.split() for label in graph.concepts(n_words=2)]
     finally:
         graph.close()
-    pairs = sorted({(a, b) for a, b in (x for x in labels if len(x) == 2)})
+    pairs = sorted({(x[0], x[1]) for x in labels if len(x) == 2})
     if sample is not None and sample < len(pairs):
         pairs = random.Random(seed).sample(pairs, sample)
     return set(pairs)
