@@ -157,32 +157,13 @@ def _batch_options(f: Any) -> Any:
     """``--batch …`` options, handed to the command as ``batch`` (None without ``--batch``)."""
 
     @functools.wraps(f)
-    def command(
-        *args: Any,
-        batch_backend: str | None,
-        address: str | None,
-        batch_model: str | None,
-        batch_url: str | None,
-        batch_api_key_env: str | None,
-        batch_size: int,
-        concurrency: int,
-        accelerator_type: str | None,
-        **kwargs: Any,
-    ) -> Any:
+    def command(*args: Any, batch_backend: str | None, batch_model: str | None, **kwargs: Any) -> Any:
         from ccpt.pipeline.batch import BatchOptions
 
-        batch = None
-        if batch_backend:
-            batch = BatchOptions(
-                backend=batch_backend,
-                model=batch_model or kwargs["llm"].model,
-                url=batch_url,
-                api_key_env=batch_api_key_env,
-                batch_size=batch_size,
-                concurrency=concurrency,
-                address=address,
-                accelerator_type=accelerator_type,
-            )
+        options = {k: kwargs.pop(k) for k in ("address", "batch_size", "concurrency", "accelerator_type")}
+        options |= {k: kwargs.pop(f"batch_{k}") for k in ("url", "api_key_env")}
+        model = batch_model or kwargs["llm"].model
+        batch = BatchOptions(backend=batch_backend, model=model, **options) if batch_backend else None
         return f(*args, batch=batch, **kwargs)
 
     return _with_options(

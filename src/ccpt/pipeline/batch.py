@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ccpt.errors import CcptError
 
@@ -146,6 +147,7 @@ class EndpointUnavailable(Exception):
     """The endpoint could not be reached (or kept failing) after every retry: the job stops."""
 
 
+@dataclass
 class HttpStage:
     """One batch of the http job (inside a Ray task): its requests run concurrently, at most ``in_flight`` at
     once, each retried ``endpoint.max_retries`` times with exponential backoff.
@@ -155,16 +157,13 @@ class HttpStage:
     unreachable after all retries: the driver stops the job, keeping every reply received).
     """
 
-    def __init__(
-        self, endpoint: HttpEndpoint, model: str, generation: dict[str, Any], in_flight: int, timeout: float
-    ) -> None:
-        self.endpoint = endpoint
-        self.model = model
-        self.generation = generation  # temperature, max_tokens, seed
-        self.in_flight = in_flight
-        self.timeout = timeout
-        self._client: Any = None
-        self._semaphore: asyncio.Semaphore | None = None
+    endpoint: HttpEndpoint
+    model: str
+    generation: dict[str, Any]  # temperature, max_tokens, seed
+    in_flight: int
+    timeout: float
+    _client: Any = None
+    _semaphore: asyncio.Semaphore | None = None
 
     async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
         if self._client is None:  # created on the event loop that runs the batch
@@ -197,6 +196,7 @@ class HttpStage:
         from ccpt.retry import retry_policy
 
         endpoint = self.endpoint
+        host = urlsplit(endpoint.url).netloc or endpoint.url
         policy = retry_policy(
             endpoint.max_retries + 1,
             RETRY_BACKOFF,
@@ -209,20 +209,14 @@ class HttpStage:
                 self._client.post, endpoint.url, content=body, headers=endpoint.headers
             )
         except httpx.ConnectError as exc:
-            problem = f"Cannot connect to host {_host(endpoint.url)} ({type(exc).__name__}: {exc})"
+            problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
         except httpx.TransportError as exc:
-            problem = f"{type(exc).__name__} from {_host(endpoint.url)}: {exc}"
+            problem = f"{type(exc).__name__} from {host}: {exc}"
         else:
             if response.status_code not in RETRY_STATUS:
                 return response
-            problem = f"HTTP {response.status_code} from {_host(endpoint.url)}"
+            problem = f"HTTP {response.status_code} from {host}"
         raise EndpointUnavailable(f"{problem} (after {endpoint.max_retries} retries)")
-
-
-def _host(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).netloc or url
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:

@@ -60,26 +60,32 @@ def cap_per_phrase(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any
     return kept
 
 
-def _triplet_prompt(template: str, row: dict[str, Any]) -> str:
-    """A check prompt about one (noun phrase, head, modifier, property) candidate row."""
-    fields = ("combination", "head", "modifier", "property")
-    return render_template(template, **{field: row[field] for field in fields})
+async def _checks(
+    rows: list[dict[str, Any]], caller: JsonCaller, template: str, keys: tuple[str, ...], unreadable: str
+) -> list[list[bool | None] | None]:
+    """The LLM's yes/no answers (the ``keys`` of its reply) about each candidate row; None when it has none."""
+
+    async def check(row: dict[str, Any]) -> list[bool | None] | None:
+        fields = ("combination", "head", "modifier", "property")
+        reply = await caller.ask(render_template(template, **{field: row[field] for field in fields}))
+        if reply.obj is None:
+            return None
+        answers = [as_bool(reply.obj.get(key)) for key in keys]
+        if None in answers:
+            caller.failures[unreadable] += 1
+            return None
+        return answers
+
+    return list(await asyncio.gather(*(check(r) for r in rows)))
 
 
 async def _emergent(rows: list[dict[str, Any]], caller: JsonCaller, limit: int) -> list[dict[str, Any]]:
-    async def check(row: dict[str, Any]) -> bool:
-        reply = await caller.ask(_triplet_prompt("pipeline_emergent_check", row))
-        if reply.obj is None:
-            return False
-        head, modifier = as_bool(reply.obj.get("head_has_property")), as_bool(reply.obj.get("modifier_has_property"))
-        if head is None or modifier is None:
-            caller.failures["emergent_check_unreadable"] += 1
-            return False
-        return not head and not modifier
-
-    verdicts = await asyncio.gather(*(check(r) for r in rows))
+    keys = ("head_has_property", "modifier_has_property")  # emergent: neither H nor M has P
+    verdicts = await _checks(rows, caller, "pipeline_emergent_check", keys, "emergent_check_unreadable")
     chosen = [
-        {**r, "type": EMERGENT, "property_source": "combination"} for r, ok in zip(rows, verdicts, strict=True) if ok
+        {**r, "type": EMERGENT, "property_source": "combination"}
+        for r, v in zip(rows, verdicts, strict=True)
+        if v == [False, False]
     ]
     return cap_per_phrase(chosen, limit)
 
@@ -99,28 +105,20 @@ async def _canceled(
             render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
         )
         from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
-        out, seen = [], set()
+        sources: dict[str, str] = {}  # property → its first source
         for source, props in (("conceptnet", from_graph), ("llm", from_llm)):
             for p in props:
-                if p not in seen:
-                    seen.add(p)
-                    out.append({**base, "property": p, "property_source": source})
-        return out
+                sources.setdefault(p, source)
+        return [{**base, "property": p, "property_source": source} for p, source in sources.items()]
 
     nested = await gather_with_progress("candidates: noun phrases", (head_rows(p) for p in phrases))
     rows = [r for group in nested for r in group]
     await score_rows(rows, "head", scorer, plaus.threshold)
     plausible = [r for r in rows if r["plausible"]]
 
-    async def check(row: dict[str, Any]) -> bool:
-        reply = await caller.ask(_triplet_prompt("pipeline_canceled_check", row))
-        verdict = as_bool(reply.obj.get("combination_has_property")) if reply.obj is not None else None
-        if reply.obj is not None and verdict is None:
-            caller.failures["canceled_check_unreadable"] += 1
-        return verdict is False
-
-    verdicts = await asyncio.gather(*(check(r) for r in plausible))
-    chosen = [{**r, "type": CANCELED} for r, ok in zip(plausible, verdicts, strict=True) if ok]
+    keys = ("combination_has_property",)  # canceled: N no longer has P
+    verdicts = await _checks(plausible, caller, "pipeline_canceled_check", keys, "canceled_check_unreadable")
+    chosen = [{**r, "type": CANCELED} for r, v in zip(plausible, verdicts, strict=True) if v == [False]]
     return cap_per_phrase(chosen, params.per_phrase)
 
 

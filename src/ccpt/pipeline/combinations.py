@@ -63,7 +63,6 @@ class ExtractConfig:
     prefilter: bool = True
     window: int = PREFILTER_WINDOW
     min_concept_words: int = MIN_CONCEPT_WORDS
-    batch_size: int = 256
     parse_window: bool = True  # parse only the window around the markers (False: the whole sentence)
 
 

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby, pairwise
 from pathlib import Path
 from typing import BinaryIO
 
@@ -113,36 +114,19 @@ def _jsonl_documents(
 
 
 def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
-    paragraph: list[str] = []
-    index = 0
-    for _, line in lines:
-        if line.strip():
-            paragraph.append(line)
-            continue
-        if paragraph:
-            yield Document(f"{path.name}#{index}", "".join(paragraph))
-            index += 1
-            paragraph = []
-    if paragraph:
-        yield Document(f"{path.name}#{index}", "".join(paragraph))
+    groups = groupby(lines, key=lambda item: bool(item[1].strip()))
+    paragraphs = ("".join(line for _, line in group) for filled, group in groups if filled)
+    for index, text in enumerate(paragraphs):
+        yield Document(f"{path.name}#{index}", text)
 
 
 def split_sentences(doc: Document) -> Iterator[Sentence]:
     """Split a document at sentence-final punctuation; keeps offsets, normalises whitespace in the text."""
     text = doc.text
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        yield from _sentence(doc.doc_id, text, start, end)
-        start = end
-    yield from _sentence(doc.doc_id, text, start, len(text))
-
-
-def _sentence(doc_id: str, text: str, start: int, end: int) -> Iterator[Sentence]:
-    chunk = text[start:end]
-    stripped = chunk.strip()
-    if not stripped:
-        return
-    lead = len(chunk) - len(chunk.lstrip())
-    s = start + lead
-    yield Sentence(doc_id, s, s + len(stripped), _SPACES.sub(" ", stripped))
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    for start, end in pairwise([0, *ends, len(text)]):
+        chunk = text[start:end]
+        stripped = chunk.strip()
+        if stripped:
+            s = start + len(chunk) - len(chunk.lstrip())
+            yield Sentence(doc.doc_id, s, s + len(stripped), _SPACES.sub(" ", stripped))

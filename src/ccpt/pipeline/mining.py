@@ -151,7 +151,6 @@ def combinations(
         conceptnet=str(Path(conceptnet).resolve()),
         spacy_model=spacy_model or ExtractConfig.spacy_model,
         prefilter=prefilter,
-        batch_size=batch_size,
         parse_window=parse_window,
     )
     job = CombinationJob(config)
