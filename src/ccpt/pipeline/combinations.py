@@ -174,8 +174,10 @@ def extract_from_doc(
     tokens that need it when the pipeline did not (:func:`lemmatizer_of`)."""
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
-        row = _extract_one(doc, comparative, marker, vocab, stats, offset, lemmatize)
-        if row is not None:
+        row = _extract_one(doc, comparative, marker, vocab, offset, lemmatize)
+        if isinstance(row, str):
+            stats[row] += 1
+        else:
             rows.setdefault(row["combination"], row)  # two markers can point at the same phrase
     stats["combinations"] += len(rows)
     return list(rows.values())
@@ -186,24 +188,21 @@ def _extract_one(
     comparative: Comparative,
     marker: Marker,
     vocab: ConceptVocabulary,
-    stats: Counter[str],
     offset: int,
     lemmatize: Lemmatize | None,
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | str:
+    """The combination ``marker`` points at, or why there is none (the name of a count of rejections)."""
     token = _marker_token(doc, marker, offset)
     head = _phrase_head(doc, token) if token is not None else None
     if head is None:
-        stats["rejected_no_phrase"] += 1
-        return None
+        return "rejected_no_phrase"
     if head.pos_ != "NOUN":
-        stats["rejected_head_not_common_noun"] += 1
-        return None
+        return "rejected_head_not_common_noun"
     modifiers: list[tuple[Token, str]] = []
     included = [head]
     for child in head.children:
         if child.dep_ in _CLAUSAL:
-            stats["rejected_clause"] += 1
-            return None
+            return "rejected_clause"
         if child.dep_ in _PRE_MODIFIERS and child.i < head.i:
             modifiers.append((child, child.dep_))
             included.extend(child.subtree)
@@ -231,26 +230,21 @@ def _extract_one(
         and t.lower_ not in STOPWORDS
     ]
     if len(modifiers) != 1 or len(content) != 1:
-        stats["rejected_modifier_count"] += 1
-        return None
+        return "rejected_modifier_count"
     modifier, relation = modifiers[0]
     if modifier.pos_ == "PROPN":  # names are memorised expressions, not combinations of concepts
-        stats["rejected_proper_noun"] += 1
-        return None
+        return "rejected_proper_noun"
     start, end = min(t.i for t in included), max(t.i for t in included) + 1
     if end - start > MAX_PHRASE_TOKENS:
-        stats["rejected_too_long"] += 1
-        return None
+        return "rejected_too_long"
     head_concept, modifier_concept = _concept(head, vocab, lemmatize), _concept(modifier, vocab, lemmatize)
     if head_concept is None or modifier_concept is None or head_concept == modifier_concept:
-        stats["rejected_not_unigram_concepts"] += 1
-        return None
+        return "rejected_not_unigram_concepts"
     span = doc[start:end]
     phrase = " ".join(t.text for t in span if t.dep_ not in ("det", "poss", "predet")).lower()
     forms = {phrase, f"{modifier.lower_} {head.lower_}", f"{modifier_concept} {head_concept}"}
     if any(vocab.is_ngram_concept(f) for f in forms):
-        stats["rejected_ngram_concept"] += 1
-        return None
+        return "rejected_ngram_concept"
     return {
         "doc_id": comparative.doc_id,
         "start": comparative.start,
