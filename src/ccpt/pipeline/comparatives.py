@@ -1,11 +1,9 @@
 """Stage 1 (paper §3.2 Step 1): find sentences that compare one concept to another with "like" or "as … as".
 
-A comparison names the compared concept right after the marker ("crashed like *a boat on the rocks*",
-"as unstable as *an apple on a toothpick*"), so each match records where that phrase begins.
-
-Phrases in which "like" or "as" does not compare are masked before matching (:data:`FALSE_FRIENDS`):
-fixed expressions built on "as" and the verb "like" after a subject, modal, "to" or a negation.
-The list is a documented parameter: pass your own to :func:`find_markers` for another register.
+Each match records where the compared phrase begins, right after the marker ("crashed like *a boat on the
+rocks*", "as unstable as *an apple on a toothpick*"). Non-comparing uses are masked first (:data:`FALSE_FRIENDS`:
+fixed expressions built on "as", the verb "like" after a subject, modal, "to" or a negation); pass your own
+list to :func:`find_markers` for another register.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """``ccpt pipeline run CONFIG``: every stage from one TOML file, each skipped when already done.
 
-Relative paths in the file are relative to the file's directory. The file is checked against its schema
+Relative paths are relative to the file's directory. The file is checked against its schema
 (:mod:`ccpt.schemas.pipeline`) before any stage starts: unknown sections or keys are errors (a typo must not
 silently fall back to a default), and every value has its TOML type and range. The run stops after the
-annotation export until the answers file named in ``[annotate] answers`` exists; rerun the same command once
-it does.
-
-See docs/pipeline.md for a complete annotated example.
+annotation export until the ``[annotate] answers`` file exists; then rerun it. Example: docs/pipeline.md.
 """
 
 from __future__ import annotations

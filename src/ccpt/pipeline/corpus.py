@@ -1,14 +1,13 @@
 """Reading corpora as a stream of documents, and splitting documents into sentences with offsets.
 
-Formats (chosen by file suffix, a trailing ``.gz`` is decompressed on the fly):
-
-- ``.jsonl`` / ``.ndjson``: one JSON object per line; the text is in ``text_field`` (default ``text``), the
-  document id in ``id_field`` (default ``id``; missing → ``<file>:<line>``).
+Formats by file suffix (a trailing ``.gz`` is decompressed on the fly):
+- ``.jsonl`` / ``.ndjson``: one JSON object per line, text in ``text_field`` (default ``text``), document id in
+  ``id_field`` (default ``id``; missing → ``<file>:<line>``);
 - anything else (``.txt``, …): plain text; each blank-line-separated paragraph is a document with id
   ``<file>#<paragraph>`` (0-based), so a 10 GB book dump streams in constant memory.
 
-Files must be UTF-8 (a byte-order mark is dropped): a byte that is not is one error naming the file and line,
-never a silent replacement character. Offsets are character offsets into the document text.
+Files must be UTF-8 (a byte-order mark is dropped): any other byte is an error naming the file and line, never a
+silent replacement character. Offsets are character offsets into the document text.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """LLM calls of stages 3–4 through Inspect's model layer (any provider, or the embedded ``gguf/…`` model).
 
-Every call is cached by Inspect (``CachePolicy(expiry=None)``), so an interrupted stage re-run costs only the
-calls it had not made yet, and a finished one costs none. Calls run concurrently under a semaphore of
-``max_connections``. Replies are parsed with :func:`ccpt.answers.extract_json_object` (never evaluated); a
-reply that does not parse, or a call that fails after retries, is counted in :attr:`JsonCaller.failures`
-and returned as None — callers surface the count.
+Inspect caches every call (``CachePolicy(expiry=None)``): a rerun costs only the calls not made yet. Calls run
+concurrently, at most ``max_connections`` at once. Replies are parsed by :func:`ccpt.answers.extract_json_object`
+(never evaluated); an unparsable reply or a call failing after retries is counted in
+:attr:`JsonCaller.failures` and returned as None — callers surface the count.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""Stage 3 (paper §3.2 Step 2): extract properties of each combination with an LLM, then filter them for
-plausibility.
+"""Stage 3 (paper §3.2 Step 2): properties of each combination from an LLM, filtered for plausibility.
 
-Each distinct combination (first sentence it was found in) gets one call asking for ``count`` (paper: 10)
-properties in the context of its sentence. Every (combination, property) pair is then scored by the
-plausibility filter on the statement "N is P" and marked plausible when the score reaches ``threshold``
-(paper: VERA ≥ 0.7). Rows that could not be scored keep ``plausibility = null`` and are counted; nothing is
-dropped silently. Inspect caches every call, so rerunning an interrupted stage repeats no call.
+Each distinct combination (in the first sentence it was found in) gets one call asking for ``count`` (paper: 10)
+properties; each (combination, property) pair is scored on the statement "N is P" and plausible when the score
+reaches ``threshold`` (paper: VERA ≥ 0.7). Unscored rows keep ``plausibility = null`` and are counted, never
+dropped. Inspect caches every call, so rerunning an interrupted stage repeats no call.
 """
 
 from __future__ import annotations
