@@ -189,11 +189,9 @@ def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
-    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers").
-
-    Any bad cell, an unknown HIT, a label that is not an option of the HIT's form, a worker answering one HIT
-    twice, or more answers than the HIT's assignments is a DataError naming the row and column.
-    """
+    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers"). A bad
+    cell, an unknown HIT, a label not of the HIT's form, a worker answering one HIT twice, or more answers than
+    the HIT's assignments is a DataError naming the row and column."""
     from ccpt.schemas.sheets import ANSWERS
 
     if not path.is_file():

@@ -149,13 +149,10 @@ class EndpointUnavailable(Exception):
 
 @dataclass
 class HttpStage:
-    """One batch of the http job (inside a Ray task): its requests run concurrently, at most ``in_flight`` at
-    once, each retried ``endpoint.max_retries`` times with exponential backoff.
-
-    Returns one row per request: the reply text, or ``error`` (a reply without ``choices``, or an HTTP error
-    that retrying cannot fix: counted, not stored, retried by the next run), or ``fatal`` (the endpoint
-    unreachable after all retries: the driver stops the job, keeping every reply received).
-    """
+    """One batch of the http job (inside a Ray task): at most ``in_flight`` requests at once, each retried
+    ``endpoint.max_retries`` times with exponential backoff. One row per request: the reply text, or ``error``
+    (no ``choices``, or an HTTP error retrying cannot fix: counted, retried next run), or ``fatal`` (endpoint
+    unreachable after all retries: the driver stops the job, keeping every reply received)."""
 
     endpoint: HttpEndpoint
     model: str

@@ -168,10 +168,8 @@ def extract_from_doc(
     offset: int = 0,
     lemmatize: Lemmatize | None = None,
 ) -> list[dict[str, Any]]:
-    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections).
-
-    ``doc`` parses ``comparative.sentence[offset:]`` (or a window starting there); ``lemmatize`` lemmatises the
-    tokens that need it when the pipeline did not (:func:`lemmatizer_of`)."""
+    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections); ``doc``
+    parses ``comparative.sentence[offset:]`` (or a window starting there), ``lemmatize``: :func:`lemmatizer_of`."""
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
         row = _extract_one(doc, comparative, marker, vocab, offset, lemmatize)

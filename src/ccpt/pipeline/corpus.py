@@ -55,11 +55,8 @@ def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
 
 
 def _lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line, decoded as UTF-8 strictly.
-
-    A byte that is not UTF-8 (e.g. a Latin-1 corpus) is one error naming the file, line and byte: decoding it
-    with replacement characters would feed the pipeline words that are not in the corpus, uncounted.
-    """
+    """(line number, text) of every line, decoded as UTF-8 strictly: replacement characters would feed the
+    pipeline words that are not in the corpus, uncounted."""
     for number, raw in enumerate(fh, start=1):
         try:
             text = raw.decode("utf-8")

@@ -72,11 +72,8 @@ class _RayJob:
 
 
 def ray_init(address: str | None, workers: int) -> Any:
-    """Import and start (or connect to) Ray; a clear error if it is not installed.
-
-    Call it from the main thread: a local Ray started from a worker thread was seen to lose its cluster
-    processes when that thread ended (the next job then waits for a dead GCS).
-    """
+    """Import and start (or connect to) Ray; a clear error if it is not installed. Call it from the main thread:
+    a local Ray started from a worker thread lost its cluster processes when that thread ended (seen)."""
     try:
         import ray
     except ImportError:

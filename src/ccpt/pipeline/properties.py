@@ -136,11 +136,8 @@ def extract_properties(
     batch: BatchOptions | None = None,
     force: bool = False,
 ) -> StageResult:
-    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property).
-
-    With ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`) instead of
-    through Inspect; the plausibility filter is the same either way.
-    """
+    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property); with
+    ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`), not through Inspect."""
     source, out = workdir / COMBINATIONS, workdir / PROPERTIES
     params = {
         "llm": llm.describe(),
