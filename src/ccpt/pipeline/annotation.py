@@ -70,13 +70,6 @@ def _form(candidate_type: str) -> str:
     return CANCELED if candidate_type == CANCELED else EMERGENT
 
 
-def _question(fields: dict[str, str], candidate_type: str) -> str:
-    text = render_template(f"pipeline_form_{_form(candidate_type)}", **fields)
-    if candidate_type == COMPONENT:
-        text += "\n\n" + render_template("pipeline_form_component_source", **fields)
-    return text
-
-
 def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParams) -> list[dict[str, Any]]:
     """One HIT per candidate, ids ``<type>-<n>`` in file order."""
     numbers: Counter[str] = Counter()
@@ -85,6 +78,9 @@ def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParam
         kind = row["type"]
         numbers[kind] += 1
         fields = {name: row["head" if name == "root" else name] for name in FORM_FIELDS}
+        question = render_template(f"pipeline_form_{_form(kind)}", **fields)
+        if kind == COMPONENT:
+            question += "\n\n" + render_template("pipeline_form_component_source", **fields)
         hits.append(
             {
                 "hit_id": f"{kind}-{numbers[kind]:05d}",
@@ -93,7 +89,7 @@ def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParam
                 "assignments": params.component_annotators if kind == COMPONENT else params.annotators,
                 **fields,
                 **{name: row.get(name) or "" for name in ("sentence", "doc_id", "property_source")},
-                "question": _question(fields, kind),
+                "question": question,
             }
         )
     return hits
@@ -129,13 +125,8 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
     """Stage 5a: ``candidates.jsonl`` → ``annotation/hits.csv``, ``hits.html``, ``answers_template.csv``."""
     source, folder = workdir / CANDIDATES, workdir / "annotation"
     outputs = (folder / "hits.csv", folder / "hits.html", folder / "answers_template.csv")
-    spec = StageSpec(
-        "annotate-export",
-        workdir,
-        (source,),
-        outputs,
-        {"annotators": params.annotators, "component_annotators": params.component_annotators},
-    )
+    recorded = {"annotators": params.annotators, "component_annotators": params.component_annotators}
+    spec = StageSpec("annotate-export", workdir, (source,), outputs, recorded)
 
     def work() -> dict[str, Any]:
         hits = hits_from_candidates(list(read_jsonl(source)), params)
@@ -342,18 +333,8 @@ def import_answers(
         target / "test_index.json",
         target / "annotation_report.json",
     )
-    spec = StageSpec(
-        "annotate-import",
-        workdir,
-        (hits_csv, Path(answers)),
-        outputs,
-        {
-            "toxic_rule": params.toxic_rule,
-            "test_sizes": dict(params.test_sizes),
-            "seed": params.seed,
-            "out": str(target),
-        },
-    )
+    recorded = {"toxic_rule": params.toxic_rule, "test_sizes": dict(params.test_sizes), "seed": params.seed}
+    spec = StageSpec("annotate-import", workdir, (hits_csv, Path(answers)), outputs, {**recorded, "out": str(target)})
 
     def work() -> dict[str, Any]:
         hits = _read_hits(hits_csv)

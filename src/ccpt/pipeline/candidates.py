@@ -167,13 +167,8 @@ def select_candidates(
 ) -> StageResult:
     """Stage 4: ``properties.jsonl`` → ``candidates.jsonl`` (rows with ``type`` emergent/canceled/component)."""
     source, out = workdir / PROPERTIES, workdir / CANDIDATES
-    spec = StageSpec(
-        "candidates",
-        workdir,
-        (source, Path(conceptnet)),
-        (out,),
-        {"llm": llm.describe(), "plausibility": plausibility.describe(), **asdict(params)},
-    )
+    recorded = {"llm": llm.describe(), "plausibility": plausibility.describe(), **asdict(params)}
+    spec = StageSpec("candidates", workdir, (source, Path(conceptnet)), (out,), recorded)
 
     def work() -> dict[str, Any]:
         graph = SqliteConceptGraph(conceptnet)

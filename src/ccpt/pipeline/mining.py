@@ -90,13 +90,8 @@ def mine(
     paths = tuple(sorted(Path(p) for p in corpus))
     out = workdir / COMPARATIVES
     job = MineJob(tuple(false_friends))
-    spec = StageSpec(
-        "mine",
-        workdir,
-        paths,
-        (out,),
-        {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)},
-    )
+    recorded = {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)}
+    spec = StageSpec("mine", workdir, paths, (out,), recorded)
 
     def work() -> dict[str, int]:
         if engine.engine == "ray":

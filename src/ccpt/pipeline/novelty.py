@@ -223,13 +223,8 @@ def novelty(
         raise DataError("give exactly one count source", "--counts CSV, --cooccurrence TSV, or --corpus FILE…")
     files = [dataset_dir / f"{stem}.csv" for stem in FILE_SPECS if (dataset_dir / f"{stem}.csv").is_file()]
     outputs = (out_dir / "novelty.json", out_dir / "pmi.csv", out_dir / "pmi_histogram.png")
-    spec = StageSpec(
-        "novelty",
-        out_dir,
-        (*files, Path(conceptnet), *sources, *corpus),
-        outputs,
-        {"window": window, "conceptnet_sample": conceptnet_sample, "seed": seed},
-    )
+    recorded = {"window": window, "conceptnet_sample": conceptnet_sample, "seed": seed}
+    spec = StageSpec("novelty", out_dir, (*files, Path(conceptnet), *sources, *corpus), outputs, recorded)
 
     def work() -> dict[str, Any]:
         per_file = dataset_pairs(dataset_dir)
