@@ -144,9 +144,6 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
     return run_stage(spec, work, force=force)
 
 
-# ---------------------------------------------------------------------------------------------- import
-
-
 @dataclass(frozen=True)
 class Answer:
     """One annotator's answer to one HIT."""

@@ -271,15 +271,14 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 def root_cause(exc: BaseException) -> str:
     """One readable line for an error raised inside a Ray job: the worker's own exception, found in the
     traceback text Ray carries over, without Ray's wrappers or the request payload."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     found = None
-    for line in str(exc).splitlines():
-        match = _ERROR_LINE.match(line.strip())
+    for line in lines:
+        match = _ERROR_LINE.match(line)
         if match and not match.group(1).startswith("ray."):
             found = (match.group(1).rsplit(".", 1)[-1], match.group(2).strip())
     if found is None:
-        lines = [
-            ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.strip().startswith(("ray::", "\x1b"))
-        ]
+        lines = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
         found = (type(exc).__name__, lines[0] if lines else "")
     name, text = found
     if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload

@@ -25,7 +25,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,8 +93,7 @@ def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, co
     """Cheap lexical test: ≥ ``min_concept_words`` unigram-concept words right after the marker."""
     tail = _CLAUSE_BREAK.split(sentence[marker.position : marker.position + 80], maxsplit=1)[0]
     words = _WORD.findall(tail)[: config.window]
-    hits = sum(1 for w in words if vocab.is_content_concept(w))
-    return hits >= config.min_concept_words
+    return sum(1 for w in words if vocab.is_content_concept(w)) >= config.min_concept_words
 
 
 def parse_span(comparative: Comparative) -> tuple[int, int]:
@@ -278,9 +277,7 @@ class CombinationJob:
                 if not kept:
                     stats["rejected_prefilter"] += 1
                     continue
-                comparative = Comparative(
-                    comparative.doc_id, comparative.start, comparative.end, comparative.sentence, kept
-                )
+                comparative = replace(comparative, markers=kept)
             todo.append(comparative)
         stats["parsed"] += len(todo)
         out: list[dict[str, Any]] = []

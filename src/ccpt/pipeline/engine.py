@@ -55,12 +55,12 @@ class RaySource:
     to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]  # numpy batch -> units
 
 
+@dataclass
 class _RayJob:
     """Ray Data callable class: one instance per actor, so resources load once per actor."""
 
-    def __init__(self, job: Job, to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
-        self.job = job
-        self.to_units = to_units
+    job: Job
+    to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np

@@ -86,8 +86,7 @@ class JsonCaller:
         obj = extract_json_object(text)
         if obj is None:
             self.failures["unparsable_reply"] += 1
-        p_yes = _p_yes(output) if logprobs else None
-        return Reply(obj, text, p_yes)
+        return Reply(obj, text, _p_yes(output) if logprobs else None)
 
 
 def _p_yes(output: Any) -> float | None:
