@@ -63,25 +63,14 @@ def _llm_options(f: Any) -> Any:
     """The model and plausibility options, handed to the command as ``llm`` and ``plausibility`` objects."""
 
     @functools.wraps(f)
-    def command(
-        *args: Any,
-        model: str,
-        vera_weights: str | None,
-        threshold: float,
-        plausibility: str,
-        model_args: tuple[str, ...],
-        seed: int,
-        max_connections: int,
-        **kwargs: Any,
-    ) -> Any:
+    def command(*args: Any, model: str, model_args: tuple[str, ...], plausibility: str, **kwargs: Any) -> Any:
         from ccpt.cli.run import _key_values
         from ccpt.pipeline.llm import LLMOptions
         from ccpt.pipeline.properties import PlausibilityOptions
 
-        llm = LLMOptions(
-            model=model, seed=seed, max_connections=max_connections, model_args=_key_values(model_args, "-M")
-        )
-        plaus = PlausibilityOptions(backend=plausibility, threshold=threshold, vera_weights=vera_weights)
+        options = {k: kwargs.pop(k) for k in ("seed", "max_connections")}
+        llm = LLMOptions(model=model, **options, model_args=_key_values(model_args, "-M"))
+        plaus = PlausibilityOptions(plausibility, **{k: kwargs.pop(k) for k in ("threshold", "vera_weights")})
         return f(*args, llm=llm, plausibility=plaus, **kwargs)
 
     return _with_options(

@@ -1,16 +1,14 @@
 """Stage 2 (paper §3.2 Step 1): extract novel conceptual combinations from comparative sentences.
 
 For each comparison found in stage 1 the compared noun phrase is parsed (spaCy) and kept when
-
 1. its head noun H and exactly one content modifier M are both ConceptNet *unigram* concepts (after
    lemmatisation: "a boat on the rocks" → H = boat, M = rock; "a maddening dog" → H = dog, M = madden), and
 2. the combination is *not* itself a ConceptNet n-gram concept (novelty filter: "ice cream", "fire
    engine" are dropped). Checked forms: the phrase without its determiner, "M H" as written, "M H" lemmatised.
 
-Modifiers are adjectival / nominal / participial pre-modifiers (amod, compound, nmod), an adverb after the
-head ("the alley outside"), or the object of a prepositional phrase on the head ("the woman in the dock").
-A phrase with two or more content modifiers is not a two-concept combination and is skipped; so is one
-with a clause (relcl, acl), a proper-noun head or a pronoun.
+Modifiers: pre-modifiers (amod, compound, nmod), an adverb after the head ("the alley outside"), or the object
+of a prepositional phrase on the head ("the woman in the dock"). Phrases with two or more content modifiers, a
+clause (relcl, acl), a proper-noun head or a pronoun are skipped.
 
 Only sentences passing a cheap lexical prefilter are parsed (≥ two words right after the marker with a form that
 is a unigram concept): the parser is ~100× slower, so throughput is set by what the filter lets through. Only a

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -54,20 +55,13 @@ class MineJob:
         return rows, {"documents": len(units), "sentences": sentences, "comparative_sentences": len(rows)}
 
 
-@dataclass(frozen=True)
-class _FileUnits:
-    """Ray: a batch of whole files (bytes + path) → documents."""
-
-    text_field: str
-    id_field: str
-
-    def __call__(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
-        fields = {"text_field": self.text_field, "id_field": self.id_field}
-        return [
-            {"doc_id": doc.doc_id, "text": doc.text}
-            for path, data in zip(batch["path"], batch["bytes"], strict=True)
-            for doc in iter_documents(Path(str(path)), **fields, data=bytes(data))
-        ]
+def _file_units(batch: dict[str, Any], **fields: str) -> list[dict[str, Any]]:
+    """Ray: a batch of whole files (bytes + path) → documents (``fields``: text_field, id_field)."""
+    return [
+        {"doc_id": doc.doc_id, "text": doc.text}
+        for path, data in zip(batch["path"], batch["bytes"], strict=True)
+        for doc in iter_documents(Path(str(path)), **fields, data=bytes(data))
+    ]
 
 
 def _json_lines(batch: dict[str, Any]) -> list[dict[str, Any]]:
@@ -97,7 +91,7 @@ def mine(
         if engine.engine == "ray":
             source = RaySource(
                 build=lambda data: data.read_binary_files([str(p) for p in paths], include_paths=True),
-                to_units=_FileUnits(text_field, id_field),
+                to_units=functools.partial(_file_units, text_field=text_field, id_field=id_field),
             )
             results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=1)
         else:
