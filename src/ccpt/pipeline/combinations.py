@@ -109,10 +109,8 @@ def parse_span(comparative: Comparative) -> tuple[int, int]:
 
 
 def _marker_token(doc: Doc, marker: Marker, offset: int) -> Token | None:
-    for token in doc:
-        if token.idx + offset + len(token.text) == marker.position and token.lower_ in ("like", "as"):
-            return token
-    return None
+    ends_at_marker = (t for t in doc if t.idx + offset + len(t.text) == marker.position and t.lower_ in ("like", "as"))
+    return next(ends_at_marker, None)
 
 
 def _phrase_head(doc: Doc, marker_token: Token) -> Token | None:

@@ -33,8 +33,7 @@ Job = Callable[[list[dict[str, Any]]], tuple[Rows, Counts]]
 def run_process_pool(job: Job, batches: Iterable[list[dict[str, Any]]], workers: int) -> Iterator[tuple[Rows, Counts]]:
     """Run ``job`` over ``batches`` in ``workers`` processes (in this process if workers ≤ 1), in order."""
     if workers <= 1:
-        for batch in batches:
-            yield job(batch)
+        yield from map(job, batches)
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:

@@ -66,15 +66,8 @@ class JsonCaller:
         """One prompt → its parsed reply (``obj`` None on failure, counted under the prompt's kind)."""
         from inspect_ai.model import CachePolicy, GenerateConfig
 
-        config = GenerateConfig(
-            temperature=self.options.temperature,
-            seed=self.options.seed,
-            max_tokens=self.options.max_tokens,
-            timeout=self.options.timeout,
-            max_retries=self.options.max_retries,
-            logprobs=logprobs or None,
-            top_logprobs=5 if logprobs else None,
-        )
+        options = {k: getattr(self.options, k) for k in ("temperature", "seed", "max_tokens", "timeout", "max_retries")}
+        config = GenerateConfig(**options, logprobs=logprobs or None, top_logprobs=5 if logprobs else None)
         async with self._semaphore:
             self.calls += 1
             try:

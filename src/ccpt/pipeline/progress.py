@@ -56,8 +56,7 @@ class Progress:
 
     def line(self) -> str:
         """The text of the progress line (rate over the whole stage so far; ETA when the total is known)."""
-        elapsed = max(self.clock() - self._start, 1e-9)
-        rate = self.done / elapsed
+        rate = self.done / max(self.clock() - self._start, 1e-9)
         count = f"{self.done:,}" + (f"/{self.total:,}" if self.total is not None else "")
         text = f"{self.label}: {count} ({rate:,.1f}/s"
         if self.total is not None and rate > 0:

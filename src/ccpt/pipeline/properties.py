@@ -74,13 +74,10 @@ def property_prompt(combo: dict[str, Any], count: int) -> str:
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
     ids = [request_id(p, llm, batch) for p in prompts]
     replies, failures, sent = run_batch(dict(zip(ids, prompts, strict=True)), llm, batch, replies_path)
-    objs: Replies = []
-    for rid in ids:
-        text = replies.get(rid)
-        obj = extract_json_object(text) if text is not None else None
-        if text is not None and obj is None:
-            failures["unparsable_reply"] += 1  # counted as on the Inspect path
-        objs.append(obj)
+    objs: Replies = [extract_json_object(replies[rid]) if rid in replies else None for rid in ids]
+    unparsable = sum(1 for rid, obj in zip(ids, objs, strict=True) if rid in replies and obj is None)
+    if unparsable:
+        failures["unparsable_reply"] += unparsable  # counted as on the Inspect path
     return objs, failures, sent
 
 
