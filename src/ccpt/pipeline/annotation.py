@@ -4,10 +4,9 @@ Export writes ``hits.csv`` (one row per HIT: the form's variables ``root, modifi
 crowdsourcing platforms expect, plus the rendered question), a printable ``hits.html`` and an
 ``answers_template.csv`` (one empty row per assignment). Emergent and component candidates get the Figure 5
 form (component ones add A.3's property-source question), canceled ones the Figure 6 form; 3 annotators per
-emergent/canceled HIT and 1 per component HIT, as in the paper.
-
-Import reads the answers (our template, or a platform's batch results with ``Input.``/``Answer.`` prefixes and
-``WorkerId``) and writes the dataset in the exact released CCPT schema:
+emergent/canceled HIT and 1 per component HIT, as in the paper. Import reads the answers (our template, or a
+platform's batch results with ``Input.``/``Answer.`` prefixes and ``WorkerId``) and writes the dataset in the
+exact released CCPT schema:
 
 - majority label = the strict plurality of a HIT's labels, else ``others``;
 - a row goes to its candidate type's file only if the majority label is that type (as in the released files),
@@ -305,13 +304,9 @@ def dataset_rows(
 
 def test_index(files: dict[str, list[dict[str, str]]], params: AnnotationParams) -> dict[str, list[int]]:
     """Seeded test splits: row positions into the task's file, at most the file's size."""
-    rng = random.Random(params.seed)
-    sizes = dict(params.test_sizes)
-    index = {}
-    for task in GENERATIVE_TASKS:
-        n_rows = len(files[TASK_FILE[task]])
-        index[task] = sorted(rng.sample(range(n_rows), min(sizes.get(task, 0), n_rows)))
-    return index
+    rng, sizes = random.Random(params.seed), dict(params.test_sizes)
+    lengths = {task: len(files[TASK_FILE[task]]) for task in GENERATIVE_TASKS}
+    return {task: sorted(rng.sample(range(n), min(sizes.get(task, 0), n))) for task, n in lengths.items()}
 
 
 def import_answers(

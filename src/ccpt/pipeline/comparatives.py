@@ -72,9 +72,7 @@ class Comparative:
     markers: tuple[Marker, ...]
 
     def to_row(self) -> dict[str, Any]:
-        row = asdict(self)
-        row["markers"] = [[m.kind, m.position] for m in self.markers]
-        return row
+        return {**asdict(self), "markers": [[m.kind, m.position] for m in self.markers]}
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Comparative:

@@ -84,8 +84,7 @@ class JsonCaller:
 
 def _p_yes(output: Any) -> float | None:
     """P(yes) / (P(yes) + P(no)) at the first generated token that reads yes or no, from top log-probs."""
-    choice = output.choices[0] if output.choices else None
-    logprobs = getattr(choice, "logprobs", None) if choice is not None else None
+    logprobs = getattr(output.choices[0], "logprobs", None) if output.choices else None
     if logprobs is None:
         return None
     for item in logprobs.content:
@@ -114,8 +113,6 @@ def as_string_list(value: object, limit: int) -> list[str]:
     """The first ``limit`` distinct non-empty strings of a JSON list (other items are dropped)."""
     if not isinstance(value, list):
         return []
-    seen: dict[str, None] = {}
-    for item in value:
-        if isinstance(item, str) and item.strip() and len(item) <= 100:
-            seen.setdefault(" ".join(item.split()).strip(" .").lower(), None)
-    return [s for s in seen if s][:limit]
+    kept = (item for item in value if isinstance(item, str) and item.strip() and len(item) <= 100)
+    distinct = dict.fromkeys(" ".join(item.split()).strip(" .").lower() for item in kept)
+    return [s for s in distinct if s][:limit]

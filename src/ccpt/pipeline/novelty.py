@@ -125,8 +125,7 @@ def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = D
         for doc in iter_documents(Path(path)):
             tokens = [lemma_cache.setdefault(t, _lemma(t)) for t in _TOKEN.findall(doc.text.lower())]
             words.update(tokens)
-            n = len(tokens)
-            total_pairs += sum(min(window, n - 1 - i) for i in range(n)) if n > 1 else 0
+            total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))  # pairs in the window
             for i, w in enumerate(tokens):
                 if w not in members:
                     continue
