@@ -13,6 +13,7 @@ Sampling uses ``random.Random(seed)`` over rows in file order, so a rerun select
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -171,11 +172,8 @@ def select_candidates(
     spec = StageSpec("candidates", workdir, (source, Path(conceptnet)), (out,), recorded)
 
     def work() -> dict[str, Any]:
-        graph = SqliteConceptGraph(conceptnet)
-        try:
+        with contextlib.closing(SqliteConceptGraph(conceptnet)) as graph:
             rows, counts = asyncio.run(_select(list(read_jsonl(source)), graph, llm, plausibility, params))
-        finally:
-            graph.close()
         write_jsonl(out, rows)
         return counts
 

@@ -17,6 +17,7 @@ concepts (optionally a seeded sample).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import math
@@ -159,11 +160,8 @@ def dataset_pairs(dataset_dir: Path) -> dict[str, set[Pair]]:
 
 def conceptnet_pairs(index: Path, sample: int | None, seed: int) -> set[Pair]:
     """ConceptNet's two-word English concepts as pairs (a seeded sample of ``sample`` if given)."""
-    graph = SqliteConceptGraph(index)
-    try:
+    with contextlib.closing(SqliteConceptGraph(index)) as graph:
         labels = [label.split() for label in graph.concepts(n_words=2)]
-    finally:
-        graph.close()
     pairs = sorted({(x[0], x[1]) for x in labels if len(x) == 2})
     if sample is not None and sample < len(pairs):
         pairs = random.Random(seed).sample(pairs, sample)
