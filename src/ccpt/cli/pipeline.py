@@ -11,9 +11,10 @@ import click
 
 from ccpt.cli.options import SEED, UNIT_INTERVAL
 
+DIRECTORY = click.Path(file_okay=False, path_type=Path)
 workdir_option = click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIRECTORY,
     default=Path("ccpt-pipeline"),
     show_default=True,
     help="Pipeline working directory (stage files and manifests).",
@@ -238,12 +239,7 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
 @command.command("annotate-import")
 @click.argument("answers", type=INPUT_FILE)
 @workdir_option
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Dataset directory to write (default WORKDIR/dataset).",
-)
+@click.option("--out", type=DIRECTORY, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
 @click.option("--toxic-rule", type=click.Choice(["any", "majority"]), default="any", show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the test split.")
 @force_option
@@ -275,9 +271,7 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @click.option("--corpus", multiple=True, type=INPUT_FILE, help="Count co-occurrences in these corpus files instead.")
 @click.option("--window", type=COUNT, default=5, show_default=True, help="Corpus co-occurrence window.")
 @click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
-@click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ccpt-novelty"), show_default=True
-)
+@click.option("--out", type=DIRECTORY, default=Path("ccpt-novelty"), show_default=True)
 @force_option
 def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conceptnet_sample, out, force) -> None:
     """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""

@@ -183,7 +183,7 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
 
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
-    sheet = read_sheet_rows(path, list(ANSWER_COLUMNS[:-1]), rename=_normalise_header)  # "source" is optional
+    sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
     rows, numbers = sheet.rows, sheet.numbers
     for row, number in zip(rows, numbers, strict=True):
         if row.get("hit_id", "").strip() not in hits:

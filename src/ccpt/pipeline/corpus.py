@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import groupby, pairwise
+from itertools import chain, groupby, pairwise
 from pathlib import Path
 from typing import BinaryIO
 
@@ -119,8 +119,8 @@ def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Docume
 def split_sentences(doc: Document) -> Iterator[Sentence]:
     """Split a document at sentence-final punctuation; keeps offsets, normalises whitespace in the text."""
     text = doc.text
-    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
-    for start, end in pairwise([0, *ends, len(text)]):
+    ends = (match.end() for match in _SENTENCE_END.finditer(text))
+    for start, end in pairwise(chain([0], ends, [len(text)])):
         chunk = text[start:end]
         stripped = chunk.strip()
         if stripped:
