@@ -11,21 +11,30 @@ import click
 
 from ccpt.cli.options import SEED, UNIT_INTERVAL
 
-WORKDIR_HELP = "Pipeline working directory (stage files and manifests)."
+DIRECTORY = click.Path(file_okay=False, path_type=Path)
 workdir_option = click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIRECTORY,
     default=Path("ccpt-pipeline"),
     show_default=True,
-    help=WORKDIR_HELP,
+    help="Pipeline working directory (stage files and manifests).",
 )
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
+INPUT_FILE = click.Path(dir_okay=False, exists=True, path_type=Path)
+COUNT = click.IntRange(min=1)
 conceptnet_option = click.option(
     "--conceptnet",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=INPUT_FILE,
     required=True,
     help="ConceptNet index built by `ccpt conceptnet index DUMP`.",
 )
+
+
+def _with_options(command: Any, *options: Any) -> Any:
+    """``command`` with ``options`` applied so that they are listed in the order given."""
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def _engine_options(f: Any) -> Any:
@@ -37,68 +46,57 @@ def _engine_options(f: Any) -> Any:
 
         return f(*args, engine=EngineOptions(engine, workers, address), **kwargs)
 
-    c: Any = command
-    c = click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto).")(c)
-    c = click.option(
-        "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes (or Ray actors)."
-    )(c)
-    return click.option(
-        "--engine",
-        type=click.Choice(["process", "ray"]),
-        default="process",
-        show_default=True,
-        help="Local process pool, or Ray Data.",
-    )(c)
+    return _with_options(
+        command,
+        click.option(
+            "--engine",
+            type=click.Choice(["process", "ray"]),
+            default="process",
+            show_default=True,
+            help="Local process pool, or Ray Data.",
+        ),
+        click.option("--workers", type=COUNT, default=2, show_default=True, help="Worker processes (or Ray actors)."),
+        click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto)."),
+    )
 
 
 def _llm_options(f: Any) -> Any:
     """The model and plausibility options, handed to the command as ``llm`` and ``plausibility`` objects."""
 
     @functools.wraps(f)
-    def command(
-        *args: Any,
-        model: str,
-        vera_weights: str | None,
-        threshold: float,
-        plausibility: str,
-        model_args: tuple[str, ...],
-        seed: int,
-        max_connections: int,
-        **kwargs: Any,
-    ) -> Any:
+    def command(*args: Any, model: str, model_args: tuple[str, ...], plausibility: str, **kwargs: Any) -> Any:
         from ccpt.cli.run import _key_values
         from ccpt.pipeline.llm import LLMOptions
         from ccpt.pipeline.properties import PlausibilityOptions
 
-        llm = LLMOptions(
-            model=model, seed=seed, max_connections=max_connections, model_args=_key_values(model_args, "-M")
-        )
-        plaus = PlausibilityOptions(backend=plausibility, threshold=threshold, vera_weights=vera_weights)
+        options = {k: kwargs.pop(k) for k in ("seed", "max_connections")}
+        llm = LLMOptions(model=model, **options, model_args=_key_values(model_args, "-M"))
+        plaus = PlausibilityOptions(plausibility, **{k: kwargs.pop(k) for k in ("threshold", "vera_weights")})
         return f(*args, llm=llm, plausibility=plaus, **kwargs)
 
-    c: Any = command
-    c = click.option(
-        "--max-connections", type=click.IntRange(min=1), default=8, show_default=True, help="Concurrent model calls."
-    )(c)
-    c = click.option("--seed", type=SEED, default=0, show_default=True, help="Generation seed.")(c)
-    c = click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")(c)
-    c = click.option(
-        "--plausibility",
-        type=click.Choice(["model", "vera"]),
-        default="model",
-        show_default=True,
-        help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
-    )(c)
-    c = click.option(
-        "--threshold", type=UNIT_INTERVAL, default=0.7, show_default=True, help="Plausibility threshold (0-1)."
-    )(c)
-    c = click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name).")(c)
-    return click.option(
-        "--model",
-        required=True,
-        metavar="MODEL",
-        help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
-    )(c)
+    return _with_options(
+        command,
+        click.option(
+            "--model",
+            required=True,
+            metavar="MODEL",
+            help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
+        ),
+        click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name)."),
+        click.option(
+            "--threshold", type=UNIT_INTERVAL, default=0.7, show_default=True, help="Plausibility threshold (0-1)."
+        ),
+        click.option(
+            "--plausibility",
+            type=click.Choice(["model", "vera"]),
+            default="model",
+            show_default=True,
+            help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
+        ),
+        click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Generation seed."),
+        click.option("--max-connections", type=COUNT, default=8, show_default=True, help="Concurrent model calls."),
+    )
 
 
 def _report(result: Any) -> None:
@@ -114,7 +112,7 @@ def command() -> None:
 
 
 @command.command("mine")
-@click.argument("corpus", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("corpus", nargs=-1, required=True, type=INPUT_FILE)
 @workdir_option
 @_engine_options
 @click.option("--text-field", default="text", show_default=True, help="JSONL: field holding the text.")
@@ -140,12 +138,7 @@ def combinations_cmd(workdir, conceptnet, engine, spacy_model, no_prefilter, for
 
     _report(
         combinations(
-            workdir,
-            conceptnet,
-            engine=engine,
-            spacy_model=spacy_model,
-            prefilter=not no_prefilter,
-            force=force,
+            workdir, conceptnet, engine=engine, spacy_model=spacy_model, prefilter=not no_prefilter, force=force
         )
     )
 
@@ -154,61 +147,40 @@ def _batch_options(f: Any) -> Any:
     """``--batch …`` options, handed to the command as ``batch`` (None without ``--batch``)."""
 
     @functools.wraps(f)
-    def command(
-        *args: Any,
-        batch_backend: str | None,
-        address: str | None,
-        batch_model: str | None,
-        batch_url: str | None,
-        batch_api_key_env: str | None,
-        batch_size: int,
-        concurrency: int,
-        accelerator_type: str | None,
-        **kwargs: Any,
-    ) -> Any:
+    def command(*args: Any, batch_backend: str | None, batch_model: str | None, **kwargs: Any) -> Any:
         from ccpt.pipeline.batch import BatchOptions
 
-        batch = None
-        if batch_backend:
-            batch = BatchOptions(
-                backend=batch_backend,
-                model=batch_model or kwargs["llm"].model,
-                url=batch_url,
-                api_key_env=batch_api_key_env,
-                batch_size=batch_size,
-                concurrency=concurrency,
-                address=address,
-                accelerator_type=accelerator_type,
-            )
+        options = {k: kwargs.pop(k) for k in ("address", "batch_size", "concurrency", "accelerator_type")}
+        options |= {k: kwargs.pop(f"batch_{k}") for k in ("url", "api_key_env")}
+        model = batch_model or kwargs["llm"].model
+        batch = BatchOptions(backend=batch_backend, model=model, **options) if batch_backend else None
         return f(*args, batch=batch, **kwargs)
 
-    c: Any = command
-    c = click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100).")(c)
-    c = click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Batch replicas.")(
-        c
+    return _with_options(
+        command,
+        click.option(
+            "--batch",
+            "batch_backend",
+            type=click.Choice(["vllm", "http"]),
+            default=None,
+            help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
+        ),
+        click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray)."),
+        click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model."),
+        click.option("--batch-url", default=None, help="Batch http: chat-completions URL."),
+        click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token."),
+        click.option("--batch-size", type=COUNT, default=64, show_default=True, help="Rows per batch."),
+        click.option("--concurrency", type=COUNT, default=1, show_default=True, help="Batch replicas."),
+        click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100)."),
     )
-    c = click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Rows per batch.")(
-        c
-    )
-    c = click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token.")(c)
-    c = click.option("--batch-url", default=None, help="Batch http: chat-completions URL.")(c)
-    c = click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model.")(c)
-    c = click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray).")(c)
-    return click.option(
-        "--batch",
-        "batch_backend",
-        type=click.Choice(["vllm", "http"]),
-        default=None,
-        help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
-    )(c)
 
 
 @command.command("properties")
 @workdir_option
 @_llm_options
 @_batch_options
-@click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Properties per combination.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N combinations.")
+@click.option("--count", type=COUNT, default=10, show_default=True, help="Properties per combination.")
+@click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
 @force_option
 def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
@@ -226,9 +198,7 @@ def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> No
 @workdir_option
 @conceptnet_option
 @_llm_options
-@click.option(
-    "--per-phrase", type=click.IntRange(min=1), default=5, show_default=True, help="Max candidates per noun phrase."
-)
+@click.option("--per-phrase", type=COUNT, default=5, show_default=True, help="Max candidates per noun phrase.")
 @click.option(
     "--component-sample", type=click.IntRange(min=0), default=10_000, show_default=True, help="Component candidates."
 )
@@ -250,26 +220,13 @@ def candidates_cmd(
     params = CandidateParams(
         per_phrase=per_phrase, component_sample=component_sample, canceled_phrases=canceled_phrases, seed=sample_seed
     )
-    _report(
-        select_candidates(
-            workdir,
-            conceptnet,
-            llm,
-            plausibility=plausibility,
-            params=params,
-            force=force,
-        )
-    )
+    _report(select_candidates(workdir, conceptnet, llm, plausibility=plausibility, params=params, force=force))
 
 
 @command.command("annotate-export")
 @workdir_option
-@click.option(
-    "--annotators", type=click.IntRange(min=1), default=3, show_default=True, help="Per emergent/canceled HIT."
-)
-@click.option(
-    "--component-annotators", type=click.IntRange(min=1), default=1, show_default=True, help="Per component HIT."
-)
+@click.option("--annotators", type=COUNT, default=3, show_default=True, help="Per emergent/canceled HIT.")
+@click.option("--component-annotators", type=COUNT, default=1, show_default=True, help="Per component HIT.")
 @force_option
 def annotate_export_cmd(workdir, annotators, component_annotators, force) -> None:
     """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
@@ -280,14 +237,9 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
 
 
 @command.command("annotate-import")
-@click.argument("answers", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("answers", type=INPUT_FILE)
 @workdir_option
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Dataset directory to write (default WORKDIR/dataset).",
-)
+@click.option("--out", type=DIRECTORY, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
 @click.option("--toxic-rule", type=click.Choice(["any", "majority"]), default="any", show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the test split.")
 @force_option
@@ -295,10 +247,9 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
     """Stage 5b: ANSWERS → majority labels, κ, toxicity → the dataset in the released CCPT schema."""
     from ccpt.pipeline.annotation import AnnotationParams, import_answers
 
-    result = import_answers(
-        workdir, answers, out, params=AnnotationParams(toxic_rule=toxic_rule, seed=seed), force=force
+    _report(
+        import_answers(workdir, answers, out, params=AnnotationParams(toxic_rule=toxic_rule, seed=seed), force=force)
     )
-    _report(result)
     click.echo(f"dataset: {out or workdir / 'dataset'} (ccpt data stats --data-dir …)")
 
 
@@ -307,29 +258,20 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @conceptnet_option
 @click.option(
     "--counts",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=INPUT_FILE,
     default=None,
     help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
 )
 @click.option(
     "--cooccurrence",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    type=INPUT_FILE,
     default=None,
     help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
 )
-@click.option(
-    "--corpus",
-    multiple=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Count co-occurrences in these corpus files instead.",
-)
-@click.option("--window", type=click.IntRange(min=1), default=5, show_default=True, help="Corpus co-occurrence window.")
-@click.option(
-    "--conceptnet-sample", type=click.IntRange(min=1), default=None, help="Sample this many ConceptNet bigrams."
-)
-@click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ccpt-novelty"), show_default=True
-)
+@click.option("--corpus", multiple=True, type=INPUT_FILE, help="Count co-occurrences in these corpus files instead.")
+@click.option("--window", type=COUNT, default=5, show_default=True, help="Corpus co-occurrence window.")
+@click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
+@click.option("--out", type=DIRECTORY, default=Path("ccpt-novelty"), show_default=True)
 @force_option
 def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conceptnet_sample, out, force) -> None:
     """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""
@@ -351,7 +293,7 @@ def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conce
 
 
 @command.command("run")
-@click.argument("config", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("config", type=INPUT_FILE)
 @force_option
 def run_cmd(config, force) -> None:
     """Run every stage from CONFIG (TOML; see docs/pipeline.md), skipping finished ones."""

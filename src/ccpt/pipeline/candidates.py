@@ -1,13 +1,11 @@
 """Stage 4 (paper §3.2 Step 2): select candidates of each property type for annotation.
 
-- **emergent**: plausible (N, P) pairs for which the LLM says neither H nor M has P on its own; at most
-  ``per_phrase`` (paper: 5) per noun phrase, in the order the properties were extracted.
-- **canceled**: for ``canceled_phrases`` sampled noun phrases (paper: 2K), up to ``head_properties``
-  (paper: 10) properties of the head from ConceptNet ``HasProperty`` edges and as many from the LLM; kept
-  when plausible for the head ("H is P" ≥ threshold) and the LLM says N no longer has P; at most
-  ``per_phrase`` per noun phrase, ConceptNet's first.
-- **component**: a seeded random sample of ``component_sample`` (paper: 10K) plausible pairs not already
-  emergent candidates.
+- **emergent**: plausible (N, P) pairs where the LLM says neither H nor M has P on its own; at most
+  ``per_phrase`` (paper: 5) per noun phrase, in extraction order.
+- **canceled**: for ``canceled_phrases`` sampled noun phrases (paper: 2K), up to ``head_properties`` (paper: 10)
+  head properties from ConceptNet ``HasProperty`` and as many from the LLM; kept when "H is P" is plausible and
+  the LLM says N no longer has P; at most ``per_phrase`` per noun phrase, ConceptNet's first.
+- **component**: a seeded sample of ``component_sample`` (paper: 10K) plausible pairs not emergent candidates.
 
 Sampling uses ``random.Random(seed)`` over rows in file order, so a rerun selects the same candidates.
 """
@@ -15,6 +13,7 @@ Sampling uses ``random.Random(seed)`` over rows in file order, so a rerun select
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -25,11 +24,16 @@ from ccpt.graph import ConceptGraph, SqliteConceptGraph
 from ccpt.pipeline.llm import JsonCaller, LLMOptions, as_bool, as_string_list
 from ccpt.pipeline.manifest import StageResult, StageSpec, read_jsonl, run_stage, write_jsonl
 from ccpt.pipeline.progress import gather_with_progress
-from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows
+from ccpt.pipeline.properties import PROPERTIES, PlausibilityOptions, combination_key, score_rows, scorer_fields
 from ccpt.prompts import render_template
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT
 
 CANDIDATES = "candidates.jsonl"
+# The columns of a noun phrase's row that its canceled candidates keep.
+_PHRASE_FIELDS = (
+    *("doc_id", "start", "end", "sentence", "marker", "combination", "head", "modifier"),
+    *("head_text", "modifier_text", "relation"),
+)
 
 
 @dataclass(frozen=True)
@@ -55,26 +59,32 @@ def cap_per_phrase(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any
     return kept
 
 
-def _triplet_prompt(template: str, row: dict[str, Any]) -> str:
-    """A check prompt about one (noun phrase, head, modifier, property) candidate row."""
-    fields = ("combination", "head", "modifier", "property")
-    return render_template(template, **{field: row[field] for field in fields})
+async def _checks(
+    rows: list[dict[str, Any]], caller: JsonCaller, template: str, keys: tuple[str, ...], unreadable: str
+) -> list[list[bool | None] | None]:
+    """The LLM's yes/no answers (the ``keys`` of its reply) about each candidate row; None when it has none."""
+
+    async def check(row: dict[str, Any]) -> list[bool | None] | None:
+        fields = ("combination", "head", "modifier", "property")
+        reply = await caller.ask(render_template(template, **{field: row[field] for field in fields}))
+        if reply.obj is None:
+            return None
+        answers = [as_bool(reply.obj.get(key)) for key in keys]
+        if None in answers:
+            caller.failures[unreadable] += 1
+            return None
+        return answers
+
+    return list(await asyncio.gather(*(check(r) for r in rows)))
 
 
 async def _emergent(rows: list[dict[str, Any]], caller: JsonCaller, limit: int) -> list[dict[str, Any]]:
-    async def check(row: dict[str, Any]) -> bool:
-        reply = await caller.ask(_triplet_prompt("pipeline_emergent_check", row))
-        if reply.obj is None:
-            return False
-        head, modifier = as_bool(reply.obj.get("head_has_property")), as_bool(reply.obj.get("modifier_has_property"))
-        if head is None or modifier is None:
-            caller.failures["emergent_check_unreadable"] += 1
-            return False
-        return not head and not modifier
-
-    verdicts = await asyncio.gather(*(check(r) for r in rows))
+    keys = ("head_has_property", "modifier_has_property")  # emergent: neither H nor M has P
+    verdicts = await _checks(rows, caller, "pipeline_emergent_check", keys, "emergent_check_unreadable")
     chosen = [
-        {**r, "type": EMERGENT, "property_source": "combination"} for r, ok in zip(rows, verdicts, strict=True) if ok
+        {**r, "type": EMERGENT, "property_source": "combination"}
+        for r, v in zip(rows, verdicts, strict=True)
+        if v == [False, False]
     ]
     return cap_per_phrase(chosen, limit)
 
@@ -88,50 +98,26 @@ async def _canceled(
     params: CandidateParams,
 ) -> list[dict[str, Any]]:
     async def head_rows(phrase: dict[str, Any]) -> list[dict[str, Any]]:
-        base = {
-            k: phrase[k]
-            for k in (
-                "doc_id",
-                "start",
-                "end",
-                "sentence",
-                "marker",
-                "combination",
-                "head",
-                "modifier",
-                "head_text",
-                "modifier_text",
-                "relation",
-            )
-            if k in phrase
-        }
+        base = {k: phrase[k] for k in _PHRASE_FIELDS if k in phrase}
         from_graph = list(graph.has_property(phrase["head"], params.head_properties))
         reply = await caller.ask(
             render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
         )
         from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
-        out, seen = [], set()
+        sources: dict[str, str] = {}  # property → its first source
         for source, props in (("conceptnet", from_graph), ("llm", from_llm)):
             for p in props:
-                if p not in seen:
-                    seen.add(p)
-                    out.append({**base, "property": p, "property_source": source})
-        return out
+                sources.setdefault(p, source)
+        return [{**base, "property": p, "property_source": source} for p, source in sources.items()]
 
     nested = await gather_with_progress("candidates: noun phrases", (head_rows(p) for p in phrases))
     rows = [r for group in nested for r in group]
     await score_rows(rows, "head", scorer, plaus.threshold)
     plausible = [r for r in rows if r["plausible"]]
 
-    async def check(row: dict[str, Any]) -> bool:
-        reply = await caller.ask(_triplet_prompt("pipeline_canceled_check", row))
-        verdict = as_bool(reply.obj.get("combination_has_property")) if reply.obj is not None else None
-        if reply.obj is not None and verdict is None:
-            caller.failures["canceled_check_unreadable"] += 1
-        return verdict is False
-
-    verdicts = await asyncio.gather(*(check(r) for r in plausible))
-    chosen = [{**r, "type": CANCELED} for r, ok in zip(plausible, verdicts, strict=True) if ok]
+    keys = ("combination_has_property",)  # canceled: N no longer has P
+    verdicts = await _checks(plausible, caller, "pipeline_canceled_check", keys, "canceled_check_unreadable")
+    chosen = [{**r, "type": CANCELED} for r, v in zip(plausible, verdicts, strict=True) if v == [False]]
     return cap_per_phrase(chosen, params.per_phrase)
 
 
@@ -166,9 +152,7 @@ async def _select(
         CANCELED: len(canceled),
         "model_calls": caller.calls,
         "failures": dict(caller.failures),
-        "scorer": scorer.name,
-        "scorer_calibrated": scorer.calibrated,
-        "scorer_note": scorer.note,
+        **scorer_fields(scorer),
     }
     return [*emergent, *canceled, *component], counts
 
@@ -184,20 +168,12 @@ def select_candidates(
 ) -> StageResult:
     """Stage 4: ``properties.jsonl`` → ``candidates.jsonl`` (rows with ``type`` emergent/canceled/component)."""
     source, out = workdir / PROPERTIES, workdir / CANDIDATES
-    spec = StageSpec(
-        "candidates",
-        workdir,
-        (source, Path(conceptnet)),
-        (out,),
-        {"llm": llm.describe(), "plausibility": plausibility.describe(), **asdict(params)},
-    )
+    recorded = {"llm": llm.describe(), "plausibility": plausibility.describe(), **asdict(params)}
+    spec = StageSpec("candidates", workdir, (source, Path(conceptnet)), (out,), recorded)
 
     def work() -> dict[str, Any]:
-        graph = SqliteConceptGraph(conceptnet)
-        try:
+        with contextlib.closing(SqliteConceptGraph(conceptnet)) as graph:
             rows, counts = asyncio.run(_select(list(read_jsonl(source)), graph, llm, plausibility, params))
-        finally:
-            graph.close()
         write_jsonl(out, rows)
         return counts
 

@@ -1,24 +1,20 @@
 """Stage 2 (paper §3.2 Step 1): extract novel conceptual combinations from comparative sentences.
 
 For each comparison found in stage 1 the compared noun phrase is parsed (spaCy) and kept when
-
 1. its head noun H and exactly one content modifier M are both ConceptNet *unigram* concepts (after
    lemmatisation: "a boat on the rocks" → H = boat, M = rock; "a maddening dog" → H = dog, M = madden), and
 2. the combination is *not* itself a ConceptNet n-gram concept (novelty filter: "ice cream", "fire
    engine" are dropped). Checked forms: the phrase without its determiner, "M H" as written, "M H" lemmatised.
 
-Modifiers are adjectival / nominal / participial pre-modifiers (amod, compound, nmod), an adverb after the
-head ("the alley outside"), or the object of a prepositional phrase on the head ("the woman in the dock").
-A phrase with two or more content modifiers is not a two-concept combination and is skipped; so is one
-with a clause (relcl, acl), a proper-noun head or a pronoun.
+Modifiers: pre-modifiers (amod, compound, nmod), an adverb after the head ("the alley outside"), or the object
+of a prepositional phrase on the head ("the woman in the dock"). Phrases with two or more content modifiers, a
+clause (relcl, acl), a proper-noun head or a pronoun are skipped.
 
-Only sentences that pass a cheap lexical prefilter are parsed: within the few words after the marker there
-must be at least two words whose some form is a unigram concept. The parser is ~100× slower than the filter,
-so throughput is set by how many sentences the filter lets through and how many words each one has. Only a
-window of the sentence is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to
-:data:`WINDOW_CHARS_AFTER` characters after the last): the rules read the marker and the phrase after it, never
-the rest of a long sentence (on the 37 Shakespeare plays the windowed parse extracts exactly the combinations of
-the whole-sentence parse; docs/benchmarks.md).
+Only sentences passing a cheap lexical prefilter are parsed (≥ two words right after the marker with a form that
+is a unigram concept): the parser is ~100× slower, so throughput is set by what the filter lets through. Only a
+window is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to :data:`WINDOW_CHARS_AFTER`
+characters after the last): the rules read only the marker and the phrase after it (on the 37 Shakespeare plays
+it extracts exactly the whole-sentence parse's combinations; docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -27,7 +23,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,18 +61,13 @@ class ExtractConfig:
     prefilter: bool = True
     window: int = PREFILTER_WINDOW
     min_concept_words: int = MIN_CONCEPT_WORDS
-    batch_size: int = 256
     parse_window: bool = True  # parse only the window around the markers (False: the whole sentence)
 
 
 @functools.cache
 def load_spacy(name: str) -> Language:
-    """Load a spaCy pipeline once per process.
-
-    No NER (not needed; a third of the time), and the lemmatizer loaded but not run over every token: only the
-    head and the modifier of a candidate phrase need a lemma (:func:`_lemma` runs it on those; a quarter of the
-    remaining time, measured).
-    """
+    """Load a spaCy pipeline once per process: no NER (a third of the time), and the lemmatizer loaded but
+    run only on a candidate's head and modifier (:func:`_lemma`; it took a quarter of the remaining time)."""
     try:
         import spacy
     except ImportError:
@@ -100,8 +91,7 @@ def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, co
     """Cheap lexical test: ≥ ``min_concept_words`` unigram-concept words right after the marker."""
     tail = _CLAUSE_BREAK.split(sentence[marker.position : marker.position + 80], maxsplit=1)[0]
     words = _WORD.findall(tail)[: config.window]
-    hits = sum(1 for w in words if vocab.is_content_concept(w))
-    return hits >= config.min_concept_words
+    return sum(1 for w in words if vocab.is_content_concept(w)) >= config.min_concept_words
 
 
 def parse_span(comparative: Comparative) -> tuple[int, int]:
@@ -119,10 +109,8 @@ def parse_span(comparative: Comparative) -> tuple[int, int]:
 
 
 def _marker_token(doc: Doc, marker: Marker, offset: int) -> Token | None:
-    for token in doc:
-        if token.idx + offset + len(token.text) == marker.position and token.lower_ in ("like", "as"):
-            return token
-    return None
+    ends_at_marker = (t for t in doc if t.idx + offset + len(t.text) == marker.position and t.lower_ in ("like", "as"))
+    return next(ends_at_marker, None)
 
 
 def _phrase_head(doc: Doc, marker_token: Token) -> Token | None:
@@ -175,15 +163,14 @@ def extract_from_doc(
     offset: int = 0,
     lemmatize: Lemmatize | None = None,
 ) -> list[dict[str, Any]]:
-    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections).
-
-    ``doc`` is the parse of ``comparative.sentence[offset:]`` (or of a window starting there); ``lemmatize``
-    lemmatises the tokens that need it when the pipeline did not (:func:`lemmatizer_of`).
-    """
+    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections); ``doc``
+    parses ``comparative.sentence[offset:]`` (or a window starting there), ``lemmatize``: :func:`lemmatizer_of`."""
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
-        row = _extract_one(doc, comparative, marker, vocab, stats, offset, lemmatize)
-        if row is not None:
+        row = _extract_one(doc, comparative, marker, vocab, offset, lemmatize)
+        if isinstance(row, str):
+            stats[row] += 1
+        else:
             rows.setdefault(row["combination"], row)  # two markers can point at the same phrase
     stats["combinations"] += len(rows)
     return list(rows.values())
@@ -194,24 +181,21 @@ def _extract_one(
     comparative: Comparative,
     marker: Marker,
     vocab: ConceptVocabulary,
-    stats: Counter[str],
     offset: int,
     lemmatize: Lemmatize | None,
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | str:
+    """The combination ``marker`` points at, or why there is none (the name of a count of rejections)."""
     token = _marker_token(doc, marker, offset)
     head = _phrase_head(doc, token) if token is not None else None
     if head is None:
-        stats["rejected_no_phrase"] += 1
-        return None
+        return "rejected_no_phrase"
     if head.pos_ != "NOUN":
-        stats["rejected_head_not_common_noun"] += 1
-        return None
+        return "rejected_head_not_common_noun"
     modifiers: list[tuple[Token, str]] = []
     included = [head]
     for child in head.children:
         if child.dep_ in _CLAUSAL:
-            stats["rejected_clause"] += 1
-            return None
+            return "rejected_clause"
         if child.dep_ in _PRE_MODIFIERS and child.i < head.i:
             modifiers.append((child, child.dep_))
             included.extend(child.subtree)
@@ -239,26 +223,21 @@ def _extract_one(
         and t.lower_ not in STOPWORDS
     ]
     if len(modifiers) != 1 or len(content) != 1:
-        stats["rejected_modifier_count"] += 1
-        return None
+        return "rejected_modifier_count"
     modifier, relation = modifiers[0]
     if modifier.pos_ == "PROPN":  # names are memorised expressions, not combinations of concepts
-        stats["rejected_proper_noun"] += 1
-        return None
+        return "rejected_proper_noun"
     start, end = min(t.i for t in included), max(t.i for t in included) + 1
     if end - start > MAX_PHRASE_TOKENS:
-        stats["rejected_too_long"] += 1
-        return None
+        return "rejected_too_long"
     head_concept, modifier_concept = _concept(head, vocab, lemmatize), _concept(modifier, vocab, lemmatize)
     if head_concept is None or modifier_concept is None or head_concept == modifier_concept:
-        stats["rejected_not_unigram_concepts"] += 1
-        return None
+        return "rejected_not_unigram_concepts"
     span = doc[start:end]
     phrase = " ".join(t.text for t in span if t.dep_ not in ("det", "poss", "predet")).lower()
     forms = {phrase, f"{modifier.lower_} {head.lower_}", f"{modifier_concept} {head_concept}"}
     if any(vocab.is_ngram_concept(f) for f in forms):
-        stats["rejected_ngram_concept"] += 1
-        return None
+        return "rejected_ngram_concept"
     return {
         "doc_id": comparative.doc_id,
         "start": comparative.start,
@@ -294,14 +273,12 @@ class CombinationJob:
                 if not kept:
                     stats["rejected_prefilter"] += 1
                     continue
-                comparative = Comparative(
-                    comparative.doc_id, comparative.start, comparative.end, comparative.sentence, kept
-                )
+                comparative = replace(comparative, markers=kept)
             todo.append(comparative)
         stats["parsed"] += len(todo)
         out: list[dict[str, Any]] = []
-        nlp = load_spacy(self.config.spacy_model) if todo else None
-        if nlp is not None:
+        if todo:
+            nlp = load_spacy(self.config.spacy_model)
             lemmatize = lemmatizer_of(nlp)
             spans = [parse_span(c) if self.config.parse_window else (0, len(c.sentence)) for c in todo]
             texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))

@@ -1,15 +1,14 @@
 """Stage 1 (paper §3.2 Step 1): find sentences that compare one concept to another with "like" or "as … as".
 
-A comparison names the compared concept right after the marker ("crashed like *a boat on the rocks*",
-"as unstable as *an apple on a toothpick*"), so each match records where that phrase begins.
-
-Phrases in which "like" or "as" does not compare are masked before matching (:data:`FALSE_FRIENDS`):
-fixed expressions built on "as" and the verb "like" after a subject, modal, "to" or a negation.
-The list is a documented parameter: pass your own to :func:`find_markers` for another register.
+Each match records where the compared phrase begins, right after the marker ("crashed like *a boat on the
+rocks*", "as unstable as *an apple on a toothpick*"). Non-comparing uses are masked first (:data:`FALSE_FRIENDS`:
+fixed expressions built on "as", the verb "like" after a subject, modal, "to" or a negation); pass your own
+list to :func:`find_markers` for another register.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -73,32 +72,18 @@ class Comparative:
     markers: tuple[Marker, ...]
 
     def to_row(self) -> dict[str, Any]:
-        row = asdict(self)
-        row["markers"] = [[m.kind, m.position] for m in self.markers]
-        return row
+        return {**asdict(self), "markers": [[m.kind, m.position] for m in self.markers]}
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Comparative:
-        return cls(
-            row["doc_id"],
-            row["start"],
-            row["end"],
-            row["sentence"],
-            tuple(Marker(str(k), int(p)) for k, p in row["markers"]),
-        )
+        markers = tuple(Marker(str(k), int(p)) for k, p in row["markers"])
+        return cls(row["doc_id"], row["start"], row["end"], row["sentence"], markers)
 
 
-def compile_false_friends(patterns: Sequence[str] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
-    """Compile a false-friend list (regexes over lower-cased text)."""
+@functools.cache
+def compile_false_friends(patterns: tuple[str, ...] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
+    """Compile a false-friend list (regexes over lower-cased text); once per process."""
     return tuple(re.compile(p) for p in patterns)
-
-
-def _mask(text: str, false_friends: Iterable[re.Pattern[str]]) -> str:
-    """Blank out false-friend matches, keeping every other character at its offset."""
-    masked = text
-    for pattern in false_friends:
-        masked = pattern.sub(lambda m: " " * len(m.group()), masked)
-    return masked
 
 
 def find_markers(sentence: str, false_friends: Sequence[re.Pattern[str]] | None = None) -> tuple[Marker, ...]:
@@ -106,7 +91,9 @@ def find_markers(sentence: str, false_friends: Sequence[re.Pattern[str]] | None 
     lowered = sentence.lower()
     if "like" not in lowered and " as " not in f" {lowered} ":
         return ()  # most sentences: no regex work at all
-    masked = _mask(lowered, false_friends if false_friends is not None else compile_false_friends())
+    masked = lowered  # false-friend matches blanked out, every other character kept at its offset
+    for pattern in false_friends if false_friends is not None else compile_false_friends():
+        masked = pattern.sub(lambda m: " " * len(m.group()), masked)
     markers = [Marker("like", m.end()) for m in _LIKE.finditer(masked)]
     markers += [Marker("as…as", m.end()) for m in _EQUATIVE.finditer(masked)]
     # Drop a marker with nothing after it ("… is what I like.") — there is no compared phrase.

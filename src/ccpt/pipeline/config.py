@@ -1,16 +1,14 @@
 """``ccpt pipeline run CONFIG``: every stage from one TOML file, each skipped when already done.
 
-Relative paths in the file are relative to the file's directory. The file is checked against its schema
+Relative paths are relative to the file's directory. The file is checked against its schema
 (:mod:`ccpt.schemas.pipeline`) before any stage starts: unknown sections or keys are errors (a typo must not
 silently fall back to a default), and every value has its TOML type and range. The run stops after the
-annotation export until the answers file named in ``[annotate] answers`` exists; rerun the same command once
-it does.
-
-See docs/pipeline.md for a complete annotated example.
+annotation export until the ``[annotate] answers`` file exists; then rerun it. Example: docs/pipeline.md.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,10 +44,12 @@ class PipelineConfig:
 
     def resolve(self, value: str | None) -> Path | None:
         """A path from the file, relative to the file's directory; None for empty."""
-        if not value:
-            return None
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else (self.path.parent / p)
+        return _relative(self.path.parent, value) if value else None
+
+
+def _relative(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
 
 
 def load_config(path: Path) -> PipelineConfig:
@@ -57,11 +57,7 @@ def load_config(path: Path) -> PipelineConfig:
     from ccpt.schemas.pipeline import read_pipeline_toml
 
     parsed = read_pipeline_toml(Path(path))
-    base = Path(path).resolve().parent
-
-    def rel(value: str) -> Path:
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else base / p
+    rel = functools.partial(_relative, Path(path).resolve().parent)
 
     # Only the keys the file sets: each stage applies its own defaults (the schema's are the same values).
     sections = {
@@ -93,16 +89,8 @@ def run_all(config: PipelineConfig, *, force: bool = False, echo: Callable[[str]
 
     work = config.workdir
     mine_s, comb_s = config.section("mine"), config.section("combinations")
-    done(
-        mine(
-            config.corpus,
-            work,
-            engine=config.engine,
-            text_field=mine_s.get("text_field", "text"),
-            id_field=mine_s.get("id_field", "id"),
-            force=force,
-        )
-    )
+    text_field, id_field = mine_s.get("text_field", "text"), mine_s.get("id_field", "id")
+    done(mine(config.corpus, work, engine=config.engine, text_field=text_field, id_field=id_field, force=force))
     done(
         combinations(
             work,
@@ -121,34 +109,18 @@ def run_all(config: PipelineConfig, *, force: bool = False, echo: Callable[[str]
         vera_weights=prop_s.get("vera_weights") or None,
         device=prop_s.get("device") or None,
     )
+    count, limit = prop_s.get("count", PROPERTIES_PER_COMBINATION), prop_s.get("limit") or None
     done(
         extract_properties(
-            work,
-            config.llm,
-            plausibility=plaus,
-            count=prop_s.get("count", PROPERTIES_PER_COMBINATION),
-            limit=prop_s.get("limit") or None,
-            batch=config.batch,
-            force=force,
+            work, config.llm, plausibility=plaus, count=count, limit=limit, batch=config.batch, force=force
         )
     )
-    done(
-        select_candidates(
-            work,
-            config.conceptnet,
-            config.llm,
-            plausibility=plaus,
-            params=CandidateParams(**config.section("candidates")),
-            force=force,
-        )
-    )
+    candidates = CandidateParams(**config.section("candidates"))
+    done(select_candidates(work, config.conceptnet, config.llm, plausibility=plaus, params=candidates, force=force))
     ann = config.section("annotate")
     params = AnnotationParams(
-        annotators=ann.get("annotators", 3),
-        component_annotators=ann.get("component_annotators", 1),
-        toxic_rule=ann.get("toxic_rule", "any"),
+        **{k: ann[k] for k in ("annotators", "component_annotators", "toxic_rule", "seed") if k in ann},
         test_sizes=tuple({**PAPER_TEST_SIZES, **ann.get("test_sizes", {})}.items()),
-        seed=ann.get("seed", 0),
     )
     done(export_tasks(work, params=params, force=force))
     answers = config.resolve(ann.get("answers"))

@@ -1,14 +1,13 @@
 """Reading corpora as a stream of documents, and splitting documents into sentences with offsets.
 
-Formats (chosen by file suffix, a trailing ``.gz`` is decompressed on the fly):
-
-- ``.jsonl`` / ``.ndjson``: one JSON object per line; the text is in ``text_field`` (default ``text``), the
-  document id in ``id_field`` (default ``id``; missing → ``<file>:<line>``).
+Formats by file suffix (a trailing ``.gz`` is decompressed on the fly):
+- ``.jsonl`` / ``.ndjson``: one JSON object per line, text in ``text_field`` (default ``text``), document id in
+  ``id_field`` (default ``id``; missing → ``<file>:<line>``);
 - anything else (``.txt``, …): plain text; each blank-line-separated paragraph is a document with id
   ``<file>#<paragraph>`` (0-based), so a 10 GB book dump streams in constant memory.
 
-Files must be UTF-8 (a byte-order mark is dropped): a byte that is not is one error naming the file and line,
-never a silent replacement character. Offsets are character offsets into the document text.
+Files must be UTF-8 (a byte-order mark is dropped): any other byte is an error naming the file and line, never a
+silent replacement character. Offsets are character offsets into the document text.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain, groupby, pairwise
 from pathlib import Path
 from typing import BinaryIO
 
@@ -48,10 +48,6 @@ class Sentence:
     text: str
 
 
-def _base_suffix(path: Path) -> str:
-    return Path(path.name.removesuffix(".gz")).suffix.lower()
-
-
 def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
     if data is not None:
         return io.BytesIO(gzip.decompress(data) if path.name.endswith(".gz") else data)
@@ -59,11 +55,8 @@ def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
 
 
 def _lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line, decoded as UTF-8 strictly.
-
-    A byte that is not UTF-8 (e.g. a Latin-1 corpus) is one error naming the file, line and byte: decoding it
-    with replacement characters would feed the pipeline words that are not in the corpus, uncounted.
-    """
+    """(line number, text) of every line, decoded as UTF-8 strictly: replacement characters would feed the
+    pipeline words that are not in the corpus, uncounted."""
     for number, raw in enumerate(fh, start=1):
         try:
             text = raw.decode("utf-8")
@@ -89,7 +82,7 @@ def iter_documents(
     try:
         with _open_binary(path, data) as fh:
             lines = _lines(path, fh)
-            if _base_suffix(path) in JSONL_SUFFIXES:
+            if Path(path.name.removesuffix(".gz")).suffix.lower() in JSONL_SUFFIXES:
                 yield from _jsonl_documents(path, lines, text_field, id_field)
             else:
                 yield from _paragraphs(path, lines)
@@ -117,36 +110,19 @@ def _jsonl_documents(
 
 
 def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
-    paragraph: list[str] = []
-    index = 0
-    for _, line in lines:
-        if line.strip():
-            paragraph.append(line)
-            continue
-        if paragraph:
-            yield Document(f"{path.name}#{index}", "".join(paragraph))
-            index += 1
-            paragraph = []
-    if paragraph:
-        yield Document(f"{path.name}#{index}", "".join(paragraph))
+    groups = groupby(lines, key=lambda item: bool(item[1].strip()))
+    paragraphs = ("".join(line for _, line in group) for filled, group in groups if filled)
+    for index, text in enumerate(paragraphs):
+        yield Document(f"{path.name}#{index}", text)
 
 
 def split_sentences(doc: Document) -> Iterator[Sentence]:
     """Split a document at sentence-final punctuation; keeps offsets, normalises whitespace in the text."""
     text = doc.text
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        yield from _sentence(doc.doc_id, text, start, end)
-        start = end
-    yield from _sentence(doc.doc_id, text, start, len(text))
-
-
-def _sentence(doc_id: str, text: str, start: int, end: int) -> Iterator[Sentence]:
-    chunk = text[start:end]
-    stripped = chunk.strip()
-    if not stripped:
-        return
-    lead = len(chunk) - len(chunk.lstrip())
-    s = start + lead
-    yield Sentence(doc_id, s, s + len(stripped), _SPACES.sub(" ", stripped))
+    ends = (match.end() for match in _SENTENCE_END.finditer(text))
+    for start, end in pairwise(chain([0], ends, [len(text)])):
+        chunk = text[start:end]
+        stripped = chunk.strip()
+        if stripped:
+            s = start + len(chunk) - len(chunk.lstrip())
+            yield Sentence(doc.doc_id, s, s + len(stripped), _SPACES.sub(" ", stripped))

@@ -3,13 +3,12 @@
 A stage hands the engine a picklable *job* — ``job(units) -> (rows, counts)`` over a list of dict units —
 and the engine returns the per-batch results **in input order**, so both engines write identical files.
 
-- ``process``: the driver streams batches to a pool of ``workers`` processes (spawned, so a worker never
-  inherits a half-initialised library), keeping at most ``2 × workers`` batches in flight (constant memory
-  on any corpus size).
-- ``ray``: the same job wrapped in a Ray Data ``map_batches`` actor pool over a Ray Dataset that the stage
-  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL), with
-  ``preserve_order``. ``address`` is a cluster address (``ray://…`` or ``auto``); None starts a local Ray.
-  The files must be readable from every node (shared or object storage).
+- ``process``: batches streamed to ``workers`` spawned processes (no half-initialised library inherited), at
+  most ``2 × workers`` in flight (constant memory on any corpus size).
+- ``ray``: the same job as a Ray Data ``map_batches`` actor pool, ``preserve_order``, over a Dataset the stage
+  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL). ``address``:
+  ``ray://…`` or ``auto``; None starts a local Ray. The files must be readable from every node (shared or
+  object storage).
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ Job = Callable[[list[dict[str, Any]]], tuple[Rows, Counts]]
 def run_process_pool(job: Job, batches: Iterable[list[dict[str, Any]]], workers: int) -> Iterator[tuple[Rows, Counts]]:
     """Run ``job`` over ``batches`` in ``workers`` processes (in this process if workers ≤ 1), in order."""
     if workers <= 1:
-        for batch in batches:
-            yield job(batch)
+        yield from map(job, batches)
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
@@ -56,12 +54,12 @@ class RaySource:
     to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]  # numpy batch -> units
 
 
+@dataclass
 class _RayJob:
     """Ray Data callable class: one instance per actor, so resources load once per actor."""
 
-    def __init__(self, job: Job, to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
-        self.job = job
-        self.to_units = to_units
+    job: Job
+    to_units: Callable[[dict[str, Any]], list[dict[str, Any]]]
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
@@ -73,11 +71,8 @@ class _RayJob:
 
 
 def ray_init(address: str | None, workers: int) -> Any:
-    """Import and start (or connect to) Ray; a clear error if it is not installed.
-
-    Call it from the main thread: a local Ray started from a worker thread was seen to lose its cluster
-    processes when that thread ended (the next job then waits for a dead GCS).
-    """
+    """Import and start (or connect to) Ray; a clear error if it is not installed. Call it from the main thread:
+    a local Ray started from a worker thread lost its cluster processes when that thread ended (seen)."""
     try:
         import ray
     except ImportError:
@@ -118,8 +113,7 @@ def run_ray(
         for text in batch["json"]:
             obj = json.loads(text)
             if isinstance(obj, dict) and "__counts__" in obj:
-                for key, value in obj["__counts__"].items():
-                    counts[key] = counts.get(key, 0) + value
+                merge_counts(counts, obj["__counts__"])
             else:
                 rows.append(obj)
         yield rows, counts

@@ -1,10 +1,9 @@
 """LLM calls of stages 3–4 through Inspect's model layer (any provider, or the embedded ``gguf/…`` model).
 
-Every call is cached by Inspect (``CachePolicy(expiry=None)``), so an interrupted stage re-run costs only the
-calls it had not made yet, and a finished one costs none. Calls run concurrently under a semaphore of
-``max_connections``. Replies are parsed with :func:`ccpt.answers.extract_json_object` (never evaluated); a
-reply that does not parse, or a call that fails after retries, is counted in :attr:`JsonCaller.failures`
-and returned as None — callers surface the count.
+Inspect caches every call (``CachePolicy(expiry=None)``): a rerun costs only the calls not made yet. Calls run
+concurrently, at most ``max_connections`` at once. Replies are parsed by :func:`ccpt.answers.extract_json_object`
+(never evaluated); an unparsable reply or a call failing after retries is counted in
+:attr:`JsonCaller.failures` and returned as None — callers surface the count.
 """
 
 from __future__ import annotations
@@ -34,13 +33,7 @@ class LLMOptions:
 
     def describe(self) -> dict[str, Any]:
         """Parameters recorded in stage manifests."""
-        return {
-            "model": self.model,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "max_tokens": self.max_tokens,
-            "model_args": self.model_args,
-        }
+        return {k: getattr(self, k) for k in ("model", "temperature", "seed", "max_tokens", "model_args")}
 
 
 @dataclass
@@ -73,15 +66,8 @@ class JsonCaller:
         """One prompt → its parsed reply (``obj`` None on failure, counted under the prompt's kind)."""
         from inspect_ai.model import CachePolicy, GenerateConfig
 
-        config = GenerateConfig(
-            temperature=self.options.temperature,
-            seed=self.options.seed,
-            max_tokens=self.options.max_tokens,
-            timeout=self.options.timeout,
-            max_retries=self.options.max_retries,
-            logprobs=logprobs or None,
-            top_logprobs=5 if logprobs else None,
-        )
+        options = {k: getattr(self.options, k) for k in ("temperature", "seed", "max_tokens", "timeout", "max_retries")}
+        config = GenerateConfig(**options, logprobs=logprobs or None, top_logprobs=5 if logprobs else None)
         async with self._semaphore:
             self.calls += 1
             try:
@@ -93,22 +79,19 @@ class JsonCaller:
         obj = extract_json_object(text)
         if obj is None:
             self.failures["unparsable_reply"] += 1
-        p_yes = _p_yes(output) if logprobs else None
-        return Reply(obj, text, p_yes)
+        return Reply(obj, text, _p_yes(output) if logprobs else None)
 
 
 def _p_yes(output: Any) -> float | None:
     """P(yes) / (P(yes) + P(no)) at the first generated token that reads yes or no, from top log-probs."""
-    choice = output.choices[0] if output.choices else None
-    logprobs = getattr(choice, "logprobs", None) if choice is not None else None
+    logprobs = getattr(output.choices[0], "logprobs", None) if output.choices else None
     if logprobs is None:
         return None
     for item in logprobs.content:
         if item.token.strip(" \"'").lower() not in ("yes", "no"):
             continue
         mass = {"yes": 0.0, "no": 0.0}
-        alternatives = item.top_logprobs or []
-        for alt in alternatives or [item]:
+        for alt in item.top_logprobs or [item]:
             word = alt.token.strip(" \"'").lower()
             if word in mass:
                 mass[word] += math.exp(alt.logprob)
@@ -130,8 +113,6 @@ def as_string_list(value: object, limit: int) -> list[str]:
     """The first ``limit`` distinct non-empty strings of a JSON list (other items are dropped)."""
     if not isinstance(value, list):
         return []
-    seen: dict[str, None] = {}
-    for item in value:
-        if isinstance(item, str) and item.strip() and len(item) <= 100:
-            seen.setdefault(" ".join(item.split()).strip(" .").lower(), None)
-    return [s for s in seen if s][:limit]
+    kept = (item for item in value if isinstance(item, str) and item.strip() and len(item) <= 100)
+    distinct = dict.fromkeys(" ".join(item.split()).strip(" .").lower() for item in kept)
+    return [s for s in distinct if s][:limit]

@@ -1,15 +1,12 @@
 """Resumable stages: atomic outputs and a manifest per finished stage.
 
-A stage writes each output to a temporary name beside it (:func:`ccpt.outputs.atomic_path`) and renames it
-into place only when it succeeded, then
-writes ``<workdir>/.manifests/<stage>.json`` recording the fingerprints of its inputs and outputs, its
-parameters and its counts. A later run skips the stage when that manifest still matches: same parameters,
-inputs unchanged, outputs present and unmodified. A stage killed midway leaves neither outputs nor a
-manifest behind, so it is simply redone.
+A stage writes each output beside it under a temporary name (:func:`ccpt.outputs.atomic_path`), renamed into
+place only on success, then ``<workdir>/.manifests/<stage>.json`` with the fingerprints of its inputs and
+outputs, its parameters and counts. A later run skips the stage while that manifest matches (same parameters,
+inputs unchanged, outputs present and unmodified). A stage killed midway leaves neither, so it is redone.
 
-Fingerprints: sha256 for files up to :data:`HASH_LIMIT` bytes (so a rewritten but identical file does not
-invalidate the stages after it); size + mtime for larger files (hashing a multi-gigabyte corpus on every
-run would cost more than the check saves).
+Fingerprints: sha256 for files up to :data:`HASH_LIMIT` bytes (a rewritten but identical file invalidates no
+later stage); size + mtime above (hashing a multi-gigabyte corpus on every run costs more than it saves).
 """
 
 from __future__ import annotations
@@ -36,11 +33,8 @@ def fingerprint(path: Path) -> dict[str, Any]:
         return {"dir": {str(p.relative_to(path)): fingerprint(p) for p in sorted(path.rglob("*")) if p.is_file()}}
     stat = path.stat()
     if stat.st_size <= HASH_LIMIT:
-        digest = hashlib.sha256()
         with path.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        return {"size": stat.st_size, "sha256": digest.hexdigest()}
+            return {"size": stat.st_size, "sha256": hashlib.file_digest(fh, "sha256").hexdigest()}
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
@@ -126,20 +120,17 @@ def is_up_to_date(spec: StageSpec) -> dict[str, Any] | None:
         stored = json.loads(spec.manifest_path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return None
-    if any(not p.exists() for p in spec.inputs) or any(not p.exists() for p in spec.outputs):
+    if not all(p.exists() for p in (*spec.inputs, *spec.outputs)):
         return None
-    current = _current(spec)
-    if any(stored.get(k) != v for k, v in current.items()):
+    if any(stored.get(k) != v for k, v in _current(spec).items()):
         return None
     outputs = {str(p): fingerprint(p) for p in spec.outputs}
     return stored if stored.get("outputs") == outputs else None
 
 
 def run_stage(spec: StageSpec, work: Callable[[], Mapping[str, Any]], *, force: bool = False) -> StageResult:
-    """Run ``work`` (which writes ``spec.outputs`` and returns counts) unless an up-to-date manifest exists.
-
-    The manifest is written only after ``work`` returned, so an interrupted stage is redone next time.
-    """
+    """Run ``work`` (which writes ``spec.outputs`` and returns counts) unless an up-to-date manifest exists;
+    the manifest is written only after ``work`` returned, so an interrupted stage is redone next time."""
     missing = [p for p in spec.inputs if not p.exists()]
     if missing:
         from ccpt.errors import DataError

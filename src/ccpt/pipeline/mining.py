@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +39,6 @@ class EngineOptions:
             raise CcptError(f"unknown engine {self.engine!r}", f"choose one of {', '.join(ENGINES)}")
 
 
-@functools.cache
-def _compiled(patterns: tuple[str, ...]) -> tuple[Any, ...]:
-    return compile_false_friends(patterns)
-
-
 @dataclass(frozen=True)
 class MineJob:
     """Stage 1 on one batch of documents (picklable)."""
@@ -52,43 +48,24 @@ class MineJob:
     def __call__(self, units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
         docs = (Document(u["doc_id"], u["text"]) for u in units)
         rows, sentences = [], 0
-        for found in mine_documents(docs, _compiled(self.false_friends)):
+        for found in mine_documents(docs, compile_false_friends(self.false_friends)):
             sentences += 1
             if found is not None:
                 rows.append(found.to_row())
         return rows, {"documents": len(units), "sentences": sentences, "comparative_sentences": len(rows)}
 
 
-@dataclass(frozen=True)
-class _FileUnits:
-    """Ray: a batch of whole files (bytes + path) → documents."""
-
-    text_field: str
-    id_field: str
-
-    def __call__(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
-        units = []
-        for path, data in zip(batch["path"], batch["bytes"], strict=True):
-            for doc in iter_documents(
-                Path(str(path)), text_field=self.text_field, id_field=self.id_field, data=bytes(data)
-            ):
-                units.append({"doc_id": doc.doc_id, "text": doc.text})
-        return units
+def _file_units(batch: dict[str, Any], **fields: str) -> list[dict[str, Any]]:
+    """Ray: a batch of whole files (bytes + path) → documents (``fields``: text_field, id_field)."""
+    return [
+        {"doc_id": doc.doc_id, "text": doc.text}
+        for path, data in zip(batch["path"], batch["bytes"], strict=True)
+        for doc in iter_documents(Path(str(path)), **fields, data=bytes(data))
+    ]
 
 
 def _json_lines(batch: dict[str, Any]) -> list[dict[str, Any]]:
-    import json
-
     return [json.loads(str(line)) for line in batch["text"] if str(line).strip()]
-
-
-def _doc_batches(paths: Sequence[Path], text_field: str, id_field: str) -> Iterator[list[dict[str, Any]]]:
-    docs = (
-        {"doc_id": d.doc_id, "text": d.text}
-        for path in paths
-        for d in iter_documents(path, text_field=text_field, id_field=id_field)
-    )
-    yield from batched(docs, DOCS_PER_BATCH)
 
 
 def mine(
@@ -107,23 +84,23 @@ def mine(
     paths = tuple(sorted(Path(p) for p in corpus))
     out = workdir / COMPARATIVES
     job = MineJob(tuple(false_friends))
-    spec = StageSpec(
-        "mine",
-        workdir,
-        paths,
-        (out,),
-        {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)},
-    )
+    recorded = {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)}
+    spec = StageSpec("mine", workdir, paths, (out,), recorded)
 
     def work() -> dict[str, int]:
         if engine.engine == "ray":
             source = RaySource(
                 build=lambda data: data.read_binary_files([str(p) for p in paths], include_paths=True),
-                to_units=_FileUnits(text_field, id_field),
+                to_units=functools.partial(_file_units, text_field=text_field, id_field=id_field),
             )
             results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=1)
         else:
-            results = run_process_pool(job, _doc_batches(paths, text_field, id_field), engine.workers)
+            docs = (
+                {"doc_id": d.doc_id, "text": d.text}
+                for path in paths
+                for d in iter_documents(path, text_field=text_field, id_field=id_field)
+            )
+            results = run_process_pool(job, batched(docs, DOCS_PER_BATCH), engine.workers)
         return _write(out, results, Progress("mine: documents"), "documents")
 
     return run_stage(spec, work, force=force)
@@ -133,8 +110,6 @@ def _write(
     out: Path, results: Iterator[tuple[list[dict[str, Any]], dict[str, int]]], progress: Progress, unit: str
 ) -> dict[str, int]:
     """Write the rows of every batch in order; ``progress`` advances by each batch's ``unit`` count."""
-    import json
-
     counts: dict[str, int] = {}
     with atomic_text(out) as fh, progress:
         for rows, part in results:
@@ -156,16 +131,13 @@ def combinations(
     parse_window: bool = True,
     force: bool = False,
 ) -> StageResult:
-    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations.
-
-    ``parse_window=False`` parses whole sentences instead of the window around the markers (slower; for checks).
-    """
+    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations
+    (``parse_window=False``: whole sentences instead of the window around the markers; slower, for checks)."""
     source_file, out = workdir / COMPARATIVES, workdir / COMBINATIONS
     config = ExtractConfig(
         conceptnet=str(Path(conceptnet).resolve()),
         spacy_model=spacy_model or ExtractConfig.spacy_model,
         prefilter=prefilter,
-        batch_size=batch_size,
         parse_window=parse_window,
     )
     job = CombinationJob(config)

@@ -4,20 +4,20 @@ PMI(w, c) = log2 P(w, c) / (P(w) P(c)) with w = modifier and c = head noun, wher
 and P(w) = n(w) / N_words. Co-occurrence is order-free: n(w, c) counts "w c" and "c w". Pairs with zero
 frequency (either word or the pair unseen) are excluded, as in the paper, and counted.
 
-Counts come from one of:
-- ``counts.csv`` — header ``ngram,count``; one-word rows are unigram counts, two-word rows pair counts
-  (e.g. a Google Books Ngram 1-gram + 2-gram export summed over years);
-- a co-occurrence TSV ``w<TAB>c<TAB>count`` (as written by ``google-ngram-downloader cooccurrence``);
-  unigram counts are then its marginals;
-- the user's own corpus files (any format stage 1 reads): lower-cased, lemmatised words, pairs within a
-  symmetric window of ``window`` words. Only the pairs under study are stored, so memory stays small.
+Counts from one of:
+- ``counts.csv`` (header ``ngram,count``): one-word rows are unigram counts, two-word rows pair counts (e.g. a
+  Google Books Ngram 1-gram + 2-gram export summed over years);
+- a co-occurrence TSV ``w<TAB>c<TAB>count`` (``google-ngram-downloader cooccurrence``); unigrams = its marginals;
+- the user's corpus files (any format stage 1 reads): lower-cased lemmas, pairs within a symmetric window of
+  ``window`` words. Only the pairs under study are stored, so memory stays small.
 
-Sets compared: the dataset's distinct (modifier, head) pairs (all files, and per file) and ConceptNet's
-two-word concepts (optionally a seeded sample).
+Sets compared: the dataset's distinct (modifier, head) pairs (all files, per file) and ConceptNet's two-word
+concepts (optionally a seeded sample).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import math
@@ -126,8 +126,7 @@ def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = D
         for doc in iter_documents(Path(path)):
             tokens = [lemma_cache.setdefault(t, _lemma(t)) for t in _TOKEN.findall(doc.text.lower())]
             words.update(tokens)
-            n = len(tokens)
-            total_pairs += sum(min(window, n - 1 - i) for i in range(n)) if n > 1 else 0
+            total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))  # pairs in the window
             for i, w in enumerate(tokens):
                 if w not in members:
                     continue
@@ -161,12 +160,9 @@ def dataset_pairs(dataset_dir: Path) -> dict[str, set[Pair]]:
 
 def conceptnet_pairs(index: Path, sample: int | None, seed: int) -> set[Pair]:
     """ConceptNet's two-word English concepts as pairs (a seeded sample of ``sample`` if given)."""
-    graph = SqliteConceptGraph(index)
-    try:
+    with contextlib.closing(SqliteConceptGraph(index)) as graph:
         labels = [label.split() for label in graph.concepts(n_words=2)]
-    finally:
-        graph.close()
-    pairs = sorted({(a, b) for a, b in (x for x in labels if len(x) == 2)})
+    pairs = sorted({(x[0], x[1]) for x in labels if len(x) == 2})
     if sample is not None and sample < len(pairs):
         pairs = random.Random(seed).sample(pairs, sample)
     return set(pairs)
@@ -224,13 +220,8 @@ def novelty(
         raise DataError("give exactly one count source", "--counts CSV, --cooccurrence TSV, or --corpus FILE…")
     files = [dataset_dir / f"{stem}.csv" for stem in FILE_SPECS if (dataset_dir / f"{stem}.csv").is_file()]
     outputs = (out_dir / "novelty.json", out_dir / "pmi.csv", out_dir / "pmi_histogram.png")
-    spec = StageSpec(
-        "novelty",
-        out_dir,
-        (*files, Path(conceptnet), *sources, *corpus),
-        outputs,
-        {"window": window, "conceptnet_sample": conceptnet_sample, "seed": seed},
-    )
+    recorded = {"window": window, "conceptnet_sample": conceptnet_sample, "seed": seed}
+    spec = StageSpec("novelty", out_dir, (*files, Path(conceptnet), *sources, *corpus), outputs, recorded)
 
     def work() -> dict[str, Any]:
         per_file = dataset_pairs(dataset_dir)

@@ -1,16 +1,14 @@
 """The plausibility filter of stages 3–4 (paper §3.2 Step 2: VERA-T5-XXL, threshold 0.7), behind one interface.
 
-Backends:
-
-- :class:`VeraScorer` — VERA (Liu et al., 2023): a T5 encoder reads the statement; the score is the sigmoid
-  of a linear head on the hidden state of the last token (``</s>``), divided by the model's calibration
-  temperature. The released checkpoint stores the head inside the shared embedding matrix (rows 32099 /
-  32098 / 32097 = weight / bias / temperature), which is where this reads it from. Weights are supplied by
-  the user (a local directory or hub name); needs ``torch`` and ``transformers`` and, for T5-XXL, a GPU.
-- :class:`ModelJudgeScorer` — the CPU substitute that ships offline: any Inspect model (e.g. the embedded
-  ``gguf/qwen2.5-0.5b``) asked whether the statement is plausible; the score is P(yes) from token
-  log-probabilities when the provider returns them, else 1/0 from the written answer. It is **not
-  calibrated** against VERA: every row and manifest it produces says so (:data:`UNCALIBRATED`).
+- :class:`VeraScorer` — VERA (Liu et al., 2023): the sigmoid of a linear head on a T5 encoder's hidden state
+  of the statement's last token (``</s>``), divided by the calibration temperature; the released checkpoint
+  stores head and temperature in the shared embedding matrix (rows 32099 / 32098 / 32097 = weight / bias /
+  temperature). The user supplies the weights (directory or hub name); needs torch, transformers and, for
+  T5-XXL, a GPU.
+- :class:`ModelJudgeScorer` — the offline CPU substitute: an Inspect model (e.g. ``gguf/qwen2.5-0.5b``) asked
+  whether the statement is plausible; the score is P(yes) from token log-probabilities when the provider gives
+  them, else 1/0 from the written answer. **Not calibrated** against VERA: every row and manifest it produces
+  says so (:data:`UNCALIBRATED`).
 """
 
 from __future__ import annotations

@@ -25,11 +25,6 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def interactive(stream: TextIO) -> bool:
-    """True on a terminal outside CI (``$CI`` set by CI services means: no live display)."""
-    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("CI")
-
-
 @dataclass
 class Progress:
     """Counts processed items of one stage; on a terminal, rich shows ``label: done/total (rate/s, ETA …)``."""
@@ -45,8 +40,8 @@ class Progress:
     _live: Live | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        if self.enabled is None:
-            self.enabled = interactive(self.stream)
+        if self.enabled is None:  # on a terminal outside CI (``$CI`` set by CI services: no live display)
+            self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and not os.environ.get("CI")
         self._start = self.clock()
         if self.enabled:
             from rich.console import Console
@@ -61,8 +56,7 @@ class Progress:
 
     def line(self) -> str:
         """The text of the progress line (rate over the whole stage so far; ETA when the total is known)."""
-        elapsed = max(self.clock() - self._start, 1e-9)
-        rate = self.done / elapsed
+        rate = self.done / max(self.clock() - self._start, 1e-9)
         count = f"{self.done:,}" + (f"/{self.total:,}" if self.total is not None else "")
         text = f"{self.label}: {count} ({rate:,.1f}/s"
         if self.total is not None and rate > 0:

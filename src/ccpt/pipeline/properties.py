@@ -1,11 +1,9 @@
-"""Stage 3 (paper §3.2 Step 2): extract properties of each combination with an LLM, then filter them for
-plausibility.
+"""Stage 3 (paper §3.2 Step 2): properties of each combination from an LLM, filtered for plausibility.
 
-Each distinct combination (first sentence it was found in) gets one call asking for ``count`` (paper: 10)
-properties in the context of its sentence. Every (combination, property) pair is then scored by the
-plausibility filter on the statement "N is P" and marked plausible when the score reaches ``threshold``
-(paper: VERA ≥ 0.7). Rows that could not be scored keep ``plausibility = null`` and are counted; nothing is
-dropped silently. Inspect caches every call, so rerunning an interrupted stage repeats no call.
+Each distinct combination (in the first sentence it was found in) gets one call asking for ``count`` (paper: 10)
+properties; each (combination, property) pair is scored on the statement "N is P" and plausible when the score
+reaches ``threshold`` (paper: VERA ≥ 0.7). Unscored rows keep ``plausibility = null`` and are counted, never
+dropped. Inspect caches every call, so rerunning an interrupted stage repeats no call.
 """
 
 from __future__ import annotations
@@ -73,20 +71,13 @@ def property_prompt(combo: dict[str, Any], count: int) -> str:
     )
 
 
-async def _ask_all(prompts: list[str], caller: JsonCaller) -> Replies:
-    return [r.obj for r in await gather_with_progress("properties: combinations", (caller.ask(p) for p in prompts))]
-
-
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
     ids = [request_id(p, llm, batch) for p in prompts]
     replies, failures, sent = run_batch(dict(zip(ids, prompts, strict=True)), llm, batch, replies_path)
-    objs: Replies = []
-    for rid in ids:
-        text = replies.get(rid)
-        obj = extract_json_object(text) if text is not None else None
-        if text is not None and obj is None:
-            failures["unparsable_reply"] += 1  # counted as on the Inspect path
-        objs.append(obj)
+    objs: Replies = [extract_json_object(replies[rid]) if rid in replies else None for rid in ids]
+    unparsable = sum(1 for rid, obj in zip(ids, objs, strict=True) if rid in replies and obj is None)
+    if unparsable:
+        failures["unparsable_reply"] += unparsable  # counted as on the Inspect path
     return objs, failures, sent
 
 
@@ -101,7 +92,8 @@ async def _extract(
     caller: JsonCaller | None = None
     if batch_replies is None:
         caller = JsonCaller(llm)
-        objs = await _ask_all(prompts, caller)
+        replies = await gather_with_progress("properties: combinations", (caller.ask(p) for p in prompts))
+        objs = [r.obj for r in replies]
         failures, calls = caller.failures, caller.calls
     else:
         objs, failures, calls = batch_replies
@@ -141,11 +133,8 @@ def extract_properties(
     batch: BatchOptions | None = None,
     force: bool = False,
 ) -> StageResult:
-    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property).
-
-    With ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`) instead of
-    through Inspect; the plausibility filter is the same either way.
-    """
+    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property); with
+    ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`), not through Inspect."""
     source, out = workdir / COMBINATIONS, workdir / PROPERTIES
     params = {
         "llm": llm.describe(),

@@ -7,6 +7,7 @@ Built from an index made by :func:`ccpt.graph.build_index` (``ccpt conceptnet in
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,10 +30,7 @@ STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 def word_forms(word: str) -> tuple[str, ...]:
     """``word`` lower-cased plus its dictionary lemmas (lemminflect, any part of speech); cached per process."""
     lowered = word.lower().strip("'’")
-    forms = dict.fromkeys([lowered])
-    for lemmas in getAllLemmas(lowered).values():
-        forms.update(dict.fromkeys(lemmas))
-    return tuple(forms)
+    return tuple(dict.fromkeys([lowered, *itertools.chain.from_iterable(getAllLemmas(lowered).values())]))
 
 
 @dataclass
