@@ -358,3 +358,18 @@ def test_importing_300k_ratings_stays_under_400_mb(tmp_path: Path) -> None:
     assert agreement["n"] == pairs and 0.8 < agreement["krippendorff_alpha_interval"] < 0.9
     peak_mib = int(run.stderr.split()[-1]) / 1024
     assert peak_mib < 400, f"peak RSS {peak_mib:.0f} MiB"
+
+
+def test_why_alpha_is_undefined_reads_each_rating_with_its_own_pair(tmp_path: Path) -> None:
+    """A pair on two key rows is one rating twice in the frame: the reason for an undefined α must still pair
+    every rating with its own pair (both raters gave p1 a 7, so there is no variation, not "too few ratings")."""
+    key = "pair_id,task,model,method,instance,role,llm_judge\n" + "".join(
+        f"{p},pi_emergent,m,base,i{i},r_np,0.{i + 1}\n" for i, p in enumerate(["p0", "p0", "p1", "p2"])
+    )
+    (tmp_path / "key.csv").write_text(key)
+    (tmp_path / "a.csv").write_text("pair_id,rater,rating\np0,a,3\np1,a,7\np2,a,2\n")
+    (tmp_path / "b.csv").write_text("pair_id,rater,rating\np1,b,7\n")
+    ratings = read_ratings(tmp_path / "key.csv", [tmp_path / "a.csv", tmp_path / "b.csv"])
+    agree = rating_agreement(ratings)
+    assert agree["krippendorff_alpha_interval"] is None
+    assert agree["krippendorff_alpha_undefined_because"].startswith("every rating of the pairs rated twice")

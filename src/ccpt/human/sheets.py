@@ -366,7 +366,9 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, Any]:
         "krippendorff_alpha_interval": alpha,
     }
     if alpha is None:  # the units as lists only here: 300K ratings as lists took ~60 MB
-        units = [[optional(v, float) for v in group] for _, group in pd.Series(rating[once]).groupby(pair[once])]
+        units = [
+            [optional(v, float) for v in group] for _, group in pd.Series(rating[once]).groupby(pair.to_numpy()[once])
+        ]
         out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(units)
     return out
 
