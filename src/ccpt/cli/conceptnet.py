@@ -35,11 +35,9 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
     """
     target = db or default_index_path()
     click.echo(f"indexing {dump} into {target} …", err=True)
-
-    def progress(lines: int) -> None:
-        click.echo(f"  {lines:,} lines read", err=True)
-
-    stats = build_index(dump, target, force=force, progress=progress)
+    stats = build_index(
+        dump, target, force=force, progress=lambda lines: click.echo(f"  {lines:,} lines read", err=True)
+    )
     click.echo(
         f"indexed {stats.lines:,} lines in {stats.seconds:.0f} s: {stats.kept_edges:,} English edges, "
         f"{stats.english_concepts:,} English concepts, {stats.malformed:,} malformed lines skipped → {target}"

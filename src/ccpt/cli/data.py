@@ -132,9 +132,7 @@ def export_cmd(
     write_rows(rows, out, out_format)  # type: ignore[arg-type]
     if fmt == "json":
         info = {"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}
-        if sft:
-            info["removed"] = removed
-        click.echo(dumps(info, indent=None))
+        click.echo(dumps(info | ({"removed": removed} if sft else {}), indent=None))
     else:
         click.echo(f"wrote {len(rows):,} {'SFT examples' if sft else 'records'} to {out}")
         if sft:

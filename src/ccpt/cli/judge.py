@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -226,19 +227,6 @@ def _override(config: object, item: str) -> dict[str, object]:
     return {name: typed}
 
 
-def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]], list[bool], list[str]]:
-    """The sheet's header and rows, whether each row is a pair to judge, and why the others are not."""
-    from ccpt.schemas.sheets import PAIRS
-    from ccpt.sheets import read_sheet_rows
-
-    sheet = read_sheet_rows(path, ["concept", "property"])
-    if "relevance" in sheet.header:
-        raise DataError(f"{path}: already has a 'relevance' column; rename it first")
-    checked = PAIRS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
-    usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
-    return sheet.header, sheet.rows, usable, [issue.cell() for issue in checked.issues]
-
-
 @command.command("score")
 @click.argument("pairs_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--judge", "judge_model", required=True, help="distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, …")
@@ -252,15 +240,23 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode, live_scores
     from ccpt.outputs import atomic_path, refuse_inputs
+    from ccpt.schemas.sheets import PAIRS
+    from ccpt.sheets import read_sheet_rows
 
     refuse_inputs(out, [pairs_csv], "--out")
-    header, rows, usable, rejected = _read_pairs(pairs_csv)
+    sheet = read_sheet_rows(pairs_csv, ["concept", "property"])
+    header, rows = sheet.header, sheet.rows
+    if "relevance" in header:
+        raise DataError(f"{pairs_csv}: already has a 'relevance' column; rename it first")
+    checked = PAIRS.check(rows, str(pairs_csv), row_numbers=sheet.numbers)
+    # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
+    usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
+    rejected = [issue.cell() for issue in checked.issues]
     model = judge_model_name(judge_model)
     mode = judge_mode or default_judge_mode(model)
     started = time.monotonic()
     pairs = [(r["concept"].strip(), r["property"].strip()) for r, ok in zip(rows, usable, strict=True) if ok]
     judged = iter(live_scores(model, mode, pairs) if pairs else [])  # type: ignore[arg-type]
-    # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
     scores = [next(judged) if ok else None for ok in usable]
     elapsed = time.monotonic() - started
     failed = sum(s is None for s, ok in zip(scores, usable, strict=True) if ok)
@@ -309,8 +305,5 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
     if not pairs:
         raise DataError(f"no judged pair in {len(files)} file(s): are they the authors' generative result files?")
     write_pairs(pairs, out)
-    by_model: dict[str, int] = {}
-    for pair in pairs:
-        by_model[pair.model] = by_model.get(pair.model, 0) + 1
-    counts = ", ".join(f"{m}: {n}" for m, n in sorted(by_model.items()))
+    counts = ", ".join(f"{m}: {n}" for m, n in sorted(Counter(p.model for p in pairs).items()))
     click.echo(f"wrote {len(pairs)} teacher pairs from {len(files)} files ({counts}) → {out}")

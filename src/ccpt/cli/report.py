@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.cli.options import data_dir_option
+from ccpt.cli.options import data_dir_option, prices_option
 from ccpt.errors import CcptError
 
 if TYPE_CHECKING:
@@ -70,12 +70,7 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     default=None,
     help="Also export the tidy per-sample table (.csv or .parquet).",
 )
-@click.option(
-    "--prices",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
-)
+@prices_option
 @click.option(
     "--label",
     "labels",
@@ -133,8 +128,7 @@ def command(
     price_list = load_prices(prices) if prices else None
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
-    unreadable = frame.attrs.get("unreadable", [])
-    if unreadable:
+    if unreadable := frame.attrs.get("unreadable", []):
         from ccpt.errors import DataError
         from ccpt.results import unreadable_line
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option, request_limits, run_option
+from ccpt.cli.options import judge_mode_option, prices_option, request_limits, run_option
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -28,8 +28,7 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
             problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
             raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
         if isinstance(value, str) and "," in value:
-            parts = value.split(",")
-            value = parts if len(parts) > 1 else parts[0]
+            value = value.split(",")
         out[key.replace("-", "_")] = value
     return out
 
@@ -172,12 +171,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
 )
-@click.option(
-    "--prices",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
-)
+@prices_option
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
 @click.option(
     "--dry-run",
@@ -231,6 +225,8 @@ def command(
     from dataclasses import asdict
 
     from ccpt.cli.summary import print_summary
+    from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
     from ccpt.protocol import get_protocol
     from ccpt.schemas.run import ProtocolName, check
@@ -247,12 +243,8 @@ def command(
     )
     if models:
         sweep.models = list(models)
-    from ccpt.eval.judge import default_judge_mode
-
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
-        from ccpt.eval.distilled_provider import judge_model_name
-
         sweep.judge = judge_model_name(judge_name)
     sweep.judge_mode = judge_mode or default_judge_mode(sweep.judge)
     if tasks:
