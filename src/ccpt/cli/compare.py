@@ -61,11 +61,9 @@ def _spec(value: str) -> tuple[str, str]:
     is_flag=True,
     help="Compare runs produced under different protocols (ccpt vs as-run); refused by default.",
 )
-@click.option("--judge", default=None, help="Compare the rows of this judge (its name, or a unique part of it).")
-@click.option(
-    "--judge-a", default=None, help="A's judge; with --judge-b naming another, a judge comparison (same answers)."
-)
-@click.option("--judge-b", default=None, help="B's judge (see --judge-a).")
+@click.option("--judge", help="Compare the rows of this judge (its name, or a unique part of it).")
+@click.option("--judge-a", help="A's judge; with --judge-b naming another, a judge comparison (same answers).")
+@click.option("--judge-b", help="B's judge (see --judge-a).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     paths: tuple[Path, ...],
@@ -186,10 +184,7 @@ def command(
 
 
 # How the CI is computed for each --test: always the same method as the p-value.
-CI_METHODS = {
-    "permutation": "sign-flip test inversion",
-    "bootstrap": "percentile bootstrap",
-}
+CI_METHODS = {"permutation": "sign-flip test inversion", "bootstrap": "percentile bootstrap"}
 
 
 def _bound(value: float) -> str:

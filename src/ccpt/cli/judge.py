@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import Declared, data_dir_option, judge_mode_option
+from ccpt.cli.options import DIR, EXISTING_FILE, FILE, Declared, data_dir_option, judge_mode_option
 from ccpt.errors import DataError
 from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
@@ -25,14 +25,12 @@ def command() -> None:
 @data_dir_option()
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=Path("distilled_head.safetensors"),
     show_default=True,
     help="Head file to write (atomically).",
 )
-@click.option(
-    "--epochs", type=click.IntRange(min=1), default=None, help="Override the shipped head's epochs (for experiments)."
-)
+@click.option("--epochs", type=click.IntRange(min=1), help="Override the shipped head's epochs (for experiments).")
 @click.option(
     "--set",
     "overrides",
@@ -41,27 +39,21 @@ def command() -> None:
     help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
 )
 @click.option(
-    "--max-pairs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Train on the first N pairs of the pool only (a quick smoke run).",
+    "--max-pairs", type=click.IntRange(min=1), help="Train on the first N pairs of the pool only (a quick smoke run)."
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
+    type=DIR,
     help="Frozen blocks' outputs and per-epoch checkpoints go here (default: the ccpt cache); a killed run resumes.",
 )
 @click.option(
     "--teacher",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
+    type=EXISTING_FILE,
     help="Fine-tune a trained head on these teacher pairs (`ccpt judge pairs`) instead of training on human ratings.",
 )
 @click.option(
     "--init",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
+    type=EXISTING_FILE,
     help="With --teacher: the head to start from (default: the shipped judge's MiniLM head).",
 )
 def train(
@@ -138,11 +130,11 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
 
 
 @command.command("ensemble")
-@click.argument("heads", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("heads", nargs=-1, required=True, type=EXISTING_FILE)
 @data_dir_option()
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=Path("distilled_judge.json"),
     show_default=True,
     help="Manifest to write (atomically); use it as --judge ccpt-distilled//abs/path/distilled_judge.json.",
@@ -228,10 +220,10 @@ def _override(config: object, item: str) -> dict[str, object]:
 
 
 @command.command("score")
-@click.argument("pairs_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("pairs_csv", type=EXISTING_FILE)
 @click.option("--judge", "judge_model", required=True, help="distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, …")
 @judge_mode_option
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Scored CSV to write.")
+@click.option("--out", required=True, type=FILE, help="Scored CSV to write.")
 def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) -> None:
     """Score (concept, property) pairs: input columns concept, property (others kept); adds `relevance` in [0, 1].
 
@@ -273,8 +265,8 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
 
 
 @command.command("pairs")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Teacher-pairs CSV.")
+@click.argument("files", nargs=-1, required=True, type=FILE)
+@click.option("--out", required=True, type=FILE, help="Teacher-pairs CSV.")
 @data_dir_option(help="CCPT dataset directory: instance ids become dataset ids (otherwise row positions).")
 @click.option(
     "--include-steps",

@@ -56,6 +56,10 @@ def run_option(name: str) -> Declared:
 
 
 SEED = Declared(Seed)
+# The path types of the commands' file and directory options and arguments.
+FILE = click.Path(dir_okay=False, path_type=Path)
+DIR = click.Path(file_okay=False, path_type=Path)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 UNIT_INTERVAL = Declared(UnitFloat)
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,7 +68,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 judge_mode_option = click.option(
     "--judge-mode",
     type=click.Choice(get_args(JudgeMode)),
-    default=None,
     help="text: the score the judge writes (paper). expected: probability-weighted score from log-probabilities "
     "(needs a provider with logprobs). Default: expected for gguf judges, else text.",
 )
@@ -72,8 +75,7 @@ judge_mode_option = click.option(
 # The price list of `ccpt run` and `ccpt report` (ccpt.schemas.usage).
 prices_option = click.option(
     "--prices",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
+    type=EXISTING_FILE,
     help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
 )
 
@@ -102,4 +104,4 @@ def data_dir_option(
     "Default: $CCPT_DATA_DIR, else the verified download in your cache directory.",
 ) -> Callable[[F], F]:
     """``--data-dir``: the dataset directory option (``help`` says what the command uses it for)."""
-    return click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
+    return click.option("--data-dir", type=DIR, help=help)

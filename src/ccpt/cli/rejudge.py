@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
+from ccpt.cli.options import DIR, data_dir_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -16,7 +16,7 @@ from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIR,
     help="Directory for the re-judged Inspect logs (read them with `ccpt report DIR`). Rerun to resume.",
 )
 @judge_mode_option
@@ -30,7 +30,7 @@ from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
 @data_dir_option(
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."
 )
-@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent judge calls.")
+@click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent judge calls.")
 @request_limits("judge")
 @click.option(
     "--limit",

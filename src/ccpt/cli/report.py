@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.cli.options import data_dir_option, prices_option
+from ccpt.cli.options import DIR, FILE, data_dir_option, prices_option
 from ccpt.errors import CcptError
 
 if TYPE_CHECKING:
@@ -45,31 +45,15 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     help="Multi-Oracle: paper = best per column; single = all columns from the sample with the best E/C.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here (default: stdout).",
-)
+@click.option("--out", type=FILE, help="Write here (default: stdout).")
 @data_dir_option(help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.")
-@click.option(
-    "--figures",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Also save PNG+SVG figures here.",
-)
+@click.option("--figures", type=DIR, help="Also save PNG+SVG figures here.")
 @click.option(
     "--judge-info",
-    default=None,
     help="Text describing the judge, printed in the report. Default: each judge of the results with its "
     "measured agreement with human ratings (see `ccpt judge-agreement`).",
 )
-@click.option(
-    "--tidy",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also export the tidy per-sample table (.csv or .parquet).",
-)
+@click.option("--tidy", type=FILE, help="Also export the tidy per-sample table (.csv or .parquet).")
 @prices_option
 @click.option(
     "--label",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option, prices_option, request_limits, run_option
+from ccpt.cli.options import DIR, judge_mode_option, prices_option, request_limits, run_option
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -92,7 +92,6 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--judge",
-    default=None,
     metavar="MODEL",
     help="The judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
     "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: `distilled`, trained on the "
@@ -115,9 +114,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
-@click.option("--max-tokens", type=run_option("max_tokens"), default=None, help="Answer token cap (default 2048).")
-@click.option("--temperature", type=run_option("temperature"), default=None, help="Sampling temperature.")
-@click.option("--top-p", type=run_option("top_p"), default=None, help="Nucleus sampling top-p.")
+@click.option("--max-tokens", type=run_option("max_tokens"), help="Answer token cap (default 2048).")
+@click.option("--temperature", type=run_option("temperature"), help="Sampling temperature.")
+@click.option("--top-p", type=run_option("top_p"), help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -130,13 +129,11 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 @click.option(
     "--seeds",
     type=run_option("seeds"),
-    default=None,
     help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
 )
 @click.option(
     "--limit",
     type=run_option("limit"),
-    default=None,
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
@@ -145,15 +142,13 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--log-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIR,
     default=Path("ccpt-runs/default"),
     show_default=True,
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
-@click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option(
-    "--max-connections", type=run_option("max_connections"), default=None, help="Concurrent requests per model."
-)
+@click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
+@click.option("--max-connections", type=run_option("max_connections"), help="Concurrent requests per model.")
 @request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
@@ -184,7 +179,6 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 @click.option(
     "--display",
     type=click.Choice(["plain", "rich", "log", "none"]),
-    default=None,
     help="Inspect's progress display (default: plain for --format text, none for json).",
 )
 def command(
