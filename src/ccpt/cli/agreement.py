@@ -86,6 +86,7 @@ def command(
     measurement is saved for reports under (judge, pair set); reports quote only held-out pair sets.
     """
     from ccpt.dataset import load_dataset
+    from ccpt.jsonout import dumps, provenance
     from ccpt.judging.agreement import format_correlation, measure, save
     from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
 
@@ -127,8 +128,6 @@ def command(
         figs.save_as(fig, figure)
         figs.close(fig)
     if fmt == "json":
-        from ccpt.jsonout import dumps, provenance
-
         block = provenance(judges=[judge], data_dir=ds.source or None)
         payload = {"judge": judge, "held_out": found.held_out, **found.entry(), "provenance": block}
         click.echo(dumps(payload, indent=None))

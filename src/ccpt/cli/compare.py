@@ -92,7 +92,8 @@ def command(
     --judge-a and --judge-b are given (a judge comparison).
     """
     from ccpt.cli.report import _dataset
-    from ccpt.report import compare_runs
+    from ccpt.jsonout import dumps
+    from ccpt.report import compare_runs, frame_provenance
     from ccpt.report.names import parse_label
     from ccpt.results import load_results
     from ccpt.stats import min_resamples
@@ -127,9 +128,6 @@ def command(
         for warning in c.warnings:
             click.echo(f"ccpt: warning: {warning}", err=True)
     if fmt == "json":
-        from ccpt.jsonout import dumps
-        from ccpt.report import frame_provenance
-
         # A list (one object per task), each carrying the provenance of the results compared.
         provenance = frame_provenance(frame, dataset)
         payload = [

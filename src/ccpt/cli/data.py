@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ccpt.cli.options import DIR, FILE, SEED, data_dir_option
-from ccpt.jsonout import dumps
+from ccpt.jsonout import dumps, provenance
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
 format_option = click.option(
@@ -55,8 +55,6 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     dataset = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     stats = dataset_stats(dataset)
     if fmt == "json":
-        from ccpt.jsonout import provenance
-
         click.echo(dumps({**stats, "provenance": provenance(data_dir=dataset.source or None)}))
     else:
         click.echo(format_stats(stats))

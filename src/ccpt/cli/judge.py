@@ -89,14 +89,13 @@ def train(
     from ccpt.judging.cross_encoder import TrainConfig
     from ccpt.judging.distilled import save_head, shipped_heads, train_head
     from ccpt.judging.rated_pairs import training_pairs
+    from ccpt.weights import model_cache_dir
 
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         config = replace(config, **_override(config, item))
     ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
-    from ccpt.weights import model_cache_dir
-
     cache = cache_dir or model_cache_dir().parent / "distilled-training"
     started = time.monotonic()
     log = lambda line: click.echo(line, err=True)  # noqa: E731

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ccpt.cli.options import DIR, FILE, data_dir_option, prices_option
-from ccpt.errors import CcptError
+from ccpt.errors import CcptError, DataError
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -89,7 +89,7 @@ def command(
     from ccpt.report import figures as figs
     from ccpt.report import render, report_from_paths
     from ccpt.report.names import parse_label
-    from ccpt.results import export, load_results
+    from ccpt.results import export, load_results, unreadable_line
     from ccpt.results.load import input_files, read_from_dirs
     from ccpt.results.usage import load_prices
     from ccpt.sources import dataset_files
@@ -113,9 +113,6 @@ def command(
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
     if unreadable := frame.attrs.get("unreadable", []):
-        from ccpt.errors import DataError
-        from ccpt.results import unreadable_line
-
         if strict:
             raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
         click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)

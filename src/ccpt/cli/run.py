@@ -218,6 +218,7 @@ def command(
     """
     from dataclasses import asdict
 
+    from ccpt.cli.plan import print_plan
     from ccpt.cli.summary import print_summary
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
@@ -235,16 +236,13 @@ def command(
         max_retries=max_retries,
         display=display or ("plain" if fmt == "text" else "none"),
     )
-    if models:
-        sweep.models = list(models)
+    sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
         sweep.judge = judge_model_name(judge_name)
     sweep.judge_mode = judge_mode or default_judge_mode(sweep.judge)
-    if tasks:
-        sweep.tasks = list(tasks)
-    if methods:
-        sweep.methods = list(methods)
+    sweep.tasks = list(tasks) or sweep.tasks
+    sweep.methods = list(methods) or sweep.methods
     sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
@@ -256,8 +254,6 @@ def command(
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }
     if dry_run:
-        from ccpt.cli.plan import print_plan
-
         print_plan(sweep, prices=prices, fmt=fmt)
         return
     finished = run_sweep(
