@@ -67,8 +67,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
         raise click.BadParameter("expected a model name or {model: NAME, base_url: URL, ...}", param_hint="--judge")
     args = dict(spec.pop("model_args", None) or {})
     name = spec.pop("model")
-    unknown = sorted(set(spec) - {"base_url", "api_key"})
-    if unknown:
+    if unknown := sorted(set(spec) - {"base_url", "api_key"}):
         raise click.BadParameter(f"unsupported key(s) {', '.join(unknown)} in the judge spec", param_hint="--judge")
     return name, {**args, **spec}
 

@@ -114,8 +114,7 @@ def column(name: str, description: str | None = None, *, nonempty: bool = False)
 def unique(values: Iterable[Any]) -> Any:
     """An ``AfterValidator`` callable refusing repeated items in a list."""
     values = list(values)
-    repeated = [v for v, n in Counter(values).items() if n > 1]
-    if repeated:
+    if repeated := [v for v, n in Counter(values).items() if n > 1]:
         raise ValueError(f"lists {sorted(set(repeated))[:5]} more than once")
     return values
 
@@ -221,14 +220,12 @@ class TableSchema:
     @cached_property
     def nonempty(self) -> frozenset[str]:
         """Value fields whose empty cell is a rejected cell (set aside and counted), not a missing one."""
-        props = self.json_schema.get("properties", {})
-        return frozenset(name for name, spec in props.items() if spec.get(NONEMPTY))
+        return frozenset(name for name, spec in self.json_schema.get("properties", {}).items() if spec.get(NONEMPTY))
 
     @cached_property
     def keys(self) -> frozenset[str]:
         """Fields whose role is ``key``: a rejected one rejects the file."""
-        props = self.json_schema.get("properties", {})
-        return frozenset(name for name, spec in props.items() if spec.get(ROLE) == KEY)
+        return frozenset(name for name, spec in self.json_schema.get("properties", {}).items() if spec.get(ROLE) == KEY)
 
     def header(self, name: str) -> str:
         """The column header of a field."""
@@ -284,9 +281,8 @@ class TableSchema:
         self, exc: ValidationError, rows: list[dict[str, Any]], file: str, numbers: list[int], headers: Any
     ) -> Checked:
         """Set every rejected value cell aside (None) and report it; a rejected key cell rejects the file."""
-        errors = exc.errors(include_url=False)
         bad: dict[int, dict[str, Mapping[str, Any]]] = {}
-        for error in errors:
+        for error in exc.errors(include_url=False):
             loc = error["loc"]
             index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
             bad.setdefault(index, {}).setdefault(name, error)
