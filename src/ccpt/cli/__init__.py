@@ -32,8 +32,7 @@ def cli() -> None:
 
 def _register() -> None:
     for name in COMMAND_MODULES:
-        module = importlib.import_module(name)
-        cli.add_command(module.command)
+        cli.add_command(importlib.import_module(name).command)
 
 
 def main(argv: list[str] | None = None) -> int:
