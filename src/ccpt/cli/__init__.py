@@ -17,19 +17,8 @@ from ccpt.errors import CcptError, Interrupted
 __layer__ = "cli"  # the command: thin wrappers over every other layer (tests/test_layering.py)
 
 # Each module defines a click command or group named ``command``; order is the order in --help.
-COMMAND_MODULES: tuple[str, ...] = (
-    "ccpt.cli.run",
-    "ccpt.cli.data",
-    "ccpt.cli.report",
-    "ccpt.cli.compare",
-    "ccpt.cli.agreement",
-    "ccpt.cli.judge",
-    "ccpt.cli.rejudge",
-    "ccpt.cli.human",
-    "ccpt.cli.conceptnet",
-    "ccpt.cli.pipeline",
-    "ccpt.cli.models",
-)
+_COMMANDS = "run data report compare agreement judge rejudge human conceptnet pipeline models".split()  # noqa: SIM905
+COMMAND_MODULES: tuple[str, ...] = tuple(f"ccpt.cli.{name}" for name in _COMMANDS)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -43,8 +32,7 @@ def cli() -> None:
 
 def _register() -> None:
     for name in COMMAND_MODULES:
-        module = importlib.import_module(name)
-        cli.add_command(module.command)
+        cli.add_command(importlib.import_module(name).command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
+from ccpt.cli.options import FILE, SEED, data_dir_option, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
@@ -49,7 +49,6 @@ def _stored_as(model: str, mode: str) -> str:
 @click.option(
     "--judge",
     "judge_model",
-    default=None,
     help="Judge to measure: distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, … (default: the GPT-4o scores stored in "
     "the dataset, offline).",
 )
@@ -58,7 +57,6 @@ def _stored_as(model: str, mode: str) -> str:
     "--pairs",
     "pair_set_name",
     type=click.Choice(PAIR_SETS),
-    default=None,
     help="The pairs (docs/judge.md): test = N/H/M pairs of every task's test rows (1,305); paper300 = 100 of those "
     "rows (300 pairs, the paper's size); all = every rated pair, training rows included (in-sample for the "
     "distilled judge: saved, never quoted in reports). Default: paper300 with --judge, test offline.",
@@ -67,16 +65,10 @@ def _stored_as(model: str, mode: str) -> str:
     "--n",
     "n_rows",
     type=click.IntRange(min=1),
-    default=None,
     help="Measure on a seeded sample of this many rows of the pair set (half emergent, half canceled; 3 pairs each).",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the row sample and the bootstrap.")
-@click.option(
-    "--figure",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Save the Figure-4 scatter (.png, .svg or .pdf).",
-)
+@click.option("--figure", type=FILE, help="Save the Figure-4 scatter (.png, .svg or .pdf).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     data_dir: Path | None,
@@ -94,6 +86,7 @@ def command(
     measurement is saved for reports under (judge, pair set); reports quote only held-out pair sets.
     """
     from ccpt.dataset import load_dataset
+    from ccpt.jsonout import dumps, provenance
     from ccpt.judging.agreement import format_correlation, measure, save
     from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
 
@@ -135,8 +128,6 @@ def command(
         figs.save_as(fig, figure)
         figs.close(fig)
     if fmt == "json":
-        from ccpt.jsonout import dumps, provenance
-
         block = provenance(judges=[judge], data_dir=ds.source or None)
         payload = {"judge": judge, "held_out": found.held_out, **found.entry(), "provenance": block}
         click.echo(dumps(payload, indent=None))

@@ -61,11 +61,9 @@ def _spec(value: str) -> tuple[str, str]:
     is_flag=True,
     help="Compare runs produced under different protocols (ccpt vs as-run); refused by default.",
 )
-@click.option("--judge", default=None, help="Compare the rows of this judge (its name, or a unique part of it).")
-@click.option(
-    "--judge-a", default=None, help="A's judge; with --judge-b naming another, a judge comparison (same answers)."
-)
-@click.option("--judge-b", default=None, help="B's judge (see --judge-a).")
+@click.option("--judge", help="Compare the rows of this judge (its name, or a unique part of it).")
+@click.option("--judge-a", help="A's judge; with --judge-b naming another, a judge comparison (same answers).")
+@click.option("--judge-b", help="B's judge (see --judge-a).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     paths: tuple[Path, ...],
@@ -94,7 +92,8 @@ def command(
     --judge-a and --judge-b are given (a judge comparison).
     """
     from ccpt.cli.report import _dataset
-    from ccpt.report import compare_runs
+    from ccpt.jsonout import dumps
+    from ccpt.report import compare_runs, frame_provenance
     from ccpt.report.names import parse_label
     from ccpt.results import load_results
     from ccpt.stats import min_resamples
@@ -129,9 +128,6 @@ def command(
         for warning in c.warnings:
             click.echo(f"ccpt: warning: {warning}", err=True)
     if fmt == "json":
-        from ccpt.jsonout import dumps
-        from ccpt.report import frame_provenance
-
         # A list (one object per task), each carrying the provenance of the results compared.
         provenance = frame_provenance(frame, dataset)
         payload = [
@@ -186,10 +182,7 @@ def command(
 
 
 # How the CI is computed for each --test: always the same method as the p-value.
-CI_METHODS = {
-    "permutation": "sign-flip test inversion",
-    "bootstrap": "percentile bootstrap",
-}
+CI_METHODS = {"permutation": "sign-flip test inversion", "bootstrap": "percentile bootstrap"}
 
 
 def _bound(value: float) -> str:

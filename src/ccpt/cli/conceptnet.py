@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ccpt.cli.data import format_option
-from ccpt.cli.options import data_dir_option
+from ccpt.cli.options import FILE, data_dir_option
 from ccpt.graph import build_index, default_index_path
 from ccpt.jsonout import dumps
 from ccpt.sources import GRAPH_CACHE_NAME as CACHE_NAME
@@ -20,11 +20,10 @@ def command() -> None:
 
 
 @command.command("index")
-@click.argument("dump", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("dump", type=FILE)
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    type=FILE,
     help="Index file to write. Default: $CCPT_CONCEPTNET_DB, else conceptnet.sqlite in the user data dir.",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing index.")
@@ -35,11 +34,9 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
     """
     target = db or default_index_path()
     click.echo(f"indexing {dump} into {target} …", err=True)
-
-    def progress(lines: int) -> None:
-        click.echo(f"  {lines:,} lines read", err=True)
-
-    stats = build_index(dump, target, force=force, progress=progress)
+    stats = build_index(
+        dump, target, force=force, progress=lambda lines: click.echo(f"  {lines:,} lines read", err=True)
+    )
     click.echo(
         f"indexed {stats.lines:,} lines in {stats.seconds:.0f} s: {stats.kept_edges:,} English edges, "
         f"{stats.english_concepts:,} English concepts, {stats.malformed:,} malformed lines skipped → {target}"
@@ -48,13 +45,8 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
 
 @command.command("neighbours")
 @click.argument("concept")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None, help="A built index.")
-@click.option(
-    "--cache",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help=f"A neighbourhood cache like {CACHE_NAME} (or an index file).",
-)
+@click.option("--db", type=FILE, help="A built index.")
+@click.option("--cache", type=FILE, help=f"A neighbourhood cache like {CACHE_NAME} (or an index file).")
 @data_dir_option(help=f"Dataset directory whose {CACHE_NAME} is used when neither --db nor --cache is given.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many.")
 @format_option

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED, data_dir_option
-from ccpt.jsonout import dumps
+from ccpt.cli.options import DIR, FILE, SEED, data_dir_option
+from ccpt.jsonout import dumps, provenance
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
 format_option = click.option(
@@ -26,13 +26,7 @@ def command() -> None:
 
 
 @command.command("download")
-@click.option(
-    "--to",
-    "target",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Download into this directory instead of the cache directory.",
-)
+@click.option("--to", "target", type=DIR, help="Download into this directory instead of the cache directory.")
 @format_option
 def download_cmd(target: Path | None, fmt: str) -> None:
     """Fetch the dataset from the authors' repository (pinned commit) and verify every file's sha256.
@@ -61,8 +55,6 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     dataset = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     stats = dataset_stats(dataset)
     if fmt == "json":
-        from ccpt.jsonout import provenance
-
         click.echo(dumps({**stats, "provenance": provenance(data_dir=dataset.source or None)}))
     else:
         click.echo(format_stats(stats))
@@ -70,7 +62,7 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
 
 @command.command("export")
 @data_dir_option()
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Output file.")
+@click.option("--out", type=FILE, required=True, help="Output file.")
 @click.option(
     "--as",
     "out_format",
@@ -79,8 +71,8 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     show_default=True,
     help="File format. JSONL loads with datasets.load_dataset('json', data_files=...).",
 )
-@click.option("--task", type=click.Choice(GENERATIVE_TASKS), default=None, help="With --split: whose split.")
-@click.option("--split", type=click.Choice(["test", "train"]), default=None, help="Export one split only.")
+@click.option("--task", type=click.Choice(GENERATIVE_TASKS), help="With --split: whose split.")
+@click.option("--split", type=click.Choice(["test", "train"]), help="Export one split only.")
 @click.option(
     "--sft",
     is_flag=True,
@@ -132,9 +124,7 @@ def export_cmd(
     write_rows(rows, out, out_format)  # type: ignore[arg-type]
     if fmt == "json":
         info = {"path": str(out), "rows": len(rows), "format": out_format, "sft": sft}
-        if sft:
-            info["removed"] = removed
-        click.echo(dumps(info, indent=None))
+        click.echo(dumps(info | ({"removed": removed} if sft else {}), indent=None))
     else:
         click.echo(f"wrote {len(rows):,} {'SFT examples' if sft else 'records'} to {out}")
         if sft:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import math
 import time
+from collections import Counter
 from pathlib import Path
 
 import click
 
-from ccpt.cli.options import Declared, data_dir_option, judge_mode_option
+from ccpt.cli.options import DIR, EXISTING_FILE, FILE, Declared, data_dir_option, judge_mode_option
 from ccpt.errors import DataError
 from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
@@ -24,14 +25,12 @@ def command() -> None:
 @data_dir_option()
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=Path("distilled_head.safetensors"),
     show_default=True,
     help="Head file to write (atomically).",
 )
-@click.option(
-    "--epochs", type=click.IntRange(min=1), default=None, help="Override the shipped head's epochs (for experiments)."
-)
+@click.option("--epochs", type=click.IntRange(min=1), help="Override the shipped head's epochs (for experiments).")
 @click.option(
     "--set",
     "overrides",
@@ -40,27 +39,21 @@ def command() -> None:
     help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
 )
 @click.option(
-    "--max-pairs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Train on the first N pairs of the pool only (a quick smoke run).",
+    "--max-pairs", type=click.IntRange(min=1), help="Train on the first N pairs of the pool only (a quick smoke run)."
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
+    type=DIR,
     help="Frozen blocks' outputs and per-epoch checkpoints go here (default: the ccpt cache); a killed run resumes.",
 )
 @click.option(
     "--teacher",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
+    type=EXISTING_FILE,
     help="Fine-tune a trained head on these teacher pairs (`ccpt judge pairs`) instead of training on human ratings.",
 )
 @click.option(
     "--init",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
+    type=EXISTING_FILE,
     help="With --teacher: the head to start from (default: the shipped judge's MiniLM head).",
 )
 def train(
@@ -96,14 +89,13 @@ def train(
     from ccpt.judging.cross_encoder import TrainConfig
     from ccpt.judging.distilled import save_head, shipped_heads, train_head
     from ccpt.judging.rated_pairs import training_pairs
+    from ccpt.weights import model_cache_dir
 
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         config = replace(config, **_override(config, item))
     ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
-    from ccpt.weights import model_cache_dir
-
     cache = cache_dir or model_cache_dir().parent / "distilled-training"
     started = time.monotonic()
     log = lambda line: click.echo(line, err=True)  # noqa: E731
@@ -137,11 +129,11 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
 
 
 @command.command("ensemble")
-@click.argument("heads", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("heads", nargs=-1, required=True, type=EXISTING_FILE)
 @data_dir_option()
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=Path("distilled_judge.json"),
     show_default=True,
     help="Manifest to write (atomically); use it as --judge ccpt-distilled//abs/path/distilled_judge.json.",
@@ -226,24 +218,11 @@ def _override(config: object, item: str) -> dict[str, object]:
     return {name: typed}
 
 
-def _read_pairs(path: Path) -> tuple[list[str], list[dict[str, str]], list[bool], list[str]]:
-    """The sheet's header and rows, whether each row is a pair to judge, and why the others are not."""
-    from ccpt.schemas.sheets import PAIRS
-    from ccpt.sheets import read_sheet_rows
-
-    sheet = read_sheet_rows(path, ["concept", "property"])
-    if "relevance" in sheet.header:
-        raise DataError(f"{path}: already has a 'relevance' column; rename it first")
-    checked = PAIRS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
-    usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
-    return sheet.header, sheet.rows, usable, [issue.cell() for issue in checked.issues]
-
-
 @command.command("score")
-@click.argument("pairs_csv", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("pairs_csv", type=EXISTING_FILE)
 @click.option("--judge", "judge_model", required=True, help="distilled, gguf/qwen2.5-1.5b, openai/gpt-4o, …")
 @judge_mode_option
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Scored CSV to write.")
+@click.option("--out", required=True, type=FILE, help="Scored CSV to write.")
 def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) -> None:
     """Score (concept, property) pairs: input columns concept, property (others kept); adds `relevance` in [0, 1].
 
@@ -252,15 +231,23 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode, live_scores
     from ccpt.outputs import atomic_path, refuse_inputs
+    from ccpt.schemas.sheets import PAIRS
+    from ccpt.sheets import read_sheet_rows
 
     refuse_inputs(out, [pairs_csv], "--out")
-    header, rows, usable, rejected = _read_pairs(pairs_csv)
+    sheet = read_sheet_rows(pairs_csv, ["concept", "property"])
+    header, rows = sheet.header, sheet.rows
+    if "relevance" in header:
+        raise DataError(f"{pairs_csv}: already has a 'relevance' column; rename it first")
+    checked = PAIRS.check(rows, str(pairs_csv), row_numbers=sheet.numbers)
+    # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
+    usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
+    rejected = [issue.cell() for issue in checked.issues]
     model = judge_model_name(judge_model)
     mode = judge_mode or default_judge_mode(model)
     started = time.monotonic()
     pairs = [(r["concept"].strip(), r["property"].strip()) for r, ok in zip(rows, usable, strict=True) if ok]
     judged = iter(live_scores(model, mode, pairs) if pairs else [])  # type: ignore[arg-type]
-    # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
     scores = [next(judged) if ok else None for ok in usable]
     elapsed = time.monotonic() - started
     failed = sum(s is None for s, ok in zip(scores, usable, strict=True) if ok)
@@ -277,8 +264,8 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
 
 
 @command.command("pairs")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Teacher-pairs CSV.")
+@click.argument("files", nargs=-1, required=True, type=FILE)
+@click.option("--out", required=True, type=FILE, help="Teacher-pairs CSV.")
 @data_dir_option(help="CCPT dataset directory: instance ids become dataset ids (otherwise row positions).")
 @click.option(
     "--include-steps",
@@ -309,8 +296,5 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
     if not pairs:
         raise DataError(f"no judged pair in {len(files)} file(s): are they the authors' generative result files?")
     write_pairs(pairs, out)
-    by_model: dict[str, int] = {}
-    for pair in pairs:
-        by_model[pair.model] = by_model.get(pair.model, 0) + 1
-    counts = ", ".join(f"{m}: {n}" for m, n in sorted(by_model.items()))
+    counts = ", ".join(f"{m}: {n}" for m, n in sorted(Counter(p.model for p in pairs).items()))
     click.echo(f"wrote {len(pairs)} teacher pairs from {len(files)} files ({counts}) → {out}")

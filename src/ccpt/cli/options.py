@@ -56,6 +56,10 @@ def run_option(name: str) -> Declared:
 
 
 SEED = Declared(Seed)
+# The path types of the commands' file and directory options and arguments.
+FILE = click.Path(dir_okay=False, path_type=Path)
+DIR = click.Path(file_okay=False, path_type=Path)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 UNIT_INTERVAL = Declared(UnitFloat)
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,41 +68,40 @@ F = TypeVar("F", bound=Callable[..., Any])
 judge_mode_option = click.option(
     "--judge-mode",
     type=click.Choice(get_args(JudgeMode)),
-    default=None,
     help="text: the score the judge writes (paper). expected: probability-weighted score from log-probabilities "
     "(needs a provider with logprobs). Default: expected for gguf judges, else text.",
+)
+
+# The price list of `ccpt run` and `ccpt report` (ccpt.schemas.usage).
+prices_option = click.option(
+    "--prices",
+    type=EXISTING_FILE,
+    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
 )
 
 
 def request_limits(what: str) -> Callable[[F], F]:
     """``--timeout`` and ``--max-retries`` for every command that sends requests, ``what`` naming whose."""
-
-    def decorate(command: F) -> F:
-        command = click.option(
-            "--max-retries",
-            type=run_option("max_retries"),
-            default=3,
-            show_default=True,
-            help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
-        )(command)
-        return click.option(
-            "--timeout",
-            type=run_option("timeout"),
-            default=120,
-            show_default=True,
-            help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
-        )(command)
-
-    return decorate
+    max_retries = click.option(
+        "--max-retries",
+        type=run_option("max_retries"),
+        default=3,
+        show_default=True,
+        help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
+    )
+    timeout = click.option(
+        "--timeout",
+        type=run_option("timeout"),
+        default=120,
+        show_default=True,
+        help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
+    )
+    return lambda command: timeout(max_retries(command))
 
 
-DATA_DIR_HELP = (
-    "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
-    "Default: $CCPT_DATA_DIR, else the verified download in your cache directory."
-)
-
-
-def data_dir_option(help: str = DATA_DIR_HELP) -> Callable[[F], F]:
-    """``--data-dir``: the one declaration of the dataset directory option (``help`` says what the command uses it
-    for)."""
-    return click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
+def data_dir_option(
+    help: str = "Directory holding the CCPT files (ccpt_*.csv, test_index.json). "
+    "Default: $CCPT_DATA_DIR, else the verified download in your cache directory.",
+) -> Callable[[F], F]:
+    """``--data-dir``: the dataset directory option (``help`` says what the command uses it for)."""
+    return click.option("--data-dir", type=DIR, help=help)

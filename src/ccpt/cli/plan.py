@@ -29,11 +29,12 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     done = finished_samples(logs, judge=sweep.judge, model_args=sweep.model_args, generate=sweep.generate)
     rows = plan_rows(tasks, sweep.models, sweep.limit, options, done if logs else None)
     solver, judge = plan_totals(rows)
+    skipped = sum(r.skipped for r in rows)
     cost = cost_range(rows, load_prices(prices), sweep.judge, sweep.generate.get("max_tokens")) if prices else None
     if fmt == "json":
         payload = {
             "runs": [vars(r) | {"skipped": r.skipped} for r in rows],
-            "skipped_runs": sum(r.skipped for r in rows),
+            "skipped_runs": skipped,
             "done_samples": sum(r.done_samples for r in rows),
             "solver_calls": solver,
             "judge_calls": judge,
@@ -45,21 +46,18 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     click.echo(f"Dry run: nothing is sent. Judge: {sweep.judge or 'none'}; protocol {sweep.protocol}.")
     click.echo("task / method / model: seeds × instances → solver calls, judge calls (memoised pairs asked once)")
     for r in rows:
-        state = ""
-        if r.skipped:
-            state = " (done: skipped)"
-        elif r.done_samples:
-            state = f" ({r.done_samples} of {r.planned_samples} samples × seeds done: reused)"
+        reused = f" ({r.done_samples} of {r.planned_samples} samples × seeds done: reused)" if r.done_samples else ""
+        state = " (done: skipped)" if r.skipped else reused
         click.echo(
             f"  {r.task} / {r.method} / {r.model}: {r.seeds} × {r.instances} → solver {_span(*r.solver_calls)}, "
             f"judge {_span(*r.judge_calls)}{state}"
         )
-    skipped = sum(r.skipped for r in rows)
     partial = [r for r in rows if r.done_samples and not r.skipped]
     done = [f"{skipped} of {len(rows)} task runs (a rerun skips them)"] if skipped else []
     if partial:
-        reused = sum(r.done_samples for r in partial)
-        done.append(f"{reused} samples × seeds of {len(partial)} unfinished task run(s) (reused)")
+        done.append(
+            f"{sum(r.done_samples for r in partial)} samples × seeds of {len(partial)} unfinished task run(s) (reused)"
+        )
     if done:
         click.echo(f"Already done in {sweep.log_dir}: {'; '.join(done)}. The calls counted are the remaining ones.")
     click.echo(f"Total: {len(rows)} task runs; solver calls {_span(*solver)}; judge calls {_span(*judge)}.")

@@ -36,8 +36,8 @@ def _walk(command: click.Command, path: tuple[str, ...]) -> Iterator[tuple[tuple
 def _help(command: click.Command, path: tuple[str, ...]) -> str:
     """The command's ``--help`` text at :data:`WIDTH` columns (the terminal's width plays no part)."""
     parent = None
-    for depth in range(1, len(path)):  # the parent contexts give the usage line its full command path
-        parent = click.Context(click.Command(path[depth - 1]), info_name=path[depth - 1], parent=parent)
+    for name in path[:-1]:  # the parent contexts give the usage line its full command path
+        parent = click.Context(click.Command(name), info_name=name, parent=parent)
     ctx = click.Context(
         command,
         info_name=path[-1],
@@ -54,12 +54,10 @@ def render() -> str:
     from ccpt.cli import _register, cli
 
     _register()
-    sections = [INTRO]
     commands = list(_walk(cli, ("ccpt",)))
-    sections.append("\n".join(f"- [`{' '.join(path)}`](#{'-'.join(path)})" for path, _ in commands) + "\n")
-    for path, command in commands:
-        sections.append(f"## `{' '.join(path)}`\n\n```text\n{_help(command, path)}\n```\n")
-    return "\n".join(sections)
+    index = "\n".join(f"- [`{' '.join(path)}`](#{'-'.join(path)})" for path, _ in commands) + "\n"
+    sections = [f"## `{' '.join(path)}`\n\n```text\n{_help(command, path)}\n```\n" for path, command in commands]
+    return "\n".join([INTRO, index, *sections])
 
 
 if __name__ == "__main__":

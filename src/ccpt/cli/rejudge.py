@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
+from ccpt.cli.options import DIR, data_dir_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -16,7 +16,7 @@ from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIR,
     help="Directory for the re-judged Inspect logs (read them with `ccpt report DIR`). Rerun to resume.",
 )
 @judge_mode_option
@@ -30,7 +30,7 @@ from ccpt.cli.options import data_dir_option, judge_mode_option, request_limits
 @data_dir_option(
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."
 )
-@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent judge calls.")
+@click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent judge calls.")
 @request_limits("judge")
 @click.option(
     "--limit",
@@ -73,11 +73,12 @@ def command(
     args = _key_values(judge_args, "--judge-arg")
     if not no_preflight:
         preflight([], [judge], logprobs=mode == "expected", judge_args=args, timeout=timeout)
+    dataset = _dataset(data_dir, required=False)
     summary = run_rejudge(
         runs,
         judge_model(judge, args),
         out_dir,
-        dataset=_dataset(data_dir, required=False),
+        dataset=dataset,
         judge_mode=mode,
         max_connections=max_connections,
         timeout=timeout,
@@ -86,7 +87,7 @@ def command(
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
     if summary.finished:
-        click.echo(_cross_judge_view(runs, out_dir, judge, data_dir))
+        click.echo(_cross_judge_view(runs, out_dir, judge, dataset))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:
@@ -99,24 +100,18 @@ def _check_out(runs: tuple[Path, ...], out_dir: Path) -> None:
     out = out_dir.resolve()
     for run in runs:
         source = run.resolve()
-        if out == source or source in out.parents:
-            raise click.BadParameter(
-                f"{out_dir} is inside the input {run}: choose a directory of its own", param_hint="--out"
-            )
-        if out in source.parents:
-            raise click.BadParameter(
-                f"{out_dir} holds the input {run}: choose a directory of its own", param_hint="--out"
-            )
+        relation = "is inside" if out == source or source in out.parents else "holds" if out in source.parents else ""
+        if relation:
+            message = f"{out_dir} {relation} the input {run}: choose a directory of its own"
+            raise click.BadParameter(message, param_hint="--out")
 
 
-def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, data_dir: Path | None) -> str:
+def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, dataset: object) -> str:
     """Table 3 of the original runs against the re-judged one (Markdown)."""
-    from ccpt.cli.report import _dataset
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
     from ccpt.rows import judge_model
 
-    dataset = _dataset(data_dir, required=False)
     before = load_results(list(runs), dataset)
     after = load_results(out_dir, dataset)
     after = after[[judge_model(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.cli.options import data_dir_option
-from ccpt.errors import CcptError
+from ccpt.cli.options import DIR, FILE, data_dir_option, prices_option
+from ccpt.errors import CcptError, DataError
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -45,37 +45,16 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     help="Multi-Oracle: paper = best per column; single = all columns from the sample with the best E/C.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write here (default: stdout).",
-)
+@click.option("--out", type=FILE, help="Write here (default: stdout).")
 @data_dir_option(help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.")
-@click.option(
-    "--figures",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Also save PNG+SVG figures here.",
-)
+@click.option("--figures", type=DIR, help="Also save PNG+SVG figures here.")
 @click.option(
     "--judge-info",
-    default=None,
     help="Text describing the judge, printed in the report. Default: each judge of the results with its "
     "measured agreement with human ratings (see `ccpt judge-agreement`).",
 )
-@click.option(
-    "--tidy",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also export the tidy per-sample table (.csv or .parquet).",
-)
-@click.option(
-    "--prices",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
-)
+@click.option("--tidy", type=FILE, help="Also export the tidy per-sample table (.csv or .parquet).")
+@prices_option
 @click.option(
     "--label",
     "labels",
@@ -110,7 +89,7 @@ def command(
     from ccpt.report import figures as figs
     from ccpt.report import render, report_from_paths
     from ccpt.report.names import parse_label
-    from ccpt.results import export, load_results
+    from ccpt.results import export, load_results, unreadable_line
     from ccpt.results.load import input_files, read_from_dirs
     from ccpt.results.usage import load_prices
     from ccpt.sources import dataset_files
@@ -133,11 +112,7 @@ def command(
     price_list = load_prices(prices) if prices else None
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
-    unreadable = frame.attrs.get("unreadable", [])
-    if unreadable:
-        from ccpt.errors import DataError
-        from ccpt.results import unreadable_line
-
+    if unreadable := frame.attrs.get("unreadable", []):
         if strict:
             raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
         click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import judge_mode_option, request_limits, run_option
+from ccpt.cli.options import DIR, judge_mode_option, prices_option, request_limits, run_option
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -28,8 +28,7 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
             problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
             raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
         if isinstance(value, str) and "," in value:
-            parts = value.split(",")
-            value = parts if len(parts) > 1 else parts[0]
+            value = value.split(",")
         out[key.replace("-", "_")] = value
     return out
 
@@ -68,8 +67,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
         raise click.BadParameter("expected a model name or {model: NAME, base_url: URL, ...}", param_hint="--judge")
     args = dict(spec.pop("model_args", None) or {})
     name = spec.pop("model")
-    unknown = sorted(set(spec) - {"base_url", "api_key"})
-    if unknown:
+    if unknown := sorted(set(spec) - {"base_url", "api_key"}):
         raise click.BadParameter(f"unsupported key(s) {', '.join(unknown)} in the judge spec", param_hint="--judge")
     return name, {**args, **spec}
 
@@ -93,7 +91,6 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--judge",
-    default=None,
     metavar="MODEL",
     help="The judge (paper: openai/gpt-4o), or an Inspect model-role spec such as "
     "'{model: openai-api/my/judge, base_url: http://host:8000/v1}'. Default: `distilled`, trained on the "
@@ -116,9 +113,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
-@click.option("--max-tokens", type=run_option("max_tokens"), default=None, help="Answer token cap (default 2048).")
-@click.option("--temperature", type=run_option("temperature"), default=None, help="Sampling temperature.")
-@click.option("--top-p", type=run_option("top_p"), default=None, help="Nucleus sampling top-p.")
+@click.option("--max-tokens", type=run_option("max_tokens"), help="Answer token cap (default 2048).")
+@click.option("--temperature", type=run_option("temperature"), help="Sampling temperature.")
+@click.option("--top-p", type=run_option("top_p"), help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -131,13 +128,11 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 @click.option(
     "--seeds",
     type=run_option("seeds"),
-    default=None,
     help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
 )
 @click.option(
     "--limit",
     type=run_option("limit"),
-    default=None,
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
@@ -146,15 +141,13 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--log-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DIR,
     default=Path("ccpt-runs/default"),
     show_default=True,
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
-@click.option("--data-dir", default=None, help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option(
-    "--max-connections", type=run_option("max_connections"), default=None, help="Concurrent requests per model."
-)
+@click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
+@click.option("--max-connections", type=run_option("max_connections"), help="Concurrent requests per model.")
 @request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
@@ -172,12 +165,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
 )
-@click.option(
-    "--prices",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help='TOML price list for the cost column: "MODEL" = { input = $/1M tokens, output = $/1M tokens }.',
-)
+@prices_option
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of every model before starting.")
 @click.option(
     "--dry-run",
@@ -190,7 +178,6 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 @click.option(
     "--display",
     type=click.Choice(["plain", "rich", "log", "none"]),
-    default=None,
     help="Inspect's progress display (default: plain for --format text, none for json).",
 )
 def command(
@@ -230,7 +217,10 @@ def command(
     """
     from dataclasses import asdict
 
+    from ccpt.cli.plan import print_plan
     from ccpt.cli.summary import print_summary
+    from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
     from ccpt.protocol import get_protocol
     from ccpt.schemas.run import ProtocolName, check
@@ -245,20 +235,13 @@ def command(
         max_retries=max_retries,
         display=display or ("plain" if fmt == "text" else "none"),
     )
-    if models:
-        sweep.models = list(models)
-    from ccpt.eval.judge import default_judge_mode
-
+    sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
-        from ccpt.eval.distilled_provider import judge_model_name
-
         sweep.judge = judge_model_name(judge_name)
     sweep.judge_mode = judge_mode or default_judge_mode(sweep.judge)
-    if tasks:
-        sweep.tasks = list(tasks)
-    if methods:
-        sweep.methods = list(methods)
+    sweep.tasks = list(tasks) or sweep.tasks
+    sweep.methods = list(methods) or sweep.methods
     sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = _key_values(model_args, "-M")
@@ -270,8 +253,6 @@ def command(
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
     }
     if dry_run:
-        from ccpt.cli.plan import print_plan
-
         print_plan(sweep, prices=prices, fmt=fmt)
         return
     finished = run_sweep(

@@ -36,8 +36,7 @@ def print_summary(
         dataset = None  # the Gold row needs the dataset; the rest of the summary does not
     price_list = load_prices(prices) if prices else None
     report = report_from_paths([log_dir], dataset=dataset, stat=stat, generation=generation, prices=price_list)  # type: ignore[arg-type]
-    slow = timeout_note(report.usage, timeout)
-    if slow:
+    if slow := timeout_note(report.usage, timeout):
         report.notes.append(slow)
         click.echo(f"ccpt: warning: {slow}", err=True)
     click.echo(render_json(report) if fmt == "json" else render_markdown(report))

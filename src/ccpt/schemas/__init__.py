@@ -1,12 +1,7 @@
-"""One declared schema per file format ccpt reads (docs/schemas.md is generated from them).
-
-- :mod:`ccpt.schemas.base` — cell types, the row checker, one-line rejections;
-- :mod:`ccpt.schemas.results` — the authors' result CSVs and the tidy table;
-- :mod:`ccpt.schemas.sheets` — solver and rating sheets, annotation answers, judge-score pairs;
-- :mod:`ccpt.schemas.stores` — the agreement store and ``test_index.json``;
-- :mod:`ccpt.schemas.pipeline` — the pipeline TOML file;
-- :mod:`ccpt.schemas.run` — the values of a run (task arguments, `ccpt run`'s options): types and ranges;
-- :mod:`ccpt.schemas.docs` — the catalogue of every format and the docs page rendered from it.
+"""One declared schema per file format ccpt reads (docs/schemas.md is generated from them): :mod:`~.base` the
+cell types, row checker and one-line rejections; :mod:`~.results` result CSVs and the tidy table; :mod:`~.sheets`
+sheets, annotation answers, judge-score pairs; :mod:`~.stores` the agreement store and ``test_index.json``;
+:mod:`~.pipeline` the pipeline TOML; :mod:`~.run` a run's values; :mod:`~.docs` the catalogue and the docs page.
 
 Import the submodule you need: pydantic builds each schema on first use, so ``import ccpt`` stays cheap.
 """

@@ -1,24 +1,19 @@
 """The machinery every file schema shares: cell types, row checking, one-line rejections, config loading.
 
-Schemas are declared with pydantic 2 (already installed with Inspect; its Rust core validates a 90,000-row
-table in a fraction of a second, and each error carries the field it belongs to, which is what turns into
-"file, row, column"). A table's row is a ``TypedDict`` (validated straight into dicts, the fastest route);
-a configuration file is a ``BaseModel``. The docs page of every format (docs/schemas.md) is rendered from
-these declarations (:mod:`ccpt.schemas.docs`), so what is checked and what is documented cannot drift apart.
+Schemas are pydantic 2 declarations (each error carries its field: "file, row, column"): a table's row is a
+``TypedDict`` (validated straight into dicts, the fastest route), a configuration file a ``BaseModel``.
+docs/schemas.md is rendered from them (:mod:`ccpt.schemas.docs`), so checks and docs cannot drift apart.
 
-Roles of a column (``x-role`` in the JSON schema, shown in the docs):
-
-- ``key``: identifies the row (which sample, which rater, which pair). A key cell the schema rejects makes
-  the whole file unusable: one line names the file, row and column.
-- ``derived``: recomputed from other columns, never trusted; a stored value that disagrees is reported.
-- otherwise a value: in a row-per-sample file, a rejected value is set aside (never used), counted as an
-  invalid cell of that sample, and the rest of the file is read.
+A column's role (``x-role``): ``key`` identifies the row, and a rejected key cell rejects the file;
+``derived`` is recomputed, never trusted (a disagreeing stored value is reported); otherwise a value, which
+in a row-per-sample file is set aside when rejected (never used, counted as an invalid cell of its sample).
 """
 
 from __future__ import annotations
 
 import math
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -44,10 +39,6 @@ def is_missing(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def _blank_to_none(value: Any) -> Any:
-    return None if is_missing(value) else value
-
-
 def _no_bool(value: Any) -> Any:
     # bool is an int in Python (and in pydantic's lax mode): `True` is not a count or a seed.
     if isinstance(value, bool):
@@ -62,7 +53,7 @@ def _label(value: Any) -> Any:
     return label
 
 
-Blank = BeforeValidator(_blank_to_none)
+Blank = BeforeValidator(lambda value: None if is_missing(value) else value)
 
 # ------------------------------------------------------------------------------------------ cell types
 # Optional types take an empty cell as "missing" (None); every other value must pass the inner type. A table's
@@ -103,9 +94,7 @@ OptionalLabel = Annotated[Label | None, Blank]
 Likert = Annotated[int, Field(ge=1, le=5), BeforeValidator(_no_bool)]
 Rating10 = Annotated[int, Field(ge=1, le=10), BeforeValidator(_no_bool)]
 Flag = Annotated[bool, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v)]
-OptionalFlag = Annotated[Flag | None, Blank]
 CellFlag = bool | None  # a true/false cell of a table (already normalised)
-Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 def role(kind: str, description: str | None = None, **extra: Any) -> Any:
@@ -118,17 +107,14 @@ def column(name: str, description: str | None = None, *, nonempty: bool = False)
 
     ``nonempty``: an empty cell is rejected (set aside and counted) rather than read as missing.
     """
-    if nonempty:
-        return Field(description=description, json_schema_extra={"x-column": name, NONEMPTY: True})
-    return Field(description=description, json_schema_extra={"x-column": name})
+    extra = {"x-column": name, NONEMPTY: True} if nonempty else {"x-column": name}
+    return Field(description=description, json_schema_extra=extra)
 
 
 def unique(values: Iterable[Any]) -> Any:
     """An ``AfterValidator`` callable refusing repeated items in a list."""
     values = list(values)
-    seen: set[Any] = set()
-    repeated = [v for v in values if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
-    if repeated:
+    if repeated := [v for v, n in Counter(values).items() if n > 1]:
         raise ValueError(f"lists {sorted(set(repeated))[:5]} more than once")
     return values
 
@@ -138,10 +124,10 @@ Unique = AfterValidator(unique)
 # ---------------------------------------------------------------------------------------------- issues
 
 
-def shown(value: Any, limit: int = 40) -> str:
-    """A cell as a message shows it: repr, shortened."""
+def shown(value: Any) -> str:
+    """A cell as a message shows it: repr, shortened to 40 characters."""
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass(frozen=True)
@@ -172,12 +158,11 @@ def _reason(error: Mapping[str, Any]) -> str:
     return message.rstrip(".")
 
 
-def summary_line(issues: Sequence[CellIssue], what: str = "invalid cell") -> str:
+def summary_line(issues: Sequence[CellIssue]) -> str:
     """``N invalid cells … (never used, counted per sample): first, second, third``."""
     n = len(issues)
-    head = "; ".join(i.cell() for i in issues[:3])
-    more = f"; … {n - 3} more" if n > 3 else ""
-    return f"{n} {what}{'s' if n != 1 else ''} set aside (never used, counted in the Failures table): {head}{more}"
+    head = "; ".join(i.cell() for i in issues[:3]) + (f"; … {n - 3} more" if n > 3 else "")
+    return f"{n} invalid cell{'s' if n != 1 else ''} set aside (never used, counted in the Failures table): {head}"
 
 
 # ---------------------------------------------------------------------------------------------- tables
@@ -235,14 +220,12 @@ class TableSchema:
     @cached_property
     def nonempty(self) -> frozenset[str]:
         """Value fields whose empty cell is a rejected cell (set aside and counted), not a missing one."""
-        props = self.json_schema.get("properties", {})
-        return frozenset(name for name, spec in props.items() if spec.get(NONEMPTY))
+        return frozenset(name for name, spec in self.json_schema.get("properties", {}).items() if spec.get(NONEMPTY))
 
     @cached_property
     def keys(self) -> frozenset[str]:
         """Fields whose role is ``key``: a rejected one rejects the file."""
-        props = self.json_schema.get("properties", {})
-        return frozenset(name for name, spec in props.items() if spec.get(ROLE) == KEY)
+        return frozenset(name for name, spec in self.json_schema.get("properties", {}).items() if spec.get(ROLE) == KEY)
 
     def header(self, name: str) -> str:
         """The column header of a field."""
@@ -298,9 +281,8 @@ class TableSchema:
         self, exc: ValidationError, rows: list[dict[str, Any]], file: str, numbers: list[int], headers: Any
     ) -> Checked:
         """Set every rejected value cell aside (None) and report it; a rejected key cell rejects the file."""
-        errors = exc.errors(include_url=False)
         bad: dict[int, dict[str, Mapping[str, Any]]] = {}
-        for error in errors:
+        for error in exc.errors(include_url=False):
             loc = error["loc"]
             index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
             bad.setdefault(index, {}).setdefault(name, error)
@@ -366,10 +348,7 @@ def location(loc: Sequence[Any]) -> str:
     parts = [str(p) for p in loc]
     if not parts:
         return "(top level)"
-    out = parts[0]
-    for part in parts[1:]:
-        out += f"[{part}]" if part.isdigit() else f".{part}"
-    return out
+    return parts[0] + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts[1:])
 
 
 def one_line(path: Path | str, exc: ValidationError, describe: Callable[[Sequence[Any]], str] = location) -> str:

@@ -1,10 +1,9 @@
 """Schema of the dataset's CSV files (``ccpt_emergent.csv``, ``ccpt_canceled.csv``, ``ccpt_component.csv``,
 ``add_ccpt_emergent.csv``): one annotated triplet per row.
 
-The dataset is the benchmark itself, fetched at a pinned commit and sha256-checked; a local ``--data-dir`` copy
-is not. Its stored GPT-4o relevances are the Gold row's answers and the reference of every judge-agreement
-figure, so a cell outside its range (a relevance of 7, ``inf``, ``nan``) cannot be set aside without changing
-those numbers: the first rejected cell rejects the file, with one line naming the file, row and column.
+A local ``--data-dir`` copy is not sha256-checked, and its stored GPT-4o relevances are the Gold row's answers
+and the reference of every judge-agreement figure: no cell can be set aside (a relevance of 7, ``inf``,
+``nan``) without changing those numbers, so the first rejected cell rejects the file, in one line.
 """
 
 from __future__ import annotations
@@ -15,20 +14,12 @@ from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
 from ccpt.schemas.base import Flag, Likert, OptionalText, Relevance, TableSchema, Text, column
-from ccpt.spec import OTHERS, TYPE_LABELS, TypeLabel, type_label
-
-# The emergent file's raw code 2 is "others" (ccpt.dataset's docstring); every other label is read by
-# spec.type_label.
-RAW_CODES: dict[str, TypeLabel] = {"2": OTHERS}
-
-
-def dataset_label(text: str) -> TypeLabel | None:
-    """A label as the dataset spells it (a type label in any case, or the emergent file's raw code ``2``)."""
-    return RAW_CODES.get(text.strip()) or type_label(text)
+from ccpt.spec import OTHERS, TYPE_LABELS, type_label
 
 
 def _label(value: Any) -> Any:
-    label = dataset_label(value) if isinstance(value, str) else None
+    # A type label in any case, or the emergent file's raw code 2, "others" (ccpt.dataset's docstring).
+    label = (OTHERS if value.strip() == "2" else type_label(value)) if isinstance(value, str) else None
     if label is None:
         raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)}, or the raw code 2)")
     return label
@@ -91,12 +82,7 @@ class DatasetRow(TypedDict):
 
 # field -> header in the files (judge_score's header depends on the file: SCORE_COLUMN)
 DATASET_COLUMNS: dict[str, str] = {
-    "sentence": "sentence",
-    "combination": "combination",
-    "root": "root",
-    "modifier": "modifier",
-    "property": "property",
-    "human_label_majority": "human_label_majority",
+    **{name: name for name in ("sentence", "combination", "root", "modifier", "property", "human_label_majority")},
     "human_labels": "meta.human_labels",
     "combination_ratings": "meta.combination_human_relevance",
     "head_ratings": "meta.root_human_relevance",

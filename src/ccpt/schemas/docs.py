@@ -9,7 +9,7 @@ roles and descriptions), so the page cannot say something the checks do not do.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ccpt.schemas.base import DERIVED, KEY, NONEMPTY, REQUIRED_TEXT, ROLE, FileFormat, TableSchema
@@ -110,10 +110,8 @@ def describe(spec: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> 
         values = spec.get("enum", [spec.get("const")])
         return "one of " + ", ".join(f"`{v}`" for v in values)
     kind = spec.get("type")
-    if kind == "number":
-        return "number" + _bounds(spec)
-    if kind == "integer":
-        return "integer" + _bounds(spec)
+    if kind in ("number", "integer"):
+        return kind + _bounds(spec)
     if kind == "boolean":
         return "true/false"
     if kind == "string":
@@ -152,18 +150,17 @@ def _default(spec: Mapping[str, Any]) -> str:
     return str(value)
 
 
-def _rows(properties: Mapping[str, Any], required: Iterable[str], headers: Any, defs: Mapping[str, Any]) -> list[str]:
-    needed = set(required)
-    lines = []
-    for name, spec in properties.items():
-        role = spec.get(ROLE)
-        what = {KEY: "key", DERIVED: "derived (recomputed)"}.get(role, "value")
-        presence = "required" if name in needed else "optional"
+def _rows(spec: Mapping[str, Any], defs: Mapping[str, Any], headers: Any = None, first: str = "key") -> list[str]:
+    """The table of ``spec``'s properties (``headers``: a field's column name), with a blank line after it."""
+    lines = [f"| {first} | type | role | default | meaning |", "|---|---|---|---|---|"]
+    for name, prop in spec.get("properties", {}).items():
+        what = {KEY: "key", DERIVED: "derived (recomputed)"}.get(prop.get(ROLE), "value")
+        presence = "required" if name in spec.get("required", []) else "optional"
         lines.append(
-            f"| `{_cell(headers(name))}` | {_cell(describe(spec, defs))} | {what}, {presence} | "
-            f"{_cell(_default(spec))} | {_cell(spec.get('description', ''))} |"
+            f"| `{_cell(headers(name) if headers else name)}` | {_cell(describe(prop, defs))} | {what}, {presence} | "
+            f"{_cell(_default(prop))} | {_cell(prop.get('description', ''))} |"
         )
-    return lines
+    return [*lines, ""]
 
 
 def _ref(spec: Mapping[str, Any]) -> str | None:
@@ -177,9 +174,7 @@ def _ref(spec: Mapping[str, Any]) -> str | None:
 def _table_section(schema: TableSchema) -> list[str]:
     spec = schema.json_schema
     out = [f"## {schema.name}", "", f"Read by: {schema.read_by}.", "", schema.summary, ""]
-    out += ["| column | type | role | default | meaning |", "|---|---|---|---|---|"]
-    out += _rows(spec.get("properties", {}), spec.get("required", []), schema.header, spec.get("$defs", {}))
-    out.append("")
+    out += _rows(spec, spec.get("$defs", {}), schema.header, "column")
     for columns in schema.unique:
         out.append(f"- Unique: each {' × '.join(f'`{schema.header(c)}`' for c in columns)} appears once.")
     out += [f"- {rule}" for rule in schema.rules]
@@ -191,18 +186,12 @@ def _table_section(schema: TableSchema) -> list[str]:
 def _file_section(fmt: FileFormat) -> list[str]:
     spec = fmt.json_schema
     defs = spec.get("$defs", {})
-    out = [f"## {fmt.name}", "", f"Read by: {fmt.read_by}.", "", fmt.summary, ""]
-    out += ["| key | type | role | default | meaning |", "|---|---|---|---|---|"]
-    out += _rows(spec.get("properties", {}), spec.get("required", []), lambda n: n, defs)
-    out.append("")
+    out = [f"## {fmt.name}", "", f"Read by: {fmt.read_by}.", "", fmt.summary, "", *_rows(spec, defs)]
     refs = [_ref(p) for p in spec.get("properties", {}).values()]
     for name in [r for r in refs if r in defs]:  # sections in the file's order
         section = defs[name]
         title = name.removesuffix("Section").lower()
-        out += [f"### [{title}]", "", section.get("description", ""), ""]
-        out += ["| key | type | role | default | meaning |", "|---|---|---|---|---|"]
-        out += _rows(section.get("properties", {}), section.get("required", []), lambda n: n, defs)
-        out.append("")
+        out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section, defs)]
     out += [f"- {rule}" for rule in fmt.rules]
     return [*out, ""] if fmt.rules else out
 

@@ -22,7 +22,7 @@ from ccpt.pipeline.llm import LLMOptions
 from ccpt.pipeline.mining import EngineOptions
 from ccpt.pipeline.novelty import DEFAULT_WINDOW
 from ccpt.pipeline.properties import PROPERTIES_PER_COMBINATION, PlausibilityOptions
-from ccpt.schemas.base import FileFormat, location, one_line, read_toml
+from ccpt.schemas.base import FileFormat, UnitFloat, location, one_line, read_toml
 from ccpt.spec import GENERATIVE_TASKS
 
 __layer__ = "pipeline"  # built from the pipeline's own option classes (tests/test_layering.py)
@@ -30,7 +30,6 @@ __layer__ = "pipeline"  # built from the pipeline's own option classes (tests/te
 Positive = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[int, Field(ge=0)]
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
-Unit = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 Path_ = Annotated[str, Field(min_length=1, description="a path, relative to the TOML file's directory")]
 TestSizes = dict[Literal[GENERATIVE_TASKS], NonNegative]  # type: ignore[valid-type]
 
@@ -87,7 +86,7 @@ class PropertiesSection(_Section):
     count: Positive = PROPERTIES_PER_COMBINATION
     limit: Positive | None = None
     plausibility: Literal["model", "vera"] = PlausibilityOptions.backend  # type: ignore[assignment]
-    threshold: Unit = PlausibilityOptions.threshold
+    threshold: UnitFloat = PlausibilityOptions.threshold
     vera_weights: str | None = None
     device: str | None = None
 

@@ -1,10 +1,8 @@
 """Schemas of the result files ccpt reads into the tidy table: the authors' result CSVs and tidy tables.
 
-Both are row-per-sample files: a value cell the schema rejects is set aside and counted as an invalid cell of
-that sample (the Failures table shows it), the rest of the file is read. A cell that identifies a sample in a
-tidy table (task, model, method, seed, instance, sample, SA step, filter, protocol) cannot be set aside: one
-line names it. ``r_hmp`` and ``score`` (and the authors' ``indiv_max``, ``emergence``, ``cancellation``) are
-derived: recomputed from the relevances, never read; a stored value that disagrees is reported in the notes.
+Both are row-per-sample: a rejected value cell is set aside and counted as an invalid cell of its sample; a
+rejected key cell (what identifies a sample) is one line. Derived columns (``r_hmp``, ``score``, the authors'
+``indiv_max``, ``emergence``, ``cancellation``) are recomputed, never read; a disagreeing one is noted.
 """
 
 from __future__ import annotations

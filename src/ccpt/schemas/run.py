@@ -1,9 +1,8 @@
 """The values of a run, declared once: each argument's type and range.
 
-The task signatures are annotated with these types (they type ``-T`` values, under `ccpt run` and `inspect eval`
-alike: :func:`ccpt.eval.tasks.typed_task_args`); `ccpt run`'s own options are :data:`RUN_OPTIONS`, which its click
-options (:class:`ccpt.cli.options.Declared`) and :meth:`ccpt.eval.sweep.Sweep.validate` both read. A value its
-type refuses is one line naming the option or argument, in pydantic's words (:func:`check`).
+The task signatures use these types for ``-T`` values (:func:`ccpt.eval.tasks.typed_task_args`); `ccpt run`'s
+options are :data:`RUN_OPTIONS`, read by its click options and by :meth:`ccpt.eval.sweep.Sweep.validate`. A
+refused value is one line naming the option or argument, in pydantic's words (:func:`check`).
 """
 
 from __future__ import annotations
