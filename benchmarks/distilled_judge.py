@@ -194,8 +194,8 @@ def frozen_cross(data_dir: str, encoder_name: str, split: int, cache_dir: str | 
 
 
 def ood(data_dir: str, reference: str, judge: str) -> dict:
-    from ccpt.cli.agreement import live_scores
     from ccpt.eval.distilled_provider import judge_model_name
+    from ccpt.eval.judge import live_scores
     from ccpt.results import from_reference_csv
 
     ds = load_dataset(data_dir)
