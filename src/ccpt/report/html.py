@@ -12,12 +12,10 @@ from ccpt.report.display import (
     decorate,
     display_tables,
     examples_display,
-    generative_display,
     preamble_lines,
     report_provenance_lines,
     warning_lines,
 )
-from ccpt.report.tables import GenerativeTable
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
@@ -67,11 +65,6 @@ def table_html(table: DisplayTable) -> str:
     notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
     aligned = ["l" if text else "" for text in table.text_columns()]
     return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, aligned) + notes
-
-
-def generative_html(table: GenerativeTable) -> str:
-    """Table 3 as an HTML table (every text escaped)."""
-    return table_html(generative_display(table))
 
 
 def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:

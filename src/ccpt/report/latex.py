@@ -18,7 +18,6 @@ from ccpt.report.display import (
     DisplayTable,
     decorate,
     display_tables,
-    generative_display,
     preamble_lines,
     report_provenance_lines,
 )
@@ -182,17 +181,6 @@ def generative_tabular(
     return [*lines, r"\bottomrule", r"\end{tabular}"]
 
 
-def generative_latex(
-    table: GenerativeTable, labels: dict[str, str] | None = None, *, stat_line: str = "", label: str = ""
-) -> str:
-    """Table 3 as a booktabs table float; the caption says what ± is (``stat_line``) and which judge scored
-    which row when they differ."""
-    display = generative_display(table, labels)
-    caption = _caption(table.title, [n for n in (stat_line, *display.notes) if n])
-    tabular = generative_tabular(table, display, labels)
-    return _float(tabular, len(table.columns) + 1, caption, label or _label("table3", set()), table.title)
-
-
 def table_tabular(table: DisplayTable) -> list[str]:
     """One display table's booktabs tabular."""
     columns = "".join("l" if j == 0 or text else "c" for j, text in enumerate(table.text_columns()))
@@ -208,24 +196,18 @@ def table_tabular(table: DisplayTable) -> list[str]:
     return [*lines, r"\bottomrule", r"\end{tabular}"]
 
 
-def table_latex(table: DisplayTable, label: str | None = None) -> str:
-    """One display table as a booktabs table float: its title and notes as the caption, ``label`` (default
-    ``tab:ccpt-<key>``) as the label."""
-    caption = _caption(table.title, table.notes)
-    return _float(table_tabular(table), len(table.header), caption, label or _label(table.key, set()), table.title)
-
-
 def render_latex(report: Report) -> str:
     """Every table as a LaTeX float with caption and label; the notes and provenance as comments."""
     parts = ["\n".join([PACKAGES, *(_latex_comment(line) for line in preamble_lines(report))])]
     taken: set[str] = set()
     for table in display_tables(report):
+        # Table 3 has its own layout (task header groups, model rows), what ± is in its caption; no Model column.
         if table.key == "table3" and report.generative:
-            stat_line = stat_note(report.stat)
-            label = _label(table.key, taken)
-            parts.append(generative_latex(report.generative, report.labels, stat_line=stat_line, label=label))
+            tabular = generative_tabular(report.generative, table, report.labels)
+            columns, notes = len(table.header) - 1, [stat_note(report.stat), *table.notes]
         else:
-            parts.append(table_latex(table, _label(table.key, taken)))
+            tabular, columns, notes = table_tabular(table), len(table.header), table.notes
+        parts.append(_float(tabular, columns, _caption(table.title, notes), _label(table.key, taken), table.title))
     if report.provenance:
         parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *report_provenance_lines(report)]))
     return "\n\n".join(parts) + "\n"

@@ -17,18 +17,24 @@ from ccpt.stats import Summary
 if TYPE_CHECKING:
     from ccpt.report.build import Report  # built above this module (report_records is one of its views)
 
+SUMMARY_FIELDS = ("mean", "spread", "lo", "hi", "stat", "n_seeds", "n_instances", "n_failed")  # of a Summary
+CSV_FIELDS: tuple[str, ...] = (
+    "table",
+    "model",
+    "method",
+    "judge",
+    "task",
+    "metric",
+    *SUMMARY_FIELDS,
+    "rank",
+    "count",
+    "model_label",
+    "text",
+)
+
 
 def _summary_record(summary: Summary) -> dict[str, Any]:
-    return {
-        "mean": summary.mean,
-        "spread": summary.spread,
-        "lo": summary.lo,
-        "hi": summary.hi,
-        "stat": summary.stat,
-        "n_seeds": summary.n_seeds,
-        "n_instances": summary.n_instances,
-        "n_failed": summary.n_failed,
-    }
+    return {name: getattr(summary, name) for name in SUMMARY_FIELDS}
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
@@ -114,28 +120,6 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
             out.append({**base, "metric": name + step, "count": getattr(f, name)})
     out.extend(usage_records(report.usage))
     return out
-
-
-CSV_FIELDS: tuple[str, ...] = (
-    "table",
-    "model",
-    "method",
-    "judge",
-    "task",
-    "metric",
-    "mean",
-    "spread",
-    "lo",
-    "hi",
-    "stat",
-    "n_seeds",
-    "n_instances",
-    "n_failed",
-    "rank",
-    "count",
-    "model_label",
-    "text",
-)
 
 
 def render_csv(report: Report) -> str:
