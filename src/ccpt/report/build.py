@@ -18,7 +18,7 @@ from ccpt.judging.agreement import judge_note
 from ccpt.methods import unregistered_notes
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.display import DisplayTable, display_tables
-from ccpt.report.names import model_text, resolve_labels
+from ccpt.report.names import resolve_labels
 from ccpt.report.notes import frame_provenance, protocol_note, protocols_of
 from ccpt.report.records import CSV_FIELDS, report_records
 from ccpt.report.tables import (
@@ -68,10 +68,6 @@ class Report:
         ``failures``, ``usage`` (model ids, never display names, in the keys; docs/metrics.md, "Python API");
         each has ``.to_frame(spread=False)``."""
         return {table.key: table for table in display_tables(self)}
-
-    def model_label(self, model: str) -> str:
-        """The name printed for a model id: its display name, else the id."""
-        return model_text(model, self.labels)
 
     def to_frame(self) -> pd.DataFrame:
         """Every number of the report in long format (the rows of ``ccpt report --format csv``)."""

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.jsonout import provenance_lines
 from ccpt.methods import method_label
 from ccpt.report.names import model_text
 from ccpt.report.notes import oracle_note, stat_note
@@ -113,13 +112,9 @@ def _summary_cell(summary: Summary | None, *, spread: bool = True, rank: int | N
     return Cell(format_summary(summary, spread=spread), value, rank, summary)
 
 
-def _pct(value: float) -> str:
-    return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
-
-
-def _percent(value: float) -> str:
-    """A share in a sentence: "95.6%", or "—" when undefined (no instance of the group)."""
-    return "—" if value != value else f"{value:.1f}%"
+def _pct(value: float, unit: str = "") -> str:
+    """A share: "95.6" (unit "%" in a sentence), or "—" when undefined (NaN: no instance of the group)."""
+    return "—" if value != value else f"{value:.1f}{unit}"
 
 
 def _pct_cell(value: float) -> Cell:
@@ -152,7 +147,8 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     rows = []
     several = table.several_judges
     for row in table.rows:
-        label = row.shown_label if several and row_spread(row) else row.label  # (not the stored-judge Gold row)
+        # With several judges the method column names the row's judge (not on the stored-judge Gold row).
+        label = f"{row.label} · judge {row.judge or 'unknown'}" if several and row_spread(row) else row.label
         cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
         for col in table.columns:
             key = (col.task, col.metric)
@@ -179,8 +175,9 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
     note = (
         f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "
         f"{seeds} seed{'s' if seeds != 1 else ''}); has property (green): "
-        f"{_percent(100 * cls.has_property_accuracy)}; lacks property (red): "
-        f"{_percent(100 * cls.lacks_property_accuracy)}; binary (mean of both): {_percent(100 * cls.binary_accuracy)}."
+        f"{_pct(100 * cls.has_property_accuracy, '%')}; lacks property (red): "
+        f"{_pct(100 * cls.lacks_property_accuracy, '%')}; "
+        f"binary (mean of both): {_pct(100 * cls.binary_accuracy, '%')}."
     )
     title = f"Table 5: property type prediction — {model_text(res.model, labels)} / {method_label(res.method)}"
     return DisplayTable(f"table5:{res.model}:{res.method}", title, header, tuple(rows), (note,))
@@ -314,13 +311,12 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
 
 def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
     """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
-    out: list[dict[str, Any]] = []
-    for r in rows:
-        base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
-        names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
-        for name in names + (("invalid_usage",) if r.invalid_usage else ()):
-            out.append({**base, "metric": name, "count": getattr(r, name)})
-    return out
+    names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
+    return [
+        {"table": "usage", "model": r.model, "method": r.role, "task": None, "metric": name, "count": getattr(r, name)}
+        for r in rows
+        for name in names + (("invalid_usage",) if r.invalid_usage else ())
+    ]
 
 
 EXAMPLES_HEADER = (
@@ -411,11 +407,6 @@ def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
         lines.append("SA failed –: not recorded by those rows (e.g. the authors' result files), so unknown, not zero.")
     lines.extend(report.notes)
     return lines
-
-
-def report_provenance_lines(report: Report) -> list[str]:
-    """The report's provenance block as ``key: value`` lines (none when the report has no provenance)."""
-    return provenance_lines(report.provenance) if report.provenance else []
 
 
 def decorate(text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]) -> str:

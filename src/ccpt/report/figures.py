@@ -39,18 +39,18 @@ def literal(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def new_figure(width_in: float, height_in: float, *, dpi: int = 200) -> tuple[Figure, Any]:
-    """A figure with one axes on its own Agg canvas.
+def new_figure(width_in: float, height_in: float, **subplots: Any) -> tuple[Figure, Any]:
+    """A figure on its own Agg canvas and its axes (one, unless ``subplots`` asks for more).
 
     The object API (no pyplot) leaves the process's matplotlib backend alone — importing ccpt in a notebook
     keeps the notebook's inline backend — and holds no global figure registry, so nothing needs closing.
     """
-    fig = Figure(figsize=(width_in, height_in), dpi=dpi)
+    fig = Figure(figsize=(width_in, height_in), dpi=200)
     FigureCanvasAgg(fig)
-    return fig, fig.subplots()
+    return fig, fig.subplots(**subplots)
 
 
-def confusion_heatmap(cls: Classification, title: str = "", instances: Sequence[int] = ()) -> Figure:
+def confusion_heatmap(cls: Classification, instances: Sequence[int] = ()) -> Figure:
     """Row-normalised confusion matrix (percent) in the paper's type order.
 
     A type without instances in the results has no percentages: its row is grey with "—" (never "nan"). When
@@ -77,13 +77,11 @@ def confusion_heatmap(cls: Classification, title: str = "", instances: Sequence[
         text = "—" if math.isnan(value) else f"{value:.1f}"
         color = "white" if not math.isnan(value) and value > 50 else "black"
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
-    if title:
-        ax.set_title(literal(title), fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0, title: str = "") -> Figure:
+def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0) -> Figure:
     """Figure 4: judge relevance vs mean human rating, both in [0, 1], with the least-squares line.
 
     The regression is fitted on the exact values; jitter from N(0, 0.05²) is added afterwards, only to the
@@ -101,8 +99,6 @@ def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed:
     ax.set_xlabel("Human rating (mean, rescaled to [0,1])", fontsize=7)
     ax.set_ylabel("LLM-as-a-judge relevance", fontsize=7)
     ax.tick_params(labelsize=7)
-    if title:
-        ax.set_title(title, fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -149,9 +145,10 @@ def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None)
     panels = judge_panels(rows)
     ratios = [max(len(members), 1) for members in panels.values()]
     width_in = COLUMN_WIDTH_IN if len(panels) == 1 else 2 * COLUMN_WIDTH_IN
-    fig = Figure(figsize=(width_in, 2.6), dpi=200)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False, gridspec_kw={"width_ratios": ratios})[0]
+    fig, axes = new_figure(
+        width_in, 2.6, ncols=len(panels), sharey=True, squeeze=False, gridspec_kw={"width_ratios": ratios}
+    )
+    axes = axes[0]
     colours = {id(row): f"C{k % 10}" for k, row in enumerate(rows)}
     for ax, (judge, members) in zip(axes, panels.items(), strict=True):
         _draw_panel(ax, members, score_cols, colours, labels)
@@ -210,13 +207,8 @@ def report_figures(report: Report) -> list[tuple[str, str, Figure]]:
     for res in report.types:
         name = f"{model_text(res.model, report.labels)} / {method_label(res.method)}"
         stem = unique_name(file_stem(f"confusion_{res.model}_{res.method}"), stems)
-        made.append(
-            (
-                stem,
-                f"Table 5 confusion matrix (percent of each actual type): {name}",
-                confusion_heatmap(res.classification, instances=res.type_instances),
-            )
-        )
+        caption = f"Table 5 confusion matrix (percent of each actual type): {name}"
+        made.append((stem, caption, confusion_heatmap(res.classification, instances=res.type_instances)))
     return made
 
 

@@ -6,6 +6,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
 from ccpt.report.display import (
     DisplayTable,
@@ -13,7 +14,6 @@ from ccpt.report.display import (
     display_tables,
     examples_display,
     preamble_lines,
-    report_provenance_lines,
     warning_lines,
 )
 
@@ -89,7 +89,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         table = _html_table(examples.header, body, cell_classes=_EXAMPLE_CLASSES)
         parts.append(f"<h2>{_h(examples.title)}</h2>{table}")
     if report.provenance:
-        items = "".join(f"<li>{_h(line)}</li>" for line in report_provenance_lines(report))
+        items = "".join(f"<li>{_h(line)}</li>" for line in provenance_lines(report.provenance))
         parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")
     parts.append("</body></html>")
     return "\n".join(parts)

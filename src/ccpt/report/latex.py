@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
 from ccpt.report.display import (
     Cell,
@@ -19,7 +20,6 @@ from ccpt.report.display import (
     decorate,
     display_tables,
     preamble_lines,
-    report_provenance_lines,
 )
 from ccpt.report.names import file_stem, model_text, unique_name
 from ccpt.report.notes import stat_note
@@ -209,5 +209,5 @@ def render_latex(report: Report) -> str:
             tabular, columns, notes = table_tabular(table), len(table.header), table.notes
         parts.append(_float(tabular, columns, _caption(table.title, notes), _label(table.key, taken), table.title))
     if report.provenance:
-        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *report_provenance_lines(report)]))
+        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *provenance_lines(report.provenance)]))
     return "\n\n".join(parts) + "\n"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt.jsonout import dumps, strict
 from ccpt.report.display import usage_records
+from ccpt.report.names import model_text
 from ccpt.report.notes import stat_note
 from ccpt.report.tables import STORED_GOLD_ROW
 from ccpt.sheets import neutralise
@@ -46,7 +47,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     out = _number_records(report)
     for record in out:
         model = record.get("model")
-        record["model_label"] = report.model_label(model) if model else model
+        record["model_label"] = model_text(model, report.labels) if model else model
     return out
 
 
