@@ -172,19 +172,6 @@ def report_from_paths(
 
 # The per-sample fields of the example answers: what was asked, what came back, and how it was scored.
 EXAMPLE_COLUMNS: tuple[str, ...] = (
-    "task",
-    "model",
-    "method",
-    "seed",
-    "instance",
-    "combination",
-    "property",
-    "answer_raw",
-    "answer",
-    "r_np",
-    "r_hmp",
-    "score",
-    "judge",
-    "gold_type",
-    "pred_type",
-)
+    "task", "model", "method", "seed", "instance", "combination", "property", "answer_raw", "answer", "r_np", "r_hmp",
+    "score", "judge", "gold_type", "pred_type",
+)  # fmt: skip

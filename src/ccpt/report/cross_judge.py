@@ -1,16 +1,11 @@
 """Table 3 under two judges: the per-cell difference, and whether the method ranking changes.
 
-Given the same answers judged by a reference judge (``a``, e.g. the GPT-4o scores stored in the authors'
-files) and by another judge (``b``, e.g. the distilled judge via ``ccpt rejudge``), this builds both Table 3s
-with the report's own code (:func:`ccpt.report.tables.table3`) and compares them cell by cell:
-
-- ``difference`` = b − a, in points (the report's percent scale), for every (model, method, column) present
-  under both judges;
-- per column and model, Kendall's τ-b between the two judges' orderings of the ranked methods (Base, CoT,
-  Spreading Activation …; Multi-Oracle and Gold are not ranked, as in the paper); τ = 1 means the same
-  ranking, and ``same_best`` says whether the best method is the same;
-- the mean absolute difference over all compared cells.
-
+The same answers judged by a reference judge ``a`` (e.g. the GPT-4o scores stored in the authors' files) and by
+another judge ``b`` (e.g. the distilled judge via ``ccpt rejudge``) give two Table 3s, built with the report's own
+code (:func:`ccpt.report.tables.table3`) and compared cell by cell: ``difference`` = b − a in points (percent scale)
+for every (model, method, column) under both judges; per column and model, Kendall's τ-b between the judges'
+orderings of the ranked methods (Base, CoT, Spreading Activation …; not Multi-Oracle or Gold, as in the paper;
+τ = 1: the same ranking) and ``same_best`` (the same best method); the mean absolute difference over all cells.
 Pure: pandas via the report tables; no Inspect, no CLI.
 """
 
@@ -126,10 +121,7 @@ def cross_judge(
 
 def markdown(view: CrossJudge) -> str:
     """The comparison as Markdown: one table of cells, one of rankings, and the mean absolute difference."""
-    from ccpt.report.tables import score_name
-
-    def metric_name(task: str, metric: str) -> str:
-        return {"r_hmp": "R_H,M,P", "r_np": "R_N,P"}.get(metric) or score_name(task)
+    from ccpt.report.tables import metric_name
 
     lines = [
         f"### Table 3 under two judges: {view.judge_b} − {view.judge_a}",

@@ -81,21 +81,15 @@ class DisplayTable:
         ``--stat sem``/``paper``) or ``"<column> lo"`` and ``"<column> hi"`` (``--stat ci``); empty (None) where
         the table prints no spread (one seed, Gold).
         """
-        columns: list[str] = []
-        values: list[list[Any]] = [[] for _ in self.rows]
+        columns: dict[str, list[Any]] = {}
         for j, name in enumerate(self.header):
             cells = [row.cells[j] for row in self.rows]
-            columns.append(name)
-            for out, cell in zip(values, cells, strict=True):
-                out.append(cell.value)
+            columns[name] = [cell.value for cell in cells]
             summaries = [c.summary for c in cells if c.summary is not None]
-            if not spread or not summaries:
-                continue
-            parts = ("lo", "hi") if summaries[0].stat == "ci" else ("±",)
-            columns += [f"{name} {part}" for part in parts]
-            for out, cell in zip(values, cells, strict=True):
-                out += [_spread_value(cell, part) for part in parts]
-        return pd.DataFrame(values, columns=columns)
+            if spread and summaries:
+                for part in ("lo", "hi") if summaries[0].stat == "ci" else ("±",):
+                    columns[f"{name} {part}"] = [_spread_value(cell, part) for cell in cells]
+        return pd.DataFrame(columns, dtype=None if self.rows else object)  # without rows: object columns
 
 
 def _spread_value(cell: Cell, part: str) -> float | None:
@@ -221,6 +215,12 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
     return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
 
 
+# The Failures table's counts (FailureRow fields), in print order; also the metrics of its records.
+FAILURE_COUNTS = (
+    "samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled", "sa_failed",
+)  # fmt: skip
+
+
 def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """The failure counts per (task, model, method, judge; Table-6 answers from C_t on their own line)."""
     several = len({r.judge for r in rows if r.judge}) > 1
@@ -235,19 +235,7 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
                     + (f" · judge {r.judge}" if several and r.judge else "")
                     + ("" if r.sa_iteration is None else f", C_{r.sa_iteration}")
                 ),
-                *[
-                    _count_cell(n)
-                    for n in (
-                        r.samples,
-                        r.sample_errors,
-                        r.parse_failures,
-                        r.judge_failures,
-                        r.invalid_cells,
-                        r.unscored,
-                        r.filled,
-                        r.sa_failed,
-                    )
-                ],
+                *[_count_cell(getattr(r, name)) for name in FAILURE_COUNTS],
             ),
         )
         for r in rows
@@ -295,17 +283,9 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
         for r in rows
     )
     header = (
-        "Model",
-        "Role",
-        "Calls",
-        "From cache",
-        "Input tokens",
-        "Output tokens",
-        "Cost (USD)",
-        "Failed attempts",
-        "Timed out",
-        *(["Invalid usage (not counted)"] if invalid else []),
-    )
+        "Model", "Role", "Calls", "From cache", "Input tokens", "Output tokens", "Cost (USD)", "Failed attempts",
+        "Timed out", *(["Invalid usage (not counted)"] if invalid else []),
+    )  # fmt: skip
     return DisplayTable("usage", "Tokens and cost", header, body)
 
 
@@ -320,20 +300,9 @@ def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
 
 
 EXAMPLES_HEADER = (
-    "Task",
-    "Model",
-    "Method",
-    "Seed",
-    "Instance",
-    "Combination",
-    "Property",
-    "Answer (raw)",
-    "Answer",
-    "R_N,P",
-    "R_H,M,P",
-    "Score",
-    "Judge",
-)
+    "Task", "Model", "Method", "Seed", "Instance", "Combination", "Property", "Answer (raw)", "Answer", "R_N,P",
+    "R_H,M,P", "Score", "Judge",
+)  # fmt: skip
 
 
 def _relevance_cell(value: Any) -> Cell:

@@ -1,9 +1,8 @@
 """Figures for reports (matplotlib, explicit Agg canvases): confusion heatmap, judge-vs-human scatter (paper Figure 4),
 per-method bar chart with error bars. Sized for a paper column (3.3 in wide); saved as PNG and SVG.
 
-What a figure shows is as honest as the tables: bars scored by different judges are drawn in separate panels
-named by their judge, a bar without a spread says "1 seed" instead of drawing a zero-width error bar, and an
-empty confusion row prints "—", never "nan".
+As honest as the tables: bars of different judges go in separate panels named by their judge, a bar without a
+spread says "1 seed" (no zero-width error bar), and an empty confusion row prints "—", never "nan".
 """
 
 from __future__ import annotations
@@ -40,11 +39,8 @@ def literal(text: str) -> str:
 
 
 def new_figure(width_in: float, height_in: float, **subplots: Any) -> tuple[Figure, Any]:
-    """A figure on its own Agg canvas and its axes (one, unless ``subplots`` asks for more).
-
-    The object API (no pyplot) leaves the process's matplotlib backend alone — importing ccpt in a notebook
-    keeps the notebook's inline backend — and holds no global figure registry, so nothing needs closing.
-    """
+    """A figure on its own Agg canvas and its axes (one, unless ``subplots`` asks for more). No pyplot: the
+    process's backend stays as it is (a notebook keeps its inline backend) and no global registry needs closing."""
     fig = Figure(figsize=(width_in, height_in), dpi=200)
     FigureCanvasAgg(fig)
     return fig, fig.subplots(**subplots)
@@ -136,9 +132,8 @@ def judge_panels(rows: Sequence[Row]) -> dict[str, list[Row]]:
 def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
     """E / C per task (groups) and row (bars), with the table's spread (± or CI) as error bars.
 
-    Rows scored by different judges go into separate panels titled with the judge, so a Gold bar of the
-    stored GPT-4o scores never stands unlabelled beside bars of another judge. A bar without a spread (one
-    seed, Gold) is marked "1 seed" instead of carrying an error bar of zero width.
+    One panel per judge, titled with it: a Gold bar of the stored GPT-4o scores never stands unlabelled beside
+    bars of another judge. A bar without a spread (one seed, Gold) is marked "1 seed", not a zero-width error bar.
     """
     score_cols = [c for c in table.columns if c.metric == "score"]
     rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]

@@ -31,64 +31,22 @@ PACKAGES = r"% requires \usepackage{booktabs}, \usepackage{graphicx} and \usepac
 WIDE_COLUMNS = 7
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
     "|": r"\textbar{}",
-}
+}  # fmt: skip
 _SYMBOLS = {
-    "±": r"$\pm$",
-    "–": "--",
-    "—": "---",
-    "Δ": r"$\Delta$",
-    "√": r"$\surd$",
-    "×": r"$\times$",
-    "↑": r"$\uparrow$",
-    "↓": r"$\downarrow$",
-    "→": r"$\rightarrow$",
-    "≤": r"$\leq$",
-    "≥": r"$\geq$",
-    "·": r"$\cdot$",
-    "…": r"\ldots{}",
-    "“": "``",
-    "”": "''",
-    "‘": "`",
-    "’": "'",
-    "ß": r"\ss{}",
-    "æ": r"\ae{}",
-    "Æ": r"\AE{}",
-    "œ": r"\oe{}",
-    "Œ": r"\OE{}",
-    "ø": r"\o{}",
-    "Ø": r"\O{}",
-    "ł": r"\l{}",
-    "Ł": r"\L{}",
-    "ı": r"\i{}",
-}
+    "±": r"$\pm$", "–": "--", "—": "---", "Δ": r"$\Delta$", "√": r"$\surd$", "×": r"$\times$", "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$", "→": r"$\rightarrow$", "≤": r"$\leq$", "≥": r"$\geq$", "·": r"$\cdot$", "…": r"\ldots{}",
+    "“": "``", "”": "''", "‘": "`", "’": "'",
+    "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}", "Ø": r"\O{}",
+    "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}",
+}  # fmt: skip
 # Combining marks with an accent command of every font encoding (OT1 included).
 _ACCENTS = {
-    "\u0300": "`",
-    "\u0301": "'",
-    "\u0302": "^",
-    "\u0303": "~",
-    "\u0304": "=",
-    "\u0306": "u",
-    "\u0307": ".",
-    "\u0308": '"',
-    "\u030a": "r",
-    "\u030b": "H",
-    "\u030c": "v",
-    "\u0327": "c",
-}
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u", "\u0307": ".",
+    "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c",
+}  # fmt: skip
 
 
 def _latex_char(ch: str) -> str:

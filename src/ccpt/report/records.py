@@ -7,7 +7,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from ccpt.jsonout import dumps, strict
-from ccpt.report.display import usage_records
+from ccpt.report.display import FAILURE_COUNTS, usage_records
 from ccpt.report.names import model_text
 from ccpt.report.notes import stat_note
 from ccpt.report.tables import STORED_GOLD_ROW
@@ -20,18 +20,8 @@ if TYPE_CHECKING:
 
 SUMMARY_FIELDS = ("mean", "spread", "lo", "hi", "stat", "n_seeds", "n_instances", "n_failed")  # of a Summary
 CSV_FIELDS: tuple[str, ...] = (
-    "table",
-    "model",
-    "method",
-    "judge",
-    "task",
-    "metric",
-    *SUMMARY_FIELDS,
-    "rank",
-    "count",
-    "model_label",
-    "text",
-)
+    "table", "model", "method", "judge", "task", "metric", *SUMMARY_FIELDS, "rank", "count", "model_label", "text",
+)  # fmt: skip
 
 
 def _summary_record(summary: Summary) -> dict[str, Any]:
@@ -116,8 +106,7 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "judge": f.judge, "task": f.task}
         step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
-        names = ("samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled")
-        for name in (*names, "sa_failed"):
+        for name in FAILURE_COUNTS:
             out.append({**base, "metric": name + step, "count": getattr(f, name)})
     out.extend(usage_records(report.usage))
     return out

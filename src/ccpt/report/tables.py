@@ -66,8 +66,7 @@ class Column:
     @property
     def label(self) -> str:
         """Plain-text header with the arrow."""
-        name = {"r_hmp": "R_H,M,P", "r_np": "R_N,P", "score": score_name(self.task)}[self.metric]
-        return f"{name} {'↑' if self.higher_is_better else '↓'}"
+        return f"{metric_name(self.task, self.metric)} {'↑' if self.higher_is_better else '↓'}"
 
     @property
     def latex(self) -> str:
@@ -84,6 +83,11 @@ class Column:
 def score_name(task: str) -> str:
     """The score's letter for a generative task: E (emergence) or C (cancellation)."""
     return "E" if TASK_SPECS[task].kind == EMERGENT else "C"
+
+
+def metric_name(task: str, metric: str) -> str:
+    """A column's plain-text name: R_H,M,P, R_N,P, or the score's letter."""
+    return {"r_hmp": "R_H,M,P", "r_np": "R_N,P"}.get(metric) or score_name(task)
 
 
 def task_columns(task: str) -> list[Column]:
