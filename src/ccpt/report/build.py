@@ -97,9 +97,8 @@ def build_report(
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
-    notes = list(frame.attrs.get("notes", []))
+    notes = [protocol_note(frame), *frame.attrs.get("notes", [])]
     repeats = list(frame.attrs.get("warnings", []))  # rows read twice (ccpt.results.identity): said first
-    notes.insert(0, protocol_note(frame))
     if len(protocols_of(frame)) > 1:  # the display name follows the model id into its protocol-tagged form
         tagged = frame.loc[frame["protocol"].notna(), ["model", "protocol"]].drop_duplicates()
         names |= {f"{m} [{tag}]": f"{names[m]} [{tag}]" for m, tag in tagged.itertuples(index=False) if m in names}

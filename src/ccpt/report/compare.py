@@ -92,12 +92,10 @@ def compare_runs(
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
 
-    ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` are the
-    display names. Runs produced under different protocols (e.g. the authors' as-run files against a ccpt
-    run) are refused unless ``allow_mixed_protocols``. Each side is the rows of one judge: ``judges`` names them
-    (A's, B's; None where the run has one judge only). Two different judges are compared only when both are named
-    and differ — a judge comparison asked for; otherwise rows of different judges are refused.
-
+    ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` the display
+    names. Runs of different protocols (e.g. the authors' as-run files against a ccpt run) are refused unless
+    ``allow_mixed_protocols``. Each side is the rows of one judge, named by ``judges`` (A's, B's; None where the run
+    has one judge only); rows of two different judges are compared only when both are named (a judge comparison).
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
     """

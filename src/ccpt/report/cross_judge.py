@@ -94,8 +94,7 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
                 continue
             xa, xb = [ca[k] for k in keys], [cb[k] for k in keys]
             sign = 1 if column.higher_is_better else -1
-            best_a = max(range(len(keys)), key=lambda i: sign * xa[i])
-            best_b = max(range(len(keys)), key=lambda i: sign * xb[i])
+            best_a, best_b = (max(keys, key=lambda k: sign * c[k]) for c in (ca, cb))
             rankings.append(
                 ColumnRanking(
                     model,
@@ -103,7 +102,7 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
                     column.metric,
                     tuple(k[1] for k in keys),
                     defined(kendall_tau_b(xa, xb)),
-                    keys[best_a] == keys[best_b],
+                    best_a == best_b,
                 )
             )
     return CrossJudge(judge_a, judge_b, cells, tuple(rankings))

@@ -329,25 +329,23 @@ def examples_display(examples: pd.DataFrame, labels: Mapping[str, str] | None = 
     them, or whether a Task-3 prediction was right; "–" where a value is missing (never hidden)."""
     rows = []
     for sample in examples.to_dict("records"):
-        text = {k: optional(sample.get(k), str) or "" for k in ("combination", "property", "answer_raw")}
-        answer = sample.get("pred_type") if not TASK_SPECS[str(sample["task"])].generative else sample.get("answer")
+        task, model, method = (str(sample[k]) for k in ("task", "model", "method"))
+        answer = sample.get("answer") if TASK_SPECS[task].generative else sample.get("pred_type")
         seed = optional(sample.get("seed"), int)
         cells = (
-            _text_cell(str(sample["task"])),
-            _text_cell(model_text(str(sample["model"]), labels)),
-            _text_cell(method_label(str(sample["method"]))),
+            _text_cell(task),
+            _text_cell(model_text(model, labels)),
+            _text_cell(method_label(method)),
             Cell("–" if seed is None else str(seed), seed),
             _text_cell(str(sample["instance"])),
-            _text_cell(text["combination"]),
-            _text_cell(text["property"]),
-            _text_cell(text["answer_raw"]),
+            *[_text_cell(optional(sample.get(k), str) or "") for k in ("combination", "property", "answer_raw")],
             _text_cell(optional(answer, str) or "–"),
             _relevance_cell(sample.get("r_np")),
             _relevance_cell(sample.get("r_hmp")),
             _example_score(sample),
             _text_cell(optional(sample.get("judge"), str) or "–"),
         )
-        rows.append(DisplayRow((str(sample["task"]), str(sample["model"]), str(sample["method"])), cells))
+        rows.append(DisplayRow((task, model, method), cells))
     return DisplayTable("examples", "Example answers (raw model text) with their scores", EXAMPLES_HEADER, tuple(rows))
 
 

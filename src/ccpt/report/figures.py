@@ -211,10 +211,7 @@ def save(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` into ``directory``; returns both paths."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{stem}.png", out / f"{stem}.svg"]
-    for path in paths:
-        save_as(fig, path)
-    return paths
+    return [save_as(fig, out / f"{stem}.{suffix}") for suffix in ("png", "svg")]
 
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
