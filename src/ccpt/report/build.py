@@ -18,7 +18,7 @@ from ccpt.judging.agreement import judge_note
 from ccpt.methods import unregistered_notes
 from ccpt.report.coverage import coverage_warnings
 from ccpt.report.display import DisplayTable, display_tables
-from ccpt.report.names import model_text, resolve_labels
+from ccpt.report.names import resolve_labels
 from ccpt.report.notes import frame_provenance, protocol_note, protocols_of
 from ccpt.report.records import CSV_FIELDS, report_records
 from ccpt.report.tables import (
@@ -69,10 +69,6 @@ class Report:
         each has ``.to_frame(spread=False)``."""
         return {table.key: table for table in display_tables(self)}
 
-    def model_label(self, model: str) -> str:
-        """The name printed for a model id: its display name, else the id."""
-        return model_text(model, self.labels)
-
     def to_frame(self) -> pd.DataFrame:
         """Every number of the report in long format (the rows of ``ccpt report --format csv``)."""
         return pd.DataFrame(report_records(self), columns=[c for c in CSV_FIELDS if c != "text"])
@@ -101,9 +97,8 @@ def build_report(
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
-    notes = list(frame.attrs.get("notes", []))
+    notes = [protocol_note(frame), *frame.attrs.get("notes", [])]
     repeats = list(frame.attrs.get("warnings", []))  # rows read twice (ccpt.results.identity): said first
-    notes.insert(0, protocol_note(frame))
     if len(protocols_of(frame)) > 1:  # the display name follows the model id into its protocol-tagged form
         tagged = frame.loc[frame["protocol"].notna(), ["model", "protocol"]].drop_duplicates()
         names |= {f"{m} [{tag}]": f"{names[m]} [{tag}]" for m, tag in tagged.itertuples(index=False) if m in names}
@@ -176,19 +171,6 @@ def report_from_paths(
 
 # The per-sample fields of the example answers: what was asked, what came back, and how it was scored.
 EXAMPLE_COLUMNS: tuple[str, ...] = (
-    "task",
-    "model",
-    "method",
-    "seed",
-    "instance",
-    "combination",
-    "property",
-    "answer_raw",
-    "answer",
-    "r_np",
-    "r_hmp",
-    "score",
-    "judge",
-    "gold_type",
-    "pred_type",
-)
+    "task", "model", "method", "seed", "instance", "combination", "property", "answer_raw", "answer", "r_np", "r_hmp",
+    "score", "judge", "gold_type", "pred_type",
+)  # fmt: skip

@@ -92,12 +92,10 @@ def compare_runs(
 ) -> list[Comparison]:
     """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
 
-    ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` are the
-    display names. Runs produced under different protocols (e.g. the authors' as-run files against a ccpt
-    run) are refused unless ``allow_mixed_protocols``. Each side is the rows of one judge: ``judges`` names them
-    (A's, B's; None where the run has one judge only). Two different judges are compared only when both are named
-    and differ — a judge comparison asked for; otherwise rows of different judges are refused.
-
+    ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` the display
+    names. Runs of different protocols (e.g. the authors' as-run files against a ccpt run) are refused unless
+    ``allow_mixed_protocols``. Each side is the rows of one judge, named by ``judges`` (A's, B's; None where the run
+    has one judge only); rows of two different judges are compared only when both are named (a judge comparison).
     Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
     counted in ``n_unpaired``.
     """
@@ -122,9 +120,10 @@ def compare_runs(
             f"B is {'/'.join(protocols['B']) or 'unknown'} (pass --allow-mixed-protocols to compare anyway)"
         )
     common = [t for t in TASKS if (run_a["task"] == t).any() and (run_b["task"] == t).any()]
-    chosen_tasks = list(tasks) if tasks else common
+    protocol_names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
+    shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
     out: list[Comparison] = []
-    for task in chosen_tasks:
+    for task in tasks or common:
         if task not in common:
             raise CcptError(f"task {task!r} is not in both runs", f"tasks in both: {', '.join(common) or 'none'}")
         sa = _per_instance_mean(run_a[run_a["task"] == task], task, metric, oracle).dropna()
@@ -140,22 +139,18 @@ def compare_runs(
             seed=seed,
             level=level,
         )
-        unpaired = len(sa.index.union(sb.index)) - len(both)
-        name = metric if TASK_SPECS[task].generative else "accuracy"
-        protocol_names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
-        shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
+        generative = TASK_SPECS[task].generative
         out.append(
             Comparison(
                 task,
-                name,
+                metric if generative else "accuracy",
                 f"{a[0]}:{a[1]}",
                 f"{b[0]}:{b[1]}",
                 result,
-                unpaired,
+                len(sa.index.union(sb.index)) - len(both),
                 protocol_names,
-                shown[0],
-                shown[1],
-                (judge_a, judge_b) if TASK_SPECS[task].generative else ("", ""),
+                *shown,
+                (judge_a, judge_b) if generative else ("", ""),
             )
         )
     return out

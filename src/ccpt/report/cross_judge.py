@@ -1,16 +1,11 @@
 """Table 3 under two judges: the per-cell difference, and whether the method ranking changes.
 
-Given the same answers judged by a reference judge (``a``, e.g. the GPT-4o scores stored in the authors'
-files) and by another judge (``b``, e.g. the distilled judge via ``ccpt rejudge``), this builds both Table 3s
-with the report's own code (:func:`ccpt.report.tables.table3`) and compares them cell by cell:
-
-- ``difference`` = b − a, in points (the report's percent scale), for every (model, method, column) present
-  under both judges;
-- per column and model, Kendall's τ-b between the two judges' orderings of the ranked methods (Base, CoT,
-  Spreading Activation …; Multi-Oracle and Gold are not ranked, as in the paper); τ = 1 means the same
-  ranking, and ``same_best`` says whether the best method is the same;
-- the mean absolute difference over all compared cells.
-
+The same answers judged by a reference judge ``a`` (e.g. the GPT-4o scores stored in the authors' files) and by
+another judge ``b`` (e.g. the distilled judge via ``ccpt rejudge``) give two Table 3s, built with the report's own
+code (:func:`ccpt.report.tables.table3`) and compared cell by cell: ``difference`` = b − a in points (percent scale)
+for every (model, method, column) under both judges; per column and model, Kendall's τ-b between the judges'
+orderings of the ranked methods (Base, CoT, Spreading Activation …; not Multi-Oracle or Gold, as in the paper;
+τ = 1: the same ranking) and ``same_best`` (the same best method); the mean absolute difference over all cells.
 Pure: pandas via the report tables; no Inspect, no CLI.
 """
 
@@ -99,8 +94,7 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
                 continue
             xa, xb = [ca[k] for k in keys], [cb[k] for k in keys]
             sign = 1 if column.higher_is_better else -1
-            best_a = max(range(len(keys)), key=lambda i: sign * xa[i])
-            best_b = max(range(len(keys)), key=lambda i: sign * xb[i])
+            best_a, best_b = (max(keys, key=lambda k: sign * c[k]) for c in (ca, cb))
             rankings.append(
                 ColumnRanking(
                     model,
@@ -108,7 +102,7 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
                     column.metric,
                     tuple(k[1] for k in keys),
                     defined(kendall_tau_b(xa, xb)),
-                    keys[best_a] == keys[best_b],
+                    best_a == best_b,
                 )
             )
     return CrossJudge(judge_a, judge_b, cells, tuple(rankings))
@@ -126,10 +120,7 @@ def cross_judge(
 
 def markdown(view: CrossJudge) -> str:
     """The comparison as Markdown: one table of cells, one of rankings, and the mean absolute difference."""
-    from ccpt.report.tables import score_name
-
-    def metric_name(task: str, metric: str) -> str:
-        return {"r_hmp": "R_H,M,P", "r_np": "R_N,P"}.get(metric) or score_name(task)
+    from ccpt.report.tables import metric_name
 
     lines = [
         f"### Table 3 under two judges: {view.judge_b} − {view.judge_a}",

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.jsonout import provenance_lines
 from ccpt.methods import method_label
 from ccpt.report.names import model_text
 from ccpt.report.notes import oracle_note, stat_note
@@ -82,21 +81,15 @@ class DisplayTable:
         ``--stat sem``/``paper``) or ``"<column> lo"`` and ``"<column> hi"`` (``--stat ci``); empty (None) where
         the table prints no spread (one seed, Gold).
         """
-        columns: list[str] = []
-        values: list[list[Any]] = [[] for _ in self.rows]
+        columns: dict[str, list[Any]] = {}
         for j, name in enumerate(self.header):
             cells = [row.cells[j] for row in self.rows]
-            columns.append(name)
-            for out, cell in zip(values, cells, strict=True):
-                out.append(cell.value)
+            columns[name] = [cell.value for cell in cells]
             summaries = [c.summary for c in cells if c.summary is not None]
-            if not spread or not summaries:
-                continue
-            parts = ("lo", "hi") if summaries[0].stat == "ci" else ("±",)
-            columns += [f"{name} {part}" for part in parts]
-            for out, cell in zip(values, cells, strict=True):
-                out += [_spread_value(cell, part) for part in parts]
-        return pd.DataFrame(values, columns=columns)
+            if spread and summaries:
+                for part in ("lo", "hi") if summaries[0].stat == "ci" else ("±",):
+                    columns[f"{name} {part}"] = [_spread_value(cell, part) for cell in cells]
+        return pd.DataFrame(columns, dtype=None if self.rows else object)  # without rows: object columns
 
 
 def _spread_value(cell: Cell, part: str) -> float | None:
@@ -113,13 +106,9 @@ def _summary_cell(summary: Summary | None, *, spread: bool = True, rank: int | N
     return Cell(format_summary(summary, spread=spread), value, rank, summary)
 
 
-def _pct(value: float) -> str:
-    return "—" if value != value else f"{value:.1f}"  # NaN: no instance of that type in the results
-
-
-def _percent(value: float) -> str:
-    """A share in a sentence: "95.6%", or "—" when undefined (no instance of the group)."""
-    return "—" if value != value else f"{value:.1f}%"
+def _pct(value: float, unit: str = "") -> str:
+    """A share: "95.6" (unit "%" in a sentence), or "—" when undefined (NaN: no instance of the group)."""
+    return "—" if value != value else f"{value:.1f}{unit}"
 
 
 def _pct_cell(value: float) -> Cell:
@@ -152,7 +141,8 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     rows = []
     several = table.several_judges
     for row in table.rows:
-        label = row.shown_label if several and row_spread(row) else row.label  # (not the stored-judge Gold row)
+        # With several judges the method column names the row's judge (not on the stored-judge Gold row).
+        label = f"{row.label} · judge {row.judge or 'unknown'}" if several and row_spread(row) else row.label
         cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
         for col in table.columns:
             key = (col.task, col.metric)
@@ -179,8 +169,9 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
     note = (
         f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "
         f"{seeds} seed{'s' if seeds != 1 else ''}); has property (green): "
-        f"{_percent(100 * cls.has_property_accuracy)}; lacks property (red): "
-        f"{_percent(100 * cls.lacks_property_accuracy)}; binary (mean of both): {_percent(100 * cls.binary_accuracy)}."
+        f"{_pct(100 * cls.has_property_accuracy, '%')}; lacks property (red): "
+        f"{_pct(100 * cls.lacks_property_accuracy, '%')}; "
+        f"binary (mean of both): {_pct(100 * cls.binary_accuracy, '%')}."
     )
     title = f"Table 5: property type prediction — {model_text(res.model, labels)} / {method_label(res.method)}"
     return DisplayTable(f"table5:{res.model}:{res.method}", title, header, tuple(rows), (note,))
@@ -224,6 +215,12 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
     return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
 
 
+# The Failures table's counts (FailureRow fields), in print order; also the metrics of its records.
+FAILURE_COUNTS = (
+    "samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled", "sa_failed",
+)  # fmt: skip
+
+
 def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
     """The failure counts per (task, model, method, judge; Table-6 answers from C_t on their own line)."""
     several = len({r.judge for r in rows if r.judge}) > 1
@@ -238,19 +235,7 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
                     + (f" · judge {r.judge}" if several and r.judge else "")
                     + ("" if r.sa_iteration is None else f", C_{r.sa_iteration}")
                 ),
-                *[
-                    _count_cell(n)
-                    for n in (
-                        r.samples,
-                        r.sample_errors,
-                        r.parse_failures,
-                        r.judge_failures,
-                        r.invalid_cells,
-                        r.unscored,
-                        r.filled,
-                        r.sa_failed,
-                    )
-                ],
+                *[_count_cell(getattr(r, name)) for name in FAILURE_COUNTS],
             ),
         )
         for r in rows
@@ -298,46 +283,26 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
         for r in rows
     )
     header = (
-        "Model",
-        "Role",
-        "Calls",
-        "From cache",
-        "Input tokens",
-        "Output tokens",
-        "Cost (USD)",
-        "Failed attempts",
-        "Timed out",
-        *(["Invalid usage (not counted)"] if invalid else []),
-    )
+        "Model", "Role", "Calls", "From cache", "Input tokens", "Output tokens", "Cost (USD)", "Failed attempts",
+        "Timed out", *(["Invalid usage (not counted)"] if invalid else []),
+    )  # fmt: skip
     return DisplayTable("usage", "Tokens and cost", header, body)
 
 
 def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
     """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
-    out: list[dict[str, Any]] = []
-    for r in rows:
-        base = {"table": "usage", "model": r.model, "method": r.role, "task": None}
-        names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
-        for name in names + (("invalid_usage",) if r.invalid_usage else ()):
-            out.append({**base, "metric": name, "count": getattr(r, name)})
-    return out
+    names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
+    return [
+        {"table": "usage", "model": r.model, "method": r.role, "task": None, "metric": name, "count": getattr(r, name)}
+        for r in rows
+        for name in names + (("invalid_usage",) if r.invalid_usage else ())
+    ]
 
 
 EXAMPLES_HEADER = (
-    "Task",
-    "Model",
-    "Method",
-    "Seed",
-    "Instance",
-    "Combination",
-    "Property",
-    "Answer (raw)",
-    "Answer",
-    "R_N,P",
-    "R_H,M,P",
-    "Score",
-    "Judge",
-)
+    "Task", "Model", "Method", "Seed", "Instance", "Combination", "Property", "Answer (raw)", "Answer", "R_N,P",
+    "R_H,M,P", "Score", "Judge",
+)  # fmt: skip
 
 
 def _relevance_cell(value: Any) -> Cell:
@@ -364,25 +329,23 @@ def examples_display(examples: pd.DataFrame, labels: Mapping[str, str] | None = 
     them, or whether a Task-3 prediction was right; "–" where a value is missing (never hidden)."""
     rows = []
     for sample in examples.to_dict("records"):
-        text = {k: optional(sample.get(k), str) or "" for k in ("combination", "property", "answer_raw")}
-        answer = sample.get("pred_type") if not TASK_SPECS[str(sample["task"])].generative else sample.get("answer")
+        task, model, method = (str(sample[k]) for k in ("task", "model", "method"))
+        answer = sample.get("answer") if TASK_SPECS[task].generative else sample.get("pred_type")
         seed = optional(sample.get("seed"), int)
         cells = (
-            _text_cell(str(sample["task"])),
-            _text_cell(model_text(str(sample["model"]), labels)),
-            _text_cell(method_label(str(sample["method"]))),
+            _text_cell(task),
+            _text_cell(model_text(model, labels)),
+            _text_cell(method_label(method)),
             Cell("–" if seed is None else str(seed), seed),
             _text_cell(str(sample["instance"])),
-            _text_cell(text["combination"]),
-            _text_cell(text["property"]),
-            _text_cell(text["answer_raw"]),
+            *[_text_cell(optional(sample.get(k), str) or "") for k in ("combination", "property", "answer_raw")],
             _text_cell(optional(answer, str) or "–"),
             _relevance_cell(sample.get("r_np")),
             _relevance_cell(sample.get("r_hmp")),
             _example_score(sample),
             _text_cell(optional(sample.get("judge"), str) or "–"),
         )
-        rows.append(DisplayRow((str(sample["task"]), str(sample["model"]), str(sample["method"])), cells))
+        rows.append(DisplayRow((task, model, method), cells))
     return DisplayTable("examples", "Example answers (raw model text) with their scores", EXAMPLES_HEADER, tuple(rows))
 
 
@@ -411,11 +374,6 @@ def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
         lines.append("SA failed –: not recorded by those rows (e.g. the authors' result files), so unknown, not zero.")
     lines.extend(report.notes)
     return lines
-
-
-def report_provenance_lines(report: Report) -> list[str]:
-    """The report's provenance block as ``key: value`` lines (none when the report has no provenance)."""
-    return provenance_lines(report.provenance) if report.provenance else []
 
 
 def decorate(text: str, rank: int | None, bold: Callable[[str], str], underline: Callable[[str], str]) -> str:

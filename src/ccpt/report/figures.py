@@ -1,9 +1,8 @@
 """Figures for reports (matplotlib, explicit Agg canvases): confusion heatmap, judge-vs-human scatter (paper Figure 4),
 per-method bar chart with error bars. Sized for a paper column (3.3 in wide); saved as PNG and SVG.
 
-What a figure shows is as honest as the tables: bars scored by different judges are drawn in separate panels
-named by their judge, a bar without a spread says "1 seed" instead of drawing a zero-width error bar, and an
-empty confusion row prints "—", never "nan".
+As honest as the tables: bars of different judges go in separate panels named by their judge, a bar without a
+spread says "1 seed" (no zero-width error bar), and an empty confusion row prints "—", never "nan".
 """
 
 from __future__ import annotations
@@ -39,18 +38,15 @@ def literal(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def new_figure(width_in: float, height_in: float, *, dpi: int = 200) -> tuple[Figure, Any]:
-    """A figure with one axes on its own Agg canvas.
-
-    The object API (no pyplot) leaves the process's matplotlib backend alone — importing ccpt in a notebook
-    keeps the notebook's inline backend — and holds no global figure registry, so nothing needs closing.
-    """
-    fig = Figure(figsize=(width_in, height_in), dpi=dpi)
+def new_figure(width_in: float, height_in: float, **subplots: Any) -> tuple[Figure, Any]:
+    """A figure on its own Agg canvas and its axes (one, unless ``subplots`` asks for more). No pyplot: the
+    process's backend stays as it is (a notebook keeps its inline backend) and no global registry needs closing."""
+    fig = Figure(figsize=(width_in, height_in), dpi=200)
     FigureCanvasAgg(fig)
-    return fig, fig.subplots()
+    return fig, fig.subplots(**subplots)
 
 
-def confusion_heatmap(cls: Classification, title: str = "", instances: Sequence[int] = ()) -> Figure:
+def confusion_heatmap(cls: Classification, instances: Sequence[int] = ()) -> Figure:
     """Row-normalised confusion matrix (percent) in the paper's type order.
 
     A type without instances in the results has no percentages: its row is grey with "—" (never "nan"). When
@@ -77,13 +73,11 @@ def confusion_heatmap(cls: Classification, title: str = "", instances: Sequence[
         text = "—" if math.isnan(value) else f"{value:.1f}"
         color = "white" if not math.isnan(value) and value > 50 else "black"
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
-    if title:
-        ax.set_title(literal(title), fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0, title: str = "") -> Figure:
+def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0) -> Figure:
     """Figure 4: judge relevance vs mean human rating, both in [0, 1], with the least-squares line.
 
     The regression is fitted on the exact values; jitter from N(0, 0.05²) is added afterwards, only to the
@@ -101,8 +95,6 @@ def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed:
     ax.set_xlabel("Human rating (mean, rescaled to [0,1])", fontsize=7)
     ax.set_ylabel("LLM-as-a-judge relevance", fontsize=7)
     ax.tick_params(labelsize=7)
-    if title:
-        ax.set_title(title, fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -140,18 +132,18 @@ def judge_panels(rows: Sequence[Row]) -> dict[str, list[Row]]:
 def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
     """E / C per task (groups) and row (bars), with the table's spread (± or CI) as error bars.
 
-    Rows scored by different judges go into separate panels titled with the judge, so a Gold bar of the
-    stored GPT-4o scores never stands unlabelled beside bars of another judge. A bar without a spread (one
-    seed, Gold) is marked "1 seed" instead of carrying an error bar of zero width.
+    One panel per judge, titled with it: a Gold bar of the stored GPT-4o scores never stands unlabelled beside
+    bars of another judge. A bar without a spread (one seed, Gold) is marked "1 seed", not a zero-width error bar.
     """
     score_cols = [c for c in table.columns if c.metric == "score"]
     rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]
     panels = judge_panels(rows)
     ratios = [max(len(members), 1) for members in panels.values()]
     width_in = COLUMN_WIDTH_IN if len(panels) == 1 else 2 * COLUMN_WIDTH_IN
-    fig = Figure(figsize=(width_in, 2.6), dpi=200)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False, gridspec_kw={"width_ratios": ratios})[0]
+    fig, axes = new_figure(
+        width_in, 2.6, ncols=len(panels), sharey=True, squeeze=False, gridspec_kw={"width_ratios": ratios}
+    )
+    axes = axes[0]
     colours = {id(row): f"C{k % 10}" for k, row in enumerate(rows)}
     for ax, (judge, members) in zip(axes, panels.items(), strict=True):
         _draw_panel(ax, members, score_cols, colours, labels)
@@ -210,13 +202,8 @@ def report_figures(report: Report) -> list[tuple[str, str, Figure]]:
     for res in report.types:
         name = f"{model_text(res.model, report.labels)} / {method_label(res.method)}"
         stem = unique_name(file_stem(f"confusion_{res.model}_{res.method}"), stems)
-        made.append(
-            (
-                stem,
-                f"Table 5 confusion matrix (percent of each actual type): {name}",
-                confusion_heatmap(res.classification, instances=res.type_instances),
-            )
-        )
+        caption = f"Table 5 confusion matrix (percent of each actual type): {name}"
+        made.append((stem, caption, confusion_heatmap(res.classification, instances=res.type_instances)))
     return made
 
 
@@ -224,10 +211,7 @@ def save(fig: Figure, directory: str | Path, stem: str) -> list[Path]:
     """Write ``stem.png`` and ``stem.svg`` into ``directory``; returns both paths."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{stem}.png", out / f"{stem}.svg"]
-    for path in paths:
-        save_as(fig, path)
-    return paths
+    return [save_as(fig, out / f"{stem}.{suffix}") for suffix in ("png", "svg")]
 
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")

@@ -6,18 +6,16 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
 from ccpt.report.display import (
     DisplayTable,
     decorate,
     display_tables,
     examples_display,
-    generative_display,
     preamble_lines,
-    report_provenance_lines,
     warning_lines,
 )
-from ccpt.report.tables import GenerativeTable
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
@@ -69,11 +67,6 @@ def table_html(table: DisplayTable) -> str:
     return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, aligned) + notes
 
 
-def generative_html(table: GenerativeTable) -> str:
-    """Table 3 as an HTML table (every text escaped)."""
-    return table_html(generative_display(table))
-
-
 def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
     """One self-contained HTML file; ``figures`` are (caption, data-URI or inline SVG) pairs.
 
@@ -96,7 +89,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         table = _html_table(examples.header, body, cell_classes=_EXAMPLE_CLASSES)
         parts.append(f"<h2>{_h(examples.title)}</h2>{table}")
     if report.provenance:
-        items = "".join(f"<li>{_h(line)}</li>" for line in report_provenance_lines(report))
+        items = "".join(f"<li>{_h(line)}</li>" for line in provenance_lines(report.provenance))
         parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")
     parts.append("</body></html>")
     return "\n".join(parts)

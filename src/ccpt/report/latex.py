@@ -12,15 +12,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
 from ccpt.report.display import (
     Cell,
     DisplayTable,
     decorate,
     display_tables,
-    generative_display,
     preamble_lines,
-    report_provenance_lines,
 )
 from ccpt.report.names import file_stem, model_text, unique_name
 from ccpt.report.notes import stat_note
@@ -32,64 +31,22 @@ PACKAGES = r"% requires \usepackage{booktabs}, \usepackage{graphicx} and \usepac
 WIDE_COLUMNS = 7
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
     "|": r"\textbar{}",
-}
+}  # fmt: skip
 _SYMBOLS = {
-    "±": r"$\pm$",
-    "–": "--",
-    "—": "---",
-    "Δ": r"$\Delta$",
-    "√": r"$\surd$",
-    "×": r"$\times$",
-    "↑": r"$\uparrow$",
-    "↓": r"$\downarrow$",
-    "→": r"$\rightarrow$",
-    "≤": r"$\leq$",
-    "≥": r"$\geq$",
-    "·": r"$\cdot$",
-    "…": r"\ldots{}",
-    "“": "``",
-    "”": "''",
-    "‘": "`",
-    "’": "'",
-    "ß": r"\ss{}",
-    "æ": r"\ae{}",
-    "Æ": r"\AE{}",
-    "œ": r"\oe{}",
-    "Œ": r"\OE{}",
-    "ø": r"\o{}",
-    "Ø": r"\O{}",
-    "ł": r"\l{}",
-    "Ł": r"\L{}",
-    "ı": r"\i{}",
-}
+    "±": r"$\pm$", "–": "--", "—": "---", "Δ": r"$\Delta$", "√": r"$\surd$", "×": r"$\times$", "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$", "→": r"$\rightarrow$", "≤": r"$\leq$", "≥": r"$\geq$", "·": r"$\cdot$", "…": r"\ldots{}",
+    "“": "``", "”": "''", "‘": "`", "’": "'",
+    "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}", "Ø": r"\O{}",
+    "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}",
+}  # fmt: skip
 # Combining marks with an accent command of every font encoding (OT1 included).
 _ACCENTS = {
-    "\u0300": "`",
-    "\u0301": "'",
-    "\u0302": "^",
-    "\u0303": "~",
-    "\u0304": "=",
-    "\u0306": "u",
-    "\u0307": ".",
-    "\u0308": '"',
-    "\u030a": "r",
-    "\u030b": "H",
-    "\u030c": "v",
-    "\u0327": "c",
-}
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u", "\u0307": ".",
+    "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c",
+}  # fmt: skip
 
 
 def _latex_char(ch: str) -> str:
@@ -182,17 +139,6 @@ def generative_tabular(
     return [*lines, r"\bottomrule", r"\end{tabular}"]
 
 
-def generative_latex(
-    table: GenerativeTable, labels: dict[str, str] | None = None, *, stat_line: str = "", label: str = ""
-) -> str:
-    """Table 3 as a booktabs table float; the caption says what ± is (``stat_line``) and which judge scored
-    which row when they differ."""
-    display = generative_display(table, labels)
-    caption = _caption(table.title, [n for n in (stat_line, *display.notes) if n])
-    tabular = generative_tabular(table, display, labels)
-    return _float(tabular, len(table.columns) + 1, caption, label or _label("table3", set()), table.title)
-
-
 def table_tabular(table: DisplayTable) -> list[str]:
     """One display table's booktabs tabular."""
     columns = "".join("l" if j == 0 or text else "c" for j, text in enumerate(table.text_columns()))
@@ -208,24 +154,18 @@ def table_tabular(table: DisplayTable) -> list[str]:
     return [*lines, r"\bottomrule", r"\end{tabular}"]
 
 
-def table_latex(table: DisplayTable, label: str | None = None) -> str:
-    """One display table as a booktabs table float: its title and notes as the caption, ``label`` (default
-    ``tab:ccpt-<key>``) as the label."""
-    caption = _caption(table.title, table.notes)
-    return _float(table_tabular(table), len(table.header), caption, label or _label(table.key, set()), table.title)
-
-
 def render_latex(report: Report) -> str:
     """Every table as a LaTeX float with caption and label; the notes and provenance as comments."""
     parts = ["\n".join([PACKAGES, *(_latex_comment(line) for line in preamble_lines(report))])]
     taken: set[str] = set()
     for table in display_tables(report):
+        # Table 3 has its own layout (task header groups, model rows), what ± is in its caption; no Model column.
         if table.key == "table3" and report.generative:
-            stat_line = stat_note(report.stat)
-            label = _label(table.key, taken)
-            parts.append(generative_latex(report.generative, report.labels, stat_line=stat_line, label=label))
+            tabular = generative_tabular(report.generative, table, report.labels)
+            columns, notes = len(table.header) - 1, [stat_note(report.stat), *table.notes]
         else:
-            parts.append(table_latex(table, _label(table.key, taken)))
+            tabular, columns, notes = table_tabular(table), len(table.header), table.notes
+        parts.append(_float(tabular, columns, _caption(table.title, notes), _label(table.key, taken), table.title))
     if report.provenance:
-        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *report_provenance_lines(report)]))
+        parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *provenance_lines(report.provenance)]))
     return "\n\n".join(parts) + "\n"

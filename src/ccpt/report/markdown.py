@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
 from ccpt.report.display import (
     Cell,
@@ -12,7 +11,6 @@ from ccpt.report.display import (
     display_tables,
     generative_display,
     preamble_lines,
-    report_provenance_lines,
 )
 from ccpt.report.tables import GenerativeTable
 
@@ -21,10 +19,8 @@ def _md_escape(text: str) -> str:
     return text.replace("|", r"\|").replace("\n", " ")
 
 
-def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
-    return "\n".join(lines)
+def _md_list(lines: list[str]) -> str:
+    return "\n".join(f"- {_md_escape(line)}" for line in lines)
 
 
 def _md_cell(cell: Cell) -> str:
@@ -33,9 +29,10 @@ def _md_cell(cell: Cell) -> str:
 
 def table_markdown(table: DisplayTable) -> str:
     """One display table in markdown (best **bold**, second <u>underlined</u>), its notes below it."""
-    body = [[_md_cell(c) for c in row.cells] for row in table.rows]
-    text = f"### {_md_escape(table.title)}\n\n" + _md_table([_md_escape(h) for h in table.header], body)
-    return "\n\n".join([text, *[_md_escape(n) for n in table.notes]])
+    header = [_md_escape(h) for h in table.header]
+    lines = [f"### {_md_escape(table.title)}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row.cells) + " |" for row in table.rows]
+    return "\n\n".join(["\n".join(lines), *[_md_escape(n) for n in table.notes]])
 
 
 def generative_markdown(table: GenerativeTable) -> str:
@@ -45,8 +42,8 @@ def generative_markdown(table: GenerativeTable) -> str:
 
 def render_markdown(report: Report) -> str:
     """The whole report as markdown."""
-    parts = ["# CCPT report", "\n".join(f"- {_md_escape(line)}" for line in preamble_lines(report))]
+    parts = ["# CCPT report", _md_list(preamble_lines(report))]
     parts += [table_markdown(table) for table in display_tables(report)]
     if report.provenance:
-        parts.append("Provenance:\n" + "\n".join(f"- {_md_escape(line)}" for line in report_provenance_lines(report)))
+        parts.append("Provenance:\n" + _md_list(provenance_lines(report.provenance)))
     return "\n\n".join(parts) + "\n"

@@ -23,6 +23,15 @@ def _listing(names: Iterable[str]) -> str:
     return ", ".join(sorted(names)) or "none"
 
 
+def _one_hit(what: str, exact: str, text: str, hits: set[str], shown: Iterable[str]) -> str:
+    """The one name ``text`` matched, else one CcptError line: ambiguous, or no such name (``shown`` listed)."""
+    if len(hits) == 1:
+        return hits.pop()
+    if hits:
+        raise CcptError(f"{what} {text!r} is ambiguous: it names {_listing(hits)}", f"write the {what} {exact} exactly")
+    raise CcptError(f"no {what} {text!r} in the results", f"{what}s: {_listing(shown)}")
+
+
 def model_text(model: str, labels: Mapping[str, str] | None) -> str:
     """The text printed for ``model``: its display name if it has one, else the id itself."""
     return labels.get(model, model) if labels else model
@@ -35,12 +44,7 @@ def match_model(text: str, models: Collection[str], labels: Mapping[str, str] | 
         return text
     hits = {m for m in models if m.casefold() == text.casefold()}
     hits |= {m for m, name in (labels or {}).items() if m in models and name.casefold() == text.casefold()}
-    if len(hits) == 1:
-        return hits.pop()
-    if hits:
-        raise CcptError(f"model {text!r} is ambiguous: it names {_listing(hits)}", "write the model id exactly")
-    shown = [f"{m} ({labels[m]})" if labels and m in labels else m for m in models]
-    raise CcptError(f"no model {text!r} in the results", f"models: {_listing(shown)}")
+    return _one_hit("model", "id", text, hits, [f"{m} ({labels[m]})" if labels and m in labels else m for m in models])
 
 
 def match_method(text: str, methods: Collection[str]) -> str:
@@ -50,12 +54,7 @@ def match_method(text: str, methods: Collection[str]) -> str:
         return text
     key = _fold(text)
     hits = {m for m in methods if key in (_fold(m), _fold(method_label(m)))}
-    if len(hits) == 1:
-        return hits.pop()
-    if hits:
-        raise CcptError(f"method {text!r} is ambiguous: it names {_listing(hits)}", "write the method name exactly")
-    shown = [f"{m} ({method_label(m)})" for m in methods]
-    raise CcptError(f"no method {text!r} in the results", f"methods: {_listing(shown)}")
+    return _one_hit("method", "name", text, hits, [f"{m} ({method_label(m)})" for m in methods])
 
 
 def parse_label(spec: str, models: Collection[str]) -> tuple[str, str]:

@@ -7,7 +7,8 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from ccpt.jsonout import dumps, strict
-from ccpt.report.display import usage_records
+from ccpt.report.display import FAILURE_COUNTS, usage_records
+from ccpt.report.names import model_text
 from ccpt.report.notes import stat_note
 from ccpt.report.tables import STORED_GOLD_ROW
 from ccpt.sheets import neutralise
@@ -17,18 +18,14 @@ from ccpt.stats import Summary
 if TYPE_CHECKING:
     from ccpt.report.build import Report  # built above this module (report_records is one of its views)
 
+SUMMARY_FIELDS = ("mean", "spread", "lo", "hi", "stat", "n_seeds", "n_instances", "n_failed")  # of a Summary
+CSV_FIELDS: tuple[str, ...] = (
+    "table", "model", "method", "judge", "task", "metric", *SUMMARY_FIELDS, "rank", "count", "model_label", "text",
+)  # fmt: skip
+
 
 def _summary_record(summary: Summary) -> dict[str, Any]:
-    return {
-        "mean": summary.mean,
-        "spread": summary.spread,
-        "lo": summary.lo,
-        "hi": summary.hi,
-        "stat": summary.stat,
-        "n_seeds": summary.n_seeds,
-        "n_instances": summary.n_instances,
-        "n_failed": summary.n_failed,
-    }
+    return {name: getattr(summary, name) for name in SUMMARY_FIELDS}
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
@@ -40,7 +37,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     out = _number_records(report)
     for record in out:
         model = record.get("model")
-        record["model_label"] = report.model_label(model) if model else model
+        record["model_label"] = model_text(model, report.labels) if model else model
     return out
 
 
@@ -109,33 +106,10 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "judge": f.judge, "task": f.task}
         step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
-        names = ("samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled")
-        for name in (*names, "sa_failed"):
+        for name in FAILURE_COUNTS:
             out.append({**base, "metric": name + step, "count": getattr(f, name)})
     out.extend(usage_records(report.usage))
     return out
-
-
-CSV_FIELDS: tuple[str, ...] = (
-    "table",
-    "model",
-    "method",
-    "judge",
-    "task",
-    "metric",
-    "mean",
-    "spread",
-    "lo",
-    "hi",
-    "stat",
-    "n_seeds",
-    "n_instances",
-    "n_failed",
-    "rank",
-    "count",
-    "model_label",
-    "text",
-)
 
 
 def render_csv(report: Report) -> str:

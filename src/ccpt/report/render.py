@@ -15,14 +15,9 @@ from ccpt.report.tables import FORMATS, Format
 
 def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ()) -> str:
     """Render the report in one of :data:`FORMATS`."""
-    if fmt == "markdown":
-        return render_markdown(report)
-    if fmt == "latex":
-        return render_latex(report)
-    if fmt == "csv":
-        return render_csv(report)
-    if fmt == "json":
-        return render_json(report)
     if fmt == "html":
         return render_html(report, figures)
-    raise CcptError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    renderers = {"markdown": render_markdown, "latex": render_latex, "csv": render_csv, "json": render_json}
+    if fmt not in renderers:
+        raise CcptError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)

@@ -66,8 +66,7 @@ class Column:
     @property
     def label(self) -> str:
         """Plain-text header with the arrow."""
-        name = {"r_hmp": "R_H,M,P", "r_np": "R_N,P", "score": score_name(self.task)}[self.metric]
-        return f"{name} {'↑' if self.higher_is_better else '↓'}"
+        return f"{metric_name(self.task, self.metric)} {'↑' if self.higher_is_better else '↓'}"
 
     @property
     def latex(self) -> str:
@@ -84,6 +83,11 @@ class Column:
 def score_name(task: str) -> str:
     """The score's letter for a generative task: E (emergence) or C (cancellation)."""
     return "E" if TASK_SPECS[task].kind == EMERGENT else "C"
+
+
+def metric_name(task: str, metric: str) -> str:
+    """A column's plain-text name: R_H,M,P, R_N,P, or the score's letter."""
+    return {"r_hmp": "R_H,M,P", "r_np": "R_N,P"}.get(metric) or score_name(task)
 
 
 def task_columns(task: str) -> list[Column]:
@@ -134,11 +138,6 @@ class Row:
         name = f"{model_text(self.model, labels)} / {self.label}" if self.kind == RUN_ROW else self.label
         return f"{name} · judge {self.judge or 'unknown'}" if with_judge and self.kind != STORED_GOLD_ROW else name
 
-    @property
-    def shown_label(self) -> str:
-        """The method column's text when the table holds several judges: the label and the judge."""
-        return f"{self.label} · judge {self.judge or 'unknown'}"
-
 
 @dataclass
 class GenerativeTable:
@@ -154,9 +153,6 @@ class GenerativeTable:
     def several_judges(self) -> bool:
         """Whether the runs' rows were scored by more than one judge (then every row names its judge)."""
         return len({row.judge for row in self.rows if row.kind != STORED_GOLD_ROW}) > 1
-
-
-# --------------------------------------------------------------------------------------------- helpers
 
 
 def _method_key(method: str) -> tuple[int, str]:
@@ -196,8 +192,9 @@ def _items(group: pd.DataFrame) -> pd.Series:
     return group["instance"].astype(str) + "#" + occurrence.astype(str)
 
 
-def _summaries(values: pd.DataFrame, stat: Stat, n_boot: int, seed: int) -> dict[str, Summary]:
-    return {m: summarize(_matrix(values, m), stat, n_boot=n_boot, seed=seed).scaled(100.0) for m in METRICS}
+def _summary(values: pd.DataFrame, metric: str, stat: Stat, n_boot: int, seed: int, index: str = "instance") -> Summary:
+    """The metric over instances × seeds, in percent."""
+    return summarize(_matrix(values, metric, index), stat, n_boot=n_boot, seed=seed).scaled(100.0)
 
 
 def _ids(values: pd.Series) -> frozenset[str]:
@@ -304,17 +301,14 @@ def table3(
                 continue
             row.instances[task] = _ids(group["instance"])
             values = per_instance_values(group, task, oracle)
-            for metric, summary in _summaries(values, stat, n_boot, seed).items():
-                row.cells[(task, metric)] = summary
+            for metric in METRICS:
+                row.cells[(task, metric)] = _summary(values, metric, stat, n_boot, seed)
         rows.append(row)
     if dataset is not None and tasks:
         covered = {t: set(gen.loc[gen["task"] == t, "instance"].astype(str)) for t in tasks}
         rows.append(gold_row(dataset, tasks, stat, covered))
     _rank(rows, columns, rank_scope)
     return GenerativeTable(title=title, columns=columns, rows=rows, stat=stat, oracle=oracle)
-
-
-# ----------------------------------------------------------------------------------- other paper tables
 
 
 @dataclass
@@ -342,10 +336,9 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == TYPE_PREDICTION]
     if tp.empty:
-        return []  # (indexing an empty frame with an empty list below would select no *columns*)
-    # A row without a gold type cannot be placed in the confusion matrix (e.g. an old log's failed sample);
-    # it is still counted in the failures table, so leaving it out here never hides it.
-    # (A boolean Series, not a list: an empty list would select no *columns*.)
+        return []
+    # A row without a gold type has no place in the confusion matrix; the Failures table still counts it. (A boolean
+    # Series, not a list: indexing with an empty list would select no *columns*.)
     tp = tp[tp["gold_type"].map(lambda g: optional(g, str) is not None).astype(bool)]
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):  # Task 3 has no judge
@@ -354,7 +347,7 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
         correct = group.assign(
             correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)], item=_items(group)
         )
-        acc = summarize(_matrix(correct, "correct", "item"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
+        acc = _summary(correct, "correct", stat, n_boot, seed, index="item")
         per_type = correct.drop_duplicates("item")["gold_type"].astype(str)
         counts = tuple(int((per_type == label).sum()) for label in cls.labels)
         out.append(TypeResult(str(model), str(method), cls, acc, _ids(correct["item"]), counts))
@@ -387,12 +380,10 @@ def table6(
     out: list[IterationTable] = []
     for (model, method, judge), group in it.groupby(["model", "method", "judge_id"], sort=True):
         iterations = sorted({int(t) for t in group["sa_iteration"]})
-        cells: dict[tuple[str, int], Summary] = {}
-        for (task, t), sub in group.groupby(["task", "sa_iteration"]):
-            values = per_instance_values(sub, str(task), oracle)
-            cells[(str(task), int(t))] = summarize(_matrix(values, "score"), stat, n_boot=n_boot, seed=seed).scaled(
-                100.0
-            )
+        cells = {
+            (str(task), int(t)): _summary(per_instance_values(sub, str(task), oracle), "score", stat, n_boot, seed)
+            for (task, t), sub in group.groupby(["task", "sa_iteration"])
+        }
         out.append(IterationTable(str(model), str(method), iterations, cells, str(judge)))
     return out
 
@@ -430,25 +421,15 @@ def table7(
     sa = sa.assign(judge_id=judge_of(sa))
     out: list[FilterRow] = []
     for (model, method, judge, task), group in sa.groupby(["model", "method", "judge_id", "task"], sort=True):
-        parts = {}
-        ids = {flag: _ids(group.loc[group["sa_filter"] == flag, "instance"]) for flag in (False, True)}
-        for flag in (False, True):
-            sub = group[group["sa_filter"] == flag]
-            if not sub.empty:
-                values = per_instance_values(sub, str(task), oracle)
-                parts[flag] = summarize(_matrix(values, "score"), stat, n_boot=n_boot, seed=seed).scaled(100.0)
+        subs = {flag: group[group["sa_filter"] == flag] for flag in (False, True)}
+        parts = {
+            flag: _summary(per_instance_values(sub, str(task), oracle), "score", stat, n_boot, seed)
+            for flag, sub in subs.items()
+            if not sub.empty
+        }
         if False in parts:  # a method run only with its filter is not an ablation
-            out.append(
-                FilterRow(
-                    str(model),
-                    str(method),
-                    str(task),
-                    parts[False],
-                    parts.get(True),
-                    (ids[False], ids[True]),
-                    judge=str(judge),
-                )
-            )
+            ids = (_ids(subs[False]["instance"]), _ids(subs[True]["instance"]))
+            out.append(FilterRow(str(model), str(method), str(task), parts[False], parts.get(True), ids, str(judge)))
     return out
 
 
@@ -466,13 +447,11 @@ class FailureRow:
     unscored: int
     invalid_cells: int = 0  # cells of the result files set aside by their schema (ccpt.schemas)
     filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
-    # Samples whose SA expansion had a failed step (an unreadable activation or filter reply); None when the rows do
-    # not record it (the authors' result files, tables from before the column existed): unknown, not zero.
+    # Samples whose SA expansion had a step with an unreadable activation or filter reply; None where the rows do not
+    # record it (the authors' result files, older tables): unknown, not zero.
     sa_failed: int | None = 0
     sa_iteration: int | None = None  # Table 6 rows: the answers from C_t
-    # Samples Inspect recorded as errors (the solver's call failed after its retries, timed out or raised): no
-    # answer at all, so neither a parse failure nor a judged sample.
-    sample_errors: int = 0
+    sample_errors: int = 0  # Inspect's errored samples (call failed after retries, timed out, raised): no answer
     judge: str = ""  # the judge identity of the run ("" for Task 3 and files that name none)
 
 
