@@ -91,19 +91,6 @@ def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
     return 1.0 - len(raw & lemmas) / len(union) if union else 0.0
 
 
-async def _filter_as_run(
-    view: list[str], seeds: Seeds, generate: Generate, config: SAConfig
-) -> tuple[tuple[str, ...], bool, int]:
-    """The authors' filter: its reply's first bracketed list is the next set, as written (seed words, nodes it
-    was not shown and all); (set, reply unreadable?, items that were not in the view)."""
-    reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
-    items = first_list_literal(reply)
-    if items is None:
-        return (), True, 0
-    kept = tuple(dict.fromkeys(items))
-    return kept, False, sum(item not in view for item in kept)
-
-
 async def spread_activation_as_run(
     seeds: Seeds,
     *,
@@ -139,7 +126,13 @@ async def spread_activation_as_run(
             kept: tuple[str, ...] = ()
             if view:
                 assert generate is not None
-                kept, filter_failed, invented = await _filter_as_run(view, seeds, generate, config)
+                # The authors' filter: its reply's first bracketed list is the next set, as written (seed words,
+                # nodes it was not shown and all).
+                reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
+                items = first_list_literal(reply)
+                filter_failed = items is None
+                kept = tuple(dict.fromkeys(items or ()))
+                invented = sum(item not in view for item in kept)
         else:
             kept = tuple(dict.fromkeys(sample))
         step = Step(

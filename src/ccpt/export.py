@@ -22,9 +22,7 @@ ExportFormat = Literal["jsonl", "csv", "parquet"]
 
 def record_row(record: Record) -> dict[str, Any]:
     """A flat, JSON-ready dict of a record (tuples become lists, plus the stable ``id``)."""
-    row = asdict(record)
-    row = {"id": record.id, **{k: list(v) if isinstance(v, tuple) else v for k, v in row.items()}}
-    return row
+    return {"id": record.id, **{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(record).items()}}
 
 
 def select_records(ds: CCPTDataset, split: str | None, task: TaskName | None) -> list[Record]:
@@ -60,11 +58,6 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
             import pyarrow.parquet as pq
 
             pq.write_table(pa.Table.from_pylist(rows), partial)
-
-
-def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
-    spec, fields = TASK_SPECS[task], asdict(record)
-    return task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
 
 
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -148,7 +141,8 @@ def sft_export(
             if rule is not None:
                 removed[rule] += 1
                 continue
-            prompt, answer = _target(record, task)
+            spec, fields = TASK_SPECS[task], asdict(record)
+            prompt, answer = task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
             examples.append(
                 {
                     "id": record.id,

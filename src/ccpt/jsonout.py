@@ -72,12 +72,11 @@ def dataset_provenance(data_dir: str | Path | None) -> dict[str, Any]:
         return info
     root = Path(data_dir)
     files = {name: sha256_file(root / name) for name in REQUIRED_FILES if (root / name).is_file()}
-    info["dir"] = str(root)
-    info["sha256"] = files
-    info["matches_pinned"] = len(files) == len(REQUIRED_FILES) and all(
-        digest == CHECKSUMS[name] for name, digest in files.items()
-    )
-    return info
+    return info | {
+        "dir": str(root),
+        "sha256": files,
+        "matches_pinned": files == {n: CHECKSUMS[n] for n in REQUIRED_FILES},
+    }
 
 
 def provenance(

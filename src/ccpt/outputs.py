@@ -94,10 +94,6 @@ def refuse_in_dirs(
     out: str | Path | None, directories: Iterable[str | Path], names: Iterable[str], option: str
 ) -> None:
     """Refuse an output that would replace one of the files ``names`` a command reads from ``directories``."""
-    if out is None:
-        return
     wanted = set(names)
     for directory in directories:
-        root = Path(directory)
-        candidates = [root / name for name in wanted]
-        refuse_inputs(out, [c for c in candidates if c.is_file()], option)
+        refuse_inputs(out, [Path(directory) / name for name in wanted], option)

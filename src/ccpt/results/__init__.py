@@ -15,34 +15,23 @@ implementation of the metric. Notes about the import (e.g. how instance ids were
 
 from __future__ import annotations
 
-from ccpt.results.authors import REFERENCE_PROTOCOL, from_reference_csv
-from ccpt.results.inspect_logs import (
-    LOG_SUFFIXES,
-    UnreadableLog,
-    from_inspect_logs,
-    rows_from_metadata,
-    unreadable_line,
-)
+from ccpt.results.authors import from_reference_csv
+from ccpt.results.inspect_logs import LOG_SUFFIXES, from_inspect_logs, unreadable_line
 from ccpt.results.load import export, from_tidy, load_results
-from ccpt.results.table import LOG_DONE, missing_columns, optional, set_scores, tidy_frame
+from ccpt.results.table import optional, set_scores, tidy_frame
 from ccpt.rows import COLUMNS
 
 __layer__ = "results"  # reading result files into the tidy table (tests/test_layering.py)
 
 __all__ = [
     "COLUMNS",
-    "LOG_DONE",
     "LOG_SUFFIXES",
-    "REFERENCE_PROTOCOL",
-    "UnreadableLog",
     "export",
     "from_inspect_logs",
     "from_reference_csv",
     "from_tidy",
     "load_results",
-    "missing_columns",
     "optional",
-    "rows_from_metadata",
     "set_scores",
     "tidy_frame",
     "unreadable_line",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.answers import parse_answer
+from ccpt.answers import list_literal_end, parse_answer, split_reply_list
 from ccpt.errors import DataError
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
@@ -175,20 +175,12 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     fields = {field for run in runs.values() for (_, field) in run}
     task = _detect_task(path, columns, fields)
     notes: list[str] = []
-    if not TASK_SPECS[task].generative:
-        out = _type_prediction_rows(frame, path, dataset, notes)
-    else:
+    if TASK_SPECS[task].generative:
         out = _generative_rows(frame, path, task, runs, dataset, notes)
+    else:
+        out = _type_prediction_rows(frame, path, dataset, notes)
     out.attrs["notes"] = notes
     return out
-
-
-def _judge_name(columns: Sequence[str]) -> str:
-    for column in columns:
-        match = _JUDGE_COLUMN.match(column)
-        if match and match["judge"] != "human":  # meta.combination_human_relevance holds Likert tuples
-            return match["judge"]
-    return "unknown"
 
 
 # The run columns' field names → the sample schema's names (the judged answer has one name for both tasks).
@@ -207,13 +199,15 @@ def _generative_rows(
     from ccpt.schemas.results import AUTHORS_ROW
 
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
-    judge = _judge_name(list(frame.columns))
+    # meta.combination_human_relevance holds Likert tuples: not a judge.
+    judges = (m["judge"] for c in frame.columns if (m := _JUDGE_COLUMN.match(c)) and m["judge"] != "human")
+    judge = next(judges, "unknown")
     npc = TASK_SPECS[task].completes_phrase
     head_column = f"meta.root_{judge}_relevance"
     if npc:
         _require(path, frame.columns, [head_column], task)
     lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
-    shape = {"combination": "combination", "root": "root", "modifier": "modifier", "property": "property"}
+    shape = {name: name for name in ("combination", "root", "modifier", "property")}
     if npc:
         shape["head_relevance"] = head_column
     instances = AUTHORS_ROW.check(
@@ -228,13 +222,10 @@ def _generative_rows(
     steps: dict[str, int | None] = {}
     for (prefix, seed), cols in sorted(runs.items()):
         if prefix not in steps:
-            steps[prefix] = _sa_step(path, prefix, prefix.rpartition("_")[2], lines, notes)
+            steps[prefix] = _sa_step(path, prefix, lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
         _require_run(path, prefix, seed, cols, samples, npc)
-        run = _run_rows(source, prefix, seed, cols, samples, steps[prefix])
-        rows.extend(run.rows)
-        issues.extend(run.issues)
-        mismatches.extend(run.mismatches)
+        _run_rows(source, prefix, seed, cols, samples, steps[prefix], rows, issues, mismatches)
     _note_issues(path, issues, notes)
     if mismatches:
         notes.append(derived_note(path.name, mismatches, "indiv_max / emergence / cancellation", "the relevances"))
@@ -267,13 +258,6 @@ class _File:
     row_bad: Sequence[int]  # rejected instance cells per row: each is a failure of every sample of the row
 
 
-@dataclass
-class _Run:
-    rows: list[dict[str, Any]]
-    issues: list[CellIssue]
-    mismatches: list[tuple[float, int, str]]
-
-
 def _run_rows(
     source: _File,
     prefix: str,
@@ -281,8 +265,11 @@ def _run_rows(
     cols: Mapping[tuple[int | None, str], str],
     samples: Sequence[int | None],
     step: int | None,
-) -> _Run:
-    """The tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
+    rows: list[dict[str, Any]],
+    issues: list[CellIssue],
+    mismatches: list[tuple[float, int, str]],
+) -> None:
+    """Append the tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
     from ccpt.schemas.results import AUTHORS_SAMPLE
 
     path, task, row_bad = source.path, source.task, source.row_bad
@@ -305,7 +292,7 @@ def _run_rows(
     for issue in checked.issues:
         if issue.column not in {headers[issue.position or 0].get(f) for f in _DERIVED_FIELDS}:
             counted[issue.position or 0] += 1
-    out = _Run([], list(checked.issues), [])
+    issues.extend(checked.issues)
     for position, ((i, sample), values) in enumerate(zip(keys, checked.rows, strict=True)):
         instance = source.instances[i]
         index = 0 if sample is None else sample
@@ -338,9 +325,8 @@ def _run_rows(
         if row_bad[i]:  # the instance cannot be trusted: the sample is a counted failure
             relevances = Relevances(None, None, None)
         set_scores(row, relevances)
-        out.mismatches.extend(_mismatches(row, values, headers[position], i))
-        out.rows.append(row)
-    return out
+        mismatches.extend(_mismatches(row, values, headers[position], i))
+        rows.append(row)
 
 
 def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[str, Any]) -> str:
@@ -382,27 +368,19 @@ def _note_issues(path: Path, issues: Sequence[CellIssue], notes: list[str]) -> N
 _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
-def _sa_step(
-    path: Path, prefix: str, method_raw: str, lines: Sequence[Mapping[str, Any]], notes: list[str]
-) -> int | None:
+def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
     """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer.
 
     Only the file name tells t: ``…_<model>_<method>-<t>.csv`` after the run prefix ``<model>_<method>``. The
     ``C``/``C_T`` columns, where present, check it (see :func:`_check_sa_view`).
     """
-    _, sa_filter = reference_method(method_raw)
+    _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
     match = _STEP_SUFFIX.search(path.stem)
     step = int(match["step"]) if match and path.stem[: match.start()].endswith(prefix) else None
     _check_sa_view(path, step, sa_filter, lines, notes)
     return step
-
-
-def _expected_view(sets: Mapping[int, list[str]], step: int | None, with_seeds: bool) -> set[str]:
-    """What the answer of a run was shown: C_step (the final set if None), with or without the seed words C_0."""
-    shown = set(sets.get(step, sets[max(sets)]) if step is not None else sets[max(sets)])
-    return shown if with_seeds else shown - set(sets[0])
 
 
 def _check_sa_view(
@@ -413,16 +391,15 @@ def _check_sa_view(
     Table-3 file (filter, no step): C_T = the final set, seed words included. Per-step file: C_T = C_t − C_0.
     No-filter file: C_T = the final set − C_0. Sets are compared as sets (the authors stored Python sets).
     """
-    pairs = []
-    for line in lines:
-        sets, shown = parse_step_sets(line.get("C")), _string_list(line.get("C_T"))
-        if sets and 0 in sets and shown is not None:
-            pairs.append((sets, shown))
-    if not pairs:
-        return
     table3 = step is None and sa_filter
-    fits = sum(set(shown) == _expected_view(sets, step, with_seeds=table3) for sets, shown in pairs)
-    if 2 * fits < len(pairs):
+    fits = []
+    for line in lines:
+        sets, shown = parse_step_sets(line.get("C")), line.get("C_T")
+        shown = split_reply_list(shown) if isinstance(shown, str) else None
+        if sets and 0 in sets and shown is not None:
+            # Shown: C_step (the final set without a step or past the last one), minus C_0 except in a Table-3 file.
+            fits.append(set(shown) == set(sets.get(step, sets[max(sets)])) - (set() if table3 else set(sets[0])))
+    if 2 * sum(fits) < len(fits):
         if table3:
             what = "the final concept set with the seed words (a Table-3 file)"
         elif step is not None:
@@ -431,50 +408,35 @@ def _check_sa_view(
             what = "the final concept set without the seed words (a no-filter file)"
         notes.append(
             f"{path.name}: the file name says its answers were shown {what}, but its C_T column matches that in only "
-            f"{fits} of {len(pairs)} rows; check which run the file holds"
+            f"{sum(fits)} of {len(fits)} rows; check which run the file holds"
         )
-
-
-def _string_list(cell: Any) -> list[str] | None:
-    from ccpt.answers import split_reply_list
-
-    return split_reply_list(cell) if isinstance(cell, str) else None
 
 
 def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
     """The authors' ``C`` cell — a Python dict literal ``{0: ['boat', 'rock'], 1: [...], ...}`` — read without
     evaluating it; None if the cell is not such a dict."""
-    from ccpt.answers import list_literal_end, split_reply_list
-
     if not isinstance(cell, str):
         return None
     text = cell.strip()
     if not (text.startswith("{") and text.endswith("}")) or len(text) > 1_000_000:
         return None
     out: dict[int, list[str]] = {}
-    i = _skip(text, 1)
-    while i < len(text) - 1:
-        key = re.match(r"(\d+)\s*:\s*", text[i:])
-        if key is None or not text.startswith("[", i + key.end()):
-            return None
-        start = i + key.end()
-        end = list_literal_end(text, start)
-        items = split_reply_list(text[start : end + 1]) if end is not None else None
-        if items is None:
+    i = 1
+    while key := _STEP_KEY.match(text, i):
+        end = list_literal_end(text, key.end())
+        items = None if end is None else split_reply_list(text[key.end() : end + 1])
+        if end is None or items is None:
             return None
         out[int(key[1])] = items
-        i = _skip(text, end + 1)  # type: ignore[operator]
-        if text[i] == ",":
-            i = _skip(text, i + 1)
-        elif i != len(text) - 1:
-            return None
-    return out
+        i = end + 1
+        if not (comma := _COMMA.match(text, i)):
+            break
+        i = comma.end()
+    return None if text[i:-1].strip() else out
 
 
-def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    return i
+_STEP_KEY = re.compile(r"\s*(\d+)\s*:\s*(?=\[)")
+_COMMA = re.compile(r"\s*,")
 
 
 def _type_prediction_rows(

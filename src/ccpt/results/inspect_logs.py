@@ -18,7 +18,7 @@ import pandas as pd
 
 from ccpt.errors import DataError
 from ccpt.protocol import DEFAULT_PROTOCOL
-from ccpt.results.table import LOG_DONE, set_scores, tidy_frame
+from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
@@ -28,15 +28,6 @@ from ccpt.spec import TASK_SPECS, split_method
 # these as sample errors, apart from parse failures (answers that were there but unreadable).
 SAMPLE_ERROR = "sample error: "
 NO_SCORE_METADATA = "no ccpt score metadata"
-
-
-def _normalise_sa(row: dict[str, Any]) -> None:
-    """Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True."""
-    method, sa_filter = split_method(str(row.get("method") or ""))
-    if sa_filter is False:
-        row["method"], row["sa_filter"] = method, False
-    elif sa_filter and row.get("sa_filter") is None:
-        row["sa_filter"] = True
 
 
 def rows_from_metadata(
@@ -49,9 +40,7 @@ def rows_from_metadata(
 ) -> list[dict[str, Any]]:
     """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
     base = {k: v for k, v in meta.items() if k != "samples"}
-    members = meta.get("samples")
-    if members is None:
-        members = [{}]
+    members = [{}] if meta.get("samples") is None else meta["samples"]
     if not isinstance(members, list) or not all(isinstance(m, Mapping) for m in members):
         raise DataError(f"{source}: metadata 'samples' must be a list of per-sample dicts")
     rows: list[dict[str, Any]] = []
@@ -64,7 +53,12 @@ def rows_from_metadata(
         row["seed"] = merged["seed"] if merged.get("seed") is not None else default_seed
         row["model"] = merged.get("model") or default_model
         row["method_raw"] = merged.get("method_raw") or merged.get("method")
-        _normalise_sa(row)
+        # Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True.
+        method, sa_filter = split_method(str(row.get("method") or ""))
+        if sa_filter is False:
+            row["method"], row["sa_filter"] = method, False
+        elif sa_filter and row.get("sa_filter") is None:
+            row["sa_filter"] = True
         row["judge_failures"] = merged.get("judge_failures") or 0
         row["source"] = source
         row["protocol"] = protocol
@@ -102,7 +96,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
     for log in logs:
-        source = Path(str(log.location).replace("file://", "")).name
+        source = Path(_path(log)).name
         model = str(log.eval.model)
         task_name = str(log.eval.task).split("/")[-1]
         if not is_ccpt_log(log):
@@ -110,10 +104,14 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
             continue
         protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
-        roles = log.eval.model_roles or {}
-        log_judge = str(roles["grader"].model) if "grader" in roles else None
+        grader = (log.eval.model_roles or {}).get("grader")
+        log_judge = None if grader is None else str(grader.model)
         # Every row of a judged task run carries its judge's identity, a failed sample's too: it belongs to that run.
-        identity = log_judge_identity(log, run_formats.get(run_key(log), ()))
+        identity = None
+        if grader is not None:
+            reply_format = "/".join(run_formats.get(run_key(log), ())) or None
+            mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
+            identity = model_identity(log_judge, grader.base_url, reply_format=reply_format, mode=mode)
         first = len(rows)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
@@ -182,8 +180,9 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
     notes.extend(invalid)
-    if formats:
-        notes.append(judge_format_note(formats))
+    if formats:  # each judge's reply format, as negotiated with its server and recorded in the log
+        described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
+        notes.append(f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}.")
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
     return out
@@ -215,7 +214,6 @@ def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
     (task, instance, seed, …) raises :class:`DataError` naming it (the caller skips that log and names it).
     Returns the note of the set-aside cells, or None.
     """
-    from ccpt.results.table import recompute
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
@@ -227,12 +225,6 @@ def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
             row["invalid_cells"] = (row.get("invalid_cells") or 0) + bad
             recompute(row)
     return f"{source}: {summary_line(checked.issues)}" if checked.issues else None
-
-
-def judge_format_note(formats: Mapping[str, set[str]]) -> str:
-    """The sentence naming each judge's reply format, as negotiated with its server and recorded in the log."""
-    described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
-    return f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}."
 
 
 @dataclass(frozen=True)
@@ -292,13 +284,14 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
         else:
             raise DataError(f"{path}: no such log file or directory")
     for location in locations:
-        if not Path(location.replace("file://", "")).is_file():  # a FIFO would block the reader forever
-            unreadable.append(UnreadableLog(location.replace("file://", ""), "not a regular file (skipped)"))
+        local = location.replace("file://", "")
+        if not Path(local).is_file():  # a FIFO would block the reader forever
+            unreadable.append(UnreadableLog(local, "not a regular file (skipped)"))
             continue
         try:
             logs.append(read_eval_log(location, header_only=header_only))
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
-            unreadable.append(UnreadableLog(location.replace("file://", ""), _reason(exc)))
+            unreadable.append(UnreadableLog(local, _reason(exc)))
     logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order
     return InspectLogs(logs, unreadable)
 
@@ -314,11 +307,6 @@ def run_key(log: Any) -> tuple[str, str, str, str]:
     return (str(log.eval.task), str(log.eval.model), repr(sorted((log.eval.task_args or {}).items())), judge)
 
 
-def _bare_format(note: Any) -> str:
-    """The reply format of a judge's format note (``json_object (json_schema refused: …)`` → ``json_object``)."""
-    return str(note).split(" ", 1)[0]
-
-
 def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], tuple[str, ...]]:
     """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs: a resumed run's
     rows and its killed first log's are one run, so they get one judge identity."""
@@ -329,22 +317,12 @@ def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], tuple[s
             for score in (sample.scores or {}).values():
                 meta = score.metadata.get("ccpt") if isinstance(score.metadata, Mapping) else None
                 if isinstance(meta, Mapping) and meta.get("judge_format"):
-                    found.add(_bare_format(meta["judge_format"]))
+                    found.add(str(meta["judge_format"]).split(" ", 1)[0])  # "json_object (json_schema refused: …)"
     return {key: tuple(sorted(found)) for key, found in seen.items()}
 
 
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
 DISTILLED_BASE_URL = "head-sha256:"
-
-
-def log_judge_identity(log: Any, formats: Sequence[str]) -> str | None:
-    """The identity (:func:`ccpt.rows.judge_identity`) of the judge of a log's task run, or None without one."""
-    roles = log.eval.model_roles or {}
-    grader = roles.get("grader")
-    if grader is None:
-        return None
-    mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
-    return model_identity(str(grader.model), grader.base_url, reply_format="/".join(formats) or None, mode=mode)
 
 
 def model_identity(model: str, base_url: str | None, reply_format: str | None = None, mode: str = "text") -> str:

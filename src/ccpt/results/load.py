@@ -56,7 +56,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                 raise DataError(
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
                 )
-        elif path.suffix == ".parquet" or (path.suffix == ".csv" and _is_tidy(path)):
+        elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(_header(path)) >= _TIDY_MARKERS):
             parts.append(from_tidy(path))
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
@@ -104,7 +104,8 @@ def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None
     return None
 
 
-_TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
+# A CSV with these columns is a tidy table written by :func:`export` (not one of the authors' result files).
+_TIDY_MARKERS = {"task", "model", "method", "seed", "instance", "r_np", "parse_ok"}
 
 
 def _header(path: Path) -> list[str]:
@@ -114,12 +115,6 @@ def _header(path: Path) -> list[str]:
             return next(csv.reader(fh), [])
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
-
-
-def _is_tidy(path: Path) -> bool:
-    """Whether a CSV is a tidy table written by :func:`export` (rather than one of the authors' result files)."""
-    header = _header(path)
-    return all(column in header for column in _TIDY_MARKERS)
 
 
 def _read_tidy_frame(path: Path) -> pd.DataFrame:
@@ -159,14 +154,11 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
 
     path = Path(path)
     frame = _read_tidy_frame(path)
-    if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
-        frame["protocol"] = DEFAULT_PROTOCOL
-    if "invalid_cells" not in frame.columns:
-        frame["invalid_cells"] = 0
-    if "sa_failed_steps" not in frame.columns:  # tables exported before it existed: not counted then
-        frame["sa_failed_steps"] = None
-    missing = missing_columns(frame.columns, COLUMNS)
-    if missing:
+    # Tables exported before these columns existed: they ran ccpt's default protocol, and counted neither.
+    for column, default in {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None}.items():
+        if column not in frame.columns:
+            frame[column] = default
+    if missing := missing_columns(frame.columns, COLUMNS):
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
     # Plain Python values, column by column, every empty cell None (much faster than DataFrame.to_dict and a
     # per-cell check on 2.6 million cells).
