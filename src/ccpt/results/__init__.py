@@ -1,16 +1,13 @@
 """The tidy results table: one row per (task, model, method, seed, instance, sample).
 
-Readers:
-- :func:`from_reference_csv` (:mod:`~ccpt.results.authors`) — the authors' stored result files;
-- :func:`from_inspect_logs` (:mod:`~ccpt.results.inspect_logs`) — Inspect eval logs written by ccpt's tasks
-  (:func:`read_logs` there is the one reader of log files: token accounting, :mod:`~ccpt.results.usage`, and
-  the sweep read logs through it);
-- :func:`load_results` (:mod:`~ccpt.results.load`) — any mix of the two and of exported tidy tables.
+Readers: :func:`from_reference_csv` (:mod:`~ccpt.results.authors`), the authors' stored result files;
+:func:`from_inspect_logs` (:mod:`~ccpt.results.inspect_logs`, whose :func:`read_logs` is the one reader of log
+files, also for token accounting and the sweep), Inspect logs written by ccpt's tasks; :func:`load_results`
+(:mod:`~ccpt.results.load`), any mix of the two and of exported tidy tables.
 
-Columns are :data:`ccpt.rows.COLUMNS`, the fields of the per-sample record (docs/metrics.md, "Per-sample
-results"). Relevances are in [0, 1]; ``r_hmp`` and ``score`` are always (re)computed with :mod:`ccpt.scoring`, the one
-implementation of the metric. Notes about the import (e.g. how instance ids were assigned) are kept in
-``df.attrs["notes"]``.
+Columns are :data:`ccpt.rows.COLUMNS` (docs/metrics.md, "Per-sample results"). Relevances are in [0, 1]; ``r_hmp``
+and ``score`` are always (re)computed with :mod:`ccpt.scoring`. Notes about the import (e.g. how instance ids were
+assigned) are kept in ``df.attrs["notes"]``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result
-files") read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
+"""The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result files")
+read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
 
-Spreading Activation files need the file name too: a per-step file (Table 6, ``…_sa-conceptnet-2.csv``) carries
-the same run columns as the Table-3 file (``gpt-4o_sa-conceptnet_<seed>_…``), so the step t comes from the name
-(``<run>-<t>``). Their ``C`` (the concept set of every step) and ``C_T`` (what the answer was shown) columns then
-check the name: in a Table-3 file C_T is the final set *with* the seed words, in a per-step or no-filter file it is
-C_t without them; a file whose columns contradict its name is reported in a note.
+Spreading Activation files need the file name too: a per-step file (Table 6, ``…_sa-conceptnet-2.csv``) has the
+Table-3 file's run columns, so the step t comes from the name (``<run>-<t>``). Their ``C`` (every step's concept
+set) and ``C_T`` (what the answer was shown) columns check the name: C_T is the final set *with* the seed words in a
+Table-3 file, C_t without them in a per-step or no-filter file; a file whose columns contradict its name is noted.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -89,11 +89,8 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
 def _instance_ids(
     instances: Sequence[Mapping[str, Any]], task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> list[str]:
-    """Dataset Record ids for the rows of a generative reference file (matched on combination + property).
-
-    A row whose combination or property was rejected keeps a positional id ('<task>:row<i>'); its samples are
-    counted failures.
-    """
+    """Dataset Record ids for the rows of a generative reference file (matched on combination + property); a row
+    whose combination or property was rejected keeps a positional id ('<task>:row<i>'), its samples counted failures."""
     positional = [f"{task}:row{i}" for i in range(len(instances))]
     if dataset is None:
         notes.append(
@@ -129,9 +126,8 @@ def _take(ids: list[str]) -> str:
 
 
 def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
-    row = empty_row()
     method, sa_filter = reference_method(method_raw)
-    row.update(
+    return empty_row() | dict(
         task=task,
         model=model,
         method=method,
@@ -144,19 +140,17 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
         source=path.name,
         protocol=REFERENCE_PROTOCOL,
     )
-    return row
 
 
 def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
     """Read one of the authors' result CSVs into the tidy table.
 
-    Model, method, seed, sample and task are recognised from the column names (not the file name):
-    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample
-    fields are ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregate columns such as
-    ``gpt-4o_best+multi_0_emergence`` are ignored (ccpt recomputes the oracle). The stored relevances are
-    already in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance of the head noun
-    (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the answer the authors
-    judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
+    Model, method, seed, sample and task come from the column names, not the file name:
+    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample fields are
+    ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregates (``gpt-4o_best+multi_0_emergence``) are ignored: ccpt
+    recomputes the oracle. Stored relevances are in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance
+    of the head noun (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the one the
+    authors judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
     """
     path = Path(path)
     try:
@@ -203,13 +197,11 @@ def _generative_rows(
     judges = (m["judge"] for c in frame.columns if (m := _JUDGE_COLUMN.match(c)) and m["judge"] != "human")
     judge = next(judges, "unknown")
     npc = TASK_SPECS[task].completes_phrase
-    head_column = f"meta.root_{judge}_relevance"
-    if npc:
-        _require(path, frame.columns, [head_column], task)
-    lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
     shape = {name: name for name in ("combination", "root", "modifier", "property")}
     if npc:
-        shape["head_relevance"] = head_column
+        shape["head_relevance"] = f"meta.root_{judge}_relevance"
+        _require(path, frame.columns, [shape["head_relevance"]], task)
+    lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
     instances = AUTHORS_ROW.check(
         [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
     )
@@ -220,29 +212,21 @@ def _generative_rows(
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
     steps: dict[str, int | None] = {}
+    # Every sample of a run has the relevance columns the tables need (a missing column is a malformed file).
+    needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
     for (prefix, seed), cols in sorted(runs.items()):
         if prefix not in steps:
             steps[prefix] = _sa_step(path, prefix, lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
-        _require_run(path, prefix, seed, cols, samples, npc)
+        for sample in samples:
+            run = f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}"
+            if absent := [f"{run}_{f}" for f in needed if (sample, f) not in cols]:
+                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
         _run_rows(source, prefix, seed, cols, samples, steps[prefix], rows, issues, mismatches)
     _note_issues(path, issues, notes)
     if mismatches:
         notes.append(derived_note(path.name, mismatches, "indiv_max / emergence / cancellation", "the relevances"))
     return tidy_frame(rows)
-
-
-def _require_run(
-    path: Path, prefix: str, seed: int, cols: Mapping[tuple[int | None, str], str], samples: list, npc: bool
-) -> None:
-    """Every sample of a run has the relevance columns the tables need (a missing column is a malformed file)."""
-    needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
-    for sample in samples:
-        absent = [
-            f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}_{f}" for f in needed if (sample, f) not in cols
-        ]
-        if absent:
-            raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
 
 
 @dataclass(frozen=True)
@@ -276,7 +260,7 @@ def _run_rows(
     spec = TASK_SPECS[task]
     model, _, method_raw = prefix.rpartition("_")
     raw_column = cols.get((None, "generated_"))
-    cells, headers, numbers, keys = [], [], [], []
+    cells, headers, keys = [], [], []
     for i, line in enumerate(source.lines):
         for sample in samples:
             names = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == sample and f != "generated_"}
@@ -284,9 +268,8 @@ def _run_rows(
                 names["generated_"] = raw_column
             cells.append({field: line[name] for field, name in names.items()})
             headers.append(names)
-            numbers.append(i)
             keys.append((i, sample))
-    checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=numbers, headers=headers)
+    checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=[i for i, _ in keys], headers=headers)
     # Derived cells are never used, so a rejected one is not a failure of its sample (it is still listed).
     counted = [0] * len(cells)
     for issue in checked.issues:
@@ -309,8 +292,7 @@ def _run_rows(
         )
         raw_list = values.get("generated_") or []
         raw = raw_list[index] if index < len(raw_list) else None
-        head = instance["root"] or ""
-        parsed = parse_answer(spec, raw, head) if raw is not None else None
+        parsed = parse_answer(spec, raw, instance["root"] or "") if raw is not None else None
         # The answer the authors judged (their parsed columns); ours only where they stored none.
         row["answer"] = values.get("answer") or (parsed.value if parsed else None)
         if spec.completes_phrase:
@@ -321,11 +303,18 @@ def _run_rows(
         row["answer_raw"] = raw
         row["parse_ok"] = bool(parsed.ok) if parsed else False
         row["parse_error"] = parsed.error if parsed else _no_raw(raw_column, values, cells[position])
-        relevances = Relevances(values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
-        if row_bad[i]:  # the instance cannot be trusted: the sample is a counted failure
-            relevances = Relevances(None, None, None)
-        set_scores(row, relevances)
-        mismatches.extend(_mismatches(row, values, headers[position], i))
+        relevances = (values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
+        # An instance that cannot be trusted makes the sample a counted failure.
+        set_scores(row, Relevances(*((None, None, None) if row_bad[i] else relevances)))
+        # (|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value.
+        for field, value in {
+            "indiv_max": row["r_hmp"],
+            "emergence": row["score"],
+            "cancellation": row["score"],
+        }.items():
+            stored, column = values.get(field), headers[position].get(field)
+            if stored is not None and column and (value is None or abs(stored - value) > DERIVED_TOLERANCE):
+                mismatches.append((math.inf if value is None else abs(stored - value), i, column))
         rows.append(row)
 
 
@@ -338,27 +327,11 @@ def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[st
     return "no raw generation stored for this sample"
 
 
-def _mismatches(
-    row: Mapping[str, Any], values: Mapping[str, Any], headers: Mapping[str, str], line: int
-) -> list[tuple[float, int, str]]:
-    """(|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value."""
-    recomputed = {"indiv_max": row["r_hmp"], "emergence": row["score"], "cancellation": row["score"]}
-    out = []
-    for field, value in recomputed.items():
-        stored = values.get(field)
-        if stored is None or field not in headers:
-            continue
-        if value is None or abs(stored - value) > DERIVED_TOLERANCE:
-            out.append((abs(stored - value) if value is not None else float("inf"), line, headers[field]))
-    return out
-
-
 def _note_issues(path: Path, issues: Sequence[CellIssue], notes: list[str]) -> None:
     """One note listing the file's rejected cells (a cell shared by several samples is listed once)."""
     from ccpt.schemas.base import summary_line
 
-    distinct = list({(i.row, i.column): i for i in issues}.values())
-    if distinct:
+    if distinct := list({(i.row, i.column): i for i in issues}.values()):
         notes.append(f"{path.name}: {summary_line(distinct)}")
 
 
@@ -369,11 +342,8 @@ _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
 def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
-    """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer.
-
-    Only the file name tells t: ``…_<model>_<method>-<t>.csv`` after the run prefix ``<model>_<method>``. The
-    ``C``/``C_T`` columns, where present, check it (see :func:`_check_sa_view`).
-    """
+    """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer:
+    only the file name tells t (``…_<model>_<method>-<t>.csv``); the ``C``/``C_T`` columns check it."""
     _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
@@ -388,8 +358,8 @@ def _check_sa_view(
 ) -> None:
     """Note a file whose ``C_T`` contradicts what its name says it holds (rows with unreadable cells are skipped).
 
-    Table-3 file (filter, no step): C_T = the final set, seed words included. Per-step file: C_T = C_t − C_0.
-    No-filter file: C_T = the final set − C_0. Sets are compared as sets (the authors stored Python sets).
+    Table-3 file (filter, no step): C_T = the final set with the seed words. Per-step file: C_t − C_0. No-filter file:
+    the final set − C_0. Compared as sets (the authors stored Python sets).
     """
     table3 = step is None and sa_filter
     fits = []
@@ -449,8 +419,7 @@ def _type_prediction_rows(
     lookup: dict[tuple[str, str, str], list[str]] = {}
     if dataset is not None:
         for record in dataset.paper_records:
-            key = (record.type, record.combination.lower(), record.property.lower())
-            lookup.setdefault(key, []).append(record.id)
+            lookup.setdefault((record.type, record.combination.lower(), record.property.lower()), []).append(record.id)
     else:
         notes.append(f"{path.name}: no dataset given; instance ids are row positions ('{TYPE_PREDICTION}:row<i>')")
     rows: list[dict[str, Any]] = []
@@ -459,8 +428,12 @@ def _type_prediction_rows(
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
         unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
-        shape = {"combination": "combination", "property": "property", "gold_type": "human_label_majority"}
-        shape["generated_"] = column
+        shape = {
+            "combination": "combination",
+            "property": "property",
+            "gold_type": "human_label_majority",
+            "generated_": column,
+        }
         checked = AUTHORS_TYPE.check(
             [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
         )
@@ -470,6 +443,10 @@ def _type_prediction_rows(
         for i, values in enumerate(checked.rows):
             instance, known = _type_instance(values, i, unused, dataset is not None)
             unmatched += not known
+            raw = (values["generated_"] or [None])[0]
+            parsed = parse_answer(TASK_SPECS[TYPE_PREDICTION], raw) if raw is not None else None
+            # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
+            usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
             row = _base_row(TYPE_PREDICTION, model, "naive", 0, instance, path)
             row.update(
                 combination=values["combination"],
@@ -478,12 +455,6 @@ def _type_prediction_rows(
                 invalid_cells=bad[i],
                 method=BASE,
                 judge=None,
-            )
-            raw = (values["generated_"] or [None])[0]
-            parsed = parse_answer(TASK_SPECS[TYPE_PREDICTION], raw) if raw is not None else None
-            # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
-            usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
-            row.update(
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,
                 pred_type=parsed.value if usable else None,

@@ -1,11 +1,8 @@
-"""Inspect eval logs: the one reader of log files (:func:`read_logs`, used by the tidy table, the token
-accounting and the sweep), and the tidy table read from the logs written by ccpt's tasks (one row per sample,
-epoch and Multi-Oracle member). Unreadable logs are named and skipped, never fatal.
-
-A directory can hold the same task run twice (rerun with a larger ``--limit``, or a killed run and its
-resumption): :func:`read_logs` returns logs oldest first, so wherever two logs hold the same run (:func:`run_key`)
-or the same answer, the newest log wins.
-"""
+"""Inspect eval logs: the one reader of log files (:func:`read_logs`, for the tidy table, the token accounting
+and the sweep), and the tidy table from ccpt's task logs (a row per sample, epoch and Multi-Oracle member).
+Unreadable logs are named and skipped, never fatal. A directory can hold one task run twice (rerun with a larger
+``--limit``, or a killed run and its resumption): logs come oldest first, so wherever two logs hold the same run
+(:func:`run_key`) or answer, the newest wins."""
 
 from __future__ import annotations
 
@@ -46,8 +43,7 @@ def rows_from_metadata(
     rows: list[dict[str, Any]] = []
     for index, member in enumerate(members):
         merged = {**base, **member}
-        row = empty_row()
-        row.update({k: merged.get(k) for k in COLUMNS if k in merged})
+        row = empty_row() | {k: merged[k] for k in COLUMNS if k in merged}
         # Raw values: the tidy-table schema checks them (:func:`check_records`), once, for every reader.
         row["sample"] = merged.get("sample", index)
         row["seed"] = merged["seed"] if merged.get("seed") is not None else default_seed
@@ -71,23 +67,13 @@ def rows_from_metadata(
 def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table.
 
-    One row per sample per epoch (and per Multi-Oracle member) from
-    ``sample.scores[<scorer>].metadata["ccpt"]``.
-    The scorer stores there one per-sample dict whose keys are those of :data:`COLUMNS` (docs/metrics.md).
-
-    Multi-Oracle shape: the same dict, whose per-answer keys move into a list under ``"samples"``::
-
-        {"task": "pi_emergent", "model": "...", "method": "multi_oracle", "seed": 0,
-         "instance": "ccpt_emergent:17", "combination": ..., "head": ..., "modifier": ..., "property": ...,
-         "judge": "...",
-         "samples": [{"sample": 0, "answer_raw": ..., "answer": ..., "answer_modifier": ...,
-                      "parse_ok": ..., "parse_error": ..., "r_np": ..., "r_hp": ..., "r_mp": ...,
-                      "judge_failures": 0}, ...]}
-
-    Each list element is merged over the top-level keys (element wins) and becomes one row. ``seed``
-    defaults to ``epoch − 1`` and ``model`` to the log's model when absent. ``r_hmp`` and ``score`` are
-    recomputed from ``r_np``, ``r_hp``, ``r_mp``. Samples with no ``ccpt`` metadata (e.g. errored samples)
-    become a row with ``parse_ok=False`` and ``parse_error="sample error: …"`` so failures are counted.
+    One row per sample, epoch and Multi-Oracle member from ``sample.scores[<scorer>].metadata["ccpt"]``: one dict
+    keyed by :data:`COLUMNS` (docs/metrics.md). For Multi-Oracle, the per-answer keys (``sample``, ``answer_raw``,
+    ``answer``, ``answer_modifier``, ``parse_ok``, ``parse_error``, ``r_np``, ``r_hp``, ``r_mp``,
+    ``judge_failures``) move into a list under ``"samples"``; each element is merged over the top-level keys
+    (element wins) into one row. ``seed`` defaults to ``epoch − 1`` and ``model`` to the log's model. ``r_hmp`` and
+    ``score`` are recomputed from ``r_np``, ``r_hp``, ``r_mp``. A sample with no ``ccpt`` metadata (e.g. an errored
+    one) becomes a row with ``parse_ok=False`` and ``parse_error="sample error: …"``, so failures are counted.
     """
     root = Path(log_dir)
     logs, unreadable = read_logs([root])
@@ -120,11 +106,10 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 formats.setdefault(log_judge, set()).add(str(meta["judge_format"]))
             if meta is None:
                 error = getattr(sample, "error", None)
-                row = empty_row()
                 # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
                 # sample: keep it, so the failure is counted in its place (e.g. Table 5's Unparsed column).
                 sample_meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
-                row.update({k: sample_meta[k] for k in COLUMNS if k in sample_meta})
+                row = empty_row() | {k: sample_meta[k] for k in COLUMNS if k in sample_meta}
                 row.update(
                     task=task_name if task_name in TASK_SPECS else None,
                     model=model,
@@ -209,10 +194,9 @@ def _ccpt_metadata(sample: Any) -> Any:
 def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
     """Check one log's rows against the tidy-table schema (docs/schemas.md, "tidy table"), in place.
 
-    A rejected value (``r_np = 7.0``, a relevance of ``nan``, a negative count) is set aside and counted in the
-    sample's ``invalid_cells``, and the derived cells are recomputed without it; a rejected or missing key cell
-    (task, instance, seed, …) raises :class:`DataError` naming it (the caller skips that log and names it).
-    Returns the note of the set-aside cells, or None.
+    A rejected value (``r_np = 7.0``, ``nan``, a negative count) is set aside, counted in ``invalid_cells`` and the
+    derived cells recomputed without it; a rejected or missing key cell (task, instance, seed, …) raises a
+    :class:`DataError` naming it (the caller skips that log). Returns the note of the set-aside cells, or None.
     """
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
@@ -235,11 +219,6 @@ class UnreadableLog:
     reason: str
 
 
-def _reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
 def unreadable_line(logs: Sequence[UnreadableLog]) -> str:
     """One line naming every unreadable log and why, e.g. for a warning on stderr."""
     named = "; ".join(f"{log.path}: {log.reason}" for log in logs)
@@ -257,12 +236,9 @@ class InspectLogs(NamedTuple):
 
 
 def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> InspectLogs:
-    """Read every Inspect log under ``paths`` (each a log file or a directory searched recursively), oldest
-    first by creation time, so that the newest log of a run comes last and wins.
-
-    A log that cannot be read (truncated by a kill, bad JSON, a foreign file) is named in ``unreadable`` and
-    skipped: one bad log must not hide the others. ``header_only`` reads no samples.
-    """
+    """Every Inspect log under ``paths`` (log files, or directories searched recursively), oldest first by creation
+    time so the newest log of a run wins. An unreadable log (truncated by a kill, bad JSON, a foreign file) is named in
+    ``unreadable`` and skipped: one bad log must not hide the others. ``header_only`` reads no samples."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     locations: list[str] = []
@@ -291,7 +267,8 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
         try:
             logs.append(read_eval_log(location, header_only=header_only))
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
-            unreadable.append(UnreadableLog(local, _reason(exc)))
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            unreadable.append(UnreadableLog(local, reason if len(reason) <= 120 else reason[:117] + "..."))
     logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order
     return InspectLogs(logs, unreadable)
 
@@ -299,8 +276,7 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
 def run_key(log: Any) -> tuple[str, str, str, str]:
     """What makes two logs the same task run: task, model, task arguments and judge (the grader role's model; for
     the distilled judge with the weights its base URL names: another head is another judge)."""
-    roles = log.eval.model_roles or {}
-    grader = roles.get("grader")
+    grader = (log.eval.model_roles or {}).get("grader")
     judge = "" if grader is None else str(grader.model)
     if grader is not None and str(grader.base_url or "").startswith(DISTILLED_BASE_URL):
         judge += f" {grader.base_url}"
