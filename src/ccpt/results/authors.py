@@ -39,8 +39,7 @@ if TYPE_CHECKING:
     from ccpt.schemas.base import CellIssue
 
 
-# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
-# Inspect logs written before protocols existed ran ccpt's default (DEFAULT_PROTOCOL).
+# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition.
 REFERENCE_PROTOCOL = "as-run"
 
 # Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
@@ -56,8 +55,7 @@ _JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
 
 
 def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: str) -> None:
-    missing = missing_columns(columns, required)
-    if missing:
+    if missing := missing_columns(columns, required):
         raise DataError(
             f"{path}: not a CCPT {what} result file; missing column(s): {', '.join(missing)}",
             "expected the authors' result CSV format (docs/metrics.md, \"The authors' result files\")",
@@ -76,10 +74,9 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
     if "combination" in fields:
         return NPC_EMERGENT
     if "property" in fields:
-        if "cancellation" in fields or any(re.match(r"^meta\..*_cancellation$", c) for c in columns):
-            return PI_CANCELED
-        if "emergence" in fields or any(re.match(r"^meta\..*_emergence$", c) for c in columns):
-            return PI_EMERGENT
+        for field, pi_task in (("cancellation", PI_CANCELED), ("emergence", PI_EMERGENT)):
+            if field in fields or any(re.match(rf"^meta\..*_{field}$", c) for c in columns):
+                return pi_task
     raise DataError(
         f"{path}: cannot tell the task from the columns (need '<run>_property' with an emergence or "
         "cancellation column, or '<run>_combination')"

@@ -89,7 +89,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             # Another benchmark's log beside ccpt's: named and skipped, never read as failed ccpt samples.
             unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
             continue
-        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
+        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)  # older logs ran the default
         grader = (log.eval.model_roles or {}).get("grader")
         log_judge = None if grader is None else str(grader.model)
         # Every row of a judged task run carries its judge's identity, a failed sample's too: it belongs to that run.

@@ -82,9 +82,10 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
     events: dict[tuple[Any, ...], list[Any]] = {}
     for log in filter(is_ccpt_log, logs):
+        identity = run_key(log)
         for sample in log.samples or []:
             # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
-            events[(*run_key(log), str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
+            events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
     totals: dict[tuple[str, str], list[int]] = {}
     for model_events in events.values():
         for event in model_events:
