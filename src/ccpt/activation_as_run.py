@@ -1,17 +1,14 @@
 """Spreading Activation as the authors' code ran it for the paper's tables: the ``as-run`` protocol.
 
-The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`spread_activation_as_run` instead of
-:func:`ccpt.activation.spread_activation`: what produced the authors' stored Table-3 files (their ``C`` per step and
-``C_T`` columns; docs/methods.md lists each choice and its evidence). C_0 = (head, modifier) for PI and (head,
-property) for NPC stays in the set; each step takes every concept's activations (LLM and/or every ConceptNet
-neighbour, duplicates kept), draws a random sample of at most 10 candidates in random order and shows the filter a
-random sample of the first 5, with the pair O; the filter's first bracketed list (read as a Python literal, never
-evaluated) *is* the next set. The stop test compares the new set's spaCy lemmas with the set itself, so an instance
-stops when every concept is its own lemma. The Table-3 answer sees the final set seed words included (empty if it
-emptied); the per-step answers (Table 6) and the no-filter ablation (Table 7) see C_t − C_0, an empty C_t replaced
-by the last non-empty one.
-
-The shared parts (seeds, trajectory, activation memo, prompts) are :mod:`ccpt.activation`'s.
+:func:`spread_activation_as_run` replaces :func:`ccpt.activation.spread_activation`; it produced the authors' stored
+Table-3 files (their ``C`` per step and ``C_T`` columns; docs/methods.md lists each choice and its evidence). C_0 =
+(head, modifier) for PI, (head, property) for NPC, stays in the set. Each step takes every concept's activations (LLM
+and/or every ConceptNet neighbour, duplicates kept), draws a random sample of at most 10 candidates in random order
+and shows the filter a random sample of the first 5, with the pair O; the filter's first bracketed list (a Python
+literal, never evaluated) *is* the next set. The stop test compares the new set's spaCy lemmas with the set itself:
+an instance stops when every concept is its own lemma. The Table-3 answer sees the final set with the seed words
+(empty if it emptied); the per-step answers (Table 6) and the no-filter ablation (Table 7) see C_t − C_0, an empty
+C_t replaced by the last non-empty one. Seeds, trajectory, activation memo and prompts are :mod:`ccpt.activation`'s.
 """
 
 from __future__ import annotations
@@ -34,18 +31,15 @@ from ccpt.activation import (
     filter_prompt,
     record_step,
 )
-from ccpt.answers import first_list_literal
+from ccpt.answers import first_list_literal, spacy_lemma
 from ccpt.errors import DataError
 from ccpt.graph import ConceptGraph, UnsupportedQuery
 
 
 class AuthorsNeighbourCache:
-    """The authors' ConceptNet neighbourhood cache as their code read it: a concept's list looked up by its exact
-    spelling, every label as stored (no cleaning: "en 1" and the concept itself included), strongest first.
-
-    ccpt's :class:`ccpt.graph.NeighbourCache` cleans the same file; the ``as-run`` protocol uses this one because
-    the stored no-filter sets hold exactly these labels.
-    """
+    """The authors' ConceptNet neighbourhood cache as their code read it: a concept's list by its exact spelling,
+    labels as stored (uncleaned: "en 1" and the concept itself included), strongest first. The ``as-run`` protocol
+    uses it, not :class:`ccpt.graph.NeighbourCache` (which cleans the file): the stored no-filter sets hold these."""
 
     capabilities = frozenset({"neighbours"})
 
@@ -80,28 +74,13 @@ class AuthorsNeighbourCache:
 
 
 def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
-    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set).
-
-    It was meant to compare C_t with C_{t+1}; as written it is 0 exactly when every concept is its own lemma
-    (no plural, "-ing" form, capital or multi-token spelling that the lemmatiser changes).
-    """
+    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set). Meant
+    to compare C_t with C_{t+1}, it is 0 exactly when every concept is its own lemma (no plural, "-ing" form, capital
+    or multi-token spelling the lemmatiser changes)."""
     raw = set(concepts)
     lemmas = {lemma(c) for c in raw}
     union = raw | lemmas
     return 1.0 - len(raw & lemmas) / len(union) if union else 0.0
-
-
-async def _filter_as_run(
-    view: list[str], seeds: Seeds, generate: Generate, config: SAConfig
-) -> tuple[tuple[str, ...], bool, int]:
-    """The authors' filter: its reply's first bracketed list is the next set, as written (seed words, nodes it
-    was not shown and all); (set, reply unreadable?, items that were not in the view)."""
-    reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
-    items = first_list_literal(reply)
-    if items is None:
-        return (), True, 0
-    kept = tuple(dict.fromkeys(items))
-    return kept, False, sum(item not in view for item in kept)
 
 
 async def spread_activation_as_run(
@@ -113,16 +92,11 @@ async def spread_activation_as_run(
     config: SAConfig,
     lemma: Callable[[str], str] | None = None,
 ) -> Trajectory:
-    """Spreading Activation as the authors' code ran it for the paper's tables (see the module docstring).
-
-    ``lemma`` is the stop test's lemmatiser (default: spaCy's, :func:`ccpt.answers.spacy_lemma`). The random
-    choices are seeded by ``config.seed`` and the instance, so a run is reproducible.
-    """
+    """Spreading Activation as the authors' code ran it (see the module docstring). ``lemma`` is the stop test's
+    lemmatiser (default :func:`ccpt.answers.spacy_lemma`); random choices are seeded by ``config.seed`` and the
+    instance, so a run is reproducible."""
     check_sources(config, generate, graph)
-    if lemma is None:
-        from ccpt.answers import spacy_lemma
-
-        lemma = spacy_lemma
+    lemma = lemma or spacy_lemma
     rng = random.Random(f"as-run|{config.seed}|{'|'.join(seeds.as_run_c0)}")
     trajectory = Trajectory(seeds, as_run=True, final_with_seeds=config.use_filter)
     current: tuple[str, ...] = seeds.as_run_c0
@@ -139,7 +113,13 @@ async def spread_activation_as_run(
             kept: tuple[str, ...] = ()
             if view:
                 assert generate is not None
-                kept, filter_failed, invented = await _filter_as_run(view, seeds, generate, config)
+                # The authors' filter: its reply's first bracketed list is the next set, as written (seed words,
+                # nodes it was not shown and all).
+                reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
+                items = first_list_literal(reply)
+                filter_failed = items is None
+                kept = tuple(dict.fromkeys(items or ()))
+                invented = sum(item not in view for item in kept)
         else:
             kept = tuple(dict.fromkeys(sample))
         step = Step(

@@ -22,9 +22,7 @@ ExportFormat = Literal["jsonl", "csv", "parquet"]
 
 def record_row(record: Record) -> dict[str, Any]:
     """A flat, JSON-ready dict of a record (tuples become lists, plus the stable ``id``)."""
-    row = asdict(record)
-    row = {"id": record.id, **{k: list(v) if isinstance(v, tuple) else v for k, v in row.items()}}
-    return row
+    return {"id": record.id, **{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(record).items()}}
 
 
 def select_records(ds: CCPTDataset, split: str | None, task: TaskName | None) -> list[Record]:
@@ -46,25 +44,19 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
     with atomic_path(path) as partial:
         if fmt == "jsonl":
             with partial.open("w", encoding="utf-8") as fh:
-                for row in rows:
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
         elif fmt == "csv":
-            fields = list(rows[0]) if rows else []
             with partial.open("w", newline="", encoding="utf-8") as fh:
-                writer = csv.DictWriter(fh, fieldnames=fields)
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
                 writer.writeheader()
-                for row in rows:
-                    writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()})
+                writer.writerows(
+                    {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()} for r in rows
+                )
         else:
             import pyarrow as pa  # optional: the `parquet` extra
             import pyarrow.parquet as pq
 
             pq.write_table(pa.Table.from_pylist(rows), partial)
-
-
-def _target(record: Record, task: TaskName) -> tuple[str, dict[str, str]]:
-    spec, fields = TASK_SPECS[task], asdict(record)
-    return task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
 
 
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -74,10 +66,9 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 def leak_key(text: str) -> str:
     """The meaning-level form of a phrase the SFT exclusion compares: what a surface change cannot hide.
 
-    Lower case; punctuation dropped (possessive ``'s`` with it); the articles a / an / the dropped; each word's
-    noun lemma (lemminflect, a core dependency: "walkers" → "walker", "mice" → "mouse"). "The death walkers" and
-    "death walkers" are one phrase; only noun inflection is undone, so "peeled" and "peel" stay two (as in
-    :func:`ccpt.activation.concept_key`). Words under 3 letters are kept as they are (lemminflect maps "as" → "a").
+    Lower case, punctuation (possessive ``'s`` too) and the articles a / an / the dropped, each word's noun lemma
+    (lemminflect: "walkers" → "walker", "mice" → "mouse"; "peeled" and "peel" stay two, as in
+    :func:`ccpt.activation.concept_key`). Words under 3 letters are kept (lemminflect maps "as" → "a").
     """
     from lemminflect import getLemma
 
@@ -117,14 +108,12 @@ def sft_export(
 ) -> SFTExport:
     """Chat-format supervised fine-tuning examples from the train pools, with nothing a test item could leak from.
 
-    A train row is dropped when it is a test row of *any* generative task (PI-emergent and NPC-emergent index
-    the same file), or when its (noun phrase, property), its (head, property) or its noun phrase equals that of
-    a test item of any generative task (the dataset repeats phrases across rows: a model trained on
-    "a ship without a rudder" → "directionless" has seen that test answer). Task 3 draws its items from every
-    row of the three files, train pools included: a row that is a Task-3 item, or whose (noun phrase, property)
-    is a Task-3 item's, is dropped too (``type_items``: the Task-3 evaluation set(s); default the set of seed
-    0, what ``ccpt run`` evaluates). Phrases are compared by meaning, not by string (:func:`leak_key`: case,
-    punctuation, articles and noun inflection do not count): "death walkers" → "mythical" in training would leak
+    A train row is dropped when it is a test row of *any* generative task (PI- and NPC-emergent index one file), or
+    shares its (noun phrase, property), (head, property) or noun phrase with a test item of any generative task
+    (the dataset repeats phrases: training on "a ship without a rudder" → "directionless" shows that test answer).
+    Task 3 draws items from every row, train pools included: a Task-3 item's row, or a row with its (noun phrase,
+    property), is dropped too (``type_items``: the Task-3 evaluation set(s); default seed 0's, what ``ccpt run``
+    evaluates). Phrases compare by meaning (:func:`leak_key`): "death walkers" → "mythical" in training would leak
     the Task-3 item "the death walkers" → "mythical". Only rows whose majority label is the file's type are used.
     """
     held_out = ds.held_out_rows()
@@ -148,7 +137,8 @@ def sft_export(
             if rule is not None:
                 removed[rule] += 1
                 continue
-            prompt, answer = _target(record, task)
+            spec, fields = TASK_SPECS[task], asdict(record)
+            prompt, answer = task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
             examples.append(
                 {
                     "id": record.id,

@@ -1,17 +1,17 @@
 """Strict JSON for every ccpt output, and the provenance block that says what produced it.
 
-Python's ``json`` writes ``NaN`` and ``Infinity`` by default, which strict parsers (JavaScript, jq, most JSON
-libraries) reject; an undefined statistic (a constant judge's correlation, a mean over no valid sample) is
-written as ``null`` instead. Every JSON output goes through :func:`dumps`, which converts first and then refuses
-anything non-finite that is left (``allow_nan=False``).
+Strict parsers (JavaScript, jq) reject the ``NaN`` and ``Infinity`` Python's ``json`` writes: an undefined statistic
+(a constant judge's correlation, a mean over no valid sample) is written as ``null``, and :func:`dumps` refuses
+anything non-finite left (``allow_nan=False``).
 
-The provenance block names the ccpt and Inspect versions, the protocol, the dataset (pinned commit, and the
-sha256 of each file when the directory read is known), the models, the judge, the generation settings where
-known, and a UTC timestamp. Text formats carry the same block as a short comment (:func:`provenance_lines`).
+The provenance block names the ccpt and Inspect versions, the protocol, the dataset (pinned commit; each file's
+sha256 when the directory is known), the models, the judge, the generation settings where known, and a UTC
+timestamp. Text formats carry it as a short comment (:func:`provenance_lines`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -56,28 +56,15 @@ def dumps(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str
     return json.dumps(strict(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
 
 
-def _inspect_version() -> str | None:
-    # The installed distribution's metadata: no import of Inspect itself (this module is core).
-    try:
-        return metadata.version("inspect-ai")
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def dataset_provenance(data_dir: str | Path | None) -> dict[str, Any]:
     """The pinned dataset commit and, when ``data_dir`` is known, each required file's sha256 there and
     whether all of them match the pinned checksums."""
-    info: dict[str, Any] = {"commit": PINNED_COMMIT}
     if data_dir is None:
-        return info
+        return {"commit": PINNED_COMMIT}
     root = Path(data_dir)
     files = {name: sha256_file(root / name) for name in REQUIRED_FILES if (root / name).is_file()}
-    info["dir"] = str(root)
-    info["sha256"] = files
-    info["matches_pinned"] = len(files) == len(REQUIRED_FILES) and all(
-        digest == CHECKSUMS[name] for name, digest in files.items()
-    )
-    return info
+    matches = files == {name: CHECKSUMS[name] for name in REQUIRED_FILES}
+    return {"commit": PINNED_COMMIT, "dir": str(root), "sha256": files, "matches_pinned": matches}
 
 
 def provenance(
@@ -91,9 +78,12 @@ def provenance(
 ) -> dict[str, Any]:
     """The provenance block of one output. Unknown fields are ``None`` (never guessed)."""
     stamp = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(microsecond=0)
+    inspect_version = None
+    with contextlib.suppress(metadata.PackageNotFoundError):  # the distribution's metadata: Inspect is not imported
+        inspect_version = metadata.version("inspect-ai")
     return {
         "ccpt_version": __version__,
-        "inspect_version": _inspect_version(),
+        "inspect_version": inspect_version,
         "protocol": protocol,
         "dataset": dataset_provenance(data_dir),
         "models": sorted({m for m in models if m}),

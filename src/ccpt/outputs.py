@@ -1,9 +1,6 @@
-"""Writing outputs safely: directories checked before work starts, files replaced atomically, inputs never
-overwritten.
-
-A bad output path costs one line, not a finished run; a file is written to a temporary name beside it and
-renamed into place only once complete (a crash or Ctrl-C leaves the old file, never half a new one); and an
-output that would replace one of the command's own inputs is refused before anything is read.
+"""Writing outputs safely: a bad output path costs one line before work starts, not a finished run; a file is
+written to a temporary name beside it and renamed into place once complete (a crash or Ctrl-C leaves the old file,
+never half a new one); an output that would replace one of the command's inputs is refused before anything is read.
 """
 
 from __future__ import annotations
@@ -32,12 +29,11 @@ def ensure_writable_dir(directory: str | Path, option: str) -> Path:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
-    """A temporary path beside ``path`` (unique to this writer), renamed onto ``path`` if the block succeeds.
+    """A temporary path beside ``path``, renamed onto ``path`` if the block succeeds (else removed, ``path`` untouched).
 
-    The one atomic-write helper of ccpt: every file ccpt writes goes through it (or :func:`atomic_write_text`).
-    The temporary name is unique (``tempfile``), so two writers of the same target never write one file; it is
-    removed whatever happens in the block, and ``path`` keeps its old content unless the block succeeds.
-    ``option`` (e.g. ``"--out"``) names the option the path came from in the one-line error.
+    Every file ccpt writes goes through it (or :func:`atomic_write_text`). The temporary name is unique
+    (``tempfile``), so two writers of one target never share a file. ``option`` (e.g. ``"--out"``) names the option
+    the path came from in the one-line error.
     """
     target = Path(path)
     where = f"{option} {target}" if option else str(target)
@@ -73,11 +69,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def refuse_inputs(out: str | Path | None, inputs: Iterable[str | Path], option: str) -> None:
-    """Refuse an output that is one of the command's input files (one line naming both), before any work.
-
-    Files are compared as files (a symlink or a hard link to an input is that input); directories among
-    ``inputs`` are skipped (see :func:`refuse_in_dirs`).
-    """
+    """Refuse an output that is one of the command's input files (one line naming both), before any work. Files
+    compare as files (a symlink or hard link to an input is that input); directories are skipped (see
+    :func:`refuse_in_dirs`)."""
     if out is None:
         return
     target = Path(out)
@@ -94,10 +88,6 @@ def refuse_in_dirs(
     out: str | Path | None, directories: Iterable[str | Path], names: Iterable[str], option: str
 ) -> None:
     """Refuse an output that would replace one of the files ``names`` a command reads from ``directories``."""
-    if out is None:
-        return
     wanted = set(names)
     for directory in directories:
-        root = Path(directory)
-        candidates = [root / name for name in wanted]
-        refuse_inputs(out, [c for c in candidates if c.is_file()], option)
+        refuse_inputs(out, [Path(directory) / name for name in wanted], option)

@@ -1,20 +1,18 @@
 """The per-sample record: one answer of one model to one instance, as judged (docs/metrics.md, "Per-sample results").
 
-The Inspect scorer builds a :class:`SampleRow` per reply and stores it in the log; :mod:`ccpt.results` reads
-logs and the authors' files into a table whose columns are :data:`COLUMNS`, derived from this record. A field
-marked ``log_only`` is kept in the log for diagnosis but is not a column of the tidy table.
+The Inspect scorer stores a :class:`SampleRow` per reply in the log; :mod:`ccpt.results` reads logs and the authors'
+files into a table whose columns are :data:`COLUMNS` (a ``log_only`` field stays in the log, for diagnosis).
 
-Every row has a declared identity (docs/metrics.md, "Identity"): :data:`RUN_IDENTITY` names the run it belongs to
-(one row of Table 3 per model, method, judge and protocol), :data:`SAMPLE_IDENTITY` the one answer it is. Readers
-and reports key on these columns and infer nothing from how many rows share an instance: two rows with one sample
-identity are the same answer read twice, never two samples.
+Every row has a declared identity (docs/metrics.md, "Identity"): :data:`RUN_IDENTITY` names its run (one row of
+Table 3 per model, method, judge and protocol), :data:`SAMPLE_IDENTITY` the one answer it is. Readers key on these
+and infer nothing from how many rows share an instance: two rows with one sample identity are one answer read twice.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, get_args
 
 
 @dataclass(kw_only=True)
@@ -79,15 +77,10 @@ def judge_identity(
     reply_format: str | None = None,
     mode: str = "text",
 ) -> str:
-    """A judge as its scores depend on it: the model, the distilled judge's weights (the manifest's sha256, first
-    12 hex digits) and scale (``+raw`` when uncalibrated), the reply format a server negotiated and the reading mode
-    (``expected``: from log-probabilities). ``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5a1c2``.
-    """
-    name = model
-    if head_sha256:
-        name += f"@{head_sha256[:12]}"
-    if raw:
-        name += "+raw"
+    """A judge as its scores depend on it: the model, the distilled judge's weights (manifest sha256, first 12 hex
+    digits) and scale (``+raw`` uncalibrated), the reply format a server negotiated and the reading mode (``expected``:
+    from log-probabilities). ``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5a1c2``."""
+    name = model + (f"@{head_sha256[:12]}" if head_sha256 else "") + ("+raw" if raw else "")
     qualifiers = [q for q in (reply_format if not head_sha256 else None, None if mode == "text" else mode) if q]
     return f"{name} ({', '.join(qualifiers)})" if qualifiers else name
 
@@ -104,12 +97,10 @@ _QUALIFIED = re.compile(r"^(.*) \(([^()]*)\)$")
 
 
 def scored_judge(identity: str) -> str:
-    """A judge identity without the reply format a server negotiated: the model, the distilled judge's weights and
-    scale, and the reading mode (``expected`` scores differ from ``text`` ones) — what its agreement with the human
-    ratings is a property of, and the key it is stored under (``ccpt-distilled/default@4d1ef41822ad``,
-    ``openai/gpt-4o``, ``gguf/qwen2.5-1.5b (expected)``)."""
-    from typing import get_args
-
+    """A judge identity without the negotiated reply format (model, distilled weights and scale, reading mode):
+    what its agreement with the human ratings is a property of and stored under
+    (``ccpt-distilled/default@4d1ef41822ad``, ``openai/gpt-4o``, ``gguf/qwen2.5-1.5b (expected)``: ``expected``
+    scores differ from ``text`` ones)."""
     from ccpt.schemas.run import JudgeMode
 
     found = _QUALIFIED.match(identity)

@@ -1,8 +1,8 @@
 """Where data and graphs come from: a local directory, the verified download cache, or a pinned download.
 
-This is the one core module that may reach the network (through :mod:`ccpt.download`, pinned and
-checksum-verified), and only when no local copy is given. The CLI and the Inspect solvers both resolve
-their inputs here, so "which dataset / which concept graph" has one answer.
+The one core module that may reach the network (through :mod:`ccpt.download`, pinned and checksum-verified), only
+when no local copy is given. The CLI and the Inspect solvers resolve their inputs here: "which dataset / which
+concept graph" has one answer.
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ def graph_cache_file(data_dir: Path | None) -> Path:
     if root == cache_dir():
         # Hashed again before every use, like the dataset files: an altered cached copy is fetched again, never read.
         download((GRAPH_CACHE_NAME,), target=root)
-    if not (root / GRAPH_CACHE_NAME).is_file():
+    if not (path := root / GRAPH_CACHE_NAME).is_file():
         raise DataError(
-            f"no concept graph: {root / GRAPH_CACHE_NAME} is missing and no index is built",
+            f"no concept graph: {path} is missing and no index is built",
             hint="pass --cache FILE, or build an index with: ccpt conceptnet index DUMP",
         )
-    return root / GRAPH_CACHE_NAME
+    return path

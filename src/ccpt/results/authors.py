@@ -1,15 +1,15 @@
-"""The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result
-files") read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
+"""The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result files")
+read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
 
-Spreading Activation files need the file name too: a per-step file (Table 6, ``…_sa-conceptnet-2.csv``) carries
-the same run columns as the Table-3 file (``gpt-4o_sa-conceptnet_<seed>_…``), so the step t comes from the name
-(``<run>-<t>``). Their ``C`` (the concept set of every step) and ``C_T`` (what the answer was shown) columns then
-check the name: in a Table-3 file C_T is the final set *with* the seed words, in a per-step or no-filter file it is
-C_t without them; a file whose columns contradict its name is reported in a note.
+Spreading Activation files need the file name too: a per-step file (Table 6, ``…_sa-conceptnet-2.csv``) has the
+Table-3 file's run columns, so the step t comes from the name (``<run>-<t>``). Their ``C`` (every step's concept
+set) and ``C_T`` (what the answer was shown) columns check the name: C_T is the final set *with* the seed words in a
+Table-3 file, C_t without them in a per-step or no-filter file; a file whose columns contradict its name is noted.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.answers import parse_answer
+from ccpt.answers import list_literal_end, parse_answer, split_reply_list
 from ccpt.errors import DataError
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
@@ -39,8 +39,7 @@ if TYPE_CHECKING:
     from ccpt.schemas.base import CellIssue
 
 
-# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition;
-# Inspect logs written before protocols existed ran ccpt's default (DEFAULT_PROTOCOL).
+# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition.
 REFERENCE_PROTOCOL = "as-run"
 
 # Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
@@ -56,8 +55,7 @@ _JUDGE_COLUMN = re.compile(r"^meta\.combination_(?P<judge>.+)_relevance$")
 
 
 def _require(path: Path, columns: Iterable[str], required: Sequence[str], what: str) -> None:
-    missing = missing_columns(columns, required)
-    if missing:
+    if missing := missing_columns(columns, required):
         raise DataError(
             f"{path}: not a CCPT {what} result file; missing column(s): {', '.join(missing)}",
             "expected the authors' result CSV format (docs/metrics.md, \"The authors' result files\")",
@@ -76,10 +74,9 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
     if "combination" in fields:
         return NPC_EMERGENT
     if "property" in fields:
-        if "cancellation" in fields or any(re.match(r"^meta\..*_cancellation$", c) for c in columns):
-            return PI_CANCELED
-        if "emergence" in fields or any(re.match(r"^meta\..*_emergence$", c) for c in columns):
-            return PI_EMERGENT
+        for field, pi_task in (("cancellation", PI_CANCELED), ("emergence", PI_EMERGENT)):
+            if field in fields or any(re.match(rf"^meta\..*_{field}$", c) for c in columns):
+                return pi_task
     raise DataError(
         f"{path}: cannot tell the task from the columns (need '<run>_property' with an emergence or "
         "cancellation column, or '<run>_combination')"
@@ -89,11 +86,8 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
 def _instance_ids(
     instances: Sequence[Mapping[str, Any]], task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> list[str]:
-    """Dataset Record ids for the rows of a generative reference file (matched on combination + property).
-
-    A row whose combination or property was rejected keeps a positional id ('<task>:row<i>'); its samples are
-    counted failures.
-    """
+    """Dataset Record ids for the rows of a generative reference file (matched on combination + property); a row
+    whose combination or property was rejected keeps a positional id ('<task>:row<i>'), its samples counted failures."""
     positional = [f"{task}:row{i}" for i in range(len(instances))]
     if dataset is None:
         notes.append(
@@ -129,9 +123,8 @@ def _take(ids: list[str]) -> str:
 
 
 def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, path: Path) -> dict[str, Any]:
-    row = empty_row()
     method, sa_filter = reference_method(method_raw)
-    row.update(
+    return empty_row() | dict(
         task=task,
         model=model,
         method=method,
@@ -144,19 +137,17 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
         source=path.name,
         protocol=REFERENCE_PROTOCOL,
     )
-    return row
 
 
 def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
     """Read one of the authors' result CSVs into the tidy table.
 
-    Model, method, seed, sample and task are recognised from the column names (not the file name):
-    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample
-    fields are ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregate columns such as
-    ``gpt-4o_best+multi_0_emergence`` are ignored (ccpt recomputes the oracle). The stored relevances are
-    already in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance of the head noun
-    (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the answer the authors
-    judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
+    Model, method, seed, sample and task come from the column names, not the file name:
+    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample fields are
+    ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregates (``gpt-4o_best+multi_0_emergence``) are ignored: ccpt
+    recomputes the oracle. Stored relevances are in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance
+    of the head noun (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the one the
+    authors judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
     """
     path = Path(path)
     try:
@@ -175,20 +166,12 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     fields = {field for run in runs.values() for (_, field) in run}
     task = _detect_task(path, columns, fields)
     notes: list[str] = []
-    if not TASK_SPECS[task].generative:
-        out = _type_prediction_rows(frame, path, dataset, notes)
-    else:
+    if TASK_SPECS[task].generative:
         out = _generative_rows(frame, path, task, runs, dataset, notes)
+    else:
+        out = _type_prediction_rows(frame, path, dataset, notes)
     out.attrs["notes"] = notes
     return out
-
-
-def _judge_name(columns: Sequence[str]) -> str:
-    for column in columns:
-        match = _JUDGE_COLUMN.match(column)
-        if match and match["judge"] != "human":  # meta.combination_human_relevance holds Likert tuples
-            return match["judge"]
-    return "unknown"
 
 
 # The run columns' field names → the sample schema's names (the judged answer has one name for both tasks).
@@ -207,15 +190,15 @@ def _generative_rows(
     from ccpt.schemas.results import AUTHORS_ROW
 
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
-    judge = _judge_name(list(frame.columns))
+    # meta.combination_human_relevance holds Likert tuples: not a judge.
+    judges = (m["judge"] for c in frame.columns if (m := _JUDGE_COLUMN.match(c)) and m["judge"] != "human")
+    judge = next(judges, "unknown")
     npc = TASK_SPECS[task].completes_phrase
-    head_column = f"meta.root_{judge}_relevance"
+    shape = {name: name for name in ("combination", "root", "modifier", "property")}
     if npc:
-        _require(path, frame.columns, [head_column], task)
+        shape["head_relevance"] = f"meta.root_{judge}_relevance"
+        _require(path, frame.columns, [shape["head_relevance"]], task)
     lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
-    shape = {"combination": "combination", "root": "root", "modifier": "modifier", "property": "property"}
-    if npc:
-        shape["head_relevance"] = head_column
     instances = AUTHORS_ROW.check(
         [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
     )
@@ -226,32 +209,21 @@ def _generative_rows(
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
     steps: dict[str, int | None] = {}
+    # Every sample of a run has the relevance columns the tables need (a missing column is a malformed file).
+    needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
     for (prefix, seed), cols in sorted(runs.items()):
         if prefix not in steps:
-            steps[prefix] = _sa_step(path, prefix, prefix.rpartition("_")[2], lines, notes)
+            steps[prefix] = _sa_step(path, prefix, lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
-        _require_run(path, prefix, seed, cols, samples, npc)
-        run = _run_rows(source, prefix, seed, cols, samples, steps[prefix])
-        rows.extend(run.rows)
-        issues.extend(run.issues)
-        mismatches.extend(run.mismatches)
+        for sample in samples:
+            run = f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}"
+            if absent := [f"{run}_{f}" for f in needed if (sample, f) not in cols]:
+                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
+        _run_rows(source, prefix, seed, cols, samples, steps[prefix], rows, issues, mismatches)
     _note_issues(path, issues, notes)
     if mismatches:
         notes.append(derived_note(path.name, mismatches, "indiv_max / emergence / cancellation", "the relevances"))
     return tidy_frame(rows)
-
-
-def _require_run(
-    path: Path, prefix: str, seed: int, cols: Mapping[tuple[int | None, str], str], samples: list, npc: bool
-) -> None:
-    """Every sample of a run has the relevance columns the tables need (a missing column is a malformed file)."""
-    needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
-    for sample in samples:
-        absent = [
-            f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}_{f}" for f in needed if (sample, f) not in cols
-        ]
-        if absent:
-            raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
 
 
 @dataclass(frozen=True)
@@ -267,13 +239,6 @@ class _File:
     row_bad: Sequence[int]  # rejected instance cells per row: each is a failure of every sample of the row
 
 
-@dataclass
-class _Run:
-    rows: list[dict[str, Any]]
-    issues: list[CellIssue]
-    mismatches: list[tuple[float, int, str]]
-
-
 def _run_rows(
     source: _File,
     prefix: str,
@@ -281,15 +246,18 @@ def _run_rows(
     cols: Mapping[tuple[int | None, str], str],
     samples: Sequence[int | None],
     step: int | None,
-) -> _Run:
-    """The tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
+    rows: list[dict[str, Any]],
+    issues: list[CellIssue],
+    mismatches: list[tuple[float, int, str]],
+) -> None:
+    """Append the tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
     from ccpt.schemas.results import AUTHORS_SAMPLE
 
     path, task, row_bad = source.path, source.task, source.row_bad
     spec = TASK_SPECS[task]
     model, _, method_raw = prefix.rpartition("_")
     raw_column = cols.get((None, "generated_"))
-    cells, headers, numbers, keys = [], [], [], []
+    cells, headers, keys = [], [], []
     for i, line in enumerate(source.lines):
         for sample in samples:
             names = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == sample and f != "generated_"}
@@ -297,15 +265,14 @@ def _run_rows(
                 names["generated_"] = raw_column
             cells.append({field: line[name] for field, name in names.items()})
             headers.append(names)
-            numbers.append(i)
             keys.append((i, sample))
-    checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=numbers, headers=headers)
+    checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=[i for i, _ in keys], headers=headers)
     # Derived cells are never used, so a rejected one is not a failure of its sample (it is still listed).
     counted = [0] * len(cells)
     for issue in checked.issues:
         if issue.column not in {headers[issue.position or 0].get(f) for f in _DERIVED_FIELDS}:
             counted[issue.position or 0] += 1
-    out = _Run([], list(checked.issues), [])
+    issues.extend(checked.issues)
     for position, ((i, sample), values) in enumerate(zip(keys, checked.rows, strict=True)):
         instance = source.instances[i]
         index = 0 if sample is None else sample
@@ -322,8 +289,7 @@ def _run_rows(
         )
         raw_list = values.get("generated_") or []
         raw = raw_list[index] if index < len(raw_list) else None
-        head = instance["root"] or ""
-        parsed = parse_answer(spec, raw, head) if raw is not None else None
+        parsed = parse_answer(spec, raw, instance["root"] or "") if raw is not None else None
         # The answer the authors judged (their parsed columns); ours only where they stored none.
         row["answer"] = values.get("answer") or (parsed.value if parsed else None)
         if spec.completes_phrase:
@@ -334,13 +300,19 @@ def _run_rows(
         row["answer_raw"] = raw
         row["parse_ok"] = bool(parsed.ok) if parsed else False
         row["parse_error"] = parsed.error if parsed else _no_raw(raw_column, values, cells[position])
-        relevances = Relevances(values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
-        if row_bad[i]:  # the instance cannot be trusted: the sample is a counted failure
-            relevances = Relevances(None, None, None)
-        set_scores(row, relevances)
-        out.mismatches.extend(_mismatches(row, values, headers[position], i))
-        out.rows.append(row)
-    return out
+        relevances = (values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
+        # An instance that cannot be trusted makes the sample a counted failure.
+        set_scores(row, Relevances(*((None, None, None) if row_bad[i] else relevances)))
+        # (|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value.
+        for field, value in {
+            "indiv_max": row["r_hmp"],
+            "emergence": row["score"],
+            "cancellation": row["score"],
+        }.items():
+            stored, column = values.get(field), headers[position].get(field)
+            if stored is not None and column and (value is None or abs(stored - value) > DERIVED_TOLERANCE):
+                mismatches.append((math.inf if value is None else abs(stored - value), i, column))
+        rows.append(row)
 
 
 def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[str, Any]) -> str:
@@ -352,27 +324,11 @@ def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[st
     return "no raw generation stored for this sample"
 
 
-def _mismatches(
-    row: Mapping[str, Any], values: Mapping[str, Any], headers: Mapping[str, str], line: int
-) -> list[tuple[float, int, str]]:
-    """(|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value."""
-    recomputed = {"indiv_max": row["r_hmp"], "emergence": row["score"], "cancellation": row["score"]}
-    out = []
-    for field, value in recomputed.items():
-        stored = values.get(field)
-        if stored is None or field not in headers:
-            continue
-        if value is None or abs(stored - value) > DERIVED_TOLERANCE:
-            out.append((abs(stored - value) if value is not None else float("inf"), line, headers[field]))
-    return out
-
-
 def _note_issues(path: Path, issues: Sequence[CellIssue], notes: list[str]) -> None:
     """One note listing the file's rejected cells (a cell shared by several samples is listed once)."""
     from ccpt.schemas.base import summary_line
 
-    distinct = list({(i.row, i.column): i for i in issues}.values())
-    if distinct:
+    if distinct := list({(i.row, i.column): i for i in issues}.values()):
         notes.append(f"{path.name}: {summary_line(distinct)}")
 
 
@@ -382,15 +338,10 @@ def _note_issues(path: Path, issues: Sequence[CellIssue], notes: list[str]) -> N
 _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
-def _sa_step(
-    path: Path, prefix: str, method_raw: str, lines: Sequence[Mapping[str, Any]], notes: list[str]
-) -> int | None:
-    """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer.
-
-    Only the file name tells t: ``…_<model>_<method>-<t>.csv`` after the run prefix ``<model>_<method>``. The
-    ``C``/``C_T`` columns, where present, check it (see :func:`_check_sa_view`).
-    """
-    _, sa_filter = reference_method(method_raw)
+def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
+    """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer:
+    only the file name tells t (``…_<model>_<method>-<t>.csv``); the ``C``/``C_T`` columns check it."""
+    _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
     match = _STEP_SUFFIX.search(path.stem)
@@ -399,30 +350,23 @@ def _sa_step(
     return step
 
 
-def _expected_view(sets: Mapping[int, list[str]], step: int | None, with_seeds: bool) -> set[str]:
-    """What the answer of a run was shown: C_step (the final set if None), with or without the seed words C_0."""
-    shown = set(sets.get(step, sets[max(sets)]) if step is not None else sets[max(sets)])
-    return shown if with_seeds else shown - set(sets[0])
-
-
 def _check_sa_view(
     path: Path, step: int | None, sa_filter: bool, lines: Sequence[Mapping[str, Any]], notes: list[str]
 ) -> None:
     """Note a file whose ``C_T`` contradicts what its name says it holds (rows with unreadable cells are skipped).
 
-    Table-3 file (filter, no step): C_T = the final set, seed words included. Per-step file: C_T = C_t − C_0.
-    No-filter file: C_T = the final set − C_0. Sets are compared as sets (the authors stored Python sets).
+    Table-3 file (filter, no step): C_T = the final set with the seed words. Per-step file: C_t − C_0. No-filter file:
+    the final set − C_0. Compared as sets (the authors stored Python sets).
     """
-    pairs = []
-    for line in lines:
-        sets, shown = parse_step_sets(line.get("C")), _string_list(line.get("C_T"))
-        if sets and 0 in sets and shown is not None:
-            pairs.append((sets, shown))
-    if not pairs:
-        return
     table3 = step is None and sa_filter
-    fits = sum(set(shown) == _expected_view(sets, step, with_seeds=table3) for sets, shown in pairs)
-    if 2 * fits < len(pairs):
+    fits = []
+    for line in lines:
+        sets, shown = parse_step_sets(line.get("C")), line.get("C_T")
+        shown = split_reply_list(shown) if isinstance(shown, str) else None
+        if sets and 0 in sets and shown is not None:
+            # Shown: C_step (the final set without a step or past the last one), minus C_0 except in a Table-3 file.
+            fits.append(set(shown) == set(sets.get(step, sets[max(sets)])) - (set() if table3 else set(sets[0])))
+    if 2 * sum(fits) < len(fits):
         if table3:
             what = "the final concept set with the seed words (a Table-3 file)"
         elif step is not None:
@@ -431,50 +375,35 @@ def _check_sa_view(
             what = "the final concept set without the seed words (a no-filter file)"
         notes.append(
             f"{path.name}: the file name says its answers were shown {what}, but its C_T column matches that in only "
-            f"{fits} of {len(pairs)} rows; check which run the file holds"
+            f"{sum(fits)} of {len(fits)} rows; check which run the file holds"
         )
-
-
-def _string_list(cell: Any) -> list[str] | None:
-    from ccpt.answers import split_reply_list
-
-    return split_reply_list(cell) if isinstance(cell, str) else None
 
 
 def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
     """The authors' ``C`` cell — a Python dict literal ``{0: ['boat', 'rock'], 1: [...], ...}`` — read without
     evaluating it; None if the cell is not such a dict."""
-    from ccpt.answers import list_literal_end, split_reply_list
-
     if not isinstance(cell, str):
         return None
     text = cell.strip()
     if not (text.startswith("{") and text.endswith("}")) or len(text) > 1_000_000:
         return None
     out: dict[int, list[str]] = {}
-    i = _skip(text, 1)
-    while i < len(text) - 1:
-        key = re.match(r"(\d+)\s*:\s*", text[i:])
-        if key is None or not text.startswith("[", i + key.end()):
-            return None
-        start = i + key.end()
-        end = list_literal_end(text, start)
-        items = split_reply_list(text[start : end + 1]) if end is not None else None
-        if items is None:
+    i = 1
+    while key := _STEP_KEY.match(text, i):
+        end = list_literal_end(text, key.end())
+        items = None if end is None else split_reply_list(text[key.end() : end + 1])
+        if end is None or items is None:
             return None
         out[int(key[1])] = items
-        i = _skip(text, end + 1)  # type: ignore[operator]
-        if text[i] == ",":
-            i = _skip(text, i + 1)
-        elif i != len(text) - 1:
-            return None
-    return out
+        i = end + 1
+        if not (comma := _COMMA.match(text, i)):
+            break
+        i = comma.end()
+    return None if text[i:-1].strip() else out
 
 
-def _skip(text: str, i: int) -> int:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    return i
+_STEP_KEY = re.compile(r"\s*(\d+)\s*:\s*(?=\[)")
+_COMMA = re.compile(r"\s*,")
 
 
 def _type_prediction_rows(
@@ -487,8 +416,7 @@ def _type_prediction_rows(
     lookup: dict[tuple[str, str, str], list[str]] = {}
     if dataset is not None:
         for record in dataset.paper_records:
-            key = (record.type, record.combination.lower(), record.property.lower())
-            lookup.setdefault(key, []).append(record.id)
+            lookup.setdefault((record.type, record.combination.lower(), record.property.lower()), []).append(record.id)
     else:
         notes.append(f"{path.name}: no dataset given; instance ids are row positions ('{TYPE_PREDICTION}:row<i>')")
     rows: list[dict[str, Any]] = []
@@ -497,8 +425,12 @@ def _type_prediction_rows(
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
         unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
-        shape = {"combination": "combination", "property": "property", "gold_type": "human_label_majority"}
-        shape["generated_"] = column
+        shape = {
+            "combination": "combination",
+            "property": "property",
+            "gold_type": "human_label_majority",
+            "generated_": column,
+        }
         checked = AUTHORS_TYPE.check(
             [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
         )
@@ -508,6 +440,10 @@ def _type_prediction_rows(
         for i, values in enumerate(checked.rows):
             instance, known = _type_instance(values, i, unused, dataset is not None)
             unmatched += not known
+            raw = (values["generated_"] or [None])[0]
+            parsed = parse_answer(TASK_SPECS[TYPE_PREDICTION], raw) if raw is not None else None
+            # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
+            usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
             row = _base_row(TYPE_PREDICTION, model, "naive", 0, instance, path)
             row.update(
                 combination=values["combination"],
@@ -516,12 +452,6 @@ def _type_prediction_rows(
                 invalid_cells=bad[i],
                 method=BASE,
                 judge=None,
-            )
-            raw = (values["generated_"] or [None])[0]
-            parsed = parse_answer(TASK_SPECS[TYPE_PREDICTION], raw) if raw is not None else None
-            # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
-            usable = parsed is not None and parsed.ok and values["gold_type"] is not None and not bad[i]
-            row.update(
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,
                 pred_type=parsed.value if usable else None,

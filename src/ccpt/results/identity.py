@@ -1,12 +1,9 @@
-"""Rows that claim one identity: a sample read twice is counted once, two different answers under one identity are
-refused (docs/metrics.md, "Identity").
+"""Rows that claim one identity (:data:`ccpt.rows.SAMPLE_IDENTITY`; docs/metrics.md, "Identity").
 
-A result row's identity is :data:`ccpt.rows.SAMPLE_IDENTITY` (task, model, method, judge, protocol, seed, instance,
-sample, SA step). When inputs are combined — a file given twice, a directory holding a copy of a file, duplicated
-rows inside one file — the same identity can appear more than once. Nothing is inferred from that: a repeat with the
-same content (:data:`ccpt.rows.SAMPLE_CONTENT`) is the same answer read twice and is dropped, with a warning naming
-the sources and how many rows; a repeat with different content means two runs claim to be one, which no table can
-average honestly, so it is one line naming both sources.
+Combined inputs (a file given twice, a directory holding a copy, duplicated rows in one file) can repeat an
+identity. A repeat with the same content (:data:`ccpt.rows.SAMPLE_CONTENT`) is one answer read twice: dropped, with a
+warning naming the sources and how many rows. A repeat with different content means two runs claim to be one, which
+no table can average honestly: one error line naming both sources.
 """
 
 from __future__ import annotations
@@ -24,10 +21,8 @@ def _describe(row: pd.Series) -> str:
 
 
 def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` with each sample identity once, and the warnings saying what was dropped.
-
-    Raises a DataError (one line naming both sources) when two rows share an identity but not their content.
-    """
+    """``frame`` with each sample identity once, and the warnings saying what was dropped; a DataError (one line
+    naming both sources) when two rows share an identity but not their content."""
     key = [c for c in SAMPLE_IDENTITY if c in frame.columns]
     repeated = frame.duplicated(key, keep=False)
     if not repeated.any():
@@ -47,19 +42,14 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             "report them separately, or give each run its own model name or judge",
         )
     dropped = view[same]
+    # Per (source kept, source of the dropped repeat), in input order: how many rows were dropped.
+    kept = view.drop_duplicates(key, keep="first")[[*key, "source"]].rename(columns={"source": "kept"})
+    pairs = dropped[[*key, "source"]].merge(kept, on=key, how="left").groupby(["kept", "source"], sort=False).size()
     warnings = []
-    for (kept_source, source), count in _pairs(view, dropped, key).items():
+    for (kept_source, source), count in pairs.items():
         where = f"{source} repeats {count} row(s)" + ("" if source == kept_source else f" of {kept_source}")
         warnings.append(f"{where} with the same identity and answer: counted once, {count} dropped")
     return frame.drop(index=dropped.index), warnings
-
-
-def _pairs(view: pd.DataFrame, dropped: pd.DataFrame, key: list[str]) -> dict[tuple[str, str], int]:
-    """(source kept, source of the dropped repeat) → number of dropped rows, in input order."""
-    kept = view.drop_duplicates(key, keep="first")[[*key, "source"]].rename(columns={"source": "kept"})
-    pairs = dropped[[*key, "source"]].merge(kept, on=key, how="left")
-    counts = pairs.groupby(["kept", "source"], sort=False).size()
-    return {(str(a), str(b)): int(n) for (a, b), n in counts.items()}
 
 
 def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -80,7 +70,6 @@ def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     found = [single.get(tuple(k)) for k in keys.itertuples(index=False)]
     frame = frame.copy()
     frame.loc[missing, "judge"] = found
-    filled = sum(f is not None for f in found)
-    if filled:
+    if filled := sum(f is not None for f in found):
         notes.append(f"{filled} unscored row(s) without a judge joined the one judge their file names for that run")
     return frame

@@ -1,11 +1,8 @@
-"""Inspect eval logs: the one reader of log files (:func:`read_logs`, used by the tidy table, the token
-accounting and the sweep), and the tidy table read from the logs written by ccpt's tasks (one row per sample,
-epoch and Multi-Oracle member). Unreadable logs are named and skipped, never fatal.
-
-A directory can hold the same task run twice (rerun with a larger ``--limit``, or a killed run and its
-resumption): :func:`read_logs` returns logs oldest first, so wherever two logs hold the same run (:func:`run_key`)
-or the same answer, the newest log wins.
-"""
+"""Inspect eval logs: the one reader of log files (:func:`read_logs`, for the tidy table, the token accounting
+and the sweep), and the tidy table from ccpt's task logs (a row per sample, epoch and Multi-Oracle member).
+Unreadable logs are named and skipped, never fatal. A directory can hold one task run twice (rerun with a larger
+``--limit``, or a killed run and its resumption): logs come oldest first, so wherever two logs hold the same run
+(:func:`run_key`) or answer, the newest wins."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ import pandas as pd
 
 from ccpt.errors import DataError
 from ccpt.protocol import DEFAULT_PROTOCOL
-from ccpt.results.table import LOG_DONE, set_scores, tidy_frame
+from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
@@ -28,15 +25,6 @@ from ccpt.spec import TASK_SPECS, split_method
 # these as sample errors, apart from parse failures (answers that were there but unreadable).
 SAMPLE_ERROR = "sample error: "
 NO_SCORE_METADATA = "no ccpt score metadata"
-
-
-def _normalise_sa(row: dict[str, Any]) -> None:
-    """Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True."""
-    method, sa_filter = split_method(str(row.get("method") or ""))
-    if sa_filter is False:
-        row["method"], row["sa_filter"] = method, False
-    elif sa_filter and row.get("sa_filter") is None:
-        row["sa_filter"] = True
 
 
 def rows_from_metadata(
@@ -49,22 +37,24 @@ def rows_from_metadata(
 ) -> list[dict[str, Any]]:
     """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
     base = {k: v for k, v in meta.items() if k != "samples"}
-    members = meta.get("samples")
-    if members is None:
-        members = [{}]
+    members = [{}] if meta.get("samples") is None else meta["samples"]
     if not isinstance(members, list) or not all(isinstance(m, Mapping) for m in members):
         raise DataError(f"{source}: metadata 'samples' must be a list of per-sample dicts")
     rows: list[dict[str, Any]] = []
     for index, member in enumerate(members):
         merged = {**base, **member}
-        row = empty_row()
-        row.update({k: merged.get(k) for k in COLUMNS if k in merged})
+        row = empty_row() | {k: merged[k] for k in COLUMNS if k in merged}
         # Raw values: the tidy-table schema checks them (:func:`check_records`), once, for every reader.
         row["sample"] = merged.get("sample", index)
         row["seed"] = merged["seed"] if merged.get("seed") is not None else default_seed
         row["model"] = merged.get("model") or default_model
         row["method_raw"] = merged.get("method_raw") or merged.get("method")
-        _normalise_sa(row)
+        # Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True.
+        method, sa_filter = split_method(str(row.get("method") or ""))
+        if sa_filter is False:
+            row["method"], row["sa_filter"] = method, False
+        elif sa_filter and row.get("sa_filter") is None:
+            row["sa_filter"] = True
         row["judge_failures"] = merged.get("judge_failures") or 0
         row["source"] = source
         row["protocol"] = protocol
@@ -77,23 +67,13 @@ def rows_from_metadata(
 def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table.
 
-    One row per sample per epoch (and per Multi-Oracle member) from
-    ``sample.scores[<scorer>].metadata["ccpt"]``.
-    The scorer stores there one per-sample dict whose keys are those of :data:`COLUMNS` (docs/metrics.md).
-
-    Multi-Oracle shape: the same dict, whose per-answer keys move into a list under ``"samples"``::
-
-        {"task": "pi_emergent", "model": "...", "method": "multi_oracle", "seed": 0,
-         "instance": "ccpt_emergent:17", "combination": ..., "head": ..., "modifier": ..., "property": ...,
-         "judge": "...",
-         "samples": [{"sample": 0, "answer_raw": ..., "answer": ..., "answer_modifier": ...,
-                      "parse_ok": ..., "parse_error": ..., "r_np": ..., "r_hp": ..., "r_mp": ...,
-                      "judge_failures": 0}, ...]}
-
-    Each list element is merged over the top-level keys (element wins) and becomes one row. ``seed``
-    defaults to ``epoch − 1`` and ``model`` to the log's model when absent. ``r_hmp`` and ``score`` are
-    recomputed from ``r_np``, ``r_hp``, ``r_mp``. Samples with no ``ccpt`` metadata (e.g. errored samples)
-    become a row with ``parse_ok=False`` and ``parse_error="sample error: …"`` so failures are counted.
+    One row per sample, epoch and Multi-Oracle member from ``sample.scores[<scorer>].metadata["ccpt"]``: one dict
+    keyed by :data:`COLUMNS` (docs/metrics.md). For Multi-Oracle, the per-answer keys (``sample``, ``answer_raw``,
+    ``answer``, ``answer_modifier``, ``parse_ok``, ``parse_error``, ``r_np``, ``r_hp``, ``r_mp``,
+    ``judge_failures``) move into a list under ``"samples"``; each element is merged over the top-level keys
+    (element wins) into one row. ``seed`` defaults to ``epoch − 1`` and ``model`` to the log's model. ``r_hmp`` and
+    ``score`` are recomputed from ``r_np``, ``r_hp``, ``r_mp``. A sample with no ``ccpt`` metadata (e.g. an errored
+    one) becomes a row with ``parse_ok=False`` and ``parse_error="sample error: …"``, so failures are counted.
     """
     root = Path(log_dir)
     logs, unreadable = read_logs([root])
@@ -102,18 +82,22 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
     for log in logs:
-        source = Path(str(log.location).replace("file://", "")).name
+        source = Path(_path(log)).name
         model = str(log.eval.model)
         task_name = str(log.eval.task).split("/")[-1]
         if not is_ccpt_log(log):
             # Another benchmark's log beside ccpt's: named and skipped, never read as failed ccpt samples.
             unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
             continue
-        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)
-        roles = log.eval.model_roles or {}
-        log_judge = str(roles["grader"].model) if "grader" in roles else None
+        protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)  # older logs ran the default
+        grader = (log.eval.model_roles or {}).get("grader")
+        log_judge = None if grader is None else str(grader.model)
         # Every row of a judged task run carries its judge's identity, a failed sample's too: it belongs to that run.
-        identity = log_judge_identity(log, run_formats.get(run_key(log), ()))
+        identity = None
+        if grader is not None:
+            reply_format = "/".join(run_formats.get(run_key(log), ())) or None
+            mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
+            identity = model_identity(log_judge, grader.base_url, reply_format=reply_format, mode=mode)
         first = len(rows)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
@@ -122,11 +106,10 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 formats.setdefault(log_judge, set()).add(str(meta["judge_format"]))
             if meta is None:
                 error = getattr(sample, "error", None)
-                row = empty_row()
                 # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
                 # sample: keep it, so the failure is counted in its place (e.g. Table 5's Unparsed column).
                 sample_meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
-                row.update({k: sample_meta[k] for k in COLUMNS if k in sample_meta})
+                row = empty_row() | {k: sample_meta[k] for k in COLUMNS if k in sample_meta}
                 row.update(
                     task=task_name if task_name in TASK_SPECS else None,
                     model=model,
@@ -182,8 +165,9 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
     notes.extend(invalid)
-    if formats:
-        notes.append(judge_format_note(formats))
+    if formats:  # each judge's reply format, as negotiated with its server and recorded in the log
+        described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
+        notes.append(f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}.")
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
     return out
@@ -210,12 +194,10 @@ def _ccpt_metadata(sample: Any) -> Any:
 def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
     """Check one log's rows against the tidy-table schema (docs/schemas.md, "tidy table"), in place.
 
-    A rejected value (``r_np = 7.0``, a relevance of ``nan``, a negative count) is set aside and counted in the
-    sample's ``invalid_cells``, and the derived cells are recomputed without it; a rejected or missing key cell
-    (task, instance, seed, …) raises :class:`DataError` naming it (the caller skips that log and names it).
-    Returns the note of the set-aside cells, or None.
+    A rejected value (``r_np = 7.0``, ``nan``, a negative count) is set aside, counted in ``invalid_cells`` and the
+    derived cells recomputed without it; a rejected or missing key cell (task, instance, seed, …) raises a
+    :class:`DataError` naming it (the caller skips that log). Returns the note of the set-aside cells, or None.
     """
-    from ccpt.results.table import recompute
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
@@ -229,23 +211,12 @@ def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
     return f"{source}: {summary_line(checked.issues)}" if checked.issues else None
 
 
-def judge_format_note(formats: Mapping[str, set[str]]) -> str:
-    """The sentence naming each judge's reply format, as negotiated with its server and recorded in the log."""
-    described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
-    return f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}."
-
-
 @dataclass(frozen=True)
 class UnreadableLog:
     """A log file that could not be read (e.g. truncated by a kill); skipped and reported, never fatal."""
 
     path: str
     reason: str
-
-
-def _reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def unreadable_line(logs: Sequence[UnreadableLog]) -> str:
@@ -265,12 +236,9 @@ class InspectLogs(NamedTuple):
 
 
 def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> InspectLogs:
-    """Read every Inspect log under ``paths`` (each a log file or a directory searched recursively), oldest
-    first by creation time, so that the newest log of a run comes last and wins.
-
-    A log that cannot be read (truncated by a kill, bad JSON, a foreign file) is named in ``unreadable`` and
-    skipped: one bad log must not hide the others. ``header_only`` reads no samples.
-    """
+    """Every Inspect log under ``paths`` (log files, or directories searched recursively), oldest first by creation
+    time so the newest log of a run wins. An unreadable log (truncated by a kill, bad JSON, a foreign file) is named in
+    ``unreadable`` and skipped: one bad log must not hide the others. ``header_only`` reads no samples."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     locations: list[str] = []
@@ -292,13 +260,15 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
         else:
             raise DataError(f"{path}: no such log file or directory")
     for location in locations:
-        if not Path(location.replace("file://", "")).is_file():  # a FIFO would block the reader forever
-            unreadable.append(UnreadableLog(location.replace("file://", ""), "not a regular file (skipped)"))
+        local = location.replace("file://", "")
+        if not Path(local).is_file():  # a FIFO would block the reader forever
+            unreadable.append(UnreadableLog(local, "not a regular file (skipped)"))
             continue
         try:
             logs.append(read_eval_log(location, header_only=header_only))
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
-            unreadable.append(UnreadableLog(location.replace("file://", ""), _reason(exc)))
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            unreadable.append(UnreadableLog(local, reason if len(reason) <= 120 else reason[:117] + "..."))
     logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order
     return InspectLogs(logs, unreadable)
 
@@ -306,17 +276,11 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
 def run_key(log: Any) -> tuple[str, str, str, str]:
     """What makes two logs the same task run: task, model, task arguments and judge (the grader role's model; for
     the distilled judge with the weights its base URL names: another head is another judge)."""
-    roles = log.eval.model_roles or {}
-    grader = roles.get("grader")
+    grader = (log.eval.model_roles or {}).get("grader")
     judge = "" if grader is None else str(grader.model)
     if grader is not None and str(grader.base_url or "").startswith(DISTILLED_BASE_URL):
         judge += f" {grader.base_url}"
     return (str(log.eval.task), str(log.eval.model), repr(sorted((log.eval.task_args or {}).items())), judge)
-
-
-def _bare_format(note: Any) -> str:
-    """The reply format of a judge's format note (``json_object (json_schema refused: …)`` → ``json_object``)."""
-    return str(note).split(" ", 1)[0]
 
 
 def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], tuple[str, ...]]:
@@ -329,22 +293,12 @@ def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], tuple[s
             for score in (sample.scores or {}).values():
                 meta = score.metadata.get("ccpt") if isinstance(score.metadata, Mapping) else None
                 if isinstance(meta, Mapping) and meta.get("judge_format"):
-                    found.add(_bare_format(meta["judge_format"]))
+                    found.add(str(meta["judge_format"]).split(" ", 1)[0])  # "json_object (json_schema refused: …)"
     return {key: tuple(sorted(found)) for key, found in seen.items()}
 
 
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
 DISTILLED_BASE_URL = "head-sha256:"
-
-
-def log_judge_identity(log: Any, formats: Sequence[str]) -> str | None:
-    """The identity (:func:`ccpt.rows.judge_identity`) of the judge of a log's task run, or None without one."""
-    roles = log.eval.model_roles or {}
-    grader = roles.get("grader")
-    if grader is None:
-        return None
-    mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
-    return model_identity(str(grader.model), grader.base_url, reply_format="/".join(formats) or None, mode=mode)
 
 
 def model_identity(model: str, base_url: str | None, reply_format: str | None = None, mode: str = "text") -> str:

@@ -22,12 +22,9 @@ if TYPE_CHECKING:
 
 
 def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
-    """The tidy per-sample table (columns :data:`COLUMNS`) of one path or many: the authors' reference CSVs,
-    Inspect log files and directories, tidy tables written by :func:`export` (mixed is fine).
-
-    A directory is read as Inspect logs, plus any ``*.csv`` directly inside it as reference files.
-    ``dataset`` maps the authors' files to dataset record ids (without it, ids are positional).
-    """
+    """The tidy per-sample table (:data:`COLUMNS`) of one path or many, mixed: the authors' reference CSVs, Inspect
+    logs and directories of them (plus any ``*.csv`` directly inside, as reference files), tables written by
+    :func:`export`. ``dataset`` maps the authors' files to dataset record ids (without it, ids are positional)."""
     if isinstance(paths, str | Path):
         paths = [paths]
     frames: list[pd.DataFrame] = []
@@ -56,7 +53,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                 raise DataError(
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
                 )
-        elif path.suffix == ".parquet" or (path.suffix == ".csv" and _is_tidy(path)):
+        elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(_header(path)) >= _TIDY_MARKERS):
             parts.append(from_tidy(path))
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
@@ -97,14 +94,14 @@ def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None
     target = Path(path).resolve()
     for item in paths:
         root = Path(item).resolve()
-        if not root.is_dir() or not target.is_relative_to(root):
-            continue
-        if (target.suffix == ".csv" and target.parent == root) or target.suffix in LOG_SUFFIXES:
+        inside = target.parent == root if target.suffix == ".csv" else target.suffix in LOG_SUFFIXES
+        if root.is_dir() and target.is_relative_to(root) and inside:
             return Path(item)
     return None
 
 
-_TIDY_MARKERS = ("task", "model", "method", "seed", "instance", "r_np", "parse_ok")
+# A CSV with these columns is a tidy table written by :func:`export` (not one of the authors' result files).
+_TIDY_MARKERS = {"task", "model", "method", "seed", "instance", "r_np", "parse_ok"}
 
 
 def _header(path: Path) -> list[str]:
@@ -114,12 +111,6 @@ def _header(path: Path) -> list[str]:
             return next(csv.reader(fh), [])
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
-
-
-def _is_tidy(path: Path) -> bool:
-    """Whether a CSV is a tidy table written by :func:`export` (rather than one of the authors' result files)."""
-    header = _header(path)
-    return all(column in header for column in _TIDY_MARKERS)
 
 
 def _read_tidy_frame(path: Path) -> pd.DataFrame:
@@ -149,24 +140,20 @@ def _column_values(column: pd.Series) -> list[Any]:
 def from_tidy(path: str | Path) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`).
 
-    Every cell is checked by the tidy-table schema (docs/schemas.md): a rejected value is set aside and
-    counted in the sample's ``invalid_cells``, a rejected key cell (task, model, method, seed, …) is one line
-    naming the file, row and column. ``r_hmp`` and ``score`` are recomputed from the relevances; stored values
-    that disagree are reported in the notes.
+    Every cell is checked by the tidy-table schema (docs/schemas.md): a rejected value is set aside and counted in
+    ``invalid_cells``; a rejected key cell (task, model, method, seed, …) is one line naming file, row and column.
+    ``r_hmp`` and ``score`` are recomputed from the relevances; stored values that disagree are noted.
     """
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
     path = Path(path)
     frame = _read_tidy_frame(path)
-    if "protocol" not in frame.columns:  # tables exported before protocols existed ran ccpt's default
-        frame["protocol"] = DEFAULT_PROTOCOL
-    if "invalid_cells" not in frame.columns:
-        frame["invalid_cells"] = 0
-    if "sa_failed_steps" not in frame.columns:  # tables exported before it existed: not counted then
-        frame["sa_failed_steps"] = None
-    missing = missing_columns(frame.columns, COLUMNS)
-    if missing:
+    # Tables exported before these columns existed: they ran ccpt's default protocol, and counted neither.
+    for column, default in {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None}.items():
+        if column not in frame.columns:
+            frame[column] = default
+    if missing := missing_columns(frame.columns, COLUMNS):
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
     # Plain Python values, column by column, every empty cell None (much faster than DataFrame.to_dict and a
     # per-cell check on 2.6 million cells).
@@ -174,9 +161,7 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
     checked = TIDY.check(records, path.name, empty_is_none=True)
     TIDY.check_unique(checked.rows, path.name)
-    notes: list[str] = []
-    if checked.issues:
-        notes.append(f"{path.name}: {summary_line(checked.issues)}")
+    notes = [f"{path.name}: {summary_line(checked.issues)}"] if checked.issues else []
     rows, mismatches = [], []
     for number, (values, bad) in enumerate(zip(checked.rows, checked.bad_cells(), strict=True)):
         row = {**values, "invalid_cells": (values.get("invalid_cells") or 0) + bad}

@@ -1,6 +1,5 @@
-"""What every reader of results shares: the run key that tells reruns apart, the tidy frame builder, and
-what "missing" means for a cell. Columns are :data:`ccpt.rows.COLUMNS`.
-"""
+"""What every reader of results shares: the tidy frame builder, score (re)computation, and what "missing" means for
+a cell. Columns are :data:`ccpt.rows.COLUMNS`."""
 
 from __future__ import annotations
 
@@ -36,10 +35,8 @@ T = TypeVar("T")
 
 
 def optional(value: Any, cast: Callable[[Any], T]) -> T | None:
-    """``cast(value)``, or None for a missing cell: None, or NaN (how pandas stores a missing value).
-
-    The one place that decides what "missing" means for a results cell (relevances, labels, answers).
-    """
+    """``cast(value)``, or None for a missing cell (None, or NaN: how pandas stores one); the one place that decides
+    what "missing" means for a results cell."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return cast(value)
@@ -65,14 +62,12 @@ def recompute(row: dict[str, Any]) -> list[tuple[float, str]]:
         row.update(r_hmp=None, score=None)
         if row.get("gold_type") is None:
             row["pred_type"] = None
-    out = []
-    for name, before in stored.items():
-        after = row[name]
-        if before is None and after is None:
-            continue
-        if before is None or after is None or abs(before - after) > DERIVED_TOLERANCE:
-            out.append((math.inf if before is None or after is None else abs(before - after), name))
-    return out
+    deltas = {
+        name: math.inf if before is None or row[name] is None else abs(before - row[name])
+        for name, before in stored.items()
+        if before is not None or row[name] is not None
+    }
+    return [(delta, name) for name, delta in deltas.items() if delta > DERIVED_TOLERANCE]
 
 
 def derived_note(file: str, mismatches: list[tuple[float, int, str]], derived: str, sources: str) -> str:

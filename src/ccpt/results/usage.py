@@ -1,13 +1,10 @@
-"""Token and cost accounting from Inspect logs: per model and role (solver, judge).
+"""Token and cost accounting from Inspect logs: per model and role (solver, judge). Definitions: docs/metrics.md.
 
-Inspect records every model call of a sample as a model event with the model's name, its role (``grader``
-for the judge) and whether the answer came from Inspect's cache (``cache == "read"``). Calls served from
-the cache cost nothing and reached no provider, so their tokens are not counted; ``calls`` counts the
-requests sent to the provider. Inspect records every attempt of a call, a failed one with its error: those are
-the *failed attempts* (each was retried, unless it was the call's last), and the *timed-out* ones among them hit
-``--timeout`` (Inspect's attempt timeout). A sample present in several logs of one directory (a resumed run) is
-counted once, from the newest log, as in :func:`ccpt.results.from_inspect_logs` (both read through
-:func:`ccpt.results.inspect_logs.read_logs`). Definitions: docs/metrics.md.
+Inspect records each model call as an event with the model, its role (``grader`` for the judge) and whether Inspect's
+cache served it (``cache == "read"``: no cost, no provider, tokens not counted; ``calls`` counts requests sent). Each
+attempt is recorded, a failed one with its error: the *failed attempts* (retried unless the call's last), the
+*timed-out* ones among them hit ``--timeout``. A sample in several logs (a resumed run) counts once, from the newest
+log, as in :func:`ccpt.results.from_inspect_logs` (both read through :func:`~ccpt.results.inspect_logs.read_logs`).
 """
 
 from __future__ import annotations
@@ -58,11 +55,8 @@ def timed_out(error: str) -> bool:
 
 
 def load_prices(path: str | Path) -> dict[str, Price]:
-    """Read a TOML price list: ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens).
-
-    Checked by its schema (docs/schemas.md, "price list"): every price finite and ≥ 0; one line names the model
-    and the key of the first that is not.
-    """
+    """Read a TOML price list: ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens), checked by
+    its schema (docs/schemas.md, "price list"): every price finite and ≥ 0, else one line naming the model and key."""
     from pydantic import ValidationError
 
     from ccpt.schemas.base import one_line, read_toml
@@ -79,20 +73,19 @@ def load_prices(path: str | Path) -> dict[str, Price]:
 
 def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None = None) -> list[UsageRow]:
     """Usage per (model, role) over every readable Inspect log under ``paths`` (files or directories)."""
-    files = [Path(p) for p in paths]
-    # Unreadable logs are named by the results loader; they cost nothing countable here.
-    logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
-    logs = [log for log in logs if is_ccpt_log(log)]  # another benchmark's log is named by the results loader
-    events: dict[tuple[Any, ...], list[Any]] = {}
-    for log in logs:
-        identity = run_key(log)
-        for sample in log.samples or []:
-            # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
-            events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
     from pydantic import ValidationError
 
     from ccpt.schemas.usage import CallUsage
 
+    files = [Path(p) for p in paths]
+    # Unreadable logs, and other benchmarks' logs, are named by the results loader: nothing countable here.
+    logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
+    events: dict[tuple[Any, ...], list[Any]] = {}
+    for log in filter(is_ccpt_log, logs):
+        identity = run_key(log)
+        for sample in log.samples or []:
+            # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
+            events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
     totals: dict[tuple[str, str], list[int]] = {}
     for model_events in events.values():
         for event in model_events:
