@@ -1,10 +1,9 @@
 """Fetching the CCPT files from the authors' repository, pinned and checksum-verified.
 
-The dataset is published in the authors' GitHub repository. ccpt pins one commit, knows every file's
-sha256, downloads into the user's cache directory, and hashes a cached file again every time it is used (a
-file whose checksum no longer matches is fetched again, never read).
-Network access goes through a small ``Fetcher`` callable so tests can inject failures or point at a
-local HTTP server; the default uses :mod:`urllib` with a timeout and bounded retries.
+The dataset is published in the authors' GitHub repository. ccpt pins one commit, knows every file's sha256,
+downloads into the user's cache directory, and hashes a cached file again on every use (one whose checksum no longer
+matches is fetched again, never read). Network access goes through a ``Fetcher`` callable so tests can inject
+failures or point at a local HTTP server; the default uses :mod:`urllib` with a timeout and bounded retries.
 """
 
 from __future__ import annotations
@@ -44,13 +43,8 @@ CHECKSUMS: Mapping[str, str] = MappingProxyType(
         "conceptnet_adjacent.json": "49211173b55edc1353c1c9dace39fa5fbafb3f793816b878e90fdcfebdce043d",
     }
 )
-REQUIRED_FILES: tuple[str, ...] = (
-    "ccpt_emergent.csv",
-    "ccpt_canceled.csv",
-    "ccpt_component.csv",
-    "add_ccpt_emergent.csv",
-    "test_index.json",
-)
+# Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.sources).
+REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name != "conceptnet_adjacent.json")
 
 Fetcher = Callable[[str, float], Iterable[bytes]]
 """``fetch(url, timeout)`` yields the body in chunks; raises OSError (incl. URLError) or
@@ -105,11 +99,8 @@ def cache_dir() -> Path:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def sha256_bytes(data: bytes) -> str:

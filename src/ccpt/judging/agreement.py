@@ -1,14 +1,13 @@
 """Judge–human agreement (paper §6.1, Figure 4; docs/judge.md): measuring it, storing it, quoting it.
 
-The one home of the concept. The pairs come from :mod:`ccpt.judging.rated_pairs` (one pair type, one sampler);
-this module turns a judge's scores on them into a typed :class:`Measurement` — Pearson and Spearman against the
-mean human rating, each with a 95% bootstrap interval — that records the pair set it was measured on; the store
-keeps measurements keyed by (judge, pair set); the judge note under every report quotes only held-out ones.
+The pairs come from :mod:`ccpt.judging.rated_pairs`; this module turns a judge's scores on them into a typed
+:class:`Measurement` — Pearson and Spearman against the mean human rating, each with a 95% bootstrap interval —
+that records its pair set; the store keeps measurements keyed by (judge, pair set); the judge note under every
+report quotes only held-out ones.
 
 Why the pair set is part of the key: the distilled judge is trained on the dataset's ratings, so a figure over
-every rated pair (``all``, training rows included) is in-sample. Saved under the judge's name alone it replaced
-the held-out figure in every later report. Now an ``all`` measurement is stored beside the held-out one and never
-quoted as the judge's agreement.
+every rated pair (``all``, training rows included) is in-sample. Saved under the judge's name alone it replaced the
+held-out figure in every later report; now it is stored beside the held-out one and never quoted.
 
 Pairs a judge failed on (relevance ``None``) are counted in ``n_missing`` and left out, never filled in.
 """
@@ -89,8 +88,7 @@ def agreement_ci(
     if len(human) != len(judge):
         raise ValueError(f"{len(human)} human ratings but {len(judge)} judge scores")
     kept = [(h, j) for h, j in zip(human, judge, strict=True) if j is not None]
-    h = np.array([k[0] for k in kept], dtype=float)
-    j = np.array([k[1] for k in kept], dtype=float)
+    h, j = np.array(kept, dtype=float).reshape(-1, 2).T
     n = len(kept)
     r, rho = defined(pearson(list(h), list(j))), defined(spearman(list(h), list(j)))
     if r is None or rho is None:
@@ -137,17 +135,8 @@ class Measurement:
             result[name] = None if result[name] is None else round(result[name], 4)
             if result[f"{name}_ci"] is not None:
                 result[f"{name}_ci"] = [round(v, 4) for v in result[f"{name}_ci"]]
-        own = {
-            "pairs": self.pairs,
-            "mode": self.mode,
-            "rows": self.rows,
-            "seed": self.seed,
-            "seconds": self.seconds,
-            "measured": self.measured,
-            "command": self.command,
-            "note": self.note,
-        }
-        return {**result, **{k: v for k, v in own.items() if v is not None}}
+        own = ("pairs", "mode", "rows", "seed", "seconds", "measured", "command", "note")
+        return result | {k: getattr(self, k) for k in own if getattr(self, k) is not None}
 
     def text(self) -> str:
         """The measurement as a judge-note line."""
@@ -222,32 +211,17 @@ def _by_pair_set(value: Any) -> dict[str, Any]:
 
 
 def _measurement(judge: str, entry: dict[str, Any], pair_set_key: str) -> Measurement:
-    def interval(name: str) -> tuple[float, float] | None:
-        value = entry.get(name)
-        return None if value is None else (float(value[0]), float(value[1]))
-
+    stats: dict[str, Any] = {}
+    for name in ("pearson", "spearman"):
+        ci = entry.get(f"{name}_ci")
+        stats |= {name: entry.get(name), f"{name}_ci": None if ci is None else (float(ci[0]), float(ci[1]))}
     result = AgreementCI(
-        entry.get("pearson"),
-        interval("pearson_ci"),
-        entry.get("spearman"),
-        interval("spearman_ci"),
-        entry["n"],
-        entry.get("n_missing", 0),
-        entry.get("n_resamples", 0),
+        **stats, n=entry["n"], n_missing=entry.get("n_missing", 0), n_resamples=entry.get("n_resamples", 0)
     )
+    how = {k: entry.get(k) for k in ("rows", "seconds", "command", "note")}
+    mode, measured = entry.get("mode") or "text", entry.get("measured") or "?"
     pairs = entry.get("pairs") or pair_set_key
-    return Measurement(
-        judge,
-        pairs,
-        result,
-        mode=entry.get("mode") or "text",
-        rows=entry.get("rows"),
-        seed=entry.get("seed", 0),
-        seconds=entry.get("seconds"),
-        measured=entry.get("measured") or "?",
-        command=entry.get("command"),
-        note=entry.get("note"),
-    )
+    return Measurement(judge, pairs, result, mode, seed=entry.get("seed", 0), measured=measured, **how)
 
 
 def read_store(path: Path) -> Store:

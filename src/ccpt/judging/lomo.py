@@ -1,10 +1,10 @@
 """Leave-one-model-out evaluation of a relevance judge against GPT-4o's stored verdicts on the authors' runs.
 
-For a held-out model, its Table-3 runs (Base and the three Spreading Activation methods, as the paper's Table 3;
-files ``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores
-of their pairs (the pairs ``ccpt rejudge`` asks about, :meth:`ccpt.spec.TaskSpec.judged_pairs`) and compared with
-the same runs under GPT-4o's stored relevances by the report's own code (:func:`ccpt.report.cross_judge.cross_judge`,
-the per-seed ``paper`` statistic). Figures per held-out model:
+For a held-out model, its Table-3 runs (Base and the three Spreading Activation methods; files
+``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores of
+their pairs (those ``ccpt rejudge`` asks about, :meth:`ccpt.spec.TaskSpec.judged_pairs`) and compared with the same
+runs under GPT-4o's stored relevances by the report's own code (:func:`ccpt.report.cross_judge.cross_judge`, the
+per-seed ``paper`` statistic). Figures per held-out model:
 
 - ``mad``: mean absolute difference over the Base/SA cells (points), and per task;
 - ``canceled_c``: mean signed difference of PI-canceled's C column over those cells;
@@ -13,15 +13,15 @@ the per-seed ``paper`` statistic). Figures per held-out model:
   that its compared runs judge.
 
 Scores come as a mapping from the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a
-judge is scored once per distinct pair and any number of calibration maps or stacked models can be compared on the
-same forward passes. Pure: pandas and the report tables; no Inspect.
+judge scores each distinct pair once and any number of maps or stacked models can be compared on the same forward
+passes. Pure: pandas and the report tables; no Inspect.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccpt.judging.rated_pairs import pair_key
@@ -114,7 +114,7 @@ def fit_runs_map(
             if judged is None or any(not isinstance(v, int | float) or not math.isfinite(v) for v in ref):
                 continue
             kind = TASK_SPECS[row["task"]].kind
-            candidates.append((kind, judged[0], judged[1], (float(ref[0]), float(ref[1]), float(ref[2]))))  # type: ignore[arg-type]
+            candidates.append((kind, *judged, tuple(float(v) for v in ref)))  # type: ignore[arg-type]
     if not candidates:
         from ccpt.errors import DataError
 
@@ -168,18 +168,13 @@ class Figures:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready figures."""
-        return {
-            "model": self.model,
-            "cells": self.cells,
+        return asdict(self) | {
             "mad": round(self.mad, 2),
             "mad_by_task": {k: round(v, 2) for k, v in self.mad_by_task.items()},
             "canceled_c": None if self.canceled_c is None else round(self.canceled_c, 2),
             "canceled_c_cells": {k: [round(a, 1), round(b, 1)] for k, (a, b) in self.canceled_c_cells.items()},
-            "best_kept": self.best_kept,
-            "columns": self.columns,
             "taus": [None if t is None else round(t, 2) for t in self.taus],
             "pair_pearson": None if self.pair_pearson is None else round(self.pair_pearson, 3),
-            "pairs": self.pairs,
         }
 
 
