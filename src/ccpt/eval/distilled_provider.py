@@ -43,8 +43,7 @@ def judge_model_name(name: str) -> str:
 
 def _separators() -> tuple[str, str, str]:
     """(text right before the concept, between concept and property, after the property) in the template."""
-    rendered = judge_prompt(_C, _P)
-    before, _, rest = rendered.partition(_C)
+    before, _, rest = judge_prompt(_C, _P).partition(_C)
     middle, _, after = rest.partition(_P)
     return before.rsplit("\n", 1)[-1], middle, after
 
@@ -52,16 +51,13 @@ def _separators() -> tuple[str, str, str]:
 def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
     """The (concept, property) the judge prompt asks about (the last query block), or None."""
     lead, middle, after = _separators()
-    text = prompt.rstrip()
-    tail = after.rstrip()
-    if tail and not text.endswith(tail):
+    text, tail = prompt.rstrip(), after.rstrip()
+    if not text.endswith(tail):
         return None
-    body = text[: len(text) - len(tail)] if tail else text
+    body = text.removesuffix(tail)
     cut = body.rfind(middle)
-    if cut < 0:
-        return None
     start = body.rfind(lead, 0, cut)
-    if start < 0:
+    if cut < 0 or start < 0:
         return None
     concept, prop = body[start + len(lead) : cut], body[cut + len(middle) :]
     if not concept.strip() or not prop.strip() or "\n" in concept or "\n" in prop:
@@ -104,10 +100,9 @@ class DistilledModelAPI(ModelAPI):
         apply = _flag(calibrated)
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
         judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=apply)
-        # Inspect's cache key includes base_url: naming the head's sha256 (and the scale) there keeps scores
-        # cached under one head from being served for another (a retrained or updated head, or raw vs
-        # calibrated scores, under the same model name), and naming the base encoders' weights (their verified
-        # sha256) keeps scores made with other weights from surviving a repair or an update of the weights.
+        # Inspect's cache key includes base_url: naming the head's sha256 and scale there keeps scores cached under
+        # one head (or scale) from being served for another under the same model name, and naming the base
+        # encoders' verified weights keeps scores made with other weights from surviving a repair or an update.
         scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
         weights = ",".join(head.encoder.weights_sha256[:16] for head in judge.heads)
         key = f"head-sha256:{judge.sha256}{scale};weights-sha256:{weights}"

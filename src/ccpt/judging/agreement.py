@@ -155,10 +155,8 @@ def measure(
     scores: Sequence[float | None],
     **how: Any,
 ) -> Measurement:
-    """The measurement of ``judge``'s ``scores`` on ``pairs`` (drawn from the pair set ``pairs_name``).
-
-    ``how``: the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note).
-    """
+    """The measurement of ``judge``'s ``scores`` on ``pairs`` (drawn from the pair set ``pairs_name``); ``how``:
+    the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note)."""
     result = agreement_ci([p.human for p in pairs], scores, seed=how.get("seed", 0))
     return Measurement(judge, pairs_name, result, **how)
 
@@ -262,9 +260,8 @@ def store_problems(judges: Sequence[str]) -> list[str]:
 def save(measurement: Measurement) -> Path:
     """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file.
 
-    Other entries are kept as they are (even ones reports leave out; a flat entry of an older store moves under
-    its pair set); a store that is not a JSON object is set aside as ``judge_agreement.json.unreadable`` first,
-    never overwritten.
+    Other entries are kept (a flat entry of an older store moves under its pair set); a store that is not a JSON
+    object is set aside as ``judge_agreement.json.unreadable`` first, never overwritten.
     """
     path = user_store()
     raw = _raw(path)
@@ -279,10 +276,8 @@ def save(measurement: Measurement) -> Path:
 
 
 def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None) -> Measurement | None:
-    """The judge's agreement as reports quote it: its held-out measurement over the most pairs, or None.
-
-    An in-sample measurement (pair set ``all``) is never returned, whatever else the store holds.
-    """
+    """The judge's agreement as reports quote it: its held-out measurement over the most pairs, or None (never an
+    in-sample one, pair set ``all``)."""
     known = measurements() if known is None else known
     held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
     return max(held, key=lambda m: (m.result.n, m.measured), default=None)

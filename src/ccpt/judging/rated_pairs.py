@@ -1,13 +1,12 @@
 """Human-rated (concept, property) pairs of the dataset: the distilled judge's training pool and test sets.
 
-Every annotated row carries Likert ratings (1–5) of how strongly its property applies to the noun phrase N,
-the head H and the modifier M: three raters for emergent and canceled rows, one for component rows. Each
-row therefore yields three rated pairs. The target of a pair is the mean rating rescaled to [0, 1].
+Every annotated row carries Likert ratings (1–5) of how strongly its property applies to the noun phrase N, the
+head H and the modifier M (three raters for emergent and canceled rows, one for component rows): three rated pairs.
+A pair's target is the mean rating rescaled to [0, 1].
 
-Held-out discipline: the test pairs are the N/H/M pairs of every generative task's test rows. The training
-pool excludes (a) every test row of any task and (b) every pair whose normalised (concept, property) equals
-a test pair's — heads like "apple" recur across rows, so (apple, red) from a training row would otherwise
-leak a test pair's rating into training.
+Held-out discipline: the test pairs are the N/H/M pairs of every generative task's test rows. The training pool
+excludes every test row of any task and every pair whose normalised (concept, property) equals a test pair's:
+heads like "apple" recur across rows, so (apple, red) from a training row would leak a test pair's rating.
 """
 
 from __future__ import annotations
@@ -55,10 +54,8 @@ class RatedPair:
 
 
 def pair_key(concept: str, prop: str) -> tuple[str, str]:
-    """Normalised pair identity: whitespace collapsed (as the LLM judge's memo key) and case-folded.
-
-    Case folding makes the exclusion of test pairs from training stricter than the judge's own key.
-    """
+    """Normalised pair identity: whitespace collapsed (as the LLM judge's memo key) and case-folded (which makes
+    the exclusion of test pairs from training stricter than the judge's own key)."""
     return " ".join(concept.split()).casefold(), " ".join(prop.split()).casefold()
 
 
@@ -138,11 +135,8 @@ def training_pairs(ds: CCPTDataset) -> list[RatedPair]:
 
 
 def folds(pairs: Sequence[RatedPair], k: int, seed: int = 0) -> list[int]:
-    """A fold id per pair for k-fold cross-validation, grouped by row so that a row's N/H/M stay together.
-
-    Grouping matters: the three pairs of one row share the property, so splitting them would let the model
-    see a row's property rating pattern in training and be tested on the same row.
-    """
+    """A fold id per pair for k-fold cross-validation, grouped by row: a row's N/H/M pairs share the property, so
+    splitting them would let the model see a row's rating pattern in training and be tested on the same row."""
     rows = sorted({p.source for p in pairs})
     random.Random(seed).shuffle(rows)
     fold_of = {row: i % k for i, row in enumerate(rows)}

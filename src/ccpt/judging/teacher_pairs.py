@@ -80,10 +80,8 @@ class TeacherPair:
 
 
 def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, float]]:
-    """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table.
-
-    A sample the authors did not parse, or whose relevance cell is empty or rejected, gives no pair.
-    """
+    """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table (none
+    for a sample the authors did not parse, or whose relevance cell is empty or rejected)."""
     from ccpt.results.table import optional
     from ccpt.spec import TASK_SPECS
 
@@ -106,12 +104,9 @@ def read_frames(
     log: Callable[[str], None] | None = None,
     skipped: list[str] | None = None,
 ) -> list[pd.DataFrame]:
-    """Each authors' file as a tidy table.
-
-    A missing file, or one that is not an authors' generative result file, is a DataError naming it — unless
-    ``skipped`` is given, where its one-line reason is appended instead (e.g. the authors' Llama NPC Multi file
-    holds generations but no judge column) and the other files are read.
-    """
+    """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
+    is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead (e.g. the
+    authors' Llama NPC Multi file holds generations but no judge column) and the other files are read."""
     from ccpt.results.authors import from_reference_csv
 
     frames = []
@@ -196,11 +191,9 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
 def training_sample(
     pairs: Sequence[TeacherPair], exclude: set[tuple[str, str]], cap: int = 12000, seed: int = 0
 ) -> tuple[list[tuple[str, str]], list[float]]:
-    """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``.
-
-    A pair answered by several models gets the mean of all its stored relevances. The distinct pairs are sorted,
-    shuffled with ``seed`` and cut at ``cap`` — the recipe measured under leave-one-model-out (docs/judge.md).
-    """
+    """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``, each
+    with the mean of all its stored relevances; sorted, shuffled with ``seed`` and cut at ``cap`` (the recipe
+    measured under leave-one-model-out, docs/judge.md)."""
     import random
 
     values: dict[tuple[str, str], list[float]] = {}
