@@ -77,10 +77,8 @@ class DownloadConfig:
     timeout: float = 30.0
     retries: int = 3
     backoff: float = 1.0
-    # Per file: the largest pinned file is under 2 MB, so anything near 64 MiB is not the dataset.
-    max_bytes: int = 64 << 20
-    # Per attempt: a server that drips a byte at a time is abandoned after this many seconds.
-    deadline: float = 300.0
+    max_bytes: int = 64 << 20  # per file: the largest pinned file is under 2 MB, so 64 MiB is not the dataset
+    deadline: float = 300.0  # seconds per attempt: after them, a server dripping a byte at a time is abandoned
 
     def url(self, name: str) -> str:
         return f"{self.base_url.rstrip('/')}/{self.commit}/{REPO_DATA_PATH}/{name}"

@@ -87,11 +87,9 @@ def _encoder(encoder: BaseEncoder, locate_split: PartLocator, cache: Path, verif
     import importlib.util
 
     spec = importlib.util.find_spec(encoder.package or "")
-    if spec is None or not spec.submodule_search_locations:
-        path = Path(encoder.package or encoder.name) / "model.zip"
-        return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
-    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
-    if not path.is_file():
+    found = spec is not None and spec.submodule_search_locations
+    path = Path(next(iter(spec.submodule_search_locations)) if found else encoder.package or encoder.name) / "model.zip"
+    if not found or not path.is_file():
         return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
     sha = _checked(path, encoder.sha256, verify)
     return ModelFile(encoder.name, "base encoder", path, path.stat().st_size, PRESENT, sha, use)

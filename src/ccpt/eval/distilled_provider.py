@@ -6,11 +6,11 @@ judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt, sha25
 written by ``ccpt judge train --out`` (``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest
 written by ``ccpt judge ensemble`` (``ccpt-distilled//abs/path/judge.json``).
 
-It answers only the relevance-judge prompt: it reads the queried concept and property back from the prompt (the
-separators are taken from the judge template itself) and replies ``{"relevance": k}`` with the nearest integer k on
-the 1–10 scale, so any text-mode reader sees a valid reply. The unrounded relevance travels in the output's metadata
-under :data:`EXACT_RELEVANCE`, which ccpt's judge prefers over the text (``ccpt.eval.judge``). Any other prompt gets
-a reply that says so (a counted judge failure, never a made-up score). Calls go through Inspect's cache.
+It answers only the relevance-judge prompt, reading the concept and property back from it (with the judge template's
+own separators), with ``{"relevance": k}``, k the nearest integer on the 1–10 scale, so any text-mode reader sees a
+valid reply; the unrounded relevance is in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge
+prefers (``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a made-up
+score). Calls go through Inspect's cache.
 
 A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale by
 default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
@@ -97,9 +97,8 @@ class DistilledModelAPI(ModelAPI):
             raise ModelError(
                 f"ccpt-distilled: unknown model argument(s) {', '.join(sorted(model_args))}", "use calibrated"
             )
-        apply = _flag(calibrated)
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
-        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=apply)
+        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=_flag(calibrated))
         # Inspect's cache key includes base_url: naming the head's sha256 and scale there keeps scores cached under
         # one head (or scale) from being served for another under the same model name, and naming the base
         # encoders' verified weights keeps scores made with other weights from surviving a repair or an update.
@@ -114,11 +113,7 @@ class DistilledModelAPI(ModelAPI):
         return 8
 
     async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
     ) -> ModelOutput:
         prompt = input[-1].text if input else ""
         pair = parse_judge_prompt(prompt)

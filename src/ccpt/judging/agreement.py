@@ -39,11 +39,8 @@ PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rat
 
 @dataclass(frozen=True)
 class AgreementCI:
-    """Pearson r and Spearman ρ over ``n`` scored pairs, each with a 95% percentile bootstrap interval.
-
-    A statistic is ``None`` when undefined (fewer than two scored pairs, or a constant side), and so is its
-    interval; ``n_missing`` pairs had no judge score and are not in ``n``.
-    """
+    """Pearson r and Spearman ρ over ``n`` scored pairs, each with a 95% percentile bootstrap interval (both None
+    when undefined: fewer than two scored pairs, or a constant side); ``n_missing`` pairs had no judge score."""
 
     pearson: float | None
     pearson_ci: tuple[float, float] | None
@@ -80,11 +77,9 @@ def _interval(values: np.ndarray) -> tuple[float, float] | None:
 def agreement_ci(
     human: Sequence[float], judge: Sequence[float | None], n_resamples: int = 1000, seed: int = 0
 ) -> AgreementCI:
-    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero.
-
-    The intervals resample pairs with replacement ``n_resamples`` times (seeded); Spearman's ranks are
-    recomputed inside each resample, ties averaged.
-    """
+    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero. The
+    intervals resample pairs with replacement ``n_resamples`` times (seeded), Spearman's ranks recomputed inside each
+    resample, ties averaged."""
     if len(human) != len(judge):
         raise ValueError(f"{len(human)} human ratings but {len(judge)} judge scores")
     kept = [(h, j) for h, j in zip(human, judge, strict=True) if j is not None]
@@ -149,11 +144,7 @@ class Measurement:
 
 
 def measure(
-    judge: str,
-    pairs_name: PairSet,
-    pairs: Sequence[RatedPair],
-    scores: Sequence[float | None],
-    **how: Any,
+    judge: str, pairs_name: PairSet, pairs: Sequence[RatedPair], scores: Sequence[float | None], **how: Any
 ) -> Measurement:
     """The measurement of ``judge``'s ``scores`` on ``pairs`` (drawn from the pair set ``pairs_name``); ``how``:
     the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note)."""
@@ -268,9 +259,8 @@ def save(measurement: Measurement) -> Path:
     if isinstance(raw, str):
         path.replace(path.with_name(path.name + ".unreadable"))
         raw = {}
-    judge_entries = _by_pair_set(raw.get(measurement.judge, {}))
-    judge_entries[measurement.pair_set_id] = measurement.entry()
-    raw[measurement.judge] = judge_entries
+    new = {measurement.pair_set_id: measurement.entry()}
+    raw[measurement.judge] = _by_pair_set(raw.get(measurement.judge, {})) | new
     atomic_write_text(path, dumps(raw, sort_keys=True))
     return path
 
@@ -284,28 +274,25 @@ def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None
 
 
 def judge_note(judges: Sequence[str]) -> str:
-    """One line per judge: its held-out agreement with human ratings, or how to measure it.
-
-    A judge identity (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``) is looked up by
-    :func:`ccpt.rows.scored_judge`: the model and, for the distilled judge, its weights and scale, so a figure
-    measured on other weights (an earlier judge, the raw scale) is never quoted for these.
-    """
+    """One line per judge: its held-out agreement with human ratings, or how to measure it. A judge identity
+    (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``; :func:`ccpt.rows.scored_judge`) names
+    the model and, for the distilled judge, its weights and scale: a figure measured on other weights (an earlier
+    judge, the raw scale) is never quoted for these."""
     from ccpt.rows import judge_model, scored_judge
 
     known = measurements()
     judges = list(dict.fromkeys(scored_judge(j) for j in judges))
     parts = [f"agreement store {line}" for line in store_problems(judges)]
     for judge in judges:
-        found = held_out_measurement(judge, known)
-        if found is not None:
+        if (found := held_out_measurement(judge, known)) is not None:
             parts.append(found.text())
-        else:
-            mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
-            command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
-            how = f"run {command}" + (" with these weights" if "@" in judge else "")
-            if "+raw" in judge:  # the command measures calibrated scores only
-                how = f"{command} measures calibrated scores only; this is the raw scale"
-            parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
+            continue
+        mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
+        command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
+        how = f"run {command}" + (" with these weights" if "@" in judge else "")
+        if "+raw" in judge:  # the command measures calibrated scores only
+            how = f"{command} measures calibrated scores only; this is the raw scale"
+        parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
 

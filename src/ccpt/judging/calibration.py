@@ -9,13 +9,12 @@ order (Spearman is untouched). Three fits:
   squared error, but it shrinks towards the mean where the score is noisy, keeping part of the compression.
 - ``quantile``: the score's quantiles mapped onto the reference's (51 knots, every 2%): the mapped scores have the
   reference's distribution, which table means of E and C depend on.
-- ``sharpened``: the quantile map followed by ``sigmoid(slope · logit(y) + offset)`` on its knots. E and C are
-  means of *differences* between a row's scores: a judge less sure than the reference has the right spread but
-  not the right gaps within a row, and a steeper map restores part of them. Slope and offset are chosen on the
-  fitting rows by the Table-3-style gap; the slope is capped (:data:`SLOPES`) because a steeper map approaches a
-  threshold and stops tracking the human ratings (docs/judge.md gives the measured trade).
+- ``sharpened``: the quantile map, then ``sigmoid(slope · logit(y) + offset)`` on its knots. E and C are means of
+  *differences* between a row's scores: a judge less sure than the reference has the right spread but not the right
+  gaps within a row, which a steeper map partly restores. Slope and offset are chosen on the fitting rows by the
+  Table-3-style gap, the slope capped (:data:`SLOPES`, docs/judge.md: steeper maps stop tracking human ratings).
 
-Each is stored as knots and applied by linear interpolation, flat outside them. Which one a head carries is chosen
+Each is stored as knots and applied by linear interpolation, flat outside them; which one a head carries is chosen
 on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
 """
 
@@ -161,12 +160,11 @@ def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, meth
     y = [v for r in rows for v in r.reference]
     if method != "sharpened":
         return fit_calibration(x, y, reference, fitted_on, method), method
-    candidates = [
-        fit_calibration(x, y, reference, fitted_on, method, (slope, offset)) for slope in SLOPES for offset in OFFSETS
-    ]
+    grid = [(slope, offset) for slope in SLOPES for offset in OFFSETS]
+    candidates = [fit_calibration(x, y, reference, fitted_on, method, sharpness) for sharpness in grid]
     gaps = [table_gap(rows, [tuple(c.apply(r.judge)) for r in rows]) for c in candidates]  # type: ignore[misc]
     best = int(np.argmin(gaps))
-    slope, offset = SLOPES[best // len(OFFSETS)], OFFSETS[best % len(OFFSETS)]
+    slope, offset = grid[best]
     return candidates[best], f"sharpened (slope {slope:g}, offset {offset:g})"
 
 

@@ -45,17 +45,14 @@ class TrainConfig:
     warmup: float = 0.06  # fraction of steps with a linear learning-rate warm-up, then linear decay
     trainable_layers: int = 4
     dropout: float = 0.1
-    # Loss weight of a single-rater (component) pair relative to a 3-rater pair; 0 leaves them out (docs/judge.md).
-    single_rater_weight: float = 0.0
+    single_rater_weight: float = 0.0  # loss weight of a 1-rater pair vs a 3-rater one; 0: left out (docs/judge.md)
     folds: int = 5  # the pool is split in row-grouped folds; fold 0 is held out for validation
     validation_fold: int | None = 0  # None: train on the whole pool
     seed: int = 0
     threads: int = 1  # one thread: on a shared 2-core machine two OpenMP threads ran 3x slower
     encoder: str = "all-minilm-l6-v2"  # a name of ccpt.judging.encoder.BASE_ENCODERS
-    # Loss weight of GPT-4o's stored relevance (a second output) relative to the human target; 0: not used.
-    aux_weight: float = 0.0
-    # Fit a monotone map to GPT-4o's stored scale on the validation fold (ccpt.judging.calibration).
-    calibrate: bool = True
+    aux_weight: float = 0.0  # loss weight of GPT-4o's stored relevance (a second output) vs the human target; 0: unused
+    calibrate: bool = True  # fit a monotone map to GPT-4o's stored scale on the validation fold (judging.calibration)
 
     @property
     def outputs(self) -> int:
@@ -153,11 +150,7 @@ _TENSOR, _SKELETON = "__tensor__", "ccpt-skeleton"
 
 
 def lower_states(
-    encoder: Encoder,
-    split: int,
-    texts: Sequence[tuple[str, str]],
-    batch_size: int = 128,
-    cache_dir: Path | None = None,
+    encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int = 128, cache_dir: Path | None = None
 ) -> list[Any]:
     """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once; with
     ``cache_dir``, read from (or written to) a file keyed by encoder, split and pairs."""
@@ -236,10 +229,8 @@ def train(
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimiser, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
         )
-        rng = random.Random(config.seed)
-        order = list(range(n))
-        y = torch.tensor(list(targets), dtype=torch.float32)
-        w = torch.tensor(list(weights), dtype=torch.float32)
+        rng, order = random.Random(config.seed), list(range(n))
+        y, w = (torch.tensor(list(values), dtype=torch.float32) for values in (targets, weights))
         aux = [None] * n if aux_targets is None else list(aux_targets)
         ya = torch.tensor([0.0 if a is None else a for a in aux], dtype=torch.float32)
         wa = torch.tensor([0.0 if a is None else config.aux_weight for a in aux], dtype=torch.float32) * w

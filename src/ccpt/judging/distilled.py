@@ -10,12 +10,11 @@ figures and calibration map; a single head file is a judge too (its own map in i
 every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
 
 ``train_head`` reproduces a human-trained head (``ccpt judge train``), ``finetune_on_teacher`` the teacher-tuned
-one (``--teacher``); training is deterministic for a given thread count (docs/judge.md gives time and figures). With
-``TrainConfig.calibrate`` a head also stores a monotone map to GPT-4o's stored scale
-(:mod:`ccpt.judging.calibration`), fitted on the validation fold: training-pool pairs it did not train on.
-``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, or on the authors' stored runs
-(``--map-runs``, the shipped judge), and writes the manifest. A loaded judge applies its map unless asked for the
-raw relevance.
+one (``--teacher``), deterministically for a given thread count (docs/judge.md). With ``TrainConfig.calibrate`` a
+head also stores a monotone map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`), fitted on the
+validation fold. ``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, or on the
+authors' stored runs (``--map-runs``, the shipped judge), and writes the manifest. A loaded judge applies its map
+unless asked for the raw relevance.
 """
 
 from __future__ import annotations
@@ -97,10 +96,8 @@ class DistilledJudge:
     def raw(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
         """Uncalibrated relevance: the (weighted) mean of the heads' (whitespace-collapsed pairs, as the LLM judge)."""
         texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
-        per_head = [h.raw(texts, batch_size) for h in self.heads]
-        return [
-            sum(w * v for w, v in zip(self.head_weights, values, strict=True)) for values in zip(*per_head, strict=True)
-        ]
+        per_head, weights = [h.raw(texts, batch_size) for h in self.heads], self.head_weights
+        return [sum(w * v for w, v in zip(weights, values, strict=True)) for values in zip(*per_head, strict=True)]
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
         """Relevance in [0, 1] for each (concept, property) pair."""
@@ -208,11 +205,10 @@ def finetune_on_teacher(
     """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
 
     The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one
-    epoch at learning rate 1e-4 for the blocks (the linear layer keeps 1e-3), the same blocks trainable. Its human
-    pairs are its init's (``training_pairs`` is copied, so ``write_ensemble`` accepts it beside heads of the same
-    split); validation figures are recomputed on the same human validation fold, rows no model answered (a few of
-    their pairs can be teacher pairs too: docs/judge.md says how many). No calibration map of its own: the ensemble
-    it joins carries one.
+    epoch at learning rate 1e-4 for the same trainable blocks (the linear layer keeps 1e-3). Its human pairs are its
+    init's (``training_pairs`` copied, so ``write_ensemble`` accepts it beside heads of the same split); validation
+    figures are recomputed on the same human validation fold, rows no model answered (a few of their pairs can be
+    teacher pairs too: docs/judge.md says how many). No calibration map of its own: the ensemble it joins carries one.
     """
     config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
     state = {k: v.clone() for k, v in init.head.state_dict().items()}
@@ -331,8 +327,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
     heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
     metadata = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in manifest.items()}
-    sha = sha256_bytes(raw)
-    return DistilledJudge(heads, path, sha, metadata, _calibration(metadata, path), calibrated, weights)
+    return DistilledJudge(heads, path, sha256_bytes(raw), metadata, _calibration(metadata, path), calibrated, weights)
 
 
 def _weights(values: Sequence[object]) -> tuple[float, ...] | None:

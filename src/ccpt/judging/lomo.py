@@ -1,10 +1,9 @@
 """Leave-one-model-out evaluation of a relevance judge against GPT-4o's stored verdicts on the authors' runs.
 
-For a held-out model, its Table-3 runs (Base and the three Spreading Activation methods; files
-``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores of
-their pairs (those ``ccpt rejudge`` asks about, :meth:`ccpt.spec.TaskSpec.judged_pairs`) and compared with the same
-runs under GPT-4o's stored relevances by the report's own code (:func:`ccpt.report.cross_judge.cross_judge`, the
-per-seed ``paper`` statistic). Figures per held-out model:
+A held-out model's Table-3 runs (Base and the three Spreading Activation methods: files
+``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores of the
+pairs ``ccpt rejudge`` asks about and compared with the same runs under GPT-4o's stored relevances by the report's
+own code (:func:`ccpt.report.cross_judge.cross_judge`, the per-seed ``paper`` statistic). Figures per held-out model:
 
 - ``mad``: mean absolute difference over the Base/SA cells (points), and per task;
 - ``canceled_c``: mean signed difference of PI-canceled's C column over those cells;
@@ -12,9 +11,8 @@ per-seed ``paper`` statistic). Figures per held-out model:
 - ``pair_pearson``: Pearson between the judge's score and GPT-4o's stored relevance over the model's teacher pairs
   that its compared runs judge.
 
-Scores come as a mapping from the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a
-judge scores each distinct pair once and any number of maps or stacked models can be compared on the same forward
-passes. Pure: pandas and the report tables; no Inspect.
+Scores map the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a judge scores each
+distinct pair once and any number of maps or models are compared on the same forward passes. No Inspect.
 """
 
 from __future__ import annotations
@@ -51,11 +49,8 @@ def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
     for frame in frames:
         if frame.empty:
             continue
-        keep = frame[
-            frame["method_raw"].isin(TABLE3_METHODS)
-            & frame["sa_iteration"].isna()
-            & frame["task"].isin(GENERATIVE_TASKS)
-        ]
+        wanted = frame["method_raw"].isin(TABLE3_METHODS) & frame["task"].isin(GENERATIVE_TASKS)
+        keep = frame[wanted & frame["sa_iteration"].isna()]
         for model, part in keep.groupby("model"):
             chosen.setdefault(str(model), []).append(part)
     return {m: pd.concat(parts, ignore_index=True) for m, parts in chosen.items()}

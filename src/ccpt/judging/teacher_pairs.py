@@ -7,13 +7,11 @@ property) — the dataset's stored relevance, as the authors' ``indiv_max`` — 
 They are the paper judge's verdicts on *model answers*, data for a judge that should rank methods as GPT-4o does.
 
 Files are read by :func:`ccpt.results.authors.from_reference_csv`; which concept goes with which property comes
-from :meth:`ccpt.spec.TaskSpec.judged_pairs` (the re-judge's rule), so a teacher pair is exactly a pair ``ccpt
-rejudge`` asks a judge about.
+from :meth:`ccpt.spec.TaskSpec.judged_pairs`, so a teacher pair is exactly a pair ``ccpt rejudge`` asks about.
 
-Deduplication: per model, one pair per normalised (concept, property) (:func:`pair_key`). Its relevance is the
-mean of GPT-4o's stored relevances over its occurrences (GPT-4o at temperature 0 is not deterministic);
-``occurrences``, ``spread`` (max − min), the tags of its first occurrence (task, method, instance, role) and every
-method it occurs under (``methods``) are kept.
+Deduplication: per model, one pair per normalised (concept, property) (:func:`pair_key`), with the mean of GPT-4o's
+stored relevances over its occurrences (GPT-4o at temperature 0 is not deterministic), ``occurrences``, ``spread``
+(max − min), the tags of its first occurrence (task, method, instance, role) and every method it occurs under.
 
 Spreading Activation per-step files (Table 6, ``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some carry
 score columns copied from the main file (data/README.md), relevances that may not belong to their answers.
@@ -198,9 +196,7 @@ def training_sample(
 
     values: dict[tuple[str, str], list[float]] = {}
     text: dict[tuple[str, str], tuple[str, str]] = {}
-    for pair in pairs:
-        if pair.key in exclude:
-            continue
+    for pair in [p for p in pairs if p.key not in exclude]:
         values.setdefault(pair.key, []).extend(pair.values)
         text.setdefault(pair.key, (pair.concept, pair.property))
     keys = sorted(values)
