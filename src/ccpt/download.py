@@ -170,12 +170,10 @@ def download(
     config: DownloadConfig | None = None,
     fetch: Fetcher = urllib_fetch,
 ) -> Path:
-    """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir).
-
-    Files present with the right checksum (:func:`is_verified`) are not downloaded again. A download is streamed to
-    a temporary file under a size cap and a deadline, verified, then renamed into place, so an interrupted or
-    corrupt download never leaves a file that looks valid.
-    """
+    """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir). Files present
+    with the right checksum (:func:`is_verified`) are not downloaded again; a download is streamed to a temporary
+    file under a size cap and a deadline, verified, then renamed into place, so an interrupted or corrupt download
+    never leaves a file that looks valid."""
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)

@@ -199,12 +199,10 @@ def assemble_embedded(
     locate: PartLocator = installed_part,
     crc_checked_zip: bool = False,
 ) -> Path:
-    """Return the verified file of ``model`` in the cache, assembling it from its parts if needed.
-
-    The cached file is hashed on every call against the pinned sha256 (module docstring: the cost); a mismatch is
-    deleted and re-assembled. ``crc_checked_zip``: a zip whose members are CRC-checked as they are read, for which
-    a marker written when it was assembled and hashed (sha256 and size) is enough.
-    """
+    """Return the verified file of ``model`` in the cache, assembling it from its parts if needed. The cached file is
+    hashed on every call against the pinned sha256 (module docstring: the cost); a mismatch is re-assembled.
+    ``crc_checked_zip``: a zip whose members are CRC-checked as they are read, for which a marker written when it
+    was assembled and hashed (sha256 and size) is enough."""
     target = (cache_dir or model_cache_dir()) / model.filename
     if crc_checked_zip and is_marked_verified(target, model.sha256):
         return target

