@@ -1,10 +1,9 @@
 """Fetching the CCPT files from the authors' repository, pinned and checksum-verified.
 
-The dataset is published in the authors' GitHub repository. ccpt pins one commit, knows every file's
-sha256, downloads into the user's cache directory, and hashes a cached file again every time it is used (a
-file whose checksum no longer matches is fetched again, never read).
-Network access goes through a small ``Fetcher`` callable so tests can inject failures or point at a
-local HTTP server; the default uses :mod:`urllib` with a timeout and bounded retries.
+The dataset is published in the authors' GitHub repository. ccpt pins one commit, knows every file's sha256,
+downloads into the user's cache directory, and hashes a cached file again on every use (one whose checksum no longer
+matches is fetched again, never read). Network access goes through a ``Fetcher`` callable so tests can inject
+failures or point at a local HTTP server; the default uses :mod:`urllib` with a timeout and bounded retries.
 """
 
 from __future__ import annotations
@@ -44,13 +43,8 @@ CHECKSUMS: Mapping[str, str] = MappingProxyType(
         "conceptnet_adjacent.json": "49211173b55edc1353c1c9dace39fa5fbafb3f793816b878e90fdcfebdce043d",
     }
 )
-REQUIRED_FILES: tuple[str, ...] = (
-    "ccpt_emergent.csv",
-    "ccpt_canceled.csv",
-    "ccpt_component.csv",
-    "add_ccpt_emergent.csv",
-    "test_index.json",
-)
+# Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.sources).
+REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name != "conceptnet_adjacent.json")
 
 Fetcher = Callable[[str, float], Iterable[bytes]]
 """``fetch(url, timeout)`` yields the body in chunks; raises OSError (incl. URLError) or
@@ -83,10 +77,8 @@ class DownloadConfig:
     timeout: float = 30.0
     retries: int = 3
     backoff: float = 1.0
-    # Per file: the largest pinned file is under 2 MB, so anything near 64 MiB is not the dataset.
-    max_bytes: int = 64 << 20
-    # Per attempt: a server that drips a byte at a time is abandoned after this many seconds.
-    deadline: float = 300.0
+    max_bytes: int = 64 << 20  # per file: the largest pinned file is under 2 MB, so 64 MiB is not the dataset
+    deadline: float = 300.0  # seconds per attempt: after them, a server dripping a byte at a time is abandoned
 
     def url(self, name: str) -> str:
         return f"{self.base_url.rstrip('/')}/{self.commit}/{REPO_DATA_PATH}/{name}"
@@ -105,11 +97,8 @@ def cache_dir() -> Path:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -118,12 +107,9 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def is_verified(path: Path, name: str) -> bool:
-    """True if ``path`` has the pinned sha256 of ``name``, hashed now.
-
-    Every use re-hashes the file (the five dataset files take 3 to 7 ms, about 1% of parsing them; see
-    docs/benchmarks.md): a shortcut trusting an unchanged size and mtime would accept a file edited and then
-    given its old time back (``touch -r``).
-    """
+    """True if ``path`` has the pinned sha256 of ``name``, hashed now: every use re-hashes the file (the five dataset
+    files take 3 to 7 ms, about 1% of parsing them; docs/benchmarks.md), as trusting an unchanged size and mtime
+    would accept a file edited and given its old time back (``touch -r``)."""
     try:
         return path.is_file() and sha256_file(path) == CHECKSUMS[name]
     except OSError:
@@ -136,9 +122,7 @@ class _TooLarge(Exception):
 
 def _stream_to(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
     """One attempt: stream ``url`` into ``tmp`` under the size cap and deadline; returns the sha256."""
-    digest = hashlib.sha256()
-    size = 0
-    started = time.monotonic()
+    digest, size, started = hashlib.sha256(), 0, time.monotonic()
     with tmp.open("wb") as out:
         for chunk in fetch(url, config.timeout):
             size += len(chunk)
@@ -166,11 +150,9 @@ def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetc
         )
     except _TooLarge as exc:
         raise DataError(f"could not download {url}: {exc}", "check CCPT_DATA_URL") from None
-    except urllib.error.HTTPError as exc:
-        if 400 <= exc.code < 500:
-            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
-        last: BaseException = exc
     except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
+        if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
+            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
         last = exc
     reason = getattr(last, "reason", None) or last
     if isinstance(last, http.client.IncompleteRead):
@@ -188,12 +170,10 @@ def download(
     config: DownloadConfig | None = None,
     fetch: Fetcher = urllib_fetch,
 ) -> Path:
-    """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir).
-
-    Files already present with the right checksum (hashed now, see :func:`is_verified`) are not downloaded again. A
-    download is streamed to a temporary file under a size cap and a deadline, verified, then renamed into
-    place, so an interrupted or corrupt download never leaves a file that looks valid.
-    """
+    """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir). Files present
+    with the right checksum (:func:`is_verified`) are not downloaded again; a download is streamed to a temporary
+    file under a size cap and a deadline, verified, then renamed into place, so an interrupted or corrupt download
+    never leaves a file that looks valid."""
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)

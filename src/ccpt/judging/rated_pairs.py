@@ -1,13 +1,12 @@
 """Human-rated (concept, property) pairs of the dataset: the distilled judge's training pool and test sets.
 
-Every annotated row carries Likert ratings (1–5) of how strongly its property applies to the noun phrase N,
-the head H and the modifier M: three raters for emergent and canceled rows, one for component rows. Each
-row therefore yields three rated pairs. The target of a pair is the mean rating rescaled to [0, 1].
+Every annotated row carries Likert ratings (1–5) of how strongly its property applies to the noun phrase N, the
+head H and the modifier M (three raters for emergent and canceled rows, one for component rows): three rated pairs.
+A pair's target is the mean rating rescaled to [0, 1].
 
-Held-out discipline: the test pairs are the N/H/M pairs of every generative task's test rows. The training
-pool excludes (a) every test row of any task and (b) every pair whose normalised (concept, property) equals
-a test pair's — heads like "apple" recur across rows, so (apple, red) from a training row would otherwise
-leak a test pair's rating into training.
+Held-out discipline: the test pairs are the N/H/M pairs of every generative task's test rows. The training pool
+excludes every test row of any task and every pair whose normalised (concept, property) equals a test pair's:
+heads like "apple" recur across rows, so (apple, red) from a training row would leak a test pair's rating.
 """
 
 from __future__ import annotations
@@ -55,25 +54,23 @@ class RatedPair:
 
 
 def pair_key(concept: str, prop: str) -> tuple[str, str]:
-    """Normalised pair identity: whitespace collapsed (as the LLM judge's memo key) and case-folded.
-
-    Case folding makes the exclusion of test pairs from training stricter than the judge's own key.
-    """
+    """Normalised pair identity: whitespace collapsed (as the LLM judge's memo key) and case-folded (which makes
+    the exclusion of test pairs from training stricter than the judge's own key)."""
     return " ".join(concept.split()).casefold(), " ".join(prop.split()).casefold()
 
 
 def record_rated_pairs(record: Record) -> list[RatedPair]:
     """The N, H and M pairs of one row (a role without ratings is skipped)."""
-    parts = (
-        (record.combination, "combination", record.combination_ratings),
-        (record.head, "head", record.head_ratings),
-        (record.modifier, "modifier", record.modifier_ratings),
-    )
     return [
-        RatedPair(concept, record.property, role, record.type, record.id, ratings)  # type: ignore[arg-type]
-        for concept, role, ratings in parts
-        if ratings
+        RatedPair(getattr(record, role), record.property, role, record.type, record.id, ratings)
+        for role in ROLES
+        if (ratings := getattr(record, f"{role}_ratings"))
     ]
+
+
+def _all_records(ds: CCPTDataset) -> list[Record]:
+    """The rows of the emergent, canceled and component files (training rows included)."""
+    return [*ds.emergent, *ds.canceled, *ds.component]
 
 
 def _pairs(records: Iterable[Record]) -> list[RatedPair]:
@@ -84,24 +81,16 @@ def heldout_records(ds: CCPTDataset) -> list[Record]:
     """The test rows of every generative task, each row once (PI- and NPC-emergent share a file)."""
     from ccpt.dataset import GENERATIVE_TASKS
 
-    seen: set[str] = set()
-    out: list[Record] = []
+    out: dict[str, Record] = {}
     for task in GENERATIVE_TASKS:
         for record in ds.test(task):
-            if record.id not in seen:
-                seen.add(record.id)
-                out.append(record)
-    return out
+            out.setdefault(record.id, record)
+    return list(out.values())
 
 
 def heldout_pairs(ds: CCPTDataset) -> list[RatedPair]:
     """Measure 1's pairs: N, H and M pairs of all test rows."""
     return _pairs(heldout_records(ds))
-
-
-def all_pairs(ds: CCPTDataset) -> list[RatedPair]:
-    """Every rated pair of the emergent, canceled and component files (training rows included)."""
-    return _pairs([*ds.emergent, *ds.canceled, *ds.component])
 
 
 def sample_rows(rows: Sequence[Record], n: int, seed: int = 0) -> list[Record]:
@@ -126,7 +115,7 @@ def pair_set(ds: CCPTDataset, name: str, seed: int = 0, rows: int | None = None)
         raise DataError(f"unknown pair set {name!r}; choose one of {', '.join(PAIR_SETS)}")
     if rows is None and name == "paper300":
         return paper300_pairs(ds, seed)
-    records = heldout_records(ds) if name in HELDOUT_PAIR_SETS else [*ds.emergent, *ds.canceled, *ds.component]
+    records = heldout_records(ds) if name in HELDOUT_PAIR_SETS else _all_records(ds)
     return _pairs(records if rows is None else sample_rows(records, rows, seed))
 
 
@@ -141,32 +130,20 @@ def training_pairs(ds: CCPTDataset) -> list[RatedPair]:
     """The training pool: rated pairs of non-test rows whose normalised pair is not a test pair."""
     held_rows = {r.id for r in heldout_records(ds)}
     held_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}
-    return [p for p in all_pairs(ds) if p.source not in held_rows and pair_key(p.concept, p.property) not in held_keys]
+    pairs = _pairs(_all_records(ds))
+    return [p for p in pairs if p.source not in held_rows and pair_key(p.concept, p.property) not in held_keys]
 
 
 def folds(pairs: Sequence[RatedPair], k: int, seed: int = 0) -> list[int]:
-    """A fold id per pair for k-fold cross-validation, grouped by row so that a row's N/H/M stay together.
-
-    Grouping matters: the three pairs of one row share the property, so splitting them would let the model
-    see a row's property rating pattern in training and be tested on the same row.
-    """
+    """A fold id per pair for k-fold cross-validation, grouped by row: a row's N/H/M pairs share the property, so
+    splitting them would let the model see a row's rating pattern in training and be tested on the same row."""
     rows = sorted({p.source for p in pairs})
-    rng = random.Random(seed)
-    rng.shuffle(rows)
+    random.Random(seed).shuffle(rows)
     fold_of = {row: i % k for i, row in enumerate(rows)}
     return [fold_of[p.source] for p in pairs]
 
 
 def stored_gpt4o(ds: CCPTDataset, pairs: Sequence[RatedPair]) -> list[float | None]:
     """GPT-4o's relevance stored in the dataset for each pair (None where the file has none: component rows)."""
-    by_id = {r.id: r for r in [*ds.emergent, *ds.canceled, *ds.component]}
-    out: list[float | None] = []
-    for p in pairs:
-        record = by_id[p.source]
-        value = {
-            "combination": record.judge_combination,
-            "head": record.judge_head,
-            "modifier": record.judge_modifier,
-        }[p.role]
-        out.append(value)
-    return out
+    by_id = {r.id: r for r in _all_records(ds)}
+    return [getattr(by_id[p.source], f"judge_{p.role}") for p in pairs]

@@ -1,25 +1,20 @@
 """Teacher pairs: every (concept, property) pair the paper's GPT-4o judge rated in the authors' result files.
 
-The authors' stored runs (``reference-results/*.csv`` and ``reference-results/more-models/*.csv``) hold, for every
-sample of every method, the answer and GPT-4o's relevance of the three judged pairs: for PI, (noun phrase N,
-answered property), (head H, answered property), (modifier M, answered property); for NPC, (answered phrase,
-gold property), (head, gold property) — the dataset's stored relevance, as in the authors' ``indiv_max`` — and
-(answered modifier, gold property). Those are the paper judge's verdicts on *model answers*, the data a judge
-that should rank methods as GPT-4o does can learn from.
+The authors' stored runs (``reference-results/*.csv`` and ``reference-results/more-models/*.csv``) hold, per
+sample of every method, the answer and GPT-4o's relevance of the three judged pairs: for PI, (N, answered
+property), (H, answered property), (M, answered property); for NPC, (answered phrase, gold property), (head, gold
+property) — the dataset's stored relevance, as the authors' ``indiv_max`` — and (answered modifier, gold property).
+They are the paper judge's verdicts on *model answers*, data for a judge that should rank methods as GPT-4o does.
 
-The files are read by :func:`ccpt.results.authors.from_reference_csv` (one parser for the authors' format);
-which concept goes with which property comes from :meth:`ccpt.spec.TaskSpec.judged_pairs` (the rule the
-re-judge uses), so a teacher pair is exactly a pair ``ccpt rejudge`` asks a judge about.
+Files are read by :func:`ccpt.results.authors.from_reference_csv`; which concept goes with which property comes
+from :meth:`ccpt.spec.TaskSpec.judged_pairs`, so a teacher pair is exactly a pair ``ccpt rejudge`` asks about.
 
-Deduplication: per model, one teacher pair per normalised (concept, property) (:func:`pair_key`: whitespace
-collapsed, case-folded). Its relevance is the mean of GPT-4o's stored relevances over its occurrences (GPT-4o
-at temperature 0 is not deterministic: the same pair can carry two values); ``occurrences``, ``spread``
-(max − min) and the tags of its first occurrence (task, method, instance, role) are kept, with every method it
-occurs under in ``methods``.
+Deduplication: per model, one pair per normalised (concept, property) (:func:`pair_key`), with the mean of GPT-4o's
+stored relevances over its occurrences (GPT-4o at temperature 0 is not deterministic), ``occurrences``, ``spread``
+(max − min), the tags of its first occurrence (task, method, instance, role) and every method it occurs under.
 
-Spreading Activation per-step files (Table 6, ``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some
-carry score columns copied from the main file (data/README.md), i.e. relevances that may not belong to their
-answers.
+Spreading Activation per-step files (Table 6, ``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some carry
+score columns copied from the main file (data/README.md), relevances that may not belong to their answers.
 """
 
 from __future__ import annotations
@@ -41,22 +36,9 @@ if TYPE_CHECKING:
 
     from ccpt.dataset import CCPTDataset
 
-ROLES = ("combination", "head", "modifier")
 _RELEVANCE = {"combination": "r_np", "head": "r_hp", "modifier": "r_mp"}
-COLUMNS = (
-    "model",
-    "task",
-    "method",
-    "instance",
-    "role",
-    "concept",
-    "property",
-    "relevance",
-    "occurrences",
-    "spread",
-    "methods",
-    "source",
-)
+_TEXT = ("model", "task", "method", "instance", "role", "concept", "property")  # fields written as they are
+COLUMNS = (*_TEXT, "relevance", "occurrences", "spread", "methods", "source")
 
 
 @dataclass
@@ -86,14 +68,7 @@ class TeacherPair:
 
     def row(self) -> dict[str, str]:
         """The CSV row (``COLUMNS``)."""
-        return {
-            "model": self.model,
-            "task": self.task,
-            "method": self.method,
-            "instance": self.instance,
-            "role": self.role,
-            "concept": self.concept,
-            "property": self.property,
+        return {k: getattr(self, k) for k in _TEXT} | {
             "relevance": f"{self.relevance:.6f}",
             "occurrences": str(len(self.values)),
             "spread": f"{max(self.values) - min(self.values):.6f}",
@@ -103,10 +78,8 @@ class TeacherPair:
 
 
 def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, float]]:
-    """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table.
-
-    A sample the authors did not parse, or whose relevance cell is empty or rejected, gives no pair.
-    """
+    """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table (none
+    for a sample the authors did not parse, or whose relevance cell is empty or rejected)."""
     from ccpt.results.table import optional
     from ccpt.spec import TASK_SPECS
 
@@ -116,7 +89,7 @@ def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, floa
         if spec is None or not spec.generative or not answer:
             continue
         concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
-        for role, concept in zip(ROLES, concepts, strict=True):
+        for role, concept in zip(_RELEVANCE, concepts, strict=True):  # N, H, M
             value = optional(row.get(_RELEVANCE[role]), float)
             if value is None or value != value or not concept or concept == "None" or not prop:
                 continue
@@ -129,12 +102,9 @@ def read_frames(
     log: Callable[[str], None] | None = None,
     skipped: list[str] | None = None,
 ) -> list[pd.DataFrame]:
-    """Each authors' file as a tidy table.
-
-    A missing file, or one that is not an authors' generative result file, is a DataError naming it — unless
-    ``skipped`` is given, where its one-line reason is appended instead (e.g. the authors' Llama NPC Multi file
-    holds generations but no judge column) and the other files are read.
-    """
+    """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
+    is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead (e.g. the
+    authors' Llama NPC Multi file holds generations but no judge column) and the other files are read."""
     from ccpt.results.authors import from_reference_csv
 
     frames = []
@@ -166,18 +136,11 @@ def teacher_pairs(frames: Iterable[pd.DataFrame], include_steps: bool = False) -
         for row, role, concept, prop, value in judged_rows(frame):
             model = str(row["model"])
             key = (model, *pair_key(concept, prop))
-            pair = pairs.get(key)
-            if pair is None:
-                pair = pairs[key] = TeacherPair(
-                    model=model,
-                    task=str(row["task"]),
-                    method=str(row["method_raw"]),
-                    instance=str(row["instance"]),
-                    role=role,
-                    concept=" ".join(concept.split()),
-                    property=" ".join(prop.split()),
-                    source=str(row["source"]),
-                )
+            if key not in pairs:
+                tags = (str(row["task"]), str(row["method_raw"]), str(row["instance"]), role)
+                text = (" ".join(concept.split()), " ".join(prop.split()))
+                pairs[key] = TeacherPair(model, *tags, *text, source=str(row["source"]))
+            pair = pairs[key]
             pair.values.append(value)
             pair.methods.add(str(row["method_raw"]))
     return list(pairs.values())
@@ -216,20 +179,8 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
                 if not (0.0 <= value <= 1.0) or n < 1:  # NaN fails the range too
                     raise DataError(f"{path}: line {number}: relevance must be in [0, 1], occurrences ≥ 1")
                 line = {k: restore(v) if k in ("concept", "property") else v for k, v in line.items()}
-                out.append(
-                    TeacherPair(
-                        line["model"],
-                        line["task"],
-                        line["method"],
-                        line["instance"],
-                        line["role"],
-                        line["concept"],
-                        line["property"],
-                        [value] * n,
-                        set(line["methods"].split(";")),
-                        line["source"],
-                    )
-                )
+                methods = set(line["methods"].split(";"))
+                out.append(TeacherPair(*(line[k] for k in _TEXT), [value] * n, methods, line["source"]))
             return out
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
@@ -238,18 +189,14 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
 def training_sample(
     pairs: Sequence[TeacherPair], exclude: set[tuple[str, str]], cap: int = 12000, seed: int = 0
 ) -> tuple[list[tuple[str, str]], list[float]]:
-    """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``.
-
-    A pair answered by several models gets the mean of all its stored relevances. The distinct pairs are sorted,
-    shuffled with ``seed`` and cut at ``cap`` — the recipe measured under leave-one-model-out (docs/judge.md).
-    """
+    """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``, each
+    with the mean of all its stored relevances; sorted, shuffled with ``seed`` and cut at ``cap`` (the recipe
+    measured under leave-one-model-out, docs/judge.md)."""
     import random
 
     values: dict[tuple[str, str], list[float]] = {}
     text: dict[tuple[str, str], tuple[str, str]] = {}
-    for pair in pairs:
-        if pair.key in exclude:
-            continue
+    for pair in [p for p in pairs if p.key not in exclude]:
         values.setdefault(pair.key, []).extend(pair.values)
         text.setdefault(pair.key, (pair.concept, pair.property))
     keys = sorted(values)
