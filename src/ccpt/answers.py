@@ -55,13 +55,15 @@ def _fail(reason: str) -> Parsed:
 
 def _next_char(text: str, i: int, end: int) -> str:
     """The next non-space character at or after ``i`` ("\\0" at the end)."""
-    while i < end and text[i].isspace():
-        i += 1
+    i = _skip_space(text, i, end)
     return text[i] if i < end else "\0"
 
 
-def _string_end(text: str, i: int, end: int) -> int | None:
-    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``."""
+def _string_end(text: str, i: int, end: int, *, python: bool = False) -> int | None:
+    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``.
+
+    ``python``: any unescaped matching quote closes it (a Python literal), not only one where a value can end.
+    """
     quote = text[i]
     k = i + 1
     while k < end:
@@ -69,7 +71,7 @@ def _string_end(text: str, i: int, end: int) -> int | None:
         if c == "\\":
             k += 2
             continue
-        if c == quote and (quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
+        if c == quote and (python or quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
             return k
         k += 1
     return None
@@ -196,7 +198,7 @@ def split_reply_list(text: str) -> list[str] | None:
     while i < len(s):
         if s[i] not in "'\"":
             return None
-        close = _literal_end(s, i)
+        close = _string_end(s, i, len(s), python=True)
         if close is None:
             return None
         items.append(_unescape(s[i + 1 : close]))
@@ -242,23 +244,11 @@ def first_list_literal(text: str) -> list[str] | None:
     return None if end is None else split_reply_list(text[start : end + 1])
 
 
-def _skip_space(s: str, i: int) -> int:
-    while i < len(s) and s[i].isspace():
+def _skip_space(s: str, i: int, end: int | None = None) -> int:
+    end = len(s) if end is None else end
+    while i < end and s[i].isspace():
         i += 1
     return i
-
-
-def _literal_end(s: str, i: int) -> int | None:
-    """Closing quote of the Python string literal opened at ``s[i]`` (backslash escapes honoured)."""
-    k = i + 1
-    while k < len(s):
-        if s[k] == "\\":
-            k += 2
-        elif s[k] == s[i]:
-            return k
-        else:
-            k += 1
-    return None
 
 
 def extract_json_object(text: str) -> dict[str, object] | None:
@@ -300,19 +290,20 @@ def _field(text: str, key: str) -> tuple[object, str | None]:
     return None, f"missing key {key!r}"
 
 
-def _clean(value: object, key: str) -> tuple[str | None, str | None]:
+def _text(text: str, key: str) -> Parsed[str]:
+    """``key`` of the reply's last object as a non-empty string, surrounding quotes and a final period stripped."""
+    value, error = _field(text, key)
+    if error is not None:
+        return _fail(error)
     if not isinstance(value, str):
-        return None, f"{key!r} is not a string"
+        return _fail(f"{key!r} is not a string")
     cleaned = value.strip().strip("\"'“”‘’`").strip().rstrip(".").strip()
-    return (cleaned, None) if cleaned else (None, f"empty {key!r}")
+    return Parsed(ok=True, value=cleaned) if cleaned else _fail(f"empty {key!r}")
 
 
 def parse_property(text: str) -> Parsed[str]:
     """The property of a PI reply (key ``property``): a non-empty string, quotes and final period stripped."""
-    value, error = _field(text, "property")
-    if error is None:
-        value, error = _clean(value, "property")
-    return _fail(error) if error else Parsed(ok=True, value=value)
+    return _text(text, "property")
 
 
 # Closed-class words skipped when picking the modifier's content word ("a burned" -> "burned").
@@ -448,12 +439,10 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
     ``as_run``: the authors' rule instead — a combination without the head noun is judged anyway, and the
     modifier is :func:`authors_modifier` of the combination (the reply's ``modifier`` key is not needed).
     """
-    raw, error = _field(text, "combination")
-    if error is None:
-        raw, error = _clean(raw, "combination")
-    if error is not None:
-        return _fail(error)
-    assert raw is not None
+    phrase = _text(text, "combination")
+    if not phrase.ok:
+        return phrase
+    raw = str(phrase.value)
     if as_run:
         modifier = authors_modifier(raw, head)
         if modifier is None:
@@ -461,15 +450,12 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
         return Parsed(ok=True, value=raw, modifier=modifier)
     if not contains_head(raw, head):
         return _fail(f"head noun {head!r} not in combination")
-    raw_modifier, error = _field(text, "modifier")
-    if error is None:
-        raw_modifier, error = _clean(raw_modifier, "modifier")
-    if error is not None:
-        return _fail(error)
-    assert raw_modifier is not None
-    modifier = normalise_modifier(raw_modifier)
+    written = _text(text, "modifier")
+    if not written.ok:
+        return written
+    modifier = normalise_modifier(str(written.value))
     if modifier is None:
-        return _fail(f"modifier {raw_modifier!r} has no content word")
+        return _fail(f"modifier {written.value!r} has no content word")
     return Parsed(ok=True, value=raw, modifier=modifier)
 
 
@@ -478,12 +464,10 @@ def parse_property_type(text: str) -> Parsed[str]:
 
     Accepts the forms models write: "Emergent", "emergent property", "(1) Emergent", "cancelled", "other".
     """
-    value, error = _field(text, "property_type")
-    if error is None:
-        value, error = _clean(value, "property_type")
-    if error is not None:
-        return _fail(error)
-    assert value is not None
+    parsed = _text(text, "property_type")
+    if not parsed.ok:
+        return parsed
+    value = str(parsed.value)
     label = re.sub(r"^\(?\d\)?[.:]?\s*", "", value.lower())
     label = type_label(re.sub(r"\s+propert(y|ies)$", "", label))
     if label is None:
@@ -497,9 +481,7 @@ def parse_relevance(text: str) -> Parsed[int]:
     if error is not None:
         return _fail(error)
     score: int | None = None
-    if isinstance(value, bool):
-        score = None
-    elif isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         score = value
     elif isinstance(value, float) and value.is_integer():
         score = int(value)

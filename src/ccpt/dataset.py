@@ -27,35 +27,15 @@ from typing import Any
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
-from ccpt.spec import (
-    GENERATIVE_TASKS,
-    TASK_SPECS,
-    TASKS,
-    PropertyType,
-    TaskName,
-    TypeLabel,
-)
+from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, PropertyType, TaskName, TypeLabel
 
 # Which file each generative task's test split indexes into (test_index.json).
-TASK_FILE: dict[TaskName, str] = {
-    name: spec.data_file
-    for name, spec in TASK_SPECS.items()
-    if spec.data_file  # type: ignore[misc]
-}
+TASK_FILE: dict[TaskName, str] = {n: s.data_file for n, s in TASK_SPECS.items() if s.data_file}  # type: ignore[misc]
 
 BASE_COLUMNS: tuple[str, ...] = (
-    "sentence",
-    "combination",
-    "root",
-    "modifier",
-    "property",
-    "human_label_majority",
-    "meta.human_labels",
-    "meta.combination_human_relevance",
-    "meta.root_human_relevance",
-    "meta.modifier_human_relevance",
-    "meta.toxicity",
-)
+    "sentence", "combination", "root", "modifier", "property", "human_label_majority", "meta.human_labels",
+    "meta.combination_human_relevance", "meta.root_human_relevance", "meta.modifier_human_relevance", "meta.toxicity",
+)  # fmt: skip
 _ANNOTATION_COLUMNS = BASE_COLUMNS[:-1]  # everything up to the human relevance ratings
 _JUDGE_COLUMNS = ("meta.combination_gpt-4o_relevance", "meta.root_gpt-4o_relevance")
 # Exact headers of the released files, column order and the canceled file's legacy column included: what the
@@ -71,24 +51,8 @@ RELEASED_HEADERS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # file stem -> (property type, extra required columns)
 FILE_SPECS: dict[str, tuple[PropertyType, tuple[str, ...]]] = {
-    "ccpt_emergent": (
-        "emergent",
-        (
-            "meta.gpt-4o_emergence",
-            "meta.combination_gpt-4o_relevance",
-            "meta.root_gpt-4o_relevance",
-            "meta.modifier_gpt-4o_relevance",
-        ),
-    ),
-    "ccpt_canceled": (
-        "canceled",
-        (
-            "meta.gpt-4o_cancellation",
-            "meta.combination_gpt-4o_relevance",
-            "meta.root_gpt-4o_relevance",
-            "meta.modifier_gpt-4o_relevance",
-        ),
-    ),
+    "ccpt_emergent": ("emergent", ("meta.gpt-4o_emergence", *_JUDGE_COLUMNS, "meta.modifier_gpt-4o_relevance")),
+    "ccpt_canceled": ("canceled", ("meta.gpt-4o_cancellation", *_JUDGE_COLUMNS, "meta.modifier_gpt-4o_relevance")),
     "ccpt_component": ("component", ("meta.property_source",)),
     "add_ccpt_emergent": ("emergent", ("meta.property_source",)),
 }
@@ -261,9 +225,6 @@ class CCPTDataset:
             "add_ccpt_emergent": self.extra_emergent,
         }
 
-    def _full(self, stem: str) -> list[Record]:
-        return self._by_file[stem]
-
     def records(self, stem: str) -> list[Record]:
         """All records of one file."""
         return self._by_file[stem]
@@ -277,14 +238,14 @@ class CCPTDataset:
         """The test split of a generative task, in test_index.json order."""
         _check_task(task, generative=True)
         wanted = set(self.test_index[task])
-        by_row = {r.row: r for r in self._full(TASK_FILE[task]) if r.row in wanted}
+        by_row = {r.row: r for r in self.records(TASK_FILE[task]) if r.row in wanted}
         return [by_row[row] for row in self.test_index[task] if row in by_row]
 
     def train(self, task: TaskName) -> list[Record]:
         """Every row of the task's file that is not in its test split (the pool for few-shot / SFT)."""
         _check_task(task, generative=True)
         held_out = set(self.test_index[task])
-        return [r for r in self._full(TASK_FILE[task]) if r.row not in held_out]
+        return [r for r in self.records(TASK_FILE[task]) if r.row not in held_out]
 
     def held_out_rows(self) -> set[str]:
         """Record ids in any generative test split (to keep them out of training data)."""

@@ -94,7 +94,7 @@ class Protocol:
         """The settings for ``model`` (an Inspect model name such as ``openai/gpt-4o``)."""
         provider = model.split("/", 1)[0]
         family = _FAMILIES.get(provider, provider)
-        if family == "openai" and _is_reasoning_openai(model):
+        if family == "openai" and model.split("/")[-1].startswith(("o1", "o3", "o4")):  # reasoning models
             family = "openai-reasoning"
         return self.calls.get(family, self.calls["*"])
 
@@ -111,11 +111,6 @@ class Protocol:
 _FAMILIES: Mapping[str, str] = MappingProxyType(
     {"openai": "openai", "azureai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
 )
-
-
-def _is_reasoning_openai(model: str) -> bool:
-    name = model.split("/")[-1]
-    return name.startswith(("o1", "o3", "o4"))
 
 
 CCPT = Protocol(

@@ -17,7 +17,7 @@ import math
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -59,29 +59,12 @@ class Summary:
 
     def scaled(self, factor: float) -> Summary:
         """The same summary with every number multiplied by ``factor`` (e.g. 100 for percent)."""
-
-        def mul(x: float | None) -> float | None:
-            return None if x is None else x * factor
-
-        return Summary(
-            mean=self.mean * factor,
-            spread=mul(self.spread),
-            stat=self.stat,
-            n_seeds=self.n_seeds,
-            n_instances=self.n_instances,
-            n_failed=self.n_failed,
-            lo=mul(self.lo),
-            hi=mul(self.hi),
-        )
+        values = {name: getattr(self, name) for name in ("mean", "spread", "lo", "hi")}
+        return replace(self, **{name: None if v is None else v * factor for name, v in values.items()})
 
 
 def _as_matrix(values: Sequence[Sequence[float | None]] | np.ndarray) -> np.ndarray:
-    matrix = np.array(
-        [[np.nan if v is None else float(v) for v in row] for row in values]
-        if not isinstance(values, np.ndarray)
-        else values,
-        dtype=float,
-    )
+    matrix = np.array(values, dtype=float)  # None → NaN
     if matrix.ndim != 2:
         raise ValueError("expected a 2-D instances × seeds table of values")
     return matrix
