@@ -38,6 +38,7 @@ _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
 _SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BATCH = 20_000
+_FULL = "build a full index with: ccpt conceptnet index DUMP"
 
 
 class UnsupportedQuery(CcptError):
@@ -85,15 +86,6 @@ def normalise_label(text: str) -> str | None:
     return label
 
 
-def _dedup(labels: Iterator[str | None] | list[str | None], exclude: str | None = None) -> tuple[str, ...]:
-    """Keep the first occurrence of each non-None label, in order, without ``exclude``."""
-    seen: dict[str, None] = {}
-    for label in labels:
-        if label is not None and label != exclude:
-            seen.setdefault(label, None)
-    return tuple(seen)
-
-
 # ----------------------------------------------------------------------------------------------------
 # Backend 1: the authors' neighbourhood cache (JSON)
 
@@ -122,7 +114,8 @@ class NeighbourCache:
                 continue
             # Keys differing only in case/underscores ("Africa", "africa") are merged, first list first.
             table.setdefault(concept, []).extend(normalise_label(label) for label in labels)
-        return cls({c: _dedup(labels, exclude=c) for c, labels in table.items()}, name=name)
+        # Each list de-duplicated in order, without junk (None) and without the concept itself.
+        return cls({c: tuple(dict.fromkeys(x for x in xs if x not in (None, c))) for c, xs in table.items()}, name=name)
 
     @classmethod
     def load(cls, path: str | Path) -> NeighbourCache:
@@ -154,15 +147,13 @@ class NeighbourCache:
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """Not available from the cache (it stores no relation types)."""
         raise UnsupportedQuery(
-            "the ConceptNet neighbourhood cache has no relation types, so no HasProperty edges",
-            hint="build a full index with: ccpt conceptnet index DUMP",
+            "the ConceptNet neighbourhood cache has no relation types, so no HasProperty edges", _FULL
         )
 
     def is_concept(self, phrase: str) -> bool:
         """Not available from the cache (it covers only the concepts of the CCPT test sets)."""
         raise UnsupportedQuery(
-            "the ConceptNet neighbourhood cache covers a few thousand concepts, not ConceptNet's vocabulary",
-            hint="build a full index with: ccpt conceptnet index DUMP",
+            "the ConceptNet neighbourhood cache covers a few thousand concepts, not ConceptNet's vocabulary", _FULL
         )
 
 
@@ -183,11 +174,9 @@ class IndexStats:
 
 def _parse_weight(field: bytes) -> float | None:
     try:
-        meta = json.loads(field)
-        weight = float(meta["weight"])
+        return float(json.loads(field)["weight"])
     except (ValueError, KeyError, TypeError):
         return None
-    return weight
 
 
 def _english(uri: bytes) -> str | None:
@@ -342,12 +331,13 @@ class SqliteConceptGraph:
         """Close the database connection."""
         self._con.close()
 
+    def _labels(self, sql: str, concept: str, k: int) -> tuple[str, ...]:
+        label = normalise_label(concept)
+        return () if label is None else tuple(row[0] for row in self._con.execute(sql, (label, k)))
+
     def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` labels linked to ``concept`` in either direction, by strongest edge weight."""
-        label = normalise_label(concept)
-        if label is None:
-            return ()
-        rows = self._con.execute(
+        return self._labels(
             """
             SELECT label FROM (
               SELECT "end" AS label, weight FROM edges WHERE start = ?1
@@ -355,23 +345,20 @@ class SqliteConceptGraph:
               SELECT start AS label, weight FROM edges WHERE "end" = ?1)
             WHERE label != ?1 GROUP BY label ORDER BY max(weight) DESC, label LIMIT ?2
             """,
-            (label, k),
-        ).fetchall()
-        return tuple(row[0] for row in rows)
+            concept,
+            k,
+        )
 
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` objects of ``concept --HasProperty--> x``, by edge weight."""
-        label = normalise_label(concept)
-        if label is None:
-            return ()
-        rows = self._con.execute(
+        return self._labels(
             """
             SELECT "end" FROM edges WHERE start = ? AND rel = 'HasProperty' AND "end" != start
             GROUP BY "end" ORDER BY max(weight) DESC, "end" LIMIT ?
             """,
-            (label, k),
-        ).fetchall()
-        return tuple(row[0] for row in rows)
+            concept,
+            k,
+        )
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
@@ -383,11 +370,8 @@ class SqliteConceptGraph:
 
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""
-        if n_words is None:
-            cursor = self._con.execute("SELECT label FROM concepts ORDER BY label")
-        else:
-            cursor = self._con.execute("SELECT label FROM concepts WHERE n_words = ? ORDER BY label", (n_words,))
-        for (label,) in cursor:
+        where, args = ("", ()) if n_words is None else ("WHERE n_words = ?", (n_words,))
+        for (label,) in self._con.execute(f"SELECT label FROM concepts {where} ORDER BY label", args):
             yield label
 
 
