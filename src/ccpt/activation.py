@@ -7,30 +7,27 @@ For t = 0 .. T-1::
     Δ = 1 − |C_t ∩ C_{t+1}| / |C_t ∪ C_{t+1}|      (on lemmatised forms)
     stop when Δ < ε
 
-``Activate`` asks the model (prompt ``sa_activate.txt``) and/or the concept graph; ``Filter`` asks the
-model (prompt ``sa_filter.txt``) to keep the candidates related to both seeds and drop redundant ones.
-Choices the paper leaves open, and defects of the authors' code this module avoids (each has a regression
-test):
+``Activate`` asks the model (prompt ``sa_activate.txt``) and/or the concept graph; ``Filter`` asks the model
+(prompt ``sa_filter.txt``) to keep the candidates related to both seeds and drop redundant ones. Choices the paper
+leaves open, and defects of the authors' code avoided here (each has a regression test):
 
-* T = 5 means at most five expansions, C_1 … C_5 (the paper's Table 6 reports C_1 … C_5).
-* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as
-  every concept is its own lemma, whether or not the set still changes).
-* C_0 is removed from every C_{t+1} (also inflected forms: "apples" when C_0 has "apple"), so C_T is never
-  just the seed words. Because of that, Δ at the first step is 1 unless C_1 is empty.
+* T = 5 means at most five expansions, C_1 … C_5 (as in the paper's Table 6).
+* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as every
+  concept is its own lemma, whether or not the set still changes).
+* C_0 is removed from every C_{t+1}, inflected forms too ("apples" for "apple"), so C_T is never just the seed
+  words; hence Δ at the first step is 1 unless C_1 is empty.
 * Each source has its own memo entry (``("llm", c)`` / ``("graph", c)``): an LLM-only run never sees graph
   neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
-* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A
-  cap on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
+* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A cap
+  on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
 * An empty C_{t+1} does not stop the run (as printed, and so that one bad Filter answer does not end it): the
   next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
-* Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
-  treated as an empty list, and never raises; the run continues (and does not count as converged if it stops).
+* Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``), read as an
+  empty list and never raises. A run that stops on such a *failed* step has ``stop_reason = "failed"``, never
+  "converged".
 
 The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`ccpt.activation_as_run.spread_activation_as_run`
 instead: what produced the authors' stored Table-3 files.
-
-A step whose activation or filter reply could not be parsed is a *failed* step (counted); a run that stopped on a
-failed step has ``stop_reason = "failed"``, never "converged".
 """
 
 from __future__ import annotations
@@ -293,23 +290,14 @@ def _last_json_list(text: str) -> list[Any] | None:
 
 def _clean(items: Iterable[str], limit: int | None = None) -> tuple[str, ...]:
     """Normalised, de-duplicated labels (same normalisation as the graph), at most ``limit``."""
-    labels: dict[str, None] = {}
-    for item in items:
-        label = normalise_label(item.strip(" \t\n\"'.,;:"))
-        if label is not None and len(label) <= _MAX_LABEL_CHARS:
-            labels.setdefault(label, None)
-    return tuple(labels)[:limit]
+    labels = (normalise_label(item.strip(" \t\n\"'.,;:")) for item in items)
+    return tuple(dict.fromkeys(x for x in labels if x is not None and len(x) <= _MAX_LABEL_CHARS))[:limit]
 
 
 @cache
 def _objective(task: SATask) -> string.Template:
     text = resources.files("ccpt.prompts").joinpath("sa_objectives.toml").read_text(encoding="utf-8")
     return string.Template(tomllib.loads(text)[task])
-
-
-def activation_prompt(concept: str, k: int, variant: str | None = None) -> str:
-    """p_act for one concept (independent of the instance, so it can be shared and cached)."""
-    return render_template(variant_name("sa_activate", variant), concept=concept, k=k)
 
 
 def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None = None, *, as_run: bool = False) -> str:
@@ -393,7 +381,10 @@ async def activate(
 
     async def from_llm() -> Activation:
         assert generate is not None
-        reply = await generate(activation_prompt(concept, config.neighbours_k, config.prompt_variant))
+        prompt = render_template(
+            variant_name("sa_activate", config.prompt_variant), concept=concept, k=config.neighbours_k
+        )
+        reply = await generate(prompt)
         if config.as_run:
             items = first_list_literal(reply)
             return Activation((), failed=True) if items is None else Activation(tuple(items))
@@ -416,7 +407,7 @@ async def activate(
 
 def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:
     """Δ = 1 − |A ∩ B| / |A ∪ B| on lemmatised forms; 0 when both sets are empty."""
-    a, b = {concept_key(c) for c in before}, {concept_key(c) for c in after}
+    a, b = _keys(before), _keys(after)
     union = a | b
     return 1.0 - len(a & b) / len(union) if union else 0.0
 
@@ -439,15 +430,8 @@ async def _filter(
     if parsed is None:
         return (), True, 0
     by_key = {concept_key(c): c for c in candidates}
-    kept: dict[str, None] = {}
-    invented = 0
-    for item in parsed:
-        original = by_key.get(concept_key(item))
-        if original is None:
-            invented += 1
-        else:
-            kept.setdefault(original, None)
-    return tuple(kept), False, invented
+    found = [by_key.get(concept_key(item)) for item in parsed]
+    return tuple(dict.fromkeys(c for c in found if c is not None)), False, found.count(None)
 
 
 def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
@@ -485,7 +469,7 @@ async def spread_activation(
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
         raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")
-    seed_keys = {concept_key(c) for c in seeds.concepts}
+    seed_keys = _keys(seeds.concepts)
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
     trajectory = Trajectory(seeds)
     current: tuple[str, ...] = seeds.concepts
