@@ -44,27 +44,6 @@ def _check_kind(kind: str) -> ScoredType:
     return kind  # type: ignore[return-value]
 
 
-def r_hmp(r_hp: float | None, r_mp: float | None) -> float | None:
-    """Eq. (1): R_H,M,P = max(R_H,P, R_M,P); ``None`` if either is missing (no half-judged maxima)."""
-    if r_hp is None or r_mp is None:
-        return None
-    return max(r_hp, r_mp)
-
-
-def emergence(r_np: float | None, r_hmp_: float | None) -> float | None:
-    """Eq. (2): E = max(R_N,P − R_H,M,P, 0)."""
-    if r_np is None or r_hmp_ is None:
-        return None
-    return max(r_np - r_hmp_, 0.0)
-
-
-def cancellation(r_np: float | None, r_hmp_: float | None) -> float | None:
-    """Eq. (3): C = max(R_H,M,P − R_N,P, 0)."""
-    if r_np is None or r_hmp_ is None:
-        return None
-    return max(r_hmp_ - r_np, 0.0)
-
-
 @dataclass(frozen=True)
 class Relevances:
     """The three judged relevances of one answer.
@@ -79,18 +58,20 @@ class Relevances:
 
     @property
     def r_hmp(self) -> float | None:
-        """R_H,M,P = max(R_H,P, R_M,P)."""
-        return r_hmp(self.r_hp, self.r_mp)
+        """Eq. (1): R_H,M,P = max(R_H,P, R_M,P); ``None`` if either is missing (no half-judged maxima)."""
+        return None if self.r_hp is None or self.r_mp is None else max(self.r_hp, self.r_mp)
 
     @property
     def emergence(self) -> float | None:
-        """E = max(R_N,P − R_H,M,P, 0)."""
-        return emergence(self.r_np, self.r_hmp)
+        """Eq. (2): E = max(R_N,P − R_H,M,P, 0)."""
+        r_hmp = self.r_hmp
+        return None if self.r_np is None or r_hmp is None else max(self.r_np - r_hmp, 0.0)
 
     @property
     def cancellation(self) -> float | None:
-        """C = max(R_H,M,P − R_N,P, 0)."""
-        return cancellation(self.r_np, self.r_hmp)
+        """Eq. (3): C = max(R_H,M,P − R_N,P, 0)."""
+        r_hmp = self.r_hmp
+        return None if self.r_np is None or r_hmp is None else max(r_hmp - self.r_np, 0.0)
 
     def score(self, kind: ScoredType) -> float | None:
         """E for ``kind="emergent"``, C for ``kind="canceled"``."""
@@ -115,9 +96,7 @@ class OracleScores:
 
 def _best(values: Sequence[float | None], maximise: bool) -> float | None:
     present = [v for v in values if v is not None]
-    if not present:
-        return None
-    return max(present) if maximise else min(present)
+    return (max if maximise else min)(present) if present else None
 
 
 def oracle_per_column(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:
@@ -145,30 +124,18 @@ def oracle_single_best(samples: Sequence[Relevances], kind: ScoredType) -> Oracl
     for canceled), then the better R_H,M,P (lower for emergent, higher for canceled), then the lowest sample
     index. Samples whose score is ``None`` are never chosen.
     """
-    emergent = _check_kind(kind) == EMERGENT
-    sign = 1.0 if emergent else -1.0
-    best_key: tuple[float, float, float, int] | None = None
-    best_index: int | None = None
-    for index, sample in enumerate(samples):
-        value = sample.score(kind)
-        if value is None:
-            continue
-        # score is not None implies r_np and r_hmp are not None.
-        key = (value, sign * sample.r_np, -sign * sample.r_hmp, -index)  # type: ignore[operator]
-        if best_key is None or key > best_key:
-            best_key, best_index = key, index
-    n_valid = sum(s.score(kind) is not None for s in samples)
-    if best_index is None:
+    sign = 1.0 if _check_kind(kind) == EMERGENT else -1.0
+    # score is not None implies r_np and r_hmp are not None.
+    keys = [
+        (s.score(kind), sign * s.r_np, -sign * s.r_hmp, -index)  # type: ignore[operator]
+        for index, s in enumerate(samples)
+        if s.score(kind) is not None
+    ]
+    if not keys:
         return OracleScores(None, None, None, n_valid=0, n_samples=len(samples))
-    chosen = samples[best_index]
-    return OracleScores(
-        r_hmp=chosen.r_hmp,
-        r_np=chosen.r_np,
-        score=chosen.score(kind),
-        n_valid=n_valid,
-        n_samples=len(samples),
-        sample=best_index,
-    )
+    best = -max(keys)[3]
+    chosen = samples[best]
+    return OracleScores(chosen.r_hmp, chosen.r_np, chosen.score(kind), len(keys), len(samples), sample=best)
 
 
 # ---------------------------------------------------------------------------------------------- Task 3
