@@ -21,7 +21,7 @@ import csv
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -128,15 +128,9 @@ def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
         property=row["property"],
         type=ptype,
         human_label=row["human_label_majority"],
-        human_labels=tuple(row["human_labels"]),
-        combination_ratings=tuple(row["combination_ratings"]),
-        head_ratings=tuple(row["head_ratings"]),
-        modifier_ratings=tuple(row["modifier_ratings"]),
+        **{key: tuple(row[key]) for key in ("human_labels", "combination_ratings", "head_ratings", "modifier_ratings")},
         toxic=row["toxic"],
-        judge_combination=row.get("judge_combination"),
-        judge_head=row.get("judge_head"),
-        judge_modifier=row.get("judge_modifier"),
-        judge_score=row.get("judge_score"),
+        **{key: row.get(key) for key in ("judge_combination", "judge_head", "judge_modifier", "judge_score")},
         property_source=(row.get("property_source") or "").strip() or None,
     )
 
@@ -215,19 +209,15 @@ class CCPTDataset:
     test_index: dict[TaskName, tuple[int, ...]]
     source: str = ""
     excluded_toxic: int = 0
-    _by_file: dict[str, list[Record]] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self._by_file = {
+    def records(self, stem: str) -> list[Record]:
+        """All records of one file."""
+        return {
             "ccpt_emergent": self.emergent,
             "ccpt_canceled": self.canceled,
             "ccpt_component": self.component,
             "add_ccpt_emergent": self.extra_emergent,
-        }
-
-    def records(self, stem: str) -> list[Record]:
-        """All records of one file."""
-        return self._by_file[stem]
+        }[stem]
 
     @property
     def paper_records(self) -> list[Record]:
@@ -263,8 +253,8 @@ class CCPTDataset:
         for gold, pool in (("emergent", self.emergent), ("component", self.component), ("canceled", self.canceled)):
             if len(pool) < per_type:
                 raise DataError(f"only {len(pool)} {gold} rows, cannot sample {per_type}")
-            for r in rng.sample(pool, per_type):
-                items.append(TypeItem(r.combination, r.head, r.modifier, r.property, gold, r.id))  # type: ignore[arg-type]
+            chosen = rng.sample(pool, per_type)
+            items += [TypeItem(r.combination, r.head, r.modifier, r.property, gold, r.id) for r in chosen]  # type: ignore[arg-type]
         items.extend(self._others(per_type, rng))
         # Interleave the types so that any prefix (e.g. `--limit 20`) still covers all four.
         rng.shuffle(items)
@@ -306,8 +296,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
     test_index = read_test_index(root / "test_index.json")
     for task, rows in test_index.items():
         size = len(files[TASK_FILE[task]])
-        bad = [r for r in rows if r >= size]
-        if bad:
+        if bad := [r for r in rows if r >= size]:
             raise DataError(f"test_index.json: {task} refers to row {bad[0]} but the file has {size} rows")
     dropped = 0
     if exclude_toxic:

@@ -27,21 +27,9 @@ if TYPE_CHECKING:
 __layer__ = "core"  # no Inspect: solvers are named "module:function" and imported by ccpt.eval (tests/test_layering.py)
 
 __all__ = [
-    "BUILTIN",
-    "ENTRY_POINTS",
-    "Cell",
-    "Judged",
-    "Method",
-    "Plan",
-    "Range",
-    "get",
-    "mean_cell",
-    "method_label",
-    "parse",
-    "reduction",
-    "registered",
-    "unregistered_notes",
-]
+    "BUILTIN", "ENTRY_POINTS", "Cell", "Judged", "Method", "Plan", "Range", "get", "mean_cell", "method_label", "parse",
+    "reduction", "registered", "unregistered_notes",
+]  # fmt: skip
 
 # The registry: ccpt's methods, in the row order of the paper's tables.
 BUILTIN: tuple[Method, ...] = (base.METHOD, cot.METHOD, *spreading.METHODS, multi_oracle.METHOD, gold.METHOD)
