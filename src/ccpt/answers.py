@@ -34,6 +34,9 @@ _OPENS_AFTER = "{[,:"
 _CLOSES_BEFORE = ",:}]"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _HEX_WIDTH = {"x": 2, "u": 4, "U": 8}  # the escapes Python's repr emits for non-printable characters
+# A Python string literal in either quote (backslash escapes honoured), and a list of them (no trailing comma).
+_PY_STRING = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"', re.S)
+_PY_LIST = re.compile(rf"\[\s*(?:(?:{_PY_STRING.pattern})(?:\s*,\s*(?:{_PY_STRING.pattern}))*\s*)?\]", re.S)
 
 
 @dataclass(frozen=True)
@@ -55,15 +58,13 @@ def _fail(reason: str) -> Parsed:
 
 def _next_char(text: str, i: int, end: int) -> str:
     """The next non-space character at or after ``i`` ("\\0" at the end)."""
-    i = _skip_space(text, i, end)
+    while i < end and text[i].isspace():
+        i += 1
     return text[i] if i < end else "\0"
 
 
-def _string_end(text: str, i: int, end: int, *, python: bool = False) -> int | None:
-    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``.
-
-    ``python``: any unescaped matching quote closes it (a Python literal), not only one where a value can end.
-    """
+def _string_end(text: str, i: int, end: int) -> int | None:
+    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``."""
     quote = text[i]
     k = i + 1
     while k < end:
@@ -71,7 +72,7 @@ def _string_end(text: str, i: int, end: int, *, python: bool = False) -> int | N
         if c == "\\":
             k += 2
             continue
-        if c == quote and (python or quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
+        if c == quote and (quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
             return k
         k += 1
     return None
@@ -189,26 +190,9 @@ def split_reply_list(text: str) -> list[str] | None:
     never by Python evaluation.
     """
     s = text.strip()
-    if len(s) > MAX_REPLY_CHARS or not (s.startswith("[") and s.endswith("]")):
+    if len(s) > MAX_REPLY_CHARS or not _PY_LIST.fullmatch(s):
         return None
-    items: list[str] = []
-    i = _skip_space(s, 1)
-    if s[i] == "]":
-        return items if i == len(s) - 1 else None
-    while i < len(s):
-        if s[i] not in "'\"":
-            return None
-        close = _string_end(s, i, len(s), python=True)
-        if close is None:
-            return None
-        items.append(_unescape(s[i + 1 : close]))
-        i = _skip_space(s, close + 1)
-        if i < len(s) and s[i] == "]":
-            return items if i == len(s) - 1 else None
-        if i >= len(s) or s[i] != ",":
-            return None
-        i = _skip_space(s, i + 1)
-    return None
+    return [_unescape(literal[1:-1]) for literal in _PY_STRING.findall(s)]
 
 
 def list_literal_end(text: str, start: int) -> int | None:
@@ -242,13 +226,6 @@ def first_list_literal(text: str) -> list[str] | None:
         return None
     end = list_literal_end(text, start)
     return None if end is None else split_reply_list(text[start : end + 1])
-
-
-def _skip_space(s: str, i: int, end: int | None = None) -> int:
-    end = len(s) if end is None else end
-    while i < end and s[i].isspace():
-        i += 1
-    return i
 
 
 def extract_json_object(text: str) -> dict[str, object] | None:
@@ -340,15 +317,12 @@ def _word_forms(word: str) -> frozenset[str]:
 def contains_head(combination: str, head: str) -> bool:
     """Whether ``combination`` contains ``head`` as a word, up to case and noun inflection ("apples")."""
     wanted = frozenset().union(*(_word_forms(w) for w in _words(head)))
-    words = _words(combination)
-    parts = [p for w in words for p in w.split("-")]  # "apple-shaped" mentions "apple"
-    return any(_word_forms(w) & wanted or _plural_of(w, wanted) for w in [*words, *parts])
-
-
-def _plural_of(word: str, heads: set[str]) -> bool:
     # The dataset's heads come from a lemmatiser that sometimes disagrees with lemminflect ("superheroes" ->
     # "superhero", "ashes" -> "ashe"): a regular plural of the head is accepted directly.
-    return any(word in (head + "s", head + "es") for head in heads)
+    plurals = {form + ending for form in wanted for ending in ("s", "es")}
+    words = _words(combination)
+    parts = [p for w in words for p in w.split("-")]  # "apple-shaped" mentions "apple"
+    return any(_word_forms(w) & wanted or w in plurals for w in [*words, *parts])
 
 
 def normalise_modifier(modifier: str) -> str | None:

@@ -1,16 +1,10 @@
-"""Concept graphs for Spreading Activation and the data pipeline (ConceptNet).
+"""Concept graphs (ConceptNet) for Spreading Activation and the data pipeline: two :class:`ConceptGraph` backends.
 
-Two backends implement :class:`ConceptGraph`:
+* :class:`NeighbourCache` — the authors' ``conceptnet_adjacent.json`` (concept → neighbours ranked by edge weight).
+* :class:`SqliteConceptGraph` — a ConceptNet 5.x assertions dump indexed once into SQLite by :func:`build_index`
+  (``ccpt conceptnet index DUMP``). It answers every query.
 
-* :class:`NeighbourCache` — the authors' neighbourhood cache (``conceptnet_adjacent.json``: concept →
-  neighbour labels already ranked by edge weight). It answers ``neighbours`` only; it has no relations and
-  covers only the concepts it was built for, so ``has_property`` / ``is_concept`` raise
-  :class:`UnsupportedQuery`.
-* :class:`SqliteConceptGraph` — a ConceptNet 5.x assertions dump indexed once into SQLite by
-  :func:`build_index` (``ccpt conceptnet index DUMP``). It answers every query.
-
-All labels are normalised by :func:`normalise_label` (lower case, underscores → spaces, ConceptNet sense
-suffixes dropped, junk such as ``"en 1"`` removed), so both backends return comparable strings.
+Both return labels normalised by :func:`normalise_label`, so their strings compare.
 """
 
 from __future__ import annotations
@@ -47,10 +41,7 @@ class UnsupportedQuery(CcptError):
 
 @runtime_checkable
 class ConceptGraph(Protocol):
-    """What the rest of ccpt sees of a concept graph.
-
-    ``capabilities`` lists the queries the backend can answer; the others raise :class:`UnsupportedQuery`.
-    """
+    """What the rest of ccpt sees of a concept graph; queries not in ``capabilities`` raise UnsupportedQuery."""
 
     name: str
     capabilities: frozenset[Capability]
@@ -93,9 +84,8 @@ def normalise_label(text: str) -> str | None:
 class NeighbourCache:
     """The ``concept → ranked neighbour labels`` JSON cache, cleaned on load.
 
-    Only ``neighbours`` is available: the cache stores no relation types and covers a few thousand
-    concepts, so ``has_property`` and ``is_concept`` raise :class:`UnsupportedQuery` instead of giving
-    wrong answers.
+    Only ``neighbours`` is available: the cache has no relation types and covers a few thousand concepts, so
+    ``has_property`` and ``is_concept`` raise :class:`UnsupportedQuery` instead of giving wrong answers.
     """
 
     capabilities: frozenset[Capability] = frozenset({"neighbours"})
@@ -192,10 +182,8 @@ def _english(uri: bytes) -> str | None:
 def _read_edges(
     dump: Path, stats: dict[str, int], progress: Callable[[int], None] | None
 ) -> Iterator[tuple[str | None, str, str | None, float]]:
-    """Stream ``(start, rel, end, weight)`` for every edge with at least one English end.
-
-    A None end is not English. Counts lines and malformed lines into ``stats``; memory is O(1).
-    """
+    """Stream ``(start, rel, end, weight)`` for every edge with an English end (None: not English), counting lines
+    and malformed lines into ``stats``; memory is O(1)."""
     with gzip.open(dump, "rb") as stream:
         for lines, line in enumerate(stream, start=1):
             if progress is not None and lines % 1_000_000 == 0:
@@ -224,11 +212,10 @@ def build_index(
 ) -> IndexStats:
     """Index a ConceptNet assertions dump (``.csv.gz``: 5 tab-separated columns, no header) into SQLite.
 
-    Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English
-    label, and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index
-    behind.
-    ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the
-    index exists and ``force`` is false.
+    Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English label,
+    and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index behind.
+    ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the index
+    exists and ``force`` is false.
     """
     dump, db = Path(dump_path), Path(db_path)
     if not dump.is_file():
@@ -377,8 +364,7 @@ class SqliteConceptGraph:
 
 def default_index_path() -> Path:
     """Where ``ccpt conceptnet index`` writes by default: ``$CCPT_CONCEPTNET_DB`` or the user data dir."""
-    env = os.environ.get("CCPT_CONCEPTNET_DB")
-    if env:
+    if env := os.environ.get("CCPT_CONCEPTNET_DB"):
         return Path(env)
     from platformdirs import user_data_dir  # local import: only the CLI path needs it
 

@@ -35,17 +35,12 @@ STAT_DESCRIPTIONS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Summary:
-    """One table cell.
+    """One table cell, on the input's scale (the report multiplies relevances by 100).
 
-    - ``mean``: mean over seeds of the per-seed mean over instances (failed samples excluded from each
-      per-seed mean; they are counted in ``n_failed``).
-    - ``spread``: for ``stat="paper"`` the population SD (ddof=0) of the per-seed means; for ``stat="sem"``
-      the sample SD (ddof=1) of the per-seed means divided by √n_seeds (NaN with one seed); ``None`` for
-      ``stat="ci"``.
-    - ``lo``, ``hi``: the 95% percentile-bootstrap interval of ``mean`` for ``stat="ci"``, else ``None``.
-    - ``n_seeds``: seeds (columns) that have at least one value; ``n_instances``: instances (rows);
-      ``n_failed``: (instance, seed) cells without a value.
-    All numbers are on the input's scale (the report multiplies relevances by 100).
+    ``mean``: mean over seeds of the per-seed mean over instances (failed samples excluded from each, counted in
+    ``n_failed``: (instance, seed) cells without a value). ``spread``: as :data:`STAT_DESCRIPTIONS` says for "paper"
+    and "sem" (NaN with one seed), None for "ci", whose 95% percentile-bootstrap interval is ``lo``, ``hi`` (else
+    None). ``n_seeds``: seeds (columns) with at least one value; ``n_instances``: instances (rows).
     """
 
     mean: float

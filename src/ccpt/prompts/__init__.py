@@ -12,6 +12,7 @@ where a variant has no file of its own, the default template is used.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
@@ -25,9 +26,7 @@ __layer__ = "core"  # prompts as data (tests/test_layering.py)
 def _template(name: str) -> Template:
     """Read ``<name>.txt`` from the package once, drop its comment header, and compile it."""
     text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
-    lines = text.splitlines()
-    while lines and lines[0].startswith("#"):
-        lines.pop(0)
+    lines = itertools.dropwhile(lambda line: line.startswith("#"), text.splitlines())
     return Template("\n".join(lines).rstrip("\n"))
 
 
