@@ -58,8 +58,7 @@ _MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not co
 _WORD = re.compile(r"[a-z]+")
 
 
-# ----------------------------------------------------------------------------------------------------
-# Configuration, seeds and the recorded trajectory
+# --- Configuration, seeds and the recorded trajectory -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -181,12 +180,8 @@ class Trajectory:
     @property
     def final(self) -> tuple[str, ...]:
         """C_T as the final answer sees it."""
-        if not self.steps:
-            return ()
-        last = self.steps[-1].concepts
-        if self.as_run and not self.final_with_seeds:
-            return self._without_seeds(last)
-        return last
+        last = self.steps[-1].concepts if self.steps else ()
+        return self._without_seeds(last) if self.as_run and not self.final_with_seeds else last
 
     def at(self, t: int) -> tuple[str, ...]:
         """C_t as an answer from step t sees it (Table 6); past the last step the run had stopped, so C_t = C_T.
@@ -235,8 +230,7 @@ class Trajectory:
         }
 
 
-# ----------------------------------------------------------------------------------------------------
-# Normalisation and parsing
+# --- Normalisation and parsing ----------------------------------------------------------------------------------------
 
 
 def concept_key(label: str) -> str:
@@ -311,8 +305,7 @@ def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None =
     )
 
 
-# ----------------------------------------------------------------------------------------------------
-# Activation with a per-run memo
+# --- Activation with a per-run memo -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -401,8 +394,7 @@ async def activate(
     return [await activator.get(source, concept, compute[source]) for source in config.sources]
 
 
-# ----------------------------------------------------------------------------------------------------
-# Algorithm 1
+# --- Algorithm 1 ------------------------------------------------------------------------------------------------------
 
 
 def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:

@@ -33,7 +33,8 @@ _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "
 _OPENS_AFTER = "{[,:"
 _CLOSES_BEFORE = ",:}]"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
-_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}  # the escapes Python's repr emits for non-printable characters
+# A backslash escape; \x, \u and \U (what Python's repr emits for non-printable characters) take hex digits.
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
 # A Python string literal in either quote (backslash escapes honoured), and a list of them (no trailing comma).
 _PY_STRING = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"', re.S)
 _PY_LIST = re.compile(rf"\[\s*(?:(?:{_PY_STRING.pattern})(?:\s*,\s*(?:{_PY_STRING.pattern}))*\s*)?\]", re.S)
@@ -108,24 +109,15 @@ def _object_end(text: str, start: int) -> int | None:
 
 def _unescape(body: str) -> str:
     """Decode the backslash escapes of a quoted Python-style string body (no evaluation)."""
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            width = _HEX_WIDTH.get(nxt, 0)
-            digits = body[i + 2 : i + 2 + width]
-            if width and len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
-                out.append(chr(int(digits, 16)) if int(digits, 16) <= 0x10FFFF else digits)
-                i += 2 + width
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+
+    def decode(escape: re.Match[str]) -> str:
+        code = escape[1]
+        if len(code) == 1:
+            return _ESCAPES.get(code, code)
+        value = int(code[1:], 16)  # \xhh, \uhhhh, \Uhhhhhhhh: beyond U+10FFFF only the digits are kept
+        return chr(value) if value <= 0x10FFFF else code[1:]
+
+    return _ESCAPE.sub(decode, body)
 
 
 def _to_json(span: str) -> str:

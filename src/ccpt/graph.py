@@ -77,8 +77,7 @@ def normalise_label(text: str) -> str | None:
     return label
 
 
-# ----------------------------------------------------------------------------------------------------
-# Backend 1: the authors' neighbourhood cache (JSON)
+# --- Backend 1: the authors' neighbourhood cache (JSON) ---------------------------------------------------------------
 
 
 class NeighbourCache:
@@ -147,8 +146,7 @@ class NeighbourCache:
         )
 
 
-# ----------------------------------------------------------------------------------------------------
-# Backend 2: a ConceptNet 5.x assertions dump indexed into SQLite
+# --- Backend 2: a ConceptNet 5.x assertions dump indexed into SQLite --------------------------------------------------
 
 
 @dataclass(frozen=True)

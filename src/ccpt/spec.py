@@ -73,11 +73,11 @@ class TaskSpec:
     answer: Answer
     inputs: tuple[str, ...]  # instance fields shown to the model (never the gold answer)
     gold_field: str  # the instance field holding the gold answer
-    templates: tuple[str, ...]  # prompt templates the task has
     data_file: str | None  # released file its test split indexes into (Task 3 samples all files)
     label: str  # display name in reports
     short: str  # column-header abbreviation
     paper_test_size: int | None  # test instances in the paper's split (the data pipeline's default)
+    templates: tuple[str, ...] = (BASE_TEMPLATE, COT_TEMPLATE, SA_TEMPLATE)  # prompt templates the task has
 
     @property
     def generative(self) -> bool:
@@ -118,7 +118,6 @@ class TaskSpec:
         return (meta["combination"], meta["head"], meta["modifier"]), answer
 
 
-_GENERATIVE_TEMPLATES = (BASE_TEMPLATE, COT_TEMPLATE, SA_TEMPLATE)
 _PI_INPUTS = ("combination", "head", "modifier")
 TASK_SPECS: dict[str, TaskSpec] = {
     spec.name: spec
@@ -129,7 +128,6 @@ TASK_SPECS: dict[str, TaskSpec] = {
             answer="property",
             inputs=_PI_INPUTS,
             gold_field="property",
-            templates=_GENERATIVE_TEMPLATES,
             data_file="ccpt_emergent",
             label="PI (1) Emergent",
             short="PI-Eme.",
@@ -141,7 +139,6 @@ TASK_SPECS: dict[str, TaskSpec] = {
             answer="property",
             inputs=_PI_INPUTS,
             gold_field="property",
-            templates=_GENERATIVE_TEMPLATES,
             data_file="ccpt_canceled",
             label="PI (2) Canceled",
             short="PI-Can.",
@@ -153,7 +150,6 @@ TASK_SPECS: dict[str, TaskSpec] = {
             answer="phrase",
             inputs=("head", "property"),  # never the gold combination or modifier
             gold_field="combination",
-            templates=_GENERATIVE_TEMPLATES,
             data_file="ccpt_emergent",
             label="NPC (3) Emergent",
             short="NPC-Eme.",
