@@ -65,9 +65,8 @@ _WORD = re.compile(r"[a-z]+")
 class SAConfig:
     """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1).
 
-    ``max_candidates``: if set, a candidate set larger than this is cut to a uniform sample of that size,
-    seeded by ``seed`` and the instance's seeds (reproducible). None (default) gives the filter every
-    candidate.
+    ``max_candidates``: if set, a larger candidate set is cut to a uniform sample of that size, seeded by ``seed``
+    and the instance's seeds (reproducible). None (default) gives the filter every candidate.
 
     ``as_run``: the authors' algorithm (:func:`spread_activation_as_run`) with its own constants:
     ``sample_size`` candidates per step, ``filter_view`` of them shown to the filter, at most
@@ -319,10 +318,8 @@ class Activation:
 class Activator:
     """Per-run memo of activations keyed by (source, concept), safe under asyncio concurrency.
 
-    Use one instance per run (one model, one graph, one ``neighbours_k``): a concept reached by many
-    instances is activated once; two instances asking at the same time share the in-flight call.
-    ``calls`` / ``hits`` count computations and memo hits per source. With ``memoise=False`` every request
-    is computed (for benchmarks).
+    One per run (one model, graph and ``neighbours_k``): concurrent requests share the in-flight call. ``calls`` /
+    ``hits`` count computations and memo hits per source; ``memoise=False`` computes every request (benchmarks).
     """
 
     def __init__(self, *, memoise: bool = True) -> None:
@@ -335,8 +332,7 @@ class Activator:
     async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
         """The memoised activation of ``concept`` by ``source``; ``compute`` runs at most once per key.
 
-        If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call
-        retries).
+        If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call retries).
         """
         key = (source, concept)
         if not self.memoise:

@@ -1,10 +1,8 @@
 """Extracting the answer from free model text (paper §3.1 answer formats, Appendix B.2 prompts).
 
-Model output is untrusted: nothing here evaluates it. A small scanner finds the last JSON object in a reply
-(reasoning before it, code fences, nested braces), a normaliser turns the dialect models and the authors'
-stored outputs actually use (single quotes, smart quotes, trailing commas) into JSON, and ``json.loads``
-reads it. Every ``parse_*`` returns a :class:`Parsed`; a failure carries a short machine-friendly reason
-so callers can count it instead of dropping it.
+Model output is untrusted: nothing here evaluates it. A scanner finds the last JSON object in a reply, a
+normaliser turns the models' dialect (single or smart quotes, trailing commas) into JSON for ``json.loads``.
+Every ``parse_*`` returns a :class:`Parsed`; a failure carries a short reason so callers can count it.
 """
 
 from __future__ import annotations

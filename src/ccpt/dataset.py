@@ -1,18 +1,16 @@
 """The CCPT dataset (paper §3): noun phrase / property / property-type triplets with human annotations.
 
-Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N,
-property P, type T). Every cell is checked by the dataset schema (:mod:`ccpt.schemas.dataset`, docs/schemas.md
-"dataset CSV"), ranges included (a stored relevance must be in [0, 1]); a rejected cell is an error naming file,
-row and column — nothing is dropped silently.
+Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N, property P,
+type T). Every cell is checked by the dataset schema (:mod:`ccpt.schemas.dataset`), ranges included; a rejected
+cell is an error naming file, row and column — nothing is dropped silently.
 
 Quirks handled (measured on the files at the pinned commit):
 - ``sentence`` is empty in some rows → ``None``.
 - ``combination`` can keep trailing punctuation ("a maddening dog,") → stripped.
-- 77 emergent rows hold a raw code ``2`` among ``meta.human_labels``. The emergent annotation form offered
-  (0) emergent, (1) component, (2) others (Figure 5; 0-based like Figure 7's codes), and "others" never
-  appears spelled out in that file, so ``2`` is read as ``others``.
-- ``ccpt_canceled.csv`` carries a legacy column ``meta.modifier_gpt4o_relevance`` (185 empty cells, values
-  not on the 1..10 grid) next to the current ``meta.modifier_gpt-4o_relevance``; the current one is used.
+- 77 emergent rows hold a raw code ``2`` among ``meta.human_labels``: the emergent form offered (0) emergent,
+  (1) component, (2) others (Figure 5), and "others" is never spelled out in that file, so ``2`` is ``others``.
+- ``ccpt_canceled.csv`` carries a legacy ``meta.modifier_gpt4o_relevance`` (185 empty cells, values off the 1..10
+  grid) next to the current ``meta.modifier_gpt-4o_relevance``, which is used.
 """
 
 from __future__ import annotations

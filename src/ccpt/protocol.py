@@ -1,17 +1,13 @@
 """Evaluation protocols: how a run talks to the model, which prompts it uses, how SA and the judge behave.
 
-Two named protocols, defined once here and selected by name at the boundary (``ccpt run --protocol``,
-``-T protocol=``):
+Two named protocols (``ccpt run --protocol``, ``-T protocol=``); everything that differs between them is a field
+of :class:`Protocol`, and no other module compares protocol names. Core: imports neither Inspect nor the CLI.
 
 - ``ccpt`` (default): the paper's method as printed (Algorithm 1, Appendix B prompts, temperature 0.7 /
   top-p 0.95), with the defects of the authors' code fixed and seeds that are independent draws.
 - ``as-run``: what the authors' code actually did to produce the paper's tables (docs/methods.md, "Protocols"):
-  per-provider message and sampling settings, their PI-canceled prompts (CoT mismatch included), Spreading
-  Activation as run (:func:`ccpt.activation_as_run.spread_activation_as_run`), their NPC modifier rule, their judge
-  surface, and failed samples filled from another seed (done by the report, counted).
-
-Everything that differs between the two is a field of :class:`Protocol`; no other module compares protocol
-names. Core module: imports neither Inspect nor the CLI.
+  per-provider message and sampling settings, their prompts, Spreading Activation as run, their NPC modifier rule,
+  their judge surface, and failed samples filled from another seed (done by the report, counted).
 """
 
 from __future__ import annotations

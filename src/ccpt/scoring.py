@@ -1,11 +1,9 @@
 """The CCPT metric (paper §4.3): relevance, emergence E, cancellation C, Multi-Oracle, Task-3 classification.
 
-Pure core: stdlib + numpy only. Every number ccpt prints about a single sample is computed here; the
-aggregation across instances and seeds lives in :mod:`ccpt.stats`. Definitions are in docs/metrics.md.
-
-All relevances are in [0, 1]: the judge answers on a 1–10 scale, mapped by (s − 1) / 9 (Appendix B, Table 17).
-``None`` means "not available" (judge call failed, answer unparsable); a metric that needs a missing input is
-``None`` too — it is never replaced by a default value.
+Pure core (stdlib + numpy): every number ccpt prints about a single sample; :mod:`ccpt.stats` aggregates them.
+Definitions are in docs/metrics.md. Relevances are in [0, 1]: the judge's 1–10 score s maps to (s − 1) / 9
+(Appendix B, Table 17). ``None`` means "not available" (judge call failed, answer unparsable); a metric that needs
+a missing input is ``None`` too — never a default value.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
 
-A task is a :class:`TaskSpec` (what the model is shown, what it answers and which (concept, property) pairs
-the judge rates; :func:`ccpt.answers.parse_answer` parses the answer). Methods are named here and defined, one
-module each, in :mod:`ccpt.methods` (parsed once at the boundary: ``ccpt.methods.parse("sa_llm_nofilter")``).
-Every other module reads these instead of comparing name strings. Vocabulary: it describes tasks and
-methods and maps their names, but parses no model output (:mod:`ccpt.answers` does) and imports nothing of
+A task is a :class:`TaskSpec` (what the model is shown and answers, which (concept, property) pairs the judge
+rates). Methods are named here and defined, one module each, in :mod:`ccpt.methods`. Every other module reads
+these instead of comparing name strings. Parses no model output (:mod:`ccpt.answers` does) and imports nothing of
 ccpt but its errors. Core: no Inspect, no CLI.
 """
 

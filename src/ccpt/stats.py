@@ -1,13 +1,8 @@
 """Aggregation and agreement statistics: thin, NaN-safe wrappers over scipy.stats and ``krippendorff``.
 
-- :func:`summarize`: per-sample scores (instances × seeds) → mean and spread, with the spread statistic named.
-- :func:`fleiss_kappa`, :func:`krippendorff_alpha_interval`: inter-rater agreement.
-- :func:`pearson`, :func:`spearman`: correlation (Spearman with average ranks for ties).
-- :func:`paired_compare`: paired bootstrap / sign-flip permutation test on per-instance differences.
-
-Undefined statistics are NaN (not a warning): callers print them as "undefined".
-
-Definitions of every printed number: docs/metrics.md.
+:func:`summarize` (instances × seeds → mean and spread), agreement (:func:`fleiss_kappa`,
+:func:`krippendorff_alpha_interval`), correlation (:func:`pearson`, :func:`spearman`) and :func:`paired_compare`.
+Undefined statistics are NaN (not a warning): callers print them as "undefined". Definitions: docs/metrics.md.
 """
 
 from __future__ import annotations

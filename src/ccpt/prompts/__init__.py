@@ -1,12 +1,9 @@
 """Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer.
 
-Files are ``string.Template`` texts (``$name`` placeholders, ``$$`` for a literal ``$``) so the JSON in them
-needs no brace escaping. Leading lines starting with ``#`` form a comment header (provenance, deviations from
-the paper) and are stripped; the trailing newline is stripped so a prompt ends at its ``- Answer:`` line.
-
-Template names: ``system``, ``judge``, ``<task>_<method>`` and ``human_<task>``. A protocol may bring its own
-version of a template as ``<name>_<variant>.txt`` (e.g. ``pi_canceled_cot_asrun.txt``, ``judge_asrun.txt``);
-where a variant has no file of its own, the default template is used.
+Files are ``string.Template`` texts (``$name``, ``$$`` for ``$``: JSON needs no brace escaping). A leading
+``#`` comment header (provenance, deviations from the paper) and the trailing newline are stripped. Templates:
+``system``, ``judge``, ``<task>_<method>``, ``human_<task>``; a protocol's own version is ``<name>_<variant>.txt``
+(e.g. ``judge_asrun.txt``), used where it exists.
 """
 
 from __future__ import annotations
