@@ -117,56 +117,17 @@ class TaskSpec:
 
 
 _PI_INPUTS = ("combination", "head", "modifier")
-TASK_SPECS: dict[str, TaskSpec] = {
-    spec.name: spec
-    for spec in (
-        TaskSpec(
-            name=PI_EMERGENT,
-            kind=EMERGENT,
-            answer="property",
-            inputs=_PI_INPUTS,
-            gold_field="property",
-            data_file="ccpt_emergent",
-            label="PI (1) Emergent",
-            short="PI-Eme.",
-            paper_test_size=200,
-        ),
-        TaskSpec(
-            name=PI_CANCELED,
-            kind=CANCELED,
-            answer="property",
-            inputs=_PI_INPUTS,
-            gold_field="property",
-            data_file="ccpt_canceled",
-            label="PI (2) Canceled",
-            short="PI-Can.",
-            paper_test_size=167,
-        ),
-        TaskSpec(
-            name=NPC_EMERGENT,
-            kind=EMERGENT,
-            answer="phrase",
-            inputs=("head", "property"),  # never the gold combination or modifier
-            gold_field="combination",
-            data_file="ccpt_emergent",
-            label="NPC (3) Emergent",
-            short="NPC-Eme.",
-            paper_test_size=167,
-        ),
-        TaskSpec(
-            name=TYPE_PREDICTION,
-            kind=None,
-            answer="type",
-            inputs=(*_PI_INPUTS, "property"),
-            gold_field="gold_type",
-            templates=(BASE_TEMPLATE,),
-            data_file=None,
-            label="Type prediction",
-            short="Type",
-            paper_test_size=None,
-        ),
-    )
-}
+TASK_SPECS: dict[str, TaskSpec] = {spec.name: spec for spec in (
+    TaskSpec(name=PI_EMERGENT, kind=EMERGENT, answer="property", inputs=_PI_INPUTS, gold_field="property",
+             data_file="ccpt_emergent", label="PI (1) Emergent", short="PI-Eme.", paper_test_size=200),
+    TaskSpec(name=PI_CANCELED, kind=CANCELED, answer="property", inputs=_PI_INPUTS, gold_field="property",
+             data_file="ccpt_canceled", label="PI (2) Canceled", short="PI-Can.", paper_test_size=167),
+    # NPC is never shown the gold combination or modifier.
+    TaskSpec(name=NPC_EMERGENT, kind=EMERGENT, answer="phrase", inputs=("head", "property"), gold_field="combination",
+             data_file="ccpt_emergent", label="NPC (3) Emergent", short="NPC-Eme.", paper_test_size=167),
+    TaskSpec(name=TYPE_PREDICTION, kind=None, answer="type", inputs=(*_PI_INPUTS, "property"), gold_field="gold_type",
+             templates=(BASE_TEMPLATE,), data_file=None, label="Type prediction", short="Type", paper_test_size=None),
+)}  # fmt: skip
 TASKS: tuple[TaskName, ...] = tuple(TASK_SPECS)  # type: ignore[arg-type]
 GENERATIVE_TASKS: tuple[TaskName, ...] = tuple(s.name for s in TASK_SPECS.values() if s.generative)
 
