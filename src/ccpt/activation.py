@@ -66,11 +66,10 @@ class SAConfig:
     """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1).
 
     ``max_candidates``: if set, a larger candidate set is cut to a uniform sample of that size, seeded by ``seed``
-    and the instance's seeds (reproducible). None (default) gives the filter every candidate.
-
-    ``as_run``: the authors' algorithm (:func:`spread_activation_as_run`) with its own constants:
-    ``sample_size`` candidates per step, ``filter_view`` of them shown to the filter, at most
-    ``graph_neighbours`` ConceptNet neighbours per concept; ``neighbours_k`` and ``max_candidates`` do not apply.
+    and the instance's seeds (reproducible). None (default) gives the filter every candidate. ``as_run``: the
+    authors' algorithm (:func:`spread_activation_as_run`) with its own constants: ``sample_size`` candidates per
+    step, ``filter_view`` of them shown to the filter, at most ``graph_neighbours`` ConceptNet neighbours per
+    concept; ``neighbours_k`` and ``max_candidates`` do not apply.
     """
 
     use_llm: bool
@@ -252,9 +251,8 @@ def _noun_lemma(word: str) -> str:
 def parse_concept_list(text: str) -> list[str] | None:
     """The concept list in a model answer: the last ``{"concepts": [...]}`` object, else a bare JSON list.
 
-    The object is found by :func:`ccpt.answers.extract_json_object` (prose, code fences and loose quoting
-    tolerated); a bare list such as ``["a", "b"]`` is read with ``json``. Returns None when neither is found;
-    non-string items are skipped. Never evaluates the text.
+    The object is found by :func:`ccpt.answers.extract_json_object`, a bare list such as ``["a", "b"]`` by
+    ``json``. None when neither is found; non-string items are skipped. Never evaluates the text.
     """
     obj = extract_json_object(text)
     found: Any = obj.get("concepts") if obj is not None else None
@@ -450,9 +448,9 @@ async def spread_activation(
 ) -> Trajectory:
     """Run Algorithm 1 for one instance and return its full trajectory (C_T is ``trajectory.final``).
 
-    ``generate`` may be None only for graph-only runs without the filter; ``graph`` only when ``use_graph`` is
-    false (it is then never queried). Errors raised by ``generate`` propagate; unparsable output does not.
-    An ``as_run`` config is :func:`ccpt.activation_as_run.spread_activation_as_run`'s (ValueError here).
+    ``generate`` may be None only for graph-only runs without the filter; ``graph`` only without ``use_graph``.
+    Errors raised by ``generate`` propagate; unparsable output does not. An ``as_run`` config raises ValueError
+    (it is :func:`ccpt.activation_as_run.spread_activation_as_run`'s).
     """
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back

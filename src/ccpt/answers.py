@@ -208,9 +208,8 @@ def list_literal_end(text: str, start: int) -> int | None:
 def first_list_literal(text: str) -> list[str] | None:
     """The first bracketed list in a reply, read as a Python-style list of strings (single or double quotes).
 
-    What the authors' Spreading Activation code took from a filter (or activation) reply: the first ``[...]``
-    span, as a Python literal — here decoded by :func:`split_reply_list`, never evaluated. None when the reply
-    holds no bracket, the first list is not closed, or it is not a list of quoted strings.
+    What the authors' Spreading Activation code took from a filter (or activation) reply, here decoded by
+    :func:`split_reply_list`, never evaluated. None when there is no closed first list of quoted strings.
     """
     if len(text) > MAX_REPLY_CHARS or (start := text.find("[")) < 0:
         return None
@@ -349,8 +348,7 @@ _ARTICLES = frozenset({"a", "an", "the"})  # tagged oddly when a word is parsed 
 def spacy_pipeline() -> Any:
     """spaCy's English pipeline (tagger and lemmatiser), loaded once; one CcptError line when it is missing.
 
-    The ``as-run`` protocol needs it (the authors' NPC modifier and SA convergence used spaCy lemmas); it comes
-    with the ``pipeline`` extra.
+    The ``as-run`` protocol needs it (the authors' NPC modifier and SA convergence); the ``pipeline`` extra has it.
     """
     try:
         import spacy
@@ -398,10 +396,9 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
     """The noun phrase and modifier of an NPC reply (keys ``combination`` and ``modifier``).
 
     The combination must contain ``head`` (see :func:`contains_head`); ``modifier`` is normalised by
-    :func:`normalise_modifier`. ``value`` is the combination as written (trimmed).
-
-    ``as_run``: the authors' rule instead — a combination without the head noun is judged anyway, and the
-    modifier is :func:`authors_modifier` of the combination (the reply's ``modifier`` key is not needed).
+    :func:`normalise_modifier`. ``value`` is the combination as written (trimmed). ``as_run``: the authors' rule
+    instead — a combination without the head noun is judged anyway, and the modifier is :func:`authors_modifier`
+    of the combination (the reply's ``modifier`` key is not needed).
     """
     phrase = _text(text, "combination")
     if not phrase.ok:

@@ -62,9 +62,8 @@ class ConceptGraph(Protocol):
 def normalise_label(text: str) -> str | None:
     """Return the canonical label of a concept URI (``/c/en/apple_pie/n/...``) or plain label; None for junk.
 
-    Lower-cases, turns underscores into spaces, drops ConceptNet's part-of-speech / sense suffixes and
-    collapses whitespace. Returns None for empty labels, non-English URIs and language-code junk like
-    ``"en 1"``.
+    Lower-cases, turns underscores into spaces, drops ConceptNet's part-of-speech / sense suffixes and collapses
+    whitespace. None for empty labels, non-English URIs and language-code junk like ``"en 1"``.
     """
     if text.startswith("/c/"):
         parts = text.split("/")  # ['', 'c', 'en', 'apple_pie', 'n', ...]
@@ -267,15 +266,10 @@ def build_index(
             CREATE INDEX concepts_n_words ON concepts (n_words);
             """
         )
-        kept = con.execute("SELECT count(*) FROM edges").fetchone()[0]
-        n_concepts = con.execute("SELECT count(*) FROM concepts").fetchone()[0]
-        stats = IndexStats(
-            lines=counts["lines"],
-            kept_edges=kept,
-            malformed=counts["malformed"],
-            english_concepts=n_concepts,
-            seconds=time.perf_counter() - began,
+        (kept,), (n_concepts,) = (
+            con.execute(f"SELECT count(*) FROM {table}").fetchone() for table in ("edges", "concepts")
         )
+        stats = IndexStats(counts["lines"], kept, counts["malformed"], n_concepts, time.perf_counter() - began)
         meta = {
             "schema_version": INDEX_SCHEMA_VERSION,
             "source": dump.name,

@@ -13,7 +13,7 @@ of :class:`Protocol`, and no other module compares protocol names. Core: imports
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import pandas as pd
@@ -67,24 +67,24 @@ class SASettings:
 
 @dataclass(frozen=True)
 class Protocol:
-    """One evaluation protocol; the two instances are :data:`PROTOCOLS`."""
+    """One evaluation protocol; the two instances are :data:`PROTOCOLS` (the defaults are ccpt's)."""
 
     name: str
     summary: str
     calls: Mapping[str, CallSettings]  # provider family → settings; key "*" is every other provider
-    prompt_variant: str | None  # task prompt files <task>_<method>_<variant>.txt override the default ones
-    sa: SASettings
-    judge_template: str  # prompt file of the judge
-    judge_capitalise: bool  # the concept's first letter is upper-cased in the judge prompt
-    judge_lowercase_reply: bool  # the reply is lower-cased before it is parsed
-    judge_schema: bool | None  # constrain the judge to JSON where the provider can (None: where supported)
-    fill_failures: bool  # the report fills a failed sample from another seed (counted in the Failures table)
+    prompt_variant: str | None = None  # task prompt files <task>_<method>_<variant>.txt override the default ones
+    sa: SASettings = SASettings()
+    judge_template: str = "judge"  # prompt file of the judge
+    judge_capitalise: bool = False  # the concept's first letter is upper-cased in the judge prompt
+    judge_lowercase_reply: bool = False  # the reply is lower-cased before it is parsed
+    judge_schema: bool | None = None  # constrain the judge to JSON where the provider can (None: where supported)
+    fill_failures: bool = False  # the report fills a failed sample from another seed (counted in the Failures table)
     npc_as_run: bool = False  # NPC: the authors' modifier (spaCy lemma), answers without the head noun judged
     # Task 3: "others" pairs mix the combinations and properties of the 750 sampled typed rows, unchecked (as run:
     # 3 of the authors' 250 are annotated pairs) instead of any dataset rows with annotated pairs rejected.
     others_from_sample: bool = False
     methods: tuple[str, ...] | None = None  # methods the protocol describes; None: all
-    provider_dependent: bool = field(default=False)  # call settings differ per provider (decided per call)
+    provider_dependent: bool = False  # call settings differ per provider (decided per call)
 
     def call_settings(self, model: str) -> CallSettings:
         """The settings for ``model`` (an Inspect model name such as ``openai/gpt-4o``)."""
@@ -113,13 +113,6 @@ CCPT = Protocol(
     name="ccpt",
     summary="the paper's method as printed, with the authors' code defects fixed and independent seeds",
     calls=MappingProxyType({"*": CallSettings()}),
-    prompt_variant=None,
-    sa=SASettings(),
-    judge_template="judge",
-    judge_capitalise=False,
-    judge_lowercase_reply=False,
-    judge_schema=None,
-    fill_failures=False,
 )
 
 AS_RUN = Protocol(
@@ -183,11 +176,10 @@ FILLED = "filled_from_seed"
 def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from another seed.
 
-    The authors' pipeline replaced a failed or unparsable sample by another seed's answer before averaging; the
-    as-run protocol does the same *in the report*, never silently: the filled row keeps ``parse_ok``/
-    ``parse_error`` (so it still counts as a failure) and records the seed it was filled from in the extra
-    column :data:`FILLED` (counted in the Failures table). The first seed (in seed order) that has a score is
-    used; a sample with no scored seed stays unscored. Rows of other protocols are returned unchanged.
+    The authors' pipeline replaced a failed sample by another seed's answer before averaging; as-run does the same
+    *in the report*, never silently: the filled row keeps ``parse_ok``/``parse_error`` (still a failure) and records
+    its donor seed in the extra column :data:`FILLED` (counted in the Failures table). The first seed (in seed
+    order) with a score is used; a sample with none stays unscored. Other protocols' rows are returned unchanged.
     """
     out = frame.copy()
     out[FILLED] = pd.array([pd.NA] * len(out), dtype="Int64")

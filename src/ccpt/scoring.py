@@ -80,8 +80,8 @@ class Relevances:
 class OracleScores:
     """Multi-Oracle result for one instance and seed: the three Table-3 columns plus provenance.
 
-    ``sample`` is the index of the chosen sample for the single-best variant, ``None`` for per-column.
-    ``n_valid`` counts samples that had the value needed; ``n_samples`` all samples offered.
+    ``sample``: the chosen sample's index (single-best; ``None`` per-column). ``n_valid``: samples that had the
+    value needed; ``n_samples``: all samples offered.
     """
 
     r_hmp: float | None

@@ -104,8 +104,7 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the seed-averaged mean, resampling instances (rows) jointly across seeds.
 
-    Resampling whole rows keeps the within-instance correlation between seeds, which is what makes
-    instances, not (instance, seed) pairs, the unit of sampling.
+    Whole rows keep the within-instance correlation between seeds: instances are the unit of sampling.
     """
     matrix = _as_matrix(matrix)
     if matrix.shape[0] < 2:  # scipy needs two instances; every resample of one instance is that instance
@@ -131,9 +130,8 @@ def bootstrap_replicates(
 ) -> np.ndarray:
     """scipy's bootstrap distribution of a vectorised ``statistic`` (last axis = replicates), seeded.
 
-    The percentile intervals are taken by the callers from these replicates with NaN skipped (a replicate can be
-    undefined, e.g. a constant resample's correlation), which scipy's own interval would turn into NaN. Batches of
-    1,000 bound the memory of the (replicates × instances × seeds) arrays.
+    Callers take percentile intervals from them with NaN skipped (e.g. a constant resample's correlation), which
+    scipy's own interval would turn into NaN. Batches of 1,000 bound the memory of the replicate arrays.
     """
     from scipy import stats  # on first use, see _correlation
 
@@ -158,9 +156,8 @@ def bootstrap_replicates(
 def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     """Fleiss' κ (Fleiss 1971) for ``counts[i][j]`` = raters assigning subject i to category j.
 
-    Every subject must have the same number of raters (≥ 2). Returns NaN when chance agreement is 1
-    (all ratings in one category). The one copy in ccpt: scipy has no Fleiss κ, and statsmodels' (the usual
-    library one) would be a large dependency for these ten lines.
+    Every subject must have the same number of raters (≥ 2). NaN when chance agreement is 1 (all ratings in one
+    category). Written here because scipy has none and statsmodels would be a large dependency.
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
