@@ -35,6 +35,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
 # A Python string literal in either quote (backslash escapes honoured), and a list of them (no trailing comma).
 _PY_STRING = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"', re.S)
+_LIST_SPAN = re.compile(rf"\[(?:[^\]'\"]|{_PY_STRING.pattern})*\]", re.S)  # any list, up to its closing bracket
 _PY_LIST = re.compile(rf"\[\s*(?:(?:{_PY_STRING.pattern})(?:\s*,\s*(?:{_PY_STRING.pattern}))*\s*)?\]", re.S)
 
 
@@ -176,8 +177,8 @@ def _last_object(text: str) -> tuple[int, dict[str, object]] | None:
 def split_reply_list(text: str) -> list[str] | None:
     """Split a Python-list-of-strings literal (the authors' stored ``*_generated_`` cells) into its strings.
 
-    Returns None when ``text`` is not such a list. Quotes and backslash escapes are decoded by a scanner,
-    never by Python evaluation.
+    Returns None when ``text`` is not such a list. Quotes and backslash escapes are decoded here, never by Python
+    evaluation.
     """
     s = text.strip()
     if len(s) > MAX_REPLY_CHARS or not _PY_LIST.fullmatch(s):
@@ -188,21 +189,8 @@ def split_reply_list(text: str) -> list[str] | None:
 def list_literal_end(text: str, start: int) -> int | None:
     """Index of the ``]`` closing the list opened at ``text[start]``; quoted strings (either quote, backslash
     escapes) are skipped. None if the list is not closed."""
-    quote = ""
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "]":
-            return i
-        i += 1
-    return None
+    span = _LIST_SPAN.match(text, start)
+    return None if span is None else span.end() - 1
 
 
 def first_list_literal(text: str) -> list[str] | None:
