@@ -254,13 +254,10 @@ def parse_concept_list(text: str) -> list[str] | None:
     The object is found by :func:`ccpt.answers.extract_json_object`, a bare list such as ``["a", "b"]`` by
     ``json``. None when neither is found; non-string items are skipped. Never evaluates the text.
     """
-    obj = extract_json_object(text)
-    found: Any = obj.get("concepts") if obj is not None else None
+    found: Any = (extract_json_object(text) or {}).get("concepts")
     if not isinstance(found, list):
         found = _last_json_list(text)
-    if found is None:
-        return None
-    return [item for item in found if isinstance(item, str)]
+    return None if found is None else [item for item in found if isinstance(item, str)]
 
 
 def _last_json_list(text: str) -> list[Any] | None:
@@ -269,13 +266,12 @@ def _last_json_list(text: str) -> list[Any] | None:
     position = 0
     while (start := text.find("[", position)) != -1:
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, position = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
             position = start + 1
             continue
         if isinstance(value, list):
             found = value
-        position = end
     return found
 
 
@@ -368,17 +364,12 @@ async def activate(
 
     async def from_llm() -> Activation:
         assert generate is not None
-        prompt = render_template(
-            variant_name("sa_activate", config.prompt_variant), concept=concept, k=config.neighbours_k
-        )
-        reply = await generate(prompt)
-        if config.as_run:
-            items = first_list_literal(reply)
-            return Activation((), failed=True) if items is None else Activation(tuple(items))
-        parsed = parse_concept_list(reply)
-        if parsed is None:
+        template = variant_name("sa_activate", config.prompt_variant)
+        reply = await generate(render_template(template, concept=concept, k=config.neighbours_k))
+        items = first_list_literal(reply) if config.as_run else parse_concept_list(reply)
+        if items is None:
             return Activation((), failed=True)
-        return Activation(_clean(parsed, limit=config.neighbours_k))
+        return Activation(tuple(items) if config.as_run else _clean(items, limit=config.neighbours_k))
 
     async def from_graph() -> Activation:
         assert graph is not None
