@@ -225,8 +225,7 @@ class CCPTDataset:
     def test(self, task: TaskName) -> list[Record]:
         """The test split of a generative task, in test_index.json order."""
         _check_task(task, generative=True)
-        wanted = set(self.test_index[task])
-        by_row = {r.row: r for r in self.records(TASK_FILE[task]) if r.row in wanted}
+        by_row = {r.row: r for r in self.records(TASK_FILE[task])}
         return [by_row[row] for row in self.test_index[task] if row in by_row]
 
     def train(self, task: TaskName) -> list[Record]:
@@ -296,12 +295,9 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
         size = len(files[TASK_FILE[task]])
         if bad := [r for r in rows if r >= size]:
             raise DataError(f"test_index.json: {task} refers to row {bad[0]} but the file has {size} rows")
-    dropped = 0
+    rows = sum(map(len, files.values()))
     if exclude_toxic:
-        for stem, recs in files.items():
-            kept = [r for r in recs if not r.toxic]
-            dropped += len(recs) - len(kept)
-            files[stem] = kept
+        files = {stem: [r for r in recs if not r.toxic] for stem, recs in files.items()}
     return CCPTDataset(
         emergent=files["ccpt_emergent"],
         canceled=files["ccpt_canceled"],
@@ -309,7 +305,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
         extra_emergent=files["add_ccpt_emergent"],
         test_index=test_index,
         source=str(root),
-        excluded_toxic=dropped,
+        excluded_toxic=rows - sum(map(len, files.values())),
     )
 
 

@@ -342,10 +342,8 @@ class SqliteConceptGraph:
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
         label = normalise_label(phrase)
-        return (
-            label is not None
-            and self._con.execute("SELECT 1 FROM concepts WHERE label = ?", (label,)).fetchone() is not None
-        )
+        query = "SELECT 1 FROM concepts WHERE label = ?"
+        return label is not None and self._con.execute(query, (label,)).fetchone() is not None
 
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""

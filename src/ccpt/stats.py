@@ -168,14 +168,10 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     if not np.all(raters == raters[0]) or raters[0] < 2:
         raise ValueError("every subject needs the same number (≥ 2) of raters")
     n = raters[0]
-    n_subjects = table.shape[0]
-    p_j = table.sum(axis=0) / (n_subjects * n)
-    p_i = ((table**2).sum(axis=1) - n) / (n * (n - 1))
-    p_bar = p_i.mean()
+    p_j = table.sum(axis=0) / (table.shape[0] * n)  # share of all ratings in category j
+    p_bar = (((table**2).sum(axis=1) - n) / (n * (n - 1))).mean()  # mean agreement per subject
     p_e = float((p_j**2).sum())
-    if p_e == 1.0:
-        return float("nan")
-    return float((p_bar - p_e) / (1.0 - p_e))
+    return float("nan") if p_e == 1.0 else float((p_bar - p_e) / (1.0 - p_e))
 
 
 def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> float:
@@ -223,8 +219,7 @@ def krippendorff_alpha_long(units: np.ndarray, values: np.ndarray) -> float:
 
 
 def _paired_arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    a = np.asarray(x, dtype=float)
-    b = np.asarray(y, dtype=float)
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError("x and y must be 1-D sequences of the same length")
     return a, b

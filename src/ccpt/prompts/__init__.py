@@ -51,13 +51,10 @@ def format_concepts(concepts: Sequence[str]) -> str:
 
 def _render(name: str, fields: dict[str, str | None]) -> str:
     template = _template(name)
-    values: dict[str, str] = {}
     for field in template.get_identifiers():
-        value = fields.get(field)
-        if value is None or not value.strip():
+        if not (fields.get(field) or "").strip():
             raise ValueError(f"prompt {name!r} needs field {field!r}")
-        values[field] = value
-    return template.substitute(values)
+    return template.substitute(fields)
 
 
 def render_template(name: str, **fields: object) -> str:
@@ -100,14 +97,9 @@ def task_prompt(
     methods = available_methods(task)
     if method not in methods:
         raise ValueError(f"no prompt for task {task!r} with method {method!r}; have {methods}")
-    fields = {
-        "combination": combination,
-        "head": head,
-        "modifier": modifier,
-        "property": property,
-        "concepts": None if concepts is None else format_concepts(concepts),
-    }
-    return _render(variant_name(f"{task}_{method}", variant), fields)
+    fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
+    listed = None if concepts is None else format_concepts(concepts)
+    return _render(variant_name(f"{task}_{method}", variant), {**fields, "concepts": listed})
 
 
 def judge_prompt(concept: str, property: str, template: str = "judge", capitalise: bool = False) -> str:
