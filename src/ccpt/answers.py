@@ -393,8 +393,7 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
         return phrase
     raw = str(phrase.value)
     if as_run:
-        modifier = authors_modifier(raw, head)
-        if modifier is None:
+        if (modifier := authors_modifier(raw, head)) is None:
             return _fail(f"combination {raw!r} has no content word besides the head")
         return Parsed(ok=True, value=raw, modifier=modifier)
     if not contains_head(raw, head):
@@ -402,8 +401,7 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
     written = _text(text, "modifier")
     if not written.ok:
         return written
-    modifier = normalise_modifier(str(written.value))
-    if modifier is None:
+    if (modifier := normalise_modifier(str(written.value))) is None:
         return _fail(f"modifier {written.value!r} has no content word")
     return Parsed(ok=True, value=raw, modifier=modifier)
 
@@ -419,9 +417,7 @@ def parse_property_type(text: str) -> Parsed[str]:
     value = str(parsed.value)
     label = re.sub(r"^\(?\d\)?[.:]?\s*", "", value.lower())
     label = type_label(re.sub(r"\s+propert(y|ies)$", "", label))
-    if label is None:
-        return _fail(f"unknown property_type {value!r}")
-    return Parsed(ok=True, value=label)
+    return _fail(f"unknown property_type {value!r}") if label is None else Parsed(ok=True, value=label)
 
 
 def parse_relevance(text: str) -> Parsed[int]:

@@ -146,17 +146,14 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
         raise DataError(f"{path}: not a CCPT file name (expected one of {', '.join(FILE_SPECS)})")
     if not path.is_file():
         raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
-    required = BASE_COLUMNS + FILE_SPECS[stem][1]
     columns = {**DATASET_COLUMNS, **({"judge_score": SCORE_COLUMN[stem]} if stem in SCORE_COLUMN else {})}
     rows: list[dict[str, Any]] = []
     try:
-        # utf-8-sig: a file saved by a spreadsheet starts with a byte-order mark, which is not part of the
-        # first column's name.
+        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name.
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh, strict=True)
             header = reader.fieldnames or []
-            missing = [c for c in required if c not in header]
-            if missing:
+            if missing := [c for c in BASE_COLUMNS + FILE_SPECS[stem][1] if c not in header]:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", "is this a CCPT file?")
             present = {name: col for name, col in columns.items() if col in header}
             for index, row in enumerate(reader):

@@ -193,8 +193,7 @@ def _read_edges(
             start, end = _english(fields[2]), _english(fields[3])
             if start is None and end is None:
                 continue  # an edge between non-English nodes: irrelevant, not checked further
-            weight = _parse_weight(fields[4])
-            if weight is None:
+            if (weight := _parse_weight(fields[4])) is None:
                 stats["malformed"] += 1
                 continue
             yield start, fields[1][3:].decode("ascii", "replace"), end, weight
