@@ -350,11 +350,7 @@ class Activator:
 
 
 async def activate(
-    concept: str,
-    generate: Generate | None,
-    graph: ConceptGraph | None,
-    activator: Activator,
-    config: SAConfig,
+    concept: str, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> list[Activation]:
     """Activate(c): the model's and/or the graph's concepts for ``c``, one Activation per source used.
 
@@ -430,12 +426,7 @@ def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
 
 
 async def spread_activation(
-    seeds: Seeds,
-    *,
-    generate: Generate | None,
-    graph: ConceptGraph | None,
-    activator: Activator,
-    config: SAConfig,
+    seeds: Seeds, *, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> Trajectory:
     """Run Algorithm 1 for one instance and return its full trajectory (C_T is ``trajectory.final``).
 

@@ -97,11 +97,9 @@ class NeighbourCache:
         """Build from raw JSON content: normalise keys and labels, drop junk and duplicates, keep order."""
         table: dict[str, list[str | None]] = {}
         for key, labels in raw.items():
-            concept = normalise_label(key)
-            if concept is None:
-                continue
             # Keys differing only in case/underscores ("Africa", "africa") are merged, first list first.
-            table.setdefault(concept, []).extend(normalise_label(label) for label in labels)
+            if (concept := normalise_label(key)) is not None:
+                table.setdefault(concept, []).extend(normalise_label(label) for label in labels)
         # Each list de-duplicated in order, without junk (None) and without the concept itself.
         return cls({c: tuple(dict.fromkeys(x for x in xs if x not in (None, c))) for c, xs in table.items()}, name=name)
 
@@ -200,11 +198,7 @@ def _read_edges(
 
 
 def build_index(
-    dump_path: str | Path,
-    db_path: str | Path,
-    *,
-    force: bool = False,
-    progress: Callable[[int], None] | None = None,
+    dump_path: str | Path, db_path: str | Path, *, force: bool = False, progress: Callable[[int], None] | None = None
 ) -> IndexStats:
     """Index a ConceptNet assertions dump (``.csv.gz``: 5 tab-separated columns, no header) into SQLite.
 
