@@ -19,11 +19,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 # public name -> module defining it (imported lazily by __getattr__)
-_LAZY: dict[str, str] = {
-    "load_results": "ccpt.results",
-    "build_report": "ccpt.report",
-    "load_dataset": "ccpt.dataset",
-}
+_LAZY: dict[str, str] = {"load_results": "ccpt.results", "build_report": "ccpt.report", "load_dataset": "ccpt.dataset"}
 __all__ = ["__version__", "build_report", "load_dataset", "load_results"]
 
 if TYPE_CHECKING:

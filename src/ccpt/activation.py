@@ -7,30 +7,27 @@ For t = 0 .. T-1::
     Δ = 1 − |C_t ∩ C_{t+1}| / |C_t ∪ C_{t+1}|      (on lemmatised forms)
     stop when Δ < ε
 
-``Activate`` asks the model (prompt ``sa_activate.txt``) and/or the concept graph; ``Filter`` asks the
-model (prompt ``sa_filter.txt``) to keep the candidates related to both seeds and drop redundant ones.
-Choices the paper leaves open, and defects of the authors' code this module avoids (each has a regression
-test):
+``Activate`` asks the model (prompt ``sa_activate.txt``) and/or the concept graph; ``Filter`` asks the model
+(prompt ``sa_filter.txt``) to keep the candidates related to both seeds and drop redundant ones. Choices the paper
+leaves open, and defects of the authors' code avoided here (each has a regression test):
 
-* T = 5 means at most five expansions, C_1 … C_5 (the paper's Table 6 reports C_1 … C_5).
-* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as
-  every concept is its own lemma, whether or not the set still changes).
-* C_0 is removed from every C_{t+1} (also inflected forms: "apples" when C_0 has "apple"), so C_T is never
-  just the seed words. Because of that, Δ at the first step is 1 unless C_1 is empty.
+* T = 5 means at most five expansions, C_1 … C_5 (as in the paper's Table 6).
+* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as every
+  concept is its own lemma, whether or not the set still changes).
+* C_0 is removed from every C_{t+1}, inflected forms too ("apples" for "apple"), so C_T is never just the seed
+  words; hence Δ at the first step is 1 unless C_1 is empty.
 * Each source has its own memo entry (``("llm", c)`` / ``("graph", c)``): an LLM-only run never sees graph
   neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
-* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A
-  cap on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
+* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A cap
+  on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
 * An empty C_{t+1} does not stop the run (as printed, and so that one bad Filter answer does not end it): the
   next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
-* Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``),
-  treated as an empty list, and never raises; the run continues (and does not count as converged if it stops).
+* Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``), read as an
+  empty list and never raises. A run that stops on such a *failed* step has ``stop_reason = "failed"``, never
+  "converged".
 
 The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`ccpt.activation_as_run.spread_activation_as_run`
 instead: what produced the authors' stored Table-3 files.
-
-A step whose activation or filter reply could not be parsed is a *failed* step (counted); a run that stopped on a
-failed step has ``stop_reason = "failed"``, never "converged".
 """
 
 from __future__ import annotations
@@ -61,21 +58,18 @@ _MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not co
 _WORD = re.compile(r"[a-z]+")
 
 
-# ----------------------------------------------------------------------------------------------------
-# Configuration, seeds and the recorded trajectory
+# --- Configuration, seeds and the recorded trajectory -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class SAConfig:
     """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1).
 
-    ``max_candidates``: if set, a candidate set larger than this is cut to a uniform sample of that size,
-    seeded by ``seed`` and the instance's seeds (reproducible). None (default) gives the filter every
-    candidate.
-
-    ``as_run``: the authors' algorithm (:func:`spread_activation_as_run`) with its own constants:
-    ``sample_size`` candidates per step, ``filter_view`` of them shown to the filter, at most
-    ``graph_neighbours`` ConceptNet neighbours per concept; ``neighbours_k`` and ``max_candidates`` do not apply.
+    ``max_candidates``: if set, a larger candidate set is cut to a uniform sample of that size, seeded by ``seed``
+    and the instance's seeds (reproducible). None (default) gives the filter every candidate. ``as_run``: the
+    authors' algorithm (:func:`spread_activation_as_run`) with its own constants: ``sample_size`` candidates per
+    step, ``filter_view`` of them shown to the filter, at most ``graph_neighbours`` ConceptNet neighbours per
+    concept; ``neighbours_k`` and ``max_candidates`` do not apply.
     """
 
     use_llm: bool
@@ -184,12 +178,8 @@ class Trajectory:
     @property
     def final(self) -> tuple[str, ...]:
         """C_T as the final answer sees it."""
-        if not self.steps:
-            return ()
-        last = self.steps[-1].concepts
-        if self.as_run and not self.final_with_seeds:
-            return self._without_seeds(last)
-        return last
+        last = self.steps[-1].concepts if self.steps else ()
+        return self._without_seeds(last) if self.as_run and not self.final_with_seeds else last
 
     def at(self, t: int) -> tuple[str, ...]:
         """C_t as an answer from step t sees it (Table 6); past the last step the run had stopped, so C_t = C_T.
@@ -238,8 +228,7 @@ class Trajectory:
         }
 
 
-# ----------------------------------------------------------------------------------------------------
-# Normalisation and parsing
+# --- Normalisation and parsing ----------------------------------------------------------------------------------------
 
 
 def concept_key(label: str) -> str:
@@ -262,17 +251,13 @@ def _noun_lemma(word: str) -> str:
 def parse_concept_list(text: str) -> list[str] | None:
     """The concept list in a model answer: the last ``{"concepts": [...]}`` object, else a bare JSON list.
 
-    The object is found by :func:`ccpt.answers.extract_json_object` (prose, code fences and loose quoting
-    tolerated); a bare list such as ``["a", "b"]`` is read with ``json``. Returns None when neither is found;
-    non-string items are skipped. Never evaluates the text.
+    The object is found by :func:`ccpt.answers.extract_json_object`, a bare list such as ``["a", "b"]`` by
+    ``json``. None when neither is found; non-string items are skipped. Never evaluates the text.
     """
-    obj = extract_json_object(text)
-    found: Any = obj.get("concepts") if obj is not None else None
+    found: Any = (extract_json_object(text) or {}).get("concepts")
     if not isinstance(found, list):
         found = _last_json_list(text)
-    if found is None:
-        return None
-    return [item for item in found if isinstance(item, str)]
+    return None if found is None else [item for item in found if isinstance(item, str)]
 
 
 def _last_json_list(text: str) -> list[Any] | None:
@@ -281,35 +266,25 @@ def _last_json_list(text: str) -> list[Any] | None:
     position = 0
     while (start := text.find("[", position)) != -1:
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, position = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
             position = start + 1
             continue
         if isinstance(value, list):
             found = value
-        position = end
     return found
 
 
 def _clean(items: Iterable[str], limit: int | None = None) -> tuple[str, ...]:
     """Normalised, de-duplicated labels (same normalisation as the graph), at most ``limit``."""
-    labels: dict[str, None] = {}
-    for item in items:
-        label = normalise_label(item.strip(" \t\n\"'.,;:"))
-        if label is not None and len(label) <= _MAX_LABEL_CHARS:
-            labels.setdefault(label, None)
-    return tuple(labels)[:limit]
+    labels = (normalise_label(item.strip(" \t\n\"'.,;:")) for item in items)
+    return tuple(dict.fromkeys(x for x in labels if x is not None and len(x) <= _MAX_LABEL_CHARS))[:limit]
 
 
 @cache
 def _objective(task: SATask) -> string.Template:
     text = resources.files("ccpt.prompts").joinpath("sa_objectives.toml").read_text(encoding="utf-8")
     return string.Template(tomllib.loads(text)[task])
-
-
-def activation_prompt(concept: str, k: int, variant: str | None = None) -> str:
-    """p_act for one concept (independent of the instance, so it can be shared and cached)."""
-    return render_template(variant_name("sa_activate", variant), concept=concept, k=k)
 
 
 def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None = None, *, as_run: bool = False) -> str:
@@ -323,8 +298,7 @@ def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None =
     )
 
 
-# ----------------------------------------------------------------------------------------------------
-# Activation with a per-run memo
+# --- Activation with a per-run memo -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -338,10 +312,8 @@ class Activation:
 class Activator:
     """Per-run memo of activations keyed by (source, concept), safe under asyncio concurrency.
 
-    Use one instance per run (one model, one graph, one ``neighbours_k``): a concept reached by many
-    instances is activated once; two instances asking at the same time share the in-flight call.
-    ``calls`` / ``hits`` count computations and memo hits per source. With ``memoise=False`` every request
-    is computed (for benchmarks).
+    One per run (one model, graph and ``neighbours_k``): concurrent requests share the in-flight call. ``calls`` /
+    ``hits`` count computations and memo hits per source; ``memoise=False`` computes every request (benchmarks).
     """
 
     def __init__(self, *, memoise: bool = True) -> None:
@@ -354,8 +326,7 @@ class Activator:
     async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
         """The memoised activation of ``concept`` by ``source``; ``compute`` runs at most once per key.
 
-        If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call
-        retries).
+        If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call retries).
         """
         key = (source, concept)
         if not self.memoise:
@@ -379,11 +350,7 @@ class Activator:
 
 
 async def activate(
-    concept: str,
-    generate: Generate | None,
-    graph: ConceptGraph | None,
-    activator: Activator,
-    config: SAConfig,
+    concept: str, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> list[Activation]:
     """Activate(c): the model's and/or the graph's concepts for ``c``, one Activation per source used.
 
@@ -393,14 +360,12 @@ async def activate(
 
     async def from_llm() -> Activation:
         assert generate is not None
-        reply = await generate(activation_prompt(concept, config.neighbours_k, config.prompt_variant))
-        if config.as_run:
-            items = first_list_literal(reply)
-            return Activation((), failed=True) if items is None else Activation(tuple(items))
-        parsed = parse_concept_list(reply)
-        if parsed is None:
+        template = variant_name("sa_activate", config.prompt_variant)
+        reply = await generate(render_template(template, concept=concept, k=config.neighbours_k))
+        items = first_list_literal(reply) if config.as_run else parse_concept_list(reply)
+        if items is None:
             return Activation((), failed=True)
-        return Activation(_clean(parsed, limit=config.neighbours_k))
+        return Activation(tuple(items) if config.as_run else _clean(items, limit=config.neighbours_k))
 
     async def from_graph() -> Activation:
         assert graph is not None
@@ -410,13 +375,12 @@ async def activate(
     return [await activator.get(source, concept, compute[source]) for source in config.sources]
 
 
-# ----------------------------------------------------------------------------------------------------
-# Algorithm 1
+# --- Algorithm 1 ------------------------------------------------------------------------------------------------------
 
 
 def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:
     """Δ = 1 − |A ∩ B| / |A ∪ B| on lemmatised forms; 0 when both sets are empty."""
-    a, b = {concept_key(c) for c in before}, {concept_key(c) for c in after}
+    a, b = _keys(before), _keys(after)
     union = a | b
     return 1.0 - len(a & b) / len(union) if union else 0.0
 
@@ -439,15 +403,8 @@ async def _filter(
     if parsed is None:
         return (), True, 0
     by_key = {concept_key(c): c for c in candidates}
-    kept: dict[str, None] = {}
-    invented = 0
-    for item in parsed:
-        original = by_key.get(concept_key(item))
-        if original is None:
-            invented += 1
-        else:
-            kept.setdefault(original, None)
-    return tuple(kept), False, invented
+    found = [by_key.get(concept_key(item)) for item in parsed]
+    return tuple(dict.fromkeys(c for c in found if c is not None)), False, found.count(None)
 
 
 def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
@@ -469,23 +426,18 @@ def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
 
 
 async def spread_activation(
-    seeds: Seeds,
-    *,
-    generate: Generate | None,
-    graph: ConceptGraph | None,
-    activator: Activator,
-    config: SAConfig,
+    seeds: Seeds, *, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> Trajectory:
     """Run Algorithm 1 for one instance and return its full trajectory (C_T is ``trajectory.final``).
 
-    ``generate`` may be None only for graph-only runs without the filter; ``graph`` only when ``use_graph`` is
-    false (it is then never queried). Errors raised by ``generate`` propagate; unparsable output does not.
-    An ``as_run`` config is :func:`ccpt.activation_as_run.spread_activation_as_run`'s (ValueError here).
+    ``generate`` may be None only for graph-only runs without the filter; ``graph`` only without ``use_graph``.
+    Errors raised by ``generate`` propagate; unparsable output does not. An ``as_run`` config raises ValueError
+    (it is :func:`ccpt.activation_as_run.spread_activation_as_run`'s).
     """
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
         raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")
-    seed_keys = {concept_key(c) for c in seeds.concepts}
+    seed_keys = _keys(seeds.concepts)
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
     trajectory = Trajectory(seeds)
     current: tuple[str, ...] = seeds.concepts

@@ -1,10 +1,8 @@
 """Extracting the answer from free model text (paper §3.1 answer formats, Appendix B.2 prompts).
 
-Model output is untrusted: nothing here evaluates it. A small scanner finds the last JSON object in a reply
-(reasoning before it, code fences, nested braces), a normaliser turns the dialect models and the authors'
-stored outputs actually use (single quotes, smart quotes, trailing commas) into JSON, and ``json.loads``
-reads it. Every ``parse_*`` returns a :class:`Parsed`; a failure carries a short machine-friendly reason
-so callers can count it instead of dropping it.
+Model output is untrusted: nothing here evaluates it. A scanner finds the last JSON object in a reply, a
+normaliser turns the models' dialect (single or smart quotes, trailing commas) into JSON for ``json.loads``.
+Every ``parse_*`` returns a :class:`Parsed`; a failure carries a short reason so callers can count it.
 """
 
 from __future__ import annotations
@@ -33,7 +31,12 @@ _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "
 _OPENS_AFTER = "{[,:"
 _CLOSES_BEFORE = ",:}]"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
-_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}  # the escapes Python's repr emits for non-printable characters
+# A backslash escape; \x, \u and \U (what Python's repr emits for non-printable characters) take hex digits.
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
+# A Python string literal in either quote (backslash escapes honoured), and a list of them (no trailing comma).
+_PY_STRING = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"', re.S)
+_LIST_SPAN = re.compile(rf"\[(?:[^\]'\"]|{_PY_STRING.pattern})*\]", re.S)  # any list, up to its closing bracket
+_PY_LIST = re.compile(rf"\[\s*(?:(?:{_PY_STRING.pattern})(?:\s*,\s*(?:{_PY_STRING.pattern}))*\s*)?\]", re.S)
 
 
 @dataclass(frozen=True)
@@ -105,24 +108,15 @@ def _object_end(text: str, start: int) -> int | None:
 
 def _unescape(body: str) -> str:
     """Decode the backslash escapes of a quoted Python-style string body (no evaluation)."""
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            width = _HEX_WIDTH.get(nxt, 0)
-            digits = body[i + 2 : i + 2 + width]
-            if width and len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
-                out.append(chr(int(digits, 16)) if int(digits, 16) <= 0x10FFFF else digits)
-                i += 2 + width
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+
+    def decode(escape: re.Match[str]) -> str:
+        code = escape[1]
+        if len(code) == 1:
+            return _ESCAPES.get(code, code)
+        value = int(code[1:], 16)  # \xhh, \uhhhh, \Uhhhhhhhh: beyond U+10FFFF only the digits are kept
+        return chr(value) if value <= 0x10FFFF else code[1:]
+
+    return _ESCAPE.sub(decode, body)
 
 
 def _to_json(span: str) -> str:
@@ -183,82 +177,32 @@ def _last_object(text: str) -> tuple[int, dict[str, object]] | None:
 def split_reply_list(text: str) -> list[str] | None:
     """Split a Python-list-of-strings literal (the authors' stored ``*_generated_`` cells) into its strings.
 
-    Returns None when ``text`` is not such a list. Quotes and backslash escapes are decoded by a scanner,
-    never by Python evaluation.
+    Returns None when ``text`` is not such a list. Quotes and backslash escapes are decoded here, never by Python
+    evaluation.
     """
     s = text.strip()
-    if len(s) > MAX_REPLY_CHARS or not (s.startswith("[") and s.endswith("]")):
+    if len(s) > MAX_REPLY_CHARS or not _PY_LIST.fullmatch(s):
         return None
-    items: list[str] = []
-    i = _skip_space(s, 1)
-    if s[i] == "]":
-        return items if i == len(s) - 1 else None
-    while i < len(s):
-        if s[i] not in "'\"":
-            return None
-        close = _literal_end(s, i)
-        if close is None:
-            return None
-        items.append(_unescape(s[i + 1 : close]))
-        i = _skip_space(s, close + 1)
-        if i < len(s) and s[i] == "]":
-            return items if i == len(s) - 1 else None
-        if i >= len(s) or s[i] != ",":
-            return None
-        i = _skip_space(s, i + 1)
-    return None
+    return [_unescape(literal[1:-1]) for literal in _PY_STRING.findall(s)]
 
 
 def list_literal_end(text: str, start: int) -> int | None:
     """Index of the ``]`` closing the list opened at ``text[start]``; quoted strings (either quote, backslash
     escapes) are skipped. None if the list is not closed."""
-    quote = ""
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "]":
-            return i
-        i += 1
-    return None
+    span = _LIST_SPAN.match(text, start)
+    return None if span is None else span.end() - 1
 
 
 def first_list_literal(text: str) -> list[str] | None:
     """The first bracketed list in a reply, read as a Python-style list of strings (single or double quotes).
 
-    What the authors' Spreading Activation code took from a filter (or activation) reply: the first ``[...]``
-    span, as a Python literal — here decoded by :func:`split_reply_list`, never evaluated. None when the reply
-    holds no bracket, the first list is not closed, or it is not a list of quoted strings.
+    What the authors' Spreading Activation code took from a filter (or activation) reply, here decoded by
+    :func:`split_reply_list`, never evaluated. None when there is no closed first list of quoted strings.
     """
     if len(text) > MAX_REPLY_CHARS or (start := text.find("[")) < 0:
         return None
     end = list_literal_end(text, start)
     return None if end is None else split_reply_list(text[start : end + 1])
-
-
-def _skip_space(s: str, i: int) -> int:
-    while i < len(s) and s[i].isspace():
-        i += 1
-    return i
-
-
-def _literal_end(s: str, i: int) -> int | None:
-    """Closing quote of the Python string literal opened at ``s[i]`` (backslash escapes honoured)."""
-    k = i + 1
-    while k < len(s):
-        if s[k] == "\\":
-            k += 2
-        elif s[k] == s[i]:
-            return k
-        else:
-            k += 1
-    return None
 
 
 def extract_json_object(text: str) -> dict[str, object] | None:
@@ -300,19 +244,20 @@ def _field(text: str, key: str) -> tuple[object, str | None]:
     return None, f"missing key {key!r}"
 
 
-def _clean(value: object, key: str) -> tuple[str | None, str | None]:
+def _text(text: str, key: str) -> Parsed[str]:
+    """``key`` of the reply's last object as a non-empty string, surrounding quotes and a final period stripped."""
+    value, error = _field(text, key)
+    if error is not None:
+        return _fail(error)
     if not isinstance(value, str):
-        return None, f"{key!r} is not a string"
+        return _fail(f"{key!r} is not a string")
     cleaned = value.strip().strip("\"'“”‘’`").strip().rstrip(".").strip()
-    return (cleaned, None) if cleaned else (None, f"empty {key!r}")
+    return Parsed(ok=True, value=cleaned) if cleaned else _fail(f"empty {key!r}")
 
 
 def parse_property(text: str) -> Parsed[str]:
     """The property of a PI reply (key ``property``): a non-empty string, quotes and final period stripped."""
-    value, error = _field(text, "property")
-    if error is None:
-        value, error = _clean(value, "property")
-    return _fail(error) if error else Parsed(ok=True, value=value)
+    return _text(text, "property")
 
 
 # Closed-class words skipped when picking the modifier's content word ("a burned" -> "burned").
@@ -349,15 +294,12 @@ def _word_forms(word: str) -> frozenset[str]:
 def contains_head(combination: str, head: str) -> bool:
     """Whether ``combination`` contains ``head`` as a word, up to case and noun inflection ("apples")."""
     wanted = frozenset().union(*(_word_forms(w) for w in _words(head)))
-    words = _words(combination)
-    parts = [p for w in words for p in w.split("-")]  # "apple-shaped" mentions "apple"
-    return any(_word_forms(w) & wanted or _plural_of(w, wanted) for w in [*words, *parts])
-
-
-def _plural_of(word: str, heads: set[str]) -> bool:
     # The dataset's heads come from a lemmatiser that sometimes disagrees with lemminflect ("superheroes" ->
     # "superhero", "ashes" -> "ashe"): a regular plural of the head is accepted directly.
-    return any(word in (head + "s", head + "es") for head in heads)
+    plurals = {form + ending for form in wanted for ending in ("s", "es")}
+    words = _words(combination)
+    parts = [p for w in words for p in w.split("-")]  # "apple-shaped" mentions "apple"
+    return any(_word_forms(w) & wanted or w in plurals for w in [*words, *parts])
 
 
 def normalise_modifier(modifier: str) -> str | None:
@@ -394,8 +336,7 @@ _ARTICLES = frozenset({"a", "an", "the"})  # tagged oddly when a word is parsed 
 def spacy_pipeline() -> Any:
     """spaCy's English pipeline (tagger and lemmatiser), loaded once; one CcptError line when it is missing.
 
-    The ``as-run`` protocol needs it (the authors' NPC modifier and SA convergence used spaCy lemmas); it comes
-    with the ``pipeline`` extra.
+    The ``as-run`` protocol needs it (the authors' NPC modifier and SA convergence); the ``pipeline`` extra has it.
     """
     try:
         import spacy
@@ -443,33 +384,25 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
     """The noun phrase and modifier of an NPC reply (keys ``combination`` and ``modifier``).
 
     The combination must contain ``head`` (see :func:`contains_head`); ``modifier`` is normalised by
-    :func:`normalise_modifier`. ``value`` is the combination as written (trimmed).
-
-    ``as_run``: the authors' rule instead — a combination without the head noun is judged anyway, and the
-    modifier is :func:`authors_modifier` of the combination (the reply's ``modifier`` key is not needed).
+    :func:`normalise_modifier`. ``value`` is the combination as written (trimmed). ``as_run``: the authors' rule
+    instead — a combination without the head noun is judged anyway, and the modifier is :func:`authors_modifier`
+    of the combination (the reply's ``modifier`` key is not needed).
     """
-    raw, error = _field(text, "combination")
-    if error is None:
-        raw, error = _clean(raw, "combination")
-    if error is not None:
-        return _fail(error)
-    assert raw is not None
+    phrase = _text(text, "combination")
+    if not phrase.ok:
+        return phrase
+    raw = str(phrase.value)
     if as_run:
-        modifier = authors_modifier(raw, head)
-        if modifier is None:
+        if (modifier := authors_modifier(raw, head)) is None:
             return _fail(f"combination {raw!r} has no content word besides the head")
         return Parsed(ok=True, value=raw, modifier=modifier)
     if not contains_head(raw, head):
         return _fail(f"head noun {head!r} not in combination")
-    raw_modifier, error = _field(text, "modifier")
-    if error is None:
-        raw_modifier, error = _clean(raw_modifier, "modifier")
-    if error is not None:
-        return _fail(error)
-    assert raw_modifier is not None
-    modifier = normalise_modifier(raw_modifier)
-    if modifier is None:
-        return _fail(f"modifier {raw_modifier!r} has no content word")
+    written = _text(text, "modifier")
+    if not written.ok:
+        return written
+    if (modifier := normalise_modifier(str(written.value))) is None:
+        return _fail(f"modifier {written.value!r} has no content word")
     return Parsed(ok=True, value=raw, modifier=modifier)
 
 
@@ -478,17 +411,13 @@ def parse_property_type(text: str) -> Parsed[str]:
 
     Accepts the forms models write: "Emergent", "emergent property", "(1) Emergent", "cancelled", "other".
     """
-    value, error = _field(text, "property_type")
-    if error is None:
-        value, error = _clean(value, "property_type")
-    if error is not None:
-        return _fail(error)
-    assert value is not None
+    parsed = _text(text, "property_type")
+    if not parsed.ok:
+        return parsed
+    value = str(parsed.value)
     label = re.sub(r"^\(?\d\)?[.:]?\s*", "", value.lower())
     label = type_label(re.sub(r"\s+propert(y|ies)$", "", label))
-    if label is None:
-        return _fail(f"unknown property_type {value!r}")
-    return Parsed(ok=True, value=label)
+    return _fail(f"unknown property_type {value!r}") if label is None else Parsed(ok=True, value=label)
 
 
 def parse_relevance(text: str) -> Parsed[int]:
@@ -497,9 +426,7 @@ def parse_relevance(text: str) -> Parsed[int]:
     if error is not None:
         return _fail(error)
     score: int | None = None
-    if isinstance(value, bool):
-        score = None
-    elif isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         score = value
     elif isinstance(value, float) and value.is_integer():
         score = int(value)

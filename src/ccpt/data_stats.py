@@ -27,18 +27,15 @@ def label_kappa(records: list[Record], categories: tuple[str, ...]) -> tuple[flo
     Returns (κ, rows used). Fleiss' κ needs the same number of raters per row; rows with another count
     are left out of κ (and the count of rows used is reported next to it).
     """
-    sizes = Counter(len(r.human_labels) for r in records)
-    raters = sizes.most_common(1)[0][0]
+    raters = Counter(len(r.human_labels) for r in records).most_common(1)[0][0]
     table = [[r.human_labels.count(c) for c in categories] for r in records if len(r.human_labels) == raters]
     return fleiss_kappa(table), len(table)
 
 
 def _mean_ratings(records: list[Record]) -> dict[str, float | None]:
     """Mean 1–5 rating per concept role; ``None`` for a file with no rows (e.g. a small pipeline build)."""
-    if not records:
-        return dict.fromkeys(("combination", "head", "modifier"))
     return {
-        role: round(fmean(x for r in records for x in getattr(r, f"{role}_ratings")), 3)
+        role: round(fmean(x for r in records for x in getattr(r, f"{role}_ratings")), 3) if records else None
         for role in ("combination", "head", "modifier")
     }
 
@@ -59,8 +56,7 @@ def dataset_stats(ds: CCPTDataset) -> dict[str, Any]:
         }
         if stem in KAPPA_CATEGORIES and recs:
             kappa, used = label_kappa(recs, KAPPA_CATEGORIES[stem])
-            entry["fleiss_kappa"] = round(kappa, 4)
-            entry["fleiss_kappa_rows"] = used
+            entry |= {"fleiss_kappa": round(kappa, 4), "fleiss_kappa_rows": used}
             entry["label_counts"] = dict(Counter(label for r in recs for label in r.human_labels))
         files[stem] = entry
     paper = ds.paper_records
@@ -84,15 +80,15 @@ def dataset_stats(ds: CCPTDataset) -> dict[str, Any]:
 
 def format_stats(stats: dict[str, Any]) -> str:
     """Human-readable rendering of :func:`dataset_stats`."""
-    lines = [f"CCPT dataset at {stats['source']}"]
     types = stats["rows_per_type"]
-    lines.append(
+    lines = [
+        f"CCPT dataset at {stats['source']}",
         f"paper rows: {stats['total_paper_rows']:,} = {types['emergent']:,} emergent + "
         f"{types['canceled']:,} canceled + {types['component']:,} component "
-        "(the paper's text says 12,315; the released files hold the rows counted here)"
-    )
-    lines.append("")
-    lines.append(f"{'file':<20}{'rows':>7}{'toxic':>7}{'raters':>8}{'κ':>8}  mean relevance N/H/M (1–5)")
+        "(the paper's text says 12,315; the released files hold the rows counted here)",
+        "",
+        f"{'file':<20}{'rows':>7}{'toxic':>7}{'raters':>8}{'κ':>8}  mean relevance N/H/M (1–5)",
+    ]
     for stem, f in stats["files"].items():
         raters = "/".join(str(k) for k in f["annotators_per_row"])
         kappa = f"{f['fleiss_kappa']:.3f}" if "fleiss_kappa" in f else "—"
@@ -102,23 +98,19 @@ def format_stats(stats: dict[str, Any]) -> str:
             f"{stem:<20}{f['rows']:>7,}{f['toxic_rows']:>7}{raters:>8}{kappa:>8}  "
             f"{rel['combination']}/{rel['head']}/{rel['modifier']}{note}"
         )
-    lines.append("")
-    lines.append("splits (test / train pool):")
+    lines += ["", "splits (test / train pool):"]
     for task, s in stats["splits"].items():
         lines.append(f"  {task:<14}{s['test']:>5} / {s['train']:,}   toxic in test: {stats['toxic_in_test'][task]}")
     lines.append(f"  {TYPE_PREDICTION}  {stats[TYPE_PREDICTION]['total']} (250 per type, seeded sample)")
     u = stats["unique_concepts"]
-    lines.append("")
-    lines.append(
-        f"unique: {u['unigram_concepts']:,} unigram concepts ({u['heads']:,} heads, {u['modifiers']:,} modifiers), "
-        f"{u['combinations']:,} noun phrases, {u['properties']:,} properties"
-    )
     excluded = stats["toxic_excluded"]
-    toxic_note = (
+    lines += [
+        "",
+        f"unique: {u['unigram_concepts']:,} unigram concepts ({u['heads']:,} heads, {u['modifiers']:,} modifiers), "
+        f"{u['combinations']:,} noun phrases, {u['properties']:,} properties",
         f"{excluded} toxic rows excluded (--exclude-toxic)"
         if excluded
-        else f"{stats['toxic_rows']} toxic-flagged rows kept (as in the paper's splits; --exclude-toxic drops them)"
-    )
-    lines.append(toxic_note)
-    lines.append("κ = Fleiss' kappa of the three annotators' type labels (see docs/metrics.md)")
+        else f"{stats['toxic_rows']} toxic-flagged rows kept (as in the paper's splits; --exclude-toxic drops them)",
+        "κ = Fleiss' kappa of the three annotators' type labels (see docs/metrics.md)",
+    ]
     return "\n".join(lines)

@@ -1,18 +1,16 @@
 """The CCPT dataset (paper §3): noun phrase / property / property-type triplets with human annotations.
 
-Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N,
-property P, type T). Every cell is checked by the dataset schema (:mod:`ccpt.schemas.dataset`, docs/schemas.md
-"dataset CSV"), ranges included (a stored relevance must be in [0, 1]); a rejected cell is an error naming file,
-row and column — nothing is dropped silently.
+Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N, property P,
+type T). Every cell is checked by the dataset schema (:mod:`ccpt.schemas.dataset`), ranges included; a rejected
+cell is an error naming file, row and column — nothing is dropped silently.
 
 Quirks handled (measured on the files at the pinned commit):
 - ``sentence`` is empty in some rows → ``None``.
 - ``combination`` can keep trailing punctuation ("a maddening dog,") → stripped.
-- 77 emergent rows hold a raw code ``2`` among ``meta.human_labels``. The emergent annotation form offered
-  (0) emergent, (1) component, (2) others (Figure 5; 0-based like Figure 7's codes), and "others" never
-  appears spelled out in that file, so ``2`` is read as ``others``.
-- ``ccpt_canceled.csv`` carries a legacy column ``meta.modifier_gpt4o_relevance`` (185 empty cells, values
-  not on the 1..10 grid) next to the current ``meta.modifier_gpt-4o_relevance``; the current one is used.
+- 77 emergent rows hold a raw code ``2`` among ``meta.human_labels``: the emergent form offered (0) emergent,
+  (1) component, (2) others (Figure 5), and "others" is never spelled out in that file, so ``2`` is ``others``.
+- ``ccpt_canceled.csv`` carries a legacy ``meta.modifier_gpt4o_relevance`` (185 empty cells, values off the 1..10
+  grid) next to the current ``meta.modifier_gpt-4o_relevance``, which is used.
 """
 
 from __future__ import annotations
@@ -21,41 +19,21 @@ import csv
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
-from ccpt.spec import (
-    GENERATIVE_TASKS,
-    TASK_SPECS,
-    TASKS,
-    PropertyType,
-    TaskName,
-    TypeLabel,
-)
+from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, PropertyType, TaskName, TypeLabel
 
 # Which file each generative task's test split indexes into (test_index.json).
-TASK_FILE: dict[TaskName, str] = {
-    name: spec.data_file
-    for name, spec in TASK_SPECS.items()
-    if spec.data_file  # type: ignore[misc]
-}
+TASK_FILE: dict[TaskName, str] = {n: s.data_file for n, s in TASK_SPECS.items() if s.data_file}  # type: ignore[misc]
 
 BASE_COLUMNS: tuple[str, ...] = (
-    "sentence",
-    "combination",
-    "root",
-    "modifier",
-    "property",
-    "human_label_majority",
-    "meta.human_labels",
-    "meta.combination_human_relevance",
-    "meta.root_human_relevance",
-    "meta.modifier_human_relevance",
-    "meta.toxicity",
-)
+    "sentence", "combination", "root", "modifier", "property", "human_label_majority", "meta.human_labels",
+    "meta.combination_human_relevance", "meta.root_human_relevance", "meta.modifier_human_relevance", "meta.toxicity",
+)  # fmt: skip
 _ANNOTATION_COLUMNS = BASE_COLUMNS[:-1]  # everything up to the human relevance ratings
 _JUDGE_COLUMNS = ("meta.combination_gpt-4o_relevance", "meta.root_gpt-4o_relevance")
 # Exact headers of the released files, column order and the canceled file's legacy column included: what the
@@ -71,24 +49,8 @@ RELEASED_HEADERS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # file stem -> (property type, extra required columns)
 FILE_SPECS: dict[str, tuple[PropertyType, tuple[str, ...]]] = {
-    "ccpt_emergent": (
-        "emergent",
-        (
-            "meta.gpt-4o_emergence",
-            "meta.combination_gpt-4o_relevance",
-            "meta.root_gpt-4o_relevance",
-            "meta.modifier_gpt-4o_relevance",
-        ),
-    ),
-    "ccpt_canceled": (
-        "canceled",
-        (
-            "meta.gpt-4o_cancellation",
-            "meta.combination_gpt-4o_relevance",
-            "meta.root_gpt-4o_relevance",
-            "meta.modifier_gpt-4o_relevance",
-        ),
-    ),
+    "ccpt_emergent": ("emergent", ("meta.gpt-4o_emergence", *_JUDGE_COLUMNS, "meta.modifier_gpt-4o_relevance")),
+    "ccpt_canceled": ("canceled", ("meta.gpt-4o_cancellation", *_JUDGE_COLUMNS, "meta.modifier_gpt-4o_relevance")),
     "ccpt_component": ("component", ("meta.property_source",)),
     "add_ccpt_emergent": ("emergent", ("meta.property_source",)),
 }
@@ -164,15 +126,9 @@ def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
         property=row["property"],
         type=ptype,
         human_label=row["human_label_majority"],
-        human_labels=tuple(row["human_labels"]),
-        combination_ratings=tuple(row["combination_ratings"]),
-        head_ratings=tuple(row["head_ratings"]),
-        modifier_ratings=tuple(row["modifier_ratings"]),
+        **{key: tuple(row[key]) for key in ("human_labels", "combination_ratings", "head_ratings", "modifier_ratings")},
         toxic=row["toxic"],
-        judge_combination=row.get("judge_combination"),
-        judge_head=row.get("judge_head"),
-        judge_modifier=row.get("judge_modifier"),
-        judge_score=row.get("judge_score"),
+        **{key: row.get(key) for key in ("judge_combination", "judge_head", "judge_modifier", "judge_score")},
         property_source=(row.get("property_source") or "").strip() or None,
     )
 
@@ -190,17 +146,14 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
         raise DataError(f"{path}: not a CCPT file name (expected one of {', '.join(FILE_SPECS)})")
     if not path.is_file():
         raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
-    required = BASE_COLUMNS + FILE_SPECS[stem][1]
     columns = {**DATASET_COLUMNS, **({"judge_score": SCORE_COLUMN[stem]} if stem in SCORE_COLUMN else {})}
     rows: list[dict[str, Any]] = []
     try:
-        # utf-8-sig: a file saved by a spreadsheet starts with a byte-order mark, which is not part of the
-        # first column's name.
+        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name.
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh, strict=True)
             header = reader.fieldnames or []
-            missing = [c for c in required if c not in header]
-            if missing:
+            if missing := [c for c in BASE_COLUMNS + FILE_SPECS[stem][1] if c not in header]:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", "is this a CCPT file?")
             present = {name: col for name, col in columns.items() if col in header}
             for index, row in enumerate(reader):
@@ -251,22 +204,15 @@ class CCPTDataset:
     test_index: dict[TaskName, tuple[int, ...]]
     source: str = ""
     excluded_toxic: int = 0
-    _by_file: dict[str, list[Record]] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self._by_file = {
+    def records(self, stem: str) -> list[Record]:
+        """All records of one file."""
+        return {
             "ccpt_emergent": self.emergent,
             "ccpt_canceled": self.canceled,
             "ccpt_component": self.component,
             "add_ccpt_emergent": self.extra_emergent,
-        }
-
-    def _full(self, stem: str) -> list[Record]:
-        return self._by_file[stem]
-
-    def records(self, stem: str) -> list[Record]:
-        """All records of one file."""
-        return self._by_file[stem]
+        }[stem]
 
     @property
     def paper_records(self) -> list[Record]:
@@ -276,15 +222,14 @@ class CCPTDataset:
     def test(self, task: TaskName) -> list[Record]:
         """The test split of a generative task, in test_index.json order."""
         _check_task(task, generative=True)
-        wanted = set(self.test_index[task])
-        by_row = {r.row: r for r in self._full(TASK_FILE[task]) if r.row in wanted}
+        by_row = {r.row: r for r in self.records(TASK_FILE[task])}
         return [by_row[row] for row in self.test_index[task] if row in by_row]
 
     def train(self, task: TaskName) -> list[Record]:
         """Every row of the task's file that is not in its test split (the pool for few-shot / SFT)."""
         _check_task(task, generative=True)
         held_out = set(self.test_index[task])
-        return [r for r in self._full(TASK_FILE[task]) if r.row not in held_out]
+        return [r for r in self.records(TASK_FILE[task]) if r.row not in held_out]
 
     def held_out_rows(self) -> set[str]:
         """Record ids in any generative test split (to keep them out of training data)."""
@@ -302,8 +247,8 @@ class CCPTDataset:
         for gold, pool in (("emergent", self.emergent), ("component", self.component), ("canceled", self.canceled)):
             if len(pool) < per_type:
                 raise DataError(f"only {len(pool)} {gold} rows, cannot sample {per_type}")
-            for r in rng.sample(pool, per_type):
-                items.append(TypeItem(r.combination, r.head, r.modifier, r.property, gold, r.id))  # type: ignore[arg-type]
+            chosen = rng.sample(pool, per_type)
+            items += [TypeItem(r.combination, r.head, r.modifier, r.property, gold, r.id) for r in chosen]  # type: ignore[arg-type]
         items.extend(self._others(per_type, rng))
         # Interleave the types so that any prefix (e.g. `--limit 20`) still covers all four.
         rng.shuffle(items)
@@ -345,15 +290,11 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
     test_index = read_test_index(root / "test_index.json")
     for task, rows in test_index.items():
         size = len(files[TASK_FILE[task]])
-        bad = [r for r in rows if r >= size]
-        if bad:
+        if bad := [r for r in rows if r >= size]:
             raise DataError(f"test_index.json: {task} refers to row {bad[0]} but the file has {size} rows")
-    dropped = 0
+    rows = sum(map(len, files.values()))
     if exclude_toxic:
-        for stem, recs in files.items():
-            kept = [r for r in recs if not r.toxic]
-            dropped += len(recs) - len(kept)
-            files[stem] = kept
+        files = {stem: [r for r in recs if not r.toxic] for stem, recs in files.items()}
     return CCPTDataset(
         emergent=files["ccpt_emergent"],
         canceled=files["ccpt_canceled"],
@@ -361,7 +302,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
         extra_emergent=files["add_ccpt_emergent"],
         test_index=test_index,
         source=str(root),
-        excluded_toxic=dropped,
+        excluded_toxic=rows - sum(map(len, files.values())),
     )
 
 

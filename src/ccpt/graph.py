@@ -1,16 +1,10 @@
-"""Concept graphs for Spreading Activation and the data pipeline (ConceptNet).
+"""Concept graphs (ConceptNet) for Spreading Activation and the data pipeline: two :class:`ConceptGraph` backends.
 
-Two backends implement :class:`ConceptGraph`:
+* :class:`NeighbourCache` — the authors' ``conceptnet_adjacent.json`` (concept → neighbours ranked by edge weight).
+* :class:`SqliteConceptGraph` — a ConceptNet 5.x assertions dump indexed once into SQLite by :func:`build_index`
+  (``ccpt conceptnet index DUMP``). It answers every query.
 
-* :class:`NeighbourCache` — the authors' neighbourhood cache (``conceptnet_adjacent.json``: concept →
-  neighbour labels already ranked by edge weight). It answers ``neighbours`` only; it has no relations and
-  covers only the concepts it was built for, so ``has_property`` / ``is_concept`` raise
-  :class:`UnsupportedQuery`.
-* :class:`SqliteConceptGraph` — a ConceptNet 5.x assertions dump indexed once into SQLite by
-  :func:`build_index` (``ccpt conceptnet index DUMP``). It answers every query.
-
-All labels are normalised by :func:`normalise_label` (lower case, underscores → spaces, ConceptNet sense
-suffixes dropped, junk such as ``"en 1"`` removed), so both backends return comparable strings.
+Both return labels normalised by :func:`normalise_label`, so their strings compare.
 """
 
 from __future__ import annotations
@@ -38,6 +32,7 @@ _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
 _SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BATCH = 20_000
+_FULL = "build a full index with: ccpt conceptnet index DUMP"
 
 
 class UnsupportedQuery(CcptError):
@@ -46,10 +41,7 @@ class UnsupportedQuery(CcptError):
 
 @runtime_checkable
 class ConceptGraph(Protocol):
-    """What the rest of ccpt sees of a concept graph.
-
-    ``capabilities`` lists the queries the backend can answer; the others raise :class:`UnsupportedQuery`.
-    """
+    """What the rest of ccpt sees of a concept graph; queries not in ``capabilities`` raise UnsupportedQuery."""
 
     name: str
     capabilities: frozenset[Capability]
@@ -70,9 +62,8 @@ class ConceptGraph(Protocol):
 def normalise_label(text: str) -> str | None:
     """Return the canonical label of a concept URI (``/c/en/apple_pie/n/...``) or plain label; None for junk.
 
-    Lower-cases, turns underscores into spaces, drops ConceptNet's part-of-speech / sense suffixes and
-    collapses whitespace. Returns None for empty labels, non-English URIs and language-code junk like
-    ``"en 1"``.
+    Lower-cases, turns underscores into spaces, drops ConceptNet's part-of-speech / sense suffixes and collapses
+    whitespace. None for empty labels, non-English URIs and language-code junk like ``"en 1"``.
     """
     if text.startswith("/c/"):
         parts = text.split("/")  # ['', 'c', 'en', 'apple_pie', 'n', ...]
@@ -85,25 +76,14 @@ def normalise_label(text: str) -> str | None:
     return label
 
 
-def _dedup(labels: Iterator[str | None] | list[str | None], exclude: str | None = None) -> tuple[str, ...]:
-    """Keep the first occurrence of each non-None label, in order, without ``exclude``."""
-    seen: dict[str, None] = {}
-    for label in labels:
-        if label is not None and label != exclude:
-            seen.setdefault(label, None)
-    return tuple(seen)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Backend 1: the authors' neighbourhood cache (JSON)
+# --- Backend 1: the authors' neighbourhood cache (JSON) ---------------------------------------------------------------
 
 
 class NeighbourCache:
     """The ``concept → ranked neighbour labels`` JSON cache, cleaned on load.
 
-    Only ``neighbours`` is available: the cache stores no relation types and covers a few thousand
-    concepts, so ``has_property`` and ``is_concept`` raise :class:`UnsupportedQuery` instead of giving
-    wrong answers.
+    Only ``neighbours`` is available: the cache has no relation types and covers a few thousand concepts, so
+    ``has_property`` and ``is_concept`` raise :class:`UnsupportedQuery` instead of giving wrong answers.
     """
 
     capabilities: frozenset[Capability] = frozenset({"neighbours"})
@@ -117,12 +97,11 @@ class NeighbourCache:
         """Build from raw JSON content: normalise keys and labels, drop junk and duplicates, keep order."""
         table: dict[str, list[str | None]] = {}
         for key, labels in raw.items():
-            concept = normalise_label(key)
-            if concept is None:
-                continue
             # Keys differing only in case/underscores ("Africa", "africa") are merged, first list first.
-            table.setdefault(concept, []).extend(normalise_label(label) for label in labels)
-        return cls({c: _dedup(labels, exclude=c) for c, labels in table.items()}, name=name)
+            if (concept := normalise_label(key)) is not None:
+                table.setdefault(concept, []).extend(normalise_label(label) for label in labels)
+        # Each list de-duplicated in order, without junk (None) and without the concept itself.
+        return cls({c: tuple(dict.fromkeys(x for x in xs if x not in (None, c))) for c, xs in table.items()}, name=name)
 
     @classmethod
     def load(cls, path: str | Path) -> NeighbourCache:
@@ -154,20 +133,17 @@ class NeighbourCache:
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """Not available from the cache (it stores no relation types)."""
         raise UnsupportedQuery(
-            "the ConceptNet neighbourhood cache has no relation types, so no HasProperty edges",
-            hint="build a full index with: ccpt conceptnet index DUMP",
+            "the ConceptNet neighbourhood cache has no relation types, so no HasProperty edges", _FULL
         )
 
     def is_concept(self, phrase: str) -> bool:
         """Not available from the cache (it covers only the concepts of the CCPT test sets)."""
         raise UnsupportedQuery(
-            "the ConceptNet neighbourhood cache covers a few thousand concepts, not ConceptNet's vocabulary",
-            hint="build a full index with: ccpt conceptnet index DUMP",
+            "the ConceptNet neighbourhood cache covers a few thousand concepts, not ConceptNet's vocabulary", _FULL
         )
 
 
-# ----------------------------------------------------------------------------------------------------
-# Backend 2: a ConceptNet 5.x assertions dump indexed into SQLite
+# --- Backend 2: a ConceptNet 5.x assertions dump indexed into SQLite --------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -183,11 +159,9 @@ class IndexStats:
 
 def _parse_weight(field: bytes) -> float | None:
     try:
-        meta = json.loads(field)
-        weight = float(meta["weight"])
+        return float(json.loads(field)["weight"])
     except (ValueError, KeyError, TypeError):
         return None
-    return weight
 
 
 def _english(uri: bytes) -> str | None:
@@ -203,10 +177,8 @@ def _english(uri: bytes) -> str | None:
 def _read_edges(
     dump: Path, stats: dict[str, int], progress: Callable[[int], None] | None
 ) -> Iterator[tuple[str | None, str, str | None, float]]:
-    """Stream ``(start, rel, end, weight)`` for every edge with at least one English end.
-
-    A None end is not English. Counts lines and malformed lines into ``stats``; memory is O(1).
-    """
+    """Stream ``(start, rel, end, weight)`` for every edge with an English end (None: not English), counting lines
+    and malformed lines into ``stats``; memory is O(1)."""
     with gzip.open(dump, "rb") as stream:
         for lines, line in enumerate(stream, start=1):
             if progress is not None and lines % 1_000_000 == 0:
@@ -219,27 +191,21 @@ def _read_edges(
             start, end = _english(fields[2]), _english(fields[3])
             if start is None and end is None:
                 continue  # an edge between non-English nodes: irrelevant, not checked further
-            weight = _parse_weight(fields[4])
-            if weight is None:
+            if (weight := _parse_weight(fields[4])) is None:
                 stats["malformed"] += 1
                 continue
             yield start, fields[1][3:].decode("ascii", "replace"), end, weight
 
 
 def build_index(
-    dump_path: str | Path,
-    db_path: str | Path,
-    *,
-    force: bool = False,
-    progress: Callable[[int], None] | None = None,
+    dump_path: str | Path, db_path: str | Path, *, force: bool = False, progress: Callable[[int], None] | None = None
 ) -> IndexStats:
     """Index a ConceptNet assertions dump (``.csv.gz``: 5 tab-separated columns, no header) into SQLite.
 
-    Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English
-    label, and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index
-    behind.
-    ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the
-    index exists and ``force`` is false.
+    Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English label,
+    and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index behind.
+    ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the index
+    exists and ``force`` is false.
     """
     dump, db = Path(dump_path), Path(db_path)
     if not dump.is_file():
@@ -293,15 +259,10 @@ def build_index(
             CREATE INDEX concepts_n_words ON concepts (n_words);
             """
         )
-        kept = con.execute("SELECT count(*) FROM edges").fetchone()[0]
-        n_concepts = con.execute("SELECT count(*) FROM concepts").fetchone()[0]
-        stats = IndexStats(
-            lines=counts["lines"],
-            kept_edges=kept,
-            malformed=counts["malformed"],
-            english_concepts=n_concepts,
-            seconds=time.perf_counter() - began,
+        (kept,), (n_concepts,) = (
+            con.execute(f"SELECT count(*) FROM {table}").fetchone() for table in ("edges", "concepts")
         )
+        stats = IndexStats(counts["lines"], kept, counts["malformed"], n_concepts, time.perf_counter() - began)
         meta = {
             "schema_version": INDEX_SCHEMA_VERSION,
             "source": dump.name,
@@ -342,12 +303,13 @@ class SqliteConceptGraph:
         """Close the database connection."""
         self._con.close()
 
+    def _labels(self, sql: str, concept: str, k: int) -> tuple[str, ...]:
+        label = normalise_label(concept)
+        return () if label is None else tuple(row[0] for row in self._con.execute(sql, (label, k)))
+
     def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` labels linked to ``concept`` in either direction, by strongest edge weight."""
-        label = normalise_label(concept)
-        if label is None:
-            return ()
-        rows = self._con.execute(
+        return self._labels(
             """
             SELECT label FROM (
               SELECT "end" AS label, weight FROM edges WHERE start = ?1
@@ -355,46 +317,37 @@ class SqliteConceptGraph:
               SELECT start AS label, weight FROM edges WHERE "end" = ?1)
             WHERE label != ?1 GROUP BY label ORDER BY max(weight) DESC, label LIMIT ?2
             """,
-            (label, k),
-        ).fetchall()
-        return tuple(row[0] for row in rows)
+            concept,
+            k,
+        )
 
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` objects of ``concept --HasProperty--> x``, by edge weight."""
-        label = normalise_label(concept)
-        if label is None:
-            return ()
-        rows = self._con.execute(
+        return self._labels(
             """
             SELECT "end" FROM edges WHERE start = ? AND rel = 'HasProperty' AND "end" != start
             GROUP BY "end" ORDER BY max(weight) DESC, "end" LIMIT ?
             """,
-            (label, k),
-        ).fetchall()
-        return tuple(row[0] for row in rows)
+            concept,
+            k,
+        )
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
         label = normalise_label(phrase)
-        return (
-            label is not None
-            and self._con.execute("SELECT 1 FROM concepts WHERE label = ?", (label,)).fetchone() is not None
-        )
+        query = "SELECT 1 FROM concepts WHERE label = ?"
+        return label is not None and self._con.execute(query, (label,)).fetchone() is not None
 
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""
-        if n_words is None:
-            cursor = self._con.execute("SELECT label FROM concepts ORDER BY label")
-        else:
-            cursor = self._con.execute("SELECT label FROM concepts WHERE n_words = ? ORDER BY label", (n_words,))
-        for (label,) in cursor:
+        where, args = ("", ()) if n_words is None else ("WHERE n_words = ?", (n_words,))
+        for (label,) in self._con.execute(f"SELECT label FROM concepts {where} ORDER BY label", args):
             yield label
 
 
 def default_index_path() -> Path:
     """Where ``ccpt conceptnet index`` writes by default: ``$CCPT_CONCEPTNET_DB`` or the user data dir."""
-    env = os.environ.get("CCPT_CONCEPTNET_DB")
-    if env:
+    if env := os.environ.get("CCPT_CONCEPTNET_DB"):
         return Path(env)
     from platformdirs import user_data_dir  # local import: only the CLI path needs it
 

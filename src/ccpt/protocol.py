@@ -1,23 +1,19 @@
 """Evaluation protocols: how a run talks to the model, which prompts it uses, how SA and the judge behave.
 
-Two named protocols, defined once here and selected by name at the boundary (``ccpt run --protocol``,
-``-T protocol=``):
+Two named protocols (``ccpt run --protocol``, ``-T protocol=``); everything that differs between them is a field
+of :class:`Protocol`, and no other module compares protocol names. Core: imports neither Inspect nor the CLI.
 
 - ``ccpt`` (default): the paper's method as printed (Algorithm 1, Appendix B prompts, temperature 0.7 /
   top-p 0.95), with the defects of the authors' code fixed and seeds that are independent draws.
 - ``as-run``: what the authors' code actually did to produce the paper's tables (docs/methods.md, "Protocols"):
-  per-provider message and sampling settings, their PI-canceled prompts (CoT mismatch included), Spreading
-  Activation as run (:func:`ccpt.activation_as_run.spread_activation_as_run`), their NPC modifier rule, their judge
-  surface, and failed samples filled from another seed (done by the report, counted).
-
-Everything that differs between the two is a field of :class:`Protocol`; no other module compares protocol
-names. Core module: imports neither Inspect nor the CLI.
+  per-provider message and sampling settings, their prompts, Spreading Activation as run, their NPC modifier rule,
+  their judge surface, and failed samples filled from another seed (done by the report, counted).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import pandas as pd
@@ -71,30 +67,30 @@ class SASettings:
 
 @dataclass(frozen=True)
 class Protocol:
-    """One evaluation protocol; the two instances are :data:`PROTOCOLS`."""
+    """One evaluation protocol; the two instances are :data:`PROTOCOLS` (the defaults are ccpt's)."""
 
     name: str
     summary: str
     calls: Mapping[str, CallSettings]  # provider family → settings; key "*" is every other provider
-    prompt_variant: str | None  # task prompt files <task>_<method>_<variant>.txt override the default ones
-    sa: SASettings
-    judge_template: str  # prompt file of the judge
-    judge_capitalise: bool  # the concept's first letter is upper-cased in the judge prompt
-    judge_lowercase_reply: bool  # the reply is lower-cased before it is parsed
-    judge_schema: bool | None  # constrain the judge to JSON where the provider can (None: where supported)
-    fill_failures: bool  # the report fills a failed sample from another seed (counted in the Failures table)
+    prompt_variant: str | None = None  # task prompt files <task>_<method>_<variant>.txt override the default ones
+    sa: SASettings = SASettings()
+    judge_template: str = "judge"  # prompt file of the judge
+    judge_capitalise: bool = False  # the concept's first letter is upper-cased in the judge prompt
+    judge_lowercase_reply: bool = False  # the reply is lower-cased before it is parsed
+    judge_schema: bool | None = None  # constrain the judge to JSON where the provider can (None: where supported)
+    fill_failures: bool = False  # the report fills a failed sample from another seed (counted in the Failures table)
     npc_as_run: bool = False  # NPC: the authors' modifier (spaCy lemma), answers without the head noun judged
     # Task 3: "others" pairs mix the combinations and properties of the 750 sampled typed rows, unchecked (as run:
     # 3 of the authors' 250 are annotated pairs) instead of any dataset rows with annotated pairs rejected.
     others_from_sample: bool = False
     methods: tuple[str, ...] | None = None  # methods the protocol describes; None: all
-    provider_dependent: bool = field(default=False)  # call settings differ per provider (decided per call)
+    provider_dependent: bool = False  # call settings differ per provider (decided per call)
 
     def call_settings(self, model: str) -> CallSettings:
         """The settings for ``model`` (an Inspect model name such as ``openai/gpt-4o``)."""
         provider = model.split("/", 1)[0]
         family = _FAMILIES.get(provider, provider)
-        if family == "openai" and _is_reasoning_openai(model):
+        if family == "openai" and model.split("/")[-1].startswith(("o1", "o3", "o4")):  # reasoning models
             family = "openai-reasoning"
         return self.calls.get(family, self.calls["*"])
 
@@ -113,22 +109,10 @@ _FAMILIES: Mapping[str, str] = MappingProxyType(
 )
 
 
-def _is_reasoning_openai(model: str) -> bool:
-    name = model.split("/")[-1]
-    return name.startswith(("o1", "o3", "o4"))
-
-
 CCPT = Protocol(
     name="ccpt",
     summary="the paper's method as printed, with the authors' code defects fixed and independent seeds",
     calls=MappingProxyType({"*": CallSettings()}),
-    prompt_variant=None,
-    sa=SASettings(),
-    judge_template="judge",
-    judge_capitalise=False,
-    judge_lowercase_reply=False,
-    judge_schema=None,
-    fill_failures=False,
 )
 
 AS_RUN = Protocol(
@@ -192,11 +176,10 @@ FILLED = "filled_from_seed"
 def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from another seed.
 
-    The authors' pipeline replaced a failed or unparsable sample by another seed's answer before averaging; the
-    as-run protocol does the same *in the report*, never silently: the filled row keeps ``parse_ok``/
-    ``parse_error`` (so it still counts as a failure) and records the seed it was filled from in the extra
-    column :data:`FILLED` (counted in the Failures table). The first seed (in seed order) that has a score is
-    used; a sample with no scored seed stays unscored. Rows of other protocols are returned unchanged.
+    The authors' pipeline replaced a failed sample by another seed's answer before averaging; as-run does the same
+    *in the report*, never silently: the filled row keeps ``parse_ok``/``parse_error`` (still a failure) and records
+    its donor seed in the extra column :data:`FILLED` (counted in the Failures table). The first seed (in seed
+    order) with a score is used; a sample with none stays unscored. Other protocols' rows are returned unchanged.
     """
     out = frame.copy()
     out[FILLED] = pd.array([pd.NA] * len(out), dtype="Int64")

@@ -1,11 +1,9 @@
 """The CCPT metric (paper §4.3): relevance, emergence E, cancellation C, Multi-Oracle, Task-3 classification.
 
-Pure core: stdlib + numpy only. Every number ccpt prints about a single sample is computed here; the
-aggregation across instances and seeds lives in :mod:`ccpt.stats`. Definitions are in docs/metrics.md.
-
-All relevances are in [0, 1]: the judge answers on a 1–10 scale, mapped by (s − 1) / 9 (Appendix B, Table 17).
-``None`` means "not available" (judge call failed, answer unparsable); a metric that needs a missing input is
-``None`` too — it is never replaced by a default value.
+Pure core (stdlib + numpy): every number ccpt prints about a single sample; :mod:`ccpt.stats` aggregates them.
+Definitions are in docs/metrics.md. Relevances are in [0, 1]: the judge's 1–10 score s maps to (s − 1) / 9
+(Appendix B, Table 17). ``None`` means "not available" (judge call failed, answer unparsable); a metric that needs
+a missing input is ``None`` too — never a default value.
 """
 
 from __future__ import annotations
@@ -44,27 +42,6 @@ def _check_kind(kind: str) -> ScoredType:
     return kind  # type: ignore[return-value]
 
 
-def r_hmp(r_hp: float | None, r_mp: float | None) -> float | None:
-    """Eq. (1): R_H,M,P = max(R_H,P, R_M,P); ``None`` if either is missing (no half-judged maxima)."""
-    if r_hp is None or r_mp is None:
-        return None
-    return max(r_hp, r_mp)
-
-
-def emergence(r_np: float | None, r_hmp_: float | None) -> float | None:
-    """Eq. (2): E = max(R_N,P − R_H,M,P, 0)."""
-    if r_np is None or r_hmp_ is None:
-        return None
-    return max(r_np - r_hmp_, 0.0)
-
-
-def cancellation(r_np: float | None, r_hmp_: float | None) -> float | None:
-    """Eq. (3): C = max(R_H,M,P − R_N,P, 0)."""
-    if r_np is None or r_hmp_ is None:
-        return None
-    return max(r_hmp_ - r_np, 0.0)
-
-
 @dataclass(frozen=True)
 class Relevances:
     """The three judged relevances of one answer.
@@ -79,18 +56,20 @@ class Relevances:
 
     @property
     def r_hmp(self) -> float | None:
-        """R_H,M,P = max(R_H,P, R_M,P)."""
-        return r_hmp(self.r_hp, self.r_mp)
+        """Eq. (1): R_H,M,P = max(R_H,P, R_M,P); ``None`` if either is missing (no half-judged maxima)."""
+        return None if self.r_hp is None or self.r_mp is None else max(self.r_hp, self.r_mp)
 
     @property
     def emergence(self) -> float | None:
-        """E = max(R_N,P − R_H,M,P, 0)."""
-        return emergence(self.r_np, self.r_hmp)
+        """Eq. (2): E = max(R_N,P − R_H,M,P, 0)."""
+        r_hmp = self.r_hmp
+        return None if self.r_np is None or r_hmp is None else max(self.r_np - r_hmp, 0.0)
 
     @property
     def cancellation(self) -> float | None:
-        """C = max(R_H,M,P − R_N,P, 0)."""
-        return cancellation(self.r_np, self.r_hmp)
+        """Eq. (3): C = max(R_H,M,P − R_N,P, 0)."""
+        r_hmp = self.r_hmp
+        return None if self.r_np is None or r_hmp is None else max(r_hmp - self.r_np, 0.0)
 
     def score(self, kind: ScoredType) -> float | None:
         """E for ``kind="emergent"``, C for ``kind="canceled"``."""
@@ -101,8 +80,8 @@ class Relevances:
 class OracleScores:
     """Multi-Oracle result for one instance and seed: the three Table-3 columns plus provenance.
 
-    ``sample`` is the index of the chosen sample for the single-best variant, ``None`` for per-column.
-    ``n_valid`` counts samples that had the value needed; ``n_samples`` all samples offered.
+    ``sample``: the chosen sample's index (single-best; ``None`` per-column). ``n_valid``: samples that had the
+    value needed; ``n_samples``: all samples offered.
     """
 
     r_hmp: float | None
@@ -115,9 +94,7 @@ class OracleScores:
 
 def _best(values: Sequence[float | None], maximise: bool) -> float | None:
     present = [v for v in values if v is not None]
-    if not present:
-        return None
-    return max(present) if maximise else min(present)
+    return (max if maximise else min)(present) if present else None
 
 
 def oracle_per_column(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:
@@ -145,30 +122,18 @@ def oracle_single_best(samples: Sequence[Relevances], kind: ScoredType) -> Oracl
     for canceled), then the better R_H,M,P (lower for emergent, higher for canceled), then the lowest sample
     index. Samples whose score is ``None`` are never chosen.
     """
-    emergent = _check_kind(kind) == EMERGENT
-    sign = 1.0 if emergent else -1.0
-    best_key: tuple[float, float, float, int] | None = None
-    best_index: int | None = None
-    for index, sample in enumerate(samples):
-        value = sample.score(kind)
-        if value is None:
-            continue
-        # score is not None implies r_np and r_hmp are not None.
-        key = (value, sign * sample.r_np, -sign * sample.r_hmp, -index)  # type: ignore[operator]
-        if best_key is None or key > best_key:
-            best_key, best_index = key, index
-    n_valid = sum(s.score(kind) is not None for s in samples)
-    if best_index is None:
+    sign = 1.0 if _check_kind(kind) == EMERGENT else -1.0
+    # score is not None implies r_np and r_hmp are not None.
+    keys = [
+        (s.score(kind), sign * s.r_np, -sign * s.r_hmp, -index)  # type: ignore[operator]
+        for index, s in enumerate(samples)
+        if s.score(kind) is not None
+    ]
+    if not keys:
         return OracleScores(None, None, None, n_valid=0, n_samples=len(samples))
-    chosen = samples[best_index]
-    return OracleScores(
-        r_hmp=chosen.r_hmp,
-        r_np=chosen.r_np,
-        score=chosen.score(kind),
-        n_valid=n_valid,
-        n_samples=len(samples),
-        sample=best_index,
-    )
+    best = -max(keys)[3]
+    chosen = samples[best]
+    return OracleScores(chosen.r_hmp, chosen.r_np, chosen.score(kind), len(keys), len(samples), sample=best)
 
 
 # ---------------------------------------------------------------------------------------------- Task 3

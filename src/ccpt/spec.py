@@ -1,10 +1,8 @@
 """The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
 
-A task is a :class:`TaskSpec` (what the model is shown, what it answers and which (concept, property) pairs
-the judge rates; :func:`ccpt.answers.parse_answer` parses the answer). Methods are named here and defined, one
-module each, in :mod:`ccpt.methods` (parsed once at the boundary: ``ccpt.methods.parse("sa_llm_nofilter")``).
-Every other module reads these instead of comparing name strings. Vocabulary: it describes tasks and
-methods and maps their names, but parses no model output (:mod:`ccpt.answers` does) and imports nothing of
+A task is a :class:`TaskSpec` (what the model is shown and answers, which (concept, property) pairs the judge
+rates). Methods are named here and defined, one module each, in :mod:`ccpt.methods`. Every other module reads
+these instead of comparing name strings. Parses no model output (:mod:`ccpt.answers` does) and imports nothing of
 ccpt but its errors. Core: no Inspect, no CLI.
 """
 
@@ -73,11 +71,11 @@ class TaskSpec:
     answer: Answer
     inputs: tuple[str, ...]  # instance fields shown to the model (never the gold answer)
     gold_field: str  # the instance field holding the gold answer
-    templates: tuple[str, ...]  # prompt templates the task has
     data_file: str | None  # released file its test split indexes into (Task 3 samples all files)
     label: str  # display name in reports
     short: str  # column-header abbreviation
     paper_test_size: int | None  # test instances in the paper's split (the data pipeline's default)
+    templates: tuple[str, ...] = (BASE_TEMPLATE, COT_TEMPLATE, SA_TEMPLATE)  # prompt templates the task has
 
     @property
     def generative(self) -> bool:
@@ -118,61 +116,18 @@ class TaskSpec:
         return (meta["combination"], meta["head"], meta["modifier"]), answer
 
 
-_GENERATIVE_TEMPLATES = (BASE_TEMPLATE, COT_TEMPLATE, SA_TEMPLATE)
 _PI_INPUTS = ("combination", "head", "modifier")
-TASK_SPECS: dict[str, TaskSpec] = {
-    spec.name: spec
-    for spec in (
-        TaskSpec(
-            name=PI_EMERGENT,
-            kind=EMERGENT,
-            answer="property",
-            inputs=_PI_INPUTS,
-            gold_field="property",
-            templates=_GENERATIVE_TEMPLATES,
-            data_file="ccpt_emergent",
-            label="PI (1) Emergent",
-            short="PI-Eme.",
-            paper_test_size=200,
-        ),
-        TaskSpec(
-            name=PI_CANCELED,
-            kind=CANCELED,
-            answer="property",
-            inputs=_PI_INPUTS,
-            gold_field="property",
-            templates=_GENERATIVE_TEMPLATES,
-            data_file="ccpt_canceled",
-            label="PI (2) Canceled",
-            short="PI-Can.",
-            paper_test_size=167,
-        ),
-        TaskSpec(
-            name=NPC_EMERGENT,
-            kind=EMERGENT,
-            answer="phrase",
-            inputs=("head", "property"),  # never the gold combination or modifier
-            gold_field="combination",
-            templates=_GENERATIVE_TEMPLATES,
-            data_file="ccpt_emergent",
-            label="NPC (3) Emergent",
-            short="NPC-Eme.",
-            paper_test_size=167,
-        ),
-        TaskSpec(
-            name=TYPE_PREDICTION,
-            kind=None,
-            answer="type",
-            inputs=(*_PI_INPUTS, "property"),
-            gold_field="gold_type",
-            templates=(BASE_TEMPLATE,),
-            data_file=None,
-            label="Type prediction",
-            short="Type",
-            paper_test_size=None,
-        ),
-    )
-}
+TASK_SPECS: dict[str, TaskSpec] = {spec.name: spec for spec in (
+    TaskSpec(name=PI_EMERGENT, kind=EMERGENT, answer="property", inputs=_PI_INPUTS, gold_field="property",
+             data_file="ccpt_emergent", label="PI (1) Emergent", short="PI-Eme.", paper_test_size=200),
+    TaskSpec(name=PI_CANCELED, kind=CANCELED, answer="property", inputs=_PI_INPUTS, gold_field="property",
+             data_file="ccpt_canceled", label="PI (2) Canceled", short="PI-Can.", paper_test_size=167),
+    # NPC is never shown the gold combination or modifier.
+    TaskSpec(name=NPC_EMERGENT, kind=EMERGENT, answer="phrase", inputs=("head", "property"), gold_field="combination",
+             data_file="ccpt_emergent", label="NPC (3) Emergent", short="NPC-Eme.", paper_test_size=167),
+    TaskSpec(name=TYPE_PREDICTION, kind=None, answer="type", inputs=(*_PI_INPUTS, "property"), gold_field="gold_type",
+             templates=(BASE_TEMPLATE,), data_file=None, label="Type prediction", short="Type", paper_test_size=None),
+)}  # fmt: skip
 TASKS: tuple[TaskName, ...] = tuple(TASK_SPECS)  # type: ignore[arg-type]
 GENERATIVE_TASKS: tuple[TaskName, ...] = tuple(s.name for s in TASK_SPECS.values() if s.generative)
 

@@ -1,13 +1,8 @@
 """Aggregation and agreement statistics: thin, NaN-safe wrappers over scipy.stats and ``krippendorff``.
 
-- :func:`summarize`: per-sample scores (instances × seeds) → mean and spread, with the spread statistic named.
-- :func:`fleiss_kappa`, :func:`krippendorff_alpha_interval`: inter-rater agreement.
-- :func:`pearson`, :func:`spearman`: correlation (Spearman with average ranks for ties).
-- :func:`paired_compare`: paired bootstrap / sign-flip permutation test on per-instance differences.
-
-Undefined statistics are NaN (not a warning): callers print them as "undefined".
-
-Definitions of every printed number: docs/metrics.md.
+:func:`summarize` (instances × seeds → mean and spread), agreement (:func:`fleiss_kappa`,
+:func:`krippendorff_alpha_interval`), correlation (:func:`pearson`, :func:`spearman`) and :func:`paired_compare`.
+Undefined statistics are NaN (not a warning): callers print them as "undefined". Definitions: docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ import math
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -35,17 +30,12 @@ STAT_DESCRIPTIONS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Summary:
-    """One table cell.
+    """One table cell, on the input's scale (the report multiplies relevances by 100).
 
-    - ``mean``: mean over seeds of the per-seed mean over instances (failed samples excluded from each
-      per-seed mean; they are counted in ``n_failed``).
-    - ``spread``: for ``stat="paper"`` the population SD (ddof=0) of the per-seed means; for ``stat="sem"``
-      the sample SD (ddof=1) of the per-seed means divided by √n_seeds (NaN with one seed); ``None`` for
-      ``stat="ci"``.
-    - ``lo``, ``hi``: the 95% percentile-bootstrap interval of ``mean`` for ``stat="ci"``, else ``None``.
-    - ``n_seeds``: seeds (columns) that have at least one value; ``n_instances``: instances (rows);
-      ``n_failed``: (instance, seed) cells without a value.
-    All numbers are on the input's scale (the report multiplies relevances by 100).
+    ``mean``: mean over seeds of the per-seed mean over instances (failed samples excluded from each, counted in
+    ``n_failed``: (instance, seed) cells without a value). ``spread``: as :data:`STAT_DESCRIPTIONS` says for "paper"
+    and "sem" (NaN with one seed), None for "ci", whose 95% percentile-bootstrap interval is ``lo``, ``hi`` (else
+    None). ``n_seeds``: seeds (columns) with at least one value; ``n_instances``: instances (rows).
     """
 
     mean: float
@@ -59,29 +49,12 @@ class Summary:
 
     def scaled(self, factor: float) -> Summary:
         """The same summary with every number multiplied by ``factor`` (e.g. 100 for percent)."""
-
-        def mul(x: float | None) -> float | None:
-            return None if x is None else x * factor
-
-        return Summary(
-            mean=self.mean * factor,
-            spread=mul(self.spread),
-            stat=self.stat,
-            n_seeds=self.n_seeds,
-            n_instances=self.n_instances,
-            n_failed=self.n_failed,
-            lo=mul(self.lo),
-            hi=mul(self.hi),
-        )
+        values = {name: getattr(self, name) for name in ("mean", "spread", "lo", "hi")}
+        return replace(self, **{name: None if v is None else v * factor for name, v in values.items()})
 
 
 def _as_matrix(values: Sequence[Sequence[float | None]] | np.ndarray) -> np.ndarray:
-    matrix = np.array(
-        [[np.nan if v is None else float(v) for v in row] for row in values]
-        if not isinstance(values, np.ndarray)
-        else values,
-        dtype=float,
-    )
+    matrix = np.array(values, dtype=float)  # None → NaN
     if matrix.ndim != 2:
         raise ValueError("expected a 2-D instances × seeds table of values")
     return matrix
@@ -131,8 +104,7 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the seed-averaged mean, resampling instances (rows) jointly across seeds.
 
-    Resampling whole rows keeps the within-instance correlation between seeds, which is what makes
-    instances, not (instance, seed) pairs, the unit of sampling.
+    Whole rows keep the within-instance correlation between seeds: instances are the unit of sampling.
     """
     matrix = _as_matrix(matrix)
     if matrix.shape[0] < 2:  # scipy needs two instances; every resample of one instance is that instance
@@ -158,9 +130,8 @@ def bootstrap_replicates(
 ) -> np.ndarray:
     """scipy's bootstrap distribution of a vectorised ``statistic`` (last axis = replicates), seeded.
 
-    The percentile intervals are taken by the callers from these replicates with NaN skipped (a replicate can be
-    undefined, e.g. a constant resample's correlation), which scipy's own interval would turn into NaN. Batches of
-    1,000 bound the memory of the (replicates × instances × seeds) arrays.
+    Callers take percentile intervals from them with NaN skipped (e.g. a constant resample's correlation), which
+    scipy's own interval would turn into NaN. Batches of 1,000 bound the memory of the replicate arrays.
     """
     from scipy import stats  # on first use, see _correlation
 
@@ -185,9 +156,8 @@ def bootstrap_replicates(
 def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     """Fleiss' κ (Fleiss 1971) for ``counts[i][j]`` = raters assigning subject i to category j.
 
-    Every subject must have the same number of raters (≥ 2). Returns NaN when chance agreement is 1
-    (all ratings in one category). The one copy in ccpt: scipy has no Fleiss κ, and statsmodels' (the usual
-    library one) would be a large dependency for these ten lines.
+    Every subject must have the same number of raters (≥ 2). NaN when chance agreement is 1 (all ratings in one
+    category). Written here because scipy has none and statsmodels would be a large dependency.
     """
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
@@ -198,14 +168,10 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     if not np.all(raters == raters[0]) or raters[0] < 2:
         raise ValueError("every subject needs the same number (≥ 2) of raters")
     n = raters[0]
-    n_subjects = table.shape[0]
-    p_j = table.sum(axis=0) / (n_subjects * n)
-    p_i = ((table**2).sum(axis=1) - n) / (n * (n - 1))
-    p_bar = p_i.mean()
+    p_j = table.sum(axis=0) / (table.shape[0] * n)  # share of all ratings in category j
+    p_bar = (((table**2).sum(axis=1) - n) / (n * (n - 1))).mean()  # mean agreement per subject
     p_e = float((p_j**2).sum())
-    if p_e == 1.0:
-        return float("nan")
-    return float((p_bar - p_e) / (1.0 - p_e))
+    return float("nan") if p_e == 1.0 else float((p_bar - p_e) / (1.0 - p_e))
 
 
 def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> float:
@@ -253,8 +219,7 @@ def krippendorff_alpha_long(units: np.ndarray, values: np.ndarray) -> float:
 
 
 def _paired_arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    a = np.asarray(x, dtype=float)
-    b = np.asarray(y, dtype=float)
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError("x and y must be 1-D sequences of the same length")
     return a, b

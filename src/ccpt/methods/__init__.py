@@ -1,11 +1,8 @@
 """Methods (paper §4.1) as registered objects: one module per method, one registry line each.
 
-Each module declares a :class:`~ccpt.methods.definition.Method`: its solver, samples per instance and seed,
-reduction of those samples into a table cell, ``--dry-run`` call counts, the tasks it applies to and its label.
-Nothing else in ccpt branches on a method's name to run, count or score it: the tasks, ``--dry-run``, the judge
-scorer and the report ask the registry. :data:`BUILTIN` lists ccpt's own methods in the paper's row order; other
-packages add methods through the ``ccpt.methods`` entry-point group (each entry point names a ``Method``).
-CONTRIBUTING.md ("Adding a method") walks through adding one. Core: no Inspect (solvers are named, not imported).
+Each module declares a :class:`~ccpt.methods.definition.Method`; nothing else in ccpt branches on a method's name
+to run, count or score it. Other packages add methods through the ``ccpt.methods`` entry-point group (each entry
+point names a ``Method``; CONTRIBUTING.md, "Adding a method"). Core: no Inspect (solvers are named, not imported).
 """
 
 from __future__ import annotations
@@ -27,21 +24,9 @@ if TYPE_CHECKING:
 __layer__ = "core"  # no Inspect: solvers are named "module:function" and imported by ccpt.eval (tests/test_layering.py)
 
 __all__ = [
-    "BUILTIN",
-    "ENTRY_POINTS",
-    "Cell",
-    "Judged",
-    "Method",
-    "Plan",
-    "Range",
-    "get",
-    "mean_cell",
-    "method_label",
-    "parse",
-    "reduction",
-    "registered",
-    "unregistered_notes",
-]
+    "BUILTIN", "ENTRY_POINTS", "Cell", "Judged", "Method", "Plan", "Range", "get", "mean_cell", "method_label", "parse",
+    "reduction", "registered", "unregistered_notes",
+]  # fmt: skip
 
 # The registry: ccpt's methods, in the row order of the paper's tables.
 BUILTIN: tuple[Method, ...] = (base.METHOD, cot.METHOD, *spreading.METHODS, multi_oracle.METHOD, gold.METHOD)

@@ -1,9 +1,7 @@
 """What a method is: the frozen :class:`Method` record that each module of :mod:`ccpt.methods` declares.
 
-A method says how it answers (its solver, named ``"module:function"`` so that this core module never imports
-Inspect; :mod:`ccpt.eval.tasks` imports it when a task is built), how many samples it draws per instance and
-seed, how the judged samples of one instance and seed reduce to one value per Table-3 column, the calls
-``ccpt run --dry-run`` counts for it, the tasks it applies to, and its label.
+Its solver is named ``"module:function"`` so that this core module never imports Inspect (:mod:`ccpt.eval.tasks`
+imports it when a task is built).
 """
 
 from __future__ import annotations

@@ -25,9 +25,7 @@ def calls(method: Method, plan: Plan) -> tuple[Range, Range]:
     return (answers + low, answers + high + every), (judge_low, judge_high + 3 * every)
 
 
-def _method(name: str, label: str) -> Method:
-    solver = "ccpt.eval.spreading:sa_solver"
-    return Method(name, label, solver=solver, template=SA_TEMPLATE, calls=calls, source=SA_SOURCES[name])
-
-
-METHODS = (_method(SA_LLM, "S.A.w/ LLM"), _method(SA_CONCEPTNET, "S.A.w/ ConceptNet"), _method(SA_BOTH, "S.A.w/ Both"))
+METHODS = tuple(
+    Method(name, label, "ccpt.eval.spreading:sa_solver", template=SA_TEMPLATE, calls=calls, source=SA_SOURCES[name])
+    for name, label in ((SA_LLM, "S.A.w/ LLM"), (SA_CONCEPTNET, "S.A.w/ ConceptNet"), (SA_BOTH, "S.A.w/ Both"))
+)

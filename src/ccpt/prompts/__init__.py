@@ -1,17 +1,15 @@
 """Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer.
 
-Files are ``string.Template`` texts (``$name`` placeholders, ``$$`` for a literal ``$``) so the JSON in them
-needs no brace escaping. Leading lines starting with ``#`` form a comment header (provenance, deviations from
-the paper) and are stripped; the trailing newline is stripped so a prompt ends at its ``- Answer:`` line.
-
-Template names: ``system``, ``judge``, ``<task>_<method>`` and ``human_<task>``. A protocol may bring its own
-version of a template as ``<name>_<variant>.txt`` (e.g. ``pi_canceled_cot_asrun.txt``, ``judge_asrun.txt``);
-where a variant has no file of its own, the default template is used.
+Files are ``string.Template`` texts (``$name``, ``$$`` for ``$``: JSON needs no brace escaping). A leading
+``#`` comment header (provenance, deviations from the paper) and the trailing newline are stripped. Templates:
+``system``, ``judge``, ``<task>_<method>``, ``human_<task>``; a protocol's own version is ``<name>_<variant>.txt``
+(e.g. ``judge_asrun.txt``), used where it exists.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
@@ -25,9 +23,7 @@ __layer__ = "core"  # prompts as data (tests/test_layering.py)
 def _template(name: str) -> Template:
     """Read ``<name>.txt`` from the package once, drop its comment header, and compile it."""
     text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
-    lines = text.splitlines()
-    while lines and lines[0].startswith("#"):
-        lines.pop(0)
+    lines = itertools.dropwhile(lambda line: line.startswith("#"), text.splitlines())
     return Template("\n".join(lines).rstrip("\n"))
 
 
@@ -55,13 +51,10 @@ def format_concepts(concepts: Sequence[str]) -> str:
 
 def _render(name: str, fields: dict[str, str | None]) -> str:
     template = _template(name)
-    values: dict[str, str] = {}
     for field in template.get_identifiers():
-        value = fields.get(field)
-        if value is None or not value.strip():
+        if not (fields.get(field) or "").strip():
             raise ValueError(f"prompt {name!r} needs field {field!r}")
-        values[field] = value
-    return template.substitute(values)
+    return template.substitute(fields)
 
 
 def render_template(name: str, **fields: object) -> str:
@@ -104,14 +97,9 @@ def task_prompt(
     methods = available_methods(task)
     if method not in methods:
         raise ValueError(f"no prompt for task {task!r} with method {method!r}; have {methods}")
-    fields = {
-        "combination": combination,
-        "head": head,
-        "modifier": modifier,
-        "property": property,
-        "concepts": None if concepts is None else format_concepts(concepts),
-    }
-    return _render(variant_name(f"{task}_{method}", variant), fields)
+    fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
+    listed = None if concepts is None else format_concepts(concepts)
+    return _render(variant_name(f"{task}_{method}", variant), {**fields, "concepts": listed})
 
 
 def judge_prompt(concept: str, property: str, template: str = "judge", capitalise: bool = False) -> str:
