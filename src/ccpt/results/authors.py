@@ -304,11 +304,7 @@ def _run_rows(
         # An instance that cannot be trusted makes the sample a counted failure.
         set_scores(row, Relevances(*((None, None, None) if row_bad[i] else relevances)))
         # (|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value.
-        for field, value in {
-            "indiv_max": row["r_hmp"],
-            "emergence": row["score"],
-            "cancellation": row["score"],
-        }.items():
+        for field, value in zip(_DERIVED_FIELDS, (row["r_hmp"], row["score"], row["score"]), strict=True):
             stored, column = values.get(field), headers[position].get(field)
             if stored is not None and column and (value is None or abs(stored - value) > DERIVED_TOLERANCE):
                 mismatches.append((math.inf if value is None else abs(stored - value), i, column))
