@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 import pandas as pd
 
 from ccpt.methods import Judged, method_label, reduction
@@ -187,11 +186,6 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction 
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
 
 
-def _matrix(values: pd.DataFrame, metric: str, index: str = "instance") -> np.ndarray:
-    """instances × seeds (instances aligned across seeds; a missing cell is NaN = failed)."""
-    return values.pivot_table(index=index, columns="seed", values=metric, aggfunc="first", dropna=False).to_numpy(float)
-
-
 def _items(group: pd.DataFrame) -> pd.Series:
     """Task-3 test items: the instance id, numbered by occurrence within a seed. The authors' sample holds two
     (combination, property) pairs twice; each occurrence is an item of its own (the paper's 1,000)."""
@@ -200,8 +194,9 @@ def _items(group: pd.DataFrame) -> pd.Series:
 
 
 def _summary(values: pd.DataFrame, metric: str, stat: Stat, n_boot: int, seed: int, index: str = "instance") -> Summary:
-    """The metric over instances × seeds, in percent."""
-    return summarize(_matrix(values, metric, index), stat, n_boot=n_boot, seed=seed).scaled(100.0)
+    """The metric over instances × seeds (instances aligned across seeds; a missing cell = failed), in percent."""
+    matrix = values.pivot_table(index=index, columns="seed", values=metric, aggfunc="first", dropna=False)
+    return summarize(matrix.to_numpy(float), stat, n_boot=n_boot, seed=seed).scaled(100.0)
 
 
 def _ids(values: pd.Series) -> frozenset[str]:

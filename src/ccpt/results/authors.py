@@ -421,12 +421,9 @@ def _type_prediction_rows(
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
         unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
-        shape = {
-            "combination": "combination",
-            "property": "property",
-            "gold_type": "human_label_majority",
-            "generated_": column,
-        }
+        shape = dict(
+            combination="combination", property="property", gold_type="human_label_majority", generated_=column
+        )
         checked = AUTHORS_TYPE.check(
             [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
         )
