@@ -154,17 +154,10 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
     cls = res.classification
     pct = cls.row_percent()
     header = ("Actual \\ Predicted", *[label.capitalize() for label in cls.labels], "Unparsed", "n")
-    rows = [
-        DisplayRow(
-            (label,),
-            (
-                _text_cell(label.capitalize()),
-                *[_pct_cell(v) for v in (*pct[i], res.unparsed_percent(i))],
-                _count_cell(res.type_n(i)),
-            ),
-        )
-        for i, label in enumerate(cls.labels)
-    ]
+    rows = []
+    for i, label in enumerate(cls.labels):
+        cells = [_text_cell(label.capitalize()), *[_pct_cell(v) for v in (*pct[i], res.unparsed_percent(i))]]
+        rows.append(DisplayRow((label,), (*cells, _count_cell(res.type_n(i)))))
     seeds = res.accuracy.n_seeds
     note = (
         f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "

@@ -50,15 +50,9 @@ def report_records(report: Report) -> list[dict[str, Any]]:
             out.append({**base, "metric": name, "mean": 100 * getattr(cls, name)})
         pct = cls.row_percent()
         for i, actual in enumerate(cls.labels):
-            out += [
-                {
-                    **base,
-                    "metric": f"confusion:{actual}->{predicted}",
-                    "mean": float(pct[i, j]),
-                    "count": int(cls.counts[i, j]),
-                }
-                for j, predicted in enumerate(cls.labels)
-            ]
+            for j, predicted in enumerate(cls.labels):
+                metric = f"confusion:{actual}->{predicted}"
+                out.append({**base, "metric": metric, "mean": float(pct[i, j]), "count": int(cls.counts[i, j])})
             share, count = res.unparsed_percent(i), int(cls.unparsed[i])
             out.append({**base, "metric": f"unparsed:{actual}", "mean": float(share), "count": count})
             out.append({**base, "metric": f"n:{actual}", "count": res.type_n(i)})
