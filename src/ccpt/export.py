@@ -102,9 +102,7 @@ def _leak_rule(record: Record, held_out: set[str], tests: dict[str, set]) -> str
 
 
 def sft_export(
-    ds: CCPTDataset,
-    tasks: Iterable[TaskName] = GENERATIVE_TASKS,
-    type_items: Iterable[TypeItem] | None = None,
+    ds: CCPTDataset, tasks: Iterable[TaskName] = GENERATIVE_TASKS, type_items: Iterable[TypeItem] | None = None
 ) -> SFTExport:
     """Chat-format supervised fine-tuning examples from the train pools, with nothing a test item could leak from.
 
@@ -139,15 +137,10 @@ def sft_export(
                 continue
             spec, fields = TASK_SPECS[task], asdict(record)
             prompt, answer = task_prompt(task, BASE_TEMPLATE, **spec.prompt_fields(fields)), spec.gold_fields(fields)
-            examples.append(
-                {
-                    "id": record.id,
-                    "task": task,
-                    "messages": [
-                        {"role": "system", "content": system},
-                        {"role": "user", "content": prompt},
-                        {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
-                    ],
-                }
-            )
+            messages = [
+                {"role": "system", "content": system},
+                {"role": "user", "content": prompt},
+                {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
+            ]
+            examples.append({"id": record.id, "task": task, "messages": messages})
     return SFTExport(examples, removed)

@@ -56,17 +56,6 @@ def dumps(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str
     return json.dumps(strict(value), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
 
 
-def dataset_provenance(data_dir: str | Path | None) -> dict[str, Any]:
-    """The pinned dataset commit and, when ``data_dir`` is known, each required file's sha256 there and
-    whether all of them match the pinned checksums."""
-    if data_dir is None:
-        return {"commit": PINNED_COMMIT}
-    root = Path(data_dir)
-    files = {name: sha256_file(root / name) for name in REQUIRED_FILES if (root / name).is_file()}
-    matches = files == {name: CHECKSUMS[name] for name in REQUIRED_FILES}
-    return {"commit": PINNED_COMMIT, "dir": str(root), "sha256": files, "matches_pinned": matches}
-
-
 def provenance(
     *,
     protocol: str = DEFAULT_PROTOCOL,
@@ -76,7 +65,14 @@ def provenance(
     data_dir: str | Path | None = None,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The provenance block of one output. Unknown fields are ``None`` (never guessed)."""
+    """The provenance block of one output. Unknown fields are ``None`` (never guessed). The dataset is its pinned
+    commit and, when ``data_dir`` is known, each required file's sha256 there and whether all match the pin."""
+    dataset: dict[str, Any] = {"commit": PINNED_COMMIT}
+    if data_dir is not None:
+        root = Path(data_dir)
+        files = {name: sha256_file(root / name) for name in REQUIRED_FILES if (root / name).is_file()}
+        matches = files == {name: CHECKSUMS[name] for name in REQUIRED_FILES}
+        dataset |= {"dir": str(root), "sha256": files, "matches_pinned": matches}
     stamp = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(microsecond=0)
     inspect_version = None
     with contextlib.suppress(metadata.PackageNotFoundError):  # the distribution's metadata: Inspect is not imported
@@ -85,7 +81,7 @@ def provenance(
         "ccpt_version": __version__,
         "inspect_version": inspect_version,
         "protocol": protocol,
-        "dataset": dataset_provenance(data_dir),
+        "dataset": dataset,
         "models": sorted({m for m in models if m}),
         "judges": sorted({j for j in judges if j}),
         "generation": dict(generation) if generation else None,

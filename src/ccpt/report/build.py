@@ -110,13 +110,10 @@ def build_report(
     if dataset is None and not gen.empty:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     notes.extend(unregistered_notes(frame))  # their samples are averaged, never best-of-n'ed
-    examples = (
-        frame.groupby(["task", "model", "method"], sort=True, dropna=False).head(examples_per_group)[
-            [c for c in EXAMPLE_COLUMNS if c in frame]
-        ]
-        if examples_per_group
-        else None
-    )
+    examples = None
+    if examples_per_group:
+        groups = frame.groupby(["task", "model", "method"], sort=True, dropna=False)
+        examples = groups.head(examples_per_group)[[c for c in EXAMPLE_COLUMNS if c in frame]]
     types = table5(frame, stat=stat, n_boot=n_boot, seed=seed)
     filters = table7(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed)
     return Report(

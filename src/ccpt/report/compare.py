@@ -122,6 +122,7 @@ def compare_runs(
     common = [t for t in TASKS if (run_a["task"] == t).any() and (run_b["task"] == t).any()]
     protocol_names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
     shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
+    ids = (f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}")
     out: list[Comparison] = []
     for task in tasks or common:
         if task not in common:
@@ -131,28 +132,13 @@ def compare_runs(
         both = sa.index.intersection(sb.index)
         if len(both) < 2:
             raise CcptError(f"{task}: fewer than 2 instances scored by both runs")
-        result = paired_compare(
-            100 * sa.loc[both].to_numpy(),
-            100 * sb.loc[both].to_numpy(),
-            test=test,
-            n_resamples=n_resamples,
-            seed=seed,
-            level=level,
-        )
+        xa, xb = (100 * s.loc[both].to_numpy() for s in (sa, sb))
+        result = paired_compare(xa, xb, test=test, n_resamples=n_resamples, seed=seed, level=level)
         generative = TASK_SPECS[task].generative
-        out.append(
-            Comparison(
-                task,
-                metric if generative else "accuracy",
-                f"{a[0]}:{a[1]}",
-                f"{b[0]}:{b[1]}",
-                result,
-                len(sa.index.union(sb.index)) - len(both),
-                protocol_names,
-                *shown,
-                (judge_a, judge_b) if generative else ("", ""),
-            )
-        )
+        unpaired = len(sa.index.union(sb.index)) - len(both)
+        judged = (judge_a, judge_b) if generative else ("", "")
+        measured = metric if generative else "accuracy"
+        out.append(Comparison(task, measured, *ids, result, unpaired, protocol_names, *shown, judged))
     return out
 
 

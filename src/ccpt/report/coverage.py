@@ -44,11 +44,8 @@ def coverage_warnings(
                 r.name(labels, with_judge=several): r.instances[task] for r in generative.rows if task in r.instances
             }
             out.append(differing_sets(f"{generative.title.split(':')[0]}, {TASK_SPECS[task].label}", sets))
-    out.append(
-        differing_sets(
-            "Table 5", {f"{model_text(t.model, labels)} / {method_label(t.method)}": t.instances for t in types}
-        )
-    )
+    runs = {f"{model_text(t.model, labels)} / {method_label(t.method)}": t.instances for t in types}
+    out.append(differing_sets("Table 5", runs))
     for f in filters:
         if f.with_ is not None:
             run = f"{model_text(f.model, labels)} / {method_label(f.method)}"

@@ -92,19 +92,11 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
             ]
             if not keys:
                 continue
-            xa, xb = [ca[k] for k in keys], [cb[k] for k in keys]
+            tau = defined(kendall_tau_b([ca[k] for k in keys], [cb[k] for k in keys]))
             sign = 1 if column.higher_is_better else -1
             best_a, best_b = (max(keys, key=lambda k: sign * c[k]) for c in (ca, cb))
-            rankings.append(
-                ColumnRanking(
-                    model,
-                    column.task,
-                    column.metric,
-                    tuple(k[1] for k in keys),
-                    defined(kendall_tau_b(xa, xb)),
-                    best_a == best_b,
-                )
-            )
+            methods = tuple(k[1] for k in keys)
+            rankings.append(ColumnRanking(model, column.task, column.metric, methods, tau, best_a == best_b))
     return CrossJudge(judge_a, judge_b, cells, tuple(rankings))
 
 

@@ -1,5 +1,5 @@
 """One display table per report table: the cells every renderer prints (text, value, rank), so the five
-formats cannot drift apart.
+formats cannot drift apart (renderers only escape and decorate); the numbers behind the cells feed `to_frame()`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ccpt.report.tables import (
     TypeResult,
     format_summary,
     row_spread,
+    rows_by_judge,
     score_name,
 )
 from ccpt.results import optional
@@ -32,9 +33,6 @@ from ccpt.stats import Summary
 
 if TYPE_CHECKING:
     from ccpt.report.build import Report  # built above this module (display_tables is one of its views)
-
-# Every renderer draws the same display tables: one builder decides the rows, columns and cell texts of each
-# table, the renderers only escape and decorate. The numbers behind the cells are kept for `to_frame()`.
 
 
 @dataclass(frozen=True)
@@ -126,12 +124,10 @@ def _count_cell(count: int | None) -> Cell:
 
 def judges_note(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> str | None:
     """When a table's rows were scored by different judges, which judge scored which row (else None)."""
-    by_judge: dict[str, list[str]] = {}
-    for row in table.rows:
-        by_judge.setdefault(" + ".join(row.judges) or "unknown", []).append(row.name(labels))
+    by_judge = rows_by_judge(table.rows)
     if len(by_judge) < 2:
         return None
-    parts = "; ".join(f"{judge}: {', '.join(rows)}" for judge, rows in by_judge.items())
+    parts = "; ".join(f"{judge}: {', '.join(r.name(labels) for r in rows)}" for judge, rows in by_judge.items())
     return f"Rows scored by different judges are kept apart and ranked only against rows of their judge — {parts}."
 
 
@@ -157,14 +153,11 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
     over all seeds), Unparsed share, n (that type's instances), and the accuracies under it."""
     cls = res.classification
     pct = cls.row_percent()
-    totals = cls.row_totals()
     header = ("Actual \\ Predicted", *[label.capitalize() for label in cls.labels], "Unparsed", "n")
     rows = []
     for i, label in enumerate(cls.labels):
-        unparsed = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
-        cells = [_text_cell(label.capitalize()), *[_pct_cell(v) for v in pct[i]], _pct_cell(unparsed)]
-        n = res.type_instances[i] if res.type_instances else int(totals[i])
-        rows.append(DisplayRow((label,), (*cells, _count_cell(n))))
+        cells = [_text_cell(label.capitalize()), *[_pct_cell(v) for v in (*pct[i], res.unparsed_percent(i))]]
+        rows.append(DisplayRow((label,), (*cells, _count_cell(res.type_n(i)))))
     seeds = res.accuracy.n_seeds
     note = (
         f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "

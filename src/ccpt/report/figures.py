@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from ccpt.methods import method_label
 from ccpt.report.build import Report
 from ccpt.report.names import file_stem, model_text, unique_name
-from ccpt.report.tables import GenerativeTable, Row, score_name
+from ccpt.report.tables import GenerativeTable, Row, rows_by_judge, score_name
 from ccpt.scoring import Classification
 from ccpt.spec import TASK_SPECS
 from ccpt.stats import Summary
@@ -121,14 +121,6 @@ def bar_of(summary: Summary | None) -> Bar:
     return Bar(mean, 0.0, 0.0, False)
 
 
-def judge_panels(rows: Sequence[Row]) -> dict[str, list[Row]]:
-    """Rows grouped by the judge(s) that scored them, in table order: one panel per judge."""
-    panels: dict[str, list[Row]] = {}
-    for row in rows:
-        panels.setdefault(" + ".join(row.judges) or "judge unknown", []).append(row)
-    return panels
-
-
 def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
     """E / C per task (groups) and row (bars), with the table's spread (± or CI) as error bars.
 
@@ -137,7 +129,7 @@ def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None)
     """
     score_cols = [c for c in table.columns if c.metric == "score"]
     rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]
-    panels = judge_panels(rows)
+    panels = rows_by_judge(rows, "judge unknown")  # one panel per judge
     ratios = [max(len(members), 1) for members in panels.values()]
     width_in = COLUMN_WIDTH_IN if len(panels) == 1 else 2 * COLUMN_WIDTH_IN
     fig, axes = new_figure(
@@ -166,15 +158,9 @@ def _draw_panel(
         ax.bar(positions, means, width, label=literal(row.name(labels)), color=colours[id(row)])
         spread = [(x, b) for x, b in zip(positions, bars, strict=True) if b.spread]
         if spread:
-            ax.errorbar(
-                [x for x, _ in spread],
-                [b.mean for _, b in spread],
-                yerr=[[b.low for _, b in spread], [b.high for _, b in spread]],
-                fmt="none",
-                ecolor="black",
-                elinewidth=0.6,
-                capsize=1.5,
-            )
+            xs, shown = zip(*spread, strict=True)
+            yerr = [[b.low for b in shown], [b.high for b in shown]]
+            ax.errorbar(xs, [b.mean for b in shown], yerr=yerr, fmt="none", ecolor="black", elinewidth=0.6, capsize=1.5)
         for x, b in zip(positions, bars, strict=True):
             if not math.isnan(b.mean):
                 top = max(top, b.mean + b.high)
@@ -182,9 +168,7 @@ def _draw_panel(
                     ax.text(x, b.mean, "1 seed", ha="center", va="bottom", fontsize=4.5, rotation=90)
     ax.set_ylim(0, max(top * 1.3, 1.0))  # room above the bars for the "1 seed" marks
     ax.set_xticks(
-        range(len(score_cols)),
-        [f"{TASK_SPECS[c.task].short} {score_name(c.task)}" for c in score_cols],
-        fontsize=7,
+        range(len(score_cols)), [f"{TASK_SPECS[c.task].short} {score_name(c.task)}" for c in score_cols], fontsize=7
     )
     ax.tick_params(labelsize=7)
     # Below the axes: inside, the legend hides the tallest bars.

@@ -14,13 +14,7 @@ from collections.abc import Sequence
 
 from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
-from ccpt.report.display import (
-    Cell,
-    DisplayTable,
-    decorate,
-    display_tables,
-    preamble_lines,
-)
+from ccpt.report.display import Cell, DisplayTable, decorate, display_tables, preamble_lines
 from ccpt.report.names import file_stem, model_text, unique_name
 from ccpt.report.notes import stat_note
 from ccpt.report.tables import RUN_ROW, GenerativeTable

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
-from ccpt.report.display import (
-    Cell,
-    DisplayTable,
-    decorate,
-    display_tables,
-    generative_display,
-    preamble_lines,
-)
+from ccpt.report.display import Cell, DisplayTable, decorate, display_tables, generative_display, preamble_lines
 from ccpt.report.tables import GenerativeTable
 
 

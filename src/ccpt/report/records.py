@@ -34,69 +34,34 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     The stored-judge Gold row is method ``gold_stored`` with an empty model (the run's own Gold is ``gold``).
     ``model`` is the model id; ``model_label`` the name the report prints for it (``--label``).
     """
-    out = _number_records(report)
-    for record in out:
-        model = record.get("model")
-        record["model_label"] = model_text(model, report.labels) if model else model
-    return out
-
-
-def _number_records(report: Report) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    if report.generative:
-        for row in report.generative.rows:
-            for (task, metric), summary in row.cells.items():
-                out.append(
-                    {
-                        "table": "table3",
-                        "model": row.model,
-                        "method": GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method,
-                        "judge": row.judge,
-                        "task": task,
-                        "metric": metric,
-                        "rank": row.ranks.get((task, metric)),
-                        **_summary_record(summary),
-                    }
-                )
+    for row in report.generative.rows if report.generative else []:
+        method = GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method
+        base = {"table": "table3", "model": row.model, "method": method, "judge": row.judge}
+        out += [
+            {**base, "task": task, "metric": metric, "rank": row.ranks.get((task, metric)), **_summary_record(summary)}
+            for (task, metric), summary in row.cells.items()
+        ]
     for res in report.types:
         base = {"table": "table5", "model": res.model, "method": res.method, "task": TYPE_PREDICTION}
         cls = res.classification
         out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": res.n_instances})
-        for name, value in (
-            ("has_property_accuracy", cls.has_property_accuracy),
-            ("lacks_property_accuracy", cls.lacks_property_accuracy),
-            ("binary_accuracy", cls.binary_accuracy),
-        ):
-            out.append({**base, "metric": name, "mean": 100 * value})
+        for name in ("has_property_accuracy", "lacks_property_accuracy", "binary_accuracy"):
+            out.append({**base, "metric": name, "mean": 100 * getattr(cls, name)})
         pct = cls.row_percent()
-        totals = cls.row_totals()
         for i, actual in enumerate(cls.labels):
             for j, predicted in enumerate(cls.labels):
-                out.append(
-                    {
-                        **base,
-                        "metric": f"confusion:{actual}->{predicted}",
-                        "mean": float(pct[i, j]),
-                        "count": int(cls.counts[i, j]),
-                    }
-                )
-            share = 100 * cls.unparsed[i] / totals[i] if totals[i] else float("nan")
-            out.append({**base, "metric": f"unparsed:{actual}", "mean": float(share), "count": int(cls.unparsed[i])})
-            n = res.type_instances[i] if res.type_instances else int(totals[i])
-            out.append({**base, "metric": f"n:{actual}", "count": n})
+                metric = f"confusion:{actual}->{predicted}"
+                out.append({**base, "metric": metric, "mean": float(pct[i, j]), "count": int(cls.counts[i, j])})
+            share, count = res.unparsed_percent(i), int(cls.unparsed[i])
+            out.append({**base, "metric": f"unparsed:{actual}", "mean": float(share), "count": count})
+            out.append({**base, "metric": f"n:{actual}", "count": res.type_n(i)})
     for tab in report.iterations:
-        for (task, t), summary in tab.cells.items():
-            out.append(
-                {
-                    "table": "table6",
-                    "model": tab.model,
-                    "method": tab.method,
-                    "judge": tab.judge,
-                    "task": task,
-                    "metric": f"score@C_{t}",
-                    **_summary_record(summary),
-                }
-            )
+        base = {"table": "table6", "model": tab.model, "method": tab.method, "judge": tab.judge}
+        out += [
+            {**base, "task": task, "metric": f"score@C_{t}", **_summary_record(summary)}
+            for (task, t), summary in tab.cells.items()
+        ]
     for fr in report.filters:
         base = {"table": "table7", "model": fr.model, "method": fr.method, "judge": fr.judge, "task": fr.task}
         for metric, summary in (("score_without_filter", fr.without), ("score_with_filter", fr.with_)):
@@ -106,9 +71,11 @@ def _number_records(report: Report) -> list[dict[str, Any]]:
     for f in report.failures:
         base = {"table": "failures", "model": f.model, "method": f.method, "judge": f.judge, "task": f.task}
         step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
-        for name in FAILURE_COUNTS:
-            out.append({**base, "metric": name + step, "count": getattr(f, name)})
+        out += [{**base, "metric": name + step, "count": getattr(f, name)} for name in FAILURE_COUNTS]
     out.extend(usage_records(report.usage))
+    for record in out:
+        model = record.get("model")
+        record["model_label"] = model_text(model, report.labels) if model else model
     return out
 
 
@@ -116,15 +83,9 @@ def render_csv(report: Report) -> str:
     """Long-format CSV of every number (see :func:`report_records`); provenance as ``table=provenance`` rows
     (``metric`` = field, ``text`` = value)."""
     records = report_records(report)
-    if report.provenance:
-        records += [
-            {
-                "table": "provenance",
-                "metric": key,
-                "text": value if isinstance(value, str) else dumps(value, indent=None),
-            }
-            for key, value in report.provenance.items()
-        ]
+    for key, value in (report.provenance or {}).items():
+        text = value if isinstance(value, str) else dumps(value, indent=None)
+        records.append({"table": "provenance", "metric": key, "text": text})
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
     writer.writeheader()

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 import pandas as pd
 
 from ccpt.methods import Judged, method_label, reduction
@@ -97,10 +96,9 @@ def task_columns(task: str) -> list[Column]:
 
 
 # What a table row is: a (model, method) run, the Human row, or the Gold row of the stored judge scores.
-RowKind = str
-RUN_ROW: RowKind = "run"
-HUMAN_ROW: RowKind = HUMAN_MODEL
-STORED_GOLD_ROW: RowKind = GOLD_STORED
+RUN_ROW = "run"
+HUMAN_ROW = HUMAN_MODEL
+STORED_GOLD_ROW = GOLD_STORED
 
 
 @dataclass
@@ -118,7 +116,7 @@ class Row:
     ranked: bool
     cells: dict[tuple[str, str], Summary] = field(default_factory=dict)
     ranks: dict[tuple[str, str], int] = field(default_factory=dict)
-    kind: RowKind = RUN_ROW
+    kind: str = RUN_ROW
     instances: dict[str, frozenset[str]] = field(default_factory=dict)
     judges: tuple[str, ...] = ()
 
@@ -155,6 +153,14 @@ class GenerativeTable:
         return len({row.judge for row in self.rows if row.kind != STORED_GOLD_ROW}) > 1
 
 
+def rows_by_judge(rows: Sequence[Row], unknown: str = "unknown") -> dict[str, list[Row]]:
+    """Rows grouped by the judge that scored them (``unknown`` where none is recorded), in table order."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.judge or unknown, []).append(row)
+    return groups
+
+
 def _method_key(method: str) -> tuple[int, str]:
     return (METHODS.index(method), method) if method in METHODS else (len(METHODS), method)
 
@@ -180,11 +186,6 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction 
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
 
 
-def _matrix(values: pd.DataFrame, metric: str, index: str = "instance") -> np.ndarray:
-    """instances × seeds (instances aligned across seeds; a missing cell is NaN = failed)."""
-    return values.pivot_table(index=index, columns="seed", values=metric, aggfunc="first", dropna=False).to_numpy(float)
-
-
 def _items(group: pd.DataFrame) -> pd.Series:
     """Task-3 test items: the instance id, numbered by occurrence within a seed. The authors' sample holds two
     (combination, property) pairs twice; each occurrence is an item of its own (the paper's 1,000)."""
@@ -193,8 +194,9 @@ def _items(group: pd.DataFrame) -> pd.Series:
 
 
 def _summary(values: pd.DataFrame, metric: str, stat: Stat, n_boot: int, seed: int, index: str = "instance") -> Summary:
-    """The metric over instances × seeds, in percent."""
-    return summarize(_matrix(values, metric, index), stat, n_boot=n_boot, seed=seed).scaled(100.0)
+    """The metric over instances × seeds (instances aligned across seeds; a missing cell = failed), in percent."""
+    matrix = values.pivot_table(index=index, columns="seed", values=metric, aggfunc="first", dropna=False)
+    return summarize(matrix.to_numpy(float), stat, n_boot=n_boot, seed=seed).scaled(100.0)
 
 
 def _ids(values: pd.Series) -> frozenset[str]:
@@ -331,6 +333,15 @@ class TypeResult:
         """Instances (each counted once, whatever the number of seeds)."""
         return len(self.instances)
 
+    def unparsed_percent(self, i: int) -> float:
+        """The share of actual type ``i``'s predictions that were unparsed (NaN: no prediction of that type)."""
+        totals = self.classification.row_totals()
+        return 100 * self.classification.unparsed[i] / totals[i] if totals[i] else float("nan")
+
+    def type_n(self, i: int) -> int:
+        """Table 5's ``n`` of actual type ``i``: its instances (its predictions where none are recorded)."""
+        return self.type_instances[i] if self.type_instances else int(self.classification.row_totals()[i])
+
 
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
@@ -366,12 +377,7 @@ class IterationTable:
 
 
 def table6(
-    frame: pd.DataFrame,
-    *,
-    stat: Stat = "sem",
-    oracle: OracleReduction = "paper",
-    n_boot: int = 10_000,
-    seed: int = 0,
+    frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper", n_boot: int = 10_000, seed: int = 0
 ) -> list[IterationTable]:
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
     it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
@@ -409,12 +415,7 @@ class FilterRow:
 
 
 def table7(
-    frame: pd.DataFrame,
-    *,
-    stat: Stat = "sem",
-    oracle: OracleReduction = "paper",
-    n_boot: int = 10_000,
-    seed: int = 0,
+    frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper", n_boot: int = 10_000, seed: int = 0
 ) -> list[FilterRow]:
     """Filter ablation: final-answer rows with ``sa_filter`` False vs True per (model, method, task)."""
     sa = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].isna() & frame["sa_filter"].notna()]

@@ -304,11 +304,7 @@ def _run_rows(
         # An instance that cannot be trusted makes the sample a counted failure.
         set_scores(row, Relevances(*((None, None, None) if row_bad[i] else relevances)))
         # (|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value.
-        for field, value in {
-            "indiv_max": row["r_hmp"],
-            "emergence": row["score"],
-            "cancellation": row["score"],
-        }.items():
+        for field, value in zip(_DERIVED_FIELDS, (row["r_hmp"], row["score"], row["score"]), strict=True):
             stored, column = values.get(field), headers[position].get(field)
             if stored is not None and column and (value is None or abs(stored - value) > DERIVED_TOLERANCE):
                 mismatches.append((math.inf if value is None else abs(stored - value), i, column))
@@ -425,12 +421,9 @@ def _type_prediction_rows(
     for column in answer_columns:
         model = _TP_COLUMN.match(column)["model"]  # type: ignore[index]
         unused = {key: list(ids) for key, ids in lookup.items()}  # every model's column matches afresh
-        shape = {
-            "combination": "combination",
-            "property": "property",
-            "gold_type": "human_label_majority",
-            "generated_": column,
-        }
+        shape = dict(
+            combination="combination", property="property", gold_type="human_label_majority", generated_=column
+        )
         checked = AUTHORS_TYPE.check(
             [{field: line[name] for field, name in shape.items()} for line in lines], path.name, headers=shape
         )

@@ -15,11 +15,6 @@ from ccpt.rows import SAMPLE_CONTENT, SAMPLE_IDENTITY
 from ccpt.spec import TASK_SPECS
 
 
-def _describe(row: pd.Series) -> str:
-    parts = [f"{name} {row[name]}" for name in ("task", "model", "method", "judge", "seed", "instance", "sample")]
-    return ", ".join(p for p in parts if not p.endswith(" None") and not p.endswith(" nan"))
-
-
 def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` with each sample identity once, and the warnings saying what was dropped; a DataError (one line
     naming both sources) when two rows share an identity but not their content."""
@@ -36,9 +31,12 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         rows = view[~same][conflict]
         first = rows.iloc[0]
         other = rows[(rows[key] == first[key]).all(axis=1)].iloc[1]
+        row = frame.loc[first.name]
+        parts = [f"{name} {row[name]}" for name in ("task", "model", "method", "judge", "seed", "instance", "sample")]
+        described = ", ".join(p for p in parts if not p.endswith((" None", " nan")))
         raise DataError(
             f"{first['source']} and {other['source']} hold different answers under one identity "
-            f"({_describe(frame.loc[first.name])}): two runs claim to be one",
+            f"({described}): two runs claim to be one",
             "report them separately, or give each run its own model name or judge",
         )
     dropped = view[same]

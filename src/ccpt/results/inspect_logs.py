@@ -28,12 +28,7 @@ NO_SCORE_METADATA = "no ccpt score metadata"
 
 
 def rows_from_metadata(
-    meta: Mapping[str, Any],
-    *,
-    default_seed: int,
-    default_model: str,
-    source: str,
-    protocol: str = DEFAULT_PROTOCOL,
+    meta: Mapping[str, Any], *, default_seed: int, default_model: str, source: str, protocol: str = DEFAULT_PROTOCOL
 ) -> list[dict[str, Any]]:
     """Tidy rows from one ``Score.metadata["ccpt"]`` dict (see :func:`from_inspect_logs` for the shape)."""
     base = {k: v for k, v in meta.items() if k != "samples"}
@@ -91,19 +86,19 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             continue
         protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)  # older logs ran the default
         grader = (log.eval.model_roles or {}).get("grader")
-        log_judge = None if grader is None else str(grader.model)
         # Every row of a judged task run carries its judge's identity, a failed sample's too: it belongs to that run.
         identity = None
         if grader is not None:
-            reply_format = "/".join(run_formats.get(run_key(log), ())) or None
+            if recorded := run_formats[run_key(log)]:
+                formats.setdefault(str(grader.model), set()).update(recorded)
+            # "json_object (json_schema refused: …)": the format it fell back to comes first.
+            reply_format = "/".join(sorted({f.split(" ", 1)[0] for f in recorded})) or None
             mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
-            identity = model_identity(log_judge, grader.base_url, reply_format=reply_format, mode=mode)
+            identity = model_identity(str(grader.model), grader.base_url, reply_format=reply_format, mode=mode)
         first = len(rows)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
             meta = _ccpt_metadata(sample)
-            if isinstance(meta, Mapping) and meta.get("judge_format") and log_judge:
-                formats.setdefault(log_judge, set()).add(str(meta["judge_format"]))
             if meta is None:
                 error = getattr(sample, "error", None)
                 # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
@@ -113,7 +108,6 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 row.update(
                     task=task_name if task_name in TASK_SPECS else None,
                     model=model,
-                    judge=log_judge if TASK_SPECS.get(task_name) and TASK_SPECS[task_name].generative else None,
                     method=(log.eval.task_args or {}).get("method"),
                     seed=epoch - 1,
                     instance=str(sample.id),
@@ -283,18 +277,16 @@ def run_key(log: Any) -> tuple[str, str, str, str]:
     return (str(log.eval.task), str(log.eval.model), repr(sorted((log.eval.task_args or {}).items())), judge)
 
 
-def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], tuple[str, ...]]:
+def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str]]:
     """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs: a resumed run's
     rows and its killed first log's are one run, so they get one judge identity."""
     seen: dict[tuple[str, str, str, str], set[str]] = {}
     for log in logs:
         found = seen.setdefault(run_key(log), set())
         for sample in log.samples or []:
-            for score in (sample.scores or {}).values():
-                meta = score.metadata.get("ccpt") if isinstance(score.metadata, Mapping) else None
-                if isinstance(meta, Mapping) and meta.get("judge_format"):
-                    found.add(str(meta["judge_format"]).split(" ", 1)[0])  # "json_object (json_schema refused: …)"
-    return {key: tuple(sorted(found)) for key, found in seen.items()}
+            if isinstance(meta := _ccpt_metadata(sample), Mapping) and meta.get("judge_format"):
+                found.add(str(meta["judge_format"]))
+    return seen
 
 
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
