@@ -190,7 +190,7 @@ class Trajectory:
             raise ValueError(f"t must be >= 0, got {t}")
         if t == 0:
             return () if self.as_run else self.seeds.concepts
-        upto = self.steps[: min(t, len(self.steps))]
+        upto = self.steps[:t]
         if not self.as_run:
             return upto[-1].concepts if upto else ()
         nonempty = [step.concepts for step in upto if step.concepts]
@@ -332,12 +332,9 @@ class Activator:
         if not self.memoise:
             self.calls[source] += 1
             return await compute()
-        if key in self._done:
+        if key in self._done or key in self._running:
             self.hits[source] += 1
-            return self._done[key]
-        if key in self._running:
-            self.hits[source] += 1
-            return await asyncio.shield(self._running[key])
+            return self._done[key] if key in self._done else await asyncio.shield(self._running[key])
         self.calls[source] += 1
         future = asyncio.ensure_future(compute())
         self._running[key] = future

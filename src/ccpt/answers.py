@@ -214,8 +214,7 @@ def extract_json_object(text: str) -> dict[str, object] | None:
     """
     if len(text) > MAX_REPLY_CHARS:
         return None
-    replies = split_reply_list(text)
-    if replies:
+    if replies := split_reply_list(text):
         text = replies[-1]
     found = _last_object(text)
     plain = text.translate(_SMART_QUOTES)  # same length, so positions in both texts agree
@@ -425,18 +424,15 @@ def parse_relevance(text: str) -> Parsed[int]:
     value, error = _field(text, "relevance")
     if error is not None:
         return _fail(error)
-    score: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        score = value
-    elif isinstance(value, float) and value.is_integer():
-        score = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,3}(\.0+)?\s*", value):
-        score = int(float(value))
-    if score is None:
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,3}(\.0+)?\s*", value):
+        value = float(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
         return _fail(f"relevance {value!r} is not an integer")
-    if not 1 <= score <= 10:
-        return _fail(f"relevance {score} out of range 1-10")
-    return Parsed(ok=True, value=score)
+    if not 1 <= value <= 10:
+        return _fail(f"relevance {value} out of range 1-10")
+    return Parsed(ok=True, value=value)
 
 
 def parse_answer(task: TaskSpec, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed[str]:

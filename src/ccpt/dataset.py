@@ -115,7 +115,6 @@ def clean_combination(text: str) -> str:
 
 def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
     """A row the dataset schema accepted, as a record."""
-    ptype, _extra = FILE_SPECS[stem]
     return Record(
         file=stem,
         row=index,
@@ -124,7 +123,7 @@ def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
         head=row["root"],
         modifier=row["modifier"],
         property=row["property"],
-        type=ptype,
+        type=FILE_SPECS[stem][0],
         human_label=row["human_label_majority"],
         **{key: tuple(row[key]) for key in ("human_labels", "combination_ratings", "head_ratings", "modifier_ratings")},
         toxic=row["toxic"],
@@ -207,12 +206,8 @@ class CCPTDataset:
 
     def records(self, stem: str) -> list[Record]:
         """All records of one file."""
-        return {
-            "ccpt_emergent": self.emergent,
-            "ccpt_canceled": self.canceled,
-            "ccpt_component": self.component,
-            "add_ccpt_emergent": self.extra_emergent,
-        }[stem]
+        files = (self.emergent, self.canceled, self.component, self.extra_emergent)  # in FILE_SPECS order
+        return dict(zip(FILE_SPECS, files, strict=True))[stem]
 
     @property
     def paper_records(self) -> list[Record]:
@@ -295,15 +290,9 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
     rows = sum(map(len, files.values()))
     if exclude_toxic:
         files = {stem: [r for r in recs if not r.toxic] for stem, recs in files.items()}
-    return CCPTDataset(
-        emergent=files["ccpt_emergent"],
-        canceled=files["ccpt_canceled"],
-        component=files["ccpt_component"],
-        extra_emergent=files["add_ccpt_emergent"],
-        test_index=test_index,
-        source=str(root),
-        excluded_toxic=rows - sum(map(len, files.values())),
-    )
+    excluded = rows - sum(map(len, files.values()))
+    # The dataset's first four fields are the files in FILE_SPECS order.
+    return CCPTDataset(*files.values(), test_index=test_index, source=str(root), excluded_toxic=excluded)
 
 
 def instances(ds: CCPTDataset, task: TaskName, split: str = "test", *, seed: int = 0) -> Sequence[Record | TypeItem]:
@@ -311,11 +300,9 @@ def instances(ds: CCPTDataset, task: TaskName, split: str = "test", *, seed: int
     _check_task(task)
     if not TASK_SPECS[task].generative:
         return ds.type_prediction_set(seed=seed)
-    if split == "test":
-        return ds.test(task)
-    if split == "train":
-        return ds.train(task)
-    raise DataError(f"unknown split {split!r}; choose test or train")
+    if split not in ("test", "train"):
+        raise DataError(f"unknown split {split!r}; choose test or train")
+    return ds.test(task) if split == "test" else ds.train(task)
 
 
 def unique_concepts(records: Iterable[Record]) -> dict[str, int]:

@@ -41,5 +41,3 @@ class Interrupted(Exception):
 
     def __init__(self, finished: int, total: int, where: str) -> None:
         super().__init__(f"{finished} of {total} samples finished (kept in {where}); rerun the same command to resume")
-        self.finished = finished
-        self.total = total

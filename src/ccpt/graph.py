@@ -71,9 +71,7 @@ def normalise_label(text: str) -> str | None:
             return None
         text = parts[3]
     label = _SPACES.sub(" ", text.replace("_", " ")).strip().lower()
-    if not label or _JUNK_LABEL.match(label):
-        return None
-    return label
+    return None if not label or _JUNK_LABEL.match(label) else label
 
 
 # --- Backend 1: the authors' neighbourhood cache (JSON) ---------------------------------------------------------------

@@ -180,12 +180,9 @@ def reference_method(raw: str) -> tuple[str, bool | None]:
     ``sa-conceptnet`` → (``sa_conceptnet``, True); ``sa-nf-conceptnet`` → (``sa_conceptnet``, False);
     ``naive`` → (``base``, None). Case is ignored ("SA-LLM").
     """
-    name = raw.strip().lower()
-    sa_filter = True
-    head, _, rest = name.partition("-")
-    if rest.startswith(REFERENCE_NOFILTER):
-        name, sa_filter = f"{head}-{rest.removeprefix(REFERENCE_NOFILTER)}", False
-    method = REFERENCE_METHODS.get(name)
+    head, sep, rest = raw.strip().lower().partition("-")
+    sa_filter = not rest.startswith(REFERENCE_NOFILTER)
+    method = REFERENCE_METHODS.get(head + sep + rest.removeprefix(REFERENCE_NOFILTER))
     if method is None or (not sa_filter and method not in SA_SOURCES):
         return raw, None
     return method, sa_filter if method in SA_SOURCES else None
