@@ -54,6 +54,13 @@ def _checked(path: Path, expected: str, verify: bool) -> str:
     return "verified" if sha256_file(path) == expected else "mismatch"
 
 
+def _single(name: str, kind: str, path: Path, expected: str, use: str, hint: str, verify: bool) -> ModelFile:
+    """A file that is either there (hashed when ``verify``, unless a marker vouches for it) or missing."""
+    if not path.is_file():
+        return ModelFile(name, kind, path, 0, MISSING, "", use, hint)
+    return ModelFile(name, kind, path, path.stat().st_size, PRESENT, _checked(path, expected, verify), use)
+
+
 def _split(
     split: EmbeddedModel, kind: str, use: str, hint: str, locate: PartLocator, cache: Path, verify: bool
 ) -> ModelFile:
@@ -73,10 +80,7 @@ def _encoder(encoder: BaseEncoder, locate_split: PartLocator, cache: Path, verif
     if encoder.parts:
         return _split(encoder.split, "base encoder", use, encoder.install_hint, locate_split, cache, verify)
     path = encoder.package_zip() or Path(encoder.package or encoder.name) / "model.zip"
-    if not path.is_file():
-        return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
-    sha = _checked(path, encoder.sha256, verify)
-    return ModelFile(encoder.name, "base encoder", path, path.stat().st_size, PRESENT, sha, use)
+    return _single(encoder.name, "base encoder", path, encoder.sha256, use, encoder.install_hint, verify)
 
 
 def _judge_files() -> list[ModelFile]:
@@ -90,14 +94,7 @@ def _judge_files() -> list[ModelFile]:
     for m in members:
         name = f"head {Path(m['file']).stem} on {m.get('encoder', '?')}"  # two heads may share an encoder
         files.append((name, "judge head", manifest.parent / m["file"], m["sha256"]))
-    out = []
-    for name, kind, path, expected in files:
-        if not path.is_file():
-            out.append(ModelFile(name, kind, path, 0, MISSING, "", "distilled", "reinstall ccpt"))
-            continue
-        sha = "verified" if sha256_file(path) == expected else "mismatch"
-        out.append(ModelFile(name, kind, path, path.stat().st_size, PRESENT, sha, "distilled"))
-    return out
+    return [_single(*file, "distilled", "reinstall ccpt", True) for file in files]
 
 
 def model_files(
