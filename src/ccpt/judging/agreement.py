@@ -185,9 +185,8 @@ def _raw(path: Path) -> dict[str, Any] | str:
 
 
 def _by_pair_set(value: Any) -> dict[str, Any]:
-    """A judge's entries keyed by pair set id. A store written before the key had a pair set holds one flat
-    entry per judge: it is read under its own ``pairs`` field, and — since such entries without one were
-    measured on every row, training rows included — under ``all`` when it has none."""
+    """A judge's entries keyed by pair set id. An older store's flat entry (one per judge) is read under its own
+    ``pairs`` field, or under ``all`` without one (such entries were measured on every row, training rows included)."""
     if isinstance(value, dict) and _FLAT_MARKERS & set(value):
         return {str(value.get("pairs") or "all"): value}
     return value if isinstance(value, dict) else {"?": value}
