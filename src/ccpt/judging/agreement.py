@@ -1,15 +1,10 @@
 """Judge–human agreement (paper §6.1, Figure 4; docs/judge.md): measuring it, storing it, quoting it.
 
-The pairs come from :mod:`ccpt.judging.rated_pairs`; this module turns a judge's scores on them into a typed
-:class:`Measurement` — Pearson and Spearman against the mean human rating, each with a 95% bootstrap interval —
-that records its pair set; the store keeps measurements keyed by (judge, pair set); the judge note under every
-report quotes only held-out ones.
-
-Why the pair set is part of the key: the distilled judge is trained on the dataset's ratings, so a figure over
-every rated pair (``all``, training rows included) is in-sample. Saved under the judge's name alone it replaced the
-held-out figure in every later report; now it is stored beside the held-out one and never quoted.
-
-Pairs a judge failed on (relevance ``None``) are counted in ``n_missing`` and left out, never filled in.
+A judge's scores on rated pairs (:mod:`ccpt.judging.rated_pairs`) become a :class:`Measurement` — Pearson and
+Spearman against the mean human rating, each with a 95% bootstrap interval — stored keyed by (judge, pair set).
+The pair set is in the key because the distilled judge trains on the dataset's ratings: a figure over ``all``
+pairs is in-sample, kept beside the held-out one and never quoted. Pairs a judge failed on (relevance ``None``)
+are counted in ``n_missing`` and left out, never filled in.
 """
 
 from __future__ import annotations
@@ -124,12 +119,11 @@ class Measurement:
         return self.pairs in HELDOUT_PAIR_SETS
 
     def entry(self) -> dict[str, Any]:
-        """The store entry (docs/schemas.md, "agreement store")."""
-        result = self.result.as_dict()
-        for name in ("pearson", "spearman"):
-            result[name] = None if result[name] is None else round(result[name], 4)
-            if result[f"{name}_ci"] is not None:
-                result[f"{name}_ci"] = [round(v, 4) for v in result[f"{name}_ci"]]
+        """The store entry (docs/schemas.md, "agreement store"), figures rounded to 4 decimals, intervals as lists."""
+        result = {
+            k: [round(x, 4) for x in v] if isinstance(v, list) else v if v is None else round(v, 4)
+            for k, v in self.result.as_dict().items()
+        }
         own = ("pairs", "mode", "rows", "seed", "seconds", "measured", "command", "note")
         return result | {k: getattr(self, k) for k in own if getattr(self, k) is not None}
 
@@ -191,9 +185,8 @@ def _raw(path: Path) -> dict[str, Any] | str:
 
 
 def _by_pair_set(value: Any) -> dict[str, Any]:
-    """A judge's entries keyed by pair set id. A store written before the key had a pair set holds one flat
-    entry per judge: it is read under its own ``pairs`` field, and — since such entries without one were
-    measured on every row, training rows included — under ``all`` when it has none."""
+    """A judge's entries keyed by pair set id. An older store's flat entry (one per judge) is read under its own
+    ``pairs`` field, or under ``all`` without one (such entries were measured on every row, training rows included)."""
     if isinstance(value, dict) and _FLAT_MARKERS & set(value):
         return {str(value.get("pairs") or "all"): value}
     return value if isinstance(value, dict) else {"?": value}
@@ -238,22 +231,14 @@ def read_store(path: Path) -> Store:
 
 def measurements() -> dict[Key, Measurement]:
     """Every known measurement keyed by (judge, pair set id); a user's measurement replaces a shipped one only
-    under the same key. Entries that do not match the schema are left out (see :func:`store_problems`)."""
+    under the same key. Entries that do not match the schema are left out (:func:`judge_note` names them)."""
     return {**read_store(shipped_store()).entries, **read_store(user_store()).entries}
 
 
-def store_problems(judges: Sequence[str]) -> list[str]:
-    """One line per store, or entry of one of ``judges``, left out because it does not match the schema."""
-    problems = {**read_store(shipped_store()).problems, **read_store(user_store()).problems}
-    return [line for judge, line in problems.items() if judge is None or judge in judges]
-
-
 def save(measurement: Measurement) -> Path:
-    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file.
-
-    Other entries are kept (a flat entry of an older store moves under its pair set); a store that is not a JSON
-    object is set aside as ``judge_agreement.json.unreadable`` first, never overwritten.
-    """
+    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. Other entries
+    are kept (an older store's flat entry moves under its pair set); a store that is not a JSON object is set aside as
+    ``judge_agreement.json.unreadable``, never overwritten."""
     path = user_store()
     raw = _raw(path)
     if isinstance(raw, str):
@@ -265,26 +250,20 @@ def save(measurement: Measurement) -> Path:
     return path
 
 
-def held_out_measurement(judge: str, known: dict[Key, Measurement] | None = None) -> Measurement | None:
-    """The judge's agreement as reports quote it: its held-out measurement over the most pairs, or None (never an
-    in-sample one, pair set ``all``)."""
-    known = measurements() if known is None else known
-    held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
-    return max(held, key=lambda m: (m.result.n, m.measured), default=None)
-
-
 def judge_note(judges: Sequence[str]) -> str:
-    """One line per judge: its held-out agreement with human ratings, or how to measure it. A judge identity
-    (``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@4d1ef41822ad``; :func:`ccpt.rows.scored_judge`) names
-    the model and, for the distilled judge, its weights and scale: a figure measured on other weights (an earlier
-    judge, the raw scale) is never quoted for these."""
+    """One line per judge identity (:func:`ccpt.rows.scored_judge`: the model and, for the distilled judge, its weights
+    and scale): its held-out agreement with human ratings, never one measured on other weights, or how to measure it."""
     from ccpt.rows import judge_model, scored_judge
 
-    known = measurements()
+    stores = [read_store(shipped_store()), read_store(user_store())]
+    known = {**stores[0].entries, **stores[1].entries}
     judges = list(dict.fromkeys(scored_judge(j) for j in judges))
-    parts = [f"agreement store {line}" for line in store_problems(judges)]
+    problems = {**stores[0].problems, **stores[1].problems}  # entries left out: they do not match the schema
+    parts = [f"agreement store {line}" for judge, line in problems.items() if judge is None or judge in judges]
     for judge in judges:
-        if (found := held_out_measurement(judge, known)) is not None:
+        # Quoted: the judge's held-out measurement over the most pairs, never an in-sample one (pair set ``all``).
+        held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
+        if (found := max(held, key=lambda m: (m.result.n, m.measured), default=None)) is not None:
             parts.append(found.text())
             continue
         mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""

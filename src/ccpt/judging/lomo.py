@@ -1,18 +1,13 @@
 """Leave-one-model-out evaluation of a relevance judge against GPT-4o's stored verdicts on the authors' runs.
 
-A held-out model's Table-3 runs (Base and the three Spreading Activation methods: files
-``<task>_<model>_{naive,sa-llm,sa-conceptnet,sa-llm&conceptnet}.csv``) are re-judged with the judge's scores of the
-pairs ``ccpt rejudge`` asks about and compared with the same runs under GPT-4o's stored relevances by the report's
-own code (:func:`ccpt.report.cross_judge.cross_judge`, the per-seed ``paper`` statistic). Figures per held-out model:
-
-- ``mad``: mean absolute difference over the Base/SA cells (points), and per task;
-- ``canceled_c``: mean signed difference of PI-canceled's C column over those cells;
-- ``best_kept``: columns (of 9) whose best method is the same under both judges, and Kendall's τ-b per column;
-- ``pair_pearson``: Pearson between the judge's score and GPT-4o's stored relevance over the model's teacher pairs
-  that its compared runs judge.
-
-Scores map the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so a judge scores each
-distinct pair once and any number of maps or models are compared on the same forward passes. No Inspect.
+A held-out model's Table-3 runs (Base and the three Spreading Activation methods) are re-judged with the judge's
+scores of the pairs ``ccpt rejudge`` asks about and compared with the same runs under GPT-4o's stored relevances by
+the report's own code (:func:`ccpt.report.cross_judge.cross_judge`, per-seed ``paper`` statistic). Figures per
+held-out model: ``mad`` (mean absolute difference over the Base/SA cells, points, also per task), ``canceled_c``
+(mean signed difference of PI-canceled's C), ``best_kept`` (columns of 9 whose best method is the same under both
+judges, with Kendall's τ-b per column) and ``pair_pearson`` (against GPT-4o over the model's teacher pairs that its
+compared runs judge). Scores map the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so
+each distinct pair is scored once for any number of maps or models. No Inspect.
 """
 
 from __future__ import annotations
@@ -58,14 +53,11 @@ def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def _judged(row: Mapping[str, Any]) -> tuple[tuple[str, str, str], str] | None:
     """The row's three judged concepts and property, or None for an answer the re-judge would not judge."""
-    from ccpt.results.table import optional
-    from ccpt.spec import TASK_SPECS
+    from ccpt.judging.teacher_pairs import judged_concepts
 
-    spec = TASK_SPECS.get(row["task"])
-    answer = optional(row.get("answer"), str)
-    if spec is None or not spec.generative or not row.get("parse_ok") or not answer:
+    if not row.get("parse_ok") or (judged := judged_concepts(row)) is None:
         return None
-    concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+    concepts, prop = judged
     return (str(concepts[0]), str(concepts[1]), str(concepts[2])), str(prop)
 
 
@@ -86,12 +78,9 @@ def fit_runs_map(
     limit: int = 6000,
     seed: int = 0,
 ) -> tuple[Calibration, dict]:
-    """A judge's calibration map chosen and fitted on stored runs' sample rows against GPT-4o's stored relevances.
-
-    ``runs``: per model, its Table-3 rows (:func:`table3_runs`). Of the rows the re-judge would judge whose three
-    stored relevances are numbers, ``limit`` (seeded shuffle) are scored with ``score`` (the judge's raw relevance,
-    each distinct pair once) and given to :func:`ccpt.judging.calibration.choose_calibration`.
-    """
+    """A judge's calibration map chosen and fitted on stored runs (per model, :func:`table3_runs`) against GPT-4o's
+    stored relevances: ``limit`` (seeded shuffle) of the judged rows with three numeric stored relevances, scored with
+    ``score`` (the judge's raw relevance, each distinct pair once), go to :func:`choose_calibration`."""
     import random
 
     from ccpt.judging.calibration import CalibrationRow, choose_calibration

@@ -1,12 +1,10 @@
 """Human-rated (concept, property) pairs of the dataset: the distilled judge's training pool and test sets.
 
-Every annotated row carries Likert ratings (1–5) of how strongly its property applies to the noun phrase N, the
-head H and the modifier M (three raters for emergent and canceled rows, one for component rows): three rated pairs.
-A pair's target is the mean rating rescaled to [0, 1].
-
-Held-out discipline: the test pairs are the N/H/M pairs of every generative task's test rows. The training pool
-excludes every test row of any task and every pair whose normalised (concept, property) equals a test pair's:
-heads like "apple" recur across rows, so (apple, red) from a training row would leak a test pair's rating.
+Every annotated row has Likert ratings (1–5) of how strongly its property applies to the noun phrase N, the head H
+and the modifier M (three raters for emergent and canceled rows, one for component rows): three rated pairs, each
+with the mean rating rescaled to [0, 1] as its target. The test pairs are the N/H/M pairs of every generative task's
+test rows; the training pool excludes every test row and every pair whose normalised (concept, property) equals a
+test pair's (heads like "apple" recur, so (apple, red) of a training row would leak a test pair's rating).
 """
 
 from __future__ import annotations

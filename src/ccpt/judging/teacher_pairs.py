@@ -1,29 +1,26 @@
 """Teacher pairs: every (concept, property) pair the paper's GPT-4o judge rated in the authors' result files.
 
-The authors' stored runs (``reference-results/*.csv`` and ``reference-results/more-models/*.csv``) hold, per
-sample of every method, the answer and GPT-4o's relevance of the three judged pairs: for PI, (N, answered
-property), (H, answered property), (M, answered property); for NPC, (answered phrase, gold property), (head, gold
-property) — the dataset's stored relevance, as the authors' ``indiv_max`` — and (answered modifier, gold property).
-They are the paper judge's verdicts on *model answers*, data for a judge that should rank methods as GPT-4o does.
+The authors' stored runs (``reference-results/*.csv``, ``reference-results/more-models/*.csv``) hold, per sample of
+every method, the answer and GPT-4o's relevance of its three judged pairs — the paper judge's verdicts on *model
+answers*, data for a judge that should rank methods as GPT-4o does. Files are read by
+:func:`ccpt.results.authors.from_reference_csv`, the pairs taken by :meth:`ccpt.spec.TaskSpec.judged_pairs`, so a
+teacher pair is exactly a pair ``ccpt rejudge`` asks about (NPC's head pair carries the dataset's stored relevance,
+as the authors' ``indiv_max``).
 
-Files are read by :func:`ccpt.results.authors.from_reference_csv`; which concept goes with which property comes
-from :meth:`ccpt.spec.TaskSpec.judged_pairs`, so a teacher pair is exactly a pair ``ccpt rejudge`` asks about.
-
-Deduplication: per model, one pair per normalised (concept, property) (:func:`pair_key`), with the mean of GPT-4o's
-stored relevances over its occurrences (GPT-4o at temperature 0 is not deterministic), ``occurrences``, ``spread``
-(max − min), the tags of its first occurrence (task, method, instance, role) and every method it occurs under.
-
-Spreading Activation per-step files (Table 6, ``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some carry
-score columns copied from the main file (data/README.md), relevances that may not belong to their answers.
+Per model, one pair per normalised (concept, property) (:func:`pair_key`) with the mean of GPT-4o's stored
+relevances over its occurrences (GPT-4o at temperature 0 is not deterministic), ``occurrences``, ``spread``
+(max − min), the tags of its first occurrence and every method it occurs under. Spreading Activation per-step files
+(``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some carry score columns copied from the main file
+(data/README.md), relevances that may not belong to their answers.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ccpt.errors import DataError
 from ccpt.judging.rated_pairs import pair_key
@@ -77,18 +74,27 @@ class TeacherPair:
         }
 
 
+def judged_concepts(row: Mapping[str, Any]) -> tuple[Sequence[Any], Any] | None:
+    """The tidy row's judged concepts (N, H, M) and property, or None for a sample with no generative answer."""
+    from ccpt.results.table import optional
+    from ccpt.spec import TASK_SPECS
+
+    spec = TASK_SPECS.get(row["task"])
+    answer = optional(row.get("answer"), str)
+    if spec is None or not spec.generative or not answer:
+        return None
+    return spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+
+
 def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, float]]:
     """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table (none
     for a sample the authors did not parse, or whose relevance cell is empty or rejected)."""
     from ccpt.results.table import optional
-    from ccpt.spec import TASK_SPECS
 
     for row in frame.to_dict("records"):
-        spec = TASK_SPECS.get(row["task"])
-        answer = optional(row.get("answer"), str)
-        if spec is None or not spec.generative or not answer:
+        if (judged := judged_concepts(row)) is None:
             continue
-        concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+        concepts, prop = judged
         for role, concept in zip(_RELEVANCE, concepts, strict=True):  # N, H, M
             value = optional(row.get(_RELEVANCE[role]), float)
             if value is None or value != value or not concept or concept == "None" or not prop:
