@@ -132,12 +132,7 @@ def command(
         provenance = frame_provenance(frame, dataset)
         payload = [
             {
-                "task": c.task,
-                "metric": c.metric,
-                "a": c.a,
-                "b": c.b,
-                "a_label": c.a_label,
-                "b_label": c.b_label,
+                **{key: getattr(c, key) for key in ("task", "metric", "a", "b", "a_label", "b_label")},
                 "protocol_a": c.protocols[0],
                 "protocol_b": c.protocols[1],
                 "judge_a": c.judges[0],
