@@ -11,19 +11,6 @@ from ccpt.cli.options import FILE, SEED, data_dir_option, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
-def _check_figure(figure: Path) -> None:
-    """The figure's format is known and its directory writable (one line naming the option otherwise)."""
-    from ccpt.outputs import ensure_writable_dir
-    from ccpt.report.figures import FIGURE_SUFFIXES
-
-    if figure.suffix.lower() not in FIGURE_SUFFIXES:
-        raise click.BadParameter(
-            f"{figure}: unknown figure format {figure.suffix!r}; use {', '.join(FIGURE_SUFFIXES)}",
-            param_hint="--figure",
-        )
-    ensure_writable_dir(figure.parent, "--figure")
-
-
 def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text") -> str:
     words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else [])]
     words += [*(["--judge-mode expected"] if judge and mode == "expected" else []), f"--pairs {pairs}"]
@@ -77,7 +64,15 @@ def command(
     from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
 
     if figure is not None:  # before any judge call: a bad figure path is one line, not a lost measurement
-        _check_figure(figure)
+        from ccpt.outputs import ensure_writable_dir
+        from ccpt.report.figures import FIGURE_SUFFIXES
+
+        if figure.suffix.lower() not in FIGURE_SUFFIXES:
+            raise click.BadParameter(
+                f"{figure}: unknown figure format {figure.suffix!r}; use {', '.join(FIGURE_SUFFIXES)}",
+                param_hint="--figure",
+            )
+        ensure_writable_dir(figure.parent, "--figure")
     ds = load_dataset(data_dir)
     name = pair_set_name or ("paper300" if judge_model else "test")
     pairs = pair_set(ds, name, seed, rows=n_rows)
