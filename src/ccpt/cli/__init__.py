@@ -18,7 +18,6 @@ __layer__ = "cli"  # the command: thin wrappers over every other layer (tests/te
 
 # Each module defines a click command or group named ``command``; order is the order in --help.
 _COMMANDS = "run data report compare agreement judge rejudge human conceptnet pipeline models".split()  # noqa: SIM905
-COMMAND_MODULES: tuple[str, ...] = tuple(f"ccpt.cli.{name}" for name in _COMMANDS)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -31,8 +30,8 @@ def cli() -> None:
 
 
 def _register() -> None:
-    for name in COMMAND_MODULES:
-        cli.add_command(importlib.import_module(name).command)
+    for name in _COMMANDS:
+        cli.add_command(importlib.import_module(f"ccpt.cli.{name}").command)
 
 
 def main(argv: list[str] | None = None) -> int:

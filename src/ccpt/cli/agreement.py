@@ -11,37 +11,10 @@ from ccpt.cli.options import FILE, SEED, data_dir_option, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
-def _check_figure(figure: Path) -> None:
-    """The figure's format is known and its directory writable (one line naming the option otherwise)."""
-    from ccpt.outputs import ensure_writable_dir
-    from ccpt.report.figures import FIGURE_SUFFIXES
-
-    if figure.suffix.lower() not in FIGURE_SUFFIXES:
-        raise click.BadParameter(
-            f"{figure}: unknown figure format {figure.suffix!r}; use {', '.join(FIGURE_SUFFIXES)}",
-            param_hint="--figure",
-        )
-    ensure_writable_dir(figure.parent, "--figure")
-
-
 def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text") -> str:
     words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else [])]
     words += [*(["--judge-mode expected"] if judge and mode == "expected" else []), f"--pairs {pairs}"]
     return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])
-
-
-def _stored_as(model: str, mode: str) -> str:
-    """The name a measurement of ``model`` is stored and quoted under (:func:`ccpt.rows.scored_judge`): the model,
-    and for the distilled judge its weights and scale — so a later judge's reports never quote it."""
-    from ccpt.eval.distilled_provider import PROVIDER
-    from ccpt.results.inspect_logs import model_identity
-
-    base_url = None
-    if model.startswith(f"{PROVIDER}/"):  # only the distilled judge names weights (in its base URL)
-        from inspect_ai.model import get_model
-
-        base_url = get_model(model).api.base_url  # the instance live_scores used (memoised)
-    return model_identity(model, base_url, mode=mode)
 
 
 @click.command("judge-agreement")
@@ -91,22 +64,36 @@ def command(
     from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
 
     if figure is not None:  # before any judge call: a bad figure path is one line, not a lost measurement
-        _check_figure(figure)
+        from ccpt.outputs import ensure_writable_dir
+        from ccpt.report.figures import FIGURE_SUFFIXES
+
+        if figure.suffix.lower() not in FIGURE_SUFFIXES:
+            raise click.BadParameter(
+                f"{figure}: unknown figure format {figure.suffix!r}; use {', '.join(FIGURE_SUFFIXES)}",
+                param_hint="--figure",
+            )
+        ensure_writable_dir(figure.parent, "--figure")
     ds = load_dataset(data_dir)
     name = pair_set_name or ("paper300" if judge_model else "test")
     pairs = pair_set(ds, name, seed, rows=n_rows)
     started = time.monotonic()
     if judge_model is None:
-        judge, mode = "gpt-4o (stored in the dataset)", "text"
+        judge, mode, model = "gpt-4o (stored in the dataset)", "text", None
         scores = stored_gpt4o(ds, pairs)
     else:
-        from ccpt.eval.distilled_provider import judge_model_name
+        from inspect_ai.model import get_model
+
+        from ccpt.eval.distilled_provider import PROVIDER, judge_model_name
         from ccpt.eval.judge import default_judge_mode, live_scores
+        from ccpt.results.inspect_logs import model_identity
 
         model = judge_model_name(judge_model)
         mode = judge_mode or default_judge_mode(model)
         scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs])  # type: ignore[arg-type]
-        judge = _stored_as(model, mode)
+        # Stored and quoted under the model and, for the distilled judge, its weights and scale (in the base URL of
+        # the instance live_scores used, memoised; ccpt.rows.scored_judge), so a later judge's reports never quote it.
+        base_url = get_model(model).api.base_url if model.startswith(f"{PROVIDER}/") else None
+        judge = model_identity(model, base_url, mode=mode)
     found = measure(
         judge,
         name,  # type: ignore[arg-type]
@@ -116,7 +103,7 @@ def command(
         rows=n_rows,
         seed=seed,
         seconds=round(time.monotonic() - started, 1),
-        command=_command(judge_model and judge_model_name(judge_model), name, n_rows, seed, mode),
+        command=_command(model, name, n_rows, seed, mode),
     )
     if judge_model is not None and found.result.pearson is not None:
         save(found)

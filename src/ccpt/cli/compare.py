@@ -132,16 +132,8 @@ def command(
         provenance = frame_provenance(frame, dataset)
         payload = [
             {
-                "task": c.task,
-                "metric": c.metric,
-                "a": c.a,
-                "b": c.b,
-                "a_label": c.a_label,
-                "b_label": c.b_label,
-                "protocol_a": c.protocols[0],
-                "protocol_b": c.protocols[1],
-                "judge_a": c.judges[0],
-                "judge_b": c.judges[1],
+                **{key: getattr(c, key) for key in ("task", "metric", "a", "b", "a_label", "b_label")},
+                **dict(zip(("protocol_a", "protocol_b", "judge_a", "judge_b"), (*c.protocols, *c.judges), strict=True)),
                 "mean_diff": c.result.mean_diff,
                 "ci": [c.result.ci_low, c.result.ci_high],  # null: unbounded
                 "level": c.result.level,

@@ -66,6 +66,9 @@ def command(
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.rejudge import run_rejudge
     from ccpt.eval.sweep import judge_model, preflight
+    from ccpt.report.cross_judge import cross_judge, markdown
+    from ccpt.results import load_results
+    from ccpt.rows import judge_model as scored_by
 
     _check_out(runs, out_dir)
     judge = judge_model_name(judge_name)
@@ -86,8 +89,12 @@ def command(
         limit=limit or None,
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
-    if summary.finished:
-        click.echo(_cross_judge_view(runs, out_dir, judge, dataset))
+    if summary.finished:  # Table 3 of the original runs against the re-judged one (Markdown)
+        before = load_results(list(runs), dataset)
+        after = load_results(out_dir, dataset)
+        after = after[[scored_by(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name
+        judges = sorted({str(j) for j in before["judge"].dropna().unique() if j}) or ["the original judge"]
+        click.echo(markdown(cross_judge(before, after, " + ".join(judges), judge)))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:
@@ -104,16 +111,3 @@ def _check_out(runs: tuple[Path, ...], out_dir: Path) -> None:
         if relation:
             message = f"{out_dir} {relation} the input {run}: choose a directory of its own"
             raise click.BadParameter(message, param_hint="--out")
-
-
-def _cross_judge_view(runs: tuple[Path, ...], out_dir: Path, judge: str, dataset: object) -> str:
-    """Table 3 of the original runs against the re-judged one (Markdown)."""
-    from ccpt.report.cross_judge import cross_judge, markdown
-    from ccpt.results import load_results
-    from ccpt.rows import judge_model
-
-    before = load_results(list(runs), dataset)
-    after = load_results(out_dir, dataset)
-    after = after[[judge_model(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name
-    judges = sorted({str(j) for j in before["judge"].dropna().unique() if j}) or ["the original judge"]
-    return markdown(cross_judge(before, after, " + ".join(judges), judge))

@@ -153,9 +153,7 @@ class CellIssue:
 def _reason(error: Mapping[str, Any]) -> str:
     if error.get("type") == "extra_forbidden":
         return "unknown key (a typo?)"
-    message = str(error.get("msg", "invalid"))
-    message = message.removeprefix("Value error, ").removeprefix("Input ")
-    return message.rstrip(".")
+    return str(error.get("msg", "invalid")).removeprefix("Value error, ").removeprefix("Input ").rstrip(".")
 
 
 def summary_line(issues: Sequence[CellIssue]) -> str:
@@ -177,10 +175,8 @@ class Checked:
 
     def bad_cells(self) -> list[int]:
         """Per row, how many of its cells were set aside."""
-        counts = [0] * len(self.rows)
-        for issue in self.issues:
-            counts[issue.position or 0] += 1
-        return counts
+        counts = Counter(issue.position or 0 for issue in self.issues)
+        return [counts[index] for index in range(len(self.rows))]
 
 
 def _empty_to_none(row: Mapping[str, Any]) -> dict[str, Any]:

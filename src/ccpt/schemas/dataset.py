@@ -80,19 +80,6 @@ class DatasetRow(TypedDict):
     ]
 
 
-# field -> header in the files (judge_score's header depends on the file: SCORE_COLUMN)
-DATASET_COLUMNS: dict[str, str] = {
-    **{name: name for name in ("sentence", "combination", "root", "modifier", "property", "human_label_majority")},
-    "human_labels": "meta.human_labels",
-    "combination_ratings": "meta.combination_human_relevance",
-    "head_ratings": "meta.root_human_relevance",
-    "modifier_ratings": "meta.modifier_human_relevance",
-    "toxic": "meta.toxicity",
-    "judge_combination": "meta.combination_gpt-4o_relevance",
-    "judge_head": "meta.root_gpt-4o_relevance",
-    "judge_modifier": "meta.modifier_gpt-4o_relevance",
-    "property_source": "meta.property_source",
-}
 SCORE_COLUMN: dict[str, str] = {"ccpt_emergent": "meta.gpt-4o_emergence", "ccpt_canceled": "meta.gpt-4o_cancellation"}
 
 DATASET = TableSchema(
@@ -109,5 +96,6 @@ DATASET = TableSchema(
         "The canceled file's legacy column meta.modifier_gpt4o_relevance (185 empty cells) is not read.",
     ),
     tolerant=False,
-    column_names=DATASET_COLUMNS,
 )
+# field -> header in the files, as declared above (judge_score's header depends on the file: SCORE_COLUMN)
+DATASET_COLUMNS: dict[str, str] = {n: DATASET.header(n) for n in DatasetRow.__annotations__ if n != "judge_score"}

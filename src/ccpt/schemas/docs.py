@@ -51,24 +51,8 @@ def catalogue() -> list[TableSchema | FileFormat]:
     from ccpt.schemas.stores import AGREEMENT_STORE, TEST_INDEX
     from ccpt.schemas.usage import PRICES
 
-    return [
-        DATASET,
-        AUTHORS_ROW,
-        AUTHORS_SAMPLE,
-        AUTHORS_TYPE,
-        TIDY,
-        SOLVER,
-        RATING_KEY,
-        RATINGS,
-        ANSWERS,
-        QUESTIONS,
-        HITS,
-        PAIRS,
-        AGREEMENT_STORE,
-        TEST_INDEX,
-        PIPELINE_TOML,
-        PRICES,
-    ]
+    return [DATASET, AUTHORS_ROW, AUTHORS_SAMPLE, AUTHORS_TYPE, TIDY, SOLVER, RATING_KEY, RATINGS, ANSWERS,
+            QUESTIONS, HITS, PAIRS, AGREEMENT_STORE, TEST_INDEX, PIPELINE_TOML, PRICES]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- types
@@ -171,36 +155,35 @@ def _ref(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _table_section(schema: TableSchema) -> list[str]:
-    spec = schema.json_schema
-    out = [f"## {schema.name}", "", f"Read by: {schema.read_by}.", "", schema.summary, ""]
-    out += _rows(spec, spec.get("$defs", {}), schema.header, "column")
-    for columns in schema.unique:
-        out.append(f"- Unique: each {' × '.join(f'`{schema.header(c)}`' for c in columns)} appears once.")
-    out += [f"- {rule}" for rule in schema.rules]
-    if not schema.tolerant:
-        out.append("- The first rejected cell rejects the file (one line naming row and column).")
-    return [*out, ""]
-
-
-def _file_section(fmt: FileFormat) -> list[str]:
+def _section(fmt: TableSchema | FileFormat) -> list[str]:
+    """One format's section: its columns or keys, then (a file's) one table per [section], then the rules."""
     spec = fmt.json_schema
     defs = spec.get("$defs", {})
-    out = [f"## {fmt.name}", "", f"Read by: {fmt.read_by}.", "", fmt.summary, "", *_rows(spec, defs)]
-    refs = [_ref(p) for p in spec.get("properties", {}).values()]
-    for name in [r for r in refs if r in defs]:  # sections in the file's order
-        section = defs[name]
-        title = name.removesuffix("Section").lower()
-        out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section, defs)]
+    out = [f"## {fmt.name}", "", f"Read by: {fmt.read_by}.", "", fmt.summary, ""]
+    if isinstance(fmt, TableSchema):
+        out += _rows(spec, defs, fmt.header, "column")
+        out += [
+            f"- Unique: each {' × '.join(f'`{fmt.header(c)}`' for c in columns)} appears once."
+            for columns in fmt.unique
+        ]
+    else:
+        out += _rows(spec, defs)
+        refs = [_ref(p) for p in spec.get("properties", {}).values()]
+        for name in [r for r in refs if r in defs]:  # sections in the file's order
+            section = defs[name]
+            title = name.removesuffix("Section").lower()
+            out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section, defs)]
     out += [f"- {rule}" for rule in fmt.rules]
-    return [*out, ""] if fmt.rules else out
+    if isinstance(fmt, TableSchema) and not fmt.tolerant:
+        out.append("- The first rejected cell rejects the file (one line naming row and column).")
+    return [*out, ""] if isinstance(fmt, TableSchema) or fmt.rules else out
 
 
 def render() -> str:
     """docs/schemas.md."""
     lines = [INTRO, "Formats: " + ", ".join(f"[{f.name}](#{_anchor(f.name)})" for f in catalogue()) + ".", ""]
     for fmt in catalogue():
-        lines += _table_section(fmt) if isinstance(fmt, TableSchema) else _file_section(fmt)
+        lines += _section(fmt)
     return "\n".join(lines).rstrip() + "\n"
 
 
