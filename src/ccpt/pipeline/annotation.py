@@ -32,6 +32,7 @@ from typing import Any
 
 from ccpt.dataset import RELEASED_HEADERS, TASK_FILE
 from ccpt.errors import DataError
+from ccpt.outputs import atomic_write_text
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
@@ -94,11 +95,13 @@ def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParam
     return hits
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+def write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> Path:
+    """Write ``rows`` as a CSV people open (atomically): text cells neutralised, no live formulas."""
     with atomic_text(path) as fh:
         writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(neutralise_row(row) for row in rows)  # sheets people open: no live formulas
+        writer.writerows(neutralise_row(row) for row in rows)
+    return path
 
 
 def hits_html(hits: Sequence[dict[str, Any]]) -> str:
@@ -129,11 +132,10 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
 
     def work() -> dict[str, Any]:
         hits = hits_from_candidates(list(read_jsonl(source)), params)
-        _write_csv(outputs[0], HIT_COLUMNS, hits)
-        with atomic_text(outputs[1]) as fh:
-            fh.write(hits_html(hits))
+        write_csv(outputs[0], HIT_COLUMNS, hits)
+        atomic_write_text(outputs[1], hits_html(hits))
         template = [{"hit_id": h["hit_id"], "worker_id": ""} for h in hits for _ in range(h["assignments"])]
-        _write_csv(outputs[2], ANSWER_COLUMNS, template)
+        write_csv(outputs[2], ANSWER_COLUMNS, template)
         return {
             "hits": len(hits),
             "assignments": len(template),
@@ -282,11 +284,7 @@ def dataset_rows(
         flags = [a.toxic for a in answers]
         toxic = any(flags) if params.toxic_rule == "any" else sum(flags) * 2 > len(flags)
         row = {
-            "sentence": hit["sentence"],
-            "combination": hit["combination"],
-            "root": hit["root"],
-            "modifier": hit["modifier"],
-            "property": hit["property"],
+            **{name: hit[name] for name in ("sentence", *FORM_FIELDS)},
             "human_label_majority": label,
             "meta.human_labels": _tuple([a.label for a in answers]),
             "meta.combination_human_relevance": _tuple([a.combination_relevance for a in answers]),
@@ -336,7 +334,7 @@ def import_answers(
             by_hit.setdefault(a.hit_id, []).append(a)
         files, outcome = dataset_rows(hits, by_hit, params)
         for name, rows in files.items():
-            _write_csv(target / f"{name}.csv", RELEASED_HEADERS[name], rows)
+            write_csv(target / f"{name}.csv", RELEASED_HEADERS[name], rows)
         write_json(target / "test_index.json", test_index(files, params))
         report = {
             "answers": len(parsed),
