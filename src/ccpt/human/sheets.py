@@ -123,12 +123,12 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
     raters: dict[str, list[str | None]] = {}  # task → its raters across the sheets, in order of appearance
     for item in paths:
         path = Path(item)
-        lines, numbers = read_checked_sheet(path, SOLVER)
+        lines, sheet = read_checked_sheet(path, SOLVER)
         tasks = {line["task"] for line in lines}
         if len(tasks) != 1:
             raise DataError(f"{path}: the 'task' column must hold one task, found {sorted(tasks)}")
         task = next(iter(tasks))
-        for line, number in zip(lines, numbers, strict=True):
+        for line, number in zip(lines, sheet.numbers, strict=True):
             first = where.setdefault((task, line.get("rater"), line["id"]), (path, number))
             if first != (path, number):
                 who = f"rater {line['rater']!r}" if line.get("rater") else "a sheet without a rater column"

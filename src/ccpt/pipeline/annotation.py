@@ -36,7 +36,7 @@ from ccpt.outputs import atomic_write_text
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
-from ccpt.sheets import neutralise_row, read_sheet_rows
+from ccpt.sheets import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import fleiss_kappa
 
@@ -171,10 +171,7 @@ def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
     below 1 or a repeated hit_id is one line naming the file, row and column. Rows are kept as text."""
     from ccpt.schemas.sheets import HITS
 
-    sheet = read_sheet_rows(path, list(HITS.json_schema.get("required", [])))
-    checked = HITS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
-    HITS.check_unique(checked.rows, str(path), sheet.numbers)
-    return {row["hit_id"]: row for row in sheet.rows}
+    return {row["hit_id"]: row for row in read_checked_sheet(path, HITS)[1].rows}
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
