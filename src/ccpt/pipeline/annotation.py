@@ -183,18 +183,18 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
     sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
-    rows, numbers = sheet.rows, sheet.numbers
-    for row, number in zip(rows, numbers, strict=True):
+    for row, number in zip(sheet.rows, sheet.numbers, strict=True):
         if row.get("hit_id", "").strip() not in hits:
             raise DataError(
                 f"{path}: row {number}, column 'hit_id': unknown HIT {row.get('hit_id')!r}",
                 "answers must come from this export",
             )
     # An assignment not (yet) answered (empty label) is counted as missing by the caller.
-    answered = [(row, n) for row, n in zip(rows, numbers, strict=True) if row.get("label", "").strip()]
-    checked = ANSWERS.check([row for row, _ in answered], str(path), row_numbers=[n for _, n in answered])
+    answered = [(row, n) for row, n in zip(sheet.rows, sheet.numbers, strict=True) if row.get("label", "").strip()]
+    numbers = [n for _, n in answered]
+    checked = ANSWERS.check([row for row, _ in answered], str(path), row_numbers=numbers)
     answers: list[Answer] = []
-    for values, (_row, number) in zip(checked.rows, answered, strict=True):
+    for values, number in zip(checked.rows, numbers, strict=True):
         hit = hits[values["hit_id"]]
         options = FORM_OPTIONS[hit["form"]]
         label = options[int(values["label"])] if values["label"].isdigit() else values["label"]
@@ -208,7 +208,6 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
         # No worker id: each row is its own annotator.
         worker = (values["worker_id"] or "").strip() or f"row{number}"
         answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
-    numbers = [n for _, n in answered]
     ANSWERS.check_unique([{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), numbers)
     seen: Counter[str] = Counter()
     for answer, number in zip(answers, numbers, strict=True):  # no HIT has more answers than its assignments
