@@ -128,10 +128,10 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
     return Sheet(header, rows, numbers)
 
 
-def read_checked_sheet(path: Path, schema: TableSchema) -> tuple[list[dict[str, Any]], list[int]]:
+def read_checked_sheet(path: Path, schema: TableSchema) -> tuple[list[dict[str, Any]], Sheet]:
     """A filled sheet's rows checked by its schema (one line naming the file, row and column otherwise), and the
-    sheet's row number of each."""
+    sheet as read (every column as text, each row's number)."""
     sheet = read_sheet_rows(path, list(schema.json_schema.get("required", [])))
     checked = schema.check(sheet.rows, str(path), row_numbers=sheet.numbers)
     schema.check_unique(checked.rows, str(path), sheet.numbers)
-    return checked.rows, sheet.numbers
+    return checked.rows, sheet

@@ -9,6 +9,10 @@ import click
 from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
 from ccpt.spec import GENERATIVE_TASKS, TASKS
 
+DIRECTORY = click.Path(file_okay=False, path_type=Path)
+INPUT_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+COUNT = click.IntRange(min=1)
+
 
 @click.group("human")
 def command() -> None:
@@ -17,18 +21,8 @@ def command() -> None:
 
 @command.command("export-solver")
 @click.option("--task", required=True, type=click.Choice(TASKS))
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for sheet.csv + sheet.html.",
-)
-@click.option(
-    "--n",
-    "n_items",
-    type=click.IntRange(min=1),
-    help="Seeded subset of this many items (default: the whole test split).",
-)
+@click.option("--out", required=True, type=DIRECTORY, help="Directory for sheet.csv + sheet.html.")
+@click.option("--n", "n_items", type=COUNT, help="Seeded subset of this many items (default: the whole test split).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @data_dir_option()
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
@@ -41,7 +35,7 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
 
 
 @command.command("import-solver")
-@click.argument("sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("sheets", nargs=-1, required=True, type=INPUT_FILE)
 @click.option(
     "--out",
     required=True,
@@ -67,9 +61,7 @@ def import_solver(
     from ccpt.sources import dataset_files
 
     refuse_inputs(out, [*sheets, *dataset_files(data_dir)], "--out")
-    frame = import_solver_sheets(
-        sheets, load_dataset(data_dir)
-    )  # read together: one rater is one seed across the sheets
+    frame = import_solver_sheets(sheets, load_dataset(data_dir))  # together: one rater is one seed across them
     if judge_model is not None:
         from inspect_ai.model import get_model
 
@@ -90,16 +82,9 @@ def import_solver(
 
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--n",
-    "n_items",
-    type=click.IntRange(min=1),
-    default=30,
-    show_default=True,
-    help="Answers per (task, model, method).",
-)
-@click.option("--raters", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--out", required=True, type=DIRECTORY)
+@click.option("--n", "n_items", type=COUNT, default=30, show_default=True, help="Answers per (task, model, method).")
+@click.option("--raters", type=COUNT, default=2, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @data_dir_option()
 def export_ratings(
@@ -121,13 +106,8 @@ def export_ratings(
 
 
 @command.command("import-ratings")
-@click.argument("sheets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--key",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The key.csv written by export-ratings.",
-)
+@click.argument("sheets", nargs=-1, required=True, type=INPUT_FILE)
+@click.option("--key", required=True, type=INPUT_FILE, help="The key.csv written by export-ratings.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
 def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
     """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
@@ -137,19 +117,13 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 
 
 @command.command("serve")
-@click.argument("study_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--annotators", "n_annotators", type=click.IntRange(min=1), help="Create N annotators.")
-@click.option(
-    "--names",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="File of annotator names, one per line (instead of --annotators).",
-)
+@click.argument("study_dir", type=DIRECTORY)
+@click.option("--annotators", "n_annotators", type=COUNT, help="Create N annotators.")
+@click.option("--names", type=INPUT_FILE, help="File of annotator names, one per line (instead of --annotators).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (LAN: 0.0.0.0).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
 @click.option(
-    "--rating-overlap",
-    type=click.IntRange(min=1),
-    help="Raters per rated pair (default: every rater); set when the study is created.",
+    "--rating-overlap", type=COUNT, help="Raters per rated pair (default: every rater); set when the study is created."
 )
 @click.option("--export", "export_only", is_flag=True, help="Write STUDY_DIR/export/*.csv and exit.")
 def serve(

@@ -22,11 +22,9 @@ workdir_option = click.option(
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
 INPUT_FILE = click.Path(dir_okay=False, exists=True, path_type=Path)
 COUNT = click.IntRange(min=1)
+NONNEGATIVE = click.IntRange(min=0)
 conceptnet_option = click.option(
-    "--conceptnet",
-    type=INPUT_FILE,
-    required=True,
-    help="ConceptNet index built by `ccpt conceptnet index DUMP`.",
+    "--conceptnet", type=INPUT_FILE, required=True, help="ConceptNet index built by `ccpt conceptnet index DUMP`."
 )
 
 
@@ -199,15 +197,9 @@ def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> No
 @conceptnet_option
 @_llm_options
 @click.option("--per-phrase", type=COUNT, default=5, show_default=True, help="Max candidates per noun phrase.")
+@click.option("--component-sample", type=NONNEGATIVE, default=10_000, show_default=True, help="Component candidates.")
 @click.option(
-    "--component-sample", type=click.IntRange(min=0), default=10_000, show_default=True, help="Component candidates."
-)
-@click.option(
-    "--canceled-phrases",
-    type=click.IntRange(min=0),
-    default=2_000,
-    show_default=True,
-    help="Noun phrases for canceled.",
+    "--canceled-phrases", type=NONNEGATIVE, default=2_000, show_default=True, help="Noun phrases for canceled."
 )
 @click.option("--sample-seed", type=SEED, default=0, show_default=True, help="Seed of the random samples.")
 @force_option

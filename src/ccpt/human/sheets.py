@@ -120,14 +120,15 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
 
     sheets: list[tuple[Path, str, list[dict[str, Any]]]] = []
     where: dict[tuple[str, str | None, str], tuple[Path, int]] = {}
+    raters: dict[str, list[str | None]] = {}  # task → its raters across the sheets, in order of appearance
     for item in paths:
         path = Path(item)
-        lines, numbers = read_checked_sheet(path, SOLVER)
+        lines, sheet = read_checked_sheet(path, SOLVER)
         tasks = {line["task"] for line in lines}
         if len(tasks) != 1:
             raise DataError(f"{path}: the 'task' column must hold one task, found {sorted(tasks)}")
         task = next(iter(tasks))
-        for line, number in zip(lines, numbers, strict=True):
+        for line, number in zip(lines, sheet.numbers, strict=True):
             first = where.setdefault((task, line.get("rater"), line["id"]), (path, number))
             if first != (path, number):
                 who = f"rater {line['rater']!r}" if line.get("rater") else "a sheet without a rater column"
@@ -136,10 +137,8 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
                     "each rater answers each item once; give every sheet its own rater name",
                 )
         sheets.append((path, task, lines))
-    raters: dict[str, list[str | None]] = {}  # task → its raters across the sheets, in order of appearance
-    for _path, task, lines in sheets:
-        raters.setdefault(task, [])
-        raters[task] += [r for r in dict.fromkeys(line.get("rater") for line in lines) if r not in raters[task]]
+        known = raters.setdefault(task, [])
+        known += [r for r in dict.fromkeys(line.get("rater") for line in lines) if r not in known]
     frames = [_solver_rows(path, task, lines, raters[task], ds) for path, task, lines in sheets]
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     generative = out[[TASK_SPECS[t].generative for t in out["task"]]]

@@ -32,10 +32,11 @@ from typing import Any
 
 from ccpt.dataset import RELEASED_HEADERS, TASK_FILE
 from ccpt.errors import DataError
+from ccpt.outputs import atomic_write_text
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
-from ccpt.sheets import neutralise_row, read_sheet_rows
+from ccpt.sheets import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import fleiss_kappa
 
@@ -94,11 +95,13 @@ def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParam
     return hits
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+def write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> Path:
+    """Write ``rows`` as a CSV people open (atomically): text cells neutralised, no live formulas."""
     with atomic_text(path) as fh:
         writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(neutralise_row(row) for row in rows)  # sheets people open: no live formulas
+        writer.writerows(neutralise_row(row) for row in rows)
+    return path
 
 
 def hits_html(hits: Sequence[dict[str, Any]]) -> str:
@@ -129,11 +132,10 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
 
     def work() -> dict[str, Any]:
         hits = hits_from_candidates(list(read_jsonl(source)), params)
-        _write_csv(outputs[0], HIT_COLUMNS, hits)
-        with atomic_text(outputs[1]) as fh:
-            fh.write(hits_html(hits))
+        write_csv(outputs[0], HIT_COLUMNS, hits)
+        atomic_write_text(outputs[1], hits_html(hits))
         template = [{"hit_id": h["hit_id"], "worker_id": ""} for h in hits for _ in range(h["assignments"])]
-        _write_csv(outputs[2], ANSWER_COLUMNS, template)
+        write_csv(outputs[2], ANSWER_COLUMNS, template)
         return {
             "hits": len(hits),
             "assignments": len(template),
@@ -169,10 +171,7 @@ def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
     below 1 or a repeated hit_id is one line naming the file, row and column. Rows are kept as text."""
     from ccpt.schemas.sheets import HITS
 
-    sheet = read_sheet_rows(path, list(HITS.json_schema.get("required", [])))
-    checked = HITS.check(sheet.rows, str(path), row_numbers=sheet.numbers)
-    HITS.check_unique(checked.rows, str(path), sheet.numbers)
-    return {row["hit_id"]: row for row in sheet.rows}
+    return {row["hit_id"]: row for row in read_checked_sheet(path, HITS)[1].rows}
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
@@ -184,18 +183,18 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
     sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
-    rows, numbers = sheet.rows, sheet.numbers
-    for row, number in zip(rows, numbers, strict=True):
+    for row, number in zip(sheet.rows, sheet.numbers, strict=True):
         if row.get("hit_id", "").strip() not in hits:
             raise DataError(
                 f"{path}: row {number}, column 'hit_id': unknown HIT {row.get('hit_id')!r}",
                 "answers must come from this export",
             )
     # An assignment not (yet) answered (empty label) is counted as missing by the caller.
-    answered = [(row, n) for row, n in zip(rows, numbers, strict=True) if row.get("label", "").strip()]
-    checked = ANSWERS.check([row for row, _ in answered], str(path), row_numbers=[n for _, n in answered])
+    answered = [(row, n) for row, n in zip(sheet.rows, sheet.numbers, strict=True) if row.get("label", "").strip()]
+    numbers = [n for _, n in answered]
+    checked = ANSWERS.check([row for row, _ in answered], str(path), row_numbers=numbers)
     answers: list[Answer] = []
-    for values, (_row, number) in zip(checked.rows, answered, strict=True):
+    for values, number in zip(checked.rows, numbers, strict=True):
         hit = hits[values["hit_id"]]
         options = FORM_OPTIONS[hit["form"]]
         label = options[int(values["label"])] if values["label"].isdigit() else values["label"]
@@ -209,7 +208,6 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
         # No worker id: each row is its own annotator.
         worker = (values["worker_id"] or "").strip() or f"row{number}"
         answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
-    numbers = [n for _, n in answered]
     ANSWERS.check_unique([{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), numbers)
     seen: Counter[str] = Counter()
     for answer, number in zip(answers, numbers, strict=True):  # no HIT has more answers than its assignments
@@ -282,11 +280,7 @@ def dataset_rows(
         flags = [a.toxic for a in answers]
         toxic = any(flags) if params.toxic_rule == "any" else sum(flags) * 2 > len(flags)
         row = {
-            "sentence": hit["sentence"],
-            "combination": hit["combination"],
-            "root": hit["root"],
-            "modifier": hit["modifier"],
-            "property": hit["property"],
+            **{name: hit[name] for name in ("sentence", *FORM_FIELDS)},
             "human_label_majority": label,
             "meta.human_labels": _tuple([a.label for a in answers]),
             "meta.combination_human_relevance": _tuple([a.combination_relevance for a in answers]),
@@ -336,7 +330,7 @@ def import_answers(
             by_hit.setdefault(a.hit_id, []).append(a)
         files, outcome = dataset_rows(hits, by_hit, params)
         for name, rows in files.items():
-            _write_csv(target / f"{name}.csv", RELEASED_HEADERS[name], rows)
+            write_csv(target / f"{name}.csv", RELEASED_HEADERS[name], rows)
         write_json(target / "test_index.json", test_index(files, params))
         report = {
             "answers": len(parsed),

@@ -20,9 +20,10 @@ it extracts exactly the whole-sentence parse's combinations; docs/benchmarks.md)
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -287,13 +288,7 @@ class CombinationJob:
         return out, dict(stats)
 
 
-def batched(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
-    """Consecutive lists of at most ``size`` items."""
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive lists of at most ``size`` items (lazily: a corpus is never held whole)."""
+    rest = iter(items)
+    return iter(lambda: list(itertools.islice(rest, size)), [])

@@ -16,30 +16,14 @@ from typing import Any
 
 from ccpt.pipeline.corpus import Document, split_sentences
 
-# Expressions containing "as"/"like" that do not compare two concepts. Each is a regex over lower-cased text.
+# Expressions containing "as"/"like" that do not compare two concepts. Each is a regex over lower-cased text:
+# first fixed expressions built on "as", each matched as whole words.
+_FIXED_AS = (
+    "as well as|as soon as|as long as|as far as|as much as|as many as|as well|such as|as if|as though|as to|"
+    "as for|as of|as per|as such|as usual|as yet|as follows|as opposed to|as regards|as a result|so as to"
+)
 FALSE_FRIENDS: tuple[str, ...] = (
-    r"\bas well as\b",
-    r"\bas soon as\b",
-    r"\bas long as\b",
-    r"\bas far as\b",
-    r"\bas much as\b",
-    r"\bas many as\b",
-    r"\bas well\b",
-    r"\bsuch as\b",
-    r"\bas if\b",
-    r"\bas though\b",
-    r"\bas to\b",
-    r"\bas for\b",
-    r"\bas of\b",
-    r"\bas per\b",
-    r"\bas such\b",
-    r"\bas usual\b",
-    r"\bas yet\b",
-    r"\bas follows\b",
-    r"\bas opposed to\b",
-    r"\bas regards\b",
-    r"\bas a result\b",
-    r"\bso as to\b",
+    *(rf"\b{phrase}\b" for phrase in _FIXED_AS.split("|")),
     # the verb "like": after a subject pronoun, a modal, "to", or a negation ("I like it", "would like to")
     r"\b(?:i|you|we|they|he|she|who|would|should|could|might|will|shall|may|must|to|do|does|did|don't|"
     r"doesn't|didn't|not|never|really|'d)\s+like\b",

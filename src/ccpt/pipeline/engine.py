@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -109,17 +109,11 @@ def run_ray(
     )
     for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
         rows: Rows = []
-        counts: Counts = {}
+        counts: Counter[str] = Counter()
         for text in batch["json"]:
             obj = json.loads(text)
             if isinstance(obj, dict) and "__counts__" in obj:
-                merge_counts(counts, obj["__counts__"])
+                counts.update(obj["__counts__"])
             else:
                 rows.append(obj)
         yield rows, counts
-
-
-def merge_counts(total: dict[str, int], part: dict[str, int]) -> None:
-    """Add ``part`` into ``total``."""
-    for key, value in part.items():
-        total[key] = total.get(key, 0) + value

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from ccpt.errors import CcptError
 from ccpt.pipeline.combinations import CombinationJob, ExtractConfig, batched
 from ccpt.pipeline.comparatives import FALSE_FRIENDS, compile_false_friends, mine_documents
 from ccpt.pipeline.corpus import Document, iter_documents
-from ccpt.pipeline.engine import ENGINES, RaySource, merge_counts, run_process_pool, run_ray
+from ccpt.pipeline.engine import ENGINES, RaySource, run_process_pool, run_ray
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage
 from ccpt.pipeline.progress import Progress
 
@@ -110,10 +111,10 @@ def _write(
     out: Path, results: Iterator[tuple[list[dict[str, Any]], dict[str, int]]], progress: Progress, unit: str
 ) -> dict[str, int]:
     """Write the rows of every batch in order; ``progress`` advances by each batch's ``unit`` count."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     with atomic_text(out) as fh, progress:
         for rows, part in results:
-            merge_counts(counts, part)
+            counts.update(part)
             progress.advance(part.get(unit, 0))
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")

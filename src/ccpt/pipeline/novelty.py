@@ -148,11 +148,11 @@ def pmi(pair: Pair, counts: Counts) -> float | None:
 
 def dataset_pairs(dataset_dir: Path) -> dict[str, set[Pair]]:
     """Distinct (modifier, head) pairs per CCPT file found in ``dataset_dir`` (lower-cased)."""
-    out: dict[str, set[Pair]] = {}
-    for stem in FILE_SPECS:
-        path = dataset_dir / f"{stem}.csv"
-        if path.is_file():
-            out[stem] = {(r.modifier.lower(), r.head.lower()) for r in read_records(path, stem)}
+    out = {
+        stem: {(r.modifier.lower(), r.head.lower()) for r in read_records(dataset_dir / f"{stem}.csv", stem)}
+        for stem in FILE_SPECS
+        if (dataset_dir / f"{stem}.csv").is_file()
+    }
     if not out:
         raise DataError(f"no CCPT files in {dataset_dir}", "pass the dataset directory written by annotate-import")
     return out

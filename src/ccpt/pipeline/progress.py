@@ -6,6 +6,7 @@ holds results, not redraws. rich redraws it in place (twice a second) and leaves
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -26,7 +27,7 @@ def _duration(seconds: float) -> str:
 
 
 @dataclass
-class Progress:
+class Progress(contextlib.AbstractContextManager["Progress"]):
     """Counts processed items of one stage; on a terminal, rich shows ``label: done/total (rate/s, ETA …)``."""
 
     label: str
@@ -72,9 +73,6 @@ class Progress:
         if self._live is not None:
             self._live.stop()
             self._live = None
-
-    def __enter__(self) -> Progress:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -13,18 +13,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
-from ccpt.schemas.base import (
-    KEY,
-    Likert,
-    OptionalText,
-    Rating10,
-    Relevance,
-    TableSchema,
-    Text,
-    _no_bool,
-    column,
-    role,
-)
+from ccpt.schemas.base import KEY, Likert, OptionalText, Rating10, Relevance, TableSchema, Text, _no_bool, column, role
 from ccpt.spec import GENERATIVE_TASKS, TASKS, TYPE_LABELS, PropertyType, ScoredType, type_label
 
 # The judged pairs of a generative answer, by the tidy table's relevance column: (N, P), (H, P), (M, P).

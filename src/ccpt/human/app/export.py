@@ -10,9 +10,7 @@ an unanswered rating or HIT an empty cell (counted as missing).
 
 from __future__ import annotations
 
-import csv
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +19,7 @@ from ccpt.human.app.store import Store
 from ccpt.human.app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human.sheets import SOLVER_COLUMNS
 from ccpt.outputs import atomic_path
-from ccpt.pipeline.annotation import ANSWER_COLUMNS
-from ccpt.pipeline.manifest import atomic_text
-from ccpt.sheets import neutralise_row
+from ccpt.pipeline.annotation import ANSWER_COLUMNS, write_csv
 from ccpt.spec import TASK_SPECS, TASKS
 
 
@@ -34,14 +30,6 @@ class ExportResult:
     files: tuple[Path, ...]
     answered: dict[str, int]
     assigned: dict[str, int]
-
-
-def _write(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> Path:
-    with atomic_text(path) as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows(neutralise_row(row) for row in rows)  # answers are free text (people's, models')
-    return path
 
 
 def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
@@ -83,7 +71,7 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
                 )
     for task in [t for t in TASKS if t in solver_rows]:
         extra = ["answer_modifier"] if TASK_SPECS[task].completes_phrase else []
-        files.append(_write(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
+        files.append(write_csv(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
     if RATING in study.sources:
         with atomic_path(out / "key.csv") as partial:
             shutil.copyfile(study.sources[RATING], partial)
@@ -91,7 +79,7 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
         columns = ["pair_id", "concept", "property", "rater", "rating"]
         for k, annotator in enumerate(annotators, start=1):
             if annotator.id in rating_rows:
-                files.append(_write(out / f"rater_{k}.csv", columns, rating_rows[annotator.id]))
+                files.append(write_csv(out / f"rater_{k}.csv", columns, rating_rows[annotator.id]))
     if ANNOTATION in study.sources:
-        files.append(_write(out / "answers.csv", ANSWER_COLUMNS, hit_rows))
+        files.append(write_csv(out / "answers.csv", ANSWER_COLUMNS, hit_rows))
     return ExportResult(tuple(files), answered, assigned)
