@@ -3,21 +3,18 @@
 Inspect (0.3.x) exports none of them. Each is imported lazily and guarded, so a release that moves them degrades to
 a documented fallback instead of breaking ccpt:
 
-- ``PrerequisiteError``: the exception that `inspect eval` prints as one line instead of a traceback. A user
-  error while building a task (a bad ``-T`` value, missing data) is raised as one. Fallback: the CcptError
-  itself (still one line under `ccpt run`; a traceback under `inspect eval`). A missing API key is one, named in
-  its message only (:func:`missing_api_key`; fallback: the message itself is the line).
-- the model-roles context: `ccpt run` builds its tasks before handing them to Inspect, with its judge bound as the
-  ``grader`` role the way `inspect eval` binds the command line's roles, so a task does not load its default
-  judge for nothing. Fallback: nothing bound (the task then loads the default judge, which the run's own
-  grader overrides: slower, never wrong).
-- the active ``GenerateConfig`` (the task's merged with `inspect eval`'s and `ccpt run`'s generation options):
-  the ``as-run`` protocol fills a provider's sampling defaults only where the user set nothing. Fallback: an
-  empty config (the protocol's defaults then win over command-line options; per-call settings stay explicit).
-- a model's provider object (``Model.api``): :func:`guard_model` turns off the OpenAI SDK's own retries in its
-  client (``client.max_retries``, and ``model_args`` for a client rebuilt later) and wraps its ``generate`` to
-  stop at once on an endpoint declared down. Fallback: a provider without those attributes is left as it is
-  (its SDK may then retry inside each of Inspect's attempts; nothing else changes).
+- ``PrerequisiteError``, which `inspect eval` prints as one line: a user error while building a task (a bad ``-T``
+  value, missing data) is raised as one. Fallback: the CcptError itself (a traceback under `inspect eval`). A
+  missing API key is one, named in its message only (:func:`missing_api_key`; fallback: the message is the line).
+- the model-roles context: `ccpt run` builds its tasks with its judge bound as the ``grader`` role, as `inspect
+  eval` binds the command line's, so a task does not load its default judge for nothing. Fallback: nothing bound
+  (the default judge loads, and the run's own grader overrides it: slower, never wrong).
+- the active ``GenerateConfig`` (the task's merged with the command line's): the ``as-run`` protocol fills a
+  provider's sampling defaults only where the user set nothing. Fallback: an empty config (the protocol's defaults
+  then win over command-line options).
+- a model's provider object (``Model.api``): :func:`guard_model` turns off the OpenAI SDK's own retries
+  (``client.max_retries``, and ``model_args`` for a rebuilt client) and stops its ``generate`` at once on an
+  endpoint declared down. Fallback: a provider without those attributes is left as it is.
 """
 
 from __future__ import annotations

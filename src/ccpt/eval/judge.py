@@ -1,38 +1,30 @@
 """The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model.
 
-A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with
-(s − 1) / 9. Calls are memoised per (judge model, concept, property) for the whole run — a pair shared by
-many samples, seeds or methods is judged once — and go through Inspect's model cache, so re-scoring a run
-is deterministic and free. Unparsable replies are retried a bounded number of times, then recorded as a
-failure (relevance ``None``), never replaced by a default.
+A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with (s − 1) / 9.
+Calls are memoised per (judge model, concept, property) for the run (a pair shared by samples, seeds or methods is
+judged once) and go through Inspect's model cache, so re-scoring is deterministic and free. An unparsable reply is
+retried a bounded number of times, then recorded as a failure (relevance ``None``), never replaced by a default.
 
-Two readings of the judge's answer:
-- ``text`` (default, the paper's): the integer the judge writes, at temperature 0.
-- A provider that knows the exact relevance (the distilled judge, ``ccpt-distilled``) puts it in the output's
-  metadata; it is taken as is, unrounded, in either mode.
-- ``expected``: the probability-weighted mean score from the judge's token log-probabilities at the
-  score position. Small local judges carry a usable signal only there (docs/methods.md, "The judge"). Digits are single
-  tokens in the supported local models, so "10" is the token "1" followed by "0": when the chosen first
-  digit is "1", P("0" | "1") from the next position splits its mass between 1 and 10; otherwise the mass
-  of "1" is counted as 1 (a documented approximation, small because that mass is small then).
+Reading the answer: ``text`` (default, the paper's) takes the integer the judge writes at temperature 0;
+``expected`` the probability-weighted mean score from the token log-probabilities at the score position, where small
+local judges carry their signal (docs/methods.md, "The judge"). Digits are single tokens in the supported local
+models, so "10" is "1" then "0": when the first digit is "1", P("0" | "1") splits its mass between 1 and 10;
+otherwise the mass of "1" counts as 1 (a documented approximation, small then). A provider that knows the exact
+relevance (the distilled judge, ``ccpt-distilled``) puts it in the output's metadata: taken unrounded in either mode.
 
-The reply format is negotiated once per judge and run (per judge endpoint and process: the preflight's negotiation
-serves every task run after it): structured output is an optimisation, never a requirement. The negotiation asks
-a harmless probe pair (:data:`PROBE_PAIR`), never one of the run's own pairs, so a pair the judge refuses (a content
-filter answering HTTP 500 to a toxic pair) cannot fail the negotiation and with it every sample. It tries a JSON
-schema, then a JSON object, then the plain prompt the paper used (the formats the provider family can take, best
-first; a protocol that sends none — ``as-run`` — starts and ends with the plain prompt). A format is dropped when
-the server refuses it twice (an HTTP 4xx/5xx answer other than "busy" or "unavailable"); when every format is
-refused the judge is unusable (:class:`JudgeUnusable`, one line naming the judge and the server's message).
+The reply format is negotiated once per judge endpoint and process (the preflight's serves every task run after it),
+on a harmless probe pair (:data:`PROBE_PAIR`), so a pair the judge refuses (a content filter's HTTP 500) cannot fail
+the negotiation and every sample with it. Structured output is an optimisation, never a requirement: a JSON schema,
+then a JSON object, then the paper's plain prompt (what the provider family takes, best first; ``as-run`` sends only
+the plain prompt). A format is dropped when refused twice (HTTP 4xx/5xx other than "busy" or "unavailable"); when
+every format is refused the judge is unusable (:class:`JudgeUnusable`, one line with the server's message).
 
-A judge call that fails is one of two things (docs/methods.md, "Transient failures"):
-- final, counted as a judge failure of its pair (relevance ``None``, never a default): an unparsable reply after
-  the retries, a 4xx, or a server error (5xx) for this pair while the judge answers the probe pair — the judge
-  refuses this pair;
-- transient, not a result: the endpoint could not be reached, timed out, answered 429, or answered a 5xx that
-  the probe pair gets too. The call raises (:class:`JudgeUnavailable`, or
-  :class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering altogether, which stops every later
-  call at once); Inspect records the sample as an error and the rerun judges it again.
+A failed judge call is one of two things (docs/methods.md, "Transient failures"):
+- final, a counted judge failure of its pair (relevance ``None``): an unparsable reply after the retries, a 4xx, or
+  a 5xx for this pair while the judge answers the probe pair (it refuses this pair);
+- transient, not a result: unreachable, timed out, 429, or a 5xx the probe pair gets too. It raises
+  (:class:`JudgeUnavailable`, or :class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering,
+  which stops every later call at once); Inspect records the sample as an error and the rerun judges it again.
 """
 
 from __future__ import annotations
@@ -44,15 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inspect_ai.model import (
-    CachePolicy,
-    ChatMessageUser,
-    GenerateConfig,
-    Logprob,
-    Model,
-    ModelOutput,
-    ResponseSchema,
-)
+from inspect_ai.model import CachePolicy, ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
@@ -100,9 +84,8 @@ class JudgeUnavailable(ModelError):
     the sample is an error and the rerun judges it again."""
 
 
-# Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way, so that
-# the format is negotiated once per judge and run (the preflight's result serves the task runs). Cleared by
-# forget_formats() when a command starts.
+# Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way (see the
+# module docstring); cleared by forget_formats() when a command starts.
 _negotiated: dict[tuple[str, str, tuple[str, ...]], tuple[JudgeFormat, dict[str, str]]] = {}
 _negotiating: dict[tuple[str, str, tuple[str, ...]], tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
 
@@ -151,26 +134,18 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def _digit_distribution(position: Logprob) -> dict[int, float]:
-    probs: dict[int, float] = {}
-    for top in position.top_logprobs or []:
-        match = _DIGIT.match(top.token)
-        if match and match.group(1) != "0":
-            digit = int(match.group(1))
-            probs[digit] = probs.get(digit, 0.0) + math.exp(top.logprob)
-    return probs
-
-
 def expected_score(output: ModelOutput) -> float | None:
     """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply."""
     logprobs = output.choices[0].logprobs if output.choices else None
-    if logprobs is None:
-        return None
-    tokens = logprobs.content
+    tokens = logprobs.content if logprobs is not None else []
     for i, position in enumerate(tokens):
         if not _DIGIT.match(position.token):
             continue
-        probs = _digit_distribution(position)
+        probs: dict[int, float] = {}
+        for top in position.top_logprobs or []:
+            match = _DIGIT.match(top.token)
+            if match and match[1] != "0":
+                probs[int(match[1])] = probs.get(int(match[1]), 0.0) + math.exp(top.logprob)
         total = sum(probs.values())
         if total <= 0:
             return None
@@ -212,7 +187,6 @@ class Judge:
     capitalise: bool = False  # upper-case the concept's first letter in the prompt
     lowercase_reply: bool = False  # lower-case the reply before parsing it
     request: GenerateConfig = field(default_factory=GenerateConfig)  # limits merged into every call (retries, timeouts)
-    calls: int = 0
     format: JudgeFormat | None = None  # the negotiated reply format (None until the first call)
     refused: dict[str, str] = field(default_factory=dict)  # format → the server's refusal, for the log
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
@@ -305,7 +279,6 @@ class Judge:
         """None when ``fmt`` is taken; else the server's message after ``PROBES_PER_FORMAT`` refusals."""
         message = ""
         for _ in range(PROBES_PER_FORMAT):
-            self.calls += 1
             try:
                 await self._generate(prompt, 0, fmt, max_retries=0)
                 return None
@@ -319,7 +292,6 @@ class Judge:
         """Whether the judge answers the probe pair now, uncached: the endpoint is up and takes other pairs."""
         fmt = self.format or "plain"
         limit = self.request.attempt_timeout or PROBE_LIMIT
-        self.calls += 1
         try:
             output = await asyncio.wait_for(
                 self._generate(self._probe_prompt(), 0, fmt, cache=False, max_retries=0), timeout=limit + 5
@@ -364,7 +336,6 @@ class Judge:
             raise endpoints.EndpointDown(self.name, self.endpoint, down)
         fmt = await self.reply_format()
         for attempt in range(self.retries + 1):
-            self.calls += 1
             try:
                 output = await self._generate(prompt, attempt, fmt)
             except Exception as exc:  # failed after Inspect's own retries: counted, or transient (raised)

@@ -53,27 +53,11 @@ class ChatRequest:
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``Llama.create_chat_completion``."""
         args: dict[str, Any] = {"messages": [dict(m) for m in self.messages], "stop": list(self.stop)}
-        optional = {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "top_k": self.top_k,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "frequency_penalty": self.frequency_penalty,
-            "presence_penalty": self.presence_penalty,
-            "logit_bias": self.logit_bias,
-        }
-        args.update({k: v for k, v in optional.items() if v is not None})
+        optional = ("temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty")
+        args.update({k: getattr(self, k) for k in (*optional, "logit_bias") if getattr(self, k) is not None})
         if self.json_schema is not None:
             args["response_format"] = {"type": "json_object", "schema": self.json_schema}
         return args
-
-
-@dataclass(frozen=True)
-class TopToken:
-    token: str
-    bytes: bytes
-    logprob: float
 
 
 @dataclass(frozen=True)
@@ -83,7 +67,7 @@ class TokenLogprob:
     token: str
     bytes: bytes
     logprob: float
-    top: tuple[TopToken, ...] = ()
+    top: tuple[TokenLogprob, ...] = ()  # the alternatives (their own ``top`` empty)
 
 
 @dataclass(frozen=True)
@@ -111,12 +95,12 @@ class _Step:
     top_logprobs: np.ndarray
 
 
+@dataclass
 class _Recorder:
     """Collects the raw next-token distribution at every sampling step of one call."""
 
-    def __init__(self, top_k: int) -> None:
-        self.top_k = top_k
-        self.steps: list[_Step] = []
+    top_k: int
+    steps: list[_Step] = field(default_factory=list)
 
     def record(self, token: int, logits: np.ndarray) -> None:
         # log-softmax in float64 so probabilities of the top tokens sum to ~1 exactly
@@ -189,37 +173,35 @@ class LoadedModel:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class _ModelParamsGuard:
+_PARAMS_LOCK = threading.Lock()  # the temporary wrap below is safe if two threads load at once
+
+
+@contextlib.contextmanager
+def _no_extra_buffers() -> Iterator[None]:
     """Load models with llama.cpp's "extra buffer types" (weight repacking, incl. AMX) switched off.
 
     A llama-cpp-python built with default flags on an AMX-capable CPU segfaults in those kernels
     (llama.cpp #20824). ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads we wrap
     ``llama_model_default_params`` (the one place ``Llama.__init__`` gets its model parameters from).
     Measured here: same prompt and generation speed with the flag off, and no repacking delay on the
-    first call. The class-level lock makes the temporary wrap safe if two threads load at once.
+    first call.
     """
+    original = llama_low.llama_model_default_params
+    if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
+        yield  # older llama.cpp: no such parameter and no AMX repacking to avoid
+        return
 
-    _lock = threading.Lock()
+    def params() -> Any:
+        p = original()
+        p.use_extra_bufts = False
+        return p
 
-    @classmethod
-    @contextlib.contextmanager
-    def no_extra_buffers(cls) -> Iterator[None]:
-        original = llama_low.llama_model_default_params
-        if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
-            yield  # older llama.cpp: no such parameter and no AMX repacking to avoid
-            return
-
-        def params() -> Any:
-            p = original()
-            p.use_extra_bufts = False
-            return p
-
-        with cls._lock:
-            llama_low.llama_model_default_params = params
-            try:
-                yield
-            finally:
-                llama_low.llama_model_default_params = original
+    with _PARAMS_LOCK:
+        llama_low.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            llama_low.llama_model_default_params = original
 
 
 # One Llama per LoadSpec per process. A bounded lru_cache rather than a module dict: it is the
@@ -230,7 +212,7 @@ class _ModelParamsGuard:
 @functools.lru_cache(maxsize=4)
 def load_model(spec: LoadSpec) -> LoadedModel:
     """Load (once) the GGUF at ``spec.path``; raises ValueError if llama.cpp cannot read it."""
-    with _ModelParamsGuard.no_extra_buffers():
+    with _no_extra_buffers():
         llama = RecordingLlama(
             model_path=spec.path,
             n_ctx=spec.n_ctx,
@@ -262,22 +244,18 @@ def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenL
             break
         piece = llama.detokenize([step.token], prev_tokens=prev)
         top = tuple(
-            _top_token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
+            _token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
             for i, lp in zip(step.top_ids, step.top_logprobs, strict=True)
         )
-        out.append(TokenLogprob(_text(piece), piece, step.logprob, top))
+        out.append(_token(piece, step.logprob, top))
         prev.append(step.token)
         used += len(piece)
     return tuple(out)
 
 
-def _top_token(piece: bytes, logprob: float) -> TopToken:
-    return TopToken(_text(piece), piece, logprob)
-
-
-def _text(piece: bytes) -> str:
+def _token(piece: bytes, logprob: float, top: tuple[TokenLogprob, ...] = ()) -> TokenLogprob:
     # A token can hold part of a multi-byte character; the exact bytes are kept alongside.
-    return piece.decode("utf-8", errors="replace")
+    return TokenLogprob(piece.decode("utf-8", errors="replace"), piece, logprob, top)
 
 
 def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:

@@ -1,17 +1,15 @@
 """The embedded offline model: an Inspect model provider running llama-cpp-python in-process.
 
-Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`),
-``--model gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs
-``huggingface_hub``). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64
--M prefix_cache=aligned -M verbose=false``. ``prefix_cache``: ``aligned`` (default) re-uses the evaluated
-prompt prefix shared with the previous call in whole ``n_batch`` blocks — every call stays bitwise
-reproducible and a shared few-shot or judge prompt is not re-read (≈9× faster on the judge prompt);
-``off`` evaluates every prompt from scratch; ``any`` is llama-cpp-python's own reuse (fastest, but results
-then depend on the previous call).
+Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`), ``--model
+gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs ``huggingface_hub``).
+Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64 -M prefix_cache=aligned -M verbose=false``.
+``prefix_cache``: ``aligned`` (default) re-uses the evaluated prompt prefix shared with the previous call in whole
+``n_batch`` blocks — every call stays bitwise reproducible and a shared few-shot or judge prompt is not re-read
+(≈9× faster on the judge prompt); ``off`` evaluates every prompt from scratch; ``any`` is llama-cpp-python's own reuse
+(fastest, but results then depend on the previous call).
 
-llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the
-event loop stays responsive) under the model's lock, and the provider asks Inspect for one
-connection at a time.
+llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the event loop stays
+responsive) under the model's lock, and the provider asks Inspect for one connection at a time.
 """
 
 from __future__ import annotations
@@ -73,12 +71,10 @@ def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
     """Make Inspect queue this model's calls itself, one at a time, before its attempt timeout starts.
 
     Inspect's adaptive concurrency (on unless ``max_connections`` or ``adaptive_connections`` is set) ignores
-    :meth:`GGUFModelAPI.max_connections` and lets 10–100 calls into ``generate`` at once. Here they queue on the
-    model's lock *inside* the attempt timeout (``ccpt run --timeout``): a call that waits behind a few dozen others
-    times out, its work is thrown away and it is retried from scratch (measured: a Spreading Activation run on a
-    busy machine failed this way after wasting most of its time). ``config`` is the Model's own generation
-    config, so opting out here keeps Inspect's queue (outside the timeout) in front of the one model lock. An
-    explicit choice by the caller is left alone.
+    :meth:`GGUFModelAPI.max_connections` and lets 10–100 calls into ``generate``, to queue on the model's lock
+    *inside* the attempt timeout (``ccpt run --timeout``): one waiting behind dozens times out and is retried from
+    scratch (measured: a Spreading Activation run on a busy machine failed so). Opting out in the Model's own
+    ``config`` keeps Inspect's queue (outside the timeout) in front of the lock; a caller's explicit choice stays.
     """
     if config.max_connections is None and config.adaptive_connections is None:
         config.adaptive_connections = False
@@ -227,7 +223,7 @@ class GGUFModelAPI(ModelAPI):
         choices = [
             ChatCompletionChoice(
                 message=ChatMessageAssistant(content=r.text, model=self.model_name, source="generate"),
-                stop_reason=_stop_reason(r.finish_reason, r.prompt_tokens + r.completion_tokens, self._n_ctx),
+                stop_reason=_stop_reason(r, self._model.spec.n_ctx),
                 logprobs=_logprobs(r.logprobs) if r.logprobs is not None else None,
             )
             for r in results
@@ -246,10 +242,6 @@ class GGUFModelAPI(ModelAPI):
             time=sum(r.seconds for r in results),
         )
 
-    @property
-    def _n_ctx(self) -> int:
-        return self._model.spec.n_ctx
-
 
 def _message(message: ChatMessage) -> dict[str, str]:
     """A chat-template message; only text content is supported by the embedded models."""
@@ -259,9 +251,9 @@ def _message(message: ChatMessage) -> dict[str, str]:
     return {"role": message.role, "content": message.text}
 
 
-def _stop_reason(finish_reason: str, used_tokens: int, n_ctx: int) -> StopReason:
-    if finish_reason == "length":
-        return "model_length" if used_tokens >= n_ctx else "max_tokens"
+def _stop_reason(result: ChatResult, n_ctx: int) -> StopReason:
+    if result.finish_reason == "length":
+        return "model_length" if result.prompt_tokens + result.completion_tokens >= n_ctx else "max_tokens"
     return "stop"
 
 

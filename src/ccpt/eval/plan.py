@@ -1,24 +1,23 @@
 """`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent.
 
-Counts come from the tasks the sweep builds (their datasets, seeds and methods; each registered method counts
-its own calls, see :mod:`ccpt.methods`) and are exact where the run's structure fixes them; a range where the
-models' answers decide:
+Counts come from the tasks the sweep builds (datasets, seeds, methods; each registered method counts its own calls,
+see :mod:`ccpt.methods`): exact where the run's structure fixes them, a range where the models' answers decide.
 
 - **solver calls** per (task, method, model): instances × seeds × samples per answer (1; ``oracle_n`` for
-  Multi-Oracle; 0 for Gold). Spreading Activation adds its expansion, which is greedy and shared by the seeds of
-  an instance (cached): at least one step (one activation call per seed concept from the LLM, plus the filter
-  call), at most ``sa_max_iterations`` steps of up to ``neighbours_k`` activations plus the filter; with
-  ``sa_answer_every_step`` one answer per step and seed besides.
+  Multi-Oracle; 0 for Gold). Spreading Activation adds its expansion, greedy and shared by the seeds of an instance
+  (cached): at least one step (one activation call per seed concept from the LLM, plus the filter call), at most
+  ``sa_max_iterations`` steps of up to ``neighbours_k`` activations plus the filter; with ``sa_answer_every_step``
+  one answer per step and seed besides.
 - **judge calls**: three judged pairs per answer, each (concept, property) asked once per run (memoised). At most
   3 × answers; at least 3 per instance (every seed giving the same answer). Gold is exact: its distinct pairs.
-- **resume**: against a ``--log-dir`` that already holds logs of the same task runs (same task, task arguments,
-  model, model arguments, generation settings and judge: what makes Inspect's eval set pair a task with its log),
-  a task run whose newest log finished every planned sample is skipped, and the finished samples of an
-  interrupted one are reused, as a rerun does (:mod:`ccpt.eval.sweep`). Only the remaining samples' calls are
-  counted: a run's call range scaled by the share of its samples × seeds still to do (low rounded down, high up).
+- **resume**: against a ``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model
+  arguments, generation settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose
+  newest log finished every planned sample is skipped and an interrupted one's finished samples are reused, as a
+  rerun does (:mod:`ccpt.eval.sweep`). Only the remaining samples count: a run's call range scaled by the share of
+  its samples × seeds still to do (low rounded down, high up).
 - **cost** (with ``--prices``): input tokens between a fifth and a third of each prompt's characters (tokenizers
-  differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24); the
-  prices as in the Tokens and cost table. A model without a price has no cost (never a guess).
+  differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24); prices as
+  in the Tokens and cost table. A model without a price has no cost (never a guess).
 """
 
 from __future__ import annotations
@@ -59,10 +58,6 @@ class PlanRow:
     def skipped(self) -> bool:
         """Whether a rerun skips this task run: its log finished every planned sample."""
         return self.planned_samples > 0 and self.done_samples >= self.planned_samples
-
-
-def _add(a: Range, b: Range) -> Range:
-    return (a[0] + b[0], a[1] + b[1])
 
 
 def plan_rows(
@@ -207,8 +202,8 @@ def cost_range(
 
 def plan_totals(rows: Sequence[PlanRow]) -> tuple[Range, Range]:
     """(solver calls, judge calls) over the whole plan."""
-    solver: Range = (0, 0)
-    judge: Range = (0, 0)
-    for row in rows:
-        solver, judge = _add(solver, row.solver_calls), _add(judge, row.judge_calls)
-    return solver, judge
+
+    def total(ranges: list[Range]) -> Range:
+        return (sum(low for low, _ in ranges), sum(high for _, high in ranges))
+
+    return total([row.solver_calls for row in rows]), total([row.judge_calls for row in rows])

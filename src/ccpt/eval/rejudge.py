@@ -1,24 +1,20 @@
 """Re-judging stored answers with another judge (``ccpt rejudge``), through Inspect.
 
-Any run ccpt reads — Inspect logs of ``ccpt run``, the authors' result files, tidy tables — is loaded into the
-tidy table; its generative answers are grouped by (source, task, model, method, filter, protocol), and each
-group becomes one Inspect task whose samples carry the stored answers (one sample per instance and seed, every
-answer of it — Multi-Oracle members, Table-6 steps — inside). A no-op solver keeps the stored answers; the
-scorer judges each parsed answer with the ``grader`` role exactly as a run's scorer does (same pairs, same
-protocol judge surface, same memo and Inspect cache) and stores the re-judged rows in the score metadata in
-the shape :func:`ccpt.results.from_inspect_logs` reads. So the output directory holds ordinary Inspect logs
-that ``ccpt report``, ``ccpt compare`` and ``inspect view`` read like any run.
+Any run ccpt reads (Inspect logs of ``ccpt run``, the authors' result files, tidy tables) is loaded into the tidy
+table; its generative answers are grouped by (source, task, model, method, filter, protocol), and each group becomes
+one Inspect task whose samples carry the stored answers (one per instance and seed, with every answer of it:
+Multi-Oracle members, Table-6 steps). A no-op solver keeps them; the scorer judges each parsed answer with the
+``grader`` role exactly as a run's scorer does (same pairs, protocol judge surface, memo and cache) and stores the
+re-judged rows in the score metadata as :func:`ccpt.results.from_inspect_logs` reads them. So the output directory
+holds ordinary Inspect logs that ``ccpt report``, ``ccpt compare`` and ``inspect view`` read like any run; the rows
+keep the protocol they were produced under (a task argument).
 
-Nothing is re-parsed: an answer the source could not parse stays a counted parse failure, and a judge call
-that fails is a counted judge failure (relevance missing), never a default. Task-3 rows have no judge and
-are not carried over (counted in the returned summary).
+Nothing is re-parsed: an unparsed answer stays a counted parse failure, a failed judge call a counted judge failure
+(relevance missing), never a default. Task-3 rows have no judge and are not carried over (counted in the summary).
 
-Resumable: ``eval_set`` skips groups whose log in the output directory is complete, and every judge call
-goes through Inspect's cache, so rerunning a killed re-judge asks nothing twice. Failures are handled as in
-``ccpt run`` (:mod:`ccpt.eval.sweep`): a transient one (the judge unreachable, timed out, busy) is a sample error
-that the rerun judges again, a judge that stops answering stops the re-judge with one line, and Ctrl-C raises
-:class:`~ccpt.errors.Interrupted` (no table: it would be incomplete). The rows keep the protocol they were
-produced under (a task argument), so ``ccpt report`` reads them as the source's rows.
+Resumable: ``eval_set`` skips groups whose log is complete and judge calls go through Inspect's cache. Failures are
+handled as in ``ccpt run`` (:mod:`ccpt.eval.sweep`): a transient one is a sample error the rerun judges again, a
+judge that stops answering stops the re-judge with one line, and Ctrl-C raises :class:`~ccpt.errors.Interrupted`.
 """
 
 from __future__ import annotations
@@ -193,16 +189,8 @@ def rejudge_tasks(
         rows = first_instances(group, limit)
         path = write_group(out_dir, key, rows)
         answers += len(rows)
-        tasks.append(
-            rejudge(
-                rows_file=str(path),
-                task=str(key["task"]),
-                method=str(key["method"]),
-                protocol=str(key["protocol"]),
-                source=str(key["source"]),
-                judge_mode=judge_mode,
-            )
-        )
+        named = {name: str(key[name]) for name in ("task", "method", "protocol", "source")}
+        tasks.append(rejudge(rows_file=str(path), **named, judge_mode=judge_mode))
     return tasks, answers
 
 

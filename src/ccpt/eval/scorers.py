@@ -1,14 +1,13 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
 Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}``: one
-:class:`ccpt.rows.SampleRow` per reply (the record :mod:`ccpt.results` reads back), with the raw reply, the
-parsed answer or the parse failure reason, every relevance, R_H,M,P and E or C, and the judge's negotiated reply
-format (:mod:`ccpt.eval.judge`). The Score *value* holds the same numbers reduced for Inspect's own display, the
-task's headline first — ``E`` (emergent tasks), ``C`` (PI-canceled) or ``accuracy`` (Task 3) — then ``R_NP`` and
-``R_HMP``, each with its mean and standard error over instances, on [0, 1] (several samples of one instance and
-seed reduce the method's own way, :mod:`ccpt.methods`: Multi-Oracle's is the paper's per-column best). The
-explanation lists the judged pairs and their relevances. ``ccpt report`` recomputes everything from the rows,
-×100 (docs/metrics.md, "Inspect's metrics").
+:class:`ccpt.rows.SampleRow` per reply (the record :mod:`ccpt.results` reads back: raw reply, parsed answer or parse
+failure, every relevance, R_H,M,P and E or C) and the judge's negotiated reply format (:mod:`ccpt.eval.judge`). The
+Score *value* holds the same numbers reduced for Inspect's display, on [0, 1]: the headline first (``E`` emergent,
+``C`` PI-canceled, ``accuracy`` Task 3), then ``R_NP`` and ``R_HMP``, each with mean and standard error over
+instances (several samples of one instance and seed reduce the method's way, :mod:`ccpt.methods`: Multi-Oracle's is
+the paper's per-column best). The explanation lists the judged pairs and their relevances. ``ccpt report``
+recomputes everything from the rows, ×100 (docs/metrics.md, "Inspect's metrics").
 """
 
 from __future__ import annotations
@@ -19,17 +18,7 @@ import math
 from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    metric,
-    score_reducer,
-    scorer,
-    stderr,
-)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, score_reducer, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from ccpt import methods
@@ -157,10 +146,8 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
         if not isinstance(first.value, dict):
             return Score(value=_mean_defined([s.value for s in scores]))
         keys = first.value.keys()
-        value = {}
-        for key in keys:
-            mean = _mean_defined([s.value.get(key) for s in scores])  # type: ignore[union-attr]
-            value[key] = None if mean != mean else mean  # NaN → None
+        means = {key: _mean_defined([s.value.get(key) for s in scores]) for key in keys}  # type: ignore[union-attr]
+        value = {key: None if mean != mean else mean for key, mean in means.items()}  # NaN → None
         seeds = {
             key: {_seed_of(s, k): s.value.get(key) for k, s in enumerate(scores)}  # type: ignore[union-attr]
             for key in keys
@@ -173,12 +160,10 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
 def default_grader_roles() -> dict[str, str | Model] | None:
     """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already.
 
-    Called while a task is built: ``inspect eval`` binds the command line's roles before building tasks, and
-    ``ccpt run`` binds its judge (see :func:`ccpt.eval.inspect_compat.roles_bound`). A role given to the eval
-    overrides the task's in any case; checking first only avoids loading a judge that will not be used. A task
-    built from Python before its eval gets the default (loaded once per process); when it cannot load (the
-    ``distilled`` extra is not installed) the task is still built, and scoring without a grader role fails
-    with that reason.
+    Called while a task is built, after ``inspect eval`` (or ``ccpt run``, :func:`ccpt.eval.inspect_compat.roles_bound`)
+    bound its roles; the eval's role overrides the task's anyway, checking first only avoids loading an unused judge.
+    A task built from Python gets the default (loaded once per process); when it cannot load (no ``distilled``
+    extra) the task is still built, and scoring without a grader role fails with that reason.
     """
     if GRADER in model_roles():
         return None
@@ -216,21 +201,11 @@ def make_judge(
 
 def _row(state: TaskState, method: str, judge_name: str | None, reply: str, sample: int) -> SampleRow:
     meta = state.metadata
+    given = {k: meta[k] for k in ("task", "instance", "combination", "head", "modifier", "property")}
     return SampleRow(
-        task=meta["task"],
-        model=str(state.model),
-        method=method,
-        seed=state.epoch - 1,
-        instance=meta["instance"],
-        sample=sample,
-        combination=meta["combination"],
-        head=meta["head"],
-        modifier=meta["modifier"],
-        property=meta["property"],
-        answer_raw=reply,
-        judge=judge_name,
-        gold_type=meta.get("gold_type"),
-    )
+        **given, model=str(state.model), method=method, seed=state.epoch - 1, sample=sample, answer_raw=reply,
+        judge=judge_name, gold_type=meta.get("gold_type"),
+    )  # fmt: skip
 
 
 def _replies(state: TaskState) -> list[str]:
@@ -355,21 +330,6 @@ def cancellation_judge(
 ) -> Scorer:
     """Judge every reply of PI-canceled (C first) with the ``grader`` role (default: the distilled judge)."""
     return _relevance_judge(method, judge_mode, judge_retries, protocol)
-
-
-def relevance_judge(
-    method: str,
-    judge_mode: JudgeMode = "text",
-    judge_retries: int = 2,
-    protocol: str = "ccpt",
-    kind: ScoredType = EMERGENT,
-) -> Scorer:
-    """The judge scorer of a generative task of ``kind``; its headline metric is E or C (docs/metrics.md).
-
-    The judge's prompt and reply handling follow ``protocol`` (the as-run judge surface differs).
-    """
-    factory = emergence_judge if kind == EMERGENT else cancellation_judge
-    return factory(method, judge_mode, judge_retries, protocol)
 
 
 @scorer(metrics={ACCURACY: cell_metrics(ACCURACY), PARSE_OK: [defined_mean()]})

@@ -1,13 +1,11 @@
 """Methods (paper §4.1) as Inspect solvers: Base, CoT, Multi-Oracle and Spreading Activation.
 
-Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies
-under ``ccpt_replies`` in the sample store; the scorer parses and judges each one.
-
-Sampling defaults (temperature, top_p, max_tokens) live in the task's ``GenerateConfig`` (see
-:func:`task_config`), so Inspect's ``--temperature/--top-p/--max-tokens`` override them. Per call, only the seed
-is set: a distinct seed per seed/epoch and per sample, so seeds are independent draws (Inspect would otherwise
-send the same ``--seed`` to every epoch). A protocol whose settings depend on the provider (``as-run``) leaves
-the task config empty and fills, per call, only the fields neither the task nor the user set.
+Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies under
+``ccpt_replies`` in the sample store; the scorer parses and judges each one. Sampling defaults (temperature, top_p,
+max_tokens) live in the task's ``GenerateConfig`` (:func:`task_config`), so Inspect's ``--temperature/--top-p/
+--max-tokens`` override them. Per call only the seed is set, distinct per seed/epoch and sample, so seeds are
+independent draws (Inspect would send the same ``--seed`` to every epoch). A protocol whose settings depend on the
+provider (``as-run``) leaves the task config empty and fills, per call, only the fields nobody set.
 """
 
 from __future__ import annotations
@@ -26,9 +24,6 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-
-# Not re-exported by inspect_ai.model: the task's config merged with the command line's, which per-provider
-# defaults must not override (Model.generate merges it the same way for the active model).
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.eval.inspect_compat import active_generate_config

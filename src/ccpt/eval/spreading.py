@@ -1,16 +1,14 @@
 """Spreading Activation (paper §4.1, Algorithm 1) as an Inspect solver: sa_llm, sa_conceptnet, sa_both.
 
-The algorithm itself is :mod:`ccpt.activation` (pure, tested against scripted models); this module gives
-it a ``generate`` backed by the evaluated model and a concept graph, then asks for the final answer with
-the SA template (Tables 12, 15) and the concept set C_T.
-
-Choices (documented in docs/methods.md): the expansion — activation and filter prompts — runs once per
-instance (a per-run memo of trajectories), through Inspect's cache and a per-run memo of activations, so it is
-the same for every seed of an instance and a concept shared by many instances is activated once; seeds vary the
-final answer, sampled like every other method. Under the ``ccpt`` protocol the expansion is greedy (temperature
-0); under ``as-run`` it uses the provider's settings, as the authors' calls did (0.7 for GPT-4o), and the
-authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`). ``answer_every_step`` also answers from
-every intermediate C_t (Table 6) without re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
+The algorithm is :mod:`ccpt.activation` (pure, tested against scripted models); this module gives it a ``generate``
+backed by the evaluated model and a concept graph, then asks for the final answer with the SA template (Tables 12,
+15) and the concept set C_T. Choices (docs/methods.md): the expansion (activation and filter prompts) runs once per
+instance, through Inspect's cache and per-run memos of trajectories and activations, so every seed of an instance
+shares it and a concept shared by many instances is activated once; seeds vary the final answer, sampled like every
+other method. Under ``ccpt`` the expansion is greedy (temperature 0); under ``as-run`` it uses the provider's
+settings as the authors' calls did (0.7 for GPT-4o) and their algorithm
+(:func:`ccpt.activation_as_run.spread_activation_as_run`). ``answer_every_step`` also answers from every
+intermediate C_t (Table 6) without re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
 """
 
 from __future__ import annotations
@@ -34,15 +32,7 @@ from ccpt.activation import (
 )
 from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
 from ccpt.errors import CcptError
-from ccpt.eval.solvers import (
-    STEP_REPLIES,
-    TRAJECTORY,
-    Sampling,
-    build_messages,
-    draw,
-    finish,
-    settings_config,
-)
+from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish, settings_config
 from ccpt.graph import ConceptGraph
 from ccpt.methods import Method
 from ccpt.prompts import system_prompt

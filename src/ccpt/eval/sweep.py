@@ -1,18 +1,16 @@
 """`ccpt run`: a sweep of tasks × methods × models × seeds through Inspect's eval sets.
 
-The sweep writes into one log directory and is resumable: Inspect's eval set skips finished task runs and
-reuses the finished samples of an interrupted one, and every model call goes through Inspect's cache, so a
-rerun after a kill makes no repeated call. Before any work starts, each model is resolved and sent one tiny
-request, so an unknown model, a missing API key or an unreachable endpoint fails in seconds with one line.
+The sweep writes into one log directory and is resumable: Inspect's eval set skips finished task runs and reuses
+the finished samples of an interrupted one, and every model call goes through Inspect's cache, so a rerun after a
+kill repeats no call. Before any work, each model is resolved and sent one tiny request, so an unknown model, a
+missing API key or an unreachable endpoint fails in seconds with one line. A task run is one (task, arguments,
+model, judge): another judge's task runs in the same directory are never taken for this one's
+(:func:`ccpt.results.inspect_logs.run_key`).
 
-A task run is one (task, arguments, model, judge): rerunning a directory with another judge adds that judge's
-task runs beside the first judge's, and neither is taken for the other (:func:`ccpt.results.inspect_logs.run_key`).
-
-Transient failures are not results (docs/methods.md, "Transient failures"): a sample whose solver or judge call
-failed because its endpoint was unreachable, timed out or stayed busy is an error that the rerun retries. Inspect
-calls a task run finished when fewer than ``fail_on_error`` of its samples failed, and then never retries them;
-so a log holding such samples is marked unfinished (:func:`reopen_transient`) and the rerun asks them again. An
-endpoint that stops answering during the run stops it: one line, a non-zero exit, no table.
+Transient failures are not results (docs/methods.md, "Transient failures"): a sample whose endpoint was unreachable,
+timed out or stayed busy is an error the rerun retries. Inspect calls a task run finished when fewer than
+``fail_on_error`` of its samples failed and never retries them, so such a log is marked unfinished
+(:func:`reopen_transient`). An endpoint that stops answering stops the run: one line, a non-zero exit, no table.
 """
 
 from __future__ import annotations
@@ -113,14 +111,8 @@ class Sweep:
                 self.generate[name] = typed
             else:
                 setattr(self, name, typed)
-        self._validate_task_args()
-
-    def _validate_task_args(self) -> None:
-        """-T names must be parameters of a selected task, and counts must be counts (one line each, before any work).
-
-        A -T name is passed to the selected tasks that take it; one that none takes is a mistake (a typo, or a
-        generative-only option with only Task 3 selected), not something to drop silently.
-        """
+        # A -T name goes to the selected tasks that take it; one that none takes is a mistake (a typo, or a
+        # generative-only option with only Task 3 selected), not something to drop silently.
         accepted = {name for task in self.tasks for name in task_parameters(task)}
         for key in self.task_args:
             if key not in accepted:
@@ -131,17 +123,13 @@ class Sweep:
         for task in self.tasks:  # typed by each task's signature (a boolean, an enumeration, a number in range)
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
 
-    def model_specs(self) -> list[str | Model]:
-        """The evaluated models as Inspect takes them: a name, or a Model bound to its server's base URL.
+    def model(self, name: str) -> Model:
+        """One evaluated model, built as Inspect would, with the SDK's own retries off and its calls stopped at
+        once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`).
 
         Inspect's ``eval_set`` takes one base URL for all models, and ``model_args`` cannot carry one (it is a
         separate argument of ``get_model``): a model served at its own URL is built here, with its arguments.
         """
-        return [self.model(name) for name in self.models]
-
-    def model(self, name: str) -> Model:
-        """One evaluated model, built as Inspect would, with the SDK's own retries off and its calls stopped at
-        once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`)."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
         # Built as Inspect builds a model named to eval_set (with the eval's generation settings as its config),
@@ -190,16 +178,6 @@ class Sweep:
             return self._task_objects()
 
     def _task_objects(self) -> list[Task]:
-        try:
-            return self._build_tasks()
-        except CcptError:
-            raise
-        except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task): one line
-            if not is_user_error(exc):
-                raise
-            raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
-
-    def _build_tasks(self) -> list[Task]:
         tasks: list[Task] = []
         for name in self.tasks:
             spec = TASK_SPECS[name]
@@ -216,7 +194,14 @@ class Sweep:
                 if spec.generative:
                     args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
                 args |= {k: v for k, v in self.task_args.items() if k in takes}
-                tasks.append(TASK_FUNCTIONS[name](**args))
+                try:
+                    tasks.append(TASK_FUNCTIONS[name](**args))
+                except CcptError:
+                    raise
+                except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
+                    if not is_user_error(exc):
+                        raise
+                    raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
         return tasks
 
 
@@ -266,18 +251,14 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
     except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there
         cause = exc.__cause__ or exc
         if timed_out(error_text(cause)) or "Timeout" in str(exc):
-            raise ModelError(
-                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
-            ) from None
+            raise _no_answer("judge", name, timeout) from None
         raise ModelError(f"judge {name!r} is not usable: {exc.message}") from None
     if judgement.relevance is not None:
         return None
     error = str(judgement.error)
     if error.startswith("judge call failed: "):
         if timed_out(error):
-            raise ModelError(
-                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
-            )
+            raise _no_answer("judge", name, timeout)
         raise ModelError(f"judge {name!r} is not usable: {error.removeprefix('judge call failed: ')}")
     if error == NO_CHOICES:  # what the evaluated model's preflight says of the same server
         raise ModelError(f"judge {name!r} answered with no choices (an empty `choices` list)", "check the server")
@@ -333,13 +314,15 @@ def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: s
         raise model_error(name, exc, timeout, role) from None
 
 
+def _no_answer(role: str, name: str, timeout: float) -> ModelError:
+    return ModelError(f"{role} {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout")
+
+
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
     """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
     (``timeout``: what the request had)."""
     if isinstance(exc, TimeoutError) or "AttemptTimeoutError" in type_names(unwrap(exc)):  # attempt_timeout fired
-        return ModelError(
-            f"{role} {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
-        )
+        return _no_answer(role, name, timeout or 0)
     if is_refusal(exc):  # the server understood and said no: its message is the one line
         return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")
     missing_key = missing_api_key(exc)
@@ -374,14 +357,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     ensure_writable_dir(sweep.log_dir, "--log-dir")
     endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
     forget_formats()
-    try:
-        tasks = sweep.task_objects()
-    except CcptError:
-        raise
-    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
-        if not is_user_error(exc):
-            raise
-        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+    tasks = sweep.task_objects()
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(
@@ -403,7 +379,31 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
-        success, logs = _eval_set(sweep, tasks, local)
+        success, logs = eval_set(
+            tasks=tasks,
+            model=[sweep.model(name) for name in sweep.models],  # type: ignore[arg-type]
+            model_args=sweep.model_args,
+            model_roles={GRADER: sweep.grader()} if sweep.judge else None,  # type: ignore[dict-item]
+            log_dir=str(sweep.log_dir),
+            limit=sweep.limit,
+            max_retries=sweep.max_retries,
+            # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
+            attempt_timeout=sweep.timeout,
+            timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
+            max_connections=sweep.max_connections,
+            retry_attempts=2,
+            retry_wait=1,
+            fail_on_error=0.2,
+            max_tasks=1 if local else None,
+            display=sweep.display,  # type: ignore[arg-type]
+            log_realtime=False,
+            # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
+            log_dir_allow_dirty=True,
+            # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
+            # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
+            ctl_server=False,
+            **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
+        )
     except Exception as exc:
         if not is_user_error(exc):
             raise
@@ -533,31 +533,3 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
         total += log.results.total_samples if log.results else len(log.eval.dataset.sample_ids or []) * epochs
         finished += log.results.completed_samples if log.results else 0
     return finished, total
-
-
-def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:
-    return eval_set(
-        tasks=tasks,
-        model=sweep.model_specs(),  # type: ignore[arg-type]
-        model_args=sweep.model_args,
-        model_roles={GRADER: sweep.grader()} if sweep.judge else None,  # type: ignore[dict-item]
-        log_dir=str(sweep.log_dir),
-        limit=sweep.limit,
-        max_retries=sweep.max_retries,
-        # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
-        attempt_timeout=sweep.timeout,
-        timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
-        max_connections=sweep.max_connections,
-        retry_attempts=2,
-        retry_wait=1,
-        fail_on_error=0.2,
-        max_tasks=1 if local else None,
-        display=sweep.display,  # type: ignore[arg-type]
-        log_realtime=False,
-        # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
-        log_dir_allow_dirty=True,
-        # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
-        # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
-        ctl_server=False,
-        **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
-    )
