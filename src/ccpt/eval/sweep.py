@@ -124,12 +124,10 @@ class Sweep:
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
 
     def model(self, name: str) -> Model:
-        """One evaluated model, built as Inspect would, with the SDK's own retries off and its calls stopped at
-        once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`).
+        """One evaluated model, built as Inspect would, guarded (:func:`ccpt.eval.inspect_compat.guard_model`).
 
-        Inspect's ``eval_set`` takes one base URL for all models, and ``model_args`` cannot carry one (it is a
-        separate argument of ``get_model``): a model served at its own URL is built here, with its arguments.
-        """
+        ``eval_set`` takes one base URL for all models and ``model_args`` cannot carry one: a model served at its
+        own URL is built here."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
         # Built as Inspect builds a model named to eval_set (with the eval's generation settings as its config),
@@ -165,12 +163,9 @@ class Sweep:
             raise model_error(self.judge, exc, role="judge") from None
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
-        """One Inspect task per (task, method); Task 3 runs once with its single prompt.
-
-        Built with the judge bound as the ``grader`` role, as `inspect eval` binds the command line's roles.
-        ``plan_only`` (``--dry-run``): the judge is bound by name, so no model is built (nor loaded); such tasks
-        are for counting, never run.
-        """
+        """One Inspect task per (task, method), Task 3 once with its single prompt, built with the judge bound as
+        the ``grader`` role as `inspect eval` binds the command line's; ``plan_only`` (``--dry-run``) binds it by
+        name, so no model is loaded (such tasks are for counting, never run)."""
         if not any(TASK_SPECS[t].generative for t in self.tasks):
             return self._task_objects()
         grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
@@ -283,13 +278,10 @@ def preflight(
     settings: dict[str, GenerateConfig] | None = None,
     probe: JudgeProbe | None = None,
 ) -> list[str]:
-    """Check every model before any work: each evaluated model gets one 1-token request with the run's sampling
-    settings (``settings`` per model), each judge the run's real judge request (``probe``); any failure becomes
-    one ModelError line. Returns warning lines (a judge that answered but gave no valid score).
-
-    ``model_args`` (and ``base_urls``) apply to the evaluated ``models`` (as in the sweep); ``logprobs`` (or
-    ``probe.mode == "expected"``) also checks that each judge returns token log-probabilities.
-    """
+    """Check every model before any work: each evaluated model (with ``model_args`` and ``base_urls``) gets one
+    1-token request with its run's sampling ``settings``, each judge the run's real judge request (``probe``;
+    ``logprobs`` or ``probe.mode == "expected"`` also checks for token log-probabilities). Any failure is one
+    ModelError line; returns warning lines (a judge that answered but gave no valid score)."""
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
     warnings: list[str] = []
     for name in models:
@@ -337,9 +329,8 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
 def set_aside_unreadable(log_dir: Path) -> list[str]:
     """Rename logs Inspect cannot read (e.g. truncated by a kill) to ``*.unreadable``; returns their paths.
 
-    Inspect's eval set reads every log of the directory to resume and fails on the first bad one; renamed,
-    the file is kept for inspection and its task run is simply run (or resumed from the cache) again.
-    """
+    Inspect's eval set fails on the first bad log when it resumes; renamed, the file is kept for inspection and its
+    task run is run (or resumed from the cache) again."""
     moved: list[str] = []
     if not log_dir.is_dir():
         return moved
@@ -480,13 +471,9 @@ def _transient_error(error: Any) -> bool:
 
 
 def reopen_transient(where: Path | Sequence[str]) -> int:
-    """Mark every finished log (under ``where``: a directory, or log locations) that holds transient sample
-    errors as unfinished, so Inspect's eval set runs those samples again; returns how many samples that is.
-
-    Inspect calls a task run a success when fewer than ``fail_on_error`` of its samples failed, and an eval set
-    never retries a successful run: an outage's failures would be kept for good. The log keeps every sample; its
-    status becomes ``error`` with one line saying why, which is what an eval set resumes.
-    """
+    """Mark every finished log (under ``where``: a directory, or log locations) holding transient sample errors as
+    unfinished (status ``error``, one line why; every sample kept), so the eval set runs those samples again (it
+    never retries a successful run, see the module docstring); returns how many samples that is."""
     from inspect_ai.log import EvalError, write_eval_log
 
     if isinstance(where, Path):
