@@ -88,22 +88,16 @@ def reset(*, stop_run: bool = False) -> None:
     _stop_run = stop_run
 
 
-def _address(endpoint: str) -> tuple[str, int] | None:
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
-
-
 async def refuses_connections(endpoint: str, timeout: float = PROBE_TIMEOUT) -> bool:
     """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer).
 
     Not an HTTP request: a server that accepts connections but is slow or overloaded is *up* (its calls are
     bounded by ``--timeout`` and retried by Inspect, then by the rerun); only a dead one refuses.
     """
-    address = _address(endpoint)
-    if address is None:  # not an HTTP endpoint (an in-process model): nothing to probe
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:  # an in-process model: nothing to probe
         return False
+    address = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
     try:
         _reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout=timeout)
     except (OSError, TimeoutError, socket.gaierror):

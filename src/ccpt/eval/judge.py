@@ -55,8 +55,7 @@ OPENAI_COMPATIBLE = frozenset({"openai", "openai-api", "vllm", "sglang", "ollama
 # Providers that take a JSON schema (Inspect's response_schema) but have no "JSON object" mode.
 SCHEMA_ONLY = frozenset({"gguf"})
 PROBES_PER_FORMAT = 2  # a format is refused when the refusal repeats (one failure may be a passing one)
-# The negotiation's and the liveness check's request: a plain, harmless pair every judge answers (the preflight's
-# default pair), so that no pair of the run is hostage to the reply format.
+# The negotiation's and the liveness check's request: a harmless pair every judge answers (the preflight's default).
 PROBE_PAIR = ("a peeled apple", "white")
 # Server errors that mean "not now" (a gateway or an overloaded server), never "not this format".
 UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
@@ -130,10 +129,6 @@ class Judgement:
     error: str | None = None
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.split())
-
-
 def expected_score(output: ModelOutput) -> float | None:
     """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply."""
     logprobs = output.choices[0].logprobs if output.choices else None
@@ -172,11 +167,8 @@ def exact_relevance(output: ModelOutput) -> float | None:
 
 @dataclass
 class Judge:
-    """A relevance judge bound to one Inspect model, with a run-wide memo of in-flight and finished calls.
-
-    One instance per scorer (i.e. per task run); the memo and the negotiated reply format are per instance,
-    never module-global.
-    """
+    """A relevance judge bound to one Inspect model, with a memo of in-flight and finished calls (one judge per
+    scorer, i.e. per task run)."""
 
     model: Model
     mode: JudgeMode = "text"
@@ -210,8 +202,10 @@ class Judge:
     def _probe_prompt(self) -> str:
         return judge_prompt(*PROBE_PAIR, self.template, self.capitalise)
 
-    def _config(self, attempt: int, fmt: JudgeFormat) -> GenerateConfig:
-        config = GenerateConfig(
+    async def _generate(
+        self, prompt: str, attempt: int, fmt: JudgeFormat, cache: bool = True, **config: object
+    ) -> ModelOutput:
+        sampling = GenerateConfig(
             # attempt 0 is the paper's greedy call; a retry must differ or it would repeat (and hit the cache).
             temperature=0.0 if attempt == 0 else 0.7,
             seed=attempt,
@@ -219,14 +213,9 @@ class Judge:
             logprobs=True if self.mode == "expected" else None,
             top_logprobs=10 if self.mode == "expected" else None,
         )
-        return config.merge(format_config(fmt))
-
-    async def _generate(
-        self, prompt: str, attempt: int, fmt: JudgeFormat, cache: bool = True, **config: object
-    ) -> ModelOutput:
         return await self.model.generate(
             [ChatMessageUser(content=prompt)],
-            config=self._config(attempt, fmt).merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
+            config=sampling.merge(format_config(fmt)).merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
             cache=CachePolicy(expiry=None, per_epoch=False) if cache else False,
         )
 
@@ -322,8 +311,8 @@ class Judge:
             return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}")
         alive = await self._answers_probe()
         if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
-            # A server error for this pair while the judge answers the probe pair: it refuses this pair (a content
-            # filter does this), which every rerun would repeat: final, counted.
+            # A 5xx for this pair while the judge answers the probe pair: it refuses this pair (a content filter),
+            # as every rerun would: final, counted.
             why = f"judge call failed: {server_message(exc)} (the judge answers other pairs: this pair is refused)"
             return Judgement(concept, prop, None, None, raw, attempts, why)
         raise await self._unavailable(exc, alive)
@@ -362,7 +351,7 @@ class Judge:
 
     async def relevance(self, concept: str, prop: str) -> Judgement:
         """Judge how much ``concept`` has ``prop`` (memoised; concurrent askers share one call)."""
-        key = (_normalise(concept), _normalise(prop))
+        key = (" ".join(concept.split()), " ".join(prop.split()))
         task = self._memo.get(key)
         if task is None:
             task = asyncio.ensure_future(self._judge(*key))
@@ -370,8 +359,7 @@ class Judge:
         try:
             return await task
         except (JudgeUnavailable, endpoints.EndpointDown):
-            # Transient: not a result to remember. The eval set's own retry of the task run (the same scorer, the
-            # same judge) asks again.
+            # Transient: not a result to remember (the eval set's retry of the task run asks again).
             if self._memo.get(key) is task:
                 del self._memo[key]
             raise

@@ -204,11 +204,8 @@ def _no_extra_buffers() -> Iterator[None]:
             llama_low.llama_model_default_params = original
 
 
-# One Llama per LoadSpec per process. A bounded lru_cache rather than a module dict: it is the
-# loading function's own memo (no shared mutable state to manage), evicts old models so their memory
-# is freed, and `load_model.cache_clear()` resets it in tests. Every ModelAPI instance for the same
-# file and context size therefore shares one model and its KV-cache prefix (a shared few-shot prompt
-# is evaluated once, not per call).
+# One Llama per LoadSpec per process, shared by every ModelAPI instance with its KV-cache prefix (a shared few-shot
+# prompt is evaluated once); bounded, so old models are freed (`load_model.cache_clear()` resets it in tests).
 @functools.lru_cache(maxsize=4)
 def load_model(spec: LoadSpec) -> LoadedModel:
     """Load (once) the GGUF at ``spec.path``; raises ValueError if llama.cpp cannot read it."""
@@ -222,8 +219,8 @@ def load_model(spec: LoadSpec) -> LoadedModel:
             verbose=spec.verbose,
         )
     loaded = LoadedModel(spec=spec, llama=llama)
-    # Free the native model when the cache drops it, or at interpreter exit at the latest: left to
-    # Llama.__del__ during shutdown it runs after llama_cpp's globals are gone and prints a traceback.
+    # Free the native model when the cache drops it or at exit: Llama.__del__ at shutdown runs after llama_cpp's
+    # globals are gone and prints a traceback.
     weakref.finalize(loaded, llama.close)
     return loaded
 
@@ -263,10 +260,9 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
     kwargs = request.kwargs()
     with model.lock:
         llama = model.llama
-        # llama.cpp's results depend on how tokens were batched, so naive reuse of a cached prompt prefix
-        # ("any") shifts logits by up to ~0.2 (measured) and a seeded answer or a judge score would depend
-        # on the previous call. "aligned" (default) reuses only whole n_batch blocks, which keeps every call
-        # bitwise reproducible; "off" evaluates every prompt from scratch.
+        # llama.cpp's results depend on how tokens were batched: naive prefix reuse ("any") shifts logits by up to
+        # ~0.2 (measured), so an answer would depend on the previous call. "aligned" (default) reuses only whole
+        # n_batch blocks, bitwise reproducible; "off" evaluates every prompt from scratch.
         if request.prefix_cache == "off":
             llama.reset()
         llama.aligned_reuse = request.prefix_cache == "aligned"

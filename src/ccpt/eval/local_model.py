@@ -145,8 +145,7 @@ class GGUFModelAPI(ModelAPI):
             n_batch=int(model_args.get("n_batch", DEFAULT_N_BATCH)),
             verbose=bool(model_args.get("verbose", False)),
         )
-        # Loading here (in the constructor, on the caller's thread) fails fast, before an eval
-        # starts, and keeps loading out of the concurrently running generate calls.
+        # Loading here (on the caller's thread) fails before an eval starts, and out of the concurrent generate calls.
         try:
             self._model: LoadedModel = llama_backend.load_model(spec)
         except ValueError as exc:
@@ -155,22 +154,18 @@ class GGUFModelAPI(ModelAPI):
                 "the file may be truncated or corrupt, or need a newer llama-cpp-python",
             ) from exc
         self._backend = llama_backend
-        # See llama_backend.chat for why "aligned" is both fast and reproducible.
         self._prefix_cache = _prefix_mode(model_args.get("prefix_cache", "aligned"))
         if base_url is None:
-            # Inspect's cache key has the model name and the request, not what else decides a local model's
-            # answers; its base_url is part of the key, so it names them. Otherwise a rebuilt llama.cpp (other
-            # kernels), another file at the same path, or another n_ctx/n_batch/n_threads/prefix_cache would be
-            # served answers cached under the old one.
+            # Inspect's cache key holds the base_url, which names what else decides a local model's answers: else a
+            # rebuilt llama.cpp, another file at the same path or other settings would be served the old answers.
             self.base_url = answers_fingerprint(path, spec, self._prefix_cache)
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
 
     def max_connections(self) -> int:
-        # One call at a time: calls on a model are serialised anyway, and the CPU is the bottleneck.
-        # The pool is shared by every gguf model (connection_key() is the default), so a solver and a
-        # judge model do not compete for the same cores either.
+        # One call at a time (calls are serialised anyway, the CPU is the bottleneck), in one pool for every gguf
+        # model (the default connection_key()), so a solver and a judge model do not compete for the cores either.
         return 1
 
     def should_retry(self, ex: Exception) -> bool:

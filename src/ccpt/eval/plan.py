@@ -116,17 +116,15 @@ def finished_samples(
 
     def same(log: Any, task: Any, model: str) -> bool:
         ev = log.eval
-        if str(ev.task).split("/")[-1] != str(task.name).split("/")[-1] or str(ev.model) != model:
-            return False
-        if _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) != _normal(task_args_of(task)):
-            return False
-        if _normal(ev.model_args or {}) != _normal(model_args):
-            return False
-        config = ev.model_generate_config
-        if any(getattr(config, key, None) != value for key, value in generate.items()):
-            return False
         grader = (ev.model_roles or {}).get("grader")  # bound for every task of the sweep, Task 3's too
-        return (grader.model if grader is not None else None) == judge
+        return (
+            str(ev.task).split("/")[-1] == str(task.name).split("/")[-1]
+            and str(ev.model) == model
+            and _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) == _normal(task_args_of(task))
+            and _normal(ev.model_args or {}) == _normal(model_args)
+            and all(getattr(ev.model_generate_config, key, None) == value for key, value in generate.items())
+            and (grader.model if grader is not None else None) == judge
+        )
 
     def done(task: Any, model: str) -> int:
         mine = [log for log in logs if same(log, task, model)]

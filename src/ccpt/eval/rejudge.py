@@ -171,11 +171,7 @@ def first_instances(rows: list[dict[str, Any]], limit: int | None) -> list[dict[
     """The rows of the first ``limit`` instances (in the order the source lists them), every seed of each."""
     if not limit:
         return rows
-    kept: dict[str, None] = {}
-    for row in rows:
-        if len(kept) >= limit:
-            break
-        kept.setdefault(str(row["instance"]), None)
+    kept = set(list(dict.fromkeys(str(row["instance"]) for row in rows))[:limit])
     return [r for r in rows if str(r["instance"]) in kept]
 
 

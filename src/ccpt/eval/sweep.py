@@ -130,9 +130,8 @@ class Sweep:
         own URL is built here."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
-        # Built as Inspect builds a model named to eval_set (with the eval's generation settings as its config),
-        # so that the task run's identity, which hashes that config, is the one a name would have given: logs
-        # written before ccpt built the model itself still resume.
+        # Built as Inspect builds a model named to eval_set (the eval's generation settings as its config), so the
+        # task run's identity (which hashes that config) is unchanged and older logs still resume.
         return guard_model(get_model(name, config=GenerateConfig(**self.generate), **self.model_args))
 
     def sampling(self, model: str) -> GenerateConfig:
@@ -365,8 +364,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     for line in set_aside_unreadable(sweep.log_dir):
         warn(f"unreadable log set aside, its task run is redone: {line}")
     reopen_transient(sweep.log_dir)  # logs of an earlier run (or `inspect eval`) that kept transient failures
-    # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
-    # task's few-shot prefix warm instead of interleaving four templates on one model.
+    # In-process models share the CPU and a cached prompt prefix: one task at a time keeps its few-shot prefix warm.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
@@ -403,9 +401,8 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         _raise_if_endpoint_down(sweep)  # an endpoint declared down stops the eval set the way Ctrl-C does
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
     _raise_if_endpoint_down(sweep)
-    # Ctrl-C inside Inspect cancels the running tasks and returns normally: with logs whose status is "cancelled",
-    # or reporting success with the cancelled task runs left out of its list (Inspect 0.3.285: no logs at all, or,
-    # when a signal lands while other tasks still run, only theirs). Every task has a log when the set finished.
+    # Ctrl-C inside Inspect cancels the running tasks and returns normally, with "cancelled" logs or with the
+    # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
     if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
     retried = reopen_transient([log.location for log in logs])
