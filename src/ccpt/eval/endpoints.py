@@ -1,17 +1,15 @@
 """Endpoints that went down during this process's run: every later call to one fails at once, and the run stops.
 
-A call that fails because its endpoint cannot be reached is not a result (docs/methods.md, "Transient failures"):
-its sample is an error the rerun asks again. When the connection is refused *and* a fresh TCP connection to the
-endpoint's host and port is refused too, the server is gone: retrying every pending call (each with its backoff)
-would only print retries for minutes. The endpoint is marked down here, each later call raises
+A call that cannot reach its endpoint is not a result (docs/methods.md, "Transient failures"). When the connection
+is refused *and* a fresh TCP connection to the endpoint's host and port is refused too, the server is gone: rather
+than retry every pending call against it for minutes, the endpoint is marked down here, each later call raises
 :class:`EndpointDown` at once (Inspect does not retry it), and ``ccpt run`` / ``ccpt rejudge`` end with one line
 naming the endpoint and saying how to resume.
 
-Process-wide on purpose: the evaluated model's and the judge's calls, every task of an eval set and its task retries
-share the verdict; :func:`reset` clears it when a command starts. With ``reset(stop_run=True)`` (``ccpt run`` and
-``ccpt rejudge``) the first endpoint declared down also stops the eval set the way Ctrl-C does, through asyncio's own
-SIGINT handler, so Inspect cancels its samples and writes their logs (the rerun resumes them) instead of retrying
-each task run against the dead server. Only where that handler is installed (the eval in the main thread);
+Process-wide on purpose: the evaluated model, the judge, every task of an eval set and its retries share the
+verdict; :func:`reset` clears it when a command starts. With ``reset(stop_run=True)`` the first endpoint declared
+down also stops the eval set as Ctrl-C does, through asyncio's own SIGINT handler (Inspect cancels its samples and
+writes their logs, which the rerun resumes), where that handler is installed (the eval in the main thread);
 elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
 """
 

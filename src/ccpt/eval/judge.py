@@ -1,30 +1,23 @@
-"""The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model.
+"""The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model (docs/methods.md, "The judge").
 
 A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with (s − 1) / 9.
-Calls are memoised per (judge model, concept, property) for the run (a pair shared by samples, seeds or methods is
-judged once) and go through Inspect's model cache, so re-scoring is deterministic and free. An unparsable reply is
-retried a bounded number of times, then recorded as a failure (relevance ``None``), never replaced by a default.
+Calls are memoised per (judge model, concept, property) for the run and go through Inspect's model cache, so
+re-scoring is deterministic and free. An unparsable reply is retried a bounded number of times, then recorded as a
+failure (relevance ``None``), never replaced by a default.
 
-Reading the answer: ``text`` (default, the paper's) takes the integer the judge writes at temperature 0;
-``expected`` the probability-weighted mean score from the token log-probabilities at the score position, where small
-local judges carry their signal (docs/methods.md, "The judge"). Digits are single tokens in the supported local
-models, so "10" is "1" then "0": when the first digit is "1", P("0" | "1") splits its mass between 1 and 10;
-otherwise the mass of "1" counts as 1 (a documented approximation, small then). A provider that knows the exact
-relevance (the distilled judge, ``ccpt-distilled``) puts it in the output's metadata: taken unrounded in either mode.
+``text`` mode (the paper's) reads the integer the judge writes; ``expected`` the probability-weighted mean score
+from the log-probabilities at the score position, where small local judges carry their signal. Digits are single
+tokens in the supported local models, so "10" is "1" then "0": when the first digit is "1", P("0" | "1") splits its
+mass between 1 and 10; otherwise the mass of "1" counts as 1 (a documented approximation, small then). A provider
+that knows the exact relevance (``ccpt-distilled``) puts it in the output's metadata: taken unrounded in either mode.
 
-The reply format is negotiated once per judge endpoint and process (the preflight's serves every task run after it),
-on a harmless probe pair (:data:`PROBE_PAIR`), so a pair the judge refuses (a content filter's HTTP 500) cannot fail
-the negotiation and every sample with it. Structured output is an optimisation, never a requirement: a JSON schema,
-then a JSON object, then the paper's plain prompt (what the provider family takes, best first; ``as-run`` sends only
-the plain prompt). A format is dropped when refused twice (HTTP 4xx/5xx other than "busy" or "unavailable"); when
-every format is refused the judge is unusable (:class:`JudgeUnusable`, one line with the server's message).
-
-A failed judge call is one of two things (docs/methods.md, "Transient failures"):
-- final, a counted judge failure of its pair (relevance ``None``): an unparsable reply after the retries, a 4xx, or
-  a 5xx for this pair while the judge answers the probe pair (it refuses this pair);
-- transient, not a result: unreachable, timed out, 429, or a 5xx the probe pair gets too. It raises
-  (:class:`JudgeUnavailable`, or :class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering,
-  which stops every later call at once); Inspect records the sample as an error and the rerun judges it again.
+The reply format (a JSON schema, a JSON object, the plain prompt: best first among what the provider family takes)
+is negotiated once per judge endpoint and process on :data:`PROBE_PAIR`, never on a pair of the run, which the
+judge may refuse; a format refused twice is dropped, and a judge refusing every one is :class:`JudgeUnusable`. A
+failed call is final and counted (an unparsable reply after the retries, a 4xx, a 5xx for this pair while the
+probe pair is answered) or transient: raised as :class:`JudgeUnavailable`, or as
+:class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering, and judged again by the rerun
+(docs/methods.md, "Transient failures are not results").
 """
 
 from __future__ import annotations
@@ -212,10 +205,10 @@ class Judge:
             max_tokens=self.max_tokens,
             logprobs=True if self.mode == "expected" else None,
             top_logprobs=10 if self.mode == "expected" else None,
-        )
+        ).merge(format_config(fmt))
         return await self.model.generate(
             [ChatMessageUser(content=prompt)],
-            config=sampling.merge(format_config(fmt)).merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
+            config=sampling.merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
             cache=CachePolicy(expiry=None, per_epoch=False) if cache else False,
         )
 

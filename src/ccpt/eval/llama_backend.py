@@ -117,12 +117,10 @@ class _Recorder:
 class RecordingLlama(Llama):
     """A ``Llama`` that can record the distribution each generated token was sampled from.
 
-    llama-cpp-python computes logprobs only for models created with ``logits_all=True``, which keeps
-    logits for every prompt token (slower prompt processing, n_ctx × vocab floats) and then sorts the
-    whole vocabulary in Python per generated token. Here ``generate`` (the token loop every completion
-    goes through) reads the last logits row of the context right after each token is sampled, so
-    logprobs cost one log-softmax per generated token and nothing when not requested. The values are
-    the model's raw distribution (before temperature, penalties and grammar), like llama-cpp-python's.
+    llama-cpp-python computes logprobs only with ``logits_all=True`` (logits kept for every prompt token, the whole
+    vocabulary sorted in Python per token). Here ``generate`` reads the context's last logits row after each sampled
+    token: one log-softmax per generated token, nothing when not requested. The values are the model's raw
+    distribution (before temperature, penalties and grammar), like llama-cpp-python's.
     """
 
     recorder: _Recorder | None = None
@@ -131,10 +129,9 @@ class RecordingLlama(Llama):
     def align_prefix(self, tokens: Sequence[int]) -> None:
         """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary.
 
-        llama.cpp's logits depend on how the prompt was cut into batches. ``Llama.eval`` cuts from the
-        first uncached token in steps of ``n_batch``; when that token is always on a multiple of
-        ``n_batch``, every prompt is evaluated in the same aligned blocks whether or not a prefix was
-        cached, so reuse changes nothing but the time (bitwise-identical logits, tested).
+        llama.cpp's logits depend on how the prompt was cut into batches, and ``Llama.eval`` cuts from the first
+        uncached token in steps of ``n_batch``: with that token on a multiple of ``n_batch``, every prompt is
+        evaluated in the same blocks, so reuse changes only the time (bitwise-identical logits, tested).
         """
         limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
         cached = self.input_ids
@@ -180,11 +177,9 @@ _PARAMS_LOCK = threading.Lock()  # the temporary wrap below is safe if two threa
 def _no_extra_buffers() -> Iterator[None]:
     """Load models with llama.cpp's "extra buffer types" (weight repacking, incl. AMX) switched off.
 
-    A llama-cpp-python built with default flags on an AMX-capable CPU segfaults in those kernels
-    (llama.cpp #20824). ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads we wrap
-    ``llama_model_default_params`` (the one place ``Llama.__init__`` gets its model parameters from).
-    Measured here: same prompt and generation speed with the flag off, and no repacking delay on the
-    first call.
+    A default llama-cpp-python build segfaults in those kernels on an AMX-capable CPU (llama.cpp #20824).
+    ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads ``llama_model_default_params`` (where
+    ``Llama.__init__`` gets its model parameters) is wrapped. Measured: same speed, no repacking delay.
     """
     original = llama_low.llama_model_default_params
     if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
@@ -226,11 +221,8 @@ def load_model(spec: LoadSpec) -> LoadedModel:
 
 
 def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenLogprob, ...]:
-    """Turn recorded steps into per-token logprobs for exactly the tokens that make up ``text``.
-
-    Dropped: end-of-generation tokens (not part of the text) and tokens sampled after a stop sequence
-    cut the text short.
-    """
+    """Per-token logprobs for exactly the tokens of ``text`` (not end-of-generation tokens, nor the tokens sampled
+    after a stop sequence cut the text short)."""
     vocab = llama._model.vocab
     budget = len(text.encode("utf-8"))
     out: list[TokenLogprob] = []

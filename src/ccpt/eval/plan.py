@@ -1,23 +1,18 @@
-"""`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent.
+"""`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent (docs/metrics.md, "The plan").
 
 Counts come from the tasks the sweep builds (datasets, seeds, methods; each registered method counts its own calls,
-see :mod:`ccpt.methods`): exact where the run's structure fixes them, a range where the models' answers decide.
+see :mod:`ccpt.methods`): exact where the run's structure fixes them, a (low, high) range where the answers decide.
+Judge calls: three judged pairs per answer, each (concept, property) asked once per run (memoised).
 
-- **solver calls** per (task, method, model): instances × seeds × samples per answer (1; ``oracle_n`` for
-  Multi-Oracle; 0 for Gold). Spreading Activation adds its expansion, greedy and shared by the seeds of an instance
-  (cached): at least one step (one activation call per seed concept from the LLM, plus the filter call), at most
-  ``sa_max_iterations`` steps of up to ``neighbours_k`` activations plus the filter; with ``sa_answer_every_step``
-  one answer per step and seed besides.
-- **judge calls**: three judged pairs per answer, each (concept, property) asked once per run (memoised). At most
-  3 × answers; at least 3 per instance (every seed giving the same answer). Gold is exact: its distinct pairs.
-- **resume**: against a ``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model
-  arguments, generation settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose
-  newest log finished every planned sample is skipped and an interrupted one's finished samples are reused, as a
-  rerun does (:mod:`ccpt.eval.sweep`). Only the remaining samples count: a run's call range scaled by the share of
-  its samples × seeds still to do (low rounded down, high up).
-- **cost** (with ``--prices``): input tokens between a fifth and a third of each prompt's characters (tokenizers
-  differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24); prices as
-  in the Tokens and cost table. A model without a price has no cost (never a guess).
+Resume: against a ``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model
+arguments, generation settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose
+newest log finished every planned sample is skipped and an interrupted one's finished samples are reused, as a
+rerun does (:mod:`ccpt.eval.sweep`). Only the rest is counted: the range scaled by the share of samples × seeds
+still to do (low rounded down, high up).
+
+Cost (with ``--prices``): input tokens between a fifth and a third of each prompt's characters (tokenizers
+differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24). A model
+without a price has no cost (never a guess).
 """
 
 from __future__ import annotations
@@ -107,11 +102,8 @@ def finished_samples(
 ) -> Callable[[Any, str], int]:
     """``done(task, model)``: the samples × seeds of that task run finished in ``logs`` (headers, oldest first).
 
-    A log is the task run's when its task name, the arguments the task was built with, its model and model
-    arguments, the generation settings ccpt sets and its judge (the grader role) all match; the newest such log
-    counts, as it is the one a rerun resumes. A log that finished counts the samples it logged, as Inspect's eval
-    set counts them; an interrupted one the samples it completed without error (the ones a rerun reuses).
-    """
+    The newest log of the task run (see the module docstring) counts, as a rerun resumes it: a finished one the
+    samples it logged, as Inspect's eval set counts them; an interrupted one those completed without error."""
     from ccpt.eval.inspect_compat import task_args_of
 
     def same(log: Any, task: Any, model: str) -> bool:

@@ -109,10 +109,9 @@ def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
     """(class names of the exception chain, HTTP status, server's message) of an error recorded in an Inspect log:
     the one reader of that text (tests/test_provider_errors.py checks it against the installed Inspect and SDK).
 
-    Every exception of the chain counts: Inspect wraps the provider's error (``ModelGenerateError``, tenacity's
-    ``RetryError`` around an ``APIConnectionError``), and its last line can be the request it dumps. A name counts
-    when it is module-qualified or a builtin exception (a dumped ``Request:`` line is neither). The last
-    ``Error code`` is the server's: Inspect dumps the request before it."""
+    Every exception of the chain counts (Inspect wraps the provider's error). A name counts when module-qualified
+    or a builtin exception (a dumped ``Request:`` line is neither); the last ``Error code`` is the server's (Inspect
+    dumps the request before it)."""
     import builtins
 
     kinds = set()

@@ -1,20 +1,15 @@
 """Re-judging stored answers with another judge (``ccpt rejudge``), through Inspect.
 
-Any run ccpt reads (Inspect logs of ``ccpt run``, the authors' result files, tidy tables) is loaded into the tidy
-table; its generative answers are grouped by (source, task, model, method, filter, protocol), and each group becomes
-one Inspect task whose samples carry the stored answers (one per instance and seed, with every answer of it:
-Multi-Oracle members, Table-6 steps). A no-op solver keeps them; the scorer judges each parsed answer with the
-``grader`` role exactly as a run's scorer does (same pairs, protocol judge surface, memo and cache) and stores the
-re-judged rows in the score metadata as :func:`ccpt.results.from_inspect_logs` reads them. So the output directory
-holds ordinary Inspect logs that ``ccpt report``, ``ccpt compare`` and ``inspect view`` read like any run; the rows
-keep the protocol they were produced under (a task argument).
+Any run ccpt reads is loaded into the tidy table; its generative answers are grouped by (source, task, model,
+method, filter, protocol) and each group becomes one Inspect task whose samples (one per instance and seed) carry
+the stored answers. A no-op solver keeps them; the scorer judges each parsed answer with the ``grader`` role as a
+run's scorer does and stores the rows as :func:`ccpt.results.from_inspect_logs` reads them, so the output holds
+ordinary Inspect logs for ``ccpt report``, ``ccpt compare`` and ``inspect view``. Nothing is re-parsed (a parse
+failure stays one); Task-3 rows have no judge and are not carried over (counted in the summary).
 
-Nothing is re-parsed: an unparsed answer stays a counted parse failure, a failed judge call a counted judge failure
-(relevance missing), never a default. Task-3 rows have no judge and are not carried over (counted in the summary).
-
-Resumable: ``eval_set`` skips groups whose log is complete and judge calls go through Inspect's cache. Failures are
-handled as in ``ccpt run`` (:mod:`ccpt.eval.sweep`): a transient one is a sample error the rerun judges again, a
-judge that stops answering stops the re-judge with one line, and Ctrl-C raises :class:`~ccpt.errors.Interrupted`.
+Resumable and failure handling as in ``ccpt run`` (:mod:`ccpt.eval.sweep`): complete groups are skipped, judge calls
+are cached, a transient failure is judged again by the rerun, a judge that stops answering stops the re-judge with
+one line, and Ctrl-C raises :class:`~ccpt.errors.Interrupted`.
 """
 
 from __future__ import annotations

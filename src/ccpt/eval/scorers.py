@@ -268,10 +268,8 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
     """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound).
 
-    Its calls are bounded like the evaluated model's: Inspect hands a role model the eval's ``max_retries`` and
-    ``timeout`` but not its ``attempt_timeout`` (``ccpt run --timeout``, ``inspect eval --attempt-timeout``),
-    so a stalled judge held a run for minutes; the judge's requests carry it here.
-    """
+    Inspect hands a role model the eval's ``max_retries`` and ``timeout`` but not its ``attempt_timeout``, so a
+    stalled judge held a run for minutes: the judge's requests carry it here."""
     from ccpt.eval.inspect_compat import active_generate_config
 
     attempt_timeout = active_generate_config().attempt_timeout

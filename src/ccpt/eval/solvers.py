@@ -58,10 +58,8 @@ class Sampling:
     protocol: Protocol = field(default_factory=lambda: get_protocol(None))
 
     def config(self, epoch: int, sample: int, model: str = "") -> GenerateConfig:
-        """Config for one draw: seed = base + 1000·(epoch − 1) + sample, distinct per seed and sample.
-
-        For a provider-dependent protocol, also the provider's temperature/top_p/max_tokens, each only where the
-        active config (the task's merged with Inspect's and ccpt's command-line options) leaves it unset.
+        """Config for one draw: seed = base + 1000·(epoch − 1) + sample; for a provider-dependent protocol, also the
+        provider's temperature/top_p/max_tokens, each where the active config (task and command line) leaves it unset.
         """
         config = GenerateConfig(seed=self.seed + 1000 * (epoch - 1) + sample)
         if self.protocol.provider_dependent:
@@ -87,11 +85,9 @@ def build_messages(
 
 
 async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, epoch: int, n: int) -> list[ModelOutput]:
-    """``n`` independent samples (distinct seeds), concurrently, through the model cache.
-
-    For a provider whose protocol settings ask for it (as run: Anthropic), the k-th request of the instance
-    (0-based over seeds and samples) has " Sequence: k" appended to its user text, as the authors' backend did.
-    """
+    """``n`` independent samples (distinct seeds), concurrently, through the model cache. Where the protocol asks
+    (as run: Anthropic), the instance's k-th request (0-based over seeds and samples) has " Sequence: k" appended
+    to its user text, as the authors' backend did."""
     cache = CachePolicy(expiry=None)
     numbered = sampling.protocol.call_settings(str(model)).sequence_suffix
 

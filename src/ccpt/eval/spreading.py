@@ -73,11 +73,8 @@ def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
 
 
 def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
-    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored.
-
-    A SQLite index (``conceptnet=…sqlite``) has only ccpt's cleaned labels: it is used as it is (a departure
-    docs/methods.md names).
-    """
+    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored (a SQLite index has
+    only ccpt's cleaned labels: used as it is, a departure docs/methods.md names)."""
     from ccpt.sources import graph_cache_file  # lazy: may download the neighbourhood cache
 
     path = _graph_path(conceptnet)

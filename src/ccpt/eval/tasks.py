@@ -72,11 +72,8 @@ def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Prot
 
 
 def ccpt_task(name: str, options: TaskOptions) -> Task:
-    """Build the Inspect task for one CCPT task; the method and protocol are parsed and checked here, once.
-
-    A user error (bad ``-T`` value, missing data) becomes Inspect's PrerequisiteError, which `inspect eval`
-    prints as one line instead of a traceback (`ccpt run` turns it back into its own line).
-    """
+    """Build the Inspect task for one CCPT task; the method and protocol are parsed and checked here, once. A user
+    error (bad ``-T`` value, missing data) becomes Inspect's PrerequisiteError: one line under `inspect eval`."""
     try:
         typed = typed_task_args(TASK_FUNCTIONS[name], {f.name: getattr(options, f.name) for f in fields(options)})
         return _build(name, replace(options, **typed))
@@ -97,12 +94,9 @@ def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
 
 
 def typed_task_args(function: Callable[..., Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    """``-T`` values checked and typed by the task function's signature, once, where they enter.
-
-    A value its declared type refuses (``exclude_toxic=flase``, ``judge_mode=bogus``, ``seeds=0``,
-    ``sa_epsilon=.nan``, a list where one value is declared) is one line naming the parameter. Values of a name
-    the function does not take are left alone (the caller says which it passes).
-    """
+    """``-T`` values checked and typed by the task function's signature, once, where they enter: a value its type
+    refuses (``exclude_toxic=flase``, ``seeds=0``, a list for one value) is one line naming the parameter. Names the
+    function does not take are left alone (the caller says which it passes)."""
     types = _parameter_types(function)
     several = "one value per -T; several methods: ccpt run --method a --method b"
     return {
