@@ -67,19 +67,6 @@ def _prefix_mode(value: object) -> str:
     return mode
 
 
-def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
-    """Make Inspect queue this model's calls itself, one at a time, before its attempt timeout starts.
-
-    Inspect's adaptive concurrency (on unless ``max_connections`` or ``adaptive_connections`` is set) ignores
-    :meth:`GGUFModelAPI.max_connections` and lets 10–100 calls into ``generate``, to queue on the model's lock
-    *inside* the attempt timeout (``ccpt run --timeout``): one waiting behind dozens times out and is retried from
-    scratch (measured: a Spreading Activation run on a busy machine failed so). Opting out in the Model's own
-    ``config`` keeps Inspect's queue (outside the timeout) in front of the lock; a caller's explicit choice stays.
-    """
-    if config.max_connections is None and config.adaptive_connections is None:
-        config.adaptive_connections = False
-
-
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     """A local model's identity for Inspect's cache key: the file's content (sha256, never its size and mtime),
     the llama.cpp build, the settings. An embedded model's hash is the one its load just verified."""
@@ -123,7 +110,11 @@ class GGUFModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
-        _serve_one_call_at_a_time(config)
+        # Inspect's adaptive concurrency ignores max_connections() and lets 10–100 calls queue on the model's lock
+        # *inside* the attempt timeout (--timeout), where they time out and are retried from scratch (measured on a
+        # busy machine): opted out in the Model's own config (unless the caller chose), Inspect queues them outside.
+        if config.max_connections is None and config.adaptive_connections is None:
+            config.adaptive_connections = False
         unknown = sorted(set(model_args) - set(MODEL_ARGS))
         if unknown:
             raise ModelError(

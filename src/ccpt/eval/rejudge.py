@@ -15,6 +15,7 @@ one line, and Ctrl-C raises :class:`~ccpt.errors.Interrupted`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import math
@@ -114,12 +115,10 @@ async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
 
 def _rejudged(protocol: str, judge_mode: JudgeMode, judge_retries: int) -> Scorer:
     """Judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
-    holder: dict[str, Judge] = {}
+    grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))  # created on first use
 
     async def score(state: TaskState, target: Target) -> Score:
-        if "judge" not in holder:
-            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
-        rows = await asyncio.gather(*(rejudge_row(r, holder["judge"]) for r in state.metadata["rows"]))
+        rows = await asyncio.gather(*(rejudge_row(r, grader()) for r in state.metadata["rows"]))
         main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
         kind = TASK_SPECS[state.metadata["task"]].kind
         return Score(value=score_value(main, kind), metadata={"ccpt": {"samples": list(rows)}})

@@ -1,18 +1,16 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
 Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}``: one
-:class:`ccpt.rows.SampleRow` per reply (the record :mod:`ccpt.results` reads back: raw reply, parsed answer or parse
-failure, every relevance, R_H,M,P and E or C) and the judge's negotiated reply format (:mod:`ccpt.eval.judge`). The
-Score *value* holds the same numbers reduced for Inspect's display, on [0, 1]: the headline first (``E`` emergent,
-``C`` PI-canceled, ``accuracy`` Task 3), then ``R_NP`` and ``R_HMP``, each with mean and standard error over
-instances (several samples of one instance and seed reduce the method's way, :mod:`ccpt.methods`: Multi-Oracle's is
-the paper's per-column best). The explanation lists the judged pairs and their relevances. ``ccpt report``
-recomputes everything from the rows, ×100 (docs/metrics.md, "Inspect's metrics").
+:class:`ccpt.rows.SampleRow` per reply (what :mod:`ccpt.results` reads back) and the judge's negotiated reply
+format. The Score *value* holds the same numbers reduced for Inspect's display (the method's way, :mod:`ccpt.methods`),
+the headline first: E, C or accuracy, then R_NP and R_HMP; the explanation lists the judged pairs and their
+relevances. ``ccpt report`` recomputes everything from the rows (docs/metrics.md, "Inspect's metrics").
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 from typing import Any
@@ -31,7 +29,7 @@ from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
-from ccpt.stats import summarize
+from ccpt.stats import Summary, summarize
 
 logger = logging.getLogger(__name__)
 
@@ -82,11 +80,13 @@ def defined_stderr() -> Metric:
 SEEDS = "seeds"  # reduced Score metadata: per key, the value of each seed ({key: {seed: value}})
 
 
-def _seed_matrix(scores: list[SampleScore], key: str) -> list[list[float | None]]:
-    """Instances × seeds of one key, from the per-seed values the reducer kept (missing seed = failed)."""
+def _paper_cell(scores: list[SampleScore], key: str) -> Summary | None:
+    """The report's cell of one key (×100), from the instances × seeds values the reducer kept (missing seed =
+    failed); None without any."""
     per_instance = [(s.score.metadata or {}).get(SEEDS, {}).get(key, {}) for s in scores]
     seeds = sorted({seed for values in per_instance for seed in values}, key=int)
-    return [[values.get(seed) for seed in seeds] for values in per_instance]
+    matrix = [[values.get(seed) for seed in seeds] for values in per_instance]
+    return summarize(matrix, "sem").scaled(100.0) if matrix and matrix[0] else None
 
 
 @metric(name="cell")
@@ -94,8 +94,8 @@ def paper_cell(key: str) -> Metric:
     """The report's cell (×100): the mean over seeds of the per-seed instance means (:func:`ccpt.stats.summarize`)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        matrix = _seed_matrix(scores, key)
-        return summarize(matrix, "sem").scaled(100.0).mean if matrix and matrix[0] else float("nan")
+        cell = _paper_cell(scores, key)
+        return cell.mean if cell is not None else float("nan")
 
     return compute
 
@@ -105,9 +105,8 @@ def paper_cell_sem(key: str) -> Metric:
     """The report's ± (×100): the standard error over seeds of the per-seed means (NaN with one seed)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        matrix = _seed_matrix(scores, key)
-        spread = summarize(matrix, "sem").scaled(100.0).spread if matrix and matrix[0] else None
-        return float("nan") if spread is None else spread
+        cell = _paper_cell(scores, key)
+        return float("nan") if cell is None or cell.spread is None else cell.spread
 
     return compute
 
@@ -278,13 +277,12 @@ def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: i
 
 
 def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, protocol: str) -> Scorer:
-    holder: dict[str, Judge] = {}  # one judge (and memo) per scorer instance, created on first use
+    # One judge (and memo) per scorer instance, created on first use.
+    grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))
     surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
-        if "judge" not in holder:
-            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
-        judge = holder["judge"]
+        judge = grader()
         kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
         # Table 6: answers from the intermediate concept sets C_1..C_T, judged like the final one.

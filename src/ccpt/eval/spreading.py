@@ -1,14 +1,11 @@
 """Spreading Activation (paper §4.1, Algorithm 1) as an Inspect solver: sa_llm, sa_conceptnet, sa_both.
 
-The algorithm is :mod:`ccpt.activation` (pure, tested against scripted models); this module gives it a ``generate``
-backed by the evaluated model and a concept graph, then asks for the final answer with the SA template (Tables 12,
-15) and the concept set C_T. Choices (docs/methods.md): the expansion (activation and filter prompts) runs once per
-instance, through Inspect's cache and per-run memos of trajectories and activations, so every seed of an instance
-shares it and a concept shared by many instances is activated once; seeds vary the final answer, sampled like every
-other method. Under ``ccpt`` the expansion is greedy (temperature 0); under ``as-run`` it uses the provider's
-settings as the authors' calls did (0.7 for GPT-4o) and their algorithm
-(:func:`ccpt.activation_as_run.spread_activation_as_run`). ``answer_every_step`` also answers from every
-intermediate C_t (Table 6) without re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
+The algorithm is :mod:`ccpt.activation`; this module gives it a ``generate`` backed by the evaluated model and a
+concept graph, then asks for the final answer with the SA template (Tables 12, 15) and the concept set C_T. The
+expansion runs once per instance (per-run memos of trajectories and activations, and Inspect's cache), shared by its
+seeds, which vary only the final answer (docs/methods.md). Under ``ccpt`` it is greedy; under ``as-run`` it uses the
+provider's settings and the authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`).
+``answer_every_step`` also answers from every C_t (Table 6); ``_nofilter`` methods skip Filter (Table 7).
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """`ccpt run`: a sweep of tasks × methods × models × seeds through Inspect's eval sets.
 
-The sweep writes into one log directory and is resumable: Inspect's eval set skips finished task runs and reuses
-the finished samples of an interrupted one, and every model call goes through Inspect's cache, so a rerun after a
-kill repeats no call. Before any work, each model is resolved and sent one tiny request, so an unknown model, a
-missing API key or an unreachable endpoint fails in seconds with one line. A task run is one (task, arguments,
-model, judge): another judge's task runs in the same directory are never taken for this one's
-(:func:`ccpt.results.inspect_logs.run_key`).
-
-Transient failures are not results (docs/methods.md, "Transient failures"): a sample whose endpoint was unreachable,
-timed out or stayed busy is an error the rerun retries. Inspect calls a task run finished when fewer than
-``fail_on_error`` of its samples failed and never retries them, so such a log is marked unfinished
-(:func:`reopen_transient`). An endpoint that stops answering stops the run: one line, a non-zero exit, no table.
+Resumable: the eval set skips finished task runs and reuses an interrupted one's finished samples, and every call
+goes through Inspect's cache. Each model is first sent one tiny request, so an unknown model, a missing key or an
+unreachable endpoint fails in seconds with one line. A task run is one (task, arguments, model, judge)
+(:func:`ccpt.results.inspect_logs.run_key`). Transient failures are not results (docs/methods.md): a log holding
+such sample errors is marked unfinished (:func:`reopen_transient`), since Inspect never retries a task run with
+fewer than ``fail_on_error`` failures; an endpoint that stops answering stops the run with one line.
 """
 
 from __future__ import annotations

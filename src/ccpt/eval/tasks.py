@@ -3,15 +3,11 @@
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
 The judge is the ``grader`` model role (paper: GPT-4o); without one the distilled judge scores, never the evaluated
-model (self-judging needs the model named as the grader). Sampling defaults are the task's GenerateConfig (set by
-the protocol, see :mod:`ccpt.protocol`), so ``--temperature``, ``--top-p`` and ``--max-tokens`` override them.
-
-Each task is a plain ``@task`` function whose parameters (``-T name=value``, listed in its Args) are gathered into
-one :class:`TaskOptions`: the three generative tasks take its fields in its order with its defaults
-(tests/test_spec.py checks it) and share pi_emergent's Args. The ``-T`` values are typed by the task function's
-signature (types and ranges declared in :mod:`ccpt.schemas.run`), once, as the task is built
-(:func:`typed_task_args`): ``exclude_toxic=flase``, ``judge_mode=bogus`` or ``seeds=0`` is one line naming the
-parameter, and any user error while building a task (missing data too) reaches ``inspect eval`` as one line.
+model. Sampling defaults are the task's GenerateConfig (set by the protocol, :mod:`ccpt.protocol`), so
+``--temperature``, ``--top-p`` and ``--max-tokens`` override them. Each task's parameters (``-T name=value``, in its
+Args) are gathered into one :class:`TaskOptions` (the generative tasks take its fields in its order, with its
+defaults: tests/test_spec.py checks it) and typed by the task function's signature as the task is built
+(:func:`typed_task_args`), so a bad ``-T`` value, like any user error while building a task, is one line.
 """
 
 from __future__ import annotations
