@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import math
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
@@ -209,10 +210,7 @@ def _row(state: TaskState, method: str, judge_name: str | None, reply: str, samp
 
 def _replies(state: TaskState) -> list[str]:
     """The replies to score: ccpt's solvers store them; any other solver (Inspect's ``--solver``) left its output."""
-    replies: list[str] | None = state.store.get(REPLIES)
-    if replies:
-        return replies
-    return [state.output.completion if state.output else ""]
+    return state.store.get(REPLIES) or [state.output.completion if state.output else ""]
 
 
 async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> SampleRow:
@@ -286,10 +284,8 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
         kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
         # Table 6: answers from the intermediate concept sets C_1..C_T, judged like the final one.
-        for t, reply in state.store.get(STEP_REPLIES, []):
-            extra = _row(state, method, judge.name, reply, 0)
-            extra.sa_iteration = t
-            rows.append(extra)
+        steps = state.store.get(STEP_REPLIES, [])
+        rows += [replace(_row(state, method, judge.name, reply, 0), sa_iteration=t) for t, reply in steps]
         await asyncio.gather(*(judge_row(r, judge, as_run=surface.npc_as_run) for r in rows))
         main = [r for r in rows if r.sa_iteration is None]
         trajectory = state.store.get(TRAJECTORY)
@@ -300,12 +296,11 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
         if trajectory is not None:
             metadata["trajectory"] = trajectory
         lines = [explain(r) for r in main]
+        explanation = "\n".join(f"sample {k}: {line}" for k, line in enumerate(lines)) if len(lines) > 1 else lines[0]
         return Score(
             value=score_value(main, kind),  # type: ignore[arg-type]
             answer=main[0].answer if main else None,
-            explanation="\n".join(f"sample {k}: {line}" for k, line in enumerate(lines))
-            if len(lines) > 1
-            else lines[0],
+            explanation=explanation,
             metadata={"ccpt": metadata},
         )
 
@@ -338,15 +333,11 @@ def type_match(method: str) -> Scorer:
         parsed = parse_answer(TASK_SPECS[row.task], reply)
         row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
         correct = parsed.ok and parsed.value == target.text
-        explanation = (
-            f"predicted {parsed.value}, gold {target.text}"
-            if parsed.ok
-            else f"not parsed ({parsed.error}), gold {target.text}"
-        )
+        predicted = f"predicted {parsed.value}" if parsed.ok else f"not parsed ({parsed.error})"
         return Score(
             value={ACCURACY: float(correct), PARSE_OK: float(parsed.ok)},
             answer=parsed.value,
-            explanation=explanation,
+            explanation=f"{predicted}, gold {target.text}",
             metadata={"ccpt": {"samples": [row.to_dict()]}},
         )
 

@@ -11,7 +11,7 @@ provider's settings and the authors' algorithm (:func:`ccpt.activation_as_run.sp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -167,9 +167,13 @@ def spreading_activation(
             return run(seeds, generate=expand, graph=graph, activator=activator, config=config)
 
         trajectory = await trajectories.get(str(state.metadata["instance"]), compute)
-        messages = build_messages(
-            task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(trajectory.final), variant=variant
-        )
+
+        def answer_messages(concepts: Iterable[str]) -> list[ChatMessage]:
+            return build_messages(
+                task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
+            )
+
+        messages = answer_messages(trajectory.final)
         outputs = await draw(model, messages, params, state.epoch, 1)
         state = finish(state, messages, outputs)
         state.store.set(TRAJECTORY, trajectory.to_dict())
@@ -177,14 +181,9 @@ def spreading_activation(
             steps = []
             for t in range(1, max_iterations + 1):
                 concepts = trajectory.at(t)
-                if concepts == trajectory.final:
-                    steps.append((t, outputs[0].completion))  # C_t = C_T: the same answer, no new call
-                    continue
-                step_messages = build_messages(
-                    task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
-                )
-                step_output = (await draw(model, step_messages, params, state.epoch, 1))[0]
-                steps.append((t, step_output.completion))
+                same = concepts == trajectory.final  # C_t = C_T: the same answer, no new call
+                step = outputs if same else await draw(model, answer_messages(concepts), params, state.epoch, 1)
+                steps.append((t, step[0].completion))
             state.store.set(STEP_REPLIES, steps)
         return state
 
