@@ -63,8 +63,7 @@ def mark_down(endpoint: str, reason: str) -> None:
 
 
 def _interrupt_eval() -> None:
-    """Cancel the running eval set as Ctrl-C does, when asyncio's own SIGINT handler is installed (the eval runs
-    in the main thread: ``asyncio.Runner`` cancels its main task, Inspect writes cancelled logs and returns)."""
+    """Cancel the running eval set as Ctrl-C does, where asyncio's own SIGINT handler is installed (main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return
     handler = signal.getsignal(signal.SIGINT)
@@ -87,11 +86,8 @@ def reset(*, stop_run: bool = False) -> None:
 
 
 async def refuses_connections(endpoint: str, timeout: float = PROBE_TIMEOUT) -> bool:
-    """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer).
-
-    Not an HTTP request: a server that accepts connections but is slow or overloaded is *up* (its calls are
-    bounded by ``--timeout`` and retried by Inspect, then by the rerun); only a dead one refuses.
-    """
+    """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer). Not
+    an HTTP request: a slow or overloaded server that accepts connections is *up*; only a dead one refuses."""
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:  # an in-process model: nothing to probe
         return False

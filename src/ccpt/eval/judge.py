@@ -148,10 +148,8 @@ def expected_score(output: ModelOutput) -> float | None:
 
 
 def exact_relevance(output: ModelOutput) -> float | None:
-    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any.
-
-    Preferred over the reply text in both modes: the text carries only the rounded 1–10 integer.
-    """
+    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any:
+    preferred over the reply text, which carries only the rounded 1–10 integer, in both modes."""
     value = (output.metadata or {}).get(EXACT_RELEVANCE)
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
         return float(value)
@@ -223,11 +221,8 @@ class Judge:
         return held[1]
 
     async def reply_format(self) -> JudgeFormat:
-        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair.
-
-        A failure that is not a refusal (no connection, a timeout, "busy") decides nothing and is raised as a
-        transient one (:class:`JudgeUnavailable` or :class:`~ccpt.eval.endpoints.EndpointDown`).
-        """
+        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair; a
+        failure that is not a refusal decides nothing and is raised as a transient one."""
         async with self._format_lock():
             if self._unusable is not None:
                 raise self._unusable

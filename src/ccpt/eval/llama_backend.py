@@ -1,7 +1,6 @@
 """The llama-cpp-python side of the embedded model: loading, one chat call, token log-probabilities.
 
-Imported lazily by :mod:`ccpt.eval.local_model` (llama-cpp-python is an optional extra), and usable
-without Inspect (the throughput benchmark drives it directly).
+Imported lazily by :mod:`ccpt.eval.local_model` (llama-cpp-python is an optional extra); usable without Inspect.
 """
 
 from __future__ import annotations

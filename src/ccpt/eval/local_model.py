@@ -86,8 +86,7 @@ def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
 
 
 def _check_model_args(model_name: str, model_args: dict[str, Any]) -> None:
-    """``-M`` values typed where they enter: a count must be an integer ≥ 1, ``verbose`` true or false (before,
-    ``verbose=flase`` was silently false and ``n_ctx=abc`` an internal error). One line names the argument."""
+    """``-M`` values typed where they enter (a count an integer ≥ 1, ``verbose`` true or false): one line each."""
     for name in ("n_ctx", "n_threads", "n_batch"):
         value = model_args.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):

@@ -60,11 +60,9 @@ def is_unreachable(exc: BaseException) -> bool:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether a failed call says nothing about the request itself: the endpoint was unreachable, timed out,
-    dropped the connection, or answered "busy" (408/409/425/429) or a server error (5xx).
-
-    Such a failure is not a result: the call is asked again by the rerun. A 4xx other than those is the server
-    judging the request (deterministic, final)."""
+    """Whether a failed call says nothing about the request itself (not a result: the rerun asks again): the
+    endpoint was unreachable, timed out, dropped the connection, or answered "busy" (408/409/425/429) or 5xx. Any
+    other 4xx is the server judging the request (deterministic, final)."""
     exc = unwrap(exc)
     if type_names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
         return True

@@ -34,6 +34,7 @@ from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
+from ccpt.eval.sweep import reopen_transient
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -95,10 +96,8 @@ def stored_answers() -> Solver:
 
 
 async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
-    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict).
-
-    An answer the source did not parse keeps no relevances (it stays a parse failure).
-    """
+    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict); an answer the source did
+    not parse keeps no relevances (it stays a parse failure)."""
     out = dict(row, r_np=None, r_hp=None, r_mp=None, r_hmp=None, score=None, judge=judge.name, judge_failures=0)
     spec = TASK_SPECS[row["task"]]
     answer = optional(row.get("answer"), str)
@@ -200,11 +199,9 @@ def run_rejudge(
 ) -> RejudgeSummary:
     """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``.
 
-    ``timeout`` bounds each attempt of each judge call and ``max_retries`` its retries, as ``ccpt run``'s options
-    do; ``limit`` keeps the first N instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on
-    Ctrl-C and a :class:`~ccpt.errors.ModelError` line when the judge stops answering.
-    """
-    from ccpt.eval.sweep import reopen_transient
+    ``timeout`` and ``max_retries`` bound each judge call as ``ccpt run``'s do; ``limit`` keeps the first N
+    instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on Ctrl-C and a
+    :class:`~ccpt.errors.ModelError` line when the judge stops answering."""
     from ccpt.results import load_results
 
     frame = (loader or load_results)(list(sources), dataset)
@@ -248,8 +245,6 @@ def _raise_if_judge_down(out_dir: Path) -> None:
     gone = endpoints.gone()
     if not gone:
         return
-    from ccpt.eval.sweep import reopen_transient
-
     reopen_transient(out_dir)
     where, reason = next(iter(gone.items()))
     raise ModelError(

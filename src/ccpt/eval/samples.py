@@ -36,12 +36,9 @@ def task_dataset(
     tp_seed: int = 0,
     others_from_sample: bool = False,
 ) -> MemoryDataset:
-    """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids.
-
-    The Sample ``input`` is a short description: the solver builds the prompt (method-dependent) from the metadata.
-    ``others_from_sample``: Task 3's "others" pairs drawn as the authors did (:func:`others_as_run`). Task 3's items
-    take turns by type (:func:`interleave_types`).
-    """
+    """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids, the ``input`` a
+    short description (the solver builds the prompt from the metadata). ``others_from_sample``: Task 3's "others"
+    drawn as the authors did (:func:`others_as_run`); Task 3's items take turns by type (:func:`interleave_types`)."""
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
     if others_from_sample and not task.generative:

@@ -158,13 +158,9 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
 
 
 def default_grader_roles() -> dict[str, str | Model] | None:
-    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already.
-
-    Called while a task is built, after ``inspect eval`` (or ``ccpt run``, :func:`ccpt.eval.inspect_compat.roles_bound`)
-    bound its roles; the eval's role overrides the task's anyway, checking first only avoids loading an unused judge.
-    A task built from Python gets the default (loaded once per process); when it cannot load (no ``distilled``
-    extra) the task is still built, and scoring without a grader role fails with that reason.
-    """
+    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already (checked
+    only to avoid loading an unused judge: the eval's role wins anyway). When the default cannot load (no
+    ``distilled`` extra) the task is still built, and scoring without a grader role fails with that reason."""
     if GRADER in model_roles():
         return None
     try:

@@ -136,12 +136,9 @@ class Sweep:
 
     def judge_probe(self, tasks: Sequence[Task]) -> JudgeProbe:
         """The preflight's judge request: the first generative instance's (phrase, gold property), as Gold asks it."""
-        pair = JudgeProbe.pair
-        for task in tasks:
-            meta = task.dataset[0].metadata if len(task.dataset) else None
-            if meta and TASK_SPECS[meta["task"]].generative:
-                pair = (str(meta["combination"]), str(meta["property"]))
-                break
+        metas = (task.dataset[0].metadata for task in tasks if len(task.dataset))
+        meta = next((m for m in metas if m and TASK_SPECS[m["task"]].generative), None)
+        pair = (str(meta["combination"]), str(meta["property"])) if meta else JudgeProbe.pair
         retries = int(self.task_args.get("judge_retries", 2))
         return JudgeProbe(pair=pair, mode=self.judge_mode, protocol=self.protocol, retries=retries)
 
@@ -205,8 +202,7 @@ def judge_model(name: str, judge_args: dict[str, Any]) -> Model:
 
 
 def _limits(timeout: float) -> GenerateConfig:
-    # One attempt, bounded by attempt_timeout: Inspect's `timeout` alone is a budget checked between retries,
-    # so a server that accepts the connection and never answers would hang the attempt.
+    # One attempt, bounded by attempt_timeout (Inspect's `timeout` is checked between retries: a silent server hangs).
     return GenerateConfig(max_retries=0, timeout=int(timeout), attempt_timeout=int(timeout))
 
 
@@ -321,10 +317,8 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
 
 
 def set_aside_unreadable(log_dir: Path) -> list[str]:
-    """Rename logs Inspect cannot read (e.g. truncated by a kill) to ``*.unreadable``; returns their paths.
-
-    Inspect's eval set fails on the first bad log when it resumes; renamed, the file is kept for inspection and its
-    task run is run (or resumed from the cache) again."""
+    """Rename logs Inspect cannot read (e.g. truncated by a kill; the eval set would fail on them) to
+    ``*.unreadable``, kept for inspection while their task runs are redone; returns their paths."""
     moved: list[str] = []
     if not log_dir.is_dir():
         return moved
