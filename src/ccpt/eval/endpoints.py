@@ -1,16 +1,14 @@
 """Endpoints that went down during this process's run: every later call to one fails at once, and the run stops.
 
 A call that cannot reach its endpoint is not a result (docs/methods.md, "Transient failures"). When the connection
-is refused *and* a fresh TCP connection to the endpoint's host and port is refused too, the server is gone: rather
-than retry every pending call against it for minutes, the endpoint is marked down here, each later call raises
-:class:`EndpointDown` at once (Inspect does not retry it), and ``ccpt run`` / ``ccpt rejudge`` end with one line
-naming the endpoint and saying how to resume.
+is refused *and* a fresh TCP connection to its host and port is refused too, the server is gone: rather than retry
+every pending call for minutes, the endpoint is marked down, each later call raises :class:`EndpointDown` at once
+(Inspect does not retry it), and ``ccpt run`` / ``ccpt rejudge`` end with one line saying how to resume.
 
-Process-wide on purpose: the evaluated model, the judge, every task of an eval set and its retries share the
-verdict; :func:`reset` clears it when a command starts. With ``reset(stop_run=True)`` the first endpoint declared
-down also stops the eval set as Ctrl-C does, through asyncio's own SIGINT handler (Inspect cancels its samples and
-writes their logs, which the rerun resumes), where that handler is installed (the eval in the main thread);
-elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
+Process-wide on purpose (the evaluated model, the judge, every task and retry of an eval set share the verdict);
+:func:`reset` clears it when a command starts. With ``reset(stop_run=True)`` the first endpoint declared down also
+stops the eval set as Ctrl-C does, through asyncio's SIGINT handler where installed (the main thread), so Inspect
+writes its logs for the rerun; elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent (docs/metrics.md, "The plan").
 
-Counts come from the tasks the sweep builds (datasets, seeds, methods; each registered method counts its own calls,
-see :mod:`ccpt.methods`): exact where the run's structure fixes them, a (low, high) range where the answers decide.
-Judge calls: three judged pairs per answer, each (concept, property) asked once per run (memoised).
-
-Resume: against a ``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model
-arguments, generation settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose
-newest log finished every planned sample is skipped and an interrupted one's finished samples are reused, as a
-rerun does (:mod:`ccpt.eval.sweep`). Only the rest is counted: the range scaled by the share of samples × seeds
-still to do (low rounded down, high up).
-
-Cost (with ``--prices``): input tokens between a fifth and a third of each prompt's characters (tokenizers
-differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24). A model
-without a price has no cost (never a guess).
+Counts come from the tasks the sweep builds (each registered method counts its own calls, :mod:`ccpt.methods`):
+exact where the run's structure fixes them, a (low, high) range where the answers decide. Resume: against a
+``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model arguments, generation
+settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose newest log finished
+every planned sample is skipped and an interrupted one's finished samples are reused, as a rerun does; only the
+rest is counted (the range scaled by the share still to do, low rounded down, high up). Cost (``--prices``): input
+tokens a fifth to a third of each prompt's characters, output tokens 1 to the call's cap (``--max-tokens``, 2048 by
+default; the judge's 24); a model without a price has no cost (never a guess).
 """
 
 from __future__ import annotations
