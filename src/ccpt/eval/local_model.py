@@ -205,10 +205,11 @@ class GGUFModelAPI(ModelAPI):
         )
 
     def _output(self, results: list[ChatResult]) -> ModelOutput:
+        n_ctx = self._model.spec.n_ctx
         choices = [
             ChatCompletionChoice(
                 message=ChatMessageAssistant(content=r.text, model=self.model_name, source="generate"),
-                stop_reason=_stop_reason(r, self._model.spec.n_ctx),
+                stop_reason=_stop_reason(r.finish_reason, r.prompt_tokens + r.completion_tokens, n_ctx),
                 logprobs=_logprobs(r.logprobs) if r.logprobs is not None else None,
             )
             for r in results
@@ -236,9 +237,9 @@ def _message(message: ChatMessage) -> dict[str, str]:
     return {"role": message.role, "content": message.text}
 
 
-def _stop_reason(result: ChatResult, n_ctx: int) -> StopReason:
-    if result.finish_reason == "length":
-        return "model_length" if result.prompt_tokens + result.completion_tokens >= n_ctx else "max_tokens"
+def _stop_reason(finish_reason: str, used_tokens: int, n_ctx: int) -> StopReason:
+    if finish_reason == "length":
+        return "model_length" if used_tokens >= n_ctx else "max_tokens"
     return "stop"
 
 
