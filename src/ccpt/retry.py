@@ -1,10 +1,8 @@
 """The one retry policy of ccpt's own network calls (the dataset download, the pipeline's HTTP batch job), on
-tenacity. Model and judge calls through Inspect are retried by Inspect itself. What is retried is decided from
-exception types and status codes, never from message text.
-
-``Retrying(**retry_policy(...))(fn, *args)`` (``AsyncRetrying`` for a coroutine function): when the attempts run
-out, the last outcome is handed back as it was (the last exception, or the last unwanted result), for the caller
-to word its one-line error.
+tenacity; Inspect retries model and judge calls itself. What is retried is decided from exception types and status
+codes, never from message text. ``Retrying(**retry_policy(...))(fn, *args)`` (``AsyncRetrying`` for a coroutine
+function): when the attempts run out, the last outcome is handed back as it was (the last exception, or the last
+unwanted result), for the caller to word its one-line error.
 """
 
 from __future__ import annotations
@@ -29,11 +27,9 @@ def retry_policy(
     max_backoff: float | None = None,
 ) -> dict[str, Any]:
     """tenacity arguments: at most ``attempts`` calls (at least one), waiting ``backoff`` seconds after the first
-    failure and twice as long after each further one (capped at ``max_backoff``).
-
-    ``retry_on(exc)`` says whether an exception is transient; any other exception is raised at once.
-    ``retry_result(value)`` says whether a returned value (e.g. an HTTP 503 response) is worth another attempt.
-    """
+    failure and twice as long after each further one (capped at ``max_backoff``). ``retry_on(exc)``: whether an
+    exception is transient (any other is raised at once); ``retry_result(value)``: whether a returned value (e.g.
+    an HTTP 503 response) is worth another attempt."""
     wait = wait_exponential(multiplier=backoff) if max_backoff is None else wait_exponential(backoff, max_backoff)
     retry = retry_if_exception(retry_on)
     if retry_result is not None:

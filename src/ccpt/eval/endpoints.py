@@ -1,20 +1,14 @@
 """Endpoints that went down during this process's run: every later call to one fails at once, and the run stops.
 
-A call that fails because its endpoint cannot be reached is not a result (docs/methods.md, "Transient failures"):
-its sample is recorded as an error, and the rerun asks it again. When the connection is refused *and* a fresh
-TCP connection to the endpoint's host and port is refused too, the server is gone: retrying every pending call
-against it (each with its backoff) would only print retries for minutes. The endpoint is marked down here, each
-later call to it raises :class:`EndpointDown` at once (Inspect does not retry it), and ``ccpt run`` /
-``ccpt rejudge`` end with one line naming the endpoint and saying how to resume.
+A call that cannot reach its endpoint is not a result (docs/methods.md, "Transient failures"). When the connection
+is refused *and* a fresh TCP connection to its host and port is refused too, the server is gone: rather than retry
+every pending call for minutes, the endpoint is marked down, each later call raises :class:`EndpointDown` at once
+(Inspect does not retry it), and ``ccpt run`` / ``ccpt rejudge`` end with one line saying how to resume.
 
-Process-wide on purpose: the evaluated model's and the judge's calls, every task of an eval set and the eval
-set's own task retries share the verdict. :func:`reset` clears it (each command starts with a clean slate).
-
-``ccpt run`` and ``ccpt rejudge`` also stop the eval set at once when an endpoint is declared down
-(``reset(stop_run=True)``): the way Ctrl-C does, through the event loop's own SIGINT handler, so Inspect cancels
-its running samples and writes their logs (the rerun resumes them) instead of failing each task run with a
-traceback and retrying it against the dead server. Only where that handler is asyncio's own (the eval runs in
-the main thread); elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
+Process-wide on purpose (the evaluated model, the judge, every task and retry of an eval set share the verdict);
+:func:`reset` clears it when a command starts. With ``reset(stop_run=True)`` the first endpoint declared down also
+stops the eval set as Ctrl-C does, through asyncio's SIGINT handler where installed (the main thread), so Inspect
+writes its logs for the rerun; elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
 """
 
 from __future__ import annotations
@@ -67,8 +61,7 @@ def mark_down(endpoint: str, reason: str) -> None:
 
 
 def _interrupt_eval() -> None:
-    """Cancel the running eval set as Ctrl-C does, when asyncio's own SIGINT handler is installed (the eval runs
-    in the main thread: ``asyncio.Runner`` cancels its main task, Inspect writes cancelled logs and returns)."""
+    """Cancel the running eval set as Ctrl-C does, where asyncio's own SIGINT handler is installed (main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return
     handler = signal.getsignal(signal.SIGINT)
@@ -90,22 +83,13 @@ def reset(*, stop_run: bool = False) -> None:
     _stop_run = stop_run
 
 
-def _address(endpoint: str) -> tuple[str, int] | None:
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
-
-
 async def refuses_connections(endpoint: str, timeout: float = PROBE_TIMEOUT) -> bool:
-    """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer).
-
-    Not an HTTP request: a server that accepts connections but is slow or overloaded is *up* (its calls are
-    bounded by ``--timeout`` and retried by Inspect, then by the rerun); only a dead one refuses.
-    """
-    address = _address(endpoint)
-    if address is None:  # not an HTTP endpoint (an in-process model): nothing to probe
+    """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer). Not
+    an HTTP request: a slow or overloaded server that accepts connections is *up*; only a dead one refuses."""
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:  # an in-process model: nothing to probe
         return False
+    address = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
     try:
         _reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout=timeout)
     except (OSError, TimeoutError, socket.gaierror):

@@ -3,21 +3,14 @@
 Inspect (0.3.x) exports none of them. Each is imported lazily and guarded, so a release that moves them degrades to
 a documented fallback instead of breaking ccpt:
 
-- ``PrerequisiteError``: the exception that `inspect eval` prints as one line instead of a traceback. A user
-  error while building a task (a bad ``-T`` value, missing data) is raised as one. Fallback: the CcptError
-  itself (still one line under `ccpt run`; a traceback under `inspect eval`). A missing API key is one, named in
-  its message only (:func:`missing_api_key`; fallback: the message itself is the line).
-- the model-roles context: `ccpt run` builds its tasks before handing them to Inspect, with its judge bound as the
-  ``grader`` role the way `inspect eval` binds the command line's roles, so a task does not load its default
-  judge for nothing. Fallback: nothing bound (the task then loads the default judge, which the run's own
-  grader overrides: slower, never wrong).
-- the active ``GenerateConfig`` (the task's merged with `inspect eval`'s and `ccpt run`'s generation options):
-  the ``as-run`` protocol fills a provider's sampling defaults only where the user set nothing. Fallback: an
-  empty config (the protocol's defaults then win over command-line options; per-call settings stay explicit).
-- a model's provider object (``Model.api``): :func:`guard_model` turns off the OpenAI SDK's own retries in its
-  client (``client.max_retries``, and ``model_args`` for a client rebuilt later) and wraps its ``generate`` to
-  stop at once on an endpoint declared down. Fallback: a provider without those attributes is left as it is
-  (its SDK may then retry inside each of Inspect's attempts; nothing else changes).
+- ``PrerequisiteError``, which `inspect eval` prints as one line: a user error while building a task is raised as
+  one (fallback: the CcptError itself); a missing API key is one, named in its message (:func:`missing_api_key`).
+- the model-roles context: `ccpt run` builds its tasks with its judge bound as ``grader``, as `inspect eval` does,
+  so a task loads no default judge for nothing (fallback: it does; the run's grader still overrides it).
+- the active ``GenerateConfig``: the ``as-run`` protocol fills a provider's sampling defaults only where nobody set
+  one (fallback: an empty config, where the protocol's defaults win over the command line's).
+- ``Model.api``: :func:`guard_model` turns off the OpenAI SDK's own retries and stops calls to an endpoint declared
+  down (fallback: a provider without those attributes is left as it is).
 """
 
 from __future__ import annotations
@@ -68,10 +61,8 @@ def active_generate_config() -> GenerateConfig:
 
 @contextmanager
 def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
-    """Within the block, Inspect's ``model_roles()`` returns ``roles`` (as while `inspect eval` builds tasks).
-
-    A role bound by name only (a ``str``) is for building tasks that will not run (``ccpt run --dry-run``).
-    """
+    """Within the block, Inspect's ``model_roles()`` returns ``roles`` (as while `inspect eval` builds tasks); a
+    role bound by name only (a ``str``) is for building tasks that will not run (``ccpt run --dry-run``)."""
     try:
         from inspect_ai.model._model import _model_roles
     except ImportError:  # pragma: no cover - depends on the installed Inspect
@@ -87,10 +78,8 @@ def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
 def sdk_retries_off(model: Model) -> None:
     """No retries inside the provider's SDK client: ``--max-retries`` (Inspect's) is then every retry there is.
 
-    The OpenAI SDK retries a failed request twice by default, inside each of Inspect's attempts, so
-    ``--max-retries 0`` still sent three requests and a dead endpoint cost three backoffs per attempt. An explicit
-    ``-M max_retries=N`` (the SDK's own option) is left as the user set it.
-    """
+    The OpenAI SDK retries twice by default inside each of Inspect's attempts (``--max-retries 0`` sent three
+    requests). An explicit ``-M max_retries=N`` (the SDK's own option) is left as the user set it."""
     api = getattr(model, "api", None)
     client = getattr(api, "client", None)
     model_args = getattr(api, "model_args", None)
@@ -104,12 +93,9 @@ def sdk_retries_off(model: Model) -> None:
 
 
 def guard_model(model: Model) -> Model:
-    """``model`` with the SDK's own retries off and its calls stopped at once when its endpoint is down.
-
-    A call whose connection is refused, to an endpoint whose port refuses a fresh connection too, declares the
-    endpoint down (:mod:`ccpt.eval.endpoints`) and raises :class:`~ccpt.eval.endpoints.EndpointDown`, which
-    Inspect does not retry; every later call to that endpoint raises it without a request. Idempotent.
-    """
+    """``model`` with the SDK's own retries off and its calls stopped at once when its endpoint is down: a refused
+    connection, to a port that refuses a fresh one too, declares it down (:mod:`ccpt.eval.endpoints`) and raises
+    :class:`~ccpt.eval.endpoints.EndpointDown` (not retried by Inspect), as does every later call. Idempotent."""
     from ccpt.eval import endpoints
     from ccpt.eval.provider_errors import error_text, is_unreachable
 

@@ -1,38 +1,23 @@
-"""The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model.
+"""The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model (docs/methods.md, "The judge").
 
-A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with
-(s − 1) / 9. Calls are memoised per (judge model, concept, property) for the whole run — a pair shared by
-many samples, seeds or methods is judged once — and go through Inspect's model cache, so re-scoring a run
-is deterministic and free. Unparsable replies are retried a bounded number of times, then recorded as a
+A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with (s − 1) / 9.
+Calls are memoised per (judge model, concept, property) for the run and go through Inspect's model cache, so
+re-scoring is deterministic and free. An unparsable reply is retried a bounded number of times, then recorded as a
 failure (relevance ``None``), never replaced by a default.
 
-Two readings of the judge's answer:
-- ``text`` (default, the paper's): the integer the judge writes, at temperature 0.
-- A provider that knows the exact relevance (the distilled judge, ``ccpt-distilled``) puts it in the output's
-  metadata; it is taken as is, unrounded, in either mode.
-- ``expected``: the probability-weighted mean score from the judge's token log-probabilities at the
-  score position. Small local judges carry a usable signal only there (docs/methods.md, "The judge"). Digits are single
-  tokens in the supported local models, so "10" is the token "1" followed by "0": when the chosen first
-  digit is "1", P("0" | "1") from the next position splits its mass between 1 and 10; otherwise the mass
-  of "1" is counted as 1 (a documented approximation, small because that mass is small then).
+``text`` mode (the paper's) reads the integer the judge writes; ``expected`` the probability-weighted mean score
+from the log-probabilities at the score position, where small local judges carry their signal. Digits are single
+tokens in the supported local models, so "10" is "1" then "0": when the first digit is "1", P("0" | "1") splits its
+mass between 1 and 10; otherwise the mass of "1" counts as 1 (a documented approximation, small then). A provider
+that knows the exact relevance (``ccpt-distilled``) puts it in the output's metadata: taken unrounded in either mode.
 
-The reply format is negotiated once per judge and run (per judge endpoint and process: the preflight's negotiation
-serves every task run after it): structured output is an optimisation, never a requirement. The negotiation asks
-a harmless probe pair (:data:`PROBE_PAIR`), never one of the run's own pairs, so a pair the judge refuses (a content
-filter answering HTTP 500 to a toxic pair) cannot fail the negotiation and with it every sample. It tries a JSON
-schema, then a JSON object, then the plain prompt the paper used (the formats the provider family can take, best
-first; a protocol that sends none — ``as-run`` — starts and ends with the plain prompt). A format is dropped when
-the server refuses it twice (an HTTP 4xx/5xx answer other than "busy" or "unavailable"); when every format is
-refused the judge is unusable (:class:`JudgeUnusable`, one line naming the judge and the server's message).
-
-A judge call that fails is one of two things (docs/methods.md, "Transient failures"):
-- final, counted as a judge failure of its pair (relevance ``None``, never a default): an unparsable reply after
-  the retries, a 4xx, or a server error (5xx) for this pair while the judge answers the probe pair — the judge
-  refuses this pair;
-- transient, not a result: the endpoint could not be reached, timed out, answered 429, or answered a 5xx that
-  the probe pair gets too. The call raises (:class:`JudgeUnavailable`, or
-  :class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering altogether, which stops every later
-  call at once); Inspect records the sample as an error and the rerun judges it again.
+The reply format (a JSON schema, a JSON object, the plain prompt: best first among what the provider family takes)
+is negotiated once per judge endpoint and process on :data:`PROBE_PAIR`, never on a pair of the run, which the
+judge may refuse; a format refused twice is dropped, and a judge refusing every one is :class:`JudgeUnusable`. A
+failed call is final and counted (an unparsable reply after the retries, a 4xx, a 5xx for this pair while the
+probe pair is answered) or transient: raised as :class:`JudgeUnavailable`, or as
+:class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering, and judged again by the rerun
+(docs/methods.md, "Transient failures are not results").
 """
 
 from __future__ import annotations
@@ -44,15 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inspect_ai.model import (
-    CachePolicy,
-    ChatMessageUser,
-    GenerateConfig,
-    Logprob,
-    Model,
-    ModelOutput,
-    ResponseSchema,
-)
+from inspect_ai.model import CachePolicy, ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
@@ -71,8 +48,7 @@ OPENAI_COMPATIBLE = frozenset({"openai", "openai-api", "vllm", "sglang", "ollama
 # Providers that take a JSON schema (Inspect's response_schema) but have no "JSON object" mode.
 SCHEMA_ONLY = frozenset({"gguf"})
 PROBES_PER_FORMAT = 2  # a format is refused when the refusal repeats (one failure may be a passing one)
-# The negotiation's and the liveness check's request: a plain, harmless pair every judge answers (the preflight's
-# default pair), so that no pair of the run is hostage to the reply format.
+# The negotiation's and the liveness check's request: a harmless pair every judge answers (the preflight's default).
 PROBE_PAIR = ("a peeled apple", "white")
 # Server errors that mean "not now" (a gateway or an overloaded server), never "not this format".
 UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
@@ -100,9 +76,8 @@ class JudgeUnavailable(ModelError):
     the sample is an error and the rerun judges it again."""
 
 
-# Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way, so that
-# the format is negotiated once per judge and run (the preflight's result serves the task runs). Cleared by
-# forget_formats() when a command starts.
+# Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way (see the
+# module docstring); cleared by forget_formats() when a command starts.
 _negotiated: dict[tuple[str, str, tuple[str, ...]], tuple[JudgeFormat, dict[str, str]]] = {}
 _negotiating: dict[tuple[str, str, tuple[str, ...]], tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
 
@@ -147,30 +122,18 @@ class Judgement:
     error: str | None = None
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _digit_distribution(position: Logprob) -> dict[int, float]:
-    probs: dict[int, float] = {}
-    for top in position.top_logprobs or []:
-        match = _DIGIT.match(top.token)
-        if match and match.group(1) != "0":
-            digit = int(match.group(1))
-            probs[digit] = probs.get(digit, 0.0) + math.exp(top.logprob)
-    return probs
-
-
 def expected_score(output: ModelOutput) -> float | None:
     """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply."""
     logprobs = output.choices[0].logprobs if output.choices else None
-    if logprobs is None:
-        return None
-    tokens = logprobs.content
+    tokens = logprobs.content if logprobs is not None else []
     for i, position in enumerate(tokens):
         if not _DIGIT.match(position.token):
             continue
-        probs = _digit_distribution(position)
+        probs: dict[int, float] = {}
+        for top in position.top_logprobs or []:
+            match = _DIGIT.match(top.token)
+            if match and match[1] != "0":
+                probs[int(match[1])] = probs.get(int(match[1]), 0.0) + math.exp(top.logprob)
         total = sum(probs.values())
         if total <= 0:
             return None
@@ -185,10 +148,8 @@ def expected_score(output: ModelOutput) -> float | None:
 
 
 def exact_relevance(output: ModelOutput) -> float | None:
-    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any.
-
-    Preferred over the reply text in both modes: the text carries only the rounded 1–10 integer.
-    """
+    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any:
+    preferred over the reply text, which carries only the rounded 1–10 integer, in both modes."""
     value = (output.metadata or {}).get(EXACT_RELEVANCE)
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
         return float(value)
@@ -197,11 +158,8 @@ def exact_relevance(output: ModelOutput) -> float | None:
 
 @dataclass
 class Judge:
-    """A relevance judge bound to one Inspect model, with a run-wide memo of in-flight and finished calls.
-
-    One instance per scorer (i.e. per task run); the memo and the negotiated reply format are per instance,
-    never module-global.
-    """
+    """A relevance judge bound to one Inspect model, with a memo of in-flight and finished calls (one judge per
+    scorer, i.e. per task run)."""
 
     model: Model
     mode: JudgeMode = "text"
@@ -212,7 +170,6 @@ class Judge:
     capitalise: bool = False  # upper-case the concept's first letter in the prompt
     lowercase_reply: bool = False  # lower-case the reply before parsing it
     request: GenerateConfig = field(default_factory=GenerateConfig)  # limits merged into every call (retries, timeouts)
-    calls: int = 0
     format: JudgeFormat | None = None  # the negotiated reply format (None until the first call)
     refused: dict[str, str] = field(default_factory=dict)  # format → the server's refusal, for the log
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
@@ -236,23 +193,20 @@ class Judge:
     def _probe_prompt(self) -> str:
         return judge_prompt(*PROBE_PAIR, self.template, self.capitalise)
 
-    def _config(self, attempt: int, fmt: JudgeFormat) -> GenerateConfig:
-        config = GenerateConfig(
+    async def _generate(
+        self, prompt: str, attempt: int, fmt: JudgeFormat, cache: bool = True, **config: object
+    ) -> ModelOutput:
+        sampling = GenerateConfig(
             # attempt 0 is the paper's greedy call; a retry must differ or it would repeat (and hit the cache).
             temperature=0.0 if attempt == 0 else 0.7,
             seed=attempt,
             max_tokens=self.max_tokens,
             logprobs=True if self.mode == "expected" else None,
             top_logprobs=10 if self.mode == "expected" else None,
-        )
-        return config.merge(format_config(fmt))
-
-    async def _generate(
-        self, prompt: str, attempt: int, fmt: JudgeFormat, cache: bool = True, **config: object
-    ) -> ModelOutput:
+        ).merge(format_config(fmt))
         return await self.model.generate(
             [ChatMessageUser(content=prompt)],
-            config=self._config(attempt, fmt).merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
+            config=sampling.merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
             cache=CachePolicy(expiry=None, per_epoch=False) if cache else False,
         )
 
@@ -267,11 +221,8 @@ class Judge:
         return held[1]
 
     async def reply_format(self) -> JudgeFormat:
-        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair.
-
-        A failure that is not a refusal (no connection, a timeout, "busy") decides nothing and is raised as a
-        transient one (:class:`JudgeUnavailable` or :class:`~ccpt.eval.endpoints.EndpointDown`).
-        """
+        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair; a
+        failure that is not a refusal decides nothing and is raised as a transient one."""
         async with self._format_lock():
             if self._unusable is not None:
                 raise self._unusable
@@ -305,7 +256,6 @@ class Judge:
         """None when ``fmt`` is taken; else the server's message after ``PROBES_PER_FORMAT`` refusals."""
         message = ""
         for _ in range(PROBES_PER_FORMAT):
-            self.calls += 1
             try:
                 await self._generate(prompt, 0, fmt, max_retries=0)
                 return None
@@ -319,7 +269,6 @@ class Judge:
         """Whether the judge answers the probe pair now, uncached: the endpoint is up and takes other pairs."""
         fmt = self.format or "plain"
         limit = self.request.attempt_timeout or PROBE_LIMIT
-        self.calls += 1
         try:
             output = await asyncio.wait_for(
                 self._generate(self._probe_prompt(), 0, fmt, cache=False, max_retries=0), timeout=limit + 5
@@ -350,8 +299,8 @@ class Judge:
             return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}")
         alive = await self._answers_probe()
         if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
-            # A server error for this pair while the judge answers the probe pair: it refuses this pair (a content
-            # filter does this), which every rerun would repeat: final, counted.
+            # A 5xx for this pair while the judge answers the probe pair: it refuses this pair (a content filter),
+            # as every rerun would: final, counted.
             why = f"judge call failed: {server_message(exc)} (the judge answers other pairs: this pair is refused)"
             return Judgement(concept, prop, None, None, raw, attempts, why)
         raise await self._unavailable(exc, alive)
@@ -364,7 +313,6 @@ class Judge:
             raise endpoints.EndpointDown(self.name, self.endpoint, down)
         fmt = await self.reply_format()
         for attempt in range(self.retries + 1):
-            self.calls += 1
             try:
                 output = await self._generate(prompt, attempt, fmt)
             except Exception as exc:  # failed after Inspect's own retries: counted, or transient (raised)
@@ -391,7 +339,7 @@ class Judge:
 
     async def relevance(self, concept: str, prop: str) -> Judgement:
         """Judge how much ``concept`` has ``prop`` (memoised; concurrent askers share one call)."""
-        key = (_normalise(concept), _normalise(prop))
+        key = (" ".join(concept.split()), " ".join(prop.split()))
         task = self._memo.get(key)
         if task is None:
             task = asyncio.ensure_future(self._judge(*key))
@@ -399,8 +347,7 @@ class Judge:
         try:
             return await task
         except (JudgeUnavailable, endpoints.EndpointDown):
-            # Transient: not a result to remember. The eval set's own retry of the task run (the same scorer, the
-            # same judge) asks again.
+            # Transient: not a result to remember (the eval set's retry of the task run asks again).
             if self._memo.get(key) is task:
                 del self._memo[key]
             raise

@@ -1,7 +1,6 @@
 """The llama-cpp-python side of the embedded model: loading, one chat call, token log-probabilities.
 
-Imported lazily by :mod:`ccpt.eval.local_model` (llama-cpp-python is an optional extra), and usable
-without Inspect (the throughput benchmark drives it directly).
+Imported lazily by :mod:`ccpt.eval.local_model` (llama-cpp-python is an optional extra); usable without Inspect.
 """
 
 from __future__ import annotations
@@ -53,27 +52,11 @@ class ChatRequest:
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``Llama.create_chat_completion``."""
         args: dict[str, Any] = {"messages": [dict(m) for m in self.messages], "stop": list(self.stop)}
-        optional = {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "top_k": self.top_k,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "frequency_penalty": self.frequency_penalty,
-            "presence_penalty": self.presence_penalty,
-            "logit_bias": self.logit_bias,
-        }
-        args.update({k: v for k, v in optional.items() if v is not None})
+        optional = ("temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty")
+        args.update({k: getattr(self, k) for k in (*optional, "logit_bias") if getattr(self, k) is not None})
         if self.json_schema is not None:
             args["response_format"] = {"type": "json_object", "schema": self.json_schema}
         return args
-
-
-@dataclass(frozen=True)
-class TopToken:
-    token: str
-    bytes: bytes
-    logprob: float
 
 
 @dataclass(frozen=True)
@@ -83,7 +66,7 @@ class TokenLogprob:
     token: str
     bytes: bytes
     logprob: float
-    top: tuple[TopToken, ...] = ()
+    top: tuple[TokenLogprob, ...] = ()  # the alternatives (their own ``top`` empty)
 
 
 @dataclass(frozen=True)
@@ -111,12 +94,12 @@ class _Step:
     top_logprobs: np.ndarray
 
 
+@dataclass
 class _Recorder:
     """Collects the raw next-token distribution at every sampling step of one call."""
 
-    def __init__(self, top_k: int) -> None:
-        self.top_k = top_k
-        self.steps: list[_Step] = []
+    top_k: int
+    steps: list[_Step] = field(default_factory=list)
 
     def record(self, token: int, logits: np.ndarray) -> None:
         # log-softmax in float64 so probabilities of the top tokens sum to ~1 exactly
@@ -133,12 +116,10 @@ class _Recorder:
 class RecordingLlama(Llama):
     """A ``Llama`` that can record the distribution each generated token was sampled from.
 
-    llama-cpp-python computes logprobs only for models created with ``logits_all=True``, which keeps
-    logits for every prompt token (slower prompt processing, n_ctx × vocab floats) and then sorts the
-    whole vocabulary in Python per generated token. Here ``generate`` (the token loop every completion
-    goes through) reads the last logits row of the context right after each token is sampled, so
-    logprobs cost one log-softmax per generated token and nothing when not requested. The values are
-    the model's raw distribution (before temperature, penalties and grammar), like llama-cpp-python's.
+    llama-cpp-python computes logprobs only with ``logits_all=True`` (logits kept for every prompt token, the whole
+    vocabulary sorted in Python per token). Here ``generate`` reads the context's last logits row after each sampled
+    token: one log-softmax per generated token, nothing when not requested. The values are the model's raw
+    distribution (before temperature, penalties and grammar), like llama-cpp-python's.
     """
 
     recorder: _Recorder | None = None
@@ -147,10 +128,9 @@ class RecordingLlama(Llama):
     def align_prefix(self, tokens: Sequence[int]) -> None:
         """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary.
 
-        llama.cpp's logits depend on how the prompt was cut into batches. ``Llama.eval`` cuts from the
-        first uncached token in steps of ``n_batch``; when that token is always on a multiple of
-        ``n_batch``, every prompt is evaluated in the same aligned blocks whether or not a prefix was
-        cached, so reuse changes nothing but the time (bitwise-identical logits, tested).
+        llama.cpp's logits depend on how the prompt was cut into batches, and ``Llama.eval`` cuts from the first
+        uncached token in steps of ``n_batch``: with that token on a multiple of ``n_batch``, every prompt is
+        evaluated in the same blocks, so reuse changes only the time (bitwise-identical logits, tested).
         """
         limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
         cached = self.input_ids
@@ -189,48 +169,41 @@ class LoadedModel:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class _ModelParamsGuard:
+_PARAMS_LOCK = threading.Lock()  # the temporary wrap below is safe if two threads load at once
+
+
+@contextlib.contextmanager
+def _no_extra_buffers() -> Iterator[None]:
     """Load models with llama.cpp's "extra buffer types" (weight repacking, incl. AMX) switched off.
 
-    A llama-cpp-python built with default flags on an AMX-capable CPU segfaults in those kernels
-    (llama.cpp #20824). ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads we wrap
-    ``llama_model_default_params`` (the one place ``Llama.__init__`` gets its model parameters from).
-    Measured here: same prompt and generation speed with the flag off, and no repacking delay on the
-    first call. The class-level lock makes the temporary wrap safe if two threads load at once.
+    A default llama-cpp-python build segfaults in those kernels on an AMX-capable CPU (llama.cpp #20824).
+    ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads ``llama_model_default_params`` (where
+    ``Llama.__init__`` gets its model parameters) is wrapped. Measured: same speed, no repacking delay.
     """
+    original = llama_low.llama_model_default_params
+    if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
+        yield  # older llama.cpp: no such parameter and no AMX repacking to avoid
+        return
 
-    _lock = threading.Lock()
+    def params() -> Any:
+        p = original()
+        p.use_extra_bufts = False
+        return p
 
-    @classmethod
-    @contextlib.contextmanager
-    def no_extra_buffers(cls) -> Iterator[None]:
-        original = llama_low.llama_model_default_params
-        if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
-            yield  # older llama.cpp: no such parameter and no AMX repacking to avoid
-            return
-
-        def params() -> Any:
-            p = original()
-            p.use_extra_bufts = False
-            return p
-
-        with cls._lock:
-            llama_low.llama_model_default_params = params
-            try:
-                yield
-            finally:
-                llama_low.llama_model_default_params = original
+    with _PARAMS_LOCK:
+        llama_low.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            llama_low.llama_model_default_params = original
 
 
-# One Llama per LoadSpec per process. A bounded lru_cache rather than a module dict: it is the
-# loading function's own memo (no shared mutable state to manage), evicts old models so their memory
-# is freed, and `load_model.cache_clear()` resets it in tests. Every ModelAPI instance for the same
-# file and context size therefore shares one model and its KV-cache prefix (a shared few-shot prompt
-# is evaluated once, not per call).
+# One Llama per LoadSpec per process, shared by every ModelAPI instance with its KV-cache prefix (a shared few-shot
+# prompt is evaluated once); bounded, so old models are freed (`load_model.cache_clear()` resets it in tests).
 @functools.lru_cache(maxsize=4)
 def load_model(spec: LoadSpec) -> LoadedModel:
     """Load (once) the GGUF at ``spec.path``; raises ValueError if llama.cpp cannot read it."""
-    with _ModelParamsGuard.no_extra_buffers():
+    with _no_extra_buffers():
         llama = RecordingLlama(
             model_path=spec.path,
             n_ctx=spec.n_ctx,
@@ -240,18 +213,15 @@ def load_model(spec: LoadSpec) -> LoadedModel:
             verbose=spec.verbose,
         )
     loaded = LoadedModel(spec=spec, llama=llama)
-    # Free the native model when the cache drops it, or at interpreter exit at the latest: left to
-    # Llama.__del__ during shutdown it runs after llama_cpp's globals are gone and prints a traceback.
+    # Free the native model when the cache drops it or at exit: Llama.__del__ at shutdown runs after llama_cpp's
+    # globals are gone and prints a traceback.
     weakref.finalize(loaded, llama.close)
     return loaded
 
 
 def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenLogprob, ...]:
-    """Turn recorded steps into per-token logprobs for exactly the tokens that make up ``text``.
-
-    Dropped: end-of-generation tokens (not part of the text) and tokens sampled after a stop sequence
-    cut the text short.
-    """
+    """Per-token logprobs for exactly the tokens of ``text`` (not end-of-generation tokens, nor the tokens sampled
+    after a stop sequence cut the text short)."""
     vocab = llama._model.vocab
     budget = len(text.encode("utf-8"))
     out: list[TokenLogprob] = []
@@ -262,22 +232,18 @@ def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenL
             break
         piece = llama.detokenize([step.token], prev_tokens=prev)
         top = tuple(
-            _top_token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
+            _token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
             for i, lp in zip(step.top_ids, step.top_logprobs, strict=True)
         )
-        out.append(TokenLogprob(_text(piece), piece, step.logprob, top))
+        out.append(_token(piece, step.logprob, top))
         prev.append(step.token)
         used += len(piece)
     return tuple(out)
 
 
-def _top_token(piece: bytes, logprob: float) -> TopToken:
-    return TopToken(_text(piece), piece, logprob)
-
-
-def _text(piece: bytes) -> str:
+def _token(piece: bytes, logprob: float, top: tuple[TokenLogprob, ...] = ()) -> TokenLogprob:
     # A token can hold part of a multi-byte character; the exact bytes are kept alongside.
-    return piece.decode("utf-8", errors="replace")
+    return TokenLogprob(piece.decode("utf-8", errors="replace"), piece, logprob, top)
 
 
 def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
@@ -285,10 +251,9 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
     kwargs = request.kwargs()
     with model.lock:
         llama = model.llama
-        # llama.cpp's results depend on how tokens were batched, so naive reuse of a cached prompt prefix
-        # ("any") shifts logits by up to ~0.2 (measured) and a seeded answer or a judge score would depend
-        # on the previous call. "aligned" (default) reuses only whole n_batch blocks, which keeps every call
-        # bitwise reproducible; "off" evaluates every prompt from scratch.
+        # llama.cpp's results depend on how tokens were batched: naive prefix reuse ("any") shifts logits by up to
+        # ~0.2 (measured), so an answer would depend on the previous call. "aligned" (default) reuses only whole
+        # n_batch blocks, bitwise reproducible; "off" evaluates every prompt from scratch.
         if request.prefix_cache == "off":
             llama.reset()
         llama.aligned_reuse = request.prefix_cache == "aligned"

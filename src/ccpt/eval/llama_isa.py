@@ -1,10 +1,9 @@
 """Which instruction set the installed llama.cpp was compiled for (scripts/install_llama.sh pins x86-64-v3).
 
-A llama.cpp build compiled for the build machine's own CPU runs different kernels on different CPUs, so the
-embedded model's sampled tokens — and the offline table — change with the CPU. ccpt's setup compiles for a
-fixed instruction set instead; this module reads back what the loaded library was compiled with (llama.cpp's
-own system-info line, which reports the compile-time kernels) so the README's table and the tests can name
-and check it.
+A llama.cpp build for the build machine's own CPU runs different kernels on different CPUs, so the embedded model's
+sampled tokens (and the offline table) change with the CPU. ccpt's setup compiles for a fixed instruction set; this
+module reads back what the loaded library reports (llama.cpp's system-info line names the compile-time kernels), so
+the README's table and the tests can name and check it.
 """
 
 from __future__ import annotations
@@ -15,19 +14,8 @@ from collections.abc import Mapping
 PINNED_ISA = "x86-64-v3"
 # Compile-time kernels a pinned build must report: on, and off (AVX-512 and AMX would make results CPU-specific).
 PINNED_FEATURES: Mapping[str, int] = {
-    "SSE3": 1,
-    "SSSE3": 1,
-    "AVX": 1,
-    "AVX2": 1,
-    "F16C": 1,
-    "FMA": 1,
-    "BMI2": 1,
-    "AVX_VNNI": 0,
-    "AVX512": 0,
-    "AVX512_VBMI": 0,
-    "AVX512_VNNI": 0,
-    "AVX512_BF16": 0,
-    "AMX_INT8": 0,
+    **dict.fromkeys(("SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2"), 1),
+    **dict.fromkeys(("AVX_VNNI", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16", "AMX_INT8"), 0),
 }
 
 

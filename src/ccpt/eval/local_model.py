@@ -1,17 +1,15 @@
 """The embedded offline model: an Inspect model provider running llama-cpp-python in-process.
 
-Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`),
-``--model gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs
-``huggingface_hub``). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64
--M prefix_cache=aligned -M verbose=false``. ``prefix_cache``: ``aligned`` (default) re-uses the evaluated
-prompt prefix shared with the previous call in whole ``n_batch`` blocks — every call stays bitwise
-reproducible and a shared few-shot or judge prompt is not re-read (≈9× faster on the judge prompt);
-``off`` evaluates every prompt from scratch; ``any`` is llama-cpp-python's own reuse (fastest, but results
-then depend on the previous call).
+Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`), ``--model
+gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs ``huggingface_hub``).
+Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64 -M prefix_cache=aligned -M verbose=false``.
+``prefix_cache``: ``aligned`` (default) re-uses the evaluated prompt prefix shared with the previous call in whole
+``n_batch`` blocks — every call stays bitwise reproducible and a shared few-shot or judge prompt is not re-read
+(≈9× faster on the judge prompt); ``off`` evaluates every prompt from scratch; ``any`` is llama-cpp-python's own reuse
+(fastest, but results then depend on the previous call).
 
-llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the
-event loop stays responsive) under the model's lock, and the provider asks Inspect for one
-connection at a time.
+llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the event loop stays
+responsive) under the model's lock, and the provider asks Inspect for one connection at a time.
 """
 
 from __future__ import annotations
@@ -69,21 +67,6 @@ def _prefix_mode(value: object) -> str:
     return mode
 
 
-def _serve_one_call_at_a_time(config: GenerateConfig) -> None:
-    """Make Inspect queue this model's calls itself, one at a time, before its attempt timeout starts.
-
-    Inspect's adaptive concurrency (on unless ``max_connections`` or ``adaptive_connections`` is set) ignores
-    :meth:`GGUFModelAPI.max_connections` and lets 10–100 calls into ``generate`` at once. Here they queue on the
-    model's lock *inside* the attempt timeout (``ccpt run --timeout``): a call that waits behind a few dozen others
-    times out, its work is thrown away and it is retried from scratch (measured: a Spreading Activation run on a
-    busy machine failed this way after wasting most of its time). ``config`` is the Model's own generation
-    config, so opting out here keeps Inspect's queue (outside the timeout) in front of the one model lock. An
-    explicit choice by the caller is left alone.
-    """
-    if config.max_connections is None and config.adaptive_connections is None:
-        config.adaptive_connections = False
-
-
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     """A local model's identity for Inspect's cache key: the file's content (sha256, never its size and mtime),
     the llama.cpp build, the settings. An embedded model's hash is the one its load just verified."""
@@ -103,8 +86,7 @@ def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
 
 
 def _check_model_args(model_name: str, model_args: dict[str, Any]) -> None:
-    """``-M`` values typed where they enter: a count must be an integer ≥ 1, ``verbose`` true or false (before,
-    ``verbose=flase`` was silently false and ``n_ctx=abc`` an internal error). One line names the argument."""
+    """``-M`` values typed where they enter (a count an integer ≥ 1, ``verbose`` true or false): one line each."""
     for name in ("n_ctx", "n_threads", "n_batch"):
         value = model_args.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -127,7 +109,11 @@ class GGUFModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
-        _serve_one_call_at_a_time(config)
+        # Inspect's adaptive concurrency ignores max_connections() and lets 10–100 calls queue on the model's lock
+        # *inside* the attempt timeout (--timeout), where they time out and are retried from scratch (measured on a
+        # busy machine): opted out in the Model's own config (unless the caller chose), Inspect queues them outside.
+        if config.max_connections is None and config.adaptive_connections is None:
+            config.adaptive_connections = False
         unknown = sorted(set(model_args) - set(MODEL_ARGS))
         if unknown:
             raise ModelError(
@@ -149,8 +135,7 @@ class GGUFModelAPI(ModelAPI):
             n_batch=int(model_args.get("n_batch", DEFAULT_N_BATCH)),
             verbose=bool(model_args.get("verbose", False)),
         )
-        # Loading here (in the constructor, on the caller's thread) fails fast, before an eval
-        # starts, and keeps loading out of the concurrently running generate calls.
+        # Loading here (on the caller's thread) fails before an eval starts, and out of the concurrent generate calls.
         try:
             self._model: LoadedModel = llama_backend.load_model(spec)
         except ValueError as exc:
@@ -159,22 +144,18 @@ class GGUFModelAPI(ModelAPI):
                 "the file may be truncated or corrupt, or need a newer llama-cpp-python",
             ) from exc
         self._backend = llama_backend
-        # See llama_backend.chat for why "aligned" is both fast and reproducible.
         self._prefix_cache = _prefix_mode(model_args.get("prefix_cache", "aligned"))
         if base_url is None:
-            # Inspect's cache key has the model name and the request, not what else decides a local model's
-            # answers; its base_url is part of the key, so it names them. Otherwise a rebuilt llama.cpp (other
-            # kernels), another file at the same path, or another n_ctx/n_batch/n_threads/prefix_cache would be
-            # served answers cached under the old one.
+            # Inspect's cache key holds the base_url, which names what else decides a local model's answers: else a
+            # rebuilt llama.cpp, another file at the same path or other settings would be served the old answers.
             self.base_url = answers_fingerprint(path, spec, self._prefix_cache)
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
 
     def max_connections(self) -> int:
-        # One call at a time: calls on a model are serialised anyway, and the CPU is the bottleneck.
-        # The pool is shared by every gguf model (connection_key() is the default), so a solver and a
-        # judge model do not compete for the same cores either.
+        # One call at a time (calls are serialised anyway, the CPU is the bottleneck), in one pool for every gguf
+        # model (the default connection_key()), so a solver and a judge model do not compete for the cores either.
         return 1
 
     def should_retry(self, ex: Exception) -> bool:
@@ -224,10 +205,11 @@ class GGUFModelAPI(ModelAPI):
         )
 
     def _output(self, results: list[ChatResult]) -> ModelOutput:
+        n_ctx = self._model.spec.n_ctx
         choices = [
             ChatCompletionChoice(
                 message=ChatMessageAssistant(content=r.text, model=self.model_name, source="generate"),
-                stop_reason=_stop_reason(r.finish_reason, r.prompt_tokens + r.completion_tokens, self._n_ctx),
+                stop_reason=_stop_reason(r.finish_reason, r.prompt_tokens + r.completion_tokens, n_ctx),
                 logprobs=_logprobs(r.logprobs) if r.logprobs is not None else None,
             )
             for r in results
@@ -245,10 +227,6 @@ class GGUFModelAPI(ModelAPI):
             input_context_tokens=prompt_tokens,
             time=sum(r.seconds for r in results),
         )
-
-    @property
-    def _n_ctx(self) -> int:
-        return self._model.spec.n_ctx
 
 
 def _message(message: ChatMessage) -> dict[str, str]:

@@ -1,24 +1,13 @@
-"""`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent.
+"""`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent (docs/metrics.md, "The plan").
 
-Counts come from the tasks the sweep builds (their datasets, seeds and methods; each registered method counts
-its own calls, see :mod:`ccpt.methods`) and are exact where the run's structure fixes them; a range where the
-models' answers decide:
-
-- **solver calls** per (task, method, model): instances × seeds × samples per answer (1; ``oracle_n`` for
-  Multi-Oracle; 0 for Gold). Spreading Activation adds its expansion, which is greedy and shared by the seeds of
-  an instance (cached): at least one step (one activation call per seed concept from the LLM, plus the filter
-  call), at most ``sa_max_iterations`` steps of up to ``neighbours_k`` activations plus the filter; with
-  ``sa_answer_every_step`` one answer per step and seed besides.
-- **judge calls**: three judged pairs per answer, each (concept, property) asked once per run (memoised). At most
-  3 × answers; at least 3 per instance (every seed giving the same answer). Gold is exact: its distinct pairs.
-- **resume**: against a ``--log-dir`` that already holds logs of the same task runs (same task, task arguments,
-  model, model arguments, generation settings and judge: what makes Inspect's eval set pair a task with its log),
-  a task run whose newest log finished every planned sample is skipped, and the finished samples of an
-  interrupted one are reused, as a rerun does (:mod:`ccpt.eval.sweep`). Only the remaining samples' calls are
-  counted: a run's call range scaled by the share of its samples × seeds still to do (low rounded down, high up).
-- **cost** (with ``--prices``): input tokens between a fifth and a third of each prompt's characters (tokenizers
-  differ), output tokens between 1 and the call's cap (``--max-tokens``, 2048 by default; the judge's 24); the
-  prices as in the Tokens and cost table. A model without a price has no cost (never a guess).
+Counts come from the tasks the sweep builds (each registered method counts its own calls, :mod:`ccpt.methods`):
+exact where the run's structure fixes them, a (low, high) range where the answers decide. Resume: against a
+``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model arguments, generation
+settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose newest log finished
+every planned sample is skipped and an interrupted one's finished samples are reused, as a rerun does; only the
+rest is counted (the range scaled by the share still to do, low rounded down, high up). Cost (``--prices``): input
+tokens a fifth to a third of each prompt's characters, output tokens 1 to the call's cap (``--max-tokens``, 2048 by
+default; the judge's 24); a model without a price has no cost (never a guess).
 """
 
 from __future__ import annotations
@@ -59,10 +48,6 @@ class PlanRow:
     def skipped(self) -> bool:
         """Whether a rerun skips this task run: its log finished every planned sample."""
         return self.planned_samples > 0 and self.done_samples >= self.planned_samples
-
-
-def _add(a: Range, b: Range) -> Range:
-    return (a[0] + b[0], a[1] + b[1])
 
 
 def plan_rows(
@@ -112,26 +97,21 @@ def finished_samples(
 ) -> Callable[[Any, str], int]:
     """``done(task, model)``: the samples × seeds of that task run finished in ``logs`` (headers, oldest first).
 
-    A log is the task run's when its task name, the arguments the task was built with, its model and model
-    arguments, the generation settings ccpt sets and its judge (the grader role) all match; the newest such log
-    counts, as it is the one a rerun resumes. A log that finished counts the samples it logged, as Inspect's eval
-    set counts them; an interrupted one the samples it completed without error (the ones a rerun reuses).
-    """
+    The newest log of the task run (see the module docstring) counts, as a rerun resumes it: a finished one the
+    samples it logged, as Inspect's eval set counts them; an interrupted one those completed without error."""
     from ccpt.eval.inspect_compat import task_args_of
 
     def same(log: Any, task: Any, model: str) -> bool:
         ev = log.eval
-        if str(ev.task).split("/")[-1] != str(task.name).split("/")[-1] or str(ev.model) != model:
-            return False
-        if _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) != _normal(task_args_of(task)):
-            return False
-        if _normal(ev.model_args or {}) != _normal(model_args):
-            return False
-        config = ev.model_generate_config
-        if any(getattr(config, key, None) != value for key, value in generate.items()):
-            return False
         grader = (ev.model_roles or {}).get("grader")  # bound for every task of the sweep, Task 3's too
-        return (grader.model if grader is not None else None) == judge
+        return (
+            str(ev.task).split("/")[-1] == str(task.name).split("/")[-1]
+            and str(ev.model) == model
+            and _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) == _normal(task_args_of(task))
+            and _normal(ev.model_args or {}) == _normal(model_args)
+            and all(getattr(ev.model_generate_config, key, None) == value for key, value in generate.items())
+            and (grader.model if grader is not None else None) == judge
+        )
 
     def done(task: Any, model: str) -> int:
         mine = [log for log in logs if same(log, task, model)]
@@ -207,8 +187,8 @@ def cost_range(
 
 def plan_totals(rows: Sequence[PlanRow]) -> tuple[Range, Range]:
     """(solver calls, judge calls) over the whole plan."""
-    solver: Range = (0, 0)
-    judge: Range = (0, 0)
-    for row in rows:
-        solver, judge = _add(solver, row.solver_calls), _add(judge, row.judge_calls)
-    return solver, judge
+
+    def total(ranges: list[Range]) -> Range:
+        return (sum(low for low, _ in ranges), sum(high for _, high in ranges))
+
+    return total([row.solver_calls for row in rows]), total([row.judge_calls for row in rows])

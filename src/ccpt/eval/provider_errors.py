@@ -60,11 +60,9 @@ def is_unreachable(exc: BaseException) -> bool:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether a failed call says nothing about the request itself: the endpoint was unreachable, timed out,
-    dropped the connection, or answered "busy" (408/409/425/429) or a server error (5xx).
-
-    Such a failure is not a result: the call is asked again by the rerun. A 4xx other than those is the server
-    judging the request (deterministic, final)."""
+    """Whether a failed call says nothing about the request itself (not a result: the rerun asks again): the
+    endpoint was unreachable, timed out, dropped the connection, or answered "busy" (408/409/425/429) or 5xx. Any
+    other 4xx is the server judging the request (deterministic, final)."""
     exc = unwrap(exc)
     if type_names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
         return True
@@ -109,10 +107,9 @@ def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
     """(class names of the exception chain, HTTP status, server's message) of an error recorded in an Inspect log:
     the one reader of that text (tests/test_provider_errors.py checks it against the installed Inspect and SDK).
 
-    Every exception of the chain counts: Inspect wraps the provider's error (``ModelGenerateError``, tenacity's
-    ``RetryError`` around an ``APIConnectionError``), and its last line can be the request it dumps. A name counts
-    when it is module-qualified or a builtin exception (a dumped ``Request:`` line is neither). The last
-    ``Error code`` is the server's: Inspect dumps the request before it."""
+    Every exception of the chain counts (Inspect wraps the provider's error). A name counts when module-qualified
+    or a builtin exception (a dumped ``Request:`` line is neither); the last ``Error code`` is the server's (Inspect
+    dumps the request before it)."""
     import builtins
 
     kinds = set()

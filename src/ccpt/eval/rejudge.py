@@ -1,29 +1,21 @@
 """Re-judging stored answers with another judge (``ccpt rejudge``), through Inspect.
 
-Any run ccpt reads — Inspect logs of ``ccpt run``, the authors' result files, tidy tables — is loaded into the
-tidy table; its generative answers are grouped by (source, task, model, method, filter, protocol), and each
-group becomes one Inspect task whose samples carry the stored answers (one sample per instance and seed, every
-answer of it — Multi-Oracle members, Table-6 steps — inside). A no-op solver keeps the stored answers; the
-scorer judges each parsed answer with the ``grader`` role exactly as a run's scorer does (same pairs, same
-protocol judge surface, same memo and Inspect cache) and stores the re-judged rows in the score metadata in
-the shape :func:`ccpt.results.from_inspect_logs` reads. So the output directory holds ordinary Inspect logs
-that ``ccpt report``, ``ccpt compare`` and ``inspect view`` read like any run.
+Any run ccpt reads is loaded into the tidy table; its generative answers are grouped by (source, task, model,
+method, filter, protocol) and each group becomes one Inspect task whose samples (one per instance and seed) carry
+the stored answers. A no-op solver keeps them; the scorer judges each parsed answer with the ``grader`` role as a
+run's scorer does and stores the rows as :func:`ccpt.results.from_inspect_logs` reads them, so the output holds
+ordinary Inspect logs for ``ccpt report``, ``ccpt compare`` and ``inspect view``. Nothing is re-parsed (a parse
+failure stays one); Task-3 rows have no judge and are not carried over (counted in the summary).
 
-Nothing is re-parsed: an answer the source could not parse stays a counted parse failure, and a judge call
-that fails is a counted judge failure (relevance missing), never a default. Task-3 rows have no judge and
-are not carried over (counted in the returned summary).
-
-Resumable: ``eval_set`` skips groups whose log in the output directory is complete, and every judge call
-goes through Inspect's cache, so rerunning a killed re-judge asks nothing twice. Failures are handled as in
-``ccpt run`` (:mod:`ccpt.eval.sweep`): a transient one (the judge unreachable, timed out, busy) is a sample error
-that the rerun judges again, a judge that stops answering stops the re-judge with one line, and Ctrl-C raises
-:class:`~ccpt.errors.Interrupted` (no table: it would be incomplete). The rows keep the protocol they were
-produced under (a task argument), so ``ccpt report`` reads them as the source's rows.
+Resumable and failure handling as in ``ccpt run`` (:mod:`ccpt.eval.sweep`): complete groups are skipped, judge calls
+are cached, a transient failure is judged again by the rerun, a judge that stops answering stops the re-judge with
+one line, and Ctrl-C raises :class:`~ccpt.errors.Interrupted`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import math
@@ -42,6 +34,7 @@ from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
+from ccpt.eval.sweep import reopen_transient
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -103,10 +96,8 @@ def stored_answers() -> Solver:
 
 
 async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
-    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict).
-
-    An answer the source did not parse keeps no relevances (it stays a parse failure).
-    """
+    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict); an answer the source did
+    not parse keeps no relevances (it stays a parse failure)."""
     out = dict(row, r_np=None, r_hp=None, r_mp=None, r_hmp=None, score=None, judge=judge.name, judge_failures=0)
     spec = TASK_SPECS[row["task"]]
     answer = optional(row.get("answer"), str)
@@ -123,12 +114,10 @@ async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
 
 def _rejudged(protocol: str, judge_mode: JudgeMode, judge_retries: int) -> Scorer:
     """Judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
-    holder: dict[str, Judge] = {}
+    grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))  # created on first use
 
     async def score(state: TaskState, target: Target) -> Score:
-        if "judge" not in holder:
-            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
-        rows = await asyncio.gather(*(rejudge_row(r, holder["judge"]) for r in state.metadata["rows"]))
+        rows = await asyncio.gather(*(rejudge_row(r, grader()) for r in state.metadata["rows"]))
         main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
         kind = TASK_SPECS[state.metadata["task"]].kind
         return Score(value=score_value(main, kind), metadata={"ccpt": {"samples": list(rows)}})
@@ -175,11 +164,7 @@ def first_instances(rows: list[dict[str, Any]], limit: int | None) -> list[dict[
     """The rows of the first ``limit`` instances (in the order the source lists them), every seed of each."""
     if not limit:
         return rows
-    kept: dict[str, None] = {}
-    for row in rows:
-        if len(kept) >= limit:
-            break
-        kept.setdefault(str(row["instance"]), None)
+    kept = set(list(dict.fromkeys(str(row["instance"]) for row in rows))[:limit])
     return [r for r in rows if str(r["instance"]) in kept]
 
 
@@ -193,16 +178,8 @@ def rejudge_tasks(
         rows = first_instances(group, limit)
         path = write_group(out_dir, key, rows)
         answers += len(rows)
-        tasks.append(
-            rejudge(
-                rows_file=str(path),
-                task=str(key["task"]),
-                method=str(key["method"]),
-                protocol=str(key["protocol"]),
-                source=str(key["source"]),
-                judge_mode=judge_mode,
-            )
-        )
+        named = {name: str(key[name]) for name in ("task", "method", "protocol", "source")}
+        tasks.append(rejudge(rows_file=str(path), **named, judge_mode=judge_mode))
     return tasks, answers
 
 
@@ -222,11 +199,9 @@ def run_rejudge(
 ) -> RejudgeSummary:
     """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``.
 
-    ``timeout`` bounds each attempt of each judge call and ``max_retries`` its retries, as ``ccpt run``'s options
-    do; ``limit`` keeps the first N instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on
-    Ctrl-C and a :class:`~ccpt.errors.ModelError` line when the judge stops answering.
-    """
-    from ccpt.eval.sweep import reopen_transient
+    ``timeout`` and ``max_retries`` bound each judge call as ``ccpt run``'s do; ``limit`` keeps the first N
+    instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on Ctrl-C and a
+    :class:`~ccpt.errors.ModelError` line when the judge stops answering."""
     from ccpt.results import load_results
 
     frame = (loader or load_results)(list(sources), dataset)
@@ -270,8 +245,6 @@ def _raise_if_judge_down(out_dir: Path) -> None:
     gone = endpoints.gone()
     if not gone:
         return
-    from ccpt.eval.sweep import reopen_transient
-
     reopen_transient(out_dir)
     where, reason = next(iter(gone.items()))
     raise ModelError(

@@ -14,27 +14,17 @@ from ccpt.spec import OTHERS, TYPE_LABELS, TaskSpec
 
 
 def _sample(task: TaskSpec, item: Record | TypeItem) -> Sample:
-    meta = {
-        "task": task.name,
-        "instance": item.id,
-        "combination": item.combination,
-        "head": item.head,
-        "modifier": item.modifier,
-        "property": item.property,
-    }
+    meta = {"task": task.name, "instance": item.id}
+    meta |= {name: getattr(item, name) for name in ("combination", "head", "modifier", "property")}
     if isinstance(item, TypeItem):
         meta["gold_type"] = item.gold
-        return Sample(
-            id=item.id,
-            input=f"Combination: {item.combination}\nProperty: {item.property}",
-            target=item.gold,
-            metadata=meta,
-        )
-    if task.completes_phrase:
+        text = f"Combination: {item.combination}\nProperty: {item.property}"
+    elif task.completes_phrase:
         text = f"Head noun: {item.head}\nEmergent property: {item.property}"
     else:
         text = f"Combination: {item.combination}"
-    return Sample(id=item.id, input=text, target=getattr(item, task.gold_field), metadata=meta)
+    target = item.gold if isinstance(item, TypeItem) else getattr(item, task.gold_field)
+    return Sample(id=item.id, input=text, target=target, metadata=meta)
 
 
 def task_dataset(
@@ -46,12 +36,9 @@ def task_dataset(
     tp_seed: int = 0,
     others_from_sample: bool = False,
 ) -> MemoryDataset:
-    """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids.
-
-    The Sample ``input`` is a short description only: the solver builds the real prompt from the metadata,
-    because the prompt depends on the method. ``others_from_sample``: Task 3's "others" pairs drawn as the
-    authors did (:func:`others_as_run`). Task 3's items take turns by type (see :func:`interleave_types`).
-    """
+    """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids, the ``input`` a
+    short description (the solver builds the prompt from the metadata). ``others_from_sample``: Task 3's "others"
+    drawn as the authors did (:func:`others_as_run`); Task 3's items take turns by type (:func:`interleave_types`)."""
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
     if others_from_sample and not task.generative:
@@ -62,14 +49,10 @@ def task_dataset(
 
 
 def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
-    """Task 3 with the authors' "others": each joins the combination of one of the sampled typed items with the
-    property of another (or the same) one, drawn with replacement and not checked against the annotated pairs.
-
-    Measured on the authors' stored Task-3 file: all 250 "others" combinations and properties come from its 750
-    typed rows, 44 combinations and 51 properties repeat, and 3 pairs are annotated (2 are a typed row's own
-    pair). The typed items are ccpt's seeded sample; a (combination row, property row) pair drawn twice is drawn
-    anew (sample ids must be unique).
-    """
+    """Task 3 with the authors' "others": each joins the combination of one sampled typed item with the property
+    of another (or the same) one, drawn with replacement, unchecked against the annotated pairs (measured on the
+    authors' Task-3 file: all 250 come from its 750 typed rows, 44 combinations and 51 properties repeat, 3 pairs
+    are annotated). A (combination row, property row) pair drawn twice is drawn anew (sample ids must be unique)."""
     typed = [item for item in items if item.gold != OTHERS]
     n = len(items) - len(typed)
     rng = random.Random(f"others-as-run|{seed}")
@@ -84,12 +67,9 @@ def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
 
 
 def interleave_types(items: Sequence[TypeItem]) -> list[TypeItem]:
-    """Task-3 items in turns of the four types (emergent, component, canceled, others, emergent, …).
-
-    Inspect's ``--limit N`` takes the first N samples: in this order they hold ⌊N/4⌋ pairs of each type, the
-    N mod 4 left over going to the first types of that order, so even a small run measures every type. The full
-    set is unchanged (the same items, in another order); within a type, the sampled order is kept.
-    """
+    """Task-3 items in turns of the four types (emergent, component, canceled, others, emergent, …), each type in
+    its sampled order: ``--limit N`` then holds ⌊N/4⌋ of each type (the N mod 4 left over going to the first types),
+    so even a small run measures every type; the full set is the same items."""
     by_type: dict[str, list[TypeItem]] = {label: [] for label in TYPE_LABELS}
     for item in items:
         by_type.setdefault(item.gold, []).append(item)

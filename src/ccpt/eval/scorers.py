@@ -1,35 +1,23 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
 Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}``: one
-:class:`ccpt.rows.SampleRow` per reply (the record :mod:`ccpt.results` reads back), with the raw reply, the
-parsed answer or the parse failure reason, every relevance, R_H,M,P and E or C, and the judge's negotiated reply
-format (:mod:`ccpt.eval.judge`). The Score *value* holds the same numbers reduced for Inspect's own display, the
-task's headline first — ``E`` (emergent tasks), ``C`` (PI-canceled) or ``accuracy`` (Task 3) — then ``R_NP`` and
-``R_HMP``, each with its mean and standard error over instances, on [0, 1] (several samples of one instance and
-seed reduce the method's own way, :mod:`ccpt.methods`: Multi-Oracle's is the paper's per-column best). The
-explanation lists the judged pairs and their relevances. ``ccpt report`` recomputes everything from the rows,
-×100 (docs/metrics.md, "Inspect's metrics").
+:class:`ccpt.rows.SampleRow` per reply (what :mod:`ccpt.results` reads back) and the judge's negotiated reply
+format. The Score *value* holds the same numbers reduced for Inspect's display (the method's way, :mod:`ccpt.methods`),
+the headline first: E, C or accuracy, then R_NP and R_HMP; the explanation lists the judged pairs and their
+relevances. ``ccpt report`` recomputes everything from the rows (docs/metrics.md, "Inspect's metrics").
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    metric,
-    score_reducer,
-    scorer,
-    stderr,
-)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, score_reducer, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from ccpt import methods
@@ -42,7 +30,7 @@ from ccpt.protocol import get_protocol
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
-from ccpt.stats import summarize
+from ccpt.stats import Summary, summarize
 
 logger = logging.getLogger(__name__)
 
@@ -93,11 +81,13 @@ def defined_stderr() -> Metric:
 SEEDS = "seeds"  # reduced Score metadata: per key, the value of each seed ({key: {seed: value}})
 
 
-def _seed_matrix(scores: list[SampleScore], key: str) -> list[list[float | None]]:
-    """Instances × seeds of one key, from the per-seed values the reducer kept (missing seed = failed)."""
+def _paper_cell(scores: list[SampleScore], key: str) -> Summary | None:
+    """The report's cell of one key (×100), from the instances × seeds values the reducer kept (missing seed =
+    failed); None without any."""
     per_instance = [(s.score.metadata or {}).get(SEEDS, {}).get(key, {}) for s in scores]
     seeds = sorted({seed for values in per_instance for seed in values}, key=int)
-    return [[values.get(seed) for seed in seeds] for values in per_instance]
+    matrix = [[values.get(seed) for seed in seeds] for values in per_instance]
+    return summarize(matrix, "sem").scaled(100.0) if matrix and matrix[0] else None
 
 
 @metric(name="cell")
@@ -105,8 +95,8 @@ def paper_cell(key: str) -> Metric:
     """The report's cell (×100): the mean over seeds of the per-seed instance means (:func:`ccpt.stats.summarize`)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        matrix = _seed_matrix(scores, key)
-        return summarize(matrix, "sem").scaled(100.0).mean if matrix and matrix[0] else float("nan")
+        cell = _paper_cell(scores, key)
+        return cell.mean if cell is not None else float("nan")
 
     return compute
 
@@ -116,9 +106,8 @@ def paper_cell_sem(key: str) -> Metric:
     """The report's ± (×100): the standard error over seeds of the per-seed means (NaN with one seed)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        matrix = _seed_matrix(scores, key)
-        spread = summarize(matrix, "sem").scaled(100.0).spread if matrix and matrix[0] else None
-        return float("nan") if spread is None else spread
+        cell = _paper_cell(scores, key)
+        return float("nan") if cell is None or cell.spread is None else cell.spread
 
     return compute
 
@@ -157,10 +146,8 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
         if not isinstance(first.value, dict):
             return Score(value=_mean_defined([s.value for s in scores]))
         keys = first.value.keys()
-        value = {}
-        for key in keys:
-            mean = _mean_defined([s.value.get(key) for s in scores])  # type: ignore[union-attr]
-            value[key] = None if mean != mean else mean  # NaN → None
+        means = {key: _mean_defined([s.value.get(key) for s in scores]) for key in keys}  # type: ignore[union-attr]
+        value = {key: None if mean != mean else mean for key, mean in means.items()}  # NaN → None
         seeds = {
             key: {_seed_of(s, k): s.value.get(key) for k, s in enumerate(scores)}  # type: ignore[union-attr]
             for key in keys
@@ -171,15 +158,9 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
 
 
 def default_grader_roles() -> dict[str, str | Model] | None:
-    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already.
-
-    Called while a task is built: ``inspect eval`` binds the command line's roles before building tasks, and
-    ``ccpt run`` binds its judge (see :func:`ccpt.eval.inspect_compat.roles_bound`). A role given to the eval
-    overrides the task's in any case; checking first only avoids loading a judge that will not be used. A task
-    built from Python before its eval gets the default (loaded once per process); when it cannot load (the
-    ``distilled`` extra is not installed) the task is still built, and scoring without a grader role fails
-    with that reason.
-    """
+    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already (checked
+    only to avoid loading an unused judge: the eval's role wins anyway). When the default cannot load (no
+    ``distilled`` extra) the task is still built, and scoring without a grader role fails with that reason."""
     if GRADER in model_roles():
         return None
     try:
@@ -216,29 +197,16 @@ def make_judge(
 
 def _row(state: TaskState, method: str, judge_name: str | None, reply: str, sample: int) -> SampleRow:
     meta = state.metadata
+    given = {k: meta[k] for k in ("task", "instance", "combination", "head", "modifier", "property")}
     return SampleRow(
-        task=meta["task"],
-        model=str(state.model),
-        method=method,
-        seed=state.epoch - 1,
-        instance=meta["instance"],
-        sample=sample,
-        combination=meta["combination"],
-        head=meta["head"],
-        modifier=meta["modifier"],
-        property=meta["property"],
-        answer_raw=reply,
-        judge=judge_name,
-        gold_type=meta.get("gold_type"),
-    )
+        **given, model=str(state.model), method=method, seed=state.epoch - 1, sample=sample, answer_raw=reply,
+        judge=judge_name, gold_type=meta.get("gold_type"),
+    )  # fmt: skip
 
 
 def _replies(state: TaskState) -> list[str]:
     """The replies to score: ccpt's solvers store them; any other solver (Inspect's ``--solver``) left its output."""
-    replies: list[str] | None = state.store.get(REPLIES)
-    if replies:
-        return replies
-    return [state.output.completion if state.output else ""]
+    return state.store.get(REPLIES) or [state.output.completion if state.output else ""]
 
 
 async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> SampleRow:
@@ -293,10 +261,8 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
     """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound).
 
-    Its calls are bounded like the evaluated model's: Inspect hands a role model the eval's ``max_retries`` and
-    ``timeout`` but not its ``attempt_timeout`` (``ccpt run --timeout``, ``inspect eval --attempt-timeout``),
-    so a stalled judge held a run for minutes; the judge's requests carry it here.
-    """
+    Inspect hands a role model the eval's ``max_retries`` and ``timeout`` but not its ``attempt_timeout``, so a
+    stalled judge held a run for minutes: the judge's requests carry it here."""
     from ccpt.eval.inspect_compat import active_generate_config
 
     attempt_timeout = active_generate_config().attempt_timeout
@@ -305,20 +271,17 @@ def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: i
 
 
 def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, protocol: str) -> Scorer:
-    holder: dict[str, Judge] = {}  # one judge (and memo) per scorer instance, created on first use
+    # One judge (and memo) per scorer instance, created on first use.
+    grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))
     surface = get_protocol(protocol)
 
     async def score(state: TaskState, target: Target) -> Score:
-        if "judge" not in holder:
-            holder["judge"] = grader_judge(protocol, judge_mode, judge_retries)
-        judge = holder["judge"]
+        judge = grader()
         kind = TASK_SPECS[state.metadata["task"]].kind
         rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
         # Table 6: answers from the intermediate concept sets C_1..C_T, judged like the final one.
-        for t, reply in state.store.get(STEP_REPLIES, []):
-            extra = _row(state, method, judge.name, reply, 0)
-            extra.sa_iteration = t
-            rows.append(extra)
+        steps = state.store.get(STEP_REPLIES, [])
+        rows += [replace(_row(state, method, judge.name, reply, 0), sa_iteration=t) for t, reply in steps]
         await asyncio.gather(*(judge_row(r, judge, as_run=surface.npc_as_run) for r in rows))
         main = [r for r in rows if r.sa_iteration is None]
         trajectory = state.store.get(TRAJECTORY)
@@ -329,12 +292,11 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
         if trajectory is not None:
             metadata["trajectory"] = trajectory
         lines = [explain(r) for r in main]
+        explanation = "\n".join(f"sample {k}: {line}" for k, line in enumerate(lines)) if len(lines) > 1 else lines[0]
         return Score(
             value=score_value(main, kind),  # type: ignore[arg-type]
             answer=main[0].answer if main else None,
-            explanation="\n".join(f"sample {k}: {line}" for k, line in enumerate(lines))
-            if len(lines) > 1
-            else lines[0],
+            explanation=explanation,
             metadata={"ccpt": metadata},
         )
 
@@ -357,21 +319,6 @@ def cancellation_judge(
     return _relevance_judge(method, judge_mode, judge_retries, protocol)
 
 
-def relevance_judge(
-    method: str,
-    judge_mode: JudgeMode = "text",
-    judge_retries: int = 2,
-    protocol: str = "ccpt",
-    kind: ScoredType = EMERGENT,
-) -> Scorer:
-    """The judge scorer of a generative task of ``kind``; its headline metric is E or C (docs/metrics.md).
-
-    The judge's prompt and reply handling follow ``protocol`` (the as-run judge surface differs).
-    """
-    factory = emergence_judge if kind == EMERGENT else cancellation_judge
-    return factory(method, judge_mode, judge_retries, protocol)
-
-
 @scorer(metrics={ACCURACY: cell_metrics(ACCURACY), PARSE_OK: [defined_mean()]})
 def type_match(method: str) -> Scorer:
     """Task 3: the parsed property type against the gold type (a parse failure counts as wrong)."""
@@ -382,15 +329,11 @@ def type_match(method: str) -> Scorer:
         parsed = parse_answer(TASK_SPECS[row.task], reply)
         row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
         correct = parsed.ok and parsed.value == target.text
-        explanation = (
-            f"predicted {parsed.value}, gold {target.text}"
-            if parsed.ok
-            else f"not parsed ({parsed.error}), gold {target.text}"
-        )
+        predicted = f"predicted {parsed.value}" if parsed.ok else f"not parsed ({parsed.error})"
         return Score(
             value={ACCURACY: float(correct), PARSE_OK: float(parsed.ok)},
             answer=parsed.value,
-            explanation=explanation,
+            explanation=f"{predicted}, gold {target.text}",
             metadata={"ccpt": {"samples": [row.to_dict()]}},
         )
 

@@ -1,13 +1,11 @@
 """Methods (paper §4.1) as Inspect solvers: Base, CoT, Multi-Oracle and Spreading Activation.
 
-Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies
-under ``ccpt_replies`` in the sample store; the scorer parses and judges each one.
-
-Sampling defaults (temperature, top_p, max_tokens) live in the task's ``GenerateConfig`` (see
-:func:`task_config`), so Inspect's ``--temperature/--top-p/--max-tokens`` override them. Per call, only the seed
-is set: a distinct seed per seed/epoch and per sample, so seeds are independent draws (Inspect would otherwise
-send the same ``--seed`` to every epoch). A protocol whose settings depend on the provider (``as-run``) leaves
-the task config empty and fills, per call, only the fields neither the task nor the user set.
+Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies under
+``ccpt_replies`` in the sample store; the scorer parses and judges each one. Sampling defaults (temperature, top_p,
+max_tokens) live in the task's ``GenerateConfig`` (:func:`task_config`), so Inspect's ``--temperature/--top-p/
+--max-tokens`` override them. Per call only the seed is set, distinct per seed/epoch and sample, so seeds are
+independent draws (Inspect would send the same ``--seed`` to every epoch). A protocol whose settings depend on the
+provider (``as-run``) leaves the task config empty and fills, per call, only the fields nobody set.
 """
 
 from __future__ import annotations
@@ -26,9 +24,6 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-
-# Not re-exported by inspect_ai.model: the task's config merged with the command line's, which per-provider
-# defaults must not override (Model.generate merges it the same way for the active model).
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.eval.inspect_compat import active_generate_config
@@ -63,10 +58,8 @@ class Sampling:
     protocol: Protocol = field(default_factory=lambda: get_protocol(None))
 
     def config(self, epoch: int, sample: int, model: str = "") -> GenerateConfig:
-        """Config for one draw: seed = base + 1000·(epoch − 1) + sample, distinct per seed and sample.
-
-        For a provider-dependent protocol, also the provider's temperature/top_p/max_tokens, each only where the
-        active config (the task's merged with Inspect's and ccpt's command-line options) leaves it unset.
+        """Config for one draw: seed = base + 1000·(epoch − 1) + sample; for a provider-dependent protocol, also the
+        provider's temperature/top_p/max_tokens, each where the active config (task and command line) leaves it unset.
         """
         config = GenerateConfig(seed=self.seed + 1000 * (epoch - 1) + sample)
         if self.protocol.provider_dependent:
@@ -92,11 +85,9 @@ def build_messages(
 
 
 async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, epoch: int, n: int) -> list[ModelOutput]:
-    """``n`` independent samples (distinct seeds), concurrently, through the model cache.
-
-    For a provider whose protocol settings ask for it (as run: Anthropic), the k-th request of the instance
-    (0-based over seeds and samples) has " Sequence: k" appended to its user text, as the authors' backend did.
-    """
+    """``n`` independent samples (distinct seeds), concurrently, through the model cache. Where the protocol asks
+    (as run: Anthropic), the instance's k-th request (0-based over seeds and samples) has " Sequence: k" appended
+    to its user text, as the authors' backend did."""
     cache = CachePolicy(expiry=None)
     numbered = sampling.protocol.call_settings(str(model)).sequence_suffix
 

@@ -1,22 +1,17 @@
 """Spreading Activation (paper §4.1, Algorithm 1) as an Inspect solver: sa_llm, sa_conceptnet, sa_both.
 
-The algorithm itself is :mod:`ccpt.activation` (pure, tested against scripted models); this module gives
-it a ``generate`` backed by the evaluated model and a concept graph, then asks for the final answer with
-the SA template (Tables 12, 15) and the concept set C_T.
-
-Choices (documented in docs/methods.md): the expansion — activation and filter prompts — runs once per
-instance (a per-run memo of trajectories), through Inspect's cache and a per-run memo of activations, so it is
-the same for every seed of an instance and a concept shared by many instances is activated once; seeds vary the
-final answer, sampled like every other method. Under the ``ccpt`` protocol the expansion is greedy (temperature
-0); under ``as-run`` it uses the provider's settings, as the authors' calls did (0.7 for GPT-4o), and the
-authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`). ``answer_every_step`` also answers from
-every intermediate C_t (Table 6) without re-running the expansion; ``_nofilter`` methods skip Filter (Table 7).
+The algorithm is :mod:`ccpt.activation`; this module gives it a ``generate`` backed by the evaluated model and a
+concept graph, then asks for the final answer with the SA template (Tables 12, 15) and the concept set C_T. The
+expansion runs once per instance (per-run memos of trajectories and activations, and Inspect's cache), shared by its
+seeds, which vary only the final answer (docs/methods.md). Under ``ccpt`` it is greedy; under ``as-run`` it uses the
+provider's settings and the authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`).
+``answer_every_step`` also answers from every C_t (Table 6); ``_nofilter`` methods skip Filter (Table 7).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,15 +29,7 @@ from ccpt.activation import (
 )
 from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
 from ccpt.errors import CcptError
-from ccpt.eval.solvers import (
-    STEP_REPLIES,
-    TRAJECTORY,
-    Sampling,
-    build_messages,
-    draw,
-    finish,
-    settings_config,
-)
+from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish, settings_config
 from ccpt.graph import ConceptGraph
 from ccpt.methods import Method
 from ccpt.prompts import system_prompt
@@ -83,11 +70,8 @@ def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
 
 
 def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
-    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored.
-
-    A SQLite index (``conceptnet=…sqlite``) has only ccpt's cleaned labels: it is used as it is (a departure
-    docs/methods.md names).
-    """
+    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored (a SQLite index has
+    only ccpt's cleaned labels: used as it is, a departure docs/methods.md names)."""
     from ccpt.sources import graph_cache_file  # lazy: may download the neighbourhood cache
 
     path = _graph_path(conceptnet)
@@ -183,9 +167,13 @@ def spreading_activation(
             return run(seeds, generate=expand, graph=graph, activator=activator, config=config)
 
         trajectory = await trajectories.get(str(state.metadata["instance"]), compute)
-        messages = build_messages(
-            task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(trajectory.final), variant=variant
-        )
+
+        def answer_messages(concepts: Iterable[str]) -> list[ChatMessage]:
+            return build_messages(
+                task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
+            )
+
+        messages = answer_messages(trajectory.final)
         outputs = await draw(model, messages, params, state.epoch, 1)
         state = finish(state, messages, outputs)
         state.store.set(TRAJECTORY, trajectory.to_dict())
@@ -193,14 +181,9 @@ def spreading_activation(
             steps = []
             for t in range(1, max_iterations + 1):
                 concepts = trajectory.at(t)
-                if concepts == trajectory.final:
-                    steps.append((t, outputs[0].completion))  # C_t = C_T: the same answer, no new call
-                    continue
-                step_messages = build_messages(
-                    task, SA_TEMPLATE, state.metadata, with_system=with_system, concepts=list(concepts), variant=variant
-                )
-                step_output = (await draw(model, step_messages, params, state.epoch, 1))[0]
-                steps.append((t, step_output.completion))
+                same = concepts == trajectory.final  # C_t = C_T: the same answer, no new call
+                step = outputs if same else await draw(model, answer_messages(concepts), params, state.epoch, 1)
+                steps.append((t, step[0].completion))
             state.store.set(STEP_REPLIES, steps)
         return state
 

@@ -1,18 +1,11 @@
 """`ccpt run`: a sweep of tasks × methods × models × seeds through Inspect's eval sets.
 
-The sweep writes into one log directory and is resumable: Inspect's eval set skips finished task runs and
-reuses the finished samples of an interrupted one, and every model call goes through Inspect's cache, so a
-rerun after a kill makes no repeated call. Before any work starts, each model is resolved and sent one tiny
-request, so an unknown model, a missing API key or an unreachable endpoint fails in seconds with one line.
-
-A task run is one (task, arguments, model, judge): rerunning a directory with another judge adds that judge's
-task runs beside the first judge's, and neither is taken for the other (:func:`ccpt.results.inspect_logs.run_key`).
-
-Transient failures are not results (docs/methods.md, "Transient failures"): a sample whose solver or judge call
-failed because its endpoint was unreachable, timed out or stayed busy is an error that the rerun retries. Inspect
-calls a task run finished when fewer than ``fail_on_error`` of its samples failed, and then never retries them;
-so a log holding such samples is marked unfinished (:func:`reopen_transient`) and the rerun asks them again. An
-endpoint that stops answering during the run stops it: one line, a non-zero exit, no table.
+Resumable: the eval set skips finished task runs and reuses an interrupted one's finished samples, and every call
+goes through Inspect's cache. Each model is first sent one tiny request, so an unknown model, a missing key or an
+unreachable endpoint fails in seconds with one line. A task run is one (task, arguments, model, judge)
+(:func:`ccpt.results.inspect_logs.run_key`). Transient failures are not results (docs/methods.md): a log holding
+such sample errors is marked unfinished (:func:`reopen_transient`), since Inspect never retries a task run with
+fewer than ``fail_on_error`` failures; an endpoint that stops answering stops the run with one line.
 """
 
 from __future__ import annotations
@@ -113,14 +106,8 @@ class Sweep:
                 self.generate[name] = typed
             else:
                 setattr(self, name, typed)
-        self._validate_task_args()
-
-    def _validate_task_args(self) -> None:
-        """-T names must be parameters of a selected task, and counts must be counts (one line each, before any work).
-
-        A -T name is passed to the selected tasks that take it; one that none takes is a mistake (a typo, or a
-        generative-only option with only Task 3 selected), not something to drop silently.
-        """
+        # A -T name goes to the selected tasks that take it; one that none takes is a mistake (a typo, or a
+        # generative-only option with only Task 3 selected), not something to drop silently.
         accepted = {name for task in self.tasks for name in task_parameters(task)}
         for key in self.task_args:
             if key not in accepted:
@@ -131,22 +118,15 @@ class Sweep:
         for task in self.tasks:  # typed by each task's signature (a boolean, an enumeration, a number in range)
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
 
-    def model_specs(self) -> list[str | Model]:
-        """The evaluated models as Inspect takes them: a name, or a Model bound to its server's base URL.
-
-        Inspect's ``eval_set`` takes one base URL for all models, and ``model_args`` cannot carry one (it is a
-        separate argument of ``get_model``): a model served at its own URL is built here, with its arguments.
-        """
-        return [self.model(name) for name in self.models]
-
     def model(self, name: str) -> Model:
-        """One evaluated model, built as Inspect would, with the SDK's own retries off and its calls stopped at
-        once if its endpoint goes down (:func:`ccpt.eval.inspect_compat.guard_model`)."""
+        """One evaluated model, built as Inspect would, guarded (:func:`ccpt.eval.inspect_compat.guard_model`).
+
+        ``eval_set`` takes one base URL for all models and ``model_args`` cannot carry one: a model served at its
+        own URL is built here."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
-        # Built as Inspect builds a model named to eval_set (with the eval's generation settings as its config),
-        # so that the task run's identity, which hashes that config, is the one a name would have given: logs
-        # written before ccpt built the model itself still resume.
+        # Built as Inspect builds a model named to eval_set (the eval's generation settings as its config), so the
+        # task run's identity (which hashes that config) is unchanged and older logs still resume.
         return guard_model(get_model(name, config=GenerateConfig(**self.generate), **self.model_args))
 
     def sampling(self, model: str) -> GenerateConfig:
@@ -156,12 +136,9 @@ class Sweep:
 
     def judge_probe(self, tasks: Sequence[Task]) -> JudgeProbe:
         """The preflight's judge request: the first generative instance's (phrase, gold property), as Gold asks it."""
-        pair = JudgeProbe.pair
-        for task in tasks:
-            meta = task.dataset[0].metadata if len(task.dataset) else None
-            if meta and TASK_SPECS[meta["task"]].generative:
-                pair = (str(meta["combination"]), str(meta["property"]))
-                break
+        metas = (task.dataset[0].metadata for task in tasks if len(task.dataset))
+        meta = next((m for m in metas if m and TASK_SPECS[m["task"]].generative), None)
+        pair = (str(meta["combination"]), str(meta["property"])) if meta else JudgeProbe.pair
         retries = int(self.task_args.get("judge_retries", 2))
         return JudgeProbe(pair=pair, mode=self.judge_mode, protocol=self.protocol, retries=retries)
 
@@ -177,12 +154,9 @@ class Sweep:
             raise model_error(self.judge, exc, role="judge") from None
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
-        """One Inspect task per (task, method); Task 3 runs once with its single prompt.
-
-        Built with the judge bound as the ``grader`` role, as `inspect eval` binds the command line's roles.
-        ``plan_only`` (``--dry-run``): the judge is bound by name, so no model is built (nor loaded); such tasks
-        are for counting, never run.
-        """
+        """One Inspect task per (task, method), Task 3 once with its single prompt, built with the judge bound as
+        the ``grader`` role as `inspect eval` binds the command line's; ``plan_only`` (``--dry-run``) binds it by
+        name, so no model is loaded (such tasks are for counting, never run)."""
         if not any(TASK_SPECS[t].generative for t in self.tasks):
             return self._task_objects()
         grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
@@ -190,16 +164,6 @@ class Sweep:
             return self._task_objects()
 
     def _task_objects(self) -> list[Task]:
-        try:
-            return self._build_tasks()
-        except CcptError:
-            raise
-        except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task): one line
-            if not is_user_error(exc):
-                raise
-            raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
-
-    def _build_tasks(self) -> list[Task]:
         tasks: list[Task] = []
         for name in self.tasks:
             spec = TASK_SPECS[name]
@@ -216,7 +180,14 @@ class Sweep:
                 if spec.generative:
                     args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
                 args |= {k: v for k, v in self.task_args.items() if k in takes}
-                tasks.append(TASK_FUNCTIONS[name](**args))
+                try:
+                    tasks.append(TASK_FUNCTIONS[name](**args))
+                except CcptError:
+                    raise
+                except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
+                    if not is_user_error(exc):
+                        raise
+                    raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
         return tasks
 
 
@@ -231,8 +202,7 @@ def judge_model(name: str, judge_args: dict[str, Any]) -> Model:
 
 
 def _limits(timeout: float) -> GenerateConfig:
-    # One attempt, bounded by attempt_timeout: Inspect's `timeout` alone is a budget checked between retries,
-    # so a server that accepts the connection and never answers would hang the attempt.
+    # One attempt, bounded by attempt_timeout (Inspect's `timeout` is checked between retries: a silent server hangs).
     return GenerateConfig(max_retries=0, timeout=int(timeout), attempt_timeout=int(timeout))
 
 
@@ -266,18 +236,14 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
     except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there
         cause = exc.__cause__ or exc
         if timed_out(error_text(cause)) or "Timeout" in str(exc):
-            raise ModelError(
-                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
-            ) from None
+            raise _no_answer("judge", name, timeout) from None
         raise ModelError(f"judge {name!r} is not usable: {exc.message}") from None
     if judgement.relevance is not None:
         return None
     error = str(judgement.error)
     if error.startswith("judge call failed: "):
         if timed_out(error):
-            raise ModelError(
-                f"judge {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout"
-            )
+            raise _no_answer("judge", name, timeout)
         raise ModelError(f"judge {name!r} is not usable: {error.removeprefix('judge call failed: ')}")
     if error == NO_CHOICES:  # what the evaluated model's preflight says of the same server
         raise ModelError(f"judge {name!r} answered with no choices (an empty `choices` list)", "check the server")
@@ -302,13 +268,10 @@ def preflight(
     settings: dict[str, GenerateConfig] | None = None,
     probe: JudgeProbe | None = None,
 ) -> list[str]:
-    """Check every model before any work: each evaluated model gets one 1-token request with the run's sampling
-    settings (``settings`` per model), each judge the run's real judge request (``probe``); any failure becomes
-    one ModelError line. Returns warning lines (a judge that answered but gave no valid score).
-
-    ``model_args`` (and ``base_urls``) apply to the evaluated ``models`` (as in the sweep); ``logprobs`` (or
-    ``probe.mode == "expected"``) also checks that each judge returns token log-probabilities.
-    """
+    """Check every model before any work: each evaluated model (with ``model_args`` and ``base_urls``) gets one
+    1-token request with its run's sampling ``settings``, each judge the run's real judge request (``probe``;
+    ``logprobs`` or ``probe.mode == "expected"`` also checks for token log-probabilities). Any failure is one
+    ModelError line; returns warning lines (a judge that answered but gave no valid score)."""
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
     warnings: list[str] = []
     for name in models:
@@ -333,13 +296,15 @@ def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: s
         raise model_error(name, exc, timeout, role) from None
 
 
+def _no_answer(role: str, name: str, timeout: float) -> ModelError:
+    return ModelError(f"{role} {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout")
+
+
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
     """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
     (``timeout``: what the request had)."""
     if isinstance(exc, TimeoutError) or "AttemptTimeoutError" in type_names(unwrap(exc)):  # attempt_timeout fired
-        return ModelError(
-            f"{role} {name!r} did not answer within {timeout or 0:.0f}s", "is the endpoint up? see --timeout"
-        )
+        return _no_answer(role, name, timeout or 0)
     if is_refusal(exc):  # the server understood and said no: its message is the one line
         return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")
     missing_key = missing_api_key(exc)
@@ -352,11 +317,8 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
 
 
 def set_aside_unreadable(log_dir: Path) -> list[str]:
-    """Rename logs Inspect cannot read (e.g. truncated by a kill) to ``*.unreadable``; returns their paths.
-
-    Inspect's eval set reads every log of the directory to resume and fails on the first bad one; renamed,
-    the file is kept for inspection and its task run is simply run (or resumed from the cache) again.
-    """
+    """Rename logs Inspect cannot read (e.g. truncated by a kill; the eval set would fail on them) to
+    ``*.unreadable``, kept for inspection while their task runs are redone; returns their paths."""
     moved: list[str] = []
     if not log_dir.is_dir():
         return moved
@@ -374,14 +336,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     ensure_writable_dir(sweep.log_dir, "--log-dir")
     endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
     forget_formats()
-    try:
-        tasks = sweep.task_objects()
-    except CcptError:
-        raise
-    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
-        if not is_user_error(exc):
-            raise
-        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+    tasks = sweep.task_objects()
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(
@@ -398,12 +353,35 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     for line in set_aside_unreadable(sweep.log_dir):
         warn(f"unreadable log set aside, its task run is redone: {line}")
     reopen_transient(sweep.log_dir)  # logs of an earlier run (or `inspect eval`) that kept transient failures
-    # In-process models share the CPU and reuse a cached prompt prefix: one task at a time keeps each
-    # task's few-shot prefix warm instead of interleaving four templates on one model.
+    # In-process models share the CPU and a cached prompt prefix: one task at a time keeps its few-shot prefix warm.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
-        success, logs = _eval_set(sweep, tasks, local)
+        success, logs = eval_set(
+            tasks=tasks,
+            model=[sweep.model(name) for name in sweep.models],  # type: ignore[arg-type]
+            model_args=sweep.model_args,
+            model_roles={GRADER: sweep.grader()} if sweep.judge else None,  # type: ignore[dict-item]
+            log_dir=str(sweep.log_dir),
+            limit=sweep.limit,
+            max_retries=sweep.max_retries,
+            # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
+            attempt_timeout=sweep.timeout,
+            timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
+            max_connections=sweep.max_connections,
+            retry_attempts=2,
+            retry_wait=1,
+            fail_on_error=0.2,
+            max_tasks=1 if local else None,
+            display=sweep.display,  # type: ignore[arg-type]
+            log_realtime=False,
+            # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
+            log_dir_allow_dirty=True,
+            # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
+            # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
+            ctl_server=False,
+            **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
+        )
     except Exception as exc:
         if not is_user_error(exc):
             raise
@@ -412,9 +390,8 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         _raise_if_endpoint_down(sweep)  # an endpoint declared down stops the eval set the way Ctrl-C does
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
     _raise_if_endpoint_down(sweep)
-    # Ctrl-C inside Inspect cancels the running tasks and returns normally: with logs whose status is "cancelled",
-    # or reporting success with the cancelled task runs left out of its list (Inspect 0.3.285: no logs at all, or,
-    # when a signal lands while other tasks still run, only theirs). Every task has a log when the set finished.
+    # Ctrl-C inside Inspect cancels the running tasks and returns normally, with "cancelled" logs or with the
+    # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
     if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
     retried = reopen_transient([log.location for log in logs])
@@ -480,13 +457,9 @@ def _transient_error(error: Any) -> bool:
 
 
 def reopen_transient(where: Path | Sequence[str]) -> int:
-    """Mark every finished log (under ``where``: a directory, or log locations) that holds transient sample
-    errors as unfinished, so Inspect's eval set runs those samples again; returns how many samples that is.
-
-    Inspect calls a task run a success when fewer than ``fail_on_error`` of its samples failed, and an eval set
-    never retries a successful run: an outage's failures would be kept for good. The log keeps every sample; its
-    status becomes ``error`` with one line saying why, which is what an eval set resumes.
-    """
+    """Mark every finished log (under ``where``: a directory, or log locations) holding transient sample errors as
+    unfinished (status ``error``, one line why; every sample kept), so the eval set runs those samples again (it
+    never retries a successful run, see the module docstring); returns how many samples that is."""
     from inspect_ai.log import EvalError, write_eval_log
 
     if isinstance(where, Path):
@@ -533,31 +506,3 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
         total += log.results.total_samples if log.results else len(log.eval.dataset.sample_ids or []) * epochs
         finished += log.results.completed_samples if log.results else 0
     return finished, total
-
-
-def _eval_set(sweep: Sweep, tasks: list[Task], local: bool) -> tuple[bool, list]:
-    return eval_set(
-        tasks=tasks,
-        model=sweep.model_specs(),  # type: ignore[arg-type]
-        model_args=sweep.model_args,
-        model_roles={GRADER: sweep.grader()} if sweep.judge else None,  # type: ignore[dict-item]
-        log_dir=str(sweep.log_dir),
-        limit=sweep.limit,
-        max_retries=sweep.max_retries,
-        # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
-        attempt_timeout=sweep.timeout,
-        timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
-        max_connections=sweep.max_connections,
-        retry_attempts=2,
-        retry_wait=1,
-        fail_on_error=0.2,
-        max_tasks=1 if local else None,
-        display=sweep.display,  # type: ignore[arg-type]
-        log_realtime=False,
-        # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
-        log_dir_allow_dirty=True,
-        # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
-        # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
-        ctl_server=False,
-        **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
-    )

@@ -2,19 +2,12 @@
 
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
-The judge is the ``grader`` model role (paper: GPT-4o); without one the distilled judge scores, never the
-evaluated model (self-judging needs the model named as the grader). Sampling defaults are the task's
-GenerateConfig (set by the protocol, see :mod:`ccpt.protocol`), so ``--temperature``, ``--top-p`` and
-``--max-tokens`` override them. A user error while building a task (a bad ``-T`` value, missing data) reaches
-``inspect eval`` as one line.
-
-Each task is a plain ``@task`` function whose parameters (``-T name=value``) are listed in its Args; they are
-gathered into one :class:`TaskOptions` (the three generative tasks take its fields, in its order and with its
-defaults, and pass them by name; tests/test_spec.py checks that the signatures agree with it; the Args of
-pi_canceled and npc_emergent are pi_emergent's). The ``-T`` values are
-typed by the task function's signature (its types and ranges are declared in :mod:`ccpt.schemas.run`), once, as
-the task is built (:func:`typed_task_args`): ``exclude_toxic=flase``, ``judge_mode=bogus`` or ``seeds=0`` is one
-line naming the parameter, under `inspect eval` and `ccpt run` alike.
+The judge is the ``grader`` model role (paper: GPT-4o); without one the distilled judge scores, never the evaluated
+model. Sampling defaults are the task's GenerateConfig (set by the protocol, :mod:`ccpt.protocol`), so
+``--temperature``, ``--top-p`` and ``--max-tokens`` override them. Each task's parameters (``-T name=value``, in its
+Args) are gathered into one :class:`TaskOptions` (the generative tasks take its fields in its order, with its
+defaults: tests/test_spec.py checks it) and typed by the task function's signature as the task is built
+(:func:`typed_task_args`), so a bad ``-T`` value, like any user error while building a task, is one line.
 """
 
 from __future__ import annotations
@@ -33,13 +26,13 @@ from ccpt import methods
 from ccpt.errors import CcptError
 from ccpt.eval.inspect_compat import user_error
 from ccpt.eval.samples import task_dataset
-from ccpt.eval.scorers import ccpt_mean, default_grader_roles, relevance_judge, type_match
+from ccpt.eval.scorers import cancellation_judge, ccpt_mean, default_grader_roles, emergence_judge, type_match
 from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ccpt.schemas.base import Count, OptionalText
 from ccpt.schemas.run import AtLeastOne, JudgeMode, NonNegative, ProtocolName, Seed, Split, Switch, check
-from ccpt.spec import BASE, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
+from ccpt.spec import BASE, EMERGENT, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
 
 
 @dataclass(frozen=True)
@@ -75,11 +68,8 @@ def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Prot
 
 
 def ccpt_task(name: str, options: TaskOptions) -> Task:
-    """Build the Inspect task for one CCPT task; the method and protocol are parsed and checked here, once.
-
-    A user error (bad ``-T`` value, missing data) becomes Inspect's PrerequisiteError, which `inspect eval`
-    prints as one line instead of a traceback (`ccpt run` turns it back into its own line).
-    """
+    """Build the Inspect task for one CCPT task; the method and protocol are parsed and checked here, once. A user
+    error (bad ``-T`` value, missing data) becomes Inspect's PrerequisiteError: one line under `inspect eval`."""
     try:
         typed = typed_task_args(TASK_FUNCTIONS[name], {f.name: getattr(options, f.name) for f in fields(options)})
         return _build(name, replace(options, **typed))
@@ -100,12 +90,9 @@ def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
 
 
 def typed_task_args(function: Callable[..., Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    """``-T`` values checked and typed by the task function's signature, once, where they enter.
-
-    A value its declared type refuses (``exclude_toxic=flase``, ``judge_mode=bogus``, ``seeds=0``,
-    ``sa_epsilon=.nan``, a list where one value is declared) is one line naming the parameter. Values of a name
-    the function does not take are left alone (the caller says which it passes).
-    """
+    """``-T`` values checked and typed by the task function's signature, once, where they enter: a value its type
+    refuses (``exclude_toxic=flase``, ``seeds=0``, a list for one value) is one line naming the parameter. Names the
+    function does not take are left alone (the caller says which it passes)."""
     types = _parameter_types(function)
     several = "one value per -T; several methods: ccpt run --method a --method b"
     return {
@@ -123,22 +110,21 @@ def _build(name: str, options: TaskOptions) -> Task:
     seeds = method.seeds or options.seeds
     if not spec.generative and method.samples(vars(options)) > 1:  # Task 3's scorer and Table 5 take one label
         raise CcptError(f"{spec.name} scores one answer per instance and seed; method {method.name!r} draws several")
-    if spec.generative:
-        judge_mode = options.judge_mode
-        scorer = relevance_judge(method.name, judge_mode, options.judge_retries, protocol.name, spec.kind)  # type: ignore[arg-type]
+    if spec.generative:  # the judge scorer, its headline metric first: E or C (docs/metrics.md)
+        judge_scorer = emergence_judge if spec.kind == EMERGENT else cancellation_judge
+        scorer = judge_scorer(method.name, options.judge_mode, options.judge_retries, protocol.name)
     else:
         scorer = type_match(method.name)
-    dataset = task_dataset(
-        spec,
-        split=options.split,
-        data_dir=options.data_dir,
-        exclude_toxic=options.exclude_toxic,
-        tp_seed=options.seed,
-        others_from_sample=protocol.others_from_sample,
-    )
     return Task(
         name=spec.name,
-        dataset=dataset,
+        dataset=task_dataset(
+            spec,
+            split=options.split,
+            data_dir=options.data_dir,
+            exclude_toxic=options.exclude_toxic,
+            tp_seed=options.seed,
+            others_from_sample=protocol.others_from_sample,
+        ),
         solver=_solver(spec, method, options, protocol),
         scorer=scorer,
         epochs=Epochs(seeds, ccpt_mean()),
@@ -279,16 +265,7 @@ def type_prediction(
         protocol: ccpt (the default) or as-run (the authors' messages and sampling per provider, and their
             "others" pairs drawn from the sampled typed rows; see ccpt.protocol).
     """
-    options = TaskOptions(
-        method=method,
-        seeds=seeds,
-        system_prompt=system_prompt,
-        data_dir=data_dir,
-        exclude_toxic=exclude_toxic,
-        seed=seed,
-        protocol=protocol,
-    )
-    return ccpt_task(TYPE_PREDICTION, options)
+    return ccpt_task(TYPE_PREDICTION, TaskOptions(**locals()))  # the parameters, by name
 
 
 # The task functions by name (what -T values are typed by).
