@@ -199,9 +199,15 @@ def _row(state: TaskState, method: str, judge_name: str | None, reply: str, samp
     meta = state.metadata
     given = {k: meta[k] for k in ("task", "instance", "combination", "head", "modifier", "property")}
     return SampleRow(
-        **given, model=str(state.model), method=method, seed=state.epoch - 1, sample=sample, answer_raw=reply,
-        judge=judge_name, gold_type=meta.get("gold_type"),
-    )  # fmt: skip
+        **given,
+        model=str(state.model),
+        method=method,
+        seed=state.epoch - 1,
+        sample=sample,
+        answer_raw=reply,
+        judge=judge_name,
+        gold_type=meta.get("gold_type"),
+    )
 
 
 def _replies(state: TaskState) -> list[str]:
