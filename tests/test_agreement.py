@@ -124,6 +124,26 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
     assert judge_note([DISTILLED]) == before
 
 
+@pytest.mark.embedded
+def test_the_raw_scale_is_measured_by_name_and_stored_apart(ccpt_dir: Path, home: Path, capsys) -> None:
+    """`--judge-arg calibrated=false` measures the distilled judge's raw scale: saved under its own identity (the
+    calibrated judge's quoted figure is untouched), and the saved command line says how to measure it again."""
+    before = judge_note([DISTILLED])
+    argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--judge-arg", "calibrated=false"]
+    assert main([*argv, "--pairs", "test", "--n", "10", "--format", "json"]) == 0
+    raw = json.loads(capsys.readouterr().out)
+    assert raw["judge"] == DISTILLED + "+raw" and raw["n"] == 30
+    assert "--judge-arg calibrated=false" in raw["command"]
+    assert set(read_store(home).entries) == {(DISTILLED + "+raw", "test/rows=10/seed=0")}
+    assert judge_note([DISTILLED]) == before
+
+
+def test_judge_args_need_a_judge(ccpt_dir: Path, capsys) -> None:
+    argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge-arg", "calibrated=false"]
+    assert main(argv) == 2
+    assert "--judge-arg: needs --judge" in capsys.readouterr().err
+
+
 def test_measure_records_how_it_was_made(dataset) -> None:
     pairs = pair_set(dataset, "test", rows=4)
     found = measure("judge/x", "test", pairs, [p.target for p in pairs], mode="expected", rows=4, seed=0)

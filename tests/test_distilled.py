@@ -306,8 +306,10 @@ def test_the_judges_agreement_is_its_weights_and_scales_own(tmp_path: Path, monk
     save(Measurement(name, "test", AgreementCI(0.6023, (0.56, 0.64), 0.62, (0.58, 0.66), 1305, 0, 1000)))
     assert "Pearson 0.64 [0.61, 0.67]" in judge_note([calibrated]) and "Pearson 0.60" not in judge_note([calibrated])
     assert f"{raw}: agreement with human ratings on held-out pairs not measured" in judge_note([raw])
-    # A command that runs (not the identity), and what it would measure.
-    assert f"--judge {name} --pairs test` measures calibrated scores only" in judge_note([raw])
+    # A command that runs (not the identity) and measures this scale.
+    assert f"(run `ccpt judge-agreement --judge {name} --judge-arg calibrated=false --pairs test` with" in judge_note(
+        [raw]
+    )
     old = f"{name}@813ec7b5ca60"  # the previous judge's runs, reported beside this one's
     assert f"not measured (run `ccpt judge-agreement --judge {name} --pairs test` with these weights)" in judge_note(
         [old]

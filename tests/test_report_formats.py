@@ -183,7 +183,7 @@ def test_cli_json_outputs_are_strict(ccpt_dir: Path, tmp_path: Path, capsys) -> 
 
 def test_constant_judge_agreement_is_null_not_nan(ccpt_dir: Path, monkeypatch, capsys) -> None:
     # A judge that gives every pair the same score has no defined correlation: strict JSON says null.
-    monkeypatch.setattr("ccpt.eval.judge.live_scores", lambda model, mode, pairs: [0.5] * len(pairs))
+    monkeypatch.setattr("ccpt.eval.judge.live_scores", lambda model, mode, pairs, args=None: [0.5] * len(pairs))
     monkeypatch.setattr("ccpt.judging.agreement.save", lambda measurement: None)
     assert (
         main(["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "x/const", "--n", "5", "--format", "json"])

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import FILE, SEED, data_dir_option, judge_mode_option
+from ccpt.cli.options import FILE, SEED, data_dir_option, judge_arg_option, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
-def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text") -> str:
-    words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else [])]
+def _command(
+    judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text", args: tuple[str, ...] = ()
+) -> str:
+    words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else []), *(f"--judge-arg {a}" for a in args)]
     words += [*(["--judge-mode expected"] if judge and mode == "expected" else []), f"--pairs {pairs}"]
     return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])
 
@@ -26,6 +28,10 @@ def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: s
     "the dataset, offline).",
 )
 @judge_mode_option
+@judge_arg_option(
+    "Argument for the judge model (repeatable), e.g. base_url=URL, or calibrated=false to measure the distilled "
+    "judge's raw scale (stored and quoted apart from the calibrated one)."
+)
 @click.option(
     "--pairs",
     "pair_set_name",
@@ -47,6 +53,7 @@ def command(
     data_dir: Path | None,
     judge_model: str | None,
     judge_mode: str | None,
+    judge_args: tuple[str, ...],
     pair_set_name: str | None,
     n_rows: int | None,
     seed: int,
@@ -58,6 +65,7 @@ def command(
     Pairs: (noun phrase, property), (head, property), (modifier, property) of the chosen rows. A live judge's
     measurement is saved for reports under (judge, pair set); reports quote only held-out pair sets.
     """
+    from ccpt.cli.run import _key_values
     from ccpt.dataset import load_dataset
     from ccpt.jsonout import dumps, provenance
     from ccpt.judging.agreement import format_correlation, measure, save
@@ -73,6 +81,9 @@ def command(
                 param_hint="--figure",
             )
         ensure_writable_dir(figure.parent, "--figure")
+    if judge_args and judge_model is None:
+        raise click.BadParameter("needs --judge (the stored GPT-4o scores take no arguments)", param_hint="--judge-arg")
+    args = _key_values(judge_args, "--judge-arg")
     ds = load_dataset(data_dir)
     name = pair_set_name or ("paper300" if judge_model else "test")
     pairs = pair_set(ds, name, seed, rows=n_rows)
@@ -89,10 +100,10 @@ def command(
 
         model = judge_model_name(judge_model)
         mode = judge_mode or default_judge_mode(model)
-        scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs])  # type: ignore[arg-type]
+        scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs], args)  # type: ignore[arg-type]
         # Stored and quoted under the model and, for the distilled judge, its weights and scale (in the base URL of
         # the instance live_scores used, memoised; ccpt.rows.scored_judge), so a later judge's reports never quote it.
-        base_url = get_model(model).api.base_url if model.startswith(f"{PROVIDER}/") else None
+        base_url = get_model(model, **args).api.base_url if model.startswith(f"{PROVIDER}/") else None
         judge = model_identity(model, base_url, mode=mode)
     found = measure(
         judge,
@@ -103,7 +114,7 @@ def command(
         rows=n_rows,
         seed=seed,
         seconds=round(time.monotonic() - started, 1),
-        command=_command(model, name, n_rows, seed, mode),
+        command=_command(model, name, n_rows, seed, mode, judge_args),
     )
     if judge_model is not None and found.result.pearson is not None:
         save(found)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, data_dir_option, judge_mode_option, request_limits
+from ccpt.cli.options import DIR, data_dir_option, judge_arg_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -20,12 +20,8 @@ from ccpt.cli.options import DIR, data_dir_option, judge_mode_option, request_li
     help="Directory for the re-judged Inspect logs (read them with `ccpt report DIR`). Rerun to resume.",
 )
 @judge_mode_option
-@click.option(
-    "--judge-arg",
-    "judge_args",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="Argument for the judge model (repeatable), e.g. base_url=URL or calibrated=false for the distilled judge.",
+@judge_arg_option(
+    "Argument for the judge model (repeatable), e.g. base_url=URL or calibrated=false for the distilled judge."
 )
 @data_dir_option(
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."

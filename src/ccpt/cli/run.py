@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, judge_mode_option, prices_option, request_limits, run_option
+from ccpt.cli.options import DIR, judge_arg_option, judge_mode_option, prices_option, request_limits, run_option
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -98,13 +98,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "only when named here. The judge's agreement with human ratings is printed with the results.",
 )
 @judge_mode_option
-@click.option(
-    "--judge-arg",
-    "judge_args",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="Argument for the judge model (repeatable): base_url=URL, api_key=KEY or a provider model argument.",
-)
+@judge_arg_option("Argument for the judge model (repeatable): base_url=URL, api_key=KEY or a provider model argument.")
 @click.option(
     "--protocol",
     type=click.Choice(list(PROTOCOLS)),

@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from inspect_ai.model import CachePolicy, ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
@@ -371,15 +371,17 @@ def default_judge_mode(model: str | None) -> JudgeMode:
     return "expected" if (model or "").startswith("gguf/") else "text"
 
 
-def live_scores(model: str, mode: JudgeMode, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
-    """Judge every (concept, property) pair with the Inspect model ``model`` through ccpt's judge (the
-    benchmark's scorer's code path); a pair the judge failed on is ``None``."""
+def live_scores(
+    model: str, mode: JudgeMode, pairs: Sequence[tuple[str, str]], model_args: dict[str, Any] | None = None
+) -> list[float | None]:
+    """Judge every (concept, property) pair with the Inspect model ``model`` (created with ``model_args``) through
+    ccpt's judge (the benchmark's scorer's code path); a pair the judge failed on is ``None``."""
     from inspect_ai.model import get_model
 
     from ccpt.errors import CcptError
 
     try:
-        judge = Judge(get_model(model), mode=mode)
+        judge = Judge(get_model(model, **(model_args or {})), mode=mode)
     except CcptError:
         raise
     except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys

@@ -267,10 +267,9 @@ def judge_note(judges: Sequence[str]) -> str:
             parts.append(found.text())
             continue
         mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
-        command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode} --pairs test`"
+        raw = " --judge-arg calibrated=false" if "+raw" in judge else ""
+        command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode}{raw} --pairs test`"
         how = f"run {command}" + (" with these weights" if "@" in judge else "")
-        if "+raw" in judge:  # the command measures calibrated scores only
-            how = f"{command} measures calibrated scores only; this is the raw scale"
         parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
