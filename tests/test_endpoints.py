@@ -49,6 +49,19 @@ def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytes
         assert len(loop.requests) == 1  # one attempt, no retry of a hung request in the preflight
 
 
+@pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
+def test_hung_judge_fails_the_preflight_as_not_answering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge's preflight is its real request: cut at the timeout, it is told apart from other failures by the
+    exception's class (Inspect's AttemptTimeoutError, the cause of the endpoint declared down), not its text."""
+    with serve(mode="hang") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        start = time.monotonic()
+        with pytest.raises(ModelError, match=r"^judge 'openai-api/loop/j' did not answer within 3s \(is the endpoint"):
+            preflight([], ["openai-api/loop/j"], timeout=3)
+        assert time.monotonic() - start < 2 * 3 + 10  # the judge request and the liveness check, each cut at 3 s
+        assert len(loop.requests) == 2
+
+
 @pytest.mark.parametrize("mode", ["hang", "drip", "truncated"])
 @pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_stalled_replies_are_bounded_by_timeout_and_counted(
@@ -230,7 +243,7 @@ def test_a_servers_detail_message_is_quoted_not_none() -> None:
     import httpx
     import openai
 
-    from ccpt.eval.provider_errors import server_message
+    from ccpt.provider_errors import server_message
 
     body = {"detail": "Not Found"}
     response = httpx.Response(404, json=body, request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat"))

@@ -216,6 +216,11 @@ def test_stop_sequences_max_tokens_and_shared_model(solver: Model) -> None:
     assert capped.usage is not None and capped.usage.output_tokens == 5
     other = get_model(f"gguf/{weights.DEFAULT_SOLVER}", config=GenerateConfig(temperature=0.3))
     assert other.api._model is solver.api._model  # type: ignore[attr-defined]  # one Llama per file
+    # A prompt longer than the context: llama-cpp-python says so only in a ValueError's text, which the backend
+    # reads (pinned here to the installed version); Inspect gets an empty answer stopped by the model's length.
+    overflow = _generate(solver, "apple " * 5000, max_tokens=5)
+    assert overflow.stop_reason == "model_length" and overflow.completion == ""
+    assert overflow.error is not None and "exceed context window" in overflow.error
 
 
 @pytest.mark.embedded

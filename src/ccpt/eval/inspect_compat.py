@@ -97,7 +97,7 @@ def guard_model(model: Model) -> Model:
     connection, to a port that refuses a fresh one too, declares it down (:mod:`ccpt.eval.endpoints`) and raises
     :class:`~ccpt.eval.endpoints.EndpointDown` (not retried by Inspect), as does every later call. Idempotent."""
     from ccpt.eval import endpoints
-    from ccpt.eval.provider_errors import error_text, is_unreachable
+    from ccpt.provider_errors import error_text, is_unreachable
 
     sdk_retries_off(model)
     api = getattr(model, "api", None)

@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from inspect_ai.model import CachePolicy, ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
@@ -37,8 +37,8 @@ from ccpt.errors import ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import guard_model
-from ccpt.eval.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.prompts import judge_prompt
+from ccpt.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.schemas.run import JudgeMode
 from ccpt.scoring import relevance_from_score
 
@@ -120,6 +120,7 @@ class Judgement:
     raw: str
     attempts: int
     error: str | None = None
+    call_failed: bool = False  # the judge's server refused the call (``error`` says why), not an unscorable reply
 
 
 def expected_score(output: ModelOutput) -> float | None:
@@ -261,7 +262,7 @@ class Judge:
                 return None
             except Exception as exc:  # provider errors come in many types; only a refusal is read here
                 if not is_refusal(exc) or http_status(exc) in UNAVAILABLE_STATUSES:
-                    raise await self._unavailable(exc) from None
+                    await self._raise_unavailable(exc)
                 message = server_message(exc)
         return message
 
@@ -277,17 +278,17 @@ class Judge:
             return False
         return bool(output.choices)
 
-    async def _unavailable(self, exc: BaseException, answers_probe: bool | None = None) -> Exception:
-        """The transient error to raise for ``exc``: the endpoint is declared down unless it answers the probe."""
+    async def _raise_unavailable(self, exc: BaseException, answers_probe: bool | None = None) -> NoReturn:
+        """Raise the transient error for ``exc``: the endpoint is declared down unless it answers the probe."""
         if isinstance(exc, endpoints.EndpointDown):
-            return exc
+            raise exc
         if answers_probe if answers_probe is not None else await self._answers_probe():
-            return JudgeUnavailable(
+            raise JudgeUnavailable(
                 f"judge {self.name!r} failed transiently: {error_text(exc)}",
                 "the sample is retried when the same command is rerun",
-            )
+            ) from exc  # the cause tells a timeout apart by its class, not its text
         endpoints.mark_down(self.endpoint, error_text(exc))
-        return endpoints.EndpointDown(self.name, self.endpoint, error_text(exc))
+        raise endpoints.EndpointDown(self.name, self.endpoint, error_text(exc)) from exc
 
     async def _failed(self, concept: str, prop: str, raw: str, attempts: int, exc: Exception) -> Judgement:
         """A failed call after Inspect's retries: a counted judge failure of this pair, or raised as transient."""
@@ -296,14 +297,14 @@ class Judge:
         status = http_status(exc)
         if not is_transient(exc):  # a 4xx, a provider's own error: the server judged this request; final
             said = server_message(exc) if status is not None else error_text(exc)  # not the request Inspect dumps
-            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}")
+            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}", call_failed=True)
         alive = await self._answers_probe()
         if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
             # A 5xx for this pair while the judge answers the probe pair: it refuses this pair (a content filter),
             # as every rerun would: final, counted.
             why = f"judge call failed: {server_message(exc)} (the judge answers other pairs: this pair is refused)"
-            return Judgement(concept, prop, None, None, raw, attempts, why)
-        raise await self._unavailable(exc, alive)
+            return Judgement(concept, prop, None, None, raw, attempts, why, call_failed=True)
+        await self._raise_unavailable(exc, alive)
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
         prompt = judge_prompt(concept, prop, self.template, self.capitalise)

@@ -262,6 +262,8 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
         try:
             response: dict[str, Any] = llama.create_chat_completion(**kwargs)  # type: ignore[assignment]
         except ValueError as exc:
+            # llama-cpp-python has no exception type for this: its message is the one sign (the adapter's test,
+            # tests/test_local_model.py, pins it to the installed version).
             if "exceed context window" in str(exc):
                 raise ContextOverflow(str(exc)) from exc
             raise

@@ -26,26 +26,24 @@ from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, JudgeUnusable, forget_formats
-from ccpt.eval.provider_errors import (
-    DROPPED_ERRORS,
-    TIMEOUT_ERRORS,
-    TRANSIENT_STATUSES,
-    UNREACHABLE_ERRORS,
-    error_text,
-    is_refusal,
-    recorded_error,
-    server_message,
-    type_names,
-    unwrap,
-)
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
 from ccpt.methods import parse as parse_method
 from ccpt.outputs import ensure_writable_dir
 from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
+from ccpt.provider_errors import (
+    DROPPED_ERRORS,
+    TIMEOUT_ERRORS,
+    TRANSIENT_STATUSES,
+    UNREACHABLE_ERRORS,
+    error_text,
+    is_refusal,
+    is_timeout,
+    recorded_error,
+    server_message,
+)
 from ccpt.results.inspect_logs import read_logs, run_key
-from ccpt.results.usage import timed_out
 from ccpt.schemas.run import RUN_OPTIONS, check
 from ccpt.spec import BASE, GOLD, TASK_SPECS, TASKS
 from ccpt.weights import DEFAULT_SOLVER
@@ -234,16 +232,13 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
     try:
         judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
     except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there
-        cause = exc.__cause__ or exc
-        if timed_out(error_text(cause)) or "Timeout" in str(exc):
+        if is_timeout(exc.__cause__ or exc):
             raise _no_answer("judge", name, timeout) from None
         raise ModelError(f"judge {name!r} is not usable: {exc.message}") from None
     if judgement.relevance is not None:
         return None
     error = str(judgement.error)
-    if error.startswith("judge call failed: "):
-        if timed_out(error):
-            raise _no_answer("judge", name, timeout)
+    if judgement.call_failed:
         raise ModelError(f"judge {name!r} is not usable: {error.removeprefix('judge call failed: ')}")
     if error == NO_CHOICES:  # what the evaluated model's preflight says of the same server
         raise ModelError(f"judge {name!r} answered with no choices (an empty `choices` list)", "check the server")
@@ -303,7 +298,7 @@ def _no_answer(role: str, name: str, timeout: float) -> ModelError:
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
     """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
     (``timeout``: what the request had)."""
-    if isinstance(exc, TimeoutError) or "AttemptTimeoutError" in type_names(unwrap(exc)):  # attempt_timeout fired
+    if is_timeout(exc):  # attempt_timeout fired, or the request's own deadline
         return _no_answer(role, name, timeout or 0)
     if is_refusal(exc):  # the server understood and said no: its message is the one line
         return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
+from ccpt.provider_errors import recorded_timeout
 from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_key
 
 ROLES = ("solver", "judge")
@@ -46,12 +47,6 @@ class UsageRow:
     def mostly_timed_out(self) -> bool:
         """Whether at least half of the attempts sent (and two or more) timed out: a server that cannot keep up."""
         return self.timed_out >= 2 and 2 * self.timed_out >= self.calls
-
-
-def timed_out(error: str) -> bool:
-    """Whether an attempt's recorded error is a timeout (Inspect's AttemptTimeoutError, an HTTP read timeout)."""
-    text = error.lower()
-    return "attempttimeouterror" in text or "timed out" in text or "timeout" in text.split(":", 1)[0]
 
 
 def load_prices(path: str | Path) -> dict[str, Price]:
@@ -97,7 +92,7 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
             counts[0] += 1
             if event.error:
                 counts[4] += 1
-                counts[5] += int(timed_out(str(event.error)))
+                counts[5] += int(recorded_timeout(event))
             usage = event.output.usage if event.output is not None else None
             if usage is not None:
                 try:  # a negative count would subtract tokens and dollars: set aside and counted instead

@@ -120,7 +120,8 @@ class Store:
             db.execute("PRAGMA foreign_keys=ON")
             yield db
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            # By SQLite's result code (the low byte: extended codes such as SQLITE_BUSY_SNAPSHOT included).
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise Busy(str(exc)) from None
             raise
         finally:

@@ -59,6 +59,11 @@ def is_unreachable(exc: BaseException) -> bool:
     return bool(names & UNREACHABLE_ERRORS) and not names & TIMEOUT_ERRORS
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """Whether a call failed because it was not answered in time (an attempt timeout, a read timeout)."""
+    return isinstance(unwrap(exc), TimeoutError) or bool(type_names(unwrap(exc)) & TIMEOUT_ERRORS)
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether a failed call says nothing about the request itself (not a result: the rerun asks again): the
     endpoint was unreachable, timed out, dropped the connection, or answered "busy" (408/409/425/429) or 5xx. Any
@@ -124,3 +129,9 @@ def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
     said = _SDK_STATUS.findall(str(getattr(error, "message", "") or ""))
     status, text = (int(said[-1][0]), " ".join(said[-1][1].split())) if said else (None, "")
     return frozenset(kinds), status, text
+
+
+def recorded_timeout(error: Any) -> bool:
+    """Whether an error recorded in an Inspect log (a sample's EvalError, a model call's event) was a timeout, by
+    the exception classes of its traceback."""
+    return bool(recorded_error(error)[0] & TIMEOUT_ERRORS)
