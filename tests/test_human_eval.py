@@ -297,6 +297,24 @@ def test_one_rater_in_two_sheets_is_one_line_not_counted_twice(
     assert not out.exists()
 
 
+def test_one_sheet_given_twice_is_one_line_not_a_majority(
+    dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `import-solver alice.csv alice.csv bob.csv` read alice's sheet twice (the check compared places, and a
+    place read again is the same place): on Task 3 her label won every two-against-one vote where alice and bob
+    disagree, a tie that is a counted failure. Now one line names the sheet, exit 2, nothing written."""
+    from ccpt.cli import main
+
+    alice = _filled(dataset, tmp_path, "a", "type_prediction", ["emergent"] * 4, "alice")
+    bob = _filled(dataset, tmp_path, "b", "type_prediction", ["canceled"] * 4, "bob")
+    out = tmp_path / "human.csv"
+    argv = ["human", "import-solver", str(alice), str(alice), str(bob), "--out", str(out)]
+    assert main([*argv, "--data-dir", str(dataset.source)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and f"{alice}: the same sheet is given twice" in err[0], err
+    assert not out.exists()
+
+
 def test_raters_of_several_sheets_are_distinct_seeds_and_vote_together(dataset, tmp_path: Path) -> None:
     """Each rater is one seed across the sheets (before, every sheet restarted at seed 0), and Task 3's majority is
     taken over the raters of all the sheets (before, per sheet: one item scored once per sheet)."""

@@ -259,3 +259,45 @@ def test_a_rerun_with_another_judge_into_the_same_directory_keeps_both(
     alone_b, _ = _report_json(capsys, str(tmp_path / "judge-b"), "--data-dir", str(ccpt_dir))
     assert _table3(both) == {**_table3(alone_a), **_table3(alone_b)}
     assert {k[2] for k in _table3(both)} == {"ccpt-scripted/judge-a (plain)", "ccpt-scripted/judge-b (plain)"}
+
+
+def test_two_runs_in_one_directory_are_refused_as_when_given_apart(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a directory holding a run and a run with another ``-T seed`` (other answers, one sample identity)
+    kept the newest log's rows, calling the other "older logs of the same run"; the same two logs named apart were
+    refused. Only logs of one Inspect task run supersede each other: here both ways are one line naming both."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--limit", "3",
+            "--seeds", "2", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]  # fmt: skip
+    assert main([*base, "--log-dir", str(tmp_path / "a")]) == 0
+    assert main([*base, "--log-dir", str(tmp_path / "b"), "-T", "seed=5"]) == 0
+    both = tmp_path / "both"
+    both.mkdir()
+    for log in [*(tmp_path / "a").glob("*.eval"), *(tmp_path / "b").glob("*.eval")]:
+        (both / log.name).write_bytes(log.read_bytes())
+    capsys.readouterr()
+    for inputs in ([str(both)], [str(tmp_path / "a"), str(tmp_path / "b")]):
+        assert main(["report", *inputs, "--data-dir", str(ccpt_dir)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "two runs claim to be one" in err[0], err
+
+
+def test_a_rerun_naming_another_server_is_refused_not_skipped(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `ccpt run` into a --log-dir holding the same model's finished run made at another base URL printed
+    that run's numbers as this one's (Inspect's eval set identifies a run without its base URL, and skipped it)."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--limit", "2",
+            "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none",
+            "--log-dir", str(tmp_path / "runs")]  # fmt: skip
+    assert main([*base, "--model-base-url", "http://127.0.0.1:9/a"]) == 0
+    capsys.readouterr()
+    for extra in ([], ["--dry-run"]):
+        assert main([*base, "--model-base-url", "http://127.0.0.1:9/b", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "holds a run of model 'ccpt-scripted/m' at http://127.0.0.1:9/a, not at http://127.0.0.1:9/b" in err[0]
+    assert len(list((tmp_path / "runs").glob("*.eval"))) == 1
+    assert main([*base, "--model-base-url", "http://127.0.0.1:9/a/"]) == 0  # the same server resumes (done: skipped)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ccpt.eval.plan import cost_range, finished_samples, plan_rows, plan_totals
-from ccpt.eval.sweep import Sweep
+from ccpt.eval.sweep import Sweep, check_servers
 from ccpt.results.inspect_logs import read_logs
 from ccpt.results.usage import load_prices
 
@@ -26,6 +26,7 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     # What a rerun would not redo: the sweep's log directory, read as the rerun reads it (an unreadable log is
     # set aside by the rerun, so it finished nothing here either).
     logs = read_logs([sweep.log_dir], header_only=True).logs if sweep.log_dir.is_dir() else []
+    check_servers(sweep, logs)
     done = finished_samples(logs, judge=sweep.judge, model_args=sweep.model_args, generate=sweep.generate)
     rows = plan_rows(tasks, sweep.models, sweep.limit, options, done if logs else None)
     solver, judge = plan_totals(rows)

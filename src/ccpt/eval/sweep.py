@@ -329,6 +329,8 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
     ensure_writable_dir(sweep.log_dir, "--log-dir")
+    if sweep.log_dir.is_dir():
+        check_servers(sweep, read_logs([sweep.log_dir], header_only=True).logs)
     endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
     forget_formats()
     tasks = sweep.task_objects()
@@ -397,6 +399,28 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         if refusal:
             raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
     return success
+
+
+def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
+    """Refuse a log directory holding this sweep's model (or judge) run against another server than the one this
+    command names: Inspect's eval set identifies a task run without its base URL (``inspect_ai.task_identifier``), so
+    it would count that run as this one's and skip it, or resume it on the new server. ``logs``: the directory's."""
+    judge_url = sweep.judge_args.get("base_url")
+    for log in logs:
+        ev = log.eval
+        if str(ev.task).split("/")[-1] not in sweep.tasks:
+            continue
+        grader = (ev.model_roles or {}).get("grader")
+        named = [("model", str(ev.model), ev.model_base_url, sweep.base_urls.get(str(ev.model)))]
+        if grader is not None and str(grader.model) == sweep.judge:
+            named.append(("judge", sweep.judge, grader.base_url, judge_url))
+        for role, name, recorded, wanted in named:
+            if recorded and wanted and str(recorded).rstrip("/") != str(wanted).rstrip("/"):
+                raise ModelError(
+                    f"{sweep.log_dir} holds a run of {role} {name!r} at {recorded}, not at {wanted}: Inspect would "
+                    "take it for this run",
+                    f"use another --log-dir for another server, or {recorded} to resume that run",
+                )
 
 
 def _refusal(error: Any) -> str | None:

@@ -121,8 +121,12 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
     sheets: list[tuple[Path, str, list[dict[str, Any]]]] = []
     where: dict[tuple[str, str | None, str], tuple[Path, int]] = {}
     raters: dict[str, list[str | None]] = {}  # task → its raters across the sheets, in order of appearance
+    seen: set[Path] = set()
     for item in paths:
         path = Path(item)
+        if path.resolve() in seen:  # its raters would answer every item twice (and win Task 3's majority vote)
+            raise DataError(f"{path}: the same sheet is given twice", "give each sheet once")
+        seen.add(path.resolve())
         lines, sheet = read_checked_sheet(path, SOLVER)
         tasks = {line["task"] for line in lines}
         if len(tasks) != 1:

@@ -130,24 +130,29 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             del rows[first:]
             unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
             continue
+        run = run_identity(log)
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
+            row[_RUN] = run
     if not rows:
         if unreadable:
             raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = tidy_frame(rows)
     out[LOG_DONE] = [row[LOG_DONE] for row in rows]
+    out[_RUN] = [row[_RUN] for row in rows]
     # The same answer in two logs of one task run (see read_logs): the newest log wins, so no answer is counted
     # twice. Rows of an interrupted log (status started or cancelled) that its resumption replaced are simply
-    # superseded; repeats of finished runs get a note.
-    repeated = out.duplicated(subset=list(SAMPLE_IDENTITY), keep="last")
+    # superseded; repeats of finished runs get a note. Only within one run (:func:`run_identity`): logs of two runs
+    # (another -T seed, temperature or model argument) under one sample identity are left to the loader, which
+    # drops a repeat of the same answers and refuses different ones (ccpt.results.identity).
+    repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     out = out[~repeated].reset_index(drop=True)
     unfinished = int((~out[LOG_DONE]).sum())
-    out = out.drop(columns=[LOG_DONE])
+    out = out.drop(columns=[LOG_DONE, _RUN])
     notes = []
     if repeated_done:
         notes.append(f"{repeated_done} rows repeated in older logs of the same run were ignored (newest log kept)")
@@ -277,6 +282,18 @@ def run_key(log: Any) -> tuple[str, str, str, str]:
     return (str(log.eval.task), str(log.eval.model), repr(sorted((log.eval.task_args or {}).items())), judge)
 
 
+def run_identity(log: Any) -> str:
+    """The task run a log belongs to, as Inspect's eval set pairs logs with tasks (``inspect_ai.task_identifier``:
+    task, task arguments, model, model arguments, generation settings and roles; transport settings such as
+    timeouts and connections, and base URLs, left out), with the distilled judge's weights (:func:`run_key`)."""
+    from inspect_ai import task_identifier
+
+    try:
+        return f"{task_identifier(log, None)} {run_key(log)[3]}"
+    except Exception:  # a log of another Inspect version, missing a field the identifier reads
+        return repr(run_key(log))
+
+
 def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str]]:
     """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs: a resumed run's
     rows and its killed first log's are one run, so they get one judge identity."""
@@ -289,6 +306,7 @@ def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str
     return seen
 
 
+_RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
 DISTILLED_BASE_URL = "head-sha256:"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ccpt.errors import DataError
 from ccpt.provider_errors import recorded_timeout
-from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_key
+from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_identity
 
 ROLES = ("solver", "judge")
 
@@ -77,7 +77,7 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
     events: dict[tuple[Any, ...], list[Any]] = {}
     for log in filter(is_ccpt_log, logs):
-        identity = run_key(log)
+        identity = (run_identity(log),)  # two runs of one task (another temperature, say) made calls of their own
         for sample in log.samples or []:
             # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
             events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
