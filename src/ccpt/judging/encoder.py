@@ -17,6 +17,7 @@ import json
 import math
 import re
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -346,7 +347,7 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
                 raw = load_safetensors_file(_inflated_weights(zf, path, spec))
             else:
                 raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+    except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, OSError) as exc:  # zlib: damage inside a member
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
     _layer, bert = _bert_classes()
     model = bert(config)
