@@ -210,6 +210,17 @@ def test_human_solver_cli_round_trip_gives_the_human_row(ccpt_dir: Path, tmp_pat
     frame = pd.read_csv(judged)
     assert frame["parse_ok"].tolist() == [True, False, True] and frame["judge_failures"].sum() == 0
     assert frame.loc[frame["parse_ok"], "r_np"].notna().all() and frame.loc[~frame["parse_ok"], "r_np"].isna().all()
+    # The Human row joins a run judged by the same judge: one judge identity and protocol (before: the bare model
+    # name and no protocol, so the report ranked it apart and `ccpt compare` refused the pair).
+    runs = tmp_path / "runs"
+    assert main(["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_canceled",
+                 "--limit", "3", "--seeds", "1", "--data-dir", str(ccpt_dir), "--log-dir", str(runs),
+                 "--no-preflight", "--display", "none"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["report", str(runs), str(judged), "--data-dir", str(ccpt_dir), "--format", "json"]) == 0
+    records = [r for r in json.loads(capsys.readouterr().out)["records"] if r["table"] == "table3"]
+    judges = {(r["model"], r["judge"]) for r in records if r["method"] in ("human", "base")}
+    assert judges == {(m, "ccpt-scripted/judge (plain)") for m in ("human", "ccpt-scripted/m")}, judges  # one protocol
 
 
 HOSTILE = ['=HYPERLINK("http://x","y")', "+1", "-2+3", "@SUM(A1)", "\tTAB", "\rCR", "'=quoted", "plain", "'ok"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
-from ccpt.spec import GENERATIVE_TASKS, TASKS
+from ccpt.spec import DEFAULT_PROTOCOL, GENERATIVE_TASKS, TASKS
 
 DIRECTORY = click.Path(file_okay=False, path_type=Path)
 INPUT_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -66,16 +66,21 @@ def import_solver(
         from inspect_ai.model import get_model
 
         from ccpt.eval.distilled_provider import judge_model_name
-        from ccpt.eval.judge import Judge, default_judge_mode
+        from ccpt.eval.judge import default_judge_mode
+        from ccpt.eval.scorers import make_judge
 
         judge_model = judge_model_name(judge_model)
-        judge = Judge(get_model(judge_model), mode=judge_mode or default_judge_mode(judge_model))  # type: ignore[arg-type]
+        # The ccpt protocol's judge (its prompt and reply format), as `ccpt run` judges a model's answers by default.
+        mode = judge_mode or default_judge_mode(judge_model)
+        judge = make_judge(get_model(judge_model), mode, protocol=DEFAULT_PROTOCOL)  # type: ignore[arg-type]
 
         async def relevance(concept: str, prop: str) -> float | None:
             return (await judge.relevance(concept, prop)).relevance
 
         frame = judge_answers(frame, relevance)
-        frame.loc[frame["task"].isin(GENERATIVE_TASKS), "judge"] = judge_model
+        judge_model = judge.identity  # as a run's rows name this judge, so the Human row joins them
+        judged = frame["task"].isin(GENERATIVE_TASKS)
+        frame.loc[judged, ["judge", "protocol"]] = [judge_model, DEFAULT_PROTOCOL]
     export(frame, out)
     click.echo(f"wrote {len(frame)} rows to {out}" + (f" (judged by {judge_model})" if judge_model else ""))
 

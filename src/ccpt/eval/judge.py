@@ -188,6 +188,15 @@ class Judge:
     def endpoint(self) -> str:
         return endpoints.endpoint_of(self.model)
 
+    @property
+    def identity(self) -> str:
+        """The judge as its scores depend on it, named as a run's rows name it (model, the distilled judge's weights
+        and scale, the negotiated reply format, the reading mode): answers judged outside a run join its rows."""
+        from ccpt.results.inspect_logs import model_identity
+
+        base_url = getattr(getattr(self.model, "api", None), "base_url", None)
+        return model_identity(self.name, base_url, reply_format=self.format, mode=self.mode)
+
     def _key(self) -> tuple[str, str, tuple[str, ...]]:
         return (self.endpoint, self.name, format_ladder(self.name, self.use_schema))
 
