@@ -96,6 +96,24 @@ def test_unwritable_log_dir_is_one_line_before_any_model_call(tmp_path: Path, ca
     assert "--log-dir" in line and "not writable" in line
 
 
+def test_a_model_name_no_provider_takes_is_one_line_without_the_preflight(
+    ccpt_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Before: with --no-preflight, Inspect's ValueError for a name without a provider was an internal error."""
+    argv = ["run", "--model", "foo.bar:baz", "--no-preflight", "--task", "type_prediction", "--limit", "1",
+            "--seeds", "1", "--log-dir", str(tmp_path / "logs"), "--display", "none",
+            "--data-dir", str(ccpt_dir)]  # fmt: skip
+    line = _one_line_error(capsys, argv)
+    assert line.startswith("ccpt: error: model 'foo.bar:baz' is not usable: ValueError: Model name"), line
+
+
+def test_a_data_dir_that_is_a_file_is_named_as_such(tmp_path: Path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    line = _one_line_error(capsys, ["run", "--model", "ccpt-scripted/m", "--data-dir", str(blocker), "--dry-run"])
+    assert f"data directory {blocker} is not a directory" in line, line
+
+
 def test_unwritable_figures_dir_is_one_line(reference_dir: Path, tmp_path: Path, capsys) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")

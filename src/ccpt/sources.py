@@ -24,7 +24,8 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
     if chosen:
         path = Path(chosen).expanduser()
         if not path.is_dir():
-            raise DataError(f"data directory {path} does not exist", "check --data-dir / CCPT_DATA_DIR")
+            what = "is not a directory" if path.exists() else "does not exist"
+            raise DataError(f"data directory {path} {what}", "check --data-dir / CCPT_DATA_DIR")
         return path
     # Cached files are hashed again before every use (ccpt.download.is_verified); an altered one is fetched
     # again rather than read.

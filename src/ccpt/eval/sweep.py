@@ -352,13 +352,16 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     reopen_transient(sweep.log_dir)  # logs of an earlier run (or `inspect eval`) that kept transient failures
     # In-process models share the CPU and a cached prompt prefix: one task at a time keeps its few-shot prefix warm.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
+    # Built here, not inside the eval set: a name no provider takes is one line even without the preflight.
+    models = [_built(name, lambda name=name: sweep.model(name)) for name in sweep.models]
+    grader = sweep.grader()
     endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
         success, logs = eval_set(
             tasks=tasks,
-            model=[sweep.model(name) for name in sweep.models],  # type: ignore[arg-type]
+            model=models,  # type: ignore[arg-type]
             model_args=sweep.model_args,
-            model_roles={GRADER: sweep.grader()} if sweep.judge else None,  # type: ignore[dict-item]
+            model_roles={GRADER: grader} if grader else None,  # type: ignore[dict-item]
             log_dir=str(sweep.log_dir),
             limit=sweep.limit,
             max_retries=sweep.max_retries,
@@ -421,6 +424,16 @@ def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
                     "take it for this run",
                     f"use another --log-dir for another server, or {recorded} to resume that run",
                 )
+
+
+def _built(name: str, build: Callable[[], Any]) -> Any:
+    """``build()``, an Inspect model; a provider's error (an unknown name, a bad argument) as one ModelError line."""
+    try:
+        return build()
+    except CcptError:
+        raise
+    except Exception as exc:  # providers raise what they like for a name or an argument they cannot take
+        raise model_error(name, exc) from None
 
 
 def _refusal(error: Any) -> str | None:
