@@ -315,3 +315,7 @@ def test_a_foreign_log_and_non_regular_files_are_skipped_and_named(
     out, err = capsys.readouterr()
     assert "internal error" not in err and "not a ccpt log (task 'hello')" in err and "pipe.eval" in err
     assert "| ccpt-test-fake/x | Multi-Oracle |" in out
+    # `ccpt compare` names them too (before: skipped without a word), whatever it makes of the runs it has.
+    main(["compare", str(tmp_path), "--a", "ccpt-test-fake/x:multi_oracle", "--b", "ccpt-test-fake/x:multi_oracle"])
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "not a ccpt log (task 'hello')" in err and "pipe.eval" in err, err

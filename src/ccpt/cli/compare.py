@@ -95,7 +95,7 @@ def command(
     from ccpt.jsonout import dumps
     from ccpt.report import compare_runs, frame_provenance
     from ccpt.report.names import parse_label
-    from ccpt.results import load_results
+    from ccpt.results import load_results, unreadable_line
     from ccpt.stats import min_resamples
 
     if resamples < min_resamples(level):  # checked before the (slow) loading: it depends on --level
@@ -106,6 +106,8 @@ def command(
 
     dataset = _dataset(data_dir, required=data_dir is not None)
     frame = load_results(paths, dataset)
+    if unreadable := frame.attrs.get("unreadable", []):  # named as `ccpt report` names them, never passed over
+        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
     for warning in frame.attrs.get("warnings", []):  # rows read twice, counted once
         click.echo(f"ccpt: warning: {warning}", err=True)
     models = {str(m) for m in frame["model"].dropna()}
