@@ -319,3 +319,19 @@ def test_a_foreign_log_and_non_regular_files_are_skipped_and_named(
     main(["compare", str(tmp_path), "--a", "ccpt-test-fake/x:multi_oracle", "--b", "ccpt-test-fake/x:multi_oracle"])
     err = capsys.readouterr().err
     assert "internal error" not in err and "not a ccpt log (task 'hello')" in err and "pipe.eval" in err, err
+
+
+def test_a_finished_log_that_answered_otherwise_than_its_runs_newest_log_is_named(tmp_path: Path) -> None:
+    """Two finished logs of one task run: the newest is the run (a resumed run copies finished answers and redoes
+    failed ones). An older log that answered a sample otherwise is another run's log under this run's identity (a
+    copy from another server): its replaced rows are counted and both logs named, not passed over as repeats."""
+    _write_log(tmp_path)
+    _write_log(tmp_path)  # the same answers again: a plain repeat
+    frame = from_inspect_logs(tmp_path)
+    assert len(frame) == 2 * 2 * 2 and not any("replaced" in n for n in frame.attrs["notes"])
+    _write_log(tmp_path, first={"r_np": 0.25})  # the newest log answers one record otherwise
+    frame = from_inspect_logs(tmp_path)
+    assert len(frame) == 2 * 2 * 2
+    (note,) = [n for n in frame.attrs["notes"] if "replaced" in n]
+    newest = max(tmp_path.glob("*.eval"), key=lambda p: p.name).name
+    assert "older answers the newest log replaced" in note and f"(kept: {newest})" in note, note

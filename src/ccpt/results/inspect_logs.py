@@ -16,7 +16,7 @@ import pandas as pd
 from ccpt.errors import DataError
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
-from ccpt.rows import COLUMNS, SAMPLE_IDENTITY, empty_row, judge_identity
+from ccpt.rows import COLUMNS, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
 
@@ -150,12 +150,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     # drops a repeat of the same answers and refuses different ones (ccpt.results.identity).
     repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
+    replaced = _replaced_answers(out, repeated)
     out = out[~repeated].reset_index(drop=True)
     unfinished = int((~out[LOG_DONE]).sum())
     out = out.drop(columns=[LOG_DONE, _RUN])
     notes = []
     if repeated_done:
         notes.append(f"{repeated_done} rows repeated in older logs of the same run were ignored (newest log kept)")
+    if replaced:
+        notes.append(f"of these, older answers the newest log replaced (a log copied from another server?): {replaced}")
     if unfinished:
         notes.append(
             f"{unfinished} rows come from interrupted runs (log status started or cancelled): "
@@ -170,6 +173,23 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
     return out
+
+
+def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:
+    """Where a finished older log of a run answered a sample otherwise than the run's newest log, which is kept: a
+    resumed run copies finished answers unchanged and redoes only failed samples, so this is another run's log
+    under one run's identity. ``"N rows of OLD (kept: NEW)"`` per pair of logs, or empty."""
+    key = [c for c in (*SAMPLE_IDENTITY, _RUN) if c in out]
+    content = [c for c in SAMPLE_CONTENT if c in out]
+    failed = out["parse_error"].astype("string").fillna("").str.startswith(SAMPLE_ERROR)
+    old = out[repeated & out[LOG_DONE] & ~failed]
+    if old.empty:
+        return ""
+    text = out[[*key, *content, "source"]].astype("string").fillna("")
+    pairs = text.loc[old.index].merge(text[~repeated], on=key, suffixes=("", "_new"))
+    differ = pairs[(pairs[content].to_numpy() != pairs[[f"{c}_new" for c in content]].to_numpy()).any(axis=1)]
+    counts = differ.groupby(["source", "source_new"], sort=False).size()
+    return "; ".join(f"{n} rows of {old_log} (kept: {new_log})" for (old_log, new_log), n in counts.items())
 
 
 def _path(log: Any) -> str:
