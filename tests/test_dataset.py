@@ -300,3 +300,24 @@ def test_a_bad_stored_relevance_is_one_line_at_the_command_line(
     assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and err[0].startswith(f"ccpt: error: {tmp_path / 'ccpt_emergent.csv'}: row 0, column ")
+
+
+def test_a_test_row_without_a_stored_relevance_is_counted_in_the_gold_row(
+    ccpt_dir: Path, reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty stored relevance is "not judged" (the pipeline writes such rows): the Gold row leaves that instance
+    out of the cells that need it. Before, its cells silently averaged fewer instances than the others; now the
+    report says how many, per task."""
+    from ccpt.cli import main
+
+    (tmp_path / "data").mkdir()
+    _copy_dataset(ccpt_dir, tmp_path / "data")
+    _set_cells(tmp_path / "data" / "ccpt_emergent.csv", 0, {"meta.combination_gpt-4o_relevance": ""})
+    results = str(reference_dir / "pi_emergent_gpt-4o_naive.csv")
+    assert main(["report", results, "--data-dir", str(tmp_path / "data")]) == 0
+    out = capsys.readouterr().out
+    n = len(load_dataset(ccpt_dir).test("pi_emergent"))
+    assert (f"Gold (stored GPT-4o judge): instances without a stored relevance (never judged), left out of the "
+            f"cells that need it: pi_emergent 1 of {n}") in out  # fmt: skip
+    assert main(["report", results, "--data-dir", str(ccpt_dir)]) == 0
+    assert "without a stored relevance" not in capsys.readouterr().out  # the released files: every row judged

@@ -109,6 +109,11 @@ def build_report(
     )
     if dataset is None and not gen.empty:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
+    for row in generative.rows if generative is not None else []:
+        if row.unjudged:
+            counts = ", ".join(f"{task} {n} of {len(row.instances[task])}" for task, n in row.unjudged.items())
+            notes.append(f"{row.label}: instances without a stored relevance (never judged), left out of the cells "
+                         f"that need it: {counts}")  # fmt: skip
     notes.extend(unregistered_notes(frame))  # their samples are averaged, never best-of-n'ed
     examples = None
     if examples_per_group:

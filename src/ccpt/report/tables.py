@@ -119,6 +119,7 @@ class Row:
     kind: str = RUN_ROW
     instances: dict[str, frozenset[str]] = field(default_factory=dict)
     judges: tuple[str, ...] = ()
+    unjudged: dict[str, int] = field(default_factory=dict)  # Gold: per task, instances missing a stored relevance
 
     @property
     def judge(self) -> str:
@@ -234,6 +235,8 @@ def gold_row(
             records = covered
         row.instances[task] = frozenset(r.id for r in records)
         rel = [Relevances(r.judge_combination, r.judge_head, r.judge_modifier) for r in records]
+        if unjudged := sum(None in (x.r_np, x.r_hp, x.r_mp) for x in rel):  # an empty cell: never judged, counted
+            row.unjudged[task] = unjudged
         for metric in METRICS:
             values = [[x.r_hmp if metric == "r_hmp" else x.r_np if metric == "r_np" else x.score(kind)] for x in rel]  # type: ignore[arg-type]
             row.cells[(task, metric)] = summarize(values, stat).scaled(100.0)
