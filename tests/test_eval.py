@@ -445,3 +445,26 @@ def test_inspect_eval_without_a_grader_role_scores_with_the_distilled_judge(ccpt
     assert log.results.scores[0].metrics["ccpt/mean"].value == pytest.approx(sum(e_values) / len(e_values))
     explanation = log.samples[0].scores["emergence_judge"].explanation
     assert f"R_N,P({rows[0]['combination']!r}, " in explanation and ", E = " in explanation
+
+
+def test_model_arguments_scope_the_answer_cache(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect's cache key holds the request, the model and its base URL, not the model's arguments: before, a run
+    with ``-M vocabulary=9`` after one with ``-M vocabulary=1`` (one cache) got the first run's answers. Now the
+    cache is scoped by the arguments, and the second run answers as it does with a cache of its own."""
+    from ccpt.cli import main
+    from ccpt.results import load_results
+
+    def answers(vocabulary: int, cache: str) -> list[str]:
+        monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / cache))
+        log_dir = tmp_path / f"v{vocabulary}-{cache}"
+        argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+                "--method", "base", "--limit", "3", "--seeds", "1", "-M", f"vocabulary={vocabulary}", "--no-preflight",
+                "--display", "none", "--data-dir", str(ccpt_dir), "--log-dir", str(log_dir)]  # fmt: skip
+        assert main(argv) == 0
+        frame = load_results([log_dir])
+        return frame[frame["model"] == "ccpt-scripted/m"].sort_values("instance")["answer"].tolist()
+
+    first = answers(1, "shared")
+    assert answers(9, "shared") == answers(9, "own") != first

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from inspect_ai.model import GenerateConfig, Model
+from inspect_ai.model import CachePolicy, GenerateConfig, Model
 
 from ccpt.errors import CcptError
 
@@ -129,3 +129,19 @@ def task_args_of(task: object) -> dict[str, object]:
     from inspect_ai._util.registry import registry_params
 
     return dict(registry_params(task))
+
+
+# Model arguments that say how to reach a model, not what it answers: kept out of the cache key (a rotated key must
+# not ask everything again).
+_TRANSPORT_ARGS = frozenset({"api_key", "base_url", "timeout", "max_retries", "http_client", "verbose"})
+
+
+def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
+    """Inspect's cache for ``model``'s calls, kept forever, scoped by the model's arguments (``-M``): Inspect's key
+    holds the request, the model and its base URL but not its arguments, so ``-M`` that changes the answers (a
+    quantisation, a context size) would be answered from another configuration's calls."""
+    import json
+
+    args = {k: v for k, v in (getattr(model, "model_args", None) or {}).items() if k not in _TRANSPORT_ARGS}
+    scopes = {"model_args": json.dumps(args, sort_keys=True, default=str)} if args else {}
+    return CachePolicy(expiry=None, per_epoch=per_epoch, scopes=scopes)

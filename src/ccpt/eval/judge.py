@@ -29,14 +29,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
-from inspect_ai.model import CachePolicy, ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
+from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
 from ccpt.errors import ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
-from ccpt.eval.inspect_compat import guard_model
+from ccpt.eval.inspect_compat import cache_policy, guard_model
 from ccpt.prompts import judge_prompt
 from ccpt.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.schemas.run import JudgeMode
@@ -217,7 +217,7 @@ class Judge:
         return await self.model.generate(
             [ChatMessageUser(content=prompt)],
             config=sampling.merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]
-            cache=CachePolicy(expiry=None, per_epoch=False) if cache else False,
+            cache=cache_policy(self.model, per_epoch=False) if cache else False,
         )
 
     def _format_lock(self) -> asyncio.Lock:

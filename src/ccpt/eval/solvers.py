@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from inspect_ai.model import (
-    CachePolicy,
     ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
@@ -26,7 +25,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ccpt.eval.inspect_compat import active_generate_config
+from ccpt.eval.inspect_compat import active_generate_config, cache_policy
 from ccpt.prompts import system_prompt, task_prompt
 from ccpt.protocol import CallSettings, Protocol, get_protocol
 from ccpt.spec import BASE_TEMPLATE, GOLD, TaskSpec
@@ -88,7 +87,7 @@ async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, ep
     """``n`` independent samples (distinct seeds), concurrently, through the model cache. Where the protocol asks
     (as run: Anthropic), the instance's k-th request (0-based over seeds and samples) has " Sequence: k" appended
     to its user text, as the authors' backend did."""
-    cache = CachePolicy(expiry=None)
+    cache = cache_policy(model)
     numbered = sampling.protocol.call_settings(str(model)).sequence_suffix
 
     def request(k: int) -> list[ChatMessage]:

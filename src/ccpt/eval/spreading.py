@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.activation import (
@@ -29,6 +29,7 @@ from ccpt.activation import (
 )
 from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
 from ccpt.errors import CcptError
+from ccpt.eval.inspect_compat import cache_policy
 from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish, settings_config
 from ccpt.graph import ConceptGraph
 from ccpt.methods import Method
@@ -157,7 +158,7 @@ def spreading_activation(
             output = await model.generate(
                 [*expansion_system, ChatMessageUser(content=prompt)],
                 config=expansion_config,
-                cache=CachePolicy(expiry=None, per_epoch=False),
+                cache=cache_policy(model, per_epoch=False),
             )
             return output.completion
 
