@@ -22,8 +22,9 @@ from ccpt.results.usage import Price, load_prices, read_usage
         ("{ input = true, output = 10.0 }", r"openai/gpt-4o\.input: a number is expected, not true/false"),
         ("{ input = 2.5, outptu = 10.0 }", r"openai/gpt-4o\.output: Field required"),
         ('"2.5"', r"openai/gpt-4o: should be a valid dictionary"),
+        ('{ input = "10", output = 1 }', r"openai/gpt-4o\.input: should be a valid number \(got '10'\)"),  # was 10
     ],
-    ids=["inf", "nan", "negative", "bool", "typo", "not-a-table"],
+    ids=["inf", "nan", "negative", "bool", "typo", "not-a-table", "quoted"],
 )
 def test_a_bad_price_is_one_line_naming_the_model_and_key(entry: str, message: str, tmp_path: Path) -> None:
     path = tmp_path / "prices.toml"

@@ -13,7 +13,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel
 
 from ccpt.schemas.base import Count, FileFormat, _no_bool
 
-Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False), BeforeValidator(_no_bool)]
+# Strict: TOML has numbers, so a quoted "10" is a slip to name, not a price to guess.
+Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True), BeforeValidator(_no_bool)]
 
 
 class Price(BaseModel):
@@ -45,7 +46,8 @@ PRICES = FileFormat(
     'A TOML file with one entry per model name: `"openai/gpt-4o" = { input = 2.5, output = 10.0 }` '
     "(US dollars per one million input and output tokens). Each entry has the keys below.",
     rules=(
-        "A price must be a finite number ≥ 0 (true/false, inf and nan are refused): one line names the model and key.",
+        "A price must be a finite number ≥ 0 (a quoted number, true/false, inf and nan are refused): one line names "
+        "the model and key.",
         "A call whose recorded token counts are not counts (≥ 0) is not summed or priced; the usage table counts it.",
     ),
 )
