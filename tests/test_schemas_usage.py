@@ -73,6 +73,8 @@ def test_a_negative_usage_is_set_aside_and_counted_not_a_negative_cost(tmp_path:
     assert (row.calls, row.input_tokens, row.output_tokens, row.cost, row.invalid_usage) == (2, 0, 0, 0.0, 2)
     table = usage_display([row])
     assert table.header[-1] == "Invalid usage (not counted)" and table.rows[0].cells[-1].value == 2
+    cost = table.rows[0].cells[table.header.index("Cost (USD)")]
+    assert cost.text == "≥ 0.0000"  # the unpriced calls make the cost a lower bound, and it says so
 
     _log_with_usage(tmp_path / "good", 1000, 5)
     (row,) = read_usage([tmp_path / "good"], {"ccpt-test-usage1000/m": Price(2.5, 10.0)})

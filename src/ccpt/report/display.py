@@ -267,7 +267,10 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
                 *[_count_cell(n) for n in (r.calls, r.cached_calls)],
                 Cell(f"{r.input_tokens:,}", int(r.input_tokens)),
                 Cell(f"{r.output_tokens:,}", int(r.output_tokens)),
-                Cell("n/a (no price)", None) if r.cost is None else Cell(f"{r.cost:.4f}", float(r.cost)),
+                # Calls set aside for invalid usage are not priced: the cost is then a lower bound, and says so.
+                Cell("n/a (no price)", None)
+                if r.cost is None
+                else Cell(f"{'≥ ' if r.invalid_usage else ''}{r.cost:.4f}", float(r.cost)),
                 *[_count_cell(n) for n in (r.failed_attempts, r.timed_out)],
                 # Only when a log holds one: calls whose recorded token counts were negative (set aside).
                 *([_count_cell(r.invalid_usage)] if invalid else []),
