@@ -120,6 +120,9 @@ def test_rejudge_an_inspect_run_matches_a_direct_computation(
 
     out = _rejudge(run, tmp_path / "rejudged", tmp_path / "calls.txt", capsys)
     assert "re-judged 24 answers in 4 task runs" in out  # 2 tasks × 2 methods × 3 instances × 2 seeds
+    # Named as a run names its judge, reply format included (before: the bare name, another judge to the report).
+    assert set(load_results(tmp_path / "rejudged")["judge"]) == {"ccpt-scripted/rejudge (plain)"}
+    assert set(stored["judge"]) == {"ccpt-scripted/first (plain)"}
 
     got = _report_cells(tmp_path / "rejudged", capsys)
     expected = _expected_cells(stored)

@@ -120,7 +120,9 @@ def _rejudged(protocol: str, judge_mode: JudgeMode, judge_retries: int) -> Score
         rows = await asyncio.gather(*(rejudge_row(r, grader()) for r in state.metadata["rows"]))
         main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
         kind = TASK_SPECS[state.metadata["task"]].kind
-        return Score(value=score_value(main, kind), metadata={"ccpt": {"samples": list(rows)}})
+        # The reply format the judge negotiated, as a run's scorer records it: part of the judge's identity.
+        meta = {"samples": list(rows), "judge_format": grader().format_note()}
+        return Score(value=score_value(main, kind), metadata={"ccpt": meta})
 
     return score
 
