@@ -94,23 +94,26 @@ def test_canceled_scores_cancellation(ccpt_dir: Path, tmp_path: Path) -> None:
 
 
 def test_judge_calls_are_memoised_and_cached(ccpt_dir: Path, tmp_path: Path) -> None:
+    from inspect_ai.model import get_model
+
     calls = tmp_path / "judge-calls.txt"
     task = pi_emergent(method="multi_oracle", seeds=2, oracle_n=5, data_dir=str(ccpt_dir))
+    # One judge model argument for both runs: the cache is scoped by the model's arguments.
     logs = inspect_eval(
         task,
         model="ccpt-scripted/solver",
-        model_roles={"grader": "ccpt-scripted/judge"},
+        model_roles={"grader": get_model("ccpt-scripted/judge", calls_file=str(calls), memoize=False)},
         limit=3,
         log_dir=str(tmp_path / "a"),
         display="none",
     )
-    from inspect_ai.model import get_model
-
     # Every judged (concept, property) pair was asked exactly once.
     rows = _rows(logs[0])
     pairs = {(c, r["answer"]) for r in rows for c in (r["combination"], r["head"], r["modifier"])}
     judge_events = [e for s in logs[0].samples for e in s.events if e.event == "model" and e.role == "grader"]
     assert len(judge_events) == len(pairs)
+    asked = calls.read_text()
+    assert asked.count("\n") == len(pairs)  # and the judge was sent each once
     assert len(rows) == 3 * 2 * 5 and {r["sample"] for r in rows} == set(range(5))
     # Re-scoring the same answers in a new run is free: every judge call is a cache hit.
     judge = get_model("ccpt-scripted/judge", calls_file=str(calls), memoize=False)
@@ -122,7 +125,7 @@ def test_judge_calls_are_memoised_and_cached(ccpt_dir: Path, tmp_path: Path) -> 
         log_dir=str(tmp_path / "b"),
         display="none",
     )
-    assert not calls.exists() or calls.read_text() == ""
+    assert calls.read_text() == asked  # nothing more was sent
 
 
 def test_unparsable_answers_are_counted_not_replaced(ccpt_dir: Path, tmp_path: Path) -> None:

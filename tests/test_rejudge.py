@@ -91,7 +91,7 @@ def test_rejudge_an_authors_file_matches_a_direct_computation(
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, abs=1e-9), key
     rejudged = load_results(tmp_path / "rejudged")
-    assert set(rejudged["judge"]) == {"ccpt-scripted/rejudge"}
+    assert set(rejudged["judge"]) == {"ccpt-scripted/rejudge (plain)"}  # as a run names it (reply format)
     key = ["instance", "seed"]
     kept = rejudged.sort_values(key)[[*key, "answer"]].reset_index(drop=True)
     assert kept.equals(stored.sort_values(key)[[*key, "answer"]].reset_index(drop=True))  # answers kept as stored
