@@ -262,6 +262,10 @@ def test_dry_run_counts_what_a_resume_skips(ccpt_dir: Path, tmp_path: Path, caps
     text = capsys.readouterr().out
     assert f"Already done in {tmp_path / 'logs'}: 3 of 3 task runs (a rerun skips them)." in text
     assert "Total: 3 task runs; solver calls 0; judge calls 0." in text
+    # An API key is never logged, so it cannot tell runs apart (before: a rerun with -M api_key was planned in full
+    # while the real rerun skipped it).
+    assert main(argv(3, "--dry-run", "-M", "api_key=secret")) == 0
+    assert json.loads(capsys.readouterr().out)["skipped_runs"] == 3
 
 
 def test_dry_run_counts_the_finished_samples_of_an_interrupted_run(

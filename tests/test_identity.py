@@ -301,3 +301,11 @@ def test_a_rerun_naming_another_server_is_refused_not_skipped(
         assert "holds a run of model 'ccpt-scripted/m' at http://127.0.0.1:9/a, not at http://127.0.0.1:9/b" in err[0]
     assert len(list((tmp_path / "runs").glob("*.eval"))) == 1
     assert main([*base, "--model-base-url", "http://127.0.0.1:9/a/"]) == 0  # the same server resumes (done: skipped)
+    # None given first (the provider's default), one given after: as different (the default may be anywhere).
+    default = [*base[:-1], str(tmp_path / "default")]
+    assert main(default) == 0
+    capsys.readouterr()
+    assert main([*default, "--model-base-url", "http://127.0.0.1:9/a"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "at its provider's default URL, not at http://127.0.0.1:9/a" in err[0], err
+    assert "or no base URL to resume that run" in err[0]

@@ -407,22 +407,28 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
 def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
     """Refuse a log directory holding this sweep's model (or judge) run against another server than the one this
     command names: Inspect's eval set identifies a task run without its base URL (``inspect_ai.task_identifier``), so
-    it would count that run as this one's and skip it, or resume it on the new server. ``logs``: the directory's."""
+    it would count that run as this one's and skip it, or resume it on the new server. ``logs``: the directory's.
+
+    A model's base URL is compared as given (Inspect records the explicit one; none is the provider's default). A
+    judge's is recorded as its provider resolved it, so it is compared only with one this command names."""
     judge_url = sweep.judge_args.get("base_url")
     for log in logs:
         ev = log.eval
         if str(ev.task).split("/")[-1] not in sweep.tasks:
             continue
+        named = []
+        if str(ev.model) in sweep.models:
+            named.append(("model", str(ev.model), ev.model_base_url, sweep.base_urls.get(str(ev.model))))
         grader = (ev.model_roles or {}).get("grader")
-        named = [("model", str(ev.model), ev.model_base_url, sweep.base_urls.get(str(ev.model)))]
-        if grader is not None and str(grader.model) == sweep.judge:
+        if judge_url and grader is not None and str(grader.model) == sweep.judge:
             named.append(("judge", sweep.judge, grader.base_url, judge_url))
         for role, name, recorded, wanted in named:
-            if recorded and wanted and str(recorded).rstrip("/") != str(wanted).rstrip("/"):
+            if str(recorded or "").rstrip("/") != str(wanted or "").rstrip("/"):
+                default = "its provider's default URL"
                 raise ModelError(
-                    f"{sweep.log_dir} holds a run of {role} {name!r} at {recorded}, not at {wanted}: Inspect would "
-                    "take it for this run",
-                    f"use another --log-dir for another server, or {recorded} to resume that run",
+                    f"{sweep.log_dir} holds a run of {role} {name!r} at {recorded or default}, not at "
+                    f"{wanted or default}: Inspect would take it for this run",
+                    f"use another --log-dir for another server, or {recorded or 'no base URL'} to resume that run",
                 )
 
 
