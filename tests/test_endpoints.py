@@ -215,11 +215,14 @@ def test_timed_out_attempts_are_counted_per_model_and_role(ccpt_dir: Path, tmp_p
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
         sweep = _one_task3_item("openai-api/loop/slow", tmp_path, ccpt_dir, max_retries=1)
         run_sweep(sweep, check_models=False)
+        sent = len(loop.requests)
     (row,) = read_usage([tmp_path / "logs"])
     assert (row.model, row.role) == ("openai-api/loop/slow", "solver")
-    assert row.calls == row.failed_attempts == row.timed_out == 2  # the attempt and its one retry, both cut at 2 s
+    # Every request the server got, each cut at 2 s: the attempt and its one retry, in each of the eval set's three
+    # tries of the task run (before, the logs of the first two tries were removed and their attempts not counted).
+    assert row.calls == row.failed_attempts == row.timed_out == sent == 3 * 2
     note = timeout_note([row], 2)
-    assert note and "2 of 2 attempts" in note and "--max-connections 1" in note
+    assert note and "6 of 6 attempts" in note and "--max-connections 1" in note
 
 
 def test_each_model_reaches_its_own_server(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:

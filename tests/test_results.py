@@ -184,7 +184,8 @@ def test_inspect_log_multi_oracle_shape(tmp_path: Path) -> None:
 
 def test_one_log_reader_one_newest_log_rule(tmp_path: Path) -> None:
     """The same run written twice into one directory: the reader gives both logs oldest first under one run key
-    (a broken file named, not fatal), and the tidy table and the token accounting count each answer once."""
+    (a broken file named, not fatal), the tidy table counts each answer once, and the token accounting each call
+    made once: both writes made their calls, and a copy of a log makes none."""
     from ccpt.results.inspect_logs import read_logs, run_key
     from ccpt.results.usage import read_usage
 
@@ -199,7 +200,9 @@ def test_one_log_reader_one_newest_log_rule(tmp_path: Path) -> None:
     newest = Path(str(logs[1].location).replace("file://", "")).name
     assert len(frame) == 2 * 2 * 2 and set(frame["source"]) == {newest}  # instances × epochs × samples, once
     (usage,) = read_usage([tmp_path])
-    assert (usage.model, usage.role, usage.calls) == ("ccpt-test-fake/x", "solver", 2 * 2)  # instances × epochs
+    assert (usage.model, usage.role, usage.calls) == ("ccpt-test-fake/x", "solver", 2 * 2 * 2)  # × epochs × writes
+    (tmp_path / f"copy-{newest}").write_bytes((tmp_path / newest).read_bytes())
+    assert read_usage([tmp_path])[0].calls == 2 * 2 * 2
 
 
 def _renamed_copy(source: Path, target: Path, model: str) -> None:
@@ -333,5 +336,7 @@ def test_a_finished_log_that_answered_otherwise_than_its_runs_newest_log_is_name
     frame = from_inspect_logs(tmp_path)
     assert len(frame) == 2 * 2 * 2
     (note,) = [n for n in frame.attrs["notes"] if "replaced" in n]
-    newest = max(tmp_path.glob("*.eval"), key=lambda p: p.name).name
+    from ccpt.results.inspect_logs import read_logs
+
+    newest = Path(str(read_logs([tmp_path]).logs[-1].location).replace("file://", "")).name  # by creation time
     assert "older answers the newest log replaced" in note and f"(kept: {newest})" in note, note

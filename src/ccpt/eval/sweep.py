@@ -371,6 +371,9 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             max_connections=sweep.max_connections,
             retry_attempts=2,
             retry_wait=1,
+            # A retried task run's first log is kept: its calls are real (the usage table counts them), and the
+            # report reads the run's newest log.
+            retry_cleanup=False,
             fail_on_error=0.2,
             max_tasks=1 if local else None,
             display=sweep.display,  # type: ignore[arg-type]

@@ -75,35 +75,37 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     files = [Path(p) for p in paths]
     # Unreadable logs, and other benchmarks' logs, are named by the results loader: nothing countable here.
     logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
-    events: dict[tuple[Any, ...], list[Any]] = {}
+    # Every model call once, by its event's id: a resumed run's log copies the finished samples of the log it
+    # resumes (the same events), and a log given twice holds them twice; a task run the eval set retried keeps its
+    # first log (ccpt.eval.sweep passes retry_cleanup=False), whose calls the retry's cache reads do not repeat.
+    events: dict[tuple[Any, ...], Any] = {}
     for log in filter(is_ccpt_log, logs):
-        identity = (run_identity(log),)  # two runs of one task (another temperature, say) made calls of their own
+        run = run_identity(log)
         for sample in log.samples or []:
-            # Newest log wins (logs come oldest first): a resumed run's copy of a sample replaces the interrupted run's.
-            events[(*identity, str(sample.id), sample.epoch)] = [e for e in sample.events if e.event == "model"]
+            for position, event in enumerate(e for e in sample.events if e.event == "model"):
+                events[(event.uuid,) if event.uuid else (run, str(sample.id), sample.epoch, position)] = event
     totals: dict[tuple[str, str], list[int]] = {}
-    for model_events in events.values():
-        for event in model_events:
-            role = "judge" if event.role == "grader" else "solver"
-            counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0, 0, 0, 0])
-            if event.cache == "read":
-                counts[1] += 1
+    for event in events.values():
+        role = "judge" if event.role == "grader" else "solver"
+        counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0, 0, 0, 0])
+        if event.cache == "read":
+            counts[1] += 1
+            continue
+        counts[0] += 1
+        if event.error:
+            counts[4] += 1
+            counts[5] += int(recorded_timeout(event))
+        usage = event.output.usage if event.output is not None else None
+        if usage is not None:
+            try:  # a negative count would subtract tokens and dollars: set aside and counted instead
+                tokens = CallUsage.model_validate(
+                    {"input_tokens": usage.input_tokens or 0, "output_tokens": usage.output_tokens or 0}
+                )
+            except ValidationError:
+                counts[6] += 1
                 continue
-            counts[0] += 1
-            if event.error:
-                counts[4] += 1
-                counts[5] += int(recorded_timeout(event))
-            usage = event.output.usage if event.output is not None else None
-            if usage is not None:
-                try:  # a negative count would subtract tokens and dollars: set aside and counted instead
-                    tokens = CallUsage.model_validate(
-                        {"input_tokens": usage.input_tokens or 0, "output_tokens": usage.output_tokens or 0}
-                    )
-                except ValidationError:
-                    counts[6] += 1
-                    continue
-                counts[2] += tokens.input_tokens
-                counts[3] += tokens.output_tokens
+            counts[2] += tokens.input_tokens
+            counts[3] += tokens.output_tokens
     rows = []
     for (model, role), (calls, cached, tokens_in, tokens_out, failed, slow, invalid) in sorted(totals.items()):
         price = (prices or {}).get(model)
