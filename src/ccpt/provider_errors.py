@@ -61,7 +61,8 @@ def is_unreachable(exc: BaseException) -> bool:
 
 def is_timeout(exc: BaseException) -> bool:
     """Whether a call failed because it was not answered in time (an attempt timeout, a read timeout)."""
-    return isinstance(unwrap(exc), TimeoutError) or bool(type_names(unwrap(exc)) & TIMEOUT_ERRORS)
+    exc = unwrap(exc)
+    return isinstance(exc, TimeoutError) or bool(type_names(exc) & TIMEOUT_ERRORS)
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -62,6 +62,7 @@ def import_solver(
 
     refuse_inputs(out, [*sheets, *dataset_files(data_dir)], "--out")
     frame = import_solver_sheets(sheets, load_dataset(data_dir))  # together: one rater is one seed across them
+    judged_by = None
     if judge_model is not None:
         from inspect_ai.model import get_model
 
@@ -78,11 +79,10 @@ def import_solver(
             return (await judge.relevance(concept, prop)).relevance
 
         frame = judge_answers(frame, relevance)
-        judge_model = judge.identity  # as a run's rows name this judge, so the Human row joins them
-        judged = frame["task"].isin(GENERATIVE_TASKS)
-        frame.loc[judged, ["judge", "protocol"]] = [judge_model, DEFAULT_PROTOCOL]
+        judged_by = judge.identity  # as a run's rows name this judge, so the Human row joins them
+        frame.loc[frame["task"].isin(GENERATIVE_TASKS), ["judge", "protocol"]] = [judged_by, DEFAULT_PROTOCOL]
     export(frame, out)
-    click.echo(f"wrote {len(frame)} rows to {out}" + (f" (judged by {judge_model})" if judge_model else ""))
+    click.echo(f"wrote {len(frame)} rows to {out}" + (f" (judged by {judged_by})" if judged_by else ""))
 
 
 @command.command("export-ratings")

@@ -131,9 +131,14 @@ def task_args_of(task: object) -> dict[str, object]:
     return dict(registry_params(task))
 
 
-# Model arguments that say how to reach a model, not what it answers: kept out of the cache key (a rotated key must
-# not ask everything again).
-_TRANSPORT_ARGS = frozenset({"api_key", "base_url", "timeout", "max_retries", "http_client", "verbose"})
+def logged_args(model_args: Mapping[str, Any]) -> dict[str, Any]:
+    """Model arguments as Inspect logs them: without credentials (``api_key``, ``aws_*``), never part of a run."""
+    return {k: v for k, v in model_args.items() if k != "api_key" and not k.startswith("aws_")}
+
+
+# Model arguments that say how to reach a model, not what it answers: kept out of the cache key with the credentials
+# (a rotated key or a moved server must not ask everything again; the base URL is in Inspect's key already).
+_CONNECTION_ARGS = frozenset({"base_url", "timeout", "max_retries", "http_client", "verbose"})
 
 
 def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
@@ -142,6 +147,7 @@ def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
     quantisation, a context size) would be answered from another configuration's calls."""
     import json
 
-    args = {k: v for k, v in (getattr(model, "model_args", None) or {}).items() if k not in _TRANSPORT_ARGS}
+    given = logged_args(getattr(model, "model_args", None) or {})
+    args = {k: v for k, v in given.items() if k not in _CONNECTION_ARGS}
     scopes = {"model_args": json.dumps(args, sort_keys=True, default=str)} if args else {}
     return CachePolicy(expiry=None, per_epoch=per_epoch, scopes=scopes)

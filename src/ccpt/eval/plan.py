@@ -99,10 +99,9 @@ def finished_samples(
 
     The newest log of the task run (see the module docstring) counts, as a rerun resumes it: a finished one the
     samples it logged, as Inspect's eval set counts them; an interrupted one those completed without error."""
-    from ccpt.eval.inspect_compat import task_args_of
+    from ccpt.eval.inspect_compat import logged_args, task_args_of
 
-    # As Inspect logs model arguments: without credentials (api_key, aws_*), which a rerun may pass or not.
-    logged_args = {k: v for k, v in model_args.items() if k != "api_key" and not k.startswith("aws_")}
+    given = logged_args(model_args)  # as the logs hold them: a rerun may pass an API key or not
 
     def same(log: Any, task: Any, model: str) -> bool:
         ev = log.eval
@@ -111,7 +110,7 @@ def finished_samples(
             str(ev.task).split("/")[-1] == str(task.name).split("/")[-1]
             and str(ev.model) == model
             and _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) == _normal(task_args_of(task))
-            and _normal(ev.model_args or {}) == _normal(logged_args)
+            and _normal(ev.model_args or {}) == _normal(given)
             and all(getattr(ev.model_generate_config, key, None) == value for key, value in generate.items())
             and (grader.model if grader is not None else None) == judge
         )
