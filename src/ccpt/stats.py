@@ -1,9 +1,5 @@
-"""Aggregation and agreement statistics: thin, NaN-safe wrappers over scipy.stats and ``krippendorff``.
-
-:func:`summarize` (instances × seeds → mean and spread), agreement (:func:`fleiss_kappa`,
-:func:`krippendorff_alpha_interval`), correlation (:func:`pearson`, :func:`spearman`) and :func:`paired_compare`.
-Undefined statistics are NaN (not a warning): callers print them as "undefined". Definitions: docs/metrics.md.
-"""
+"""Aggregation, agreement, correlation and paired comparison: NaN-safe wrappers over scipy.stats and
+``krippendorff``. Undefined statistics are NaN (printed "undefined"). Definitions: docs/metrics.md."""
 
 from __future__ import annotations
 
@@ -30,13 +26,9 @@ STAT_DESCRIPTIONS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Summary:
-    """One table cell, on the input's scale (the report multiplies relevances by 100).
-
-    ``mean``: mean over seeds of the per-seed mean over instances (failed samples excluded from each, counted in
-    ``n_failed``: (instance, seed) cells without a value). ``spread``: as :data:`STAT_DESCRIPTIONS` says for "paper"
-    and "sem" (NaN with one seed), None for "ci", whose 95% percentile-bootstrap interval is ``lo``, ``hi`` (else
-    None). ``n_seeds``: seeds (columns) with at least one value; ``n_instances``: instances (rows).
-    """
+    """One table cell: mean over seeds of the per-seed instance means (failed cells excluded, counted in
+    ``n_failed``); ``spread`` per :data:`STAT_DESCRIPTIONS` (NaN with one seed; None for "ci", whose interval is
+    ``lo``, ``hi``); ``n_seeds`` counts seeds with at least one value."""
 
     mean: float
     spread: float | None
@@ -76,10 +68,7 @@ def summarize(
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
 ) -> Summary:
-    """Summarise an instances × seeds table (``None``/NaN = failed sample) into one :class:`Summary`.
-
-    The cell value is the mean over seeds of the per-seed instance means (paper §5 / data README).
-    """
+    """Summarise an instances × seeds table (``None``/NaN = failed sample) into one :class:`Summary`."""
     if stat not in STATS:
         raise ValueError(f"stat must be one of {STATS}, got {stat!r}")
     matrix = _as_matrix(values)
@@ -102,10 +91,7 @@ def summarize(
 def bootstrap_ci(
     matrix: np.ndarray, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of the seed-averaged mean, resampling instances (rows) jointly across seeds.
-
-    Whole rows keep the within-instance correlation between seeds: instances are the unit of sampling.
-    """
+    """Percentile bootstrap CI of the seed-averaged mean, resampling whole instances (rows) across seeds."""
     matrix = _as_matrix(matrix)
     if matrix.shape[0] < 2:  # scipy needs two instances; every resample of one instance is that instance
         value = float(seed_means(matrix).mean()) if matrix.shape[0] and not np.isnan(matrix).all() else math.nan
@@ -128,11 +114,8 @@ def bootstrap_ci(
 def bootstrap_replicates(
     data: tuple[np.ndarray, ...], statistic: Callable[..., np.ndarray], n_resamples: int, seed: int
 ) -> np.ndarray:
-    """scipy's bootstrap distribution of a vectorised ``statistic`` (last axis = replicates), seeded.
-
-    Callers take percentile intervals from them with NaN skipped (e.g. a constant resample's correlation), which
-    scipy's own interval would turn into NaN. Batches of 1,000 bound the memory of the replicate arrays.
-    """
+    """scipy's seeded bootstrap distribution of a vectorised ``statistic`` (last axis = replicates); callers take
+    NaN-skipping percentiles of it, where scipy's own interval would be NaN. Batches of 1,000 bound memory."""
     from scipy import stats  # on first use, see _correlation
 
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
@@ -154,11 +137,8 @@ def bootstrap_replicates(
 
 
 def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
-    """Fleiss' κ (Fleiss 1971) for ``counts[i][j]`` = raters assigning subject i to category j.
-
-    Every subject must have the same number of raters (≥ 2). NaN when chance agreement is 1 (all ratings in one
-    category). Written here because scipy has none and statsmodels would be a large dependency.
-    """
+    """Fleiss' κ for ``counts[i][j]`` = raters assigning subject i to category j (the same number ≥ 2 of raters
+    per subject); NaN when all ratings are in one category. Here because scipy has none."""
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
         raise ValueError("counts must be a non-empty subjects × categories table")
@@ -175,12 +155,8 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
 
 
 def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> float:
-    """Krippendorff's α with the interval metric, for ``ratings[unit][rater]`` (``None`` = not rated).
-
-    ``ratings`` may be any iterable of units (e.g. a generator). Units with fewer than two ratings are not
-    pairable and are ignored; NaN when nothing is pairable or the pairable ratings do not vary. Chosen for human
-    relevance ratings (1–10) because it allows missing ratings and any number of raters per unit.
-    """
+    """Krippendorff's α (interval metric) for ``ratings[unit][rater]`` (``None`` = not rated; any iterable of
+    units); units with fewer than two ratings are ignored; NaN when nothing pairable varies."""
     units, values = array("q"), array("d")  # long form, read once: O(ratings) memory, no list per unit
     for number, unit in enumerate(ratings):
         for value in unit:
@@ -191,12 +167,10 @@ def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> fl
 
 
 def krippendorff_alpha_long(units: np.ndarray, values: np.ndarray) -> float:
-    """:func:`krippendorff_alpha_interval` of ratings in long form: ``values[i]`` was given to unit ``units[i]``
-    (integer codes, e.g. from ``pandas.factorize``); NaN = not rated.
+    """:func:`krippendorff_alpha_interval` in long form: ``values[i]`` rates unit ``units[i]`` (NaN = not rated).
 
-    Computed by the ``krippendorff`` package from its coincidence matrix, summed over chunks of units: its
-    ``alpha`` builds a units × values × values array at once (about 400 MB for 150K units on a 1–10 scale), a
-    chunk stays within a few MB. Memory is O(ratings + values²).
+    The ``krippendorff`` package's coincidence matrix, summed over chunks of units: its ``alpha`` would build a
+    units × values × values array at once (~400 MB for 150K units); a chunk stays within a few MB.
     """
     from krippendorff import krippendorff as kd
 
@@ -261,21 +235,10 @@ _TIE = 1e-12  # float noise must not turn an equal statistic into a smaller one
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """A vs B on the same instances; d_i = a_i − b_i. The CI and the p-value come from one method:
-
-    - ``test="permutation"`` (sign-flip test of "d is symmetric about δ"): ``p_value`` is the two-sided
-      p at δ = 0 — exact over all 2^n sign patterns for n ≤ 16, otherwise Monte Carlo with the +1 correction —
-      and [``ci_low``, ``ci_high``] is every δ the same test does not reject at 1 − ``level`` (test inversion,
-      the same sign patterns). It is unbounded (±inf) when no δ can be rejected, e.g. with n = 5.
-    - ``test="bootstrap"``: the percentile CI of mean(d) and 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)), both from
-      the same bootstrap replicates (capped at 1).
-
-    Either way 0 lies outside the CI exactly when ``p_value`` ≤ 1 − ``level`` (up to the replicates' ties).
-    ``min_p``: the smallest two-sided p an exact sign-flip test can give with these differences,
-    2 / 2^(nonzero differences) (0.0625 for n = 5), or 1/(resamples + 1) if larger for a Monte-Carlo
-    permutation test: when it exceeds 1 − ``level``, no paired test can reach that level (see
-    :attr:`attainable`). ``effect_size``: Cohen's d_z = mean(d) / SD(d, ddof=1); ``n``: paired instances.
-    """
+    """A vs B on the same instances (d = a − b); CI and p-value from one method (docs/metrics.md, ccpt compare):
+    ``permutation`` = the sign-flip test (exact for n ≤ 16) and its inversion (±inf when no δ is rejected),
+    ``bootstrap`` = percentile CI of mean(d) and 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)). ``min_p``: the smallest
+    p any exact paired test can give (2 / 2^nonzero, or 1/(resamples + 1)); ``effect_size``: Cohen's d_z."""
 
     mean_diff: float
     ci_low: float
@@ -301,12 +264,8 @@ class PairedComparison:
 
 
 def min_resamples(level: float) -> int:
-    """The fewest resamples that give an honest CI at ``level``: 2 / (1 − level), e.g. 40 at 95%.
-
-    With fewer, a tail of (1 − level)/2 holds no replicate, so the percentile CI's ends are single replicates that
-    need not contain the estimate (1 resample gave a zero-width CI beside the mean), and a Monte-Carlo p of at least
-    1/(resamples + 1) could never reach 1 − level.
-    """
+    """The fewest resamples that give an honest CI at ``level``: 2 / (1 − level), e.g. 40 at 95% (with fewer, a
+    tail holds no replicate, and a Monte-Carlo p of at least 1/(resamples + 1) could never reach 1 − level)."""
     return math.ceil(round(2.0 / (1.0 - level), 9))
 
 
@@ -356,12 +315,10 @@ def paired_compare(
 
 
 class SignFlips:
-    """The sign-flip test of H0 "the differences d are symmetric about δ", for any δ, on one fixed set of sign
-    patterns (all 2^n for n ≤ 16, else ``n_resamples`` random ones): its p-value and its inversion, the CI.
+    """The sign-flip test of "d is symmetric about δ" on one fixed set of sign patterns (all 2^n for n ≤ 16).
 
-    For a pattern s the statistic is |mean(s·(d − δ))| = |A_s − δ·B_s| with A_s = mean(s·d), B_s = mean(s);
-    since |B_s| ≤ 1 it grows no faster than the observed |mean(d) − δ|, so p(δ) falls monotonically as δ moves
-    away from mean(d) on either side, and the accepted δ form one interval found by bisection.
+    Per pattern s the statistic is |A_s − δ·B_s| (A_s = mean(s·d), B_s = mean(s), |B_s| ≤ 1): p(δ) falls
+    monotonically away from mean(d), so the accepted δ form one interval, found by bisection.
     """
 
     def __init__(self, d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> None:
