@@ -1,6 +1,5 @@
-"""One display table per report table: the cells every renderer prints (text, value, rank), so the five
-formats cannot drift apart (renderers only escape and decorate); the numbers behind the cells feed `to_frame()`.
-"""
+"""One display table per report table: the cells (text, value, rank) all five renderers print, so they cannot
+drift apart; the numbers behind the cells feed `to_frame()`."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Cell:
-    """One displayed cell: its text (format-neutral, with "±" and "–"), the number behind it, its rank mark,
-    and for a mean the :class:`Summary` it came from (its spread or interval)."""
+    """One displayed cell: format-neutral text, the number behind it, its rank mark and a mean's :class:`Summary`."""
 
     text: str
     value: float | int | str | None = None
@@ -73,12 +71,8 @@ class DisplayTable:
         )
 
     def to_frame(self, spread: bool = False) -> pd.DataFrame:
-        """The table's numbers (means, percentages, counts; text for label columns), one row per display row.
-
-        ``spread=True`` adds, after each column of means, the printed spread: ``"<column> ±"`` (the ± of
-        ``--stat sem``/``paper``) or ``"<column> lo"`` and ``"<column> hi"`` (``--stat ci``); empty (None) where
-        the table prints no spread (one seed, Gold).
-        """
+        """The table's numbers (text for label columns), one row per display row; ``spread=True`` adds after each
+        column of means its printed spread, ``"<column> ±"`` or ``"<column> lo"``/``"hi"`` (None where none)."""
         columns: dict[str, list[Any]] = {}
         for j, name in enumerate(self.header):
             cells = [row.cells[j] for row in self.rows]
@@ -149,8 +143,7 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
 
 
 def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> DisplayTable:
-    """Table 5 for one (model, method): row-normalised confusion matrix (percent of that type's predictions
-    over all seeds), Unparsed share, n (that type's instances), and the accuracies under it."""
+    """Table 5 for one (model, method): row-normalised confusion matrix, Unparsed share, n, accuracies below."""
     cls = res.classification
     pct = cls.row_percent()
     header = ("Actual \\ Predicted", *[label.capitalize() for label in cls.labels], "Unparsed", "n")
@@ -321,8 +314,7 @@ def _example_score(sample: Mapping[str, Any]) -> Cell:
 
 
 def examples_display(examples: pd.DataFrame, labels: Mapping[str, str] | None = None) -> DisplayTable:
-    """The example answers with their per-sample scores: R_N,P and R_H,M,P (×100) and E or C as the judge gave
-    them, or whether a Task-3 prediction was right; "–" where a value is missing (never hidden)."""
+    """The example answers with their per-sample scores (×100), or whether a Task-3 prediction was right."""
     rows = []
     for sample in examples.to_dict("records"):
         task, model, method = (str(sample[k]) for k in ("task", "model", "method"))

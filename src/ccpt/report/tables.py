@@ -1,9 +1,5 @@
-"""Paper tables from the tidy results table: Table 3/4 (generative), 5 (type prediction), 6 (SA
-iterations), 7 (filter ablation) and the failure counts (:mod:`~ccpt.report.build` assembles them into a report).
-
-Numbers come from :mod:`ccpt.scoring` (per sample, Multi-Oracle) and :mod:`ccpt.stats` (aggregation); this
-module only groups and ranks. Definitions: docs/metrics.md.
-"""
+"""Paper Tables 3/4, 5, 6, 7 and the failure counts from the tidy results table: grouping and ranking only (numbers
+from :mod:`ccpt.scoring` and :mod:`ccpt.stats`). Definitions: docs/metrics.md."""
 
 from __future__ import annotations
 
@@ -39,18 +35,15 @@ if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
 
-# How Multi-Oracle's samples of one instance and seed are reduced to one value per column: "paper" = each column
-# takes its own best sample (ccpt.scoring.oracle_per_column, as the paper's Table 3), "single" = every column
-# comes from the one sample with the best E/C (ccpt.scoring.oracle_single_best).
+# Multi-Oracle per instance and seed: "paper" = each column its own best sample (ccpt.scoring.oracle_per_column),
+# "single" = every column from the sample with the best E/C (ccpt.scoring.oracle_single_best).
 OracleReduction = Literal["paper", "single"]
 Format = Literal["markdown", "latex", "csv", "json", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")
 
 HUMAN_MODEL = "human"
 GOLD_LABEL = "Gold (stored GPT-4o judge)"
-# The judge of the stored-judge Gold row: the dataset files keep the authors' GPT-4o scores
-# (meta.*_gpt-4o_relevance), the judge their result files name "gpt-4o" too.
-STORED_JUDGE = "gpt-4o"
+STORED_JUDGE = "gpt-4o"  # the dataset's stored judge scores (meta.*_gpt-4o_relevance), as the authors' files name it
 METRICS: tuple[str, ...] = ("r_hmp", "r_np", "score")
 
 
@@ -103,12 +96,8 @@ STORED_GOLD_ROW = GOLD_STORED
 
 @dataclass
 class Row:
-    """One table row: a (model, method, judge) run, the Human row or the Gold row (told apart by ``kind``).
-
-    ``cells`` maps (task, metric) to a Summary in percent; ``ranks`` to 1 (best) / 2 (second) / None;
-    ``instances`` maps a task to the instance ids its cells average over; ``judges`` names who scored the row
-    (one judge identity: rows of two judges are two rows).
-    """
+    """One table row: a (model, method, judge) run, the Human row or the Gold row (told apart by ``kind``);
+    ``cells`` and ``ranks`` (1 best, 2 second) are keyed by (task, metric), ``instances`` by task."""
 
     model: str
     method: str
@@ -167,9 +156,8 @@ def _method_key(method: str) -> tuple[int, str]:
 
 
 def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction = "paper") -> pd.DataFrame:
-    """One row per (instance, seed) with r_hmp, r_np, score: several samples of one instance and seed reduce the
-    way their method does (:func:`ccpt.methods.reduction`; Multi-Oracle: :func:`ccpt.scoring.oracle_per_column`
-    with ``oracle="paper"``, else :func:`ccpt.scoring.oracle_single_best`)."""
+    """One row per (instance, seed) with r_hmp, r_np, score: several samples reduce the way their method does
+    (:func:`ccpt.methods.reduction`)."""
     kind = TASK_SPECS[task].kind
     if not group.duplicated(["instance", "seed"]).any():  # one sample is its own cell under any reduction
         return group[["instance", "seed", *METRICS]].astype({m: float for m in METRICS})
@@ -181,15 +169,12 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction 
             for answer, a, b, c in columns
         ]
         cell = reduction(str(method))(samples, kind, oracle)  # type: ignore[arg-type]
-        records.append(
-            {"instance": instance, "seed": seed, "r_hmp": cell.r_hmp, "r_np": cell.r_np, "score": cell.score}
-        )
+        records.append((instance, seed, cell.r_hmp, cell.r_np, cell.score))
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
 
 
 def _items(group: pd.DataFrame) -> pd.Series:
-    """Task-3 test items: the instance id, numbered by occurrence within a seed. The authors' sample holds two
-    (combination, property) pairs twice; each occurrence is an item of its own (the paper's 1,000)."""
+    """Task-3 items: the instance id numbered by occurrence within a seed (the authors' repeated pairs count twice)."""
     occurrence = group.groupby(["instance", "seed"], sort=False).cumcount()
     return group["instance"].astype(str) + "#" + occurrence.astype(str)
 
@@ -220,12 +205,8 @@ def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def gold_row(
     dataset: CCPTDataset, tasks: Sequence[str], stat: Stat, instances: Mapping[str, set[str]] | None = None
 ) -> Row:
-    """The Gold row: the dataset's stored judge relevances of the test rows, scored with :mod:`ccpt.scoring`.
-
-    NPC uses the emergent rows at the npc_emergent test index (its gold answer is the annotated combination).
-    ``instances`` (task → Record ids) restricts a task's Gold to the instances the results cover, so a run on
-    a subset (``--limit``) is compared with the gold answers of the same instances.
-    """
+    """The Gold row: the dataset's stored judge relevances of the test rows, scored with :mod:`ccpt.scoring`;
+    ``instances`` (task → ids) restricts a task to the instances the results cover (a ``--limit`` run)."""
     row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW, judges=(STORED_JUDGE,))
     for task in tasks:
         kind = TASK_SPECS[task].kind
@@ -276,11 +257,8 @@ def table3(
     seed: int = 0,
     title: str = "Table 3: generative tasks (LLM judge)",
 ) -> GenerativeTable:
-    """Table 3: rows model × method (+ Human, + Gold if ``dataset``), columns task × (R_H,M,P, R_N,P, E/C).
-
-    Multi-Oracle and Human/Gold rows are shown but excluded from ranking. ``rank_scope="model"`` ranks within
-    each model's block (as the paper's per-model blocks), ``"all"`` across every ranked row.
-    """
+    """Table 3: rows model × method (+ Human, + Gold if ``dataset``), columns task × (R_H,M,P, R_N,P, E/C); ranks
+    within each model's block (``rank_scope="model"``) or across rows, never Multi-Oracle, Human or Gold."""
     gen = generative_rows(frame)
     gen = gen.assign(judge_id=judge_of(gen))
     tasks = [t for t in GENERATIVE_TASKS if (gen["task"] == t).any()]
@@ -318,11 +296,8 @@ def table3(
 
 @dataclass
 class TypeResult:
-    """Table 5 for one (model, method): confusion matrix pooled over seeds and accuracy summary over seeds.
-
-    ``classification`` counts predictions (instances × seeds); ``instances`` holds the instance ids and
-    ``type_instances`` the number of instances of each actual type (Table 5's ``n``, paper order).
-    """
+    """Table 5 for one (model, method): the confusion matrix of predictions pooled over seeds, the accuracy over
+    seeds, the instance ids and each actual type's instance count (Table 5's ``n``)."""
 
     model: str
     method: str
@@ -351,8 +326,7 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     tp = frame[frame["task"] == TYPE_PREDICTION]
     if tp.empty:
         return []
-    # A row without a gold type has no place in the confusion matrix; the Failures table still counts it. (A boolean
-    # Series, not a list: indexing with an empty list would select no *columns*.)
+    # Without a gold type no confusion cell (the Failures table counts it); a boolean Series, as [] selects columns.
     tp = tp[tp["gold_type"].map(lambda g: optional(g, str) is not None).astype(bool)]
     out: list[TypeResult] = []
     for (model, method), group in tp.groupby(["model", "method"], sort=True):  # Task 3 has no judge
@@ -439,8 +413,7 @@ def table7(
 
 @dataclass(frozen=True)
 class FailureRow:
-    """Per (task, model, method and SA step): samples, parse failures, failed judge calls, samples without a
-    score, and samples whose Spreading Activation had a step with an unreadable reply."""
+    """The failure counts of one (task, model, method, judge, SA step)."""
 
     task: str
     model: str
@@ -451,9 +424,7 @@ class FailureRow:
     unscored: int
     invalid_cells: int = 0  # cells of the result files set aside by their schema (ccpt.schemas)
     filled: int = 0  # as-run: unscored samples filled from another seed (ccpt.protocol.fill_failed_samples)
-    # Samples whose SA expansion had a step with an unreadable activation or filter reply; None where the rows do not
-    # record it (the authors' result files, older tables): unknown, not zero.
-    sa_failed: int | None = 0
+    sa_failed: int | None = 0  # samples with an unreadable SA step reply; None: not recorded (unknown, not zero)
     sa_iteration: int | None = None  # Table 6 rows: the answers from C_t
     sample_errors: int = 0  # Inspect's errored samples (call failed after retries, timed out, raised): no answer
     judge: str = ""  # the judge identity of the run ("" for Task 3 and files that name none)
@@ -525,9 +496,8 @@ def protocols_of(frame: pd.DataFrame) -> list[str]:
 
 
 def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows as a report averages them: each model labelled with its protocol (``model [as-run]``) when the rows
-    hold several, so runs of two protocols never pool, and an ``as-run`` sample the judge left unscored filled from
-    another seed (:func:`ccpt.protocol.fill_failed_samples`, counted in the Failures table)."""
+    """The rows as a report averages them: models labelled ``model [protocol]`` when there are several protocols,
+    unscored ``as-run`` samples filled from another seed (:func:`ccpt.protocol.fill_failed_samples`)."""
     from ccpt.protocol import fill_failed_samples
 
     if len(frame) and len(protocols_of(frame)) > 1:
