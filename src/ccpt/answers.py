@@ -1,9 +1,6 @@
-"""Extracting the answer from free model text (paper §3.1 answer formats, Appendix B.2 prompts).
-
-Model output is untrusted: nothing here evaluates it. A scanner finds the last JSON object in a reply, a
-normaliser turns the models' dialect (single or smart quotes, trailing commas) into JSON for ``json.loads``.
-Every ``parse_*`` returns a :class:`Parsed`; a failure carries a short reason so callers can count it.
-"""
+"""Extracting the answer from untrusted model text, never evaluated (paper §3.1, Appendix B.2): the last JSON object
+of a reply, the models' dialect (single or smart quotes, trailing commas) made JSON. Every ``parse_*`` returns a
+:class:`Parsed`, a failure with a short reason."""
 
 from __future__ import annotations
 
@@ -175,11 +172,8 @@ def _last_object(text: str) -> tuple[int, dict[str, object]] | None:
 
 
 def split_reply_list(text: str) -> list[str] | None:
-    """Split a Python-list-of-strings literal (the authors' stored ``*_generated_`` cells) into its strings.
-
-    Returns None when ``text`` is not such a list. Quotes and backslash escapes are decoded here, never by Python
-    evaluation.
-    """
+    """The strings of a Python-list-of-strings literal (the authors' ``*_generated_`` cells), decoded without
+    evaluation; None when ``text`` is not such a list."""
     s = text.strip()
     if len(s) > MAX_REPLY_CHARS or not _PY_LIST.fullmatch(s):
         return None
@@ -194,11 +188,8 @@ def list_literal_end(text: str, start: int) -> int | None:
 
 
 def first_list_literal(text: str) -> list[str] | None:
-    """The first bracketed list in a reply, read as a Python-style list of strings (single or double quotes).
-
-    What the authors' Spreading Activation code took from a filter (or activation) reply, here decoded by
-    :func:`split_reply_list`, never evaluated. None when there is no closed first list of quoted strings.
-    """
+    """The first bracketed list of quoted strings in a reply (what the authors' Spreading Activation took from a
+    filter or activation reply), decoded by :func:`split_reply_list`; None if there is none."""
     if len(text) > MAX_REPLY_CHARS or (start := text.find("[")) < 0:
         return None
     end = list_literal_end(text, start)
@@ -206,12 +197,8 @@ def first_list_literal(text: str) -> list[str] | None:
 
 
 def extract_json_object(text: str) -> dict[str, object] | None:
-    """The last JSON object in a model reply, or None.
-
-    Tolerates reasoning before the object, code fences, nested braces, single-quoted keys/values, smart
-    quotes, trailing commas, and the authors' stored Python-list wrapper (``['{"property": "x"}']``; the
-    last listed reply is used). Replies longer than ``MAX_REPLY_CHARS`` are refused.
-    """
+    """The last JSON object in a model reply, or None: tolerates text around it, nested braces, single or smart
+    quotes, trailing commas and the authors' Python-list wrapper (its last reply); refuses over ``MAX_REPLY_CHARS``."""
     if len(text) > MAX_REPLY_CHARS:
         return None
     if replies := split_reply_list(text):
@@ -277,11 +264,9 @@ def _words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1 << 16)  # pure; lemma lookups dominate the cost of checking a dataset
 def _word_forms(word: str) -> frozenset[str]:
-    """The word and its possible lemmas: dictionary lemmas of any part of speech plus lemminflect's
-    out-of-vocabulary noun rule ("survivors" is not in its dictionary). Lenient on purpose: it only
-    decides whether a phrase mentions the head noun."""
-    # lemminflect is imported on first use: its package imports spaCy when installed, and spaCy torch (5 s and
-    # ~270 MB for every command that reads results, ccpt.results importing this module, lemmatising nothing).
+    """The word and its possible lemmas (any part of speech, plus the out-of-vocabulary noun rule): lenient, as it
+    only decides whether a phrase mentions the head noun."""
+    # On first use: lemminflect imports spaCy and torch when installed (5 s, ~270 MB for every results reader).
     from lemminflect import getAllLemmas, getAllLemmasOOV
 
     forms = {word}
@@ -302,13 +287,8 @@ def contains_head(combination: str, head: str) -> bool:
 
 
 def normalise_modifier(modifier: str) -> str | None:
-    """The modifier as the judge should score it: the lemma of its first content word.
-
-    Rule (lemminflect's dictionary, no POS tagger): skip function words; a word the dictionary lists as an
-    adjective keeps its adjective lemma ("broken", "dried", "older" -> "old"); otherwise an inflected verb
-    becomes its verb lemma ("burned" -> "burn", "floating" -> "float"), then a plural noun its singular
-    ("strawberries" -> "strawberry"); unknown words stay as written (lower-cased). None if no content word.
-    """
+    """The lemma of the modifier's first content word, by lemminflect's dictionary: an adjective lemma first
+    ("older" -> "old"), else a verb lemma ("burned" -> "burn"), else a noun singular; None if no content word."""
     from lemminflect import getAllLemmas  # on first use: see _word_forms
 
     for word in _words(modifier):
@@ -333,10 +313,7 @@ _ARTICLES = frozenset({"a", "an", "the"})  # tagged oddly when a word is parsed 
 
 @functools.cache
 def spacy_pipeline() -> Any:
-    """spaCy's English pipeline (tagger and lemmatiser), loaded once; one CcptError line when it is missing.
-
-    The ``as-run`` protocol needs it (the authors' NPC modifier and SA convergence); the ``pipeline`` extra has it.
-    """
+    """spaCy's English tagger and lemmatiser for the ``as-run`` protocol, loaded once; a CcptError when missing."""
     try:
         import spacy
 
@@ -362,14 +339,9 @@ def _word_lemma(word: str) -> tuple[str, str]:
 
 
 def authors_modifier(combination: str, head: str) -> str | None:
-    """The modifier the authors judged for an NPC answer: the spaCy lemma of the first content word.
-
-    Words are split at spaces and hyphens ("oil-rich" → "oil") and each is lemmatised on its own ("broken" →
-    "break"); numerals, articles, determiners, prepositions and punctuation are skipped, and so is a word that
-    is the head noun (or lemmatises to it). None if nothing is left ("eye for an eye" with head "eye").
-    Measured on the 5,511 stored NPC answers of the authors' GPT-4o files: 5,480 (99.4%) agree with their
-    modifier column (the rest differ by spaCy model version: "staged" → "stag" here, "stage" there).
-    """
+    """The modifier the authors judged for an NPC answer: the spaCy lemma of the first word (split at spaces and
+    hyphens) that is no numeral, article, determiner, preposition, punctuation or head noun; None if none is left.
+    It agrees with 5,480 of the 5,511 (99.4%) NPC answers in the authors' GPT-4o files."""
     wanted = head.strip().lower()
     for word in (part for chunk in combination.split() for part in chunk.split("-") if part):
         pos, lemma = _word_lemma(word)
@@ -380,13 +352,8 @@ def authors_modifier(combination: str, head: str) -> str | None:
 
 
 def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[str]:
-    """The noun phrase and modifier of an NPC reply (keys ``combination`` and ``modifier``).
-
-    The combination must contain ``head`` (see :func:`contains_head`); ``modifier`` is normalised by
-    :func:`normalise_modifier`. ``value`` is the combination as written (trimmed). ``as_run``: the authors' rule
-    instead — a combination without the head noun is judged anyway, and the modifier is :func:`authors_modifier`
-    of the combination (the reply's ``modifier`` key is not needed).
-    """
+    """The noun phrase (containing ``head``) and :func:`normalise_modifier` of an NPC reply; ``as_run``: the authors'
+    rule instead (head not required, modifier = :func:`authors_modifier` of the phrase)."""
     phrase = _text(text, "combination")
     if not phrase.ok:
         return phrase
@@ -406,10 +373,8 @@ def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[s
 
 
 def parse_property_type(text: str) -> Parsed[str]:
-    """The Task-3 label (key ``property_type``) as one of :data:`ccpt.spec.TYPE_LABELS` (see ``type_label``).
-
-    Accepts the forms models write: "Emergent", "emergent property", "(1) Emergent", "cancelled", "other".
-    """
+    """The Task-3 label (key ``property_type``) as one of :data:`ccpt.spec.TYPE_LABELS` ("(1) Emergent property",
+    "cancelled", "other" accepted)."""
     parsed = _text(text, "property_type")
     if not parsed.ok:
         return parsed
@@ -436,9 +401,7 @@ def parse_relevance(text: str) -> Parsed[int]:
 
 
 def parse_answer(task: TaskSpec, reply: str, head: str | None = None, *, as_run: bool = False) -> Parsed[str]:
-    """Parse a model reply into ``task``'s answer: a property, a noun phrase (its ``head`` noun given) or a property
-    type. ``as_run``: the authors' NPC rule (modifier = spaCy lemma of the first content word, the head noun not
-    required)."""
+    """Parse a model reply into ``task``'s answer: a property, a noun phrase (given its ``head``) or a property type."""
     if task.answer == "phrase":
         return parse_combination(reply, str(head), as_run=as_run)
     if task.answer == "property":
