@@ -1,14 +1,6 @@
-"""The tidy results table: one row per (task, model, method, seed, instance, sample).
-
-Readers: :func:`from_reference_csv` (:mod:`~ccpt.results.authors`), the authors' stored result files;
-:func:`from_inspect_logs` (:mod:`~ccpt.results.inspect_logs`, whose :func:`read_logs` is the one reader of log
-files, also for token accounting and the sweep), Inspect logs written by ccpt's tasks; :func:`load_results`
-(:mod:`~ccpt.results.load`), any mix of the two and of exported tidy tables.
-
-Columns are :data:`ccpt.rows.COLUMNS` (docs/metrics.md, "Per-sample results"). Relevances are in [0, 1]; ``r_hmp``
-and ``score`` are always (re)computed with :mod:`ccpt.scoring`. Notes about the import (e.g. how instance ids were
-assigned) are kept in ``df.attrs["notes"]``.
-"""
+"""The tidy results table, one row per (task, model, method, seed, instance, sample), columns
+:data:`ccpt.rows.COLUMNS`: from the authors' files (:func:`from_reference_csv`), Inspect logs
+(:func:`from_inspect_logs`) or any mix with exported tables (:func:`load_results`); notes in ``df.attrs["notes"]``."""
 
 from __future__ import annotations
 

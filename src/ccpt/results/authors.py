@@ -1,11 +1,6 @@
-"""The authors' stored result files (one CSV per task and method; docs/metrics.md, "The authors' result files")
-read into the tidy table. Any model name is accepted: the column structure alone identifies runs.
-
-Spreading Activation files need the file name too: a per-step file (Table 6, ``…_sa-conceptnet-2.csv``) has the
-Table-3 file's run columns, so the step t comes from the name (``<run>-<t>``). Their ``C`` (every step's concept
-set) and ``C_T`` (what the answer was shown) columns check the name: C_T is the final set *with* the seed words in a
-Table-3 file, C_t without them in a per-step or no-filter file; a file whose columns contradict its name is noted.
-"""
+"""The authors' result CSVs (docs/metrics.md, "The authors' result files") read into the tidy table; the column
+structure identifies runs, any model name is accepted. A Spreading Activation per-step file (``<run>-<t>.csv``) is
+told by its name, which its ``C``/``C_T`` columns check."""
 
 from __future__ import annotations
 
@@ -39,13 +34,10 @@ if TYPE_CHECKING:
     from ccpt.schemas.base import CellIssue
 
 
-# The protocol that produced a row (see ccpt.protocol): the authors' stored files are "as run" by definition.
-REFERENCE_PROTOCOL = "as-run"
+REFERENCE_PROTOCOL = "as-run"  # the authors' stored files are "as run" by definition (ccpt.protocol)
 
-# Per-run columns of the authors' files: <model>_<method>_<seed>[_<sample>]_<field>. The model part may hold any
-# character (dots, colons, slashes, spaces: "Meta-Llama-3.1-70B-Instruct", "qwen2.5:72b", even Bedrock's
-# "meta.llama3-1-70b-instruct-v1:0"): the dataset's own "meta.*" columns never end in "_<seed>_<field>" or
-# "_generated_", so the structure alone tells them apart.
+# Per-run columns: <model>_<method>_<seed>[_<sample>]_<field>, the model part any text ("qwen2.5:72b"); the dataset's
+# "meta.*" columns never end in "_<seed>_<field>" or "_generated_".
 _RUN_COLUMN = re.compile(
     r"^(?P<prefix>.+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
     r"combination_relevance|root_relevance|modifier_relevance|indiv_max|emergence|cancellation)$"
@@ -86,8 +78,7 @@ def _detect_task(path: Path, columns: Sequence[str], fields: set[str]) -> str:
 def _instance_ids(
     instances: Sequence[Mapping[str, Any]], task: str, path: Path, dataset: CCPTDataset | None, notes: list[str]
 ) -> list[str]:
-    """Dataset Record ids for the rows of a generative reference file (matched on combination + property); a row
-    whose combination or property was rejected keeps a positional id ('<task>:row<i>'), its samples counted failures."""
+    """Dataset ids of a generative file's rows (by combination + property); a rejected row keeps '<task>:row<i>'."""
     positional = [f"{task}:row{i}" for i in range(len(instances))]
     if dataset is None:
         notes.append(
@@ -117,8 +108,7 @@ def _instance_ids(
 
 
 def _take(ids: list[str]) -> str:
-    """The next unused record id of a (phrase, property) the dataset holds ``len(ids)`` times, in file order. A file
-    row beyond that is a repeat of the last one: it gets the same id, so the identity check counts it once."""
+    """The next unused id of a repeated (phrase, property), in file order; past the last, the last again."""
     return ids.pop(0) if len(ids) > 1 else ids[0]
 
 
@@ -140,19 +130,12 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
 
 
 def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
-    """Read one of the authors' result CSVs into the tidy table.
-
-    Model, method, seed, sample and task come from the column names, not the file name:
-    ``<model>_<method>_<seed>_generated_`` holds the raw generations (a list, one per sample), per-sample fields are
-    ``<model>_<method>_<seed>[_<sample>]_<field>``. Aggregates (``gpt-4o_best+multi_0_emergence``) are ignored: ccpt
-    recomputes the oracle. Stored relevances are in [0, 1]. For NPC, R_H,P is the dataset's stored judge relevance
-    of the head noun (``meta.root_<judge>_relevance``), as in the authors' ``indiv_max``. ``answer`` is the one the
-    authors judged (their parsed column); ``parse_ok``/``parse_error`` come from :mod:`ccpt.answers` on the raw text.
-    """
+    """Read one of the authors' result CSVs into the tidy table: model, method, seed, sample and task from the
+    column names (aggregates such as ``best+multi`` ignored); for NPC, R_H,P is the stored head relevance
+    (``meta.root_<judge>_relevance``); ``answer`` the authors' parsed one, ``parse_ok`` from :mod:`ccpt.answers`."""
     path = Path(path)
     try:
-        # Every cell as text: the schemas parse numbers and labels (pandas would silently turn "NA" or "None"
-        # answers into missing values, and one word in a relevance column into a column of strings).
+        # Every cell as text: the schemas parse them (pandas would turn an answer "NA" or "None" into a missing value).
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
@@ -335,8 +318,7 @@ _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
 def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
-    """The concept set C_t a Spreading Activation run's answers came from (Table 6), or None for the final answer:
-    only the file name tells t (``…_<model>_<method>-<t>.csv``); the ``C``/``C_T`` columns check it."""
+    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None."""
     _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
@@ -349,11 +331,8 @@ def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes:
 def _check_sa_view(
     path: Path, step: int | None, sa_filter: bool, lines: Sequence[Mapping[str, Any]], notes: list[str]
 ) -> None:
-    """Note a file whose ``C_T`` contradicts what its name says it holds (rows with unreadable cells are skipped).
-
-    Table-3 file (filter, no step): C_T = the final set with the seed words. Per-step file: C_t − C_0. No-filter file:
-    the final set − C_0. Compared as sets (the authors stored Python sets).
-    """
+    """Note a file whose ``C_T`` contradicts its name: a Table-3 file shows the final set with the seed words, a
+    per-step file C_t − C_0, a no-filter file the final set − C_0 (compared as sets)."""
     table3 = step is None and sa_filter
     fits = []
     for line in lines:
@@ -376,8 +355,7 @@ def _check_sa_view(
 
 
 def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
-    """The authors' ``C`` cell — a Python dict literal ``{0: ['boat', 'rock'], 1: [...], ...}`` — read without
-    evaluating it; None if the cell is not such a dict."""
+    """The authors' ``C`` cell ``{0: ['boat', 'rock'], 1: [...]}`` read without evaluation; None if not such a dict."""
     if not isinstance(cell, str):
         return None
     text = cell.strip()
@@ -470,10 +448,7 @@ def _type_instance(
 
     ids = lookup.get((gold, clean_combination(combination).lower(), prop.lower()))
     if ids:
-        # The dataset repeats some pairs (two rows of "a skein of smoke" / yarn): each file row takes the first
-        # unused record, in file order; a row beyond the dataset's repeats is a duplicate of the last one.
         return f"{gold}:{_take(ids)}", True
-    if gold == OTHERS:
-        # An "others" pair is no dataset record: it is named by its text, so a copied row is the same item.
+    if gold == OTHERS:  # no dataset record: named by its text, so a copied row is the same item
         return f"{TYPE_PREDICTION}:{OTHERS}:{clean_combination(combination).lower()}|{prop.lower()}", True
     return positional, False

@@ -1,10 +1,5 @@
-"""Rows that claim one identity (:data:`ccpt.rows.SAMPLE_IDENTITY`; docs/metrics.md, "Identity").
-
-Combined inputs (a file given twice, a directory holding a copy, duplicated rows in one file) can repeat an
-identity. A repeat with the same content (:data:`ccpt.rows.SAMPLE_CONTENT`) is one answer read twice: dropped, with a
-warning naming the sources and how many rows. A repeat with different content means two runs claim to be one, which
-no table can average honestly: one error line naming both sources.
-"""
+"""Rows that claim one identity (:data:`ccpt.rows.SAMPLE_IDENTITY`; docs/metrics.md, "Identity"): a repeat with the
+same content is one answer read twice (dropped, with a warning), one with different content an error."""
 
 from __future__ import annotations
 
@@ -51,9 +46,8 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
-    """Tidy tables written before every row named its judge leave it empty on a failed sample: such a row joins the
-    one judge its own file names for that run (noted), so it is counted as that run's failure, not as a run of its
-    own. A run of one file with several judges leaves it empty (a run without a judge)."""
+    """A failed generative row without a judge (older tidy tables) joins the one judge its file names for that run
+    (noted), so it counts as that run's failure."""
     if frame.empty or "judge" not in frame:
         return frame
     judge = frame["judge"].astype("string")

@@ -1,8 +1,5 @@
-"""Inspect eval logs: the one reader of log files (:func:`read_logs`, for the tidy table, the token accounting
-and the sweep), and the tidy table from ccpt's task logs (a row per sample, epoch and Multi-Oracle member).
-Unreadable logs are named and skipped, never fatal. A directory can hold one task run twice (rerun with a larger
-``--limit``, or a killed run and its resumption): logs come oldest first, so wherever two logs hold the same run
-(:func:`run_key`) or answer, the newest wins."""
+"""Inspect eval logs: the one reader of log files (:func:`read_logs`), and the tidy table of ccpt's task logs.
+Unreadable logs are named and skipped, never fatal; where two logs hold the same run or answer, the newest wins."""
 
 from __future__ import annotations
 
@@ -20,9 +17,8 @@ from ccpt.rows import COLUMNS, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
 
-# parse_error of a sample that has no answer to parse: Inspect recorded it as an error (the solver's model call
-# failed after its retries, timed out, or raised), or it carries no ccpt metadata. The Failures table counts
-# these as sample errors, apart from parse failures (answers that were there but unreadable).
+# parse_error of a sample without an answer (Inspect's errored sample, or no ccpt metadata): a sample error in the
+# Failures table, not a parse failure.
 SAMPLE_ERROR = "sample error: "
 NO_SCORE_METADATA = "no ccpt score metadata"
 
@@ -60,16 +56,9 @@ def rows_from_metadata(
 
 
 def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
-    """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table.
-
-    One row per sample, epoch and Multi-Oracle member from ``sample.scores[<scorer>].metadata["ccpt"]``: one dict
-    keyed by :data:`COLUMNS` (docs/metrics.md). For Multi-Oracle, the per-answer keys (``sample``, ``answer_raw``,
-    ``answer``, ``answer_modifier``, ``parse_ok``, ``parse_error``, ``r_np``, ``r_hp``, ``r_mp``,
-    ``judge_failures``) move into a list under ``"samples"``; each element is merged over the top-level keys
-    (element wins) into one row. ``seed`` defaults to ``epoch − 1`` and ``model`` to the log's model. ``r_hmp`` and
-    ``score`` are recomputed from ``r_np``, ``r_hp``, ``r_mp``. A sample with no ``ccpt`` metadata (e.g. an errored
-    one) becomes a row with ``parse_ok=False`` and ``parse_error="sample error: …"``, so failures are counted.
-    """
+    """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table: one row per
+    sample, epoch and Multi-Oracle member from ``score.metadata["ccpt"]`` (docs/metrics.md; members in a list under
+    ``"samples"``, merged over the top-level keys); a sample without it is a failed row (``parse_error``)."""
     root = Path(log_dir)
     logs, unreadable = read_logs([root])
     rows: list[dict[str, Any]] = []
@@ -143,11 +132,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     out = tidy_frame(rows)
     out[LOG_DONE] = [row[LOG_DONE] for row in rows]
     out[_RUN] = [row[_RUN] for row in rows]
-    # The same answer in two logs of one task run (see read_logs): the newest log wins, so no answer is counted
-    # twice. Rows of an interrupted log (status started or cancelled) that its resumption replaced are simply
-    # superseded; repeats of finished runs get a note. Only within one run (:func:`run_identity`): logs of two runs
-    # (another -T seed, temperature or model argument) under one sample identity are left to the loader, which
-    # drops a repeat of the same answers and refuses different ones (ccpt.results.identity).
+    # The same answer in two logs of one run (:func:`run_identity`): the newest log wins (a note unless the older was
+    # interrupted). Two runs under one sample identity are left to ccpt.results.identity.
     repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     replaced = _replaced_answers(out, repeated)
@@ -176,9 +162,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
 
 
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:
-    """Where a finished older log of a run answered a sample otherwise than the run's newest log, which is kept: a
-    resumed run copies finished answers unchanged and redoes only failed samples, so this is another run's log
-    under one run's identity. ``"N rows of OLD (kept: NEW)"`` per pair of logs, or empty."""
+    """``"N rows of OLD (kept: NEW)"`` per pair of logs where a finished older log of a run answered otherwise than
+    its newest (a resumption copies finished answers: this is another run's log), or empty."""
     key = [c for c in (*SAMPLE_IDENTITY, _RUN) if c in out]
     content = [c for c in SAMPLE_CONTENT if c in out]
     failed = out["parse_error"].astype("string").fillna("").str.startswith(SAMPLE_ERROR)
@@ -211,12 +196,8 @@ def _ccpt_metadata(sample: Any) -> Any:
 
 
 def check_records(rows: list[dict[str, Any]], source: str) -> str | None:
-    """Check one log's rows against the tidy-table schema (docs/schemas.md, "tidy table"), in place.
-
-    A rejected value (``r_np = 7.0``, ``nan``, a negative count) is set aside, counted in ``invalid_cells`` and the
-    derived cells recomputed without it; a rejected or missing key cell (task, instance, seed, …) raises a
-    :class:`DataError` naming it (the caller skips that log). Returns the note of the set-aside cells, or None.
-    """
+    """Check one log's rows against the tidy-table schema, in place: a rejected value is set aside and counted in
+    ``invalid_cells``, a bad key cell raises a :class:`DataError`. Returns the note of the set-aside cells, or None."""
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
@@ -255,9 +236,8 @@ class InspectLogs(NamedTuple):
 
 
 def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> InspectLogs:
-    """Every Inspect log under ``paths`` (log files, or directories searched recursively), oldest first by creation
-    time so the newest log of a run wins. An unreadable log (truncated by a kill, bad JSON, a foreign file) is named in
-    ``unreadable`` and skipped: one bad log must not hide the others. ``header_only`` reads no samples."""
+    """Every Inspect log under ``paths`` (files, or directories searched recursively), oldest first; an unreadable
+    log is named in ``unreadable`` and skipped. ``header_only`` reads no samples."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     locations: list[str] = []
@@ -293,8 +273,7 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
 
 
 def run_key(log: Any) -> tuple[str, str, str, str]:
-    """What makes two logs the same task run: task, model, task arguments and judge (the grader role's model; for
-    the distilled judge with the weights its base URL names: another head is another judge)."""
+    """What makes two logs the same task run: task, model, task arguments and judge (with the distilled weights)."""
     grader = (log.eval.model_roles or {}).get("grader")
     judge = "" if grader is None else str(grader.model)
     if grader is not None and str(grader.base_url or "").startswith(DISTILLED_BASE_URL):
@@ -303,9 +282,8 @@ def run_key(log: Any) -> tuple[str, str, str, str]:
 
 
 def run_identity(log: Any) -> str:
-    """The task run a log belongs to, as Inspect's eval set pairs logs with tasks (``inspect_ai.task_identifier``:
-    task, task arguments, model, model arguments, generation settings and roles; transport settings such as
-    timeouts and connections, and base URLs, left out), with the distilled judge's weights (:func:`run_key`)."""
+    """The task run a log belongs to, as Inspect's eval set pairs logs with tasks (``inspect_ai.task_identifier``),
+    with the distilled judge's weights (:func:`run_key`)."""
     from inspect_ai import task_identifier
 
     try:
@@ -315,8 +293,7 @@ def run_identity(log: Any) -> str:
 
 
 def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str]]:
-    """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs: a resumed run's
-    rows and its killed first log's are one run, so they get one judge identity."""
+    """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs."""
     seen: dict[tuple[str, str, str, str], set[str]] = {}
     for log in logs:
         found = seen.setdefault(run_key(log), set())
@@ -332,8 +309,7 @@ DISTILLED_BASE_URL = "head-sha256:"
 
 
 def model_identity(model: str, base_url: str | None, reply_format: str | None = None, mode: str = "text") -> str:
-    """The judge identity of an Inspect model from its name and base URL (where the distilled judge names its
-    weights and scale: ``head-sha256:<sha>[+raw];…``)."""
+    """The judge identity of an Inspect model from its name and base URL (``head-sha256:<sha>[+raw];…``)."""
     base = str(base_url or "")
     head, raw = None, False
     if base.startswith(DISTILLED_BASE_URL):

@@ -22,9 +22,8 @@ if TYPE_CHECKING:
 
 
 def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
-    """The tidy per-sample table (:data:`COLUMNS`) of one path or many, mixed: the authors' reference CSVs, Inspect
-    logs and directories of them (plus any ``*.csv`` directly inside, as reference files), tables written by
-    :func:`export`. ``dataset`` maps the authors' files to dataset record ids (without it, ids are positional)."""
+    """The tidy per-sample table of one path or many, mixed: the authors' CSVs, Inspect logs, directories of them,
+    tables written by :func:`export`. ``dataset`` maps the authors' rows to record ids (else ids are positional)."""
     if isinstance(paths, str | Path):
         paths = [paths]
     frames: list[pd.DataFrame] = []
@@ -89,8 +88,7 @@ def input_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None:
-    """The input directory :func:`load_results` would read ``path`` from (a ``.csv`` directly inside it, a log
-    anywhere below it), or None: an output written there would be read back as a result the next time."""
+    """The input directory :func:`load_results` would read ``path`` back from as a result, or None."""
     target = Path(path).resolve()
     for item in paths:
         root = Path(item).resolve()
@@ -138,12 +136,8 @@ def _column_values(column: pd.Series) -> list[Any]:
 
 
 def from_tidy(path: str | Path) -> pd.DataFrame:
-    """Read back a tidy table written by :func:`export` (e.g. judged human answers from `ccpt human`).
-
-    Every cell is checked by the tidy-table schema (docs/schemas.md): a rejected value is set aside and counted in
-    ``invalid_cells``; a rejected key cell (task, model, method, seed, …) is one line naming file, row and column.
-    ``r_hmp`` and ``score`` are recomputed from the relevances; stored values that disagree are noted.
-    """
+    """Read back a tidy table written by :func:`export`, every cell checked by the tidy-table schema (a rejected
+    value set aside, a bad key cell one error line); ``r_hmp`` and ``score`` recomputed, disagreements noted."""
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
@@ -155,8 +149,7 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
             frame[column] = default
     if missing := missing_columns(frame.columns, COLUMNS):
         raise DataError(f"{path}: not a ccpt tidy table, missing column(s) {', '.join(missing)}")
-    # Plain Python values, column by column, every empty cell None (much faster than DataFrame.to_dict and a
-    # per-cell check on 2.6 million cells).
+    # Column by column, every empty cell None: much faster than DataFrame.to_dict on 2.6 million cells.
     values = [_column_values(frame[c]) for c in COLUMNS]
     records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
     checked = TIDY.check(records, path.name, empty_is_none=True)

@@ -35,8 +35,7 @@ T = TypeVar("T")
 
 
 def optional(value: Any, cast: Callable[[Any], T]) -> T | None:
-    """``cast(value)``, or None for a missing cell (None, or NaN: how pandas stores one); the one place that decides
-    what "missing" means for a results cell."""
+    """``cast(value)``, or None for a missing results cell (None, or NaN)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return cast(value)
@@ -52,9 +51,8 @@ DERIVED_TOLERANCE = 1e-9  # a stored derived value within this of the recomputed
 
 
 def recompute(row: dict[str, Any]) -> list[tuple[float, str]]:
-    """Recompute a tidy row's derived cells in place (``r_hmp`` and ``score`` from the relevances; a Task-3 row
-    without a gold type gets no prediction, so it is unscored); returns (|stored − recomputed|, column) of each
-    stored value that disagrees (inf when one of the two is missing)."""
+    """Recompute a tidy row's ``r_hmp`` and ``score`` in place (a Task-3 row without a gold type loses its
+    prediction); returns (|stored − recomputed|, column) of each disagreeing stored value (inf: one missing)."""
     stored = {"r_hmp": row.get("r_hmp"), "score": row.get("score")}
     if TASK_SPECS[row["task"]].generative:
         set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))

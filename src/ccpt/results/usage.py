@@ -1,11 +1,5 @@
-"""Token and cost accounting from Inspect logs: per model and role (solver, judge). Definitions: docs/metrics.md.
-
-Inspect records each model call as an event with the model, its role (``grader`` for the judge) and whether Inspect's
-cache served it (``cache == "read"``: no cost, no provider, tokens not counted; ``calls`` counts requests sent). Each
-attempt is recorded, a failed one with its error: the *failed attempts* (retried unless the call's last), the
-*timed-out* ones among them hit ``--timeout``. A sample in several logs (a resumed run) counts once, from the newest
-log, as in :func:`ccpt.results.from_inspect_logs` (both read through :func:`~ccpt.results.inspect_logs.read_logs`).
-"""
+"""Token and cost accounting from Inspect logs' model events, per model and role (solver, judge): calls sent,
+served from the cache (not counted or priced), failed and timed-out attempts. Definitions: docs/metrics.md."""
 
 from __future__ import annotations
 
@@ -50,8 +44,8 @@ class UsageRow:
 
 
 def load_prices(path: str | Path) -> dict[str, Price]:
-    """Read a TOML price list: ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens), checked by
-    its schema (docs/schemas.md, "price list"): every price finite and ≥ 0, else one line naming the model and key."""
+    """Read a TOML price list, ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens), checked by
+    its schema (docs/schemas.md, "price list")."""
     from pydantic import ValidationError
 
     from ccpt.schemas.base import one_line, read_toml
@@ -75,9 +69,7 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
     files = [Path(p) for p in paths]
     # Unreadable logs, and other benchmarks' logs, are named by the results loader: nothing countable here.
     logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
-    # Every model call once, by its event's id: a resumed run's log copies the finished samples of the log it
-    # resumes (the same events), and a log given twice holds them twice; a task run the eval set retried keeps its
-    # first log (ccpt.eval.sweep passes retry_cleanup=False), whose calls the retry's cache reads do not repeat.
+    # Every model call once, by its event's id: a resumed run's log (or a log given twice) repeats the same events.
     events: dict[tuple[Any, ...], Any] = {}
     for log in filter(is_ccpt_log, logs):
         run = run_identity(log)
