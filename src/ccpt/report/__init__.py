@@ -1,16 +1,6 @@
-"""Reports: the paper's tables from the tidy results table, rendered as markdown, LaTeX, CSV, JSON or HTML.
-
-- :mod:`~ccpt.report.tables` computes the numbers (Tables 3/4, 5, 6, 7, failures);
-- :mod:`~ccpt.report.display` turns each table into one display table that every renderer prints;
-- :mod:`~ccpt.report.build` holds them in a :class:`Report` (:func:`build_report`; :func:`report_from_paths` from result
-  files, as the CLI does), above the tables and their views;
-- :mod:`~ccpt.report.markdown`, :mod:`~ccpt.report.latex`, :mod:`~ccpt.report.records` (CSV, JSON) and
-  :mod:`~ccpt.report.html` render it; :func:`render` picks one;
-- :mod:`~ccpt.report.compare` is ``ccpt compare`` (paired differences between two runs);
-- :mod:`~ccpt.report.figures` draws the figures (matplotlib; imported on its own, never by this package).
-
-Definitions: docs/metrics.md.
-"""
+"""Reports: the paper's tables (:mod:`~ccpt.report.tables`) as display tables (:mod:`~ccpt.report.display`) in a
+:class:`Report`, rendered as markdown, LaTeX, CSV, JSON or HTML; ``ccpt compare`` (:mod:`~ccpt.report.compare`);
+figures in :mod:`~ccpt.report.figures` (matplotlib, never imported here). Definitions: docs/metrics.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The report: every table of one ``ccpt report``, computed by :mod:`~ccpt.report.tables`, viewed through
-:mod:`~ccpt.report.display` (``report.tables()``) and :mod:`~ccpt.report.records` (``report.to_frame()``).
-
-It sits above the tables and their views, so neither reaches up into the other (no import circle).
-"""
+"""The report: every table of one ``ccpt report``, above the tables and their views (no import circle)."""
 
 from __future__ import annotations
 
@@ -88,12 +84,8 @@ def build_report(
     protocol: str | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> Report:
-    """Compute every table from the tidy results table (see :func:`ccpt.load_results`).
-
-    ``provenance`` is printed with the report; by default it names the models and judges of ``frame``, the
-    dataset read (when ``dataset`` is given) and ``protocol``. ``labels`` maps model ids to the names printed
-    for them (``{"openai/gpt-4o": "GPT-4o"}``); ids stay the keys of tables and records.
-    """
+    """Compute every table from the tidy results table (see :func:`ccpt.load_results`); ``provenance`` defaults to
+    that of ``frame``, ``labels`` maps model ids to printed names (ids stay the keys)."""
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
@@ -150,13 +142,9 @@ def report_from_paths(
     generation: Mapping[str, Any] | None = None,
     prices: Mapping[str, Price] | None = None,
 ) -> Report:
-    """The report of the result files under ``paths``: what ``ccpt report`` and the summary of ``ccpt run`` print.
-
-    ``frame`` is their tidy table when the caller has read it already (``load_results(paths, dataset)``).
-    ``judge_info`` defaults to each judge's measured agreement with human ratings (no line without a judge);
-    ``generation`` (a run's sampling settings) joins the provenance block; the token table counts the calls
-    recorded in the Inspect logs among ``paths``, priced with ``prices`` (see :func:`ccpt.results.usage.load_prices`).
-    """
+    """The report of the result files under ``paths`` (``frame``: their tidy table if already read), as ``ccpt
+    report`` prints it: ``judge_info`` defaults to each judge's agreement with humans, ``generation`` joins the
+    provenance, the token table comes from the Inspect logs among ``paths``, priced with ``prices``."""
     if frame is None:
         frame = load_results(paths, dataset)
     if judge_info is None:

@@ -19,10 +19,7 @@ from ccpt.stats import PairedComparison, paired_compare
 
 @dataclass(frozen=True)
 class Comparison:
-    """``ccpt compare`` result for one task: A − B on the instances both runs scored.
-
-    ``a`` and ``b`` are ``model:method`` ids; ``a_label`` and ``b_label`` the same with the model's display name.
-    """
+    """``ccpt compare`` result for one task: A − B (``model:method`` ids; labels with display names)."""
 
     task: str
     metric: str
@@ -67,9 +64,7 @@ def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Orac
 
 
 def resolve_run(frame: pd.DataFrame, spec: tuple[str, str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """The (model id, method name) of the results that a user's ``MODEL:METHOD`` names, matched as the tables
-    print them: model id or display name in any case; method name or label (``Multi-Oracle``, ``base``, ``Base``,
-    ``sa_llm_nofilter``) in any case. ``frame``'s methods are run names (:func:`display_methods`)."""
+    """The (model id, method name) a user's ``MODEL:METHOD`` names: id or display name, method name or label."""
     model = match_model(spec[0], {str(m) for m in frame["model"].dropna()}, labels)
     return model, match_method(spec[1], {str(m) for m in frame.loc[frame["model"] == model, "method"]})
 
@@ -90,15 +85,9 @@ def compare_runs(
     labels: Mapping[str, str] | None = None,
     judges: tuple[str | None, str | None] = (None, None),
 ) -> list[Comparison]:
-    """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100).
-
-    ``a`` and ``b`` are (model, method) as a user writes them (see :func:`resolve_run`); ``labels`` the display
-    names. Runs of different protocols (e.g. the authors' as-run files against a ccpt run) are refused unless
-    ``allow_mixed_protocols``. Each side is the rows of one judge, named by ``judges`` (A's, B's; None where the run
-    has one judge only); rows of two different judges are compared only when both are named (a judge comparison).
-    Type prediction compares per-instance accuracy. Instances missing or failed in either run are left out and
-    counted in ``n_unpaired``.
-    """
+    """Paired comparison of two (model, method) runs per task on per-instance seed-averaged values (×100; Task 3:
+    accuracy), on the instances both scored. Different protocols are refused unless ``allow_mixed_protocols``; each
+    side is one judge's rows (``judges``), two different judges only when both are named."""
     final = frame[frame["sa_iteration"].isna()]
     final = final.assign(method=display_methods(final))  # a no-filter ablation is a run of its own
     names = resolve_labels(labels, {str(m) for m in final["model"].dropna()})
@@ -143,8 +132,7 @@ def compare_runs(
 
 
 def one_judge(run: pd.DataFrame, wanted: str | None, side: str) -> tuple[pd.DataFrame, str]:
-    """The rows of ``run`` scored by one judge and that judge's identity: ``wanted`` (its identity, or a part of it
-    that names one judge only), or the run's only judge. Task-3 rows have no judge and always stay."""
+    """The rows of ``run`` scored by the judge ``wanted`` names (else its only judge), and that judge's identity."""
     judge = judge_of(run)
     found = sorted(set(judge[judge != ""]))
     if wanted is None:

@@ -1,9 +1,4 @@
-"""Warnings when the rows of one table average over different instance sets.
-
-A report over two run directories can put a row of 3 instances beside a row of 5 (``--limit`` differs, a run
-was stopped early); their means are then not comparable, and nothing in the numbers says so. Each warning
-names the table, the column (task) and every row's instance count.
-"""
+"""Warnings when the rows of one table average over different instance sets (their means are not comparable)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Table 3 under two judges: the per-cell difference, and whether the method ranking changes.
-
-The same answers judged by a reference judge ``a`` (e.g. the GPT-4o scores stored in the authors' files) and by
-another judge ``b`` (e.g. the distilled judge via ``ccpt rejudge``) give two Table 3s, built with the report's own
-code (:func:`ccpt.report.tables.table3`) and compared cell by cell: ``difference`` = b − a in points (percent scale)
-for every (model, method, column) under both judges; per column and model, Kendall's τ-b between the judges'
-orderings of the ranked methods (Base, CoT, Spreading Activation …; not Multi-Oracle or Gold, as in the paper;
-τ = 1: the same ranking) and ``same_best`` (the same best method); the mean absolute difference over all cells.
-Pure: pandas via the report tables; no Inspect, no CLI.
-"""
+"""Table 3 of the same answers under two judges: per cell b − a (points), and per column and model Kendall's τ-b
+between the judges' orderings of the ranked methods and whether the best method is the same."""
 
 from __future__ import annotations
 

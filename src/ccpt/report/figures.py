@@ -1,9 +1,5 @@
-"""Figures for reports (matplotlib, explicit Agg canvases): confusion heatmap, judge-vs-human scatter (paper Figure 4),
-per-method bar chart with error bars. Sized for a paper column (3.3 in wide); saved as PNG and SVG.
-
-As honest as the tables: bars of different judges go in separate panels named by their judge, a bar without a
-spread says "1 seed" (no zero-width error bar), and an empty confusion row prints "—", never "nan".
-"""
+"""Figures for reports (matplotlib on Agg canvases, a paper column wide): confusion heatmap, judge-vs-human scatter
+(paper Figure 4), per-method bars with error bars, one panel per judge."""
 
 from __future__ import annotations
 
@@ -33,26 +29,20 @@ JITTER_SD = 0.05
 
 
 def literal(text: str) -> str:
-    """``text`` drawn as written: matplotlib reads "$…$" as math (a model name "a$b$c" would be typeset, and
-    "$\\foo$" fail to draw), so every "$" is escaped."""
+    """``text`` drawn as written: every "$" escaped, as matplotlib reads "$…$" as math."""
     return text.replace("$", r"\$")
 
 
 def new_figure(width_in: float, height_in: float, **subplots: Any) -> tuple[Figure, Any]:
-    """A figure on its own Agg canvas and its axes (one, unless ``subplots`` asks for more). No pyplot: the
-    process's backend stays as it is (a notebook keeps its inline backend) and no global registry needs closing."""
+    """A figure on its own Agg canvas and its axes; no pyplot, so the process's backend stays as it is."""
     fig = Figure(figsize=(width_in, height_in), dpi=200)
     FigureCanvasAgg(fig)
     return fig, fig.subplots(**subplots)
 
 
 def confusion_heatmap(cls: Classification, instances: Sequence[int] = ()) -> Figure:
-    """Row-normalised confusion matrix (percent) in the paper's type order.
-
-    A type without instances in the results has no percentages: its row is grey with "—" (never "nan"). When
-    some predictions were unparsable, an "Unparsed" column shows their share, so every row sums to 100.
-    ``instances`` (instances per actual type, Table 5's n) labels each row with its n.
-    """
+    """Row-normalised confusion matrix (percent, paper order): an empty row grey with "—", an "Unparsed" column
+    when some predictions were, each row labelled with its n from ``instances``."""
     pct = cls.row_percent()
     columns = [label.capitalize() for label in cls.labels]
     if cls.unparsed.any():
@@ -78,11 +68,8 @@ def confusion_heatmap(cls: Classification, instances: Sequence[int] = ()) -> Fig
 
 
 def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed: int = 0) -> Figure:
-    """Figure 4: judge relevance vs mean human rating, both in [0, 1], with the least-squares line.
-
-    The regression is fitted on the exact values; jitter from N(0, 0.05²) is added afterwards, only to the
-    plotted points (as in the paper's caption).
-    """
+    """Figure 4: judge relevance vs mean human rating in [0, 1], with the least-squares line of the exact values
+    (jitter N(0, 0.05²) only on the plotted points)."""
     x = np.asarray(human, dtype=float)
     y = np.asarray(judge, dtype=float)
     fig, ax = new_figure(COLUMN_WIDTH_IN, COLUMN_WIDTH_IN)
@@ -122,11 +109,7 @@ def bar_of(summary: Summary | None) -> Bar:
 
 
 def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
-    """E / C per task (groups) and row (bars), with the table's spread (± or CI) as error bars.
-
-    One panel per judge, titled with it: a Gold bar of the stored GPT-4o scores never stands unlabelled beside
-    bars of another judge. A bar without a spread (one seed, Gold) is marked "1 seed", not a zero-width error bar.
-    """
+    """E / C per task and row with the table's spread as error bars ("1 seed" without one), a panel per judge."""
     score_cols = [c for c in table.columns if c.metric == "score"]
     rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]
     panels = rows_by_judge(rows, "judge unknown")  # one panel per judge
@@ -176,8 +159,7 @@ def _draw_panel(
 
 
 def report_figures(report: Report) -> list[tuple[str, str, Figure]]:
-    """Every figure of a report as (file stem, caption, figure): the E/C bars and one confusion matrix per
-    Task-3 run. Stems are file-safe; captions use the display names."""
+    """Every figure of a report as (file stem, caption, figure): the E/C bars, a confusion matrix per Task-3 run."""
     made: list[tuple[str, str, Figure]] = []
     stems: set[str] = set()
     if report.generative is not None:

@@ -1,10 +1,5 @@
-"""The report as LaTeX: each table a ``table`` float (``table*`` when wide) with booktabs rules, a caption and
-a label, ready to ``\\input`` into a paper.
-
-Every text is escaped for pdfLaTeX with any font encoding: TeX's special characters, the symbols the tables
-print (±, –, Δ, √, arrows …), accented Latin letters as accent commands, and anything else a model id or
-answer may hold written as ``[U+XXXX]`` — so a hostile name cannot break (or inject into) the document.
-"""
+"""The report as LaTeX: each table a booktabs ``table`` float (``table*`` when wide) with caption and label. Every
+text is escaped for pdfLaTeX: specials, the tables' symbols, accents as commands, anything else ``[U+XXXX]``."""
 
 from __future__ import annotations
 
@@ -83,8 +78,7 @@ def _caption(title: str, notes: Sequence[str]) -> str:
 
 
 def _float(tabular: list[str], columns: int, caption: str, label: str, title: str) -> str:
-    """A tabular wrapped in a table float with caption and label, shrunk to the line width only if wider; the
-    report's own title (``Table 5: …``) as a comment above it."""
+    """A tabular in a table float with caption and label (shrunk to the line width if wider), its title above."""
     env = "table*" if columns > WIDE_COLUMNS else "table"
     return "\n".join(
         [
@@ -104,8 +98,7 @@ def _float(tabular: list[str], columns: int, caption: str, label: str, title: st
 def generative_tabular(
     table: GenerativeTable, display: DisplayTable, labels: dict[str, str] | None = None
 ) -> list[str]:
-    """Table 3's tabular: one header group per task, each model's rows under its (display) name; Multi-Oracle
-    rows grey (needs xcolor with the ``table`` option)."""
+    """Table 3's tabular: a header group per task, each model's rows under its name, Multi-Oracle rows grey."""
     tasks = list(dict.fromkeys(c.task for c in table.columns))
     lines = [
         r"\begin{tabular}{l" + "c" * len(table.columns) + "}",

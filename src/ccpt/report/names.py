@@ -1,9 +1,5 @@
-"""Names as the tables print them: display names for models (``--label MODEL=NAME``) and the matching of a
-model or method a user typed (``ccpt compare --a GPT-4o:Base``) against the names in the results.
-
-Raw model ids (``openai-api/llamacpp/qwen2.5-0.5b``, ``gguf//path/to/x.gguf``, ``ollama/llama3.1:8b``) stay
-the keys of every table and record; a display name only changes the text printed for them.
-"""
+"""Names as the tables print them: model display names (``--label MODEL=NAME``; ids stay the keys) and the
+matching of a model or method a user typed against the names in the results."""
 
 from __future__ import annotations
 
@@ -38,8 +34,7 @@ def model_text(model: str, labels: Mapping[str, str] | None) -> str:
 
 
 def match_model(text: str, models: Collection[str], labels: Mapping[str, str] | None = None) -> str:
-    """The model id of the results that ``text`` names: the id itself, the id in any case, or a display name
-    (in any case). One CcptError line when nothing or more than one model matches."""
+    """The model id that ``text`` names (id or display name, any case); a CcptError unless exactly one matches."""
     if text in models:
         return text
     hits = {m for m in models if m.casefold() == text.casefold()}
@@ -48,8 +43,7 @@ def match_model(text: str, models: Collection[str], labels: Mapping[str, str] | 
 
 
 def match_method(text: str, methods: Collection[str]) -> str:
-    """The method name of the results that ``text`` names: the name (``multi_oracle``) or the label the tables
-    print (``Multi-Oracle``), in any case, with spaces, hyphens and underscores alike."""
+    """The method name that ``text`` names: name or label, any case, spaces, hyphens and underscores alike."""
     if text in methods:
         return text
     key = _fold(text)
@@ -58,8 +52,7 @@ def match_method(text: str, methods: Collection[str]) -> str:
 
 
 def parse_label(spec: str, models: Collection[str]) -> tuple[str, str]:
-    """``MODEL=NAME`` → (model id, display name). A model id may itself contain ``=``: the split is at the first
-    ``=`` whose left side names a model of the results (exactly or in another case)."""
+    """``MODEL=NAME`` → (model id, display name), split at the first ``=`` whose left side names a model."""
     splits = [i for i, ch in enumerate(spec) if ch == "="]
     if not splits:
         raise CcptError(f"--label {spec!r}: write MODEL=NAME", "e.g. --label gpt-4o=GPT-4o")
@@ -74,11 +67,7 @@ def parse_label(spec: str, models: Collection[str]) -> tuple[str, str]:
 
 
 def resolve_labels(labels: Mapping[str, str] | None, models: Collection[str]) -> dict[str, str]:
-    """Display names keyed by the results' model ids (a key may be written in another case).
-
-    One CcptError line for a key that names no model, or when two models would print the same name (rows
-    must stay distinguishable).
-    """
+    """Display names keyed by the results' model ids; a CcptError for an unknown key or two models one name."""
     out: dict[str, str] = {}
     for key, name in (labels or {}).items():
         if not str(name).strip():
@@ -97,14 +86,12 @@ def resolve_labels(labels: Mapping[str, str] | None, models: Collection[str]) ->
 
 
 def file_stem(text: str) -> str:
-    """A file-name (or LaTeX label) stem from a name holding any characters: model ids keep their letters, digits,
-    ``-``, ``.`` and ``_``; slashes, colons, spaces … become ``_``."""
+    """A file-name (or LaTeX label) stem: ASCII letters, digits, ``-``, ``.``, ``_`` kept, anything else ``_``."""
     return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-._") else "_" for ch in text).strip("._") or "x"
 
 
 def unique_name(stem: str, taken: set[str]) -> str:
-    """``stem``, or ``stem-2``, ``stem-3`` … if taken (two ids that differ only in characters a file name cannot
-    hold keep two names); the result is added to ``taken``."""
+    """``stem``, or ``stem-2``, ``stem-3`` … if taken; the result is added to ``taken``."""
     k, out = 1, stem
     while out in taken:
         k += 1

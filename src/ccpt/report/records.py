@@ -29,11 +29,8 @@ def _summary_record(summary: Summary) -> dict[str, Any]:
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
-    """Every number of the report as long-format records (table, model, method, judge, task, metric, values…).
-
-    The stored-judge Gold row is method ``gold_stored`` with an empty model (the run's own Gold is ``gold``).
-    ``model`` is the model id; ``model_label`` the name the report prints for it (``--label``).
-    """
+    """Every number of the report as long-format records (the stored-judge Gold row: method ``gold_stored``, no
+    model; ``model_label``: the printed name)."""
     out: list[dict[str, Any]] = []
     for row in report.generative.rows if report.generative else []:
         method = GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method
