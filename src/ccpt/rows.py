@@ -1,12 +1,6 @@
-"""The per-sample record: one answer of one model to one instance, as judged (docs/metrics.md, "Per-sample results").
-
-The Inspect scorer stores a :class:`SampleRow` per reply in the log; :mod:`ccpt.results` reads logs and the authors'
-files into a table whose columns are :data:`COLUMNS` (a ``log_only`` field stays in the log, for diagnosis).
-
-Every row has a declared identity (docs/metrics.md, "Identity"): :data:`RUN_IDENTITY` names its run (one row of
-Table 3 per model, method, judge and protocol), :data:`SAMPLE_IDENTITY` the one answer it is. Readers key on these
-and infer nothing from how many rows share an instance: two rows with one sample identity are one answer read twice.
-"""
+"""The per-sample record: one judged answer of one model to one instance (docs/metrics.md, "Per-sample results"),
+stored by the Inspect scorer and read into the results table (:data:`COLUMNS`), with its declared identity
+(:data:`RUN_IDENTITY`, :data:`SAMPLE_IDENTITY`; docs/metrics.md, "Identity")."""
 
 from __future__ import annotations
 
@@ -58,8 +52,7 @@ class SampleRow:
         return asdict(self)
 
 
-# What a run is: the same values here are one run, whatever file or log its rows came from. ``judge`` holds the
-# judge's identity (:func:`judge_identity`), so two judges' rows never pool; ``sa_filter`` is part of the method.
+# What a run is, whatever file or log its rows came from (``judge``: :func:`judge_identity`, so judges never pool).
 RUN_IDENTITY: tuple[str, ...] = ("task", "model", "method", "sa_filter", "judge", "protocol")
 # What one answer is: the run, the seed, the instance, the sample of a many-sample method and the SA step.
 SAMPLE_IDENTITY: tuple[str, ...] = (*RUN_IDENTITY, "seed", "instance", "sample", "sa_iteration")
@@ -77,9 +70,8 @@ def judge_identity(
     reply_format: str | None = None,
     mode: str = "text",
 ) -> str:
-    """A judge as its scores depend on it: the model, the distilled judge's weights (manifest sha256, first 12 hex
-    digits) and scale (``+raw`` uncalibrated), the reply format a server negotiated and the reading mode (``expected``:
-    from log-probabilities). ``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5a1c2``."""
+    """A judge as its scores depend on it: model, distilled weights (``@sha``) and scale (``+raw``), negotiated reply
+    format and reading mode: ``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5a1c2``."""
     name = model + (f"@{head_sha256[:12]}" if head_sha256 else "") + ("+raw" if raw else "")
     qualifiers = [q for q in (reply_format if not head_sha256 else None, None if mode == "text" else mode) if q]
     return f"{name} ({', '.join(qualifiers)})" if qualifiers else name
@@ -97,10 +89,8 @@ _QUALIFIED = re.compile(r"^(.*) \(([^()]*)\)$")
 
 
 def scored_judge(identity: str) -> str:
-    """A judge identity without the negotiated reply format (model, distilled weights and scale, reading mode):
-    what its agreement with the human ratings is a property of and stored under
-    (``ccpt-distilled/default@4d1ef41822ad``, ``openai/gpt-4o``, ``gguf/qwen2.5-1.5b (expected)``: ``expected``
-    scores differ from ``text`` ones)."""
+    """A judge identity without the negotiated reply format: what its agreement with human ratings is stored under
+    (``gguf/qwen2.5-1.5b (expected)``)."""
     from ccpt.schemas.run import JudgeMode
 
     found = _QUALIFIED.match(identity)
