@@ -116,15 +116,6 @@ def _count_cell(count: int | None) -> Cell:
     return Cell("–", None) if count is None else Cell(str(count), int(count))
 
 
-def judges_note(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> str | None:
-    """When a table's rows were scored by different judges, which judge scored which row (else None)."""
-    by_judge = rows_by_judge(table.rows)
-    if len(by_judge) < 2:
-        return None
-    parts = "; ".join(f"{judge}: {', '.join(r.name(labels) for r in rows)}" for judge, rows in by_judge.items())
-    return f"Rows scored by different judges are kept apart and ranked only against rows of their judge — {parts}."
-
-
 def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> DisplayTable:
     """Table 3 (or 4): Model, Method, then task × (R_H,M,P, R_N,P, E/C); models printed by display name."""
     header = ("Model", "Method", *[f"{TASK_SPECS[c.task].short} {c.label}" for c in table.columns])
@@ -138,8 +129,11 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
             key = (col.task, col.metric)
             cells.append(_summary_cell(row.cells.get(key), spread=row_spread(row), rank=row.ranks.get(key)))
         rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
-    note = judges_note(table, labels)
-    return DisplayTable("table3", table.title, header, tuple(rows), (note,) if note else ())
+    # With several judges, a note says which judge scored which row.
+    by_judge = rows_by_judge(table.rows)
+    parts = "; ".join(f"{judge}: {', '.join(r.name(labels) for r in judged)}" for judge, judged in by_judge.items())
+    note = f"Rows scored by different judges are kept apart and ranked only against rows of their judge — {parts}."
+    return DisplayTable("table3", table.title, header, tuple(rows), (note,) if len(by_judge) > 1 else ())
 
 
 def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> DisplayTable:

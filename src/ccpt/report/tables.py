@@ -163,11 +163,8 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction 
         return group[["instance", "seed", *METRICS]].astype({m: float for m in METRICS})
     records = []
     for (method, instance, seed), members in group.groupby(["method", "instance", "seed"], sort=False):
-        columns = zip(members["answer"], members["r_np"], members["r_hp"], members["r_mp"], strict=True)
-        samples = [
-            Judged(optional(answer, str), Relevances(optional(a, float), optional(b, float), optional(c, float)))
-            for answer, a, b, c in columns
-        ]
+        rows = members[["answer", "r_np", "r_hp", "r_mp"]].itertuples(index=False)
+        samples = [Judged(optional(a, str), Relevances(*(optional(v, float) for v in rel))) for a, *rel in rows]
         cell = reduction(str(method))(samples, kind, oracle)  # type: ignore[arg-type]
         records.append((instance, seed, cell.r_hmp, cell.r_np, cell.score))
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
@@ -233,17 +230,12 @@ def _rank(rows: list[Row], columns: list[Column], scope: Literal["model", "all"]
     for block in blocks.values():
         for col in columns:
             key = (col.task, col.metric)
-            shown = {
-                id(r): round(r.cells[key].mean, 1)
-                for r in block
-                if key in r.cells and not math.isnan(r.cells[key].mean)
-            }
+            means = {id(r): r.cells[key].mean for r in block if key in r.cells}
+            shown = {i: round(m, 1) for i, m in means.items() if not math.isnan(m)}
             distinct = sorted(set(shown.values()), reverse=col.higher_is_better)
             for r in block:
-                if id(r) in shown:
-                    position = distinct.index(shown[id(r)]) + 1
-                    if position <= 2 and len(shown) > 1:
-                        r.ranks[key] = position
+                if id(r) in shown and len(shown) > 1 and (position := distinct.index(shown[id(r)]) + 1) <= 2:
+                    r.ranks[key] = position
 
 
 def table3(
