@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,15 +169,15 @@ def _generative_rows(
     dataset: CCPTDataset | None,
     notes: list[str],
 ) -> pd.DataFrame:
-    from ccpt.schemas.results import AUTHORS_ROW
+    from ccpt.schemas.results import AUTHORS_ROW, AUTHORS_SAMPLE
 
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
     # meta.combination_human_relevance holds Likert tuples: not a judge.
     judges = (m["judge"] for c in frame.columns if (m := _JUDGE_COLUMN.match(c)) and m["judge"] != "human")
     judge = next(judges, "unknown")
-    npc = TASK_SPECS[task].completes_phrase
+    spec = TASK_SPECS[task]
     shape = {name: name for name in ("combination", "root", "modifier", "property")}
-    if npc:
+    if spec.completes_phrase:
         shape["head_relevance"] = f"meta.root_{judge}_relevance"
         _require(path, frame.columns, [shape["head_relevance"]], task)
     lines = frame.to_dict("records")  # plain dicts: much faster than frame.iloc per row
@@ -188,12 +187,12 @@ def _generative_rows(
     ids = _instance_ids(instances.rows, task, path, dataset, notes)
     issues = list(instances.issues)
     # A rejected instance cell (or NPC head relevance) is a failure of every sample of its row.
-    source = _File(path, task, judge, lines, instances.rows, ids, instances.bad_cells())
+    row_bad = instances.bad_cells()
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
     steps: dict[str, int | None] = {}
     # Every sample of a run has the relevance columns the tables need (a missing column is a malformed file).
-    needed = ["combination_relevance", "modifier_relevance"] + ([] if npc else ["root_relevance"])
+    needed = ["combination_relevance", "modifier_relevance"] + ([] if spec.completes_phrase else ["root_relevance"])
     for (prefix, seed), cols in sorted(runs.items()):
         if prefix not in steps:
             steps[prefix] = _sa_step(path, prefix, lines, notes)
@@ -202,96 +201,64 @@ def _generative_rows(
             run = f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}"
             if absent := [f"{run}_{f}" for f in needed if (sample, f) not in cols]:
                 raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
-        _run_rows(source, prefix, seed, cols, samples, steps[prefix], rows, issues, mismatches)
+        model, _, method_raw = prefix.rpartition("_")
+        raw_column = cols.get((None, "generated_"))
+        cells, headers, keys = [], [], []
+        for i, line in enumerate(lines):
+            for sample in samples:
+                names = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == sample and f != "generated_"}
+                if raw_column is not None:
+                    names["generated_"] = raw_column
+                cells.append({field: line[name] for field, name in names.items()})
+                headers.append(names)
+                keys.append((i, sample))
+        checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=[i for i, _ in keys], headers=headers)
+        # Derived cells are never used, so a rejected one is not a failure of its sample (it is still listed).
+        counted = [0] * len(cells)
+        for issue in checked.issues:
+            if issue.column not in {headers[issue.position or 0].get(f) for f in _DERIVED_FIELDS}:
+                counted[issue.position or 0] += 1
+        issues.extend(checked.issues)
+        for position, ((i, sample), values) in enumerate(zip(keys, checked.rows, strict=True)):
+            instance = instances.rows[i]
+            index = 0 if sample is None else sample
+            row = _base_row(task, model, method_raw, seed, ids[i], path)
+            row.update(
+                sa_iteration=steps[prefix],
+                sample=index,
+                combination=instance["combination"],
+                head=instance["root"],
+                modifier=instance["modifier"],
+                property=instance["property"],
+                judge=judge,
+                invalid_cells=counted[position] + row_bad[i],
+            )
+            raw_list = values.get("generated_") or []
+            raw = raw_list[index] if index < len(raw_list) else None
+            parsed = parse_answer(spec, raw, instance["root"] or "") if raw is not None else None
+            # The answer the authors judged (their parsed columns); ours only where they stored none.
+            row["answer"] = values.get("answer") or (parsed.value if parsed else None)
+            if spec.completes_phrase:
+                row["answer_modifier"] = values.get("answer_modifier") or (parsed.modifier if parsed else None)
+                r_hp = instance.get("head_relevance")
+            else:
+                r_hp = values.get("root_relevance")
+            row["answer_raw"] = raw
+            row["parse_ok"] = bool(parsed.ok) if parsed else False
+            row["parse_error"] = parsed.error if parsed else _no_raw(raw_column, values, cells[position])
+            relevances = (values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
+            # An instance that cannot be trusted makes the sample a counted failure.
+            set_scores(row, Relevances(*((None, None, None) if row_bad[i] else relevances)))
+            # (|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value.
+            for field, value in zip(_DERIVED_FIELDS, (row["r_hmp"], row["score"], row["score"]), strict=True):
+                stored, column = values.get(field), headers[position].get(field)
+                if stored is not None and column and (value is None or abs(stored - value) > DERIVED_TOLERANCE):
+                    mismatches.append((math.inf if value is None else abs(stored - value), i, column))
+            rows.append(row)
     _note_issues(path, issues, notes)
     if mismatches:
         notes.append(derived_note(path.name, mismatches, "indiv_max / emergence / cancellation", "the relevances"))
     return tidy_frame(rows)
-
-
-@dataclass(frozen=True)
-class _File:
-    """What every run of an authors' file shares: its rows, checked instance cells and instance ids."""
-
-    path: Path
-    task: str
-    judge: str
-    lines: Sequence[Mapping[str, str]]
-    instances: Sequence[Mapping[str, Any]]
-    ids: Sequence[str]
-    row_bad: Sequence[int]  # rejected instance cells per row: each is a failure of every sample of the row
-
-
-def _run_rows(
-    source: _File,
-    prefix: str,
-    seed: int,
-    cols: Mapping[tuple[int | None, str], str],
-    samples: Sequence[int | None],
-    step: int | None,
-    rows: list[dict[str, Any]],
-    issues: list[CellIssue],
-    mismatches: list[tuple[float, int, str]],
-) -> None:
-    """Append the tidy rows of one run (every sample of every row), its rejected cells and derived-cell mismatches."""
-    from ccpt.schemas.results import AUTHORS_SAMPLE
-
-    path, task, row_bad = source.path, source.task, source.row_bad
-    spec = TASK_SPECS[task]
-    model, _, method_raw = prefix.rpartition("_")
-    raw_column = cols.get((None, "generated_"))
-    cells, headers, keys = [], [], []
-    for i, line in enumerate(source.lines):
-        for sample in samples:
-            names = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == sample and f != "generated_"}
-            if raw_column is not None:
-                names["generated_"] = raw_column
-            cells.append({field: line[name] for field, name in names.items()})
-            headers.append(names)
-            keys.append((i, sample))
-    checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=[i for i, _ in keys], headers=headers)
-    # Derived cells are never used, so a rejected one is not a failure of its sample (it is still listed).
-    counted = [0] * len(cells)
-    for issue in checked.issues:
-        if issue.column not in {headers[issue.position or 0].get(f) for f in _DERIVED_FIELDS}:
-            counted[issue.position or 0] += 1
-    issues.extend(checked.issues)
-    for position, ((i, sample), values) in enumerate(zip(keys, checked.rows, strict=True)):
-        instance = source.instances[i]
-        index = 0 if sample is None else sample
-        row = _base_row(task, model, method_raw, seed, source.ids[i], path)
-        row.update(
-            sa_iteration=step,
-            sample=index,
-            combination=instance["combination"],
-            head=instance["root"],
-            modifier=instance["modifier"],
-            property=instance["property"],
-            judge=source.judge,
-            invalid_cells=counted[position] + row_bad[i],
-        )
-        raw_list = values.get("generated_") or []
-        raw = raw_list[index] if index < len(raw_list) else None
-        parsed = parse_answer(spec, raw, instance["root"] or "") if raw is not None else None
-        # The answer the authors judged (their parsed columns); ours only where they stored none.
-        row["answer"] = values.get("answer") or (parsed.value if parsed else None)
-        if spec.completes_phrase:
-            row["answer_modifier"] = values.get("answer_modifier") or (parsed.modifier if parsed else None)
-            r_hp = instance.get("head_relevance")
-        else:
-            r_hp = values.get("root_relevance")
-        row["answer_raw"] = raw
-        row["parse_ok"] = bool(parsed.ok) if parsed else False
-        row["parse_error"] = parsed.error if parsed else _no_raw(raw_column, values, cells[position])
-        relevances = (values.get("combination_relevance"), r_hp, values.get("modifier_relevance"))
-        # An instance that cannot be trusted makes the sample a counted failure.
-        set_scores(row, Relevances(*((None, None, None) if row_bad[i] else relevances)))
-        # (|stored − recomputed|, row, column) of every stored derived cell that disagrees with ccpt's value.
-        for field, value in zip(_DERIVED_FIELDS, (row["r_hmp"], row["score"], row["score"]), strict=True):
-            stored, column = values.get(field), headers[position].get(field)
-            if stored is not None and column and (value is None or abs(stored - value) > DERIVED_TOLERANCE):
-                mismatches.append((math.inf if value is None else abs(stored - value), i, column))
-        rows.append(row)
 
 
 def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[str, Any]) -> str:
