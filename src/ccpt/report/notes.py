@@ -23,9 +23,8 @@ def frame_provenance(
     dataset directory when known."""
 
     def names(column: str) -> list[str]:
-        if column not in frame:
-            return []
-        return [str(v) for v in frame[column].dropna().unique() if str(v) and str(v) != HUMAN_MODEL]
+        values = frame[column].dropna().unique() if column in frame else []
+        return [str(v) for v in values if str(v) and str(v) != HUMAN_MODEL]
 
     return provenance(
         protocol=protocol or "/".join(protocols_of(frame)) or DEFAULT_PROTOCOL,

@@ -188,9 +188,7 @@ def _ids(values: pd.Series) -> frozenset[str]:
 
 def judge_of(frame: pd.DataFrame) -> pd.Series:
     """Each row's judge identity as text ("" where none is recorded: Task 3, files without a judge)."""
-    if "judge" not in frame:
-        return pd.Series("", index=frame.index)
-    return frame["judge"].astype("string").fillna("").astype(str)
+    return frame["judge"].astype("string").fillna("").astype(str) if "judge" in frame else pd.Series("", frame.index)
 
 
 def generative_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -378,9 +376,7 @@ class FilterRow:
     @property
     def delta(self) -> float | None:
         """Absolute change of the mean score when Filter is used (None unless both runs exist)."""
-        if self.with_ is None or self.without is None:
-            return None
-        return self.with_.mean - self.without.mean
+        return None if self.with_ is None or self.without is None else self.with_.mean - self.without.mean
 
 
 def table7(
@@ -430,9 +426,7 @@ def display_methods(frame: pd.DataFrame) -> list[str]:
 
 def _count(group: pd.DataFrame, column: str) -> int:
     """The sum of a count column (absent in frames built before it existed: 0)."""
-    if column not in group:
-        return 0
-    return int(pd.to_numeric(group[column], errors="coerce").fillna(0).sum())
+    return int(pd.to_numeric(group[column], errors="coerce").fillna(0).sum()) if column in group else 0
 
 
 def _sa_failed(method: str, failed_steps: pd.Series | None) -> int | None:
@@ -482,9 +476,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
 
 def protocols_of(frame: pd.DataFrame) -> list[str]:
     """The protocols of the rows (human answers have none)."""
-    if "protocol" not in frame:
-        return []
-    return sorted({str(p) for p in frame["protocol"].dropna()})
+    return sorted({str(p) for p in frame["protocol"].dropna()}) if "protocol" in frame else []
 
 
 def as_reported(frame: pd.DataFrame) -> pd.DataFrame:

@@ -36,9 +36,7 @@ T = TypeVar("T")
 
 def optional(value: Any, cast: Callable[[Any], T]) -> T | None:
     """``cast(value)``, or None for a missing results cell (None, or NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return cast(value)
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else cast(value)
 
 
 def set_scores(row: dict[str, Any], rel: Relevances) -> None:
