@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -79,27 +80,31 @@ def _opens_string(ch: str, prev: str) -> bool:
     return ch == '"' or (ch == "'" and prev in _OPENS_AFTER)
 
 
-def _object_end(text: str, start: int) -> int | None:
-    """Index of the brace closing the object opened at ``text[start]``, honouring strings; None if none."""
-    end = min(len(text), start + MAX_OBJECT_CHARS)
-    depth, prev, i = 0, "", start
+def _tokens(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
+    """``(first, last, is_string)`` of each quoted string and each other character of ``text[start:end]``; stops at
+    a string still open at ``end``."""
+    prev, i = "", start
     while i < end:
         ch = text[i]
         if _opens_string(ch, prev):
-            close = _string_end(text, i, end)
-            if close is None:
-                return None
+            if (close := _string_end(text, i, end)) is None:
+                return
+            yield i, close, True
             i, prev = close + 1, ch
             continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
+        yield i, i, False
+        prev = prev if ch.isspace() else ch
+        i += 1
+
+
+def _object_end(text: str, start: int) -> int | None:
+    """Index of the brace closing the object opened at ``text[start]``, honouring strings; None if none."""
+    depth = 0
+    for i, _, is_string in _tokens(text, start, min(len(text), start + MAX_OBJECT_CHARS)):
+        if not is_string and text[i] in "{}":
+            depth += 1 if text[i] == "{" else -1
             if depth == 0:
                 return i
-        if not ch.isspace():
-            prev = ch
-        i += 1
     return None
 
 
@@ -119,26 +124,13 @@ def _unescape(body: str) -> str:
 def _to_json(span: str) -> str:
     """Rewrite an object span in the models' JSON dialect as strict JSON (single quotes, trailing commas)."""
     out: list[str] = []
-    n, prev, i = len(span), "", 0
-    while i < n:
-        ch = span[i]
-        if _opens_string(ch, prev):
-            close = _string_end(span, i, n)
-            if close is None:  # cannot happen for a span _object_end accepted; keep the rest verbatim
-                out.append(span[i:])
-                break
-            body = span[i + 1 : close]
+    for i, last, is_string in _tokens(span, 0, len(span)):  # every string of a span _object_end accepted is closed
+        if is_string:
+            body = span[i + 1 : last]
             # JSON has no \' escape; single-quoted bodies are re-encoded from their decoded text.
-            out.append(json.dumps(_unescape(body)) if ch == "'" else '"' + body.replace("\\'", "'") + '"')
-            i, prev = close + 1, ch
-            continue
-        if ch == "," and _next_char(span, i + 1, n) in "}]":
-            i += 1
-            continue
-        out.append(ch)
-        if not ch.isspace():
-            prev = ch
-        i += 1
+            out.append(json.dumps(_unescape(body)) if span[i] == "'" else '"' + body.replace("\\'", "'") + '"')
+        elif not (span[i] == "," and _next_char(span, i + 1, len(span)) in "}]"):
+            out.append(span[i])
     return "".join(out)
 
 
