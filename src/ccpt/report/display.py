@@ -252,8 +252,7 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
                 _text_cell(model_text(r.model, labels)),
                 _text_cell(r.role),
                 *[_count_cell(n) for n in (r.calls, r.cached_calls)],
-                Cell(f"{r.input_tokens:,}", int(r.input_tokens)),
-                Cell(f"{r.output_tokens:,}", int(r.output_tokens)),
+                *[Cell(f"{n:,}", int(n)) for n in (r.input_tokens, r.output_tokens)],
                 # Calls set aside for invalid usage are not priced: the cost is then a lower bound, and says so.
                 Cell("n/a (no price)", None)
                 if r.cost is None

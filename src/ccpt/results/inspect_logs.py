@@ -129,9 +129,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         if unreadable:
             raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
-    out = tidy_frame(rows)
-    out[LOG_DONE] = [row[LOG_DONE] for row in rows]
-    out[_RUN] = [row[_RUN] for row in rows]
+    out = tidy_frame(rows).assign(**{column: [row[column] for row in rows] for column in (LOG_DONE, _RUN)})
     # The same answer in two logs of one run (:func:`run_identity`): the newest log wins (a note unless the older was
     # interrupted). Two runs under one sample identity are left to ccpt.results.identity.
     repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
