@@ -168,10 +168,7 @@ def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> fl
 
 def krippendorff_alpha_long(units: np.ndarray, values: np.ndarray) -> float:
     """:func:`krippendorff_alpha_interval` in long form: ``values[i]`` rates unit ``units[i]`` (NaN = not rated).
-
-    The ``krippendorff`` package's coincidence matrix, summed over chunks of units: its ``alpha`` would build a
-    units × values × values array at once (~400 MB for 150K units); a chunk stays within a few MB.
-    """
+    The package's coincidence matrix summed over chunks of units, as its ``alpha`` would take ~400 MB at once."""
     from krippendorff import krippendorff as kd
 
     values = np.asarray(values, dtype=float)
@@ -315,11 +312,8 @@ def paired_compare(
 
 
 class SignFlips:
-    """The sign-flip test of "d is symmetric about δ" on one fixed set of sign patterns (all 2^n for n ≤ 16).
-
-    Per pattern s the statistic is |A_s − δ·B_s| (A_s = mean(s·d), B_s = mean(s), |B_s| ≤ 1): p(δ) falls
-    monotonically away from mean(d), so the accepted δ form one interval, found by bisection.
-    """
+    """The sign-flip test of "d is symmetric about δ" on one fixed set of sign patterns (all 2^n for n ≤ 16). Per
+    pattern the statistic |mean(s·d) − δ·mean(s)| makes p(δ) fall monotonically away from mean(d): bisection."""
 
     def __init__(self, d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> None:
         n = len(d)

@@ -61,10 +61,7 @@ def table_html(table: DisplayTable) -> str:
 
 
 def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
-    """One self-contained HTML file; ``figures`` are (caption, data-URI or inline SVG) pairs.
-
-    All model-produced and file-derived text is escaped with :func:`html.escape`.
-    """
+    """One self-contained HTML file, every text escaped; ``figures`` are (caption, data-URI or inline SVG) pairs."""
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
         f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
