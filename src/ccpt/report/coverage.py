@@ -33,8 +33,8 @@ def coverage_warnings(
     """Warnings for Table 3 (per task column), Table 5 (across runs) and Table 7 (without vs with Filter)."""
     out: list[str | None] = []
     if generative is not None:
+        several = generative.several_judges
         for task in dict.fromkeys(c.task for c in generative.columns):
-            several = generative.several_judges
             sets = {
                 r.name(labels, with_judge=several): r.instances[task] for r in generative.rows if task in r.instances
             }
