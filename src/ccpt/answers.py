@@ -270,8 +270,7 @@ def _word_forms(word: str) -> frozenset[str]:
 def contains_head(combination: str, head: str) -> bool:
     """Whether ``combination`` contains ``head`` as a word, up to case and noun inflection ("apples")."""
     wanted = frozenset().union(*(_word_forms(w) for w in _words(head)))
-    # The dataset's heads come from a lemmatiser that sometimes disagrees with lemminflect ("superheroes" ->
-    # "superhero", "ashes" -> "ashe"): a regular plural of the head is accepted directly.
+    # The dataset's lemmatiser sometimes disagrees with lemminflect ("ashes" -> "ashe"): accept a regular plural too.
     plurals = {form + ending for form in wanted for ending in ("s", "es")}
     words = _words(combination)
     parts = [p for w in words for p in w.split("-")]  # "apple-shaped" mentions "apple"

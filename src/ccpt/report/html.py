@@ -43,8 +43,7 @@ def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
     return f'<{tag} class="{cls}">{content}</{tag}>' if cls else f"<{tag}>{content}</{tag}>"
 
 
-# Example answers: text columns left-aligned, the raw model text in monospace with its line breaks.
-# Names and scores do not wrap ("GPT-\n4o"); the phrases and answers do.
+# Example answers: text left-aligned, the raw model text monospace with its line breaks; names and scores never wrap.
 _EXAMPLE_CLASSES = ("l nw", "l nw", "l nw", "", "l", "l", "l", "ans", "l", "nw", "nw", "l nw", "l nw")
 
 

@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
 
-# Multi-Oracle per instance and seed: "paper" = each column its own best sample (ccpt.scoring.oracle_per_column),
-# "single" = every column from the sample with the best E/C (ccpt.scoring.oracle_single_best).
+# Multi-Oracle per instance and seed: "paper" = each column its own best sample, "single" = all from the best E/C.
 OracleReduction = Literal["paper", "single"]
 Format = Literal["markdown", "latex", "csv", "json", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "latex", "csv", "json", "html")

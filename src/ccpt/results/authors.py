@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 
 REFERENCE_PROTOCOL = "as-run"  # the authors' stored files are "as run" by definition (ccpt.protocol)
 
-# Per-run columns: <model>_<method>_<seed>[_<sample>]_<field>, the model part any text ("qwen2.5:72b"); the dataset's
-# "meta.*" columns never end in "_<seed>_<field>" or "_generated_".
+# Per-run columns <model>_<method>_<seed>[_<sample>]_<field>, any model text; no "meta.*" column ends like that.
 _RUN_COLUMN = re.compile(
     r"^(?P<prefix>.+?)_(?P<seed>\d+)(?:_(?P<sample>\d+))?_(?P<field>generated_|property|combination|modifier|"
     r"combination_relevance|root_relevance|modifier_relevance|indiv_max|emergence|cancellation)$"

@@ -17,8 +17,7 @@ from ccpt.rows import COLUMNS, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
 
-# parse_error of a sample without an answer (Inspect's errored sample, or no ccpt metadata): a sample error in the
-# Failures table, not a parse failure.
+# parse_error of a sample without an answer (errored, or no ccpt metadata): a sample error, not a parse failure.
 SAMPLE_ERROR = "sample error: "
 NO_SCORE_METADATA = "no ccpt score metadata"
 
@@ -90,8 +89,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             meta = _ccpt_metadata(sample)
             if meta is None:
                 error = getattr(sample, "error", None)
-                # The sample's own metadata (instance fields, Task 3's gold type) survives a failed or cancelled
-                # sample: keep it, so the failure is counted in its place (e.g. Table 5's Unparsed column).
+                # Keep the failed sample's own metadata (instance, gold type): its failure is counted in its place.
                 sample_meta = sample.metadata if isinstance(sample.metadata, Mapping) else {}
                 row = empty_row() | {k: sample_meta[k] for k in COLUMNS if k in sample_meta}
                 row.update(
@@ -130,8 +128,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = tidy_frame(rows).assign(**{column: [row[column] for row in rows] for column in (LOG_DONE, _RUN)})
-    # The same answer in two logs of one run (:func:`run_identity`): the newest log wins (a note unless the older was
-    # interrupted). Two runs under one sample identity are left to ccpt.results.identity.
+    # One answer in two logs of one run: the newest wins; two runs under one identity: ccpt.results.identity decides.
     repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     replaced = _replaced_answers(out, repeated)
