@@ -15,13 +15,13 @@ from ccpt.report.names import model_text
 from ccpt.report.notes import oracle_note, stat_note
 from ccpt.report.tables import (
     RUN_ROW,
+    STORED_GOLD_ROW,
     FailureRow,
     FilterRow,
     GenerativeTable,
     IterationTable,
     TypeResult,
     format_summary,
-    row_spread,
     rows_by_judge,
     score_name,
 )
@@ -122,12 +122,13 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     rows = []
     several = table.several_judges
     for row in table.rows:
-        # With several judges the method column names the row's judge (not on the stored-judge Gold row).
-        label = f"{row.label} · judge {row.judge or 'unknown'}" if several and row_spread(row) else row.label
+        spread = row.kind != STORED_GOLD_ROW  # the stored-judge Gold row: one value per instance, no seeds, no ±
+        # With several judges the method column names the row's judge (not on the Gold row).
+        label = f"{row.label} · judge {row.judge or 'unknown'}" if several and spread else row.label
         cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
         for col in table.columns:
             key = (col.task, col.metric)
-            cells.append(_summary_cell(row.cells.get(key), spread=row_spread(row), rank=row.ranks.get(key)))
+            cells.append(_summary_cell(row.cells.get(key), spread=spread, rank=row.ranks.get(key)))
         rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
     # With several judges, a note says which judge scored which row.
     by_judge = rows_by_judge(table.rows)

@@ -502,8 +502,3 @@ def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
     if summary.spread is not None and summary.n_seeds > 1 and not math.isnan(summary.spread):
         return f"{text} ± {summary.spread:.1f}"
     return text
-
-
-def row_spread(row: Row) -> bool:
-    """Whether a row's cells show a spread (±): every row but the stored-judge Gold row."""
-    return row.kind != STORED_GOLD_ROW  # Gold has one value per instance: no seeds, no spread
