@@ -121,8 +121,7 @@ def generative_tabular(
             lines.append(r"\midrule")
             current = None
         prefix = r"\rowcolor{gray!15}" if shown.oracle else ""
-        method, *cells = shown.cells[1:]
-        lines.append(prefix + _latex_cell(method) + " & " + " & ".join(_latex_cell(c) for c in cells) + r" \\")
+        lines.append(prefix + " & ".join(_latex_cell(c) for c in shown.cells[1:]) + r" \\")  # no Model column
     return [*lines, r"\bottomrule", r"\end{tabular}"]
 
 
