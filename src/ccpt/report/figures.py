@@ -137,8 +137,7 @@ def _draw_panel(
     for k, row in enumerate(rows):
         bars = [bar_of(row.cells.get((col.task, "score"))) for col in score_cols]
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
-        means = [b.mean for b in bars]
-        ax.bar(positions, means, width, label=literal(row.name(labels)), color=colours[id(row)])
+        ax.bar(positions, [b.mean for b in bars], width, label=literal(row.name(labels)), color=colours[id(row)])
         spread = [(x, b) for x, b in zip(positions, bars, strict=True) if b.spread]
         if spread:
             xs, shown = zip(*spread, strict=True)
