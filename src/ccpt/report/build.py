@@ -95,11 +95,9 @@ def build_report(
         tagged = frame.loc[frame["protocol"].notna(), ["model", "protocol"]].drop_duplicates()
         names |= {f"{m} [{tag}]": f"{names[m]} [{tag}]" for m, tag in tagged.itertuples(index=False) if m in names}
     frame = as_reported(frame)  # never two protocols pooled; as-run fills (counted in the Failures table)
-    gen = generative_rows(frame)
-    generative = (
-        table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if not gen.empty else None
-    )
-    if dataset is None and not gen.empty:
+    has_gen = not generative_rows(frame).empty
+    generative = table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if has_gen else None
+    if dataset is None and has_gen:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     for row in generative.rows if generative is not None else []:
         if row.unjudged:

@@ -346,9 +346,8 @@ def table6(
     frame: pd.DataFrame, *, stat: Stat = "sem", oracle: OracleReduction = "paper", n_boot: int = 10_000, seed: int = 0
 ) -> list[IterationTable]:
     """Rows with a non-null ``sa_iteration`` t: the score of answers generated from C_t."""
-    it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()].copy()
-    it["method"] = display_methods(it)  # a no-filter run is a different method for this table
-    it["judge_id"] = judge_of(it)
+    it = frame[frame["task"].isin(GENERATIVE_TASKS) & frame["sa_iteration"].notna()]
+    it = it.assign(method=display_methods(it), judge_id=judge_of(it))  # a no-filter run is a method of its own
     out: list[IterationTable] = []
     for (model, method, judge), group in it.groupby(["model", "method", "judge_id"], sort=True):
         iterations = sorted({int(t) for t in group["sa_iteration"]})
