@@ -1,10 +1,8 @@
 """Judge–human agreement (paper §6.1, Figure 4; docs/judge.md): measuring it, storing it, quoting it.
 
-A judge's scores on rated pairs (:mod:`ccpt.judging.rated_pairs`) become a :class:`Measurement` — Pearson and
-Spearman against the mean human rating, each with a 95% bootstrap interval — stored keyed by (judge, pair set).
-The pair set is in the key because the distilled judge trains on the dataset's ratings: a figure over ``all``
-pairs is in-sample, kept beside the held-out one and never quoted. Pairs a judge failed on (relevance ``None``)
-are counted in ``n_missing`` and left out, never filled in.
+Pearson and Spearman against the mean human rating with 95% bootstrap intervals, stored keyed by (judge, pair set):
+a figure over ``all`` pairs is in-sample for the distilled judge, kept but never quoted. Pairs a judge failed on
+(relevance ``None``) are counted in ``n_missing``, never filled in.
 """
 
 from __future__ import annotations
@@ -72,9 +70,8 @@ def _interval(values: np.ndarray) -> tuple[float, float] | None:
 def agreement_ci(
     human: Sequence[float], judge: Sequence[float | None], n_resamples: int = 1000, seed: int = 0
 ) -> AgreementCI:
-    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero. The
-    intervals resample pairs with replacement ``n_resamples`` times (seeded), Spearman's ranks recomputed inside each
-    resample, ties averaged."""
+    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero. Seeded
+    bootstrap over pairs, Spearman's ranks (ties averaged) recomputed inside each resample."""
     if len(human) != len(judge):
         raise ValueError(f"{len(human)} human ratings but {len(judge)} judge scores")
     kept = [(h, j) for h, j in zip(human, judge, strict=True) if j is not None]
@@ -227,12 +224,6 @@ def read_store(path: Path) -> Store:
                 continue
             entries[(judge, pair_set_key)] = _measurement(judge, entry, pair_set_key)
     return Store(entries, problems)
-
-
-def measurements() -> dict[Key, Measurement]:
-    """Every known measurement keyed by (judge, pair set id); a user's measurement replaces a shipped one only
-    under the same key. Entries that do not match the schema are left out (:func:`judge_note` names them)."""
-    return {**read_store(shipped_store()).entries, **read_store(user_store()).entries}
 
 
 def save(measurement: Measurement) -> Path:
