@@ -1,9 +1,8 @@
 """The web app: Starlette routes over a :class:`Study` and its :class:`Store`, pages rendered on the server.
 
-Links: ``/a/<token>/`` for an annotator (resumes at the first unanswered item), ``/admin/<token>/`` for progress
-and the export. An unknown token is a 404, like any other unknown path. Forms are plain HTML forms (no script):
-one POST per item, each carrying the session's CSRF token (double-submit cookie, SameSite=Strict).
-Pages show only what the paper's forms show: never a gold answer, another annotator's answer or a judge score.
+``/a/<token>/`` for an annotator (resumes at the first unanswered item), ``/admin/<token>/`` for progress and the
+export; an unknown token is a 404. Plain HTML forms (no script), each POST carrying the session's CSRF token
+(double-submit cookie, SameSite=Strict). Pages never show a gold answer, another annotator's answer or a judge score.
 """
 
 from __future__ import annotations
@@ -94,15 +93,16 @@ async def read_form(request: Request) -> dict[str, str]:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
         raise Refused(415, "Only form posts are accepted here.")
     declared = request.headers.get("content-length", "")
+    too_large = f"The form is too large (at most {MAX_BODY // 1024} KiB)."
     if declared.isdigit() and int(declared) > MAX_BODY:
-        raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
+        raise Refused(413, too_large)
     body = b""
     try:
         with anyio.fail_after(BODY_SECONDS):
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > MAX_BODY:
-                    raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
+                    raise Refused(413, too_large)
     except TimeoutError:
         raise Refused(408, "The form took too long to arrive; please send it again.") from None
     try:

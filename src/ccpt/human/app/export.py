@@ -1,11 +1,6 @@
-"""Write the answers as exactly the CSVs the existing importers read.
-
-- solver study → ``<task>_answers.csv`` (export-solver columns plus ``rater``) for ``ccpt human import-solver``;
-- rating study → ``key.csv`` (copied) and ``rater_<k>.csv`` per annotator for ``ccpt human import-ratings --key``;
-- annotation HITs → ``answers.csv`` (``worker_id`` = annotator) for ``ccpt pipeline annotate-import``.
-
-Every assignment is written, answered or not: an unanswered solver item is an empty answer (a counted failure),
-an unanswered rating or HIT an empty cell (counted as missing).
+"""Write the answers as exactly the CSVs the existing importers read (``ccpt human import-solver``, ``ccpt human
+import-ratings --key``, ``ccpt pipeline annotate-import``). Every assignment is written, answered or not: an
+unanswered solver item is an empty answer (a counted failure), an unanswered rating or HIT an empty cell.
 """
 
 from __future__ import annotations
