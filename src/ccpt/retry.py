@@ -1,8 +1,6 @@
-"""The one retry policy of ccpt's own network calls (the dataset download, the pipeline's HTTP batch job), on
-tenacity; Inspect retries model and judge calls itself. What is retried is decided from exception types and status
-codes, never from message text. ``Retrying(**retry_policy(...))(fn, *args)`` (``AsyncRetrying`` for a coroutine
-function): when the attempts run out, the last outcome is handed back as it was (the last exception, or the last
-unwanted result), for the caller to word its one-line error.
+"""The one retry policy of ccpt's own network calls, on tenacity (Inspect retries model calls itself), decided from
+exception types and status codes, never message text. When the attempts run out, the last outcome is handed back
+as it was (the last exception or unwanted result), for the caller to word its one-line error.
 """
 
 from __future__ import annotations
