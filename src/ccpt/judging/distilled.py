@@ -228,7 +228,9 @@ def evaluation_metadata(
     held = config.validation_fold
     if held is None:
         return {}
-    validation = _validation_pairs(pool, config)
+    # The 3-rater pairs only: the test pairs' kind, and the only ones with GPT-4o's relevance for calibration.
+    fold_ids = folds(pool, config.folds, config.seed)
+    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
     scores = score([(p.concept, p.property) for p in validation])
     y = [p.target for p in validation]
     figures = {
@@ -242,13 +244,6 @@ def evaluation_metadata(
     if config.calibrate if calibrate is None else calibrate:
         metadata |= calibration_metadata(ds, validation, scores, held)
     return metadata
-
-
-def _validation_pairs(pool: Sequence[RatedPair], config: TrainConfig) -> list[RatedPair]:
-    """The 3-rater pairs of the pool's validation fold: the test pairs' kind, the selection figure, and the only pairs
-    with GPT-4o's relevance for calibration (single-rater pairs would triple the cost for a figure nobody reads)."""
-    fold_ids = folds(pool, config.folds, config.seed)
-    return [p for p, k in zip(pool, fold_ids, strict=True) if k == config.validation_fold and len(p.ratings) > 1]
 
 
 def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
@@ -351,7 +346,8 @@ def load_head(path: Path, expected_sha256: str | None = None) -> TrainedHead:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
     try:
         tensors = load(raw)
-        metadata = _metadata(raw)
+        # The header is JSON after an 8-byte little-endian length; its ``__metadata__`` holds the head's metadata.
+        metadata = dict(json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")]).get("__metadata__") or {})
     except (SafetensorError, ValueError, OSError) as exc:
         raise ModelError(f"distilled judge head {path} is not a readable head file: {exc}") from None
     if metadata.get("format") != FORMAT:
@@ -436,10 +432,3 @@ def shipped_heads() -> dict[str, str]:
     """sha256 → file name of every head the shipped manifest names (what `ccpt judge train` can reproduce)."""
     manifest = json.loads(shipped_judge().read_text(encoding="utf-8"))
     return {m["sha256"]: m["file"] for m in manifest["members"]}
-
-
-def _metadata(raw: bytes) -> dict[str, str]:
-    """The safetensors header's ``__metadata__`` (the header is JSON after an 8-byte little-endian length)."""
-    size = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8 : 8 + size])
-    return dict(header.get("__metadata__") or {})

@@ -34,8 +34,6 @@ def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Per model, the rows of its Table-3 Base/SA runs (per-step and no-filter files left out)."""
     import pandas as pd
 
-    from ccpt.dataset import GENERATIVE_TASKS
-
     chosen: dict[str, list[pd.DataFrame]] = {}
     for frame in frames:
         if frame.empty:
