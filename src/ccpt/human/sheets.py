@@ -45,9 +45,6 @@ SOLVER_COLUMNS: tuple[str, ...] = ("id", "task", "combination", "head", "modifie
 JudgeFn = Callable[[str, str], "Awaitable[float | None] | float | None"]
 
 
-# ---------------------------------------------------------------------------------------- humans solve
-
-
 def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0) -> list[Any]:
     """The items of a sheet: the test split (or Task-3 set), or a seeded subset of ``n`` of them."""
     from ccpt.dataset import instances
@@ -221,9 +218,6 @@ def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
         return out
 
     return asyncio.run(run())
-
-
-# ---------------------------------------------------------------------------------------- humans judge
 
 
 def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:

@@ -27,9 +27,6 @@ from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
 
 
-# ------------------------------------------------------------------------------------------ measuring
-
-
 @dataclass(frozen=True)
 class AgreementCI:
     """Pearson r and Spearman ρ over ``n`` scored pairs, each with a 95% percentile bootstrap interval (both None
@@ -141,9 +138,6 @@ def measure(
     the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note)."""
     result = agreement_ci([p.human for p in pairs], scores, seed=how.get("seed", 0))
     return Measurement(judge, pairs_name, result, **how)
-
-
-# ------------------------------------------------------------------------------------------ storing
 
 
 def user_store() -> Path:

@@ -128,8 +128,6 @@ class StudyApp:
         self.env.filters["emphasis"] = emphasis
         self.css = CSS_PATH.read_text(encoding="utf-8")
 
-    # ---------------------------------------------------------------------------------------- helpers
-
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         """Render a page; a form page gets the session's CSRF token (set as a cookie when new)."""
         csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
@@ -188,8 +186,6 @@ class StudyApp:
             context["form"] = annotation_form(item)
         context.update(extra)
         return context
-
-    # ------------------------------------------------------------------------------------- annotators
 
     async def home(self, request: Request) -> Response:
         """Resume: the first unanswered item, else the review page, else the thank-you page."""
@@ -255,8 +251,6 @@ class StudyApp:
         await run_in_threadpool(self.store.submit, session.annotator.id)
         return RedirectResponse(f"/a/{token}/", status_code=303, headers=SECURITY_HEADERS)
 
-    # ------------------------------------------------------------------------------------------ admin
-
     def check_admin(self, token: str) -> None:
         """404 unless ``token`` is the admin token."""
         if not self.store.is_admin(token):
@@ -293,8 +287,6 @@ class StudyApp:
         await self.posted_form(request)  # checks the CSRF token
         result = await run_in_threadpool(export_answers, self.study, self.store, self.study.root / "export")
         return await self.admin(request, exported=result)
-
-    # ------------------------------------------------------------------------------------------ other
 
     async def stylesheet(self, request: Request) -> Response:
         """The one stylesheet (served, not inline, so the CSP can forbid inline code)."""

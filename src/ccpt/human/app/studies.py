@@ -112,9 +112,6 @@ def load_study(root: Path, rating_overlap: int | None = None) -> Study:
     return Study(root, tuple(items), sources)
 
 
-# ------------------------------------------------------------------------------------------------ forms
-
-
 def _lines(name: str, item: Item) -> list[str]:
     return [line for line in render_template(name, **item.fields).splitlines() if line.strip()]
 
