@@ -9,7 +9,7 @@ per-step files are skipped unless asked for: some carry score columns copied fro
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,7 +97,6 @@ def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, floa
 def read_frames(
     files: Sequence[Path],
     dataset: CCPTDataset | None = None,
-    log: Callable[[str], None] | None = None,
     skipped: list[str] | None = None,
 ) -> list[pd.DataFrame]:
     """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
@@ -115,9 +114,6 @@ def read_frames(
                 raise
             skipped.append(str(exc).splitlines()[0])
             continue
-        if log:
-            for note in frame.attrs.get("notes", []):
-                log(note)
         frames.append(frame)
     return frames
 
