@@ -24,10 +24,9 @@ def retry_policy(
     retry_result: Callable[[Any], bool] | None = None,
     max_backoff: float | None = None,
 ) -> dict[str, Any]:
-    """tenacity arguments: at most ``attempts`` calls (at least one), waiting ``backoff`` seconds after the first
-    failure and twice as long after each further one (capped at ``max_backoff``). ``retry_on(exc)``: whether an
-    exception is transient (any other is raised at once); ``retry_result(value)``: whether a returned value (e.g.
-    an HTTP 503 response) is worth another attempt."""
+    """tenacity arguments: at most ``attempts`` calls (at least one), waiting ``backoff`` seconds, doubling (capped at
+    ``max_backoff``). ``retry_on(exc)``: whether an exception is transient (any other is raised at once);
+    ``retry_result(value)``: whether a returned value (e.g. an HTTP 503 response) is worth another attempt."""
     wait = wait_exponential(multiplier=backoff) if max_backoff is None else wait_exponential(backoff, max_backoff)
     retry = retry_if_exception(retry_on)
     if retry_result is not None:

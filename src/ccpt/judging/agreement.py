@@ -221,9 +221,8 @@ def read_store(path: Path) -> Store:
 
 
 def save(measurement: Measurement) -> Path:
-    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. Other entries
-    are kept (an older store's flat entry moves under its pair set); a store that is not a JSON object is set aside as
-    ``judge_agreement.json.unreadable``, never overwritten."""
+    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. A store that
+    is not a JSON object is set aside as ``judge_agreement.json.unreadable``, never overwritten."""
     path = user_store()
     raw = _raw(path)
     if isinstance(raw, str):

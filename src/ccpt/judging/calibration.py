@@ -142,8 +142,7 @@ def table_gap(rows: Sequence[CalibrationRow], mapped: Sequence[tuple[float, floa
 
 
 def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, method: str) -> tuple[Calibration, str]:
-    """The ``method`` map fitted on ``rows`` (for ``sharpened``, with the grid's (slope, offset) closest on them) and
-    its description (the method, and for ``sharpened`` the chosen slope and offset)."""
+    """The ``method`` map fitted on ``rows`` (``sharpened``: the grid's best (slope, offset) on them) and its name."""
     x = [v for r in rows for v in r.judge]
     y = [v for r in rows for v in r.reference]
     if method != "sharpened":
@@ -157,9 +156,8 @@ def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, meth
 
 
 def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on: str) -> tuple[Calibration, dict]:
-    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, refitted on all rows;
-    returns the map and the figures that chose it. Cross-fitted: each of two alternating halves is mapped with the fit
-    (for ``sharpened``, slope and offset too) made on the other half, fits compared by mean absolute difference."""
+    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's (cross-fitted on two
+    alternating halves), refitted on all rows; returns the map and the figures that chose it."""
     methods = (*FITS, "sharpened")
     figures: dict[str, float | str] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}
     halves = (rows[0::2], rows[1::2])

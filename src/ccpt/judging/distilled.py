@@ -256,9 +256,8 @@ REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
 def calibration_metadata(
     ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
 ) -> dict[str, str]:
-    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen (:func:`choose_calibration`) and
-    fitted on the validation fold's rows whose N, H and M pairs all have a stored GPT-4o score: pairs of the training
-    pool the head was not trained on, so the map sees its out-of-sample behaviour."""
+    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold's
+    rows with three stored GPT-4o scores (pairs the head was not trained on: its out-of-sample behaviour)."""
     reference = stored_gpt4o(ds, validation)
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
     for pair, score, ref in zip(validation, scores, reference, strict=True):
@@ -275,9 +274,8 @@ def calibration_metadata(
 
 
 def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
-    """Load the shipped judge (checked against :data:`JUDGE_SHA256`), or the manifest (``.json``, its heads checked
-    against the sha256 it records) or head file at ``path``, checked against ``expected_sha256`` if given; ModelError
-    naming the file. ``calibrated=False`` gives the raw (human-scale) relevance."""
+    """Load the shipped judge, or the manifest (``.json``) or head file at ``path`` checked against ``expected_sha256``
+    if given (ModelError naming the file); ``calibrated=False`` gives the raw (human-scale) relevance."""
     if path is None:
         path, expected_sha256 = shipped_judge(), JUDGE_SHA256
     if path.suffix.lower() != ".json":
