@@ -47,10 +47,9 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
             assigned[item.study] += 1
             answered[item.study] += bool(value)
             if item.study == SOLVER:
-                row = {"id": item.key, "task": item.kind, **item.fields, "answer": value.get("answer", "")}
-                if TASK_SPECS[item.kind].completes_phrase:
-                    row["answer_modifier"] = value.get("answer_modifier", "")
-                solver_rows.setdefault(item.kind, []).append(row | {"rater": annotator.name})
+                answer = {k: value.get(k, "") for k in ("answer", "answer_modifier")}  # write_csv drops an unasked one
+                row = {"id": item.key, "task": item.kind, **item.fields, **answer, "rater": annotator.name}
+                solver_rows.setdefault(item.kind, []).append(row)
             elif item.study == RATING:
                 rating_rows.setdefault(annotator.id, []).append(
                     {"pair_id": item.key, **item.fields, "rater": annotator.name, "rating": value.get("rating", "")}
