@@ -220,6 +220,12 @@ def read_store(path: Path) -> Store:
     return Store(entries, problems)
 
 
+def measurements() -> dict[Key, Measurement]:
+    """Every known measurement keyed by (judge, pair set id); a user's measurement replaces a shipped one only
+    under the same key. Entries that do not match the schema are left out (:func:`judge_note` names them)."""
+    return {**read_store(shipped_store()).entries, **read_store(user_store()).entries}
+
+
 def save(measurement: Measurement) -> Path:
     """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. A store that
     is not a JSON object is set aside as ``judge_agreement.json.unreadable``, never overwritten."""
