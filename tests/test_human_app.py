@@ -352,7 +352,7 @@ def test_formula_like_answers_are_exported_neutralised_and_imported_unchanged(tm
     export, and the solver importer reads back exactly what was typed."""
     from ccpt.human.app.export import export_answers
     from ccpt.human.app.store import DB_NAME, Store
-    from ccpt.human.sheets import import_solver_sheet
+    from ccpt.human.sheets import import_solver_sheets
 
     typed = '=HYPERLINK("http://x","y")'
     export_solver_sheet(dataset, "pi_emergent", tmp_path, n=2, seed=1)
@@ -363,7 +363,7 @@ def test_formula_like_answers_are_exported_neutralised_and_imported_unchanged(tm
     sheet = next(f for f in result.files if f.name == "pi_emergent_answers.csv")
     raw = pd.read_csv(sheet, dtype=str, keep_default_na=False)
     assert (raw["answer"] == "'" + typed).all()
-    assert set(import_solver_sheet(sheet, dataset)["answer_raw"]) == {typed}
+    assert set(import_solver_sheets([sheet], dataset)["answer_raw"]) == {typed}
 
 
 def test_a_busy_database_is_a_503_with_a_retry_hint_and_nothing_is_lost(

@@ -13,7 +13,7 @@ from ccpt.human.sheets import (
     export_rating_sheets,
     export_solver_sheet,
     human_judge_report,
-    import_solver_sheet,
+    import_solver_sheets,
     judge_answers,
     rating_agreement,
     read_ratings,
@@ -32,7 +32,7 @@ def test_solver_sheet_round_trip_and_judging(dataset, tmp_path: Path) -> None:
     sheet.loc[1:, "answer"] = "fragile"
     sheet.loc[4, "answer"] = ""
     sheet.to_csv(csv_path, index=False)
-    rows = import_solver_sheet(csv_path, dataset)
+    rows = import_solver_sheets([csv_path], dataset)
     assert set(rows["model"]) == {"human"} and rows["parse_ok"].tolist() == [True, True, True, True, False]
 
     async def judge(concept: str, prop: str) -> float | None:  # any callable; async works too
@@ -48,10 +48,10 @@ def test_solver_sheet_errors_name_the_problem(dataset, tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("id,task\nx,pi_emergent\n")
     with pytest.raises(DataError, match=r"missing column.*answer"):
-        import_solver_sheet(bad, dataset)
+        import_solver_sheets([bad], dataset)
     bad.write_text("id,task,answer\nccpt_emergent:999999,pi_emergent,wet\n")
     with pytest.raises(DataError, match="unknown id"):
-        import_solver_sheet(bad, dataset)
+        import_solver_sheets([bad], dataset)
 
 
 def test_type_prediction_sheet_scores_majority_free_labels(dataset, tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_type_prediction_sheet_scores_majority_free_labels(dataset, tmp_path: Pa
     sheet["answer"] = [gold[i] for i in sheet["id"]]
     sheet.loc[0, "answer"] = "no idea"
     sheet.to_csv(csv_path, index=False)
-    (result,) = table5(import_solver_sheet(csv_path, dataset), stat="sem")
+    (result,) = table5(import_solver_sheets([csv_path], dataset), stat="sem")
     assert result.classification.n == 8 and result.accuracy.mean == pytest.approx(100 * 7 / 8)
 
 
@@ -85,7 +85,7 @@ def test_type_prediction_uses_the_raters_majority(dataset, tmp_path: Path) -> No
         for k, a in enumerate(answers[i])
     ]
     pd.DataFrame(rows).to_csv(csv_path, index=False)
-    frame = import_solver_sheet(csv_path, dataset)
+    frame = import_solver_sheets([csv_path], dataset)
     assert len(frame) == 4 and list(frame["parse_ok"]) == [True, True, False, True]
     assert frame.loc[2, "parse_error"] == "no majority among 3 rater(s)"
     (result,) = table5(frame, stat="sem")
@@ -171,20 +171,20 @@ def test_solver_sheet_rejects_a_repeated_answer_and_explains_empty_task3_answers
     rows = [{"id": ids[0], "task": "type_prediction", "answer": "emergent", "rater": "r1"}] * 2
     pd.DataFrame(rows).to_csv(csv_path, index=False)
     with pytest.raises(DataError, match=r"row 1 repeats row 0 \(rater × id"):
-        import_solver_sheet(csv_path, dataset)
+        import_solver_sheets([csv_path], dataset)
     # Two raters who both left an item empty: no answer, which is not a tie.
     rows = [{"id": ids[0], "task": "type_prediction", "answer": "", "rater": f"r{k}"} for k in (1, 2)]
     rows += [{"id": ids[1], "task": "type_prediction", "answer": label, "rater": f"r{k}"} for k, label in
              ((1, "emergent"), (2, "others"))]  # fmt: skip
     pd.DataFrame(rows).to_csv(csv_path, index=False)
-    frame = import_solver_sheet(csv_path, dataset)
+    frame = import_solver_sheets([csv_path], dataset)
     assert frame["parse_error"].tolist() == [
         "no valid answer from any of 2 rater(s) (empty or not a type label)",
         "no majority among 2 rater(s)",
     ]
     pd.DataFrame([{"id": ids[0], "task": "pi_whatever", "answer": "x"}]).to_csv(csv_path, index=False)
     with pytest.raises(DataError, match=r"row 0, column 'task'"):
-        import_solver_sheet(csv_path, dataset)
+        import_solver_sheets([csv_path], dataset)
 
 
 def test_human_solver_cli_round_trip_gives_the_human_row(ccpt_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:

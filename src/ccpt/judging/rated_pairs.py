@@ -1,10 +1,8 @@
 """Human-rated (concept, property) pairs of the dataset: the distilled judge's training pool and test sets.
 
-Every annotated row has Likert ratings (1–5) of how strongly its property applies to the noun phrase N, the head H
-and the modifier M (three raters for emergent and canceled rows, one for component rows): three rated pairs, each
-with the mean rating rescaled to [0, 1] as its target. The test pairs are the N/H/M pairs of every generative task's
-test rows; the training pool excludes every test row and every pair whose normalised (concept, property) equals a
-test pair's (heads like "apple" recur, so (apple, red) of a training row would leak a test pair's rating).
+Each annotated row gives three rated pairs (N, H, M with the property), the target being the mean Likert rating
+rescaled to [0, 1]. The test pairs are those of every generative task's test rows; the training pool excludes test
+rows and any pair equal to a test pair once normalised (heads like "apple" recur and would leak a test rating).
 """
 
 from __future__ import annotations

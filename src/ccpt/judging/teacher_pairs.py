@@ -1,23 +1,15 @@
 """Teacher pairs: every (concept, property) pair the paper's GPT-4o judge rated in the authors' result files.
 
-The authors' stored runs (``reference-results/*.csv``, ``reference-results/more-models/*.csv``) hold, per sample of
-every method, the answer and GPT-4o's relevance of its three judged pairs — the paper judge's verdicts on *model
-answers*, data for a judge that should rank methods as GPT-4o does. Files are read by
-:func:`ccpt.results.authors.from_reference_csv`, the pairs taken by :meth:`ccpt.spec.TaskSpec.judged_pairs`, so a
-teacher pair is exactly a pair ``ccpt rejudge`` asks about (NPC's head pair carries the dataset's stored relevance,
-as the authors' ``indiv_max``).
-
-Per model, one pair per normalised (concept, property) (:func:`pair_key`) with the mean of GPT-4o's stored
-relevances over its occurrences (GPT-4o at temperature 0 is not deterministic), ``occurrences``, ``spread``
-(max − min), the tags of its first occurrence and every method it occurs under. Spreading Activation per-step files
-(``…_sa-conceptnet-<t>.csv``) are skipped unless asked for: some carry score columns copied from the main file
-(data/README.md), relevances that may not belong to their answers.
+Read by :func:`ccpt.results.authors.from_reference_csv` and taken by :meth:`ccpt.spec.TaskSpec.judged_pairs`, so a
+teacher pair is exactly a pair ``ccpt rejudge`` asks about. Per model, one pair per normalised (concept, property)
+with the mean of GPT-4o's stored relevances (GPT-4o at temperature 0 is not deterministic). Spreading Activation
+per-step files are skipped unless asked for: some carry score columns copied from the main file (data/README.md).
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,12 +97,10 @@ def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, floa
 def read_frames(
     files: Sequence[Path],
     dataset: CCPTDataset | None = None,
-    log: Callable[[str], None] | None = None,
     skipped: list[str] | None = None,
 ) -> list[pd.DataFrame]:
     """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
-    is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead (e.g. the
-    authors' Llama NPC Multi file holds generations but no judge column) and the other files are read."""
+    is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead."""
     from ccpt.results.authors import from_reference_csv
 
     frames = []
@@ -124,9 +114,6 @@ def read_frames(
                 raise
             skipped.append(str(exc).splitlines()[0])
             continue
-        if log:
-            for note in frame.attrs.get("notes", []):
-                log(note)
         frames.append(frame)
     return frames
 
@@ -196,8 +183,7 @@ def training_sample(
     pairs: Sequence[TeacherPair], exclude: set[tuple[str, str]], cap: int = 12000, seed: int = 0
 ) -> tuple[list[tuple[str, str]], list[float]]:
     """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``, each
-    with the mean of all its stored relevances; sorted, shuffled with ``seed`` and cut at ``cap`` (the recipe
-    measured under leave-one-model-out, docs/judge.md)."""
+    with the mean of all its stored relevances; sorted, shuffled with ``seed`` and cut at ``cap`` (docs/judge.md)."""
     import random
 
     values: dict[tuple[str, str], list[float]] = {}

@@ -1,9 +1,8 @@
 """The web app: Starlette routes over a :class:`Study` and its :class:`Store`, pages rendered on the server.
 
-Links: ``/a/<token>/`` for an annotator (resumes at the first unanswered item), ``/admin/<token>/`` for progress
-and the export. An unknown token is a 404, like any other unknown path. Forms are plain HTML forms (no script):
-one POST per item, each carrying the session's CSRF token (double-submit cookie, SameSite=Strict).
-Pages show only what the paper's forms show: never a gold answer, another annotator's answer or a judge score.
+``/a/<token>/`` for an annotator (resumes at the first unanswered item), ``/admin/<token>/`` for progress and the
+export; an unknown token is a 404. Plain HTML forms (no script), each POST carrying the session's CSRF token
+(double-submit cookie, SameSite=Strict). Pages never show a gold answer, another annotator's answer or a judge score.
 """
 
 from __future__ import annotations
@@ -94,15 +93,16 @@ async def read_form(request: Request) -> dict[str, str]:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
         raise Refused(415, "Only form posts are accepted here.")
     declared = request.headers.get("content-length", "")
+    too_large = f"The form is too large (at most {MAX_BODY // 1024} KiB)."
     if declared.isdigit() and int(declared) > MAX_BODY:
-        raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
+        raise Refused(413, too_large)
     body = b""
     try:
         with anyio.fail_after(BODY_SECONDS):
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > MAX_BODY:
-                    raise Refused(413, f"The form is too large (at most {MAX_BODY // 1024} KiB).")
+                    raise Refused(413, too_large)
     except TimeoutError:
         raise Refused(408, "The form took too long to arrive; please send it again.") from None
     try:
@@ -127,8 +127,6 @@ class StudyApp:
         )
         self.env.filters["emphasis"] = emphasis
         self.css = CSS_PATH.read_text(encoding="utf-8")
-
-    # ---------------------------------------------------------------------------------------- helpers
 
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         """Render a page; a form page gets the session's CSRF token (set as a cookie when new)."""
@@ -188,8 +186,6 @@ class StudyApp:
             context["form"] = annotation_form(item)
         context.update(extra)
         return context
-
-    # ------------------------------------------------------------------------------------- annotators
 
     async def home(self, request: Request) -> Response:
         """Resume: the first unanswered item, else the review page, else the thank-you page."""
@@ -255,8 +251,6 @@ class StudyApp:
         await run_in_threadpool(self.store.submit, session.annotator.id)
         return RedirectResponse(f"/a/{token}/", status_code=303, headers=SECURITY_HEADERS)
 
-    # ------------------------------------------------------------------------------------------ admin
-
     def check_admin(self, token: str) -> None:
         """404 unless ``token`` is the admin token."""
         if not self.store.is_admin(token):
@@ -293,8 +287,6 @@ class StudyApp:
         await self.posted_form(request)  # checks the CSRF token
         result = await run_in_threadpool(export_answers, self.study, self.store, self.study.root / "export")
         return await self.admin(request, exported=result)
-
-    # ------------------------------------------------------------------------------------------ other
 
     async def stylesheet(self, request: Request) -> Response:
         """The one stylesheet (served, not inline, so the CSP can forbid inline code)."""

@@ -9,12 +9,8 @@ from ccpt.human.app.studies import Item
 
 
 def assign(items: Sequence[Item], annotators: int) -> list[list[Item]]:
-    """Per annotator, the items they answer, in study order.
-
-    An item with ``overlap=None`` goes to everyone; otherwise to the ``overlap`` annotators with the fewest
-    items so far (ties broken by a rotating start, so equal-overlap items cycle through the annotators).
-    Deterministic: the same items and annotator count always give the same assignment.
-    """
+    """Per annotator, the items they answer, in study order (deterministic). An item goes to everyone
+    (``overlap=None``) or to the ``overlap`` annotators with the fewest items so far (ties: a rotating start)."""
     if annotators < 1:
         raise DataError("a study needs at least one annotator")
     out: list[list[Item]] = [[] for _ in range(annotators)]

@@ -1,11 +1,6 @@
-"""Write the answers as exactly the CSVs the existing importers read.
-
-- solver study → ``<task>_answers.csv`` (export-solver columns plus ``rater``) for ``ccpt human import-solver``;
-- rating study → ``key.csv`` (copied) and ``rater_<k>.csv`` per annotator for ``ccpt human import-ratings --key``;
-- annotation HITs → ``answers.csv`` (``worker_id`` = annotator) for ``ccpt pipeline annotate-import``.
-
-Every assignment is written, answered or not: an unanswered solver item is an empty answer (a counted failure),
-an unanswered rating or HIT an empty cell (counted as missing).
+"""Write the answers as exactly the CSVs the existing importers read (``ccpt human import-solver``, ``ccpt human
+import-ratings --key``, ``ccpt pipeline annotate-import``). Every assignment is written, answered or not: an
+unanswered solver item is an empty answer (a counted failure), an unanswered rating or HIT an empty cell.
 """
 
 from __future__ import annotations
@@ -52,10 +47,9 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
             assigned[item.study] += 1
             answered[item.study] += bool(value)
             if item.study == SOLVER:
-                row = {"id": item.key, "task": item.kind, **item.fields, "answer": value.get("answer", "")}
-                if TASK_SPECS[item.kind].completes_phrase:
-                    row["answer_modifier"] = value.get("answer_modifier", "")
-                solver_rows.setdefault(item.kind, []).append(row | {"rater": annotator.name})
+                answer = {k: value.get(k, "") for k in ("answer", "answer_modifier")}  # write_csv drops an unasked one
+                row = {"id": item.key, "task": item.kind, **item.fields, **answer, "rater": annotator.name}
+                solver_rows.setdefault(item.kind, []).append(row)
             elif item.study == RATING:
                 rating_rows.setdefault(annotator.id, []).append(
                     {"pair_id": item.key, **item.fields, "rater": annotator.name, "rating": value.get("rating", "")}

@@ -25,12 +25,9 @@ HEADER_SECONDS = 10.0  # a connection whose request headers have not all arrived
 
 
 class BoundedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol (h11) with a deadline on every request's headers.
-
-    uvicorn closes an idle keep-alive connection, but not one that sends a request line and then stalls: 64 of
-    them (the concurrency limit) would keep every annotator on 503. Named explicitly, it also keeps
-    ``h11_max_incomplete_event_size`` in force, which uvicorn's default (httptools, when installed) ignores.
-    """
+    """uvicorn's HTTP/1.1 protocol (h11) with a deadline on every request's headers: 64 connections stalled after
+    a request line would keep every annotator on 503. Named explicitly, it also keeps ``h11_max_incomplete_event_size``
+    in force (uvicorn's default httptools ignores it)."""
 
     _header_timer: asyncio.TimerHandle | None = None
 
@@ -92,11 +89,8 @@ def read_names(path: Path) -> list[str]:
 def prepare(
     study_dir: Path, names: Sequence[str] | None, rating_overlap: int | None = None, *, create: bool = True
 ) -> Prepared:
-    """Load the sheets and open (or, with ``create``, create) the study database.
-
-    The first run creates the annotators, their secret tokens and assignments; later runs reuse them (the links
-    stay valid) and refuse other annotators or sheets that no longer match. Every check precedes any write.
-    """
+    """Load the sheets and open (or, with ``create``, create) the study database: the first run creates annotators,
+    tokens and assignments; later runs reuse them and refuse other annotators or changed sheets (checks first)."""
     study = load_study(study_dir, rating_overlap=rating_overlap)
     path = study_dir / DB_NAME
     if not path.exists() and not create:

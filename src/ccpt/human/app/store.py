@@ -138,8 +138,6 @@ class Store:
                 raise
             db.execute("COMMIT")
 
-    # ------------------------------------------------------------------------------------------ setup
-
     def initialised(self) -> bool:
         """Whether annotators and assignments exist already (a restarted study)."""
         with self._connect() as db:
@@ -157,8 +155,6 @@ class Store:
                     "INSERT INTO assignments VALUES (?, ?, ?, ?)",
                     [(cursor.lastrowid, n, study, key) for n, (study, key) in enumerate(items, start=1)],
                 )
-
-    # ----------------------------------------------------------------------------------------- access
 
     def admin_token(self) -> str:
         """The admin link's token."""

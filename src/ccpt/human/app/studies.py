@@ -1,10 +1,6 @@
-"""The studies a STUDY_DIR holds, read from the sheets ccpt exports, and the checks on their answers.
-
-- solver study: ``<task>_sheet.csv`` (``ccpt human export-solver``); only its display columns, no gold answer;
-- judge-rating study: ``key.csv`` (``ccpt human export-ratings``, Figure 8); only ``pair_id``, ``concept`` and
-  ``property``, never the LLM judge's score;
-- annotation HITs: ``hits.csv`` (``ccpt pipeline annotate-export``) in STUDY_DIR or STUDY_DIR/annotation
-  (Figures 5–6, plus the A.3 property-source question on component HITs).
+"""The studies a STUDY_DIR holds, read from the sheets ccpt exports, and the checks on their answers: solver sheets
+``<task>_sheet.csv`` (no gold answer), the rating ``key.csv`` (never the LLM judge's score) and annotation
+``hits.csv`` in STUDY_DIR or STUDY_DIR/annotation (Figures 5–6, plus A.3's property-source question).
 """
 
 from __future__ import annotations
@@ -116,18 +112,13 @@ def load_study(root: Path, rating_overlap: int | None = None) -> Study:
     return Study(root, tuple(items), sources)
 
 
-# ------------------------------------------------------------------------------------------------ forms
-
-
 def _lines(name: str, item: Item) -> list[str]:
     return [line for line in render_template(name, **item.fields).splitlines() if line.strip()]
 
 
 def annotation_form(item: Item) -> dict[str, Any]:
-    """The Figure 5/6 form of a HIT (and A.3's Q3 for component HITs), split into its parts for the page.
-
-    The wording comes from the same templates the printable export uses, so both stay word for word equal.
-    """
+    """The Figure 5/6 form of a HIT (and A.3's Q3 for component HITs), split into its parts for the page, worded by
+    the printable export's templates."""
     lines = _lines(f"pipeline_form_{item.kind}", item)
     options = [line[4:].strip() for line in lines if line[:3] in ("(0)", "(1)", "(2)")]
     form: dict[str, Any] = {
