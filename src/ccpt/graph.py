@@ -60,11 +60,8 @@ class ConceptGraph(Protocol):
 
 
 def normalise_label(text: str) -> str | None:
-    """Return the canonical label of a concept URI (``/c/en/apple_pie/n/...``) or plain label; None for junk.
-
-    Lower-cases, turns underscores into spaces, drops ConceptNet's part-of-speech / sense suffixes and collapses
-    whitespace. None for empty labels, non-English URIs and language-code junk like ``"en 1"``.
-    """
+    """The canonical label of a concept URI (``/c/en/apple_pie/n/...``) or plain label: lower case, spaces, no
+    sense suffix; None for empty labels, non-English URIs and language-code junk like ``"en 1"``."""
     if text.startswith("/c/"):
         parts = text.split("/")  # ['', 'c', 'en', 'apple_pie', 'n', ...]
         if len(parts) < 4 or parts[2] != "en":
@@ -74,15 +71,27 @@ def normalise_label(text: str) -> str | None:
     return None if not label or _JUNK_LABEL.match(label) else label
 
 
-# --- Backend 1: the authors' neighbourhood cache (JSON) ---------------------------------------------------------------
+def read_neighbour_json(path: Path) -> dict[str, list[str]]:
+    """The raw ``concept → labels`` content of a ``conceptnet_adjacent.json``-style file; DataError if it is
+    missing or malformed."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"ConceptNet cache not found: {path}", hint="pass an existing file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
+    ):
+        raise DataError(
+            f"{path} is not a ConceptNet neighbourhood cache",
+            hint='expected a JSON object {"concept": ["neighbour", ...], ...}',
+        )
+    return raw
 
 
 class NeighbourCache:
-    """The ``concept → ranked neighbour labels`` JSON cache, cleaned on load.
-
-    Only ``neighbours`` is available: the cache has no relation types and covers a few thousand concepts, so
-    ``has_property`` and ``is_concept`` raise :class:`UnsupportedQuery` instead of giving wrong answers.
-    """
+    """The ``concept → ranked neighbour labels`` JSON cache, cleaned on load; only ``neighbours`` is available."""
 
     capabilities: frozenset[Capability] = frozenset({"neighbours"})
 
@@ -104,21 +113,7 @@ class NeighbourCache:
     @classmethod
     def load(cls, path: str | Path) -> NeighbourCache:
         """Read a ``conceptnet_adjacent.json``-style file; raises DataError if it is missing or malformed."""
-        path = Path(path)
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError(f"ConceptNet cache not found: {path}", hint="pass an existing file") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
-        if not isinstance(raw, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
-        ):
-            raise DataError(
-                f"{path} is not a ConceptNet neighbourhood cache",
-                hint='expected a JSON object {"concept": ["neighbour", ...], ...}',
-            )
-        return cls.from_mapping(raw, name=f"conceptnet-cache:{path.name}")
+        return cls.from_mapping(read_neighbour_json(Path(path)), name=f"conceptnet-cache:{Path(path).name}")
 
     def __len__(self) -> int:
         return len(self._table)
@@ -139,9 +134,6 @@ class NeighbourCache:
         raise UnsupportedQuery(
             "the ConceptNet neighbourhood cache covers a few thousand concepts, not ConceptNet's vocabulary", _FULL
         )
-
-
-# --- Backend 2: a ConceptNet 5.x assertions dump indexed into SQLite --------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -198,13 +190,9 @@ def _read_edges(
 def build_index(
     dump_path: str | Path, db_path: str | Path, *, force: bool = False, progress: Callable[[int], None] | None = None
 ) -> IndexStats:
-    """Index a ConceptNet assertions dump (``.csv.gz``: 5 tab-separated columns, no header) into SQLite.
-
-    Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English label,
-    and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index behind.
-    ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the index
-    exists and ``force`` is false.
-    """
+    """Index a ConceptNet assertions dump (``.csv.gz``, 5 tab-separated columns) into SQLite, streaming, keeping
+    edges between English concepts and every English label, atomically. ``progress(lines_read)`` is called every
+    million lines. DataError if the dump is missing or the index exists and ``force`` is false."""
     dump, db = Path(dump_path), Path(db_path)
     if not dump.is_file():
         raise DataError(f"ConceptNet dump not found: {dump}", hint="pass conceptnet-assertions-5.7.0.csv.gz")
