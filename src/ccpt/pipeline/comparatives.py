@@ -1,9 +1,6 @@
 """Stage 1 (paper §3.2 Step 1): find sentences that compare one concept to another with "like" or "as … as".
 
-Each match records where the compared phrase begins, right after the marker ("crashed like *a boat on the
-rocks*", "as unstable as *an apple on a toothpick*"). Non-comparing uses are masked first (:data:`FALSE_FRIENDS`:
-fixed expressions built on "as", the verb "like" after a subject, modal, "to" or a negation); pass your own
-list to :func:`find_markers` for another register.
+Each match records where the compared phrase begins; non-comparing uses are masked first (:data:`FALSE_FRIENDS`).
 """
 
 from __future__ import annotations

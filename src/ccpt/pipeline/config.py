@@ -1,9 +1,7 @@
 """``ccpt pipeline run CONFIG``: every stage from one TOML file, each skipped when already done.
 
-Relative paths are relative to the file's directory. The file is checked against its schema
-(:mod:`ccpt.schemas.pipeline`) before any stage starts: unknown sections or keys are errors (a typo must not
-silently fall back to a default), and every value has its TOML type and range. The run stops after the
-annotation export until the ``[annotate] answers`` file exists; then rerun it. Example: docs/pipeline.md.
+The file is checked against its schema (:mod:`ccpt.schemas.pipeline`) before any stage starts; relative paths are
+relative to its directory. Example: docs/pipeline.md.
 """
 
 from __future__ import annotations

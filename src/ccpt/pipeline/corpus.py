@@ -1,13 +1,8 @@
 """Reading corpora as a stream of documents, and splitting documents into sentences with offsets.
 
-Formats by file suffix (a trailing ``.gz`` is decompressed on the fly):
-- ``.jsonl`` / ``.ndjson``: one JSON object per line, text in ``text_field`` (default ``text``), document id in
-  ``id_field`` (default ``id``; missing → ``<file>:<line>``);
-- anything else (``.txt``, …): plain text; each blank-line-separated paragraph is a document with id
-  ``<file>#<paragraph>`` (0-based), so a 10 GB book dump streams in constant memory.
-
-Files must be UTF-8 (a byte-order mark is dropped): any other byte is an error naming the file and line, never a
-silent replacement character. Offsets are character offsets into the document text.
+``.jsonl`` / ``.ndjson``: one JSON object per line; anything else: plain text, one document per blank-line
+separated paragraph (``<file>#<n>``); ``.gz`` is decompressed on the fly. Files must be UTF-8: any other byte is
+an error naming the file and line. Offsets are character offsets into the document text.
 """
 
 from __future__ import annotations

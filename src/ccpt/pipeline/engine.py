@@ -1,14 +1,8 @@
 """Where stages 1–2 run: a local process pool (default) or Ray Data (``--engine ray``).
 
-A stage hands the engine a picklable *job* — ``job(units) -> (rows, counts)`` over a list of dict units —
-and the engine returns the per-batch results **in input order**, so both engines write identical files.
-
-- ``process``: batches streamed to ``workers`` spawned processes (no half-initialised library inherited), at
-  most ``2 × workers`` in flight (constant memory on any corpus size).
-- ``ray``: the same job as a Ray Data ``map_batches`` actor pool, ``preserve_order``, over a Dataset the stage
-  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL). ``address``:
-  ``ray://…`` or ``auto``; None starts a local Ray. The files must be readable from every node (shared or
-  object storage).
+A stage hands the engine a picklable job ``job(units) -> (rows, counts)``; both engines return the per-batch
+results in input order, so they write identical files. Ray reads the input files itself: they must be readable
+from every node.
 """
 
 from __future__ import annotations

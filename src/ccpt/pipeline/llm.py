@@ -1,9 +1,6 @@
-"""LLM calls of stages 3–4 through Inspect's model layer (any provider, or the embedded ``gguf/…`` model).
+"""LLM calls of stages 3–4 through Inspect's model layer: cached, concurrent, JSON replies (never evaluated).
 
-Inspect caches every call (``CachePolicy(expiry=None)``): a rerun costs only the calls not made yet. Calls run
-concurrently, at most ``max_connections`` at once. Replies are parsed by :func:`ccpt.answers.extract_json_object`
-(never evaluated); an unparsable reply or a call failing after retries is counted in
-:attr:`JsonCaller.failures` and returned as None — callers surface the count.
+An unparsable reply or a failed call is counted in :attr:`JsonCaller.failures` and returned as None.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Resumable stages: atomic outputs and a manifest per finished stage.
 
-A stage writes each output beside it under a temporary name (:func:`ccpt.outputs.atomic_path`), renamed into
-place only on success, then ``<workdir>/.manifests/<stage>.json`` with the fingerprints of its inputs and
-outputs, its parameters and counts. A later run skips the stage while that manifest matches (same parameters,
-inputs unchanged, outputs present and unmodified). A stage killed midway leaves neither, so it is redone.
-
-Fingerprints: sha256 for files up to :data:`HASH_LIMIT` bytes (a rewritten but identical file invalidates no
-later stage); size + mtime above (hashing a multi-gigabyte corpus on every run costs more than it saves).
+``<workdir>/.manifests/<stage>.json`` holds the fingerprints of a stage's inputs and outputs, its parameters and
+counts, written only after the stage succeeded; a later run skips the stage while it matches. Fingerprints are
+sha256 up to :data:`HASH_LIMIT` bytes, size + mtime above (hashing a huge corpus every run costs more than it saves).
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Stage 6 (paper §3.3, Figure 3): how novel are the dataset's combinations? PMI against ConceptNet bigrams.
 
-PMI(w, c) = log2 P(w, c) / (P(w) P(c)) with w = modifier and c = head noun, where P(w, c) = n(w, c) / N_pairs
-and P(w) = n(w) / N_words. Co-occurrence is order-free: n(w, c) counts "w c" and "c w". Pairs with zero
-frequency (either word or the pair unseen) are excluded, as in the paper, and counted.
-
-Counts from one of:
-- ``counts.csv`` (header ``ngram,count``): one-word rows are unigram counts, two-word rows pair counts (e.g. a
-  Google Books Ngram 1-gram + 2-gram export summed over years);
-- a co-occurrence TSV ``w<TAB>c<TAB>count`` (``google-ngram-downloader cooccurrence``); unigrams = its marginals;
-- the user's corpus files (any format stage 1 reads): lower-cased lemmas, pairs within a symmetric window of
-  ``window`` words. Only the pairs under study are stored, so memory stays small.
-
-Sets compared: the dataset's distinct (modifier, head) pairs (all files, per file) and ConceptNet's two-word
-concepts (optionally a seeded sample).
+PMI(w, c) = log2 P(w, c) / (P(w) P(c)), w = modifier, c = head, co-occurrence order-free; zero-frequency pairs
+are excluded and counted. Counts from an ``ngram,count`` CSV, a ``w<TAB>c<TAB>count`` co-occurrence TSV, or the
+user's corpus (lemmas, pairs within ``window`` words; only the pairs under study are stored).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""A one-line progress display for long pipeline stages: processed / total, rate and ETA, drawn by rich.
+"""A one-line progress display for long pipeline stages (processed / total, rate, ETA), drawn by rich.
 
-Shown only on an interactive terminal: in CI, in a pipe or in a log file it stays silent, so captured output
-holds results, not redraws. rich redraws it in place (twice a second) and leaves the final count on close.
+Shown only on an interactive terminal outside CI, so captured output holds results, not redraws.
 """
 
 from __future__ import annotations

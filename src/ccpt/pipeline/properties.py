@@ -1,9 +1,7 @@
 """Stage 3 (paper §3.2 Step 2): properties of each combination from an LLM, filtered for plausibility.
 
-Each distinct combination (in the first sentence it was found in) gets one call asking for ``count`` (paper: 10)
-properties; each (combination, property) pair is scored on the statement "N is P" and plausible when the score
-reaches ``threshold`` (paper: VERA ≥ 0.7). Unscored rows keep ``plausibility = null`` and are counted, never
-dropped. Inspect caches every call, so rerunning an interrupted stage repeats no call.
+One call per distinct combination asks for ``count`` properties; each "N is P" is scored and plausible from
+``threshold``. Unscored rows keep ``plausibility = null`` and are counted, never dropped.
 """
 
 from __future__ import annotations
