@@ -76,10 +76,9 @@ def _generation(llm: LLMOptions) -> dict[str, Any]:
 def _preprocess(row: dict[str, Any], *, backend: str, model: str, llm: dict[str, Any]) -> dict[str, Any]:
     """A dataset row {id, prompt} → the processor's input columns."""
     messages = [{"role": "user", "content": row["prompt"]}]
-    params = {"temperature": llm["temperature"], "max_tokens": llm["max_tokens"], "seed": llm["seed"]}
     if backend == "vllm":
-        return {"id": row["id"], "messages": messages, "sampling_params": params}
-    return {"id": row["id"], "payload": {"model": model, "messages": messages, **params}}
+        return {"id": row["id"], "messages": messages, "sampling_params": dict(llm)}
+    return {"id": row["id"], "payload": {"model": model, "messages": messages, **llm}}
 
 
 def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
@@ -96,8 +95,7 @@ def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
 
 
 def processor_config(batch: BatchOptions) -> Any:
-    """The job's configuration: ``ray.data.llm``'s vLLM processor config (Ray validates every field here), or,
-    for ``http``, the endpoint and headers of :class:`HttpStage` (a missing API key is an error here)."""
+    """``ray.data.llm``'s vLLM processor config, or the http endpoint and headers (a missing API key fails here)."""
     if batch.backend == "vllm":
         from ray.data import llm as ray_llm
 
@@ -140,10 +138,8 @@ class EndpointUnavailable(Exception):
 
 @dataclass
 class HttpStage:
-    """One batch of the http job (inside a Ray task): at most ``in_flight`` requests at once, each retried
-    ``endpoint.max_retries`` times with exponential backoff. One row per request: the reply text, or ``error``
-    (no ``choices``, or an HTTP error retrying cannot fix: counted, retried next run), or ``fatal`` (endpoint
-    unreachable after all retries: the driver stops the job, keeping every reply received)."""
+    """One batch of the http job (in a Ray task), at most ``in_flight`` requests at once: per request the reply
+    text, an ``error`` (counted, retried next run) or ``fatal`` (endpoint unreachable: the driver stops the job)."""
 
     endpoint: HttpEndpoint
     model: str
@@ -220,8 +216,7 @@ def _reply_text(response: Any) -> tuple[str, str, str]:
 
 
 def _preflight(batch: BatchOptions) -> None:
-    """Checks made on the driver before Ray starts, so a missing vLLM or model (its config read here: a wrong
-    name or an unreachable hub) is one line, at once, not an actor crash inside the job."""
+    """Check vLLM and the model on the driver before Ray starts: one line at once, not an actor crash later."""
     if batch.backend != "vllm":
         return
     try:
@@ -258,8 +253,8 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 
 
 def root_cause(exc: BaseException) -> str:
-    """One readable line for an error raised inside a Ray job: the worker's own exception, found in the
-    traceback text Ray carries over, without Ray's wrappers or the request payload."""
+    """One readable line for an error raised inside a Ray job: the worker's own exception, without Ray's wrappers
+    or the request payload."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     found = None
     for line in lines:
@@ -331,9 +326,8 @@ def _http_batch(rows: dict[str, Any], *, stage: tuple[Any, ...]) -> dict[str, li
 
 
 def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
-    """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks at a time, each keeping its share
-    of the stage's ``max_connections`` in flight. Tasks rather than an actor pool: nothing is kept between
-    batches, and a job starts sending seconds sooner (no actors to start; measured in docs/benchmarks.md)."""
+    """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks (not actors: a job starts sending
+    seconds sooner, docs/benchmarks.md), each keeping its share of ``max_connections`` in flight."""
     in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
     stage = (endpoint, batch.model, _generation(llm), in_flight, float(llm.timeout))
     return dataset.map_batches(

@@ -101,9 +101,8 @@ def as_bool(value: object) -> bool | None:
     """A JSON yes/no answer as bool (true/false, "yes"/"no", "true"/"false"); None if it is neither."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("yes", "true", "no", "false"):
-        return value.strip().lower() in ("yes", "true")
-    return None
+    word = value.strip().lower() if isinstance(value, str) else ""
+    return {"yes": True, "true": True, "no": False, "false": False}.get(word)
 
 
 def as_string_list(value: object, limit: int) -> list[str]:

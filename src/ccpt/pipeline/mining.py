@@ -48,12 +48,9 @@ class MineJob:
 
     def __call__(self, units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
         docs = (Document(u["doc_id"], u["text"]) for u in units)
-        rows, sentences = [], 0
-        for found in mine_documents(docs, compile_false_friends(self.false_friends)):
-            sentences += 1
-            if found is not None:
-                rows.append(found.to_row())
-        return rows, {"documents": len(units), "sentences": sentences, "comparative_sentences": len(rows)}
+        found = list(mine_documents(docs, compile_false_friends(self.false_friends)))
+        rows = [f.to_row() for f in found if f is not None]
+        return rows, {"documents": len(units), "sentences": len(found), "comparative_sentences": len(rows)}
 
 
 def _file_units(batch: dict[str, Any], **fields: str) -> list[dict[str, Any]]:

@@ -99,10 +99,7 @@ def counts_from_cooccurrence(path: Path, wanted: set[Pair]) -> Counts:
 
 def _lemma(word: str) -> str:
     lemmas = getAllLemmas(word)
-    for pos in ("NOUN", "ADJ", "VERB", "ADV"):
-        if pos in lemmas:
-            return lemmas[pos][0]
-    return word
+    return next((lemmas[pos][0] for pos in ("NOUN", "ADJ", "VERB", "ADV") if pos in lemmas), word)
 
 
 def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = DEFAULT_WINDOW) -> Counts:
@@ -118,12 +115,8 @@ def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = D
             words.update(tokens)
             total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))  # pairs in the window
             for i, w in enumerate(tokens):
-                if w not in members:
-                    continue
-                for c in tokens[i + 1 : i + 1 + window]:
-                    key = _key(w, c)
-                    if key in wanted:
-                        pairs[key] += 1
+                if w in members:
+                    pairs.update(key for c in tokens[i + 1 : i + 1 + window] if (key := _key(w, c)) in wanted)
     return Counts(words, pairs, sum(words.values()), total_pairs)
 
 
