@@ -1,8 +1,5 @@
-"""What a method is: the frozen :class:`Method` record that each module of :mod:`ccpt.methods` declares.
-
-Its solver is named ``"module:function"`` so that this core module never imports Inspect (:mod:`ccpt.eval.tasks`
-imports it when a task is built).
-"""
+"""What a method is: the frozen :class:`Method` record that each module of :mod:`ccpt.methods` declares (its solver
+named ``"module:function"``, so that this core module never imports Inspect)."""
 
 from __future__ import annotations
 
@@ -67,9 +64,8 @@ def one_sample(options: Mapping[str, Any]) -> int:
 
 
 def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
-    """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task
-    judges three (concept, property) pairs per answer, each pair once per run (memoised), so at least three
-    per instance (every sample giving the same answer)."""
+    """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task judges
+    three memoised (concept, property) pairs per answer, so at least three per instance."""
     instances = len(plan.instances)
     answers = instances * plan.seeds * method.samples(plan.options)
     judge = (3 * instances, 3 * answers) if plan.spec.generative else (0, 0)

@@ -1,8 +1,5 @@
-"""Spreading Activation (paper §4.1, Algorithm 1): sa_llm, sa_conceptnet and sa_both differ in their source.
-
-The expansion is greedy and shared by the seeds of an instance (cached); the answer is asked with the SA
-template filled with the final concept set. ``<name>_nofilter`` runs the Filter ablation (Table 7).
-"""
+"""Spreading Activation (paper §4.1, Algorithm 1): sa_llm, sa_conceptnet and sa_both differ in their source;
+``<name>_nofilter`` is the Filter ablation (Table 7)."""
 
 from ccpt.methods.definition import Method, Plan, Range, answer_calls
 from ccpt.spec import SA_BOTH, SA_CONCEPTNET, SA_LLM, SA_SOURCES, SA_TEMPLATE
