@@ -25,35 +25,24 @@ from ccpt.activation import (
     record_step,
 )
 from ccpt.answers import first_list_literal, spacy_lemma
-from ccpt.graph import ConceptGraph, UnsupportedQuery, read_neighbour_json
+from ccpt.graph import ConceptGraph, NeighbourCache, read_neighbour_json
 
 
-class AuthorsNeighbourCache:
+class AuthorsNeighbourCache(NeighbourCache):
     """The authors' ConceptNet neighbourhood cache as their code read it: exact spelling, labels as stored
     (uncleaned, unlike :class:`ccpt.graph.NeighbourCache`), strongest first."""
 
-    capabilities = frozenset({"neighbours"})
-
     def __init__(self, table: Mapping[str, Sequence[str]], name: str = "conceptnet-cache (as stored)") -> None:
-        self._table = {str(k): tuple(str(x) for x in v) for k, v in table.items()}
-        self.name = name
+        super().__init__({str(k): tuple(str(x) for x in v) for k, v in table.items()}, name)
 
     @classmethod
-    def load(cls, path: Path) -> AuthorsNeighbourCache:
+    def load(cls, path: str | Path) -> AuthorsNeighbourCache:
         """Read a ``conceptnet_adjacent.json``-style file; one DataError line if it is not one."""
-        return cls(read_neighbour_json(path), name=f"conceptnet-cache (as stored):{path.name}")
+        return cls(read_neighbour_json(Path(path)), name=f"conceptnet-cache (as stored):{Path(path).name}")
 
     def neighbours(self, concept: str, k: int = 50) -> tuple[str, ...]:
         """The first ``k`` stored labels of ``concept`` (exact key); () if it has none."""
         return self._table.get(concept, ())[:k]
-
-    def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
-        """Not available (the cache stores no relation types)."""
-        raise UnsupportedQuery("the ConceptNet neighbourhood cache has no relation types")
-
-    def is_concept(self, phrase: str) -> bool:
-        """Not available (the cache covers only the concepts of the CCPT test sets)."""
-        raise UnsupportedQuery("the ConceptNet neighbourhood cache covers only the CCPT test concepts")
 
 
 def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
