@@ -16,7 +16,7 @@ from typing import Any
 
 from ccpt.errors import CcptError
 from ccpt.pipeline.combinations import CombinationJob, ExtractConfig, batched
-from ccpt.pipeline.comparatives import FALSE_FRIENDS, compile_false_friends, mine_documents
+from ccpt.pipeline.comparatives import FALSE_FRIENDS, mine_documents
 from ccpt.pipeline.corpus import Document, iter_documents
 from ccpt.pipeline.engine import ENGINES, RaySource, run_process_pool, run_ray
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage
@@ -40,17 +40,11 @@ class EngineOptions:
             raise CcptError(f"unknown engine {self.engine!r}", f"choose one of {', '.join(ENGINES)}")
 
 
-@dataclass(frozen=True)
-class MineJob:
-    """Stage 1 on one batch of documents (picklable)."""
-
-    false_friends: tuple[str, ...] = FALSE_FRIENDS
-
-    def __call__(self, units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        docs = (Document(u["doc_id"], u["text"]) for u in units)
-        found = list(mine_documents(docs, compile_false_friends(self.false_friends)))
-        rows = [f.to_row() for f in found if f is not None]
-        return rows, {"documents": len(units), "sentences": len(found), "comparative_sentences": len(rows)}
+def mine_batch(units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Stage 1 on one batch of documents."""
+    found = list(mine_documents(Document(u["doc_id"], u["text"]) for u in units))
+    rows = [f.to_row() for f in found if f is not None]
+    return rows, {"documents": len(units), "sentences": len(found), "comparative_sentences": len(rows)}
 
 
 def _file_units(batch: dict[str, Any], **fields: str) -> list[dict[str, Any]]:
@@ -73,7 +67,6 @@ def mine(
     engine: EngineOptions = EngineOptions(),
     text_field: str = "text",
     id_field: str = "id",
-    false_friends: Sequence[str] = FALSE_FRIENDS,
     force: bool = False,
 ) -> StageResult:
     """Stage 1: stream ``corpus`` files and write the comparative sentences to ``workdir/comparatives.jsonl``."""
@@ -81,8 +74,7 @@ def mine(
         raise CcptError("no corpus files given", "pass one or more .txt / .jsonl / .gz files")
     paths = tuple(sorted(Path(p) for p in corpus))
     out = workdir / COMPARATIVES
-    job = MineJob(tuple(false_friends))
-    recorded = {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)}
+    recorded = {"text_field": text_field, "id_field": id_field, "false_friends": list(FALSE_FRIENDS)}
     spec = StageSpec("mine", workdir, paths, (out,), recorded)
 
     def work() -> dict[str, int]:
@@ -91,14 +83,14 @@ def mine(
                 build=lambda data: data.read_binary_files([str(p) for p in paths], include_paths=True),
                 to_units=functools.partial(_file_units, text_field=text_field, id_field=id_field),
             )
-            results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=1)
+            results = run_ray(mine_batch, source, workers=engine.workers, address=engine.address, batch_size=1)
         else:
             docs = (
                 {"doc_id": d.doc_id, "text": d.text}
                 for path in paths
                 for d in iter_documents(path, text_field=text_field, id_field=id_field)
             )
-            results = run_process_pool(job, batched(docs, DOCS_PER_BATCH), engine.workers)
+            results = run_process_pool(mine_batch, batched(docs, DOCS_PER_BATCH), engine.workers)
         return _write(out, results, Progress("mine: documents"), "documents")
 
     return run_stage(spec, work, force=force)
