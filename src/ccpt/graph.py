@@ -31,7 +31,6 @@ INDEX_SCHEMA_VERSION = "1"
 _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
 _SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_BATCH = 20_000
 _FULL = "build a full index with: ccpt conceptnet index DUMP"
 
 
@@ -208,38 +207,25 @@ def build_index(
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE edges (
               start TEXT NOT NULL, rel TEXT NOT NULL, "end" TEXT NOT NULL, weight REAL NOT NULL);
-            CREATE TEMP TABLE other_nodes (label TEXT NOT NULL);
+            CREATE TEMP TABLE read (start TEXT, rel TEXT NOT NULL, "end" TEXT, weight REAL NOT NULL);
             """
         )
-        edges: list[tuple[str, str, str, float]] = []
-        others: list[tuple[str]] = []
-        try:
-            for start, rel, end, weight in _read_edges(dump, counts, progress):
-                if start is not None and end is not None:
-                    edges.append((start, rel, end, weight))
-                else:
-                    others.append((start if start is not None else end or "",))
-                if len(edges) >= _BATCH:
-                    con.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", edges)
-                    edges.clear()
-                if len(others) >= _BATCH:
-                    con.executemany("INSERT INTO other_nodes VALUES (?)", others)
-                    others.clear()
+        try:  # every edge with an English end (the other end NULL if not English), streamed
+            con.executemany("INSERT INTO read VALUES (?, ?, ?, ?)", _read_edges(dump, counts, progress))
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise DataError(
                 f"cannot read ConceptNet dump {dump}: {exc}", hint="is it a complete .csv.gz file?"
             ) from None
-        con.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", edges)
-        con.executemany("INSERT INTO other_nodes VALUES (?)", others)
         # Indexes after the load: far faster than maintaining them row by row.
         con.executescript(
             """
+            INSERT INTO edges SELECT * FROM read WHERE start IS NOT NULL AND "end" IS NOT NULL;
             CREATE TABLE concepts (label TEXT PRIMARY KEY, n_words INTEGER NOT NULL) WITHOUT ROWID;
             INSERT INTO concepts
               SELECT label, length(label) - length(replace(label, ' ', '')) + 1 FROM (
-                SELECT start AS label FROM edges UNION SELECT "end" FROM edges
-                UNION SELECT label FROM other_nodes);
-            DROP TABLE other_nodes;
+                SELECT start AS label FROM read WHERE start IS NOT NULL
+                UNION SELECT "end" FROM read WHERE "end" IS NOT NULL);
+            DROP TABLE read;
             CREATE INDEX edges_start ON edges (start, rel);
             CREATE INDEX edges_end ON edges ("end");
             CREATE INDEX concepts_n_words ON concepts (n_words);
