@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccpt.outputs import atomic_path
+from ccpt.outputs import atomic_path, atomic_write_text
 
 HASH_LIMIT = 256 * 1024 * 1024
 MANIFEST_VERSION = 1
@@ -43,14 +43,10 @@ def atomic_text(path: Path) -> Iterator[TextIO]:
             yield fh
 
 
-def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows as JSON lines, atomically; returns how many."""
-    n = 0
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write rows as JSON lines, atomically."""
     with atomic_text(path) as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+        fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -64,9 +60,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 def write_json(path: Path, value: Any) -> None:
     """Write pretty JSON atomically."""
-    with atomic_text(path) as fh:
-        json.dump(value, fh, indent=2, ensure_ascii=False, sort_keys=False)
-        fh.write("\n")
+    atomic_write_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 @dataclass(frozen=True)

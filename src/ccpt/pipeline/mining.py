@@ -105,8 +105,7 @@ def _write(
         for rows, part in results:
             counts.update(part)
             progress.advance(part.get(unit, 0))
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     return counts
 
 

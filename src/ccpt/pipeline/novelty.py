@@ -25,7 +25,6 @@ from lemminflect import getAllLemmas
 from ccpt.dataset import FILE_SPECS, read_records
 from ccpt.errors import DataError
 from ccpt.graph import SqliteConceptGraph
-from ccpt.outputs import atomic_path
 from ccpt.pipeline.corpus import iter_documents
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, run_stage, write_json
 
@@ -235,13 +234,12 @@ def novelty(
             "sets": summary,
         }
         write_json(outputs[0], report)
-        from ccpt.report.figures import close
+        from ccpt.report.figures import close, save_as
 
         fig = histogram(
             {name: [v for v in values[name].values() if v is not None] for name in ("dataset", "conceptnet_bigrams")}
         )
-        with atomic_path(outputs[2]) as partial:
-            fig.savefig(partial, format="png", bbox_inches="tight")
+        save_as(fig, outputs[2])
         close(fig)
         return {
             name: {k: summary[name][k] for k in ("pairs", "excluded_zero_frequency", "mean_pmi")}
