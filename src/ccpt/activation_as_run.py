@@ -83,8 +83,7 @@ async def spread_activation_as_run(
             kept: tuple[str, ...] = ()
             if view:
                 assert generate is not None
-                # The authors' filter: its reply's first bracketed list is the next set, as written (seed words,
-                # nodes it was not shown and all).
+                # The authors' filter: its reply's first bracketed list is the next set, as written.
                 reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
                 items = first_list_literal(reply)
                 filter_failed = items is None

@@ -32,8 +32,7 @@ class Cell:
     score: float | None
 
 
-# The samples of one instance and seed → its cell. ``oracle`` is the report's ``--oracle`` choice ("paper" or
-# "single"); only a method whose reduction has variants (Multi-Oracle) reads it.
+# The samples of one instance and seed → its cell; ``oracle``: the report's ``--oracle`` ("paper" or "single").
 Reduction = Callable[[Sequence[Judged], ScoredType, str], Cell]
 
 

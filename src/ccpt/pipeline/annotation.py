@@ -189,8 +189,7 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
                 f"({', '.join(options)} or 0-2)"
             )
         fields = {k: values[k] for k in RELEVANCE_COLUMNS}
-        # Spreadsheets pad cells: " W1 " is W1 (else one person's two answers count as two annotators' votes).
-        # No worker id: each row is its own annotator.
+        # Padded " W1 " is W1 (else one person votes twice); no worker id: each row is its own annotator.
         worker = (values["worker_id"] or "").strip() or f"row{number}"
         answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
     ANSWERS.check_unique([{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), numbers)

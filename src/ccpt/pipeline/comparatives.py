@@ -12,8 +12,7 @@ from typing import Any
 
 from ccpt.pipeline.corpus import Document, split_sentences
 
-# Expressions containing "as"/"like" that do not compare two concepts. Each is a regex over lower-cased text:
-# first fixed expressions built on "as", each matched as whole words.
+# Expressions with "as"/"like" that do not compare two concepts (regexes over lower-cased text), first fixed ones.
 _FIXED_AS = (
     "as well as|as soon as|as long as|as far as|as much as|as many as|as well|such as|as if|as though|as to|"
     "as for|as of|as per|as such|as usual|as yet|as follows|as opposed to|as regards|as a result|so as to"

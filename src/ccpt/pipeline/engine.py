@@ -75,8 +75,7 @@ def ray_init(address: str | None, workers: int) -> Any:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            # One CPU beyond the actors for Ray Data's read tasks: with every CPU held by an actor the reads
-            # never get scheduled and the job waits forever.
+            # One CPU beyond the actors for Ray Data's read tasks, else they never run and the job waits forever.
             ray.init(num_cpus=workers + 1, include_dashboard=False, log_to_driver=False)
     elif not address and ray.cluster_resources().get("CPU", 0) < workers + 1:
         raise CcptError(
