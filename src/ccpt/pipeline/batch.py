@@ -10,6 +10,7 @@ next run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
@@ -241,11 +242,9 @@ def read_replies(path: Path) -> dict[str, str]:
     """Stored replies by request id; a line cut short by a kill is ignored (its request is sent again)."""
     replies: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
-        try:
+        with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError):
             obj = json.loads(line)
             replies[str(obj["id"])] = str(obj["text"])
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
     return replies
 
 
