@@ -269,8 +269,7 @@ class Activator:
         self.hits: Counter[str] = Counter()
 
     async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
-        """The memoised activation of ``concept`` by ``source``; ``compute`` runs at most once per key (an error
-        reaches every waiter and is not memoised)."""
+        """The memoised activation of ``concept`` by ``source`` (an error reaches every waiter, is not memoised)."""
         key = (source, concept)
         if not self.memoise:
             self.calls[source] += 1
@@ -350,8 +349,7 @@ def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGra
 
 
 def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
-    """Record ``step``; True when the run stops on it: Δ < ε — "failed" rather than "converged" if the step's
-    activation or filter reply was unreadable (a set that stopped changing because nothing could be read)."""
+    """Record ``step``; True when the run stops on it (Δ < ε): "failed" if a reply was unreadable, else "converged"."""
     trajectory.steps.append(step)
     if step.delta >= epsilon:
         return False
@@ -362,8 +360,7 @@ def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
 async def spread_activation(
     seeds: Seeds, *, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> Trajectory:
-    """Run Algorithm 1 for one instance and return its full trajectory (C_T is ``trajectory.final``); errors of
-    ``generate`` propagate, unparsable output does not."""
+    """Run Algorithm 1 for one instance: its full trajectory (errors of ``generate`` propagate)."""
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
         raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")

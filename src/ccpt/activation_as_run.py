@@ -46,8 +46,7 @@ class AuthorsNeighbourCache(NeighbourCache):
 
 
 def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
-    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set, and
-    whenever every concept is its own lemma)."""
+    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set)."""
     raw = set(concepts)
     lemmas = {lemma(c) for c in raw}
     union = raw | lemmas
@@ -63,8 +62,7 @@ async def spread_activation_as_run(
     config: SAConfig,
     lemma: Callable[[str], str] | None = None,
 ) -> Trajectory:
-    """Spreading Activation as the authors' code ran it; ``lemma``: the stop test's lemmatiser (default
-    :func:`ccpt.answers.spacy_lemma`); random choices seeded by ``config.seed`` and the instance."""
+    """Spreading Activation as the authors' code ran it, seeded; ``lemma``: the stop test's lemmatiser."""
     check_sources(config, generate, graph)
     lemma = lemma or spacy_lemma
     rng = random.Random(f"as-run|{config.seed}|{'|'.join(seeds.as_run_c0)}")

@@ -71,8 +71,7 @@ def normalise_label(text: str) -> str | None:
 
 
 def read_neighbour_json(path: Path) -> dict[str, list[str]]:
-    """The raw ``concept → labels`` content of a ``conceptnet_adjacent.json``-style file; DataError if it is
-    missing or malformed."""
+    """The raw ``concept → labels`` of a ``conceptnet_adjacent.json``-style file; DataError if missing or bad."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -166,8 +165,7 @@ def _english(uri: bytes) -> str | None:
 def _read_edges(
     dump: Path, stats: dict[str, int], progress: Callable[[int], None] | None
 ) -> Iterator[tuple[str | None, str, str | None, float]]:
-    """Stream ``(start, rel, end, weight)`` for every edge with an English end (None: not English), counting lines
-    and malformed lines into ``stats``; memory is O(1)."""
+    """Stream ``(start, rel, end, weight)`` of every edge with an English end (None: not English) into ``stats``."""
     with gzip.open(dump, "rb") as stream:
         for lines, line in enumerate(stream, start=1):
             if progress is not None and lines % 1_000_000 == 0:

@@ -52,8 +52,7 @@ def get(name: str) -> Method | None:
 
 
 def parse(text: str, task: str | None = None) -> Method:
-    """The method named ``text`` (e.g. ``sa_llm_nofilter``), which must apply to ``task`` if given; a CcptError
-    line otherwise."""
+    """The method named ``text`` (e.g. ``sa_llm_nofilter``), which must apply to ``task`` if given."""
     name = text.removesuffix(NOFILTER_SUFFIX)
     method = get(name)
     if method is None:
@@ -83,8 +82,7 @@ def reduction(name: str) -> Reduction:
 
 
 def unregistered_notes(frame: pd.DataFrame) -> list[str]:
-    """Report notes for the methods of a tidy results table that are not registered and have several samples
-    of one instance and seed (their cells are means; one sample is its own cell under any reduction)."""
+    """Report notes for unregistered methods with several samples of one instance and seed (averaged)."""
     generative = frame[frame["task"].isin(GENERATIVE_TASKS)]
     unknown = generative[~generative["method"].astype(str).isin(list(registered()))]
     keys = [

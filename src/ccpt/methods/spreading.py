@@ -10,9 +10,8 @@ DEFAULT_ITERATIONS = 5
 
 
 def calls(method: Method, plan: Plan) -> tuple[Range, Range]:
-    """The answers' calls plus the expansion: at least one step (an activation per seed concept from the LLM,
-    plus the filter call), at most ``sa_max_iterations`` steps of up to ``NEIGHBOURS`` activations plus the
-    filter; with ``sa_answer_every_step`` one more answer per step and seed (judged too)."""
+    """The answers' calls plus the expansion: one to ``sa_max_iterations`` steps of activations and a filter
+    call; with ``sa_answer_every_step`` one more answer per step and seed (judged too)."""
     (answers, _), (judge_low, judge_high) = answer_calls(method, plan)
     instances = len(plan.instances)
     steps = int(plan.options.get("sa_max_iterations", DEFAULT_ITERATIONS))

@@ -161,8 +161,7 @@ def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
-    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers"); each
-    problem is a DataError naming the row and column."""
+    """Parse an answers CSV against the exported HITs (docs/schemas.md, "annotation answers"); DataError if bad."""
     from ccpt.schemas.sheets import ANSWERS
 
     if not path.is_file():

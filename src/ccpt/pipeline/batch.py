@@ -252,8 +252,7 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 
 
 def root_cause(exc: BaseException) -> str:
-    """One readable line for an error raised inside a Ray job: the worker's own exception, without Ray's wrappers
-    or the request payload."""
+    """One readable line for an error raised inside a Ray job: the worker's own exception, without Ray's wrappers."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     found = None
     for line in lines:

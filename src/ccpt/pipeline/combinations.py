@@ -55,8 +55,7 @@ class ExtractConfig:
 
 @functools.cache
 def load_spacy(name: str) -> Language:
-    """Load a spaCy pipeline once per process: no NER (a third of the time), and the lemmatizer loaded but
-    run only on a candidate's head and modifier (:func:`_lemma`; it took a quarter of the remaining time)."""
+    """Load a spaCy pipeline once per process, without NER and with the lemmatizer run only by :func:`_lemma`."""
     try:
         import spacy
     except ImportError:
@@ -84,8 +83,7 @@ def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, co
 
 
 def parse_span(comparative: Comparative) -> tuple[int, int]:
-    """The part of the sentence the parser needs: from :data:`WINDOW_WORDS_BEFORE` words before the first marker
-    word to the end of the word :data:`WINDOW_CHARS_AFTER` characters after the last marker."""
+    """The (start, end) of the sentence the parser needs: the window around the markers."""
     sentence = comparative.sentence
     first = min(m.position for m in comparative.markers)
     last = max(m.position for m in comparative.markers)
@@ -151,8 +149,7 @@ def extract_from_doc(
     offset: int = 0,
     lemmatize: Lemmatize | None = None,
 ) -> list[dict[str, Any]]:
-    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections); ``doc``
-    parses ``comparative.sentence[offset:]`` (or a window starting there), ``lemmatize``: :func:`lemmatizer_of`."""
+    """The novel combinations in one sentence, ``doc`` parsing it from ``offset``; ``stats`` counts rejections."""
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
         row = _extract_one(doc, comparative, marker, vocab, offset, lemmatize)

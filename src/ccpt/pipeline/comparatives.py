@@ -34,8 +34,7 @@ _FALSE_FRIEND_PATTERNS = tuple(re.compile(p) for p in FALSE_FRIENDS)
 
 @dataclass(frozen=True)
 class Marker:
-    """One comparison in a sentence: ``kind`` is "like" or "as…as"; ``position`` is where the compared
-    phrase begins (character offset in the sentence text)."""
+    """One comparison: ``kind`` "like" or "as…as", ``position`` the offset where the compared phrase begins."""
 
     kind: str
     position: int
@@ -76,8 +75,7 @@ def find_markers(sentence: str) -> tuple[Marker, ...]:
 
 
 def mine_documents(docs: Iterable[Document]) -> Iterator[Comparative | None]:
-    """For every sentence of every document: a :class:`Comparative`, or None for a non-comparative one
-    (yielded so callers can count sentences read)."""
+    """For every sentence of every document: a :class:`Comparative`, or None (so callers can count sentences)."""
     for doc in docs:
         for sentence in split_sentences(doc):
             markers = find_markers(sentence.text)

@@ -50,8 +50,7 @@ def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
 
 
 def _lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line, decoded as UTF-8 strictly: replacement characters would feed the
-    pipeline words that are not in the corpus, uncounted."""
+    """(line number, text) of every line, decoded as UTF-8 strictly (no replacement characters)."""
     for number, raw in enumerate(fh, start=1):
         try:
             text = raw.decode("utf-8")

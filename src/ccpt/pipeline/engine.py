@@ -65,8 +65,7 @@ class _RayJob:
 
 
 def ray_init(address: str | None, workers: int) -> Any:
-    """Import and start (or connect to) Ray; a clear error if it is not installed. Call it from the main thread:
-    a local Ray started from a worker thread lost its cluster processes when that thread ended (seen)."""
+    """Import and start (or connect to) Ray, from the main thread (a local Ray dies with the thread that started it)."""
     try:
         import ray
     except ImportError:

@@ -119,8 +119,7 @@ def is_up_to_date(spec: StageSpec) -> dict[str, Any] | None:
 
 
 def run_stage(spec: StageSpec, work: Callable[[], Mapping[str, Any]], *, force: bool = False) -> StageResult:
-    """Run ``work`` (which writes ``spec.outputs`` and returns counts) unless an up-to-date manifest exists;
-    the manifest is written only after ``work`` returned, so an interrupted stage is redone next time."""
+    """Run ``work`` (writes ``spec.outputs``, returns counts) unless up to date; then write the manifest."""
     missing = [p for p in spec.inputs if not p.exists()]
     if missing:
         from ccpt.errors import DataError

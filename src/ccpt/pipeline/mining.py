@@ -120,8 +120,7 @@ def combinations(
     parse_window: bool = True,
     force: bool = False,
 ) -> StageResult:
-    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations
-    (``parse_window=False``: whole sentences instead of the window around the markers; slower, for checks)."""
+    """Stage 2: parse the prefiltered comparative sentences (``parse_window=False``: whole) into combinations."""
     source_file, out = workdir / COMPARATIVES, workdir / COMBINATIONS
     config = ExtractConfig(
         conceptnet=str(Path(conceptnet).resolve()),

@@ -131,8 +131,7 @@ def extract_properties(
     batch: BatchOptions | None = None,
     force: bool = False,
 ) -> StageResult:
-    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property); with
-    ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`), not through Inspect."""
+    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl``; ``batch``: calls as a Ray Data batch job."""
     source, out = workdir / COMBINATIONS, workdir / PROPERTIES
     params = {
         "llm": llm.describe(),
