@@ -162,24 +162,14 @@ class HttpStage:
         return {"id": ids, **{key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}}
 
     async def _one(self, rid: str, prompt: str) -> tuple[str, str, str]:
-        """(text, error, fatal) for one prompt."""
-        assert self._semaphore is not None
-        row = _preprocess({"id": rid, "prompt": prompt}, backend="http", model=self.model, llm=self.generation)
-        body = json.dumps(row["payload"])
-        async with self._semaphore:
-            try:
-                response = await self._post(body)
-            except EndpointUnavailable as exc:
-                return "", "", str(exc)
-        return _reply_text(response)
-
-    async def _post(self, body: str) -> Any:
-        """The endpoint's response (any status but a retryable one), after at most ``max_retries`` retries."""
+        """(text, error, fatal) for one prompt, after at most ``max_retries`` retries of a retryable failure."""
         import httpx
         from tenacity import AsyncRetrying
 
         from ccpt.retry import retry_policy
 
+        assert self._semaphore is not None
+        row = _preprocess({"id": rid, "prompt": prompt}, backend="http", model=self.model, llm=self.generation)
         endpoint = self.endpoint
         host = urlsplit(endpoint.url).netloc or endpoint.url
         policy = retry_policy(
@@ -190,18 +180,19 @@ class HttpStage:
             retry_result=lambda response: response.status_code in RETRY_STATUS,
         )
         try:
-            response = await AsyncRetrying(**policy)(
-                self._client.post, endpoint.url, content=body, headers=endpoint.headers
-            )
+            async with self._semaphore:
+                response = await AsyncRetrying(**policy)(
+                    self._client.post, endpoint.url, content=json.dumps(row["payload"]), headers=endpoint.headers
+                )
         except httpx.ConnectError as exc:
             problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
         except httpx.TransportError as exc:
             problem = f"{type(exc).__name__} from {host}: {exc}"
         else:
             if response.status_code not in RETRY_STATUS:
-                return response
+                return _reply_text(response)
             problem = f"HTTP {response.status_code} from {host}"
-        raise EndpointUnavailable(f"{problem} (after {endpoint.max_retries} retries)")
+        return "", "", f"{problem} (after {endpoint.max_retries} retries)"
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
