@@ -33,7 +33,6 @@ class Progress(contextlib.AbstractContextManager["Progress"]):
     total: int | None = None
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     enabled: bool | None = None  # None: only when the stream is an interactive terminal
-    interval: float = 0.5
     clock: Callable[[], float] = time.monotonic
     done: int = 0
     _start: float = field(init=False, default=0.0)
@@ -49,9 +48,7 @@ class Progress(contextlib.AbstractContextManager["Progress"]):
             from rich.text import Text
 
             console = Console(file=self.stream, force_terminal=True)
-            self._live = Live(
-                console=console, get_renderable=lambda: Text(self.line()), refresh_per_second=1 / self.interval
-            )
+            self._live = Live(console=console, get_renderable=lambda: Text(self.line()), refresh_per_second=2)
             self._live.start()
 
     def line(self) -> str:
