@@ -86,20 +86,10 @@ def run_all(config: PipelineConfig, *, force: bool = False, echo: Callable[[str]
         echo(f"[{result.name}] {state}: {result.counts}")
 
     work = config.workdir
-    mine_s, comb_s = config.section("mine"), config.section("combinations")
-    text_field, id_field = mine_s.get("text_field", "text"), mine_s.get("id_field", "id")
-    done(mine(config.corpus, work, engine=config.engine, text_field=text_field, id_field=id_field, force=force))
-    done(
-        combinations(
-            work,
-            config.conceptnet,
-            engine=config.engine,
-            spacy_model=comb_s.get("spacy_model"),
-            prefilter=comb_s.get("prefilter", True),
-            batch_size=comb_s.get("batch_size", 256),
-            force=force,
-        )
-    )
+    fields = {k: v for k, v in config.section("mine").items() if k != "corpus"}  # text_field, id_field
+    done(mine(config.corpus, work, engine=config.engine, force=force, **fields))
+    # [combinations] holds keyword arguments of combinations() (spacy_model, prefilter, batch_size) only.
+    done(combinations(work, config.conceptnet, engine=config.engine, force=force, **config.section("combinations")))
     prop_s = config.section("properties")
     plaus = PlausibilityOptions(
         backend=prop_s.get("plausibility", "model"),
