@@ -145,13 +145,6 @@ class IndexStats:
     seconds: float
 
 
-def _parse_weight(field: bytes) -> float | None:
-    try:
-        return float(json.loads(field)["weight"])
-    except (ValueError, KeyError, TypeError):
-        return None
-
-
 def _english(uri: bytes) -> str | None:
     """Label of an English node URI, None otherwise (non-English, malformed, or junk)."""
     if not uri.startswith(b"/c/en/"):
@@ -178,7 +171,9 @@ def _read_edges(
             start, end = _english(fields[2]), _english(fields[3])
             if start is None and end is None:
                 continue  # an edge between non-English nodes: irrelevant, not checked further
-            if (weight := _parse_weight(fields[4])) is None:
+            try:
+                weight = float(json.loads(fields[4])["weight"])
+            except (ValueError, KeyError, TypeError):
                 stats["malformed"] += 1
                 continue
             yield start, fields[1][3:].decode("ascii", "replace"), end, weight
@@ -311,8 +306,7 @@ class SqliteConceptGraph:
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""
         where, args = ("", ()) if n_words is None else ("WHERE n_words = ?", (n_words,))
-        for (label,) in self._con.execute(f"SELECT label FROM concepts {where} ORDER BY label", args):
-            yield label
+        return (label for (label,) in self._con.execute(f"SELECT label FROM concepts {where} ORDER BY label", args))
 
 
 def default_index_path() -> Path:
