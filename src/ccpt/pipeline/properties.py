@@ -62,13 +62,6 @@ async def score_rows(rows: list[dict[str, Any]], subject: str, scorer: Plausibil
         row.update(scorer_fields(scorer))
 
 
-def property_prompt(combo: dict[str, Any], count: int) -> str:
-    """The stage-3 prompt for one combination in the sentence it was found in."""
-    return render_template(
-        "pipeline_properties", combination=combo["combination"], sentence=combo["sentence"], count=str(count)
-    )
-
-
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
     ids = [request_id(p, llm, batch) for p in prompts]
     replies, failures, sent = run_batch(dict(zip(ids, prompts, strict=True)), llm, batch, replies_path)
@@ -148,7 +141,12 @@ def extract_properties(
         for row in read_jsonl(source):
             combos.setdefault(combination_key(row), row)  # the first sentence a combination occurs in
         selected = list(combos.values())[:limit] if limit else list(combos.values())
-        prompts = [property_prompt(c, count) for c in selected]
+        prompts = [
+            render_template(
+                "pipeline_properties", combination=c["combination"], sentence=c["sentence"], count=str(count)
+            )
+            for c in selected
+        ]
         # Ray runs from the main thread: its local cluster dies with the thread that started it.
         replies = _batch_replies(prompts, llm, batch, workdir / REPLIES) if batch else None
         rows, counts = asyncio.run(_extract(selected, prompts, llm, plausibility, count, replies))
