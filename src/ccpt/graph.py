@@ -1,10 +1,6 @@
-"""Concept graphs (ConceptNet) for Spreading Activation and the data pipeline: two :class:`ConceptGraph` backends.
-
-* :class:`NeighbourCache` — the authors' ``conceptnet_adjacent.json`` (concept → neighbours ranked by edge weight).
-* :class:`SqliteConceptGraph` — a ConceptNet 5.x assertions dump indexed once into SQLite by :func:`build_index`
-  (``ccpt conceptnet index DUMP``). It answers every query.
-
-Both return labels normalised by :func:`normalise_label`, so their strings compare.
+"""Concept graphs (ConceptNet) for Spreading Activation and the data pipeline: the authors' neighbourhood cache
+(:class:`NeighbourCache`) and a ConceptNet dump indexed into SQLite (:class:`SqliteConceptGraph`, every query), both
+with labels normalised by :func:`normalise_label`.
 """
 
 from __future__ import annotations
@@ -32,6 +28,17 @@ _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
 _SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _FULL = "build a full index with: ccpt conceptnet index DUMP"
+_NEIGHBOURS_SQL = """
+    SELECT label FROM (
+      SELECT "end" AS label, weight FROM edges WHERE start = ?1
+      UNION ALL
+      SELECT start AS label, weight FROM edges WHERE "end" = ?1)
+    WHERE label != ?1 GROUP BY label ORDER BY max(weight) DESC, label LIMIT ?2
+"""
+_HAS_PROPERTY_SQL = """
+    SELECT "end" FROM edges WHERE start = ? AND rel = 'HasProperty' AND "end" != start
+    GROUP BY "end" ORDER BY max(weight) DESC, "end" LIMIT ?
+"""
 
 
 class UnsupportedQuery(CcptError):
@@ -274,28 +281,11 @@ class SqliteConceptGraph:
 
     def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` labels linked to ``concept`` in either direction, by strongest edge weight."""
-        return self._labels(
-            """
-            SELECT label FROM (
-              SELECT "end" AS label, weight FROM edges WHERE start = ?1
-              UNION ALL
-              SELECT start AS label, weight FROM edges WHERE "end" = ?1)
-            WHERE label != ?1 GROUP BY label ORDER BY max(weight) DESC, label LIMIT ?2
-            """,
-            concept,
-            k,
-        )
+        return self._labels(_NEIGHBOURS_SQL, concept, k)
 
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` objects of ``concept --HasProperty--> x``, by edge weight."""
-        return self._labels(
-            """
-            SELECT "end" FROM edges WHERE start = ? AND rel = 'HasProperty' AND "end" != start
-            GROUP BY "end" ORDER BY max(weight) DESC, "end" LIMIT ?
-            """,
-            concept,
-            k,
-        )
+        return self._labels(_HAS_PROPERTY_SQL, concept, k)
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
