@@ -10,7 +10,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ class EngineOptions:
 
 def mine_batch(units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Stage 1 on one batch of documents."""
-    found = list(mine_documents(Document(u["doc_id"], u["text"]) for u in units))
+    found = list(mine_documents(Document(**u) for u in units))
     rows = [f.to_row() for f in found if f is not None]
     return rows, {"documents": len(units), "sentences": len(found), "comparative_sentences": len(rows)}
 
@@ -50,7 +50,7 @@ def mine_batch(units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], d
 def _file_units(batch: dict[str, Any], **fields: str) -> list[dict[str, Any]]:
     """Ray: a batch of whole files (bytes + path) → documents (``fields``: text_field, id_field)."""
     return [
-        {"doc_id": doc.doc_id, "text": doc.text}
+        asdict(doc)
         for path, data in zip(batch["path"], batch["bytes"], strict=True)
         for doc in iter_documents(Path(str(path)), **fields, data=bytes(data))
     ]
@@ -85,11 +85,7 @@ def mine(
             )
             results = run_ray(mine_batch, source, workers=engine.workers, address=engine.address, batch_size=1)
         else:
-            docs = (
-                {"doc_id": d.doc_id, "text": d.text}
-                for path in paths
-                for d in iter_documents(path, text_field=text_field, id_field=id_field)
-            )
+            docs = (asdict(d) for p in paths for d in iter_documents(p, text_field=text_field, id_field=id_field))
             results = run_process_pool(mine_batch, batched(docs, DOCS_PER_BATCH), engine.workers)
         return _write(out, results, Progress("mine: documents"), "documents")
 
