@@ -53,25 +53,22 @@ class AnnotationParams:
     seed: int = 0
 
 
-def _form(candidate_type: str) -> str:
-    return CANCELED if candidate_type == CANCELED else EMERGENT
-
-
 def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParams) -> list[dict[str, Any]]:
     """One HIT per candidate, ids ``<type>-<n>`` in file order."""
     numbers: Counter[str] = Counter()
     hits = []
     for row in rows:
         kind = row["type"]
+        form = CANCELED if kind == CANCELED else EMERGENT
         numbers[kind] += 1
         fields = {name: row["head" if name == "root" else name] for name in FORM_FIELDS}
-        question = render_template(f"pipeline_form_{_form(kind)}", **fields)
+        question = render_template(f"pipeline_form_{form}", **fields)
         if kind == COMPONENT:
             question += "\n\n" + render_template("pipeline_form_component_source", **fields)
         hits.append(
             {
                 "hit_id": f"{kind}-{numbers[kind]:05d}",
-                "form": _form(kind),
+                "form": form,
                 "candidate_type": kind,
                 "assignments": params.component_annotators if kind == COMPONENT else params.annotators,
                 **fields,
@@ -147,9 +144,7 @@ class Answer:
 
 
 def _normalise_header(name: str) -> str:
-    name = name.strip()
-    for prefix in ("Input.", "Answer."):
-        name = name.removeprefix(prefix)
+    name = name.strip().removeprefix("Input.").removeprefix("Answer.")
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
 
 

@@ -106,8 +106,7 @@ def _jsonl_documents(
 def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
     groups = groupby(lines, key=lambda item: bool(item[1].strip()))
     paragraphs = ("".join(line for _, line in group) for filled, group in groups if filled)
-    for index, text in enumerate(paragraphs):
-        yield Document(f"{path.name}#{index}", text)
+    return (Document(f"{path.name}#{index}", text) for index, text in enumerate(paragraphs))
 
 
 def split_sentences(doc: Document) -> Iterator[Sentence]:
