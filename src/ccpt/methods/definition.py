@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ccpt.errors import CcptError
@@ -71,11 +72,6 @@ def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
     return (answers, answers), judge
 
 
-def generative(spec: TaskSpec) -> bool:
-    """Applies to the generative tasks (Tasks 1 and 2; Task 3 has only the paper's single prompt)."""
-    return spec.generative
-
-
 @dataclass(frozen=True)
 class Method:
     """A registered method; ``filter=False`` is its Filter ablation (``<name>_nofilter``, spreading only)."""
@@ -87,7 +83,7 @@ class Method:
     samples: Callable[[Mapping[str, Any]], int] = one_sample  # answers per instance and seed, from the options
     reduce: Reduction = mean_cell  # the samples of one instance and seed → its cell (report and Inspect's score)
     calls: Callable[[Method, Plan], tuple[Range, Range]] = answer_calls  # --dry-run's (solver, judge) calls
-    applies: Callable[[TaskSpec], bool] = generative  # the tasks it runs on
+    applies: Callable[[TaskSpec], bool] = attrgetter("generative")  # the tasks it runs on (default Tasks 1 and 2)
     seeds: int | None = None  # a fixed number of seeds (Gold: one), else the run's
     source: Source | None = None  # spreading activation's concept source
     filter: bool = True
