@@ -54,15 +54,12 @@ class ConceptGraph(Protocol):
 
     def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` English neighbour labels of ``concept``, strongest edge first; () if unknown."""
-        ...
 
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` objects of ``concept --HasProperty--> x``, strongest first."""
-        ...
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (a unigram or an n-gram) is an English concept of the graph."""
-        ...
 
 
 def normalise_label(text: str) -> str | None:

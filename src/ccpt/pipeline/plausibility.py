@@ -90,10 +90,8 @@ class VeraScorer:
             return (logits / self.temperature).sigmoid().float().cpu().tolist()
 
     async def score(self, statements: Sequence[str]) -> list[float | None]:
-        out: list[float | None] = []
-        for i in range(0, len(statements), self.batch_size):
-            out.extend(await asyncio.to_thread(self._score_batch, statements[i : i + self.batch_size]))
-        return out
+        batches = (statements[i : i + self.batch_size] for i in range(0, len(statements), self.batch_size))
+        return [score for batch in batches for score in await asyncio.to_thread(self._score_batch, batch)]
 
 
 class ModelJudgeScorer:
