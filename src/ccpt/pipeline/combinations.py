@@ -121,9 +121,7 @@ Lemmatize = Callable[["Token"], list[str]]
 
 def lemmatizer_of(nlp: Language) -> Lemmatize | None:
     """The pipeline's lemmatizer, to run on single tokens (None if the pipeline lemmatises every token itself)."""
-    if "lemmatizer" not in nlp.disabled:
-        return None
-    return nlp.get_pipe("lemmatizer").lemmatize  # type: ignore[attr-defined,no-any-return]
+    return nlp.get_pipe("lemmatizer").lemmatize if "lemmatizer" in nlp.disabled else None  # type: ignore[attr-defined]
 
 
 def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
@@ -135,10 +133,8 @@ def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
 
 def _concept(token: Token, vocab: ConceptVocabulary, lemmatize: Lemmatize | None) -> str | None:
     """The token's concept label: its lemma, else its surface form, if that is a unigram concept."""
-    for form in (_lemma(token, lemmatize), token.lower_):
-        if form not in STOPWORDS and vocab.is_unigram(form):
-            return form
-    return None
+    forms = (_lemma(token, lemmatize), token.lower_)
+    return next((form for form in forms if form not in STOPWORDS and vocab.is_unigram(form)), None)
 
 
 def extract_from_doc(
