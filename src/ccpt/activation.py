@@ -263,8 +263,7 @@ class Activator:
 
     def __init__(self, *, memoise: bool = True) -> None:
         self.memoise = memoise
-        self._done: dict[tuple[Source, str], Activation] = {}
-        self._running: dict[tuple[Source, str], asyncio.Future[Activation]] = {}
+        self._memo: dict[tuple[Source, str], asyncio.Future[Activation]] = {}
         self.calls: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()
 
@@ -274,18 +273,16 @@ class Activator:
         if not self.memoise:
             self.calls[source] += 1
             return await compute()
-        if key in self._done or key in self._running:
+        if key in self._memo:
             self.hits[source] += 1
-            return self._done[key] if key in self._done else await asyncio.shield(self._running[key])
+            return await asyncio.shield(self._memo[key])
         self.calls[source] += 1
-        future = asyncio.ensure_future(compute())
-        self._running[key] = future
+        future = self._memo[key] = asyncio.ensure_future(compute())
         try:
-            result = await asyncio.shield(future)
-        finally:
-            self._running.pop(key, None)
-        self._done[key] = result
-        return result
+            return await asyncio.shield(future)
+        except Exception:
+            self._memo.pop(key, None)  # not memoised: a later call computes again
+            raise
 
 
 async def activate(
