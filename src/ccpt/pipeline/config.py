@@ -46,8 +46,7 @@ class PipelineConfig:
 
 
 def _relative(base: Path, value: str) -> Path:
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else base / p
+    return base / Path(value).expanduser()  # an absolute path stays as it is
 
 
 def load_config(path: Path) -> PipelineConfig:
@@ -63,13 +62,12 @@ def load_config(path: Path) -> PipelineConfig:
         for name in parsed.model_fields_set
         if isinstance(getattr(parsed, name), BaseModel)
     }
-    engine = parsed.engine
     return PipelineConfig(
         path=Path(path).resolve(),
         workdir=rel(parsed.workdir),
         conceptnet=rel(parsed.conceptnet),
         corpus=tuple(rel(c) for c in parsed.mine.corpus),
-        engine=EngineOptions(engine.engine, engine.workers, engine.address or None),
+        engine=EngineOptions(parsed.engine.engine, parsed.engine.workers, parsed.engine.address or None),
         llm=LLMOptions(**parsed.llm.model_dump()),
         batch=BatchOptions(**parsed.batch.model_dump()) if parsed.batch is not None else None,
         sections=sections,
