@@ -245,15 +245,12 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 def root_cause(exc: BaseException) -> str:
     """One readable line for an error raised inside a Ray job: the worker's own exception, without Ray's wrappers."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    found = None
-    for line in lines:
-        match = _ERROR_LINE.match(line)
-        if match and not match.group(1).startswith("ray."):
-            found = (match.group(1).rsplit(".", 1)[-1], match.group(2).strip())
-    if found is None:
-        lines = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
-        found = (type(exc).__name__, lines[0] if lines else "")
-    name, text = found
+    errors = [m for m in map(_ERROR_LINE.match, lines) if m and not m.group(1).startswith("ray.")]
+    if errors:  # the last one: the worker's own
+        name, text = errors[-1].group(1).rsplit(".", 1)[-1], errors[-1].group(2).strip()
+    else:
+        rest = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
+        name, text = type(exc).__name__, rest[0] if rest else ""
     if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload
         last = text.split("Previous Exception:")[1].split(".")[0].strip()
         text = f"{text.split(' for input row ')[0]} (last error: {last})"
