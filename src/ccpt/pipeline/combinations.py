@@ -234,38 +234,31 @@ def _extract_one(
     }
 
 
-@dataclass(frozen=True)
-class CombinationJob:
-    """Stage 2 on one batch of stage-1 rows; picklable, loads spaCy and the vocabulary once per process."""
-
-    config: ExtractConfig
-
-    def __call__(self, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        vocab = load_vocabulary(self.config.conceptnet)
-        stats: Counter[str] = Counter()
-        todo: list[Comparative] = []
-        for row in rows:
-            comparative = Comparative.from_row(row)
-            stats["sentences"] += 1
-            if self.config.prefilter:
-                kept = tuple(
-                    m for m in comparative.markers if passes_prefilter(comparative.sentence, m, vocab, self.config)
-                )
-                if not kept:
-                    stats["rejected_prefilter"] += 1
-                    continue
-                comparative = replace(comparative, markers=kept)
-            todo.append(comparative)
-        stats["parsed"] += len(todo)
-        out: list[dict[str, Any]] = []
-        if todo:
-            nlp = load_spacy(self.config.spacy_model)
-            lemmatize = lemmatizer_of(nlp)
-            spans = [parse_span(c) if self.config.parse_window else (0, len(c.sentence)) for c in todo]
-            texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
-            for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
-                out.extend(extract_from_doc(doc, comparative, vocab, stats, start, lemmatize))
-        return out, dict(stats)
+def extract_batch(config: ExtractConfig, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Stage 2 on one batch of stage-1 rows (spaCy and the vocabulary load once per process)."""
+    vocab = load_vocabulary(config.conceptnet)
+    stats: Counter[str] = Counter()
+    todo: list[Comparative] = []
+    for row in rows:
+        comparative = Comparative.from_row(row)
+        stats["sentences"] += 1
+        if config.prefilter:
+            kept = tuple(m for m in comparative.markers if passes_prefilter(comparative.sentence, m, vocab, config))
+            if not kept:
+                stats["rejected_prefilter"] += 1
+                continue
+            comparative = replace(comparative, markers=kept)
+        todo.append(comparative)
+    stats["parsed"] += len(todo)
+    out: list[dict[str, Any]] = []
+    if todo:
+        nlp = load_spacy(config.spacy_model)
+        lemmatize = lemmatizer_of(nlp)
+        spans = [parse_span(c) if config.parse_window else (0, len(c.sentence)) for c in todo]
+        texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
+        for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
+            out.extend(extract_from_doc(doc, comparative, vocab, stats, start, lemmatize))
+    return out, dict(stats)
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

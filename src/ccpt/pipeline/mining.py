@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import CcptError
-from ccpt.pipeline.combinations import CombinationJob, ExtractConfig, batched
+from ccpt.pipeline.combinations import ExtractConfig, batched, extract_batch
 from ccpt.pipeline.comparatives import FALSE_FRIENDS, mine_documents
 from ccpt.pipeline.corpus import Document, iter_documents
 from ccpt.pipeline.engine import ENGINES, RaySource, run_process_pool, run_ray
@@ -124,7 +124,7 @@ def combinations(
         prefilter=prefilter,
         parse_window=parse_window,
     )
-    job = CombinationJob(config)
+    job = functools.partial(extract_batch, config)
     params = {
         "spacy_model": config.spacy_model,
         "prefilter": prefilter,
