@@ -29,8 +29,7 @@ def run_process_pool(job: Job, batches: Iterable[list[dict[str, Any]]], workers:
     if workers <= 1:
         yield from map(job, batches)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         pending: deque[Future[tuple[Rows, Counts]]] = deque()
         for batch in batches:
             pending.append(pool.submit(job, batch))
