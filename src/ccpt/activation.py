@@ -1,33 +1,9 @@
 """Spreading Activation (paper §4.1, Algorithm 1), written against ``async generate(prompt) -> str``.
 
-For t = 0 .. T-1::
-
-    C_{t+1} ← C_t ∪ ⋃_{c ∈ C_t ∪ C_0} Activate(c)
-    C_{t+1} ← Filter(C_{t+1}, C_0) \\ C_0
-    Δ = 1 − |C_t ∩ C_{t+1}| / |C_t ∪ C_{t+1}|      (on lemmatised forms)
-    stop when Δ < ε
-
-``Activate`` asks the model (prompt ``sa_activate.txt``) and/or the concept graph; ``Filter`` asks the model
-(prompt ``sa_filter.txt``) to keep the candidates related to both seeds and drop redundant ones. Choices the paper
-leaves open, and defects of the authors' code avoided here (each has a regression test):
-
-* T = 5 means at most five expansions, C_1 … C_5 (as in the paper's Table 6).
-* Δ compares C_t with C_{t+1} (not C_{t+1} with its own lemmatisation, which stops an instance as soon as every
-  concept is its own lemma, whether or not the set still changes).
-* C_0 is removed from every C_{t+1}, inflected forms too ("apples" for "apple"), so C_T is never just the seed
-  words; hence Δ at the first step is 1 unless C_1 is empty.
-* Each source has its own memo entry (``("llm", c)`` / ``("graph", c)``): an LLM-only run never sees graph
-  neighbours. Activation prompts depend on the concept only, so one activation serves every instance of a run.
-* The filter sees every candidate, both seeds and O; its answer is reduced to the candidates it was shown. A cap
-  on the candidate set is opt-in (``SAConfig.max_candidates``) and is a seeded uniform sample.
-* An empty C_{t+1} does not stop the run (as printed, and so that one bad Filter answer does not end it): the
-  next step activates C_0 again. If the set stays empty, Δ = 0 and the run converges with C_T = ∅.
-* Unparsable model output is counted in the trajectory (``activation_failures``, ``filter_failed``), read as an
-  empty list and never raises. A run that stops on such a *failed* step has ``stop_reason = "failed"``, never
-  "converged".
-
-The ``as-run`` protocol (:mod:`ccpt.protocol`) runs :func:`ccpt.activation_as_run.spread_activation_as_run`
-instead: what produced the authors' stored Table-3 files.
+Each step: C_{t+1} ← Filter(C_t ∪ Activate(C_t ∪ C_0), C_0) \\ C_0; Δ = Jaccard distance of C_t and C_{t+1} on
+lemmatised forms; stop when Δ < ε or after T steps. Where the paper is open, the choices made here (each with a
+regression test) are listed in docs/methods.md; the ``as-run`` protocol runs
+:func:`ccpt.activation_as_run.spread_activation_as_run` instead.
 """
 
 from __future__ import annotations
@@ -58,19 +34,11 @@ _MAX_LABEL_CHARS = 64  # longer "concepts" in model output are sentences, not co
 _WORD = re.compile(r"[a-z]+")
 
 
-# --- Configuration, seeds and the recorded trajectory -----------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class SAConfig:
-    """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1).
-
-    ``max_candidates``: if set, a larger candidate set is cut to a uniform sample of that size, seeded by ``seed``
-    and the instance's seeds (reproducible). None (default) gives the filter every candidate. ``as_run``: the
-    authors' algorithm (:func:`spread_activation_as_run`) with its own constants: ``sample_size`` candidates per
-    step, ``filter_view`` of them shown to the filter, at most ``graph_neighbours`` ConceptNet neighbours per
-    concept; ``neighbours_k`` and ``max_candidates`` do not apply.
-    """
+    """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1). ``max_candidates``: a seeded uniform sample
+    cap (None: no cap). ``as_run``: the authors' algorithm, with ``sample_size``, ``filter_view`` and
+    ``graph_neighbours`` in place of ``neighbours_k`` and ``max_candidates``."""
 
     use_llm: bool
     use_graph: bool
@@ -104,11 +72,8 @@ class SAConfig:
 
 @dataclass(frozen=True)
 class Seeds:
-    """The initial concept set C_0 and the objective O of one instance.
-
-    ``authors_c0`` / ``authors_pair``: C_0 and O as the authors' code had them — C_0 head first, and O the pair
-    their filter prompt named: (head, modifier) for PI, (property, head) for NPC. Empty: same as ``concepts``.
-    """
+    """C_0 and the objective O of one instance; ``authors_c0`` / ``authors_pair``: C_0 and O in the authors' order
+    (head first; O = (head, modifier) for PI, (property, head) for NPC), empty = same as ``concepts``."""
 
     concepts: tuple[str, ...]
     objective: str
@@ -162,12 +127,8 @@ class Step:
 
 @dataclass
 class Trajectory:
-    """C_0 … C_T with Δ per step and why the run stopped; stored with each sample.
-
-    ``as_run``: the steps hold the authors' sets (seed words kept, possibly empty) and the answers see their
-    views of them (:attr:`final`, :meth:`at`); ``final_with_seeds``: the final answer sees C_T itself (their
-    Table-3 runs), otherwise C_T − C_0 (their no-filter ablation).
-    """
+    """C_0 … C_T with Δ per step and why the run stopped; stored with each sample. ``as_run``: the authors' sets
+    (seed words kept); ``final_with_seeds``: the final answer sees C_T itself, else C_T − C_0."""
 
     seeds: Seeds
     steps: list[Step] = field(default_factory=list)
@@ -182,10 +143,8 @@ class Trajectory:
         return self._without_seeds(last) if self.as_run and not self.final_with_seeds else last
 
     def at(self, t: int) -> tuple[str, ...]:
-        """C_t as an answer from step t sees it (Table 6); past the last step the run had stopped, so C_t = C_T.
-
-        As run: C_t − C_0, an empty C_t replaced by the last non-empty set before it.
-        """
+        """C_t as an answer from step t sees it (Table 6; past the last step, C_T). As run: C_t − C_0, an empty C_t
+        replaced by the last non-empty set before it."""
         if t < 0:
             raise ValueError(f"t must be >= 0, got {t}")
         if t == 0:
@@ -228,14 +187,9 @@ class Trajectory:
         }
 
 
-# --- Normalisation and parsing ----------------------------------------------------------------------------------------
-
-
 def concept_key(label: str) -> str:
-    """Comparison form of a concept: lower case, single spaces, each word's noun lemma ("apples" → "apple").
-
-    Only noun inflection is undone: "peel" stays distinct from the seed "peeled", which it should not replace.
-    """
+    """Comparison form of a concept: lower case, single spaces, each word's noun lemma ("apples" → "apple"; only
+    noun inflection, so "peel" stays distinct from "peeled")."""
     words = " ".join(label.replace("_", " ").lower().split())
     return _WORD.sub(lambda m: _noun_lemma(m.group()), words)
 
@@ -249,11 +203,8 @@ def _noun_lemma(word: str) -> str:
 
 
 def parse_concept_list(text: str) -> list[str] | None:
-    """The concept list in a model answer: the last ``{"concepts": [...]}`` object, else a bare JSON list.
-
-    The object is found by :func:`ccpt.answers.extract_json_object`, a bare list such as ``["a", "b"]`` by
-    ``json``. None when neither is found; non-string items are skipped. Never evaluates the text.
-    """
+    """The concept list in a model answer: the last ``{"concepts": [...]}`` object, else the last bare JSON list;
+    None when neither is found; non-string items are skipped. Never evaluates the text."""
     found: Any = (extract_json_object(text) or {}).get("concepts")
     if not isinstance(found, list):
         found = _last_json_list(text)
@@ -298,9 +249,6 @@ def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None =
     )
 
 
-# --- Activation with a per-run memo -----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Activation:
     """A_c from one source; ``failed`` when the model's answer held no parsable concept list."""
@@ -310,50 +258,38 @@ class Activation:
 
 
 class Activator:
-    """Per-run memo of activations keyed by (source, concept), safe under asyncio concurrency.
-
-    One per run (one model, graph and ``neighbours_k``): concurrent requests share the in-flight call. ``calls`` /
-    ``hits`` count computations and memo hits per source; ``memoise=False`` computes every request (benchmarks).
-    """
+    """Per-run memo of activations keyed by (source, concept); concurrent requests share the in-flight call.
+    ``calls`` / ``hits`` count computations and memo hits per source; ``memoise=False`` computes every request."""
 
     def __init__(self, *, memoise: bool = True) -> None:
         self.memoise = memoise
-        self._done: dict[tuple[Source, str], Activation] = {}
-        self._running: dict[tuple[Source, str], asyncio.Future[Activation]] = {}
+        self._memo: dict[tuple[Source, str], asyncio.Future[Activation]] = {}
         self.calls: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()
 
     async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
-        """The memoised activation of ``concept`` by ``source``; ``compute`` runs at most once per key.
-
-        If ``compute`` raises, the error reaches every waiter and the key is not memoised (a later call retries).
-        """
+        """The memoised activation of ``concept`` by ``source`` (an error reaches every waiter, is not memoised)."""
         key = (source, concept)
         if not self.memoise:
             self.calls[source] += 1
             return await compute()
-        if key in self._done or key in self._running:
+        if key in self._memo:
             self.hits[source] += 1
-            return self._done[key] if key in self._done else await asyncio.shield(self._running[key])
+            return await asyncio.shield(self._memo[key])
         self.calls[source] += 1
-        future = asyncio.ensure_future(compute())
-        self._running[key] = future
+        future = self._memo[key] = asyncio.ensure_future(compute())
         try:
-            result = await asyncio.shield(future)
-        finally:
-            self._running.pop(key, None)
-        self._done[key] = result
-        return result
+            return await asyncio.shield(future)
+        except Exception:
+            self._memo.pop(key, None)  # not memoised: a later call computes again
+            raise
 
 
 async def activate(
     concept: str, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> list[Activation]:
-    """Activate(c): the model's and/or the graph's concepts for ``c``, one Activation per source used.
-
-    ccpt: at most ``neighbours_k`` per source, cleaned and de-duplicated. As run: every item of the model's
-    list (its first bracketed list) and up to ``graph_neighbours`` graph neighbours, as written.
-    """
+    """Activate(c): one Activation per source used (ccpt: at most ``neighbours_k``, cleaned; as run: the model's
+    first bracketed list and up to ``graph_neighbours`` graph neighbours, as written)."""
 
     async def from_llm() -> Activation:
         assert generate is not None
@@ -370,9 +306,6 @@ async def activate(
 
     compute = {"llm": from_llm, "graph": from_graph}
     return [await activator.get(source, concept, compute[source]) for source in config.sources]
-
-
-# --- Algorithm 1 ------------------------------------------------------------------------------------------------------
 
 
 def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:
@@ -413,8 +346,7 @@ def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGra
 
 
 def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
-    """Record ``step``; True when the run stops on it: Δ < ε — "failed" rather than "converged" if the step's
-    activation or filter reply was unreadable (a set that stopped changing because nothing could be read)."""
+    """Record ``step``; True when the run stops on it (Δ < ε): "failed" if a reply was unreadable, else "converged"."""
     trajectory.steps.append(step)
     if step.delta >= epsilon:
         return False
@@ -425,12 +357,7 @@ def record_step(trajectory: Trajectory, step: Step, epsilon: float) -> bool:
 async def spread_activation(
     seeds: Seeds, *, generate: Generate | None, graph: ConceptGraph | None, activator: Activator, config: SAConfig
 ) -> Trajectory:
-    """Run Algorithm 1 for one instance and return its full trajectory (C_T is ``trajectory.final``).
-
-    ``generate`` may be None only for graph-only runs without the filter; ``graph`` only without ``use_graph``.
-    Errors raised by ``generate`` propagate; unparsable output does not. An ``as_run`` config raises ValueError
-    (it is :func:`ccpt.activation_as_run.spread_activation_as_run`'s).
-    """
+    """Run Algorithm 1 for one instance: its full trajectory (errors of ``generate`` propagate)."""
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
         raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")

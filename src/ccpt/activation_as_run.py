@@ -1,20 +1,13 @@
 """Spreading Activation as the authors' code ran it for the paper's tables: the ``as-run`` protocol.
 
-:func:`spread_activation_as_run` replaces :func:`ccpt.activation.spread_activation`; it produced the authors' stored
-Table-3 files (their ``C`` per step and ``C_T`` columns; docs/methods.md lists each choice and its evidence). C_0 =
-(head, modifier) for PI, (head, property) for NPC, stays in the set. Each step takes every concept's activations (LLM
-and/or every ConceptNet neighbour, duplicates kept), draws a random sample of at most 10 candidates in random order
-and shows the filter a random sample of the first 5, with the pair O; the filter's first bracketed list (a Python
-literal, never evaluated) *is* the next set. The stop test compares the new set's spaCy lemmas with the set itself:
-an instance stops when every concept is its own lemma. The Table-3 answer sees the final set with the seed words
-(empty if it emptied); the per-step answers (Table 6) and the no-filter ablation (Table 7) see C_t − C_0, an empty
-C_t replaced by the last non-empty one. Seeds, trajectory, activation memo and prompts are :mod:`ccpt.activation`'s.
+:func:`spread_activation_as_run` replaces :func:`ccpt.activation.spread_activation`: C_0 stays in the set, each step
+samples at most 10 candidates and shows the filter 5, whose first bracketed list (never evaluated) is the next set,
+and the stop test compares the set's lemmas with the set itself. docs/methods.md lists each choice and its evidence.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,51 +25,28 @@ from ccpt.activation import (
     record_step,
 )
 from ccpt.answers import first_list_literal, spacy_lemma
-from ccpt.errors import DataError
-from ccpt.graph import ConceptGraph, UnsupportedQuery
+from ccpt.graph import ConceptGraph, NeighbourCache, read_neighbour_json
 
 
-class AuthorsNeighbourCache:
-    """The authors' ConceptNet neighbourhood cache as their code read it: a concept's list by its exact spelling,
-    labels as stored (uncleaned: "en 1" and the concept itself included), strongest first. The ``as-run`` protocol
-    uses it, not :class:`ccpt.graph.NeighbourCache` (which cleans the file): the stored no-filter sets hold these."""
-
-    capabilities = frozenset({"neighbours"})
+class AuthorsNeighbourCache(NeighbourCache):
+    """The authors' ConceptNet neighbourhood cache as their code read it: exact spelling, labels as stored
+    (uncleaned, unlike :class:`ccpt.graph.NeighbourCache`), strongest first."""
 
     def __init__(self, table: Mapping[str, Sequence[str]], name: str = "conceptnet-cache (as stored)") -> None:
-        self._table = {str(k): tuple(str(x) for x in v) for k, v in table.items()}
-        self.name = name
+        super().__init__({str(k): tuple(str(x) for x in v) for k, v in table.items()}, name)
 
     @classmethod
-    def load(cls, path: Path) -> AuthorsNeighbourCache:
+    def load(cls, path: str | Path) -> AuthorsNeighbourCache:
         """Read a ``conceptnet_adjacent.json``-style file; one DataError line if it is not one."""
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
-        if not isinstance(raw, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
-        ):
-            raise DataError(f"{path} is not a ConceptNet neighbourhood cache", 'expected {"concept": ["label", ...]}')
-        return cls(raw, name=f"conceptnet-cache (as stored):{path.name}")
+        return cls(read_neighbour_json(Path(path)), name=f"conceptnet-cache (as stored):{Path(path).name}")
 
     def neighbours(self, concept: str, k: int = 50) -> tuple[str, ...]:
         """The first ``k`` stored labels of ``concept`` (exact key); () if it has none."""
         return self._table.get(concept, ())[:k]
 
-    def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
-        """Not available (the cache stores no relation types)."""
-        raise UnsupportedQuery("the ConceptNet neighbourhood cache has no relation types")
-
-    def is_concept(self, phrase: str) -> bool:
-        """Not available (the cache covers only the concepts of the CCPT test sets)."""
-        raise UnsupportedQuery("the ConceptNet neighbourhood cache covers only the CCPT test concepts")
-
 
 def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
-    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set). Meant
-    to compare C_t with C_{t+1}, it is 0 exactly when every concept is its own lemma (no plural, "-ing" form, capital
-    or multi-token spelling the lemmatiser changes)."""
+    """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set)."""
     raw = set(concepts)
     lemmas = {lemma(c) for c in raw}
     union = raw | lemmas
@@ -92,9 +62,7 @@ async def spread_activation_as_run(
     config: SAConfig,
     lemma: Callable[[str], str] | None = None,
 ) -> Trajectory:
-    """Spreading Activation as the authors' code ran it (see the module docstring). ``lemma`` is the stop test's
-    lemmatiser (default :func:`ccpt.answers.spacy_lemma`); random choices are seeded by ``config.seed`` and the
-    instance, so a run is reproducible."""
+    """Spreading Activation as the authors' code ran it, seeded; ``lemma``: the stop test's lemmatiser."""
     check_sources(config, generate, graph)
     lemma = lemma or spacy_lemma
     rng = random.Random(f"as-run|{config.seed}|{'|'.join(seeds.as_run_c0)}")
@@ -113,8 +81,7 @@ async def spread_activation_as_run(
             kept: tuple[str, ...] = ()
             if view:
                 assert generate is not None
-                # The authors' filter: its reply's first bracketed list is the next set, as written (seed words,
-                # nodes it was not shown and all).
+                # The authors' filter: its reply's first bracketed list is the next set, as written.
                 reply = await generate(filter_prompt(view, seeds, config.prompt_variant, as_run=True))
                 items = first_list_literal(reply)
                 filter_failed = items is None

@@ -1,10 +1,6 @@
-"""Concept graphs (ConceptNet) for Spreading Activation and the data pipeline: two :class:`ConceptGraph` backends.
-
-* :class:`NeighbourCache` — the authors' ``conceptnet_adjacent.json`` (concept → neighbours ranked by edge weight).
-* :class:`SqliteConceptGraph` — a ConceptNet 5.x assertions dump indexed once into SQLite by :func:`build_index`
-  (``ccpt conceptnet index DUMP``). It answers every query.
-
-Both return labels normalised by :func:`normalise_label`, so their strings compare.
+"""Concept graphs (ConceptNet) for Spreading Activation and the data pipeline: the authors' neighbourhood cache
+(:class:`NeighbourCache`) and a ConceptNet dump indexed into SQLite (:class:`SqliteConceptGraph`, every query), both
+with labels normalised by :func:`normalise_label`.
 """
 
 from __future__ import annotations
@@ -31,8 +27,18 @@ INDEX_SCHEMA_VERSION = "1"
 _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
 _SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_BATCH = 20_000
 _FULL = "build a full index with: ccpt conceptnet index DUMP"
+_NEIGHBOURS_SQL = """
+    SELECT label FROM (
+      SELECT "end" AS label, weight FROM edges WHERE start = ?1
+      UNION ALL
+      SELECT start AS label, weight FROM edges WHERE "end" = ?1)
+    WHERE label != ?1 GROUP BY label ORDER BY max(weight) DESC, label LIMIT ?2
+"""
+_HAS_PROPERTY_SQL = """
+    SELECT "end" FROM edges WHERE start = ? AND rel = 'HasProperty' AND "end" != start
+    GROUP BY "end" ORDER BY max(weight) DESC, "end" LIMIT ?
+"""
 
 
 class UnsupportedQuery(CcptError):
@@ -48,23 +54,17 @@ class ConceptGraph(Protocol):
 
     def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` English neighbour labels of ``concept``, strongest edge first; () if unknown."""
-        ...
 
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` objects of ``concept --HasProperty--> x``, strongest first."""
-        ...
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (a unigram or an n-gram) is an English concept of the graph."""
-        ...
 
 
 def normalise_label(text: str) -> str | None:
-    """Return the canonical label of a concept URI (``/c/en/apple_pie/n/...``) or plain label; None for junk.
-
-    Lower-cases, turns underscores into spaces, drops ConceptNet's part-of-speech / sense suffixes and collapses
-    whitespace. None for empty labels, non-English URIs and language-code junk like ``"en 1"``.
-    """
+    """The canonical label of a concept URI (``/c/en/apple_pie/n/...``) or plain label: lower case, spaces, no
+    sense suffix; None for empty labels, non-English URIs and language-code junk like ``"en 1"``."""
     if text.startswith("/c/"):
         parts = text.split("/")  # ['', 'c', 'en', 'apple_pie', 'n', ...]
         if len(parts) < 4 or parts[2] != "en":
@@ -74,15 +74,26 @@ def normalise_label(text: str) -> str | None:
     return None if not label or _JUNK_LABEL.match(label) else label
 
 
-# --- Backend 1: the authors' neighbourhood cache (JSON) ---------------------------------------------------------------
+def read_neighbour_json(path: Path) -> dict[str, list[str]]:
+    """The raw ``concept → labels`` of a ``conceptnet_adjacent.json``-style file; DataError if missing or bad."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"ConceptNet cache not found: {path}", hint="pass an existing file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
+    ):
+        raise DataError(
+            f"{path} is not a ConceptNet neighbourhood cache",
+            hint='expected a JSON object {"concept": ["neighbour", ...], ...}',
+        )
+    return raw
 
 
 class NeighbourCache:
-    """The ``concept → ranked neighbour labels`` JSON cache, cleaned on load.
-
-    Only ``neighbours`` is available: the cache has no relation types and covers a few thousand concepts, so
-    ``has_property`` and ``is_concept`` raise :class:`UnsupportedQuery` instead of giving wrong answers.
-    """
+    """The ``concept → ranked neighbour labels`` JSON cache, cleaned on load; only ``neighbours`` is available."""
 
     capabilities: frozenset[Capability] = frozenset({"neighbours"})
 
@@ -104,21 +115,7 @@ class NeighbourCache:
     @classmethod
     def load(cls, path: str | Path) -> NeighbourCache:
         """Read a ``conceptnet_adjacent.json``-style file; raises DataError if it is missing or malformed."""
-        path = Path(path)
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError(f"ConceptNet cache not found: {path}", hint="pass an existing file") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"cannot read ConceptNet cache {path}: {exc}") from None
-        if not isinstance(raw, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in raw.values()
-        ):
-            raise DataError(
-                f"{path} is not a ConceptNet neighbourhood cache",
-                hint='expected a JSON object {"concept": ["neighbour", ...], ...}',
-            )
-        return cls.from_mapping(raw, name=f"conceptnet-cache:{path.name}")
+        return cls.from_mapping(read_neighbour_json(Path(path)), name=f"conceptnet-cache:{Path(path).name}")
 
     def __len__(self) -> int:
         return len(self._table)
@@ -141,9 +138,6 @@ class NeighbourCache:
         )
 
 
-# --- Backend 2: a ConceptNet 5.x assertions dump indexed into SQLite --------------------------------------------------
-
-
 @dataclass(frozen=True)
 class IndexStats:
     """What :func:`build_index` read and kept."""
@@ -153,13 +147,6 @@ class IndexStats:
     malformed: int  # lines that are not 5 tab-separated fields, or English edges with bad URIs / weight JSON
     english_concepts: int  # distinct English labels (from any edge, including edges to other languages)
     seconds: float
-
-
-def _parse_weight(field: bytes) -> float | None:
-    try:
-        return float(json.loads(field)["weight"])
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 def _english(uri: bytes) -> str | None:
@@ -175,8 +162,7 @@ def _english(uri: bytes) -> str | None:
 def _read_edges(
     dump: Path, stats: dict[str, int], progress: Callable[[int], None] | None
 ) -> Iterator[tuple[str | None, str, str | None, float]]:
-    """Stream ``(start, rel, end, weight)`` for every edge with an English end (None: not English), counting lines
-    and malformed lines into ``stats``; memory is O(1)."""
+    """Stream ``(start, rel, end, weight)`` of every edge with an English end (None: not English) into ``stats``."""
     with gzip.open(dump, "rb") as stream:
         for lines, line in enumerate(stream, start=1):
             if progress is not None and lines % 1_000_000 == 0:
@@ -189,7 +175,9 @@ def _read_edges(
             start, end = _english(fields[2]), _english(fields[3])
             if start is None and end is None:
                 continue  # an edge between non-English nodes: irrelevant, not checked further
-            if (weight := _parse_weight(fields[4])) is None:
+            try:
+                weight = float(json.loads(fields[4])["weight"])
+            except (ValueError, KeyError, TypeError):
                 stats["malformed"] += 1
                 continue
             yield start, fields[1][3:].decode("ascii", "replace"), end, weight
@@ -198,13 +186,9 @@ def _read_edges(
 def build_index(
     dump_path: str | Path, db_path: str | Path, *, force: bool = False, progress: Callable[[int], None] | None = None
 ) -> IndexStats:
-    """Index a ConceptNet assertions dump (``.csv.gz``: 5 tab-separated columns, no header) into SQLite.
-
-    Streams the dump (memory stays flat), keeps edges whose both ends are English, records every English label,
-    and writes to a temporary file beside ``db`` first so an interrupted build never leaves a half index behind.
-    ``progress(lines_read)`` is called every million lines. Raises DataError if the dump is missing or the index
-    exists and ``force`` is false.
-    """
+    """Index a ConceptNet assertions dump (``.csv.gz``, 5 tab-separated columns) into SQLite, streaming, keeping
+    edges between English concepts and every English label, atomically. ``progress(lines_read)`` is called every
+    million lines. DataError if the dump is missing or the index exists and ``force`` is false."""
     dump, db = Path(dump_path), Path(db_path)
     if not dump.is_file():
         raise DataError(f"ConceptNet dump not found: {dump}", hint="pass conceptnet-assertions-5.7.0.csv.gz")
@@ -220,38 +204,25 @@ def build_index(
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE edges (
               start TEXT NOT NULL, rel TEXT NOT NULL, "end" TEXT NOT NULL, weight REAL NOT NULL);
-            CREATE TEMP TABLE other_nodes (label TEXT NOT NULL);
+            CREATE TEMP TABLE read (start TEXT, rel TEXT NOT NULL, "end" TEXT, weight REAL NOT NULL);
             """
         )
-        edges: list[tuple[str, str, str, float]] = []
-        others: list[tuple[str]] = []
-        try:
-            for start, rel, end, weight in _read_edges(dump, counts, progress):
-                if start is not None and end is not None:
-                    edges.append((start, rel, end, weight))
-                else:
-                    others.append((start if start is not None else end or "",))
-                if len(edges) >= _BATCH:
-                    con.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", edges)
-                    edges.clear()
-                if len(others) >= _BATCH:
-                    con.executemany("INSERT INTO other_nodes VALUES (?)", others)
-                    others.clear()
+        try:  # every edge with an English end (the other end NULL if not English), streamed
+            con.executemany("INSERT INTO read VALUES (?, ?, ?, ?)", _read_edges(dump, counts, progress))
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise DataError(
                 f"cannot read ConceptNet dump {dump}: {exc}", hint="is it a complete .csv.gz file?"
             ) from None
-        con.executemany("INSERT INTO edges VALUES (?, ?, ?, ?)", edges)
-        con.executemany("INSERT INTO other_nodes VALUES (?)", others)
         # Indexes after the load: far faster than maintaining them row by row.
         con.executescript(
             """
+            INSERT INTO edges SELECT * FROM read WHERE start IS NOT NULL AND "end" IS NOT NULL;
             CREATE TABLE concepts (label TEXT PRIMARY KEY, n_words INTEGER NOT NULL) WITHOUT ROWID;
             INSERT INTO concepts
               SELECT label, length(label) - length(replace(label, ' ', '')) + 1 FROM (
-                SELECT start AS label FROM edges UNION SELECT "end" FROM edges
-                UNION SELECT label FROM other_nodes);
-            DROP TABLE other_nodes;
+                SELECT start AS label FROM read WHERE start IS NOT NULL
+                UNION SELECT "end" FROM read WHERE "end" IS NOT NULL);
+            DROP TABLE read;
             CREATE INDEX edges_start ON edges (start, rel);
             CREATE INDEX edges_end ON edges ("end");
             CREATE INDEX concepts_n_words ON concepts (n_words);
@@ -307,28 +278,11 @@ class SqliteConceptGraph:
 
     def neighbours(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` labels linked to ``concept`` in either direction, by strongest edge weight."""
-        return self._labels(
-            """
-            SELECT label FROM (
-              SELECT "end" AS label, weight FROM edges WHERE start = ?1
-              UNION ALL
-              SELECT start AS label, weight FROM edges WHERE "end" = ?1)
-            WHERE label != ?1 GROUP BY label ORDER BY max(weight) DESC, label LIMIT ?2
-            """,
-            concept,
-            k,
-        )
+        return self._labels(_NEIGHBOURS_SQL, concept, k)
 
     def has_property(self, concept: str, k: int = 10) -> tuple[str, ...]:
         """At most ``k`` objects of ``concept --HasProperty--> x``, by edge weight."""
-        return self._labels(
-            """
-            SELECT "end" FROM edges WHERE start = ? AND rel = 'HasProperty' AND "end" != start
-            GROUP BY "end" ORDER BY max(weight) DESC, "end" LIMIT ?
-            """,
-            concept,
-            k,
-        )
+        return self._labels(_HAS_PROPERTY_SQL, concept, k)
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
@@ -339,8 +293,7 @@ class SqliteConceptGraph:
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""
         where, args = ("", ()) if n_words is None else ("WHERE n_words = ?", (n_words,))
-        for (label,) in self._con.execute(f"SELECT label FROM concepts {where} ORDER BY label", args):
-            yield label
+        return (label for (label,) in self._con.execute(f"SELECT label FROM concepts {where} ORDER BY label", args))
 
 
 def default_index_path() -> Path:

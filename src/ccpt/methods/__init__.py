@@ -1,9 +1,5 @@
-"""Methods (paper §4.1) as registered objects: one module per method, one registry line each.
-
-Each module declares a :class:`~ccpt.methods.definition.Method`; nothing else in ccpt branches on a method's name
-to run, count or score it. Other packages add methods through the ``ccpt.methods`` entry-point group (each entry
-point names a ``Method``; CONTRIBUTING.md, "Adding a method"). Core: no Inspect (solvers are named, not imported).
-"""
+"""Methods (paper §4.1) as registered objects: one module per method, one registry line each; other packages add
+methods through the ``ccpt.methods`` entry-point group (CONTRIBUTING.md, "Adding a method")."""
 
 from __future__ import annotations
 
@@ -56,11 +52,7 @@ def get(name: str) -> Method | None:
 
 
 def parse(text: str, task: str | None = None) -> Method:
-    """The method named ``text`` (e.g. ``sa_llm_nofilter``); if ``task`` is given, it must apply to it.
-
-    One CcptError line for an unknown method, ``_nofilter`` on a method without Filter, or a method the task
-    does not have (Task 3 has only the paper's single prompt).
-    """
+    """The method named ``text`` (e.g. ``sa_llm_nofilter``), which must apply to ``task`` if given."""
     name = text.removesuffix(NOFILTER_SUFFIX)
     method = get(name)
     if method is None:
@@ -83,18 +75,14 @@ def method_label(name: str) -> str:
 
 
 def reduction(name: str) -> Reduction:
-    """How the samples of one instance and seed of method ``name`` (as stored: ``sa_llm_nofilter``) reduce to a cell.
-
-    A method this ccpt does not know (a results table from a newer ccpt or another package) reduces by the mean,
-    never by a best-of-n inferred from its sample count: :func:`unregistered_notes` says so in the report.
-    """
+    """How the samples of one instance and seed of method ``name`` reduce to a cell; an unregistered method's by
+    the mean (:func:`unregistered_notes` says so in the report)."""
     method = get(split_method(name)[0])
     return method.reduce if method is not None else mean_cell
 
 
 def unregistered_notes(frame: pd.DataFrame) -> list[str]:
-    """Report notes for the methods of a tidy results table that are not registered and have several samples
-    of one instance and seed (their cells are means; one sample is its own cell under any reduction)."""
+    """Report notes for unregistered methods with several samples of one instance and seed (averaged)."""
     generative = frame[frame["task"].isin(GENERATIVE_TASKS)]
     unknown = generative[~generative["method"].astype(str).isin(list(registered()))]
     keys = [

@@ -1,14 +1,12 @@
-"""What a method is: the frozen :class:`Method` record that each module of :mod:`ccpt.methods` declares.
-
-Its solver is named ``"module:function"`` so that this core module never imports Inspect (:mod:`ccpt.eval.tasks`
-imports it when a task is built).
-"""
+"""What a method is: the frozen :class:`Method` record that each module of :mod:`ccpt.methods` declares (its solver
+named ``"module:function"``, so that this core module never imports Inspect)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ccpt.errors import CcptError
@@ -35,8 +33,7 @@ class Cell:
     score: float | None
 
 
-# The samples of one instance and seed → its cell. ``oracle`` is the report's ``--oracle`` choice ("paper" or
-# "single"); only a method whose reduction has variants (Multi-Oracle) reads it.
+# The samples of one instance and seed → its cell; ``oracle``: the report's ``--oracle`` ("paper" or "single").
 Reduction = Callable[[Sequence[Judged], ScoredType, str], Cell]
 
 
@@ -67,18 +64,12 @@ def one_sample(options: Mapping[str, Any]) -> int:
 
 
 def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
-    """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task
-    judges three (concept, property) pairs per answer, each pair once per run (memoised), so at least three
-    per instance (every sample giving the same answer)."""
+    """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task judges
+    three memoised (concept, property) pairs per answer, so at least three per instance."""
     instances = len(plan.instances)
     answers = instances * plan.seeds * method.samples(plan.options)
     judge = (3 * instances, 3 * answers) if plan.spec.generative else (0, 0)
     return (answers, answers), judge
-
-
-def generative(spec: TaskSpec) -> bool:
-    """Applies to the generative tasks (Tasks 1 and 2; Task 3 has only the paper's single prompt)."""
-    return spec.generative
 
 
 @dataclass(frozen=True)
@@ -92,7 +83,7 @@ class Method:
     samples: Callable[[Mapping[str, Any]], int] = one_sample  # answers per instance and seed, from the options
     reduce: Reduction = mean_cell  # the samples of one instance and seed → its cell (report and Inspect's score)
     calls: Callable[[Method, Plan], tuple[Range, Range]] = answer_calls  # --dry-run's (solver, judge) calls
-    applies: Callable[[TaskSpec], bool] = generative  # the tasks it runs on
+    applies: Callable[[TaskSpec], bool] = attrgetter("generative")  # the tasks it runs on (default Tasks 1 and 2)
     seeds: int | None = None  # a fixed number of seeds (Gold: one), else the run's
     source: Source | None = None  # spreading activation's concept source
     filter: bool = True

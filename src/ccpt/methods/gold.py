@@ -1,8 +1,5 @@
-"""Gold: the annotated answer, judged by the run's own judge (the Gold row under that judge).
-
-The paper's Gold row uses GPT-4o's stored scores; judging the gold answers with the run's judge gives the upper
-bound *under that judge*. The answer and a deterministic judge make further seeds repeat it exactly: one seed.
-"""
+"""Gold: the annotated answer, judged by the run's own judge (the upper bound under that judge); one seed, since
+further seeds would repeat it exactly."""
 
 from collections.abc import Mapping
 from typing import Any

@@ -1,9 +1,5 @@
-"""Multi-Oracle (paper §4.1): ``oracle_n`` Base samples per instance and seed, the best one counted.
-
-The paper's Table 3 takes each column's own best sample (:func:`ccpt.scoring.oracle_per_column`, an upper bound
-per column); ``ccpt report --oracle single`` takes all three columns from the sample with the best E or C
-(:func:`ccpt.scoring.oracle_single_best`).
-"""
+"""Multi-Oracle (paper §4.1): ``oracle_n`` Base samples per instance and seed, the best one counted (per column
+as in the paper, or ``ccpt report --oracle single``: the sample with the best E or C)."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any

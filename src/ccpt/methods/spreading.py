@@ -1,8 +1,5 @@
-"""Spreading Activation (paper §4.1, Algorithm 1): sa_llm, sa_conceptnet and sa_both differ in their source.
-
-The expansion is greedy and shared by the seeds of an instance (cached); the answer is asked with the SA
-template filled with the final concept set. ``<name>_nofilter`` runs the Filter ablation (Table 7).
-"""
+"""Spreading Activation (paper §4.1, Algorithm 1): sa_llm, sa_conceptnet and sa_both differ in their source;
+``<name>_nofilter`` is the Filter ablation (Table 7)."""
 
 from ccpt.methods.definition import Method, Plan, Range, answer_calls
 from ccpt.spec import SA_BOTH, SA_CONCEPTNET, SA_LLM, SA_SOURCES, SA_TEMPLATE
@@ -13,9 +10,8 @@ DEFAULT_ITERATIONS = 5
 
 
 def calls(method: Method, plan: Plan) -> tuple[Range, Range]:
-    """The answers' calls plus the expansion: at least one step (an activation per seed concept from the LLM,
-    plus the filter call), at most ``sa_max_iterations`` steps of up to ``NEIGHBOURS`` activations plus the
-    filter; with ``sa_answer_every_step`` one more answer per step and seed (judged too)."""
+    """The answers' calls plus the expansion: one to ``sa_max_iterations`` steps of activations and a filter
+    call; with ``sa_answer_every_step`` one more answer per step and seed (judged too)."""
     (answers, _), (judge_low, judge_high) = answer_calls(method, plan)
     instances = len(plan.instances)
     steps = int(plan.options.get("sa_max_iterations", DEFAULT_ITERATIONS))

@@ -1,22 +1,9 @@
 """Stage 5 (paper §3.2 Step 3, Appendix A.3, Figures 5–6): human annotation of the candidates.
 
-Export writes ``hits.csv`` (one row per HIT: the form's variables ``root, modifier, combination, property`` as
-crowdsourcing platforms expect, plus the rendered question), a printable ``hits.html`` and an
-``answers_template.csv`` (one empty row per assignment). Emergent and component candidates get the Figure 5
-form (component ones add A.3's property-source question), canceled ones the Figure 6 form; 3 annotators per
-emergent/canceled HIT and 1 per component HIT, as in the paper. Import reads the answers (our template, or a
-platform's batch results with ``Input.``/``Answer.`` prefixes and ``WorkerId``) and writes the dataset in the
-exact released CCPT schema:
-
-- majority label = the strict plurality of a HIT's labels, else ``others``;
-- a row goes to its candidate type's file only if the majority label is that type (as in the released files),
-  except component candidates labelled emergent, which go to ``add_ccpt_emergent.csv`` (the released
-  single-annotator emergent rows, outside the paper's 12,315); every other outcome is counted in the report;
-- per-annotator labels and 1–5 relevance ratings as tuples ("(5, 5, 3)"); toxic = any annotator flagged it
-  (``toxic_rule = "majority"``: a majority);
-- Fleiss' κ of the three-way classification per form (HITs with the form's full annotator count);
-- the paper judge's columns (``meta.*gpt-4o*``) stay empty: they are model scores, not annotations;
-- ``test_index.json``: seeded random test splits (paper sizes 200/167/167, capped at the file sizes).
+Export writes ``hits.csv``, a printable ``hits.html`` and ``answers_template.csv`` (one row per assignment; 3 per
+emergent/canceled HIT, 1 per component HIT). Import reads the answers (ours, or a platform's batch results) and
+writes the dataset in the released CCPT schema: strict-plurality majority labels (else ``others``), Fleiss' κ per
+form and seeded test splits. The rules are in docs/pipeline.md.
 """
 
 from __future__ import annotations
@@ -66,25 +53,22 @@ class AnnotationParams:
     seed: int = 0
 
 
-def _form(candidate_type: str) -> str:
-    return CANCELED if candidate_type == CANCELED else EMERGENT
-
-
 def hits_from_candidates(rows: Sequence[dict[str, Any]], params: AnnotationParams) -> list[dict[str, Any]]:
     """One HIT per candidate, ids ``<type>-<n>`` in file order."""
     numbers: Counter[str] = Counter()
     hits = []
     for row in rows:
         kind = row["type"]
+        form = CANCELED if kind == CANCELED else EMERGENT
         numbers[kind] += 1
         fields = {name: row["head" if name == "root" else name] for name in FORM_FIELDS}
-        question = render_template(f"pipeline_form_{_form(kind)}", **fields)
+        question = render_template(f"pipeline_form_{form}", **fields)
         if kind == COMPONENT:
             question += "\n\n" + render_template("pipeline_form_component_source", **fields)
         hits.append(
             {
                 "hit_id": f"{kind}-{numbers[kind]:05d}",
-                "form": _form(kind),
+                "form": form,
                 "candidate_type": kind,
                 "assignments": params.component_annotators if kind == COMPONENT else params.annotators,
                 **fields,
@@ -160,24 +144,19 @@ class Answer:
 
 
 def _normalise_header(name: str) -> str:
-    name = name.strip()
-    for prefix in ("Input.", "Answer."):
-        name = name.removeprefix(prefix)
+    name = name.strip().removeprefix("Input.").removeprefix("Answer.")
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
 
 
 def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
-    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"): a bad form, assignments
-    below 1 or a repeated hit_id is one line naming the file, row and column. Rows are kept as text."""
+    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"); rows kept as text."""
     from ccpt.schemas.sheets import HITS
 
     return {row["hit_id"]: row for row in read_checked_sheet(path, HITS)[1].rows}
 
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
-    """Parse an answers CSV against the exported HITs (schema: docs/schemas.md, "annotation answers"). A bad
-    cell, an unknown HIT, a label not of the HIT's form, a worker answering one HIT twice, or more answers than
-    the HIT's assignments is a DataError naming the row and column."""
+    """Parse an answers CSV against the exported HITs (docs/schemas.md, "annotation answers"); DataError if bad."""
     from ccpt.schemas.sheets import ANSWERS
 
     if not path.is_file():
@@ -204,8 +183,7 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
                 f"({', '.join(options)} or 0-2)"
             )
         fields = {k: values[k] for k in RELEVANCE_COLUMNS}
-        # Spreadsheets pad cells: " W1 " is W1 (else one person's two answers count as two annotators' votes).
-        # No worker id: each row is its own annotator.
+        # Padded " W1 " is W1 (else one person votes twice); no worker id: each row is its own annotator.
         worker = (values["worker_id"] or "").strip() or f"row{number}"
         answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
     ANSWERS.check_unique([{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), numbers)

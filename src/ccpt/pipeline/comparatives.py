@@ -1,23 +1,18 @@
 """Stage 1 (paper §3.2 Step 1): find sentences that compare one concept to another with "like" or "as … as".
 
-Each match records where the compared phrase begins, right after the marker ("crashed like *a boat on the
-rocks*", "as unstable as *an apple on a toothpick*"). Non-comparing uses are masked first (:data:`FALSE_FRIENDS`:
-fixed expressions built on "as", the verb "like" after a subject, modal, "to" or a negation); pass your own
-list to :func:`find_markers` for another register.
+Each match records where the compared phrase begins; non-comparing uses are masked first (:data:`FALSE_FRIENDS`).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ccpt.pipeline.corpus import Document, split_sentences
 
-# Expressions containing "as"/"like" that do not compare two concepts. Each is a regex over lower-cased text:
-# first fixed expressions built on "as", each matched as whole words.
+# Expressions with "as"/"like" that do not compare two concepts (regexes over lower-cased text), first fixed ones.
 _FIXED_AS = (
     "as well as|as soon as|as long as|as far as|as much as|as many as|as well|such as|as if|as though|as to|"
     "as for|as of|as per|as such|as usual|as yet|as follows|as opposed to|as regards|as a result|so as to"
@@ -34,12 +29,12 @@ FALSE_FRIENDS: tuple[str, ...] = (
 # "as ADJ/ADV as": one or two words between the two "as".
 _EQUATIVE = re.compile(r"\bas\s+(?:[a-z'’-]+\s+)?[a-z'’-]+\s+as\b")
 _LIKE = re.compile(r"\blike\b")
+_FALSE_FRIEND_PATTERNS = tuple(re.compile(p) for p in FALSE_FRIENDS)
 
 
 @dataclass(frozen=True)
 class Marker:
-    """One comparison in a sentence: ``kind`` is "like" or "as…as"; ``position`` is where the compared
-    phrase begins (character offset in the sentence text)."""
+    """One comparison: ``kind`` "like" or "as…as", ``position`` the offset where the compared phrase begins."""
 
     kind: str
     position: int
@@ -64,19 +59,13 @@ class Comparative:
         return cls(row["doc_id"], row["start"], row["end"], row["sentence"], markers)
 
 
-@functools.cache
-def compile_false_friends(patterns: tuple[str, ...] = FALSE_FRIENDS) -> tuple[re.Pattern[str], ...]:
-    """Compile a false-friend list (regexes over lower-cased text); once per process."""
-    return tuple(re.compile(p) for p in patterns)
-
-
-def find_markers(sentence: str, false_friends: Sequence[re.Pattern[str]] | None = None) -> tuple[Marker, ...]:
+def find_markers(sentence: str) -> tuple[Marker, ...]:
     """The comparisons in ``sentence`` ("like …", "as ADJ as …"), false friends excluded."""
     lowered = sentence.lower()
     if "like" not in lowered and " as " not in f" {lowered} ":
         return ()  # most sentences: no regex work at all
     masked = lowered  # false-friend matches blanked out, every other character kept at its offset
-    for pattern in false_friends if false_friends is not None else compile_false_friends():
+    for pattern in _FALSE_FRIEND_PATTERNS:
         masked = pattern.sub(lambda m: " " * len(m.group()), masked)
     markers = [Marker("like", m.end()) for m in _LIKE.finditer(masked)]
     markers += [Marker("as…as", m.end()) for m in _EQUATIVE.finditer(masked)]
@@ -85,15 +74,11 @@ def find_markers(sentence: str, false_friends: Sequence[re.Pattern[str]] | None 
     return tuple(sorted(kept, key=lambda m: m.position))
 
 
-def mine_documents(
-    docs: Iterable[Document], false_friends: Sequence[re.Pattern[str]] | None = None
-) -> Iterator[Comparative | None]:
-    """For every sentence of every document: a :class:`Comparative`, or None for a non-comparative one
-    (yielded so callers can count sentences read)."""
-    compiled = false_friends if false_friends is not None else compile_false_friends()
+def mine_documents(docs: Iterable[Document]) -> Iterator[Comparative | None]:
+    """For every sentence of every document: a :class:`Comparative`, or None (so callers can count sentences)."""
     for doc in docs:
         for sentence in split_sentences(doc):
-            markers = find_markers(sentence.text, compiled)
+            markers = find_markers(sentence.text)
             yield (
                 Comparative(sentence.doc_id, sentence.start, sentence.end, sentence.text, markers) if markers else None
             )

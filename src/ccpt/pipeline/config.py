@@ -1,9 +1,7 @@
 """``ccpt pipeline run CONFIG``: every stage from one TOML file, each skipped when already done.
 
-Relative paths are relative to the file's directory. The file is checked against its schema
-(:mod:`ccpt.schemas.pipeline`) before any stage starts: unknown sections or keys are errors (a typo must not
-silently fall back to a default), and every value has its TOML type and range. The run stops after the
-annotation export until the ``[annotate] answers`` file exists; then rerun it. Example: docs/pipeline.md.
+The file is checked against its schema (:mod:`ccpt.schemas.pipeline`) before any stage starts; relative paths are
+relative to its directory. Example: docs/pipeline.md.
 """
 
 from __future__ import annotations
@@ -48,8 +46,7 @@ class PipelineConfig:
 
 
 def _relative(base: Path, value: str) -> Path:
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else base / p
+    return base / Path(value).expanduser()  # an absolute path stays as it is
 
 
 def load_config(path: Path) -> PipelineConfig:
@@ -65,13 +62,12 @@ def load_config(path: Path) -> PipelineConfig:
         for name in parsed.model_fields_set
         if isinstance(getattr(parsed, name), BaseModel)
     }
-    engine = parsed.engine
     return PipelineConfig(
         path=Path(path).resolve(),
         workdir=rel(parsed.workdir),
         conceptnet=rel(parsed.conceptnet),
         corpus=tuple(rel(c) for c in parsed.mine.corpus),
-        engine=EngineOptions(engine.engine, engine.workers, engine.address or None),
+        engine=EngineOptions(parsed.engine.engine, parsed.engine.workers, parsed.engine.address or None),
         llm=LLMOptions(**parsed.llm.model_dump()),
         batch=BatchOptions(**parsed.batch.model_dump()) if parsed.batch is not None else None,
         sections=sections,
@@ -88,20 +84,10 @@ def run_all(config: PipelineConfig, *, force: bool = False, echo: Callable[[str]
         echo(f"[{result.name}] {state}: {result.counts}")
 
     work = config.workdir
-    mine_s, comb_s = config.section("mine"), config.section("combinations")
-    text_field, id_field = mine_s.get("text_field", "text"), mine_s.get("id_field", "id")
-    done(mine(config.corpus, work, engine=config.engine, text_field=text_field, id_field=id_field, force=force))
-    done(
-        combinations(
-            work,
-            config.conceptnet,
-            engine=config.engine,
-            spacy_model=comb_s.get("spacy_model"),
-            prefilter=comb_s.get("prefilter", True),
-            batch_size=comb_s.get("batch_size", 256),
-            force=force,
-        )
-    )
+    fields = {k: v for k, v in config.section("mine").items() if k != "corpus"}  # text_field, id_field
+    done(mine(config.corpus, work, engine=config.engine, force=force, **fields))
+    # [combinations] holds keyword arguments of combinations() (spacy_model, prefilter, batch_size) only.
+    done(combinations(work, config.conceptnet, engine=config.engine, force=force, **config.section("combinations")))
     prop_s = config.section("properties")
     plaus = PlausibilityOptions(
         backend=prop_s.get("plausibility", "model"),

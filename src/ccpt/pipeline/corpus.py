@@ -1,13 +1,8 @@
 """Reading corpora as a stream of documents, and splitting documents into sentences with offsets.
 
-Formats by file suffix (a trailing ``.gz`` is decompressed on the fly):
-- ``.jsonl`` / ``.ndjson``: one JSON object per line, text in ``text_field`` (default ``text``), document id in
-  ``id_field`` (default ``id``; missing → ``<file>:<line>``);
-- anything else (``.txt``, …): plain text; each blank-line-separated paragraph is a document with id
-  ``<file>#<paragraph>`` (0-based), so a 10 GB book dump streams in constant memory.
-
-Files must be UTF-8 (a byte-order mark is dropped): any other byte is an error naming the file and line, never a
-silent replacement character. Offsets are character offsets into the document text.
+``.jsonl`` / ``.ndjson``: one JSON object per line; anything else: plain text, one document per blank-line
+separated paragraph (``<file>#<n>``); ``.gz`` is decompressed on the fly. Files must be UTF-8: any other byte is
+an error naming the file and line. Offsets are character offsets into the document text.
 """
 
 from __future__ import annotations
@@ -55,8 +50,7 @@ def _open_binary(path: Path, data: bytes | None = None) -> BinaryIO:
 
 
 def _lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
-    """(line number, text) of every line, decoded as UTF-8 strictly: replacement characters would feed the
-    pipeline words that are not in the corpus, uncounted."""
+    """(line number, text) of every line, decoded as UTF-8 strictly (no replacement characters)."""
     for number, raw in enumerate(fh, start=1):
         try:
             text = raw.decode("utf-8")
@@ -112,8 +106,7 @@ def _jsonl_documents(
 def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
     groups = groupby(lines, key=lambda item: bool(item[1].strip()))
     paragraphs = ("".join(line for _, line in group) for filled, group in groups if filled)
-    for index, text in enumerate(paragraphs):
-        yield Document(f"{path.name}#{index}", text)
+    return (Document(f"{path.name}#{index}", text) for index, text in enumerate(paragraphs))
 
 
 def split_sentences(doc: Document) -> Iterator[Sentence]:

@@ -1,14 +1,8 @@
 """Where stages 1–2 run: a local process pool (default) or Ray Data (``--engine ray``).
 
-A stage hands the engine a picklable *job* — ``job(units) -> (rows, counts)`` over a list of dict units —
-and the engine returns the per-batch results **in input order**, so both engines write identical files.
-
-- ``process``: batches streamed to ``workers`` spawned processes (no half-initialised library inherited), at
-  most ``2 × workers`` in flight (constant memory on any corpus size).
-- ``ray``: the same job as a Ray Data ``map_batches`` actor pool, ``preserve_order``, over a Dataset the stage
-  builds from its input files (``read_binary_files`` for corpora, ``read_text`` for JSONL). ``address``:
-  ``ray://…`` or ``auto``; None starts a local Ray. The files must be readable from every node (shared or
-  object storage).
+A stage hands the engine a picklable job ``job(units) -> (rows, counts)``; both engines return the per-batch
+results in input order, so they write identical files. Ray reads the input files itself: they must be readable
+from every node.
 """
 
 from __future__ import annotations
@@ -35,8 +29,7 @@ def run_process_pool(job: Job, batches: Iterable[list[dict[str, Any]]], workers:
     if workers <= 1:
         yield from map(job, batches)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         pending: deque[Future[tuple[Rows, Counts]]] = deque()
         for batch in batches:
             pending.append(pool.submit(job, batch))
@@ -71,8 +64,7 @@ class _RayJob:
 
 
 def ray_init(address: str | None, workers: int) -> Any:
-    """Import and start (or connect to) Ray; a clear error if it is not installed. Call it from the main thread:
-    a local Ray started from a worker thread lost its cluster processes when that thread ended (seen)."""
+    """Import and start (or connect to) Ray, from the main thread (a local Ray dies with the thread that started it)."""
     try:
         import ray
     except ImportError:
@@ -81,8 +73,7 @@ def ray_init(address: str | None, workers: int) -> Any:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            # One CPU beyond the actors for Ray Data's read tasks: with every CPU held by an actor the reads
-            # never get scheduled and the job waits forever.
+            # One CPU beyond the actors for Ray Data's read tasks, else they never run and the job waits forever.
             ray.init(num_cpus=workers + 1, include_dashboard=False, log_to_driver=False)
     elif not address and ray.cluster_resources().get("CPU", 0) < workers + 1:
         raise CcptError(

@@ -1,9 +1,6 @@
-"""LLM calls of stages 3–4 through Inspect's model layer (any provider, or the embedded ``gguf/…`` model).
+"""LLM calls of stages 3–4 through Inspect's model layer: cached, concurrent, JSON replies (never evaluated).
 
-Inspect caches every call (``CachePolicy(expiry=None)``): a rerun costs only the calls not made yet. Calls run
-concurrently, at most ``max_connections`` at once. Replies are parsed by :func:`ccpt.answers.extract_json_object`
-(never evaluated); an unparsable reply or a call failing after retries is counted in
-:attr:`JsonCaller.failures` and returned as None — callers surface the count.
+An unparsable reply or a failed call is counted in :attr:`JsonCaller.failures` and returned as None.
 """
 
 from __future__ import annotations
@@ -104,9 +101,8 @@ def as_bool(value: object) -> bool | None:
     """A JSON yes/no answer as bool (true/false, "yes"/"no", "true"/"false"); None if it is neither."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("yes", "true", "no", "false"):
-        return value.strip().lower() in ("yes", "true")
-    return None
+    word = value.strip().lower() if isinstance(value, str) else ""
+    return {"yes": True, "true": True, "no": False, "false": False}.get(word)
 
 
 def as_string_list(value: object, limit: int) -> list[str]:

@@ -1,12 +1,8 @@
 """Resumable stages: atomic outputs and a manifest per finished stage.
 
-A stage writes each output beside it under a temporary name (:func:`ccpt.outputs.atomic_path`), renamed into
-place only on success, then ``<workdir>/.manifests/<stage>.json`` with the fingerprints of its inputs and
-outputs, its parameters and counts. A later run skips the stage while that manifest matches (same parameters,
-inputs unchanged, outputs present and unmodified). A stage killed midway leaves neither, so it is redone.
-
-Fingerprints: sha256 for files up to :data:`HASH_LIMIT` bytes (a rewritten but identical file invalidates no
-later stage); size + mtime above (hashing a multi-gigabyte corpus on every run costs more than it saves).
+``<workdir>/.manifests/<stage>.json`` holds the fingerprints of a stage's inputs and outputs, its parameters and
+counts, written only after the stage succeeded; a later run skips the stage while it matches. Fingerprints are
+sha256 up to :data:`HASH_LIMIT` bytes, size + mtime above (hashing a huge corpus every run costs more than it saves).
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ccpt.outputs import atomic_path
+from ccpt.outputs import atomic_path, atomic_write_text
 
 HASH_LIMIT = 256 * 1024 * 1024
 MANIFEST_VERSION = 1
@@ -47,14 +43,10 @@ def atomic_text(path: Path) -> Iterator[TextIO]:
             yield fh
 
 
-def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows as JSON lines, atomically; returns how many."""
-    n = 0
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write rows as JSON lines, atomically."""
     with atomic_text(path) as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+        fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -68,9 +60,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 def write_json(path: Path, value: Any) -> None:
     """Write pretty JSON atomically."""
-    with atomic_text(path) as fh:
-        json.dump(value, fh, indent=2, ensure_ascii=False, sort_keys=False)
-        fh.write("\n")
+    atomic_write_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 @dataclass(frozen=True)
@@ -129,8 +119,7 @@ def is_up_to_date(spec: StageSpec) -> dict[str, Any] | None:
 
 
 def run_stage(spec: StageSpec, work: Callable[[], Mapping[str, Any]], *, force: bool = False) -> StageResult:
-    """Run ``work`` (which writes ``spec.outputs`` and returns counts) unless an up-to-date manifest exists;
-    the manifest is written only after ``work`` returned, so an interrupted stage is redone next time."""
+    """Run ``work`` (writes ``spec.outputs``, returns counts) unless up to date; then write the manifest."""
     missing = [p for p in spec.inputs if not p.exists()]
     if missing:
         from ccpt.errors import DataError

@@ -10,13 +10,13 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ccpt.errors import CcptError
-from ccpt.pipeline.combinations import CombinationJob, ExtractConfig, batched
-from ccpt.pipeline.comparatives import FALSE_FRIENDS, compile_false_friends, mine_documents
+from ccpt.pipeline.combinations import ExtractConfig, batched, extract_batch
+from ccpt.pipeline.comparatives import FALSE_FRIENDS, mine_documents
 from ccpt.pipeline.corpus import Document, iter_documents
 from ccpt.pipeline.engine import ENGINES, RaySource, run_process_pool, run_ray
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage
@@ -40,26 +40,17 @@ class EngineOptions:
             raise CcptError(f"unknown engine {self.engine!r}", f"choose one of {', '.join(ENGINES)}")
 
 
-@dataclass(frozen=True)
-class MineJob:
-    """Stage 1 on one batch of documents (picklable)."""
-
-    false_friends: tuple[str, ...] = FALSE_FRIENDS
-
-    def __call__(self, units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        docs = (Document(u["doc_id"], u["text"]) for u in units)
-        rows, sentences = [], 0
-        for found in mine_documents(docs, compile_false_friends(self.false_friends)):
-            sentences += 1
-            if found is not None:
-                rows.append(found.to_row())
-        return rows, {"documents": len(units), "sentences": sentences, "comparative_sentences": len(rows)}
+def mine_batch(units: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Stage 1 on one batch of documents."""
+    found = list(mine_documents(Document(**u) for u in units))
+    rows = [f.to_row() for f in found if f is not None]
+    return rows, {"documents": len(units), "sentences": len(found), "comparative_sentences": len(rows)}
 
 
 def _file_units(batch: dict[str, Any], **fields: str) -> list[dict[str, Any]]:
     """Ray: a batch of whole files (bytes + path) → documents (``fields``: text_field, id_field)."""
     return [
-        {"doc_id": doc.doc_id, "text": doc.text}
+        asdict(doc)
         for path, data in zip(batch["path"], batch["bytes"], strict=True)
         for doc in iter_documents(Path(str(path)), **fields, data=bytes(data))
     ]
@@ -76,7 +67,6 @@ def mine(
     engine: EngineOptions = EngineOptions(),
     text_field: str = "text",
     id_field: str = "id",
-    false_friends: Sequence[str] = FALSE_FRIENDS,
     force: bool = False,
 ) -> StageResult:
     """Stage 1: stream ``corpus`` files and write the comparative sentences to ``workdir/comparatives.jsonl``."""
@@ -84,8 +74,7 @@ def mine(
         raise CcptError("no corpus files given", "pass one or more .txt / .jsonl / .gz files")
     paths = tuple(sorted(Path(p) for p in corpus))
     out = workdir / COMPARATIVES
-    job = MineJob(tuple(false_friends))
-    recorded = {"text_field": text_field, "id_field": id_field, "false_friends": list(false_friends)}
+    recorded = {"text_field": text_field, "id_field": id_field, "false_friends": list(FALSE_FRIENDS)}
     spec = StageSpec("mine", workdir, paths, (out,), recorded)
 
     def work() -> dict[str, int]:
@@ -94,14 +83,10 @@ def mine(
                 build=lambda data: data.read_binary_files([str(p) for p in paths], include_paths=True),
                 to_units=functools.partial(_file_units, text_field=text_field, id_field=id_field),
             )
-            results = run_ray(job, source, workers=engine.workers, address=engine.address, batch_size=1)
+            results = run_ray(mine_batch, source, workers=engine.workers, address=engine.address, batch_size=1)
         else:
-            docs = (
-                {"doc_id": d.doc_id, "text": d.text}
-                for path in paths
-                for d in iter_documents(path, text_field=text_field, id_field=id_field)
-            )
-            results = run_process_pool(job, batched(docs, DOCS_PER_BATCH), engine.workers)
+            docs = (asdict(d) for p in paths for d in iter_documents(p, text_field=text_field, id_field=id_field))
+            results = run_process_pool(mine_batch, batched(docs, DOCS_PER_BATCH), engine.workers)
         return _write(out, results, Progress("mine: documents"), "documents")
 
     return run_stage(spec, work, force=force)
@@ -116,8 +101,7 @@ def _write(
         for rows, part in results:
             counts.update(part)
             progress.advance(part.get(unit, 0))
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     return counts
 
 
@@ -132,8 +116,7 @@ def combinations(
     parse_window: bool = True,
     force: bool = False,
 ) -> StageResult:
-    """Stage 2: parse the prefiltered comparative sentences and write the novel combinations
-    (``parse_window=False``: whole sentences instead of the window around the markers; slower, for checks)."""
+    """Stage 2: parse the prefiltered comparative sentences (``parse_window=False``: whole) into combinations."""
     source_file, out = workdir / COMPARATIVES, workdir / COMBINATIONS
     config = ExtractConfig(
         conceptnet=str(Path(conceptnet).resolve()),
@@ -141,7 +124,7 @@ def combinations(
         prefilter=prefilter,
         parse_window=parse_window,
     )
-    job = CombinationJob(config)
+    job = functools.partial(extract_batch, config)
     params = {
         "spacy_model": config.spacy_model,
         "prefilter": prefilter,

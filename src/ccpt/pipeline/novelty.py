@@ -1,18 +1,8 @@
 """Stage 6 (paper §3.3, Figure 3): how novel are the dataset's combinations? PMI against ConceptNet bigrams.
 
-PMI(w, c) = log2 P(w, c) / (P(w) P(c)) with w = modifier and c = head noun, where P(w, c) = n(w, c) / N_pairs
-and P(w) = n(w) / N_words. Co-occurrence is order-free: n(w, c) counts "w c" and "c w". Pairs with zero
-frequency (either word or the pair unseen) are excluded, as in the paper, and counted.
-
-Counts from one of:
-- ``counts.csv`` (header ``ngram,count``): one-word rows are unigram counts, two-word rows pair counts (e.g. a
-  Google Books Ngram 1-gram + 2-gram export summed over years);
-- a co-occurrence TSV ``w<TAB>c<TAB>count`` (``google-ngram-downloader cooccurrence``); unigrams = its marginals;
-- the user's corpus files (any format stage 1 reads): lower-cased lemmas, pairs within a symmetric window of
-  ``window`` words. Only the pairs under study are stored, so memory stays small.
-
-Sets compared: the dataset's distinct (modifier, head) pairs (all files, per file) and ConceptNet's two-word
-concepts (optionally a seeded sample).
+PMI(w, c) = log2 P(w, c) / (P(w) P(c)), w = modifier, c = head, co-occurrence order-free; zero-frequency pairs
+are excluded and counted. Counts from an ``ngram,count`` CSV, a ``w<TAB>c<TAB>count`` co-occurrence TSV, or the
+user's corpus (lemmas, pairs within ``window`` words; only the pairs under study are stored).
 """
 
 from __future__ import annotations
@@ -35,7 +25,6 @@ from lemminflect import getAllLemmas
 from ccpt.dataset import FILE_SPECS, read_records
 from ccpt.errors import DataError
 from ccpt.graph import SqliteConceptGraph
-from ccpt.outputs import atomic_path
 from ccpt.pipeline.corpus import iter_documents
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, run_stage, write_json
 
@@ -109,10 +98,7 @@ def counts_from_cooccurrence(path: Path, wanted: set[Pair]) -> Counts:
 
 def _lemma(word: str) -> str:
     lemmas = getAllLemmas(word)
-    for pos in ("NOUN", "ADJ", "VERB", "ADV"):
-        if pos in lemmas:
-            return lemmas[pos][0]
-    return word
+    return next((lemmas[pos][0] for pos in ("NOUN", "ADJ", "VERB", "ADV") if pos in lemmas), word)
 
 
 def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = DEFAULT_WINDOW) -> Counts:
@@ -128,12 +114,8 @@ def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = D
             words.update(tokens)
             total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))  # pairs in the window
             for i, w in enumerate(tokens):
-                if w not in members:
-                    continue
-                for c in tokens[i + 1 : i + 1 + window]:
-                    key = _key(w, c)
-                    if key in wanted:
-                        pairs[key] += 1
+                if w in members:
+                    pairs.update(key for c in tokens[i + 1 : i + 1 + window] if (key := _key(w, c)) in wanted)
     return Counts(words, pairs, sum(words.values()), total_pairs)
 
 
@@ -252,13 +234,12 @@ def novelty(
             "sets": summary,
         }
         write_json(outputs[0], report)
-        from ccpt.report.figures import close
+        from ccpt.report.figures import close, save_as
 
         fig = histogram(
             {name: [v for v in values[name].values() if v is not None] for name in ("dataset", "conceptnet_bigrams")}
         )
-        with atomic_path(outputs[2]) as partial:
-            fig.savefig(partial, format="png", bbox_inches="tight")
+        save_as(fig, outputs[2])
         close(fig)
         return {
             name: {k: summary[name][k] for k in ("pairs", "excluded_zero_frequency", "mean_pmi")}

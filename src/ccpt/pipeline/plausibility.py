@@ -1,14 +1,8 @@
 """The plausibility filter of stages 3–4 (paper §3.2 Step 2: VERA-T5-XXL, threshold 0.7), behind one interface.
 
-- :class:`VeraScorer` — VERA (Liu et al., 2023): the sigmoid of a linear head on a T5 encoder's hidden state
-  of the statement's last token (``</s>``), divided by the calibration temperature; the released checkpoint
-  stores head and temperature in the shared embedding matrix (rows 32099 / 32098 / 32097 = weight / bias /
-  temperature). The user supplies the weights (directory or hub name); needs torch, transformers and, for
-  T5-XXL, a GPU.
-- :class:`ModelJudgeScorer` — the offline CPU substitute: an Inspect model (e.g. ``gguf/qwen2.5-0.5b``) asked
-  whether the statement is plausible; the score is P(yes) from token log-probabilities when the provider gives
-  them, else 1/0 from the written answer. **Not calibrated** against VERA: every row and manifest it produces
-  says so (:data:`UNCALIBRATED`).
+- :class:`VeraScorer`: VERA (Liu et al., 2023) from the user's checkpoint (torch, transformers; GPU for T5-XXL).
+- :class:`ModelJudgeScorer`: the offline CPU substitute, an Inspect model asked whether the statement is
+  plausible (P(yes) from log-probabilities, else 1/0). **Not calibrated** against VERA, and labelled so.
 """
 
 from __future__ import annotations
@@ -96,10 +90,8 @@ class VeraScorer:
             return (logits / self.temperature).sigmoid().float().cpu().tolist()
 
     async def score(self, statements: Sequence[str]) -> list[float | None]:
-        out: list[float | None] = []
-        for i in range(0, len(statements), self.batch_size):
-            out.extend(await asyncio.to_thread(self._score_batch, statements[i : i + self.batch_size]))
-        return out
+        batches = (statements[i : i + self.batch_size] for i in range(0, len(statements), self.batch_size))
+        return [score for batch in batches for score in await asyncio.to_thread(self._score_batch, batch)]
 
 
 class ModelJudgeScorer:

@@ -1,7 +1,6 @@
-"""A one-line progress display for long pipeline stages: processed / total, rate and ETA, drawn by rich.
+"""A one-line progress display for long pipeline stages (processed / total, rate, ETA), drawn by rich.
 
-Shown only on an interactive terminal: in CI, in a pipe or in a log file it stays silent, so captured output
-holds results, not redraws. rich redraws it in place (twice a second) and leaves the final count on close.
+Shown only on an interactive terminal outside CI, so captured output holds results, not redraws.
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ class Progress(contextlib.AbstractContextManager["Progress"]):
     total: int | None = None
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     enabled: bool | None = None  # None: only when the stream is an interactive terminal
-    interval: float = 0.5
     clock: Callable[[], float] = time.monotonic
     done: int = 0
     _start: float = field(init=False, default=0.0)
@@ -50,9 +48,7 @@ class Progress(contextlib.AbstractContextManager["Progress"]):
             from rich.text import Text
 
             console = Console(file=self.stream, force_terminal=True)
-            self._live = Live(
-                console=console, get_renderable=lambda: Text(self.line()), refresh_per_second=1 / self.interval
-            )
+            self._live = Live(console=console, get_renderable=lambda: Text(self.line()), refresh_per_second=2)
             self._live.start()
 
     def line(self) -> str:

@@ -1,9 +1,7 @@
 """Stage 3 (paper §3.2 Step 2): properties of each combination from an LLM, filtered for plausibility.
 
-Each distinct combination (in the first sentence it was found in) gets one call asking for ``count`` (paper: 10)
-properties; each (combination, property) pair is scored on the statement "N is P" and plausible when the score
-reaches ``threshold`` (paper: VERA ≥ 0.7). Unscored rows keep ``plausibility = null`` and are counted, never
-dropped. Inspect caches every call, so rerunning an interrupted stage repeats no call.
+One call per distinct combination asks for ``count`` properties; each "N is P" is scored and plausible from
+``threshold``. Unscored rows keep ``plausibility = null`` and are counted, never dropped.
 """
 
 from __future__ import annotations
@@ -62,13 +60,6 @@ async def score_rows(rows: list[dict[str, Any]], subject: str, scorer: Plausibil
         row["plausibility"] = score
         row["plausible"] = None if score is None else score >= threshold
         row.update(scorer_fields(scorer))
-
-
-def property_prompt(combo: dict[str, Any], count: int) -> str:
-    """The stage-3 prompt for one combination in the sentence it was found in."""
-    return render_template(
-        "pipeline_properties", combination=combo["combination"], sentence=combo["sentence"], count=str(count)
-    )
 
 
 def _batch_replies(prompts: list[str], llm: LLMOptions, batch: BatchOptions, replies_path: Path) -> BatchReplies:
@@ -133,8 +124,7 @@ def extract_properties(
     batch: BatchOptions | None = None,
     force: bool = False,
 ) -> StageResult:
-    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl`` (one row per combination × property); with
-    ``batch`` the property calls run as a Ray Data batch job (:mod:`ccpt.pipeline.batch`), not through Inspect."""
+    """Stage 3: ``combinations.jsonl`` → ``properties.jsonl``; ``batch``: calls as a Ray Data batch job."""
     source, out = workdir / COMBINATIONS, workdir / PROPERTIES
     params = {
         "llm": llm.describe(),
@@ -151,7 +141,12 @@ def extract_properties(
         for row in read_jsonl(source):
             combos.setdefault(combination_key(row), row)  # the first sentence a combination occurs in
         selected = list(combos.values())[:limit] if limit else list(combos.values())
-        prompts = [property_prompt(c, count) for c in selected]
+        prompts = [
+            render_template(
+                "pipeline_properties", combination=c["combination"], sentence=c["sentence"], count=str(count)
+            )
+            for c in selected
+        ]
         # Ray runs from the main thread: its local cluster dies with the thread that started it.
         replies = _batch_replies(prompts, llm, batch, workdir / REPLIES) if batch else None
         rows, counts = asyncio.run(_extract(selected, prompts, llm, plausibility, count, replies))

@@ -1,8 +1,4 @@
-"""ConceptNet as the pipeline sees it: the unigram concept set (basic concepts, paper Step 1) in memory for
-the lexical prefilter, and n-gram membership (the novelty filter) answered by the SQLite index.
-
-Built from an index made by :func:`ccpt.graph.build_index` (``ccpt conceptnet index DUMP``).
-"""
+"""ConceptNet as the pipeline sees it: the unigram concept set in memory, n-gram membership from the SQLite index."""
 
 from __future__ import annotations
 
