@@ -6,17 +6,12 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, FILE, SEED, data_dir_option
+from ccpt.cli.options import DIR, FILE, SEED, data_dir_option, defaulted
 from ccpt.jsonout import dumps, provenance
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for scripts.",
+format_option = defaulted(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="text for people, json for scripts."
 )
 
 
@@ -63,12 +58,11 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
 @command.command("export")
 @data_dir_option()
 @click.option("--out", type=FILE, required=True, help="Output file.")
-@click.option(
+@defaulted(
     "--as",
     "out_format",
     type=click.Choice(["jsonl", "csv", "parquet"]),
     default="jsonl",
-    show_default=True,
     help="File format. JSONL loads with datasets.load_dataset('json', data_files=...).",
 )
 @click.option("--task", type=click.Choice(GENERATIVE_TASKS), help="With --split: whose split.")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
+from ccpt.cli.options import SEED, data_dir_option, defaulted, judge_mode_option
 from ccpt.spec import DEFAULT_PROTOCOL, GENERATIVE_TASKS, TASKS
 
 DIRECTORY = click.Path(file_okay=False, path_type=Path)
@@ -23,7 +23,7 @@ def command() -> None:
 @click.option("--task", required=True, type=click.Choice(TASKS))
 @click.option("--out", required=True, type=DIRECTORY, help="Directory for sheet.csv + sheet.html.")
 @click.option("--n", "n_items", type=COUNT, help="Seeded subset of this many items (default: the whole test split).")
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
     """Question sheet for humans solving a task (Appendix B.3 format; Task 3 in Figure 7's format)."""
@@ -88,9 +88,9 @@ def import_solver(
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", required=True, type=DIRECTORY)
-@click.option("--n", "n_items", type=COUNT, default=30, show_default=True, help="Answers per (task, model, method).")
-@click.option("--raters", type=COUNT, default=2, show_default=True)
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@defaulted("--n", "n_items", type=COUNT, default=30, help="Answers per (task, model, method).")
+@defaulted("--raters", type=COUNT, default=2)
+@defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 def export_ratings(
     paths: tuple[Path, ...], out: Path, n_items: int, raters: int, seed: int, data_dir: Path | None
@@ -113,7 +113,7 @@ def export_ratings(
 @command.command("import-ratings")
 @click.argument("sheets", nargs=-1, required=True, type=INPUT_FILE)
 @click.option("--key", required=True, type=INPUT_FILE, help="The key.csv written by export-ratings.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@defaulted("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
 def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
     """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
     from ccpt.human.sheets import human_judge_report, read_ratings
@@ -125,8 +125,8 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 @click.argument("study_dir", type=DIRECTORY)
 @click.option("--annotators", "n_annotators", type=COUNT, help="Create N annotators.")
 @click.option("--names", type=INPUT_FILE, help="File of annotator names, one per line (instead of --annotators).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (LAN: 0.0.0.0).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@defaulted("--host", default="127.0.0.1", help="Address to listen on (LAN: 0.0.0.0).")
+@defaulted("--port", type=click.IntRange(0, 65535), default=8765)
 @click.option(
     "--rating-overlap", type=COUNT, help="Raters per rated pair (default: every rater); set when the study is created."
 )

@@ -80,20 +80,23 @@ prices_option = click.option(
 )
 
 
+def defaulted(*decls: str, default: Any, **kwargs: Any) -> Callable[[F], F]:
+    """A click option whose help shows its ``default``."""
+    return click.option(*decls, default=default, show_default=True, **kwargs)
+
+
 def request_limits(what: str) -> Callable[[F], F]:
     """``--timeout`` and ``--max-retries`` for every command that sends requests, ``what`` naming whose."""
-    max_retries = click.option(
+    max_retries = defaulted(
         "--max-retries",
-        type=run_option("max_retries"),
         default=3,
-        show_default=True,
+        type=run_option("max_retries"),
         help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
     )
-    timeout = click.option(
+    timeout = defaulted(
         "--timeout",
-        type=run_option("timeout"),
         default=120,
-        show_default=True,
+        type=run_option("timeout"),
         help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
     )
     return lambda command: timeout(max_retries(command))

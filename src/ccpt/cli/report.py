@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.cli.options import DIR, FILE, data_dir_option, prices_option
+from ccpt.cli.options import DIR, FILE, data_dir_option, defaulted, prices_option
 from ccpt.errors import CcptError, DataError
 
 if TYPE_CHECKING:
@@ -36,15 +36,14 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
 
 @click.command("report")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", show_default=True, help=STAT_HELP)
-@click.option(
+@defaulted("--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", help=STAT_HELP)
+@defaulted(
     "--oracle",
     type=click.Choice(["paper", "single"]),
     default="paper",
-    show_default=True,
     help="Multi-Oracle: paper = best per column; single = all columns from the sample with the best E/C.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
+@defaulted("--format", "fmt", type=click.Choice(FORMATS), default="markdown")
 @click.option("--out", type=FILE, help="Write here (default: stdout).")
 @data_dir_option(help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.")
 @click.option("--figures", type=DIR, help="Also save PNG+SVG figures here.")

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, judge_arg_option, judge_mode_option, prices_option, request_limits, run_option
+from ccpt.cli.options import (
+    DIR,
+    defaulted,
+    judge_arg_option,
+    judge_mode_option,
+    prices_option,
+    request_limits,
+    run_option,
+)
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
@@ -99,11 +107,10 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @judge_mode_option
 @judge_arg_option("Argument for the judge model (repeatable): base_url=URL, api_key=KEY or a provider model argument.")
-@click.option(
+@defaulted(
     "--protocol",
     type=click.Choice(list(PROTOCOLS)),
     default=DEFAULT_PROTOCOL,
-    show_default=True,
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
@@ -130,14 +137,11 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
-@click.option(
-    "--oracle-n", type=run_option("oracle_n"), default=5, show_default=True, help="Multi-Oracle samples per seed."
-)
-@click.option(
+@defaulted("--oracle-n", type=run_option("oracle_n"), default=5, help="Multi-Oracle samples per seed.")
+@defaulted(
     "--log-dir",
     type=DIR,
     default=Path("ccpt-runs/default"),
-    show_default=True,
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
@@ -151,11 +155,10 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     metavar="NAME=VALUE",
     help="Task argument (e.g. sa_answer_every_step=true, conceptnet=PATH, seed=1).",
 )
-@click.option(
+@defaulted(
     "--stat",
     type=click.Choice(["sem", "paper", "ci"]),
     default="sem",
-    show_default=True,
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
 )
@@ -168,7 +171,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "expect and, with --prices, the cost range; send nothing. Task runs already done in --log-dir are counted as "
     "skipped and finished samples as reused, as a rerun would.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@defaulted("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option(
     "--display",
     type=click.Choice(["plain", "rich", "log", "none"]),
