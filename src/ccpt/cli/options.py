@@ -1,5 +1,4 @@
-"""Option types shared by the commands: every number finite and in range, checked before anything starts by
-its one declaration (pydantic types, most in :mod:`ccpt.schemas.run`)."""
+"""Option types and options shared by the commands (numbers checked by their pydantic declarations)."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed
 
 
 class Declared(click.ParamType):
-    """An option of a type declared with pydantic (:mod:`ccpt.schemas.run`): converted and checked by that
-    declaration, so the command line refuses exactly what the Sweep and the task signatures refuse."""
+    """An option of a type declared with pydantic: the command line refuses exactly what the declaration does."""
 
     name = "value"
 

@@ -98,8 +98,7 @@ def command(
 
 
 def _check_out(runs: tuple[Path, ...], out_dir: Path) -> None:
-    """--out must be apart from every input: inside one, its logs would join that run (and `ccpt report RUN`
-    would mix the two judges' rows); holding one, the input's own logs or result files would join the output."""
+    """--out must be apart from every input: inside or holding one, one's logs would be read as the other's."""
     out = out_dir.resolve()
     for run in runs:
         source = run.resolve()

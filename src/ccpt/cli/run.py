@@ -20,9 +20,8 @@ from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
 
 def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
-    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML (0.05 → float, true → bool),
-    an unquoted string with commas as a list (a,b → [a, b]), dashes in names as underscores; so `ccpt run` and
-    `inspect eval` read the same arguments alike."""
+    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML, an unquoted string with commas
+    as a list (a,b → [a, b]), dashes in names as underscores."""
     import yaml
 
     out: dict[str, object] = {}
@@ -42,8 +41,7 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 
 
 def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, object]) -> dict[str, str]:
-    """Each evaluated model's server: one ``--model-base-url`` for all models or one per ``--model`` (in order);
-    ``-M base_url=URL`` is the same as one ``--model-base-url`` (Inspect takes the base URL apart from ``-M``)."""
+    """Each evaluated model's server: one ``--model-base-url`` (or ``-M base_url``) for all models or one per model."""
     given = list(urls)
     if "base_url" in model_args:
         if given:

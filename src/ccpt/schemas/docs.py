@@ -1,9 +1,5 @@
-"""The catalogue of every file format ccpt reads, and docs/schemas.md rendered from it.
-
-    python -m ccpt.schemas.docs > docs/schemas.md      # tests/test_schemas_docs.py checks it is up to date
-
-Each section is generated from the schema objects themselves (their JSON schema: types, ranges, defaults,
-roles and descriptions), so the page cannot say something the checks do not do.
+"""The catalogue of every file format ccpt reads, and docs/schemas.md rendered from its JSON schemas:
+``python -m ccpt.schemas.docs > docs/schemas.md`` (tests/test_schemas_docs.py checks it is up to date).
 """
 
 from __future__ import annotations
