@@ -9,7 +9,7 @@ from typing import Annotated
 import click
 from pydantic import Field
 
-from ccpt.cli.options import SEED, Declared, data_dir_option, defaulted
+from ccpt.cli.options import COUNT, SEED, Declared, data_dir_option, defaulted
 from ccpt.errors import CcptError
 
 
@@ -35,7 +35,7 @@ def _spec(value: str) -> tuple[str, str]:
 @defaulted("--oracle", type=click.Choice(["paper", "single"]), default="paper")
 @defaulted(
     "--resamples",
-    type=click.IntRange(min=1),
+    type=COUNT,
     default=10_000,
     help="Bootstrap replicates, or random sign patterns (permutation, n > 16); at least 2/(1 − LEVEL): 40 at 0.95.",
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, EXISTING_FILE, FILE, Declared, data_dir_option, defaulted, judge_mode_option
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, FILE, Declared, data_dir_option, defaulted, judge_mode_option
 from ccpt.errors import DataError
 from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
@@ -24,7 +24,7 @@ def command() -> None:
 @command.command("train")
 @data_dir_option()
 @defaulted("--out", type=FILE, default=Path("distilled_head.safetensors"), help="Head file to write (atomically).")
-@click.option("--epochs", type=click.IntRange(min=1), help="Override the shipped head's epochs (for experiments).")
+@click.option("--epochs", type=COUNT, help="Override the shipped head's epochs (for experiments).")
 @click.option(
     "--set",
     "overrides",
@@ -32,9 +32,7 @@ def command() -> None:
     metavar="NAME=VALUE",
     help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
 )
-@click.option(
-    "--max-pairs", type=click.IntRange(min=1), help="Train on the first N pairs of the pool only (a quick smoke run)."
-)
+@click.option("--max-pairs", type=COUNT, help="Train on the first N pairs of the pool only (a quick smoke run).")
 @click.option(
     "--cache-dir",
     type=DIR,

@@ -59,6 +59,7 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 DIR = click.Path(file_okay=False, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 UNIT_INTERVAL = Declared(UnitFloat)
+COUNT = click.IntRange(min=1)
 F = TypeVar("F", bound=Callable[..., Any])
 
 

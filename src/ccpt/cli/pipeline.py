@@ -9,21 +9,18 @@ from typing import Any
 
 import click
 
-from ccpt.cli.options import SEED, UNIT_INTERVAL, defaulted
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted
 
-DIRECTORY = click.Path(file_okay=False, path_type=Path)
 workdir_option = defaulted(
     "--workdir",
-    type=DIRECTORY,
+    type=DIR,
     default=Path("ccpt-pipeline"),
     help="Pipeline working directory (stage files and manifests).",
 )
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
-INPUT_FILE = click.Path(dir_okay=False, exists=True, path_type=Path)
-COUNT = click.IntRange(min=1)
 NONNEGATIVE = click.IntRange(min=0)
 conceptnet_option = click.option(
-    "--conceptnet", type=INPUT_FILE, required=True, help="ConceptNet index built by `ccpt conceptnet index DUMP`."
+    "--conceptnet", type=EXISTING_FILE, required=True, help="ConceptNet index built by `ccpt conceptnet index DUMP`."
 )
 
 
@@ -105,7 +102,7 @@ def command() -> None:
 
 
 @command.command("mine")
-@click.argument("corpus", nargs=-1, required=True, type=INPUT_FILE)
+@click.argument("corpus", nargs=-1, required=True, type=EXISTING_FILE)
 @workdir_option
 @_engine_options
 @defaulted("--text-field", default="text", help="JSONL: field holding the text.")
@@ -222,9 +219,9 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
 
 
 @command.command("annotate-import")
-@click.argument("answers", type=INPUT_FILE)
+@click.argument("answers", type=EXISTING_FILE)
 @workdir_option
-@click.option("--out", type=DIRECTORY, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
+@click.option("--out", type=DIR, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
 @defaulted("--toxic-rule", type=click.Choice(["any", "majority"]), default="any")
 @defaulted("--seed", type=SEED, default=0, help="Seed of the test split.")
 @force_option
@@ -243,20 +240,20 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @conceptnet_option
 @click.option(
     "--counts",
-    type=INPUT_FILE,
+    type=EXISTING_FILE,
     default=None,
     help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
 )
 @click.option(
     "--cooccurrence",
-    type=INPUT_FILE,
+    type=EXISTING_FILE,
     default=None,
     help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
 )
-@click.option("--corpus", multiple=True, type=INPUT_FILE, help="Count co-occurrences in these corpus files instead.")
+@click.option("--corpus", multiple=True, type=EXISTING_FILE, help="Count co-occurrences in these corpus files instead.")
 @defaulted("--window", type=COUNT, default=5, help="Corpus co-occurrence window.")
 @click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
-@defaulted("--out", type=DIRECTORY, default=Path("ccpt-novelty"))
+@defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
 def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conceptnet_sample, out, force) -> None:
     """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""
@@ -278,7 +275,7 @@ def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conce
 
 
 @command.command("run")
-@click.argument("config", type=INPUT_FILE)
+@click.argument("config", type=EXISTING_FILE)
 @force_option
 def run_cmd(config, force) -> None:
     """Run every stage from CONFIG (TOML; see docs/pipeline.md), skipping finished ones."""

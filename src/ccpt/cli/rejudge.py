@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, data_dir_option, judge_arg_option, judge_mode_option, request_limits
+from ccpt.cli.options import COUNT, DIR, data_dir_option, judge_arg_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -26,7 +26,7 @@ from ccpt.cli.options import DIR, data_dir_option, judge_arg_option, judge_mode_
 @data_dir_option(
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."
 )
-@click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent judge calls.")
+@click.option("--max-connections", type=COUNT, help="Concurrent judge calls.")
 @request_limits("judge")
 @click.option(
     "--limit",
