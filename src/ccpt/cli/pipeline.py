@@ -12,10 +12,7 @@ import click
 from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted
 
 workdir_option = defaulted(
-    "--workdir",
-    type=DIR,
-    default=Path("ccpt-pipeline"),
-    help="Pipeline working directory (stage files and manifests).",
+    "--workdir", type=DIR, default=Path("ccpt-pipeline"), help="Pipeline working directory (stage files and manifests)."
 )
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
 NONNEGATIVE = click.IntRange(min=0)
