@@ -63,25 +63,7 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--judge-a", help="A's judge; with --judge-b naming another, a judge comparison (same answers).")
 @click.option("--judge-b", help="B's judge (see --judge-a).")
 @defaulted("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def command(
-    paths: tuple[Path, ...],
-    run_a: str,
-    run_b: str,
-    tasks: tuple[str, ...],
-    metric: str,
-    test: str,
-    oracle: str,
-    resamples: int,
-    level: float,
-    labels: tuple[str, ...],
-    seed: int,
-    data_dir: Path | None,
-    allow_mixed_protocols: bool,
-    judge: str | None,
-    judge_a: str | None,
-    judge_b: str | None,
-    fmt: str,
-) -> None:
+def command(paths, run_a, run_b, tasks, resamples, level, labels, data_dir, judge, judge_a, judge_b, fmt, **options):
     """Is A better than B? Per-instance differences (seed-averaged, ×100), paired sign-flip or bootstrap test.
 
     Prints mean difference A − B, its CI and two-sided p-value from the same test (permutation: the sign-flip
@@ -114,15 +96,11 @@ def command(
         _spec(run_a),
         _spec(run_b),
         tasks=tasks or None,
-        metric=metric,
-        test=test,  # type: ignore[arg-type]
-        oracle=oracle,
         n_resamples=resamples,
-        seed=seed,  # type: ignore[arg-type]
-        allow_mixed_protocols=allow_mixed_protocols,
         level=level,
         labels=dict(parse_label(spec, models) for spec in labels),
         judges=(judge_a or judge, judge_b or judge),
+        **options,  # --metric, --test, --oracle, --seed, --allow-mixed-protocols
     )
     for c in results:
         for warning in c.warnings:
