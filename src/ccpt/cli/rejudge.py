@@ -36,17 +36,7 @@ from ccpt.cli.options import COUNT, DIR, data_dir_option, judge_arg_option, judg
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of the judge.")
 def command(
-    runs: tuple[Path, ...],
-    judge_name: str,
-    out_dir: Path,
-    judge_mode: str | None,
-    judge_args: tuple[str, ...],
-    data_dir: Path | None,
-    max_connections: int | None,
-    timeout: int,
-    max_retries: int,
-    limit: int,
-    no_preflight: bool,
+    runs, judge_name, out_dir, judge_mode, judge_args, data_dir, timeout, limit, no_preflight, **options
 ) -> None:
     """Re-judge the answers of Inspect runs or the authors' result files with another judge.
 
@@ -79,10 +69,9 @@ def command(
         out_dir,
         dataset=dataset,
         judge_mode=mode,
-        max_connections=max_connections,
         timeout=timeout,
-        max_retries=max_retries,
         limit=limit or None,
+        **options,  # --max-connections, --max-retries
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
     if summary.finished:  # Table 3 of the original runs against the re-judged one (Markdown)

@@ -66,20 +66,7 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     is_flag=True,
     help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
 )
-def command(
-    paths: tuple[Path, ...],
-    stat: str,
-    oracle: str,
-    fmt: str,
-    out: Path | None,
-    data_dir: Path | None,
-    figures: Path | None,
-    judge_info: str | None,
-    tidy: Path | None,
-    strict: bool,
-    prices: Path | None,
-    labels: tuple[str, ...],
-) -> None:
+def command(paths, fmt, out, data_dir, figures, tidy, strict, prices, labels, **options) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
@@ -119,16 +106,8 @@ def command(
         export(frame, tidy)
     models = {str(m) for m in frame["model"].dropna()}
     names = dict(parse_label(spec, models) for spec in labels)
-    report = report_from_paths(
-        paths,
-        frame=frame,
-        dataset=dataset,
-        stat=stat,  # type: ignore[arg-type]
-        oracle=oracle,  # type: ignore[arg-type]
-        judge_info=judge_info,
-        labels=names,
-        prices=price_list,
-    )
+    # --stat, --oracle, --judge-info
+    report = report_from_paths(paths, frame=frame, dataset=dataset, labels=names, prices=price_list, **options)
     for warning in report.warnings:
         click.echo(f"ccpt: warning: {warning}", err=True)
     rendered_figures: list[tuple[str, str]] = []
