@@ -189,12 +189,9 @@ def command(
     methods,
     seeds,
     limit,
-    oracle_n,
     log_dir,
     data_dir,
-    max_connections,
     timeout,
-    max_retries,
     model_args,
     task_args,
     stat,
@@ -203,6 +200,7 @@ def command(
     dry_run,
     fmt,
     display,
+    **sweep_options,  # --oracle-n, --max-connections, --max-retries
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
@@ -224,11 +222,9 @@ def command(
     sweep = Sweep(
         log_dir=log_dir,
         data_dir=data_dir,
-        oracle_n=oracle_n,
-        max_connections=max_connections,
         timeout=timeout,
-        max_retries=max_retries,
         display=display or ("plain" if fmt == "text" else "none"),
+        **sweep_options,
     )
     sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
