@@ -76,12 +76,3 @@ def refuse_inputs(out: str | Path | None, inputs: Iterable[str | Path], option: 
                 f"{option} {target}: is an input of this command ({source}) and would be overwritten",
                 "write to another file",
             )
-
-
-def refuse_in_dirs(
-    out: str | Path | None, directories: Iterable[str | Path], names: Iterable[str], option: str
-) -> None:
-    """Refuse an output that would replace one of the files ``names`` a command reads from ``directories``."""
-    wanted = set(names)
-    for directory in directories:
-        refuse_inputs(out, [Path(directory) / name for name in wanted], option)

@@ -100,10 +100,10 @@ def export_cmd(
     from ccpt.dataset import load_dataset
     from ccpt.download import CHECKSUMS
     from ccpt.export import record_row, select_records, sft_export, write_rows
-    from ccpt.outputs import refuse_in_dirs
+    from ccpt.outputs import refuse_inputs
 
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
-    refuse_in_dirs(out, [ds.source], CHECKSUMS, "--out")  # e.g. --out DIR/ccpt_emergent.csv: the data itself
+    refuse_inputs(out, [Path(ds.source) / name for name in CHECKSUMS], "--out")  # e.g. --out DIR/ccpt_emergent.csv
     removed: dict[str, int] = {}
     if sft:
         tasks = (task,) if task else GENERATIVE_TASKS

@@ -109,9 +109,6 @@ def data_dir_option(
     return click.option("--data-dir", type=DIR, help=help)
 
 
-def judge_arg_option(
-    help: str = "Argument for the judge model (repeatable), e.g. base_url=URL, api_key=KEY, or calibrated=false "
-    "for the distilled judge.",
-) -> Callable[[F], F]:
+def judge_arg_option(help: str) -> Callable[[F], F]:
     """``--judge-arg NAME=VALUE``: arguments for the judge model, read like Inspect's ``-M``."""
     return click.option("--judge-arg", "judge_args", multiple=True, metavar="NAME=VALUE", help=help)

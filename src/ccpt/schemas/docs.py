@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -121,10 +122,8 @@ def _default(spec: Mapping[str, Any]) -> str:
     value = spec["default"]
     if value is None:
         return "empty"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"'
+    if isinstance(value, bool | str):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {v}" for k, v in value.items()) + "}"
     return str(value)
