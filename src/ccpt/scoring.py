@@ -84,8 +84,7 @@ class OracleScores:
 
 
 def _best(values: Sequence[float | None], maximise: bool) -> float | None:
-    present = [v for v in values if v is not None]
-    return (max if maximise else min)(present) if present else None
+    return (max if maximise else min)((v for v in values if v is not None), default=None)
 
 
 def oracle_per_column(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:

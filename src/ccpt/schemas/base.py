@@ -192,7 +192,6 @@ class TableSchema:
     unique: tuple[tuple[str, ...], ...] = ()
     rules: tuple[str, ...] = ()
     tolerant: bool = True  # a rejected value cell is set aside and counted (row-per-sample files)
-    column_names: Mapping[str, str] = field(default_factory=dict)  # field -> header, where they differ
 
     @cached_property
     def _adapter(self) -> TypeAdapter[Any]:
@@ -216,7 +215,7 @@ class TableSchema:
     def header(self, name: str) -> str:
         """The column header of a field."""
         spec = self.json_schema.get("properties", {}).get(name, {})
-        return self.column_names.get(name) or spec.get("x-column") or name
+        return spec.get("x-column") or name
 
     def check(
         self,
