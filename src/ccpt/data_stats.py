@@ -1,7 +1,4 @@
-"""Descriptive statistics of the CCPT dataset (what `ccpt data stats` prints).
-
-Every number is defined in docs/metrics.md ("Dataset statistics").
-"""
+"""Descriptive statistics of the CCPT dataset (`ccpt data stats`; defined in docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -22,11 +19,8 @@ KAPPA_CATEGORIES: dict[str, tuple[str, ...]] = {
 
 
 def label_kappa(records: list[Record], categories: tuple[str, ...]) -> tuple[float, int]:
-    """Fleiss' κ of the per-annotator labels over rows with the modal number of annotators.
-
-    Returns (κ, rows used). Fleiss' κ needs the same number of raters per row; rows with another count
-    are left out of κ (and the count of rows used is reported next to it).
-    """
+    """(Fleiss' κ of the per-annotator labels, rows used): κ needs the same number of raters per row, so only
+    rows with the modal number of annotators are used."""
     raters = Counter(len(r.human_labels) for r in records).most_common(1)[0][0]
     table = [[r.human_labels.count(c) for c in categories] for r in records if len(r.human_labels) == raters]
     return fleiss_kappa(table), len(table)

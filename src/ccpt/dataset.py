@@ -1,8 +1,4 @@
-"""The CCPT dataset (paper §3): noun phrase / property / property-type triplets with human annotations.
-
-Each CSV row becomes a :class:`Record` with the paper's names (head noun H, modifier M, noun phrase N, property P,
-type T). Every cell is checked by the dataset schema (:mod:`ccpt.schemas.dataset`), ranges included; a rejected
-cell is an error naming file, row and column — nothing is dropped silently.
+"""The CCPT dataset (paper §3): each CSV row, checked by :mod:`ccpt.schemas.dataset`, is a :class:`Record`.
 
 Quirks handled (measured on the files at the pinned commit):
 - ``sentence`` is empty in some rows → ``None``.
@@ -133,11 +129,7 @@ def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
 
 
 def read_records(path: Path, stem: str | None = None) -> list[Record]:
-    """Parse one CCPT CSV file into records through the dataset schema (docs/schemas.md, "dataset CSV").
-
-    The first rejected cell (a label that is not one, a relevance outside [0, 1], ``inf``, ``nan``) is one
-    :class:`DataError` naming the file, row and column: nothing is dropped silently.
-    """
+    """Parse one CCPT CSV file into records; the first rejected cell is one :class:`DataError` line."""
     from ccpt.schemas.dataset import DATASET, DATASET_COLUMNS, SCORE_COLUMN
 
     stem = stem or path.stem
@@ -231,12 +223,8 @@ class CCPTDataset:
         return {r.id for task in GENERATIVE_TASKS for r in self.test(task)}
 
     def type_prediction_set(self, per_type: int = 250, seed: int = 0) -> list[TypeItem]:
-        """Task 3 evaluation set: a seeded, balanced sample of ``per_type`` items per type.
-
-        Emergent, component and canceled items are rows of their files. An *others* item joins a combination
-        with a property drawn from another row, and is rejected if that (combination, property) pair is an
-        annotated pair anywhere in the dataset (the authors did not check this).
-        """
+        """Task 3 evaluation set: a seeded sample of ``per_type`` items per type. An *others* item joins a
+        combination with another row's property, never an annotated pair (the authors did not check this)."""
         rng = random.Random(seed)
         items: list[TypeItem] = []
         for gold, pool in (("emergent", self.emergent), ("component", self.component), ("canceled", self.canceled)):
@@ -275,11 +263,8 @@ def _check_task(task: str, *, generative: bool = False) -> None:
 
 
 def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = False) -> CCPTDataset:
-    """Load CCPT from a local directory, ``$CCPT_DATA_DIR``, or the pinned download (fetched on first use).
-
-    ``exclude_toxic`` drops toxicity-flagged rows (off by default, to keep the paper's splits; the test
-    splits then shrink accordingly, which ``ccpt data stats`` reports).
-    """
+    """Load CCPT from a local directory, ``$CCPT_DATA_DIR``, or the pinned download (fetched on first use);
+    ``exclude_toxic`` drops toxicity-flagged rows (the test splits shrink)."""
     root = resolve_data_dir(data_dir)
     files = {stem: read_records(root / f"{stem}.csv", stem) for stem in FILE_SPECS}
     test_index = read_test_index(root / "test_index.json")

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 
 class CcptError(Exception):
-    """An error caused by the user's input or environment (bad file, no network, unknown model).
-
-    The CLI prints ``str(error)`` on one line and exits non-zero; ``hint`` says what to do.
-    """
+    """An error caused by the user's input or environment, printed by the CLI on one line (``hint``: what to do)."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)

@@ -35,8 +35,7 @@ def select_records(ds: CCPTDataset, split: str | None, task: TaskName | None) ->
 
 
 def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> None:
-    """Write dict rows as JSONL (one object per line, loadable by ``datasets.load_dataset("json")``),
-    CSV (list fields JSON-encoded), or parquet; atomically (an interrupted export leaves no half file)."""
+    """Write dict rows atomically as JSONL, CSV (list fields JSON-encoded) or parquet."""
     if fmt not in ("jsonl", "csv", "parquet"):
         raise CcptError(f"unknown export format {fmt!r}; choose jsonl, csv or parquet")
     if fmt == "parquet":
@@ -64,12 +63,8 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def leak_key(text: str) -> str:
-    """The meaning-level form of a phrase the SFT exclusion compares: what a surface change cannot hide.
-
-    Lower case, punctuation (possessive ``'s`` too) and the articles a / an / the dropped, each word's noun lemma
-    (lemminflect: "walkers" → "walker", "mice" → "mouse"; "peeled" and "peel" stay two, as in
-    :func:`ccpt.activation.concept_key`). Words under 3 letters are kept (lemminflect maps "as" → "a").
-    """
+    """The form of a phrase the SFT exclusion compares: lower case, no punctuation, possessive or article, each
+    word of 3+ letters as its noun lemma ("mice" → "mouse"; lemminflect maps "as" → "a")."""
     from lemminflect import getLemma
 
     words = _TOKEN.findall(text.lower().replace("'s ", " ").removesuffix("'s"))
@@ -104,15 +99,9 @@ def _leak_rule(record: Record, held_out: set[str], tests: dict[str, set]) -> str
 def sft_export(
     ds: CCPTDataset, tasks: Iterable[TaskName] = GENERATIVE_TASKS, type_items: Iterable[TypeItem] | None = None
 ) -> SFTExport:
-    """Chat-format supervised fine-tuning examples from the train pools, with nothing a test item could leak from.
-
-    A train row is dropped when it is a test row of *any* generative task (PI- and NPC-emergent index one file), or
-    shares its (noun phrase, property), (head, property) or noun phrase with a test item of any generative task
-    (the dataset repeats phrases: training on "a ship without a rudder" → "directionless" shows that test answer).
-    Task 3 draws items from every row, train pools included: a Task-3 item's row, or a row with its (noun phrase,
-    property), is dropped too (``type_items``: the Task-3 evaluation set(s); default seed 0's, what ``ccpt run``
-    evaluates). Phrases compare by meaning (:func:`leak_key`): "death walkers" → "mythical" in training would leak
-    the Task-3 item "the death walkers" → "mythical". Only rows whose majority label is the file's type are used.
+    """Chat-format supervised fine-tuning examples from the train pools, with nothing a test item could leak from:
+    a train row breaking a rule of :data:`SFT_RULES` (phrases compared by :func:`leak_key`) is dropped and counted.
+    ``type_items``: the Task-3 evaluation set(s) to exclude (default: seed 0's, what ``ccpt run`` evaluates).
     """
     held_out = ds.held_out_rows()
     test_records = [r for task in GENERATIVE_TASKS for r in ds.test(task)]

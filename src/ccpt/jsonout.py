@@ -1,12 +1,7 @@
 """Strict JSON for every ccpt output, and the provenance block that says what produced it.
 
 Strict parsers (JavaScript, jq) reject the ``NaN`` and ``Infinity`` Python's ``json`` writes: an undefined statistic
-(a constant judge's correlation, a mean over no valid sample) is written as ``null``, and :func:`dumps` refuses
-anything non-finite left (``allow_nan=False``).
-
-The provenance block names the ccpt and Inspect versions, the protocol, the dataset (pinned commit; each file's
-sha256 when the directory is known), the models, the judge, the generation settings where known, and a UTC
-timestamp. Text formats carry it as a short comment (:func:`provenance_lines`).
+is written as ``null``. Text formats carry the provenance block as a short comment (:func:`provenance_lines`).
 """
 
 from __future__ import annotations
@@ -65,8 +60,8 @@ def provenance(
     data_dir: str | Path | None = None,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The provenance block of one output. Unknown fields are ``None`` (never guessed). The dataset is its pinned
-    commit and, when ``data_dir`` is known, each required file's sha256 there and whether all match the pin."""
+    """The provenance block of one output (unknown fields are ``None``, never guessed); with ``data_dir``, each
+    dataset file's sha256 and whether all match the pin."""
     dataset: dict[str, Any] = {"commit": PINNED_COMMIT}
     if data_dir is not None:
         root = Path(data_dir)

@@ -29,12 +29,8 @@ def ensure_writable_dir(directory: str | Path, option: str) -> Path:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
-    """A temporary path beside ``path``, renamed onto ``path`` if the block succeeds (else removed, ``path`` untouched).
-
-    Every file ccpt writes goes through it (or :func:`atomic_write_text`). The temporary name is unique
-    (``tempfile``), so two writers of one target never share a file. ``option`` (e.g. ``"--out"``) names the option
-    the path came from in the one-line error.
-    """
+    """A unique temporary path beside ``path``, renamed onto ``path`` if the block succeeds (else removed);
+    ``option`` (e.g. ``"--out"``) names the option the path came from in the one-line error."""
     target = Path(path)
     where = f"{option} {target}" if option else str(target)
     try:
@@ -69,9 +65,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def refuse_inputs(out: str | Path | None, inputs: Iterable[str | Path], option: str) -> None:
-    """Refuse an output that is one of the command's input files (one line naming both), before any work. Files
-    compare as files (a symlink or hard link to an input is that input); directories are skipped (see
-    :func:`refuse_in_dirs`)."""
+    """Refuse an output that is one of the command's input files (a link to one included), before any work."""
     if out is None:
         return
     target = Path(out)
@@ -82,12 +76,3 @@ def refuse_inputs(out: str | Path | None, inputs: Iterable[str | Path], option: 
                 f"{option} {target}: is an input of this command ({source}) and would be overwritten",
                 "write to another file",
             )
-
-
-def refuse_in_dirs(
-    out: str | Path | None, directories: Iterable[str | Path], names: Iterable[str], option: str
-) -> None:
-    """Refuse an output that would replace one of the files ``names`` a command reads from ``directories``."""
-    wanted = set(names)
-    for directory in directories:
-        refuse_inputs(out, [Path(directory) / name for name in wanted], option)

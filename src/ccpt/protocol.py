@@ -1,13 +1,6 @@
-"""Evaluation protocols: how a run talks to the model, which prompts it uses, how SA and the judge behave.
-
-Two named protocols (``ccpt run --protocol``, ``-T protocol=``); everything that differs between them is a field
-of :class:`Protocol`, and no other module compares protocol names. Core: imports neither Inspect nor the CLI.
-
-- ``ccpt`` (default): the paper's method as printed (Algorithm 1, Appendix B prompts, temperature 0.7 /
-  top-p 0.95), with the defects of the authors' code fixed and seeds that are independent draws.
-- ``as-run``: what the authors' code actually did to produce the paper's tables (docs/methods.md, "Protocols"):
-  per-provider message and sampling settings, their prompts, Spreading Activation as run, their NPC modifier rule,
-  their judge surface, and failed samples filled from another seed (done by the report, counted).
+"""Evaluation protocols (docs/methods.md, "Protocols"): ``ccpt``, the paper's method as printed with the authors'
+code defects fixed, and ``as-run``, what the authors' code did. Everything that differs between them is a field of
+:class:`Protocol`; no other module compares protocol names.
 """
 
 from __future__ import annotations
@@ -38,13 +31,9 @@ ANSWER_MAX_TOKENS = 2048
 
 @dataclass(frozen=True)
 class CallSettings:
-    """How one provider family is called: whether the system prompt is sent, and the sampling defaults.
-
-    ``None`` means "not sent": the provider's (or model's) own default applies. ``sequence_suffix``: the seeds
-    are separate requests, the k-th (0-based) with " Sequence: k" appended to the user text (the authors'
-    Anthropic backend). ``total_length``: the authors' token limit counted the prompt too (transformers'
-    ``max_length``); ccpt sends ``max_tokens`` as an answer cap, docs/methods.md says how to match it.
-    """
+    """How one provider family is called (``None``: not sent, the provider's default applies).
+    ``sequence_suffix``: one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic
+    backend); ``total_length``: the authors' token limit counted the prompt too (docs/methods.md)."""
 
     system_prompt: bool = True
     temperature: float | None = 0.7
@@ -174,12 +163,8 @@ FILLED = "filled_from_seed"
 
 
 def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
-    """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from another seed.
-
-    The authors' pipeline replaced a failed sample by another seed's answer before averaging; as-run does the same
-    *in the report*, never silently: the filled row keeps ``parse_ok``/``parse_error`` (still a failure) and records
-    its donor seed in the extra column :data:`FILLED` (counted in the Failures table). The first seed (in seed
-    order) with a score is used; a sample with none stays unscored. Other protocols' rows are returned unchanged.
+    """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from the first seed
+    with a score, as the authors' pipeline did; the row stays a failure and names its donor seed in :data:`FILLED`.
     """
     out = frame.copy()
     out[FILLED] = pd.array([pd.NA] * len(out), dtype="Int64")

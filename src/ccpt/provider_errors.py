@@ -66,9 +66,8 @@ def is_timeout(exc: BaseException) -> bool:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether a failed call says nothing about the request itself (not a result: the rerun asks again): the
-    endpoint was unreachable, timed out, dropped the connection, or answered "busy" (408/409/425/429) or 5xx. Any
-    other 4xx is the server judging the request (deterministic, final)."""
+    """Whether a failed call says nothing about the request itself (unreachable, timed out, dropped, "busy" or
+    5xx): the rerun asks again. Any other 4xx is the server judging the request (final)."""
     exc = unwrap(exc)
     if type_names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
         return True
@@ -110,12 +109,9 @@ _EXCEPTION_LINE = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*)(?::|$)")
 
 
 def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
-    """(class names of the exception chain, HTTP status, server's message) of an error recorded in an Inspect log:
-    the one reader of that text (tests/test_provider_errors.py checks it against the installed Inspect and SDK).
-
-    Every exception of the chain counts (Inspect wraps the provider's error). A name counts when module-qualified
-    or a builtin exception (a dumped ``Request:`` line is neither); the last ``Error code`` is the server's (Inspect
-    dumps the request before it)."""
+    """(class names of the exception chain, HTTP status, server's message) of an error recorded in an Inspect log.
+    A name counts when module-qualified or a builtin exception (a dumped ``Request:`` line is neither); the last
+    ``Error code`` is the server's (Inspect dumps the request before it)."""
     import builtins
 
     kinds = set()
@@ -133,6 +129,5 @@ def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
 
 
 def recorded_timeout(error: Any) -> bool:
-    """Whether an error recorded in an Inspect log (a sample's EvalError, a model call's event) was a timeout, by
-    the exception classes of its traceback."""
+    """Whether an error recorded in an Inspect log was a timeout, by the exception classes of its traceback."""
     return bool(recorded_error(error)[0] & TIMEOUT_ERRORS)

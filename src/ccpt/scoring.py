@@ -1,9 +1,7 @@
-"""The CCPT metric (paper §4.3): relevance, emergence E, cancellation C, Multi-Oracle, Task-3 classification.
+"""The CCPT metric (paper §4.3, docs/metrics.md): relevance, emergence E, cancellation C, Multi-Oracle, Task 3.
 
-Pure core (stdlib + numpy): every number ccpt prints about a single sample; :mod:`ccpt.stats` aggregates them.
-Definitions are in docs/metrics.md. Relevances are in [0, 1]: the judge's 1–10 score s maps to (s − 1) / 9
-(Appendix B, Table 17). ``None`` means "not available" (judge call failed, answer unparsable); a metric that needs
-a missing input is ``None`` too — never a default value.
+``None`` means "not available" (judge call failed, answer unparsable); a metric that needs a missing input is
+``None`` too — never a default value.
 """
 
 from __future__ import annotations
@@ -44,11 +42,7 @@ def _check_kind(kind: str) -> ScoredType:
 
 @dataclass(frozen=True)
 class Relevances:
-    """The three judged relevances of one answer.
-
-    ``r_np``: noun phrase N ↔ property P; ``r_hp``: head noun H ↔ P; ``r_mp``: modifier M ↔ P.
-    For noun phrase completion, H and P are given and M / N are the model's answer.
-    """
+    """The three judged relevances of one answer: N ↔ P, H ↔ P and M ↔ P."""
 
     r_np: float | None
     r_hp: float | None
@@ -78,11 +72,8 @@ class Relevances:
 
 @dataclass(frozen=True)
 class OracleScores:
-    """Multi-Oracle result for one instance and seed: the three Table-3 columns plus provenance.
-
-    ``sample``: the chosen sample's index (single-best; ``None`` per-column). ``n_valid``: samples that had the
-    value needed; ``n_samples``: all samples offered.
-    """
+    """Multi-Oracle result for one instance and seed: the three Table-3 columns, the samples with a score and
+    offered, and the chosen sample's index (single-best only)."""
 
     r_hmp: float | None
     r_np: float | None
@@ -93,17 +84,12 @@ class OracleScores:
 
 
 def _best(values: Sequence[float | None], maximise: bool) -> float | None:
-    present = [v for v in values if v is not None]
-    return (max if maximise else min)(present) if present else None
+    return (max if maximise else min)((v for v in values if v is not None), default=None)
 
 
 def oracle_per_column(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:
-    """Multi-Oracle as printed in paper Table 3: each column takes its own best sample.
-
-    Emergent: R_N,P max, R_H,M,P min, E max. Canceled: R_N,P min, R_H,M,P max, C max. The three columns can
-    therefore come from different samples (an upper bound per column, not a consistent answer). Samples
-    missing a value are skipped for that column; a column with no valid sample is ``None``.
-    """
+    """Multi-Oracle as printed in paper Table 3: each column takes its own best sample (an upper bound per
+    column). Emergent: R_N,P max, R_H,M,P min, E max; canceled: R_N,P min, R_H,M,P max, C max."""
     emergent = _check_kind(kind) == EMERGENT
     scores = [s.score(kind) for s in samples]
     return OracleScores(
@@ -116,12 +102,8 @@ def oracle_per_column(samples: Sequence[Relevances], kind: ScoredType) -> Oracle
 
 
 def oracle_single_best(samples: Sequence[Relevances], kind: ScoredType) -> OracleScores:
-    """Consistent Multi-Oracle: all three columns from the one sample with the best E (or C).
-
-    Tie-break (documented, deterministic): highest score, then the better R_N,P (higher for emergent, lower
-    for canceled), then the better R_H,M,P (lower for emergent, higher for canceled), then the lowest sample
-    index. Samples whose score is ``None`` are never chosen.
-    """
+    """Consistent Multi-Oracle: all three columns from the one sample with the best E (or C); ties go to the
+    better R_N,P, then the better R_H,M,P, then the lowest sample index."""
     sign = 1.0 if _check_kind(kind) == EMERGENT else -1.0
     # score is not None implies r_np and r_hmp are not None.
     keys = [
@@ -141,13 +123,8 @@ def oracle_single_best(samples: Sequence[Relevances], kind: ScoredType) -> Oracl
 
 @dataclass(frozen=True)
 class Classification:
-    """Property-type prediction results (paper Table 5).
-
-    ``counts[i, j]``: instances of actual type ``labels[i]`` predicted as ``labels[j]``.
-    ``unparsed[i]``: instances of actual type ``labels[i]`` with no usable prediction (parse failure or a
-    label outside ``labels``); they count as wrong everywhere and stay in every denominator, so a row of
-    :meth:`row_percent` sums to 100 − (unparsed share of that row).
-    """
+    """Property-type prediction results (paper Table 5): ``counts[i, j]`` of actual ``labels[i]`` predicted as
+    ``labels[j]``; ``unparsed[i]``, no usable prediction, count as wrong and stay in every denominator."""
 
     labels: tuple[str, ...]
     counts: np.ndarray
@@ -199,10 +176,7 @@ class Classification:
 def classify(
     gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str] = TYPE_LABELS
 ) -> Classification:
-    """Build the Task-3 :class:`Classification` from gold and predicted labels (``None`` = no prediction).
-
-    Gold labels must be in ``labels``; predictions outside ``labels`` count as unparsed.
-    """
+    """The Task-3 :class:`Classification` of gold and predicted labels (outside ``labels`` or None: unparsed)."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
     index = {label: i for i, label in enumerate(labels)}

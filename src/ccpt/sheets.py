@@ -1,9 +1,7 @@
 """Spreadsheet-safe CSV cells (the OWASP CSV-injection rule), reversible so ccpt reads its own sheets back.
 
-A spreadsheet treats a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a
-formula, so a model answer such as ``=HYPERLINK(…)`` would run when a rater opens the sheet. Such cells are
-written with a leading apostrophe, which spreadsheets show as text. To stay reversible, a cell that is one or
-more apostrophes followed by such a character gets one more apostrophe; reading strips exactly one.
+A cell a spreadsheet would run as a formula (``=HYPERLINK(…)``) is written with a leading apostrophe; a cell of
+apostrophes followed by such a character gets one more, and reading strips exactly one.
 """
 
 from __future__ import annotations
@@ -78,8 +76,7 @@ def write_sheet(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def check_header(path: str | Path, header: Sequence[str]) -> None:
     """Refuse a header naming a column twice: which of the two a reader takes is an accident of the reader."""
-    repeated = sorted({h for h in header if header.count(h) > 1})
-    if repeated:
+    if repeated := sorted({h for h in header if header.count(h) > 1}):
         raise DataError(f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header")
 
 
@@ -94,10 +91,7 @@ class Sheet:
 
 def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[[str], str] | None = None) -> Sheet:
     """The rows of a CSV sheet, every cell as text and restored (see :func:`restore`); ``rename`` normalises
-    header names (e.g. a platform's ``Answer.`` prefixes).
-
-    One line (:class:`~ccpt.errors.DataError`) names what is wrong with the file itself: not UTF-8, malformed
-    CSV, a row with more or fewer fields than the header, a repeated header, a required column missing.
+    header names (e.g. a platform's ``Answer.`` prefixes). A bad file is one :class:`~ccpt.errors.DataError` line.
     """
     path = Path(path)
     try:
@@ -105,8 +99,7 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
             reader = csv.reader(fh, strict=True)
             header = [(rename or str.strip)(h) for h in next(reader, [])]
             check_header(path, header)
-            missing = [c for c in required if c not in header]
-            if missing:
+            if missing := [c for c in required if c not in header]:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"needs {', '.join(required)}")
             rows, numbers = [], []
             for number, values in enumerate(reader):

@@ -1,9 +1,5 @@
-"""Where data and graphs come from: a local directory, the verified download cache, or a pinned download.
-
-The one core module that may reach the network (through :mod:`ccpt.download`, pinned and checksum-verified), only
-when no local copy is given. The CLI and the Inspect solvers resolve their inputs here: "which dataset / which
-concept graph" has one answer.
-"""
+"""Where data and graphs come from: a local directory, the verified download cache, or a pinned download (the one
+core module that may reach the network, only when no local copy is given)."""
 
 from __future__ import annotations
 
@@ -27,14 +23,11 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
             what = "is not a directory" if path.exists() else "does not exist"
             raise DataError(f"data directory {path} {what}", "check --data-dir / CCPT_DATA_DIR")
         return path
-    # Cached files are hashed again before every use (ccpt.download.is_verified); an altered one is fetched
-    # again rather than read.
-    return download()
+    return download()  # hashes cached files again: an altered one is fetched again, not read
 
 
 def dataset_files(data_dir: str | Path | None) -> list[Path]:
-    """The dataset files a command given ``data_dir`` reads (as :func:`resolve_data_dir` picks the directory, but
-    never downloading): what an output file must never replace."""
+    """The dataset files a command given ``data_dir`` reads, never downloading: what an output must not replace."""
     chosen = data_dir or os.environ.get("CCPT_DATA_DIR")
     root = Path(chosen).expanduser() if chosen else cache_dir()
     return [root / name for name in CHECKSUMS if (root / name).is_file()]

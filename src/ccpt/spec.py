@@ -1,9 +1,7 @@
 """The benchmark's vocabulary, each name defined once: the four tasks, the methods and the property types.
 
-A task is a :class:`TaskSpec` (what the model is shown and answers, which (concept, property) pairs the judge
-rates). Methods are named here and defined, one module each, in :mod:`ccpt.methods`. Every other module reads
-these instead of comparing name strings. Parses no model output (:mod:`ccpt.answers` does) and imports nothing of
-ccpt but its errors. Core: no Inspect, no CLI.
+Methods are named here and defined, one module each, in :mod:`ccpt.methods`; other modules read these names
+instead of comparing strings.
 """
 
 from __future__ import annotations
@@ -106,11 +104,8 @@ class TaskSpec:
     def judged_pairs(
         self, meta: Mapping[str, Any], answer: str, modifier: str | None
     ) -> tuple[tuple[str, str, str], str]:
-        """The three concepts (N, H, M) whose relevance to the property the judge rates, and that property.
-
-        PI judges the answered property against the instance's phrase, head and modifier; NPC judges the gold
-        property against the answered phrase, the head and the answered modifier.
-        """
+        """The three concepts (N, H, M) whose relevance to the property the judge rates, and that property (NPC:
+        the answered phrase and modifier with the gold property; PI: the instance's concepts, the answered one)."""
         if self.completes_phrase:
             return (answer, meta["head"], str(modifier)), meta["property"]
         return (meta["combination"], meta["head"], meta["modifier"]), answer
@@ -175,11 +170,8 @@ REFERENCE_NOFILTER = "nf-"
 
 
 def reference_method(raw: str) -> tuple[str, bool | None]:
-    """``(ccpt method, sa_filter)`` of a method name in the authors' files; unknown names pass through.
-
-    ``sa-conceptnet`` → (``sa_conceptnet``, True); ``sa-nf-conceptnet`` → (``sa_conceptnet``, False);
-    ``naive`` → (``base``, None). Case is ignored ("SA-LLM").
-    """
+    """``(ccpt method, sa_filter)`` of a method name in the authors' files, any case; unknown names pass through:
+    ``sa-nf-conceptnet`` → (``sa_conceptnet``, False); ``naive`` → (``base``, None)."""
     head, sep, rest = raw.strip().lower().partition("-")
     sa_filter = not rest.startswith(REFERENCE_NOFILTER)
     method = REFERENCE_METHODS.get(head + sep + rest.removeprefix(REFERENCE_NOFILTER))
@@ -194,11 +186,8 @@ def method_name(base: str, sa_filter: object) -> str:
 
 
 def split_method(name: str) -> tuple[str, bool | None]:
-    """``(base, sa_filter)`` of a method name as stored in logs: ``sa_both_nofilter`` → (``sa_both``, False).
-
-    ``sa_filter`` is True for a spreading-activation method, None for any other (unknown names pass through:
-    the tidy table keeps what a log says).
-    """
+    """``(base, sa_filter)`` of a method name as stored in logs: ``sa_both_nofilter`` → (``sa_both``, False);
+    ``sa_filter`` is None for a method without spreading activation (unknown names pass through)."""
     if name.endswith(NOFILTER_SUFFIX):
         return name.removesuffix(NOFILTER_SUFFIX), False
     return name, True if name in SA_SOURCES else None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import FILE, SEED, data_dir_option, judge_arg_option, judge_mode_option
+from ccpt.cli.options import COUNT, FILE, SEED, data_dir_option, defaulted, judge_arg_option, judge_mode_option
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
@@ -43,12 +43,12 @@ def _command(
 @click.option(
     "--n",
     "n_rows",
-    type=click.IntRange(min=1),
+    type=COUNT,
     help="Measure on a seeded sample of this many rows of the pair set (half emergent, half canceled; 3 pairs each).",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the row sample and the bootstrap.")
+@defaulted("--seed", type=SEED, default=0, help="Seed of the row sample and the bootstrap.")
 @click.option("--figure", type=FILE, help="Save the Figure-4 scatter (.png, .svg or .pdf).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@defaulted("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def command(
     data_dir: Path | None,
     judge_model: str | None,

@@ -9,7 +9,7 @@ from typing import Annotated
 import click
 from pydantic import Field
 
-from ccpt.cli.options import SEED, Declared, data_dir_option
+from ccpt.cli.options import COUNT, SEED, Declared, data_dir_option, defaulted
 from ccpt.errors import CcptError
 
 
@@ -30,21 +30,19 @@ def _spec(value: str) -> tuple[str, str]:
 )
 @click.option("--b", "run_b", required=True, help="Second run as MODEL:METHOD.")
 @click.option("--task", "tasks", multiple=True, help="Task(s) to compare (default: every task both runs have).")
-@click.option("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score", show_default=True)
-@click.option("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation", show_default=True)
-@click.option("--oracle", type=click.Choice(["paper", "single"]), default="paper", show_default=True)
-@click.option(
+@defaulted("--metric", type=click.Choice(["score", "r_np", "r_hmp"]), default="score")
+@defaulted("--test", type=click.Choice(["permutation", "bootstrap"]), default="permutation")
+@defaulted("--oracle", type=click.Choice(["paper", "single"]), default="paper")
+@defaulted(
     "--resamples",
-    type=click.IntRange(min=1),
+    type=COUNT,
     default=10_000,
-    show_default=True,
     help="Bootstrap replicates, or random sign patterns (permutation, n > 16); at least 2/(1 − LEVEL): 40 at 0.95.",
 )
-@click.option(
+@defaulted(
     "--level",
     type=Declared(Annotated[float, Field(gt=0.5, lt=1, allow_inf_nan=False)]),  # click's FloatRange lets nan through
     default=0.95,
-    show_default=True,
     help="Confidence level of the CI; the test's significance level is 1 − LEVEL.",
 )
 @click.option(
@@ -54,7 +52,7 @@ def _spec(value: str) -> tuple[str, str]:
     metavar="MODEL=NAME",
     help="Print model MODEL as NAME (and accept NAME in --a/--b); repeatable.",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 @click.option(
     "--allow-mixed-protocols",
@@ -64,26 +62,8 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--judge", help="Compare the rows of this judge (its name, or a unique part of it).")
 @click.option("--judge-a", help="A's judge; with --judge-b naming another, a judge comparison (same answers).")
 @click.option("--judge-b", help="B's judge (see --judge-a).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(
-    paths: tuple[Path, ...],
-    run_a: str,
-    run_b: str,
-    tasks: tuple[str, ...],
-    metric: str,
-    test: str,
-    oracle: str,
-    resamples: int,
-    level: float,
-    labels: tuple[str, ...],
-    seed: int,
-    data_dir: Path | None,
-    allow_mixed_protocols: bool,
-    judge: str | None,
-    judge_a: str | None,
-    judge_b: str | None,
-    fmt: str,
-) -> None:
+@defaulted("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def command(paths, run_a, run_b, tasks, resamples, level, labels, data_dir, judge, judge_a, judge_b, fmt, **options):
     """Is A better than B? Per-instance differences (seed-averaged, ×100), paired sign-flip or bootstrap test.
 
     Prints mean difference A − B, its CI and two-sided p-value from the same test (permutation: the sign-flip
@@ -116,15 +96,11 @@ def command(
         _spec(run_a),
         _spec(run_b),
         tasks=tasks or None,
-        metric=metric,
-        test=test,  # type: ignore[arg-type]
-        oracle=oracle,
         n_resamples=resamples,
-        seed=seed,  # type: ignore[arg-type]
-        allow_mixed_protocols=allow_mixed_protocols,
         level=level,
         labels=dict(parse_label(spec, models) for spec in labels),
         judges=(judge_a or judge, judge_b or judge),
+        **options,  # --metric, --test, --oracle, --seed, --allow-mixed-protocols
     )
     for c in results:
         for warning in c.warnings:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ccpt.cli.data import format_option
-from ccpt.cli.options import FILE, data_dir_option
+from ccpt.cli.options import COUNT, FILE, data_dir_option, defaulted
 from ccpt.graph import build_index, default_index_path
 from ccpt.jsonout import dumps
 from ccpt.sources import GRAPH_CACHE_NAME as CACHE_NAME
@@ -48,7 +48,7 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
 @click.option("--db", type=FILE, help="A built index.")
 @click.option("--cache", type=FILE, help=f"A neighbourhood cache like {CACHE_NAME} (or an index file).")
 @data_dir_option(help=f"Dataset directory whose {CACHE_NAME} is used when neither --db nor --cache is given.")
-@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many.")
+@defaulted("-k", "k", type=COUNT, default=10, help="How many.")
 @format_option
 def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str) -> None:
     """Print CONCEPT's strongest English neighbours, as Spreading Activation's Activate(c) sees them."""

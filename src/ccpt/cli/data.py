@@ -6,17 +6,12 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, FILE, SEED, data_dir_option
+from ccpt.cli.options import DIR, FILE, SEED, data_dir_option, defaulted
 from ccpt.jsonout import dumps, provenance
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for scripts.",
+format_option = defaulted(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="text for people, json for scripts."
 )
 
 
@@ -63,12 +58,11 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
 @command.command("export")
 @data_dir_option()
 @click.option("--out", type=FILE, required=True, help="Output file.")
-@click.option(
+@defaulted(
     "--as",
     "out_format",
     type=click.Choice(["jsonl", "csv", "parquet"]),
     default="jsonl",
-    show_default=True,
     help="File format. JSONL loads with datasets.load_dataset('json', data_files=...).",
 )
 @click.option("--task", type=click.Choice(GENERATIVE_TASKS), help="With --split: whose split.")
@@ -106,10 +100,10 @@ def export_cmd(
     from ccpt.dataset import load_dataset
     from ccpt.download import CHECKSUMS
     from ccpt.export import record_row, select_records, sft_export, write_rows
-    from ccpt.outputs import refuse_in_dirs
+    from ccpt.outputs import refuse_inputs
 
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
-    refuse_in_dirs(out, [ds.source], CHECKSUMS, "--out")  # e.g. --out DIR/ccpt_emergent.csv: the data itself
+    refuse_inputs(out, [Path(ds.source) / name for name in CHECKSUMS], "--out")  # e.g. --out DIR/ccpt_emergent.csv
     removed: dict[str, int] = {}
     if sft:
         tasks = (task,) if task else GENERATIVE_TASKS

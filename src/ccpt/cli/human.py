@@ -6,12 +6,8 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import SEED, data_dir_option, judge_mode_option
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, FILE, SEED, data_dir_option, defaulted, judge_mode_option
 from ccpt.spec import DEFAULT_PROTOCOL, GENERATIVE_TASKS, TASKS
-
-DIRECTORY = click.Path(file_okay=False, path_type=Path)
-INPUT_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-COUNT = click.IntRange(min=1)
 
 
 @click.group("human")
@@ -21,9 +17,9 @@ def command() -> None:
 
 @command.command("export-solver")
 @click.option("--task", required=True, type=click.Choice(TASKS))
-@click.option("--out", required=True, type=DIRECTORY, help="Directory for sheet.csv + sheet.html.")
+@click.option("--out", required=True, type=DIR, help="Directory for sheet.csv + sheet.html.")
 @click.option("--n", "n_items", type=COUNT, help="Seeded subset of this many items (default: the whole test split).")
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
     """Question sheet for humans solving a task (Appendix B.3 format; Task 3 in Figure 7's format)."""
@@ -35,13 +31,8 @@ def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir
 
 
 @command.command("import-solver")
-@click.argument("sheets", nargs=-1, required=True, type=INPUT_FILE)
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Tidy rows (.csv or .parquet), model='human'.",
-)
+@click.argument("sheets", nargs=-1, required=True, type=EXISTING_FILE)
+@click.option("--out", required=True, type=FILE, help="Tidy rows (.csv or .parquet), model='human'.")
 @data_dir_option()
 @click.option(
     "--judge",
@@ -87,10 +78,10 @@ def import_solver(
 
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--out", required=True, type=DIRECTORY)
-@click.option("--n", "n_items", type=COUNT, default=30, show_default=True, help="Answers per (task, model, method).")
-@click.option("--raters", type=COUNT, default=2, show_default=True)
-@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--out", required=True, type=DIR)
+@defaulted("--n", "n_items", type=COUNT, default=30, help="Answers per (task, model, method).")
+@defaulted("--raters", type=COUNT, default=2)
+@defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 def export_ratings(
     paths: tuple[Path, ...], out: Path, n_items: int, raters: int, seed: int, data_dir: Path | None
@@ -111,9 +102,9 @@ def export_ratings(
 
 
 @command.command("import-ratings")
-@click.argument("sheets", nargs=-1, required=True, type=INPUT_FILE)
-@click.option("--key", required=True, type=INPUT_FILE, help="The key.csv written by export-ratings.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.argument("sheets", nargs=-1, required=True, type=EXISTING_FILE)
+@click.option("--key", required=True, type=EXISTING_FILE, help="The key.csv written by export-ratings.")
+@defaulted("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
 def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
     """Table 4 (human judge) and human–LLM-judge agreement from filled rating sheets."""
     from ccpt.human.sheets import human_judge_report, read_ratings
@@ -122,11 +113,11 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 
 
 @command.command("serve")
-@click.argument("study_dir", type=DIRECTORY)
+@click.argument("study_dir", type=DIR)
 @click.option("--annotators", "n_annotators", type=COUNT, help="Create N annotators.")
-@click.option("--names", type=INPUT_FILE, help="File of annotator names, one per line (instead of --annotators).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (LAN: 0.0.0.0).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option("--names", type=EXISTING_FILE, help="File of annotator names, one per line (instead of --annotators).")
+@defaulted("--host", default="127.0.0.1", help="Address to listen on (LAN: 0.0.0.0).")
+@defaulted("--port", type=click.IntRange(0, 65535), default=8765)
 @click.option(
     "--rating-overlap", type=COUNT, help="Raters per rated pair (default: every rater); set when the study is created."
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, EXISTING_FILE, FILE, Declared, data_dir_option, judge_mode_option
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, FILE, Declared, data_dir_option, defaulted, judge_mode_option
 from ccpt.errors import DataError
 from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
@@ -23,14 +23,8 @@ def command() -> None:
 
 @command.command("train")
 @data_dir_option()
-@click.option(
-    "--out",
-    type=FILE,
-    default=Path("distilled_head.safetensors"),
-    show_default=True,
-    help="Head file to write (atomically).",
-)
-@click.option("--epochs", type=click.IntRange(min=1), help="Override the shipped head's epochs (for experiments).")
+@defaulted("--out", type=FILE, default=Path("distilled_head.safetensors"), help="Head file to write (atomically).")
+@click.option("--epochs", type=COUNT, help="Override the shipped head's epochs (for experiments).")
 @click.option(
     "--set",
     "overrides",
@@ -38,9 +32,7 @@ def command() -> None:
     metavar="NAME=VALUE",
     help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
 )
-@click.option(
-    "--max-pairs", type=click.IntRange(min=1), help="Train on the first N pairs of the pool only (a quick smoke run)."
-)
+@click.option("--max-pairs", type=COUNT, help="Train on the first N pairs of the pool only (a quick smoke run).")
 @click.option(
     "--cache-dir",
     type=DIR,
@@ -131,11 +123,10 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
 @command.command("ensemble")
 @click.argument("heads", nargs=-1, required=True, type=EXISTING_FILE)
 @data_dir_option()
-@click.option(
+@defaulted(
     "--out",
     type=FILE,
     default=Path("distilled_judge.json"),
-    show_default=True,
     help="Manifest to write (atomically); use it as --judge ccpt-distilled//abs/path/distilled_judge.json.",
 )
 @click.option(

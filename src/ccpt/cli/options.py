@@ -1,5 +1,4 @@
-"""Option types shared by the commands: every number finite and in range, checked before anything starts by
-its one declaration (pydantic types, most in :mod:`ccpt.schemas.run`)."""
+"""Option types and options shared by the commands (numbers checked by their pydantic declarations)."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed
 
 
 class Declared(click.ParamType):
-    """An option of a type declared with pydantic (:mod:`ccpt.schemas.run`): converted and checked by that
-    declaration, so the command line refuses exactly what the Sweep and the task signatures refuse."""
+    """An option of a type declared with pydantic: the command line refuses exactly what the declaration does."""
 
     name = "value"
 
@@ -61,6 +59,7 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 DIR = click.Path(file_okay=False, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 UNIT_INTERVAL = Declared(UnitFloat)
+COUNT = click.IntRange(min=1)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -80,20 +79,23 @@ prices_option = click.option(
 )
 
 
+def defaulted(*decls: str, default: Any, **kwargs: Any) -> Callable[[F], F]:
+    """A click option whose help shows its ``default``."""
+    return click.option(*decls, default=default, show_default=True, **kwargs)
+
+
 def request_limits(what: str) -> Callable[[F], F]:
     """``--timeout`` and ``--max-retries`` for every command that sends requests, ``what`` naming whose."""
-    max_retries = click.option(
+    max_retries = defaulted(
         "--max-retries",
-        type=run_option("max_retries"),
         default=3,
-        show_default=True,
+        type=run_option("max_retries"),
         help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
     )
-    timeout = click.option(
+    timeout = defaulted(
         "--timeout",
-        type=run_option("timeout"),
         default=120,
-        show_default=True,
+        type=run_option("timeout"),
         help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
     )
     return lambda command: timeout(max_retries(command))
@@ -107,9 +109,6 @@ def data_dir_option(
     return click.option("--data-dir", type=DIR, help=help)
 
 
-def judge_arg_option(
-    help: str = "Argument for the judge model (repeatable), e.g. base_url=URL, api_key=KEY, or calibrated=false "
-    "for the distilled judge.",
-) -> Callable[[F], F]:
+def judge_arg_option(help: str) -> Callable[[F], F]:
     """``--judge-arg NAME=VALUE``: arguments for the judge model, read like Inspect's ``-M``."""
     return click.option("--judge-arg", "judge_args", multiple=True, metavar="NAME=VALUE", help=help)

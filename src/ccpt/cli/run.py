@@ -6,15 +6,22 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, judge_arg_option, judge_mode_option, prices_option, request_limits, run_option
+from ccpt.cli.options import (
+    DIR,
+    defaulted,
+    judge_arg_option,
+    judge_mode_option,
+    prices_option,
+    request_limits,
+    run_option,
+)
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
 
 def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
-    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML (0.05 → float, true → bool),
-    an unquoted string with commas as a list (a,b → [a, b]), dashes in names as underscores; so `ccpt run` and
-    `inspect eval` read the same arguments alike."""
+    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML, an unquoted string with commas
+    as a list (a,b → [a, b]), dashes in names as underscores."""
     import yaml
 
     out: dict[str, object] = {}
@@ -34,8 +41,7 @@ def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 
 
 def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, object]) -> dict[str, str]:
-    """Each evaluated model's server: one ``--model-base-url`` for all models or one per ``--model`` (in order);
-    ``-M base_url=URL`` is the same as one ``--model-base-url`` (Inspect takes the base URL apart from ``-M``)."""
+    """Each evaluated model's server: one ``--model-base-url`` (or ``-M base_url``) for all models or one per model."""
     given = list(urls)
     if "base_url" in model_args:
         if given:
@@ -99,11 +105,10 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @judge_mode_option
 @judge_arg_option("Argument for the judge model (repeatable): base_url=URL, api_key=KEY or a provider model argument.")
-@click.option(
+@defaulted(
     "--protocol",
     type=click.Choice(list(PROTOCOLS)),
     default=DEFAULT_PROTOCOL,
-    show_default=True,
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
@@ -130,14 +135,11 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
-@click.option(
-    "--oracle-n", type=run_option("oracle_n"), default=5, show_default=True, help="Multi-Oracle samples per seed."
-)
-@click.option(
+@defaulted("--oracle-n", type=run_option("oracle_n"), default=5, help="Multi-Oracle samples per seed.")
+@defaulted(
     "--log-dir",
     type=DIR,
     default=Path("ccpt-runs/default"),
-    show_default=True,
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
@@ -151,11 +153,10 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     metavar="NAME=VALUE",
     help="Task argument (e.g. sa_answer_every_step=true, conceptnet=PATH, seed=1).",
 )
-@click.option(
+@defaulted(
     "--stat",
     type=click.Choice(["sem", "paper", "ci"]),
     default="sem",
-    show_default=True,
     help="Spread printed after ±: sem = standard error of the seed means; paper = population SD of "
     "the seed means (what the paper prints as SEM); ci = 95% bootstrap interval over instances.",
 )
@@ -168,7 +169,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "expect and, with --prices, the cost range; send nothing. Task runs already done in --log-dir are counted as "
     "skipped and finished samples as reused, as a rerun would.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@defaulted("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option(
     "--display",
     type=click.Choice(["plain", "rich", "log", "none"]),
@@ -188,12 +189,9 @@ def command(
     methods,
     seeds,
     limit,
-    oracle_n,
     log_dir,
     data_dir,
-    max_connections,
     timeout,
-    max_retries,
     model_args,
     task_args,
     stat,
@@ -202,6 +200,7 @@ def command(
     dry_run,
     fmt,
     display,
+    **sweep_options,  # --oracle-n, --max-connections, --max-retries
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
@@ -223,11 +222,9 @@ def command(
     sweep = Sweep(
         log_dir=log_dir,
         data_dir=data_dir,
-        oracle_n=oracle_n,
-        max_connections=max_connections,
         timeout=timeout,
-        max_retries=max_retries,
         display=display or ("plain" if fmt == "text" else "none"),
+        **sweep_options,
     )
     sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})

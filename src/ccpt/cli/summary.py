@@ -24,12 +24,8 @@ def print_summary(
     prices: Path | None = None,
     timeout: int | None = None,
 ) -> None:
-    """Print Table 3 / Table 5 / failure counts for every log in ``log_dir``, with the judge's agreement.
-
-    ``generation`` (the sweep's sampling settings) goes into the report's provenance block; ``prices`` (a TOML
-    price list) adds the cost to the token table. A run whose attempts mostly timed out (``timeout``: the
-    run's ``--timeout``) says so on stderr and in the report, with the fix.
-    """
+    """Print the report of every log in ``log_dir``; a run whose attempts mostly timed out (``timeout``: the
+    run's ``--timeout``) says so on stderr and in the report, with the fix."""
     try:
         dataset = load_dataset(data_dir)
     except DataError:

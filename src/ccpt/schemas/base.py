@@ -1,12 +1,8 @@
 """The machinery every file schema shares: cell types, row checking, one-line rejections, config loading.
 
-Schemas are pydantic 2 declarations (each error carries its field: "file, row, column"): a table's row is a
-``TypedDict`` (validated straight into dicts, the fastest route), a configuration file a ``BaseModel``.
-docs/schemas.md is rendered from them (:mod:`ccpt.schemas.docs`), so checks and docs cannot drift apart.
-
-A column's role (``x-role``): ``key`` identifies the row, and a rejected key cell rejects the file;
-``derived`` is recomputed, never trusted (a disagreeing stored value is reported); otherwise a value, which
-in a row-per-sample file is set aside when rejected (never used, counted as an invalid cell of its sample).
+A table's row is a ``TypedDict`` (validated straight into dicts, the fastest route), a configuration file a
+``BaseModel``. A column's role (``x-role``): a rejected ``key`` cell rejects the file; ``derived`` is recomputed,
+never trusted; a rejected value is set aside in a row-per-sample file (never used, counted for its sample).
 """
 
 from __future__ import annotations
@@ -32,11 +28,11 @@ ROLE = "x-role"
 
 def is_missing(value: Any) -> bool:
     """Whether a cell is empty: None, NaN (how pandas stores an empty cell) or blank text."""
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
+    return (
+        value is None
+        or (isinstance(value, float) and math.isnan(value))
+        or (isinstance(value, str) and not value.strip())
+    )
 
 
 def _no_bool(value: Any) -> Any:
@@ -56,9 +52,8 @@ def _label(value: Any) -> Any:
 Blank = BeforeValidator(lambda value: None if is_missing(value) else value)
 
 # ------------------------------------------------------------------------------------------ cell types
-# Optional types take an empty cell as "missing" (None); every other value must pass the inner type. A table's
-# cells reach them through TableSchema.check, which has already turned every empty cell into None, so the
-# common types need no Python callback per cell (a 90,000-row tidy table has 2.6 million cells).
+# Optional types take an empty cell as "missing" (None). TableSchema.check has already turned every empty cell
+# into None, so the common types need no Python callback per cell (a tidy table has millions of cells).
 
 UnitFloat = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 Relevance = Annotated[UnitFloat | None, Field(description="relevance in [0, 1]; empty = not judged")]
@@ -103,10 +98,8 @@ def role(kind: str, description: str | None = None, **extra: Any) -> Any:
 
 
 def column(name: str, description: str | None = None, *, nonempty: bool = False) -> Any:
-    """``Field`` metadata naming a column whose header is not a Python name (e.g. ``meta.root_…``).
-
-    ``nonempty``: an empty cell is rejected (set aside and counted) rather than read as missing.
-    """
+    """``Field`` metadata naming a column whose header is not a Python name (e.g. ``meta.root_…``); with
+    ``nonempty`` an empty cell is rejected (set aside and counted) rather than read as missing."""
     extra = {"x-column": name, NONEMPTY: True} if nonempty else {"x-column": name}
     return Field(description=description, json_schema_extra=extra)
 
@@ -189,11 +182,8 @@ def _empty_to_none(row: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class TableSchema:
-    """The schema of a file with one record per row (a CSV or a table).
-
-    ``row`` is a ``TypedDict`` of the columns it checks (others are ignored); ``unique`` lists column tuples
-    no two rows may share; ``rules`` states the table-level rules in words (for the docs).
-    """
+    """The schema of a file with one record per row: ``row`` a ``TypedDict`` of the columns it checks (others are
+    ignored), ``unique`` the column tuples no two rows may share, ``rules`` the table-level rules in words."""
 
     name: str
     row: type
@@ -202,7 +192,6 @@ class TableSchema:
     unique: tuple[tuple[str, ...], ...] = ()
     rules: tuple[str, ...] = ()
     tolerant: bool = True  # a rejected value cell is set aside and counted (row-per-sample files)
-    column_names: Mapping[str, str] = field(default_factory=dict)  # field -> header, where they differ
 
     @cached_property
     def _adapter(self) -> TypeAdapter[Any]:
@@ -226,7 +215,7 @@ class TableSchema:
     def header(self, name: str) -> str:
         """The column header of a field."""
         spec = self.json_schema.get("properties", {}).get(name, {})
-        return self.column_names.get(name) or spec.get("x-column") or name
+        return spec.get("x-column") or name
 
     def check(
         self,
@@ -237,12 +226,9 @@ class TableSchema:
         headers: Sequence[Mapping[str, str]] | Mapping[str, str] | None = None,
         empty_is_none: bool = False,
     ) -> Checked:
-        """Validate ``rows``; raise a one-line :class:`DataError` for a bad key cell (or any bad cell when the
-        schema is not tolerant); set aside every other bad cell (None in the output) and report it.
-
-        ``row_numbers``: the file's row number of each input (default: its position); ``headers``: the column
-        name of each field, per row or for all rows (default: :meth:`header`); ``empty_is_none``: the caller
-        has already turned every empty cell into None (e.g. with pandas, column by column).
+        """Validate ``rows``; raise a one-line :class:`DataError` for a bad key cell (any bad cell when the schema
+        is not tolerant); set aside every other bad cell (None) and report it. ``row_numbers``/``headers``: each
+        row's number and field → column names (per row or for all); ``empty_is_none``: empty cells are None already.
         """
         numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
         given = rows

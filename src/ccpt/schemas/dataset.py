@@ -1,10 +1,4 @@
-"""Schema of the dataset's CSV files (``ccpt_emergent.csv``, ``ccpt_canceled.csv``, ``ccpt_component.csv``,
-``add_ccpt_emergent.csv``): one annotated triplet per row.
-
-A local ``--data-dir`` copy is not sha256-checked, and its stored GPT-4o relevances are the Gold row's answers
-and the reference of every judge-agreement figure: no cell can be set aside (a relevance of 7, ``inf``,
-``nan``) without changing those numbers, so the first rejected cell rejects the file, in one line.
-"""
+"""Schema of the dataset's CSV files: one annotated triplet per row; the first rejected cell rejects the file."""
 
 from __future__ import annotations
 

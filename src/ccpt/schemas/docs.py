@@ -1,13 +1,10 @@
-"""The catalogue of every file format ccpt reads, and docs/schemas.md rendered from it.
-
-    python -m ccpt.schemas.docs > docs/schemas.md      # tests/test_schemas_docs.py checks it is up to date
-
-Each section is generated from the schema objects themselves (their JSON schema: types, ranges, defaults,
-roles and descriptions), so the page cannot say something the checks do not do.
+"""The catalogue of every file format ccpt reads, and docs/schemas.md rendered from its JSON schemas:
+``python -m ccpt.schemas.docs > docs/schemas.md`` (tests/test_schemas_docs.py checks it is up to date).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -76,9 +73,8 @@ def _bounds(spec: Mapping[str, Any]) -> str:
     return ""
 
 
-def describe(spec: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> str:
+def describe(spec: Mapping[str, Any]) -> str:
     """A JSON-schema type in words: ``number in [0, 1], or empty``, ``one of 'any', 'majority'``."""
-    defs = defs or {}
     if "$ref" in spec:
         return f"table [{spec['$ref'].rsplit('/', 1)[-1].removesuffix('Section').lower()}]"
     if "anyOf" in spec:
@@ -86,7 +82,7 @@ def describe(spec: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> 
         # A required-text option's null is only where a rejected cell is set aside: empty is not allowed.
         required = spec.get(NONEMPTY) or any(o.get("x-type") == REQUIRED_TEXT for o in options)
         nullable = len(options) < len(spec["anyOf"]) and not required
-        text = " or ".join(describe(o, defs) for o in options)
+        text = " or ".join(describe(o) for o in options)
         return f"{text}, or empty" if nullable else text
     if "x-type" in spec:
         return str(spec["x-type"])
@@ -102,15 +98,15 @@ def describe(spec: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> 
         return "text" + (" (non-empty)" if spec.get("minLength") else "")
     if kind == "array":
         if "prefixItems" in spec:
-            return "pair of " + " and ".join(describe(i, defs) for i in spec["prefixItems"])
+            return "pair of " + " and ".join(describe(i) for i in spec["prefixItems"])
         size = f", at least {spec['minItems']}" if spec.get("minItems") else ""
-        return f"list of {describe(spec.get('items', {}), defs)}{size}"
+        return f"list of {describe(spec.get('items', {}))}{size}"
     if kind == "object":
         values = spec.get("additionalProperties")
         keys = spec.get("propertyNames")
         if isinstance(values, dict):
-            key_text = describe(keys, defs) if isinstance(keys, dict) else "text"
-            return f"table of {key_text} → {describe(values, defs)}"
+            key_text = describe(keys) if isinstance(keys, dict) else "text"
+            return f"table of {key_text} → {describe(values)}"
         return "table"
     return "any"
 
@@ -125,23 +121,21 @@ def _default(spec: Mapping[str, Any]) -> str:
     value = spec["default"]
     if value is None:
         return "empty"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"'
+    if isinstance(value, bool | str):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {v}" for k, v in value.items()) + "}"
     return str(value)
 
 
-def _rows(spec: Mapping[str, Any], defs: Mapping[str, Any], headers: Any = None, first: str = "key") -> list[str]:
+def _rows(spec: Mapping[str, Any], headers: Any = None, first: str = "key") -> list[str]:
     """The table of ``spec``'s properties (``headers``: a field's column name), with a blank line after it."""
     lines = [f"| {first} | type | role | default | meaning |", "|---|---|---|---|---|"]
     for name, prop in spec.get("properties", {}).items():
         what = {KEY: "key", DERIVED: "derived (recomputed)"}.get(prop.get(ROLE), "value")
         presence = "required" if name in spec.get("required", []) else "optional"
         lines.append(
-            f"| `{_cell(headers(name) if headers else name)}` | {_cell(describe(prop, defs))} | {what}, {presence} | "
+            f"| `{_cell(headers(name) if headers else name)}` | {_cell(describe(prop))} | {what}, {presence} | "
             f"{_cell(_default(prop))} | {_cell(prop.get('description', ''))} |"
         )
     return [*lines, ""]
@@ -161,18 +155,18 @@ def _section(fmt: TableSchema | FileFormat) -> list[str]:
     defs = spec.get("$defs", {})
     out = [f"## {fmt.name}", "", f"Read by: {fmt.read_by}.", "", fmt.summary, ""]
     if isinstance(fmt, TableSchema):
-        out += _rows(spec, defs, fmt.header, "column")
+        out += _rows(spec, fmt.header, "column")
         out += [
             f"- Unique: each {' × '.join(f'`{fmt.header(c)}`' for c in columns)} appears once."
             for columns in fmt.unique
         ]
     else:
-        out += _rows(spec, defs)
+        out += _rows(spec)
         refs = [_ref(p) for p in spec.get("properties", {}).values()]
         for name in [r for r in refs if r in defs]:  # sections in the file's order
             section = defs[name]
             title = name.removesuffix("Section").lower()
-            out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section, defs)]
+            out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section)]
     out += [f"- {rule}" for rule in fmt.rules]
     if isinstance(fmt, TableSchema) and not fmt.tolerant:
         out.append("- The first rejected cell rejects the file (one line naming row and column).")

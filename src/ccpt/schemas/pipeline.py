@@ -1,9 +1,5 @@
-"""The schema of the pipeline TOML file (``ccpt pipeline run CONFIG``, docs/pipeline.md).
-
-TOML has types, so the schema is strict: ``workers = "two"`` or ``corpus = 5`` is one line naming the section
-and key, never coerced; an unknown section or key is an error (a typo must not fall back to a default); every
-number is finite and in its range (``max_connections = 0`` would wait forever on a semaphore of zero). The
-defaults shown are the stages' own (read from their option classes, so they are stated once).
+"""The schema of the pipeline TOML file (``ccpt pipeline run CONFIG``, docs/pipeline.md): strict (TOML has
+types), no unknown key, the defaults read from the stages' own option classes.
 """
 
 from __future__ import annotations

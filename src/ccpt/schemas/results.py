@@ -1,9 +1,4 @@
-"""Schemas of the result files ccpt reads into the tidy table: the authors' result CSVs and tidy tables.
-
-Both are row-per-sample: a rejected value cell is set aside and counted as an invalid cell of its sample; a
-rejected key cell (what identifies a sample) is one line. Derived columns (``r_hmp``, ``score``, the authors'
-``indiv_max``, ``emergence``, ``cancellation``) are recomputed, never read; a disagreeing one is noted.
-"""
+"""Schemas of the result files ccpt reads into the tidy table: the authors' result CSVs and tidy tables."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The values of a run, declared once: each argument's type and range.
-
-The task signatures use these types for ``-T`` values (:func:`ccpt.eval.tasks.typed_task_args`); `ccpt run`'s
-options are :data:`RUN_OPTIONS`, read by its click options and by :meth:`ccpt.eval.sweep.Sweep.validate`. A
-refused value is one line naming the option or argument, in pydantic's words (:func:`check`).
-"""
+"""The values of a run, declared once: each argument's type and range (the task signatures' ``-T`` values and
+:data:`RUN_OPTIONS`, read by `ccpt run`'s options and :meth:`ccpt.eval.sweep.Sweep.validate`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """Schemas of the sheets people fill in (solver and rating sheets, annotation answers) and of judge-score pairs.
 
-Sheets are answers of people: a rejected cell rejects the sheet with one line naming the file, row and column
-(the person who filled it can fix it; guessing would put a number in their name). Each key may appear once:
-a repeated rater × item, rater × pair or worker × HIT would count one person twice. Judge-score pairs are a
-row-per-pair file: a rejected pair gets no relevance and is counted, the rest is scored.
+A rejected cell rejects a sheet (the person who filled it can fix it; guessing would put a number in their name).
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""Schemas of what token accounting reads: the price list (TOML) and the token counts Inspect records per call.
-
-A price is finite and ≥ 0 (a price of ``inf`` would print an infinite cost, a negative one a negative cost); a
-recorded token count is a count (≥ 0). A call whose recorded usage is not is *set aside*: its tokens are not
-summed (nor priced) and it is counted in the usage table's "Invalid usage" column.
-"""
+"""Schemas of what token accounting reads: the price list (TOML) and the token counts Inspect records per call."""
 
 from __future__ import annotations
 
