@@ -1,23 +1,9 @@
 """The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model (docs/methods.md, "The judge").
 
-A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with (s − 1) / 9.
-Calls are memoised per (judge model, concept, property) for the run and go through Inspect's model cache, so
-re-scoring is deterministic and free. An unparsable reply is retried a bounded number of times, then recorded as a
-failure (relevance ``None``), never replaced by a default.
-
-``text`` mode (the paper's) reads the integer the judge writes; ``expected`` the probability-weighted mean score
-from the log-probabilities at the score position, where small local judges carry their signal. Digits are single
-tokens in the supported local models, so "10" is "1" then "0": when the first digit is "1", P("0" | "1") splits its
-mass between 1 and 10; otherwise the mass of "1" counts as 1 (a documented approximation, small then). A provider
-that knows the exact relevance (``ccpt-distilled``) puts it in the output's metadata: taken unrounded in either mode.
-
-The reply format (a JSON schema, a JSON object, the plain prompt: best first among what the provider family takes)
-is negotiated once per judge endpoint and process on :data:`PROBE_PAIR`, never on a pair of the run, which the
-judge may refuse; a format refused twice is dropped, and a judge refusing every one is :class:`JudgeUnusable`. A
-failed call is final and counted (an unparsable reply after the retries, a 4xx, a 5xx for this pair while the
-probe pair is answered) or transient: raised as :class:`JudgeUnavailable`, or as
-:class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering, and judged again by the rerun
-(docs/methods.md, "Transient failures are not results").
+A call asks how much concept X has property P (1–10), mapped to [0, 1] by (s − 1) / 9; ``text`` mode reads the
+integer, ``expected`` the probability-weighted score from the log-probabilities. The reply format is negotiated once
+per endpoint on :data:`PROBE_PAIR`. A failed call is final and counted, or transient (:class:`JudgeUnavailable`,
+:class:`~ccpt.eval.endpoints.EndpointDown`) and judged again by the rerun.
 """
 
 from __future__ import annotations
@@ -29,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
-from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
+from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
-from ccpt.errors import ModelError
+from ccpt.errors import CcptError, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import cache_policy, guard_model
@@ -72,8 +58,7 @@ class JudgeUnusable(ModelError):
 
 
 class JudgeUnavailable(ModelError):
-    """A judge call failed transiently (a timeout, 429, or a server error the probe pair gets too): no result,
-    the sample is an error and the rerun judges it again."""
+    """A judge call failed transiently (a timeout, 429, a server error): no result, the rerun judges it again."""
 
 
 # Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way (see the
@@ -124,7 +109,8 @@ class Judgement:
 
 
 def expected_score(output: ModelOutput) -> float | None:
-    """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply."""
+    """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply. Digits are
+    single tokens in the local models, so after a "1" the mass of a following "0" counts as 10 (an approximation)."""
     logprobs = output.choices[0].logprobs if output.choices else None
     tokens = logprobs.content if logprobs is not None else []
     for i, position in enumerate(tokens):
@@ -149,8 +135,7 @@ def expected_score(output: ModelOutput) -> float | None:
 
 
 def exact_relevance(output: ModelOutput) -> float | None:
-    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any:
-    preferred over the reply text, which carries only the rounded 1–10 integer, in both modes."""
+    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any."""
     value = (output.metadata or {}).get(EXACT_RELEVANCE)
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
         return float(value)
@@ -159,8 +144,7 @@ def exact_relevance(output: ModelOutput) -> float | None:
 
 @dataclass
 class Judge:
-    """A relevance judge bound to one Inspect model, with a memo of in-flight and finished calls (one judge per
-    scorer, i.e. per task run)."""
+    """A relevance judge bound to one Inspect model, with a memo of its calls (one judge per task run)."""
 
     model: Model
     mode: JudgeMode = "text"
@@ -190,8 +174,7 @@ class Judge:
 
     @property
     def identity(self) -> str:
-        """The judge as its scores depend on it, named as a run's rows name it (model, the distilled judge's weights
-        and scale, the negotiated reply format, the reading mode): answers judged outside a run join its rows."""
+        """The judge as its scores depend on it, named as a run's rows name it (model, weights, format, mode)."""
         from ccpt.results.inspect_logs import model_identity
 
         base_url = getattr(getattr(self.model, "api", None), "base_url", None)
@@ -231,8 +214,7 @@ class Judge:
         return held[1]
 
     async def reply_format(self) -> JudgeFormat:
-        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair; a
-        failure that is not a refusal decides nothing and is raised as a transient one."""
+        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair."""
         async with self._format_lock():
             if self._unusable is not None:
                 raise self._unusable
@@ -376,20 +358,15 @@ async def score_pairs(judge: Judge, pairs: list[tuple[str, str]]) -> list[Judgem
 
 
 def default_judge_mode(model: str | None) -> JudgeMode:
-    """How to read a judge's score when the user did not say: the expected score over the digits' probabilities
-    for a local GGUF judge (small models put real mass on neighbouring digits), the reply's text otherwise."""
+    """``expected`` for a local GGUF judge (small models put real mass on neighbouring digits), else ``text``."""
     return "expected" if (model or "").startswith("gguf/") else "text"
 
 
 def live_scores(
     model: str, mode: JudgeMode, pairs: Sequence[tuple[str, str]], model_args: dict[str, Any] | None = None
 ) -> list[float | None]:
-    """Judge every (concept, property) pair with the Inspect model ``model`` (created with ``model_args``) through
-    ccpt's judge (the benchmark's scorer's code path); a pair the judge failed on is ``None``."""
-    from inspect_ai.model import get_model
-
-    from ccpt.errors import CcptError
-
+    """Judge every (concept, property) pair with the Inspect model ``model`` through ccpt's judge (the scorer's code
+    path); a pair the judge failed on is ``None``."""
     try:
         judge = Judge(get_model(model, **(model_args or {})), mode=mode)
     except CcptError:

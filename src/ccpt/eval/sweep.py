@@ -1,11 +1,9 @@
 """`ccpt run`: a sweep of tasks × methods × models × seeds through Inspect's eval sets.
 
-Resumable: the eval set skips finished task runs and reuses an interrupted one's finished samples, and every call
-goes through Inspect's cache. Each model is first sent one tiny request, so an unknown model, a missing key or an
-unreachable endpoint fails in seconds with one line. A task run is one (task, arguments, model, judge)
-(:func:`ccpt.results.inspect_logs.run_key`). Transient failures are not results (docs/methods.md): a log holding
-such sample errors is marked unfinished (:func:`reopen_transient`), since Inspect never retries a task run with
-fewer than ``fail_on_error`` failures; an endpoint that stops answering stops the run with one line.
+Resumable (the eval set skips finished task runs, every call goes through Inspect's cache); each model is first sent
+one tiny request, so a bad model, key or endpoint fails in seconds with one line. Transient failures are not results
+(docs/methods.md): a log holding such sample errors is marked unfinished (:func:`reopen_transient`), since Inspect
+never retries a task run with fewer than ``fail_on_error`` failures.
 """
 
 from __future__ import annotations
@@ -144,12 +142,7 @@ class Sweep:
         """The judge as one Model (with its ``judge_args``), shared by the preflight, the tasks and the eval."""
         if not self.judge:
             return None
-        try:
-            return guard_model(get_model(self.judge, **self.judge_args))
-        except CcptError:
-            raise
-        except Exception as exc:  # an unknown provider, a missing key: one line, before anything runs
-            raise model_error(self.judge, exc, role="judge") from None
+        return guard_model(_built(self.judge, lambda: get_model(self.judge, **self.judge_args), role="judge"))
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method), Task 3 once with its single prompt, built with the judge bound as
@@ -192,11 +185,6 @@ class Sweep:
 def task_parameters(task: str) -> tuple[str, ...]:
     """The ``-T`` parameters of a task (its function's signature, as Inspect reads it)."""
     return tuple(inspect.signature(TASK_FUNCTIONS[task]).parameters)
-
-
-def judge_model(name: str, judge_args: dict[str, Any]) -> Model:
-    """The ``grader`` role as a Model built with ``judge_args`` (base_url, api_key, provider model args)."""
-    return get_model(name, **judge_args)
 
 
 def _limits(timeout: float) -> GenerateConfig:
@@ -435,14 +423,14 @@ def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
                 )
 
 
-def _built(name: str, build: Callable[[], Any]) -> Any:
+def _built(name: str, build: Callable[[], Any], role: str = "model") -> Any:
     """``build()``, an Inspect model; a provider's error (an unknown name, a bad argument) as one ModelError line."""
     try:
         return build()
     except CcptError:
         raise
     except Exception as exc:  # providers raise what they like for a name or an argument they cannot take
-        raise model_error(name, exc) from None
+        raise model_error(name, exc, role=role) from None
 
 
 def _refusal(error: Any) -> str | None:
