@@ -83,8 +83,7 @@ class Sweep:
     generate: dict[str, Any] = field(default_factory=dict)  # temperature / top_p / max_tokens overrides
 
     def validate(self) -> None:
-        """Reject unknown tasks and methods, and values their declared types refuse (ccpt.schemas.run: the run's
-        options, and -T values by the task signatures), before anything starts; one line each."""
+        """Reject unknown tasks and methods, and values their declared types refuse, before anything starts."""
         for task in self.tasks:
             if task not in TASK_FUNCTIONS:
                 raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
@@ -115,10 +114,8 @@ class Sweep:
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
 
     def model(self, name: str) -> Model:
-        """One evaluated model, built as Inspect would, guarded (:func:`ccpt.eval.inspect_compat.guard_model`).
-
-        ``eval_set`` takes one base URL for all models and ``model_args`` cannot carry one: a model served at its
-        own URL is built here."""
+        """One evaluated model, built as Inspect would (a model served at its own URL too: eval_set takes one base URL
+        for all), guarded (:func:`ccpt.eval.inspect_compat.guard_model`)."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
         # Built as Inspect builds a model named to eval_set (the eval's generation settings as its config), so the
@@ -145,9 +142,8 @@ class Sweep:
         return guard_model(_built(self.judge, lambda: get_model(self.judge, **self.judge_args), role="judge"))
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
-        """One Inspect task per (task, method), Task 3 once with its single prompt, built with the judge bound as
-        the ``grader`` role as `inspect eval` binds the command line's; ``plan_only`` (``--dry-run``) binds it by
-        name, so no model is loaded (such tasks are for counting, never run)."""
+        """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
+        (``--dry-run``) binds it by name, so no model is loaded."""
         if not any(TASK_SPECS[t].generative for t in self.tasks):
             return self._task_objects()
         grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
@@ -251,10 +247,9 @@ def preflight(
     settings: dict[str, GenerateConfig] | None = None,
     probe: JudgeProbe | None = None,
 ) -> list[str]:
-    """Check every model before any work: each evaluated model (with ``model_args`` and ``base_urls``) gets one
-    1-token request with its run's sampling ``settings``, each judge the run's real judge request (``probe``;
-    ``logprobs`` or ``probe.mode == "expected"`` also checks for token log-probabilities). Any failure is one
-    ModelError line; returns warning lines (a judge that answered but gave no valid score)."""
+    """Check every model before any work: each evaluated model gets one 1-token request with its run's sampling
+    ``settings``, each judge the run's real judge request (``probe``). Any failure is one ModelError line; returns
+    warning lines (a judge that answered but gave no valid score)."""
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
     warnings: list[str] = []
     for name in models:
@@ -284,8 +279,7 @@ def _no_answer(role: str, name: str, timeout: float) -> ModelError:
 
 
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
-    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
-    (``timeout``: what the request had)."""
+    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked."""
     if is_timeout(exc):  # attempt_timeout fired, or the request's own deadline
         return _no_answer(role, name, timeout or 0)
     if is_refusal(exc):  # the server understood and said no: its message is the one line
@@ -300,8 +294,7 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
 
 
 def set_aside_unreadable(log_dir: Path) -> list[str]:
-    """Rename logs Inspect cannot read (e.g. truncated by a kill; the eval set would fail on them) to
-    ``*.unreadable``, kept for inspection while their task runs are redone; returns their paths."""
+    """Rename logs Inspect cannot read (the eval set would fail on them) to ``*.unreadable``; returns their paths."""
     moved: list[str] = []
     if not log_dir.is_dir():
         return moved
@@ -396,12 +389,9 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
 
 
 def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
-    """Refuse a log directory holding this sweep's model (or judge) run against another server than the one this
-    command names: Inspect's eval set identifies a task run without its base URL (``inspect_ai.task_identifier``), so
-    it would count that run as this one's and skip it, or resume it on the new server. ``logs``: the directory's.
-
-    A model's base URL is compared as given (Inspect records the explicit one; none is the provider's default). A
-    judge's is recorded as its provider resolved it, so it is compared only with one this command names."""
+    """Refuse a log directory holding this sweep's model (or judge) run against another server: Inspect's eval set
+    identifies a task run without its base URL, so it would take that run for this one. A judge's recorded URL is
+    the one its provider resolved, so it is compared only with one this command names."""
     judge_url = sweep.judge_args.get("base_url")
     for log in logs:
         ev = log.eval
@@ -444,8 +434,8 @@ def _refusal(error: Any) -> str | None:
 
 
 def deterministic_failure(logs: Sequence[Any]) -> str | None:
-    """One line when every failed sample of the failed task runs failed deterministically (the same rerun would
-    fail again: a request the server rejects with a 4xx, a judge refusing every reply format); else None."""
+    """One line when every failed sample of the failed task runs failed deterministically (a rerun would fail
+    again); else None."""
     failures: list[tuple[str, Any]] = []
     for header in logs:
         if header.status != "error":
@@ -476,8 +466,7 @@ def _raise_if_endpoint_down(sweep: Sweep) -> None:
 
 
 def _transient_error(error: Any) -> bool:
-    """Whether a sample error recorded in a log is a transient failure (by the exception's type, or the HTTP status
-    the SDK's message carries): never a result."""
+    """Whether a sample error recorded in a log is a transient failure (by its type or HTTP status)."""
     kinds, status, _ = recorded_error(error)
     ccpt_kinds = {endpoints.EndpointDown.__name__, JudgeUnavailable.__name__, "RateLimitError", "InternalServerError"}
     if kinds & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | ccpt_kinds):  # (the last two: 429, 5xx)
@@ -487,8 +476,7 @@ def _transient_error(error: Any) -> bool:
 
 def reopen_transient(where: Path | Sequence[str]) -> int:
     """Mark every finished log (under ``where``: a directory, or log locations) holding transient sample errors as
-    unfinished (status ``error``, one line why; every sample kept), so the eval set runs those samples again (it
-    never retries a successful run, see the module docstring); returns how many samples that is."""
+    unfinished, so the eval set runs those samples again; returns how many samples that is."""
     from inspect_ai.log import EvalError, write_eval_log
 
     if isinstance(where, Path):
