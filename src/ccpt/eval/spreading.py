@@ -1,11 +1,8 @@
 """Spreading Activation (paper §4.1, Algorithm 1) as an Inspect solver: sa_llm, sa_conceptnet, sa_both.
 
-The algorithm is :mod:`ccpt.activation`; this module gives it a ``generate`` backed by the evaluated model and a
-concept graph, then asks for the final answer with the SA template (Tables 12, 15) and the concept set C_T. The
-expansion runs once per instance (per-run memos of trajectories and activations, and Inspect's cache), shared by its
-seeds, which vary only the final answer (docs/methods.md). Under ``ccpt`` it is greedy; under ``as-run`` it uses the
-provider's settings and the authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`).
-``answer_every_step`` also answers from every C_t (Table 6); ``_nofilter`` methods skip Filter (Table 7).
+The algorithm is :mod:`ccpt.activation`; here it gets a ``generate`` backed by the evaluated model and a concept
+graph, then the final answer is asked with the SA template and C_T. The expansion runs once per instance, shared by
+its seeds (docs/methods.md); ``answer_every_step`` also answers from every C_t (Table 6).
 """
 
 from __future__ import annotations
@@ -71,8 +68,7 @@ def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
 
 
 def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
-    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored (a SQLite index has
-    only ccpt's cleaned labels: used as it is, a departure docs/methods.md names)."""
+    """The graph as the authors' code read it: their neighbourhood cache file (a SQLite index is used as it is)."""
     from ccpt.sources import graph_cache_file  # lazy: may download the neighbourhood cache
 
     path = _graph_path(conceptnet)
@@ -82,8 +78,7 @@ def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptG
 
 
 class TrajectoryMemo:
-    """One expansion per instance for a whole task run: every seed (epoch) of an instance awaits the same one,
-    even when Inspect runs the epochs concurrently (at temperature 0.7 two expansions would differ)."""
+    """One expansion per instance for a whole task run: every seed (epoch) of an instance awaits the same one."""
 
     def __init__(self) -> None:
         self._runs: dict[str, asyncio.Future[Trajectory]] = {}

@@ -2,12 +2,9 @@
 
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
-The judge is the ``grader`` model role (paper: GPT-4o); without one the distilled judge scores, never the evaluated
-model. Sampling defaults are the task's GenerateConfig (set by the protocol, :mod:`ccpt.protocol`), so
-``--temperature``, ``--top-p`` and ``--max-tokens`` override them. Each task's parameters (``-T name=value``, in its
-Args) are gathered into one :class:`TaskOptions` (the generative tasks take its fields in its order, with its
-defaults: tests/test_spec.py checks it) and typed by the task function's signature as the task is built
-(:func:`typed_task_args`), so a bad ``-T`` value, like any user error while building a task, is one line.
+The judge is the ``grader`` model role (without one the distilled judge scores, never the evaluated model). A task's
+parameters (``-T name=value``, in its Args) are gathered into one :class:`TaskOptions` and typed by the task
+function's signature (:func:`typed_task_args`), so a bad ``-T`` value, like any user error, is one line.
 """
 
 from __future__ import annotations
