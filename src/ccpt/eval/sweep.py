@@ -23,7 +23,7 @@ from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
-from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, JudgeUnusable, forget_formats
+from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
@@ -192,7 +192,7 @@ def _limits(timeout: float) -> GenerateConfig:
 class JudgeProbe:
     """What the preflight asks a judge: the run's real judge request on one of the run's (concept, property)."""
 
-    pair: tuple[str, str] = ("a peeled apple", "white")
+    pair: tuple[str, str] = PROBE_PAIR
     mode: str = "text"
     protocol: str = DEFAULT_PROTOCOL
     retries: int = 2
@@ -251,15 +251,13 @@ def preflight(
     ``settings``, each judge the run's real judge request (``probe``). Any failure is one ModelError line; returns
     warning lines (a judge that answered but gave no valid score)."""
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
-    warnings: list[str] = []
     for name in models:
         args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
         _guarded(name, timeout, _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig())))
-    for name in judges:
-        warning = _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), role="judge")
-        if warning:
-            warnings.append(warning)
-    return warnings
+    warnings = [
+        _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), "judge") for name in judges
+    ]
+    return [warning for warning in warnings if warning]
 
 
 def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: str = "model") -> Any:
