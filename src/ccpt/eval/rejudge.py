@@ -28,7 +28,7 @@ from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
-from ccpt.eval.sweep import reopen_transient
+from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -202,17 +202,7 @@ def run_rejudge(
             tasks=tasks,
             model="none",
             model_roles={"grader": judge},
-            log_dir=str(out_dir),
-            max_connections=max_connections,
-            max_retries=max_retries,
-            attempt_timeout=timeout,
-            timeout=timeout * (max_retries + 1) + 60 * max_retries,
-            retry_attempts=2,
-            retry_wait=1,
-            display=display,  # type: ignore[arg-type]
-            log_realtime=False,
-            log_dir_allow_dirty=True,
-            ctl_server=False,  # asyncio's SIGINT handler stays: Ctrl-C and a dead judge stop the eval set cleanly
+            **eval_set_options(out_dir, timeout, max_retries, max_connections, display),
         )
     except KeyboardInterrupt:
         _raise_if_judge_down(out_dir)

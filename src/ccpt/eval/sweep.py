@@ -341,27 +341,13 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             model=models,  # type: ignore[arg-type]
             model_args=sweep.model_args,
             model_roles={GRADER: grader} if grader else None,  # type: ignore[dict-item]
-            log_dir=str(sweep.log_dir),
             limit=sweep.limit,
-            max_retries=sweep.max_retries,
-            # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
-            attempt_timeout=sweep.timeout,
-            timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
-            max_connections=sweep.max_connections,
-            retry_attempts=2,
-            retry_wait=1,
             # A retried task run's first log is kept: its calls are real (the usage table counts them), and the
             # report reads the run's newest log.
             retry_cleanup=False,
             fail_on_error=0.2,
             max_tasks=1 if local else None,
-            display=sweep.display,  # type: ignore[arg-type]
-            log_realtime=False,
-            # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
-            log_dir_allow_dirty=True,
-            # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
-            # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
-            ctl_server=False,
+            **eval_set_options(sweep.log_dir, sweep.timeout, sweep.max_retries, sweep.max_connections, sweep.display),
             **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
         )
     except Exception as exc:
@@ -384,6 +370,28 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         if refusal:
             raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
     return success
+
+
+def eval_set_options(
+    log_dir: Path, timeout: int, max_retries: int, max_connections: int | None, display: str
+) -> dict[str, Any]:
+    """The eval-set options ``ccpt run`` and ``ccpt rejudge`` share. ``attempt_timeout`` bounds each attempt (a hung
+    endpoint), ``timeout`` all of them; one directory may collect several runs (``ccpt report DIR`` reads them all);
+    no control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
+    answering stops the run as Ctrl-C does (:mod:`ccpt.eval.endpoints`)."""
+    return {
+        "log_dir": str(log_dir),
+        "max_connections": max_connections,
+        "max_retries": max_retries,
+        "attempt_timeout": timeout,
+        "timeout": timeout * (max_retries + 1) + 60 * max_retries,
+        "retry_attempts": 2,
+        "retry_wait": 1,
+        "display": display,
+        "log_realtime": False,
+        "log_dir_allow_dirty": True,
+        "ctl_server": False,
+    }
 
 
 def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
