@@ -29,6 +29,7 @@ from ccpt.eval import endpoints
 from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
+from ccpt.outputs import atomic_write_text
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -72,10 +73,7 @@ def write_group(out_dir: Path, key: dict[str, Any], rows: list[dict[str, Any]]) 
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     path = out_dir / ROWS_DIR / f"{key['task']}-{digest}.json"
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(payload, encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, payload)
     return path
 
 
