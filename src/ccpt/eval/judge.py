@@ -25,6 +25,7 @@ from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import cache_policy, guard_model
 from ccpt.prompts import judge_prompt
 from ccpt.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
+from ccpt.results.inspect_logs import model_identity
 from ccpt.schemas.run import JudgeMode
 from ccpt.scoring import relevance_from_score
 
@@ -175,8 +176,6 @@ class Judge:
     @property
     def identity(self) -> str:
         """The judge as its scores depend on it, named as a run's rows name it (model, weights, format, mode)."""
-        from ccpt.results.inspect_logs import model_identity
-
         base_url = getattr(getattr(self.model, "api", None), "base_url", None)
         return model_identity(self.name, base_url, reply_format=self.format, mode=self.mode)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccpt import methods
+from ccpt.eval.inspect_compat import logged_args, task_args_of
 from ccpt.eval.judge import Judge
 from ccpt.methods import Method, Plan, Range
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
@@ -93,8 +94,6 @@ def finished_samples(
 ) -> Callable[[Any, str], int]:
     """``done(task, model)``: the samples × seeds of that task run finished in ``logs`` (headers, oldest first), in
     its newest log with the same task, arguments, model, generation settings and judge, as a rerun resumes it."""
-    from ccpt.eval.inspect_compat import logged_args, task_args_of
-
     given = logged_args(model_args)  # as the logs hold them: a rerun may pass an API key or not
 
     def same(log: Any, task: Any, model: str) -> bool:

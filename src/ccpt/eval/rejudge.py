@@ -30,6 +30,8 @@ from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.outputs import atomic_write_text
+from ccpt.results import load_results
+from ccpt.results.inspect_logs import read_logs
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -184,8 +186,6 @@ def run_rejudge(
     """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``; ``limit``
     keeps the first N instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on Ctrl-C and a
     :class:`~ccpt.errors.ModelError` line when the judge stops answering."""
-    from ccpt.results import load_results
-
     frame = (loader or load_results)(list(sources), dataset)
     task3 = int((frame["task"].astype(str) == TYPE_PREDICTION).sum()) if len(frame) else 0
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -227,8 +227,6 @@ def _raise_if_judge_down(out_dir: Path) -> None:
 
 def _finished(out_dir: Path, tasks: list[Task]) -> tuple[int, int]:
     """(judged, planned) samples of this re-judge's task runs (the newest log of each)."""
-    from ccpt.results.inspect_logs import read_logs
-
     planned = sum(len(t.dataset) for t in tasks)
     names = {t.name for t in tasks}
     newest: dict[str, Any] = {}

@@ -21,6 +21,7 @@ from inspect_ai.solver import TaskState
 from ccpt import methods
 from ccpt.answers import parse_answer
 from ccpt.eval.distilled_provider import judge_model_name
+from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.methods import Judged
@@ -258,8 +259,6 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
     """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound); its
     requests carry the eval's ``attempt_timeout``, which Inspect does not hand a role model."""
-    from ccpt.eval.inspect_compat import active_generate_config
-
     attempt_timeout = active_generate_config().attempt_timeout
     request = GenerateConfig(attempt_timeout=attempt_timeout) if attempt_timeout else None
     return make_judge(get_model(role=GRADER, default=DEFAULT_GRADER), judge_mode, judge_retries, protocol, request)
@@ -287,8 +286,7 @@ def _relevance_judge(
             for r in rows:
                 r.sa_failed_steps = int(trajectory.get("failed_steps", 0))
         metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows], "judge_format": judge.format_note()}
-        if trajectory is not None:
-            metadata["trajectory"] = trajectory
+        metadata |= {"trajectory": trajectory} if trajectory is not None else {}
         lines = [explain(r) for r in main]
         explanation = "\n".join(f"sample {k}: {line}" for k, line in enumerate(lines)) if len(lines) > 1 else lines[0]
         return Score(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import EvalError, read_eval_log, write_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
@@ -24,7 +24,7 @@ from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
-from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
+from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
 from ccpt.methods import parse as parse_method
@@ -208,9 +208,8 @@ async def _ping(name: str, model_args: dict[str, Any], timeout: float, settings:
 
 
 async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, probe: JudgeProbe) -> str | None:
-    """Send the real judge request (prompt, reply format, settings); a warning line, or None when all is well."""
-    from ccpt.eval.scorers import make_judge  # the scorer's own judge: the same prompt, format and settings
-
+    """Send the real judge request (the scorer's own judge: prompt, reply format, settings); a warning line, or None
+    when all is well."""
     judge = make_judge(get_model(name, **judge_args), probe.mode, probe.retries, probe.protocol, _limits(timeout))  # type: ignore[arg-type]
     budget = timeout * (6 + probe.retries + 3) + 5  # every format probed twice, the parse retries, a liveness check
     try:
@@ -483,8 +482,6 @@ def _transient_error(error: Any) -> bool:
 def reopen_transient(where: Path | Sequence[str]) -> int:
     """Mark every finished log (under ``where``: a directory, or log locations) holding transient sample errors as
     unfinished, so the eval set runs those samples again; returns how many samples that is."""
-    from inspect_ai.log import EvalError, write_eval_log
-
     if isinstance(where, Path):
         if not where.is_dir():
             return 0
