@@ -66,9 +66,7 @@ def plan_rows(
         solver, judge = method.calls(method, Plan(spec, [s.metadata for s in samples], seeds, options))
         first = samples[0].metadata if samples else {}
         solver_chars = _prompt_chars(spec, method, first) if first else 0
-        judge_chars = (
-            len(judge_prompt(str(first.get("combination", "")), str(first.get("property", "")))) if first else 0
-        )
+        judge_chars = len(judge_prompt(str(first["combination"]), str(first["property"]))) if first else 0
         planned = len(samples) * seeds
         for model in models:
             finished = min(done(task, model), planned) if done else 0
