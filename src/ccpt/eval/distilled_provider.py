@@ -76,9 +76,8 @@ class DistilledModelAPI(ModelAPI):
             raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {calibrated!r}")
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
         judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=flag)
-        # Inspect's cache key includes base_url: naming the head's sha256 and scale there keeps scores cached under
-        # one head (or scale) from being served for another under the same model name, and naming the base
-        # encoders' verified weights keeps scores made with other weights from surviving a repair or an update.
+        # Inspect's cache key includes base_url: naming the head, its scale and the encoders' weights there keeps
+        # scores cached under one from being served for another under the same model name.
         scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
         weights = ",".join(head.encoder.weights_sha256[:16] for head in judge.heads)
         key = f"head-sha256:{judge.sha256}{scale};weights-sha256:{weights}"

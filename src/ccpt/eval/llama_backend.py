@@ -237,9 +237,7 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
     kwargs = request.kwargs()
     with model.lock:
         llama = model.llama
-        # llama.cpp's results depend on how tokens were batched: naive prefix reuse ("any") shifts logits by up to
-        # ~0.2 (measured), so an answer would depend on the previous call. "aligned" (default) reuses only whole
-        # n_batch blocks, bitwise reproducible; "off" evaluates every prompt from scratch.
+        # Naive prefix reuse ("any") shifts logits by up to ~0.2 (measured): "aligned" reuses only whole n_batch blocks.
         if request.prefix_cache == "off":
             llama.reset()
         llama.aligned_reuse = request.prefix_cache == "aligned"

@@ -74,9 +74,6 @@ def ccpt_task(name: str, options: TaskOptions) -> Task:
         raise user_error(exc) from None
 
 
-# ------------------------------------------------------------------------------------------ -T values
-
-
 @cache
 def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
     """Each parameter's declared type (ccpt.schemas.run) as a pydantic adapter, read from the task signature."""
