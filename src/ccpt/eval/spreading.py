@@ -8,7 +8,7 @@ its seeds (docs/methods.md); ``answer_every_step`` also answers from every C_t (
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,21 +77,6 @@ def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptG
     return AuthorsNeighbourCache.load(path or graph_cache_file(Path(data_dir) if data_dir else None))
 
 
-class TrajectoryMemo:
-    """One expansion per instance for a whole task run: every seed (epoch) of an instance awaits the same one."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, asyncio.Future[Trajectory]] = {}
-
-    async def get(self, instance: str, compute: Callable[[], Awaitable[Trajectory]]) -> Trajectory:
-        """The trajectory of ``instance``; ``compute`` runs once (a failure is not kept: the next caller retries)."""
-        running = self._runs.get(instance)
-        if running is None or (running.done() and (running.cancelled() or running.exception() is not None)):
-            running = asyncio.ensure_future(compute())
-            self._runs[instance] = running
-        return await asyncio.shield(running)
-
-
 @solver
 def spreading_activation(
     task: TaskSpec,
@@ -135,7 +120,8 @@ def spreading_activation(
     if method.uses_graph:
         graph = (load_authors_graph if sa.as_run else load_graph)(conceptnet, data_dir)
     activator = Activator()  # one per task run: shared by every instance and seed
-    trajectories = TrajectoryMemo()
+    # One expansion per instance for the task run, awaited by all its seeds (a failed one is not kept).
+    trajectories: dict[str, asyncio.Future[Trajectory]] = {}
     variant = params.protocol.prompt_variant
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -160,7 +146,11 @@ def spreading_activation(
             run = spread_activation_as_run if config.as_run else spread_activation
             return run(seeds, generate=expand, graph=graph, activator=activator, config=config)
 
-        trajectory = await trajectories.get(str(state.metadata["instance"]), compute)
+        instance = str(state.metadata["instance"])
+        running = trajectories.get(instance)
+        if running is None or (running.done() and (running.cancelled() or running.exception() is not None)):
+            running = trajectories[instance] = asyncio.ensure_future(compute())
+        trajectory = await asyncio.shield(running)
 
         def answer_messages(concepts: Iterable[str]) -> list[ChatMessage]:
             return build_messages(

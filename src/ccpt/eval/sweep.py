@@ -495,10 +495,8 @@ def reopen_transient(where: Path | Sequence[str]) -> int:
             log = read_eval_log(location)
         except Exception:  # unreadable: set aside by set_aside_unreadable before a run, skipped here
             continue
-        if log.status != "success":
-            continue
         transient = [s for s in log.samples or [] if s.error is not None and _transient_error(s.error)]
-        if not transient:
+        if log.status != "success" or not transient:
             continue
         log.status = "error"
         message = f"{len(transient)} sample(s) failed transiently (an endpoint unreachable, timed out or busy)"
