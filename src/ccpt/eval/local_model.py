@@ -79,15 +79,15 @@ def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     )
 
 
-def _check_model_args(model_name: str, model_args: dict[str, Any]) -> None:
-    """``-M`` values checked where they enter: one line each."""
+def _check_model_args(model_name: str, model_args: dict[str, Any]) -> str:
+    """``-M`` values checked where they enter (before the slow load): one line each; returns the prefix-cache mode."""
     for name in ("n_ctx", "n_threads", "n_batch"):
         value = model_args.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ModelError(f"gguf/{model_name}: -M {name}={value!r}: must be an integer ≥ 1")
     if "verbose" in model_args and not isinstance(model_args["verbose"], bool):
         raise ModelError(f"gguf/{model_name}: -M verbose={model_args['verbose']!r}: must be true or false")
-    _prefix_mode(model_args.get("prefix_cache", "aligned"))  # checked before the (slow) load, too
+    return _prefix_mode(model_args.get("prefix_cache", "aligned"))
 
 
 @modelapi(name="gguf")
@@ -113,7 +113,7 @@ class GGUFModelAPI(ModelAPI):
                 f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
                 f"supported: {', '.join(MODEL_ARGS)}",
             )
-        _check_model_args(model_name, model_args)
+        self._prefix_cache = _check_model_args(model_name, model_args)
         try:
             from ccpt.eval import llama_backend
         except ImportError as exc:
@@ -137,7 +137,6 @@ class GGUFModelAPI(ModelAPI):
                 "the file may be truncated or corrupt, or need a newer llama-cpp-python",
             ) from exc
         self._backend = llama_backend
-        self._prefix_cache = _prefix_mode(model_args.get("prefix_cache", "aligned"))
         if base_url is None:  # Inspect's cache key holds the base_url: name what decides the answers
             self.base_url = answers_fingerprint(path, spec, self._prefix_cache)
 

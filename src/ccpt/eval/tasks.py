@@ -84,9 +84,8 @@ def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
 
 
 def typed_task_args(function: Callable[..., Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    """``-T`` values checked and typed by the task function's signature, once, where they enter: a value its type
-    refuses (``exclude_toxic=flase``, ``seeds=0``, a list for one value) is one line naming the parameter. Names the
-    function does not take are left alone (the caller says which it passes)."""
+    """``-T`` values checked and typed by the task function's signature: a value its type refuses is one line naming
+    the parameter; names the function does not take are left alone."""
     types = _parameter_types(function)
     several = "one value per -T; several methods: ccpt run --method a --method b"
     return {
