@@ -32,8 +32,6 @@ class EndpointDown(ModelError):
             f"endpoint unreachable: {model!r} at {endpoint} ({reason})",
             "the samples it failed are retried when the same command is rerun",
         )
-        self.model = model
-        self.endpoint = endpoint
 
 
 def endpoint_of(model: Any) -> str:

@@ -104,7 +104,6 @@ class Judgement:
     relevance: float | None
     score: float | None  # on the 1–10 scale (fractional in expected mode)
     raw: str
-    attempts: int
     error: str | None = None
     call_failed: bool = False  # the judge's server refused the call (``error`` says why), not an unscorable reply
 
@@ -280,20 +279,20 @@ class Judge:
         endpoints.mark_down(self.endpoint, error_text(exc))
         raise endpoints.EndpointDown(self.name, self.endpoint, error_text(exc)) from exc
 
-    async def _failed(self, concept: str, prop: str, raw: str, attempts: int, exc: Exception) -> Judgement:
+    async def _failed(self, concept: str, prop: str, raw: str, exc: Exception) -> Judgement:
         """A failed call after Inspect's retries: a counted judge failure of this pair, or raised as transient."""
         if isinstance(exc, endpoints.EndpointDown):
             raise exc
         status = http_status(exc)
         if not is_transient(exc):  # a 4xx, a provider's own error: the server judged this request; final
             said = server_message(exc) if status is not None else error_text(exc)  # not the request Inspect dumps
-            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}", call_failed=True)
+            return Judgement(concept, prop, None, None, raw, f"judge call failed: {said}", call_failed=True)
         alive = await self._answers_probe()
         if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
             # A 5xx for this pair while the judge answers the probe pair: it refuses this pair (a content filter),
             # as every rerun would: final, counted.
             why = f"judge call failed: {server_message(exc)} (the judge answers other pairs: this pair is refused)"
-            return Judgement(concept, prop, None, None, raw, attempts, why, call_failed=True)
+            return Judgement(concept, prop, None, None, raw, why, call_failed=True)
         await self._raise_unavailable(exc, alive)
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
@@ -307,7 +306,7 @@ class Judge:
             try:
                 output = await self._generate(prompt, attempt, fmt)
             except Exception as exc:  # failed after Inspect's own retries: counted, or transient (raised)
-                return await self._failed(concept, prop, raw, attempt + 1, exc)
+                return await self._failed(concept, prop, raw, exc)
             if not output.choices:  # HTTP 200 with nothing in it: a server fault, not an unparsable reply
                 error = NO_CHOICES
                 continue
@@ -315,18 +314,18 @@ class Judge:
             parsed = parse_relevance(raw.lower() if self.lowercase_reply else raw)
             exact = exact_relevance(output)
             if exact is not None:  # a provider that knows the unrounded relevance (the distilled judge)
-                return Judgement(concept, prop, exact, 1 + 9 * exact, raw, attempt + 1)
+                return Judgement(concept, prop, exact, 1 + 9 * exact, raw)
             if self.mode == "expected":
                 value = expected_score(output)
                 if value is not None:
-                    return Judgement(concept, prop, relevance_from_score(value), value, raw, attempt + 1)
+                    return Judgement(concept, prop, relevance_from_score(value), value, raw)
                 error = "no score log-probabilities in the reply"
             elif parsed.ok and parsed.value is not None:
                 score = float(parsed.value)
-                return Judgement(concept, prop, relevance_from_score(score), score, raw, attempt + 1)
+                return Judgement(concept, prop, relevance_from_score(score), score, raw)
             else:
                 error = parsed.error or "unparsable"
-        return Judgement(concept, prop, None, None, raw, self.retries + 1, error)
+        return Judgement(concept, prop, None, None, raw, error)
 
     async def relevance(self, concept: str, prop: str) -> Judgement:
         """Judge how much ``concept`` has ``prop`` (memoised; concurrent askers share one call)."""
