@@ -107,8 +107,7 @@ def paper_cell_sem(key: str) -> Metric:
 
 
 def cell_metrics(key: str) -> list[Metric]:
-    """A key's metrics: the report's cell and ± first (what ``ccpt report`` prints), then the instance mean and
-    stderr."""
+    """A key's metrics: the report's cell and ± first (what ``ccpt report`` prints), the instance mean and stderr."""
     return [paper_cell(key), paper_cell_sem(key), defined_mean(), defined_stderr()]
 
 
