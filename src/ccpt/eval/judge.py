@@ -221,15 +221,12 @@ class Judge:
                 self.format, self.refused = known[0], dict(known[1])
                 return self.format
             ladder = format_ladder(self.name, self.use_schema)
-            if len(ladder) == 1:  # nothing to choose (the plain prompt): no request
-                self.format = ladder[0]
-                _negotiated[self._key()] = (self.format, {})
-                return self.format
             prompt = self._probe_prompt()
             for fmt in ladder:
                 if fmt in self.refused:  # refused before a passing failure interrupted the negotiation
                     continue
-                refusal = await self._probe(prompt, fmt)
+                # One format (the plain prompt) leaves nothing to choose: no request.
+                refusal = None if len(ladder) == 1 else await self._probe(prompt, fmt)
                 if refusal is None:
                     self.format = fmt
                     _negotiated[self._key()] = (fmt, dict(self.refused))
