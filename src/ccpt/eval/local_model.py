@@ -173,9 +173,8 @@ class GGUFModelAPI(ModelAPI):
         return output, call
 
     def _request(self, input: list[ChatMessage], config: GenerateConfig, choice: int) -> ChatRequest:
-        seed = config.seed
-        if seed is not None and choice > 0:
-            seed += choice  # distinct samples for num_choices > 1, still reproducible
+        # Distinct samples for num_choices > 1, still reproducible.
+        seed = config.seed + choice if config.seed is not None else None
         schema = config.response_schema
         return self._backend.ChatRequest(
             messages=tuple(_message(m) for m in input),
