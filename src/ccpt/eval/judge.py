@@ -360,8 +360,7 @@ def default_judge_mode(model: str | None) -> JudgeMode:
 def live_scores(
     model: str, mode: JudgeMode, pairs: Sequence[tuple[str, str]], model_args: dict[str, Any] | None = None
 ) -> list[float | None]:
-    """Judge every (concept, property) pair with the Inspect model ``model`` through ccpt's judge (the scorer's code
-    path); a pair the judge failed on is ``None``."""
+    """Judge every (concept, property) pair with the Inspect model ``model`` as the scorer does (a failure: None)."""
     try:
         judge = Judge(get_model(model, **(model_args or {})), mode=mode)
     except CcptError:

@@ -114,8 +114,7 @@ class Sweep:
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
 
     def model(self, name: str) -> Model:
-        """One evaluated model, built as Inspect would (a model served at its own URL too: eval_set takes one base URL
-        for all), guarded (:func:`ccpt.eval.inspect_compat.guard_model`)."""
+        """One evaluated model, built as Inspect would (at its own base URL, which eval_set cannot take), guarded."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
         # Built as Inspect builds a model named to eval_set (the eval's generation settings as its config), so the
@@ -439,8 +438,7 @@ def _refusal(error: Any) -> str | None:
 
 
 def deterministic_failure(logs: Sequence[Any]) -> str | None:
-    """One line when every failed sample of the failed task runs failed deterministically (a rerun would fail
-    again); else None."""
+    """One line when every failed sample of the failed task runs failed as a rerun would again (a 4xx); else None."""
     failures: list[tuple[str, Any]] = []
     for header in logs:
         if header.status != "error":
