@@ -438,7 +438,7 @@ def _refusal(error: Any) -> str | None:
 
 
 def deterministic_failure(logs: Sequence[Any]) -> str | None:
-    """One line when every failed sample of the failed task runs failed as a rerun would again (a 4xx); else None."""
+    """One line when every failed sample failed deterministically (a 4xx, a judge refusing every format); else None."""
     failures: list[tuple[str, Any]] = []
     for header in logs:
         if header.status != "error":
