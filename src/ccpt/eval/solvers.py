@@ -84,15 +84,11 @@ async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, ep
     numbered as the authors' backend did (:func:`with_sequence`)."""
     cache = cache_policy(model)
     numbered = sampling.protocol.call_settings(str(model)).sequence_suffix
-
-    def request(k: int) -> list[ChatMessage]:
-        return with_sequence(messages, (epoch - 1) * n + k) if numbered else messages
-
-    return list(
-        await asyncio.gather(
-            *(model.generate(request(k), config=sampling.config(epoch, k, str(model)), cache=cache) for k in range(n))
-        )
+    requests = [with_sequence(messages, (epoch - 1) * n + k) if numbered else messages for k in range(n)]
+    calls = (
+        model.generate(m, config=sampling.config(epoch, k, str(model)), cache=cache) for k, m in enumerate(requests)
     )
+    return list(await asyncio.gather(*calls))
 
 
 def with_sequence(messages: list[ChatMessage], k: int) -> list[ChatMessage]:
