@@ -46,12 +46,14 @@ def command(
     prints Table 3 under both judges: the per-cell difference and, per column, Kendall's τ between the two
     judges' method rankings (with whether the best method stays the same).
     """
+    from inspect_ai.model import get_model
+
     from ccpt.cli.report import _dataset
     from ccpt.cli.run import _key_values
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.rejudge import run_rejudge
-    from ccpt.eval.sweep import judge_model, preflight
+    from ccpt.eval.sweep import preflight
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
     from ccpt.rows import judge_model as scored_by
@@ -65,7 +67,7 @@ def command(
     dataset = _dataset(data_dir, required=False)
     summary = run_rejudge(
         runs,
-        judge_model(judge, args),
+        get_model(judge, **args),  # the grader role, with its --judge-arg
         out_dir,
         dataset=dataset,
         judge_mode=mode,

@@ -1,16 +1,9 @@
-"""``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider.
+"""``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider (docs/judge.md).
 
-Usable wherever a judge model is (``ccpt run --judge distilled``, ``--model-role grader=ccpt-distilled/default``,
-``ccpt human import-solver --judge distilled``, ``ccpt judge-agreement``). ``<head>`` is ``default`` (the judge shipped
-with ccpt, sha256-checked), or a path to a head file (``ccpt judge train --out``) or ensemble manifest (``ccpt judge
-ensemble``), e.g. ``ccpt-distilled//abs/path/head.safetensors``.
-
-It answers only the relevance-judge prompt, read back with the template's own separators, with ``{"relevance": k}``,
-k the nearest integer on the 1–10 scale; the unrounded relevance is in the output's metadata under
-:data:`EXACT_RELEVANCE`, which ccpt's judge prefers. Any other prompt gets a reply that says so (a counted judge
-failure, never a made-up score). Calls go through Inspect's cache. A judge with a calibration map scores on the
-reference judge's scale unless given ``calibrated=false`` (``--judge-arg``, ``-M``: the raw, human-scale relevance,
-cached apart).
+``<head>`` is ``default`` (the shipped judge) or a path to a head file or ensemble manifest. It answers only the
+relevance-judge prompt, with ``{"relevance": k}`` (k the nearest integer on the 1–10 scale) and the unrounded
+relevance in the output's metadata under :data:`EXACT_RELEVANCE`; any other prompt gets a reply that says so (a
+counted judge failure). ``calibrated=false`` (``-M``) scores on the raw, human-rating scale.
 """
 
 from __future__ import annotations
@@ -83,9 +76,8 @@ class DistilledModelAPI(ModelAPI):
             raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {calibrated!r}")
         # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
         judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=flag)
-        # Inspect's cache key includes base_url: naming the head's sha256 and scale there keeps scores cached under
-        # one head (or scale) from being served for another under the same model name, and naming the base
-        # encoders' verified weights keeps scores made with other weights from surviving a repair or an update.
+        # Inspect's cache key includes base_url: naming the head, its scale and the encoders' weights there keeps
+        # scores cached under one from being served for another under the same model name.
         scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
         weights = ",".join(head.encoder.weights_sha256[:16] for head in judge.heads)
         key = f"head-sha256:{judge.sha256}{scale};weights-sha256:{weights}"

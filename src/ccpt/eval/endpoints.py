@@ -1,14 +1,9 @@
 """Endpoints that went down during this process's run: every later call to one fails at once, and the run stops.
 
-A call that cannot reach its endpoint is not a result (docs/methods.md, "Transient failures"). When the connection
-is refused *and* a fresh TCP connection to its host and port is refused too, the server is gone: rather than retry
-every pending call for minutes, the endpoint is marked down, each later call raises :class:`EndpointDown` at once
-(Inspect does not retry it), and ``ccpt run`` / ``ccpt rejudge`` end with one line saying how to resume.
-
-Process-wide on purpose (the evaluated model, the judge, every task and retry of an eval set share the verdict);
-:func:`reset` clears it when a command starts. With ``reset(stop_run=True)`` the first endpoint declared down also
-stops the eval set as Ctrl-C does, through asyncio's SIGINT handler where installed (the main thread), so Inspect
-writes its logs for the rerun; elsewhere (``inspect eval``, a worker thread) every later call still fails at once.
+An endpoint whose connection is refused, and a fresh TCP connection too, is marked down: each later call raises
+:class:`EndpointDown` (not retried by Inspect), and ``ccpt run`` / ``ccpt rejudge`` end with one line saying how to
+resume (docs/methods.md, "Transient failures"). Process-wide on purpose: the model, the judge and every task share
+the verdict; :func:`reset` clears it when a command starts.
 """
 
 from __future__ import annotations
@@ -37,8 +32,6 @@ class EndpointDown(ModelError):
             f"endpoint unreachable: {model!r} at {endpoint} ({reason})",
             "the samples it failed are retried when the same command is rerun",
         )
-        self.model = model
-        self.endpoint = endpoint
 
 
 def endpoint_of(model: Any) -> str:
@@ -56,18 +49,12 @@ def mark_down(endpoint: str, reason: str) -> None:
     """Declare ``endpoint`` down (the first reason is kept); stop the eval set when asked to (:func:`reset`)."""
     first = not _down
     _down.setdefault(endpoint, reason)
-    if first and _stop_run:
-        _interrupt_eval()
-
-
-def _interrupt_eval() -> None:
-    """Cancel the running eval set as Ctrl-C does, where asyncio's own SIGINT handler is installed (main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    handler = signal.getsignal(signal.SIGINT)
-    if getattr(getattr(handler, "func", None), "__name__", "") != "_on_sigint":  # not asyncio.Runner's: leave it
-        return
-    signal.raise_signal(signal.SIGINT)
+    # The first endpoint down stops the eval set as Ctrl-C does, through asyncio.Runner's SIGINT handler where it is
+    # installed (the main thread), so Inspect writes its logs for the rerun; elsewhere every later call fails at once.
+    if first and _stop_run and threading.current_thread() is threading.main_thread():
+        handler = signal.getsignal(signal.SIGINT)
+        if getattr(getattr(handler, "func", None), "__name__", "") == "_on_sigint":
+            signal.raise_signal(signal.SIGINT)
 
 
 def gone() -> dict[str, str]:
@@ -76,16 +63,14 @@ def gone() -> dict[str, str]:
 
 
 def reset(*, stop_run: bool = False) -> None:
-    """Forget every verdict (a new command, or a test); ``stop_run``: stop the eval set at the first endpoint
-    declared down."""
+    """Forget every verdict (a new command); ``stop_run``: stop the eval set at the first endpoint declared down."""
     global _stop_run
     _down.clear()
     _stop_run = stop_run
 
 
 async def refuses_connections(endpoint: str, timeout: float = PROBE_TIMEOUT) -> bool:
-    """Whether a fresh TCP connection to ``endpoint``'s host and port fails (refused, unroutable, no answer). Not
-    an HTTP request: a slow or overloaded server that accepts connections is *up*; only a dead one refuses."""
+    """Whether a fresh TCP connection to ``endpoint`` fails: a slow server that accepts connections is *up*."""
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:  # an in-process model: nothing to probe
         return False

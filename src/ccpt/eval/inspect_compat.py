@@ -1,20 +1,12 @@
 """The Inspect internals ccpt relies on, kept in this one module (nowhere else imports ``inspect_ai._*``).
 
-Inspect (0.3.x) exports none of them. Each is imported lazily and guarded, so a release that moves them degrades to
-a documented fallback instead of breaking ccpt:
-
-- ``PrerequisiteError``, which `inspect eval` prints as one line: a user error while building a task is raised as
-  one (fallback: the CcptError itself); a missing API key is one, named in its message (:func:`missing_api_key`).
-- the model-roles context: `ccpt run` builds its tasks with its judge bound as ``grader``, as `inspect eval` does,
-  so a task loads no default judge for nothing (fallback: it does; the run's grader still overrides it).
-- the active ``GenerateConfig``: the ``as-run`` protocol fills a provider's sampling defaults only where nobody set
-  one (fallback: an empty config, where the protocol's defaults win over the command line's).
-- ``Model.api``: :func:`guard_model` turns off the OpenAI SDK's own retries and stops calls to an endpoint declared
-  down (fallback: a provider without those attributes is left as it is).
+Inspect (0.3.x) exports none of them; each is imported lazily and guarded, so a release that moves them degrades to
+a fallback (named in each function) instead of breaking ccpt.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -26,7 +18,7 @@ from ccpt.errors import CcptError
 
 
 def user_error(exc: CcptError) -> Exception:
-    """``exc`` as the exception Inspect shows as one line (its ``PrerequisiteError``), or ``exc`` itself."""
+    """``exc`` as the exception Inspect shows as one line (its ``PrerequisiteError``), or ``exc`` itself (fallback)."""
     try:
         from inspect_ai._util.error import PrerequisiteError
     except ImportError:  # pragma: no cover - depends on the installed Inspect
@@ -44,14 +36,14 @@ _MISSING_KEY = re.compile(r"No (?:\[[a-z /]+\])*(\w+_API_KEY)(?:\[[a-z /]+\])* d
 
 
 def missing_api_key(exc: BaseException) -> str | None:
-    """The API-key variable Inspect says is not set, when ``exc`` is its error for a missing key (the one reader of
-    that message; tests/test_provider_errors.py checks it against the installed Inspect)."""
+    """The API-key variable Inspect says is not set, when ``exc`` is its error for a missing key."""
     found = _MISSING_KEY.search(str(getattr(exc, "message", ""))) if is_user_error(exc) else None
     return found[1] if found else None
 
 
 def active_generate_config() -> GenerateConfig:
-    """The generation config in force for the running sample (task + command line), or an empty one."""
+    """The generation config in force for the running sample (task + command line), or an empty one (fallback:
+    the protocol's defaults then win over the command line's)."""
     try:
         from inspect_ai.model._generate_config import active_generate_config as active
     except ImportError:  # pragma: no cover - depends on the installed Inspect
@@ -62,7 +54,7 @@ def active_generate_config() -> GenerateConfig:
 @contextmanager
 def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
     """Within the block, Inspect's ``model_roles()`` returns ``roles`` (as while `inspect eval` builds tasks); a
-    role bound by name only (a ``str``) is for building tasks that will not run (``ccpt run --dry-run``)."""
+    role bound by name only is for tasks that will not run (``--dry-run``). Fallback: a task loads its own judge."""
     try:
         from inspect_ai.model._model import _model_roles
     except ImportError:  # pragma: no cover - depends on the installed Inspect
@@ -76,10 +68,8 @@ def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
 
 
 def sdk_retries_off(model: Model) -> None:
-    """No retries inside the provider's SDK client: ``--max-retries`` (Inspect's) is then every retry there is.
-
-    The OpenAI SDK retries twice by default inside each of Inspect's attempts (``--max-retries 0`` sent three
-    requests). An explicit ``-M max_retries=N`` (the SDK's own option) is left as the user set it."""
+    """No retries inside the provider's SDK client (the OpenAI SDK's two by default): ``--max-retries`` is then
+    every retry there is. An explicit ``-M max_retries=N`` is left as the user set it."""
     api = getattr(model, "api", None)
     client = getattr(api, "client", None)
     model_args = getattr(api, "model_args", None)
@@ -93,9 +83,8 @@ def sdk_retries_off(model: Model) -> None:
 
 
 def guard_model(model: Model) -> Model:
-    """``model`` with the SDK's own retries off and its calls stopped at once when its endpoint is down: a refused
-    connection, to a port that refuses a fresh one too, declares it down (:mod:`ccpt.eval.endpoints`) and raises
-    :class:`~ccpt.eval.endpoints.EndpointDown` (not retried by Inspect), as does every later call. Idempotent."""
+    """``model`` with the SDK's own retries off and its calls stopped at once when its endpoint is down
+    (:mod:`ccpt.eval.endpoints`); a provider without ``Model.api`` is left as it is. Idempotent."""
     from ccpt.eval import endpoints
     from ccpt.provider_errors import error_text, is_unreachable
 
@@ -142,11 +131,8 @@ _CONNECTION_ARGS = frozenset({"base_url", "timeout", "max_retries", "http_client
 
 
 def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
-    """Inspect's cache for ``model``'s calls, kept forever, scoped by the model's arguments (``-M``): Inspect's key
-    holds the request, the model and its base URL but not its arguments, so ``-M`` that changes the answers (a
-    quantisation, a context size) would be answered from another configuration's calls."""
-    import json
-
+    """Inspect's cache for ``model``'s calls, kept forever, scoped by the model's arguments (``-M``), which Inspect's
+    key leaves out: else ``-M`` that changes the answers would be answered from another configuration's calls."""
     given = logged_args(getattr(model, "model_args", None) or {})
     args = {k: v for k, v in given.items() if k not in _CONNECTION_ARGS}
     scopes = {"model_args": json.dumps(args, sort_keys=True, default=str)} if args else {}

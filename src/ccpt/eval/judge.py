@@ -1,23 +1,9 @@
 """The LLM-as-a-judge relevance metric (paper §4.3, Table 17) on any Inspect model (docs/methods.md, "The judge").
 
-A judge call asks "how much does concept X have property P, 1–10" and maps the answer to [0, 1] with (s − 1) / 9.
-Calls are memoised per (judge model, concept, property) for the run and go through Inspect's model cache, so
-re-scoring is deterministic and free. An unparsable reply is retried a bounded number of times, then recorded as a
-failure (relevance ``None``), never replaced by a default.
-
-``text`` mode (the paper's) reads the integer the judge writes; ``expected`` the probability-weighted mean score
-from the log-probabilities at the score position, where small local judges carry their signal. Digits are single
-tokens in the supported local models, so "10" is "1" then "0": when the first digit is "1", P("0" | "1") splits its
-mass between 1 and 10; otherwise the mass of "1" counts as 1 (a documented approximation, small then). A provider
-that knows the exact relevance (``ccpt-distilled``) puts it in the output's metadata: taken unrounded in either mode.
-
-The reply format (a JSON schema, a JSON object, the plain prompt: best first among what the provider family takes)
-is negotiated once per judge endpoint and process on :data:`PROBE_PAIR`, never on a pair of the run, which the
-judge may refuse; a format refused twice is dropped, and a judge refusing every one is :class:`JudgeUnusable`. A
-failed call is final and counted (an unparsable reply after the retries, a 4xx, a 5xx for this pair while the
-probe pair is answered) or transient: raised as :class:`JudgeUnavailable`, or as
-:class:`~ccpt.eval.endpoints.EndpointDown` once the endpoint stops answering, and judged again by the rerun
-(docs/methods.md, "Transient failures are not results").
+A call asks how much concept X has property P (1–10), mapped to [0, 1] by (s − 1) / 9; ``text`` mode reads the
+integer, ``expected`` the probability-weighted score from the log-probabilities. The reply format is negotiated once
+per endpoint on :data:`PROBE_PAIR`. A failed call is final and counted, or transient (:class:`JudgeUnavailable`,
+:class:`~ccpt.eval.endpoints.EndpointDown`) and judged again by the rerun.
 """
 
 from __future__ import annotations
@@ -29,16 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
-from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema
+from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
 from inspect_ai.util import JSONSchema
 
 from ccpt.answers import parse_relevance
-from ccpt.errors import ModelError
+from ccpt.errors import CcptError, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import cache_policy, guard_model
 from ccpt.prompts import judge_prompt
 from ccpt.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
+from ccpt.results.inspect_logs import model_identity
 from ccpt.schemas.run import JudgeMode
 from ccpt.scoring import relevance_from_score
 
@@ -72,8 +59,7 @@ class JudgeUnusable(ModelError):
 
 
 class JudgeUnavailable(ModelError):
-    """A judge call failed transiently (a timeout, 429, or a server error the probe pair gets too): no result,
-    the sample is an error and the rerun judges it again."""
+    """A judge call failed transiently (a timeout, 429, a server error): no result, the rerun judges it again."""
 
 
 # Per process: (endpoint, judge model, format ladder) → the negotiated format and the refusals on the way (see the
@@ -118,13 +104,13 @@ class Judgement:
     relevance: float | None
     score: float | None  # on the 1–10 scale (fractional in expected mode)
     raw: str
-    attempts: int
     error: str | None = None
     call_failed: bool = False  # the judge's server refused the call (``error`` says why), not an unscorable reply
 
 
 def expected_score(output: ModelOutput) -> float | None:
-    """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply."""
+    """Probability-weighted 1–10 score from the top log-probabilities at the first digit of the reply. Digits are
+    single tokens in the local models, so after a "1" the mass of a following "0" counts as 10 (an approximation)."""
     logprobs = output.choices[0].logprobs if output.choices else None
     tokens = logprobs.content if logprobs is not None else []
     for i, position in enumerate(tokens):
@@ -149,8 +135,7 @@ def expected_score(output: ModelOutput) -> float | None:
 
 
 def exact_relevance(output: ModelOutput) -> float | None:
-    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any:
-    preferred over the reply text, which carries only the rounded 1–10 integer, in both modes."""
+    """The unrounded relevance a provider put in the output's metadata (``ccpt-distilled`` does), if any."""
     value = (output.metadata or {}).get(EXACT_RELEVANCE)
     if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
         return float(value)
@@ -159,8 +144,7 @@ def exact_relevance(output: ModelOutput) -> float | None:
 
 @dataclass
 class Judge:
-    """A relevance judge bound to one Inspect model, with a memo of in-flight and finished calls (one judge per
-    scorer, i.e. per task run)."""
+    """A relevance judge bound to one Inspect model, with a memo of its calls (one judge per task run)."""
 
     model: Model
     mode: JudgeMode = "text"
@@ -190,10 +174,7 @@ class Judge:
 
     @property
     def identity(self) -> str:
-        """The judge as its scores depend on it, named as a run's rows name it (model, the distilled judge's weights
-        and scale, the negotiated reply format, the reading mode): answers judged outside a run join its rows."""
-        from ccpt.results.inspect_logs import model_identity
-
+        """The judge as its scores depend on it, named as a run's rows name it (model, weights, format, mode)."""
         base_url = getattr(getattr(self.model, "api", None), "base_url", None)
         return model_identity(self.name, base_url, reply_format=self.format, mode=self.mode)
 
@@ -231,8 +212,7 @@ class Judge:
         return held[1]
 
     async def reply_format(self) -> JudgeFormat:
-        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair; a
-        failure that is not a refusal decides nothing and is raised as a transient one."""
+        """The reply format this judge's server takes, negotiated once per judge and run on the probe pair."""
         async with self._format_lock():
             if self._unusable is not None:
                 raise self._unusable
@@ -241,15 +221,12 @@ class Judge:
                 self.format, self.refused = known[0], dict(known[1])
                 return self.format
             ladder = format_ladder(self.name, self.use_schema)
-            if len(ladder) == 1:  # nothing to choose (the plain prompt): no request
-                self.format = ladder[0]
-                _negotiated[self._key()] = (self.format, {})
-                return self.format
             prompt = self._probe_prompt()
             for fmt in ladder:
                 if fmt in self.refused:  # refused before a passing failure interrupted the negotiation
                     continue
-                refusal = await self._probe(prompt, fmt)
+                # One format (the plain prompt) leaves nothing to choose: no request.
+                refusal = None if len(ladder) == 1 else await self._probe(prompt, fmt)
                 if refusal is None:
                     self.format = fmt
                     _negotiated[self._key()] = (fmt, dict(self.refused))
@@ -299,20 +276,20 @@ class Judge:
         endpoints.mark_down(self.endpoint, error_text(exc))
         raise endpoints.EndpointDown(self.name, self.endpoint, error_text(exc)) from exc
 
-    async def _failed(self, concept: str, prop: str, raw: str, attempts: int, exc: Exception) -> Judgement:
+    async def _failed(self, concept: str, prop: str, raw: str, exc: Exception) -> Judgement:
         """A failed call after Inspect's retries: a counted judge failure of this pair, or raised as transient."""
         if isinstance(exc, endpoints.EndpointDown):
             raise exc
         status = http_status(exc)
         if not is_transient(exc):  # a 4xx, a provider's own error: the server judged this request; final
             said = server_message(exc) if status is not None else error_text(exc)  # not the request Inspect dumps
-            return Judgement(concept, prop, None, None, raw, attempts, f"judge call failed: {said}", call_failed=True)
+            return Judgement(concept, prop, None, None, raw, f"judge call failed: {said}", call_failed=True)
         alive = await self._answers_probe()
         if alive and status is not None and 500 <= status <= 599 and status not in UNAVAILABLE_STATUSES:
             # A 5xx for this pair while the judge answers the probe pair: it refuses this pair (a content filter),
             # as every rerun would: final, counted.
             why = f"judge call failed: {server_message(exc)} (the judge answers other pairs: this pair is refused)"
-            return Judgement(concept, prop, None, None, raw, attempts, why, call_failed=True)
+            return Judgement(concept, prop, None, None, raw, why, call_failed=True)
         await self._raise_unavailable(exc, alive)
 
     async def _judge(self, concept: str, prop: str) -> Judgement:
@@ -326,7 +303,7 @@ class Judge:
             try:
                 output = await self._generate(prompt, attempt, fmt)
             except Exception as exc:  # failed after Inspect's own retries: counted, or transient (raised)
-                return await self._failed(concept, prop, raw, attempt + 1, exc)
+                return await self._failed(concept, prop, raw, exc)
             if not output.choices:  # HTTP 200 with nothing in it: a server fault, not an unparsable reply
                 error = NO_CHOICES
                 continue
@@ -334,18 +311,18 @@ class Judge:
             parsed = parse_relevance(raw.lower() if self.lowercase_reply else raw)
             exact = exact_relevance(output)
             if exact is not None:  # a provider that knows the unrounded relevance (the distilled judge)
-                return Judgement(concept, prop, exact, 1 + 9 * exact, raw, attempt + 1)
+                return Judgement(concept, prop, exact, 1 + 9 * exact, raw)
             if self.mode == "expected":
                 value = expected_score(output)
                 if value is not None:
-                    return Judgement(concept, prop, relevance_from_score(value), value, raw, attempt + 1)
+                    return Judgement(concept, prop, relevance_from_score(value), value, raw)
                 error = "no score log-probabilities in the reply"
             elif parsed.ok and parsed.value is not None:
                 score = float(parsed.value)
-                return Judgement(concept, prop, relevance_from_score(score), score, raw, attempt + 1)
+                return Judgement(concept, prop, relevance_from_score(score), score, raw)
             else:
                 error = parsed.error or "unparsable"
-        return Judgement(concept, prop, None, None, raw, self.retries + 1, error)
+        return Judgement(concept, prop, None, None, raw, error)
 
     async def relevance(self, concept: str, prop: str) -> Judgement:
         """Judge how much ``concept`` has ``prop`` (memoised; concurrent askers share one call)."""
@@ -376,20 +353,14 @@ async def score_pairs(judge: Judge, pairs: list[tuple[str, str]]) -> list[Judgem
 
 
 def default_judge_mode(model: str | None) -> JudgeMode:
-    """How to read a judge's score when the user did not say: the expected score over the digits' probabilities
-    for a local GGUF judge (small models put real mass on neighbouring digits), the reply's text otherwise."""
+    """``expected`` for a local GGUF judge (small models put real mass on neighbouring digits), else ``text``."""
     return "expected" if (model or "").startswith("gguf/") else "text"
 
 
 def live_scores(
     model: str, mode: JudgeMode, pairs: Sequence[tuple[str, str]], model_args: dict[str, Any] | None = None
 ) -> list[float | None]:
-    """Judge every (concept, property) pair with the Inspect model ``model`` (created with ``model_args``) through
-    ccpt's judge (the benchmark's scorer's code path); a pair the judge failed on is ``None``."""
-    from inspect_ai.model import get_model
-
-    from ccpt.errors import CcptError
-
+    """Judge every (concept, property) pair with the Inspect model ``model`` as the scorer does (a failure: None)."""
     try:
         judge = Judge(get_model(model, **(model_args or {})), mode=mode)
     except CcptError:

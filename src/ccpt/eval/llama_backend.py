@@ -114,29 +114,19 @@ class _Recorder:
 
 
 class RecordingLlama(Llama):
-    """A ``Llama`` that can record the distribution each generated token was sampled from.
-
-    llama-cpp-python computes logprobs only with ``logits_all=True`` (logits kept for every prompt token, the whole
-    vocabulary sorted in Python per token). Here ``generate`` reads the context's last logits row after each sampled
-    token: one log-softmax per generated token, nothing when not requested. The values are the model's raw
-    distribution (before temperature, penalties and grammar), like llama-cpp-python's.
-    """
+    """A ``Llama`` that can record the raw distribution (before temperature, penalties and grammar) each generated
+    token was sampled from: the context's last logits row, read after each token, instead of llama-cpp-python's
+    ``logits_all=True`` (logits of every prompt token, the whole vocabulary sorted in Python)."""
 
     recorder: _Recorder | None = None
     aligned_reuse: bool = False
 
     def align_prefix(self, tokens: Sequence[int]) -> None:
-        """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary.
-
-        llama.cpp's logits depend on how the prompt was cut into batches, and ``Llama.eval`` cuts from the first
-        uncached token in steps of ``n_batch``: with that token on a multiple of ``n_batch``, every prompt is
-        evaluated in the same blocks, so reuse changes only the time (bitwise-identical logits, tested).
-        """
+        """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary: llama.cpp's logits depend on
+        how the prompt was cut into batches, so every prompt is then evaluated in the same blocks (bitwise-identical
+        logits, tested)."""
         limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
-        cached = self.input_ids
-        common = 0
-        while common < limit and cached[common] == tokens[common]:
-            common += 1
+        common = self.longest_token_prefix(self.input_ids[:limit], tokens[:limit])
         self.n_tokens = common - common % self.n_batch
 
     def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Generator[int, Any, None]:
@@ -174,12 +164,8 @@ _PARAMS_LOCK = threading.Lock()  # the temporary wrap below is safe if two threa
 
 @contextlib.contextmanager
 def _no_extra_buffers() -> Iterator[None]:
-    """Load models with llama.cpp's "extra buffer types" (weight repacking, incl. AMX) switched off.
-
-    A default llama-cpp-python build segfaults in those kernels on an AMX-capable CPU (llama.cpp #20824).
-    ``Llama()`` does not expose ``use_extra_bufts``, so while a model loads ``llama_model_default_params`` (where
-    ``Llama.__init__`` gets its model parameters) is wrapped. Measured: same speed, no repacking delay.
-    """
+    """Load models with llama.cpp's "extra buffer types" (weight repacking, incl. AMX, which segfaults on an
+    AMX-capable CPU: llama.cpp #20824) off, by wrapping ``llama_model_default_params``: ``Llama()`` has no option."""
     original = llama_low.llama_model_default_params
     if "use_extra_bufts" not in {name for name, _ in llama_low.llama_model_params._fields_}:
         yield  # older llama.cpp: no such parameter and no AMX repacking to avoid
@@ -251,9 +237,7 @@ def chat(model: LoadedModel, request: ChatRequest) -> ChatResult:
     kwargs = request.kwargs()
     with model.lock:
         llama = model.llama
-        # llama.cpp's results depend on how tokens were batched: naive prefix reuse ("any") shifts logits by up to
-        # ~0.2 (measured), so an answer would depend on the previous call. "aligned" (default) reuses only whole
-        # n_batch blocks, bitwise reproducible; "off" evaluates every prompt from scratch.
+        # Naive prefix reuse ("any") shifts logits by up to ~0.2 (measured): "aligned" reuses only whole n_batch blocks.
         if request.prefix_cache == "off":
             llama.reset()
         llama.aligned_reuse = request.prefix_cache == "aligned"

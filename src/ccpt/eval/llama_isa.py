@@ -1,9 +1,5 @@
-"""Which instruction set the installed llama.cpp was compiled for (scripts/install_llama.sh pins x86-64-v3).
-
-A llama.cpp build for the build machine's own CPU runs different kernels on different CPUs, so the embedded model's
-sampled tokens (and the offline table) change with the CPU. ccpt's setup compiles for a fixed instruction set; this
-module reads back what the loaded library reports (llama.cpp's system-info line names the compile-time kernels), so
-the README's table and the tests can name and check it.
+"""Which instruction set the installed llama.cpp was compiled for (scripts/install_llama.sh pins x86-64-v3): a build
+for its own CPU runs other kernels on other CPUs, so the embedded model's sampled tokens change with the CPU.
 """
 
 from __future__ import annotations

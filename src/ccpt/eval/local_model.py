@@ -1,15 +1,10 @@
 """The embedded offline model: an Inspect model provider running llama-cpp-python in-process.
 
-Use it as ``--model gguf/qwen2.5-0.5b`` (a known embedded model, see :mod:`ccpt.weights`), ``--model
-gguf//abs/path/model.gguf`` or ``--model gguf/org/repo:file.gguf`` (Hugging Face Hub, needs ``huggingface_hub``).
-Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64 -M prefix_cache=aligned -M verbose=false``.
-``prefix_cache``: ``aligned`` (default) re-uses the evaluated prompt prefix shared with the previous call in whole
-``n_batch`` blocks — every call stays bitwise reproducible and a shared few-shot or judge prompt is not re-read
-(≈9× faster on the judge prompt); ``off`` evaluates every prompt from scratch; ``any`` is llama-cpp-python's own reuse
-(fastest, but results then depend on the previous call).
-
-llama.cpp is CPU bound and a context is not thread-safe, so each call runs in a worker thread (the event loop stays
-responsive) under the model's lock, and the provider asks Inspect for one connection at a time.
+``--model gguf/qwen2.5-0.5b`` (see :mod:`ccpt.weights`), ``gguf//abs/path/model.gguf`` or ``gguf/org/repo:file.gguf``
+(Hugging Face Hub). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64 -M prefix_cache=aligned
+-M verbose=false``. ``prefix_cache``: ``aligned`` (default) re-uses the prompt prefix shared with the previous call
+in whole ``n_batch`` blocks (bitwise reproducible); ``off`` evaluates every prompt from scratch; ``any`` is
+llama-cpp-python's own reuse (fastest, but results then depend on the previous call).
 """
 
 from __future__ import annotations
@@ -68,8 +63,7 @@ def _prefix_mode(value: object) -> str:
 
 
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
-    """A local model's identity for Inspect's cache key: the file's content (sha256, never its size and mtime),
-    the llama.cpp build, the settings. An embedded model's hash is the one its load just verified."""
+    """A local model's identity for Inspect's cache key: the file's sha256, the llama.cpp build, the settings."""
     import importlib.metadata
 
     from ccpt.eval.llama_isa import build_isa
@@ -85,15 +79,15 @@ def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     )
 
 
-def _check_model_args(model_name: str, model_args: dict[str, Any]) -> None:
-    """``-M`` values typed where they enter (a count an integer ≥ 1, ``verbose`` true or false): one line each."""
+def _check_model_args(model_name: str, model_args: dict[str, Any]) -> str:
+    """``-M`` values checked where they enter (before the slow load): one line each; returns the prefix-cache mode."""
     for name in ("n_ctx", "n_threads", "n_batch"):
         value = model_args.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ModelError(f"gguf/{model_name}: -M {name}={value!r}: must be an integer ≥ 1")
     if "verbose" in model_args and not isinstance(model_args["verbose"], bool):
         raise ModelError(f"gguf/{model_name}: -M verbose={model_args['verbose']!r}: must be true or false")
-    _prefix_mode(model_args.get("prefix_cache", "aligned"))  # checked before the (slow) load, too
+    return _prefix_mode(model_args.get("prefix_cache", "aligned"))
 
 
 @modelapi(name="gguf")
@@ -109,9 +103,8 @@ class GGUFModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
-        # Inspect's adaptive concurrency ignores max_connections() and lets 10–100 calls queue on the model's lock
-        # *inside* the attempt timeout (--timeout), where they time out and are retried from scratch (measured on a
-        # busy machine): opted out in the Model's own config (unless the caller chose), Inspect queues them outside.
+        # Inspect's adaptive concurrency ignores max_connections() and lets calls queue on the model's lock inside
+        # the attempt timeout, where they time out: opted out (unless the caller chose), Inspect queues them outside.
         if config.max_connections is None and config.adaptive_connections is None:
             config.adaptive_connections = False
         unknown = sorted(set(model_args) - set(MODEL_ARGS))
@@ -120,7 +113,7 @@ class GGUFModelAPI(ModelAPI):
                 f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
                 f"supported: {', '.join(MODEL_ARGS)}",
             )
-        _check_model_args(model_name, model_args)
+        self._prefix_cache = _check_model_args(model_name, model_args)
         try:
             from ccpt.eval import llama_backend
         except ImportError as exc:
@@ -144,10 +137,7 @@ class GGUFModelAPI(ModelAPI):
                 "the file may be truncated or corrupt, or need a newer llama-cpp-python",
             ) from exc
         self._backend = llama_backend
-        self._prefix_cache = _prefix_mode(model_args.get("prefix_cache", "aligned"))
-        if base_url is None:
-            # Inspect's cache key holds the base_url, which names what else decides a local model's answers: else a
-            # rebuilt llama.cpp, another file at the same path or other settings would be served the old answers.
+        if base_url is None:  # Inspect's cache key holds the base_url: name what decides the answers
             self.base_url = answers_fingerprint(path, spec, self._prefix_cache)
 
     def max_tokens(self) -> int | None:
@@ -183,9 +173,8 @@ class GGUFModelAPI(ModelAPI):
         return output, call
 
     def _request(self, input: list[ChatMessage], config: GenerateConfig, choice: int) -> ChatRequest:
-        seed = config.seed
-        if seed is not None and choice > 0:
-            seed += choice  # distinct samples for num_choices > 1, still reproducible
+        # Distinct samples for num_choices > 1, still reproducible.
+        seed = config.seed + choice if config.seed is not None else None
         schema = config.response_schema
         return self._backend.ChatRequest(
             messages=tuple(_message(m) for m in input),

@@ -1,13 +1,9 @@
 """`ccpt run --dry-run`: what a sweep would run and ask, before anything is sent (docs/metrics.md, "The plan").
 
-Counts come from the tasks the sweep builds (each registered method counts its own calls, :mod:`ccpt.methods`):
-exact where the run's structure fixes them, a (low, high) range where the answers decide. Resume: against a
-``--log-dir`` holding logs of the same task runs (same task, task arguments, model, model arguments, generation
-settings and judge: what pairs a task with its log in Inspect's eval set), a task run whose newest log finished
-every planned sample is skipped and an interrupted one's finished samples are reused, as a rerun does; only the
-rest is counted (the range scaled by the share still to do, low rounded down, high up). Cost (``--prices``): input
-tokens a fifth to a third of each prompt's characters, output tokens 1 to the call's cap (``--max-tokens``, 2048 by
-default; the judge's 24); a model without a price has no cost (never a guess).
+Counts come from the tasks the sweep builds (each method counts its own calls, :mod:`ccpt.methods`): exact, or a
+(low, high) range where the answers decide; a task run a rerun would skip or resume in ``--log-dir`` counts only
+what is left. Cost (``--prices``): input tokens a fifth to a third of each prompt's characters, output tokens 1 to
+the call's cap (``--max-tokens``, 2048 by default; the judge's 24); a model without a price has no cost.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccpt import methods
+from ccpt.eval.inspect_compat import logged_args, task_args_of
 from ccpt.eval.judge import Judge
 from ccpt.methods import Method, Plan, Range
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
@@ -57,8 +54,8 @@ def plan_rows(
     options: Mapping[str, Any],
     done: Callable[[Any, str], int] | None = None,
 ) -> list[PlanRow]:
-    """The plan of ``tasks`` (Inspect Task objects built by the sweep) for each of ``models``; ``done(task, model)``
-    (see :func:`finished_samples`) says how many of a task run's samples × seeds a rerun would not redo."""
+    """The plan of ``tasks`` (built by the sweep) for each of ``models``; ``done(task, model)`` (see
+    :func:`finished_samples`) says how many of a task run's samples × seeds a rerun would not redo."""
     rows: list[PlanRow] = []
     for task in tasks:
         meta = task.metadata or {}
@@ -69,9 +66,7 @@ def plan_rows(
         solver, judge = method.calls(method, Plan(spec, [s.metadata for s in samples], seeds, options))
         first = samples[0].metadata if samples else {}
         solver_chars = _prompt_chars(spec, method, first) if first else 0
-        judge_chars = (
-            len(judge_prompt(str(first.get("combination", "")), str(first.get("property", "")))) if first else 0
-        )
+        judge_chars = len(judge_prompt(str(first["combination"]), str(first["property"]))) if first else 0
         planned = len(samples) * seeds
         for model in models:
             finished = min(done(task, model), planned) if done else 0
@@ -95,12 +90,8 @@ def _share(calls: Range, left: int, planned: int) -> Range:
 def finished_samples(
     logs: Sequence[Any], *, judge: str | None, model_args: Mapping[str, Any], generate: Mapping[str, Any]
 ) -> Callable[[Any, str], int]:
-    """``done(task, model)``: the samples × seeds of that task run finished in ``logs`` (headers, oldest first).
-
-    The newest log of the task run (see the module docstring) counts, as a rerun resumes it: a finished one the
-    samples it logged, as Inspect's eval set counts them; an interrupted one those completed without error."""
-    from ccpt.eval.inspect_compat import logged_args, task_args_of
-
+    """``done(task, model)``: the samples × seeds of that task run finished in ``logs`` (headers, oldest first), in
+    its newest log with the same task, arguments, model, generation settings and judge, as a rerun resumes it."""
     given = logged_args(model_args)  # as the logs hold them: a rerun may pass an API key or not
 
     def same(log: Any, task: Any, model: str) -> bool:

@@ -1,15 +1,9 @@
 """Re-judging stored answers with another judge (``ccpt rejudge``), through Inspect.
 
-Any run ccpt reads is loaded into the tidy table; its generative answers are grouped by (source, task, model,
-method, filter, protocol) and each group becomes one Inspect task whose samples (one per instance and seed) carry
-the stored answers. A no-op solver keeps them; the scorer judges each parsed answer with the ``grader`` role as a
-run's scorer does and stores the rows as :func:`ccpt.results.from_inspect_logs` reads them, so the output holds
-ordinary Inspect logs for ``ccpt report``, ``ccpt compare`` and ``inspect view``. Nothing is re-parsed (a parse
-failure stays one); Task-3 rows have no judge and are not carried over (counted in the summary).
-
-Resumable and failure handling as in ``ccpt run`` (:mod:`ccpt.eval.sweep`): complete groups are skipped, judge calls
-are cached, a transient failure is judged again by the rerun, a judge that stops answering stops the re-judge with
-one line, and Ctrl-C raises :class:`~ccpt.errors.Interrupted`.
+The generative answers of any run ccpt reads are grouped by (source, task, model, method, filter, protocol); each
+group becomes one Inspect task whose samples carry the stored answers, judged by the ``grader`` role as a run's
+scorer does, so the output holds ordinary Inspect logs. Nothing is re-parsed; Task-3 rows have no judge and are not
+carried over. Resumable and failure handling as in ``ccpt run`` (:mod:`ccpt.eval.sweep`).
 """
 
 from __future__ import annotations
@@ -34,7 +28,10 @@ from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.judge import Judge, JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
-from ccpt.eval.sweep import reopen_transient
+from ccpt.eval.sweep import eval_set_options, reopen_transient
+from ccpt.outputs import atomic_write_text
+from ccpt.results import load_results
+from ccpt.results.inspect_logs import read_logs
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -78,10 +75,7 @@ def write_group(out_dir: Path, key: dict[str, Any], rows: list[dict[str, Any]]) 
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     path = out_dir / ROWS_DIR / f"{key['task']}-{digest}.json"
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(payload, encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, payload)
     return path
 
 
@@ -96,8 +90,7 @@ def stored_answers() -> Solver:
 
 
 async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
-    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict); an answer the source did
-    not parse keeps no relevances (it stays a parse failure)."""
+    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict); a parse failure stays one."""
     out = dict(row, r_np=None, r_hp=None, r_mp=None, r_hmp=None, score=None, judge=judge.name, judge_failures=0)
     spec = TASK_SPECS[row["task"]]
     answer = optional(row.get("answer"), str)
@@ -112,8 +105,8 @@ async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
     return out
 
 
-def _rejudged(protocol: str, judge_mode: JudgeMode, judge_retries: int) -> Scorer:
-    """Judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
+def _rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
+    """Re-judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
     grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))  # created on first use
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -128,16 +121,8 @@ def _rejudged(protocol: str, judge_mode: JudgeMode, judge_retries: int) -> Score
 
 
 # The same metrics as the run's own scorers (E or C first), so a re-judged log reads like the original.
-@scorer(metrics=judge_metrics(HEADLINE[EMERGENT]), name="rejudged_emergence")
-def rejudged_emergence(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
-    """Re-judge the stored answers of an emergent task."""
-    return _rejudged(protocol, judge_mode, judge_retries)
-
-
-@scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="rejudged_cancellation")
-def rejudged_cancellation(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
-    """Re-judge the stored answers of PI-canceled."""
-    return _rejudged(protocol, judge_mode, judge_retries)
+rejudged_emergence = scorer(metrics=judge_metrics(HEADLINE[EMERGENT]), name="rejudged_emergence")(_rejudged)
+rejudged_cancellation = scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="rejudged_cancellation")(_rejudged)
 
 
 @task
@@ -173,8 +158,7 @@ def first_instances(rows: list[dict[str, Any]], limit: int | None) -> list[dict[
 def rejudge_tasks(
     frame: pd.DataFrame, out_dir: Path, judge_mode: str = "text", limit: int | None = None
 ) -> tuple[list[Task], int]:
-    """One Inspect task per group of stored answers (rows written under ``out_dir``), and the answer count;
-    ``limit``: the first N instances of each group only."""
+    """One Inspect task per group of stored answers (rows written under ``out_dir``), and the answer count."""
     tasks, answers = [], 0
     for key, group in answer_groups(frame):
         rows = first_instances(group, limit)
@@ -199,13 +183,9 @@ def run_rejudge(
     max_retries: int = 3,
     limit: int | None = None,
 ) -> RejudgeSummary:
-    """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``.
-
-    ``timeout`` and ``max_retries`` bound each judge call as ``ccpt run``'s do; ``limit`` keeps the first N
-    instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on Ctrl-C and a
+    """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``; ``limit``
+    keeps the first N instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on Ctrl-C and a
     :class:`~ccpt.errors.ModelError` line when the judge stops answering."""
-    from ccpt.results import load_results
-
     frame = (loader or load_results)(list(sources), dataset)
     task3 = int((frame["task"].astype(str) == TYPE_PREDICTION).sum()) if len(frame) else 0
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -220,17 +200,7 @@ def run_rejudge(
             tasks=tasks,
             model="none",
             model_roles={"grader": judge},
-            log_dir=str(out_dir),
-            max_connections=max_connections,
-            max_retries=max_retries,
-            attempt_timeout=timeout,
-            timeout=timeout * (max_retries + 1) + 60 * max_retries,
-            retry_attempts=2,
-            retry_wait=1,
-            display=display,  # type: ignore[arg-type]
-            log_realtime=False,
-            log_dir_allow_dirty=True,
-            ctl_server=False,  # asyncio's SIGINT handler stays: Ctrl-C and a dead judge stop the eval set cleanly
+            **eval_set_options(out_dir, timeout, max_retries, max_connections, display),
         )
     except KeyboardInterrupt:
         _raise_if_judge_down(out_dir)
@@ -257,8 +227,6 @@ def _raise_if_judge_down(out_dir: Path) -> None:
 
 def _finished(out_dir: Path, tasks: list[Task]) -> tuple[int, int]:
     """(judged, planned) samples of this re-judge's task runs (the newest log of each)."""
-    from ccpt.results.inspect_logs import read_logs
-
     planned = sum(len(t.dataset) for t in tasks)
     names = {t.name for t in tasks}
     newest: dict[str, Any] = {}

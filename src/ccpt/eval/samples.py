@@ -36,9 +36,8 @@ def task_dataset(
     tp_seed: int = 0,
     others_from_sample: bool = False,
 ) -> MemoryDataset:
-    """The instances of ``task`` as an Inspect dataset; sample ids are the stable CCPT instance ids, the ``input`` a
-    short description (the solver builds the prompt from the metadata). ``others_from_sample``: Task 3's "others"
-    drawn as the authors did (:func:`others_as_run`); Task 3's items take turns by type (:func:`interleave_types`)."""
+    """The instances of ``task`` as an Inspect dataset (sample ids: the CCPT instance ids; the solver builds the prompt
+    from the metadata); ``others_from_sample``: Task 3's "others" drawn as the authors did (:func:`others_as_run`)."""
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
     if others_from_sample and not task.generative:
@@ -50,9 +49,7 @@ def task_dataset(
 
 def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
     """Task 3 with the authors' "others": each joins the combination of one sampled typed item with the property
-    of another (or the same) one, drawn with replacement, unchecked against the annotated pairs (measured on the
-    authors' Task-3 file: all 250 come from its 750 typed rows, 44 combinations and 51 properties repeat, 3 pairs
-    are annotated). A (combination row, property row) pair drawn twice is drawn anew (sample ids must be unique)."""
+    of another (or the same) one, drawn with replacement (a pair drawn twice is drawn anew: sample ids are unique)."""
     typed = [item for item in items if item.gold != OTHERS]
     n = len(items) - len(typed)
     rng = random.Random(f"others-as-run|{seed}")
@@ -67,9 +64,8 @@ def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:
 
 
 def interleave_types(items: Sequence[TypeItem]) -> list[TypeItem]:
-    """Task-3 items in turns of the four types (emergent, component, canceled, others, emergent, …), each type in
-    its sampled order: ``--limit N`` then holds ⌊N/4⌋ of each type (the N mod 4 left over going to the first types),
-    so even a small run measures every type; the full set is the same items."""
+    """Task-3 items in turns of the four types, each in its sampled order, so even a small ``--limit`` run measures
+    every type."""
     by_type: dict[str, list[TypeItem]] = {label: [] for label in TYPE_LABELS}
     for item in items:
         by_type.setdefault(item.gold, []).append(item)

@@ -1,10 +1,8 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
-Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}``: one
-:class:`ccpt.rows.SampleRow` per reply (what :mod:`ccpt.results` reads back) and the judge's negotiated reply
-format. The Score *value* holds the same numbers reduced for Inspect's display (the method's way, :mod:`ccpt.methods`),
-the headline first: E, C or accuracy, then R_NP and R_HMP; the explanation lists the judged pairs and their
-relevances. ``ccpt report`` recomputes everything from the rows (docs/metrics.md, "Inspect's metrics").
+Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}`` (one
+:class:`ccpt.rows.SampleRow` per reply, what :mod:`ccpt.results` reads back); the Score *value* holds the same numbers
+reduced for Inspect's display, the headline (E, C or accuracy) first. ``ccpt report`` recomputes from the rows.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from inspect_ai.solver import TaskState
 from ccpt import methods
 from ccpt.answers import parse_answer
 from ccpt.eval.distilled_provider import judge_model_name
+from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.methods import Judged
@@ -41,10 +40,6 @@ DEFAULT_GRADER = judge_model_name("distilled")
 HEADLINE: dict[ScoredType, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
 ACCURACY = "accuracy"
 R_NP, R_HMP, PARSE_OK = "R_NP", "R_HMP", "parse_ok"
-
-
-def _defined(scores: list[SampleScore]) -> list[SampleScore]:
-    return [s for s in scores if s.score.value is not None and not _is_nan(s.score.value)]
 
 
 def _is_nan(value: Any) -> bool:
@@ -72,7 +67,7 @@ def defined_stderr() -> Metric:
     inspect_stderr = stderr()
 
     def compute(scores: list[SampleScore]) -> float:
-        defined = _defined(scores)
+        defined = [s for s in scores if s.score.value is not None and not _is_nan(s.score.value)]
         return float(inspect_stderr(defined)) if len(defined) > 1 else float("nan")  # type: ignore[arg-type]
 
     return compute
@@ -82,8 +77,7 @@ SEEDS = "seeds"  # reduced Score metadata: per key, the value of each seed ({key
 
 
 def _paper_cell(scores: list[SampleScore], key: str) -> Summary | None:
-    """The report's cell of one key (×100), from the instances × seeds values the reducer kept (missing seed =
-    failed); None without any."""
+    """The report's cell of one key (×100), from the instances × seeds values the reducer kept; None without any."""
     per_instance = [(s.score.metadata or {}).get(SEEDS, {}).get(key, {}) for s in scores]
     seeds = sorted({seed for values in per_instance for seed in values}, key=int)
     matrix = [[values.get(seed) for seed in seeds] for values in per_instance]
@@ -113,8 +107,7 @@ def paper_cell_sem(key: str) -> Metric:
 
 
 def cell_metrics(key: str) -> list[Metric]:
-    """A key's metrics: the report's cell and ± first (so ``inspect view`` shows what ``ccpt report`` prints),
-    then the instance mean and stderr (over instances, seeds averaged first)."""
+    """A key's metrics: the report's cell and ± first (what ``ccpt report`` prints), the instance mean and stderr."""
     return [paper_cell(key), paper_cell_sem(key), defined_mean(), defined_stderr()]
 
 
@@ -138,8 +131,8 @@ def _seed_of(score: Score, default: int) -> str:
 
 @score_reducer(name="ccpt_mean")
 def ccpt_mean():  # type: ignore[no-untyped-def]
-    """Epoch (seed) reducer: per key, the mean of the seeds that have a value; ``None`` if none has. The value of
-    each seed is kept in the metadata, so the metrics can compute the report's cells (seed means first)."""
+    """Epoch (seed) reducer: per key, the mean of the seeds that have a value (``None`` if none has); each seed's
+    value kept in the metadata for the report's cells."""
 
     def reduce(scores: list[Score]) -> Score:
         first = scores[0]
@@ -158,9 +151,8 @@ def ccpt_mean():  # type: ignore[no-untyped-def]
 
 
 def default_grader_roles() -> dict[str, str | Model] | None:
-    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already (checked
-    only to avoid loading an unused judge: the eval's role wins anyway). When the default cannot load (no
-    ``distilled`` extra) the task is still built, and scoring without a grader role fails with that reason."""
+    """The task's own model roles: the distilled judge as ``grader`` unless the eval binds one already; when it
+    cannot load the task is still built (scoring without a grader role then fails with that reason)."""
     if GRADER in model_roles():
         return None
     try:
@@ -216,9 +208,8 @@ def _replies(state: TaskState) -> list[str]:
 
 
 async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> SampleRow:
-    """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row).
-
-    ``as_run``: NPC replies are read with the authors' rule (:func:`ccpt.answers.parse_answer`)."""
+    """Parse the reply in ``row`` and fill its relevances, R_H,M,P and E/C (in place; returns the row); ``as_run``:
+    NPC replies are read with the authors' rule."""
     task = TASK_SPECS[row.task]
     parsed = parse_answer(task, str(row.answer_raw), row.head, as_run=as_run)
     row.parse_ok, row.parse_error = parsed.ok, parsed.error
@@ -265,18 +256,17 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
 
 
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
-    """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound).
-
-    Inspect hands a role model the eval's ``max_retries`` and ``timeout`` but not its ``attempt_timeout``, so a
-    stalled judge held a run for minutes: the judge's requests carry it here."""
-    from ccpt.eval.inspect_compat import active_generate_config
-
+    """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound); its
+    requests carry the eval's ``attempt_timeout``, which Inspect does not hand a role model."""
     attempt_timeout = active_generate_config().attempt_timeout
     request = GenerateConfig(attempt_timeout=attempt_timeout) if attempt_timeout else None
     return make_judge(get_model(role=GRADER, default=DEFAULT_GRADER), judge_mode, judge_retries, protocol, request)
 
 
-def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, protocol: str) -> Scorer:
+def _relevance_judge(
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
+) -> Scorer:
+    """Judge every reply of a generative task with the ``grader`` role (default: the distilled judge)."""
     # One judge (and memo) per scorer instance, created on first use.
     grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))
     surface = get_protocol(protocol)
@@ -295,8 +285,7 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
             for r in rows:
                 r.sa_failed_steps = int(trajectory.get("failed_steps", 0))
         metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows], "judge_format": judge.format_note()}
-        if trajectory is not None:
-            metadata["trajectory"] = trajectory
+        metadata |= {"trajectory": trajectory} if trajectory is not None else {}
         lines = [explain(r) for r in main]
         explanation = "\n".join(f"sample {k}: {line}" for k, line in enumerate(lines)) if len(lines) > 1 else lines[0]
         return Score(
@@ -309,20 +298,9 @@ def _relevance_judge(method: str, judge_mode: JudgeMode, judge_retries: int, pro
     return score
 
 
-@scorer(metrics=judge_metrics(HEADLINE[EMERGENT]), name="emergence_judge")
-def emergence_judge(
-    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
-) -> Scorer:
-    """Judge every reply of an emergent task (E first) with the ``grader`` role (default: the distilled judge)."""
-    return _relevance_judge(method, judge_mode, judge_retries, protocol)
-
-
-@scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="cancellation_judge")
-def cancellation_judge(
-    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
-) -> Scorer:
-    """Judge every reply of PI-canceled (C first) with the ``grader`` role (default: the distilled judge)."""
-    return _relevance_judge(method, judge_mode, judge_retries, protocol)
+# The judge scorers of the emergent tasks and of PI-canceled: the same scorer, its headline metric (E or C) first.
+emergence_judge = scorer(metrics=judge_metrics(HEADLINE[EMERGENT]), name="emergence_judge")(_relevance_judge)
+cancellation_judge = scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="cancellation_judge")(_relevance_judge)
 
 
 @scorer(metrics={ACCURACY: cell_metrics(ACCURACY), PARSE_OK: [defined_mean()]})

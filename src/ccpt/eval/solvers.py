@@ -1,11 +1,8 @@
 """Methods (paper §4.1) as Inspect solvers: Base, CoT, Multi-Oracle and Spreading Activation.
 
-Every method builds the conversation from the templates in :mod:`ccpt.prompts` and stores the raw replies under
-``ccpt_replies`` in the sample store; the scorer parses and judges each one. Sampling defaults (temperature, top_p,
-max_tokens) live in the task's ``GenerateConfig`` (:func:`task_config`), so Inspect's ``--temperature/--top-p/
---max-tokens`` override them. Per call only the seed is set, distinct per seed/epoch and sample, so seeds are
-independent draws (Inspect would send the same ``--seed`` to every epoch). A protocol whose settings depend on the
-provider (``as-run``) leaves the task config empty and fills, per call, only the fields nobody set.
+Every method stores its raw replies under ``ccpt_replies`` for the scorer. Sampling defaults live in the task's
+``GenerateConfig`` (:func:`task_config`), so Inspect's ``--temperature/--top-p/--max-tokens`` override them; per call
+only the seed is set, distinct per epoch and sample (Inspect would send the same ``--seed`` to every epoch).
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ class Sampling:
 
     def config(self, epoch: int, sample: int, model: str = "") -> GenerateConfig:
         """Config for one draw: seed = base + 1000·(epoch − 1) + sample; for a provider-dependent protocol, also the
-        provider's temperature/top_p/max_tokens, each where the active config (task and command line) leaves it unset.
-        """
+        provider's sampling where the active config (task and command line) leaves it unset."""
         config = GenerateConfig(seed=self.seed + 1000 * (epoch - 1) + sample)
         if self.protocol.provider_dependent:
             active = active_generate_config()
@@ -84,20 +80,15 @@ def build_messages(
 
 
 async def draw(model: Model, messages: list[ChatMessage], sampling: Sampling, epoch: int, n: int) -> list[ModelOutput]:
-    """``n`` independent samples (distinct seeds), concurrently, through the model cache. Where the protocol asks
-    (as run: Anthropic), the instance's k-th request (0-based over seeds and samples) has " Sequence: k" appended
-    to its user text, as the authors' backend did."""
+    """``n`` independent samples (distinct seeds), concurrently, through the model cache; where the protocol asks,
+    numbered as the authors' backend did (:func:`with_sequence`)."""
     cache = cache_policy(model)
     numbered = sampling.protocol.call_settings(str(model)).sequence_suffix
-
-    def request(k: int) -> list[ChatMessage]:
-        return with_sequence(messages, (epoch - 1) * n + k) if numbered else messages
-
-    return list(
-        await asyncio.gather(
-            *(model.generate(request(k), config=sampling.config(epoch, k, str(model)), cache=cache) for k in range(n))
-        )
+    requests = [with_sequence(messages, (epoch - 1) * n + k) if numbered else messages for k in range(n)]
+    calls = (
+        model.generate(m, config=sampling.config(epoch, k, str(model)), cache=cache) for k, m in enumerate(requests)
     )
+    return list(await asyncio.gather(*calls))
 
 
 def with_sequence(messages: list[ChatMessage], k: int) -> list[ChatMessage]:

@@ -1,17 +1,14 @@
 """Spreading Activation (paper §4.1, Algorithm 1) as an Inspect solver: sa_llm, sa_conceptnet, sa_both.
 
-The algorithm is :mod:`ccpt.activation`; this module gives it a ``generate`` backed by the evaluated model and a
-concept graph, then asks for the final answer with the SA template (Tables 12, 15) and the concept set C_T. The
-expansion runs once per instance (per-run memos of trajectories and activations, and Inspect's cache), shared by its
-seeds, which vary only the final answer (docs/methods.md). Under ``ccpt`` it is greedy; under ``as-run`` it uses the
-provider's settings and the authors' algorithm (:func:`ccpt.activation_as_run.spread_activation_as_run`).
-``answer_every_step`` also answers from every C_t (Table 6); ``_nofilter`` methods skip Filter (Table 7).
+The algorithm is :mod:`ccpt.activation`; here it gets a ``generate`` backed by the evaluated model and a concept
+graph, then the final answer is asked with the SA template and C_T. The expansion runs once per instance, shared by
+its seeds (docs/methods.md); ``answer_every_step`` also answers from every C_t (Table 6).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,30 +68,13 @@ def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
 
 
 def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
-    """The graph as the authors' code read it: their neighbourhood cache file, labels as stored (a SQLite index has
-    only ccpt's cleaned labels: used as it is, a departure docs/methods.md names)."""
+    """The graph as the authors' code read it: their neighbourhood cache file (a SQLite index is used as it is)."""
     from ccpt.sources import graph_cache_file  # lazy: may download the neighbourhood cache
 
     path = _graph_path(conceptnet)
     if path is not None and path.suffix in (".sqlite", ".db"):
         return load_graph(conceptnet, data_dir)
     return AuthorsNeighbourCache.load(path or graph_cache_file(Path(data_dir) if data_dir else None))
-
-
-class TrajectoryMemo:
-    """One expansion per instance for a whole task run: every seed (epoch) of an instance awaits the same one,
-    even when Inspect runs the epochs concurrently (at temperature 0.7 two expansions would differ)."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, asyncio.Future[Trajectory]] = {}
-
-    async def get(self, instance: str, compute: Callable[[], Awaitable[Trajectory]]) -> Trajectory:
-        """The trajectory of ``instance``; ``compute`` runs once (a failure is not kept: the next caller retries)."""
-        running = self._runs.get(instance)
-        if running is None or (running.done() and (running.cancelled() or running.exception() is not None)):
-            running = asyncio.ensure_future(compute())
-            self._runs[instance] = running
-        return await asyncio.shield(running)
 
 
 @solver
@@ -107,7 +87,6 @@ def spreading_activation(
     max_iterations: int = 5,
     epsilon: float = 0.1,
     max_candidates: int | None = None,
-    neighbours_k: int = 10,
     answer_every_step: bool = False,
     conceptnet: str | None = None,
     data_dir: str | None = None,
@@ -127,7 +106,6 @@ def spreading_activation(
         max_iterations=max_iterations,
         epsilon=float(epsilon),
         use_filter=method.filter,
-        neighbours_k=neighbours_k,
         max_candidates=max_candidates,
         seed=params.seed,
         prompt_variant=sa.prompt_variant,
@@ -142,7 +120,8 @@ def spreading_activation(
     if method.uses_graph:
         graph = (load_authors_graph if sa.as_run else load_graph)(conceptnet, data_dir)
     activator = Activator()  # one per task run: shared by every instance and seed
-    trajectories = TrajectoryMemo()
+    # One expansion per instance for the task run, awaited by all its seeds (a failed one is not kept).
+    trajectories: dict[str, asyncio.Future[Trajectory]] = {}
     variant = params.protocol.prompt_variant
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -167,7 +146,11 @@ def spreading_activation(
             run = spread_activation_as_run if config.as_run else spread_activation
             return run(seeds, generate=expand, graph=graph, activator=activator, config=config)
 
-        trajectory = await trajectories.get(str(state.metadata["instance"]), compute)
+        instance = str(state.metadata["instance"])
+        running = trajectories.get(instance)
+        if running is None or (running.done() and (running.cancelled() or running.exception() is not None)):
+            running = trajectories[instance] = asyncio.ensure_future(compute())
+        trajectory = await asyncio.shield(running)
 
         def answer_messages(concepts: Iterable[str]) -> list[ChatMessage]:
             return build_messages(

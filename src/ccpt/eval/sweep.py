@@ -1,11 +1,9 @@
 """`ccpt run`: a sweep of tasks × methods × models × seeds through Inspect's eval sets.
 
-Resumable: the eval set skips finished task runs and reuses an interrupted one's finished samples, and every call
-goes through Inspect's cache. Each model is first sent one tiny request, so an unknown model, a missing key or an
-unreachable endpoint fails in seconds with one line. A task run is one (task, arguments, model, judge)
-(:func:`ccpt.results.inspect_logs.run_key`). Transient failures are not results (docs/methods.md): a log holding
-such sample errors is marked unfinished (:func:`reopen_transient`), since Inspect never retries a task run with
-fewer than ``fail_on_error`` failures; an endpoint that stops answering stops the run with one line.
+Resumable (the eval set skips finished task runs, every call goes through Inspect's cache); each model is first sent
+one tiny request, so a bad model, key or endpoint fails in seconds with one line. Transient failures are not results
+(docs/methods.md): a log holding such sample errors is marked unfinished (:func:`reopen_transient`), since Inspect
+never retries a task run with fewer than ``fail_on_error`` failures.
 """
 
 from __future__ import annotations
@@ -18,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import EvalError, read_eval_log, write_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
-from ccpt.eval.judge import NO_CHOICES, JudgeUnavailable, JudgeUnusable, forget_formats
-from ccpt.eval.scorers import DEFAULT_GRADER, GRADER
+from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
+from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
 from ccpt.methods import parse as parse_method
@@ -85,8 +83,7 @@ class Sweep:
     generate: dict[str, Any] = field(default_factory=dict)  # temperature / top_p / max_tokens overrides
 
     def validate(self) -> None:
-        """Reject unknown tasks and methods, and values their declared types refuse (ccpt.schemas.run: the run's
-        options, and -T values by the task signatures), before anything starts; one line each."""
+        """Reject unknown tasks and methods, and values their declared types refuse, before anything starts."""
         for task in self.tasks:
             if task not in TASK_FUNCTIONS:
                 raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
@@ -117,10 +114,7 @@ class Sweep:
             self.task_args |= typed_task_args(TASK_FUNCTIONS[task], self.task_args)
 
     def model(self, name: str) -> Model:
-        """One evaluated model, built as Inspect would, guarded (:func:`ccpt.eval.inspect_compat.guard_model`).
-
-        ``eval_set`` takes one base URL for all models and ``model_args`` cannot carry one: a model served at its
-        own URL is built here."""
+        """One evaluated model, built as Inspect would (at its own base URL, which eval_set cannot take), guarded."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
         # Built as Inspect builds a model named to eval_set (the eval's generation settings as its config), so the
@@ -144,17 +138,11 @@ class Sweep:
         """The judge as one Model (with its ``judge_args``), shared by the preflight, the tasks and the eval."""
         if not self.judge:
             return None
-        try:
-            return guard_model(get_model(self.judge, **self.judge_args))
-        except CcptError:
-            raise
-        except Exception as exc:  # an unknown provider, a missing key: one line, before anything runs
-            raise model_error(self.judge, exc, role="judge") from None
+        return guard_model(_built(self.judge, lambda: get_model(self.judge, **self.judge_args), role="judge"))
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
-        """One Inspect task per (task, method), Task 3 once with its single prompt, built with the judge bound as
-        the ``grader`` role as `inspect eval` binds the command line's; ``plan_only`` (``--dry-run``) binds it by
-        name, so no model is loaded (such tasks are for counting, never run)."""
+        """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
+        (``--dry-run``) binds it by name, so no model is loaded."""
         if not any(TASK_SPECS[t].generative for t in self.tasks):
             return self._task_objects()
         grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
@@ -194,11 +182,6 @@ def task_parameters(task: str) -> tuple[str, ...]:
     return tuple(inspect.signature(TASK_FUNCTIONS[task]).parameters)
 
 
-def judge_model(name: str, judge_args: dict[str, Any]) -> Model:
-    """The ``grader`` role as a Model built with ``judge_args`` (base_url, api_key, provider model args)."""
-    return get_model(name, **judge_args)
-
-
 def _limits(timeout: float) -> GenerateConfig:
     # One attempt, bounded by attempt_timeout (Inspect's `timeout` is checked between retries: a silent server hangs).
     return GenerateConfig(max_retries=0, timeout=int(timeout), attempt_timeout=int(timeout))
@@ -208,7 +191,7 @@ def _limits(timeout: float) -> GenerateConfig:
 class JudgeProbe:
     """What the preflight asks a judge: the run's real judge request on one of the run's (concept, property)."""
 
-    pair: tuple[str, str] = ("a peeled apple", "white")
+    pair: tuple[str, str] = PROBE_PAIR
     mode: str = "text"
     protocol: str = DEFAULT_PROTOCOL
     retries: int = 2
@@ -224,9 +207,8 @@ async def _ping(name: str, model_args: dict[str, Any], timeout: float, settings:
 
 
 async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, probe: JudgeProbe) -> str | None:
-    """Send the real judge request (prompt, reply format, settings); a warning line, or None when all is well."""
-    from ccpt.eval.scorers import make_judge  # the scorer's own judge: the same prompt, format and settings
-
+    """Send the real judge request (the scorer's own judge: prompt, reply format, settings); a warning line, or None
+    when all is well."""
     judge = make_judge(get_model(name, **judge_args), probe.mode, probe.retries, probe.protocol, _limits(timeout))  # type: ignore[arg-type]
     budget = timeout * (6 + probe.retries + 3) + 5  # every format probed twice, the parse retries, a liveness check
     try:
@@ -263,20 +245,17 @@ def preflight(
     settings: dict[str, GenerateConfig] | None = None,
     probe: JudgeProbe | None = None,
 ) -> list[str]:
-    """Check every model before any work: each evaluated model (with ``model_args`` and ``base_urls``) gets one
-    1-token request with its run's sampling ``settings``, each judge the run's real judge request (``probe``;
-    ``logprobs`` or ``probe.mode == "expected"`` also checks for token log-probabilities). Any failure is one
-    ModelError line; returns warning lines (a judge that answered but gave no valid score)."""
+    """Check every model before any work: each evaluated model gets one 1-token request with its run's sampling
+    ``settings``, each judge the run's real judge request (``probe``). Any failure is one ModelError line; returns
+    warning lines (a judge that answered but gave no valid score)."""
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
-    warnings: list[str] = []
     for name in models:
         args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
         _guarded(name, timeout, _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig())))
-    for name in judges:
-        warning = _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), role="judge")
-        if warning:
-            warnings.append(warning)
-    return warnings
+    warnings = [
+        _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), "judge") for name in judges
+    ]
+    return [warning for warning in warnings if warning]
 
 
 def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: str = "model") -> Any:
@@ -296,8 +275,7 @@ def _no_answer(role: str, name: str, timeout: float) -> ModelError:
 
 
 def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
-    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked
-    (``timeout``: what the request had)."""
+    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked."""
     if is_timeout(exc):  # attempt_timeout fired, or the request's own deadline
         return _no_answer(role, name, timeout or 0)
     if is_refusal(exc):  # the server understood and said no: its message is the one line
@@ -312,8 +290,7 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
 
 
 def set_aside_unreadable(log_dir: Path) -> list[str]:
-    """Rename logs Inspect cannot read (e.g. truncated by a kill; the eval set would fail on them) to
-    ``*.unreadable``, kept for inspection while their task runs are redone; returns their paths."""
+    """Rename logs Inspect cannot read (the eval set would fail on them) to ``*.unreadable``; returns their paths."""
     moved: list[str] = []
     if not log_dir.is_dir():
         return moved
@@ -362,27 +339,13 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             model=models,  # type: ignore[arg-type]
             model_args=sweep.model_args,
             model_roles={GRADER: grader} if grader else None,  # type: ignore[dict-item]
-            log_dir=str(sweep.log_dir),
             limit=sweep.limit,
-            max_retries=sweep.max_retries,
-            # attempt_timeout bounds each attempt (a hung endpoint); `timeout` is Inspect's budget for all attempts.
-            attempt_timeout=sweep.timeout,
-            timeout=sweep.timeout * (sweep.max_retries + 1) + 60 * sweep.max_retries,
-            max_connections=sweep.max_connections,
-            retry_attempts=2,
-            retry_wait=1,
             # A retried task run's first log is kept: its calls are real (the usage table counts them), and the
             # report reads the run's newest log.
             retry_cleanup=False,
             fail_on_error=0.2,
             max_tasks=1 if local else None,
-            display=sweep.display,  # type: ignore[arg-type]
-            log_realtime=False,
-            # One directory may collect several sweeps (e.g. Base first, CoT later); `ccpt report DIR` reads them all.
-            log_dir_allow_dirty=True,
-            # No control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
-            # answering stops the run as Ctrl-C does (ccpt.eval.endpoints); ccpt uses no `inspect ctl` client.
-            ctl_server=False,
+            **eval_set_options(sweep.log_dir, sweep.timeout, sweep.max_retries, sweep.max_connections, sweep.display),
             **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
         )
     except Exception as exc:
@@ -407,13 +370,32 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     return success
 
 
-def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
-    """Refuse a log directory holding this sweep's model (or judge) run against another server than the one this
-    command names: Inspect's eval set identifies a task run without its base URL (``inspect_ai.task_identifier``), so
-    it would count that run as this one's and skip it, or resume it on the new server. ``logs``: the directory's.
+def eval_set_options(
+    log_dir: Path, timeout: int, max_retries: int, max_connections: int | None, display: str
+) -> dict[str, Any]:
+    """The eval-set options ``ccpt run`` and ``ccpt rejudge`` share. ``attempt_timeout`` bounds each attempt (a hung
+    endpoint), ``timeout`` all of them; one directory may collect several runs (``ccpt report DIR`` reads them all);
+    no control server: its SIGINT handler would stand in for asyncio's, through which an endpoint that stops
+    answering stops the run as Ctrl-C does (:mod:`ccpt.eval.endpoints`)."""
+    return {
+        "log_dir": str(log_dir),
+        "max_connections": max_connections,
+        "max_retries": max_retries,
+        "attempt_timeout": timeout,
+        "timeout": timeout * (max_retries + 1) + 60 * max_retries,
+        "retry_attempts": 2,
+        "retry_wait": 1,
+        "display": display,
+        "log_realtime": False,
+        "log_dir_allow_dirty": True,
+        "ctl_server": False,
+    }
 
-    A model's base URL is compared as given (Inspect records the explicit one; none is the provider's default). A
-    judge's is recorded as its provider resolved it, so it is compared only with one this command names."""
+
+def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
+    """Refuse a log directory holding this sweep's model (or judge) run against another server: Inspect's eval set
+    identifies a task run without its base URL, so it would take that run for this one. A judge's recorded URL is
+    the one its provider resolved, so it is compared only with one this command names."""
     judge_url = sweep.judge_args.get("base_url")
     for log in logs:
         ev = log.eval
@@ -435,14 +417,14 @@ def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
                 )
 
 
-def _built(name: str, build: Callable[[], Any]) -> Any:
+def _built(name: str, build: Callable[[], Any], role: str = "model") -> Any:
     """``build()``, an Inspect model; a provider's error (an unknown name, a bad argument) as one ModelError line."""
     try:
         return build()
     except CcptError:
         raise
     except Exception as exc:  # providers raise what they like for a name or an argument they cannot take
-        raise model_error(name, exc) from None
+        raise model_error(name, exc, role=role) from None
 
 
 def _refusal(error: Any) -> str | None:
@@ -456,8 +438,7 @@ def _refusal(error: Any) -> str | None:
 
 
 def deterministic_failure(logs: Sequence[Any]) -> str | None:
-    """One line when every failed sample of the failed task runs failed deterministically (the same rerun would
-    fail again: a request the server rejects with a 4xx, a judge refusing every reply format); else None."""
+    """One line when every failed sample failed deterministically (a 4xx, a judge refusing every format); else None."""
     failures: list[tuple[str, Any]] = []
     for header in logs:
         if header.status != "error":
@@ -488,8 +469,7 @@ def _raise_if_endpoint_down(sweep: Sweep) -> None:
 
 
 def _transient_error(error: Any) -> bool:
-    """Whether a sample error recorded in a log is a transient failure (by the exception's type, or the HTTP status
-    the SDK's message carries): never a result."""
+    """Whether a sample error recorded in a log is a transient failure (by its type or HTTP status)."""
     kinds, status, _ = recorded_error(error)
     ccpt_kinds = {endpoints.EndpointDown.__name__, JudgeUnavailable.__name__, "RateLimitError", "InternalServerError"}
     if kinds & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS | ccpt_kinds):  # (the last two: 429, 5xx)
@@ -499,10 +479,7 @@ def _transient_error(error: Any) -> bool:
 
 def reopen_transient(where: Path | Sequence[str]) -> int:
     """Mark every finished log (under ``where``: a directory, or log locations) holding transient sample errors as
-    unfinished (status ``error``, one line why; every sample kept), so the eval set runs those samples again (it
-    never retries a successful run, see the module docstring); returns how many samples that is."""
-    from inspect_ai.log import EvalError, write_eval_log
-
+    unfinished, so the eval set runs those samples again; returns how many samples that is."""
     if isinstance(where, Path):
         if not where.is_dir():
             return 0
@@ -516,10 +493,8 @@ def reopen_transient(where: Path | Sequence[str]) -> int:
             log = read_eval_log(location)
         except Exception:  # unreadable: set aside by set_aside_unreadable before a run, skipped here
             continue
-        if log.status != "success":
-            continue
         transient = [s for s in log.samples or [] if s.error is not None and _transient_error(s.error)]
-        if not transient:
+        if log.status != "success" or not transient:
             continue
         log.status = "error"
         message = f"{len(transient)} sample(s) failed transiently (an endpoint unreachable, timed out or busy)"

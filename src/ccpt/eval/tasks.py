@@ -2,12 +2,9 @@
 
     inspect eval ccpt/pi_emergent --model openai/gpt-4o --model-role grader=openai/gpt-4o -T method=cot
 
-The judge is the ``grader`` model role (paper: GPT-4o); without one the distilled judge scores, never the evaluated
-model. Sampling defaults are the task's GenerateConfig (set by the protocol, :mod:`ccpt.protocol`), so
-``--temperature``, ``--top-p`` and ``--max-tokens`` override them. Each task's parameters (``-T name=value``, in its
-Args) are gathered into one :class:`TaskOptions` (the generative tasks take its fields in its order, with its
-defaults: tests/test_spec.py checks it) and typed by the task function's signature as the task is built
-(:func:`typed_task_args`), so a bad ``-T`` value, like any user error while building a task, is one line.
+The judge is the ``grader`` model role (without one the distilled judge scores, never the evaluated model). A task's
+parameters (``-T name=value``, in its Args) are gathered into one :class:`TaskOptions` and typed by the task
+function's signature (:func:`typed_task_args`), so a bad ``-T`` value, like any user error, is one line.
 """
 
 from __future__ import annotations
@@ -77,9 +74,6 @@ def ccpt_task(name: str, options: TaskOptions) -> Task:
         raise user_error(exc) from None
 
 
-# ------------------------------------------------------------------------------------------ -T values
-
-
 @cache
 def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
     """Each parameter's declared type (ccpt.schemas.run) as a pydantic adapter, read from the task signature."""
@@ -90,9 +84,8 @@ def _parameter_types(function: Callable[..., Any]) -> Mapping[str, Any]:
 
 
 def typed_task_args(function: Callable[..., Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    """``-T`` values checked and typed by the task function's signature, once, where they enter: a value its type
-    refuses (``exclude_toxic=flase``, ``seeds=0``, a list for one value) is one line naming the parameter. Names the
-    function does not take are left alone (the caller says which it passes)."""
+    """``-T`` values checked and typed by the task function's signature: a value its type refuses is one line naming
+    the parameter; names the function does not take are left alone."""
     types = _parameter_types(function)
     several = "one value per -T; several methods: ccpt run --method a --method b"
     return {
