@@ -18,6 +18,7 @@ import pytest
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
 from inspect_ai.util import JSONSchema
 
+import ccpt.eval
 from ccpt import weights
 from ccpt.errors import ModelError
 from ccpt.eval import local_model
@@ -42,6 +43,9 @@ needs_llama = pytest.mark.skipif(
 def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
     monkeypatch.delitem(sys.modules, "ccpt.eval.llama_backend", raising=False)
+    # An earlier test's import left the submodule as an attribute of its package, which `from ccpt.eval import`
+    # would return without importing it again.
+    monkeypatch.delattr(ccpt.eval, "llama_backend", raising=False)
     with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"):
         local_model.GGUFModelAPI("qwen2.5-0.5b")
 
