@@ -309,3 +309,40 @@ def test_a_rerun_naming_another_server_is_refused_not_skipped(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "at its provider's default URL, not at http://127.0.0.1:9/a" in err[0], err
     assert "or no base URL to resume that run" in err[0]
+
+
+def test_runs_made_with_other_settings_are_refused_naming_the_setting(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a run with another temperature, model argument or judge argument, in a directory of its own, joined
+    the first run's Table-3 row: the instances both answered alike counted once, and the other run's further
+    instances were pooled into the row. A run is now also its settings (-T, -M, generation, judge arguments), and
+    rows of one model, method and judge made with different settings are refused in one line naming both sources
+    and what differs. A run with more seeds is the same run extended."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge-a", "--task", "pi_emergent",
+            "--method", "base", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]  # fmt: skip
+
+    def run(name: str, *extra: str) -> Path:
+        assert main([*base, "--log-dir", str(tmp_path / name), *extra]) == 0
+        capsys.readouterr()
+        return tmp_path / name
+
+    first = run("first", "--limit", "2", "--seeds", "1")
+    others = {
+        "temperature 0.7 vs 0.5": run("warm", "--limit", "4", "--seeds", "1", "--temperature", "0.5"),
+        "-M vocabulary (unset) vs 6": run("vocab", "--limit", "4", "--seeds", "1", "-M", "vocabulary=6"),
+        "judge -M vocabulary (unset) vs 6": run(
+            "judge-vocab", "--limit", "4", "--seeds", "1", "--judge-arg", "vocabulary=6"
+        ),
+    }
+    for setting, other in others.items():
+        assert main(["report", str(first), str(other), "--data-dir", str(ccpt_dir)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "two runs claim to be one" in err[0] and f"({setting})" in err[0], err
+        assert first.name in err[0] or any(log.name in err[0] for log in first.glob("*.eval")), err
+    # The same settings with more seeds and instances: one run, the shared answers counted once.
+    more = run("more", "--limit", "3", "--seeds", "2")
+    both, _ = _report_json(capsys, str(first), str(more), "--data-dir", str(ccpt_dir))
+    alone, _ = _report_json(capsys, str(more), "--data-dir", str(ccpt_dir))
+    assert _table3(both) == _table3(alone)
