@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from ccpt.activation import (
+    Activation,
     Activator,
     SAConfig,
     Seeds,
@@ -323,6 +324,35 @@ def test_generate_errors_propagate_and_are_not_memoised() -> None:
     with pytest.raises(ConnectionError):
         run(seeds, config, generate=flaky, activator=activator)
     assert run(seeds, config, generate=flaky, activator=activator).final == ("skin",)
+
+
+def test_a_failure_after_its_first_waiter_was_cancelled_is_not_memoised() -> None:
+    """The first request is cancelled while its call runs on (shared with a second waiter) and then fails: the
+    failure reaches the second waiter, and a later request computes again instead of getting the failure."""
+    activator = Activator()
+    release = asyncio.Event()
+    attempts = Counter()
+
+    async def compute() -> Activation:
+        attempts["n"] += 1
+        if attempts["n"] == 1:
+            await release.wait()
+            raise ConnectionError("model down")
+        return Activation(("skin",))
+
+    async def scenario() -> Activation:
+        first = asyncio.create_task(activator.get("llm", "peeled", compute))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(activator.get("llm", "peeled", compute))
+        await asyncio.sleep(0)
+        first.cancel()
+        release.set()
+        with pytest.raises(ConnectionError):
+            await second
+        return await activator.get("llm", "peeled", compute)
+
+    assert asyncio.run(scenario()).concepts == ("skin",)
+    assert attempts["n"] == 2
 
 
 def test_unparsable_activation_is_counted() -> None:

@@ -9,6 +9,7 @@ regression test) are listed in docs/methods.md; the ``as-run`` protocol runs
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import re
@@ -278,11 +279,13 @@ class Activator:
             return await asyncio.shield(self._memo[key])
         self.calls[source] += 1
         future = self._memo[key] = asyncio.ensure_future(compute())
-        try:
-            return await asyncio.shield(future)
-        except Exception:
-            self._memo.pop(key, None)  # not memoised: a later call computes again
-            raise
+        future.add_done_callback(functools.partial(self._forget_failure, key))
+        return await asyncio.shield(future)
+
+    def _forget_failure(self, key: tuple[Source, str], future: asyncio.Future[Activation]) -> None:
+        """A failed or cancelled activation is not memoised (a later call computes again), whoever awaited it."""
+        if future.cancelled() or future.exception() is not None:
+            self._memo.pop(key, None)
 
 
 async def activate(
