@@ -361,3 +361,13 @@ DATASET_HEAD_ERRORS = [("used syringes", "syrinx")] * 3 + [
     ("an evil omen", "oman"),
     ("useless trivia", "trivium"),
 ]
+
+
+def test_an_answer_object_longer_than_the_bound_is_named_as_such() -> None:
+    """Before: a reply whose object runs past MAX_OBJECT_CHARS said "no JSON object", as if it held none."""
+    from ccpt.answers import MAX_OBJECT_CHARS
+
+    long = '{"property": "' + "very " * (MAX_OBJECT_CHARS // 5) + 'red"}'
+    assert parse_property(long).error == "no JSON object closes within 4,000 characters of its opening brace"
+    assert parse_property('{"property": "red"} ' + "x" * MAX_OBJECT_CHARS).value == "red"
+    assert parse_property("{ unclosed").error == "no JSON object"

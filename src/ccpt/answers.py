@@ -213,6 +213,9 @@ def _field(text: str, key: str) -> tuple[object, str | None]:
         return None, f"reply too long ({len(text)} chars)"
     obj = extract_json_object(text)
     if obj is None:
+        start = text.find("{")
+        if start >= 0 and len(text) - start > MAX_OBJECT_CHARS and _object_end(text, start) is None:
+            return None, f"no JSON object closes within {MAX_OBJECT_CHARS:,} characters of its opening brace"
         return None, "no JSON object"
     if key in obj:
         return obj[key], None
