@@ -15,7 +15,6 @@ from typing import Any
 from inspect_ai.model import CachePolicy, GenerateConfig, Model
 
 from ccpt.errors import CcptError
-from ccpt.results.inspect_logs import answer_args
 
 
 def user_error(exc: CcptError) -> Exception:
@@ -126,10 +125,15 @@ def logged_args(model_args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in model_args.items() if k != "api_key" and not k.startswith("aws_")}
 
 
+# Model arguments that say how to reach a model, not what it answers: kept out of the cache key with the credentials
+# (a rotated key or a moved server must not ask everything again; the base URL is in Inspect's key already).
+_CONNECTION_ARGS = frozenset({"base_url", "timeout", "max_retries", "http_client", "verbose"})
+
+
 def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
     """Inspect's cache for ``model``'s calls, kept forever, scoped by the model's arguments (``-M``), which Inspect's
     key leaves out: else ``-M`` that changes the answers would be answered from another configuration's calls."""
-    # Connection settings stay out: a rotated key or a moved server must not ask everything again.
-    args = answer_args(getattr(model, "model_args", None) or {})
+    given = logged_args(getattr(model, "model_args", None) or {})
+    args = {k: v for k, v in given.items() if k not in _CONNECTION_ARGS}
     scopes = {"model_args": json.dumps(args, sort_keys=True, default=str)} if args else {}
     return CachePolicy(expiry=None, per_epoch=per_epoch, scopes=scopes)

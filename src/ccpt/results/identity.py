@@ -3,12 +3,10 @@ same content is one answer read twice (dropped, with a warning), one with differ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pandas as pd
 
 from ccpt.errors import DataError
-from ccpt.rows import RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY
+from ccpt.rows import SAMPLE_CONTENT, SAMPLE_IDENTITY
 from ccpt.spec import TASK_SPECS
 
 
@@ -28,7 +26,9 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         rows = view[~same][conflict]
         first = rows.iloc[0]
         other = rows[(rows[key] == first[key]).all(axis=1)].iloc[1]
-        described = _described(frame.loc[first.name], (*_NAMED, "seed", "instance", "sample"))
+        row = frame.loc[first.name]
+        parts = [f"{name} {row[name]}" for name in ("task", "model", "method", "judge", "seed", "instance", "sample")]
+        described = ", ".join(p for p in parts if not p.endswith((" None", " nan")))
         raise DataError(
             f"{first['source']} and {other['source']} hold different answers under one identity "
             f"({described}): two runs claim to be one",
@@ -65,48 +65,3 @@ def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     if filled := sum(f is not None for f in found):
         notes.append(f"{filled} unscored row(s) without a judge joined the one judge their file names for that run")
     return frame
-
-
-_NAMED = ("task", "model", "method", "judge")
-
-
-def _described(row: pd.Series, names: tuple[str, ...]) -> str:
-    parts = [f"{name} {row[name]}" for name in names]
-    return ", ".join(p for p in parts if not p.endswith((" None", " nan", " <NA>")))
-
-
-def check_settings(frame: pd.DataFrame, described: Mapping[str, Mapping[str, str]]) -> None:
-    """A DataError (one line naming two sources and what differs) when rows of one task, model, method, judge and
-    protocol were made with different settings (``settings``: ``-T``, ``-M``, generation or judge arguments): two
-    runs no one declared equal, whose rows a table would pool."""
-    if "settings" not in frame.columns or frame.empty:
-        return
-    key = [c for c in RUN_IDENTITY if c in frame.columns and c != "settings"]
-    view = frame[[*key, "settings", "source"]].astype("string").fillna("").drop_duplicates([*key, "settings"])
-    clash = view[view.duplicated(key, keep=False)]
-    if clash.empty:
-        return
-    first = clash.iloc[0]
-    other = clash[(clash[key] == first[key]).all(axis=1)].iloc[1]
-    differ = "; ".join(_differences(first["settings"], other["settings"], described))
-    raise DataError(
-        f"{first['source']} and {other['source']} hold runs of {_described(frame.loc[first.name], _NAMED)} made with "
-        f"different settings ({differ or 'recorded and unrecorded'}): two runs claim to be one",
-        "report them separately, or give each run its own model name",
-    )
-
-
-def _differences(a: str, b: str, described: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """What differs between two ``settings`` cells, part by part (the answers', the judge's): each setting with both
-    values (``temperature 0.7 vs 0.5``) where the digests are known, else the digests."""
-    out = []
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x == y:
-            continue
-        if x not in described or y not in described:
-            out.append(f"settings {x.strip('?') or 'unrecorded'} vs {y.strip('?') or 'unrecorded'}")
-            continue
-        left, right = described[x], described[y]
-        names = sorted(k for k in left.keys() | right.keys() if left.get(k) != right.get(k))
-        out += [f"{k} {left.get(k, '(unset)')} vs {right.get(k, '(unset)')}" for k in names]
-    return out

@@ -3,8 +3,6 @@ Unreadable logs are named and skipped, never fatal; where two logs hold the same
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +64,6 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
     run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
-    meanings: dict[str, dict[str, str]] = {}  # a settings digest → the settings it stands for, for messages
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -121,13 +118,9 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
             continue
         run = run_identity(log)
-        answers, judged = run_settings(log)
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
-            # A re-judged row keeps the settings its answers were made with (the re-judge has no model of its own).
-            made = str(row["settings"]).split("/")[0] if rejudged(log) and row.get("settings") else None
-            row["settings"] = _settings_key(made if rejudged(log) else _digest(answers), _digest(judged), meanings)
             row[LOG_DONE] = log.status in ("success", "error")
             row[_RUN] = run
     if not rows:
@@ -160,69 +153,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         notes.append(f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}.")
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
-    out.attrs["settings"] = meanings
     return out
-
-
-# Generation settings that say how to reach a model, not what it answers (as inspect_ai.task_identifier leaves out).
-_TRANSPORT = frozenset(
-    {"max_retries", "timeout", "attempt_timeout", "stream_idle_timeout", "max_connections", "adaptive_connections"}
-    | {"batch", "cache", "cache_prompt"}
-)
-# Model arguments that say how to reach a model (credentials included), not what it answers.
-CONNECTION_ARGS = frozenset({"api_key", "base_url", "timeout", "max_retries", "http_client", "verbose"})
-# Task arguments that say where a run's inputs are or how many seeds it draws, not what an answer is (a run with
-# more seeds extends the run); the method, protocol and judge mode are identity columns of their own.
-_NOT_SETTINGS = frozenset({"seeds", "data_dir", "conceptnet", "judge_retries", "method", "protocol", "judge_mode"})
-
-
-def answer_args(model_args: Mapping[str, Any]) -> dict[str, Any]:
-    """The model arguments that can change answers: without credentials (``aws_*`` too) and connection settings."""
-    return {k: v for k, v in model_args.items() if k not in CONNECTION_ARGS and not k.startswith("aws_")}
-
-
-def _generation(config: Any) -> dict[str, Any]:
-    settings = config.model_dump(exclude_none=True) if config is not None else {}
-    return {k: v for k, v in settings.items() if k not in _TRANSPORT}
-
-
-def rejudged(log: Any) -> bool:
-    """Whether a log is ``ccpt rejudge``'s: stored answers scored again (their model is not the log's)."""
-    return "rows_file" in (log.eval.task_args or {})
-
-
-def run_settings(log: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What a task run's answers and its judge's scores depend on beyond the identity columns: the task arguments
-    (``-T``, but for :data:`_NOT_SETTINGS`), the model's arguments (``-M``, but for connection settings) and
-    generation settings, and the same for the judge (the ``grader`` role)."""
-    answers = {f"-T {k}": v for k, v in (log.eval.task_args or {}).items() if k not in _NOT_SETTINGS}
-    answers |= {f"-M {k}": v for k, v in answer_args(log.eval.model_args or {}).items()}
-    answers |= _generation(log.eval.model_generate_config) | _generation(getattr(log.plan, "config", None))
-    grader = (log.eval.model_roles or {}).get("grader")
-    judged: dict[str, Any] = {}
-    if grader is not None:
-        judged = {f"judge -M {k}": v for k, v in answer_args(grader.args or {}).items()}
-        judged |= {f"judge {k}": v for k, v in _generation(grader.config).items()}
-    return answers, judged
-
-
-def _digest(settings: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """A short digest of ``settings`` and the settings as text (``{"temperature": "0.7"}``)."""
-    text = {k: json.dumps(v, sort_keys=True, default=str) for k, v in sorted(settings.items())}
-    return hashlib.sha256(json.dumps(text).encode()).hexdigest()[:10], text
-
-
-def _settings_key(
-    answers: tuple[str, dict[str, str]] | str | None, judged: tuple[str, dict[str, str]], described: dict[str, Any]
-) -> str:
-    """The ``settings`` cell ``<answers>/<judge>``; what each part stands for is kept in ``described``."""
-    parts = []
-    for part in (answers, judged):
-        if isinstance(part, tuple):
-            described[part[0]] = part[1]
-            part = part[0]
-        parts.append(part or "?")
-    return "/".join(parts)
 
 
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:

@@ -12,7 +12,7 @@ import pandas as pd
 from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
-from ccpt.results.identity import check_settings, deduplicate, fill_judges
+from ccpt.results.identity import deduplicate, fill_judges
 from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs, unreadable_line
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
@@ -30,7 +30,6 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     notes: list[str] = []
     skipped: list[str] = []  # CSVs inside a directory that are no result file
     unreadable: list[UnreadableLog] = []
-    settings: dict[str, dict[str, str]] = {}  # a run-settings digest → what it stands for (ccpt.results.inspect_logs)
     for item in paths:
         path = Path(item)
         if not path.exists():
@@ -63,13 +62,11 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
             raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
         for part in parts:
             notes.extend(part.attrs.get("notes", []))
-            settings.update(part.attrs.get("settings", {}))
             unreadable.extend(part.attrs.get("unreadable", []))
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
     out, repeats = deduplicate(fill_judges(out, notes))
-    check_settings(out, settings)
     out = out.reset_index(drop=True)
     out.attrs["notes"] = notes
     out.attrs["warnings"] = [*skipped, *repeats]
@@ -146,10 +143,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
 
     path = Path(path)
     frame = _read_tidy_frame(path)
-    # Tables exported before these columns existed: they ran ccpt's default protocol, counted
-    # neither and recorded no settings.
-    older = {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None, "settings": None}
-    for column, default in older.items():
+    # Tables exported before these columns existed: they ran ccpt's default protocol, and counted neither.
+    for column, default in {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None}.items():
         if column not in frame.columns:
             frame[column] = default
     if missing := missing_columns(frame.columns, COLUMNS):

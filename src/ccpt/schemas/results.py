@@ -157,9 +157,6 @@ class TidyRow(TypedDict):
     sa_filter: Annotated[CellFlag, role(KEY, "SA with (true) or without (false) Filter")]
     source: CellText
     protocol: Annotated[Protocol | None, Blank, role(KEY, "the protocol (empty in old tables: ccpt)")]
-    settings: NotRequired[
-        Annotated[CellText, role(KEY, "the run's settings: -T, -M, generation and judge arguments (digests)")]
-    ]
     invalid_cells: NotRequired[Annotated[OptionalCount, column("invalid_cells", "cells set aside when read")]]
     sa_failed_steps: NotRequired[
         Annotated[OptionalCount, column("sa_failed_steps", "SA expansion steps with an unreadable model reply")]
@@ -181,8 +178,8 @@ TIDY = TableSchema(
     unique=(("source", "task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample",
              "sa_iteration", "protocol"),),
     rules=(
-        "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol, invalid_cells, "
-        "sa_failed_steps and settings may be absent in tables written by older versions).",
+        "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol, invalid_cells and "
+        "sa_failed_steps may be absent in tables written by older versions).",
         "r_hmp and score are recomputed from r_np, r_hp, r_mp; stored values that differ are reported.",
         "A Task-3 row with a rejected gold_type or pred_type is unscored (counted).",
     ),
