@@ -87,10 +87,14 @@ class DownloadConfig:
         return cls(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
 
 
+def cache_root() -> Path:
+    """ccpt's cache: ``$CCPT_CACHE_DIR`` or the platform user cache dir."""
+    return Path(os.environ.get("CCPT_CACHE_DIR") or user_cache_dir("ccpt"))
+
+
 def cache_dir() -> Path:
-    """The directory that holds verified downloads (``$CCPT_CACHE_DIR`` or the platform cache dir)."""
-    root = os.environ.get("CCPT_CACHE_DIR") or user_cache_dir("ccpt")
-    return Path(root) / "data" / PINNED_COMMIT[:12]
+    """The directory that holds verified downloads."""
+    return cache_root() / "data" / PINNED_COMMIT[:12]
 
 
 def sha256_file(path: Path) -> str:

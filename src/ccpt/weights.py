@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from platformdirs import user_cache_dir
-
-from ccpt.download import sha256_file
+from ccpt.download import cache_root, sha256_file
 from ccpt.errors import ModelError
 from ccpt.outputs import atomic_path
 
@@ -87,7 +85,7 @@ _HUB_SPEC = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?:(?P<f
 
 def model_cache_dir() -> Path:
     """Where assembled models live: ``$CCPT_CACHE_DIR/models`` or the platform user cache dir."""
-    return Path(os.environ.get("CCPT_CACHE_DIR") or user_cache_dir("ccpt")) / "models"
+    return cache_root() / "models"
 
 
 def shipped_file(distribution: str, pattern: str, match: Callable[[importlib.metadata.PackagePath], bool]) -> Path:

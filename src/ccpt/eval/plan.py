@@ -18,6 +18,7 @@ from ccpt.eval.inspect_compat import logged_args, task_args_of
 from ccpt.eval.judge import Judge
 from ccpt.methods import Method, Plan, Range
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
+from ccpt.results.inspect_logs import task_of
 from ccpt.results.usage import Price
 from ccpt.spec import BASE_TEMPLATE, TASK_SPECS
 
@@ -98,7 +99,7 @@ def finished_samples(
         ev = log.eval
         grader = (ev.model_roles or {}).get("grader")  # bound for every task of the sweep, Task 3's too
         return (
-            str(ev.task).split("/")[-1] == str(task.name).split("/")[-1]
+            task_of(log) == str(task.name).split("/")[-1]
             and str(ev.model) == model
             and _normal(getattr(ev, "task_args_passed", None) or ev.task_args or {}) == _normal(task_args_of(task))
             and _normal(ev.model_args or {}) == _normal(given)

@@ -31,7 +31,7 @@ from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.outputs import atomic_write_text
 from ccpt.results import load_results
-from ccpt.results.inspect_logs import read_logs
+from ccpt.results.inspect_logs import read_logs, task_of
 from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.scoring import Relevances
@@ -231,7 +231,7 @@ def _finished(out_dir: Path, tasks: list[Task]) -> tuple[int, int]:
     names = {t.name for t in tasks}
     newest: dict[str, Any] = {}
     for log in read_logs([out_dir], header_only=True).logs:
-        if str(log.eval.task).split("/")[-1] in names:
+        if task_of(log) in names:
             newest[str((log.eval.task_args or {}).get("rows_file"))] = log
     done = sum(log.results.completed_samples if log.results else 0 for log in newest.values())
     return min(done, planned), planned

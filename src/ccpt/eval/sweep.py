@@ -41,7 +41,7 @@ from ccpt.provider_errors import (
     recorded_error,
     server_message,
 )
-from ccpt.results.inspect_logs import read_logs, run_key
+from ccpt.results.inspect_logs import read_logs, run_key, task_of
 from ccpt.schemas.run import RUN_OPTIONS, check
 from ccpt.spec import BASE, GOLD, TASK_SPECS, TASKS
 from ccpt.weights import DEFAULT_SOLVER
@@ -399,7 +399,7 @@ def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
     judge_url = sweep.judge_args.get("base_url")
     for log in logs:
         ev = log.eval
-        if str(ev.task).split("/")[-1] not in sweep.tasks:
+        if task_of(log) not in sweep.tasks:
             continue
         named = []
         if str(ev.model) in sweep.models:
@@ -511,7 +511,7 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
     mine = [
         log
         for log in logs
-        if str(log.eval.task).split("/")[-1] in sweep.tasks
+        if task_of(log) in sweep.tasks
         and str(log.eval.model) in sweep.models
         and run_key(log)[3].split(" ")[0] in (judge, "")  # another judge's runs are not this run's (Task 3: none)
     ]

@@ -67,7 +67,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
-        task_name = str(log.eval.task).split("/")[-1]
+        task_name = task_of(log)
         if not is_ccpt_log(log):
             # Another benchmark's log beside ccpt's: named and skipped, never read as failed ccpt samples.
             unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
@@ -176,10 +176,14 @@ def _path(log: Any) -> str:
     return str(log.location).replace("file://", "")
 
 
+def task_of(log: Any) -> str:
+    """A log's task without its registry prefix (``ccpt/pi_emergent`` → ``pi_emergent``)."""
+    return str(log.eval.task).split("/")[-1]
+
+
 def is_ccpt_log(log: Any) -> bool:
     """Whether a log is a ccpt task's: its task is one of ccpt's, or its samples carry ccpt score metadata."""
-    task = str(log.eval.task).split("/")[-1]
-    return task in TASK_SPECS or any(_ccpt_metadata(s) is not None for s in log.samples or [])
+    return task_of(log) in TASK_SPECS or any(_ccpt_metadata(s) is not None for s in log.samples or [])
 
 
 def _ccpt_metadata(sample: Any) -> Any:
