@@ -189,16 +189,18 @@ def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path:
 
 
 def test_a_request_the_server_rejects_is_one_line_without_rerun_advice(ccpt_dir: Path, tmp_path: Path) -> None:
-    """Every Task-3 request gets HTTP 400: the run ends with what the server said, not "rerun to resume"."""
+    """Every Task-3 request gets HTTP 400: the run ends with what the server said, not "rerun to resume". The
+    answers are slow, so other requests are still in flight when the first 400 stops the task run: their samples
+    are cancelled, not refused, and must not hide the refusal."""
     import os
     import subprocess
     import sys
 
-    with serve(fail_when="Property") as loop:
+    with serve(fail_when="Property", latency=0.5) as loop:
         env = {**os.environ, "LOOP_BASE_URL": loop.base_url, "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
         result = subprocess.run(
             [str(Path(sys.executable).with_name("ccpt")), "run", "--model", "openai-api/loop/m", "--task",
-             "type_prediction", "--limit", "2", "--seeds", "1", "--no-preflight", "--max-retries", "0",
+             "type_prediction", "--limit", "10", "--seeds", "1", "--no-preflight", "--max-retries", "0",
              "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs")],
             capture_output=True, text=True, env=env, timeout=300, check=False,
         )  # fmt: skip
