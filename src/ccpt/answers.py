@@ -76,17 +76,13 @@ def _string_end(text: str, i: int, end: int) -> int | None:
     return None
 
 
-def _opens_string(ch: str, prev: str) -> bool:
-    return ch == '"' or (ch == "'" and prev in _OPENS_AFTER)
-
-
 def _tokens(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
     """``(first, last, is_string)`` of each quoted string and each other character of ``text[start:end]``; stops at
     a string still open at ``end``."""
     prev, i = "", start
     while i < end:
         ch = text[i]
-        if _opens_string(ch, prev):
+        if ch == '"' or (ch == "'" and prev in _OPENS_AFTER):
             if (close := _string_end(text, i, end)) is None:
                 return
             yield i, close, True
@@ -285,17 +281,13 @@ def normalise_modifier(modifier: str) -> str | None:
     ("older" -> "old"), else a verb lemma ("burned" -> "burn"), else a noun singular; None if no content word."""
     from lemminflect import getAllLemmas  # on first use: see _word_forms
 
-    for word in _words(modifier):
-        if word in _FUNCTION_WORDS:
-            continue
-        lemmas = getAllLemmas(word)
-        if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
-            return word
-        for pos in ("ADJ", "VERB", "NOUN"):
-            if lemmas.get(pos):
-                return lemmas[pos][0].lower()
+    word = next((w for w in _words(modifier) if w not in _FUNCTION_WORDS), None)
+    if word is None:
+        return None
+    lemmas = getAllLemmas(word)
+    if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
         return word
-    return None
+    return next((lemmas[pos][0].lower() for pos in ("ADJ", "VERB", "NOUN") if lemmas.get(pos)), word)
 
 
 # --- the authors' NPC modifier rule (as run) -------------------------------------------------------------
