@@ -192,11 +192,12 @@ def concept_key(label: str) -> str:
     """Comparison form of a concept: lower case, single spaces, each word's noun lemma ("apples" → "apple"; only
     noun inflection, so "peel" stays distinct from "peeled")."""
     words = " ".join(label.replace("_", " ").lower().split())
-    return _WORD.sub(lambda m: _noun_lemma(m.group()), words)
+    return _WORD.sub(lambda m: noun_lemma(m.group()), words)
 
 
 @lru_cache(maxsize=1 << 16)
-def _noun_lemma(word: str) -> str:
+def noun_lemma(word: str) -> str:
+    """lemminflect's noun lemma of one lower-case word ("apples" → "apple"), the word itself if it has none."""
     from lemminflect import getLemma  # on first use: see ccpt.answers._word_forms
 
     # Words under 3 letters are left alone: lemminflect maps "as" → "a" and "s" → "".

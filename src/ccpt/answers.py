@@ -146,8 +146,7 @@ def _last_object(text: str) -> tuple[int, dict[str, object]] | None:
     best: tuple[int, dict[str, object]] | None = None
     pos = len(text)
     for _ in range(MAX_CANDIDATES):
-        start = text.rfind("{", 0, pos)
-        if start < 0:
+        if (start := text.rfind("{", 0, pos)) < 0:
             break
         pos = start
         end = _object_end(text, start)
@@ -390,6 +389,4 @@ def parse_answer(task: TaskSpec, reply: str, head: str | None = None, *, as_run:
     """Parse a model reply into ``task``'s answer: a property, a noun phrase (given its ``head``) or a property type."""
     if task.answer == "phrase":
         return parse_combination(reply, str(head), as_run=as_run)
-    if task.answer == "property":
-        return parse_property(reply)
-    return parse_property_type(reply)
+    return parse_property(reply) if task.answer == "property" else parse_property_type(reply)

