@@ -272,13 +272,12 @@ class Activator:
     async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
         """The memoised activation of ``concept`` by ``source`` (an error reaches every waiter, is not memoised)."""
         key = (source, concept)
-        if not self.memoise:
-            self.calls[source] += 1
-            return await compute()
-        if key in self._memo:
+        if self.memoise and key in self._memo:
             self.hits[source] += 1
             return await asyncio.shield(self._memo[key])
         self.calls[source] += 1
+        if not self.memoise:
+            return await compute()
         future = self._memo[key] = asyncio.ensure_future(compute())
         future.add_done_callback(functools.partial(self._forget_failure, key))
         return await asyncio.shield(future)
