@@ -27,7 +27,10 @@ _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "
 # A single quote opens a string only where a JSON value or key can start, and closes one only where a value
 # or key can end, so apostrophes ("collector's item", "it's") are left alone.
 _OPENS_AFTER = "{[,:"
-_CLOSES_BEFORE = ",:}]"
+_STRING = {
+    '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S),
+    "'": re.compile(r"'(?:[^'\\]|\\.|'(?!\s*[,:}\]]))*'(?=\s*[,:}\]])", re.S),
+}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 # A backslash escape; \x, \u and \U (what Python's repr emits for non-printable characters) take hex digits.
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
@@ -63,17 +66,8 @@ def _next_char(text: str, i: int, end: int) -> str:
 
 def _string_end(text: str, i: int, end: int) -> int | None:
     """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``."""
-    quote = text[i]
-    k = i + 1
-    while k < end:
-        c = text[k]
-        if c == "\\":
-            k += 2
-            continue
-        if c == quote and (quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
-            return k
-        k += 1
-    return None
+    found = _STRING[text[i]].match(text, i, end)
+    return None if found is None else found.end() - 1
 
 
 def _tokens(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
