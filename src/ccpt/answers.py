@@ -31,6 +31,7 @@ _STRING = {
     '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S),
     "'": re.compile(r"'(?:[^'\\]|\\.|'(?!\s*[,:}\]]))*'(?=\s*[,:}\]])", re.S),
 }
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 # A backslash escape; \x, \u and \U (what Python's repr emits for non-printable characters) take hex digits.
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
@@ -55,13 +56,6 @@ def _fail(reason: str) -> Parsed:
 
 
 # --- scanning -------------------------------------------------------------------------------------------
-
-
-def _next_char(text: str, i: int, end: int) -> str:
-    """The next non-space character at or after ``i`` ("\\0" at the end)."""
-    while i < end and text[i].isspace():
-        i += 1
-    return text[i] if i < end else "\0"
 
 
 def _string_end(text: str, i: int, end: int) -> int | None:
@@ -119,7 +113,7 @@ def _to_json(span: str) -> str:
             body = span[i + 1 : last]
             # JSON has no \' escape; single-quoted bodies are re-encoded from their decoded text.
             out.append(json.dumps(_unescape(body)) if span[i] == "'" else '"' + body.replace("\\'", "'") + '"')
-        elif not (span[i] == "," and _next_char(span, i + 1, len(span)) in "}]"):
+        elif not _TRAILING_COMMA.match(span, i):
             out.append(span[i])
     return "".join(out)
 
