@@ -311,9 +311,9 @@ async def activate(
     return [await activator.get(source, concept, compute[source]) for source in config.sources]
 
 
-def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:
-    """Δ = 1 − |A ∩ B| / |A ∪ B| on lemmatised forms; 0 when both sets are empty."""
-    a, b = _keys(before), _keys(after)
+def jaccard_distance(before: Iterable[str], after: Iterable[str], key: Callable[[str], str] = concept_key) -> float:
+    """Δ = 1 − |A ∩ B| / |A ∪ B| on the ``key`` of each label (its lemmatised form); 0 when both sets are empty."""
+    a, b = {key(c) for c in before}, {key(c) for c in after}
     union = a | b
     return 1.0 - len(a & b) / len(union) if union else 0.0
 
