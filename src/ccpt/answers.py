@@ -27,7 +27,7 @@ _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "
 # A single quote opens a string only where a JSON value or key can start, and closes one only where a value
 # or key can end, so apostrophes ("collector's item", "it's") are left alone.
 _OPENS_AFTER = "{[,:"
-_STRING = {
+_STRING = {  # a string opened by each quote, up to the quote closing it (backslash escapes honoured)
     '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S),
     "'": re.compile(r"'(?:[^'\\]|\\.|'(?!\s*[,:}\]]))*'(?=\s*[,:}\]])", re.S),
 }
@@ -58,12 +58,6 @@ def _fail(reason: str) -> Parsed:
 # --- scanning -------------------------------------------------------------------------------------------
 
 
-def _string_end(text: str, i: int, end: int) -> int | None:
-    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``."""
-    found = _STRING[text[i]].match(text, i, end)
-    return None if found is None else found.end() - 1
-
-
 def _tokens(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
     """``(first, last, is_string)`` of each quoted string and each other character of ``text[start:end]``; stops at
     a string still open at ``end``."""
@@ -71,10 +65,10 @@ def _tokens(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
     while i < end:
         ch = text[i]
         if ch == '"' or (ch == "'" and prev in _OPENS_AFTER):
-            if (close := _string_end(text, i, end)) is None:
+            if (string := _STRING[ch].match(text, i, end)) is None:
                 return
-            yield i, close, True
-            i, prev = close + 1, ch
+            yield i, string.end() - 1, True
+            i, prev = string.end(), ch
             continue
         yield i, i, False
         prev = prev if ch.isspace() else ch
