@@ -192,11 +192,12 @@ def concept_key(label: str) -> str:
     """Comparison form of a concept: lower case, single spaces, each word's noun lemma ("apples" → "apple"; only
     noun inflection, so "peel" stays distinct from "peeled")."""
     words = " ".join(label.replace("_", " ").lower().split())
-    return _WORD.sub(lambda m: _noun_lemma(m.group()), words)
+    return _WORD.sub(lambda m: noun_lemma(m.group()), words)
 
 
 @lru_cache(maxsize=1 << 16)
-def _noun_lemma(word: str) -> str:
+def noun_lemma(word: str) -> str:
+    """lemminflect's noun lemma of one lower-case word ("apples" → "apple"), the word itself if it has none."""
     from lemminflect import getLemma  # on first use: see ccpt.answers._word_forms
 
     # Words under 3 letters are left alone: lemminflect maps "as" → "a" and "s" → "".
@@ -271,13 +272,12 @@ class Activator:
     async def get(self, source: Source, concept: str, compute: Callable[[], Awaitable[Activation]]) -> Activation:
         """The memoised activation of ``concept`` by ``source`` (an error reaches every waiter, is not memoised)."""
         key = (source, concept)
-        if not self.memoise:
-            self.calls[source] += 1
-            return await compute()
-        if key in self._memo:
+        if self.memoise and key in self._memo:
             self.hits[source] += 1
             return await asyncio.shield(self._memo[key])
         self.calls[source] += 1
+        if not self.memoise:
+            return await compute()
         future = self._memo[key] = asyncio.ensure_future(compute())
         future.add_done_callback(functools.partial(self._forget_failure, key))
         return await asyncio.shield(future)
@@ -311,9 +311,9 @@ async def activate(
     return [await activator.get(source, concept, compute[source]) for source in config.sources]
 
 
-def jaccard_distance(before: Iterable[str], after: Iterable[str]) -> float:
-    """Δ = 1 − |A ∩ B| / |A ∪ B| on lemmatised forms; 0 when both sets are empty."""
-    a, b = _keys(before), _keys(after)
+def jaccard_distance(before: Iterable[str], after: Iterable[str], key: Callable[[str], str] = concept_key) -> float:
+    """Δ = 1 − |A ∩ B| / |A ∪ B| on the ``key`` of each label (its lemmatised form); 0 when both sets are empty."""
+    a, b = {key(c) for c in before}, {key(c) for c in after}
     union = a | b
     return 1.0 - len(a & b) / len(union) if union else 0.0
 

@@ -22,6 +22,7 @@ from ccpt.activation import (
     activate,
     check_sources,
     filter_prompt,
+    jaccard_distance,
     record_step,
 )
 from ccpt.answers import first_list_literal, spacy_lemma
@@ -48,9 +49,7 @@ class AuthorsNeighbourCache(NeighbourCache):
 def as_run_delta(concepts: Sequence[str], lemma: Callable[[str], str]) -> float:
     """The authors' stop test: 1 − Jaccard between the set's lemmas and the set itself (0 for an empty set)."""
     raw = set(concepts)
-    lemmas = {lemma(c) for c in raw}
-    union = raw | lemmas
-    return 1.0 - len(raw & lemmas) / len(union) if union else 0.0
+    return jaccard_distance(raw, {lemma(c) for c in raw}, key=str)
 
 
 async def spread_activation_as_run(

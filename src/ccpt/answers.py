@@ -27,7 +27,11 @@ _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "
 # A single quote opens a string only where a JSON value or key can start, and closes one only where a value
 # or key can end, so apostrophes ("collector's item", "it's") are left alone.
 _OPENS_AFTER = "{[,:"
-_CLOSES_BEFORE = ",:}]"
+_STRING = {  # a string opened by each quote, up to the quote closing it (backslash escapes honoured)
+    '"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S),
+    "'": re.compile(r"'(?:[^'\\]|\\.|'(?!\s*[,:}\]]))*'(?=\s*[,:}\]])", re.S),
+}
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 # A backslash escape; \x, \u and \U (what Python's repr emits for non-printable characters) take hex digits.
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
@@ -54,43 +58,17 @@ def _fail(reason: str) -> Parsed:
 # --- scanning -------------------------------------------------------------------------------------------
 
 
-def _next_char(text: str, i: int, end: int) -> str:
-    """The next non-space character at or after ``i`` ("\\0" at the end)."""
-    while i < end and text[i].isspace():
-        i += 1
-    return text[i] if i < end else "\0"
-
-
-def _string_end(text: str, i: int, end: int) -> int | None:
-    """Index of the quote closing the string opened at ``text[i]``; None if it is still open at ``end``."""
-    quote = text[i]
-    k = i + 1
-    while k < end:
-        c = text[k]
-        if c == "\\":
-            k += 2
-            continue
-        if c == quote and (quote == '"' or _next_char(text, k + 1, end) in _CLOSES_BEFORE):
-            return k
-        k += 1
-    return None
-
-
-def _opens_string(ch: str, prev: str) -> bool:
-    return ch == '"' or (ch == "'" and prev in _OPENS_AFTER)
-
-
 def _tokens(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
     """``(first, last, is_string)`` of each quoted string and each other character of ``text[start:end]``; stops at
     a string still open at ``end``."""
     prev, i = "", start
     while i < end:
         ch = text[i]
-        if _opens_string(ch, prev):
-            if (close := _string_end(text, i, end)) is None:
+        if ch == '"' or (ch == "'" and prev in _OPENS_AFTER):
+            if (string := _STRING[ch].match(text, i, end)) is None:
                 return
-            yield i, close, True
-            i, prev = close + 1, ch
+            yield i, string.end() - 1, True
+            i, prev = string.end(), ch
             continue
         yield i, i, False
         prev = prev if ch.isspace() else ch
@@ -129,7 +107,7 @@ def _to_json(span: str) -> str:
             body = span[i + 1 : last]
             # JSON has no \' escape; single-quoted bodies are re-encoded from their decoded text.
             out.append(json.dumps(_unescape(body)) if span[i] == "'" else '"' + body.replace("\\'", "'") + '"')
-        elif not (span[i] == "," and _next_char(span, i + 1, len(span)) in "}]"):
+        elif not _TRAILING_COMMA.match(span, i):
             out.append(span[i])
     return "".join(out)
 
@@ -150,8 +128,7 @@ def _last_object(text: str) -> tuple[int, dict[str, object]] | None:
     best: tuple[int, dict[str, object]] | None = None
     pos = len(text)
     for _ in range(MAX_CANDIDATES):
-        start = text.rfind("{", 0, pos)
-        if start < 0:
+        if (start := text.rfind("{", 0, pos)) < 0:
             break
         pos = start
         end = _object_end(text, start)
@@ -285,17 +262,13 @@ def normalise_modifier(modifier: str) -> str | None:
     ("older" -> "old"), else a verb lemma ("burned" -> "burn"), else a noun singular; None if no content word."""
     from lemminflect import getAllLemmas  # on first use: see _word_forms
 
-    for word in _words(modifier):
-        if word in _FUNCTION_WORDS:
-            continue
-        lemmas = getAllLemmas(word)
-        if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
-            return word
-        for pos in ("ADJ", "VERB", "NOUN"):
-            if lemmas.get(pos):
-                return lemmas[pos][0].lower()
+    word = next((w for w in _words(modifier) if w not in _FUNCTION_WORDS), None)
+    if word is None:
+        return None
+    lemmas = getAllLemmas(word)
+    if word in lemmas.get("ADJ", ()) or word in lemmas.get("NOUN", ()):
         return word
-    return None
+    return next((lemmas[pos][0].lower() for pos in ("ADJ", "VERB", "NOUN") if lemmas.get(pos)), word)
 
 
 # --- the authors' NPC modifier rule (as run) -------------------------------------------------------------
@@ -398,6 +371,4 @@ def parse_answer(task: TaskSpec, reply: str, head: str | None = None, *, as_run:
     """Parse a model reply into ``task``'s answer: a property, a noun phrase (given its ``head``) or a property type."""
     if task.answer == "phrase":
         return parse_combination(reply, str(head), as_run=as_run)
-    if task.answer == "property":
-        return parse_property(reply)
-    return parse_property_type(reply)
+    return parse_property(reply) if task.answer == "property" else parse_property_type(reply)

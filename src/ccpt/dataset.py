@@ -142,19 +142,18 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
     try:
         # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name.
         with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh, strict=True)
-            header = reader.fieldnames or []
+            reader = csv.reader(fh, strict=True)
+            header = next(reader, [])
             if missing := [c for c in BASE_COLUMNS + FILE_SPECS[stem][1] if c not in header]:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", "is this a CCPT file?")
             present = {name: col for name, col in columns.items() if col in header}
-            for index, row in enumerate(reader):
-                if None in row or any(v is None for v in row.values()):
-                    # DictReader pads a short row with None and collects a long row's extras under the key None.
-                    fields = len(header) + len(row[None]) if None in row else sum(v is not None for v in row.values())
+            for index, values in enumerate(v for v in reader if v):  # blank lines skipped
+                if len(values) != len(header):
                     raise DataError(
-                        f"{path}: row {index} (line {index + 2}) has {fields} fields, expected {len(header)}",
+                        f"{path}: row {index} (line {index + 2}) has {len(values)} fields, expected {len(header)}",
                         "the file looks truncated or corrupt; re-download it",
                     )
+                row = dict(zip(header, values, strict=True))
                 rows.append({name: row[col] for name, col in present.items()})
     except csv.Error as exc:
         raise DataError(f"{path}: malformed CSV: {exc}", "the file looks truncated or corrupt") from None

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from ccpt.activation import noun_lemma
 from ccpt.dataset import CCPTDataset, Record, TypeItem
 from ccpt.errors import CcptError, require_pyarrow
 from ccpt.outputs import atomic_path
@@ -65,10 +66,8 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 def leak_key(text: str) -> str:
     """The form of a phrase the SFT exclusion compares: lower case, no punctuation, possessive or article, each
     word of 3+ letters as its noun lemma ("mice" → "mouse"; lemminflect maps "as" → "a")."""
-    from lemminflect import getLemma
-
     words = _TOKEN.findall(text.lower().replace("'s ", " ").removesuffix("'s"))
-    return " ".join((getLemma(w, upos="NOUN")[0] or w) if len(w) >= 3 else w for w in words if w not in _ARTICLES)
+    return " ".join(noun_lemma(w) for w in words if w not in _ARTICLES)
 
 
 _key = lru_cache(maxsize=1 << 16)(leak_key)

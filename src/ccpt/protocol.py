@@ -147,10 +147,8 @@ def get_protocol(name: str | Protocol | None) -> Protocol:
     """The protocol called ``name`` (None: the default); a CcptError naming the choices otherwise."""
     if isinstance(name, Protocol):
         return name
-    if name is None:
-        return PROTOCOLS[DEFAULT_PROTOCOL]
     try:
-        return PROTOCOLS[str(name)]
+        return PROTOCOLS[DEFAULT_PROTOCOL if name is None else str(name)]
     except KeyError:
         raise CcptError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}") from None
 

@@ -25,9 +25,7 @@ def unwrap(exc: BaseException) -> BaseException:
     last = getattr(exc, "last_attempt", None)  # tenacity.RetryError hides the real error here
     if last is not None and last.exception() is not None:
         return last.exception()
-    if exc.__cause__ is not None and not str(exc).strip():
-        return exc.__cause__
-    return exc
+    return exc.__cause__ if exc.__cause__ is not None and not str(exc).strip() else exc
 
 
 def error_text(exc: BaseException) -> str:
@@ -115,10 +113,7 @@ def recorded_error(error: Any) -> tuple[frozenset[str], int | None, str]:
     import builtins
 
     kinds = set()
-    for line in str(getattr(error, "traceback", "") or "").splitlines():
-        found = _EXCEPTION_LINE.match(line)
-        if not found:
-            continue
+    for found in filter(None, map(_EXCEPTION_LINE.match, str(getattr(error, "traceback", "") or "").splitlines())):
         name = found.group(1)
         builtin = getattr(builtins, name, None)
         if "." in name or (isinstance(builtin, type) and issubclass(builtin, BaseException)):

