@@ -1,16 +1,21 @@
-"""Option types and options shared by the commands (numbers checked by their pydantic declarations)."""
+"""Option types, options and argument readers shared by the commands (numbers checked by their pydantic
+declarations)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import click
 
 from ccpt.schemas.base import UnitFloat
 from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
 
 
 class Declared(click.ParamType):
@@ -112,3 +117,40 @@ def data_dir_option(
 def judge_arg_option(help: str) -> Callable[[F], F]:
     """``--judge-arg NAME=VALUE``: arguments for the judge model, read like Inspect's ``-M``."""
     return click.option("--judge-arg", "judge_args", multiple=True, metavar="NAME=VALUE", help=help)
+
+
+def label_option(help: str) -> Callable[[F], F]:
+    """``--label MODEL=NAME`` (repeatable): the name a model is printed under."""
+    return click.option("--label", "labels", multiple=True, metavar="MODEL=NAME", help=help)
+
+
+def key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
+    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML, an unquoted string with commas
+    as a list (a,b → [a, b]), dashes in names as underscores."""
+    import yaml
+
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
+            raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
+        if isinstance(value, str) and "," in value:
+            value = value.split(",")
+        out[key.replace("-", "_")] = value
+    return out
+
+
+def optional_dataset(data_dir: Path | None) -> CCPTDataset | None:
+    """The dataset from --data-dir / $CCPT_DATA_DIR / the cache; None when none is given and none is downloaded."""
+    from ccpt.dataset import load_dataset
+    from ccpt.download import REQUIRED_FILES, cache_dir
+
+    cached = all((cache_dir() / name).is_file() for name in REQUIRED_FILES)
+    if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not cached:
+        return None  # never download implicitly just to add a Gold row
+    return load_dataset(data_dir)

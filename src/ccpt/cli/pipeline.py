@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted, key_values
 
 if TYPE_CHECKING:
     from ccpt.pipeline.llm import LLMOptions
@@ -60,12 +60,11 @@ def _llm_options(f: Any) -> Any:
 
     @functools.wraps(f)
     def command(*args: Any, model: str, model_args: tuple[str, ...], plausibility: str, **kwargs: Any) -> Any:
-        from ccpt.cli.run import _key_values
         from ccpt.pipeline.llm import LLMOptions
         from ccpt.pipeline.properties import PlausibilityOptions
 
         options = {k: kwargs.pop(k) for k in ("seed", "max_connections")}
-        llm = LLMOptions(model=model, **options, model_args=_key_values(model_args, "-M"))
+        llm = LLMOptions(model=model, **options, model_args=key_values(model_args, "-M"))
         plaus = PlausibilityOptions(plausibility, **{k: kwargs.pop(k) for k in ("threshold", "vera_weights")})
         return f(*args, llm=llm, plausibility=plaus, **kwargs)
 

@@ -11,33 +11,13 @@ from ccpt.cli.options import (
     defaulted,
     judge_arg_option,
     judge_mode_option,
+    key_values,
     prices_option,
     request_limits,
     run_option,
 )
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
-
-
-def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
-    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML, an unquoted string with commas
-    as a list (a,b → [a, b]), dashes in names as underscores."""
-    import yaml
-
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
-            raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
-        if isinstance(value, str) and "," in value:
-            value = value.split(",")
-        out[key.replace("-", "_")] = value
-    return out
 
 
 def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, object]) -> dict[str, str]:
@@ -235,10 +215,10 @@ def command(
     sweep.methods = list(methods) or sweep.methods
     sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
-    sweep.model_args = _key_values(model_args, "-M")
+    sweep.model_args = key_values(model_args, "-M")
     sweep.base_urls = _base_urls(sweep.models, base_urls, sweep.model_args)
-    sweep.task_args = _key_values(task_args, "-T")
-    sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
+    sweep.task_args = key_values(task_args, "-T")
+    sweep.judge_args = {**judge_spec_args, **key_values(judge_args, "--judge-arg")}
     sweep.protocol = check(sweep.task_args.pop("protocol", protocol), ProtocolName, "-T protocol")
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
