@@ -101,14 +101,10 @@ def describe(spec: Mapping[str, Any]) -> str:
             return "pair of " + " and ".join(describe(i) for i in spec["prefixItems"])
         size = f", at least {spec['minItems']}" if spec.get("minItems") else ""
         return f"list of {describe(spec.get('items', {}))}{size}"
-    if kind == "object":
-        values = spec.get("additionalProperties")
+    if kind == "object" and isinstance(values := spec.get("additionalProperties"), dict):
         keys = spec.get("propertyNames")
-        if isinstance(values, dict):
-            key_text = describe(keys) if isinstance(keys, dict) else "text"
-            return f"table of {key_text} → {describe(values)}"
-        return "table"
-    return "any"
+        return f"table of {describe(keys) if isinstance(keys, dict) else 'text'} → {describe(values)}"
+    return "table" if kind == "object" else "any"
 
 
 def _cell(text: Any) -> str:
