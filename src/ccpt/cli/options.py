@@ -1,5 +1,4 @@
-"""Option types, options and argument readers shared by the commands (numbers checked by their pydantic
-declarations)."""
+"""Option types, options and argument readers shared by the commands (numbers checked by pydantic declarations)."""
 
 from __future__ import annotations
 

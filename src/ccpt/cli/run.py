@@ -203,13 +203,8 @@ def command(
     from ccpt.schemas.run import ProtocolName, check
 
     offline_default = not models
-    sweep = Sweep(
-        log_dir=log_dir,
-        data_dir=data_dir,
-        timeout=timeout,
-        display=display or ("plain" if fmt == "text" else "none"),
-        **sweep_options,
-    )
+    display = display or ("plain" if fmt == "text" else "none")
+    sweep = Sweep(log_dir=log_dir, data_dir=data_dir, timeout=timeout, display=display, **sweep_options)
     sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
