@@ -39,7 +39,7 @@ only when a file is read: `import ccpt` stays cheap.
 """
 
 
-def catalogue() -> list[TableSchema | FileFormat]:
+def catalogue() -> list[FileFormat]:
     """Every declared format, in the order of the page."""
     from ccpt.schemas.dataset import DATASET
     from ccpt.schemas.pipeline import PIPELINE_TOML
@@ -145,7 +145,7 @@ def _ref(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _section(fmt: TableSchema | FileFormat) -> list[str]:
+def _section(fmt: FileFormat) -> list[str]:
     """One format's section: its columns or keys, then (a file's) one table per [section], then the rules."""
     spec = fmt.json_schema
     defs = spec.get("$defs", {})
