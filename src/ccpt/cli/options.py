@@ -52,11 +52,8 @@ class Declared(click.ParamType):
         return f"{kind.upper()} {bounds}".strip()
 
 
-def run_option(name: str) -> Declared:
-    """The click type of one of `ccpt run`'s options (``--timeout`` is ``timeout``), from :data:`RUN_OPTIONS`."""
-    return Declared(RUN_OPTIONS[name])
-
-
+# The click type of each of `ccpt run`'s options in RUN_OPTIONS (``--timeout`` is ``timeout``).
+RUN_TYPES = {name: Declared(declared) for name, declared in RUN_OPTIONS.items()}
 SEED = Declared(Seed)
 # The path types of the commands' file and directory options and arguments.
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -93,13 +90,13 @@ def request_limits(what: str) -> Callable[[F], F]:
     max_retries = defaulted(
         "--max-retries",
         default=3,
-        type=run_option("max_retries"),
+        type=RUN_TYPES["max_retries"],
         help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
     )
     timeout = defaulted(
         "--timeout",
         default=120,
-        type=run_option("timeout"),
+        type=RUN_TYPES["timeout"],
         help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
     )
     return lambda command: timeout(max_retries(command))

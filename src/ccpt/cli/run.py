@@ -11,13 +11,13 @@ import click
 
 from ccpt.cli.options import (
     DIR,
+    RUN_TYPES,
     defaulted,
     judge_arg_option,
     judge_mode_option,
     key_values,
     prices_option,
     request_limits,
-    run_option,
 )
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
@@ -98,9 +98,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
-@click.option("--max-tokens", type=run_option("max_tokens"), help="Answer token cap (default 2048).")
-@click.option("--temperature", type=run_option("temperature"), help="Sampling temperature.")
-@click.option("--top-p", type=run_option("top_p"), help="Nucleus sampling top-p.")
+@click.option("--max-tokens", type=RUN_TYPES["max_tokens"], help="Answer token cap (default 2048).")
+@click.option("--temperature", type=RUN_TYPES["temperature"], help="Sampling temperature.")
+@click.option("--top-p", type=RUN_TYPES["top_p"], help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -112,16 +112,16 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--seeds",
-    type=run_option("seeds"),
+    type=RUN_TYPES["seeds"],
     help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
 )
 @click.option(
     "--limit",
-    type=run_option("limit"),
+    type=RUN_TYPES["limit"],
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
-@defaulted("--oracle-n", type=run_option("oracle_n"), default=5, help="Multi-Oracle samples per seed.")
+@defaulted("--oracle-n", type=RUN_TYPES["oracle_n"], default=5, help="Multi-Oracle samples per seed.")
 @defaulted(
     "--log-dir",
     type=DIR,
@@ -129,7 +129,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=run_option("max_connections"), help="Concurrent requests per model.")
+@click.option("--max-connections", type=RUN_TYPES["max_connections"], help="Concurrent requests per model.")
 @request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
