@@ -197,7 +197,7 @@ def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp
     # A real (scripted-provider) Inspect run, then the summary `ccpt run --format json` prints for its logs.
     from inspect_ai import eval as inspect_eval
 
-    from ccpt.cli.summary import print_summary
+    from ccpt.cli.run import print_summary
     from ccpt.eval.tasks import pi_emergent
 
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))

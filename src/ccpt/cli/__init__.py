@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 
 import click
 
@@ -68,7 +67,3 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"ccpt: internal error: {type(exc).__name__}: {exc} (set CCPT_DEBUG=1 for the traceback)", err=True)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

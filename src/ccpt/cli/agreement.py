@@ -11,9 +11,7 @@ from ccpt.cli.options import COUNT, FILE, SEED, data_dir_option, defaulted, judg
 from ccpt.judging.rated_pairs import PAIR_SETS
 
 
-def _command(
-    judge: str | None, pairs: str, rows: int | None, seed: int, mode: str = "text", args: tuple[str, ...] = ()
-) -> str:
+def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: str, args: tuple[str, ...]) -> str:
     words = ["ccpt judge-agreement", *([f"--judge {judge}"] if judge else []), *(f"--judge-arg {a}" for a in args)]
     words += [*(["--judge-mode expected"] if judge and mode == "expected" else []), f"--pairs {pairs}"]
     return " ".join([*words, *([f"--n {rows}"] if rows else []), f"--seed {seed}"])
@@ -65,7 +63,7 @@ def command(
     Pairs: (noun phrase, property), (head, property), (modifier, property) of the chosen rows. A live judge's
     measurement is saved for reports under (judge, pair set); reports quote only held-out pair sets.
     """
-    from ccpt.cli.run import _key_values
+    from ccpt.cli.options import key_values
     from ccpt.dataset import load_dataset
     from ccpt.jsonout import dumps, provenance
     from ccpt.judging.agreement import format_correlation, measure, save
@@ -83,7 +81,7 @@ def command(
         ensure_writable_dir(figure.parent, "--figure")
     if judge_args and judge_model is None:
         raise click.BadParameter("needs --judge (the stored GPT-4o scores take no arguments)", param_hint="--judge-arg")
-    args = _key_values(judge_args, "--judge-arg")
+    args = key_values(judge_args, "--judge-arg")
     ds = load_dataset(data_dir)
     name = pair_set_name or ("paper300" if judge_model else "test")
     pairs = pair_set(ds, name, seed, rows=n_rows)

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import click
 from pydantic import Field
 
-from ccpt.cli.options import COUNT, SEED, Declared, data_dir_option, defaulted
+from ccpt.cli.options import COUNT, SEED, Declared, data_dir_option, defaulted, label_option, optional_dataset
 from ccpt.errors import CcptError
 
 
@@ -45,13 +45,7 @@ def _spec(value: str) -> tuple[str, str]:
     default=0.95,
     help="Confidence level of the CI; the test's significance level is 1 − LEVEL.",
 )
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="MODEL=NAME",
-    help="Print model MODEL as NAME (and accept NAME in --a/--b); repeatable.",
-)
+@label_option("Print model MODEL as NAME (and accept NAME in --a/--b); repeatable.")
 @defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 @click.option(
@@ -85,7 +79,6 @@ def command(
     for the level. Each side is one judge's rows: runs scored by different judges are refused unless both
     --judge-a and --judge-b are given (a judge comparison).
     """
-    from ccpt.cli.report import _dataset
     from ccpt.jsonout import dumps
     from ccpt.report import compare_runs, frame_provenance
     from ccpt.report.names import parse_label
@@ -98,7 +91,7 @@ def command(
             param_hint="--resamples",
         )
 
-    dataset = _dataset(data_dir, required=data_dir is not None)
+    dataset = optional_dataset(data_dir)
     frame = load_results(paths, dataset)
     if unreadable := frame.attrs.get("unreadable", []):  # named as `ccpt report` names them, never passed over
         click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)

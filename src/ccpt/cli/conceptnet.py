@@ -10,8 +10,7 @@ from ccpt.cli.data import format_option
 from ccpt.cli.options import COUNT, FILE, data_dir_option, defaulted
 from ccpt.graph import build_index, default_index_path
 from ccpt.jsonout import dumps
-from ccpt.sources import GRAPH_CACHE_NAME as CACHE_NAME
-from ccpt.sources import resolve_graph
+from ccpt.sources import GRAPH_CACHE_NAME, resolve_graph
 
 
 @click.group("conceptnet")
@@ -46,8 +45,8 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
 @command.command("neighbours")
 @click.argument("concept")
 @click.option("--db", type=FILE, help="A built index.")
-@click.option("--cache", type=FILE, help=f"A neighbourhood cache like {CACHE_NAME} (or an index file).")
-@data_dir_option(help=f"Dataset directory whose {CACHE_NAME} is used when neither --db nor --cache is given.")
+@click.option("--cache", type=FILE, help=f"A neighbourhood cache like {GRAPH_CACHE_NAME} (or an index file).")
+@data_dir_option(help=f"Dataset directory whose {GRAPH_CACHE_NAME} is used when neither --db nor --cache is given.")
 @defaulted("-k", "k", type=COUNT, default=10, help="How many.")
 @format_option
 def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str) -> None:

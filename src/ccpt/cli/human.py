@@ -87,7 +87,7 @@ def export_ratings(
     paths: tuple[Path, ...], out: Path, n_items: int, raters: int, seed: int, data_dir: Path | None
 ) -> None:
     """Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's answers."""
-    from ccpt.cli.report import _dataset
+    from ccpt.cli.options import optional_dataset
     from ccpt.human.sheets import export_rating_sheets
     from ccpt.outputs import refuse_inputs
     from ccpt.results import load_results
@@ -96,7 +96,7 @@ def export_ratings(
 
     for sheet in [out / "key.csv", *(out / f"rater_{k}.{e}" for k in range(1, raters + 1) for e in ("csv", "html"))]:
         refuse_inputs(sheet, [*input_files(paths), *dataset_files(data_dir)], "--out")
-    frame = load_results(paths, _dataset(data_dir, required=data_dir is not None))
+    frame = load_results(paths, optional_dataset(data_dir))
     written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)
     click.echo("wrote " + ", ".join(str(p) for p in written))
 

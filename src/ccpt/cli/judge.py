@@ -270,12 +270,12 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
     occurs, the spread of its stored values and the tags of its first occurrence (task, method, instance, role).
     docs/judge.md ("Teacher pairs and leave-one-model-out") says what was trained on them and measured.
     """
-    from ccpt.cli.report import _dataset
+    from ccpt.cli.options import optional_dataset
     from ccpt.judging.teacher_pairs import read_frames, teacher_pairs, write_pairs
     from ccpt.outputs import refuse_inputs
 
     refuse_inputs(out, list(files), "--out")
-    dataset = _dataset(data_dir, required=False)
+    dataset = optional_dataset(data_dir)
     skipped: list[str] = []
     frames = read_frames(files, dataset, skipped=skipped)
     if not frames:  # nothing readable: the (first) reason is the error

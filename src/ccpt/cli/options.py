@@ -1,16 +1,20 @@
-"""Option types and options shared by the commands (numbers checked by their pydantic declarations)."""
+"""Option types, options and argument readers shared by the commands (numbers checked by pydantic declarations)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 import click
 
 from ccpt.schemas.base import UnitFloat
 from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
 
 
 class Declared(click.ParamType):
@@ -48,11 +52,8 @@ class Declared(click.ParamType):
         return f"{kind.upper()} {bounds}".strip()
 
 
-def run_option(name: str) -> Declared:
-    """The click type of one of `ccpt run`'s options (``--timeout`` is ``timeout``), from :data:`RUN_OPTIONS`."""
-    return Declared(RUN_OPTIONS[name])
-
-
+# The click type of each of `ccpt run`'s options in RUN_OPTIONS (``--timeout`` is ``timeout``).
+RUN_TYPES = {name: Declared(declared) for name, declared in RUN_OPTIONS.items()}
 SEED = Declared(Seed)
 # The path types of the commands' file and directory options and arguments.
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -89,13 +90,13 @@ def request_limits(what: str) -> Callable[[F], F]:
     max_retries = defaulted(
         "--max-retries",
         default=3,
-        type=run_option("max_retries"),
+        type=RUN_TYPES["max_retries"],
         help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
     )
     timeout = defaulted(
         "--timeout",
         default=120,
-        type=run_option("timeout"),
+        type=RUN_TYPES["timeout"],
         help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
     )
     return lambda command: timeout(max_retries(command))
@@ -112,3 +113,40 @@ def data_dir_option(
 def judge_arg_option(help: str) -> Callable[[F], F]:
     """``--judge-arg NAME=VALUE``: arguments for the judge model, read like Inspect's ``-M``."""
     return click.option("--judge-arg", "judge_args", multiple=True, metavar="NAME=VALUE", help=help)
+
+
+def label_option(help: str) -> Callable[[F], F]:
+    """``--label MODEL=NAME`` (repeatable): the name a model is printed under."""
+    return click.option("--label", "labels", multiple=True, metavar="MODEL=NAME", help=help)
+
+
+def key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
+    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML, an unquoted string with commas
+    as a list (a,b → [a, b]), dashes in names as underscores."""
+    import yaml
+
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
+            raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
+        if isinstance(value, str) and "," in value:
+            value = value.split(",")
+        out[key.replace("-", "_")] = value
+    return out
+
+
+def optional_dataset(data_dir: Path | None) -> CCPTDataset | None:
+    """The dataset from --data-dir / $CCPT_DATA_DIR / the cache; None when none is given and none is downloaded."""
+    from ccpt.dataset import load_dataset
+    from ccpt.download import REQUIRED_FILES, cache_dir
+
+    cached = all((cache_dir() / name).is_file() for name in REQUIRED_FILES)
+    if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not cached:
+        return None  # never download implicitly just to add a Gold row
+    return load_dataset(data_dir)

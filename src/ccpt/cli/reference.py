@@ -23,9 +23,8 @@ def _walk(command: click.Command, path: tuple[str, ...]) -> Iterator[tuple[tuple
     """(the words that name it, the command) for ``command`` and every command under it, depth first."""
     yield path, command
     if isinstance(command, click.Group):
-        for name in command.list_commands(click.Context(command)):
-            sub = command.get_command(click.Context(command), name)
-            if sub is not None and not sub.hidden:
+        for name, sub in sorted(command.commands.items()):  # in --help's order
+            if not sub.hidden:
                 yield from _walk(sub, (*path, name))
 
 

@@ -48,8 +48,7 @@ def command(
     """
     from inspect_ai.model import get_model
 
-    from ccpt.cli.report import _dataset
-    from ccpt.cli.run import _key_values
+    from ccpt.cli.options import key_values, optional_dataset
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.rejudge import run_rejudge
@@ -61,10 +60,10 @@ def command(
     _check_out(runs, out_dir)
     judge = judge_model_name(judge_name)
     mode = judge_mode or default_judge_mode(judge)
-    args = _key_values(judge_args, "--judge-arg")
+    args = key_values(judge_args, "--judge-arg")
     if not no_preflight:
         preflight([], [judge], logprobs=mode == "expected", judge_args=args, timeout=timeout)
-    dataset = _dataset(data_dir, required=False)
+    dataset = optional_dataset(data_dir)
     summary = run_rejudge(
         runs,
         get_model(judge, **args),  # the grader role, with its --judge-arg

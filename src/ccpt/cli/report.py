@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from ccpt.cli.options import DIR, FILE, data_dir_option, defaulted, prices_option
+from ccpt.cli.options import DIR, FILE, data_dir_option, defaulted, label_option, optional_dataset, prices_option
 from ccpt.errors import CcptError, DataError
-
-if TYPE_CHECKING:
-    from ccpt.dataset import CCPTDataset
 
 # Mirrors ccpt.report.FORMATS; kept literal so `ccpt --help` does not import pandas.
 FORMATS = ("markdown", "latex", "csv", "json", "html")
@@ -19,19 +16,6 @@ STAT_HELP = (
     "Spread statistic: sem = standard error over seeds (default), paper = population SD of the seed means "
     "(what the paper prints as ± 'SEM'), ci = 95% bootstrap CI over instances."
 )
-
-
-def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
-    """The dataset from --data-dir / $CCPT_DATA_DIR / the cache; None when optional and not available."""
-    import os
-
-    from ccpt.dataset import load_dataset
-    from ccpt.download import REQUIRED_FILES, cache_dir
-
-    cached = all((cache_dir() / name).is_file() for name in REQUIRED_FILES)
-    if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not required and not cached:
-        return None  # never download implicitly just to add a Gold row
-    return load_dataset(data_dir)
 
 
 @click.command("report")
@@ -54,13 +38,7 @@ def _dataset(data_dir: Path | None, required: bool) -> CCPTDataset | None:
 )
 @click.option("--tidy", type=FILE, help="Also export the tidy per-sample table (.csv or .parquet).")
 @prices_option
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="MODEL=NAME",
-    help="Print model MODEL (its id in the results) as NAME, e.g. --label openai/gpt-4o=GPT-4o; repeatable.",
-)
+@label_option("Print model MODEL (its id in the results) as NAME, e.g. --label openai/gpt-4o=GPT-4o; repeatable.")
 @click.option(
     "--strict",
     is_flag=True,
@@ -107,7 +85,7 @@ def command(
     if figures is not None:
         ensure_writable_dir(figures, "--figures")
     price_list = load_prices(prices) if prices else None
-    dataset = _dataset(data_dir, required=data_dir is not None)
+    dataset = optional_dataset(data_dir)
     frame = load_results(paths, dataset)
     if unreadable := frame.attrs.get("unreadable", []):
         if strict:

@@ -1,43 +1,29 @@
-"""`ccpt run`: evaluate models on CCPT (a resumable sweep) and print the Table-3-style summary."""
+"""`ccpt run`: evaluate models on CCPT (a resumable sweep) and print the Table-3-style summary (or the plan)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccpt.cli.options import (
     DIR,
+    RUN_TYPES,
     defaulted,
     judge_arg_option,
     judge_mode_option,
+    key_values,
     prices_option,
     request_limits,
-    run_option,
 )
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
 
-
-def _key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
-    """NAME=VALUE pairs read the way Inspect reads ``-T``/``-M``: the value as YAML, an unquoted string with commas
-    as a list (a,b → [a, b]), dashes in names as underscores."""
-    import yaml
-
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint=what)
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
-            raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
-        if isinstance(value, str) and "," in value:
-            value = value.split(",")
-        out[key.replace("-", "_")] = value
-    return out
+if TYPE_CHECKING:
+    from ccpt.eval.sweep import Sweep
 
 
 def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, object]) -> dict[str, str]:
@@ -112,9 +98,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
-@click.option("--max-tokens", type=run_option("max_tokens"), help="Answer token cap (default 2048).")
-@click.option("--temperature", type=run_option("temperature"), help="Sampling temperature.")
-@click.option("--top-p", type=run_option("top_p"), help="Nucleus sampling top-p.")
+@click.option("--max-tokens", type=RUN_TYPES["max_tokens"], help="Answer token cap (default 2048).")
+@click.option("--temperature", type=RUN_TYPES["temperature"], help="Sampling temperature.")
+@click.option("--top-p", type=RUN_TYPES["top_p"], help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(
     "--method",
@@ -126,16 +112,16 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 )
 @click.option(
     "--seeds",
-    type=run_option("seeds"),
+    type=RUN_TYPES["seeds"],
     help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
 )
 @click.option(
     "--limit",
-    type=run_option("limit"),
+    type=RUN_TYPES["limit"],
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
     "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
 )
-@defaulted("--oracle-n", type=run_option("oracle_n"), default=5, help="Multi-Oracle samples per seed.")
+@defaulted("--oracle-n", type=RUN_TYPES["oracle_n"], default=5, help="Multi-Oracle samples per seed.")
 @defaulted(
     "--log-dir",
     type=DIR,
@@ -143,7 +129,7 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=run_option("max_connections"), help="Concurrent requests per model.")
+@click.option("--max-connections", type=RUN_TYPES["max_connections"], help="Concurrent requests per model.")
 @request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(
@@ -210,8 +196,6 @@ def command(
     """
     from dataclasses import asdict
 
-    from ccpt.cli.plan import print_plan
-    from ccpt.cli.summary import print_summary
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
@@ -219,13 +203,8 @@ def command(
     from ccpt.schemas.run import ProtocolName, check
 
     offline_default = not models
-    sweep = Sweep(
-        log_dir=log_dir,
-        data_dir=data_dir,
-        timeout=timeout,
-        display=display or ("plain" if fmt == "text" else "none"),
-        **sweep_options,
-    )
+    display = display or ("plain" if fmt == "text" else "none")
+    sweep = Sweep(log_dir=log_dir, data_dir=data_dir, timeout=timeout, display=display, **sweep_options)
     sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
@@ -235,10 +214,10 @@ def command(
     sweep.methods = list(methods) or sweep.methods
     sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
-    sweep.model_args = _key_values(model_args, "-M")
+    sweep.model_args = key_values(model_args, "-M")
     sweep.base_urls = _base_urls(sweep.models, base_urls, sweep.model_args)
-    sweep.task_args = _key_values(task_args, "-T")
-    sweep.judge_args = {**judge_spec_args, **_key_values(judge_args, "--judge-arg")}
+    sweep.task_args = key_values(task_args, "-T")
+    sweep.judge_args = {**judge_spec_args, **key_values(judge_args, "--judge-arg")}
     sweep.protocol = check(sweep.task_args.pop("protocol", protocol), ProtocolName, "-T protocol")
     sweep.generate = {
         k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
@@ -261,3 +240,93 @@ def command(
     print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices, timeout=timeout)
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")
+
+
+def print_summary(
+    log_dir: Path,
+    *,
+    stat: str = "sem",
+    fmt: str = "text",
+    data_dir: str | None = None,
+    generation: Mapping[str, Any] | None = None,
+    prices: Path | None = None,
+    timeout: int | None = None,
+) -> None:
+    """What `ccpt run` prints when a sweep ends: the report of every log in ``log_dir``; a run whose attempts
+    mostly timed out (``timeout``: the run's ``--timeout``) says so on stderr and in the report, with the fix."""
+    from ccpt.dataset import load_dataset
+    from ccpt.errors import DataError
+    from ccpt.report import render_json, render_markdown, report_from_paths
+    from ccpt.results.usage import load_prices, timeout_note
+
+    try:
+        dataset = load_dataset(data_dir)
+    except DataError:
+        dataset = None  # the Gold row needs the dataset; the rest of the summary does not
+    price_list = load_prices(prices) if prices else None
+    report = report_from_paths([log_dir], dataset=dataset, stat=stat, generation=generation, prices=price_list)  # type: ignore[arg-type]
+    if slow := timeout_note(report.usage, timeout):
+        report.notes.append(slow)
+        click.echo(f"ccpt: warning: {slow}", err=True)
+    click.echo(render_json(report) if fmt == "json" else render_markdown(report))
+
+
+def _span(low: int | float, high: int | float, money: bool = False) -> str:
+    fmt = (lambda v: f"${v:,.2f}") if money else (lambda v: f"{v:,}")
+    return fmt(low) if low == high else f"{fmt(low)}–{fmt(high)}"
+
+
+def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -> None:
+    """What `ccpt run --dry-run` prints: validate the sweep, build its tasks (no model is built, nothing is sent)
+    and print the plan (:mod:`ccpt.eval.plan`)."""
+    from ccpt.eval.plan import cost_range, finished_samples, plan_rows, plan_totals
+    from ccpt.eval.sweep import check_servers
+    from ccpt.results.inspect_logs import read_logs
+    from ccpt.results.usage import load_prices
+
+    sweep.validate()
+    tasks = sweep.task_objects(plan_only=True)
+    options = {"oracle_n": sweep.oracle_n, **sweep.task_args}
+    # What a rerun would not redo: the sweep's log directory, read as the rerun reads it (an unreadable log is
+    # set aside by the rerun, so it finished nothing here either).
+    logs = read_logs([sweep.log_dir], header_only=True).logs if sweep.log_dir.is_dir() else []
+    check_servers(sweep, logs)
+    done = finished_samples(logs, judge=sweep.judge, model_args=sweep.model_args, generate=sweep.generate)
+    rows = plan_rows(tasks, sweep.models, sweep.limit, options, done if logs else None)
+    solver, judge = plan_totals(rows)
+    skipped = sum(r.skipped for r in rows)
+    cost = cost_range(rows, load_prices(prices), sweep.judge, sweep.generate.get("max_tokens")) if prices else None
+    if fmt == "json":
+        payload = {
+            "runs": [vars(r) | {"skipped": r.skipped} for r in rows],
+            "skipped_runs": skipped,
+            "done_samples": sum(r.done_samples for r in rows),
+            "solver_calls": solver,
+            "judge_calls": judge,
+            "judge": sweep.judge,
+            "cost_usd": None if cost is None else {"low": cost.low, "high": cost.high, "unpriced": cost.unpriced},
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    click.echo(f"Dry run: nothing is sent. Judge: {sweep.judge or 'none'}; protocol {sweep.protocol}.")
+    click.echo("task / method / model: seeds × instances → solver calls, judge calls (memoised pairs asked once)")
+    for r in rows:
+        reused = f" ({r.done_samples} of {r.planned_samples} samples × seeds done: reused)" if r.done_samples else ""
+        state = " (done: skipped)" if r.skipped else reused
+        click.echo(
+            f"  {r.task} / {r.method} / {r.model}: {r.seeds} × {r.instances} → solver {_span(*r.solver_calls)}, "
+            f"judge {_span(*r.judge_calls)}{state}"
+        )
+    partial = [r for r in rows if r.done_samples and not r.skipped]
+    done = [f"{skipped} of {len(rows)} task runs (a rerun skips them)"] if skipped else []
+    if partial:
+        done.append(
+            f"{sum(r.done_samples for r in partial)} samples × seeds of {len(partial)} unfinished task run(s) (reused)"
+        )
+    if done:
+        click.echo(f"Already done in {sweep.log_dir}: {'; '.join(done)}. The calls counted are the remaining ones.")
+    click.echo(f"Total: {len(rows)} task runs; solver calls {_span(*solver)}; judge calls {_span(*judge)}.")
+    if cost is not None:
+        unpriced = f" (no price for {', '.join(cost.unpriced)})" if cost.unpriced else ""
+        click.echo(f"Cost: {_span(cost.low, cost.high, money=True)}{unpriced}.")
+    click.echo("Ranges: answers decide (Spreading Activation's steps, distinct judged pairs); see docs/metrics.md.")

@@ -156,7 +156,7 @@ def summary_line(issues: Sequence[CellIssue]) -> str:
     return f"{n} invalid cell{'s' if n != 1 else ''} set aside (never used, counted in the Failures table): {head}"
 
 
-# ---------------------------------------------------------------------------------------------- tables
+# ---------------------------------------------------------------------------------------- file formats
 
 
 @dataclass(frozen=True)
@@ -181,26 +181,33 @@ def _empty_to_none(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class TableSchema:
-    """The schema of a file with one record per row: ``row`` a ``TypedDict`` of the columns it checks (others are
-    ignored), ``unique`` the column tuples no two rows may share, ``rules`` the table-level rules in words."""
+class FileFormat:
+    """A file with one declared type: ``model``, the pydantic model of a configuration or record file (TOML, JSON);
+    ``rules``, the rules the type does not say, in words."""
 
     name: str
-    row: type
+    model: type[BaseModel] | Any
     read_by: str
     summary: str
-    unique: tuple[tuple[str, ...], ...] = ()
     rules: tuple[str, ...] = ()
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        """The declared type's JSON schema (properties, required)."""
+        return TypeAdapter(self.model).json_schema()
+
+
+@dataclass(frozen=True)
+class TableSchema(FileFormat):
+    """The schema of a file with one record per row: ``model`` a ``TypedDict`` of the columns it checks (others
+    are ignored), ``unique`` the column tuples no two rows may share."""
+
+    unique: tuple[tuple[str, ...], ...] = ()
     tolerant: bool = True  # a rejected value cell is set aside and counted (row-per-sample files)
 
     @cached_property
     def _adapter(self) -> TypeAdapter[Any]:
-        return TypeAdapter(list[self.row])  # type: ignore[name-defined]
-
-    @cached_property
-    def json_schema(self) -> dict[str, Any]:
-        """The row's JSON schema (properties, required)."""
-        return TypeAdapter(self.row).json_schema()
+        return TypeAdapter(list[self.model])  # type: ignore[name-defined]
 
     @cached_property
     def nonempty(self) -> frozenset[str]:
@@ -307,22 +314,6 @@ class TableSchema:
 
 
 # ----------------------------------------------------------------------------------------- config files
-
-
-@dataclass(frozen=True)
-class FileFormat:
-    """A configuration or record file with one pydantic model (TOML, JSON)."""
-
-    name: str
-    model: type[BaseModel] | Any
-    read_by: str
-    summary: str
-    rules: tuple[str, ...] = ()
-
-    @cached_property
-    def json_schema(self) -> dict[str, Any]:
-        """The model's JSON schema."""
-        return TypeAdapter(self.model).json_schema()
 
 
 def location(loc: Sequence[Any]) -> str:

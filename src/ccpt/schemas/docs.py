@@ -39,7 +39,7 @@ only when a file is read: `import ccpt` stays cheap.
 """
 
 
-def catalogue() -> list[TableSchema | FileFormat]:
+def catalogue() -> list[FileFormat]:
     """Every declared format, in the order of the page."""
     from ccpt.schemas.dataset import DATASET
     from ccpt.schemas.pipeline import PIPELINE_TOML
@@ -101,14 +101,10 @@ def describe(spec: Mapping[str, Any]) -> str:
             return "pair of " + " and ".join(describe(i) for i in spec["prefixItems"])
         size = f", at least {spec['minItems']}" if spec.get("minItems") else ""
         return f"list of {describe(spec.get('items', {}))}{size}"
-    if kind == "object":
-        values = spec.get("additionalProperties")
+    if kind == "object" and isinstance(values := spec.get("additionalProperties"), dict):
         keys = spec.get("propertyNames")
-        if isinstance(values, dict):
-            key_text = describe(keys) if isinstance(keys, dict) else "text"
-            return f"table of {key_text} → {describe(values)}"
-        return "table"
-    return "any"
+        return f"table of {describe(keys) if isinstance(keys, dict) else 'text'} → {describe(values)}"
+    return "table" if kind == "object" else "any"
 
 
 def _cell(text: Any) -> str:
@@ -149,7 +145,7 @@ def _ref(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _section(fmt: TableSchema | FileFormat) -> list[str]:
+def _section(fmt: FileFormat) -> list[str]:
     """One format's section: its columns or keys, then (a file's) one table per [section], then the rules."""
     spec = fmt.json_schema
     defs = spec.get("$defs", {})

@@ -174,9 +174,8 @@ def _where(loc: Any) -> str:
 
 def read_pipeline_toml(path: Path) -> PipelineFile:
     """The validated file; one :class:`CcptError` line naming the file, section and key otherwise."""
-    raw = read_toml(path)
     try:
-        return PipelineFile.model_validate(raw)
+        return PipelineFile.model_validate(read_toml(path))
     except ValidationError as exc:
         raise CcptError(
             one_line(path, exc, _where), 'the keys are listed in docs/schemas.md, "pipeline TOML"'

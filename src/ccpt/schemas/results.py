@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import BeforeValidator
 from typing_extensions import TypedDict
 
-from ccpt.protocol import PROTOCOLS
 from ccpt.schemas.base import (
     DERIVED,
     KEY,
@@ -25,6 +24,7 @@ from ccpt.schemas.base import (
     column,
     role,
 )
+from ccpt.schemas.run import ProtocolName
 from ccpt.spec import TASKS
 
 
@@ -121,7 +121,6 @@ AUTHORS_TYPE = TableSchema(
 
 # ------------------------------------------------------------------------------------------ tidy table
 
-Protocol = Literal[tuple(PROTOCOLS)]  # type: ignore[valid-type]
 Task = Literal[TASKS]  # type: ignore[valid-type]
 
 
@@ -156,7 +155,7 @@ class TidyRow(TypedDict):
     sa_iteration: Annotated[OptionalCount, role(KEY, "Table 6: the SA step the answer came from")]
     sa_filter: Annotated[CellFlag, role(KEY, "SA with (true) or without (false) Filter")]
     source: CellText
-    protocol: Annotated[Protocol | None, Blank, role(KEY, "the protocol (empty in old tables: ccpt)")]
+    protocol: Annotated[ProtocolName | None, Blank, role(KEY, "the protocol (empty in old tables: ccpt)")]
     invalid_cells: NotRequired[Annotated[OptionalCount, column("invalid_cells", "cells set aside when read")]]
     sa_failed_steps: NotRequired[
         Annotated[OptionalCount, column("sa_failed_steps", "SA expansion steps with an unreadable model reply")]

@@ -63,8 +63,7 @@ AGREEMENT_STORE = FileFormat(
     "model name; for the distilled judge also its weights and scale, `ccpt-distilled/default@4d1ef41822ad`, so a "
     "figure is never quoted for other weights) to an object mapping each pair set it was measured on (`test`, "
     "`paper300`, `all`, or a sample such as `test/rows=40/seed=3`) to one entry below. A store of an older ccpt "
-    "with one entry per judge is read with that "
-    "entry under its `pairs` (under `all` when it has none: such entries were measured on every row). An entry that "
-    "does not match is left out of reports, which say so; the store is rewritten atomically and an unreadable one "
-    "is set aside, never overwritten.",
+    "with one entry per judge is read with that entry under its `pairs` (under `all` when it has none: such entries "
+    "were measured on every row). An entry that does not match is left out of reports, which say so; the store is "
+    "rewritten atomically and an unreadable one is set aside, never overwritten.",
 )
