@@ -31,6 +31,8 @@ from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import defined, krippendorff_alpha_long, pearson, spearman
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ccpt.dataset import CCPTDataset
 
 HUMAN = "human"
@@ -341,21 +343,18 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, Any]:
         "n": float(len(both)),
         "krippendorff_alpha_interval": alpha,
     }
-    if alpha is None:  # the units as lists only here: 300K ratings as lists took ~60 MB
-        units = [
-            [optional(v, float) for v in group] for _, group in pd.Series(rating[once]).groupby(pair.to_numpy()[once])
-        ]
-        out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(units)
+    if alpha is None:
+        out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(pair.to_numpy()[once], rating[once])
     return out
 
 
-def _why_alpha_undefined(units: Sequence[Sequence[float | None]]) -> str:
+def _why_alpha_undefined(pairs: np.ndarray, ratings: np.ndarray) -> str:
     """Why Krippendorff's α has no value for these ratings (said beside it, not left to guess)."""
-    paired = [u for u in units if sum(v is not None for v in u) >= 2]
-    if not paired:
+    rated = pd.Series(ratings, index=pairs).dropna()
+    paired = rated[rated.groupby(level=0).transform("size") >= 2]
+    if paired.empty:
         return "no pair was rated by two raters: α compares raters on the same pair (one rater, or one sheet twice?)"
-    values = {v for u in paired for v in u if v is not None}
-    if len(values) == 1:
+    if paired.nunique() == 1:
         return "every rating of the pairs rated twice is the same value (no variation to compare against)"
     return "too few ratings of pairs rated by two or more raters"
 

@@ -142,8 +142,8 @@ def _relative_buckets(n: int, buckets: int, max_distance: int = 128) -> torch.Te
     return (rel > 0).long() * half + torch.where(dist < exact, dist, far)
 
 
-def _bert_classes() -> tuple[type, type]:
-    """The transformer block and model classes (defined lazily so that importing this module needs no torch)."""
+def _bert_class() -> type:
+    """The transformer model class (defined lazily so that importing this module needs no torch)."""
     import torch
     from torch import nn
 
@@ -226,10 +226,7 @@ def _bert_classes() -> tuple[type, type]:
                 x = layer(x, bias)
             return x
 
-        def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-            return self.run(self.embed(batch), batch["attention_mask"])
-
-    return BertLayer, Bert
+    return Bert
 
 
 # checkpoint name (after "encoder.layer.N.") → our BertLayer attribute; (BERT's name, MPNet's) where they differ
@@ -287,7 +284,7 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     """The checkpoint's ``model.safetensors``, inflated once beside the verified zip and read memory-mapped (inflating
     took ≈ 3 s per load). Every load hashes the copy against ``spec.weights_sha256`` (never size and mtime): an edited
     or partial copy is inflated again from the CRC-checked zip."""
-    import hashlib
+    import shutil
 
     from ccpt.outputs import atomic_path
 
@@ -297,16 +294,12 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
         raise ModelError(f"{spec.name}: no pinned sha256 of its inflated weights", spec.install_hint)
     if target.is_file() and sha256_file(target) == spec.weights_sha256:
         return target
-    digest = hashlib.sha256()
     with atomic_path(target) as partial:
         with partial.open("wb") as out, zf.open(member) as src:  # zipfile raises BadZipFile on a CRC mismatch
-            for chunk in iter(lambda: src.read(1 << 20), b""):
-                digest.update(chunk)
-                out.write(chunk)
-        if digest.hexdigest() != spec.weights_sha256:
+            shutil.copyfileobj(src, out, 1 << 20)
+        if (actual := sha256_file(partial)) != spec.weights_sha256:
             raise ModelError(
-                f"{zip_path}: {member} inflates to sha256 {digest.hexdigest()[:12]}…, "
-                f"not the pinned {spec.weights_sha256[:12]}…",
+                f"{zip_path}: {member} inflates to sha256 {actual[:12]}…, not the pinned {spec.weights_sha256[:12]}…",
                 spec.install_hint,
             )
     target.with_name(target.name + ".verified").unlink(missing_ok=True)  # the old size-and-mtime marker
@@ -341,8 +334,7 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
                 raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
     except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, OSError) as exc:  # zlib: damage inside a member
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
-    _layer, bert = _bert_classes()
-    model = bert(config)
+    model = _bert_class()(config)
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.enable_padding(pad_id=model.padding_id)
     state = {new: t for name_, t in raw.items() if (new := _rename(name_)) is not None}

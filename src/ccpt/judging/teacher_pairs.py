@@ -95,9 +95,7 @@ def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, floa
 
 
 def read_frames(
-    files: Sequence[Path],
-    dataset: CCPTDataset | None = None,
-    skipped: list[str] | None = None,
+    files: Sequence[Path], dataset: CCPTDataset | None = None, skipped: list[str] | None = None
 ) -> list[pd.DataFrame]:
     """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
     is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead."""
