@@ -238,10 +238,10 @@ def judge_note(judges: Sequence[str]) -> str:
     and scale): its held-out agreement with human ratings, never one measured on other weights, or how to measure it."""
     from ccpt.rows import judge_model, scored_judge
 
-    stores = [read_store(shipped_store()), read_store(user_store())]
-    known = {**stores[0].entries, **stores[1].entries}
+    shipped, user = read_store(shipped_store()), read_store(user_store())
+    known = shipped.entries | user.entries
     judges = list(dict.fromkeys(scored_judge(j) for j in judges))
-    problems = {**stores[0].problems, **stores[1].problems}  # entries left out: they do not match the schema
+    problems = shipped.problems | user.problems  # entries left out: they do not match the schema
     parts = [f"agreement store {line}" for judge, line in problems.items() if judge is None or judge in judges]
     for judge in judges:
         # Quoted: the judge's held-out measurement over the most pairs, never an in-sample one (pair set ``all``).

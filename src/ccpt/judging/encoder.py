@@ -11,6 +11,7 @@ import importlib.util
 import json
 import math
 import re
+import shutil
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt.download import sha256_file
 from ccpt.errors import ModelError
+from ccpt.outputs import atomic_path
 
 if TYPE_CHECKING:
     import torch
@@ -284,10 +286,6 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
     """The checkpoint's ``model.safetensors``, inflated once beside the verified zip and read memory-mapped (inflating
     took ≈ 3 s per load). Every load hashes the copy against ``spec.weights_sha256`` (never size and mtime): an edited
     or partial copy is inflated again from the CRC-checked zip."""
-    import shutil
-
-    from ccpt.outputs import atomic_path
-
     member = spec.folder + "model.safetensors"
     target = zip_path.with_name(zip_path.name + ".model.safetensors")
     if not spec.weights_sha256:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ccpt.errors import DataError
+
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset, PropertyType, Record
 
@@ -105,8 +107,6 @@ def paper300_pairs(ds: CCPTDataset, seed: int = 0) -> list[RatedPair]:
 
 def pair_set(ds: CCPTDataset, name: str, seed: int = 0, rows: int | None = None) -> list[RatedPair]:
     """The pairs of one named set (``test``, ``paper300``, ``all``), or of a sample of ``rows`` of its rows."""
-    from ccpt.errors import DataError
-
     if name not in PAIR_SETS:
         raise DataError(f"unknown pair set {name!r}; choose one of {', '.join(PAIR_SETS)}")
     if rows is None and name == "paper300":

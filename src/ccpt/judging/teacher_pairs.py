@@ -9,6 +9,7 @@ per-step files are skipped unless asked for: some carry score columns copied fro
 from __future__ import annotations
 
 import csv
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,8 +183,6 @@ def training_sample(
 ) -> tuple[list[tuple[str, str]], list[float]]:
     """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``, each
     with the mean of all its stored relevances; sorted, shuffled with ``seed`` and cut at ``cap`` (docs/judge.md)."""
-    import random
-
     values: dict[tuple[str, str], list[float]] = {}
     text: dict[tuple[str, str], tuple[str, str]] = {}
     for pair in [p for p in pairs if p.key not in exclude]:
