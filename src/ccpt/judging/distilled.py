@@ -25,6 +25,7 @@ from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
 from ccpt.judging.rated_pairs import ROLES, RatedPair, folds, stored_gpt4o, training_pairs
 from ccpt.outputs import atomic_path
+from ccpt.stats import pearson, spearman
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -225,8 +226,6 @@ def evaluation_metadata(
 ) -> dict[str, str]:
     """Pearson/Spearman of ``score`` on the validation fold's 3-rater pairs (the test pairs' kind) and, with
     ``calibrate`` (default ``config.calibrate``), the calibration map fitted on its predictions there."""
-    from ccpt.stats import pearson, spearman
-
     held = config.validation_fold
     if held is None:
         return {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ccpt.errors import DataError
+from ccpt.spec import GENERATIVE_TASKS
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset, PropertyType, Record
@@ -77,8 +78,6 @@ def _pairs(records: Iterable[Record]) -> list[RatedPair]:
 
 def heldout_records(ds: CCPTDataset) -> list[Record]:
     """The test rows of every generative task, each row once (PI- and NPC-emergent share a file)."""
-    from ccpt.dataset import GENERATIVE_TASKS
-
     out: dict[str, Record] = {}
     for task in GENERATIVE_TASKS:
         for record in ds.test(task):
