@@ -166,11 +166,7 @@ def _bert_class() -> type:
         def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
             b, n, h = x.shape
             d = h // self.heads
-
-            def split(t: torch.Tensor) -> torch.Tensor:
-                return t.view(b, n, self.heads, d).transpose(1, 2)
-
-            q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+            q, k, v = (f(x).view(b, n, self.heads, d).transpose(1, 2) for f in (self.query, self.key, self.value))
             # Fused attention (2-3x faster on CPU than the explicit softmax); same result up to float rounding.
             attended = nn.functional.scaled_dot_product_attention(
                 q, k, v, attn_mask=bias, dropout_p=self.dropout.p if self.training else 0.0, scale=1 / math.sqrt(d)
