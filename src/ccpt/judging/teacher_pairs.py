@@ -107,13 +107,11 @@ def read_frames(
         try:
             if not Path(path).is_file():
                 raise DataError(f"{path}: no such file")
-            frame = from_reference_csv(path, dataset)
+            frames.append(from_reference_csv(path, dataset))
         except DataError as exc:
             if skipped is None:
                 raise
             skipped.append(str(exc).splitlines()[0])
-            continue
-        frames.append(frame)
     return frames
 
 
