@@ -18,19 +18,22 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from ccpt.dataset import instances
 from ccpt.errors import DataError
 from ccpt.judging.agreement import format_correlation
 from ccpt.outputs import atomic_write_text
 from ccpt.prompts import human_question
 from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
-from ccpt.schemas.sheets import JUDGED_ROLES
+from ccpt.schemas.sheets import JUDGED_ROLES, RATING_KEY, RATINGS, SOLVER
 from ccpt.scoring import Relevances, relevance_from_score
 from ccpt.sheets import read_checked_sheet, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import defined, krippendorff_alpha_long, pearson, spearman
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ccpt.dataset import CCPTDataset
 
 HUMAN = "human"
@@ -47,8 +50,6 @@ JudgeFn = Callable[[str, str], "Awaitable[float | None] | float | None"]
 
 def solver_items(ds: CCPTDataset, task: str, n: int | None = None, seed: int = 0) -> list[Any]:
     """The items of a sheet: the test split (or Task-3 set), or a seeded subset of ``n`` of them."""
-    from ccpt.dataset import instances
-
     items = list(instances(ds, task))  # type: ignore[arg-type]
     if n is not None and n < len(items):
         items = random.Random(seed).sample(items, n)
@@ -99,8 +100,6 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
     """Tidy rows (``model="human"``, ``method="human"``) from filled solver sheets, read together. An optional
     ``rater`` column maps each rater to a seed; each rater answers each item once across all the sheets. Empty
     answers and invalid Task 3 labels are parse failures; Task 3 takes the raters' majority label (Appendix B.4)."""
-    from ccpt.schemas.sheets import SOLVER
-
     sheets: list[tuple[Path, str, list[dict[str, Any]]]] = []
     where: dict[tuple[str, str | None, str], tuple[Path, int]] = {}
     raters: dict[str, list[str | None]] = {}  # task → its raters across the sheets, in order of appearance
@@ -270,8 +269,6 @@ def export_rating_sheets(
 def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataFrame:
     """Long table of ratings joined with the key: one row per (key row, rater) with ``rating`` in 1–10. Each rater ×
     pair may appear once across all the sheets (a repeat is one line naming both places)."""
-    from ccpt.schemas.sheets import RATING_KEY, RATINGS
-
     key = pd.DataFrame(
         read_checked_sheet(Path(key_path), RATING_KEY)[0], columns=list(RATING_KEY.json_schema["properties"])
     )
@@ -341,21 +338,18 @@ def rating_agreement(ratings: pd.DataFrame) -> dict[str, Any]:
         "n": float(len(both)),
         "krippendorff_alpha_interval": alpha,
     }
-    if alpha is None:  # the units as lists only here: 300K ratings as lists took ~60 MB
-        units = [
-            [optional(v, float) for v in group] for _, group in pd.Series(rating[once]).groupby(pair.to_numpy()[once])
-        ]
-        out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(units)
+    if alpha is None:
+        out["krippendorff_alpha_undefined_because"] = _why_alpha_undefined(pair.to_numpy()[once], rating[once])
     return out
 
 
-def _why_alpha_undefined(units: Sequence[Sequence[float | None]]) -> str:
+def _why_alpha_undefined(pairs: np.ndarray, ratings: np.ndarray) -> str:
     """Why Krippendorff's α has no value for these ratings (said beside it, not left to guess)."""
-    paired = [u for u in units if sum(v is not None for v in u) >= 2]
-    if not paired:
+    rated = pd.Series(ratings, index=pairs).dropna()
+    paired = rated[rated.groupby(level=0).transform("size") >= 2]
+    if paired.empty:
         return "no pair was rated by two raters: α compares raters on the same pair (one rater, or one sheet twice?)"
-    values = {v for u in paired for v in u if v is not None}
-    if len(values) == 1:
+    if paired.nunique() == 1:
         return "every rating of the pairs rated twice is the same value (no variation to compare against)"
     return "too few ratings of pairs rated by two or more raters"
 

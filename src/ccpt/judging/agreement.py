@@ -40,10 +40,6 @@ class AgreementCI:
     n_missing: int
     n_resamples: int
 
-    def as_dict(self) -> dict[str, Any]:
-        """Plain JSON values (intervals as lists)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
-
     def line(self) -> str:
         """``Pearson 0.71 [0.68, 0.74], Spearman …`` for notes under tables."""
         r, rho = _with_ci(self.pearson, self.pearson_ci), _with_ci(self.spearman, self.spearman_ci)
@@ -115,8 +111,8 @@ class Measurement:
     def entry(self) -> dict[str, Any]:
         """The store entry (docs/schemas.md, "agreement store"), figures rounded to 4 decimals, intervals as lists."""
         result = {
-            k: [round(x, 4) for x in v] if isinstance(v, list) else v if v is None else round(v, 4)
-            for k, v in self.result.as_dict().items()
+            k: [round(x, 4) for x in v] if isinstance(v, tuple) else v if v is None else round(v, 4)
+            for k, v in asdict(self.result).items()
         }
         own = ("pairs", "mode", "rows", "seed", "seconds", "measured", "command", "note")
         return result | {k: getattr(self, k) for k in own if getattr(self, k) is not None}
@@ -184,13 +180,10 @@ def _by_pair_set(value: Any) -> dict[str, Any]:
 
 
 def _measurement(judge: str, entry: dict[str, Any], pair_set_key: str) -> Measurement:
-    stats: dict[str, Any] = {}
-    for name in ("pearson", "spearman"):
-        ci = entry.get(f"{name}_ci")
-        stats |= {name: entry.get(name), f"{name}_ci": None if ci is None else (float(ci[0]), float(ci[1]))}
-    result = AgreementCI(
-        **stats, n=entry["n"], n_missing=entry.get("n_missing", 0), n_resamples=entry.get("n_resamples", 0)
-    )
+    stats = {k: entry.get(k) for k in ("pearson", "spearman")}
+    stats |= {f"{k}_ci": None if (ci := entry.get(f"{k}_ci")) is None else tuple(map(float, ci)) for k in stats}
+    counts = {k: entry.get(k, 0) for k in ("n_missing", "n_resamples")}
+    result = AgreementCI(**stats, **counts, n=entry["n"])
     how = {k: entry.get(k) for k in ("rows", "seconds", "command", "note")}
     mode, measured = entry.get("mode") or "text", entry.get("measured") or "?"
     pairs = entry.get("pairs") or pair_set_key
@@ -245,10 +238,10 @@ def judge_note(judges: Sequence[str]) -> str:
     and scale): its held-out agreement with human ratings, never one measured on other weights, or how to measure it."""
     from ccpt.rows import judge_model, scored_judge
 
-    stores = [read_store(shipped_store()), read_store(user_store())]
-    known = {**stores[0].entries, **stores[1].entries}
+    shipped, user = read_store(shipped_store()), read_store(user_store())
+    known = shipped.entries | user.entries
     judges = list(dict.fromkeys(scored_judge(j) for j in judges))
-    problems = {**stores[0].problems, **stores[1].problems}  # entries left out: they do not match the schema
+    problems = shipped.problems | user.problems  # entries left out: they do not match the schema
     parts = [f"agreement store {line}" for judge, line in problems.items() if judge is None or judge in judges]
     for judge in judges:
         # Quoted: the judge's held-out measurement over the most pairs, never an in-sample one (pair set ``all``).

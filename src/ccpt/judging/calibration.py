@@ -16,6 +16,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from ccpt.scoring import Relevances
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -125,13 +127,10 @@ def _table_means(rows: Sequence[CalibrationRow], values: Sequence[tuple[float, f
     """Per kind: mean R_H,M,P, mean R_N,P and mean E or C (the paper's Table-3 cells), in points."""
     out: list[float] = []
     for kind in ("emergent", "canceled"):
-        chosen = [v for r, v in zip(rows, values, strict=True) if r.kind == kind]
-        if not chosen:
-            continue
-        hmp = [max(h, m) for _, h, m in chosen]
-        np_ = [n for n, _, _ in chosen]
-        score = [max(n - x, 0.0) if kind == "emergent" else max(x - n, 0.0) for n, x in zip(np_, hmp, strict=True)]
-        out += [100 * float(np.mean(hmp)), 100 * float(np.mean(np_)), 100 * float(np.mean(score))]
+        chosen = [Relevances(*v) for r, v in zip(rows, values, strict=True) if r.kind == kind]
+        if chosen:
+            columns = ([r.r_hmp for r in chosen], [r.r_np for r in chosen], [r.score(kind) for r in chosen])
+            out += [100 * float(np.mean(column)) for column in columns]  # type: ignore[arg-type]
     return out
 
 

@@ -8,6 +8,7 @@ seed and thread count give the same weights bit for bit; with a ``cache_dir`` a 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -16,6 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ccpt.outputs import atomic_path
 
 if TYPE_CHECKING:
     import torch
@@ -52,8 +55,6 @@ class TrainConfig:
 
 def build_head(encoder: Encoder, config: TrainConfig) -> Any:
     """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
-    import copy
-
     import torch
     from torch import nn
 
@@ -109,8 +110,6 @@ def _atomic_save(obj: Any, path: Path) -> None:
         return value
 
     skeleton = json.dumps(strip(obj))
-    from ccpt.outputs import atomic_path
-
     with atomic_path(path) as partial:
         save_file(tensors, str(partial), metadata={_SKELETON: skeleton})
 

@@ -9,6 +9,8 @@ full: a missing, truncated or altered file is one ModelError naming it. Training
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -23,6 +25,7 @@ from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
 from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
 from ccpt.judging.rated_pairs import ROLES, RatedPair, folds, stored_gpt4o, training_pairs
 from ccpt.outputs import atomic_path
+from ccpt.stats import pearson, spearman
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -223,8 +226,6 @@ def evaluation_metadata(
 ) -> dict[str, str]:
     """Pearson/Spearman of ``score`` on the validation fold's 3-rater pairs (the test pairs' kind) and, with
     ``calibrate`` (default ``config.calibrate``), the calibration map fitted on its predictions there."""
-    from ccpt.stats import pearson, spearman
-
     held = config.validation_fold
     if held is None:
         return {}
@@ -250,9 +251,6 @@ def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
     return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
 
 
-REFERENCE_JUDGE = "GPT-4o's relevance stored in the dataset"
-
-
 def calibration_metadata(
     ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
 ) -> dict[str, str]:
@@ -270,7 +268,7 @@ def calibration_metadata(
     if len(rows) < 4:
         return {}
     where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {fold} of the training pool"
-    return _map_metadata(*choose_calibration(rows, REFERENCE_JUDGE, where))
+    return _map_metadata(*choose_calibration(rows, "GPT-4o's relevance stored in the dataset", where))
 
 
 def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
@@ -300,8 +298,6 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
 
 def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
     """Member weights normalised to sum 1 (None when all equal: the plain mean); ValueError unless finite > 0."""
-    import math
-
     if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
         raise ValueError(f"member weights must be numbers, got {list(values)}")
     numbers = [float(v) for v in values]  # type: ignore[arg-type]
@@ -379,8 +375,6 @@ def write_ensemble(
     """Write the manifest of the judge averaging ``heads`` (weighted by ``weights``, one > 0 per head); its sha256.
     Its map is ``calibrate(raw judge)`` (``--map-runs``) or fitted on the validation fold, which every head must share
     (same folds, seed, validation_fold and pool). Member files are recorded relative to the manifest's directory."""
-    import os
-
     loaded = [load_head(path) for path in heads]
     configs = [h.config for h in loaded]
     split = {(c.folds, c.seed, c.validation_fold) for c in configs}

@@ -9,12 +9,14 @@ with GPT-4o's by the report's own code (:func:`ccpt.report.cross_judge.cross_jud
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ccpt.errors import DataError
 from ccpt.judging.rated_pairs import pair_key
-from ccpt.spec import GENERATIVE_TASKS
+from ccpt.spec import GENERATIVE_TASKS, PI_CANCELED, TASK_SPECS
 
 # It re-judges result files and compares them with the report's tables: the report layer (tests/test_layering.py).
 __layer__ = "report"
@@ -74,10 +76,7 @@ def fit_runs_map(
 ) -> tuple[Calibration, dict]:
     """A judge's calibration map chosen (:func:`choose_calibration`) on ``limit`` seeded rows of the stored runs with
     three numeric GPT-4o relevances, each distinct pair scored once with ``score`` (the judge's raw relevance)."""
-    import random
-
     from ccpt.judging.calibration import CalibrationRow, choose_calibration
-    from ccpt.spec import TASK_SPECS
 
     candidates: list[tuple[str, tuple[str, str, str], str, tuple[float, float, float]]] = []
     for model in sorted(runs):
@@ -89,8 +88,6 @@ def fit_runs_map(
             kind = TASK_SPECS[row["task"]].kind
             candidates.append((kind, *judged, tuple(float(v) for v in ref)))  # type: ignore[arg-type]
     if not candidates:
-        from ccpt.errors import DataError
-
         raise DataError("no judged sample row with GPT-4o's three stored relevances in the runs: nothing to fit on")
     random.Random(seed).shuffle(candidates)
     chosen = candidates[:limit]
@@ -156,7 +153,6 @@ def figures(
 ) -> Figures:
     """The held-out model's figures: its runs under GPT-4o's stored relevances against under ``scores``."""
     from ccpt.report.cross_judge import cross_judge
-    from ccpt.spec import PI_CANCELED
     from ccpt.stats import pearson
 
     view = cross_judge(reference, rejudged(reference, scores, judge), "gpt-4o", judge, stat="paper")

@@ -12,6 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ccpt.errors import DataError
+from ccpt.spec import GENERATIVE_TASKS
+
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset, PropertyType, Record
 
@@ -75,8 +78,6 @@ def _pairs(records: Iterable[Record]) -> list[RatedPair]:
 
 def heldout_records(ds: CCPTDataset) -> list[Record]:
     """The test rows of every generative task, each row once (PI- and NPC-emergent share a file)."""
-    from ccpt.dataset import GENERATIVE_TASKS
-
     out: dict[str, Record] = {}
     for task in GENERATIVE_TASKS:
         for record in ds.test(task):
@@ -105,8 +106,6 @@ def paper300_pairs(ds: CCPTDataset, seed: int = 0) -> list[RatedPair]:
 
 def pair_set(ds: CCPTDataset, name: str, seed: int = 0, rows: int | None = None) -> list[RatedPair]:
     """The pairs of one named set (``test``, ``paper300``, ``all``), or of a sample of ``rows`` of its rows."""
-    from ccpt.errors import DataError
-
     if name not in PAIR_SETS:
         raise DataError(f"unknown pair set {name!r}; choose one of {', '.join(PAIR_SETS)}")
     if rows is None and name == "paper300":

@@ -9,6 +9,7 @@ per-step files are skipped unless asked for: some carry score columns copied fro
 from __future__ import annotations
 
 import csv
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,9 +96,7 @@ def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, floa
 
 
 def read_frames(
-    files: Sequence[Path],
-    dataset: CCPTDataset | None = None,
-    skipped: list[str] | None = None,
+    files: Sequence[Path], dataset: CCPTDataset | None = None, skipped: list[str] | None = None
 ) -> list[pd.DataFrame]:
     """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
     is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead."""
@@ -108,13 +107,11 @@ def read_frames(
         try:
             if not Path(path).is_file():
                 raise DataError(f"{path}: no such file")
-            frame = from_reference_csv(path, dataset)
+            frames.append(from_reference_csv(path, dataset))
         except DataError as exc:
             if skipped is None:
                 raise
             skipped.append(str(exc).splitlines()[0])
-            continue
-        frames.append(frame)
     return frames
 
 
@@ -184,8 +181,6 @@ def training_sample(
 ) -> tuple[list[tuple[str, str]], list[float]]:
     """(texts, targets) to fine-tune a judge on: distinct normalised pairs (any model) outside ``exclude``, each
     with the mean of all its stored relevances; sorted, shuffled with ``seed`` and cut at ``cap`` (docs/judge.md)."""
-    import random
-
     values: dict[tuple[str, str], list[float]] = {}
     text: dict[tuple[str, str], tuple[str, str]] = {}
     for pair in [p for p in pairs if p.key not in exclude]:

@@ -46,6 +46,7 @@ BODY_SECONDS = 10.0  # a form post whose body has not arrived by then is refused
 RETRY_AFTER = "5"  # seconds, sent with a 503 when the database is busy
 CSRF_COOKIE = "ccpt_csrf"
 SUBMITTED_FINAL = "Your answers are already submitted and can no longer be changed."
+BUSY = "The study is busy saving other answers. Nothing was lost: please try again in a few seconds."
 CSS_PATH = Path(__file__).with_name("templates") / "app.css"
 SECURITY_HEADERS = {
     # The link token is in the URL: never leak it through a Referer, a cache or a frame.
@@ -295,10 +296,7 @@ class StudyApp:
     async def refused(self, request: Request, exc: Exception) -> Response:
         """Refusals and HTTP errors as a page with one line; a busy database as 503 with a retry hint."""
         if isinstance(exc, Busy):
-            response = self.message(
-                request, 503, "The study is busy saving other answers. Nothing was lost: please try again in a few "
-                "seconds.", title="Busy",
-            )  # fmt: skip
+            response = self.message(request, 503, BUSY, title="Busy")
             response.headers["Retry-After"] = RETRY_AFTER
             return response
         if isinstance(exc, Refused):

@@ -55,14 +55,9 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
                     {"pair_id": item.key, **item.fields, "rater": annotator.name, "rating": value.get("rating", "")}
                 )
             else:
-                hit_rows.append(
-                    {
-                        "hit_id": item.key,
-                        "worker_id": annotator.name,
-                        **{c: value.get(c, "") for c in ANSWER_COLUMNS[2:]},
-                        "toxic": ("true" if value.get("toxic") else "false") if value else "",
-                    }
-                )
+                answer = {c: value.get(c, "") for c in ANSWER_COLUMNS[2:]}
+                toxic = ("true" if value.get("toxic") else "false") if value else ""
+                hit_rows.append({"hit_id": item.key, "worker_id": annotator.name, **answer, "toxic": toxic})
     for task in [t for t in TASKS if t in solver_rows]:
         extra = ["answer_modifier"] if TASK_SPECS[task].completes_phrase else []
         files.append(write_csv(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))

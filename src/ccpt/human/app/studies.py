@@ -13,7 +13,7 @@ from typing import Any
 from ccpt.errors import DataError
 from ccpt.pipeline.annotation import FORM_OPTIONS
 from ccpt.prompts import render_template
-from ccpt.schemas.sheets import SOURCE_OPTIONS
+from ccpt.schemas.sheets import HITS, QUESTIONS, RATING_KEY, SOURCE_OPTIONS
 from ccpt.sheets import read_checked_sheet
 from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 
@@ -53,8 +53,6 @@ class Study:
 
 
 def _solver_items(path: Path) -> list[Item]:
-    from ccpt.schemas.sheets import QUESTIONS
-
     items = []
     for line, row in enumerate(read_checked_sheet(path, QUESTIONS)[0], start=2):
         if f"{row['task']}_sheet.csv" != path.name:
@@ -65,8 +63,6 @@ def _solver_items(path: Path) -> list[Item]:
 
 
 def _rating_items(path: Path, overlap: int | None) -> list[Item]:
-    from ccpt.schemas.sheets import RATING_KEY
-
     seen: dict[str, Item] = {}
     # key.csv holds one row per (answer, role); a pair shared by several rows is rated once
     for row in read_checked_sheet(path, RATING_KEY)[0]:
@@ -77,8 +73,6 @@ def _rating_items(path: Path, overlap: int | None) -> list[Item]:
 
 
 def _annotation_items(path: Path) -> list[Item]:
-    from ccpt.schemas.sheets import HITS
-
     items = []
     for row in read_checked_sheet(path, HITS)[0]:  # form, assignments ≥ 1 and a unique hit_id: checked by the schema
         fields = {k: row.get(k) or "" for k in ("root", "modifier", "combination", "property")}
