@@ -74,25 +74,14 @@ def _generation(llm: LLMOptions) -> dict[str, Any]:
     return {"temperature": llm.temperature, "max_tokens": llm.max_tokens, "seed": llm.seed}
 
 
-def _preprocess(row: dict[str, Any], *, backend: str, model: str, llm: dict[str, Any]) -> dict[str, Any]:
-    """A dataset row {id, prompt} → the processor's input columns."""
-    messages = [{"role": "user", "content": row["prompt"]}]
-    if backend == "vllm":
-        return {"id": row["id"], "messages": messages, "sampling_params": dict(llm)}
-    return {"id": row["id"], "payload": {"model": model, "messages": messages, **llm}}
+def _preprocess(row: dict[str, Any], *, llm: dict[str, Any]) -> dict[str, Any]:
+    """A dataset row {id, prompt} → the vLLM processor's input columns."""
+    return {"id": row["id"], "messages": [{"role": "user", "content": row["prompt"]}], "sampling_params": dict(llm)}
 
 
-def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
-    """A processor output row → {id, text, error}; an HTTP error body becomes an error, never a reply."""
-    if backend == "vllm":
-        return {"id": row["id"], "text": str(row.get("generated_text") or ""), "error": ""}
-    response = row.get("http_response") or {}
-    try:
-        text = response["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        detail = json.dumps(response.get("error", response) if isinstance(response, dict) else response)
-        return {"id": row["id"], "text": "", "error": f"no choices in response: {detail[:300]}"}
-    return {"id": row["id"], "text": str(text or ""), "error": ""}
+def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
+    """A vLLM processor output row → {id, text, error}."""
+    return {"id": row["id"], "text": str(row.get("generated_text") or ""), "error": ""}
 
 
 def processor_config(batch: BatchOptions) -> Any:
@@ -169,7 +158,7 @@ class HttpStage:
         from ccpt.retry import retry_policy
 
         assert self._semaphore is not None
-        row = _preprocess({"id": rid, "prompt": prompt}, backend="http", model=self.model, llm=self.generation)
+        payload = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **self.generation}
         endpoint = self.endpoint
         host = urlsplit(endpoint.url).netloc or endpoint.url
         policy = retry_policy(
@@ -182,7 +171,7 @@ class HttpStage:
         try:
             async with self._semaphore:
                 response = await AsyncRetrying(**policy)(
-                    self._client.post, endpoint.url, content=json.dumps(row["payload"]), headers=endpoint.headers
+                    self._client.post, endpoint.url, content=json.dumps(payload), headers=endpoint.headers
                 )
         except httpx.ConnectError as exc:
             problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
@@ -196,15 +185,18 @@ class HttpStage:
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
-    """(text, error, "") from an HTTP response: the first choice's content, or why there is none."""
+    """(text, error, "") from an HTTP response: the first choice's content, or why there is none (an HTTP error
+    body becomes an error, never a reply)."""
     try:
-        body = response.json()
+        body = response.json() or {}
     except ValueError:
         return "", f"HTTP {response.status_code}, not JSON: {response.text[:200]}", ""
-    row = _postprocess({"id": "", "http_response": body}, backend="http")
-    if not row["error"] and response.status_code >= 400:
-        row["error"] = f"HTTP {response.status_code}"
-    return row["text"], row["error"], ""
+    try:
+        text = body["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        detail = json.dumps(body.get("error", body) if isinstance(body, dict) else body)
+        return "", f"no choices in response: {detail[:300]}", ""
+    return str(text or ""), f"HTTP {response.status_code}" if response.status_code >= 400 else "", ""
 
 
 def _preflight(batch: BatchOptions) -> None:
@@ -278,8 +270,8 @@ def run_batch(
 
         processor = ray_llm.build_processor(
             config,
-            preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=_generation(llm)),
-            postprocess=partial(_postprocess, backend=batch.backend),
+            preprocess=partial(_preprocess, llm=_generation(llm)),
+            postprocess=_postprocess,
         )
         rows = processor(dataset).iter_rows()
     else:
