@@ -126,52 +126,39 @@ class EndpointUnavailable(Exception):
     """The endpoint could not be reached (or kept failing) after every retry: the job stops."""
 
 
-@dataclass
-class HttpStage:
-    """One batch of the http job (in a Ray task), at most ``in_flight`` requests at once: per request the reply
-    text, an ``error`` (counted, retried next run) or ``fatal`` (endpoint unreachable: the driver stops the job)."""
+async def _http_requests(
+    batch: dict[str, Any],
+    endpoint: HttpEndpoint,
+    model: str,
+    generation: dict[str, Any],
+    in_flight: int,
+    timeout: float,
+) -> dict[str, list[str]]:
+    """One batch of the http job, at most ``in_flight`` requests at once: per request the reply text, an ``error``
+    (counted, retried next run) or ``fatal`` (endpoint unreachable: the driver stops the job)."""
+    import httpx
+    from tenacity import AsyncRetrying
 
-    endpoint: HttpEndpoint
-    model: str
-    generation: dict[str, Any]  # temperature, max_tokens, seed
-    in_flight: int
-    timeout: float
-    _client: Any = None
-    _semaphore: asyncio.Semaphore | None = None
+    from ccpt.retry import retry_policy
 
-    async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
-        if self._client is None:  # created on the event loop that runs the batch
-            import httpx
+    limits = httpx.Limits(max_connections=in_flight, max_keepalive_connections=in_flight)
+    client = httpx.AsyncClient(timeout=timeout, limits=limits)
+    semaphore = asyncio.Semaphore(in_flight)
+    host = urlsplit(endpoint.url).netloc or endpoint.url
+    policy = retry_policy(
+        endpoint.max_retries + 1,
+        RETRY_BACKOFF,
+        max_backoff=RETRY_BACKOFF_MAX,
+        retry_on=lambda exc: isinstance(exc, httpx.TransportError),  # timeouts, connections dropped mid-reply
+        retry_result=lambda response: response.status_code in RETRY_STATUS,
+    )
 
-            limits = httpx.Limits(max_connections=self.in_flight, max_keepalive_connections=self.in_flight)
-            self._client = httpx.AsyncClient(timeout=self.timeout, limits=limits)
-            self._semaphore = asyncio.Semaphore(self.in_flight)
-        ids = [str(i) for i in batch["id"]]
-        results = await asyncio.gather(*(self._one(i, str(p)) for i, p in zip(ids, batch["prompt"], strict=True)))
-        return {"id": ids, **{key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}}
-
-    async def _one(self, rid: str, prompt: str) -> tuple[str, str, str]:
-        """(text, error, fatal) for one prompt, after at most ``max_retries`` retries of a retryable failure."""
-        import httpx
-        from tenacity import AsyncRetrying
-
-        from ccpt.retry import retry_policy
-
-        assert self._semaphore is not None
-        payload = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **self.generation}
-        endpoint = self.endpoint
-        host = urlsplit(endpoint.url).netloc or endpoint.url
-        policy = retry_policy(
-            endpoint.max_retries + 1,
-            RETRY_BACKOFF,
-            max_backoff=RETRY_BACKOFF_MAX,
-            retry_on=lambda exc: isinstance(exc, httpx.TransportError),  # timeouts, connections dropped mid-reply
-            retry_result=lambda response: response.status_code in RETRY_STATUS,
-        )
+    async def one(prompt: str) -> tuple[str, str, str]:
+        payload = {"model": model, "messages": [{"role": "user", "content": prompt}], **generation}
         try:
-            async with self._semaphore:
+            async with semaphore:
                 response = await AsyncRetrying(**policy)(
-                    self._client.post, endpoint.url, content=json.dumps(payload), headers=endpoint.headers
+                    client.post, endpoint.url, content=json.dumps(payload), headers=endpoint.headers
                 )
         except httpx.ConnectError as exc:
             problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
@@ -182,6 +169,10 @@ class HttpStage:
                 return _reply_text(response)
             problem = f"HTTP {response.status_code} from {host}"
         return "", "", f"{problem} (after {endpoint.max_retries} retries)"
+
+    results = await asyncio.gather(*(one(str(prompt)) for prompt in batch["prompt"]))
+    columns = {key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}
+    return {"id": [str(i) for i in batch["id"]], **columns}
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
@@ -299,8 +290,8 @@ def run_batch(
 
 
 def _http_batch(rows: dict[str, Any], *, stage: tuple[Any, ...]) -> dict[str, list[str]]:
-    """One Ray task: a batch through a new :class:`HttpStage` (its own client, event loop and semaphore)."""
-    return asyncio.run(HttpStage(*stage)(rows))
+    """One Ray task: a batch through its own client, event loop and semaphore."""
+    return asyncio.run(_http_requests(rows, *stage))
 
 
 def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
