@@ -289,18 +289,14 @@ def run_batch(
     return replies, failures, len(missing)
 
 
-def _http_batch(rows: dict[str, Any], *, stage: tuple[Any, ...]) -> dict[str, list[str]]:
-    """One Ray task: a batch through its own client, event loop and semaphore."""
-    return asyncio.run(_http_requests(rows, *stage))
-
-
 def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
     """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks (not actors: a job starts sending
-    seconds sooner, docs/benchmarks.md), each keeping its share of ``max_connections`` in flight."""
+    seconds sooner, docs/benchmarks.md), each with its own event loop and client, keeping its share of
+    ``max_connections`` in flight."""
     in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
     stage = (endpoint, batch.model, _generation(llm), in_flight, float(llm.timeout))
     return dataset.map_batches(
-        partial(_http_batch, stage=stage),
+        lambda rows: asyncio.run(_http_requests(rows, *stage)),
         batch_size=batch.batch_size,
         batch_format="numpy",
         concurrency=batch.concurrency,
