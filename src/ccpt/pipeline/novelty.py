@@ -128,18 +128,6 @@ def pmi(pair: Pair, counts: Counts) -> float | None:
     return math.log2((n_wc / counts.total_pairs) / ((n_w / counts.total_words) * (n_c / counts.total_words)))
 
 
-def dataset_pairs(dataset_dir: Path) -> dict[str, set[Pair]]:
-    """Distinct (modifier, head) pairs per CCPT file found in ``dataset_dir`` (lower-cased)."""
-    out = {
-        stem: {(r.modifier.lower(), r.head.lower()) for r in read_records(dataset_dir / f"{stem}.csv", stem)}
-        for stem in FILE_SPECS
-        if (dataset_dir / f"{stem}.csv").is_file()
-    }
-    if not out:
-        raise DataError(f"no CCPT files in {dataset_dir}", "pass the dataset directory written by annotate-import")
-    return out
-
-
 def conceptnet_pairs(index: Path, sample: int | None, seed: int) -> set[Pair]:
     """ConceptNet's two-word English concepts as pairs (a seeded sample of ``sample`` if given)."""
     with contextlib.closing(SqliteConceptGraph(index)) as graph:
@@ -206,7 +194,10 @@ def novelty(
     spec = StageSpec("novelty", out_dir, (*files, Path(conceptnet), *sources, *corpus), outputs, recorded)
 
     def work() -> dict[str, Any]:
-        per_file = dataset_pairs(dataset_dir)
+        if not files:
+            raise DataError(f"no CCPT files in {dataset_dir}", "pass the dataset directory written by annotate-import")
+        # Distinct (modifier, head) pairs per CCPT file, lower-cased.
+        per_file = {f.stem: {(r.modifier.lower(), r.head.lower()) for r in read_records(f, f.stem)} for f in files}
         sets: dict[str, set[Pair]] = {
             "dataset": set().union(*per_file.values()),
             **per_file,
