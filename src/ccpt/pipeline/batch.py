@@ -234,9 +234,6 @@ def root_cause(exc: BaseException) -> str:
     else:
         rest = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
         name, text = type(exc).__name__, rest[0] if rest else ""
-    if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload
-        last = text.split("Previous Exception:")[1].split(".")[0].strip()
-        text = f"{text.split(' for input row ')[0]} (last error: {last})"
     return f"{name}: {text}"[:300]
 
 
