@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import gzip
 import math
 import random
 import re
@@ -26,7 +25,7 @@ from ccpt.dataset import FILE_SPECS, read_records
 from ccpt.errors import DataError
 from ccpt.graph import SqliteConceptGraph
 from ccpt.pipeline.corpus import iter_documents
-from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, run_stage, write_json
+from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, open_text, run_stage, write_json
 
 Pair = tuple[str, str]
 _TOKEN = re.compile(r"[a-z][a-z'-]*")
@@ -47,16 +46,12 @@ def _key(w: str, c: str) -> Pair:
     return (w, c) if w <= c else (c, w)
 
 
-def _open(path: Path) -> Any:
-    return gzip.open(path, "rt", encoding="utf-8") if path.name.endswith(".gz") else path.open(encoding="utf-8")
-
-
 def counts_from_csv(path: Path, wanted: set[Pair]) -> Counts:
     """``ngram,count`` rows: unigrams and two-word n-grams."""
     words: Counter[str] = Counter()
     pairs: Counter[Pair] = Counter()
     total_pairs = 0
-    with _open(path) as fh:
+    with open_text(path) as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames or not {"ngram", "count"} <= set(reader.fieldnames):
             raise DataError(f"{path}: expected columns ngram,count")
@@ -81,7 +76,7 @@ def counts_from_cooccurrence(path: Path, wanted: set[Pair]) -> Counts:
     words: Counter[str] = Counter()
     pairs: Counter[Pair] = Counter()
     total = 0
-    with _open(path) as fh:
+    with open_text(path) as fh:
         for line_no, line in enumerate(fh, start=1):
             fields = line.rstrip("\n").split("\t")
             if len(fields) != 3 or not fields[2].strip().isdigit():
