@@ -148,13 +148,6 @@ def _normalise_header(name: str) -> str:
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
 
 
-def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
-    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"); rows kept as text."""
-    from ccpt.schemas.sheets import HITS
-
-    return {row["hit_id"]: row for row in read_checked_sheet(path, HITS)[1].rows}
-
-
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
     """Parse an answers CSV against the exported HITs (docs/schemas.md, "annotation answers"); DataError if bad."""
     from ccpt.schemas.sheets import ANSWERS
@@ -297,7 +290,10 @@ def import_answers(
     spec = StageSpec("annotate-import", workdir, (hits_csv, Path(answers)), outputs, {**recorded, "out": str(target)})
 
     def work() -> dict[str, Any]:
-        hits = _read_hits(hits_csv)
+        from ccpt.schemas.sheets import HITS
+
+        # hits.csv checked by its schema (docs/schemas.md, "annotation HITs"), by hit_id; rows kept as text.
+        hits = {row["hit_id"]: row for row in read_checked_sheet(hits_csv, HITS)[1].rows}
         parsed = read_answers(Path(answers), hits)
         by_hit: dict[str, list[Answer]] = {}
         for a in parsed:
