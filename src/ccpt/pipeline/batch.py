@@ -154,6 +154,7 @@ async def _http_requests(
     )
 
     async def one(prompt: str) -> tuple[str, str, str]:
+        """(text, error, fatal) for one prompt, after at most ``max_retries`` retries of a retryable failure."""
         payload = {"model": model, "messages": [{"role": "user", "content": prompt}], **generation}
         try:
             async with semaphore:
