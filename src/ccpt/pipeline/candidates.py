@@ -88,7 +88,7 @@ async def _canceled(
             render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
         )
         from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
-        # property → its first source
+        # property → its first source: ConceptNet, else the LLM
         sources = dict.fromkeys(from_graph, "conceptnet") | {p: "llm" for p in from_llm if p not in from_graph}
         return [{**base, "property": p, "property_source": source} for p, source in sources.items()]
 
