@@ -85,7 +85,7 @@ def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def processor_config(batch: BatchOptions) -> Any:
-    """``ray.data.llm``'s vLLM processor config, or the http endpoint and headers (a missing API key fails here)."""
+    """``ray.data.llm``'s vLLM processor config, or the http request headers (a missing API key fails here)."""
     if batch.backend == "vllm":
         from ray.data import llm as ray_llm
 
@@ -105,7 +105,7 @@ def processor_config(batch: BatchOptions) -> Any:
         if not key:
             raise CcptError(f"environment variable {batch.api_key_env} is not set", "export the API key first")
         headers["Authorization"] = f"Bearer {key}"
-    return HttpEndpoint(url=str(batch.url), headers=headers, max_retries=batch.max_retries)
+    return headers
 
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -113,23 +113,14 @@ RETRY_BACKOFF = 0.5  # seconds before the first retry; doubled for each further 
 RETRY_BACKOFF_MAX = 8.0
 
 
-@dataclass(frozen=True)
-class HttpEndpoint:
-    """Where the http backend sends its requests, and how often it retries one."""
-
-    url: str
-    headers: dict[str, str]
-    max_retries: int
-
-
 class EndpointUnavailable(Exception):
     """The endpoint could not be reached (or kept failing) after every retry: the job stops."""
 
 
 async def _http_requests(
-    batch: dict[str, Any],
-    endpoint: HttpEndpoint,
-    model: str,
+    rows: dict[str, Any],
+    batch: BatchOptions,
+    headers: dict[str, str],
     generation: dict[str, Any],
     in_flight: int,
     timeout: float,
@@ -144,9 +135,10 @@ async def _http_requests(
     limits = httpx.Limits(max_connections=in_flight, max_keepalive_connections=in_flight)
     client = httpx.AsyncClient(timeout=timeout, limits=limits)
     semaphore = asyncio.Semaphore(in_flight)
-    host = urlsplit(endpoint.url).netloc or endpoint.url
+    url = str(batch.url)
+    host = urlsplit(url).netloc or url
     policy = retry_policy(
-        endpoint.max_retries + 1,
+        batch.max_retries + 1,
         RETRY_BACKOFF,
         max_backoff=RETRY_BACKOFF_MAX,
         retry_on=lambda exc: isinstance(exc, httpx.TransportError),  # timeouts, connections dropped mid-reply
@@ -155,12 +147,10 @@ async def _http_requests(
 
     async def one(prompt: str) -> tuple[str, str, str]:
         """(text, error, fatal) for one prompt, after at most ``max_retries`` retries of a retryable failure."""
-        payload = {"model": model, "messages": [{"role": "user", "content": prompt}], **generation}
+        payload = {"model": batch.model, "messages": [{"role": "user", "content": prompt}], **generation}
         try:
             async with semaphore:
-                response = await AsyncRetrying(**policy)(
-                    client.post, endpoint.url, content=json.dumps(payload), headers=endpoint.headers
-                )
+                response = await AsyncRetrying(**policy)(client.post, url, content=json.dumps(payload), headers=headers)
         except httpx.ConnectError as exc:
             problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
         except httpx.TransportError as exc:
@@ -169,11 +159,11 @@ async def _http_requests(
             if response.status_code not in RETRY_STATUS:
                 return _reply_text(response)
             problem = f"HTTP {response.status_code} from {host}"
-        return "", "", f"{problem} (after {endpoint.max_retries} retries)"
+        return "", "", f"{problem} (after {batch.max_retries} retries)"
 
-    results = await asyncio.gather(*(one(str(prompt)) for prompt in batch["prompt"]))
+    results = await asyncio.gather(*(one(str(prompt)) for prompt in rows["prompt"]))
     columns = {key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}
-    return {"id": [str(i) for i in batch["id"]], **columns}
+    return {"id": [str(i) for i in rows["id"]], **columns}
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
@@ -258,9 +248,7 @@ def run_batch(
         from ray.data import llm as ray_llm
 
         processor = ray_llm.build_processor(
-            config,
-            preprocess=partial(_preprocess, llm=_generation(llm)),
-            postprocess=_postprocess,
+            config, preprocess=partial(_preprocess, llm=_generation(llm)), postprocess=_postprocess
         )
         rows = processor(dataset).iter_rows()
     else:
@@ -287,12 +275,12 @@ def run_batch(
     return replies, failures, len(missing)
 
 
-def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
+def _http_rows(dataset: Any, headers: dict[str, str], batch: BatchOptions, llm: LLMOptions) -> Any:
     """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks (not actors: a job starts sending
     seconds sooner, docs/benchmarks.md), each with its own event loop and client, keeping its share of
     ``max_connections`` in flight."""
     in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
-    stage = (endpoint, batch.model, _generation(llm), in_flight, float(llm.timeout))
+    stage = (batch, headers, _generation(llm), in_flight, float(llm.timeout))
     return dataset.map_batches(
         lambda rows: asyncio.run(_http_requests(rows, *stage)),
         batch_size=batch.batch_size,
