@@ -121,15 +121,13 @@ def test_vllm_processor_config_is_accepted_by_ray() -> None:
 
 def test_vllm_rows_carry_messages_and_sampling_params() -> None:
     generation = {"temperature": 0.0, "max_tokens": 50, "seed": 7}
-    row = _preprocess({"id": "x", "prompt": "List properties"}, backend="vllm", model="m", llm=generation)
+    row = _preprocess({"id": "x", "prompt": "List properties"}, llm=generation)
     assert row == {
         "id": "x",
         "messages": [{"role": "user", "content": "List properties"}],
         "sampling_params": generation,
     }
-    assert _postprocess({"id": "x", "generated_text": '{"properties": []}'}, backend="vllm")["text"] == (
-        '{"properties": []}'
-    )
+    assert _postprocess({"id": "x", "generated_text": '{"properties": []}'})["text"] == '{"properties": []}'
 
 
 def test_bad_batch_options_are_clear_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

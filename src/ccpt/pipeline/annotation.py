@@ -25,7 +25,7 @@ from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jso
 from ccpt.prompts import render_template
 from ccpt.sheets import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
-from ccpt.stats import fleiss_kappa
+from ccpt.stats import defined, fleiss_kappa
 
 FORM_FIELDS = ("root", "modifier", "combination", "property")  # the form's variables
 HIT_COLUMNS = (
@@ -148,13 +148,6 @@ def _normalise_header(name: str) -> str:
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
 
 
-def _read_hits(path: Path) -> dict[str, dict[str, Any]]:
-    """hits.csv by hit_id, checked by its schema (docs/schemas.md, "annotation HITs"); rows kept as text."""
-    from ccpt.schemas.sheets import HITS
-
-    return {row["hit_id"]: row for row in read_checked_sheet(path, HITS)[1].rows}
-
-
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
     """Parse an answers CSV against the exported HITs (docs/schemas.md, "annotation answers"); DataError if bad."""
     from ccpt.schemas.sheets import ANSWERS
@@ -219,13 +212,9 @@ def form_kappa(answers_by_hit: dict[str, list[Answer]], hits: dict[str, dict[str
     groups = [g for g in groups if len(g) >= 2]
     if not groups or len({len(g) for g in groups}) != 1:
         return {"kappa": None, "items": 0}
-    options = FORM_OPTIONS[form]
-    counts = [[sum(1 for a in g if a.label == o) for o in options] for g in groups]
-    try:
-        kappa = fleiss_kappa(counts)
-    except (ValueError, ZeroDivisionError):
-        kappa = None
-    return {"kappa": None if kappa is None or kappa != kappa else kappa, "items": len(groups), "raters": len(groups[0])}
+    # Every label is one of the form's options (read_answers checks it): each row of counts sums to the raters.
+    kappa = fleiss_kappa([[sum(1 for a in g if a.label == o) for o in FORM_OPTIONS[form]] for g in groups])
+    return {"kappa": defined(kappa), "items": len(groups), "raters": len(groups[0])}
 
 
 def _target_file(candidate_type: str, label: str) -> str | None:
@@ -301,7 +290,10 @@ def import_answers(
     spec = StageSpec("annotate-import", workdir, (hits_csv, Path(answers)), outputs, {**recorded, "out": str(target)})
 
     def work() -> dict[str, Any]:
-        hits = _read_hits(hits_csv)
+        from ccpt.schemas.sheets import HITS
+
+        # hits.csv checked by its schema (docs/schemas.md, "annotation HITs"), by hit_id; rows kept as text.
+        hits = {row["hit_id"]: row for row in read_checked_sheet(hits_csv, HITS)[1].rows}
         parsed = read_answers(Path(answers), hits)
         by_hit: dict[str, list[Answer]] = {}
         for a in parsed:

@@ -74,29 +74,18 @@ def _generation(llm: LLMOptions) -> dict[str, Any]:
     return {"temperature": llm.temperature, "max_tokens": llm.max_tokens, "seed": llm.seed}
 
 
-def _preprocess(row: dict[str, Any], *, backend: str, model: str, llm: dict[str, Any]) -> dict[str, Any]:
-    """A dataset row {id, prompt} → the processor's input columns."""
-    messages = [{"role": "user", "content": row["prompt"]}]
-    if backend == "vllm":
-        return {"id": row["id"], "messages": messages, "sampling_params": dict(llm)}
-    return {"id": row["id"], "payload": {"model": model, "messages": messages, **llm}}
+def _preprocess(row: dict[str, Any], *, llm: dict[str, Any]) -> dict[str, Any]:
+    """A dataset row {id, prompt} → the vLLM processor's input columns."""
+    return {"id": row["id"], "messages": [{"role": "user", "content": row["prompt"]}], "sampling_params": dict(llm)}
 
 
-def _postprocess(row: dict[str, Any], *, backend: str) -> dict[str, Any]:
-    """A processor output row → {id, text, error}; an HTTP error body becomes an error, never a reply."""
-    if backend == "vllm":
-        return {"id": row["id"], "text": str(row.get("generated_text") or ""), "error": ""}
-    response = row.get("http_response") or {}
-    try:
-        text = response["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        detail = json.dumps(response.get("error", response) if isinstance(response, dict) else response)
-        return {"id": row["id"], "text": "", "error": f"no choices in response: {detail[:300]}"}
-    return {"id": row["id"], "text": str(text or ""), "error": ""}
+def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
+    """A vLLM processor output row → {id, text, error}."""
+    return {"id": row["id"], "text": str(row.get("generated_text") or ""), "error": ""}
 
 
 def processor_config(batch: BatchOptions) -> Any:
-    """``ray.data.llm``'s vLLM processor config, or the http endpoint and headers (a missing API key fails here)."""
+    """``ray.data.llm``'s vLLM processor config, or the http request headers (a missing API key fails here)."""
     if batch.backend == "vllm":
         from ray.data import llm as ray_llm
 
@@ -116,7 +105,7 @@ def processor_config(batch: BatchOptions) -> Any:
         if not key:
             raise CcptError(f"environment variable {batch.api_key_env} is not set", "export the API key first")
         headers["Authorization"] = f"Bearer {key}"
-    return HttpEndpoint(url=str(batch.url), headers=headers, max_retries=batch.max_retries)
+    return headers
 
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -124,66 +113,44 @@ RETRY_BACKOFF = 0.5  # seconds before the first retry; doubled for each further 
 RETRY_BACKOFF_MAX = 8.0
 
 
-@dataclass(frozen=True)
-class HttpEndpoint:
-    """Where the http backend sends its requests, and how often it retries one."""
-
-    url: str
-    headers: dict[str, str]
-    max_retries: int
-
-
 class EndpointUnavailable(Exception):
     """The endpoint could not be reached (or kept failing) after every retry: the job stops."""
 
 
-@dataclass
-class HttpStage:
-    """One batch of the http job (in a Ray task), at most ``in_flight`` requests at once: per request the reply
-    text, an ``error`` (counted, retried next run) or ``fatal`` (endpoint unreachable: the driver stops the job)."""
+async def _http_requests(
+    rows: dict[str, Any],
+    batch: BatchOptions,
+    headers: dict[str, str],
+    generation: dict[str, Any],
+    in_flight: int,
+    timeout: float,
+) -> dict[str, list[str]]:
+    """One batch of the http job, at most ``in_flight`` requests at once: per request the reply text, an ``error``
+    (counted, retried next run) or ``fatal`` (endpoint unreachable: the driver stops the job)."""
+    import httpx
+    from tenacity import AsyncRetrying
 
-    endpoint: HttpEndpoint
-    model: str
-    generation: dict[str, Any]  # temperature, max_tokens, seed
-    in_flight: int
-    timeout: float
-    _client: Any = None
-    _semaphore: asyncio.Semaphore | None = None
+    from ccpt.retry import retry_policy
 
-    async def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
-        if self._client is None:  # created on the event loop that runs the batch
-            import httpx
+    limits = httpx.Limits(max_connections=in_flight, max_keepalive_connections=in_flight)
+    client = httpx.AsyncClient(timeout=timeout, limits=limits)
+    semaphore = asyncio.Semaphore(in_flight)
+    url = str(batch.url)
+    host = urlsplit(url).netloc or url
+    policy = retry_policy(
+        batch.max_retries + 1,
+        RETRY_BACKOFF,
+        max_backoff=RETRY_BACKOFF_MAX,
+        retry_on=lambda exc: isinstance(exc, httpx.TransportError),  # timeouts, connections dropped mid-reply
+        retry_result=lambda response: response.status_code in RETRY_STATUS,
+    )
 
-            limits = httpx.Limits(max_connections=self.in_flight, max_keepalive_connections=self.in_flight)
-            self._client = httpx.AsyncClient(timeout=self.timeout, limits=limits)
-            self._semaphore = asyncio.Semaphore(self.in_flight)
-        ids = [str(i) for i in batch["id"]]
-        results = await asyncio.gather(*(self._one(i, str(p)) for i, p in zip(ids, batch["prompt"], strict=True)))
-        return {"id": ids, **{key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}}
-
-    async def _one(self, rid: str, prompt: str) -> tuple[str, str, str]:
+    async def one(prompt: str) -> tuple[str, str, str]:
         """(text, error, fatal) for one prompt, after at most ``max_retries`` retries of a retryable failure."""
-        import httpx
-        from tenacity import AsyncRetrying
-
-        from ccpt.retry import retry_policy
-
-        assert self._semaphore is not None
-        row = _preprocess({"id": rid, "prompt": prompt}, backend="http", model=self.model, llm=self.generation)
-        endpoint = self.endpoint
-        host = urlsplit(endpoint.url).netloc or endpoint.url
-        policy = retry_policy(
-            endpoint.max_retries + 1,
-            RETRY_BACKOFF,
-            max_backoff=RETRY_BACKOFF_MAX,
-            retry_on=lambda exc: isinstance(exc, httpx.TransportError),  # timeouts, connections dropped mid-reply
-            retry_result=lambda response: response.status_code in RETRY_STATUS,
-        )
+        payload = {"model": batch.model, "messages": [{"role": "user", "content": prompt}], **generation}
         try:
-            async with self._semaphore:
-                response = await AsyncRetrying(**policy)(
-                    self._client.post, endpoint.url, content=json.dumps(row["payload"]), headers=endpoint.headers
-                )
+            async with semaphore:
+                response = await AsyncRetrying(**policy)(client.post, url, content=json.dumps(payload), headers=headers)
         except httpx.ConnectError as exc:
             problem = f"Cannot connect to host {host} ({type(exc).__name__}: {exc})"
         except httpx.TransportError as exc:
@@ -192,19 +159,26 @@ class HttpStage:
             if response.status_code not in RETRY_STATUS:
                 return _reply_text(response)
             problem = f"HTTP {response.status_code} from {host}"
-        return "", "", f"{problem} (after {endpoint.max_retries} retries)"
+        return "", "", f"{problem} (after {batch.max_retries} retries)"
+
+    results = await asyncio.gather(*(one(str(prompt)) for prompt in rows["prompt"]))
+    columns = {key: [r[i] for r in results] for i, key in enumerate(("text", "error", "fatal"))}
+    return {"id": [str(i) for i in rows["id"]], **columns}
 
 
 def _reply_text(response: Any) -> tuple[str, str, str]:
-    """(text, error, "") from an HTTP response: the first choice's content, or why there is none."""
+    """(text, error, "") from an HTTP response: the first choice's content, or why there is none (an HTTP error
+    body becomes an error, never a reply)."""
     try:
-        body = response.json()
+        body = response.json() or {}
     except ValueError:
         return "", f"HTTP {response.status_code}, not JSON: {response.text[:200]}", ""
-    row = _postprocess({"id": "", "http_response": body}, backend="http")
-    if not row["error"] and response.status_code >= 400:
-        row["error"] = f"HTTP {response.status_code}"
-    return row["text"], row["error"], ""
+    try:
+        text = body["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        detail = json.dumps(body.get("error", body) if isinstance(body, dict) else body)
+        return "", f"no choices in response: {detail[:300]}", ""
+    return str(text or ""), f"HTTP {response.status_code}" if response.status_code >= 400 else "", ""
 
 
 def _preflight(batch: BatchOptions) -> None:
@@ -251,9 +225,6 @@ def root_cause(exc: BaseException) -> str:
     else:
         rest = [line for line in lines if not line.startswith(("ray::", "\x1b"))]
         name, text = type(exc).__name__, rest[0] if rest else ""
-    if " for input row " in text and "Previous Exception:" in text:  # Ray's HTTP stage quotes the payload
-        last = text.split("Previous Exception:")[1].split(".")[0].strip()
-        text = f"{text.split(' for input row ')[0]} (last error: {last})"
     return f"{name}: {text}"[:300]
 
 
@@ -277,9 +248,7 @@ def run_batch(
         from ray.data import llm as ray_llm
 
         processor = ray_llm.build_processor(
-            config,
-            preprocess=partial(_preprocess, backend=batch.backend, model=batch.model, llm=_generation(llm)),
-            postprocess=partial(_postprocess, backend=batch.backend),
+            config, preprocess=partial(_preprocess, llm=_generation(llm)), postprocess=_postprocess
         )
         rows = processor(dataset).iter_rows()
     else:
@@ -306,18 +275,14 @@ def run_batch(
     return replies, failures, len(missing)
 
 
-def _http_batch(rows: dict[str, Any], *, stage: tuple[Any, ...]) -> dict[str, list[str]]:
-    """One Ray task: a batch through a new :class:`HttpStage` (its own client, event loop and semaphore)."""
-    return asyncio.run(HttpStage(*stage)(rows))
-
-
-def _http_rows(dataset: Any, endpoint: HttpEndpoint, batch: BatchOptions, llm: LLMOptions) -> Any:
+def _http_rows(dataset: Any, headers: dict[str, str], batch: BatchOptions, llm: LLMOptions) -> Any:
     """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks (not actors: a job starts sending
-    seconds sooner, docs/benchmarks.md), each keeping its share of ``max_connections`` in flight."""
+    seconds sooner, docs/benchmarks.md), each with its own event loop and client, keeping its share of
+    ``max_connections`` in flight."""
     in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
-    stage = (endpoint, batch.model, _generation(llm), in_flight, float(llm.timeout))
+    stage = (batch, headers, _generation(llm), in_flight, float(llm.timeout))
     return dataset.map_batches(
-        partial(_http_batch, stage=stage),
+        lambda rows: asyncio.run(_http_requests(rows, *stage)),
         batch_size=batch.batch_size,
         batch_format="numpy",
         concurrency=batch.concurrency,

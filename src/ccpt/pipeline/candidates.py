@@ -88,10 +88,8 @@ async def _canceled(
             render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
         )
         from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
-        sources: dict[str, str] = {}  # property → its first source
-        for source, props in (("conceptnet", from_graph), ("llm", from_llm)):
-            for p in props:
-                sources.setdefault(p, source)
+        # property → its first source: ConceptNet, else the LLM
+        sources = dict.fromkeys(from_graph, "conceptnet") | {p: "llm" for p in from_llm if p not in from_graph}
         return [{**base, "property": p, "property_source": source} for p, source in sources.items()]
 
     nested = await gather_with_progress("candidates: noun phrases", (head_rows(p) for p in phrases))

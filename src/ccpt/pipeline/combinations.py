@@ -36,6 +36,7 @@ WINDOW_CHARS_AFTER = 120
 _PRE_MODIFIERS = {"amod", "compound", "nmod"}
 _CLAUSAL = {"relcl", "acl", "appos", "ccomp"}
 _FUNCTION = {"det", "poss", "predet", "nummod", "case", "punct", "cc", "prep"}
+_CONTENT_POS = {"NOUN", "ADJ", "VERB", "PROPN", "ADV"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _CLAUSE_BREAK = re.compile(r"[,;:.!?()\"“”]")
 _WORD_START = re.compile(r"\S+")
@@ -194,15 +195,8 @@ def _extract_one(
         elif child.dep_ in _FUNCTION and child.i < head.i:
             included.extend(child.subtree)
     # Subtrees of pre-modifiers may hold further modifiers ("very old wooden"): count content words.
-    content = [
-        t
-        for t in included
-        if t is not head
-        and not t.is_punct
-        and t.dep_ not in _FUNCTION
-        and t.pos_ in ("NOUN", "ADJ", "VERB", "PROPN", "ADV")
-        and t.lower_ not in STOPWORDS
-    ]
+    kept = (t for t in included if t is not head and not t.is_punct and t.dep_ not in _FUNCTION)
+    content = [t for t in kept if t.pos_ in _CONTENT_POS and t.lower_ not in STOPWORDS]
     if len(modifiers) != 1 or len(content) != 1:
         return "rejected_modifier_count"
     modifier, relation = modifiers[0]

@@ -13,12 +13,11 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ccpt.errors import CcptError
 
-Engine = Literal["process", "ray"]
-ENGINES: tuple[Engine, ...] = ("process", "ray")
+ENGINES = ("process", "ray")
 Rows = list[dict[str, Any]]
 Counts = dict[str, int]
 Job = Callable[[list[dict[str, Any]]], tuple[Rows, Counts]]

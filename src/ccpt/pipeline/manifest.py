@@ -49,10 +49,14 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
         fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
+def open_text(path: Path) -> Any:
+    """Open a UTF-8 text file for reading (gzip if it ends in .gz)."""
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+
+
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Stream the rows of a JSON-lines file (gzip if it ends in .gz)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with open_text(path) as fh:
         for line in fh:
             if line.strip():
                 yield json.loads(line)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import gzip
 import math
 import random
 import re
@@ -26,7 +25,7 @@ from ccpt.dataset import FILE_SPECS, read_records
 from ccpt.errors import DataError
 from ccpt.graph import SqliteConceptGraph
 from ccpt.pipeline.corpus import iter_documents
-from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, run_stage, write_json
+from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, open_text, run_stage, write_json
 
 Pair = tuple[str, str]
 _TOKEN = re.compile(r"[a-z][a-z'-]*")
@@ -47,16 +46,12 @@ def _key(w: str, c: str) -> Pair:
     return (w, c) if w <= c else (c, w)
 
 
-def _open(path: Path) -> Any:
-    return gzip.open(path, "rt", encoding="utf-8") if path.name.endswith(".gz") else path.open(encoding="utf-8")
-
-
 def counts_from_csv(path: Path, wanted: set[Pair]) -> Counts:
     """``ngram,count`` rows: unigrams and two-word n-grams."""
     words: Counter[str] = Counter()
     pairs: Counter[Pair] = Counter()
     total_pairs = 0
-    with _open(path) as fh:
+    with open_text(path) as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames or not {"ngram", "count"} <= set(reader.fieldnames):
             raise DataError(f"{path}: expected columns ngram,count")
@@ -81,7 +76,7 @@ def counts_from_cooccurrence(path: Path, wanted: set[Pair]) -> Counts:
     words: Counter[str] = Counter()
     pairs: Counter[Pair] = Counter()
     total = 0
-    with _open(path) as fh:
+    with open_text(path) as fh:
         for line_no, line in enumerate(fh, start=1):
             fields = line.rstrip("\n").split("\t")
             if len(fields) != 3 or not fields[2].strip().isdigit():
@@ -126,18 +121,6 @@ def pmi(pair: Pair, counts: Counts) -> float | None:
     if min(n_wc, n_w, n_c) == 0 or counts.total_pairs == 0:
         return None
     return math.log2((n_wc / counts.total_pairs) / ((n_w / counts.total_words) * (n_c / counts.total_words)))
-
-
-def dataset_pairs(dataset_dir: Path) -> dict[str, set[Pair]]:
-    """Distinct (modifier, head) pairs per CCPT file found in ``dataset_dir`` (lower-cased)."""
-    out = {
-        stem: {(r.modifier.lower(), r.head.lower()) for r in read_records(dataset_dir / f"{stem}.csv", stem)}
-        for stem in FILE_SPECS
-        if (dataset_dir / f"{stem}.csv").is_file()
-    }
-    if not out:
-        raise DataError(f"no CCPT files in {dataset_dir}", "pass the dataset directory written by annotate-import")
-    return out
 
 
 def conceptnet_pairs(index: Path, sample: int | None, seed: int) -> set[Pair]:
@@ -206,7 +189,10 @@ def novelty(
     spec = StageSpec("novelty", out_dir, (*files, Path(conceptnet), *sources, *corpus), outputs, recorded)
 
     def work() -> dict[str, Any]:
-        per_file = dataset_pairs(dataset_dir)
+        if not files:
+            raise DataError(f"no CCPT files in {dataset_dir}", "pass the dataset directory written by annotate-import")
+        # Distinct (modifier, head) pairs per CCPT file, lower-cased.
+        per_file = {f.stem: {(r.modifier.lower(), r.head.lower()) for r in read_records(f, f.stem)} for f in files}
         sets: dict[str, set[Pair]] = {
             "dataset": set().union(*per_file.values()),
             **per_file,
