@@ -70,8 +70,7 @@ def _cells(table: GenerativeTable) -> dict[tuple[str, str, str, str], float]:
 def cross_judge(
     frame_a: pd.DataFrame, frame_b: pd.DataFrame, judge_a: str, judge_b: str, stat: str = "paper"
 ) -> CrossJudge:
-    """Build both Table 3s (no Gold row) from tidy tables, each as ``ccpt report`` would, and compare them: cell
-    differences and per-column rankings."""
+    """Both Table 3s (no Gold row) of tidy tables, built as ``ccpt report`` would, compared by cell and column."""
     a, b = table3(as_reported(frame_a), stat=stat), table3(as_reported(frame_b), stat=stat)  # type: ignore[arg-type]
     ca, cb = _cells(a), _cells(b)
     shared = [k for k in ca if k in cb]

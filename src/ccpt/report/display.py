@@ -196,10 +196,12 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
     return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
 
 
-# The Failures table's counts (FailureRow fields), in print order; also the metrics of its records.
-FAILURE_COUNTS = (
-    "samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled", "sa_failed",
-)  # fmt: skip
+# The Failures table's counts (FailureRow fields → column names), in print order; also the metrics of its records.
+FAILURE_COUNTS = {
+    "samples": "Samples", "sample_errors": "Sample errors", "parse_failures": "Parse failures",
+    "judge_failures": "Judge failures", "invalid_cells": "Invalid cells", "unscored": "Unscored", "filled": "Filled",
+    "sa_failed": "SA failed",
+}  # fmt: skip
 
 
 def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
@@ -221,11 +223,7 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
         )
         for r in rows
     )
-    header = (
-        "Task", "Model", "Method", "Samples", "Sample errors", "Parse failures", "Judge failures", "Invalid cells",
-        "Unscored", "Filled", "SA failed",
-    )  # fmt: skip
-    return DisplayTable("failures", "Failures", header, body)
+    return DisplayTable("failures", "Failures", ("Task", "Model", "Method", *FAILURE_COUNTS.values()), body)
 
 
 def display_tables(report: Report) -> list[DisplayTable]:
