@@ -254,7 +254,8 @@ def table3(
     rows: list[Row] = []
     # One row per (model, method, judge): rows two judges scored are two rows, never one average or best-of-two.
     runs = gen.groupby(["model", "method", "judge_id"], sort=False)
-    ordered = sorted(runs, key=lambda run: (run[0][0] == HUMAN_MODEL, run[0][0], run[0][2], _method_key(run[0][1])))
+    # g = ((model, method, judge), rows): Human last, then by model, judge, and method in paper order.
+    ordered = sorted(runs, key=lambda g: (g[0][0] == HUMAN_MODEL, g[0][0], g[0][2], _method_key(g[0][1])))
     for (model, method, judge), run in ordered:
         human = model == HUMAN_MODEL
         row = Row(
