@@ -329,14 +329,10 @@ def examples_display(examples: pd.DataFrame, labels: Mapping[str, str] | None = 
     return DisplayTable("examples", "Example answers (raw model text) with their scores", EXAMPLES_HEADER, tuple(rows))
 
 
-def warning_lines(report: Report) -> list[str]:
-    """The report's warnings (e.g. rows over different instance sets), each starting with "Warning:"."""
-    return [f"Warning: {w}" for w in report.warnings]
-
-
-def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
-    """The notes every format prints above the tables: warnings, statistic, oracle, judge, failures, run notes."""
-    lines = warning_lines(report) if with_warnings else []
+def preamble_lines(report: Report) -> list[str]:
+    """The notes every format prints above the tables: warnings (one line each, starting with "Warning:", e.g. rows
+    over different instance sets), statistic, oracle, judge, failures, run notes."""
+    lines = [f"Warning: {w}" for w in report.warnings]
     lines += [stat_note(report.stat), oracle_note(report.oracle)]
     if report.judge_info:
         lines.append(f"Judge: {report.judge_info}")
