@@ -122,7 +122,7 @@ def command(
         scored = [(p.target, s) for p, s in zip(pairs, scores, strict=True) if s is not None]
         fig = figs.judge_human_scatter([h for h, _ in scored], [s for _, s in scored], seed=seed)
         figs.save_as(fig, figure)
-        figs.close(fig)
+        fig.clear()
     if fmt == "json":
         block = provenance(judges=[judge], data_dir=ds.source or None)
         payload = {"judge": judge, "held_out": found.held_out, **found.entry(), "provenance": block}

@@ -106,7 +106,7 @@ def command(
                 figs.save(fig, figures, stem)
             if fmt == "html":
                 rendered_figures.append((caption, figs.png_data_uri(fig)))
-            figs.close(fig)
+            fig.clear()  # frees memory sooner (no pyplot registry holds it)
     text = render(report, fmt, rendered_figures)  # type: ignore[arg-type]
     if out is None:
         click.echo(text, nl=False)

@@ -220,13 +220,13 @@ def novelty(
             "sets": summary,
         }
         write_json(outputs[0], report)
-        from ccpt.report.figures import close, save_as
+        from ccpt.report.figures import save_as
 
         fig = histogram(
             {name: [v for v in values[name].values() if v is not None] for name in ("dataset", "conceptnet_bigrams")}
         )
         save_as(fig, outputs[2])
-        close(fig)
+        fig.clear()
         return {
             name: {k: summary[name][k] for k in ("pairs", "excluded_zero_frequency", "mean_pmi")}
             for name in ("dataset", "conceptnet_bigrams")

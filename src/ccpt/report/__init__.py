@@ -4,13 +4,17 @@ figures in :mod:`~ccpt.report.figures` (matplotlib, never imported here). Defini
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ccpt.errors import CcptError
 from ccpt.report.build import Report, build_report, report_from_paths
 from ccpt.report.compare import Comparison, compare_runs
+from ccpt.report.html import render_html
+from ccpt.report.latex import render_latex
 from ccpt.report.markdown import generative_markdown, render_markdown
 from ccpt.report.notes import frame_provenance
-from ccpt.report.records import render_json
-from ccpt.report.render import render
-from ccpt.report.tables import FORMATS, failures, table3, table5
+from ccpt.report.records import render_csv, render_json
+from ccpt.report.tables import FORMATS, Format, failures, table3, table5
 
 __layer__ = "report"  # reports read results, never eval/ (tests/test_layering.py)
 
@@ -30,3 +34,13 @@ __all__ = [
     "table3",
     "table5",
 ]
+
+
+def render(report: Report, fmt: Format, figures: Sequence[tuple[str, str]] = ()) -> str:
+    """Render the report in one of :data:`FORMATS`."""
+    if fmt == "html":
+        return render_html(report, figures)
+    renderers = {"markdown": render_markdown, "latex": render_latex, "csv": render_csv, "json": render_json}
+    if fmt not in renderers:
+        raise CcptError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)

@@ -11,10 +11,9 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.judging.agreement import judge_note
-from ccpt.methods import unregistered_notes
-from ccpt.report.coverage import coverage_warnings
+from ccpt.methods import method_label, unregistered_notes
 from ccpt.report.display import DisplayTable, display_tables
-from ccpt.report.names import resolve_labels
+from ccpt.report.names import model_text, resolve_labels
 from ccpt.report.notes import frame_provenance, protocol_note, protocols_of
 from ccpt.report.records import CSV_FIELDS, report_records
 from ccpt.report.tables import (
@@ -34,6 +33,7 @@ from ccpt.report.tables import (
 )
 from ccpt.results import LOG_SUFFIXES, load_results
 from ccpt.results.usage import Price, UsageRow, read_usage
+from ccpt.spec import TASK_SPECS
 from ccpt.stats import Stat
 
 if TYPE_CHECKING:
@@ -162,3 +162,40 @@ EXAMPLE_COLUMNS: tuple[str, ...] = (
     "task", "model", "method", "seed", "instance", "combination", "property", "answer_raw", "answer", "r_np", "r_hmp",
     "score", "judge", "gold_type", "pred_type",
 )  # fmt: skip
+
+
+def differing_sets(where: str, sets: Mapping[str, frozenset[str]]) -> str | None:
+    """One warning line when the named instance sets are not all equal, else None."""
+    if len(set(sets.values())) <= 1:
+        return None
+    counts = ", ".join(f"{name}: {len(ids)}" for name, ids in sets.items())
+    common = len(frozenset.intersection(*sets.values()))
+    return (
+        f"{where}: rows cover different instance sets ({counts} instances; {common} in all of them) — their means "
+        "are not comparable; `ccpt compare` pairs instances."
+    )
+
+
+def coverage_warnings(
+    generative: GenerativeTable | None,
+    types: Sequence[TypeResult],
+    filters: Sequence[FilterRow],
+    labels: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Warnings for Table 3 (per task column), Table 5 (across runs) and Table 7 (without vs with Filter)."""
+    out: list[str | None] = []
+    if generative is not None:
+        several = generative.several_judges
+        for task in dict.fromkeys(c.task for c in generative.columns):
+            sets = {
+                r.name(labels, with_judge=several): r.instances[task] for r in generative.rows if task in r.instances
+            }
+            out.append(differing_sets(f"{generative.title.split(':')[0]}, {TASK_SPECS[task].label}", sets))
+    runs = {f"{model_text(t.model, labels)} / {method_label(t.method)}": t.instances for t in types}
+    out.append(differing_sets("Table 5", runs))
+    for f in filters:
+        if f.with_ is not None:
+            run = f"{model_text(f.model, labels)} / {method_label(f.method)}"
+            sets = {"without Filter": f.instances[0], "with Filter": f.instances[1]}
+            out.append(differing_sets(f"Table 7, {TASK_SPECS[f.task].label}, {run}", sets))
+    return [w for w in out if w]

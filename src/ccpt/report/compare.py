@@ -92,10 +92,11 @@ def compare_runs(
     final = final.assign(method=display_methods(final))  # a no-filter ablation is a run of its own
     names = resolve_labels(labels, {str(m) for m in final["model"].dropna()})
     a, b = resolve_run(final, a, names), resolve_run(final, b, names)
-    run_a = final[(final["model"] == a[0]) & (final["method"] == a[1])]
-    run_b = final[(final["model"] == b[0]) & (final["method"] == b[1])]
-    run_a, judge_a = one_judge(run_a, judges[0], f"A ({a[0]}:{a[1]})")
-    run_b, judge_b = one_judge(run_b, judges[1], f"B ({b[0]}:{b[1]})")
+    ids = (f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}")
+    (run_a, judge_a), (run_b, judge_b) = (
+        one_judge(final[(final["model"] == m) & (final["method"] == k)], judge, f"{side} ({run})")
+        for side, (m, k), judge, run in zip("AB", (a, b), judges, ids, strict=True)
+    )
     asked = judges[0] is not None and judges[1] is not None
     if judge_a != judge_b and judge_a and judge_b and not asked:
         raise CcptError(
@@ -111,7 +112,6 @@ def compare_runs(
     common = [t for t in TASKS if (run_a["task"] == t).any() and (run_b["task"] == t).any()]
     protocol_names = ("/".join(protocols["A"]), "/".join(protocols["B"]))
     shown = [f"{model_text(m, names)}:{k}" for m, k in (a, b)]  # the method as --a/--b take it
-    ids = (f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}")
     out: list[Comparison] = []
     for task in tasks or common:
         if task not in common:

@@ -4,16 +4,14 @@ between the judges' orderings of the ranked methods and whether the best method 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ccpt.report.tables import RUN_ROW, GenerativeTable, as_reported, metric_name, table3
 from ccpt.stats import defined, kendall_tau_b
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ccpt.report.tables import GenerativeTable
 
 
 @dataclass(frozen=True)
@@ -54,24 +52,26 @@ class CrossJudge:
     cells: tuple[CellDifference, ...]
     rankings: tuple[ColumnRanking, ...]
 
-    def mean_absolute_difference(self, methods: Sequence[str] | None = None) -> float:
-        """Mean |b − a| over the compared cells (of ``methods`` only, if given); NaN if there are none."""
-        chosen = [c for c in self.cells if methods is None or c.method in methods]
-        return sum(abs(c.difference) for c in chosen) / len(chosen) if chosen else math.nan
+    def mean_absolute_difference(self) -> float:
+        """Mean |b − a| over the compared cells; NaN if there are none."""
+        return sum(abs(c.difference) for c in self.cells) / len(self.cells) if self.cells else math.nan
 
 
 def _cells(table: GenerativeTable) -> dict[tuple[str, str, str, str], float]:
     return {
         (row.model, row.method, task, metric): summary.mean
         for row in table.rows
-        if row.kind == "run"
+        if row.kind == RUN_ROW
         for (task, metric), summary in row.cells.items()
         if summary is not None and not math.isnan(summary.mean)
     }
 
 
-def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b: str) -> CrossJudge:
-    """Cell differences and per-column rankings of two Table 3s of the same runs."""
+def cross_judge(
+    frame_a: pd.DataFrame, frame_b: pd.DataFrame, judge_a: str, judge_b: str, stat: str = "paper"
+) -> CrossJudge:
+    """Both Table 3s (no Gold row) of tidy tables, built as ``ccpt report`` would, compared by cell and column."""
+    a, b = table3(as_reported(frame_a), stat=stat), table3(as_reported(frame_b), stat=stat)  # type: ignore[arg-type]
     ca, cb = _cells(a), _cells(b)
     shared = [k for k in ca if k in cb]
     cells = tuple(CellDifference(*k, a=ca[k], b=cb[k]) for k in shared)
@@ -92,20 +92,8 @@ def compare_tables(a: GenerativeTable, b: GenerativeTable, judge_a: str, judge_b
     return CrossJudge(judge_a, judge_b, cells, tuple(rankings))
 
 
-def cross_judge(
-    frame_a: pd.DataFrame, frame_b: pd.DataFrame, judge_a: str, judge_b: str, stat: str = "paper"
-) -> CrossJudge:
-    """Build both Table 3s (no Gold row) from tidy tables, each as ``ccpt report`` would, and compare them."""
-    from ccpt.report.tables import as_reported, table3
-
-    a, b = table3(as_reported(frame_a), stat=stat), table3(as_reported(frame_b), stat=stat)
-    return compare_tables(a, b, judge_a, judge_b)  # type: ignore[arg-type]
-
-
 def markdown(view: CrossJudge) -> str:
     """The comparison as Markdown: one table of cells, one of rankings, and the mean absolute difference."""
-    from ccpt.report.tables import metric_name
-
     lines = [
         f"### Table 3 under two judges: {view.judge_b} − {view.judge_a}",
         "",

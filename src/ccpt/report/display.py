@@ -196,10 +196,12 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
     return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
 
 
-# The Failures table's counts (FailureRow fields), in print order; also the metrics of its records.
-FAILURE_COUNTS = (
-    "samples", "sample_errors", "parse_failures", "judge_failures", "invalid_cells", "unscored", "filled", "sa_failed",
-)  # fmt: skip
+# The Failures table's counts (FailureRow fields → column names), in print order; also the metrics of its records.
+FAILURE_COUNTS = {
+    "samples": "Samples", "sample_errors": "Sample errors", "parse_failures": "Parse failures",
+    "judge_failures": "Judge failures", "invalid_cells": "Invalid cells", "unscored": "Unscored", "filled": "Filled",
+    "sa_failed": "SA failed",
+}  # fmt: skip
 
 
 def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
@@ -221,11 +223,7 @@ def failures_display(rows: Sequence[FailureRow], labels: Mapping[str, str] | Non
         )
         for r in rows
     )
-    header = (
-        "Task", "Model", "Method", "Samples", "Sample errors", "Parse failures", "Judge failures", "Invalid cells",
-        "Unscored", "Filled", "SA failed",
-    )  # fmt: skip
-    return DisplayTable("failures", "Failures", header, body)
+    return DisplayTable("failures", "Failures", ("Task", "Model", "Method", *FAILURE_COUNTS.values()), body)
 
 
 def display_tables(report: Report) -> list[DisplayTable]:
@@ -331,14 +329,10 @@ def examples_display(examples: pd.DataFrame, labels: Mapping[str, str] | None = 
     return DisplayTable("examples", "Example answers (raw model text) with their scores", EXAMPLES_HEADER, tuple(rows))
 
 
-def warning_lines(report: Report) -> list[str]:
-    """The report's warnings (e.g. rows over different instance sets), each starting with "Warning:"."""
-    return [f"Warning: {w}" for w in report.warnings]
-
-
-def preamble_lines(report: Report, *, with_warnings: bool = True) -> list[str]:
-    """The notes every format prints above the tables: warnings, statistic, oracle, judge, failures, run notes."""
-    lines = warning_lines(report) if with_warnings else []
+def preamble_lines(report: Report) -> list[str]:
+    """The notes every format prints above the tables: warnings (one line each, starting with "Warning:", e.g. rows
+    over different instance sets), statistic, oracle, judge, failures, run notes."""
+    lines = [f"Warning: {w}" for w in report.warnings]
     lines += [stat_note(report.stat), oracle_note(report.oracle)]
     if report.judge_info:
         lines.append(f"Judge: {report.judge_info}")

@@ -197,8 +197,3 @@ def png_data_uri(fig: Figure) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", bbox_inches="tight")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def close(fig: Figure) -> None:
-    """Release a figure's artists early (no pyplot registry holds it; this only frees memory sooner)."""
-    fig.clear()

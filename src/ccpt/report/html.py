@@ -8,7 +8,7 @@ from typing import Any
 
 from ccpt.jsonout import provenance_lines
 from ccpt.report.build import Report
-from ccpt.report.display import DisplayTable, decorate, display_tables, examples_display, preamble_lines, warning_lines
+from ccpt.report.display import DisplayTable, decorate, display_tables, examples_display, preamble_lines
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
@@ -65,8 +65,9 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>CCPT report</title>",
         f"<style>{_CSS}</style></head><body><h1>CCPT report</h1><ul>",
     ]
-    parts += [f"<li class='warn'>{_h(line)}</li>" for line in warning_lines(report)]
-    parts += [f"<li>{_h(line)}</li>" for line in preamble_lines(report, with_warnings=False)]
+    lines, warned = preamble_lines(report), len(report.warnings)  # the warnings come first
+    parts += [f"<li class='warn'>{_h(line)}</li>" for line in lines[:warned]]
+    parts += [f"<li>{_h(line)}</li>" for line in lines[warned:]]
     parts.append("</ul>")
     parts += [table_html(table) for table in display_tables(report)]
     for caption, payload in figures:

@@ -39,10 +39,8 @@ _ACCENTS = {
 
 
 def _latex_char(ch: str) -> str:
-    if ch in _LATEX_SPECIAL:
-        return _LATEX_SPECIAL[ch]
-    if ch in _SYMBOLS:
-        return _SYMBOLS[ch]
+    if text := _LATEX_SPECIAL.get(ch) or _SYMBOLS.get(ch):
+        return text
     if " " <= ch <= "~":
         return ch
     if ch.isspace() or unicodedata.category(ch).startswith("C"):

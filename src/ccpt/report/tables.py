@@ -87,9 +87,8 @@ def task_columns(task: str) -> list[Column]:
     return [Column(task, "r_hmp", not emergent), Column(task, "r_np", emergent), Column(task, "score", True)]
 
 
-# What a table row is: a (model, method) run, the Human row, or the Gold row of the stored judge scores.
+# What a table row is: a (model, method) run, the Human row (HUMAN_MODEL), or the Gold row of the stored judge scores.
 RUN_ROW = "run"
-HUMAN_ROW = HUMAN_MODEL
 STORED_GOLD_ROW = GOLD_STORED
 
 
@@ -254,17 +253,17 @@ def table3(
     columns = [c for t in tasks for c in task_columns(t)]
     rows: list[Row] = []
     # One row per (model, method, judge): rows two judges scored are two rows, never one average or best-of-two.
-    runs = gen[["model", "method", "judge_id"]].drop_duplicates().itertuples(index=False)
-    ordered = sorted(runs, key=lambda p: (p.model == HUMAN_MODEL, p.model, p.judge_id, _method_key(p.method)))
-    for model, method, judge in ordered:
+    runs = gen.groupby(["model", "method", "judge_id"], sort=False)
+    # g = ((model, method, judge), rows): Human last, then by model, judge, and method in paper order.
+    ordered = sorted(runs, key=lambda g: (g[0][0] == HUMAN_MODEL, g[0][0], g[0][2], _method_key(g[0][1])))
+    for (model, method, judge), run in ordered:
         human = model == HUMAN_MODEL
-        run = gen[(gen["model"] == model) & (gen["method"] == method) & (gen["judge_id"] == judge)]
         row = Row(
             model=model,
             method=method,
             label="Human" if human else method_label(method),
             ranked=not human and method not in (MULTI_ORACLE, GOLD),
-            kind=HUMAN_ROW if human else RUN_ROW,
+            kind=HUMAN_MODEL if human else RUN_ROW,
             judges=(judge,) if judge else (),
         )
         for task in tasks:

@@ -202,15 +202,14 @@ def _generative_rows(
                 raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
         model, _, method_raw = prefix.rpartition("_")
         raw_column = cols.get((None, "generated_"))
-        cells, headers, keys = [], [], []
-        for i, line in enumerate(lines):
-            for sample in samples:
-                names = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == sample and f != "generated_"}
-                if raw_column is not None:
-                    names["generated_"] = raw_column
-                cells.append({field: line[name] for field, name in names.items()})
-                headers.append(names)
-                keys.append((i, sample))
+        names: dict[int | None, dict[str, str]] = {}  # per sample, its schema fields' columns (raw reply: shared)
+        for t in samples:
+            names[t] = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == t and f != "generated_"}
+            if raw_column is not None:
+                names[t]["generated_"] = raw_column
+        keys = [(i, sample) for i in range(len(lines)) for sample in samples]
+        headers = [names[sample] for _, sample in keys]
+        cells = [{field: lines[i][name] for field, name in names[sample].items()} for i, sample in keys]
         checked = AUTHORS_SAMPLE.check(cells, path.name, row_numbers=[i for i, _ in keys], headers=headers)
         # Derived cells are never used, so a rejected one is not a failure of its sample (it is still listed).
         counted = [0] * len(cells)

@@ -3,6 +3,7 @@ served from the cache (not counted or priced), failed and timed-out attempts. De
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +30,10 @@ class UsageRow:
 
     model: str
     role: str
-    calls: int
-    cached_calls: int
-    input_tokens: int
-    output_tokens: int
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
     cost: float | None = None  # US dollars, with --prices; None when the model has no price
     failed_attempts: int = 0  # attempts that ended in an error (retried unless it was the call's last)
     timed_out: int = 0  # failed attempts that hit the attempt timeout
@@ -76,17 +77,16 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
         for sample in log.samples or []:
             for position, event in enumerate(e for e in sample.events if e.event == "model"):
                 events[(event.uuid,) if event.uuid else (run, str(sample.id), sample.epoch, position)] = event
-    totals: dict[tuple[str, str], list[int]] = {}
+    totals: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)  # UsageRow's counts by field name
     for event in events.values():
-        role = "judge" if event.role == "grader" else "solver"
-        counts = totals.setdefault((str(event.model), role), [0, 0, 0, 0, 0, 0, 0])
+        counts = totals[(str(event.model), "judge" if event.role == "grader" else "solver")]
         if event.cache == "read":
-            counts[1] += 1
+            counts["cached_calls"] += 1
             continue
-        counts[0] += 1
+        counts["calls"] += 1
         if event.error:
-            counts[4] += 1
-            counts[5] += int(recorded_timeout(event))
+            counts["failed_attempts"] += 1
+            counts["timed_out"] += int(recorded_timeout(event))
         usage = event.output.usage if event.output is not None else None
         if usage is not None:
             try:  # a negative count would subtract tokens and dollars: set aside and counted instead
@@ -94,15 +94,14 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
                     {"input_tokens": usage.input_tokens or 0, "output_tokens": usage.output_tokens or 0}
                 )
             except ValidationError:
-                counts[6] += 1
+                counts["invalid_usage"] += 1
                 continue
-            counts[2] += tokens.input_tokens
-            counts[3] += tokens.output_tokens
+            counts.update(tokens.model_dump())
     rows = []
-    for (model, role), (calls, cached, tokens_in, tokens_out, failed, slow, invalid) in sorted(totals.items()):
+    for (model, role), n in sorted(totals.items()):
         price = (prices or {}).get(model)
-        cost = None if price is None else (tokens_in * price.input + tokens_out * price.output) / 1e6
-        rows.append(UsageRow(model, role, calls, cached, tokens_in, tokens_out, cost, failed, slow, invalid))
+        cost = None if price is None else (n["input_tokens"] * price.input + n["output_tokens"] * price.output) / 1e6
+        rows.append(UsageRow(model, role, cost=cost, **n))
     return rows
 
 
