@@ -309,3 +309,26 @@ def test_a_rerun_naming_another_server_is_refused_not_skipped(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "at its provider's default URL, not at http://127.0.0.1:9/a" in err[0], err
     assert "or no base URL to resume that run" in err[0]
+
+
+def test_runs_sent_other_generation_settings_are_not_pooled_silently(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A temperature ablation in one --log-dir: both runs' rows fall in one Table-3 row (the settings are not part
+    of a row's identity), so the report says so first, naming both settings and a log of each. A resumed run with
+    the same settings (a larger --limit) is one run: no warning."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--seeds", "1",
+            "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]  # fmt: skip
+    same, ablation = tmp_path / "same", tmp_path / "ablation"
+    assert main([*base, "--limit", "2", "--log-dir", str(same)]) == 0
+    assert main([*base, "--limit", "3", "--log-dir", str(same)]) == 0
+    assert main([*base, "--limit", "2", "--log-dir", str(ablation)]) == 0
+    assert main([*base, "--limit", "3", "--log-dir", str(ablation), "--temperature", "0.5"]) == 0
+    capsys.readouterr()
+    payload, err = _report_json(capsys, str(same), "--data-dir", str(ccpt_dir))
+    assert not [w for w in payload["warnings"] if "generation settings" in w], payload["warnings"]
+    payload, err = _report_json(capsys, str(ablation), "--data-dir", str(ccpt_dir))
+    (warning,) = [w for w in payload["warnings"] if "generation settings" in w]
+    assert "temperature 0.5" in warning and "temperature 0.7" in warning and "model ccpt-scripted/m" in warning
+    assert warning in err  # the CLI says it on stderr too

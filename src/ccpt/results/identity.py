@@ -3,10 +3,12 @@ same content is one answer read twice (dropped, with a warning), one with differ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from ccpt.errors import DataError
-from ccpt.rows import SAMPLE_CONTENT, SAMPLE_IDENTITY
+from ccpt.rows import RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY
 from ccpt.spec import TASK_SPECS
 
 
@@ -65,3 +67,23 @@ def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     if filled := sum(f is not None for f in found):
         notes.append(f"{filled} unscored row(s) without a judge joined the one judge their file names for that run")
     return frame
+
+
+def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> list[str]:
+    """One warning per run identity whose rows come from logs sent other generation settings (``settings``: per
+    :data:`ccpt.rows.RUN_IDENTITY`, each setting line → a log that was sent it): a temperature ablation in one
+    directory is pooled into one Table-3 row, since the settings are not part of a row's identity."""
+    warnings = []
+    for key, sent in settings.items():
+        if len(sent) < 2:
+            continue
+        row = dict(zip(RUN_IDENTITY, key, strict=True))
+        parts = [
+            f"{name} {row[name]}" for name in ("task", "model", "method", "judge") if row[name] not in ("None", "nan")
+        ]
+        seen = "; ".join(f"{line} in {source}" for line, source in sent.items())
+        warnings.append(
+            f"rows of runs sent other generation settings are pooled into one row ({', '.join(parts)}: {seen}); "
+            "report each setting's logs apart (one --log-dir per setting)"
+        )
+    return warnings

@@ -13,7 +13,7 @@ import pandas as pd
 from ccpt.errors import DataError
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
-from ccpt.rows import COLUMNS, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge_identity
+from ccpt.rows import COLUMNS, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS, split_method
 
@@ -64,6 +64,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
     run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
+    settings: dict[tuple[str, ...], dict[str, str]] = {}  # per RUN_IDENTITY: generation settings → a log sent them
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -117,12 +118,14 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             del rows[first:]
             unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
             continue
-        run = run_identity(log)
+        run, sent = run_identity(log), generation_settings(log)
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
             row[_RUN] = run
+            key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
+            settings.setdefault(key, {}).setdefault(sent, source)
     if not rows:
         if unreadable:
             raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
@@ -153,6 +156,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         notes.append(f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}.")
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
+    out.attrs["settings"] = settings
     return out
 
 
@@ -303,6 +307,21 @@ def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str
 
 
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
+# The generation settings that change answers, as a log records what the model was sent (``log.plan.config``: the
+# task's, the protocol's and the command line's, resolved and typed). The run seed is an identity column of its own.
+ANSWER_SETTINGS = (
+    "temperature", "top_p", "top_k", "max_tokens", "frequency_penalty", "presence_penalty", "stop_seqs",
+    "num_choices", "best_of", "logit_bias", "system_message", "effort", "reasoning_effort", "reasoning_tokens",
+)  # fmt: skip
+
+
+def generation_settings(log: Any) -> str:
+    """The answer-changing generation settings ``log``'s model was sent, as one line ("temperature 0.7, …")."""
+    config = getattr(getattr(log, "plan", None), "config", None)
+    values = [(name, getattr(config, name, None)) for name in ANSWER_SETTINGS]
+    return ", ".join(f"{name} {value}" for name, value in values if value is not None) or "the provider's defaults"
+
+
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
 DISTILLED_BASE_URL = "head-sha256:"
 

@@ -12,7 +12,7 @@ import pandas as pd
 from ccpt.errors import DataError, require_pyarrow
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
-from ccpt.results.identity import deduplicate, fill_judges
+from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs, unreadable_line
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS
@@ -30,6 +30,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     notes: list[str] = []
     skipped: list[str] = []  # CSVs inside a directory that are no result file
     unreadable: list[UnreadableLog] = []
+    settings: dict[tuple[str, ...], dict[str, str]] = {}  # Inspect logs' generation settings per run identity
     for item in paths:
         path = Path(item)
         if not path.exists():
@@ -63,13 +64,16 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         for part in parts:
             notes.extend(part.attrs.get("notes", []))
             unreadable.extend(part.attrs.get("unreadable", []))
+            for key, sent in part.attrs.get("settings", {}).items():
+                for line, source in sent.items():
+                    settings.setdefault(key, {}).setdefault(line, source)
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
     out, repeats = deduplicate(fill_judges(out, notes))
     out = out.reset_index(drop=True)
     out.attrs["notes"] = notes
-    out.attrs["warnings"] = [*skipped, *repeats]
+    out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings)]
     out.attrs["unreadable"] = unreadable
     return out
 
