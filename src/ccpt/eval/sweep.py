@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,7 +138,7 @@ class Sweep:
         """The judge as one Model (with its ``judge_args``), shared by the preflight, the tasks and the eval."""
         if not self.judge:
             return None
-        return guard_model(_built(self.judge, lambda: get_model(self.judge, **self.judge_args), role="judge"))
+        return guard_model(_one_line(self.judge, "judge", lambda: get_model(self.judge, **self.judge_args)))
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
@@ -251,23 +251,13 @@ def preflight(
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
     for name in models:
         args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
-        _guarded(name, timeout, _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig())))
+        ping = _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig()))
+        _one_line(name, "model", asyncio.run, ping, timeout=timeout)
     warnings = [
-        _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), "judge") for name in judges
+        _one_line(name, "judge", asyncio.run, _check_judge(name, judge_args or {}, timeout, probe), timeout=timeout)
+        for name in judges
     ]
     return [warning for warning in warnings if warning]
-
-
-def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: str = "model") -> Any:
-    """Run one async check; a provider error becomes one ModelError line naming the model and its role."""
-    try:
-        return asyncio.run(check)
-    except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
-        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
-    except CcptError:
-        raise
-    except Exception as exc:  # provider errors come in many types; the message is what matters here
-        raise model_error(name, exc, timeout, role) from None
 
 
 def _no_answer(role: str, name: str, timeout: float) -> ModelError:
@@ -330,7 +320,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # In-process models share the CPU and a cached prompt prefix: one task at a time keeps its few-shot prefix warm.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     # Built here, not inside the eval set: a name no provider takes is one line even without the preflight.
-    models = [_built(name, lambda name=name: sweep.model(name)) for name in sweep.models]
+    models = [_one_line(name, "model", sweep.model, name) for name in sweep.models]
     grader = sweep.grader()
     endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
@@ -417,14 +407,17 @@ def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
                 )
 
 
-def _built(name: str, build: Callable[[], Any], role: str = "model") -> Any:
-    """``build()``, an Inspect model; a provider's error (an unknown name, a bad argument) as one ModelError line."""
+def _one_line(name: str, role: str, call: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
+    """``call(*args)``, which builds or asks an Inspect model; a provider's error (an unknown name, a bad argument, a
+    failed request) as one ModelError line naming the model and its role."""
     try:
-        return build()
+        return call(*args)
+    except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
+        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
     except CcptError:
         raise
-    except Exception as exc:  # providers raise what they like for a name or an argument they cannot take
-        raise model_error(name, exc, role=role) from None
+    except Exception as exc:  # providers raise what they like for a name, an argument or a request
+        raise model_error(name, exc, timeout, role) from None
 
 
 def _refusal(error: Any) -> str | None:
