@@ -55,13 +55,6 @@ def physical_cores() -> int:
     return max(1, min(physical, allowed))
 
 
-def _prefix_mode(value: object) -> str:
-    mode = {"true": "any", "false": "off"}.get(str(value).lower(), str(value).lower())
-    if mode not in ("aligned", "off", "any"):
-        raise ModelError(f"prefix_cache must be aligned, off or any, not {value!r}")
-    return mode
-
-
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     """A local model's identity for Inspect's cache key: the file's sha256, the llama.cpp build, the settings."""
     import importlib.metadata
@@ -81,13 +74,23 @@ def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
 
 def _check_model_args(model_name: str, model_args: dict[str, Any]) -> str:
     """``-M`` values checked where they enter (before the slow load): one line each; returns the prefix-cache mode."""
+    unknown = sorted(set(model_args) - set(MODEL_ARGS))
+    if unknown:
+        raise ModelError(
+            f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
+            f"supported: {', '.join(MODEL_ARGS)}",
+        )
     for name in ("n_ctx", "n_threads", "n_batch"):
         value = model_args.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ModelError(f"gguf/{model_name}: -M {name}={value!r}: must be an integer ≥ 1")
     if "verbose" in model_args and not isinstance(model_args["verbose"], bool):
         raise ModelError(f"gguf/{model_name}: -M verbose={model_args['verbose']!r}: must be true or false")
-    return _prefix_mode(model_args.get("prefix_cache", "aligned"))
+    value = model_args.get("prefix_cache", "aligned")
+    mode = {"true": "any", "false": "off"}.get(str(value).lower(), str(value).lower())
+    if mode not in ("aligned", "off", "any"):
+        raise ModelError(f"prefix_cache must be aligned, off or any, not {value!r}")
+    return mode
 
 
 @modelapi(name="gguf")
@@ -107,12 +110,6 @@ class GGUFModelAPI(ModelAPI):
         # the attempt timeout, where they time out: opted out (unless the caller chose), Inspect queues them outside.
         if config.max_connections is None and config.adaptive_connections is None:
             config.adaptive_connections = False
-        unknown = sorted(set(model_args) - set(MODEL_ARGS))
-        if unknown:
-            raise ModelError(
-                f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
-                f"supported: {', '.join(MODEL_ARGS)}",
-            )
         self._prefix_cache = _check_model_args(model_name, model_args)
         try:
             from ccpt.eval import llama_backend

