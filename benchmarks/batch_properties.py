@@ -25,13 +25,18 @@ from loopback_openai import serve
 
 from ccpt.pipeline.batch import BatchOptions, request_id, run_batch
 from ccpt.pipeline.llm import JsonCaller, LLMOptions
-from ccpt.pipeline.properties import property_prompt
+from ccpt.prompts import render_template
 
 
 def _prompts(n: int) -> list[str]:
     combos = ["caged tiger", "pure crystal", "wet dog", "old engine", "frozen lake", "broken clock"]
     return [
-        property_prompt({"combination": combos[i % 6], "sentence": f"Sentence {i}: it was like a {combos[i % 6]}."}, 10)
+        render_template(
+            "pipeline_properties",
+            combination=combos[i % 6],
+            sentence=f"Sentence {i}: it was like a {combos[i % 6]}.",
+            count="10",
+        )
         for i in range(n)
     ]
 

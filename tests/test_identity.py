@@ -315,20 +315,29 @@ def test_runs_sent_other_generation_settings_are_not_pooled_silently(
     ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A temperature ablation in one --log-dir: both runs' rows fall in one Table-3 row (the settings are not part
-    of a row's identity), so the report says so first, naming both settings and a log of each. A resumed run with
-    the same settings (a larger --limit) is one run: no warning."""
+    of a row's identity), so the report says so first, naming both settings and a log of each. Not warned: a
+    resumed run (a larger --limit), Gold (the model is sent nothing), and an `as-run` run given on the command line
+    the settings its protocol sends anyway."""
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--seeds", "1",
-            "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]  # fmt: skip
-    same, ablation = tmp_path / "same", tmp_path / "ablation"
-    assert main([*base, "--limit", "2", "--log-dir", str(same)]) == 0
-    assert main([*base, "--limit", "3", "--log-dir", str(same)]) == 0
-    assert main([*base, "--limit", "2", "--log-dir", str(ablation)]) == 0
-    assert main([*base, "--limit", "3", "--log-dir", str(ablation), "--temperature", "0.5"]) == 0
+    base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--method", "gold",
+            "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]  # fmt: skip
+    same, ablation, as_run = tmp_path / "same", tmp_path / "ablation", tmp_path / "as-run"
+    runs = [
+        (same, ["--limit", "2"]), (same, ["--limit", "3"]),
+        (ablation, ["--limit", "2"]), (ablation, ["--limit", "3", "--temperature", "0.5"]),
+        (as_run, ["--limit", "2", "--protocol", "as-run"]),
+        (as_run, ["--limit", "3", "--protocol", "as-run", "--temperature", "0.71", "--max-tokens", "2048"]),
+    ]  # fmt: skip
+    for log_dir, extra in runs:
+        assert main([*base, *extra, "--log-dir", str(log_dir)]) == 0
     capsys.readouterr()
-    payload, err = _report_json(capsys, str(same), "--data-dir", str(ccpt_dir))
-    assert not [w for w in payload["warnings"] if "generation settings" in w], payload["warnings"]
-    payload, err = _report_json(capsys, str(ablation), "--data-dir", str(ccpt_dir))
-    (warning,) = [w for w in payload["warnings"] if "generation settings" in w]
-    assert "temperature 0.5" in warning and "temperature 0.7" in warning and "model ccpt-scripted/m" in warning
-    assert warning in err  # the CLI says it on stderr too
+
+    def warned(log_dir: Path) -> list[str]:
+        payload, err = _report_json(capsys, str(log_dir), "--data-dir", str(ccpt_dir))
+        found = [w for w in payload["warnings"] if "generation settings" in w]
+        assert all(w in err for w in found)  # the CLI says them on stderr too
+        return found
+
+    assert warned(same) == [] and warned(as_run) == []
+    (warning,) = warned(ablation)  # Base only: Gold's rows come from the dataset
+    assert "temperature 0.5" in warning and "temperature 0.7" in warning and "method base" in warning

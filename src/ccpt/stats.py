@@ -54,7 +54,11 @@ def _as_matrix(values: Sequence[Sequence[float | None]] | np.ndarray) -> np.ndar
 
 def seed_means(matrix: np.ndarray) -> np.ndarray:
     """Per-seed mean over instances, ignoring NaN; seeds with no value at all are dropped."""
-    return np.nanmean(matrix[:, ~np.isnan(matrix).all(axis=0)], axis=0)
+    present = ~np.isnan(matrix)
+    counts = present.sum(axis=0)
+    sums = np.where(present, matrix, 0.0).sum(axis=0)  # not np.nanmean: its pairwise sum moves the last digits
+    keep = counts > 0
+    return sums[keep] / counts[keep]
 
 
 def summarize(

@@ -438,12 +438,18 @@ def deterministic_failure(logs: Sequence[Any]) -> str | None:
             continue
         log = read_eval_log(header.location) if not header.samples else header
         errors = [s.error for s in log.samples or [] if s.error] or ([log.error] if log.error else [])
-        failures += [(str(log.eval.model), e) for e in errors if "CancelledError" not in recorded_error(e)[0]]
+        failures += [(str(log.eval.model), e) for e in errors if not _cancelled(e)]
     reasons = [(model, _refusal(error)) for model, error in failures]
     if not reasons or not all(reason for _, reason in reasons):
         return None
     model, reason = reasons[0]
     return f"{len(reasons)} sample(s) failed on a request the server rejects (model {model!r}: {reason})"
+
+
+def _cancelled(error: Any) -> bool:
+    """Whether a recorded sample error is a cancellation alone (a timeout is cancelled too: it is not this)."""
+    kinds = recorded_error(error)[0]
+    return "CancelledError" in kinds and not kinds & TIMEOUT_ERRORS
 
 
 def _raise_if_endpoint_down(sweep: Sweep) -> None:

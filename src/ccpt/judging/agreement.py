@@ -40,6 +40,10 @@ class AgreementCI:
     n_missing: int
     n_resamples: int
 
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON values (intervals as lists)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
     def line(self) -> str:
         """``Pearson 0.71 [0.68, 0.74], Spearman …`` for notes under tables."""
         r, rho = _with_ci(self.pearson, self.pearson_ci), _with_ci(self.spearman, self.spearman_ci)

@@ -224,6 +224,9 @@ def _bert_class() -> type:
                 x = layer(x, bias)
             return x
 
+        def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+            return self.run(self.embed(batch), batch["attention_mask"])
+
     return Bert
 
 

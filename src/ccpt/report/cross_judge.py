@@ -4,6 +4,7 @@ between the judges' orderings of the ranked methods and whether the best method 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,9 +53,10 @@ class CrossJudge:
     cells: tuple[CellDifference, ...]
     rankings: tuple[ColumnRanking, ...]
 
-    def mean_absolute_difference(self) -> float:
-        """Mean |b − a| over the compared cells; NaN if there are none."""
-        return sum(abs(c.difference) for c in self.cells) / len(self.cells) if self.cells else math.nan
+    def mean_absolute_difference(self, methods: Sequence[str] | None = None) -> float:
+        """Mean |b − a| over the compared cells (of ``methods`` only, if given); NaN if there are none."""
+        chosen = [c for c in self.cells if methods is None or c.method in methods]
+        return sum(abs(c.difference) for c in chosen) / len(chosen) if chosen else math.nan
 
 
 def _cells(table: GenerativeTable) -> dict[tuple[str, str, str, str], float]:

@@ -11,11 +11,11 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from ccpt.errors import DataError
-from ccpt.protocol import DEFAULT_PROTOCOL
+from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
-from ccpt.spec import TASK_SPECS, split_method
+from ccpt.spec import GOLD, TASK_SPECS, split_method
 
 # parse_error of a sample without an answer (errored, or no ccpt metadata): a sample error, not a parse failure.
 SAMPLE_ERROR = "sample error: "
@@ -118,14 +118,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             del rows[first:]
             unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
             continue
-        run, sent = run_identity(log), generation_settings(log)
+        run, sent = run_identity(log), generation_settings(log, protocol)
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
             row[_RUN] = run
-            key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
-            settings.setdefault(key, {}).setdefault(sent, source)
+            if row.get("method") != GOLD:  # the dataset's answer: the model is sent nothing
+                key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
+                settings.setdefault(key, {}).setdefault(sent, source)
     if not rows:
         if unreadable:
             raise DataError(f"{root}: no readable Inspect logs: {unreadable_line(unreadable)}")
@@ -315,11 +316,17 @@ ANSWER_SETTINGS = (
 )  # fmt: skip
 
 
-def generation_settings(log: Any) -> str:
-    """The answer-changing generation settings ``log``'s model was sent, as one line ("temperature 0.7, …")."""
+def generation_settings(log: Any, protocol: str) -> str:
+    """The answer-changing generation settings ``log``'s model was sent, as one line ("temperature 0.7, …"). A
+    provider-dependent protocol (``as-run``) sets them per call where the log's config leaves them unset."""
     config = getattr(getattr(log, "plan", None), "config", None)
-    values = [(name, getattr(config, name, None)) for name in ANSWER_SETTINGS]
-    return ", ".join(f"{name} {value}" for name, value in values if value is not None) or "the provider's defaults"
+    values = {name: getattr(config, name, None) for name in ANSWER_SETTINGS}
+    chosen = PROTOCOLS.get(protocol)
+    if chosen is not None and chosen.provider_dependent:
+        wanted = chosen.call_settings(str(log.eval.model))
+        values |= {k: getattr(wanted, k) for k in ("temperature", "top_p", "max_tokens") if values[k] is None}
+    said = [f"{name} {' '.join(str(value).split())}" for name, value in values.items() if value is not None]
+    return ", ".join(said) or "the provider's defaults"
 
 
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
