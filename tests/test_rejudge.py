@@ -20,6 +20,7 @@ from ccpt.prompts import judge_prompt
 from ccpt.protocol import get_protocol
 from ccpt.report.cross_judge import cross_judge
 from ccpt.results import load_results
+from ccpt.results.inspect_logs import from_inspect_logs
 from ccpt.spec import TASK_SPECS
 
 
@@ -123,6 +124,9 @@ def test_rejudge_an_inspect_run_matches_a_direct_computation(
     # Named as a run names its judge, reply format included (before: the bare name, another judge to the report).
     assert set(load_results(tmp_path / "rejudged")["judge"]) == {"ccpt-scripted/rejudge (plain)"}
     assert set(stored["judge"]) == {"ccpt-scripted/first (plain)"}
+    # The re-judged logs do not know what the answering model was sent: no generation settings to compare, where
+    # "none recorded" would read as other settings than a direct run's beside them.
+    assert from_inspect_logs(run).attrs["settings"] and not from_inspect_logs(tmp_path / "rejudged").attrs["settings"]
 
     got = _report_cells(tmp_path / "rejudged", capsys)
     expected = _expected_cells(stored)

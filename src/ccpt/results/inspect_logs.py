@@ -119,12 +119,14 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
             continue
         run, sent = run_identity(log), generation_settings(log, protocol)
+        # A log of answers made elsewhere (`ccpt rejudge`, another task) does not know what the model was sent.
+        generated = task_name in TASK_SPECS
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
             row[_RUN] = run
-            if row.get("method") != GOLD:  # the dataset's answer: the model is sent nothing
+            if generated and row.get("method") != GOLD:  # Gold: the dataset's answer, the model is sent nothing
                 key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
                 settings.setdefault(key, {}).setdefault(sent, source)
     if not rows:
