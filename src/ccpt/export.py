@@ -81,20 +81,6 @@ class SFTExport:
     removed: dict[str, int]
 
 
-def _leak_rule(record: Record, held_out: set[str], tests: dict[str, set]) -> str | None:
-    """The first leakage rule ``record`` breaks, or None when it may be trained on."""
-    n, h, p = _key(record.combination), _key(record.head), _key(record.property)
-    broken = (
-        record.id in held_out,
-        (n, p) in tests["np"],
-        (h, p) in tests["hp"],
-        n in tests["n"],
-        record.id in tests["type_rows"],
-        (n, p) in tests["type_np"],
-    )
-    return next((rule for rule, hit in zip(SFT_RULES, broken, strict=True) if hit), None)
-
-
 def sft_export(
     ds: CCPTDataset, tasks: Iterable[TaskName] = GENERATIVE_TASKS, type_items: Iterable[TypeItem] | None = None
 ) -> SFTExport:
@@ -105,13 +91,11 @@ def sft_export(
     held_out = ds.held_out_rows()
     test_records = [r for task in GENERATIVE_TASKS for r in ds.test(task)]
     items = list(ds.type_prediction_set(seed=0) if type_items is None else type_items)
-    tests: dict[str, set] = {
-        "np": {(_key(r.combination), _key(r.property)) for r in test_records},
-        "hp": {(_key(r.head), _key(r.property)) for r in test_records},
-        "n": {_key(r.combination) for r in test_records},
-        "type_rows": {i.source for i in items if i.property_source is None},  # an *others* item is no row
-        "type_np": {(_key(i.combination), _key(i.property)) for i in items},
-    }
+    test_np = {(_key(r.combination), _key(r.property)) for r in test_records}
+    test_hp = {(_key(r.head), _key(r.property)) for r in test_records}
+    test_n = {_key(r.combination) for r in test_records}
+    type_rows = {i.source for i in items if i.property_source is None}  # an *others* item is no row
+    type_np = {(_key(i.combination), _key(i.property)) for i in items}
     system = system_prompt()
     removed = dict.fromkeys(SFT_RULES, 0)
     examples: list[dict[str, Any]] = []
@@ -119,7 +103,16 @@ def sft_export(
         if task not in GENERATIVE_TASKS:
             raise CcptError(f"SFT export supports the generative tasks only, not {task!r}")
         for record in ds.train(task):
-            rule = _leak_rule(record, held_out, tests)
+            n, h, p = _key(record.combination), _key(record.head), _key(record.property)
+            broken = (
+                record.id in held_out,
+                (n, p) in test_np,
+                (h, p) in test_hp,
+                n in test_n,
+                record.id in type_rows,
+                (n, p) in type_np,
+            )  # in the order of SFT_RULES: the first rule broken is the one counted
+            rule = next((rule for rule, hit in zip(SFT_RULES, broken, strict=True) if hit), None)
             if rule is not None:
                 removed[rule] += 1
                 continue
