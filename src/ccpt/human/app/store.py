@@ -71,11 +71,6 @@ class Assignment:
     item: str
 
 
-def new_token() -> str:
-    """An unguessable link token (192 bits)."""
-    return secrets.token_urlsafe(24)
-
-
 class Store:
     """The study database."""
 
@@ -129,28 +124,24 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connect() as db:
+        with self._connect() as db, db:  # the connection commits on success, rolls back on an exception
             db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+            yield db
 
     def initialised(self) -> bool:
         """Whether annotators and assignments exist already (a restarted study)."""
-        with self._connect() as db:
-            return db.execute("SELECT COUNT(*) FROM annotators").fetchone()[0] > 0
+        return bool(self.annotators())
 
     def initialise(self, names: Sequence[str], assignments: Sequence[Sequence[tuple[str, str]]]) -> None:
         """Create the annotators (one fresh token each), the admin token and everyone's assignment at once."""
         if len(set(names)) != len(names) or any(not n.strip() for n in names):
             raise DataError("annotator names must be non-empty and distinct")
         with self._transaction() as db:
-            db.execute("INSERT INTO meta VALUES ('admin_token', ?)", (new_token(),))
+            # Unguessable link tokens: 192 bits each.
+            db.execute("INSERT INTO meta VALUES ('admin_token', ?)", (secrets.token_urlsafe(24),))
             for name, items in zip(names, assignments, strict=True):
-                cursor = db.execute("INSERT INTO annotators (name, token) VALUES (?, ?)", (name, new_token()))
+                token = secrets.token_urlsafe(24)
+                cursor = db.execute("INSERT INTO annotators (name, token) VALUES (?, ?)", (name, token))
                 db.executemany(
                     "INSERT INTO assignments VALUES (?, ?, ?, ?)",
                     [(cursor.lastrowid, n, study, key) for n, (study, key) in enumerate(items, start=1)],
