@@ -37,12 +37,11 @@ class BoundedH11Protocol(H11Protocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self._header_timer = self.loop.call_later(HEADER_SECONDS, self._headers_too_slow)
+        self._header_timer = self.loop.call_later(HEADER_SECONDS, self.transport.close)  # a no-op once closing
 
     def _disarm(self) -> None:
-        if self._header_timer is not None:
+        if self._header_timer is not None:  # cancelling a timer that has fired or was cancelled is a no-op
             self._header_timer.cancel()
-            self._header_timer = None
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -57,11 +56,6 @@ class BoundedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
-
-    def _headers_too_slow(self) -> None:
-        self._header_timer = None
-        if not self.transport.is_closing():
-            self.transport.close()
 
 
 @dataclass(frozen=True)
