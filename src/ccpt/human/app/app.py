@@ -64,12 +64,8 @@ def emphasis(text: str) -> Markup:
     return Markup(re.sub(r"\*([^*\n]+)\*", r"<em>\1</em>", str(escape(text))))
 
 
-class Refused(Exception):
-    """A request refused with a message page."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+class Refused(HTTPException):
+    """A request refused with a message page (its ``detail``)."""
 
 
 @dataclass(frozen=True)
@@ -300,7 +296,7 @@ class StudyApp:
             response.headers["Retry-After"] = RETRY_AFTER
             return response
         if isinstance(exc, Refused):
-            return self.message(request, exc.status, str(exc))
+            return self.message(request, exc.status_code, exc.detail)
         status = getattr(exc, "status_code", 500)
         text = "Not found." if status == 404 else "This request is not allowed."
         return HTMLResponse(
