@@ -11,9 +11,9 @@ import asyncio
 import html
 import inspect
 import random
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from statistics import multimode
 from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
@@ -168,11 +168,10 @@ def majority_vote(frame: pd.DataFrame) -> pd.DataFrame:
     """Task 3 rows of several raters → one row per item with the raters' majority label (seed 0)."""
     out = []
     for _, group in frame.groupby("instance", sort=False):
-        counts = Counter(label for label in group["pred_type"] if isinstance(label, str))
-        ranked = counts.most_common(2)
-        winner = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+        modes = multimode(label for label in group["pred_type"] if isinstance(label, str))
+        winner = modes[0] if len(modes) == 1 else None
         why = f"no majority among {len(group)} rater(s)"
-        if not counts:
+        if not modes:
             why = f"no valid answer from any of {len(group)} rater(s) (empty or not a type label)"
         row = group.iloc[0].to_dict()
         row.update(seed=0, pred_type=winner, answer=winner, parse_ok=winner is not None)
