@@ -364,7 +364,7 @@ async def spread_activation(
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
         raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")
-    seed_keys = _keys(seeds.concepts)
+    seed_keys = {concept_key(c) for c in seeds.concepts}
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
     trajectory = Trajectory(seeds)
     current: tuple[str, ...] = seeds.concepts
@@ -389,7 +389,7 @@ async def spread_activation(
             concepts=kept,
             delta=jaccard_distance(current, kept),
             n_sources=len(sources),
-            n_activated=len(_without(activated, seed_keys | _keys(previous))),
+            n_activated=len(_without(activated, seed_keys | {concept_key(c) for c in previous})),
             n_candidates=len(candidates),
             n_capped=n_capped,
             activation_failures=sum(a.failed for a in activations),
@@ -401,7 +401,3 @@ async def spread_activation(
         if record_step(trajectory, step, config.epsilon):
             break
     return trajectory
-
-
-def _keys(labels: Iterable[str]) -> set[str]:
-    return {concept_key(c) for c in labels}
