@@ -25,7 +25,6 @@ Capability = Literal["neighbours", "has_property", "is_concept"]
 INDEX_SCHEMA_VERSION = "1"
 # Labels like "en 1" / "fr 2" in the authors' cache are language codes leaking out of URIs, not concepts.
 _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
-_SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _FULL = "build a full index with: ccpt conceptnet index DUMP"
 _NEIGHBOURS_SQL = """
@@ -70,7 +69,7 @@ def normalise_label(text: str) -> str | None:
         if len(parts) < 4 or parts[2] != "en":
             return None
         text = parts[3]
-    label = _SPACES.sub(" ", text.replace("_", " ")).strip().lower()
+    label = " ".join(text.replace("_", " ").split()).lower()
     return None if not label or _JUNK_LABEL.match(label) else label
 
 

@@ -130,10 +130,8 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     """Fleiss' κ for ``counts[i][j]`` = raters assigning subject i to category j (the same number ≥ 2 of raters
     per subject); NaN when all ratings are in one category. Here because scipy has none."""
     table = np.asarray(counts, dtype=float)
-    if table.ndim != 2 or table.shape[0] == 0:
-        raise ValueError("counts must be a non-empty subjects × categories table")
-    if (table < 0).any():
-        raise ValueError("counts must be non-negative")
+    if table.ndim != 2 or table.shape[0] == 0 or (table < 0).any():
+        raise ValueError("counts must be a non-empty subjects × categories table of non-negative counts")
     raters = table.sum(axis=1)
     if not np.all(raters == raters[0]) or raters[0] < 2:
         raise ValueError("every subject needs the same number (≥ 2) of raters")
@@ -149,10 +147,9 @@ def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> fl
     units); units with fewer than two ratings are ignored; NaN when nothing pairable varies."""
     units, values = array("q"), array("d")  # long form, read once: O(ratings) memory, no list per unit
     for number, unit in enumerate(ratings):
-        for value in unit:
-            if value is not None:
-                units.append(number)
-                values.append(float(value))
+        for value in unit:  # None → NaN: not rated
+            units.append(number)
+            values.append(math.nan if value is None else float(value))
     return krippendorff_alpha_long(np.frombuffer(units, dtype=np.int64), np.frombuffer(values))
 
 
