@@ -328,18 +328,6 @@ def _without(labels: Iterable[str], excluded: set[str]) -> tuple[str, ...]:
     return tuple(kept.values())
 
 
-async def _filter(
-    candidates: tuple[str, ...], seeds: Seeds, generate: Generate, config: SAConfig
-) -> tuple[tuple[str, ...], bool, int]:
-    """Filter(C, C_0) → (kept candidates, output unparsable?, number of output items not among candidates)."""
-    parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds, config.prompt_variant)))
-    if parsed is None:
-        return (), True, 0
-    by_key = {concept_key(c): c for c in candidates}
-    found = [by_key.get(concept_key(item)) for item in parsed]
-    return tuple(dict.fromkeys(c for c in found if c is not None)), False, found.count(None)
-
-
 def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
     """Refuse a configuration whose model or graph was not given (ValueError: a caller's bug, not user input)."""
     if (config.use_llm or config.use_filter) and generate is None:
@@ -375,15 +363,18 @@ async def spread_activation(
         previous = _without(current, seed_keys)  # C_0 itself at t = 1: removed here, as the algorithm says
         activated = [c for a in activations for c in a.concepts]
         candidates = _without([*previous, *activated], seed_keys)
-        n_capped = 0
+        uncapped = len(candidates)
         if config.max_candidates is not None and len(candidates) > config.max_candidates:
             chosen = set(rng.sample(range(len(candidates)), config.max_candidates))
-            n_capped = len(candidates) - len(chosen)
             candidates = tuple(c for i, c in enumerate(candidates) if i in chosen)
         filter_failed, invented, kept = False, 0, candidates
-        if config.use_filter and candidates:
+        if config.use_filter and candidates:  # Filter(C, C_0): the candidates it names; other items are invented
             assert generate is not None
-            kept, filter_failed, invented = await _filter(candidates, seeds, generate, config)
+            parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds, config.prompt_variant)))
+            by_key = {concept_key(c): c for c in candidates}
+            found = [by_key.get(concept_key(item)) for item in parsed or ()]
+            kept = tuple(dict.fromkeys(c for c in found if c is not None))
+            filter_failed, invented = parsed is None, found.count(None)
         step = Step(
             t=t,
             concepts=kept,
@@ -391,7 +382,7 @@ async def spread_activation(
             n_sources=len(sources),
             n_activated=len(_without(activated, seed_keys | {concept_key(c) for c in previous})),
             n_candidates=len(candidates),
-            n_capped=n_capped,
+            n_capped=uncapped - len(candidates),
             activation_failures=sum(a.failed for a in activations),
             filter_failed=filter_failed,
             filter_invented=invented,

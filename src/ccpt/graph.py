@@ -285,9 +285,7 @@ class SqliteConceptGraph:
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
-        label = normalise_label(phrase)
-        query = "SELECT 1 FROM concepts WHERE label = ?"
-        return label is not None and self._con.execute(query, (label,)).fetchone() is not None
+        return bool(self._labels("SELECT label FROM concepts WHERE label = ?1 LIMIT ?2", phrase, 1))
 
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""

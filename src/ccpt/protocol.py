@@ -151,8 +151,7 @@ FILLED = "filled_from_seed"
 
 def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from the first seed
-    with a score, as the authors' pipeline did; the row stays a failure and names its donor seed in :data:`FILLED`.
-    """
+    with a score, as the authors' pipeline did; the row stays a failure, its donor seed in :data:`FILLED`."""
     out = frame.copy()
     out[FILLED] = pd.array([pd.NA] * len(out), dtype="Int64")
     if out.empty or "protocol" not in out:
