@@ -1,15 +1,13 @@
 """Spreading Activation (paper §4.1, Algorithm 1), written against ``async generate(prompt) -> str``.
 
 Each step: C_{t+1} ← Filter(C_t ∪ Activate(C_t ∪ C_0), C_0) \\ C_0; Δ = Jaccard distance of C_t and C_{t+1} on
-lemmatised forms; stop when Δ < ε or after T steps. Where the paper is open, the choices made here (each with a
-regression test) are listed in docs/methods.md; the ``as-run`` protocol runs
-:func:`ccpt.activation_as_run.spread_activation_as_run` instead.
+lemmatised forms; stop when Δ < ε or after T steps. docs/methods.md lists the choices made where the paper is open
+(each has a regression test); the ``as-run`` protocol runs :func:`ccpt.activation_as_run.spread_activation_as_run`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 import re
@@ -18,7 +16,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from importlib import resources
 from typing import Any, Literal
 
@@ -279,7 +277,7 @@ class Activator:
         if not self.memoise:
             return await compute()
         future = self._memo[key] = asyncio.ensure_future(compute())
-        future.add_done_callback(functools.partial(self._forget_failure, key))
+        future.add_done_callback(partial(self._forget_failure, key))
         return await asyncio.shield(future)
 
     def _forget_failure(self, key: tuple[Source, str], future: asyncio.Future[Activation]) -> None:

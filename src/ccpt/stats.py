@@ -14,7 +14,6 @@ from typing import Literal
 import numpy as np
 
 Stat = Literal["paper", "sem", "ci"]
-STATS: tuple[Stat, ...] = ("paper", "sem", "ci")
 DEFAULT_BOOTSTRAP = 10_000
 
 STAT_DESCRIPTIONS: dict[str, str] = {
@@ -62,8 +61,8 @@ def summarize(
     seed: int = 0,
 ) -> Summary:
     """Summarise an instances × seeds table (``None``/NaN = failed sample) into one :class:`Summary`."""
-    if stat not in STATS:
-        raise ValueError(f"stat must be one of {STATS}, got {stat!r}")
+    if stat not in STAT_DESCRIPTIONS:
+        raise ValueError(f"stat must be one of {tuple(STAT_DESCRIPTIONS)}, got {stat!r}")
     matrix = np.array(values, dtype=float)  # None → NaN
     if matrix.ndim != 2:
         raise ValueError("expected a 2-D instances × seeds table of values")
