@@ -254,10 +254,9 @@ class SqliteConceptGraph:
             raise DataError(f"ConceptNet index not found: {path}", hint="build it with: ccpt conceptnet index DUMP")
         # check_same_thread=False: Inspect may call from a worker thread; the connection is read-only.
         self._con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        try:
+        meta: dict[str, str] = {}
+        with contextlib.suppress(sqlite3.DatabaseError):  # not an SQLite file, or no meta table
             meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError:
-            meta = {}
         if meta.get("schema_version") != INDEX_SCHEMA_VERSION:
             self._con.close()
             raise DataError(
