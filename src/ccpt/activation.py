@@ -1,15 +1,13 @@
 """Spreading Activation (paper §4.1, Algorithm 1), written against ``async generate(prompt) -> str``.
 
 Each step: C_{t+1} ← Filter(C_t ∪ Activate(C_t ∪ C_0), C_0) \\ C_0; Δ = Jaccard distance of C_t and C_{t+1} on
-lemmatised forms; stop when Δ < ε or after T steps. Where the paper is open, the choices made here (each with a
-regression test) are listed in docs/methods.md; the ``as-run`` protocol runs
-:func:`ccpt.activation_as_run.spread_activation_as_run` instead.
+lemmatised forms; stop when Δ < ε or after T steps. docs/methods.md lists the choices made where the paper is open
+(each has a regression test); the ``as-run`` protocol runs :func:`ccpt.activation_as_run.spread_activation_as_run`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 import re
@@ -18,7 +16,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from importlib import resources
 from typing import Any, Literal
 
@@ -279,7 +277,7 @@ class Activator:
         if not self.memoise:
             return await compute()
         future = self._memo[key] = asyncio.ensure_future(compute())
-        future.add_done_callback(functools.partial(self._forget_failure, key))
+        future.add_done_callback(partial(self._forget_failure, key))
         return await asyncio.shield(future)
 
     def _forget_failure(self, key: tuple[Source, str], future: asyncio.Future[Activation]) -> None:
@@ -328,18 +326,6 @@ def _without(labels: Iterable[str], excluded: set[str]) -> tuple[str, ...]:
     return tuple(kept.values())
 
 
-async def _filter(
-    candidates: tuple[str, ...], seeds: Seeds, generate: Generate, config: SAConfig
-) -> tuple[tuple[str, ...], bool, int]:
-    """Filter(C, C_0) → (kept candidates, output unparsable?, number of output items not among candidates)."""
-    parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds, config.prompt_variant)))
-    if parsed is None:
-        return (), True, 0
-    by_key = {concept_key(c): c for c in candidates}
-    found = [by_key.get(concept_key(item)) for item in parsed]
-    return tuple(dict.fromkeys(c for c in found if c is not None)), False, found.count(None)
-
-
 def check_sources(config: SAConfig, generate: Generate | None, graph: ConceptGraph | None) -> None:
     """Refuse a configuration whose model or graph was not given (ValueError: a caller's bug, not user input)."""
     if (config.use_llm or config.use_filter) and generate is None:
@@ -364,7 +350,7 @@ async def spread_activation(
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
         raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")
-    seed_keys = _keys(seeds.concepts)
+    seed_keys = {concept_key(c) for c in seeds.concepts}
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
     trajectory = Trajectory(seeds)
     current: tuple[str, ...] = seeds.concepts
@@ -375,23 +361,26 @@ async def spread_activation(
         previous = _without(current, seed_keys)  # C_0 itself at t = 1: removed here, as the algorithm says
         activated = [c for a in activations for c in a.concepts]
         candidates = _without([*previous, *activated], seed_keys)
-        n_capped = 0
+        uncapped = len(candidates)
         if config.max_candidates is not None and len(candidates) > config.max_candidates:
             chosen = set(rng.sample(range(len(candidates)), config.max_candidates))
-            n_capped = len(candidates) - len(chosen)
             candidates = tuple(c for i, c in enumerate(candidates) if i in chosen)
         filter_failed, invented, kept = False, 0, candidates
-        if config.use_filter and candidates:
+        if config.use_filter and candidates:  # Filter(C, C_0): the candidates it names; other items are invented
             assert generate is not None
-            kept, filter_failed, invented = await _filter(candidates, seeds, generate, config)
+            parsed = parse_concept_list(await generate(filter_prompt(candidates, seeds, config.prompt_variant)))
+            by_key = {concept_key(c): c for c in candidates}
+            found = [by_key.get(concept_key(item)) for item in parsed or ()]
+            kept = tuple(dict.fromkeys(c for c in found if c is not None))
+            filter_failed, invented = parsed is None, found.count(None)
         step = Step(
             t=t,
             concepts=kept,
             delta=jaccard_distance(current, kept),
             n_sources=len(sources),
-            n_activated=len(_without(activated, seed_keys | _keys(previous))),
+            n_activated=len(_without(activated, seed_keys | {concept_key(c) for c in previous})),
             n_candidates=len(candidates),
-            n_capped=n_capped,
+            n_capped=uncapped - len(candidates),
             activation_failures=sum(a.failed for a in activations),
             filter_failed=filter_failed,
             filter_invented=invented,
@@ -401,7 +390,3 @@ async def spread_activation(
         if record_step(trajectory, step, config.epsilon):
             break
     return trajectory
-
-
-def _keys(labels: Iterable[str]) -> set[str]:
-    return {concept_key(c) for c in labels}

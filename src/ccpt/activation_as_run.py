@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ccpt.activation import (
@@ -33,13 +33,11 @@ class AuthorsNeighbourCache(NeighbourCache):
     """The authors' ConceptNet neighbourhood cache as their code read it: exact spelling, labels as stored
     (uncleaned, unlike :class:`ccpt.graph.NeighbourCache`), strongest first."""
 
-    def __init__(self, table: Mapping[str, Sequence[str]], name: str = "conceptnet-cache (as stored)") -> None:
-        super().__init__({str(k): tuple(str(x) for x in v) for k, v in table.items()}, name)
-
     @classmethod
     def load(cls, path: str | Path) -> AuthorsNeighbourCache:
         """Read a ``conceptnet_adjacent.json``-style file; one DataError line if it is not one."""
-        return cls(read_neighbour_json(Path(path)), name=f"conceptnet-cache (as stored):{Path(path).name}")
+        table = {key: tuple(labels) for key, labels in read_neighbour_json(Path(path)).items()}
+        return cls(table, name=f"conceptnet-cache (as stored):{Path(path).name}")
 
     def neighbours(self, concept: str, k: int = 50) -> tuple[str, ...]:
         """The first ``k`` stored labels of ``concept`` (exact key); () if it has none."""

@@ -25,7 +25,6 @@ Capability = Literal["neighbours", "has_property", "is_concept"]
 INDEX_SCHEMA_VERSION = "1"
 # Labels like "en 1" / "fr 2" in the authors' cache are language codes leaking out of URIs, not concepts.
 _JUNK_LABEL = re.compile(r"^[a-z]{2,3} \d+$")
-_SPACES = re.compile(r"\s+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _FULL = "build a full index with: ccpt conceptnet index DUMP"
 _NEIGHBOURS_SQL = """
@@ -70,7 +69,7 @@ def normalise_label(text: str) -> str | None:
         if len(parts) < 4 or parts[2] != "en":
             return None
         text = parts[3]
-    label = _SPACES.sub(" ", text.replace("_", " ")).strip().lower()
+    label = " ".join(text.replace("_", " ").split()).lower()
     return None if not label or _JUNK_LABEL.match(label) else label
 
 
@@ -255,10 +254,9 @@ class SqliteConceptGraph:
             raise DataError(f"ConceptNet index not found: {path}", hint="build it with: ccpt conceptnet index DUMP")
         # check_same_thread=False: Inspect may call from a worker thread; the connection is read-only.
         self._con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        try:
+        meta: dict[str, str] = {}
+        with contextlib.suppress(sqlite3.DatabaseError):  # not an SQLite file, or no meta table
             meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError:
-            meta = {}
         if meta.get("schema_version") != INDEX_SCHEMA_VERSION:
             self._con.close()
             raise DataError(
@@ -286,9 +284,7 @@ class SqliteConceptGraph:
 
     def is_concept(self, phrase: str) -> bool:
         """Whether ``phrase`` (any number of words) is an English ConceptNet concept."""
-        label = normalise_label(phrase)
-        query = "SELECT 1 FROM concepts WHERE label = ?"
-        return label is not None and self._con.execute(query, (label,)).fetchone() is not None
+        return bool(self._labels("SELECT label FROM concepts WHERE label = ?1 LIMIT ?2", phrase, 1))
 
     def concepts(self, n_words: int | None = None) -> Iterator[str]:
         """Every English concept label, or only those with ``n_words`` words (1 = the unigram concept set)."""

@@ -25,22 +25,17 @@ from ccpt.spec import (
     SA_LLM,
 )
 
-# The answer token cap: reasoning models write long replies; a cut reply cannot be parsed and is dropped.
-ANSWER_MAX_TOKENS = 2048
-
 
 @dataclass(frozen=True)
 class CallSettings:
-    """How one provider family is called (``None``: not sent, the provider's default applies).
-    ``sequence_suffix``: one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic
-    backend); ``total_length``: the authors' token limit counted the prompt too (docs/methods.md)."""
+    """How one provider family is called (``None``: not sent, the provider's default applies); ``sequence_suffix``:
+    one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic backend)."""
 
     system_prompt: bool = True
     temperature: float | None = 0.7
     top_p: float | None = 0.95
-    max_tokens: int | None = ANSWER_MAX_TOKENS
+    max_tokens: int | None = 2048  # reasoning models write long replies; a cut one cannot be parsed and is dropped
     sequence_suffix: bool = False
-    total_length: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,7 +73,7 @@ class Protocol:
     def call_settings(self, model: str) -> CallSettings:
         """The settings for ``model`` (an Inspect model name such as ``openai/gpt-4o``)."""
         provider = model.split("/", 1)[0]
-        family = _FAMILIES.get(provider, provider)
+        family = "openai" if provider == "azureai" else provider  # the authors' backend for Inspect's provider
         if family == "openai" and model.split("/")[-1].startswith(("o1", "o3", "o4")):  # reasoning models
             family = "openai-reasoning"
         return self.calls.get(family, self.calls["*"])
@@ -90,12 +85,6 @@ class Protocol:
                 f"protocol {self.name!r} has no method {method!r}: the authors never ran it; "
                 f"choose one of {', '.join(self.methods)} or use --protocol ccpt"
             )
-
-
-# Inspect providers → the backend family the authors' code would have used for them.
-_FAMILIES: Mapping[str, str] = MappingProxyType(
-    {"openai": "openai", "azureai": "openai", "anthropic": "anthropic", "ollama": "ollama"}
-)
 
 
 CCPT = Protocol(
@@ -121,8 +110,8 @@ AS_RUN = Protocol(
             # Ollama (the Qwen2.5-72B SA runs): user turn only, nothing passed: the server's defaults.
             "ollama": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=None),
             # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p,
-            # max_length 2048 counting the prompt.
-            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True),
+            # max_length 2048 counting the prompt (sent as an answer cap: docs/methods.md).
+            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048),
         }
     ),
     prompt_variant="asrun",
@@ -162,8 +151,7 @@ FILLED = "filled_from_seed"
 
 def fill_failed_samples(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill, for protocols with ``fill_failures`` (as-run), each unscored generative sample from the first seed
-    with a score, as the authors' pipeline did; the row stays a failure and names its donor seed in :data:`FILLED`.
-    """
+    with a score, as the authors' pipeline did; the row stays a failure, its donor seed in :data:`FILLED`."""
     out = frame.copy()
     out[FILLED] = pd.array([pd.NA] * len(out), dtype="Int64")
     if out.empty or "protocol" not in out:

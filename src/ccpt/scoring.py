@@ -13,10 +13,6 @@ import numpy as np
 
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, OTHERS, SCORED_TYPES, TYPE_LABELS, ScoredType
 
-# Task-3 labels whose noun phrase *has* the property (green cells of Table 5) and those that lack it (red).
-HAS_PROPERTY: frozenset[str] = frozenset({EMERGENT, COMPONENT})
-LACKS_PROPERTY: frozenset[str] = frozenset({CANCELED, OTHERS})
-
 SCORE_MIN, SCORE_MAX = 1, 10
 
 
@@ -158,12 +154,12 @@ class Classification:
     @property
     def has_property_accuracy(self) -> float:
         """Green cells of Table 5: gold ∈ {emergent, component} predicted ∈ {emergent, component} (95.6%)."""
-        return self.group_accuracy(HAS_PROPERTY)
+        return self.group_accuracy(frozenset({EMERGENT, COMPONENT}))
 
     @property
     def lacks_property_accuracy(self) -> float:
         """Red cells of Table 5: gold ∈ {canceled, others} predicted ∈ {canceled, others} (69.6%)."""
-        return self.group_accuracy(LACKS_PROPERTY)
+        return self.group_accuracy(frozenset({CANCELED, OTHERS}))
 
     @property
     def binary_accuracy(self) -> float:

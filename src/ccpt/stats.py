@@ -14,7 +14,6 @@ from typing import Literal
 import numpy as np
 
 Stat = Literal["paper", "sem", "ci"]
-STATS: tuple[Stat, ...] = ("paper", "sem", "ci")
 DEFAULT_BOOTSTRAP = 10_000
 
 STAT_DESCRIPTIONS: dict[str, str] = {
@@ -45,13 +44,6 @@ class Summary:
         return replace(self, **{name: None if v is None else v * factor for name, v in values.items()})
 
 
-def _as_matrix(values: Sequence[Sequence[float | None]] | np.ndarray) -> np.ndarray:
-    matrix = np.array(values, dtype=float)  # None → NaN
-    if matrix.ndim != 2:
-        raise ValueError("expected a 2-D instances × seeds table of values")
-    return matrix
-
-
 def seed_means(matrix: np.ndarray) -> np.ndarray:
     """Per-seed mean over instances, ignoring NaN; seeds with no value at all are dropped."""
     present = ~np.isnan(matrix)
@@ -69,9 +61,11 @@ def summarize(
     seed: int = 0,
 ) -> Summary:
     """Summarise an instances × seeds table (``None``/NaN = failed sample) into one :class:`Summary`."""
-    if stat not in STATS:
-        raise ValueError(f"stat must be one of {STATS}, got {stat!r}")
-    matrix = _as_matrix(values)
+    if stat not in STAT_DESCRIPTIONS:
+        raise ValueError(f"stat must be one of {tuple(STAT_DESCRIPTIONS)}, got {stat!r}")
+    matrix = np.array(values, dtype=float)  # None → NaN
+    if matrix.ndim != 2:
+        raise ValueError("expected a 2-D instances × seeds table of values")
     n_instances = matrix.shape[0]
     n_failed = int(np.isnan(matrix).sum())
     means = seed_means(matrix)
@@ -84,18 +78,13 @@ def summarize(
     if stat == "sem":
         sem = float(means.std(ddof=1) / math.sqrt(n_seeds)) if n_seeds > 1 else float("nan")
         return Summary(mean, sem, stat, n_seeds, n_instances, n_failed)
-    lo, hi = bootstrap_ci(matrix, n_boot=n_boot, seed=seed)
+    # scipy needs two instances; every resample of one instance is that instance.
+    lo, hi = _bootstrap_ci(matrix, n_boot=n_boot, seed=seed) if n_instances > 1 else (mean, mean)
     return Summary(mean, None, stat, n_seeds, n_instances, n_failed, lo=lo, hi=hi)
 
 
-def bootstrap_ci(
-    matrix: np.ndarray, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0, level: float = 0.95
-) -> tuple[float, float]:
+def _bootstrap_ci(matrix: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap CI of the seed-averaged mean, resampling whole instances (rows) across seeds."""
-    matrix = _as_matrix(matrix)
-    if matrix.shape[0] < 2:  # scipy needs two instances; every resample of one instance is that instance
-        value = float(seed_means(matrix).mean()) if matrix.shape[0] and not np.isnan(matrix).all() else math.nan
-        return value, value
     present = ~np.isnan(matrix)
     filled = np.where(present, matrix, 0.0)
 
@@ -140,10 +129,8 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     """Fleiss' κ for ``counts[i][j]`` = raters assigning subject i to category j (the same number ≥ 2 of raters
     per subject); NaN when all ratings are in one category. Here because scipy has none."""
     table = np.asarray(counts, dtype=float)
-    if table.ndim != 2 or table.shape[0] == 0:
-        raise ValueError("counts must be a non-empty subjects × categories table")
-    if (table < 0).any():
-        raise ValueError("counts must be non-negative")
+    if table.ndim != 2 or table.shape[0] == 0 or (table < 0).any():
+        raise ValueError("counts must be a non-empty subjects × categories table of non-negative counts")
     raters = table.sum(axis=1)
     if not np.all(raters == raters[0]) or raters[0] < 2:
         raise ValueError("every subject needs the same number (≥ 2) of raters")
@@ -159,10 +146,9 @@ def krippendorff_alpha_interval(ratings: Iterable[Sequence[float | None]]) -> fl
     units); units with fewer than two ratings are ignored; NaN when nothing pairable varies."""
     units, values = array("q"), array("d")  # long form, read once: O(ratings) memory, no list per unit
     for number, unit in enumerate(ratings):
-        for value in unit:
-            if value is not None:
-                units.append(number)
-                values.append(float(value))
+        for value in unit:  # None → NaN: not rated
+            units.append(number)
+            values.append(math.nan if value is None else float(value))
     return krippendorff_alpha_long(np.frombuffer(units, dtype=np.int64), np.frombuffer(values))
 
 
@@ -302,51 +288,42 @@ def paired_compare(
         p = min(1.0, 2.0 * min(float((boot <= 0).mean()), float((boot >= 0).mean())))
         used, min_p = n_resamples, exact_min
     else:
-        flips = SignFlips(d, n_resamples, np.random.default_rng(seed))
-        p = flips.p_value(0.0)
-        ci_low, ci_high = flips.interval(alpha)
-        used, min_p = flips.count, max(exact_min, 0.0 if flips.exact else 1.0 / (flips.count + 1))
+        p, ci_low, ci_high, used, exact = _sign_flips(d, n_resamples, seed, alpha)
+        min_p = max(exact_min, 0.0 if exact else 1.0 / (used + 1))
     sd = float(d.std(ddof=1))
     effect = observed / sd if sd > 0 else (0.0 if observed == 0 else math.copysign(math.inf, observed))
     return PairedComparison(observed, ci_low, ci_high, p, effect, n, test, used, level, min_p, nonzero)
 
 
-class SignFlips:
-    """The sign-flip test of "d is symmetric about δ" on one fixed set of sign patterns (all 2^n for n ≤ 16). Per
-    pattern the statistic |mean(s·d) − δ·mean(s)| makes p(δ) fall monotonically away from mean(d): bisection."""
+def _sign_flips(d: np.ndarray, n_resamples: int, seed: int, alpha: float) -> tuple[float, float, float, int, bool]:
+    """The sign-flip test of "d is symmetric about δ" on one fixed set of sign patterns (all 2^n for n ≤ 16): p(0),
+    the CI (every δ with p(δ) > ``alpha``; ±inf on a side where none is rejected), the patterns, exact?. Per pattern
+    |mean(s·d) − δ·mean(s)| makes p(δ) fall monotonically away from mean(d): the CI bounds are bisected."""
+    n = len(d)
+    exact = n <= EXACT_PERMUTATION_MAX_N
+    if exact:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    else:
+        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(n_resamples, n))
+    count, mean, scale = len(signs), float(d.mean()), float(np.abs(d).max()) or 1.0
+    a, b = signs @ d / n, signs.mean(axis=1)
 
-    def __init__(self, d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> None:
-        n = len(d)
-        self.exact = n <= EXACT_PERMUTATION_MAX_N
-        if self.exact:
-            signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-        else:
-            signs = rng.choice((1.0, -1.0), size=(n_resamples, n))
-        self.count = len(signs)
-        self.mean = float(d.mean())
-        self.scale = float(np.abs(d).max()) or 1.0
-        self._a = signs @ d / n
-        self._b = signs.mean(axis=1)
+    def p_value(delta: float) -> float:  # Monte Carlo: (1 + hits) / (1 + patterns)
+        hits = int((np.abs(a - delta * b) >= abs(mean - delta) - _TIE).sum())
+        return hits / count if exact else (1 + hits) / (1 + count)
 
-    def p_value(self, delta: float) -> float:
-        """Two-sided p of H0 "symmetric about ``delta``" (Monte Carlo: (1 + hits) / (1 + patterns))."""
-        hits = int((np.abs(self._a - delta * self._b) >= abs(self.mean - delta) - _TIE).sum())
-        return hits / self.count if self.exact else (1 + hits) / (1 + self.count)
-
-    def interval(self, alpha: float) -> tuple[float, float]:
-        """Every δ with p(δ) > ``alpha``: (lo, hi), ±inf on a side where no δ is rejected."""
-        return self._bound(alpha, -1.0), self._bound(alpha, 1.0)
-
-    def _bound(self, alpha: float, side: float) -> float:
-        far = self.mean + side * self.scale
-        while self.p_value(far) > alpha:  # p(δ) is constant beyond some finite δ: its limit decides
-            if abs(far - self.mean) > 1e6 * self.scale:
+    def bound(side: float) -> float:
+        far = mean + side * scale
+        while p_value(far) > alpha:  # p(δ) is constant beyond some finite δ: its limit decides
+            if abs(far - mean) > 1e6 * scale:
                 return side * math.inf
-            far = self.mean + 2.0 * (far - self.mean)
-        inside, outside = self.mean, far
+            far = mean + 2.0 * (far - mean)
+        inside, outside = mean, far
         for _ in range(100):  # accepted at `inside`, rejected at `outside`
             middle = (inside + outside) / 2.0
             if middle in (inside, outside):
                 break
-            inside, outside = (middle, outside) if self.p_value(middle) > alpha else (inside, middle)
+            inside, outside = (middle, outside) if p_value(middle) > alpha else (inside, middle)
         return inside
+
+    return p_value(0.0), bound(-1.0), bound(1.0), count, exact
