@@ -141,24 +141,6 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, OSError | TimeoutError | http.client.HTTPException)
 
 
-def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
-    """Stream ``url`` into ``tmp`` with bounded retries; returns the sha256 of what was written."""
-    try:
-        return Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))(
-            _stream_to, url, tmp, config, fetch
-        )
-    except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
-        if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
-            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
-        reason = getattr(exc, "reason", None) or exc
-        if isinstance(exc, http.client.IncompleteRead):
-            reason = f"connection dropped before the end of the body ({exc.expected:,} bytes missing)"
-        raise DataError(
-            f"could not download {url} after {config.retries} attempts: {reason}",
-            "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
-        ) from None
-
-
 def download(
     names: tuple[str, ...] = REQUIRED_FILES,
     *,
@@ -171,12 +153,25 @@ def download(
     config = config or DownloadConfig.from_env()
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)
+    retrying = Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))
     for name in names:
         path = target / name
         if is_verified(path, name):
             continue
+        url = config.url(name)
         with atomic_path(path) as tmp:
-            actual = _fetch_with_retries(config.url(name), tmp, config, fetch)
+            try:
+                actual = retrying(_stream_to, url, tmp, config, fetch)
+            except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
+                if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
+                    raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
+                reason = getattr(exc, "reason", None) or exc
+                if isinstance(exc, http.client.IncompleteRead):
+                    reason = f"connection dropped before the end of the body ({exc.expected:,} bytes missing)"
+                raise DataError(
+                    f"could not download {url} after {config.retries} attempts: {reason}",
+                    "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
+                ) from None
             if actual != CHECKSUMS[name]:
                 raise DataError(
                     f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",
