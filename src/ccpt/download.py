@@ -79,13 +79,6 @@ class DownloadConfig:
     max_bytes: int = 64 << 20  # per file: the largest pinned file is under 2 MB, so 64 MiB is not the dataset
     deadline: float = 300.0  # seconds per attempt: after them, a server dripping a byte at a time is abandoned
 
-    def url(self, name: str) -> str:
-        return f"{self.base_url.rstrip('/')}/{self.commit}/{REPO_DATA_PATH}/{name}"
-
-    @classmethod
-    def from_env(cls) -> DownloadConfig:
-        return cls(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
-
 
 def cache_root() -> Path:
     """ccpt's cache: ``$CCPT_CACHE_DIR`` or the platform user cache dir."""
@@ -150,7 +143,7 @@ def download(
 ) -> Path:
     """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir); a download is
     streamed to a temporary file under a size cap and a deadline and renamed into place only once verified."""
-    config = config or DownloadConfig.from_env()
+    config = config or DownloadConfig(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)
     retrying = Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))
@@ -158,7 +151,7 @@ def download(
         path = target / name
         if is_verified(path, name):
             continue
-        url = config.url(name)
+        url = f"{config.base_url.rstrip('/')}/{config.commit}/{REPO_DATA_PATH}/{name}"
         with atomic_path(path) as tmp:
             try:
                 actual = retrying(_stream_to, url, tmp, config, fetch)
