@@ -18,14 +18,6 @@ KAPPA_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 
-def label_kappa(records: list[Record], categories: tuple[str, ...]) -> tuple[float, int]:
-    """(Fleiss' κ of the per-annotator labels, rows used): κ needs the same number of raters per row, so only
-    rows with the modal number of annotators are used."""
-    raters = Counter(len(r.human_labels) for r in records).most_common(1)[0][0]
-    table = [[r.human_labels.count(c) for c in categories] for r in records if len(r.human_labels) == raters]
-    return fleiss_kappa(table), len(table)
-
-
 def _mean_ratings(records: list[Record]) -> dict[str, float | None]:
     """Mean 1–5 rating per concept role; ``None`` for a file with no rows (e.g. a small pipeline build)."""
     return {
@@ -39,18 +31,23 @@ def dataset_stats(ds: CCPTDataset) -> dict[str, Any]:
     files: dict[str, Any] = {}
     for stem in FILE_SPECS:
         recs = ds.records(stem)
+        raters = Counter(len(r.human_labels) for r in recs)
         entry: dict[str, Any] = {
             "type": FILE_SPECS[stem][0],
             "rows": len(recs),
             "toxic_rows": sum(r.toxic for r in recs),
             "empty_sentence_rows": sum(r.sentence is None for r in recs),
-            "annotators_per_row": dict(sorted(Counter(len(r.human_labels) for r in recs).items())),
+            "annotators_per_row": dict(sorted(raters.items())),
             "mean_human_relevance_1to5": _mean_ratings(recs),
             "in_paper": stem != "add_ccpt_emergent",
         }
         if stem in KAPPA_CATEGORIES and recs:
-            kappa, used = label_kappa(recs, KAPPA_CATEGORIES[stem])
-            entry |= {"fleiss_kappa": round(kappa, 4), "fleiss_kappa_rows": used}
+            # κ needs the same number of raters per row: only rows with the modal number of annotators are used.
+            modal = raters.most_common(1)[0][0]
+            table = [
+                [r.human_labels.count(c) for c in KAPPA_CATEGORIES[stem]] for r in recs if len(r.human_labels) == modal
+            ]
+            entry |= {"fleiss_kappa": round(fleiss_kappa(table), 4), "fleiss_kappa_rows": len(table)}
             entry["label_counts"] = dict(Counter(label for r in recs for label in r.human_labels))
         files[stem] = entry
     paper = ds.paper_records

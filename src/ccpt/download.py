@@ -79,13 +79,6 @@ class DownloadConfig:
     max_bytes: int = 64 << 20  # per file: the largest pinned file is under 2 MB, so 64 MiB is not the dataset
     deadline: float = 300.0  # seconds per attempt: after them, a server dripping a byte at a time is abandoned
 
-    def url(self, name: str) -> str:
-        return f"{self.base_url.rstrip('/')}/{self.commit}/{REPO_DATA_PATH}/{name}"
-
-    @classmethod
-    def from_env(cls) -> DownloadConfig:
-        return cls(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
-
 
 def cache_root() -> Path:
     """ccpt's cache: ``$CCPT_CACHE_DIR`` or the platform user cache dir."""
@@ -141,24 +134,6 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, OSError | TimeoutError | http.client.HTTPException)
 
 
-def _fetch_with_retries(url: str, tmp: Path, config: DownloadConfig, fetch: Fetcher) -> str:
-    """Stream ``url`` into ``tmp`` with bounded retries; returns the sha256 of what was written."""
-    try:
-        return Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))(
-            _stream_to, url, tmp, config, fetch
-        )
-    except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
-        if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
-            raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
-        reason = getattr(exc, "reason", None) or exc
-        if isinstance(exc, http.client.IncompleteRead):
-            reason = f"connection dropped before the end of the body ({exc.expected:,} bytes missing)"
-        raise DataError(
-            f"could not download {url} after {config.retries} attempts: {reason}",
-            "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
-        ) from None
-
-
 def download(
     names: tuple[str, ...] = REQUIRED_FILES,
     *,
@@ -168,15 +143,28 @@ def download(
 ) -> Path:
     """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir); a download is
     streamed to a temporary file under a size cap and a deadline and renamed into place only once verified."""
-    config = config or DownloadConfig.from_env()
+    config = config or DownloadConfig(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
     target = target or cache_dir()
     target.mkdir(parents=True, exist_ok=True)
+    retrying = Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))
     for name in names:
         path = target / name
         if is_verified(path, name):
             continue
+        url = f"{config.base_url.rstrip('/')}/{config.commit}/{REPO_DATA_PATH}/{name}"
         with atomic_path(path) as tmp:
-            actual = _fetch_with_retries(config.url(name), tmp, config, fetch)
+            try:
+                actual = retrying(_stream_to, url, tmp, config, fetch)
+            except (OSError, TimeoutError, http.client.HTTPException) as exc:  # incl. a connection dropped mid-body
+                if isinstance(exc, urllib.error.HTTPError) and 400 <= exc.code < 500:
+                    raise DataError(f"could not download {url}: HTTP {exc.code}", "check CCPT_DATA_URL") from exc
+                reason = getattr(exc, "reason", None) or exc
+                if isinstance(exc, http.client.IncompleteRead):
+                    reason = f"connection dropped before the end of the body ({exc.expected:,} bytes missing)"
+                raise DataError(
+                    f"could not download {url} after {config.retries} attempts: {reason}",
+                    "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
+                ) from None
             if actual != CHECKSUMS[name]:
                 raise DataError(
                     f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",

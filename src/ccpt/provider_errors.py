@@ -47,29 +47,27 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def type_names(exc: BaseException) -> set[str]:
-    """The class names along ``exc``'s MRO (matched by name: no SDK is imported)."""
-    return {cls.__name__ for cls in type(exc).__mro__}
+    """The class names along the MRO of the provider's exception (:func:`unwrap`; matched by name: no SDK imported)."""
+    return {cls.__name__ for cls in type(unwrap(exc)).__mro__}
 
 
 def is_unreachable(exc: BaseException) -> bool:
     """Whether the request never reached a server (connection refused, no route, DNS): the endpoint is down."""
-    names = type_names(unwrap(exc))
+    names = type_names(exc)
     return bool(names & UNREACHABLE_ERRORS) and not names & TIMEOUT_ERRORS
 
 
 def is_timeout(exc: BaseException) -> bool:
     """Whether a call failed because it was not answered in time (an attempt timeout, a read timeout)."""
-    exc = unwrap(exc)
-    return isinstance(exc, TimeoutError) or bool(type_names(exc) & TIMEOUT_ERRORS)
+    return bool(type_names(exc) & TIMEOUT_ERRORS)  # a TimeoutError (or subclass) has "TimeoutError" in its MRO
 
 
 def is_transient(exc: BaseException) -> bool:
     """Whether a failed call says nothing about the request itself (unreachable, timed out, dropped, "busy" or
     5xx): the rerun asks again. Any other 4xx is the server judging the request (final)."""
-    exc = unwrap(exc)
     if type_names(exc) & (UNREACHABLE_ERRORS | TIMEOUT_ERRORS | DROPPED_ERRORS):
         return True
-    status = http_status(exc)
+    status = http_status(unwrap(exc))
     return status is not None and (status in TRANSIENT_STATUSES or 500 <= status <= 599)
 
 

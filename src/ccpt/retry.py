@@ -28,12 +28,9 @@ def retry_policy(
     ``max_backoff``). ``retry_on(exc)``: whether an exception is transient (any other is raised at once);
     ``retry_result(value)``: whether a returned value (e.g. an HTTP 503 response) is worth another attempt."""
     wait = wait_exponential(multiplier=backoff) if max_backoff is None else wait_exponential(backoff, max_backoff)
-    retry = retry_if_exception(retry_on)
-    if retry_result is not None:
-        retry = retry | retry_if_result(retry_result)
     return {
         "stop": stop_after_attempt(max(1, attempts)),
         "wait": wait,
-        "retry": retry,
+        "retry": retry_if_exception(retry_on) | retry_if_result(retry_result or (lambda _: False)),
         "retry_error_callback": _last_outcome,
     }

@@ -34,8 +34,7 @@ def dataset_files(data_dir: str | Path | None) -> list[Path]:
 
 
 def resolve_graph(db: Path | None, cache: Path | None, data_dir: Path | None) -> NeighbourCache | SqliteConceptGraph:
-    """The concept graph to use: ``db``, else ``cache``, else the default index if built, else the
-    dataset's neighbourhood cache (the offline default, which covers the CCPT test splits)."""
+    """The concept graph: ``db``, else ``cache``, else the built default index, else the neighbourhood cache."""
     if db is not None:
         return SqliteConceptGraph(db)
     if cache is not None:
