@@ -38,7 +38,10 @@ FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
     EMERGENT: (EMERGENT, COMPONENT, OTHERS),  # Figure 5, codes 0/1/2
     CANCELED: (CANCELED, COMPONENT, OTHERS),  # Figure 6, codes 0/1/2
 }
-TYPE_FILE = {EMERGENT: "ccpt_emergent", CANCELED: "ccpt_canceled", COMPONENT: "ccpt_component"}
+# The released file of a HIT by (candidate type, majority label); other outcomes are left out. A component HIT
+# labelled emergent is a single-annotator emergent row, as in the released add_ccpt_emergent.csv.
+TARGET_FILE = {(t, t): f"ccpt_{t}" for t in (EMERGENT, CANCELED, COMPONENT)}
+TARGET_FILE[COMPONENT, EMERGENT] = "add_ccpt_emergent"
 PAPER_TEST_SIZES = {name: spec.paper_test_size for name, spec in TASK_SPECS.items() if spec.paper_test_size}
 Answer = dict[str, Any]  # one annotator's checked answers row: label an option's name, worker_id never empty
 
@@ -203,15 +206,6 @@ def form_kappa(answers_by_hit: dict[str, list[Answer]], hits: dict[str, dict[str
     return {"kappa": defined(kappa), "items": len(groups), "raters": len(groups[0])}
 
 
-def _target_file(candidate_type: str, label: str) -> str | None:
-    """The released file a labelled HIT belongs to, or None when it is left out."""
-    if label == candidate_type:
-        return TYPE_FILE[candidate_type]
-    if candidate_type == COMPONENT and label == EMERGENT:
-        return "add_ccpt_emergent"  # single-annotator emergent rows, as in the released add_ccpt_emergent.csv
-    return None
-
-
 def dataset_rows(
     hits: dict[str, dict[str, Any]], answers_by_hit: dict[str, list[Answer]], params: AnnotationParams
 ) -> tuple[dict[str, list[dict[str, str]]], Counter[str]]:
@@ -227,7 +221,7 @@ def dataset_rows(
             outcome["hits_with_fewer_answers"] += 1
         label = majority([a["label"] for a in answers])
         outcome[f"{hit['candidate_type']}_candidates_labelled_{label}"] += 1
-        target = _target_file(hit["candidate_type"], label)
+        target = TARGET_FILE.get((hit["candidate_type"], label))
         if target is None:
             continue
         flags = [a["toxic"] for a in answers]
