@@ -23,6 +23,7 @@ from ccpt.outputs import atomic_write_text
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
+from ccpt.schemas.sheets import ANSWERS, HITS
 from ccpt.sheets import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import defined, fleiss_kappa
@@ -140,8 +141,6 @@ def _normalise_header(name: str) -> str:
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
     """Parse an answers CSV against the exported HITs (docs/schemas.md, "annotation answers"); DataError if bad."""
-    from ccpt.schemas.sheets import ANSWERS
-
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
     sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
@@ -270,8 +269,6 @@ def import_answers(
     spec = StageSpec("annotate-import", workdir, (hits_csv, Path(answers)), outputs, {**recorded, "out": str(target)})
 
     def work() -> dict[str, Any]:
-        from ccpt.schemas.sheets import HITS
-
         # hits.csv checked by its schema (docs/schemas.md, "annotation HITs"), by hit_id; rows kept as text.
         hits = {row["hit_id"]: row for row in read_checked_sheet(hits_csv, HITS)[1].rows}
         parsed = read_answers(Path(answers), hits)
