@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ccpt import __version__
 from ccpt.errors import DataError
 from ccpt.outputs import atomic_path, atomic_write_text
 
@@ -98,8 +99,6 @@ def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _current(spec: StageSpec) -> dict[str, Any]:
-    from ccpt import __version__
-
     return {
         "version": MANIFEST_VERSION,
         "ccpt": __version__,  # a new release may change a stage's output: redo it
