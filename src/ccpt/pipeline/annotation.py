@@ -23,6 +23,7 @@ from ccpt.outputs import atomic_write_text
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
+from ccpt.schemas.sheets import ANSWERS, HITS
 from ccpt.sheets import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import defined, fleiss_kappa
@@ -38,8 +39,12 @@ FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
     EMERGENT: (EMERGENT, COMPONENT, OTHERS),  # Figure 5, codes 0/1/2
     CANCELED: (CANCELED, COMPONENT, OTHERS),  # Figure 6, codes 0/1/2
 }
-TYPE_FILE = {EMERGENT: "ccpt_emergent", CANCELED: "ccpt_canceled", COMPONENT: "ccpt_component"}
+# The released file of a HIT by (candidate type, majority label); other outcomes are left out. A component HIT
+# labelled emergent is a single-annotator emergent row, as in the released add_ccpt_emergent.csv.
+TARGET_FILE = {(t, t): f"ccpt_{t}" for t in (EMERGENT, CANCELED, COMPONENT)}
+TARGET_FILE[COMPONENT, EMERGENT] = "add_ccpt_emergent"
 PAPER_TEST_SIZES = {name: spec.paper_test_size for name, spec in TASK_SPECS.items() if spec.paper_test_size}
+Answer = dict[str, Any]  # one annotator's checked answers row: label an option's name, worker_id never empty
 
 
 @dataclass(frozen=True)
@@ -129,20 +134,6 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
     return run_stage(spec, work, force=force)
 
 
-@dataclass(frozen=True)
-class Answer:
-    """One annotator's answer to one HIT."""
-
-    hit_id: str
-    worker_id: str
-    label: str
-    combination_relevance: int
-    root_relevance: int
-    modifier_relevance: int
-    toxic: bool
-    source: str | None
-
-
 def _normalise_header(name: str) -> str:
     name = name.strip().removeprefix("Input.").removeprefix("Answer.")
     return {"WorkerId": "worker_id", "HITId": "platform_hit_id"}.get(name, name)
@@ -150,8 +141,6 @@ def _normalise_header(name: str) -> str:
 
 def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
     """Parse an answers CSV against the exported HITs (docs/schemas.md, "annotation answers"); DataError if bad."""
-    from ccpt.schemas.sheets import ANSWERS
-
     if not path.is_file():
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
     sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
@@ -175,18 +164,17 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
                 f"{path}: row {number}, column 'label': {label!r} is not an option of the {hit['form']} form "
                 f"({', '.join(options)} or 0-2)"
             )
-        fields = {k: values[k] for k in RELEVANCE_COLUMNS}
         # Padded " W1 " is W1 (else one person votes twice); no worker id: each row is its own annotator.
         worker = (values["worker_id"] or "").strip() or f"row{number}"
-        answers.append(Answer(hit["hit_id"], worker, label, **fields, toxic=values["toxic"], source=values["source"]))
-    ANSWERS.check_unique([{"hit_id": a.hit_id, "worker_id": a.worker_id} for a in answers], str(path), numbers)
+        answers.append({**values, "hit_id": hit["hit_id"], "worker_id": worker, "label": label})
+    ANSWERS.check_unique(answers, str(path), numbers)
     seen: Counter[str] = Counter()
     for answer, number in zip(answers, numbers, strict=True):  # no HIT has more answers than its assignments
-        seen[answer.hit_id] += 1
-        allowed = int(hits[answer.hit_id]["assignments"])
-        if seen[answer.hit_id] > allowed:
+        seen[answer["hit_id"]] += 1
+        allowed = int(hits[answer["hit_id"]]["assignments"])
+        if seen[answer["hit_id"]] > allowed:
             raise DataError(
-                f"{path}: row {number}, column 'hit_id': HIT {answer.hit_id!r} has more answers than its "
+                f"{path}: row {number}, column 'hit_id': HIT {answer['hit_id']!r} has more answers than its "
                 f"{allowed} assignment(s)",
                 "each assignment is answered once; remove the extra rows",
             )
@@ -213,17 +201,8 @@ def form_kappa(answers_by_hit: dict[str, list[Answer]], hits: dict[str, dict[str
     if not groups or len({len(g) for g in groups}) != 1:
         return {"kappa": None, "items": 0}
     # Every label is one of the form's options (read_answers checks it): each row of counts sums to the raters.
-    kappa = fleiss_kappa([[sum(1 for a in g if a.label == o) for o in FORM_OPTIONS[form]] for g in groups])
+    kappa = fleiss_kappa([[sum(1 for a in g if a["label"] == o) for o in FORM_OPTIONS[form]] for g in groups])
     return {"kappa": defined(kappa), "items": len(groups), "raters": len(groups[0])}
-
-
-def _target_file(candidate_type: str, label: str) -> str | None:
-    """The released file a labelled HIT belongs to, or None when it is left out."""
-    if label == candidate_type:
-        return TYPE_FILE[candidate_type]
-    if candidate_type == COMPONENT and label == EMERGENT:
-        return "add_ccpt_emergent"  # single-annotator emergent rows, as in the released add_ccpt_emergent.csv
-    return None
 
 
 def dataset_rows(
@@ -239,24 +218,24 @@ def dataset_rows(
             continue
         if len(answers) < int(hit["assignments"]):
             outcome["hits_with_fewer_answers"] += 1
-        label = majority([a.label for a in answers])
+        label = majority([a["label"] for a in answers])
         outcome[f"{hit['candidate_type']}_candidates_labelled_{label}"] += 1
-        target = _target_file(hit["candidate_type"], label)
+        target = TARGET_FILE.get((hit["candidate_type"], label))
         if target is None:
             continue
-        flags = [a.toxic for a in answers]
+        flags = [a["toxic"] for a in answers]
         toxic = any(flags) if params.toxic_rule == "any" else sum(flags) * 2 > len(flags)
         row = {
             **{name: hit[name] for name in ("sentence", *FORM_FIELDS)},
             "human_label_majority": label,
-            "meta.human_labels": _tuple([a.label for a in answers]),
-            "meta.combination_human_relevance": _tuple([a.combination_relevance for a in answers]),
-            "meta.root_human_relevance": _tuple([a.root_relevance for a in answers]),
-            "meta.modifier_human_relevance": _tuple([a.modifier_relevance for a in answers]),
+            "meta.human_labels": _tuple([a["label"] for a in answers]),
+            "meta.combination_human_relevance": _tuple([a["combination_relevance"] for a in answers]),
+            "meta.root_human_relevance": _tuple([a["root_relevance"] for a in answers]),
+            "meta.modifier_human_relevance": _tuple([a["modifier_relevance"] for a in answers]),
             "meta.toxicity": str(toxic),
         }
         if "meta.property_source" in RELEASED_HEADERS[target]:
-            sources = [a.source for a in answers if a.source]
+            sources = [a["source"] for a in answers if a["source"]]
             row["meta.property_source"] = Counter(sources).most_common(1)[0][0] if sources else "nope"
         outcome["toxic_rows"] += toxic
         files[target].append(row)
@@ -290,14 +269,12 @@ def import_answers(
     spec = StageSpec("annotate-import", workdir, (hits_csv, Path(answers)), outputs, {**recorded, "out": str(target)})
 
     def work() -> dict[str, Any]:
-        from ccpt.schemas.sheets import HITS
-
         # hits.csv checked by its schema (docs/schemas.md, "annotation HITs"), by hit_id; rows kept as text.
         hits = {row["hit_id"]: row for row in read_checked_sheet(hits_csv, HITS)[1].rows}
         parsed = read_answers(Path(answers), hits)
         by_hit: dict[str, list[Answer]] = {}
         for a in parsed:
-            by_hit.setdefault(a.hit_id, []).append(a)
+            by_hit.setdefault(a["hit_id"], []).append(a)
         files, outcome = dataset_rows(hits, by_hit, params)
         for name, rows in files.items():
             write_csv(target / f"{name}.csv", RELEASED_HEADERS[name], rows)

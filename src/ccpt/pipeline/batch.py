@@ -252,7 +252,16 @@ def run_batch(
         )
         rows = processor(dataset).iter_rows()
     else:
-        rows = _http_rows(dataset, config, batch, llm)
+        # At most batch.concurrency Ray tasks (not actors: a job starts sending seconds sooner, docs/benchmarks.md),
+        # each with its own event loop and client, keeping its share of max_connections in flight.
+        in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
+        stage = (batch, config, _generation(llm), in_flight, float(llm.timeout))
+        rows = dataset.map_batches(
+            lambda part: asyncio.run(_http_requests(part, *stage)),
+            batch_size=batch.batch_size,
+            batch_format="numpy",
+            concurrency=batch.concurrency,
+        ).iter_rows()
     replies_path.parent.mkdir(parents=True, exist_ok=True)
     stored = len(replies)
     with replies_path.open("a", encoding="utf-8") as fh:
@@ -273,17 +282,3 @@ def run_batch(
                 f"the replies received are kept in {replies_path}; rerun to send only the rest",
             ) from None
     return replies, failures, len(missing)
-
-
-def _http_rows(dataset: Any, headers: dict[str, str], batch: BatchOptions, llm: LLMOptions) -> Any:
-    """The http backend's reply rows: at most ``batch.concurrency`` Ray tasks (not actors: a job starts sending
-    seconds sooner, docs/benchmarks.md), each with its own event loop and client, keeping its share of
-    ``max_connections`` in flight."""
-    in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
-    stage = (batch, headers, _generation(llm), in_flight, float(llm.timeout))
-    return dataset.map_batches(
-        lambda rows: asyncio.run(_http_requests(rows, *stage)),
-        batch_size=batch.batch_size,
-        batch_format="numpy",
-        concurrency=batch.concurrency,
-    ).iter_rows()

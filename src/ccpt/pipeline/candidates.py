@@ -73,35 +73,6 @@ async def _answered_no(
     return [r for r, no in zip(rows, verdicts, strict=True) if no]
 
 
-async def _canceled(
-    phrases: list[dict[str, Any]],
-    graph: ConceptGraph,
-    caller: JsonCaller,
-    plaus: PlausibilityOptions,
-    scorer: Any,
-    params: CandidateParams,
-) -> list[dict[str, Any]]:
-    async def head_rows(phrase: dict[str, Any]) -> list[dict[str, Any]]:
-        base = {k: phrase[k] for k in _PHRASE_FIELDS if k in phrase}
-        from_graph = list(graph.has_property(phrase["head"], params.head_properties))
-        reply = await caller.ask(
-            render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
-        )
-        from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
-        # property → its first source: ConceptNet, else the LLM
-        sources = dict.fromkeys(from_graph, "conceptnet") | {p: "llm" for p in from_llm if p not in from_graph}
-        return [{**base, "property": p, "property_source": source} for p, source in sources.items()]
-
-    nested = await gather_with_progress("candidates: noun phrases", (head_rows(p) for p in phrases))
-    rows = [r for group in nested for r in group]
-    await score_rows(rows, "head", scorer, plaus.threshold)
-    plausible = [r for r in rows if r["plausible"]]
-
-    keys = ("combination_has_property",)  # canceled: N no longer has P
-    chosen = await _answered_no(plausible, caller, "pipeline_canceled_check", keys, "canceled_check_unreadable")
-    return cap_per_phrase([{**r, "type": CANCELED} for r in chosen], params.per_phrase)
-
-
 async def _select(
     rows: list[dict[str, Any]],
     graph: ConceptGraph,
@@ -126,7 +97,26 @@ async def _select(
     ]
     phrases = list({combination_key(r): r for r in rows}.values())
     sampled = rng.sample(phrases, min(params.canceled_phrases, len(phrases)))
-    canceled = await _canceled(sampled, graph, caller, plaus, scorer, params)
+
+    async def head_rows(phrase: dict[str, Any]) -> list[dict[str, Any]]:
+        """A canceled candidate per property of the phrase's head H (ConceptNet's, then the LLM's)."""
+        base = {k: phrase[k] for k in _PHRASE_FIELDS if k in phrase}
+        from_graph = list(graph.has_property(phrase["head"], params.head_properties))
+        reply = await caller.ask(
+            render_template("pipeline_head_properties", concept=phrase["head"], count=str(params.head_properties))
+        )
+        from_llm = as_string_list(reply.obj.get("properties"), params.head_properties) if reply.obj else []
+        # property → its first source: ConceptNet, else the LLM
+        sources = dict.fromkeys(from_graph, "conceptnet") | {p: "llm" for p in from_llm if p not in from_graph}
+        return [{**base, "property": p, "property_source": source} for p, source in sources.items()]
+
+    nested = await gather_with_progress("candidates: noun phrases", (head_rows(p) for p in sampled))
+    head_pairs = [r for group in nested for r in group]
+    await score_rows(head_pairs, "head", scorer, plaus.threshold)
+    keys = ("combination_has_property",)  # canceled: N no longer has P
+    chosen = [r for r in head_pairs if r["plausible"]]
+    chosen = await _answered_no(chosen, caller, "pipeline_canceled_check", keys, "canceled_check_unreadable")
+    canceled = cap_per_phrase([{**r, "type": CANCELED} for r in chosen], params.per_phrase)
     counts = {
         "input_pairs": len(rows),
         "plausible_pairs": len(plausible),

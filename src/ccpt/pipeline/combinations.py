@@ -96,11 +96,6 @@ def parse_span(comparative: Comparative) -> tuple[int, int]:
     return start, end
 
 
-def _marker_token(doc: Doc, marker: Marker, offset: int) -> Token | None:
-    ends_at_marker = (t for t in doc if t.idx + offset + len(t.text) == marker.position and t.lower_ in ("like", "as"))
-    return next(ends_at_marker, None)
-
-
 def _phrase_head(doc: Doc, marker_token: Token) -> Token | None:
     """The head noun of the phrase compared to: the marker's object, else the first noun after it."""
     for child in marker_token.children:
@@ -118,11 +113,6 @@ def _phrase_head(doc: Doc, marker_token: Token) -> Token | None:
 
 
 Lemmatize = Callable[["Token"], list[str]]
-
-
-def lemmatizer_of(nlp: Language) -> Lemmatize | None:
-    """The pipeline's lemmatizer, to run on single tokens (None if the pipeline lemmatises every token itself)."""
-    return nlp.get_pipe("lemmatizer").lemmatize if "lemmatizer" in nlp.disabled else None  # type: ignore[attr-defined]
 
 
 def _lemma(token: Token, lemmatize: Lemmatize | None) -> str:
@@ -167,7 +157,8 @@ def _extract_one(
     lemmatize: Lemmatize | None,
 ) -> dict[str, Any] | str:
     """The combination ``marker`` points at, or why there is none (the name of a count of rejections)."""
-    token = _marker_token(doc, marker, offset)
+    ends_at_marker = (t for t in doc if t.idx + offset + len(t.text) == marker.position and t.lower_ in ("like", "as"))
+    token = next(ends_at_marker, None)
     head = _phrase_head(doc, token) if token is not None else None
     if head is None:
         return "rejected_no_phrase"
@@ -247,7 +238,10 @@ def extract_batch(config: ExtractConfig, rows: Sequence[dict[str, Any]]) -> tupl
     out: list[dict[str, Any]] = []
     if todo:
         nlp = load_spacy(config.spacy_model)
-        lemmatize = lemmatizer_of(nlp)
+        # The lemmatizer runs on single tokens only (None: the pipeline lemmatises every token itself).
+        lemmatize = (
+            nlp.get_pipe("lemmatizer").lemmatize if "lemmatizer" in nlp.disabled else None  # type: ignore[attr-defined]
+        )
         spans = [parse_span(c) if config.parse_window else (0, len(c.sentence)) for c in todo]
         texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
         for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):

@@ -22,6 +22,7 @@ from ccpt.pipeline.manifest import StageResult
 from ccpt.pipeline.mining import EngineOptions, combinations, mine
 from ccpt.pipeline.novelty import DEFAULT_WINDOW, novelty
 from ccpt.pipeline.properties import PROPERTIES_PER_COMBINATION, PlausibilityOptions, extract_properties
+from ccpt.schemas.pipeline import read_pipeline_toml
 
 
 @dataclass
@@ -51,8 +52,6 @@ def _relative(base: Path, value: str) -> Path:
 
 def load_config(path: Path) -> PipelineConfig:
     """Read and validate a pipeline TOML file against its schema (docs/schemas.md, "pipeline TOML")."""
-    from ccpt.schemas.pipeline import read_pipeline_toml
-
     parsed = read_pipeline_toml(Path(path))
     rel = functools.partial(_relative, Path(path).resolve().parent)
 

@@ -78,8 +78,10 @@ def iter_documents(
             lines = _lines(path, fh)
             if Path(path.name.removesuffix(".gz")).suffix.lower() in JSONL_SUFFIXES:
                 yield from _jsonl_documents(path, lines, text_field, id_field)
-            else:
-                yield from _paragraphs(path, lines)
+            else:  # one document per blank-line separated paragraph
+                groups = groupby(lines, key=lambda item: bool(item[1].strip()))
+                paragraphs = ("".join(line for _, line in group) for filled, group in groups if filled)
+                yield from (Document(f"{path.name}#{index}", text) for index, text in enumerate(paragraphs))
     except (OSError, EOFError) as exc:
         raise DataError(f"cannot read corpus file {path}: {exc}", "is it complete?") from None
 
@@ -101,12 +103,6 @@ def _jsonl_documents(
             raise DataError(f"{path}: line {line_no} has no string field {text_field!r}", "set --text-field")
         doc_id = obj.get(id_field)
         yield Document(str(doc_id) if doc_id is not None else f"{path.name}:{line_no}", text)
-
-
-def _paragraphs(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
-    groups = groupby(lines, key=lambda item: bool(item[1].strip()))
-    paragraphs = ("".join(line for _, line in group) for filled, group in groups if filled)
-    return (Document(f"{path.name}#{index}", text) for index, text in enumerate(paragraphs))
 
 
 def split_sentences(doc: Document) -> Iterator[Sentence]:

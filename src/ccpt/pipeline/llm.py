@@ -38,7 +38,6 @@ class Reply:
     """A parsed reply: the JSON object, and P(yes) from log-probabilities when the provider gives them."""
 
     obj: dict[str, object] | None
-    text: str
     p_yes: float | None = None
 
 
@@ -71,12 +70,11 @@ class JsonCaller:
                 output = await self.model.generate(prompt, config=config, cache=CachePolicy(expiry=None))
             except Exception as exc:  # provider errors after Inspect's own retries
                 self.failures[f"call_error:{type(exc).__name__}"] += 1
-                return Reply(None, "")
-        text = output.completion
-        obj = extract_json_object(text)
+                return Reply(None)
+        obj = extract_json_object(output.completion)
         if obj is None:
             self.failures["unparsable_reply"] += 1
-        return Reply(obj, text, _p_yes(output) if logprobs else None)
+        return Reply(obj, _p_yes(output) if logprobs else None)
 
 
 def _p_yes(output: Any) -> float | None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ccpt import __version__
+from ccpt.errors import DataError
 from ccpt.outputs import atomic_path, atomic_write_text
 
 HASH_LIMIT = 256 * 1024 * 1024
@@ -97,8 +99,6 @@ def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _current(spec: StageSpec) -> dict[str, Any]:
-    from ccpt import __version__
-
     return {
         "version": MANIFEST_VERSION,
         "ccpt": __version__,  # a new release may change a stage's output: redo it
@@ -126,8 +126,6 @@ def run_stage(spec: StageSpec, work: Callable[[], Mapping[str, Any]], *, force: 
     """Run ``work`` (writes ``spec.outputs``, returns counts) unless up to date; then write the manifest."""
     missing = [p for p in spec.inputs if not p.exists()]
     if missing:
-        from ccpt.errors import DataError
-
         raise DataError(f"stage {spec.name}: input {missing[0]} does not exist", "run the stage before it first")
     stored = None if force else is_up_to_date(spec)
     if stored is not None:

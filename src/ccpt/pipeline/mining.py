@@ -1,8 +1,4 @@
-"""Stages 1 and 2 as resumable file-to-file steps on either engine.
-
-- :func:`mine` — corpora → ``comparatives.jsonl`` (sentence, doc id, offsets, markers).
-- :func:`combinations` — ``comparatives.jsonl`` → ``combinations.jsonl`` (sentence, combination, H, M, …).
-"""
+"""Stages 1 (:func:`mine`) and 2 (:func:`combinations`) as resumable file-to-file steps on either engine."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,16 @@ DEFAULT_WINDOW = 5
 class Counts:
     """Unigram counts, order-free pair counts (only for the pairs asked about) and their totals."""
 
-    words: Counter[str]
-    pairs: Counter[Pair]
-    total_words: int
-    total_pairs: int
+    words: Counter[str] = field(default_factory=Counter)
+    pairs: Counter[Pair] = field(default_factory=Counter)
+    total_words: int = 0
+    total_pairs: int = 0
+
+    def add_pair(self, w: str, c: str, n: int, wanted: set[Pair]) -> None:
+        """Count ``n`` co-occurrences of ``w`` and ``c`` (kept per pair only for the wanted pairs)."""
+        self.total_pairs += n
+        if (key := _key(w, c)) in wanted:
+            self.pairs[key] += n
 
 
 def _key(w: str, c: str) -> Pair:
@@ -48,9 +54,7 @@ def _key(w: str, c: str) -> Pair:
 
 def counts_from_csv(path: Path, wanted: set[Pair]) -> Counts:
     """``ngram,count`` rows: unigrams and two-word n-grams."""
-    words: Counter[str] = Counter()
-    pairs: Counter[Pair] = Counter()
-    total_pairs = 0
+    counts = Counts()
     with open_text(path) as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames or not {"ngram", "count"} <= set(reader.fieldnames):
@@ -62,33 +66,25 @@ def counts_from_csv(path: Path, wanted: set[Pair]) -> Counts:
                 raise DataError(f"{path}: line {line}: count {row['count']!r} is not an integer") from None
             tokens = row["ngram"].lower().split()
             if len(tokens) == 1:
-                words[tokens[0]] += n
+                counts.words[tokens[0]] += n
             elif len(tokens) == 2:
-                total_pairs += n
-                key = _key(*tokens)
-                if key in wanted:
-                    pairs[key] += n
-    return Counts(words, pairs, sum(words.values()), total_pairs)
+                counts.add_pair(*tokens, n, wanted)
+    return replace(counts, total_words=sum(counts.words.values()))
 
 
 def counts_from_cooccurrence(path: Path, wanted: set[Pair]) -> Counts:
     """``w<TAB>c<TAB>count`` rows; unigram counts are the pair marginals."""
-    words: Counter[str] = Counter()
-    pairs: Counter[Pair] = Counter()
-    total = 0
+    counts = Counts()
     with open_text(path) as fh:
         for line_no, line in enumerate(fh, start=1):
             fields = line.rstrip("\n").split("\t")
             if len(fields) != 3 or not fields[2].strip().isdigit():
                 raise DataError(f"{path}: line {line_no}: expected w<TAB>c<TAB>count")
             w, c, n = fields[0].lower(), fields[1].lower(), int(fields[2])
-            words[w] += n
-            words[c] += n
-            total += n
-            key = _key(w, c)
-            if key in wanted:
-                pairs[key] += n
-    return Counts(words, pairs, sum(words.values()), total)
+            counts.words[w] += n
+            counts.words[c] += n
+            counts.add_pair(w, c, n, wanted)
+    return replace(counts, total_words=sum(counts.words.values()))
 
 
 def _lemma(word: str) -> str:
@@ -98,20 +94,19 @@ def _lemma(word: str) -> str:
 
 def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = DEFAULT_WINDOW) -> Counts:
     """Count lemmas and within-``window`` co-occurrences of the wanted pairs in the user's corpus."""
-    words: Counter[str] = Counter()
-    pairs: Counter[Pair] = Counter()
-    total_pairs = 0
+    counts = Counts()
     lemma_cache: dict[str, str] = {}
     members = {w for pair in wanted for w in pair}
     for path in paths:
         for doc in iter_documents(Path(path)):
             tokens = [lemma_cache.setdefault(t, _lemma(t)) for t in _TOKEN.findall(doc.text.lower())]
-            words.update(tokens)
-            total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))  # pairs in the window
+            counts.words.update(tokens)
+            # the pairs in the window
+            counts.total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))
             for i, w in enumerate(tokens):
                 if w in members:
-                    pairs.update(key for c in tokens[i + 1 : i + 1 + window] if (key := _key(w, c)) in wanted)
-    return Counts(words, pairs, sum(words.values()), total_pairs)
+                    counts.pairs.update(key for c in tokens[i + 1 : i + 1 + window] if (key := _key(w, c)) in wanted)
+    return replace(counts, total_words=sum(counts.words.values()))
 
 
 def pmi(pair: Pair, counts: Counts) -> float | None:

@@ -7,6 +7,7 @@ One call per distinct combination asks for ``count`` properties; each "N is P" i
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,12 +142,8 @@ def extract_properties(
         for row in read_jsonl(source):
             combos.setdefault(combination_key(row), row)  # the first sentence a combination occurs in
         selected = list(combos.values())[:limit] if limit else list(combos.values())
-        prompts = [
-            render_template(
-                "pipeline_properties", combination=c["combination"], sentence=c["sentence"], count=str(count)
-            )
-            for c in selected
-        ]
+        render = functools.partial(render_template, "pipeline_properties", count=str(count))
+        prompts = [render(combination=c["combination"], sentence=c["sentence"]) for c in selected]
         # Ray runs from the main thread: its local cluster dies with the thread that started it.
         replies = _batch_replies(prompts, llm, batch, workdir / REPLIES) if batch else None
         rows, counts = asyncio.run(_extract(selected, prompts, llm, plausibility, count, replies))
