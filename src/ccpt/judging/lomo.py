@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 # The authors' method names of the paper's Table 3 rows Base and Spreading Activation (LLM, ConceptNet, both).
 TABLE3_METHODS = ("naive", "sa-llm", "sa-conceptnet", "sa-llm&conceptnet")
-COLUMNS = 9  # 3 generative tasks × (R_H,M,P, R_N,P, E or C)
 
 
 def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
