@@ -133,19 +133,13 @@ def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, 
 
 
 def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
-    """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256."""
-    data = _safetensors_bytes(head.state_dict(), metadata)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-    return sha256_file(path)
-
-
-def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
-    """The safetensors encoding of ``state`` as float16, byte-reproducible (safetensors' own writer orders the header
-    through a hash map: the same weights gave another sha256 each run): sorted JSON header, tensors in name order."""
+    """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256. Byte-reproducible
+    (safetensors' own writer orders the header through a hash map: the same weights gave another sha256 each run):
+    sorted JSON header, tensors in name order."""
     import numpy as np
     import torch
 
+    state = head.state_dict()
     header: dict[str, Any] = {"__metadata__": dict(sorted(metadata.items()))}
     blobs: list[bytes] = []
     offset = 0
@@ -157,7 +151,9 @@ def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes
         offset += len(blob)
     encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
     encoded += b" " * (-len(encoded) % 8)  # the format aligns the data section to 8 bytes
-    return len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs))
+    return sha256_file(path)
 
 
 def train_head(
@@ -178,8 +174,7 @@ def train_head(
     # Pairs with loss weight 0 are left out.
     kept = [(p, w, a) for p, w, a in zip(fit_pairs, sample_weights(fit_pairs, config), aux, strict=True) if w > 0]
     texts, targets = [(p.concept, p.property) for p, _, _ in kept], [p.target for p, _, _ in kept]
-    aux_kept = [a for _, _, a in kept] if config.aux_weight > 0 else None
-    head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, aux_kept, cache_dir)
+    head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, [a for _, _, a in kept], cache_dir)
     _as_stored(head)
     evaluation = evaluation_metadata(ds, partial(predict, encoder, head), config, pool, log)
     return head, head_metadata(config, fit_pairs) | evaluation
