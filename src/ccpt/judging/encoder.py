@@ -97,11 +97,9 @@ INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint  # the hint every "en
 
 def base_encoder(name: str) -> BaseEncoder:
     """The registered base encoder called ``name`` (ModelError naming the known ones otherwise)."""
-    try:
-        return BASE_ENCODERS[name]
-    except KeyError:
-        known = ", ".join(sorted(BASE_ENCODERS))
-        raise ModelError(f"unknown base encoder {name!r}", f"use one of {known}") from None
+    if name not in BASE_ENCODERS:
+        raise ModelError(f"unknown base encoder {name!r}", f"use one of {', '.join(sorted(BASE_ENCODERS))}")
+    return BASE_ENCODERS[name]
 
 
 def _split_part(distribution: str) -> Path:
