@@ -170,7 +170,6 @@ def train_head(
     fold_ids = folds(pool, config.folds, config.seed)
     fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != config.validation_fold]
     aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else [None] * len(fit_pairs)
-    # Pairs with loss weight 0 are left out.
     kept = [(p, w, a) for p, w, a in zip(fit_pairs, sample_weights(fit_pairs, config), aux, strict=True) if w > 0]
     texts, targets = [(p.concept, p.property) for p, _, _ in kept], [p.target for p, _, _ in kept]
     head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, [a for _, _, a in kept], cache_dir)

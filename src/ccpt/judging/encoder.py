@@ -314,8 +314,7 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
         )
     weights = spec.weights_sha256 if spec.parts else spec.sha256  # the verified inflated file (split), or the zip
     try:
-        from safetensors.torch import load as load_safetensors
-        from safetensors.torch import load_file as load_safetensors_file
+        import safetensors.torch
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
@@ -324,9 +323,9 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
             config = json.loads(zf.read(spec.folder + "config.json"))
             tokenizer = Tokenizer.from_str(zf.read(spec.folder + "tokenizer.json").decode("utf-8"))
             if spec.parts:
-                raw = load_safetensors_file(_inflated_weights(zf, path, spec))
+                raw = safetensors.torch.load_file(_inflated_weights(zf, path, spec))
             else:
-                raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
+                raw = safetensors.torch.load(zf.read(spec.folder + "model.safetensors"))
     except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, OSError) as exc:  # zlib: damage inside a member
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
     model = _bert_class()(config)
