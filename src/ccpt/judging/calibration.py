@@ -56,16 +56,14 @@ def isotonic_knots(x: Sequence[float], y: Sequence[float], decimals: int = 4) ->
         raise ValueError("isotonic fit needs equally many x and y values, at least one")
     order = np.argsort(np.asarray(x, dtype=float), kind="stable")
     xs, ys = np.asarray(x, dtype=float)[order], np.asarray(y, dtype=float)[order]
-    # blocks: [sum x, sum y, count]
-    blocks: list[list[float]] = []
+    blocks: list[np.ndarray] = []  # [sum x, sum y, count]
     for xv, yv in zip(xs, ys, strict=True):
         if blocks and blocks[-1][0] / blocks[-1][2] == xv:
-            blocks[-1] = [blocks[-1][0] + xv, blocks[-1][1] + yv, blocks[-1][2] + 1]
+            blocks[-1] = blocks[-1] + (xv, yv, 1.0)
         else:
-            blocks.append([xv, yv, 1.0])
+            blocks.append(np.array([xv, yv, 1.0]))
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] > blocks[-1][1] / blocks[-1][2]:
-            last = blocks.pop()
-            blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1], blocks[-1][2] + last[2]]
+            blocks[-2:] = [blocks[-2] + blocks[-1]]
     return _rising([round(b[0] / b[2], decimals) for b in blocks], [round(b[1] / b[2], decimals) for b in blocks])
 
 
@@ -161,13 +159,9 @@ def choose_calibration(rows: Sequence[CalibrationRow], reference: str, fitted_on
     figures: dict[str, float | str] = {"uncalibrated": round(table_gap(rows, [r.judge for r in rows]), 2)}
     halves = (rows[0::2], rows[1::2])
     for method in methods:
-        mapped: list[tuple[float, float, float]] = []
-        ordered: list[CalibrationRow] = []
-        for fit_on, apply_to in ((halves[1], halves[0]), (halves[0], halves[1])):
-            cal, _ = _fit_on(fit_on, reference, fitted_on, method)
-            mapped += [tuple(cal.apply(r.judge)) for r in apply_to]  # type: ignore[misc]
-            ordered += apply_to
-        figures[method] = round(table_gap(ordered, mapped), 2)
+        fits = [_fit_on(half, reference, fitted_on, method)[0] for half in (halves[1], halves[0])]  # on the other half
+        mapped = [tuple(cal.apply(r.judge)) for cal, half in zip(fits, halves, strict=True) for r in half]
+        figures[method] = round(table_gap([*halves[0], *halves[1]], mapped), 2)  # type: ignore[arg-type]
     best = min(methods, key=lambda m: float(figures[m]))
     calibration, described = _fit_on(rows, reference, fitted_on, best)
     if best == "sharpened":

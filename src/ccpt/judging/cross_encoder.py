@@ -220,7 +220,9 @@ def train(
         key = _digest(asdict(config), list(texts), list(targets), list(weights), aux, *start_from) if cache_dir else ""
         checkpoint = cache_dir / f"train-{key}.safetensors" if cache_dir else None
         modules = {"head": head, "optimiser": optimiser, "schedule": schedule}
-        first_epoch = _resume(checkpoint, modules, rng, order, log)
+        first_epoch = _resume(checkpoint, modules, rng, order)
+        if log and checkpoint is not None and first_epoch:
+            log(f"resumed from {checkpoint.name} after epoch {first_epoch}")
         step, running = first_epoch * -(-n // config.batch_size), 0.0
         head.train()
         for epoch in range(first_epoch, config.epochs):
@@ -276,13 +278,7 @@ def _training_state(epoch: int, modules: dict[str, Any], rng: random.Random, ord
     }
 
 
-def _resume(
-    checkpoint: Path | None,
-    modules: dict[str, Any],
-    rng: random.Random,
-    order: list[int],
-    log: Callable[[str], None] | None,
-) -> int:
+def _resume(checkpoint: Path | None, modules: dict[str, Any], rng: random.Random, order: list[int]) -> int:
     """Restore the state saved after the last finished epoch (if any); returns the epoch to start from."""
     import torch
 
@@ -295,8 +291,6 @@ def _resume(
     rng.setstate((version, tuple(internal), None))
     torch.set_rng_state(state["torch_rng"])
     order[:] = state["order"]
-    if log:
-        log(f"resumed from {checkpoint.name} after epoch {state['epoch']}")
     return int(state["epoch"])
 
 

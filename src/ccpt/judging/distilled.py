@@ -133,31 +133,26 @@ def head_metadata(config: TrainConfig, pairs: Sequence[RatedPair]) -> dict[str, 
 
 
 def save_head(head: Any, path: Path, metadata: dict[str, str]) -> str:
-    """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256."""
-    data = _safetensors_bytes(head.state_dict(), metadata)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-    return sha256_file(path)
-
-
-def _safetensors_bytes(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
-    """The safetensors encoding of ``state`` as float16, byte-reproducible (safetensors' own writer orders the header
-    through a hash map: the same weights gave another sha256 each run): sorted JSON header, tensors in name order."""
+    """Write the head's trained tensors (float16) to ``path`` atomically; returns the file's sha256. Byte-reproducible
+    (safetensors' own writer orders the header through a hash map: the same weights gave another sha256 each run):
+    sorted JSON header, tensors in name order."""
     import numpy as np
-    import torch
 
+    state = head.state_dict()
     header: dict[str, Any] = {"__metadata__": dict(sorted(metadata.items()))}
     blobs: list[bytes] = []
     offset = 0
     for name in sorted(state):
-        tensor = state[name].detach().to(torch.float16).contiguous()
+        tensor = state[name].detach().half().contiguous()
         blob = tensor.numpy().astype(np.dtype("<f2"), copy=False).tobytes()
         header[name] = {"dtype": "F16", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
     encoded = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
     encoded += b" " * (-len(encoded) % 8)  # the format aligns the data section to 8 bytes
-    return len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs))
+    return sha256_file(path)
 
 
 def train_head(
@@ -175,11 +170,9 @@ def train_head(
     fold_ids = folds(pool, config.folds, config.seed)
     fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != config.validation_fold]
     aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else [None] * len(fit_pairs)
-    # Pairs with loss weight 0 are left out.
     kept = [(p, w, a) for p, w, a in zip(fit_pairs, sample_weights(fit_pairs, config), aux, strict=True) if w > 0]
     texts, targets = [(p.concept, p.property) for p, _, _ in kept], [p.target for p, _, _ in kept]
-    aux_kept = [a for _, _, a in kept] if config.aux_weight > 0 else None
-    head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, aux_kept, cache_dir)
+    head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, [a for _, _, a in kept], cache_dir)
     _as_stored(head)
     evaluation = evaluation_metadata(ds, partial(predict, encoder, head), config, pool, log)
     return head, head_metadata(config, fit_pairs) | evaluation
@@ -210,9 +203,7 @@ def finetune_on_teacher(
 def _as_stored(head: Any) -> None:
     """Round the head's weights to float16 and back, in place, as a saved head file holds them: validation figures
     and the calibration map are computed on exactly the weights that ship (a re-read head gives the same ones)."""
-    import torch
-
-    head.load_state_dict({k: v.to(torch.float16).to(torch.float32) for k, v in head.state_dict().items()})
+    head.load_state_dict({k: v.half().float() for k, v in head.state_dict().items()})
 
 
 def evaluation_metadata(
@@ -225,7 +216,7 @@ def evaluation_metadata(
     calibrate: bool | None = None,
 ) -> dict[str, str]:
     """Pearson/Spearman of ``score`` on the validation fold's 3-rater pairs (the test pairs' kind) and, with
-    ``calibrate`` (default ``config.calibrate``), the calibration map fitted on its predictions there."""
+    ``calibrate`` (default ``config.calibrate``), the calibration map chosen and fitted on its predictions there."""
     held = config.validation_fold
     if held is None:
         return {}
@@ -242,33 +233,26 @@ def evaluation_metadata(
     metadata = {"validation": json.dumps(figures, sort_keys=True)}
     if log:
         log(f"validation (fold {held} of the training pool){what}: {metadata['validation']}")
-    if config.calibrate if calibrate is None else calibrate:
-        metadata |= calibration_metadata(ds, validation, scores, held)
-    return metadata
-
-
-def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
-    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
-
-
-def calibration_metadata(
-    ds: CCPTDataset, validation: Sequence[RatedPair], scores: Sequence[float], fold: int
-) -> dict[str, str]:
-    """The monotone map from the head's relevance to GPT-4o's stored scale, chosen and fitted on the validation fold's
-    rows with three stored GPT-4o scores (pairs the head was not trained on: its out-of-sample behaviour)."""
-    reference = stored_gpt4o(ds, validation)
+    if not (config.calibrate if calibrate is None else calibrate):
+        return metadata
+    # The monotone map to GPT-4o's stored scale, chosen and fitted on the fold's rows with three stored GPT-4o scores
+    # (pairs the head was not trained on: its out-of-sample behaviour).
     by_row: dict[str, dict[str, tuple[float, float | None, str]]] = {}
-    for pair, score, ref in zip(validation, scores, reference, strict=True):
-        by_row.setdefault(pair.source, {})[pair.role] = (score, ref, pair.kind)
+    for pair, value, ref in zip(validation, scores, stored_gpt4o(ds, validation), strict=True):
+        by_row.setdefault(pair.source, {})[pair.role] = (value, ref, pair.kind)
     rows = []
     for part in by_row.values():
         if set(part) == set(ROLES) and all(ref is not None for _, ref, _ in part.values()):
             judge, ref = (tuple(float(part[role][i]) for role in ROLES) for i in (0, 1))
             rows.append(CalibrationRow(part["combination"][2], judge, ref))  # type: ignore[arg-type]
     if len(rows) < 4:
-        return {}
-    where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {fold} of the training pool"
-    return _map_metadata(*choose_calibration(rows, "GPT-4o's relevance stored in the dataset", where))
+        return metadata
+    where = f"{len(rows)} rows ({3 * len(rows)} pairs) of validation fold {held} of the training pool"
+    return metadata | _map_metadata(*choose_calibration(rows, "GPT-4o's relevance stored in the dataset", where))
+
+
+def _map_metadata(calibration: Calibration, figures: dict) -> dict[str, str]:
+    return {"calibration": calibration.to_json(), "calibration_choice": json.dumps(figures, sort_keys=True)}
 
 
 def load_judge(path: Path | None = None, expected_sha256: str | None = None, calibrated: bool = True) -> DistilledJudge:
@@ -353,12 +337,10 @@ def load_head(path: Path, expected_sha256: str | None = None) -> TrainedHead:
     _calibration(metadata, path)  # a damaged map fails here, at load, not at the first score
     encoder = load_encoder(name=config.encoder)
     head = build_head(encoder, config)
-    import torch
-
     expected = head.state_dict()
     if set(tensors) != set(expected) or any(tensors[k].shape != expected[k].shape for k in expected):
         raise ModelError(f"distilled judge head {path} does not fit the base encoder (tensor names or shapes differ)")
-    head.load_state_dict({k: t.to(torch.float32) for k, t in tensors.items()})
+    head.load_state_dict({k: t.float() for k, t in tensors.items()})
     head.eval()
     return TrainedHead(encoder, head, path, sha256_bytes(raw), metadata)
 
@@ -379,9 +361,7 @@ def write_ensemble(
     configs = [h.config for h in loaded]
     split = {(c.folds, c.seed, c.validation_fold) for c in configs}
     if len(split) != 1 or configs[0].validation_fold is None:
-        found = [
-            f"{h.path.name}: {c.folds}, {c.seed}, {c.validation_fold}" for h, c in zip(loaded, configs, strict=True)
-        ]
+        found = [f"{h.path.name}: {h.config.folds}, {h.config.seed}, {h.config.validation_fold}" for h in loaded]
         why = "the heads were not trained with the same validation fold (folds, seed, validation_fold)"
         raise ModelError(f"{why}: {', '.join(found)}")
     pool = list(pairs) if pairs is not None else training_pairs(ds)

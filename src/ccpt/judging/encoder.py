@@ -97,11 +97,9 @@ INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint  # the hint every "en
 
 def base_encoder(name: str) -> BaseEncoder:
     """The registered base encoder called ``name`` (ModelError naming the known ones otherwise)."""
-    try:
-        return BASE_ENCODERS[name]
-    except KeyError:
-        known = ", ".join(sorted(BASE_ENCODERS))
-        raise ModelError(f"unknown base encoder {name!r}", f"use one of {known}") from None
+    if name not in BASE_ENCODERS:
+        raise ModelError(f"unknown base encoder {name!r}", f"use one of {', '.join(sorted(BASE_ENCODERS))}")
+    return BASE_ENCODERS[name]
 
 
 def _split_part(distribution: str) -> Path:
@@ -316,8 +314,7 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
         )
     weights = spec.weights_sha256 if spec.parts else spec.sha256  # the verified inflated file (split), or the zip
     try:
-        from safetensors.torch import load as load_safetensors
-        from safetensors.torch import load_file as load_safetensors_file
+        import safetensors.torch
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
@@ -326,9 +323,9 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
             config = json.loads(zf.read(spec.folder + "config.json"))
             tokenizer = Tokenizer.from_str(zf.read(spec.folder + "tokenizer.json").decode("utf-8"))
             if spec.parts:
-                raw = load_safetensors_file(_inflated_weights(zf, path, spec))
+                raw = safetensors.torch.load_file(_inflated_weights(zf, path, spec))
             else:
-                raw = load_safetensors(zf.read(spec.folder + "model.safetensors"))
+                raw = safetensors.torch.load(zf.read(spec.folder + "model.safetensors"))
     except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, OSError) as exc:  # zlib: damage inside a member
         raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
     model = _bert_class()(config)

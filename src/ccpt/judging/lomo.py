@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 # The authors' method names of the paper's Table 3 rows Base and Spreading Activation (LLM, ConceptNet, both).
 TABLE3_METHODS = ("naive", "sa-llm", "sa-conceptnet", "sa-llm&conceptnet")
-COLUMNS = 9  # 3 generative tasks × (R_H,M,P, R_N,P, E or C)
 
 
 def table3_runs(frames: Iterable[pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -157,9 +156,7 @@ def figures(
 
     view = cross_judge(reference, rejudged(reference, scores, judge), "gpt-4o", judge, stat="paper")
     cells = list(view.cells)
-    by_task: dict[str, list[float]] = {}
-    for cell in cells:
-        by_task.setdefault(cell.task, []).append(abs(cell.difference))
+    by_task = {t: [abs(c.difference) for c in cells if c.task == t] for t in sorted({c.task for c in cells})}
     canceled = [c for c in cells if c.task == PI_CANCELED and c.metric == "score"]
     # Over the pairs of the compared runs (so every judge is measured on the same pairs, whatever else it scored).
     judged = {pair_key(c, p) for c, p in needed_pairs([reference])}
@@ -169,7 +166,7 @@ def figures(
         model=model,
         cells=len(cells),
         mad=sum(abs(c.difference) for c in cells) / len(cells) if cells else math.nan,
-        mad_by_task={t: sum(v) / len(v) for t, v in sorted(by_task.items())},
+        mad_by_task={t: sum(v) / len(v) for t, v in by_task.items()},
         canceled_c=sum(c.difference for c in canceled) / len(canceled) if canceled else None,
         canceled_c_cells={c.method: (c.a, c.b) for c in canceled},
         best_kept=sum(r.same_best for r in view.rankings),

@@ -79,22 +79,6 @@ def judged_concepts(row: Mapping[str, Any]) -> tuple[Sequence[Any], Any] | None:
     return spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
 
 
-def judged_rows(frame: pd.DataFrame) -> Iterable[tuple[dict, str, str, str, float]]:
-    """(tidy row, role, concept, property, stored relevance) of every judged pair of a tidy authors' table (none
-    for a sample the authors did not parse, or whose relevance cell is empty or rejected)."""
-    from ccpt.results.table import optional
-
-    for row in frame.to_dict("records"):
-        if (judged := judged_concepts(row)) is None:
-            continue
-        concepts, prop = judged
-        for role, concept in zip(_RELEVANCE, concepts, strict=True):  # N, H, M
-            value = optional(row.get(_RELEVANCE[role]), float)
-            if value is None or value != value or not concept or concept == "None" or not prop:
-                continue
-            yield row, role, str(concept), str(prop), float(value)
-
-
 def read_frames(
     files: Sequence[Path], dataset: CCPTDataset | None = None, skipped: list[str] | None = None
 ) -> list[pd.DataFrame]:
@@ -116,23 +100,29 @@ def read_frames(
 
 
 def teacher_pairs(frames: Iterable[pd.DataFrame], include_steps: bool = False) -> list[TeacherPair]:
-    """Deduplicated teacher pairs of tidy authors' tables, in first-occurrence order (per model)."""
+    """Deduplicated teacher pairs of tidy authors' tables, in first-occurrence order (per model); none from a sample
+    the authors did not parse, or whose relevance cell is empty or rejected."""
+    from ccpt.results.table import optional
+
     pairs: dict[tuple[str, str, str], TeacherPair] = {}
     for frame in frames:
-        if frame.empty:
-            continue
         if not include_steps and "sa_iteration" in frame:
             frame = frame[frame["sa_iteration"].isna()]
-        for row, role, concept, prop, value in judged_rows(frame):
-            model = str(row["model"])
-            key = (model, *pair_key(concept, prop))
-            if key not in pairs:
-                tags = (str(row["task"]), str(row["method_raw"]), str(row["instance"]), role)
-                text = (" ".join(concept.split()), " ".join(prop.split()))
-                pairs[key] = TeacherPair(model, *tags, *text, source=str(row["source"]))
-            pair = pairs[key]
-            pair.values.append(value)
-            pair.methods.add(str(row["method_raw"]))
+        for row in frame.to_dict("records"):
+            if (judged := judged_concepts(row)) is None:
+                continue
+            concepts, prop = judged
+            for role, concept in zip(_RELEVANCE, concepts, strict=True):  # N, H, M
+                value = optional(row.get(_RELEVANCE[role]), float)
+                if value is None or value != value or not concept or concept == "None" or not prop:
+                    continue
+                text = (" ".join(str(concept).split()), " ".join(str(prop).split()))
+                key = (str(row["model"]), *pair_key(*text))
+                if key not in pairs:
+                    tags = (str(row["task"]), str(row["method_raw"]), str(row["instance"]), role)
+                    pairs[key] = TeacherPair(key[0], *tags, *text, source=str(row["source"]))
+                pairs[key].values.append(float(value))
+                pairs[key].methods.add(str(row["method_raw"]))
     return list(pairs.values())
 
 
