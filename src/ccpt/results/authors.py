@@ -283,21 +283,14 @@ _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
 def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
-    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None."""
+    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None. A
+    file whose ``C_T`` contradicts its name is noted: a Table-3 file shows the final set with the seed words, a
+    per-step file C_t − C_0, a no-filter file the final set − C_0 (compared as sets)."""
     _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
     match = _STEP_SUFFIX.search(path.stem)
     step = int(match["step"]) if match and path.stem[: match.start()].endswith(prefix) else None
-    _check_sa_view(path, step, sa_filter, lines, notes)
-    return step
-
-
-def _check_sa_view(
-    path: Path, step: int | None, sa_filter: bool, lines: Sequence[Mapping[str, Any]], notes: list[str]
-) -> None:
-    """Note a file whose ``C_T`` contradicts its name: a Table-3 file shows the final set with the seed words, a
-    per-step file C_t − C_0, a no-filter file the final set − C_0 (compared as sets)."""
     table3 = step is None and sa_filter
     fits = []
     for line in lines:
@@ -317,6 +310,7 @@ def _check_sa_view(
             f"{path.name}: the file name says its answers were shown {what}, but its C_T column matches that in only "
             f"{sum(fits)} of {len(fits)} rows; check which run the file holds"
         )
+    return step
 
 
 def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
