@@ -14,6 +14,7 @@ import pandas as pd
 
 from ccpt.answers import list_literal_end, parse_answer, split_reply_list
 from ccpt.errors import DataError
+from ccpt.protocol import AS_RUN
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
 from ccpt.scoring import Relevances
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
     from ccpt.schemas.base import CellIssue
 
-
-REFERENCE_PROTOCOL = "as-run"  # the authors' stored files are "as run" by definition (ccpt.protocol)
 
 # Per-run columns <model>_<method>_<seed>[_<sample>]_<field>, any model text; no "meta.*" column ends like that.
 _RUN_COLUMN = re.compile(
@@ -123,7 +122,7 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
         sample=0,
         judge_failures=0,
         source=path.name,
-        protocol=REFERENCE_PROTOCOL,
+        protocol=AS_RUN.name,  # the authors' stored files are "as run" by definition
     )
 
 
@@ -196,14 +195,13 @@ def _generative_rows(
         if prefix not in steps:
             steps[prefix] = _sa_step(path, prefix, lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
-        for sample in samples:
-            run = f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}"
-            if absent := [f"{run}_{f}" for f in needed if (sample, f) not in cols]:
-                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
         model, _, method_raw = prefix.rpartition("_")
         raw_column = cols.get((None, "generated_"))
         names: dict[int | None, dict[str, str]] = {}  # per sample, its schema fields' columns (raw reply: shared)
         for t in samples:
+            run = f"{prefix}_{seed}{'' if t is None else f'_{t}'}"
+            if absent := [f"{run}_{f}" for f in needed if (t, f) not in cols]:
+                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
             names[t] = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == t and f != "generated_"}
             if raw_column is not None:
                 names[t]["generated_"] = raw_column
