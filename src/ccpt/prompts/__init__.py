@@ -1,10 +1,8 @@
-"""Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer.
-
-Files are ``string.Template`` texts (``$name``, ``$$`` for ``$``: JSON needs no brace escaping). A leading
-``#`` comment header (provenance, deviations from the paper) and the trailing newline are stripped. Templates:
-``system``, ``judge``, ``<task>_<method>``, ``human_<task>``; a protocol's own version is ``<name>_<variant>.txt``
-(e.g. ``judge_asrun.txt``), used where it exists.
-"""
+"""Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer. Files are
+``string.Template`` texts (``$name``, ``$$`` for ``$``: JSON needs no brace escaping); a leading ``#`` comment header
+(provenance, deviations from the paper) and the trailing newline are stripped. Templates: ``system``, ``judge``,
+``<task>_<method>``, ``human_<task>``; a protocol's own version is ``<name>_<variant>.txt`` (e.g.
+``judge_asrun.txt``), used where it exists."""
 
 from __future__ import annotations
 
