@@ -19,7 +19,6 @@ from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns,
 from ccpt.rows import empty_row
 from ccpt.scoring import Relevances
 from ccpt.spec import (
-    BASE,
     NPC_EMERGENT,
     OTHERS,
     PI_CANCELED,
@@ -378,7 +377,6 @@ def _type_prediction_rows(
                 property=values["property"],
                 gold_type=values["gold_type"],
                 invalid_cells=bad[i],
-                method=BASE,
                 judge=None,
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,
