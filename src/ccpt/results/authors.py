@@ -187,12 +187,10 @@ def _generative_rows(
     row_bad = instances.bad_cells()
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
-    steps: dict[str, int | None] = {}
+    steps = {prefix: _sa_step(path, prefix, lines, notes) for prefix, _ in sorted(runs)}  # and their C_T notes
     # Every sample of a run has the relevance columns the tables need (a missing column is a malformed file).
     needed = ["combination_relevance", "modifier_relevance"] + ([] if spec.completes_phrase else ["root_relevance"])
     for (prefix, seed), cols in sorted(runs.items()):
-        if prefix not in steps:
-            steps[prefix] = _sa_step(path, prefix, lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
         model, _, method_raw = prefix.rpartition("_")
         raw_column = cols.get((None, "generated_"))
