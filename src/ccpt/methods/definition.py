@@ -58,11 +58,6 @@ def mean_cell(samples: Sequence[Judged], kind: ScoredType, oracle: str = "paper"
     return Cell(_mean([r.r_hmp for r in rel]), _mean([r.r_np for r in rel]), _mean([r.score(kind) for r in rel]))
 
 
-def one_sample(options: Mapping[str, Any]) -> int:
-    """One answer per instance and seed."""
-    return 1
-
-
 def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
     """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task judges
     three memoised (concept, property) pairs per answer, so at least three per instance."""
@@ -80,7 +75,7 @@ class Method:
     label: str  # display name in reports
     solver: str  # "module:function" → (spec, method, options, protocol) -> Inspect Solver
     template: str = BASE_TEMPLATE  # prompt template of the final answer (also sizes --dry-run's prompts)
-    samples: Callable[[Mapping[str, Any]], int] = one_sample  # answers per instance and seed, from the options
+    samples: Callable[[Mapping[str, Any]], int] = lambda options: 1  # answers per instance and seed, from the options
     reduce: Reduction = mean_cell  # the samples of one instance and seed → its cell (report and Inspect's score)
     calls: Callable[[Method, Plan], tuple[Range, Range]] = answer_calls  # --dry-run's (solver, judge) calls
     applies: Callable[[TaskSpec], bool] = attrgetter("generative")  # the tasks it runs on (default Tasks 1 and 2)

@@ -1,10 +1,8 @@
-"""Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer.
-
-Files are ``string.Template`` texts (``$name``, ``$$`` for ``$``: JSON needs no brace escaping). A leading
-``#`` comment header (provenance, deviations from the paper) and the trailing newline are stripped. Templates:
-``system``, ``judge``, ``<task>_<method>``, ``human_<task>``; a protocol's own version is ``<name>_<variant>.txt``
-(e.g. ``judge_asrun.txt``), used where it exists.
-"""
+"""Every prompt of the paper (Appendix B.2-B.3, Tables 9-17) as a data file, and a tiny renderer. Files are
+``string.Template`` texts (``$name``, ``$$`` for ``$``: JSON needs no brace escaping); a leading ``#`` comment header
+(provenance, deviations from the paper) and the trailing newline are stripped. Templates: ``system``, ``judge``,
+``<task>_<method>``, ``human_<task>``; a protocol's own version is ``<name>_<variant>.txt`` (e.g.
+``judge_asrun.txt``), used where it exists."""
 
 from __future__ import annotations
 
@@ -28,43 +26,35 @@ def _template(name: str) -> Template:
 
 
 @functools.cache
-def has_template(name: str) -> bool:
-    """Whether the package holds the prompt file ``<name>.txt``."""
-    return resources.files(__package__).joinpath(f"{name}.txt").is_file()
-
-
 def variant_name(name: str, variant: str | None) -> str:
     """``<name>_<variant>`` when that prompt file exists, else ``name`` (a protocol overrides some prompts only)."""
-    return f"{name}_{variant}" if variant and has_template(f"{name}_{variant}") else name
+    if variant and resources.files(__package__).joinpath(f"{name}_{variant}.txt").is_file():
+        return f"{name}_{variant}"
+    return name
 
 
 def format_concepts(concepts: Sequence[str]) -> str:
-    """Render a concept list like the paper's prompts: ``['bland', 'bitter']``.
-
-    A concept containing a single quote is wrapped in double quotes (as Python's repr would), with no
-    backslash escaping: the text goes to a model, not to an interpreter.
-    """
+    """Render a concept list like the paper's prompts: ``['bland', 'bitter']``; a concept containing a single quote
+    in double quotes (as Python's repr would), unescaped: the text goes to a model, not to an interpreter."""
     if isinstance(concepts, str):
         raise TypeError("concepts must be a sequence of strings, not a single string")
     return "[" + ", ".join(f'"{c}"' if "'" in c else f"'{c}'" for c in concepts) + "]"
 
 
-def _render(name: str, fields: dict[str, str | None]) -> str:
+def render_template(name: str, **fields: object) -> str:
+    """Render the prompt file ``<name>.txt`` (e.g. ``sa_filter``); field values are converted with str(), and a
+    field the template uses that is missing or blank raises ValueError naming it."""
+    values = {k: None if v is None else str(v) for k, v in fields.items()}
     template = _template(name)
     for field in template.get_identifiers():
-        if not (fields.get(field) or "").strip():
+        if not (values.get(field) or "").strip():
             raise ValueError(f"prompt {name!r} needs field {field!r}")
-    return template.substitute(fields)
-
-
-def render_template(name: str, **fields: object) -> str:
-    """Render the prompt file ``<name>.txt`` (e.g. ``sa_filter``); field values are converted with str()."""
-    return _render(name, {k: None if v is None else str(v) for k, v in fields.items()})
+    return template.substitute(values)
 
 
 def system_prompt() -> str:
     """The system prompt shared by every task and method (paper Table 9)."""
-    return _render("system", {})
+    return render_template("system")
 
 
 def available_methods(task: TaskName | str) -> tuple[str, ...]:
@@ -86,30 +76,23 @@ def task_prompt(
     concepts: Sequence[str] | None = None,
     variant: str | None = None,
 ) -> str:
-    """The user message for one instance of ``task`` under ``method``.
-
-    ``variant`` selects a protocol's own version of the template where it has one (see the module docstring).
-
-    Fields a template does not use are ignored (e.g. ``head`` for PI); a field it uses that is missing or
-    blank raises ValueError naming it, as does an unknown task/method pair. ``concepts`` (the SA concept
-    set C_T) is rendered with :func:`format_concepts`.
-    """
+    """The user message for one instance of ``task`` under ``method`` (``variant``: a protocol's own template, where
+    it has one). Fields a template does not use are ignored (e.g. ``head`` for PI); a missing or blank one it uses
+    raises ValueError naming it, as does an unknown task/method pair. ``concepts``: the SA concept set C_T."""
     methods = available_methods(task)
     if method not in methods:
         raise ValueError(f"no prompt for task {task!r} with method {method!r}; have {methods}")
     fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
     listed = None if concepts is None else format_concepts(concepts)
-    return _render(variant_name(f"{task}_{method}", variant), {**fields, "concepts": listed})
+    return render_template(variant_name(f"{task}_{method}", variant), **fields, concepts=listed)
 
 
 def judge_prompt(concept: str, property: str, template: str = "judge", capitalise: bool = False) -> str:
-    """The LLM-as-a-judge prompt (paper Table 17) asking how much ``concept`` has ``property``.
-
-    ``template`` names a protocol's version of the prompt; ``capitalise`` upper-cases the concept's first letter.
-    """
+    """The LLM-as-a-judge prompt (paper Table 17) asking how much ``concept`` has ``property``; ``template`` names a
+    protocol's version of the prompt, ``capitalise`` upper-cases the concept's first letter."""
     if capitalise:
         concept = concept[:1].upper() + concept[1:]
-    return _render(template, {"concept": concept, "property": property})
+    return render_template(template, concept=concept, property=property)
 
 
 def human_question(
@@ -123,5 +106,4 @@ def human_question(
     """One question of the human solver sheets (paper Appendix B.3), as printed on the sheet."""
     if task not in TASK_SPECS:
         raise ValueError(f"no human question format for task {task!r}; have {TASKS}")
-    fields = {"combination": combination, "head": head, "modifier": modifier, "property": property}
-    return _render(f"human_{task}", fields)
+    return render_template(f"human_{task}", combination=combination, head=head, modifier=modifier, property=property)

@@ -14,11 +14,11 @@ import pandas as pd
 
 from ccpt.answers import list_literal_end, parse_answer, split_reply_list
 from ccpt.errors import DataError
+from ccpt.protocol import AS_RUN
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
 from ccpt.scoring import Relevances
 from ccpt.spec import (
-    BASE,
     NPC_EMERGENT,
     OTHERS,
     PI_CANCELED,
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
     from ccpt.schemas.base import CellIssue
 
-
-REFERENCE_PROTOCOL = "as-run"  # the authors' stored files are "as run" by definition (ccpt.protocol)
 
 # Per-run columns <model>_<method>_<seed>[_<sample>]_<field>, any model text; no "meta.*" column ends like that.
 _RUN_COLUMN = re.compile(
@@ -123,7 +121,7 @@ def _base_row(task: str, model: str, method_raw: str, seed: int, instance: str, 
         sample=0,
         judge_failures=0,
         source=path.name,
-        protocol=REFERENCE_PROTOCOL,
+        protocol=AS_RUN.name,  # the authors' stored files are "as run" by definition
     )
 
 
@@ -189,21 +187,18 @@ def _generative_rows(
     row_bad = instances.bad_cells()
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
-    steps: dict[str, int | None] = {}
+    steps = {prefix: _sa_step(path, prefix, lines, notes) for prefix, _ in sorted(runs)}  # and their C_T notes
     # Every sample of a run has the relevance columns the tables need (a missing column is a malformed file).
     needed = ["combination_relevance", "modifier_relevance"] + ([] if spec.completes_phrase else ["root_relevance"])
     for (prefix, seed), cols in sorted(runs.items()):
-        if prefix not in steps:
-            steps[prefix] = _sa_step(path, prefix, lines, notes)
         samples = sorted({s for (s, f) in cols if f != "generated_"}, key=lambda s: -1 if s is None else s)
-        for sample in samples:
-            run = f"{prefix}_{seed}{'' if sample is None else f'_{sample}'}"
-            if absent := [f"{run}_{f}" for f in needed if (sample, f) not in cols]:
-                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
         model, _, method_raw = prefix.rpartition("_")
         raw_column = cols.get((None, "generated_"))
         names: dict[int | None, dict[str, str]] = {}  # per sample, its schema fields' columns (raw reply: shared)
         for t in samples:
+            run = f"{prefix}_{seed}{'' if t is None else f'_{t}'}"
+            if absent := [f"{run}_{f}" for f in needed if (t, f) not in cols]:
+                raise DataError(f"{path}: missing column(s): {', '.join(absent)}")
             names[t] = {_SAMPLE_FIELDS.get(f, f): c for (s, f), c in cols.items() if s == t and f != "generated_"}
             if raw_column is not None:
                 names[t]["generated_"] = raw_column
@@ -283,21 +278,14 @@ _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
 def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
-    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None."""
+    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None. A
+    file whose ``C_T`` contradicts its name is noted: a Table-3 file shows the final set with the seed words, a
+    per-step file C_t − C_0, a no-filter file the final set − C_0 (compared as sets)."""
     _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
     match = _STEP_SUFFIX.search(path.stem)
     step = int(match["step"]) if match and path.stem[: match.start()].endswith(prefix) else None
-    _check_sa_view(path, step, sa_filter, lines, notes)
-    return step
-
-
-def _check_sa_view(
-    path: Path, step: int | None, sa_filter: bool, lines: Sequence[Mapping[str, Any]], notes: list[str]
-) -> None:
-    """Note a file whose ``C_T`` contradicts its name: a Table-3 file shows the final set with the seed words, a
-    per-step file C_t − C_0, a no-filter file the final set − C_0 (compared as sets)."""
     table3 = step is None and sa_filter
     fits = []
     for line in lines:
@@ -317,6 +305,7 @@ def _check_sa_view(
             f"{path.name}: the file name says its answers were shown {what}, but its C_T column matches that in only "
             f"{sum(fits)} of {len(fits)} rows; check which run the file holds"
         )
+    return step
 
 
 def parse_step_sets(cell: Any) -> dict[int, list[str]] | None:
@@ -386,7 +375,6 @@ def _type_prediction_rows(
                 property=values["property"],
                 gold_type=values["gold_type"],
                 invalid_cells=bad[i],
-                method=BASE,
                 judge=None,
                 answer_raw=raw,
                 answer=parsed.value if parsed and parsed.ok else None,

@@ -115,23 +115,6 @@ def _header(path: Path) -> list[str]:
         return []
 
 
-def _read_tidy_frame(path: Path) -> pd.DataFrame:
-    if path.suffix == ".parquet":
-        require_pyarrow(path)
-        try:
-            return pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
-    from ccpt.sheets import check_header, restore_frame
-
-    check_header(path, _header(path))
-    try:
-        # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
-        return restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"{path}: cannot read as CSV ({exc})") from None
-
-
 def _column_values(column: pd.Series) -> list[Any]:
     """A column as Python values with every empty cell (NaN, None, blank text) as None."""
     if pd.api.types.is_string_dtype(column):
@@ -144,9 +127,22 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     value set aside, a bad key cell one error line); ``r_hmp`` and ``score`` recomputed, disagreements noted."""
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
+    from ccpt.sheets import check_header, restore_frame
 
     path = Path(path)
-    frame = _read_tidy_frame(path)
+    if path.suffix == ".parquet":
+        require_pyarrow(path)
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
+    else:
+        check_header(path, _header(path))
+        try:
+            # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
+            frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise DataError(f"{path}: cannot read as CSV ({exc})") from None
     # Tables exported before these columns existed: they ran ccpt's default protocol, and counted neither.
     for column, default in {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None}.items():
         if column not in frame.columns:

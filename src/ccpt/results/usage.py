@@ -39,10 +39,6 @@ class UsageRow:
     timed_out: int = 0  # failed attempts that hit the attempt timeout
     invalid_usage: int = 0  # calls whose recorded token counts are not counts (not summed, not priced)
 
-    def mostly_timed_out(self) -> bool:
-        """Whether at least half of the attempts sent (and two or more) timed out: a server that cannot keep up."""
-        return self.timed_out >= 2 and 2 * self.timed_out >= self.calls
-
 
 def load_prices(path: str | Path) -> dict[str, Price]:
     """Read a TOML price list, ``"openai/gpt-4o" = { input = 2.5, output = 10.0 }`` ($ per 1M tokens), checked by
@@ -107,7 +103,8 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
 
 def timeout_note(rows: Iterable[UsageRow], timeout: int | None = None) -> str | None:
     """One line when most attempts of a model timed out, with the usual fix (a single-slot server queues them)."""
-    slow = [r for r in rows if r.mostly_timed_out()]
+    # At least half of the attempts sent (and two or more) timed out: a server that cannot keep up.
+    slow = [r for r in rows if r.timed_out >= 2 and 2 * r.timed_out >= r.calls]
     if not slow:
         return None
     named = "; ".join(f"{r.model} ({r.role}): {r.timed_out} of {r.calls} attempts" for r in slow)
