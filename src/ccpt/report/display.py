@@ -270,16 +270,6 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
     return DisplayTable("usage", "Tokens and cost", header, body)
 
 
-def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
-    """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
-    names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
-    return [
-        {"table": "usage", "model": r.model, "method": r.role, "task": None, "metric": name, "count": getattr(r, name)}
-        for r in rows
-        for name in names + (("invalid_usage",) if r.invalid_usage else ())
-    ]
-
-
 EXAMPLES_HEADER = (
     "Task", "Model", "Method", "Seed", "Instance", "Combination", "Property", "Answer (raw)", "Answer", "R_N,P",
     "R_H,M,P", "Score", "Judge",
