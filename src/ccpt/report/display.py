@@ -148,7 +148,7 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
         rows.append(DisplayRow((label,), (*cells, _count_cell(res.type_n(i)))))
     seeds = res.accuracy.n_seeds
     note = (
-        f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "
+        f"Accuracy: {format_summary(res.accuracy)}% (n = {len(res.instances) or cls.n} instances, "
         f"{seeds} seed{'s' if seeds != 1 else ''}); has property (green): "
         f"{_pct(100 * cls.has_property_accuracy, '%')}; lacks property (red): "
         f"{_pct(100 * cls.lacks_property_accuracy, '%')}; "

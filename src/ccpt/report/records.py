@@ -42,7 +42,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     for res in report.types:
         base = {"table": "table5", "model": res.model, "method": res.method, "task": TYPE_PREDICTION}
         cls = res.classification
-        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": res.n_instances})
+        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": len(res.instances)})
         for name in ("has_property_accuracy", "lacks_property_accuracy", "binary_accuracy"):
             out.append({**base, "metric": name, "mean": 100 * getattr(cls, name)})
         pct = cls.row_percent()
