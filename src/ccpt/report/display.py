@@ -121,14 +121,13 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     header = ("Model", "Method", *[f"{TASK_SPECS[c.task].short} {c.label}" for c in table.columns])
     rows = []
     several = table.several_judges
+    keys = [(col.task, col.metric) for col in table.columns]
     for row in table.rows:
         spread = row.kind != STORED_GOLD_ROW  # the stored-judge Gold row: one value per instance, no seeds, no ±
         # With several judges the method column names the row's judge (not on the Gold row).
         label = f"{row.label} · judge {row.judge or 'unknown'}" if several and spread else row.label
         cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
-        for col in table.columns:
-            key = (col.task, col.metric)
-            cells.append(_summary_cell(row.cells.get(key), spread=spread, rank=row.ranks.get(key)))
+        cells += [_summary_cell(row.cells.get(key), spread=spread, rank=row.ranks.get(key)) for key in keys]
         rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
     # With several judges, a note says which judge scored which row.
     by_judge = rows_by_judge(table.rows)
