@@ -102,16 +102,15 @@ def generative_tabular(
     ]
     current = None
     for row, shown in zip(table.rows, display.rows, strict=True):
-        if row.kind == RUN_ROW:
-            if row.model != current:
-                if current is not None:
-                    lines.append(r"\midrule")
-                name = latex_escape(model_text(row.model, labels))
-                lines.append(rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{name}}}}} \\")
-                current = row.model
-        else:
+        if row.kind != RUN_ROW:
             lines.append(r"\midrule")
             current = None
+        elif row.model != current:
+            if current is not None:
+                lines.append(r"\midrule")
+            name = latex_escape(model_text(row.model, labels))
+            lines.append(rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{name}}}}} \\")
+            current = row.model
         prefix = r"\rowcolor{gray!15}" if shown.oracle else ""
         lines.append(prefix + " & ".join(_latex_cell(c) for c in shown.cells[1:]) + r" \\")  # no Model column
     return [*lines, r"\bottomrule", r"\end{tabular}"]
