@@ -109,23 +109,23 @@ def build_report(
     if examples_per_group:
         groups = frame.groupby(["task", "model", "method"], sort=True, dropna=False)
         examples = groups.head(examples_per_group)[[c for c in EXAMPLE_COLUMNS if c in frame]]
-    types = table5(frame, stat=stat, n_boot=n_boot, seed=seed)
-    filters = table7(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed)
-    return Report(
+    report = Report(
         stat=stat,
         oracle=oracle,
         generative=generative,
-        types=types,
+        types=table5(frame, stat=stat, n_boot=n_boot, seed=seed),
         iterations=table6(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed),
-        filters=filters,
+        filters=table7(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed),
         failures=failures(frame),
         notes=notes,
         judge_info=judge_info,
         examples=examples,
         provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
         labels=names,
-        warnings=[*repeats, *coverage_warnings(generative, types, filters, names)],
+        warnings=repeats,
     )
+    report.warnings += coverage_warnings(report)
+    return report
 
 
 def report_from_paths(
@@ -164,38 +164,32 @@ EXAMPLE_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def differing_sets(where: str, sets: Mapping[str, frozenset[str]]) -> str | None:
-    """One warning line when the named instance sets are not all equal, else None."""
-    if len(set(sets.values())) <= 1:
-        return None
-    counts = ", ".join(f"{name}: {len(ids)}" for name, ids in sets.items())
-    common = len(frozenset.intersection(*sets.values()))
-    return (
-        f"{where}: rows cover different instance sets ({counts} instances; {common} in all of them) — their means "
-        "are not comparable; `ccpt compare` pairs instances."
-    )
-
-
-def coverage_warnings(
-    generative: GenerativeTable | None,
-    types: Sequence[TypeResult],
-    filters: Sequence[FilterRow],
-    labels: Mapping[str, str] | None = None,
-) -> list[str]:
-    """Warnings for Table 3 (per task column), Table 5 (across runs) and Table 7 (without vs with Filter)."""
-    out: list[str | None] = []
+def coverage_warnings(report: Report) -> list[str]:
+    """One warning per place whose rows cover different instance sets: Table 3 (per task column), Table 5 (across
+    runs) and Table 7 (without vs with Filter)."""
+    generative, labels = report.generative, report.labels
+    checks: list[tuple[str, dict[str, frozenset[str]]]] = []  # (where, name → instance ids)
     if generative is not None:
         several = generative.several_judges
         for task in dict.fromkeys(c.task for c in generative.columns):
             sets = {
                 r.name(labels, with_judge=several): r.instances[task] for r in generative.rows if task in r.instances
             }
-            out.append(differing_sets(f"{generative.title.split(':')[0]}, {TASK_SPECS[task].label}", sets))
-    runs = {f"{model_text(t.model, labels)} / {method_label(t.method)}": t.instances for t in types}
-    out.append(differing_sets("Table 5", runs))
-    for f in filters:
+            checks.append((f"{generative.title.split(':')[0]}, {TASK_SPECS[task].label}", sets))
+    runs = {f"{model_text(t.model, labels)} / {method_label(t.method)}": t.instances for t in report.types}
+    checks.append(("Table 5", runs))
+    for f in report.filters:
         if f.with_ is not None:
             run = f"{model_text(f.model, labels)} / {method_label(f.method)}"
             sets = {"without Filter": f.instances[0], "with Filter": f.instances[1]}
-            out.append(differing_sets(f"Table 7, {TASK_SPECS[f.task].label}, {run}", sets))
-    return [w for w in out if w]
+            checks.append((f"Table 7, {TASK_SPECS[f.task].label}, {run}", sets))
+    out = []
+    for where, sets in checks:
+        if len(set(sets.values())) > 1:
+            counts = ", ".join(f"{name}: {len(ids)}" for name, ids in sets.items())
+            common = len(frozenset.intersection(*sets.values()))
+            out.append(
+                f"{where}: rows cover different instance sets ({counts} instances; {common} in all of them) — their "
+                "means are not comparable; `ccpt compare` pairs instances."
+            )
+    return out

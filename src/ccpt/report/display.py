@@ -121,14 +121,13 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     header = ("Model", "Method", *[f"{TASK_SPECS[c.task].short} {c.label}" for c in table.columns])
     rows = []
     several = table.several_judges
+    keys = [(col.task, col.metric) for col in table.columns]
     for row in table.rows:
         spread = row.kind != STORED_GOLD_ROW  # the stored-judge Gold row: one value per instance, no seeds, no ±
         # With several judges the method column names the row's judge (not on the Gold row).
         label = f"{row.label} · judge {row.judge or 'unknown'}" if several and spread else row.label
         cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
-        for col in table.columns:
-            key = (col.task, col.metric)
-            cells.append(_summary_cell(row.cells.get(key), spread=spread, rank=row.ranks.get(key)))
+        cells += [_summary_cell(row.cells.get(key), spread=spread, rank=row.ranks.get(key)) for key in keys]
         rows.append(DisplayRow(row.key, tuple(cells), oracle=row.method == MULTI_ORACLE))
     # With several judges, a note says which judge scored which row.
     by_judge = rows_by_judge(table.rows)
@@ -148,7 +147,7 @@ def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> D
         rows.append(DisplayRow((label,), (*cells, _count_cell(res.type_n(i)))))
     seeds = res.accuracy.n_seeds
     note = (
-        f"Accuracy: {format_summary(res.accuracy)}% (n = {res.n_instances or cls.n} instances, "
+        f"Accuracy: {format_summary(res.accuracy)}% (n = {len(res.instances) or cls.n} instances, "
         f"{seeds} seed{'s' if seeds != 1 else ''}); has property (green): "
         f"{_pct(100 * cls.has_property_accuracy, '%')}; lacks property (red): "
         f"{_pct(100 * cls.lacks_property_accuracy, '%')}; "
@@ -268,16 +267,6 @@ def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = N
         "Timed out", *(["Invalid usage (not counted)"] if invalid else []),
     )  # fmt: skip
     return DisplayTable("usage", "Tokens and cost", header, body)
-
-
-def usage_records(rows: Sequence[UsageRow]) -> list[dict[str, Any]]:
-    """The usage table as long-format records (table "usage"; the role is in ``method``) for JSON and CSV."""
-    names = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
-    return [
-        {"table": "usage", "model": r.model, "method": r.role, "task": None, "metric": name, "count": getattr(r, name)}
-        for r in rows
-        for name in names + (("invalid_usage",) if r.invalid_usage else ())
-    ]
 
 
 EXAMPLES_HEADER = (

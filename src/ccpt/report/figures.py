@@ -7,7 +7,6 @@ import base64
 import io
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,26 +85,17 @@ def judge_human_scatter(human: Sequence[float], judge: Sequence[float], *, seed:
     return fig
 
 
-@dataclass(frozen=True)
-class Bar:
-    """One bar of :func:`method_bars`: a row's score on one task, and what its error bar is."""
-
-    mean: float
-    low: float  # error below / above the mean (0 with no spread)
-    high: float
-    spread: bool  # False: one seed (or Gold), no error bar drawn
-
-
-def bar_of(summary: Summary | None) -> Bar:
-    """The bar for one table cell: its CI, or its ± with two or more seeds; otherwise no error bar at all."""
+def bar_of(summary: Summary | None) -> tuple[float, tuple[float, float] | None]:
+    """The bar for one table cell: its mean and its error below and above the mean, from its CI or its ± with two
+    or more seeds; None (no error bar at all) otherwise: one seed, or Gold."""
     if summary is None or math.isnan(summary.mean):
-        return Bar(math.nan, 0.0, 0.0, False)
+        return math.nan, None
     mean = summary.mean
     if summary.lo is not None and summary.hi is not None and summary.hi > summary.lo:
-        return Bar(mean, mean - summary.lo, summary.hi - mean, True)
+        return mean, (mean - summary.lo, summary.hi - mean)
     if summary.spread is not None and summary.n_seeds > 1 and not math.isnan(summary.spread):
-        return Bar(mean, summary.spread, summary.spread, True)
-    return Bar(mean, 0.0, 0.0, False)
+        return mean, (summary.spread, summary.spread)
+    return mean, None
 
 
 def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
@@ -137,17 +127,17 @@ def _draw_panel(
     for k, row in enumerate(rows):
         bars = [bar_of(row.cells.get((col.task, "score"))) for col in score_cols]
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
-        ax.bar(positions, [b.mean for b in bars], width, label=literal(row.name(labels)), color=colours[id(row)])
-        spread = [(x, b) for x, b in zip(positions, bars, strict=True) if b.spread]
+        ax.bar(positions, [mean for mean, _ in bars], width, label=literal(row.name(labels)), color=colours[id(row)])
+        spread = [(x, mean, error) for x, (mean, error) in zip(positions, bars, strict=True) if error]
         if spread:
-            xs, shown = zip(*spread, strict=True)
-            yerr = [[b.low for b in shown], [b.high for b in shown]]
-            ax.errorbar(xs, [b.mean for b in shown], yerr=yerr, fmt="none", ecolor="black", elinewidth=0.6, capsize=1.5)
-        for x, b in zip(positions, bars, strict=True):
-            if not math.isnan(b.mean):
-                top = max(top, b.mean + b.high)
-                if not b.spread:
-                    ax.text(x, b.mean, "1 seed", ha="center", va="bottom", fontsize=4.5, rotation=90)
+            xs, means, errors = zip(*spread, strict=True)
+            yerr = [[low for low, _ in errors], [high for _, high in errors]]
+            ax.errorbar(xs, means, yerr=yerr, fmt="none", ecolor="black", elinewidth=0.6, capsize=1.5)
+        for x, (mean, error) in zip(positions, bars, strict=True):
+            if not math.isnan(mean):
+                top = max(top, mean + (error[1] if error else 0.0))
+                if not error:
+                    ax.text(x, mean, "1 seed", ha="center", va="bottom", fontsize=4.5, rotation=90)
     ax.set_ylim(0, max(top * 1.3, 1.0))  # room above the bars for the "1 seed" marks
     ax.set_xticks(
         range(len(score_cols)), [f"{TASK_SPECS[c.task].short} {score_name(c.task)}" for c in score_cols], fontsize=7

@@ -23,21 +23,6 @@ def _h(text: Any) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
-def _html_table(
-    header: Sequence[str],
-    body: Sequence[Sequence[str]],
-    row_classes: Sequence[str] | None = None,
-    cell_classes: Sequence[str] = (),
-) -> str:
-    """``body`` cells are already-escaped HTML fragments; ``cell_classes`` gives column j the class [j]."""
-    head = "<tr>" + "".join(_cell("th", _h(c), cell_classes, j) for j, c in enumerate(header)) + "</tr>"
-    rows = []
-    for i, cells in enumerate(body):
-        cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        rows.append(f"<tr{cls}>" + "".join(_cell("td", c, cell_classes, j) for j, c in enumerate(cells)) + "</tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
-
-
 def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
     cls = classes[j] if j < len(classes) else ""
     return f'<{tag} class="{cls}">{content}</{tag}>' if cls else f"<{tag}>{content}</{tag}>"
@@ -47,16 +32,17 @@ def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
 _EXAMPLE_CLASSES = ("l nw", "l nw", "l nw", "", "l", "l", "l", "ans", "l", "nw", "nw", "l nw", "l nw")
 
 
-def table_html(table: DisplayTable) -> str:
-    """One display table as HTML (every text escaped), its notes as paragraphs."""
-    body = [
-        [decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
-        for row in table.rows
-    ]
-    classes = ["oracle" if row.oracle else "" for row in table.rows]
+def table_html(table: DisplayTable, classes: Sequence[str] | None = None) -> str:
+    """One display table as HTML (every text escaped), its notes as paragraphs; ``classes`` gives column j the
+    class [j] (default: "l", aligned left, for its text columns)."""
+    classes = ["l" if text else "" for text in table.text_columns()] if classes is None else classes
+    rows = ["<tr>" + "".join(_cell("th", _h(c), classes, j) for j, c in enumerate(table.header)) + "</tr>"]
+    for row in table.rows:
+        cells = [decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
+        tr = '<tr class="oracle">' if row.oracle else "<tr>"
+        rows.append(tr + "".join(_cell("td", c, classes, j) for j, c in enumerate(cells)) + "</tr>")
     notes = "".join(f"<p>{_h(note)}</p>" for note in table.notes)
-    aligned = ["l" if text else "" for text in table.text_columns()]
-    return f"<h2>{_h(table.title)}</h2>" + _html_table(table.header, body, classes, aligned) + notes
+    return f"<h2>{_h(table.title)}</h2><table>{''.join(rows)}</table>{notes}"
 
 
 def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
@@ -74,10 +60,7 @@ def render_html(report: Report, figures: Sequence[tuple[str, str]] = ()) -> str:
         img = payload if payload.lstrip().startswith("<svg") else f"<img alt='{_h(caption)}' src='{_h(payload)}'>"
         parts.append(f"<figure>{img}<figcaption>{_h(caption)}</figcaption></figure>")
     if report.examples is not None and not report.examples.empty:
-        examples = examples_display(report.examples, report.labels)
-        body = [[_h(c.text) for c in row.cells] for row in examples.rows]
-        table = _html_table(examples.header, body, cell_classes=_EXAMPLE_CLASSES)
-        parts.append(f"<h2>{_h(examples.title)}</h2>{table}")
+        parts.append(table_html(examples_display(report.examples, report.labels), _EXAMPLE_CLASSES))
     if report.provenance:
         items = "".join(f"<li>{_h(line)}</li>" for line in provenance_lines(report.provenance))
         parts.append(f"<details><summary>Provenance</summary><ul>{items}</ul></details>")

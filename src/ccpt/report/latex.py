@@ -64,23 +64,17 @@ def _latex_comment(text: str) -> str:
     return "% " + " ".join(text.splitlines())
 
 
-def _label(key: str, taken: set[str]) -> str:
-    return unique_name("tab:ccpt-" + file_stem(key.replace(":", "-")), taken)
-
-
-def _caption(title: str, notes: Sequence[str]) -> str:
-    """The table's title without its "Table N:" (LaTeX numbers floats itself), then its notes."""
-    text = re.sub(r"^Table \d+:\s*", "", title)
-    text = text[:1].upper() + text[1:]
-    return " ".join([text.rstrip(".") + ".", *notes])
-
-
-def _float(tabular: list[str], columns: int, caption: str, label: str, title: str) -> str:
-    """A tabular in a table float with caption and label (shrunk to the line width if wider), its title above."""
+def _float(tabular: list[str], columns: int, table: DisplayTable, notes: Sequence[str], taken: set[str]) -> str:
+    """A tabular in a table float (shrunk to the line width if wider), its title above; the caption is the title
+    without its "Table N:" (LaTeX numbers floats itself), then ``notes``; the label is unique among ``taken``."""
     env = "table*" if columns > WIDE_COLUMNS else "table"
+    title = re.sub(r"^Table \d+:\s*", "", table.title)
+    title = title[:1].upper() + title[1:]
+    caption = " ".join([title.rstrip(".") + ".", *notes])
+    label = unique_name("tab:ccpt-" + file_stem(table.key.replace(":", "-")), taken)
     return "\n".join(
         [
-            _latex_comment(title),
+            _latex_comment(table.title),
             rf"\begin{{{env}}}[tbp]",
             r"\centering",
             r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
@@ -108,16 +102,15 @@ def generative_tabular(
     ]
     current = None
     for row, shown in zip(table.rows, display.rows, strict=True):
-        if row.kind == RUN_ROW:
-            if row.model != current:
-                if current is not None:
-                    lines.append(r"\midrule")
-                name = latex_escape(model_text(row.model, labels))
-                lines.append(rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{name}}}}} \\")
-                current = row.model
-        else:
+        if row.kind != RUN_ROW:
             lines.append(r"\midrule")
             current = None
+        elif row.model != current:
+            if current is not None:
+                lines.append(r"\midrule")
+            name = latex_escape(model_text(row.model, labels))
+            lines.append(rf"\multicolumn{{{1 + len(table.columns)}}}{{l}}{{\textit{{{name}}}}} \\")
+            current = row.model
         prefix = r"\rowcolor{gray!15}" if shown.oracle else ""
         lines.append(prefix + " & ".join(_latex_cell(c) for c in shown.cells[1:]) + r" \\")  # no Model column
     return [*lines, r"\bottomrule", r"\end{tabular}"]
@@ -149,7 +142,7 @@ def render_latex(report: Report) -> str:
             columns, notes = len(table.header) - 1, [stat_note(report.stat), *table.notes]
         else:
             tabular, columns, notes = table_tabular(table), len(table.header), table.notes
-        parts.append(_float(tabular, columns, _caption(table.title, notes), _label(table.key, taken), table.title))
+        parts.append(_float(tabular, columns, table, notes, taken))
     if report.provenance:
         parts.append("\n".join(_latex_comment(line) for line in ["Provenance:", *provenance_lines(report.provenance)]))
     return "\n\n".join(parts) + "\n"

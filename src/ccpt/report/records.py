@@ -7,7 +7,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from ccpt.jsonout import dumps, strict
-from ccpt.report.display import FAILURE_COUNTS, usage_records
+from ccpt.report.display import FAILURE_COUNTS
 from ccpt.report.names import model_text
 from ccpt.report.notes import stat_note
 from ccpt.report.tables import STORED_GOLD_ROW
@@ -42,7 +42,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     for res in report.types:
         base = {"table": "table5", "model": res.model, "method": res.method, "task": TYPE_PREDICTION}
         cls = res.classification
-        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": res.n_instances})
+        out.append({**base, "metric": "accuracy", **_summary_record(res.accuracy), "count": len(res.instances)})
         for name in ("has_property_accuracy", "lacks_property_accuracy", "binary_accuracy"):
             out.append({**base, "metric": name, "mean": 100 * getattr(cls, name)})
         pct = cls.row_percent()
@@ -69,7 +69,12 @@ def report_records(report: Report) -> list[dict[str, Any]]:
         base = {"table": "failures", "model": f.model, "method": f.method, "judge": f.judge, "task": f.task}
         step = "" if f.sa_iteration is None else f"@C_{f.sa_iteration}"  # as Table 6's "score@C_t"
         out += [{**base, "metric": name + step, "count": getattr(f, name)} for name in FAILURE_COUNTS]
-    out.extend(usage_records(report.usage))
+    usage = ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "failed_attempts", "timed_out")
+    out += [  # the role is in ``method``
+        {"table": "usage", "model": r.model, "method": r.role, "task": None, "metric": name, "count": getattr(r, name)}
+        for r in report.usage
+        for name in usage + (("invalid_usage",) if r.invalid_usage else ())
+    ]
     for record in out:
         model = record.get("model")
         record["model_label"] = model_text(model, report.labels) if model else model

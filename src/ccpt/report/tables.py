@@ -105,13 +105,8 @@ class Row:
     ranks: dict[tuple[str, str], int] = field(default_factory=dict)
     kind: str = RUN_ROW
     instances: dict[str, frozenset[str]] = field(default_factory=dict)
-    judges: tuple[str, ...] = ()
+    judge: str = ""  # the judge identity of the row ("" when none is recorded)
     unjudged: dict[str, int] = field(default_factory=dict)  # Gold: per task, instances missing a stored relevance
-
-    @property
-    def judge(self) -> str:
-        """The judge identity of the row ("" when none is recorded)."""
-        return " + ".join(self.judges)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -168,12 +163,6 @@ def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction 
     return pd.DataFrame(records, columns=["instance", "seed", *METRICS]).astype({m: float for m in METRICS})
 
 
-def _items(group: pd.DataFrame) -> pd.Series:
-    """Task-3 items: the instance id numbered by occurrence within a seed (the authors' repeated pairs count twice)."""
-    occurrence = group.groupby(["instance", "seed"], sort=False).cumcount()
-    return group["instance"].astype(str) + "#" + occurrence.astype(str)
-
-
 def _summary(values: pd.DataFrame, metric: str, stat: Stat, n_boot: int, seed: int, index: str = "instance") -> Summary:
     """The metric over instances × seeds (instances aligned across seeds; a missing cell = failed), in percent."""
     matrix = values.pivot_table(index=index, columns="seed", values=metric, aggfunc="first", dropna=False)
@@ -200,7 +189,7 @@ def gold_row(
 ) -> Row:
     """The Gold row: the dataset's stored judge relevances of the test rows, scored with :mod:`ccpt.scoring`;
     ``instances`` (task → ids) restricts a task to the instances the results cover (a ``--limit`` run)."""
-    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW, judges=(STORED_JUDGE,))
+    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW, judge=STORED_JUDGE)
     for task in tasks:
         kind = TASK_SPECS[task].kind
         records = dataset.test(task)  # type: ignore[arg-type]
@@ -258,14 +247,8 @@ def table3(
     ordered = sorted(runs, key=lambda g: (g[0][0] == HUMAN_MODEL, g[0][0], g[0][2], _method_key(g[0][1])))
     for (model, method, judge), run in ordered:
         human = model == HUMAN_MODEL
-        row = Row(
-            model=model,
-            method=method,
-            label="Human" if human else method_label(method),
-            ranked=not human and method not in (MULTI_ORACLE, GOLD),
-            kind=HUMAN_MODEL if human else RUN_ROW,
-            judges=(judge,) if judge else (),
-        )
+        label, ranked = ("Human", False) if human else (method_label(method), method not in (MULTI_ORACLE, GOLD))
+        row = Row(model, method, label, ranked, kind=HUMAN_MODEL if human else RUN_ROW, judge=str(judge))
         for task in tasks:
             group = run[run["task"] == task]
             if group.empty:
@@ -284,20 +267,14 @@ def table3(
 
 @dataclass
 class TypeResult:
-    """Table 5 for one (model, method): the confusion matrix of predictions pooled over seeds, the accuracy over
-    seeds, the instance ids and each actual type's instance count (Table 5's ``n``)."""
+    """Table 5 for one (model, method): predictions pooled over seeds (confusion matrix), accuracy over seeds."""
 
     model: str
     method: str
     classification: Classification
     accuracy: Summary  # percent
-    instances: frozenset[str] = frozenset()
-    type_instances: tuple[int, ...] = ()
-
-    @property
-    def n_instances(self) -> int:
-        """Instances (each counted once, whatever the number of seeds)."""
-        return len(self.instances)
+    instances: frozenset[str] = frozenset()  # each counted once, whatever the number of seeds
+    type_instances: tuple[int, ...] = ()  # each actual type's instance count (Table 5's ``n``)
 
     def unparsed_percent(self, i: int) -> float:
         """The share of actual type ``i``'s predictions that were unparsed (NaN: no prediction of that type)."""
@@ -320,9 +297,11 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     for (model, method), group in tp.groupby(["model", "method"], sort=True):  # Task 3 has no judge
         preds = [optional(p, str) for p in group["pred_type"]]
         cls = classify([str(g) for g in group["gold_type"]], preds)
-        correct = group.assign(
-            correct=[float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)], item=_items(group)
-        )
+        # Items: the instance id numbered by occurrence within a seed (the authors' repeated pairs count twice).
+        occurrence = group.groupby(["instance", "seed"], sort=False).cumcount()
+        items = group["instance"].astype(str) + "#" + occurrence.astype(str)
+        right = [float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)]
+        correct = group.assign(correct=right, item=items)
         acc = _summary(correct, "correct", stat, n_boot, seed, index="item")
         per_type = correct.drop_duplicates("item")["gold_type"].astype(str)
         counts = tuple(int((per_type == label).sum()) for label in cls.labels)
@@ -426,31 +405,20 @@ def _count(group: pd.DataFrame, column: str) -> int:
     return int(pd.to_numeric(group[column], errors="coerce").fillna(0).sum()) if column in group else 0
 
 
-def _sa_failed(method: str, failed_steps: pd.Series | None) -> int | None:
-    """Samples with a failed SA step; None for a Spreading Activation row set that does not record them."""
-    recorded = failed_steps is not None and not failed_steps.isna().all()
-    if not recorded and method.removesuffix(NOFILTER_SUFFIX) in SA_METHODS:
-        return None
-    return int((failed_steps > 0).sum()) if recorded else 0  # type: ignore[operator]
-
-
-def _sample_errors(group: pd.DataFrame) -> pd.Series:
-    """Which rows are samples without an answer (Inspect's errored samples), by their parse_error."""
-    if "parse_error" not in group:
-        return pd.Series(False, index=group.index)
-    text = group["parse_error"].astype("string").fillna("")
-    return text.str.startswith(SAMPLE_ERROR) | (text == NO_SCORE_METADATA)
-
-
 def failures(frame: pd.DataFrame) -> list[FailureRow]:
     """Parse and judge failures, never hidden: every sample without a score is counted here."""
     out: list[FailureRow] = []
-    frame = frame.assign(method=display_methods(frame), judge_id=judge_of(frame))
+    # Samples without an answer (Inspect's errored samples), told by their parse_error.
+    text = frame["parse_error"].astype("string").fillna("") if "parse_error" in frame else pd.Series("", frame.index)
+    errored = text.str.startswith(SAMPLE_ERROR) | (text == NO_SCORE_METADATA)
+    frame = frame.assign(method=display_methods(frame), judge_id=judge_of(frame), errored=errored)
     keys = ["task", "model", "method", "judge_id", "sa_iteration"]
     for (task, model, method, judge, step), group in frame.groupby(keys, sort=True, dropna=False):
         target = "score" if TASK_SPECS[str(task)].generative else "pred_type"
-        failed_steps = pd.to_numeric(group["sa_failed_steps"], errors="coerce") if "sa_failed_steps" in group else None
-        errored = _sample_errors(group)
+        steps = pd.to_numeric(group["sa_failed_steps"], errors="coerce") if "sa_failed_steps" in group else None
+        recorded = steps is not None and steps.notna().any()
+        unrecorded = None if str(method).removesuffix(NOFILTER_SUFFIX) in SA_METHODS else 0  # SA rows: unknown, not 0
+        errored = group["errored"]
         out.append(
             FailureRow(
                 str(task),
@@ -463,7 +431,7 @@ def failures(frame: pd.DataFrame) -> list[FailureRow]:
                 invalid_cells=_count(group, "invalid_cells"),
                 unscored=int(group[target].isna().sum()),
                 filled=int(group[FILLED].notna().sum()) if FILLED in group else 0,
-                sa_failed=_sa_failed(str(method), failed_steps),
+                sa_failed=int((steps > 0).sum()) if recorded else unrecorded,  # type: ignore[operator]
                 sa_iteration=None if pd.isna(step) else int(step),
                 judge=str(judge),
             )
