@@ -202,23 +202,22 @@ def run_rejudge(
             **eval_set_options(out_dir, timeout, max_retries, max_connections, display),
         )
     except KeyboardInterrupt:
-        _raise_if_judge_down(out_dir)
-        raise Interrupted(*_finished(out_dir, tasks), str(out_dir)) from None
-    _raise_if_judge_down(out_dir)
+        raise _stopped(out_dir, tasks) from None
     # Ctrl-C inside Inspect cancels the running tasks and returns normally (see ccpt.eval.sweep.run_sweep).
-    if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
-        raise Interrupted(*_finished(out_dir, tasks), str(out_dir))
+    if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+        raise _stopped(out_dir, tasks)
     retried = reopen_transient([log.location for log in logs])
     return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried)
 
 
-def _raise_if_judge_down(out_dir: Path) -> None:
+def _stopped(out_dir: Path, tasks: list[Task]) -> Exception:
+    """Why the re-judge stopped before its end: the judge stopped answering (one line), else Ctrl-C."""
     gone = endpoints.gone()
     if not gone:
-        return
+        return Interrupted(*_finished(out_dir, tasks), str(out_dir))
     reopen_transient(out_dir)
     where, reason = next(iter(gone.items()))
-    raise ModelError(
+    return ModelError(
         f"{where} stopped answering during the re-judge ({reason}); the answers judged so far are kept in {out_dir}",
         "rerun the same command to resume once the judge is back",
     )

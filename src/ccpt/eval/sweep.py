@@ -341,13 +341,11 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     except KeyboardInterrupt:
-        _raise_if_endpoint_down(sweep)  # an endpoint declared down stops the eval set the way Ctrl-C does
-        raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
-    _raise_if_endpoint_down(sweep)
+        raise _stopped(sweep) from None  # an endpoint declared down stops the eval set the way Ctrl-C does
     # Ctrl-C inside Inspect cancels the running tasks and returns normally, with "cancelled" logs or with the
     # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
-    if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
-        raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
+    if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+        raise _stopped(sweep)
     retried = reopen_transient([log.location for log in logs])
     if retried:
         return False  # transient failures: not a finished run, the rerun asks them again
@@ -452,15 +450,15 @@ def _cancelled(error: Any) -> bool:
     return "CancelledError" in kinds and not kinds & TIMEOUT_ERRORS
 
 
-def _raise_if_endpoint_down(sweep: Sweep) -> None:
-    """One line when an endpoint stopped answering during the run (the run stopped; the rerun resumes it)."""
+def _stopped(sweep: Sweep) -> Exception:
+    """Why the run stopped before its end: an endpoint stopped answering (one line), else Ctrl-C; the rerun resumes."""
     gone = endpoints.gone()
     if not gone:
-        return
+        return Interrupted(*samples_finished(sweep), str(sweep.log_dir))
     reopen_transient(sweep.log_dir)  # its failed samples must be asked again, whatever Inspect's status says
     finished, total = samples_finished(sweep)
     where, reason = next(iter(gone.items()))
-    raise ModelError(
+    return ModelError(
         f"{where} stopped answering during the run ({reason}); {finished} of {total} samples finished "
         f"(kept in {sweep.log_dir})",
         "rerun the same command to resume once the endpoint is back",
