@@ -84,14 +84,8 @@ class ContextOverflow(Exception):
     """The prompt (plus at least one generated token) does not fit in the context window."""
 
 
-@dataclass
-class _Step:
-    """Distribution recorded at one sampling step: the sampled token, its logprob, the top-k ids/logprobs."""
-
-    token: int
-    logprob: float
-    top_ids: np.ndarray
-    top_logprobs: np.ndarray
+# The distribution recorded at one sampling step: the sampled token, its logprob, the top-k token ids and logprobs.
+_Step = tuple[int, float, np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -110,7 +104,7 @@ class _Recorder:
             k = min(self.top_k, shifted.size)
             top_ids = np.argpartition(shifted, -k)[-k:]
             top_ids = top_ids[np.argsort(-shifted[top_ids], kind="stable")]
-        self.steps.append(_Step(token, float(shifted[token]) - log_z, top_ids, shifted[top_ids] - log_z))
+        self.steps.append((token, float(shifted[token]) - log_z, top_ids, shifted[top_ids] - log_z))
 
 
 class RecordingLlama(Llama):
@@ -213,16 +207,16 @@ def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenL
     out: list[TokenLogprob] = []
     prev: list[int] = []
     used = 0
-    for step in steps:
-        if used >= budget or llama_low.llama_vocab_is_eog(vocab, step.token):
+    for token, logprob, top_ids, top_logprobs in steps:
+        if used >= budget or llama_low.llama_vocab_is_eog(vocab, token):
             break
-        piece = llama.detokenize([step.token], prev_tokens=prev)
+        piece = llama.detokenize([token], prev_tokens=prev)
         top = tuple(
             _token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
-            for i, lp in zip(step.top_ids, step.top_logprobs, strict=True)
+            for i, lp in zip(top_ids, top_logprobs, strict=True)
         )
-        out.append(_token(piece, step.logprob, top))
-        prev.append(step.token)
+        out.append(_token(piece, logprob, top))
+        prev.append(token)
         used += len(piece)
     return tuple(out)
 
