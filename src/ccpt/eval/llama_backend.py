@@ -115,17 +115,14 @@ class RecordingLlama(Llama):
     recorder: _Recorder | None = None
     aligned_reuse: bool = False
 
-    def align_prefix(self, tokens: Sequence[int]) -> None:
-        """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary: llama.cpp's logits depend on
-        how the prompt was cut into batches, so every prompt is then evaluated in the same blocks (bitwise-identical
-        logits, tested)."""
-        limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
-        common = self.longest_token_prefix(self.input_ids[:limit], tokens[:limit])
-        self.n_tokens = common - common % self.n_batch
-
     def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Generator[int, Any, None]:
         if self.aligned_reuse:
-            self.align_prefix(tokens)
+            # Keep only the part of the cached prefix that ends on an ``n_batch`` boundary: llama.cpp's logits depend
+            # on how the prompt was cut into batches, so every prompt is then evaluated in the same blocks
+            # (bitwise-identical logits, tested).
+            limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
+            common = self.longest_token_prefix(self.input_ids[:limit], tokens[:limit])
+            self.n_tokens = common - common % self.n_batch
         inner = super().generate(tokens, *args, **kwargs)
         recorder = self.recorder
         if recorder is None:
