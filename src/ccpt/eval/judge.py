@@ -49,8 +49,6 @@ JUDGE_SCHEMA = ResponseSchema(
     ),
 )
 _DIGIT = re.compile(r"^\s*(\d)\s*$")
-
-
 NO_CHOICES = "the judge answered with no choices (an empty `choices` list)"
 
 
