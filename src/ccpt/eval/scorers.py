@@ -114,12 +114,7 @@ def cell_metrics(key: str) -> list[Metric]:
 
 def judge_metrics(headline: str) -> dict[str, list[Metric]]:
     """The metrics of a judged task: its headline (E or C), R_N,P and R_H,M,P with stderr, and the parse rate."""
-    return {
-        headline: cell_metrics(headline),
-        R_NP: cell_metrics(R_NP),
-        R_HMP: cell_metrics(R_HMP),
-        PARSE_OK: [defined_mean()],
-    }
+    return {**{key: cell_metrics(key) for key in (headline, R_NP, R_HMP)}, PARSE_OK: [defined_mean()]}
 
 
 def _seed_of(score: Score, default: int) -> str:
