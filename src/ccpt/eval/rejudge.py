@@ -118,13 +118,11 @@ def rejudge(rows_file: str, task: str, method: str, protocol: str, source: str, 
         Sample(input=f"re-judge {instance} seed {seed}", id=f"{instance}@{seed}", metadata={"task": task, "rows": rows})
         for (instance, seed), rows in by_sample.items()
     ]
+    rejudged = rejudged_emergence if TASK_SPECS[task].kind == EMERGENT else rejudged_cancellation
     return Task(
         dataset=MemoryDataset(samples, name=source),
         solver=stored_answers(),
-        scorer=(rejudged_emergence if TASK_SPECS[task].kind == EMERGENT else rejudged_cancellation)(
-            protocol,
-            judge_mode,  # type: ignore[arg-type]
-        ),
+        scorer=rejudged(protocol, judge_mode),  # type: ignore[arg-type]
         name=f"rejudge_{task}",
     )
 
