@@ -430,14 +430,13 @@ def deterministic_failure(logs: Sequence[Any]) -> str | None:
     """One line when every failed sample failed deterministically (a 4xx, a judge refusing every format); else None.
     Samples cancelled because another one failed (Inspect stops the task run at ``fail_on_error``) are not failures
     of their own: a request still in flight then is cancelled, not answered."""
-    failures: list[tuple[str, Any]] = []
+    reasons: list[tuple[str, str | None]] = []  # (model, the refusal) of each failed sample
     for header in logs:
         if header.status != "error":
             continue
         log = read_eval_log(header.location) if not header.samples else header
         errors = [s.error for s in log.samples or [] if s.error] or ([log.error] if log.error else [])
-        failures += [(str(log.eval.model), e) for e in errors if not _cancelled(e)]
-    reasons = [(model, _refusal(error)) for model, error in failures]
+        reasons += [(str(log.eval.model), _refusal(e)) for e in errors if not _cancelled(e)]
     if not reasons or not all(reason for _, reason in reasons):
         return None
     model, reason = reasons[0]
