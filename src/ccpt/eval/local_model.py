@@ -9,6 +9,7 @@ llama-cpp-python's own reuse (fastest, but results then depend on the previous c
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ccpt.errors import ModelError
-from ccpt.weights import INSTALL_HINT, resolve_gguf
+from ccpt.eval.llama_isa import build_isa
+from ccpt.weights import INSTALL_HINT, resolve_gguf, verified_sha256
 
 if TYPE_CHECKING:
     from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, LoadSpec, TokenLogprob
@@ -59,11 +61,6 @@ def physical_cores() -> int:
 
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     """A local model's identity for Inspect's cache key: the file's sha256, the llama.cpp build, the settings."""
-    import importlib.metadata
-
-    from ccpt.eval.llama_isa import build_isa
-    from ccpt.weights import verified_sha256
-
     try:
         version = importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
