@@ -9,12 +9,14 @@ counted judge failure). ``calibrated=false`` (``-M``) scores on the raw, human-r
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from ccpt.errors import ModelError
 from ccpt.prompts import judge_prompt
 
 PROVIDER = "ccpt-distilled"
@@ -62,9 +64,6 @@ class DistilledModelAPI(ModelAPI):
         calibrated: bool | str = True,
         **model_args: Any,
     ) -> None:
-        from pathlib import Path
-
-        from ccpt.errors import ModelError
         from ccpt.judging.distilled import load_judge
 
         if model_args:

@@ -67,29 +67,20 @@ def roles_bound(roles: Mapping[str, Model | str]) -> Iterator[None]:
         _model_roles.reset(token)
 
 
-def sdk_retries_off(model: Model) -> None:
-    """No retries inside the provider's SDK client (the OpenAI SDK's two by default): ``--max-retries`` is then
-    every retry there is. An explicit ``-M max_retries=N`` is left as the user set it."""
-    api = getattr(model, "api", None)
-    client = getattr(api, "client", None)
-    model_args = getattr(api, "model_args", None)
-    if client is None or not hasattr(client, "max_retries"):
-        return
-    if isinstance(model_args, dict):
-        if "max_retries" in model_args:
-            return
-        model_args["max_retries"] = 0  # a client rebuilt later (Inspect re-initialises providers) keeps it
-    client.max_retries = 0
-
-
 def guard_model(model: Model) -> Model:
-    """``model`` with the SDK's own retries off and its calls stopped at once when its endpoint is down
-    (:mod:`ccpt.eval.endpoints`); a provider without ``Model.api`` is left as it is. Idempotent."""
+    """``model`` with no retries in its provider's SDK client (the OpenAI SDK's two by default: ``--max-retries`` is
+    then every retry there is; an explicit ``-M max_retries=N`` is kept) and its calls stopped at once when its endpoint
+    is down (:mod:`ccpt.eval.endpoints`); a provider without ``Model.api`` is left as it is. Idempotent."""
     from ccpt.eval import endpoints
     from ccpt.provider_errors import error_text, is_unreachable
 
-    sdk_retries_off(model)
     api = getattr(model, "api", None)
+    client = getattr(api, "client", None)
+    model_args = getattr(api, "model_args", None)
+    if hasattr(client, "max_retries") and not (isinstance(model_args, dict) and "max_retries" in model_args):
+        if isinstance(model_args, dict):
+            model_args["max_retries"] = 0  # a client rebuilt later (Inspect re-initialises providers) keeps it
+        client.max_retries = 0
     if api is None or getattr(api, "_ccpt_guarded", False):
         return model
     generate = api.generate

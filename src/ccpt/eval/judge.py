@@ -49,8 +49,6 @@ JUDGE_SCHEMA = ResponseSchema(
     ),
 )
 _DIGIT = re.compile(r"^\s*(\d)\s*$")
-
-
 NO_CHOICES = "the judge answered with no choices (an empty `choices` list)"
 
 
@@ -84,15 +82,6 @@ def format_ladder(model: str, use_schema: bool | None) -> tuple[JudgeFormat, ...
     if provider in SCHEMA_ONLY or use_schema:
         return ("json_schema", "plain")
     return ("plain",)
-
-
-def format_config(fmt: JudgeFormat) -> GenerateConfig:
-    """The request fields of a reply format (``json_object`` travels as the OpenAI ``response_format``)."""
-    if fmt == "json_schema":
-        return GenerateConfig(response_schema=JUDGE_SCHEMA)
-    if fmt == "json_object":
-        return GenerateConfig(extra_body={"response_format": {"type": "json_object"}})
-    return GenerateConfig()
 
 
 @dataclass(frozen=True)
@@ -194,7 +183,10 @@ class Judge:
             max_tokens=self.max_tokens,
             logprobs=True if self.mode == "expected" else None,
             top_logprobs=10 if self.mode == "expected" else None,
-        ).merge(format_config(fmt))
+            # The reply format's fields (``json_object`` travels as the OpenAI ``response_format``).
+            response_schema=JUDGE_SCHEMA if fmt == "json_schema" else None,
+            extra_body={"response_format": {"type": "json_object"}} if fmt == "json_object" else None,
+        )
         return await self.model.generate(
             [ChatMessageUser(content=prompt)],
             config=sampling.merge(self.request).merge(GenerateConfig(**config)),  # type: ignore[arg-type]

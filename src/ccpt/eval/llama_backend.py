@@ -84,14 +84,8 @@ class ContextOverflow(Exception):
     """The prompt (plus at least one generated token) does not fit in the context window."""
 
 
-@dataclass
-class _Step:
-    """Distribution recorded at one sampling step: the sampled token, its logprob, the top-k ids/logprobs."""
-
-    token: int
-    logprob: float
-    top_ids: np.ndarray
-    top_logprobs: np.ndarray
+# The distribution recorded at one sampling step: the sampled token, its logprob, the top-k token ids and logprobs.
+_Step = tuple[int, float, np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -110,7 +104,7 @@ class _Recorder:
             k = min(self.top_k, shifted.size)
             top_ids = np.argpartition(shifted, -k)[-k:]
             top_ids = top_ids[np.argsort(-shifted[top_ids], kind="stable")]
-        self.steps.append(_Step(token, float(shifted[token]) - log_z, top_ids, shifted[top_ids] - log_z))
+        self.steps.append((token, float(shifted[token]) - log_z, top_ids, shifted[top_ids] - log_z))
 
 
 class RecordingLlama(Llama):
@@ -121,17 +115,14 @@ class RecordingLlama(Llama):
     recorder: _Recorder | None = None
     aligned_reuse: bool = False
 
-    def align_prefix(self, tokens: Sequence[int]) -> None:
-        """Keep only the part of the cached prefix that ends on an ``n_batch`` boundary: llama.cpp's logits depend on
-        how the prompt was cut into batches, so every prompt is then evaluated in the same blocks (bitwise-identical
-        logits, tested)."""
-        limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
-        common = self.longest_token_prefix(self.input_ids[:limit], tokens[:limit])
-        self.n_tokens = common - common % self.n_batch
-
     def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Generator[int, Any, None]:
         if self.aligned_reuse:
-            self.align_prefix(tokens)
+            # Keep only the part of the cached prefix that ends on an ``n_batch`` boundary: llama.cpp's logits depend
+            # on how the prompt was cut into batches, so every prompt is then evaluated in the same blocks
+            # (bitwise-identical logits, tested).
+            limit = min(self.n_tokens, len(tokens) - 1)  # the last token is always evaluated (fresh logits)
+            common = self.longest_token_prefix(self.input_ids[:limit], tokens[:limit])
+            self.n_tokens = common - common % self.n_batch
         inner = super().generate(tokens, *args, **kwargs)
         recorder = self.recorder
         if recorder is None:
@@ -213,16 +204,16 @@ def _token_logprobs(llama: Llama, steps: list[_Step], text: str) -> tuple[TokenL
     out: list[TokenLogprob] = []
     prev: list[int] = []
     used = 0
-    for step in steps:
-        if used >= budget or llama_low.llama_vocab_is_eog(vocab, step.token):
+    for token, logprob, top_ids, top_logprobs in steps:
+        if used >= budget or llama_low.llama_vocab_is_eog(vocab, token):
             break
-        piece = llama.detokenize([step.token], prev_tokens=prev)
+        piece = llama.detokenize([token], prev_tokens=prev)
         top = tuple(
             _token(llama.detokenize([int(i)], prev_tokens=prev), float(lp))
-            for i, lp in zip(step.top_ids, step.top_logprobs, strict=True)
+            for i, lp in zip(top_ids, top_logprobs, strict=True)
         )
-        out.append(_token(piece, step.logprob, top))
-        prev.append(step.token)
+        out.append(_token(piece, logprob, top))
+        prev.append(token)
         used += len(piece)
     return tuple(out)
 

@@ -9,6 +9,7 @@ llama-cpp-python's own reuse (fastest, but results then depend on the previous c
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ccpt.errors import ModelError
-from ccpt.weights import INSTALL_HINT, resolve_gguf
+from ccpt.eval.llama_isa import build_isa
+from ccpt.weights import INSTALL_HINT, resolve_gguf, verified_sha256
 
 if TYPE_CHECKING:
     from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, LoadSpec, TokenLogprob
@@ -42,6 +44,8 @@ DEFAULT_N_CTX = 4096
 DEFAULT_N_BATCH = 64  # the block size of aligned prefix reuse (see llama_backend.RecordingLlama)
 # CCPT answers (even with reasoning) are far shorter; this bounds a small model that starts repeating.
 DEFAULT_MAX_TOKENS = 1024
+# GenerateConfig's sampling fields that ChatRequest takes as they are (None: llama-cpp-python's default).
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "frequency_penalty", "presence_penalty")
 MODEL_ARGS = ("n_ctx", "n_threads", "n_batch", "prefix_cache", "verbose")
 
 
@@ -57,11 +61,6 @@ def physical_cores() -> int:
 
 def answers_fingerprint(path: Path, spec: LoadSpec, prefix_cache: str) -> str:
     """A local model's identity for Inspect's cache key: the file's sha256, the llama.cpp build, the settings."""
-    import importlib.metadata
-
-    from ccpt.eval.llama_isa import build_isa
-    from ccpt.weights import verified_sha256
-
     try:
         version = importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
@@ -175,19 +174,14 @@ class GGUFModelAPI(ModelAPI):
         schema = config.response_schema
         return self._backend.ChatRequest(
             messages=tuple(_message(m) for m in input),
-            temperature=config.temperature,
-            top_p=config.top_p,
-            top_k=config.top_k,
-            max_tokens=config.max_tokens,
             stop=tuple(config.stop_seqs or ()),
             seed=seed,
             json_schema=schema.json_schema.model_dump(exclude_none=True) if schema is not None else None,
-            frequency_penalty=config.frequency_penalty,
-            presence_penalty=config.presence_penalty,
             logit_bias=dict(config.logit_bias) if config.logit_bias else None,
             logprobs=bool(config.logprobs or config.top_logprobs),
             top_logprobs=config.top_logprobs or 0,
             prefix_cache=self._prefix_cache,
+            **{name: getattr(config, name) for name in SAMPLING_FIELDS},
         )
 
     def _output(self, results: list[ChatResult]) -> ModelOutput:

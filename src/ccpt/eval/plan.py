@@ -22,7 +22,6 @@ from ccpt.results.inspect_logs import task_of
 from ccpt.results.usage import Price
 from ccpt.spec import BASE_TEMPLATE, TASK_SPECS
 
-JUDGE_MAX_TOKENS = Judge.max_tokens
 DEFAULT_MAX_TOKENS = 2048
 
 
@@ -118,20 +117,15 @@ def finished_samples(
             # few failed samples inside a successful log is done, not redone.
             logged = getattr(results, "logged_samples", None)
             return int(logged if logged is not None else results.total_samples)
-        return _completed(newest)
+        from inspect_ai.log import read_eval_log_sample_summaries
+
+        try:  # an interrupted log: its samples completed without error
+            summaries = read_eval_log_sample_summaries(newest.location)
+        except Exception:  # a log a kill truncated: nothing in it can be reused
+            return 0
+        return sum(1 for s in summaries if s.completed and s.error is None)
 
     return done
-
-
-def _completed(log: Any) -> int:
-    """Samples × seeds an interrupted log finished (its sample summaries: completed and without error)."""
-    from inspect_ai.log import read_eval_log_sample_summaries
-
-    try:
-        summaries = read_eval_log_sample_summaries(log.location)
-    except Exception:  # a log a kill truncated: nothing in it can be reused
-        return 0
-    return sum(1 for s in summaries if s.completed and s.error is None)
 
 
 def _normal(args: Mapping[str, Any]) -> str:
@@ -166,7 +160,7 @@ def cost_range(
     for row in rows:
         calls = [(row.model, row.solver_calls, row.solver_chars, cap)]
         if judge and row.judge_calls[1]:
-            calls.append((judge, row.judge_calls, row.judge_chars, JUDGE_MAX_TOKENS))
+            calls.append((judge, row.judge_calls, row.judge_chars, Judge.max_tokens))
         for model, (n_low, n_high), chars, out_cap in calls:
             if not n_high:
                 continue

@@ -26,15 +26,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
-from ccpt.eval.judge import Judge, JudgeMode, forget_formats
-from ccpt.eval.scorers import HEADLINE, grader_judge, judge_metrics, score_value
+from ccpt.eval.judge import JudgeMode, forget_formats
+from ccpt.eval.scorers import HEADLINE, grader_judge, judge_answer, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.outputs import atomic_write_text
 from ccpt.results import load_results
 from ccpt.results.inspect_logs import read_logs, task_of
-from ccpt.results.table import optional
 from ccpt.rows import COLUMNS, SampleRow
-from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
 GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
@@ -89,28 +87,12 @@ def stored_answers() -> Solver:
     return solve
 
 
-async def rejudge_row(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
-    """The row with its relevances, R_H,M,P and E/C re-judged by ``judge`` (a new dict); a parse failure stays one."""
-    out = dict(row, r_np=None, r_hp=None, r_mp=None, r_hmp=None, score=None, judge=judge.name, judge_failures=0)
-    spec = TASK_SPECS[row["task"]]
-    answer = optional(row.get("answer"), str)
-    if not row.get("parse_ok") or not answer:
-        return out
-    concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
-    judged = await asyncio.gather(*(judge.relevance(str(c), str(prop)) for c in concepts))
-    rel = Relevances(*(j.relevance for j in judged))
-    failed = [j for j in judged if j.relevance is None]
-    out.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, score=rel.score(spec.kind))
-    out.update(judge_failures=len(failed), judge_errors=[f"{j.concept!r}/{j.property!r}: {j.error}" for j in failed])
-    return out
-
-
 def _rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
     """Re-judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
     grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))  # created on first use
 
     async def score(state: TaskState, target: Target) -> Score:
-        rows = await asyncio.gather(*(rejudge_row(r, grader()) for r in state.metadata["rows"]))
+        rows = await asyncio.gather(*(judge_answer(r, grader()) for r in state.metadata["rows"]))
         main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
         kind = TASK_SPECS[state.metadata["task"]].kind
         # The reply format the judge negotiated, as a run's scorer records it: part of the judge's identity.
@@ -136,13 +118,11 @@ def rejudge(rows_file: str, task: str, method: str, protocol: str, source: str, 
         Sample(input=f"re-judge {instance} seed {seed}", id=f"{instance}@{seed}", metadata={"task": task, "rows": rows})
         for (instance, seed), rows in by_sample.items()
     ]
+    rejudged = rejudged_emergence if TASK_SPECS[task].kind == EMERGENT else rejudged_cancellation
     return Task(
         dataset=MemoryDataset(samples, name=source),
         solver=stored_answers(),
-        scorer=(rejudged_emergence if TASK_SPECS[task].kind == EMERGENT else rejudged_cancellation)(
-            protocol,
-            judge_mode,  # type: ignore[arg-type]
-        ),
+        scorer=rejudged(protocol, judge_mode),  # type: ignore[arg-type]
         name=f"rejudge_{task}",
     )
 
@@ -202,23 +182,22 @@ def run_rejudge(
             **eval_set_options(out_dir, timeout, max_retries, max_connections, display),
         )
     except KeyboardInterrupt:
-        _raise_if_judge_down(out_dir)
-        raise Interrupted(*_finished(out_dir, tasks), str(out_dir)) from None
-    _raise_if_judge_down(out_dir)
+        raise _stopped(out_dir, tasks) from None
     # Ctrl-C inside Inspect cancels the running tasks and returns normally (see ccpt.eval.sweep.run_sweep).
-    if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
-        raise Interrupted(*_finished(out_dir, tasks), str(out_dir))
+    if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+        raise _stopped(out_dir, tasks)
     retried = reopen_transient([log.location for log in logs])
     return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried)
 
 
-def _raise_if_judge_down(out_dir: Path) -> None:
+def _stopped(out_dir: Path, tasks: list[Task]) -> Exception:
+    """Why the re-judge stopped before its end: the judge stopped answering (one line), else Ctrl-C."""
     gone = endpoints.gone()
     if not gone:
-        return
+        return Interrupted(*_finished(out_dir, tasks), str(out_dir))
     reopen_transient(out_dir)
     where, reason = next(iter(gone.items()))
-    raise ModelError(
+    return ModelError(
         f"{where} stopped answering during the re-judge ({reason}); the answers judged so far are kept in {out_dir}",
         "rerun the same command to resume once the judge is back",
     )

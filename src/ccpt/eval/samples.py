@@ -40,10 +40,8 @@ def task_dataset(
     from the metadata); ``others_from_sample``: Task 3's "others" drawn as the authors did (:func:`others_as_run`)."""
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
-    if others_from_sample and not task.generative:
-        items = others_as_run(items, tp_seed)  # type: ignore[arg-type]
-    if not task.generative:
-        items = interleave_types(items)  # type: ignore[arg-type]
+    if not task.generative:  # Task 3: the authors' "others" where asked, then the four types in turns
+        items = interleave_types(others_as_run(items, tp_seed) if others_from_sample else items)  # type: ignore[arg-type]
     return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}")
 
 

@@ -26,6 +26,7 @@ from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.methods import Judged
 from ccpt.protocol import get_protocol
+from ccpt.results.table import optional
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
@@ -113,12 +114,7 @@ def cell_metrics(key: str) -> list[Metric]:
 
 def judge_metrics(headline: str) -> dict[str, list[Metric]]:
     """The metrics of a judged task: its headline (E or C), R_N,P and R_H,M,P with stderr, and the parse rate."""
-    return {
-        headline: cell_metrics(headline),
-        R_NP: cell_metrics(R_NP),
-        R_HMP: cell_metrics(R_HMP),
-        PARSE_OK: [defined_mean()],
-    }
+    return {**{key: cell_metrics(key) for key in (headline, R_NP, R_HMP)}, PARSE_OK: [defined_mean()]}
 
 
 def _seed_of(score: Score, default: int) -> str:
@@ -218,15 +214,25 @@ async def judge_row(row: SampleRow, judge: Judge, *, as_run: bool = False) -> Sa
     if not row.parse_ok or parsed.value is None:
         return row
     row.answer, row.answer_modifier = parsed.value, parsed.modifier
-    concepts, prop = task.judged_pairs(vars(row), parsed.value, parsed.modifier)
-    judged = await asyncio.gather(*(judge.relevance(c, prop) for c in concepts))
-    row.r_np, row.r_hp, row.r_mp = (j.relevance for j in judged)
-    failed = [j for j in judged if j.relevance is None]
-    row.judge_failures = len(failed)
-    row.judge_errors = [f"{j.concept!r}/{j.property!r}: {j.error}" for j in failed]
-    rel = Relevances(row.r_np, row.r_hp, row.r_mp)
-    row.r_hmp, row.score = rel.r_hmp, rel.score(task.kind)  # type: ignore[arg-type]
+    vars(row).update(await judge_answer(vars(row), judge))
     return row
+
+
+async def judge_answer(row: dict[str, Any], judge: Judge) -> dict[str, Any]:
+    """The row (a dict) with the relevances, R_H,M,P and E/C of its parsed answer judged by ``judge`` (a new dict); a
+    parse failure stays one (``ccpt rejudge`` judges stored answers with it, never parsing them again)."""
+    out = dict(row, r_np=None, r_hp=None, r_mp=None, r_hmp=None, score=None, judge=judge.name, judge_failures=0)
+    spec = TASK_SPECS[row["task"]]
+    answer = optional(row.get("answer"), str)
+    if not row.get("parse_ok") or not answer:
+        return out
+    concepts, prop = spec.judged_pairs(row, answer, optional(row.get("answer_modifier"), str))
+    judged = await asyncio.gather(*(judge.relevance(str(c), str(prop)) for c in concepts))
+    rel = Relevances(*(j.relevance for j in judged))
+    failed = [j for j in judged if j.relevance is None]
+    out.update(r_np=rel.r_np, r_hp=rel.r_hp, r_mp=rel.r_mp, r_hmp=rel.r_hmp, score=rel.score(spec.kind))
+    out.update(judge_failures=len(failed), judge_errors=[f"{j.concept!r}/{j.property!r}: {j.error}" for j in failed])
+    return out
 
 
 def _number(value: float | None) -> str:

@@ -50,31 +50,19 @@ def _seeds(task: TaskSpec, meta: dict) -> Seeds:
     return property_induction_seeds(meta["modifier"], meta["head"])
 
 
-def _graph_path(conceptnet: str | None) -> Path | None:
+def load_graph(conceptnet: str | None, data_dir: str | None, *, as_run: bool = False) -> ConceptGraph:
+    """The concept graph for SA: an index or cache file given by ``conceptnet``, else the default graph; ``as_run``:
+    the graph as the authors' code read it, their neighbourhood cache file (a SQLite index is used as it is)."""
+    from ccpt.sources import graph_cache_file, resolve_graph  # lazy: may download the neighbourhood cache
+
     path = Path(conceptnet) if conceptnet else None
     if path is not None and not path.exists():
         raise CcptError(f"concept graph {path} does not exist", "build one with: ccpt conceptnet index DUMP")
-    return path
-
-
-def load_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
-    """The concept graph for SA: an index or cache file given by ``conceptnet``, else the default graph."""
-    from ccpt.sources import resolve_graph  # lazy: may download the neighbourhood cache
-
-    path = _graph_path(conceptnet)
     db = path if path is not None and path.suffix in (".sqlite", ".db") else None
-    cache = path if path is not None and db is None else None
-    return resolve_graph(db, cache, Path(data_dir) if data_dir else None)
-
-
-def load_authors_graph(conceptnet: str | None, data_dir: str | None) -> ConceptGraph:
-    """The graph as the authors' code read it: their neighbourhood cache file (a SQLite index is used as it is)."""
-    from ccpt.sources import graph_cache_file  # lazy: may download the neighbourhood cache
-
-    path = _graph_path(conceptnet)
-    if path is not None and path.suffix in (".sqlite", ".db"):
-        return load_graph(conceptnet, data_dir)
-    return AuthorsNeighbourCache.load(path or graph_cache_file(Path(data_dir) if data_dir else None))
+    root = Path(data_dir) if data_dir else None
+    if as_run and db is None:
+        return AuthorsNeighbourCache.load(path or graph_cache_file(root))
+    return resolve_graph(db, path if db is None else None, root)
 
 
 @solver
@@ -116,9 +104,7 @@ def spreading_activation(
         from ccpt.answers import spacy_pipeline
 
         spacy_pipeline()  # the as-run stop test needs spaCy: one line now, not a failure per sample later
-    graph = None
-    if method.uses_graph:
-        graph = (load_authors_graph if sa.as_run else load_graph)(conceptnet, data_dir)
+    graph = load_graph(conceptnet, data_dir, as_run=sa.as_run) if method.uses_graph else None
     activator = Activator()  # one per task run: shared by every instance and seed
     # One expansion per instance for the task run, awaited by all its seeds (a failed one is not kept).
     trajectories: dict[str, asyncio.Future[Trajectory]] = {}

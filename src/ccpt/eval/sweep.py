@@ -341,13 +341,11 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             raise
         raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
     except KeyboardInterrupt:
-        _raise_if_endpoint_down(sweep)  # an endpoint declared down stops the eval set the way Ctrl-C does
-        raise Interrupted(*samples_finished(sweep), str(sweep.log_dir)) from None
-    _raise_if_endpoint_down(sweep)
+        raise _stopped(sweep) from None  # an endpoint declared down stops the eval set the way Ctrl-C does
     # Ctrl-C inside Inspect cancels the running tasks and returns normally, with "cancelled" logs or with the
     # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
-    if len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
-        raise Interrupted(*samples_finished(sweep), str(sweep.log_dir))
+    if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+        raise _stopped(sweep)
     retried = reopen_transient([log.location for log in logs])
     if retried:
         return False  # transient failures: not a finished run, the rerun asks them again
@@ -432,14 +430,13 @@ def deterministic_failure(logs: Sequence[Any]) -> str | None:
     """One line when every failed sample failed deterministically (a 4xx, a judge refusing every format); else None.
     Samples cancelled because another one failed (Inspect stops the task run at ``fail_on_error``) are not failures
     of their own: a request still in flight then is cancelled, not answered."""
-    failures: list[tuple[str, Any]] = []
+    reasons: list[tuple[str, str | None]] = []  # (model, the refusal) of each failed sample
     for header in logs:
         if header.status != "error":
             continue
         log = read_eval_log(header.location) if not header.samples else header
         errors = [s.error for s in log.samples or [] if s.error] or ([log.error] if log.error else [])
-        failures += [(str(log.eval.model), e) for e in errors if not _cancelled(e)]
-    reasons = [(model, _refusal(error)) for model, error in failures]
+        reasons += [(str(log.eval.model), _refusal(e)) for e in errors if not _cancelled(e)]
     if not reasons or not all(reason for _, reason in reasons):
         return None
     model, reason = reasons[0]
@@ -452,15 +449,15 @@ def _cancelled(error: Any) -> bool:
     return "CancelledError" in kinds and not kinds & TIMEOUT_ERRORS
 
 
-def _raise_if_endpoint_down(sweep: Sweep) -> None:
-    """One line when an endpoint stopped answering during the run (the run stopped; the rerun resumes it)."""
+def _stopped(sweep: Sweep) -> Exception:
+    """Why the run stopped before its end: an endpoint stopped answering (one line), else Ctrl-C; the rerun resumes."""
     gone = endpoints.gone()
     if not gone:
-        return
+        return Interrupted(*samples_finished(sweep), str(sweep.log_dir))
     reopen_transient(sweep.log_dir)  # its failed samples must be asked again, whatever Inspect's status says
     finished, total = samples_finished(sweep)
     where, reason = next(iter(gone.items()))
-    raise ModelError(
+    return ModelError(
         f"{where} stopped answering during the run ({reason}); {finished} of {total} samples finished "
         f"(kept in {sweep.log_dir})",
         "rerun the same command to resume once the endpoint is back",

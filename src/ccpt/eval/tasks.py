@@ -136,25 +136,23 @@ def _build(name: str, options: TaskOptions) -> Task:
     )
 
 
+def _generative(summary: str | None = None) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
+    """Give a generative task function TaskOptions' fields as its parameters, in order (the signature Inspect reads
+    ``-T`` names and logs from); with ``summary``, that docstring over pi_emergent's Args: the three share them."""
+
+    def share(function: Callable[..., Task]) -> Callable[..., Task]:
+        function.__signature__ = inspect.signature(TaskOptions).replace(return_annotation="Task")  # type: ignore[attr-defined]
+        function.__annotations__ = {**TaskOptions.__annotations__, "return": "Task"}
+        if summary is not None:
+            function.__doc__ = summary + "\n" + (pi_emergent.__doc__ or "").partition("\n")[2]
+        return function
+
+    return share
+
+
 @task
-def pi_emergent(
-    method: str = BASE,
-    seeds: AtLeastOne = 3,
-    oracle_n: AtLeastOne = 5,
-    split: Split = "test",
-    system_prompt: Switch = True,
-    data_dir: OptionalText = None,
-    exclude_toxic: Switch = False,
-    judge_mode: JudgeMode = "text",
-    judge_retries: Count = 2,
-    seed: Seed = 0,
-    sa_max_iterations: AtLeastOne = 5,
-    sa_epsilon: NonNegative = 0.1,
-    sa_answer_every_step: Switch = False,
-    sa_max_candidates: AtLeastOne | None = None,
-    conceptnet: OptionalText = None,
-    protocol: ProtocolName = DEFAULT_PROTOCOL,
-) -> Task:
+@_generative()
+def pi_emergent(*args: Any, **kwargs: Any) -> Task:
     """Property Induction, emergent (N, T → P): a property the noun phrase has but neither word alone.
 
     Args:
@@ -178,30 +176,17 @@ def pi_emergent(
         protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
             ccpt.protocol).
     """
-    return ccpt_task(PI_EMERGENT, TaskOptions(**locals()))  # the parameters, by name
-
-
-def _like_pi_emergent(summary: str) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
-    """Give a generative task function pi_emergent's parameters (the signature Inspect reads ``-T`` names and logs
-    from) and its Args, under the docstring ``summary``: the three generative tasks share them."""
-
-    def share(function: Callable[..., Task]) -> Callable[..., Task]:
-        function.__signature__ = inspect.signature(pi_emergent)  # type: ignore[attr-defined]
-        function.__annotations__ = dict(pi_emergent.__annotations__)
-        function.__doc__ = summary + "\n" + (pi_emergent.__doc__ or "").partition("\n")[2]
-        return function
-
-    return share
+    return ccpt_task(PI_EMERGENT, TaskOptions(*args, **kwargs))  # TaskOptions' fields are the signature, in order
 
 
 @task
-@_like_pi_emergent("Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.")
+@_generative("Property Induction, canceled (N, T → P): a property of the head or modifier the phrase loses.")
 def pi_canceled(*args: Any, **kwargs: Any) -> Task:
     return ccpt_task(PI_CANCELED, TaskOptions(*args, **kwargs))  # TaskOptions' fields are the signature, in order
 
 
 @task
-@_like_pi_emergent("Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.")
+@_generative("Noun Phrase Completion, emergent (H, P, T → N): a modifier that gives the head the property.")
 def npc_emergent(*args: Any, **kwargs: Any) -> Task:
     return ccpt_task(NPC_EMERGENT, TaskOptions(*args, **kwargs))  # TaskOptions' fields are the signature, in order
 
