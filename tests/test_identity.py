@@ -341,3 +341,12 @@ def test_runs_sent_other_generation_settings_are_not_pooled_silently(
     assert warned(same) == [] and warned(as_run) == []
     (warning,) = warned(ablation)  # Base only: Gold's rows come from the dataset
     assert "temperature 0.5" in warning and "temperature 0.7" in warning and "method base" in warning
+
+    # Re-judged with another judge, the ablation's runs still differ in what their model was sent: warned the same.
+    for log_dir in (same, ablation):
+        out = tmp_path / f"{log_dir.name}-rejudged"
+        assert main(["rejudge", str(log_dir), "--judge", "ccpt-scripted/other", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert warned(tmp_path / "same-rejudged") == []
+    (warning,) = warned(tmp_path / "ablation-rejudged")
+    assert "temperature 0.5" in warning and "temperature 0.7" in warning and "ccpt-scripted/other" in warning

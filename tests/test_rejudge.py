@@ -124,9 +124,10 @@ def test_rejudge_an_inspect_run_matches_a_direct_computation(
     # Named as a run names its judge, reply format included (before: the bare name, another judge to the report).
     assert set(load_results(tmp_path / "rejudged")["judge"]) == {"ccpt-scripted/rejudge (plain)"}
     assert set(stored["judge"]) == {"ccpt-scripted/first (plain)"}
-    # The re-judged logs do not know what the answering model was sent: no generation settings to compare, where
-    # "none recorded" would read as other settings than a direct run's beside them.
-    assert from_inspect_logs(run).attrs["settings"] and not from_inspect_logs(tmp_path / "rejudged").attrs["settings"]
+    # Each re-judged log records what its source log's model was sent (not "none recorded", which would read as
+    # other settings than a direct run's beside them).
+    source_sent = set(from_inspect_logs(run).attrs["sent"].values())
+    assert len(source_sent) == 1 and set(from_inspect_logs(tmp_path / "rejudged").attrs["sent"].values()) == source_sent
 
     got = _report_cells(tmp_path / "rejudged", capsys)
     expected = _expected_cells(stored)

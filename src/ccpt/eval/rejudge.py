@@ -31,7 +31,7 @@ from ccpt.eval.scorers import HEADLINE, grader_judge, judge_answer, judge_metric
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.outputs import atomic_write_text
 from ccpt.results import load_results
-from ccpt.results.inspect_logs import read_logs, task_of
+from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, task_of
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
@@ -146,6 +146,11 @@ def rejudge_tasks(
         answers += len(rows)
         named = {name: str(key[name]) for name in ("task", "method", "protocol", "source")}
         tasks.append(rejudge(rows_file=str(path), **named, judge_mode=judge_mode))
+        # What the answering model was sent, as its log recorded it: a re-judged ablation is warned about as the
+        # source runs are (ccpt.results.identity.pooled_settings). Task metadata is no part of eval_set's task
+        # identity, so a re-judge begun before this resumes.
+        if (sent := frame.attrs.get("sent", {}).get(str(key["source"]))) is not None:
+            tasks[-1].metadata = {SENT_SETTINGS: sent}
     return tasks, answers
 
 

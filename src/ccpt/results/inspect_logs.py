@@ -65,6 +65,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # per RUN_IDENTITY: generation settings → a log sent them
+    sent_by_source: dict[str, str] = {}  # log name → the generation settings its answers' model was sent
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -118,9 +119,13 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             del rows[first:]
             unreadable.append(UnreadableLog(_path(log), exc.message.removeprefix(f"{source}: ")))
             continue
-        run, sent = run_identity(log), generation_settings(log, protocol)
-        # A log of answers made elsewhere (`ccpt rejudge`, another task) does not know what the model was sent.
-        generated = task_name in TASK_SPECS
+        # A re-judged log carries what its answers' model was sent, as the source log recorded it (or nothing, for
+        # answers from a file that does not say); another task's log of answers made elsewhere knows nothing.
+        recorded = (log.eval.metadata or {}).get(SENT_SETTINGS)
+        run, sent = run_identity(log), recorded or generation_settings(log, protocol)
+        generated = task_name in TASK_SPECS or recorded is not None
+        if generated:
+            sent_by_source[source] = sent
         for row in rows[first:]:
             if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
                 row["judge"] = identity
@@ -160,6 +165,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     out.attrs["notes"] = notes
     out.attrs["unreadable"] = unreadable
     out.attrs["settings"] = settings
+    out.attrs["sent"] = sent_by_source
     return out
 
 
@@ -316,6 +322,10 @@ ANSWER_SETTINGS = (
     "temperature", "top_p", "top_k", "max_tokens", "frequency_penalty", "presence_penalty", "stop_seqs",
     "num_choices", "best_of", "logit_bias", "system_message", "effort", "reasoning_effort", "reasoning_tokens",
 )  # fmt: skip
+
+
+# The task metadata key under which a re-judged log records its source log's generation settings (ccpt.eval.rejudge).
+SENT_SETTINGS = "generation_settings"
 
 
 def generation_settings(log: Any, protocol: str) -> str:

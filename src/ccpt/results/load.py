@@ -31,6 +31,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     skipped: list[str] = []  # CSVs inside a directory that are no result file
     unreadable: list[UnreadableLog] = []
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # Inspect logs' generation settings per run identity
+    sent: dict[str, str] = {}  # Inspect log name → the generation settings its answers' model was sent
     for item in paths:
         path = Path(item)
         if not path.exists():
@@ -64,9 +65,10 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         for part in parts:
             notes.extend(part.attrs.get("notes", []))
             unreadable.extend(part.attrs.get("unreadable", []))
-            for key, sent in part.attrs.get("settings", {}).items():
-                for line, source in sent.items():
+            for key, lines in part.attrs.get("settings", {}).items():
+                for line, source in lines.items():
                     settings.setdefault(key, {}).setdefault(line, source)
+            sent |= part.attrs.get("sent", {})
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
@@ -75,6 +77,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     out.attrs["notes"] = notes
     out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings)]
     out.attrs["unreadable"] = unreadable
+    out.attrs["sent"] = sent
     return out
 
 
