@@ -41,16 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("ccpt: interrupted", err=True)
         return 130
-    except click.exceptions.UsageError as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":  # `ccpt` alone prints the help (click ≥ 8.2)
-            exc.show()
-            return exc.exit_code
-        # One line naming the bad option (click's default adds the usage block around it).
-        command = exc.ctx.command_path if exc.ctx is not None else "ccpt"
-        click.echo(f"ccpt: error: {exc.format_message()} (see `{command} --help`)", err=True)
-        return exc.exit_code
     except click.exceptions.ClickException as exc:
-        exc.show()
+        # A usage error is one line naming the bad option (click's default adds the usage block around it);
+        # `ccpt` alone prints the help (click ≥ 8.2: NoArgsIsHelpError).
+        if isinstance(exc, click.exceptions.UsageError) and type(exc).__name__ != "NoArgsIsHelpError":
+            command = exc.ctx.command_path if exc.ctx is not None else "ccpt"
+            click.echo(f"ccpt: error: {exc.format_message()} (see `{command} --help`)", err=True)
+        else:
+            exc.show()
         return exc.exit_code
     except Interrupted as exc:
         click.echo(f"ccpt: interrupted: {exc}; no report printed", err=True)

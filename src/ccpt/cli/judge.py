@@ -155,6 +155,8 @@ def ensemble(
     """
     from ccpt.dataset import load_dataset
     from ccpt.judging.distilled import JUDGE_SHA256, write_ensemble
+    from ccpt.judging.lomo import fit_runs_map, table3_runs
+    from ccpt.judging.teacher_pairs import read_frames
     from ccpt.outputs import refuse_inputs
 
     if out.suffix.lower() != ".json":
@@ -163,27 +165,21 @@ def ensemble(
     if weights and len(weights) != len(heads):
         raise click.BadParameter(f"{len(weights)} weights for {len(heads)} heads: one per head", param_hint="--weight")
     ds = load_dataset(data_dir)
-    calibrate = _runs_map(ds, map_runs) if map_runs else None
+    calibrate = None
+    if map_runs:  # write_ensemble's calibrate: a map fitted on the Table-3 runs found in the --map-runs directories
+        files = sorted({f.resolve() for d in map_runs for f in d.glob("*.csv") if f.is_file()})  # a dir given twice
+        skipped: list[str] = []
+        runs = table3_runs(read_frames(files, ds, skipped=skipped))
+        for line in skipped:
+            click.echo(f"skipped {line}", err=True)
+        if not runs:
+            raise DataError(f"no stored Table-3 run (Base/SA result files) in {', '.join(map(str, map_runs))}")
+        calibrate = lambda judge: fit_runs_map(runs, judge.raw)  # noqa: E731
     started = time.monotonic()
     log = lambda line: click.echo(line, err=True)  # noqa: E731
     sha = write_ensemble(ds, heads, out, log=log, weights=weights or None, calibrate=calibrate)
     same = " (the shipped judge)" if sha == JUDGE_SHA256 else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
-
-
-def _runs_map(ds: object, directories: tuple[Path, ...]) -> object:
-    """The ``calibrate`` callable of ``write_ensemble``: a map fitted on the Table-3 runs found in ``directories``."""
-    from ccpt.judging.lomo import fit_runs_map, table3_runs
-    from ccpt.judging.teacher_pairs import read_frames
-
-    files = sorted({f.resolve() for d in directories for f in d.glob("*.csv") if f.is_file()})  # a dir given twice
-    skipped: list[str] = []
-    runs = table3_runs(read_frames(files, ds, skipped=skipped))  # type: ignore[arg-type]
-    for line in skipped:
-        click.echo(f"skipped {line}", err=True)
-    if not runs:
-        raise DataError(f"no stored Table-3 run (Base/SA result files) in {', '.join(map(str, directories))}")
-    return lambda judge: fit_runs_map(runs, judge.raw)
 
 
 def _override(config: object, item: str) -> dict[str, object]:

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 import click
 
+from ccpt.cli import _register, cli
+
 WIDTH = 100
 
 INTRO = """# Command-line reference
@@ -33,21 +35,13 @@ def _help(command: click.Command, path: tuple[str, ...]) -> str:
     parent = None
     for name in path[:-1]:  # the parent contexts give the usage line its full command path
         parent = click.Context(click.Command(name), info_name=name, parent=parent)
-    ctx = click.Context(
-        command,
-        info_name=path[-1],
-        parent=parent,
-        terminal_width=WIDTH,
-        max_content_width=WIDTH,
-        help_option_names=["-h", "--help"],
-    )
+    # `ccpt`'s own settings (-h, and its max_content_width: WIDTH), as `ccpt COMMAND --help` uses them.
+    ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=WIDTH, **cli.context_settings)
     return command.get_help(ctx).rstrip()
 
 
 def render() -> str:
     """The whole page."""
-    from ccpt.cli import _register, cli
-
     _register()
     commands = list(_walk(cli, ("ccpt",)))
     index = "\n".join(f"- [`{' '.join(path)}`](#{'-'.join(path)})" for path, _ in commands) + "\n"

@@ -57,7 +57,13 @@ def command(
     from ccpt.results import load_results
     from ccpt.rows import judge_model as scored_by
 
-    _check_out(runs, out_dir)
+    out = out_dir.resolve()  # apart from every input: inside or holding one, one's logs would be read as the other's
+    for run in runs:
+        source = run.resolve()
+        relation = "is inside" if out == source or source in out.parents else "holds" if out in source.parents else ""
+        if relation:
+            message = f"{out_dir} {relation} the input {run}: choose a directory of its own"
+            raise click.BadParameter(message, param_hint="--out")
     judge = judge_model_name(judge_name)
     mode = judge_mode or default_judge_mode(judge)
     args = key_values(judge_args, "--judge-arg")
@@ -85,14 +91,3 @@ def command(
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:
         raise click.ClickException(f"some re-judge runs did not finish; rerun the same command to resume ({out_dir})")
-
-
-def _check_out(runs: tuple[Path, ...], out_dir: Path) -> None:
-    """--out must be apart from every input: inside or holding one, one's logs would be read as the other's."""
-    out = out_dir.resolve()
-    for run in runs:
-        source = run.resolve()
-        relation = "is inside" if out == source or source in out.parents else "holds" if out in source.parents else ""
-        if relation:
-            message = f"{out_dir} {relation} the input {run}: choose a directory of its own"
-            raise click.BadParameter(message, param_hint="--out")

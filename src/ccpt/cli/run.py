@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -168,16 +167,10 @@ def command(
     judge_mode,
     judge_args,
     protocol,
-    max_tokens,
-    temperature,
-    top_p,
     tasks,
     methods,
     seeds,
     limit,
-    log_dir,
-    data_dir,
-    timeout,
     model_args,
     task_args,
     stat,
@@ -186,7 +179,7 @@ def command(
     dry_run,
     fmt,
     display,
-    **sweep_options,  # --oracle-n, --max-connections, --max-retries
+    **sweep_options,  # --oracle-n, --log-dir, --data-dir, --max-connections, --timeout, --max-retries; sampling
 ) -> None:
     """Run CCPT tasks × methods × models × seeds and print the paper's Table-3 layout.
 
@@ -203,8 +196,9 @@ def command(
     from ccpt.schemas.run import ProtocolName, check
 
     offline_default = not models
+    generate = {name: sweep_options.pop(name) for name in ("max_tokens", "temperature", "top_p")}  # sampling
     display = display or ("plain" if fmt == "text" else "none")
-    sweep = Sweep(log_dir=log_dir, data_dir=data_dir, timeout=timeout, display=display, **sweep_options)
+    sweep = Sweep(display=display, **sweep_options)
     sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
@@ -219,15 +213,18 @@ def command(
     sweep.task_args = key_values(task_args, "-T")
     sweep.judge_args = {**judge_spec_args, **key_values(judge_args, "--judge-arg")}
     sweep.protocol = check(sweep.task_args.pop("protocol", protocol), ProtocolName, "-T protocol")
-    sweep.generate = {
-        k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p}.items() if v is not None
-    }
+    sweep.generate = {k: v for k, v in generate.items() if v is not None}
     if dry_run:
         print_plan(sweep, prices=prices, fmt=fmt)
         return
     finished = run_sweep(
         sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
     )
+    from ccpt.dataset import load_dataset
+    from ccpt.errors import DataError
+    from ccpt.report import render_json, render_markdown, report_from_paths
+    from ccpt.results.usage import load_prices, timeout_note
+
     chosen = get_protocol(sweep.protocol)
     generation = {
         # What each evaluated model was sent: the protocol's settings for its provider, then the command line's.
@@ -237,38 +234,20 @@ def command(
         "judge_mode": sweep.judge_mode,
         "task_args": sweep.task_args,
     }
-    print_summary(log_dir, stat=stat, fmt=fmt, data_dir=data_dir, generation=generation, prices=prices, timeout=timeout)
-    if not finished:
-        raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({log_dir})")
-
-
-def print_summary(
-    log_dir: Path,
-    *,
-    stat: str = "sem",
-    fmt: str = "text",
-    data_dir: str | None = None,
-    generation: Mapping[str, Any] | None = None,
-    prices: Path | None = None,
-    timeout: int | None = None,
-) -> None:
-    """What `ccpt run` prints when a sweep ends: the report of every log in ``log_dir``; a run whose attempts
-    mostly timed out (``timeout``: the run's ``--timeout``) says so on stderr and in the report, with the fix."""
-    from ccpt.dataset import load_dataset
-    from ccpt.errors import DataError
-    from ccpt.report import render_json, render_markdown, report_from_paths
-    from ccpt.results.usage import load_prices, timeout_note
-
+    # What a sweep prints when it ends: the report of every log in --log-dir; a run whose attempts mostly timed out
+    # says so on stderr and in the report, with the fix.
     try:
-        dataset = load_dataset(data_dir)
+        dataset = load_dataset(sweep.data_dir)
     except DataError:
         dataset = None  # the Gold row needs the dataset; the rest of the summary does not
     price_list = load_prices(prices) if prices else None
-    report = report_from_paths([log_dir], dataset=dataset, stat=stat, generation=generation, prices=price_list)  # type: ignore[arg-type]
-    if slow := timeout_note(report.usage, timeout):
+    report = report_from_paths([sweep.log_dir], dataset=dataset, stat=stat, generation=generation, prices=price_list)  # type: ignore[arg-type]
+    if slow := timeout_note(report.usage, sweep.timeout):
         report.notes.append(slow)
         click.echo(f"ccpt: warning: {slow}", err=True)
     click.echo(render_json(report) if fmt == "json" else render_markdown(report))
+    if not finished:
+        raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({sweep.log_dir})")
 
 
 def _span(low: int | float, high: int | float, money: bool = False) -> str:
