@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import math
 import random
 import re
@@ -95,11 +96,11 @@ def _lemma(word: str) -> str:
 def counts_from_corpus(paths: Iterable[Path], wanted: set[Pair], window: int = DEFAULT_WINDOW) -> Counts:
     """Count lemmas and within-``window`` co-occurrences of the wanted pairs in the user's corpus."""
     counts = Counts()
-    lemma_cache: dict[str, str] = {}
+    lemma = functools.cache(_lemma)  # per call: a corpus repeats its words, and lemmatising each is the slow part
     members = {w for pair in wanted for w in pair}
     for path in paths:
         for doc in iter_documents(Path(path)):
-            tokens = [lemma_cache.setdefault(t, _lemma(t)) for t in _TOKEN.findall(doc.text.lower())]
+            tokens = [lemma(t) for t in _TOKEN.findall(doc.text.lower())]
             counts.words.update(tokens)
             # the pairs in the window
             counts.total_pairs += sum(min(window, len(tokens) - 1 - i) for i in range(len(tokens)))
