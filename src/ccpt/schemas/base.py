@@ -42,10 +42,10 @@ def _no_bool(value: Any) -> Any:
     return value
 
 
-def _label(value: Any) -> Any:
+def _label(value: Any, also: str = "") -> Any:
     label = type_label(value) if isinstance(value, str) else None
     if label is None:
-        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)})")
+        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)}{also})")
     return label
 
 
@@ -240,41 +240,19 @@ class TableSchema(FileFormat):
         numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
         given = rows
         rows = list(rows) if empty_is_none else [_empty_to_none(row) for row in rows]
-        try:
-            checked = Checked(self._adapter.validate_python(rows), [])
-        except ValidationError as exc:
-            checked = self._set_aside(exc, rows, file, numbers, headers)
-        return self._empty_cells(checked, given, file, numbers, headers)
-
-    def _empty_cells(
-        self, checked: Checked, given: Sequence[Mapping[str, Any]], file: str, numbers: list[int], headers: Any
-    ) -> Checked:
-        """Add an issue for every empty cell of a ``nonempty`` field (the value is already None: set aside)."""
-        if not self.nonempty:
-            return checked
-        issues = list(checked.issues)
-        flagged = {(i.position, i.column) for i in issues}
-        for index, row in enumerate(checked.rows):
-            names = headers[index] if isinstance(headers, Sequence) else headers or {}
-            for name in self.nonempty:
-                column = names.get(name) or self.header(name)
-                if name in given[index] and row.get(name) is None and (index, column) not in flagged:
-                    issue = CellIssue(file, numbers[index], column, given[index][name], "empty", index)
-                    if not self.tolerant:
-                        raise DataError(str(issue), self.hint)
-                    issues.append(issue)
-        issues.sort(key=lambda i: (i.position or 0, i.column))
-        return Checked(checked.rows, issues)
-
-    def _set_aside(
-        self, exc: ValidationError, rows: list[dict[str, Any]], file: str, numbers: list[int], headers: Any
-    ) -> Checked:
-        """Set every rejected value cell aside (None) and report it; a rejected key cell rejects the file."""
         bad: dict[int, dict[str, Mapping[str, Any]]] = {}
-        for error in exc.errors(include_url=False):
-            loc = error["loc"]
-            index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
-            bad.setdefault(index, {}).setdefault(name, error)
+        try:
+            valid = self._adapter.validate_python(rows)
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                loc = error["loc"]
+                index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
+                bad.setdefault(index, {}).setdefault(name, error)
+            valid = None
+        for index, row in enumerate(rows if self.nonempty else ()):  # an empty cell of a nonempty field: None already
+            for name in self.nonempty & row.keys():
+                if row[name] is None:
+                    bad.setdefault(index, {})[name] = {"type": "empty", "msg": "empty", "input": given[index][name]}
         issues: list[CellIssue] = []
         for index, fields in sorted(bad.items()):
             names = headers[index] if isinstance(headers, Sequence) else headers or {}
@@ -285,9 +263,14 @@ class TableSchema(FileFormat):
                 if not self.tolerant or name in self.keys or error["type"] == "missing":
                     raise DataError(str(issue), self.hint)
                 issues.append(issue)
-        cleaned = [{**row, **dict.fromkeys(bad.get(i, {}), None)} if i in bad else row for i, row in enumerate(rows)]
-        # A set-aside cell is None, which every value type accepts.
-        return Checked(self._adapter.validate_python(cleaned), issues)
+        if self.nonempty:
+            issues.sort(key=lambda i: (i.position or 0, i.column))
+        if valid is None:  # a set-aside cell is None, which every value type accepts
+            cleaned = [
+                {**row, **dict.fromkeys(bad.get(i, {}), None)} if i in bad else row for i, row in enumerate(rows)
+            ]
+            valid = self._adapter.validate_python(cleaned)
+        return Checked(valid, issues)
 
     @property
     def hint(self) -> str:
