@@ -75,14 +75,10 @@ def _required_text(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-def _optional_text(value: Any) -> Any:
-    return None if is_missing(value) else _as_text(value)
-
-
 REQUIRED_TEXT = "non-empty text"
 NONEMPTY = "x-nonempty"
 Text = Annotated[str, BeforeValidator(_required_text), Field(json_schema_extra={"x-type": REQUIRED_TEXT})]
-OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
+OptionalText = Annotated[str | None, BeforeValidator(_as_text), Blank]  # Blank runs first
 CellText = str | None  # a text cell of a table (already normalised by TableSchema.check)
 Label = Annotated[Literal[TYPE_LABELS], BeforeValidator(_label)]  # type: ignore[valid-type]
 OptionalLabel = Annotated[Label | None, Blank]
@@ -261,7 +257,9 @@ class TableSchema(FileFormat):
                 column = names.get(name) or self.header(name)
                 issue = CellIssue(file, numbers[index], column, value, _reason(error), position=index)
                 if not self.tolerant or name in self.keys or error["type"] == "missing":
-                    raise DataError(str(issue), self.hint)
+                    raise DataError(
+                        str(issue), f'the {self.name} format is described in docs/schemas.md, "{self.name}"'
+                    )
                 issues.append(issue)
         if self.nonempty:
             issues.sort(key=lambda i: (i.position or 0, i.column))
@@ -271,11 +269,6 @@ class TableSchema(FileFormat):
             ]
             valid = self._adapter.validate_python(cleaned)
         return Checked(valid, issues)
-
-    @property
-    def hint(self) -> str:
-        """Where the format is described."""
-        return f'the {self.name} format is described in docs/schemas.md, "{self.name}"'
 
     def check_unique(
         self, rows: Sequence[Mapping[str, Any]], file: str, row_numbers: Sequence[int] | None = None
