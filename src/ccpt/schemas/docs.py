@@ -153,9 +153,8 @@ def _section(fmt: FileFormat) -> list[str]:
         # The definitions the properties refer to (directly or as an optional table): sections in the file's order.
         options = [o for p in spec.get("properties", {}).values() for o in [p, *p.get("anyOf", [])] if "$ref" in o]
         for name in [r for o in options if (r := o["$ref"].rsplit("/", 1)[-1]) in defs]:
-            section = defs[name]
             title = name.removesuffix("Section").lower()
-            out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section)]
+            out += [f"### [{title}]", "", defs[name].get("description", ""), "", *_rows(defs[name])]
     out += [f"- {rule}" for rule in fmt.rules]
     if isinstance(fmt, TableSchema) and not fmt.tolerant:
         out.append("- The first rejected cell rejects the file (one line naming row and column).")
