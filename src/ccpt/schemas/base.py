@@ -313,13 +313,12 @@ def one_line(path: Path | str, exc: ValidationError, describe: Callable[[Sequenc
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's table; one line for a missing, non-UTF-8 or invalid file."""
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            return tomllib.load(file)  # it decodes the bytes as UTF-8
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", "save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
