@@ -42,10 +42,10 @@ def _no_bool(value: Any) -> Any:
     return value
 
 
-def _label(value: Any) -> Any:
+def _label(value: Any, also: str = "") -> Any:
     label = type_label(value) if isinstance(value, str) else None
     if label is None:
-        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)})")
+        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)}{also})")
     return label
 
 
@@ -75,14 +75,10 @@ def _required_text(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-def _optional_text(value: Any) -> Any:
-    return None if is_missing(value) else _as_text(value)
-
-
 REQUIRED_TEXT = "non-empty text"
 NONEMPTY = "x-nonempty"
 Text = Annotated[str, BeforeValidator(_required_text), Field(json_schema_extra={"x-type": REQUIRED_TEXT})]
-OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
+OptionalText = Annotated[str | None, BeforeValidator(_as_text), Blank]  # Blank runs first
 CellText = str | None  # a text cell of a table (already normalised by TableSchema.check)
 Label = Annotated[Literal[TYPE_LABELS], BeforeValidator(_label)]  # type: ignore[valid-type]
 OptionalLabel = Annotated[Label | None, Blank]
@@ -240,41 +236,19 @@ class TableSchema(FileFormat):
         numbers = list(row_numbers) if row_numbers is not None else list(range(len(rows)))
         given = rows
         rows = list(rows) if empty_is_none else [_empty_to_none(row) for row in rows]
-        try:
-            checked = Checked(self._adapter.validate_python(rows), [])
-        except ValidationError as exc:
-            checked = self._set_aside(exc, rows, file, numbers, headers)
-        return self._empty_cells(checked, given, file, numbers, headers)
-
-    def _empty_cells(
-        self, checked: Checked, given: Sequence[Mapping[str, Any]], file: str, numbers: list[int], headers: Any
-    ) -> Checked:
-        """Add an issue for every empty cell of a ``nonempty`` field (the value is already None: set aside)."""
-        if not self.nonempty:
-            return checked
-        issues = list(checked.issues)
-        flagged = {(i.position, i.column) for i in issues}
-        for index, row in enumerate(checked.rows):
-            names = headers[index] if isinstance(headers, Sequence) else headers or {}
-            for name in self.nonempty:
-                column = names.get(name) or self.header(name)
-                if name in given[index] and row.get(name) is None and (index, column) not in flagged:
-                    issue = CellIssue(file, numbers[index], column, given[index][name], "empty", index)
-                    if not self.tolerant:
-                        raise DataError(str(issue), self.hint)
-                    issues.append(issue)
-        issues.sort(key=lambda i: (i.position or 0, i.column))
-        return Checked(checked.rows, issues)
-
-    def _set_aside(
-        self, exc: ValidationError, rows: list[dict[str, Any]], file: str, numbers: list[int], headers: Any
-    ) -> Checked:
-        """Set every rejected value cell aside (None) and report it; a rejected key cell rejects the file."""
         bad: dict[int, dict[str, Mapping[str, Any]]] = {}
-        for error in exc.errors(include_url=False):
-            loc = error["loc"]
-            index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
-            bad.setdefault(index, {}).setdefault(name, error)
+        try:
+            valid = self._adapter.validate_python(rows)
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                loc = error["loc"]
+                index, name = int(loc[0]), str(loc[1]) if len(loc) > 1 else ""
+                bad.setdefault(index, {}).setdefault(name, error)
+            valid = None
+        for index, row in enumerate(rows if self.nonempty else ()):  # an empty cell of a nonempty field: None already
+            for name in self.nonempty & row.keys():
+                if row[name] is None:
+                    bad.setdefault(index, {})[name] = {"type": "empty", "msg": "empty", "input": given[index][name]}
         issues: list[CellIssue] = []
         for index, fields in sorted(bad.items()):
             names = headers[index] if isinstance(headers, Sequence) else headers or {}
@@ -283,16 +257,18 @@ class TableSchema(FileFormat):
                 column = names.get(name) or self.header(name)
                 issue = CellIssue(file, numbers[index], column, value, _reason(error), position=index)
                 if not self.tolerant or name in self.keys or error["type"] == "missing":
-                    raise DataError(str(issue), self.hint)
+                    raise DataError(
+                        str(issue), f'the {self.name} format is described in docs/schemas.md, "{self.name}"'
+                    )
                 issues.append(issue)
-        cleaned = [{**row, **dict.fromkeys(bad.get(i, {}), None)} if i in bad else row for i, row in enumerate(rows)]
-        # A set-aside cell is None, which every value type accepts.
-        return Checked(self._adapter.validate_python(cleaned), issues)
-
-    @property
-    def hint(self) -> str:
-        """Where the format is described."""
-        return f'the {self.name} format is described in docs/schemas.md, "{self.name}"'
+        if self.nonempty:
+            issues.sort(key=lambda i: (i.position or 0, i.column))
+        if valid is None:  # a set-aside cell is None, which every value type accepts
+            cleaned = [
+                {**row, **dict.fromkeys(bad.get(i, {}), None)} if i in bad else row for i, row in enumerate(rows)
+            ]
+            valid = self._adapter.validate_python(cleaned)
+        return Checked(valid, issues)
 
     def check_unique(
         self, rows: Sequence[Mapping[str, Any]], file: str, row_numbers: Sequence[int] | None = None
@@ -337,13 +313,12 @@ def one_line(path: Path | str, exc: ValidationError, describe: Callable[[Sequenc
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's table; one line for a missing, non-UTF-8 or invalid file."""
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            return tomllib.load(file)  # it decodes the bytes as UTF-8
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", "save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:

@@ -7,16 +7,13 @@ from typing import Annotated, Any, NotRequired
 from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
-from ccpt.schemas.base import Flag, Likert, OptionalText, Relevance, TableSchema, Text, column
-from ccpt.spec import OTHERS, TYPE_LABELS, type_label
+from ccpt.schemas.base import Flag, Likert, OptionalText, Relevance, TableSchema, Text, _label, column
+from ccpt.spec import OTHERS
 
 
-def _label(value: Any) -> Any:
+def _dataset_label(value: Any) -> Any:
     # A type label in any case, or the emergent file's raw code 2, "others" (ccpt.dataset's docstring).
-    label = (OTHERS if value.strip() == "2" else type_label(value)) if isinstance(value, str) else None
-    if label is None:
-        raise ValueError(f"not a type label ({', '.join(TYPE_LABELS)}, or the raw code 2)")
-    return label
+    return OTHERS if isinstance(value, str) and value.strip() == "2" else _label(value, ", or the raw code 2")
 
 
 def _tuple_items(value: Any) -> Any:
@@ -29,7 +26,7 @@ def _tuple_items(value: Any) -> Any:
     return [item.strip().strip("'\"") for item in text[1:-1].split(",") if item.strip()]
 
 
-DatasetLabel = Annotated[str, BeforeValidator(_label), Field(json_schema_extra={"x-type": "type label or 2"})]
+DatasetLabel = Annotated[str, BeforeValidator(_dataset_label), Field(json_schema_extra={"x-type": "type label or 2"})]
 Labels = Annotated[
     list[DatasetLabel],
     BeforeValidator(_tuple_items),

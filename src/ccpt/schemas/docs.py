@@ -137,14 +137,6 @@ def _rows(spec: Mapping[str, Any], headers: Any = None, first: str = "key") -> l
     return [*lines, ""]
 
 
-def _ref(spec: Mapping[str, Any]) -> str | None:
-    """The definition a property refers to (directly or as an optional table)."""
-    for option in [spec, *spec.get("anyOf", [])]:
-        if "$ref" in option:
-            return str(option["$ref"]).rsplit("/", 1)[-1]
-    return None
-
-
 def _section(fmt: FileFormat) -> list[str]:
     """One format's section: its columns or keys, then (a file's) one table per [section], then the rules."""
     spec = fmt.json_schema
@@ -158,11 +150,11 @@ def _section(fmt: FileFormat) -> list[str]:
         ]
     else:
         out += _rows(spec)
-        refs = [_ref(p) for p in spec.get("properties", {}).values()]
-        for name in [r for r in refs if r in defs]:  # sections in the file's order
-            section = defs[name]
+        # The definitions the properties refer to (directly or as an optional table): sections in the file's order.
+        options = [o for p in spec.get("properties", {}).values() for o in [p, *p.get("anyOf", [])] if "$ref" in o]
+        for name in [r for o in options if (r := o["$ref"].rsplit("/", 1)[-1]) in defs]:
             title = name.removesuffix("Section").lower()
-            out += [f"### [{title}]", "", section.get("description", ""), "", *_rows(section)]
+            out += [f"### [{title}]", "", defs[name].get("description", ""), "", *_rows(defs[name])]
     out += [f"- {rule}" for rule in fmt.rules]
     if isinstance(fmt, TableSchema) and not fmt.tolerant:
         out.append("- The first rejected cell rejects the file (one line naming row and column).")
@@ -171,15 +163,13 @@ def _section(fmt: FileFormat) -> list[str]:
 
 def render() -> str:
     """docs/schemas.md."""
-    lines = [INTRO, "Formats: " + ", ".join(f"[{f.name}](#{_anchor(f.name)})" for f in catalogue()) + ".", ""]
+    # GitHub's heading anchor: lower case, spaces to hyphens, punctuation other than - and _ dropped.
+    anchors = ["".join(c for c in f.name.lower().replace(" ", "-") if c.isalnum() or c in "-_") for f in catalogue()]
+    links = [f"[{f.name}](#{anchor})" for f, anchor in zip(catalogue(), anchors, strict=True)]
+    lines = [INTRO, "Formats: " + ", ".join(links) + ".", ""]
     for fmt in catalogue():
         lines += _section(fmt)
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _anchor(title: str) -> str:
-    """GitHub's heading anchor: lower case, spaces to hyphens, punctuation other than - and _ dropped."""
-    return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c in "-_")
 
 
 if __name__ == "__main__":

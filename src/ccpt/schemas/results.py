@@ -121,13 +121,11 @@ AUTHORS_TYPE = TableSchema(
 
 # ------------------------------------------------------------------------------------------ tidy table
 
-Task = Literal[TASKS]  # type: ignore[valid-type]
-
 
 class TidyRow(TypedDict):
     """One sample of the tidy table (docs/metrics.md, "Per-sample results")."""
 
-    task: Annotated[Task, role(KEY, "the task")]
+    task: Annotated[Literal[TASKS], role(KEY, "the task")]  # type: ignore[valid-type]
     model: Annotated[Text, role(KEY, "the model answering")]
     method: Annotated[Text, role(KEY, "the method's base name")]
     method_raw: CellText

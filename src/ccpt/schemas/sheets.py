@@ -20,7 +20,6 @@ SOURCE_OPTIONS: tuple[str, ...] = ("combination", "root", "modifier", "both", "n
 _TRUE, _FALSE = ("1", "true", "yes", "on", "x"), ("", "0", "false", "no", "off")
 
 Task = Literal[TASKS]  # type: ignore[valid-type]
-GenerativeTask = Literal[GENERATIVE_TASKS]  # type: ignore[valid-type]
 Role = Literal[JUDGED_ROLES]  # type: ignore[valid-type]
 
 # ------------------------------------------------------------------------------------------- solver sheet
@@ -53,7 +52,7 @@ class RatingKeyRow(TypedDict):
     """A row of a rating key (``key.csv`` of ``ccpt human export-ratings``): what each rated pair belongs to."""
 
     pair_id: Annotated[Text, role(KEY, "the pair, shared by identical (concept, property) pairs")]
-    task: Annotated[GenerativeTask, role(KEY, "the task of the answer")]
+    task: Annotated[Literal[GENERATIVE_TASKS], role(KEY, "the task of the answer")]  # type: ignore[valid-type]
     model: Annotated[Text, role(KEY, "the model that answered")]
     method: Annotated[Text, role(KEY, "its method")]
     instance: Annotated[Text, role(KEY, "the instance")]
