@@ -67,22 +67,13 @@ def record_rated_pairs(record: Record) -> list[RatedPair]:
     ]
 
 
-def _all_records(ds: CCPTDataset) -> list[Record]:
-    """The rows of the emergent, canceled and component files (training rows included)."""
-    return [*ds.emergent, *ds.canceled, *ds.component]
-
-
 def _pairs(records: Iterable[Record]) -> list[RatedPair]:
     return [pair for record in records for pair in record_rated_pairs(record)]
 
 
 def heldout_records(ds: CCPTDataset) -> list[Record]:
     """The test rows of every generative task, each row once (PI- and NPC-emergent share a file)."""
-    out: dict[str, Record] = {}
-    for task in GENERATIVE_TASKS:
-        for record in ds.test(task):
-            out.setdefault(record.id, record)
-    return list(out.values())
+    return list({record.id: record for task in GENERATIVE_TASKS for record in ds.test(task)}.values())
 
 
 def heldout_pairs(ds: CCPTDataset) -> list[RatedPair]:
@@ -110,7 +101,7 @@ def pair_set(ds: CCPTDataset, name: str, seed: int = 0, rows: int | None = None)
         raise DataError(f"unknown pair set {name!r}; choose one of {', '.join(PAIR_SETS)}")
     if rows is None and name == "paper300":
         return paper300_pairs(ds, seed)
-    records = heldout_records(ds) if name in HELDOUT_PAIR_SETS else _all_records(ds)
+    records = heldout_records(ds) if name in HELDOUT_PAIR_SETS else ds.paper_records
     return _pairs(records if rows is None else sample_rows(records, rows, seed))
 
 
@@ -125,7 +116,7 @@ def training_pairs(ds: CCPTDataset) -> list[RatedPair]:
     """The training pool: rated pairs of non-test rows whose normalised pair is not a test pair."""
     held_rows = {r.id for r in heldout_records(ds)}
     held_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}
-    pairs = _pairs(_all_records(ds))
+    pairs = _pairs(ds.paper_records)
     return [p for p in pairs if p.source not in held_rows and pair_key(p.concept, p.property) not in held_keys]
 
 
@@ -140,5 +131,5 @@ def folds(pairs: Sequence[RatedPair], k: int, seed: int = 0) -> list[int]:
 
 def stored_gpt4o(ds: CCPTDataset, pairs: Sequence[RatedPair]) -> list[float | None]:
     """GPT-4o's relevance stored in the dataset for each pair (None where the file has none: component rows)."""
-    by_id = {r.id: r for r in _all_records(ds)}
+    by_id = {r.id: r for r in ds.paper_records}
     return [getattr(by_id[p.source], f"judge_{p.role}") for p in pairs]

@@ -229,9 +229,7 @@ def dataset_rows(
             **{name: hit[name] for name in ("sentence", *FORM_FIELDS)},
             "human_label_majority": label,
             "meta.human_labels": _tuple([a["label"] for a in answers]),
-            "meta.combination_human_relevance": _tuple([a["combination_relevance"] for a in answers]),
-            "meta.root_human_relevance": _tuple([a["root_relevance"] for a in answers]),
-            "meta.modifier_human_relevance": _tuple([a["modifier_relevance"] for a in answers]),
+            **{f"meta.{c.replace('_', '_human_')}": _tuple([a[c] for a in answers]) for c in RELEVANCE_COLUMNS},
             "meta.toxicity": str(toxic),
         }
         if "meta.property_source" in RELEASED_HEADERS[target]:

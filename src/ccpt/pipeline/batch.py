@@ -69,11 +69,6 @@ def request_id(prompt: str, llm: LLMOptions, batch: BatchOptions) -> str:
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
-def _generation(llm: LLMOptions) -> dict[str, Any]:
-    """The generation parameters every request carries."""
-    return {"temperature": llm.temperature, "max_tokens": llm.max_tokens, "seed": llm.seed}
-
-
 def _preprocess(row: dict[str, Any], *, llm: dict[str, Any]) -> dict[str, Any]:
     """A dataset row {id, prompt} → the vLLM processor's input columns."""
     return {"id": row["id"], "messages": [{"role": "user", "content": row["prompt"]}], "sampling_params": dict(llm)}
@@ -244,18 +239,19 @@ def run_batch(
     ray = ray_init(batch.address, batch.concurrency)
     ray.data.DataContext.get_current().enable_progress_bars = False
     dataset = ray.data.from_items(missing)
+    generation = {"temperature": llm.temperature, "max_tokens": llm.max_tokens, "seed": llm.seed}  # per request
     if batch.backend == "vllm":
         from ray.data import llm as ray_llm
 
         processor = ray_llm.build_processor(
-            config, preprocess=partial(_preprocess, llm=_generation(llm)), postprocess=_postprocess
+            config, preprocess=partial(_preprocess, llm=generation), postprocess=_postprocess
         )
         rows = processor(dataset).iter_rows()
     else:
         # At most batch.concurrency Ray tasks (not actors: a job starts sending seconds sooner, docs/benchmarks.md),
         # each with its own event loop and client, keeping its share of max_connections in flight.
         in_flight = max(1, math.ceil(llm.max_connections / batch.concurrency))
-        stage = (batch, config, _generation(llm), in_flight, float(llm.timeout))
+        stage = (batch, config, generation, in_flight, float(llm.timeout))
         rows = dataset.map_batches(
             lambda part: asyncio.run(_http_requests(part, *stage)),
             batch_size=batch.batch_size,

@@ -128,26 +128,6 @@ def _concept(token: Token, vocab: ConceptVocabulary, lemmatize: Lemmatize | None
     return next((form for form in forms if form not in STOPWORDS and vocab.is_unigram(form)), None)
 
 
-def extract_from_doc(
-    doc: Doc,
-    comparative: Comparative,
-    vocab: ConceptVocabulary,
-    stats: Counter[str],
-    offset: int = 0,
-    lemmatize: Lemmatize | None = None,
-) -> list[dict[str, Any]]:
-    """The novel combinations in one sentence, ``doc`` parsing it from ``offset``; ``stats`` counts rejections."""
-    rows: dict[str, dict[str, Any]] = {}
-    for marker in comparative.markers:
-        row = _extract_one(doc, comparative, marker, vocab, offset, lemmatize)
-        if isinstance(row, str):
-            stats[row] += 1
-        else:
-            rows.setdefault(row["combination"], row)  # two markers can point at the same phrase
-    stats["combinations"] += len(rows)
-    return list(rows.values())
-
-
 def _extract_one(
     doc: Doc,
     comparative: Comparative,
@@ -245,7 +225,15 @@ def extract_batch(config: ExtractConfig, rows: Sequence[dict[str, Any]]) -> tupl
         spans = [parse_span(c) if config.parse_window else (0, len(c.sentence)) for c in todo]
         texts = (c.sentence[a:b] for c, (a, b) in zip(todo, spans, strict=True))
         for doc, comparative, (start, _) in zip(nlp.pipe(texts, batch_size=64), todo, spans, strict=True):
-            out.extend(extract_from_doc(doc, comparative, vocab, stats, start, lemmatize))
+            found: dict[str, dict[str, Any]] = {}  # the sentence's combinations; two markers can point at one phrase
+            for marker in comparative.markers:
+                hit = _extract_one(doc, comparative, marker, vocab, start, lemmatize)
+                if isinstance(hit, str):
+                    stats[hit] += 1  # why the marker yields none
+                else:
+                    found.setdefault(hit["combination"], hit)
+            stats["combinations"] += len(found)
+            out.extend(found.values())
     return out, dict(stats)
 
 
