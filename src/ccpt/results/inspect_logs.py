@@ -60,10 +60,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     logs, unreadable = read_logs([root])
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
-    run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # per RUN_IDENTITY: generation settings → a log sent them
     sent_by_source: dict[str, str] = {}  # log name → the generation settings its answers' model was sent
+    run_formats: dict[tuple[str, str, str, str], set[str]] = {}  # per run_key: its judge's formats in any of its logs
+    for log in logs:
+        found = run_formats.setdefault(run_key(log), set())
+        for sample in log.samples or []:
+            if isinstance(meta := _ccpt_metadata(sample), Mapping) and meta.get("judge_format"):
+                found.add(str(meta["judge_format"]))
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -297,17 +302,6 @@ def run_identity(log: Any) -> str:
         return f"{task_identifier(log, None)} {run_key(log)[3]}"
     except Exception:  # a log of another Inspect version, missing a field the identifier reads
         return repr(run_key(log))
-
-
-def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str]]:
-    """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs."""
-    seen: dict[tuple[str, str, str, str], set[str]] = {}
-    for log in logs:
-        found = seen.setdefault(run_key(log), set())
-        for sample in log.samples or []:
-            if isinstance(meta := _ccpt_metadata(sample), Mapping) and meta.get("judge_format"):
-                found.add(str(meta["judge_format"]))
-    return seen
 
 
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
