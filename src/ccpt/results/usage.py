@@ -100,8 +100,7 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
 def timeout_note(rows: Iterable[UsageRow], timeout: int | None = None) -> str | None:
     """One line when most attempts of a model timed out, with the usual fix (a single-slot server queues them)."""
     # At least half of the attempts sent (and two or more) timed out: a server that cannot keep up.
-    slow = [r for r in rows if r.timed_out >= 2 and 2 * r.timed_out >= r.calls]
-    if not slow:
+    if not (slow := [r for r in rows if r.timed_out >= 2 and 2 * r.timed_out >= r.calls]):
         return None
     named = "; ".join(f"{r.model} ({r.role}): {r.timed_out} of {r.calls} attempts" for r in slow)
     limit = f" after {timeout} s" if timeout else ""
