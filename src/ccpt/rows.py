@@ -93,8 +93,7 @@ def scored_judge(identity: str) -> str:
     (``gguf/qwen2.5-1.5b (expected)``)."""
     from ccpt.schemas.run import JudgeMode
 
-    found = _QUALIFIED.match(identity)
-    if not found:
+    if not (found := _QUALIFIED.match(identity)):
         return identity
     modes = [q for q in found.group(2).split(", ") if q in get_args(JudgeMode) and q != "text"]
     return f"{found.group(1)} ({', '.join(modes)})" if modes else found.group(1)

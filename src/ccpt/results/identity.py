@@ -77,10 +77,8 @@ def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> li
     for key, sent in settings.items():
         if len(sent) < 2:
             continue
-        row = dict(zip(RUN_IDENTITY, key, strict=True))
-        parts = [
-            f"{name} {row[name]}" for name in ("task", "model", "method", "judge") if row[name] not in ("None", "nan")
-        ]
+        named = [(name, value) for name, value in zip(RUN_IDENTITY, key, strict=True) if value not in ("None", "nan")]
+        parts = [f"{name} {value}" for name, value in named if name in ("task", "model", "method", "judge")]
         seen = "; ".join(f"{line} in {source}" for line, source in sent.items())
         warnings.append(
             f"rows of runs sent other generation settings are pooled into one row ({', '.join(parts)}: {seen}); "

@@ -45,9 +45,7 @@ def rows_from_metadata(
             row["method"], row["sa_filter"] = method, False
         elif sa_filter and row.get("sa_filter") is None:
             row["sa_filter"] = True
-        row["judge_failures"] = merged.get("judge_failures") or 0
-        row["source"] = source
-        row["protocol"] = protocol
+        row.update(judge_failures=merged.get("judge_failures") or 0, source=source, protocol=protocol)
         if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
             set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
         rows.append(row)
@@ -62,10 +60,15 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     logs, unreadable = read_logs([root])
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
-    run_formats = _run_formats(logs)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # per RUN_IDENTITY: generation settings → a log sent them
     sent_by_source: dict[str, str] = {}  # log name → the generation settings its answers' model was sent
+    run_formats: dict[tuple[str, str, str, str], set[str]] = {}  # per run_key: its judge's formats in any of its logs
+    for log in logs:
+        found = run_formats.setdefault(run_key(log), set())
+        for sample in log.samples or []:
+            if isinstance(meta := _ccpt_metadata(sample), Mapping) and meta.get("judge_format"):
+                found.add(str(meta["judge_format"]))
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -172,8 +175,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:
     """``"N rows of OLD (kept: NEW)"`` per pair of logs where a finished older log of a run answered otherwise than
     its newest (a resumption copies finished answers: this is another run's log), or empty."""
-    key = [c for c in (*SAMPLE_IDENTITY, _RUN) if c in out]
-    content = [c for c in SAMPLE_CONTENT if c in out]
+    key, content = [*SAMPLE_IDENTITY, _RUN], list(SAMPLE_CONTENT)  # out: a tidy frame with its working columns
     failed = out["parse_error"].astype("string").fillna("").str.startswith(SAMPLE_ERROR)
     old = out[repeated & out[LOG_DONE] & ~failed]
     if old.empty:
@@ -256,18 +258,16 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
     logs, unreadable = [], []
     for item in paths:
         path = Path(item)
-        if path.is_file():
-            locations.append(str(path))
-        elif path.is_dir():
-            locations += [info.name for info in list_eval_logs(str(path), recursive=True)]
-            # A FIFO or socket named *.eval is not listed by Inspect; name it rather than pass over it in silence.
-            unreadable += [
-                UnreadableLog(str(p), "not a regular file (skipped)")
+        if path.is_dir():
+            # A FIFO or socket named *.eval is not listed by Inspect; named below rather than passed over in silence.
+            locations += [
+                str(p)
                 for p in sorted(path.rglob("*"))
                 if p.suffix in LOG_SUFFIXES and not p.is_file() and not p.is_dir()
             ]
-        elif path.exists():
-            unreadable.append(UnreadableLog(str(path), "not a regular file (skipped)"))
+            locations += [info.name for info in list_eval_logs(str(path), recursive=True)]
+        elif path.exists():  # a log file, or a FIFO or socket named below
+            locations.append(str(path))
         else:
             raise DataError(f"{path}: no such log file or directory")
     for location in locations:
@@ -304,17 +304,6 @@ def run_identity(log: Any) -> str:
         return repr(run_key(log))
 
 
-def _run_formats(logs: Sequence[Any]) -> dict[tuple[str, str, str, str], set[str]]:
-    """Per task run (:func:`run_key`), the reply formats its judge negotiated in any of its logs."""
-    seen: dict[tuple[str, str, str, str], set[str]] = {}
-    for log in logs:
-        found = seen.setdefault(run_key(log), set())
-        for sample in log.samples or []:
-            if isinstance(meta := _ccpt_metadata(sample), Mapping) and meta.get("judge_format"):
-                found.add(str(meta["judge_format"]))
-    return seen
-
-
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
 # The generation settings that change answers, as a log records what the model was sent (``log.plan.config``: the
 # task's, the protocol's and the command line's, resolved and typed). The run seed is an identity column of its own.
@@ -333,8 +322,7 @@ def generation_settings(log: Any, protocol: str) -> str:
     provider-dependent protocol (``as-run``) sets them per call where the log's config leaves them unset."""
     config = getattr(getattr(log, "plan", None), "config", None)
     values = {name: getattr(config, name, None) for name in ANSWER_SETTINGS}
-    chosen = PROTOCOLS.get(protocol)
-    if chosen is not None and chosen.provider_dependent:
+    if (chosen := PROTOCOLS.get(protocol)) is not None and chosen.provider_dependent:
         wanted = chosen.call_settings(str(log.eval.model))
         values |= {k: getattr(wanted, k) for k in ("temperature", "top_p", "max_tokens") if values[k] is None}
     said = [f"{name} {' '.join(str(value).split())}" for name, value in values.items() if value is not None]
@@ -348,9 +336,6 @@ DISTILLED_BASE_URL = "head-sha256:"
 def model_identity(model: str, base_url: str | None, reply_format: str | None = None, mode: str = "text") -> str:
     """The judge identity of an Inspect model from its name and base URL (``head-sha256:<sha>[+raw];…``)."""
     base = str(base_url or "")
-    head, raw = None, False
-    if base.startswith(DISTILLED_BASE_URL):
-        head = base.removeprefix(DISTILLED_BASE_URL).split(";")[0]
-        raw = head.endswith("+raw")
-        head = head.removesuffix("+raw")
-    return judge_identity(model, head_sha256=head, raw=raw, reply_format=reply_format, mode=mode)
+    head = base.removeprefix(DISTILLED_BASE_URL).split(";")[0] if base.startswith(DISTILLED_BASE_URL) else ""
+    raw = head.endswith("+raw")
+    return judge_identity(model, head_sha256=head.removesuffix("+raw"), raw=raw, reply_format=reply_format, mode=mode)

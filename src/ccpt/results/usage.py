@@ -13,8 +13,6 @@ from ccpt.errors import DataError
 from ccpt.provider_errors import recorded_timeout
 from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_identity
 
-ROLES = ("solver", "judge")
-
 
 @dataclass(frozen=True)
 class Price:
@@ -49,9 +47,8 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     from ccpt.schemas.usage import PriceList
 
     path = Path(path)
-    table = read_toml(path)
     try:
-        checked = PriceList.model_validate(table).root
+        checked = PriceList.model_validate(read_toml(path)).root
     except ValidationError as exc:
         raise DataError(one_line(path, exc), "each entry is { input = $/1M tokens, output = $/1M tokens }") from None
     return {model: Price(entry.input, entry.output) for model, entry in checked.items()}
@@ -63,9 +60,8 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
 
     from ccpt.schemas.usage import CallUsage
 
-    files = [Path(p) for p in paths]
     # Unreadable logs, and other benchmarks' logs, are named by the results loader: nothing countable here.
-    logs = read_logs(p for p in files if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
+    logs = read_logs(p for p in map(Path, paths) if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
     # Every model call once, by its event's id: a resumed run's log (or a log given twice) repeats the same events.
     events: dict[tuple[Any, ...], Any] = {}
     for log in filter(is_ccpt_log, logs):
@@ -104,8 +100,7 @@ def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None =
 def timeout_note(rows: Iterable[UsageRow], timeout: int | None = None) -> str | None:
     """One line when most attempts of a model timed out, with the usual fix (a single-slot server queues them)."""
     # At least half of the attempts sent (and two or more) timed out: a server that cannot keep up.
-    slow = [r for r in rows if r.timed_out >= 2 and 2 * r.timed_out >= r.calls]
-    if not slow:
+    if not (slow := [r for r in rows if r.timed_out >= 2 and 2 * r.timed_out >= r.calls]):
         return None
     named = "; ".join(f"{r.model} ({r.role}): {r.timed_out} of {r.calls} attempts" for r in slow)
     limit = f" after {timeout} s" if timeout else ""
