@@ -194,28 +194,18 @@ def test_constant_judge_agreement_is_null_not_nan(ccpt_dir: Path, monkeypatch, c
 
 
 def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp_path: Path, monkeypatch, capsys):
-    # A real (scripted-provider) Inspect run, then the summary `ccpt run --format json` prints for its logs.
-    from inspect_ai import eval as inspect_eval
-
-    from ccpt.cli.run import print_summary
-    from ccpt.eval.tasks import pi_emergent
-
+    # A real (scripted-provider) `ccpt run --format json`: the summary it prints for its logs when the sweep ends.
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    logs = inspect_eval(
-        pi_emergent(method="base", seeds=1, data_dir=str(ccpt_dir)),
-        model="ccpt-scripted/solver",
-        model_roles={"grader": "ccpt-scripted/judge"},
-        limit=2,
-        log_dir=str(tmp_path / "logs"),
-        display="none",
-    )
-    assert logs[0].status == "success"
-    print_summary(tmp_path / "logs", fmt="json", data_dir=str(ccpt_dir), generation={"temperature": 0.7, "seeds": 1})
+    run = ["run", "--model", "ccpt-scripted/solver", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent"]
+    run += ["--method", "base", "--seeds", "1", "--limit", "2", "--temperature", "0.7", "--format", "json"]
+    assert main([*run, "--log-dir", str(tmp_path / "logs"), "--data-dir", str(ccpt_dir), "--no-preflight"]) == 0
     payload = _strict_loads(capsys.readouterr().out)
     block = payload["provenance"]
     # The judge is named by its identity, with the reply format its server took.
     assert block["models"] == ["ccpt-scripted/solver"] and block["judges"] == ["ccpt-scripted/judge (plain)"]
-    assert block["generation"] == {"temperature": 0.7, "seeds": 1} and block["dataset"]["matches_pinned"] is True
+    generation = block["generation"]
+    assert generation["models"]["ccpt-scripted/solver"]["temperature"] == 0.7
+    assert (generation["seeds"], generation["limit"]) == (1, 2) and block["dataset"]["matches_pinned"] is True
     assert {r["table"] for r in payload["records"]} >= {"table3", "failures"}
     # `ccpt report` on the run's logs prints what the summary printed (one report-from-paths function), less the
     # run's own sampling settings.
