@@ -140,38 +140,33 @@ class Sweep:
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
-        (``--dry-run``) binds it by name, so no model is loaded."""
-        if not any(TASK_SPECS[t].generative for t in self.tasks):
-            return self._task_objects()
-        grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
-        with roles_bound({GRADER: grader} if grader is not None else {}):
-            return self._task_objects()
-
-    def _task_objects(self) -> list[Task]:
+        (``--dry-run``) binds it by name, so no model is loaded; Task 3 alone binds none."""
+        grader: Model | str | None = None
+        if any(TASK_SPECS[t].generative for t in self.tasks):
+            grader = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
         tasks: list[Task] = []
-        for name in self.tasks:
-            spec = TASK_SPECS[name]
-            takes = task_parameters(name)
-            # Task 3 runs the selected methods that apply to it, or else Base (the paper's single prompt).
-            applicable = [m for m in self.methods if parse_method(m).applies(spec)]
-            for method in self.methods if spec.generative else applicable or [BASE]:
-                args: dict[str, Any] = {
-                    "method": method,
-                    "seeds": self.seeds,
-                    "data_dir": self.data_dir,
-                    "protocol": self.protocol,
-                }
-                if spec.generative:
-                    args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
-                args |= {k: v for k, v in self.task_args.items() if k in takes}
-                try:
-                    tasks.append(TASK_FUNCTIONS[name](**args))
-                except CcptError:
-                    raise
-                except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
-                    if not is_user_error(exc):
-                        raise
-                    raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+        with roles_bound({GRADER: grader} if grader is not None else {}):  # {}: as unbound (Inspect's default)
+            for name in self.tasks:
+                spec = TASK_SPECS[name]
+                takes = task_parameters(name)
+                # Task 3 runs the selected methods that apply to it, or else Base (the paper's single prompt).
+                applicable = [m for m in self.methods if parse_method(m).applies(spec)]
+                for method in self.methods if spec.generative else applicable or [BASE]:
+                    args: dict[str, Any] = {
+                        "method": method,
+                        "seeds": self.seeds,
+                        "data_dir": self.data_dir,
+                        "protocol": self.protocol,
+                    }
+                    if spec.generative:
+                        args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
+                    args |= {k: v for k, v in self.task_args.items() if k in takes}
+                    try:
+                        tasks.append(TASK_FUNCTIONS[name](**args))
+                    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
+                        if not is_user_error(exc):  # a CcptError, a bug: as raised
+                            raise
+                        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
         return tasks
 
 
