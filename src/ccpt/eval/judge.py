@@ -359,5 +359,4 @@ def live_scores(
         raise
     except Exception as exc:  # Inspect raises plain exceptions for unknown providers / missing keys
         raise CcptError(f"cannot load judge model {model!r}: {error_text(exc)}") from None
-    judgements = asyncio.run(score_pairs(judge, list(pairs)))
-    return [j.relevance for j in judgements]
+    return [j.relevance for j in asyncio.run(score_pairs(judge, list(pairs)))]

@@ -140,38 +140,33 @@ class Sweep:
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
-        (``--dry-run``) binds it by name, so no model is loaded."""
-        if not any(TASK_SPECS[t].generative for t in self.tasks):
-            return self._task_objects()
-        grader: Model | str | None = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
-        with roles_bound({GRADER: grader} if grader is not None else {}):
-            return self._task_objects()
-
-    def _task_objects(self) -> list[Task]:
+        (``--dry-run``) binds it by name, so no model is loaded; Task 3 alone binds none."""
+        grader: Model | str | None = None
+        if any(TASK_SPECS[t].generative for t in self.tasks):
+            grader = (self.judge or DEFAULT_GRADER) if plan_only else self.grader()
         tasks: list[Task] = []
-        for name in self.tasks:
-            spec = TASK_SPECS[name]
-            takes = task_parameters(name)
-            # Task 3 runs the selected methods that apply to it, or else Base (the paper's single prompt).
-            applicable = [m for m in self.methods if parse_method(m).applies(spec)]
-            for method in self.methods if spec.generative else applicable or [BASE]:
-                args: dict[str, Any] = {
-                    "method": method,
-                    "seeds": self.seeds,
-                    "data_dir": self.data_dir,
-                    "protocol": self.protocol,
-                }
-                if spec.generative:
-                    args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
-                args |= {k: v for k, v in self.task_args.items() if k in takes}
-                try:
-                    tasks.append(TASK_FUNCTIONS[name](**args))
-                except CcptError:
-                    raise
-                except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
-                    if not is_user_error(exc):
-                        raise
-                    raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
+        with roles_bound({GRADER: grader} if grader is not None else {}):  # {}: as unbound (Inspect's default)
+            for name in self.tasks:
+                spec = TASK_SPECS[name]
+                takes = task_parameters(name)
+                # Task 3 runs the selected methods that apply to it, or else Base (the paper's single prompt).
+                applicable = [m for m in self.methods if parse_method(m).applies(spec)]
+                for method in self.methods if spec.generative else applicable or [BASE]:
+                    args: dict[str, Any] = {
+                        "method": method,
+                        "seeds": self.seeds,
+                        "data_dir": self.data_dir,
+                        "protocol": self.protocol,
+                    }
+                    if spec.generative:
+                        args |= {"oracle_n": self.oracle_n, "judge_mode": self.judge_mode}
+                    args |= {k: v for k, v in self.task_args.items() if k in takes}
+                    try:
+                        tasks.append(TASK_FUNCTIONS[name](**args))
+                    except Exception as exc:  # a user error while building a task (see ccpt.eval.tasks.ccpt_task)
+                        if not is_user_error(exc):  # a CcptError, a bug: as raised
+                            raise
+                        raise CcptError(error_text(exc).removeprefix("PrerequisiteError: ")) from None
         return tasks
 
 
@@ -277,19 +272,6 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
     return ModelError(f"{role} {name!r} is not usable: {error_text(exc)}")
 
 
-def set_aside_unreadable(log_dir: Path) -> list[str]:
-    """Rename logs Inspect cannot read (the eval set would fail on them) to ``*.unreadable``; returns their paths."""
-    moved: list[str] = []
-    if not log_dir.is_dir():
-        return moved
-    for bad in read_logs([log_dir], header_only=True).unreadable:  # Inspect cannot resume from any of them
-        path = Path(bad.path)
-        target = path.with_name(path.name + ".unreadable")
-        path.replace(target)
-        moved.append(f"{path} ({bad.reason}) → {target.name}")
-    return moved
-
-
 def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], None] = lambda _: None) -> bool:
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
@@ -312,8 +294,12 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             probe=sweep.judge_probe(tasks),
         ):
             warn(line)
-    for line in set_aside_unreadable(sweep.log_dir):
-        warn(f"unreadable log set aside, its task run is redone: {line}")
+    # Logs Inspect cannot read (the eval set would fail on them, and cannot resume from them) go to *.unreadable.
+    for bad in read_logs([sweep.log_dir], header_only=True).unreadable if sweep.log_dir.is_dir() else []:
+        path = Path(bad.path)
+        target = path.with_name(path.name + ".unreadable")
+        path.replace(target)
+        warn(f"unreadable log set aside, its task run is redone: {path} ({bad.reason}) → {target.name}")
     reopen_transient(sweep.log_dir)  # logs of an earlier run (or `inspect eval`) that kept transient failures
     # In-process models share the CPU and a cached prompt prefix: one task at a time keeps its few-shot prefix warm.
     local = any(name.startswith("gguf/") for name in [*sweep.models, *judges])
@@ -346,13 +332,10 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
     if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise _stopped(sweep)
-    retried = reopen_transient([log.location for log in logs])
-    if retried:
+    if reopen_transient([log.location for log in logs]):
         return False  # transient failures: not a finished run, the rerun asks them again
-    if not success:
-        refusal = deterministic_failure(logs)
-        if refusal:
-            raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
+    if not success and (refusal := deterministic_failure(logs)):
+        raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
     return success
 
 
@@ -477,9 +460,7 @@ def reopen_transient(where: Path | Sequence[str]) -> int:
     """Mark every finished log (under ``where``: a directory, or log locations) holding transient sample errors as
     unfinished, so the eval set runs those samples again; returns how many samples that is."""
     if isinstance(where, Path):
-        if not where.is_dir():
-            return 0
-        headers = read_logs([where], header_only=True).logs
+        headers = read_logs([where], header_only=True).logs if where.is_dir() else []
         locations = [str(log.location) for log in headers if log.status == "success"]
     else:
         locations = list(where)
@@ -487,7 +468,7 @@ def reopen_transient(where: Path | Sequence[str]) -> int:
     for location in locations:
         try:
             log = read_eval_log(location)
-        except Exception:  # unreadable: set aside by set_aside_unreadable before a run, skipped here
+        except Exception:  # unreadable: set aside by run_sweep before a run, skipped here
             continue
         transient = [s for s in log.samples or [] if s.error is not None and _transient_error(s.error)]
         if log.status != "success" or not transient:
@@ -504,14 +485,13 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
     """(finished, planned) samples × epochs over the newest log of each of the sweep's task runs (this judge's)."""
     logs = read_logs([sweep.log_dir], header_only=True).logs  # an unreadable log finished nothing we can count
     judge = sweep.judge or ""
-    mine = [
-        log
+    newest = {  # logs come oldest first: the newest of each run wins
+        run_key(log): log
         for log in logs
         if task_of(log) in sweep.tasks
         and str(log.eval.model) in sweep.models
         and run_key(log)[3].split(" ")[0] in (judge, "")  # another judge's runs are not this run's (Task 3: none)
-    ]
-    newest = {run_key(log): log for log in mine}  # logs come oldest first: the newest of each run wins
+    }
     finished = total = 0
     for log in newest.values():
         epochs = int(log.eval.config.epochs or 1)
