@@ -15,7 +15,6 @@ from ccpt.report.names import model_text
 from ccpt.report.notes import oracle_note, stat_note
 from ccpt.report.tables import (
     RUN_ROW,
-    STORED_GOLD_ROW,
     FailureRow,
     FilterRow,
     GenerativeTable,
@@ -27,7 +26,7 @@ from ccpt.report.tables import (
 )
 from ccpt.results import optional
 from ccpt.results.usage import UsageRow
-from ccpt.spec import GENERATIVE_TASKS, MULTI_ORACLE, TASK_SPECS
+from ccpt.spec import GENERATIVE_TASKS, GOLD_STORED, MULTI_ORACLE, TASK_SPECS
 from ccpt.stats import Summary
 
 if TYPE_CHECKING:
@@ -123,7 +122,7 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     several = table.several_judges
     keys = [(col.task, col.metric) for col in table.columns]
     for row in table.rows:
-        spread = row.kind != STORED_GOLD_ROW  # the stored-judge Gold row: one value per instance, no seeds, no ±
+        spread = row.kind != GOLD_STORED  # the stored-judge Gold row: one value per instance, no seeds, no ±
         # With several judges the method column names the row's judge (not on the Gold row).
         label = f"{row.label} · judge {row.judge or 'unknown'}" if several and spread else row.label
         cells = [_text_cell(model_text(row.model, labels) if row.kind == RUN_ROW else ""), _text_cell(label)]
@@ -232,12 +231,9 @@ def display_tables(report: Report) -> list[DisplayTable]:
     tables += [types_display(res, names) for res in report.types]
     several = len({tab.judge for tab in report.iterations}) > 1
     tables += [iterations_display(tab, names, with_judge=several) for tab in report.iterations]
-    if report.filters:
-        tables.append(filters_display(report.filters, names))
+    tables += [filters_display(report.filters, names)] if report.filters else []
     tables.append(failures_display(report.failures, names))
-    if report.usage:
-        tables.append(usage_display(report.usage, names))
-    return tables
+    return tables + ([usage_display(report.usage, names)] if report.usage else [])
 
 
 def usage_display(rows: Sequence[UsageRow], labels: Mapping[str, str] | None = None) -> DisplayTable:

@@ -10,7 +10,6 @@ from ccpt.jsonout import dumps, strict
 from ccpt.report.display import FAILURE_COUNTS
 from ccpt.report.names import model_text
 from ccpt.report.notes import stat_note
-from ccpt.report.tables import STORED_GOLD_ROW
 from ccpt.sheets import neutralise
 from ccpt.spec import GOLD_STORED, TYPE_PREDICTION
 from ccpt.stats import Summary
@@ -33,7 +32,7 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     model; ``model_label``: the printed name)."""
     out: list[dict[str, Any]] = []
     for row in report.generative.rows if report.generative else []:
-        method = GOLD_STORED if row.kind == STORED_GOLD_ROW else row.method
+        method = GOLD_STORED if row.kind == GOLD_STORED else row.method
         base = {"table": "table3", "model": row.model, "method": method, "judge": row.judge}
         out += [
             {**base, "task": task, "metric": metric, "rank": row.ranks.get((task, metric)), **_summary_record(summary)}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 import pandas as pd
 
 from ccpt.methods import Judged, method_label, reduction
-from ccpt.protocol import FILLED
+from ccpt.protocol import FILLED, fill_failed_samples
 from ccpt.report.names import model_text
 from ccpt.results import optional
 from ccpt.results.inspect_logs import NO_SCORE_METADATA, SAMPLE_ERROR
@@ -81,15 +81,8 @@ def metric_name(task: str, metric: str) -> str:
     return {"r_hmp": "R_H,M,P", "r_np": "R_N,P"}.get(metric) or score_name(task)
 
 
-def task_columns(task: str) -> list[Column]:
-    """The three columns of a generative task, directions as in paper Table 3."""
-    emergent = TASK_SPECS[task].kind == EMERGENT
-    return [Column(task, "r_hmp", not emergent), Column(task, "r_np", emergent), Column(task, "score", True)]
-
-
-# What a table row is: a (model, method) run, the Human row (HUMAN_MODEL), or the Gold row of the stored judge scores.
+# A row's kind: a (model, method) run (RUN_ROW), the Human row (HUMAN_MODEL) or the stored-judge Gold row (GOLD_STORED).
 RUN_ROW = "run"
-STORED_GOLD_ROW = GOLD_STORED
 
 
 @dataclass
@@ -117,7 +110,7 @@ class Row:
         """The row as a reader names it: ``model / method label`` for a run, else its label (Human, Gold); with
         ``with_judge`` (a table of several judges) followed by `` · judge <identity>``."""
         name = f"{model_text(self.model, labels)} / {self.label}" if self.kind == RUN_ROW else self.label
-        return f"{name} · judge {self.judge or 'unknown'}" if with_judge and self.kind != STORED_GOLD_ROW else name
+        return f"{name} · judge {self.judge or 'unknown'}" if with_judge and self.kind != GOLD_STORED else name
 
 
 @dataclass
@@ -133,7 +126,7 @@ class GenerativeTable:
     @property
     def several_judges(self) -> bool:
         """Whether the runs' rows were scored by more than one judge (then every row names its judge)."""
-        return len({row.judge for row in self.rows if row.kind != STORED_GOLD_ROW}) > 1
+        return len({row.judge for row in self.rows if row.kind != GOLD_STORED}) > 1
 
 
 def rows_by_judge(rows: Sequence[Row], unknown: str = "unknown") -> dict[str, list[Row]]:
@@ -189,7 +182,7 @@ def gold_row(
 ) -> Row:
     """The Gold row: the dataset's stored judge relevances of the test rows, scored with :mod:`ccpt.scoring`;
     ``instances`` (task → ids) restricts a task to the instances the results cover (a ``--limit`` run)."""
-    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=STORED_GOLD_ROW, judge=STORED_JUDGE)
+    row = Row(model="", method=GOLD, label=GOLD_LABEL, ranked=False, kind=GOLD_STORED, judge=STORED_JUDGE)
     for task in tasks:
         kind = TASK_SPECS[task].kind
         records = dataset.test(task)  # type: ignore[arg-type]
@@ -239,7 +232,9 @@ def table3(
     gen = generative_rows(frame)
     gen = gen.assign(judge_id=judge_of(gen))
     tasks = [t for t in GENERATIVE_TASKS if (gen["task"] == t).any()]
-    columns = [c for t in tasks for c in task_columns(t)]
+    # Directions as in paper Table 3: R_H,M,P down and R_N,P up for an emergent task, the reverse for a canceled one.
+    kinds = [(t, TASK_SPECS[t].kind == EMERGENT) for t in tasks]
+    columns = [Column(t, m, m == "score" or (m == "r_np") == emergent) for t, emergent in kinds for m in METRICS]
     rows: list[Row] = []
     # One row per (model, method, judge): rows two judges scored are two rows, never one average or best-of-two.
     runs = gen.groupby(["model", "method", "judge_id"], sort=False)
@@ -447,8 +442,6 @@ def protocols_of(frame: pd.DataFrame) -> list[str]:
 def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows as a report averages them: models labelled ``model [protocol]`` when there are several protocols,
     unscored ``as-run`` samples filled from another seed (:func:`ccpt.protocol.fill_failed_samples`)."""
-    from ccpt.protocol import fill_failed_samples
-
     if len(frame) and len(protocols_of(frame)) > 1:
         frame = frame.copy()
         labelled = frame["protocol"].notna()
