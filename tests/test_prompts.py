@@ -147,6 +147,9 @@ def test_missing_field_and_unknown_pairs_are_errors() -> None:
         task_prompt("npc_canceled", "base", head="a", property="b")
     with pytest.raises(ValueError, match="'property'"):
         judge_prompt("apple", "")
+    # A missing cell read as NaN is missing, never the word "nan" in a prompt.
+    with pytest.raises(ValueError, match="'concept'"):
+        judge_prompt(float("nan"), "red")  # type: ignore[arg-type]
 
 
 def test_available_methods() -> None:

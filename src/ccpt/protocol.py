@@ -29,13 +29,15 @@ from ccpt.spec import (
 @dataclass(frozen=True)
 class CallSettings:
     """How one provider family is called (``None``: not sent, the provider's default applies); ``sequence_suffix``:
-    one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic backend)."""
+    one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic backend); ``total_length``:
+    the authors' token limit counted the prompt too (recorded in a run's provenance; docs/methods.md)."""
 
     system_prompt: bool = True
     temperature: float | None = 0.7
     top_p: float | None = 0.95
     max_tokens: int | None = 2048  # reasoning models write long replies; a cut one cannot be parsed and is dropped
     sequence_suffix: bool = False
+    total_length: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ AS_RUN = Protocol(
             "ollama": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=None),
             # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p,
             # max_length 2048 counting the prompt (sent as an answer cap: docs/methods.md).
-            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048),
+            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True),
         }
     ),
     prompt_variant="asrun",

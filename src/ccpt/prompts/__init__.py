@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
@@ -43,8 +44,8 @@ def format_concepts(concepts: Sequence[str]) -> str:
 
 def render_template(name: str, **fields: object) -> str:
     """Render the prompt file ``<name>.txt`` (e.g. ``sa_filter``); field values are converted with str(), and a
-    field the template uses that is missing or blank raises ValueError naming it."""
-    values = {k: None if v is None else str(v) for k, v in fields.items()}
+    field the template uses that is missing, blank or NaN (a missing cell) raises ValueError naming it."""
+    values = {k: None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for k, v in fields.items()}
     template = _template(name)
     for field in template.get_identifiers():
         if not (values.get(field) or "").strip():
