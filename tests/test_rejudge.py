@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from inspect_ai.log import read_eval_log, write_eval_log
 from scripted_provider import scripted_reply
 
 from ccpt.cli import main
@@ -128,6 +129,14 @@ def test_rejudge_an_inspect_run_matches_a_direct_computation(
     # other settings than a direct run's beside them).
     source_sent = set(from_inspect_logs(run).attrs["sent"].values())
     assert len(source_sent) == 1 and set(from_inspect_logs(tmp_path / "rejudged").attrs["sent"].values()) == source_sent
+    # A log's metadata is untrusted text: settings that are not a line of text are unknown, not an internal error.
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    for location in sorted((tmp_path / "rejudged").glob("*.eval")):
+        log = read_eval_log(str(location))
+        log.eval.metadata = {"generation_settings": {"temperature": [0.7]}}
+        write_eval_log(log, str(hostile / location.name))
+    assert from_inspect_logs(hostile).attrs["sent"] == {}
 
     got = _report_cells(tmp_path / "rejudged", capsys)
     expected = _expected_cells(stored)

@@ -124,7 +124,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             continue
         # A re-judged log carries what its answers' model was sent, as the source log recorded it (or nothing, for
         # answers from a file that does not say); another task's log of answers made elsewhere knows nothing.
-        recorded = (log.eval.metadata or {}).get(SENT_SETTINGS)
+        recorded = (log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}).get(SENT_SETTINGS)
+        recorded = recorded if isinstance(recorded, str) and recorded.strip() else None  # a log's text, untrusted
         run, sent = run_identity(log), recorded or generation_settings(log, protocol)
         generated = task_name in TASK_SPECS or recorded is not None
         if generated:
