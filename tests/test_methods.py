@@ -1,5 +1,6 @@
-"""Methods are registered objects: a toy majority-vote method, added in one file outside ccpt's source, runs
-through `ccpt run`, `ccpt run --dry-run` and `ccpt report` with its own call count and its own reduction.
+"""Methods are registered objects: a toy majority-vote method, added in one file outside ccpt's source
+(tests/plugins/toy_vote.py), runs through `ccpt run`, `ccpt run --dry-run` and `ccpt report` with its own call count
+and its own reduction, on the generative tasks and on Task 3.
 
 The toy module is registered the way a third-party package would be: a ``*.dist-info/entry_points.txt`` naming
 it in the ``ccpt.methods`` group, on ``sys.path``. No ccpt source file is edited (CONTRIBUTING.md, "Adding a method").
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,42 +24,15 @@ from ccpt.results import load_results
 
 pytestmark = pytest.mark.shared_data
 
-TOY = '''
-"""Majority vote: three answers per instance and seed; the most common parsed answer is the one scored."""
-
-from collections import Counter
-
-from ccpt.methods import Cell, Method, mean_cell
-
-VOTERS = 3
-
-
-def majority(samples, kind, oracle="paper"):
-    """The cells of the most common parsed answer (a tie: the one answered first)."""
-    counts = Counter(s.answer for s in samples if s.answer is not None)
-    if not counts:
-        return Cell(None, None, None)
-    winner = counts.most_common(1)[0][0]
-    return mean_cell([s for s in samples if s.answer == winner], kind)
-
-
-METHOD = Method(
-    "vote",
-    "Majority vote",
-    solver="ccpt.eval.solvers:prompt_solver",  # ask the Base prompt `samples` times
-    samples=lambda options: VOTERS,
-    reduce=majority,
-)
-'''
 RUN = ["--model", "ccpt-scripted/solver", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent"]
 
 
 @pytest.fixture
 def toy_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The toy method installed as a package would be: its module and an entry point, found on sys.path."""
+    """The toy method installed as a package would be: an entry point naming its module (tests/plugins/toy_vote.py,
+    on sys.path through conftest.py), found on sys.path."""
     site = tmp_path / "site"
     (site / "toy_vote-0.1.dist-info").mkdir(parents=True)
-    (site / "toy_vote.py").write_text(textwrap.dedent(TOY), encoding="utf-8")
     (site / "toy_vote-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-vote\nVersion: 0.1\n")
     (site / "toy_vote-0.1.dist-info" / "entry_points.txt").write_text("[ccpt.methods]\nvote = toy_vote:METHOD\n")
     monkeypatch.syspath_prepend(str(site))
@@ -136,22 +109,62 @@ def _plugin(site: Path, name: str, code: str) -> None:
     methods.registered.cache_clear()
 
 
-def test_a_method_is_checked_against_the_task_in_one_line(
-    toy_plugin: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_method_is_checked_against_the_task_in_one_line(toy_plugin: Path) -> None:
     assert methods.parse("vote").label == "Majority vote"
+    assert methods.parse("vote", "type_prediction").samples({}) == 3  # the toy applies to every task
     with pytest.raises(CcptError, match="'_nofilter' applies to spreading activation methods only"):
         methods.parse("vote_nofilter")
     with pytest.raises(CcptError, match="type_prediction has only the paper's single prompt"):
-        methods.parse("vote", "type_prediction")
-    # A method that claims Task 3 but draws three answers: Task 3 scores one label, so the run refuses.
-    _plugin(toy_plugin, "toy_tp", "dataclasses.replace(VOTE, base='vote_tp', applies=lambda spec: True)")
-    argv = ["run", *RUN[:4], "--task", "type_prediction", "--method", "vote_tp", "--limit", "2",
-            "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"), "--dry-run"]  # fmt: skip
-    assert main(argv) == 2
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "type_prediction scores one answer per instance and seed" in lines[0], lines
-    sys.modules.pop("toy_tp", None)
+        methods.parse("cot", "type_prediction")
+
+
+def _voted(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per instance and seed: the gold type and the most common of its three predictions (a tie: the one
+    sampled first; none parsed: None)."""
+
+    def vote(group: pd.DataFrame) -> str | None:
+        counts = Counter(p for p in group.sort_values("sample")["pred_type"] if isinstance(p, str))
+        return counts.most_common(1)[0][0] if counts else None
+
+    cells = rows.groupby(["instance", "seed"])
+    return pd.DataFrame({"gold": cells["gold_type"].first(), "voted": cells.apply(vote)}).reset_index()
+
+
+def test_a_task3_vote_counts_each_instance_once_with_its_voted_answer(
+    toy_plugin: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs, instances = tmp_path / "logs", 8
+    common = [*RUN[:4], "--task", "type_prediction", "--method", "vote", "--limit", str(instances), "--seeds", "2",
+              "--data-dir", str(ccpt_dir)]  # fmt: skip
+    # --dry-run: 8 instances × 2 seeds × 3 voters, no judge.
+    assert main(["run", *common, "--log-dir", str(tmp_path / "plan"), "--dry-run", "--format", "json"]) == 0
+    (plan,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (plan["task"], plan["solver_calls"], plan["judge_calls"]) == ("type_prediction", [48, 48], [0, 0])
+
+    # -M fail_every=5: some replies are unparsable, so a vote also counts its parsed answers only.
+    assert main(["run", *common, "-M", "fail_every=5", "--log-dir", str(logs)]) == 0
+    capsys.readouterr()
+    rows = load_results([logs])
+    assert (rows["method"] == "vote").all() and len(rows) == instances * 2 * 3 and not rows["parse_ok"].all()
+    voted = _voted(rows)
+    assert voted["voted"].nunique() > 1 and (rows.groupby(["instance", "seed"])["pred_type"].nunique() > 1).any()
+
+    report = _table3(capsys, [str(logs)])
+    table5 = {r["metric"]: r for r in report["records"] if r["table"] == "table5" and r["method"] == "vote"}
+    # Each instance counted once (n), with one prediction per seed: the voted one.
+    assert sum(table5[f"n:{t}"]["count"] for t in ("emergent", "component", "canceled", "others")) == instances
+    assert table5["accuracy"]["count"] == instances
+    assert table5["accuracy"]["mean"] == pytest.approx(100 * (voted["voted"] == voted["gold"]).mean())
+    confusion = Counter((g, v) for g, v in zip(voted["gold"], voted["voted"], strict=True) if v is not None)
+    for (gold, predicted), count in confusion.items():
+        assert table5[f"confusion:{gold}->{predicted}"]["count"] == count
+    assert sum(r["count"] for k, r in table5.items() if k.startswith(("confusion:", "unparsed:"))) == instances * 2
+    # Inspect's own score of each sample counts the same voted answer.
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    (log,) = [read_eval_log(info) for info in list_eval_logs(str(logs))]
+    scored = {(s.metadata["instance"], s.epoch - 1): s.scores["type_match"].answer for s in log.samples or []}
+    assert scored == {(i, seed): v for i, seed, v in zip(voted["instance"], voted["seed"], voted["voted"], strict=True)}
 
 
 def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:

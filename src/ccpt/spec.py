@@ -153,8 +153,6 @@ Source = Literal["llm", "conceptnet", "both"]
 # Where each spreading-activation method takes its related concepts from (paper §4.1).
 SA_SOURCES: dict[str, Source] = {SA_LLM: "llm", SA_CONCEPTNET: "conceptnet", SA_BOTH: "both"}
 SA_METHODS: tuple[str, ...] = tuple(SA_SOURCES)
-# ccpt's methods in the row order of the paper's tables (each is defined, with its label, in ccpt.methods).
-METHODS: tuple[str, ...] = (BASE, COT, SA_LLM, SA_CONCEPTNET, SA_BOTH, MULTI_ORACLE, GOLD)
 # Method names in the authors' result files → ccpt method names. Their Spreading Activation files name the
 # source ("sa-llm&conceptnet" is both); the filter ablation puts REFERENCE_NOFILTER after "sa-"
 # ("sa-nf-conceptnet"), and a per-step file (Table 6) ends its *file* name in "-<t>" (its columns do not say).

@@ -18,8 +18,9 @@ from ccpt.cli.options import (
     prices_option,
     request_limits,
 )
+from ccpt.methods import BUILTIN
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
-from ccpt.spec import METHODS, NOFILTER_SUFFIX, TASKS
+from ccpt.spec import NOFILTER_SUFFIX, TASKS
 
 if TYPE_CHECKING:
     from ccpt.eval.sweep import Sweep
@@ -106,8 +107,8 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     "methods",
     multiple=True,
     metavar="METHOD",
-    help=f"Method(s): {', '.join(METHODS)}; add {NOFILTER_SUFFIX} to an sa_* method for the filter "
-    "ablation; gold = the annotated answers, scored by the same judge. Default: base and gold.",
+    help=f"Method(s): {', '.join(m.base for m in BUILTIN)} or a plug-in's; add {NOFILTER_SUFFIX} to an sa_* "
+    "method for the filter ablation; gold = the annotated answers, scored by the same judge. Default: base and gold.",
 )
 @click.option(
     "--seeds",

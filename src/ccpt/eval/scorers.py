@@ -311,20 +311,23 @@ cancellation_judge = scorer(metrics=judge_metrics(HEADLINE[CANCELED]), name="can
 
 @scorer(metrics={ACCURACY: cell_metrics(ACCURACY), PARSE_OK: [defined_mean()]})
 def type_match(method: str) -> Scorer:
-    """Task 3: the parsed property type against the gold type (a parse failure counts as wrong)."""
+    """Task 3: each reply's parsed property type; the one the method's reduction counts (Base: its one reply; a
+    vote: the winner) against the gold type (none parsed counts as wrong)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        reply = _replies(state)[0]
-        row = _row(state, method, "", reply, 0)
-        parsed = parse_answer(TASK_SPECS[row.task], reply)
-        row.parse_ok, row.parse_error, row.answer, row.pred_type = parsed.ok, parsed.error, parsed.value, parsed.value
-        correct = parsed.ok and parsed.value == target.text
-        predicted = f"predicted {parsed.value}" if parsed.ok else f"not parsed ({parsed.error})"
+        rows = [_row(state, method, "", reply, k) for k, reply in enumerate(_replies(state))]
+        for row in rows:
+            parsed = parse_answer(TASK_SPECS[row.task], str(row.answer_raw))
+            row.parse_ok, row.parse_error = parsed.ok, parsed.error
+            row.answer = row.pred_type = parsed.value
+        counted = methods.reduction(method)([Judged(r.answer) for r in rows], None, "paper").answer
+        lines = [f"predicted {r.answer}" if r.parse_ok else f"not parsed ({r.parse_error})" for r in rows]
+        predicted = lines[0] if len(rows) == 1 else f"{'; '.join(lines)}; counted {counted}"
         return Score(
-            value={ACCURACY: float(correct), PARSE_OK: float(parsed.ok)},
-            answer=parsed.value,
+            value={ACCURACY: float(counted == target.text), PARSE_OK: sum(r.parse_ok for r in rows) / len(rows)},
+            answer=counted,
             explanation=f"{predicted}, gold {target.text}",
-            metadata={"ccpt": {"samples": [row.to_dict()]}},
+            metadata={"ccpt": {"samples": [r.to_dict() for r in rows]}},
         )
 
     return score

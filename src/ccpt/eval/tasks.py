@@ -102,8 +102,6 @@ def _build(name: str, options: TaskOptions) -> Task:
     protocol = get_protocol(options.protocol)
     protocol.check_method(method.name)
     seeds = method.seeds or options.seeds
-    if not spec.generative and method.samples(vars(options)) > 1:  # Task 3's scorer and Table 5 take one label
-        raise CcptError(f"{spec.name} scores one answer per instance and seed; method {method.name!r} draws several")
     if spec.generative:  # the judge scorer, its headline metric first: E or C (docs/metrics.md)
         judge_scorer = emergence_judge if spec.kind == EMERGENT else cancellation_judge
         scorer = judge_scorer(method.name, options.judge_mode, options.judge_retries, protocol.name)
@@ -204,7 +202,8 @@ def type_prediction(
     """Property Type Prediction (N, P → T): emergent / component / canceled / others, 250 of each.
 
     Args:
-        method: base (Task 3 has only the paper's single prompt).
+        method: base (the paper's single prompt), or a plug-in method that applies to Task 3 (its samples
+            reduce to one predicted type the method's way, e.g. a majority vote).
         seeds: Independent samples per instance.
         system_prompt: Send the paper's system prompt (Table 9).
         data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ccpt.errors import CcptError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
-from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, mean_cell
-from ccpt.spec import GENERATIVE_TASKS, NOFILTER_SUFFIX, split_method, task_spec
+from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, majority, mean_cell
+from ccpt.spec import NOFILTER_SUFFIX, split_method, task_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 __layer__ = "core"  # no Inspect: solvers are named "module:function" and imported by ccpt.eval (tests/test_layering.py)
 
 __all__ = [
-    "BUILTIN", "ENTRY_POINTS", "Cell", "Judged", "Method", "Plan", "Range", "get", "mean_cell", "method_label", "parse",
-    "reduction", "registered", "unregistered_notes",
+    "BUILTIN", "ENTRY_POINTS", "Cell", "Judged", "Method", "Plan", "Range", "get", "majority", "mean_cell",
+    "method_label", "order", "parse", "reduction", "registered", "unregistered_notes",
 ]  # fmt: skip
 
 # The registry: ccpt's methods, in the row order of the paper's tables.
@@ -66,6 +66,14 @@ def parse(text: str, task: str | None = None) -> Method:
     return method
 
 
+def order(name: str) -> tuple[int, str]:
+    """Sort key of a method name in reports: ccpt's own in ``BUILTIN``'s order (the paper's rows), then the others
+    by name."""
+    names = [m.base for m in BUILTIN]
+    base_name = split_method(name)[0]
+    return (names.index(base_name) if base_name in names else len(names), name)
+
+
 def method_label(name: str) -> str:
     """Display name of a method name as stored in logs; unknown names are shown as they are."""
     base_name, sa_filter = split_method(name)
@@ -83,15 +91,15 @@ def reduction(name: str) -> Reduction:
 
 def unregistered_notes(frame: pd.DataFrame) -> list[str]:
     """Report notes for unregistered methods with several samples of one instance and seed (averaged)."""
-    generative = frame[frame["task"].isin(GENERATIVE_TASKS)]
-    unknown = generative[~generative["method"].astype(str).isin(list(registered()))]
+    unknown = frame[~frame["method"].astype(str).isin(list(registered()))]
     keys = [
         k for k in ("task", "model", "method", "judge", "protocol", "sa_iteration", "instance", "seed") if k in frame
     ]
-    most = unknown.groupby(keys, dropna=False).size().groupby("method").max()
+    most = unknown.groupby(keys, dropna=False)["sample"].nunique().groupby("method").max()
     return [
         f"method {name!r} is not registered with this ccpt: its up to {n} samples per instance and seed are "
-        "averaged (install the package that defines it to reduce them its own way)"
+        "averaged, on Task 3 the most common answer counted (install the package that defines it to reduce them "
+        "its own way)"
         for name, n in sorted(most.items())
         if n > 1
     ]

@@ -4,6 +4,7 @@ named ``"module:function"``, so that this core module never imports Inspect)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -14,27 +15,32 @@ from ccpt.scoring import Relevances
 from ccpt.spec import BASE, BASE_TEMPLATE, NOFILTER_SUFFIX, ScoredType, Source, TaskSpec
 
 Range = tuple[int, int]  # (low, high) of a call count
+UNJUDGED = Relevances(None, None, None)  # a Task-3 sample's: its answer is a label, no judge rates it
 
 
 @dataclass(frozen=True)
 class Judged:
-    """One judged sample of an instance and seed: its parsed answer (None: not parsed) and its relevances."""
+    """One judged sample of an instance and seed: its parsed answer (None: not parsed) and its relevances (Task 3:
+    none, its answer is a label)."""
 
     answer: str | None
-    relevances: Relevances
+    relevances: Relevances = UNJUDGED
 
 
 @dataclass(frozen=True)
 class Cell:
-    """The values one instance and seed contributes to a Table-3 row: R_H,M,P, R_N,P and E (or C)."""
+    """The values one instance and seed contributes to a Table-3 row: R_H,M,P, R_N,P and E (or C), and the answer
+    it counts (Task 3's predicted type: Table 5 and the accuracy read it; None: none parsed)."""
 
     r_hmp: float | None
     r_np: float | None
     score: float | None
+    answer: str | None = None
 
 
-# The samples of one instance and seed → its cell; ``oracle``: the report's ``--oracle`` ("paper" or "single").
-Reduction = Callable[[Sequence[Judged], ScoredType, str], Cell]
+# The samples of one instance and seed → its cell; the kind is the task's (None: Task 3, whose answers are labels);
+# ``oracle``: the report's ``--oracle`` ("paper" or "single").
+Reduction = Callable[[Sequence[Judged], ScoredType | None, str], Cell]
 
 
 @dataclass(frozen=True)
@@ -52,10 +58,27 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def mean_cell(samples: Sequence[Judged], kind: ScoredType, oracle: str = "paper") -> Cell:
-    """Each column the mean of the samples that have it (one sample: its own values)."""
+def _mode(answers: Sequence[str | None]) -> str | None:
+    """The most common parsed answer, a tie to the one given first (Inspect's ``mode`` reducer); None: none parsed."""
+    counts = Counter(a for a in answers if a is not None)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def mean_cell(samples: Sequence[Judged], kind: ScoredType | None, oracle: str = "paper") -> Cell:
+    """Each column the mean of the samples that have it; the answer the most common one (a label's average is its
+    mode); one sample: its own values."""
     rel = [s.relevances for s in samples]
-    return Cell(_mean([r.r_hmp for r in rel]), _mean([r.r_np for r in rel]), _mean([r.score(kind) for r in rel]))
+    score = _mean([r.score(kind) for r in rel]) if kind is not None else None
+    return Cell(_mean([r.r_hmp for r in rel]), _mean([r.r_np for r in rel]), score, _mode([s.answer for s in samples]))
+
+
+def majority(samples: Sequence[Judged], kind: ScoredType | None, oracle: str = "paper") -> Cell:
+    """Self-consistency: the most common parsed answer wins (Inspect's ``mode`` reducer over the answers); its
+    cells are the mean of the samples that gave it."""
+    winner = _mode([s.answer for s in samples])
+    if winner is None:
+        return Cell(None, None, None)
+    return mean_cell([s for s in samples if s.answer == winner], kind, oracle)
 
 
 def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:

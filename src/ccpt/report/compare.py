@@ -12,7 +12,7 @@ import pandas as pd
 from ccpt.errors import CcptError
 from ccpt.report.names import match_method, match_model, model_text, resolve_labels
 from ccpt.report.notes import protocols_of
-from ccpt.report.tables import OracleReduction, display_methods, judge_of, per_instance_values
+from ccpt.report.tables import OracleReduction, display_methods, judge_of, per_instance_values, type_predictions
 from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 
@@ -58,7 +58,8 @@ class Comparison:
 
 def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: OracleReduction) -> pd.Series:
     if not TASK_SPECS[task].generative:
-        values = frame.assign(correct=(frame["pred_type"] == frame["gold_type"]).astype(float))
+        values = type_predictions(frame)
+        values = values.assign(correct=(values["pred_type"] == values["gold_type"]).astype(float))
         return values.groupby("instance")["correct"].mean()
     return per_instance_values(frame, task, oracle).groupby("instance")[metric].mean()
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
-from ccpt.methods import Judged, method_label, reduction
+from ccpt.methods import Judged, method_label, order, reduction
 from ccpt.protocol import FILLED, fill_failed_samples
 from ccpt.report.names import model_text
 from ccpt.results import optional
@@ -21,7 +21,6 @@ from ccpt.spec import (
     GENERATIVE_TASKS,
     GOLD,
     GOLD_STORED,
-    METHODS,
     MULTI_ORACLE,
     NOFILTER_SUFFIX,
     SA_METHODS,
@@ -137,10 +136,6 @@ def rows_by_judge(rows: Sequence[Row], unknown: str = "unknown") -> dict[str, li
     return groups
 
 
-def _method_key(method: str) -> tuple[int, str]:
-    return (METHODS.index(method), method) if method in METHODS else (len(METHODS), method)
-
-
 def per_instance_values(group: pd.DataFrame, task: str, oracle: OracleReduction = "paper") -> pd.DataFrame:
     """One row per (instance, seed) with r_hmp, r_np, score: several samples reduce the way their method does
     (:func:`ccpt.methods.reduction`)."""
@@ -239,7 +234,7 @@ def table3(
     # One row per (model, method, judge): rows two judges scored are two rows, never one average or best-of-two.
     runs = gen.groupby(["model", "method", "judge_id"], sort=False)
     # g = ((model, method, judge), rows): Human last, then by model, judge, and method in paper order.
-    ordered = sorted(runs, key=lambda g: (g[0][0] == HUMAN_MODEL, g[0][0], g[0][2], _method_key(g[0][1])))
+    ordered = sorted(runs, key=lambda g: (g[0][0] == HUMAN_MODEL, g[0][0], g[0][2], order(g[0][1])))
     for (model, method, judge), run in ordered:
         human = model == HUMAN_MODEL
         label, ranked = ("Human", False) if human else (method_label(method), method not in (MULTI_ORACLE, GOLD))
@@ -281,6 +276,23 @@ class TypeResult:
         return self.type_instances[i] if self.type_instances else int(self.classification.row_totals()[i])
 
 
+def type_predictions(rows: pd.DataFrame) -> pd.DataFrame:
+    """Task-3 rows, one per (method, item, seed), the predicted type the method's reduction counts of the item's
+    samples (Base: its one answer; a vote: the winner). Items: the instance id numbered by occurrence within a seed
+    and sample (the authors' repeated pairs count twice)."""
+    keys = [k for k in ("method", "instance", "seed", "sample") if k in rows]
+    occurrence = rows.groupby(keys, sort=False, dropna=False).cumcount()
+    rows = rows.assign(item=rows["instance"].astype(str) + "#" + occurrence.astype(str))
+    cells = rows.groupby(["method", "item", "seed"], sort=False, dropna=False)
+    if len(cells) == len(rows):  # one sample is its own answer under any reduction
+        return rows
+    answers = [
+        reduction(str(method))([Judged(optional(p, str)) for p in members["pred_type"]], None, "paper").answer
+        for (method, _, _), members in cells
+    ]
+    return cells.head(1).assign(pred_type=answers)
+
+
 def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, seed: int = 0) -> list[TypeResult]:
     """Property type prediction per (model, method): confusion matrix (paper order), accuracy, has/lacks."""
     tp = frame[frame["task"] == TYPE_PREDICTION]
@@ -289,14 +301,12 @@ def table5(frame: pd.DataFrame, *, stat: Stat = "sem", n_boot: int = 10_000, see
     # Without a gold type no confusion cell (the Failures table counts it); a boolean Series, as [] selects columns.
     tp = tp[tp["gold_type"].map(lambda g: optional(g, str) is not None).astype(bool)]
     out: list[TypeResult] = []
-    for (model, method), group in tp.groupby(["model", "method"], sort=True):  # Task 3 has no judge
+    for (model, method), rows in tp.groupby(["model", "method"], sort=True):  # Task 3 has no judge
+        group = type_predictions(rows)
         preds = [optional(p, str) for p in group["pred_type"]]
         cls = classify([str(g) for g in group["gold_type"]], preds)
-        # Items: the instance id numbered by occurrence within a seed (the authors' repeated pairs count twice).
-        occurrence = group.groupby(["instance", "seed"], sort=False).cumcount()
-        items = group["instance"].astype(str) + "#" + occurrence.astype(str)
         right = [float(p == g) for p, g in zip(preds, group["gold_type"], strict=True)]
-        correct = group.assign(correct=right, item=items)
+        correct = group.assign(correct=right)
         acc = _summary(correct, "correct", stat, n_boot, seed, index="item")
         per_type = correct.drop_duplicates("item")["gold_type"].astype(str)
         counts = tuple(int((per_type == label).sum()) for label in cls.labels)
