@@ -166,6 +166,14 @@ def test_a_task3_vote_counts_each_instance_once_with_its_voted_answer(
     scored = {(s.metadata["instance"], s.epoch - 1): s.scores["type_match"].answer for s in log.samples or []}
     assert scored == {(i, seed): v for i, seed, v in zip(voted["instance"], voted["seed"], voted["voted"], strict=True)}
 
+    # Without the plug-in, this ccpt counts the samples' most common answer all the same, and a note says so.
+    sys.path.remove(str(toy_plugin))
+    methods.registered.cache_clear()
+    unknown = _table3(capsys, [str(logs)])
+    assert any("'vote' is not registered" in n and "Task 3 the most common answer" in n for n in unknown["notes"])
+    (accuracy,) = [r for r in unknown["records"] if (r["table"], r["metric"]) == ("table5", "accuracy")]
+    assert (accuracy["mean"], accuracy["count"]) == (table5["accuracy"]["mean"], instances)
+
 
 def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
     _plugin(toy_plugin, "toy_base", "dataclasses.replace(VOTE, base='base')")
