@@ -22,7 +22,7 @@ from test_report_formats import _row, results_fixture
 
 from ccpt.cli import main
 from ccpt.errors import CcptError
-from ccpt.report import build_report, render
+from ccpt.report import Report, build_report, render
 from ccpt.report.names import parse_label
 from ccpt.results import COLUMNS
 
@@ -188,25 +188,27 @@ def test_report_over_two_run_directories_warns_on_stderr(ccpt_dir: Path, tmp_pat
 HOSTILE_MODEL = "evil\\input{/etc/passwd}_&%$#{}~^<>|\nmodel 模型 naïve"
 
 
-def _latex_report() -> str:
+def _latex_report() -> tuple[Report, str]:
     """The fixture's runs twice: as "m/one" with a display name, and under a hostile id with none."""
     frame = results_fixture()
     frame = pd.concat([frame, frame.assign(model=HOSTILE_MODEL)], ignore_index=True)
     report = build_report(frame, n_boot=50, examples_per_group=0, labels={"m/one": "Crème brûlée 50% & co"})
-    return render(report, "latex")
+    return report, render(report, "latex")
 
 
 def test_latex_tables_are_floats_with_caption_and_label() -> None:
-    text = _latex_report()
+    report, text = _latex_report()
     floats = re.findall(r"\\begin\{(table\*?)\}(.*?)\\end\{\1\}", text, flags=re.S)
-    # Tables 3 (one task), 5 and 6 (one per model), 7 fit a column; the failures table (8 columns) spans both.
-    assert [env for env, _ in floats] == ["table"] * 6 + ["table*"]
+    # One float per table the report holds, whichever they are; the failures table (8 columns) spans both columns.
+    assert len(floats) == len(report.tables()) > 1
+    assert [env for env, body in floats if r"\caption{Failures" in body] == ["table*"]
     labels = []
     for _, body in floats:
         assert body.count(r"\begin{tabular}") == 1 and r"\toprule" in body and r"\bottomrule" in body
         assert re.search(r"\\caption\{[^\n]+\}", body)
         labels += re.findall(r"\\label\{([^}]*)\}", body)
-    assert len(labels) == len(set(labels)) == 7 and all(re.fullmatch(r"tab:ccpt-[\w.-]+", x) for x in labels)
+    assert len(labels) == len(set(labels)) == len(floats)
+    assert all(re.fullmatch(r"tab:ccpt-[\w.-]+", x) for x in labels)
     assert r"Cr\`{e}me br\^{u}l\'{e}e 50\% \& co" in text  # accents as commands, specials escaped
     hostile = (
         r"evil\textbackslash{}input\{/etc/passwd\}\_\&\%\$\#\{\}\textasciitilde{}\textasciicircum{}"
@@ -230,7 +232,7 @@ def _pdflatex() -> str:
 
 def test_latex_compiles_in_a_minimal_booktabs_document(tmp_path: Path) -> None:
     pdflatex = _pdflatex()
-    (tmp_path / "report.tex").write_text(_latex_report(), encoding="utf-8")
+    (tmp_path / "report.tex").write_text(_latex_report()[1], encoding="utf-8")
     (tmp_path / "paper.tex").write_text(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\usepackage[table]{xcolor}\n"
         "\\begin{document}\nSee Table~\\ref{tab:ccpt-table3}.\n\\input{report.tex}\n\\end{document}\n",
