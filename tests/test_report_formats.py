@@ -207,10 +207,18 @@ def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp
     assert generation["models"]["ccpt-scripted/solver"]["temperature"] == 0.7
     assert (generation["seeds"], generation["limit"]) == (1, 2) and block["dataset"]["matches_pinned"] is True
     assert {r["table"] for r in payload["records"]} >= {"table3", "failures"}
-    # `ccpt report` on the run's logs prints what the summary printed (one report-from-paths function), less the
-    # run's own sampling settings.
+    # `ccpt report` on the run's logs prints what the summary printed (one report-from-paths function); for the
+    # run's sampling settings, what the model's logs recorded it was sent.
     assert main(["report", str(tmp_path / "logs"), "--format", "json", "--data-dir", str(ccpt_dir)]) == 0
     again = _strict_loads(capsys.readouterr().out)
     assert again["records"] == payload["records"] and again["judge"] == payload["judge"]
     assert {r["table"] for r in again["records"]} >= {"table3", "failures", "usage"}
-    assert again["provenance"]["generation"] is None
+    (sent,) = again["provenance"]["generation"]["sent"]["ccpt-scripted/solver"]
+    assert sent.startswith("temperature 0.7") and list(again["provenance"]["generation"]) == ["sent"]
+    # Markdown says it in its provenance, and of a model whose result file records nothing, that it does not.
+    results = tmp_path / "other.csv"
+    results_fixture().to_csv(results, index=False)
+    assert main(["report", str(tmp_path / "logs"), str(results), "--data-dir", str(ccpt_dir)]) == 0
+    text = capsys.readouterr().out
+    assert f"- generation (ccpt-scripted/solver): {sent}\n" in text
+    assert "- generation (m/one): not recorded by its result files\n" in text

@@ -117,6 +117,36 @@ def test_table5_counts_an_item_drawn_twice_twice() -> None:
     assert "Accuracy: 66.7% (n = 3 instances" in table.notes[0]  # 2 of 3 draws right (not 1 of 2)
 
 
+def test_every_table_states_its_n_in_every_format() -> None:
+    from ccpt.report.latex import latex_escape
+
+    # The fixture: Base and Multi-Oracle over 2 instances × 2 seeds, S.A. w/ LLM (with its C_t and no-filter
+    # answers) over 2 instances × 1 seed; Table 5 over 6 instances, 1 seed.
+    report = build_report(results_fixture(), n_boot=50, examples_per_group=0)
+    lines = {
+        "table3": "n per row: m/one / Base: 2 instances × 2 seeds; m/one / S.A.w/ LLM: 2 instances × 1 seed; "
+        "m/one / Multi-Oracle: 2 instances × 2 seeds.",
+        "table5:m/one:base": "Accuracy: 66.7% (n = 6 instances, 1 seed)",
+        "table6:m/one:sa_llm": "n = 2 instances × 1 seed per cell.",
+        "table7": "n = 2 instances × 1 seed in every run.",
+    }
+    tables = report.tables()
+    for key, line in lines.items():
+        assert any(note.startswith(line) for note in tables[key].notes), (key, tables[key].notes)
+        assert line in render(report, "markdown") and line in render(report, "html")
+        assert latex_escape(line) in render(report, "latex")  # in the float's caption
+    # Rows of one n: said once; one instance is not "1 instances".
+    rows = _scored("m", "base", "j", {0: [0.4, 0.6], 1: [0.2, 0.4]}) + _scored("m", "cot", "j", {0: [0.5], 1: [0.7]})
+    assert build_report(_frame(rows), n_boot=50).tables()["table3"].notes == (
+        "n per row: m / Base: 2 instances × 2 seeds; m / CoT: 1 instance × 2 seeds.",
+    )
+    rows = _scored("m", "base", "j", {0: [0.4, 0.6], 1: [0.2, 0.4]})
+    rows += _scored("m", "cot", "j", {0: [0.5, 0.0], 2: [0.7, 0.0]})
+    assert build_report(_frame(rows), n_boot=50).tables()["table3"].notes == (
+        "n = 2 instances × 2 seeds in every row.",
+    )
+
+
 def test_to_frame_spread_keeps_the_plus_minus_values() -> None:
     report = build_report(results_fixture(), stat="sem", n_boot=50, examples_per_group=0)
     plain = report.tables()["table3"].to_frame()
@@ -270,12 +300,71 @@ def test_bars_of_different_judges_get_their_own_panels_and_single_seeds_no_error
     panels = {ax.get_title(): ax for ax in fig.axes}
     assert set(panels) == {"Judge: judge/a", "Judge: judge/b"}
     a, b = panels["Judge: judge/a"], panels["Judge: judge/b"]
-    assert [t.get_text() for t in a.get_legend().get_texts()] == ["Model M / Base", "Model M / CoT"]
+    legend = [t.get_text() for t in a.get_legend().get_texts()]
+    assert legend == ["Model M / Base (n = 2 instances × 2 seeds)", "Model M / CoT (n = 2 instances × 1 seed)"]
     # One error bar (Base), of the printed ± (10 each side); none of zero length anywhere.
     (segments,) = [c.get_segments() for c in a.collections if isinstance(c, LineCollection)]
     assert len(segments) == 1 and abs(segments[0][1][1] - segments[0][0][1]) == pytest.approx(20.0)
     assert [t.get_text() for t in a.texts] == ["1 seed"] and [t.get_text() for t in b.texts] == ["1 seed"]
     assert not [c for c in b.collections if isinstance(c, LineCollection)]
+
+
+@pytest.mark.parametrize("beside", ["all zeros", "low"])
+def test_figures_of_the_stored_runs_beside_a_run_keep_every_bar_inside_one_range(
+    beside: str, tmp_path: Path, reference_dir: Path, ccpt_dir: Path
+) -> None:
+    """`ccpt report <authors' GPT-4o CSVs> RUN --figures` where RUN (3 PI-emergent instances, another judge) is
+    all zeros or low: the panels used to share the y-axis with the last panel's range, so the stored GPT-4o bars
+    (Gold 58.4) were cut, and all zeros made a 1192 × 23,571 px PNG. Now one range holds every bar and error bar of
+    every panel, the canvas is bounded, zero and missing bars are marked and each row's n is in its legend."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.patches import Rectangle
+    from PIL import Image
+
+    from ccpt.dataset import load_dataset
+    from ccpt.report import report_from_paths
+    from ccpt.report.figures import report_figures
+    from ccpt.results import export, load_results
+
+    dataset = load_dataset(ccpt_dir)
+    stored = [reference_dir / "pi_emergent_gpt-4o_naive.csv", reference_dir / "npc_emergent_gpt-4o_naive.csv"]
+    frame = load_results(stored[0], dataset)
+    first = sorted(frame["instance"].unique())[:3]
+    run = frame[frame["instance"].isin(first)].assign(model="small/run:0.5b", judge="judge/zero", r_hp=0.0, r_mp=0.0)
+    run = run.assign(r_np=0.0 if beside == "all zeros" else 0.05 * (run["seed"] + 1))  # seeds 0-2: 5, 10, 15
+    export(run, tmp_path / "run.csv")  # no NPC task: its bars are missing
+    paths = [*stored, tmp_path / "run.csv"]
+    argv = ["report", *map(str, paths), "--data-dir", str(ccpt_dir), "--label", "gpt-4o=GPT-4o"]
+    assert main([*argv, "--figures", str(tmp_path / "figs"), "--out", str(tmp_path / "report.md")]) == 0
+
+    report = report_from_paths(paths, dataset=dataset, labels={"gpt-4o": "GPT-4o"})
+    (fig,) = [fig for stem, _, fig in report_figures(report) if stem == "scores_by_method"]
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    assert list(panels) == ["Judge: gpt-4o", "Judge: judge/zero"]
+    for title, ax in panels.items():
+        low, high = ax.get_ylim()
+        bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+        tops = [bar.get_y() + bar.get_height() for bar in bars]
+        assert bars and all(low <= top <= high for top in tops), (title, (low, high), max(tops))
+        for lines in (c for c in ax.collections if isinstance(c, LineCollection)):  # error bars
+            assert all(low <= y <= high for segment in lines.get_segments() for _, y in segment), title
+        marks = {(round(t.get_position()[0], 6), t.get_text()) for t in ax.texts}
+        for bar in bars:  # a zero-height bar says "0" (or "n/a" where the row has no such cell)
+            if bar.get_height() == 0:
+                x = round(bar.get_x() + bar.get_width() / 2, 6)
+                assert any(at == x and text in ("0", "n/a") for at, text in marks), (title, x)
+        assert all(low <= t.get_position()[1] <= high for t in ax.texts)
+        assert ax.get_xlabel() == "Error bars: ±1 SEM over seeds"
+    legend = [t.get_text() for t in panels["Judge: gpt-4o"].get_legend().get_texts()]
+    assert legend == ["GPT-4o / Base (n = PI-Eme. 200, NPC-Eme. 167 instances × 3 seeds)",
+                      "Gold (stored GPT-4o judge) (n = PI-Eme. 200, NPC-Eme. 167 instances)"]  # fmt: skip
+    (small,) = [t.get_text() for t in panels["Judge: judge/zero"].get_legend().get_texts()]
+    assert small == "small/run:0.5b / Base (n = 3 instances × 3 seeds)"
+    width, height = Image.open(tmp_path / "figs" / "scores_by_method.png").size
+    assert width <= 1600 and height <= 1200, (width, height)  # 6.6 × 2.6 in at 200 dpi, plus the legends
+    # Gold is 58.4 (PI) and 59.9 (NPC), the tallest bars: drawn whole, whatever the other panel holds.
+    heights = sorted(round(bar.get_height(), 1) for bar in panels["Judge: gpt-4o"].patches)
+    assert heights[-2:] == [58.4, 59.9] and panels["Judge: judge/zero"].get_ylim()[1] > 59.9
 
 
 def test_bar_chart_draws_hostile_names_as_written(tmp_path: Path) -> None:
@@ -288,7 +377,7 @@ def test_bar_chart_draws_hostile_names_as_written(tmp_path: Path) -> None:
     save(fig, tmp_path, "bars")  # draws every text: a mathtext error would raise here
     (ax,) = fig.axes
     assert ax.get_title() == r"Judge: judge\$1\$"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == [r"m\$\foo{\$_^ / Base"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [r"m\$\foo{\$_^ / Base (n = 2 instances × 1 seed)"]
 
 
 def test_confusion_figure_prints_no_nan() -> None:

@@ -97,7 +97,11 @@ def provenance_lines(block: Mapping[str, Any]) -> list[str]:
         f"models: {', '.join(block.get('models') or []) or 'n/a'}; "
         f"judges: {', '.join(block.get('judges') or []) or 'n/a'}",
     ]
-    if block.get("generation"):
-        lines.append("generation: " + ", ".join(f"{k}={v}" for k, v in block["generation"].items()))
+    generation = dict(block.get("generation") or {})
+    # `ccpt report`: what each model's logs say it was sent (None: its result files do not say).
+    for model, sent in (generation.pop("sent", None) or {}).items():
+        lines.append(f"generation ({model}): {' | '.join(sent) if sent else 'not recorded by its result files'}")
+    if generation:
+        lines.append("generation: " + ", ".join(f"{k}={v}" for k, v in generation.items()))
     lines.append(f"created: {block.get('created_utc')}")
     return lines

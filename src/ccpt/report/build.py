@@ -94,6 +94,8 @@ def build_report(
     if len(protocols_of(frame)) > 1:  # the display name follows the model id into its protocol-tagged form
         tagged = frame.loc[frame["protocol"].notna(), ["model", "protocol"]].drop_duplicates()
         names |= {f"{m} [{tag}]": f"{names[m]} [{tag}]" for m, tag in tagged.itertuples(index=False) if m in names}
+    # Of the rows as read (their model ids, the logs they came from), before the report relabels them.
+    block = dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol)
     frame = as_reported(frame)  # never two protocols pooled; as-run fills (counted in the Failures table)
     has_gen = not generative_rows(frame).empty
     generative = table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if has_gen else None
@@ -120,7 +122,7 @@ def build_report(
         notes=notes,
         judge_info=judge_info,
         examples=examples,
-        provenance=dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol),
+        provenance=block,
         labels=names,
         warnings=repeats,
     )

@@ -22,6 +22,7 @@ from ccpt.report.tables import (
     TypeResult,
     format_summary,
     rows_by_judge,
+    sample_size,
     score_name,
 )
 from ccpt.results import optional
@@ -132,7 +133,25 @@ def generative_display(table: GenerativeTable, labels: Mapping[str, str] | None 
     by_judge = rows_by_judge(table.rows)
     parts = "; ".join(f"{judge}: {', '.join(r.name(labels) for r in judged)}" for judge, judged in by_judge.items())
     note = f"Rows scored by different judges are kept apart and ranked only against rows of their judge — {parts}."
-    return DisplayTable("table3", table.title, header, tuple(rows), (note,) if len(by_judge) > 1 else ())
+    runs = {r.name(labels, with_judge=several): _cells_n(r.cells) for r in table.rows if r.kind != GOLD_STORED}
+    stored = [r for r in table.rows if r.kind == GOLD_STORED]
+    gold = [f"{r.label}: {_cells_n(r.cells, seeds=False)}, one stored score each" for r in stored]
+    n = _n_note(runs, "row", gold)
+    return DisplayTable("table3", table.title, header, tuple(rows), (n, note) if len(by_judge) > 1 else (n,))
+
+
+def _cells_n(cells: Mapping[tuple[str, Any], Summary], *, seeds: bool = True) -> str:
+    """The n of a row's cells (keyed by task and metric or iteration)."""
+    return sample_size([(task, summary) for (task, _), summary in cells.items()], seeds=seeds)
+
+
+def _n_note(groups: Mapping[str, str], unit: str, extra: Sequence[str] = ()) -> str:
+    """The caption line stating n: once when every group has the same ("n = 200 instances × 3 seeds in every
+    row"), else per group ("n per row: GPT-4o / Base: 200 instances × 1 seed; …"); ``extra``: said after it."""
+    if len(set(groups.values())) == 1:
+        head = f"n = {next(iter(groups.values()))} in every {unit}"
+        return head + (f" ({'; '.join(extra)})." if extra else ".")
+    return f"n per {unit}: " + "; ".join([*(f"{name}: {n}" for name, n in groups.items()), *extra]) + "."
 
 
 def types_display(res: TypeResult, labels: Mapping[str, str] | None = None) -> DisplayTable:
@@ -170,7 +189,8 @@ def iterations_display(
     judged = f" · judge {tab.judge or 'unknown'}" if with_judge else ""
     title = f"Table 6: score per iteration — {model_text(tab.model, labels)} / {method_label(tab.method)}{judged}"
     key = f"table6:{tab.model}:{tab.method}" + (f":{tab.judge}" if with_judge else "")
-    return DisplayTable(key, title, ("Task", *[f"C_{t}" for t in tab.iterations]), rows)
+    notes = (f"n = {_cells_n(tab.cells)} per cell.",)
+    return DisplayTable(key, title, ("Task", *[f"C_{t}" for t in tab.iterations]), rows, notes)
 
 
 def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None = None) -> DisplayTable:
@@ -191,7 +211,12 @@ def filters_display(rows: Sequence[FilterRow], labels: Mapping[str, str] | None 
         for r in rows
     )
     header = ("Model", "Method", "Task", "w/o Filter", "w/ Filter", "Δ")
-    return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body)
+    runs: dict[str, list[tuple[str, Summary]]] = {}  # n per run, each task's count where tasks differ
+    for r in rows:
+        name = f"{model_text(r.model, labels)} / {method_label(r.method)}" + (f" · judge {r.judge}" if several else "")
+        runs.setdefault(name, []).extend((r.task, s) for s in (r.without, r.with_) if s is not None)
+    notes = (_n_note({name: sample_size(cells) for name, cells in runs.items()}, "run"),)
+    return DisplayTable("table7", "Table 7: impact of Filter in spreading activation", header, body, notes)
 
 
 # The Failures table's counts (FailureRow fields → column names), in print order; also the metrics of its records.

@@ -14,13 +14,14 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 from ccpt.methods import method_label
 from ccpt.report.build import Report
 from ccpt.report.names import file_stem, model_text, unique_name
-from ccpt.report.tables import GenerativeTable, Row, rows_by_judge, score_name
+from ccpt.report.tables import GenerativeTable, Row, rows_by_judge, sample_size, score_name
 from ccpt.scoring import Classification
-from ccpt.spec import TASK_SPECS
+from ccpt.spec import GOLD_STORED, TASK_SPECS
 from ccpt.stats import Summary
 
 COLUMN_WIDTH_IN = 3.3
@@ -98,11 +99,23 @@ def bar_of(summary: Summary | None) -> tuple[float, tuple[float, float] | None]:
     return mean, None
 
 
+# What an error bar is, under each panel (the table prints the same spread; docs/metrics.md, "Table cells").
+ERROR_BARS = {"sem": "±1 SEM over seeds", "paper": "± population SD of the seed means", "ci": "95% bootstrap CI"}
+HEADROOM = 1.3  # the y-range's top over the highest bar or error bar: room for the marks above the bars
+
+
 def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None) -> Figure:
-    """E / C per task and row with the table's spread as error bars ("1 seed" without one), a panel per judge."""
+    """E / C per task and row with the table's spread as error bars, a panel per judge; the panels share one
+    y-range computed from every panel's bars and error bars, so no bar is cut. Above a bar: "0" when it is zero,
+    "1 seed" without a spread, "n/a" where the row has no such cell; each row's n in the legend under its panel."""
     score_cols = [c for c in table.columns if c.metric == "score"]
     rows = [r for r in table.rows if any((c.task, "score") in r.cells for c in score_cols)]
     panels = rows_by_judge(rows, "judge unknown")  # one panel per judge
+    bars = {id(row): [bar_of(row.cells.get((col.task, "score"))) for col in score_cols] for row in rows}
+    ends = [(mean - (e[0] if e else 0.0), mean + (e[1] if e else 0.0)) for b in bars.values() for mean, e in b]
+    ends = [end for end in ends if not math.isnan(end[0])]
+    low = min([0.0, *(lo for lo, _ in ends)])
+    high = max([0.0, *(hi for _, hi in ends)])
     ratios = [max(len(members), 1) for members in panels.values()]
     width_in = COLUMN_WIDTH_IN if len(panels) == 1 else 2 * COLUMN_WIDTH_IN
     fig, axes = new_figure(
@@ -111,40 +124,59 @@ def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None)
     axes = axes[0]
     colours = {id(row): f"C{k % 10}" for k, row in enumerate(rows)}
     for ax, (judge, members) in zip(axes, panels.items(), strict=True):
-        _draw_panel(ax, members, score_cols, colours, labels)
+        _draw_panel(ax, members, score_cols, [bars[id(row)] for row in members], colours, labels)
         ax.set_title(f"Judge: {literal(judge)}", fontsize=6)
+        ax.set_xlabel(f"Error bars: {ERROR_BARS[table.stat]}", fontsize=5)
+    # One range for all panels (sharey: set once, never per panel, where the last would win).
+    axes[0].set_ylim(low * HEADROOM, max(high * HEADROOM, 1.0))
     axes[0].set_ylabel("Score (×100)", fontsize=7)
     fig.tight_layout()
     return fig
 
 
 def _draw_panel(
-    ax: Any, rows: Sequence[Row], score_cols: Sequence[Any], colours: Mapping[int, str], labels: Any
+    ax: Any,
+    rows: Sequence[Row],
+    score_cols: Sequence[Any],
+    bars: Sequence[Sequence[tuple[float, tuple[float, float] | None]]],
+    colours: Mapping[int, str],
+    labels: Any,
 ) -> None:
-    """One judge's bars on ``ax``: error bars where the table prints a spread, "1 seed" where it does not."""
+    """One judge's bars on ``ax``: error bars where the table prints a spread, marks where a bar says too little."""
     width = 0.8 / max(len(rows), 1)
-    top = 0.0
-    for k, row in enumerate(rows):
-        bars = [bar_of(row.cells.get((col.task, "score"))) for col in score_cols]
+    for k, (row, row_bars) in enumerate(zip(rows, bars, strict=True)):
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
-        ax.bar(positions, [mean for mean, _ in bars], width, label=literal(row.name(labels)), color=colours[id(row)])
-        spread = [(x, mean, error) for x, (mean, error) in zip(positions, bars, strict=True) if error]
+        cells = [(task, summary) for (task, _), summary in row.cells.items()]
+        name = f"{literal(row.name(labels))} (n = {sample_size(cells, seeds=row.kind != GOLD_STORED)})"
+        ax.bar(positions, [0.0 if math.isnan(m) else m for m, _ in row_bars], width, label=name, color=colours[id(row)])
+        spread = [(x, mean, error) for x, (mean, error) in zip(positions, row_bars, strict=True) if error]
         if spread:
             xs, means, errors = zip(*spread, strict=True)
             yerr = [[low for low, _ in errors], [high for _, high in errors]]
             ax.errorbar(xs, means, yerr=yerr, fmt="none", ecolor="black", elinewidth=0.6, capsize=1.5)
-        for x, (mean, error) in zip(positions, bars, strict=True):
-            if not math.isnan(mean):
-                top = max(top, mean + (error[1] if error else 0.0))
-                if not error:
-                    ax.text(x, mean, "1 seed", ha="center", va="bottom", fontsize=4.5, rotation=90)
-    ax.set_ylim(0, max(top * 1.3, 1.0))  # room above the bars for the "1 seed" marks
+        for x, (mean, error) in zip(positions, row_bars, strict=True):
+            _mark(ax, x, mean, colour=colours[id(row)], one_seed=not error and row.kind != GOLD_STORED)
     ax.set_xticks(
         range(len(score_cols)), [f"{TASK_SPECS[c.task].short} {score_name(c.task)}" for c in score_cols], fontsize=7
     )
     ax.tick_params(labelsize=7)
     # Below the axes: inside, the legend hides the tallest bars.
-    ax.legend(fontsize=5, ncols=1, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    ax.legend(fontsize=5, ncols=1, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+
+
+def _mark(ax: Any, x: float, mean: float, *, colour: str, one_seed: bool) -> None:
+    """What a bar alone would not say: "n/a" for a missing cell and "0" for a zero bar (both drawn as nothing),
+    "1 seed" above a bar without a spread (the stored-judge Gold row has no seeds). Clipped to the axes: a mark
+    never grows the figure."""
+    style: dict[str, Any] = {"ha": "center", "va": "bottom", "clip_on": True}
+    if math.isnan(mean):
+        ax.text(x, 0.0, "n/a", fontsize=5, color="dimgrey", **style)
+        return
+    if mean == 0:
+        ax.text(x, 0.0, "0", fontsize=6, color=colour, fontweight="bold", **style)
+    if one_seed:  # above the "0" of a zero bar, else on the bar's top
+        above = offset_copy(ax.transData, fig=ax.figure, y=8 if mean == 0 else 0, units="points")
+        ax.text(x, mean, "1 seed", fontsize=4.5, rotation=90, transform=above, **style)
 
 
 def report_figures(report: Report) -> list[tuple[str, str, Figure]]:
@@ -152,7 +184,7 @@ def report_figures(report: Report) -> list[tuple[str, str, Figure]]:
     made: list[tuple[str, str, Figure]] = []
     stems: set[str] = set()
     if report.generative is not None:
-        caption = "E / C per task and row (error bars: the table's spread; panels: one per judge)"
+        caption = "E / C per task and row (error bars: the table's spread; one panel per judge, all on one y-range)"
         made.append(("scores_by_method", caption, method_bars(report.generative, report.labels)))
     for res in report.types:
         name = f"{model_text(res.model, report.labels)} / {method_label(res.method)}"

@@ -10,6 +10,7 @@ import pandas as pd
 from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import PROTOCOLS
 from ccpt.report.tables import HUMAN_MODEL, OracleReduction, protocols_of
+from ccpt.spec import GOLD
 from ccpt.stats import STAT_DESCRIPTIONS, Stat
 
 if TYPE_CHECKING:
@@ -19,19 +20,34 @@ if TYPE_CHECKING:
 def frame_provenance(
     frame: pd.DataFrame, dataset: CCPTDataset | None = None, *, protocol: str | None = None
 ) -> dict[str, Any]:
-    """The provenance block of results: their protocol(s) (``protocol`` overrides), models and judges, and the
-    dataset directory when known."""
+    """The provenance block of results: their protocol(s) (``protocol`` overrides), models and judges, the
+    generation settings their logs recorded, and the dataset directory when known."""
 
     def names(column: str) -> list[str]:
         values = frame[column].dropna().unique() if column in frame else []
         return [str(v) for v in values if str(v) and str(v) != HUMAN_MODEL]
 
+    models = names("model")
     return provenance(
         protocol=protocol or "/".join(protocols_of(frame)) or DEFAULT_PROTOCOL,
-        models=names("model"),
+        models=models,
         judges=names("judge"),
+        generation={"sent": sent_settings(frame, models)} if models else None,
         data_dir=dataset.source if dataset is not None and dataset.source else None,
     )
+
+
+def sent_settings(frame: pd.DataFrame, models: list[str]) -> dict[str, list[str] | None]:
+    """Per model, the generation settings its logs recorded it was sent (one line per distinct setting: "temperature
+    0.7, max_tokens 512"); None where no log says (the authors' files, a tidy table)."""
+    sent: dict[str, str] = frame.attrs.get("sent", {})  # Inspect log name → its line (ccpt.results.inspect_logs)
+    asked = frame[frame["method"] != GOLD] if "method" in frame else frame  # Gold's answer is the dataset's
+    pairs = asked[["model", "source"]].dropna().drop_duplicates().itertuples(index=False) if "source" in asked else []
+    found: dict[str, set[str]] = {}
+    for model, source in pairs:
+        if str(source) in sent:
+            found.setdefault(str(model), set()).add(sent[str(source)])
+    return {model: sorted(found[model]) if model in found else None for model in sorted(models)}
 
 
 def protocol_note(frame: pd.DataFrame) -> str:

@@ -4,7 +4,7 @@ from :mod:`ccpt.scoring` and :mod:`ccpt.stats`). Definitions: docs/metrics.md.""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -471,3 +471,26 @@ def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
     if summary.spread is not None and summary.n_seeds > 1 and not math.isnan(summary.spread):
         return f"{text} ± {summary.spread:.1f}"
     return text
+
+
+def sample_size(cells: Iterable[tuple[str, Summary]], *, seeds: bool = True) -> str:
+    """The n of (task, cell) pairs as a paper states it: "200 instances × 3 seeds"; each task's count where tasks
+    differ ("PI-Eme. 200, NPC-Eme. 167 instances"), a range where one task's cells differ ("2–3 seeds")."""
+    instances: dict[str, set[int]] = {}
+    seed_counts: set[int] = set()
+    for task, summary in cells:
+        instances.setdefault(task, set()).add(summary.n_instances)
+        seed_counts.add(summary.n_seeds)
+    counts = {task: _span(n) for task, n in instances.items()}
+    if len(set(counts.values())) <= 1:
+        text = next(iter(counts.values()), "0")
+    else:
+        text = ", ".join(f"{TASK_SPECS[task].short} {n}" for task, n in counts.items())
+    text += " instance" if counts and set(counts.values()) == {"1"} else " instances"
+    if seeds and seed_counts:
+        text += f" × {_span(seed_counts)} seed{'' if seed_counts == {1} else 's'}"
+    return text
+
+
+def _span(values: set[int]) -> str:
+    return str(min(values)) if len(values) == 1 else f"{min(values)}–{max(values)}"
