@@ -259,7 +259,7 @@ def unseen_rows_note(judge: str) -> str | None:
     if not isinstance(pearson_, float) or not isinstance(spearman_, float) or not isinstance(n, int):
         return None
     return (
-        f"on rows in none of its training or teacher data (validation fold 0 of the training pool, {n} three-rater "
+        f"on rows in none of its training or teacher data (validation fold 0 of the training pool, {n:,} three-rater "
         f"pairs; the uncalibrated ensemble, whose member weights were chosen on these rows): Pearson {pearson_:.3f}, "
         f"Spearman {spearman_:.3f}, the figure to expect on new data; its test-concept figure is not independent "
         "(its teacher-tuned head learnt GPT-4o's verdicts on model answers to the test rows)"
