@@ -258,6 +258,126 @@ def compare(
     return out
 
 
+# --- step-1 composition against the open models' stored runs (docs/methods.md, "as run per model family") -------
+
+OPEN_MODEL = "Meta-Llama-3.1-70B-Instruct"  # the open model whose SA files are stored (more-models/)
+COMPOSITION_RUNS = ("sa-llm", "sa-conceptnet", "sa-llm&conceptnet")
+CLASSES = ("seed", "ConceptNet", "other")
+
+
+def composition(concepts: Sequence[str], seeds: Seeds, graph: ConceptGraph) -> Counter[str]:
+    """How many of ``concepts`` are a seed word, a stored ConceptNet neighbour of one (exact spelling), or other."""
+    c0 = seeds.as_run_c0
+    neighbours = {label for seed in c0 for label in graph.neighbours(seed, 50)}
+    return Counter("seed" if c in c0 else "ConceptNet" if c in neighbours else "other" for c in concepts)
+
+
+class FirstView:
+    """Scripted ``generate`` for step 1: an LLM activation lists what followed the concept in GPT-4o's stored LLM-only
+    trajectories (a real LLM's concepts, free of ConceptNet's cache); the filter keeps every node it is shown, so the
+    step-1 set is the view ccpt's as-run request showed the filter."""
+
+    def __init__(self, table: Mapping[str, list[str]]) -> None:
+        self.table = table
+
+    async def __call__(self, prompt: str) -> str:
+        await asyncio.sleep(0)
+        if "related to both concepts" in prompt:
+            nodes = json.loads(re.findall(r"^Nodes: (.*)$", prompt, flags=re.M)[-1])
+            return f"All of them. {python_list(nodes)}"
+        concept = StoredReplay.ACTIVATION.findall(prompt)[-1]
+        return python_list(self.table.get(concept, []))
+
+
+def request_composition(
+    instances: Sequence[Instance],
+    method_raw: str,
+    graph: ConceptGraph,
+    table: Mapping[str, list[str]],
+    *,
+    llm_graph: bool,
+    seed: int,
+) -> Counter[str]:
+    """The classes of the step-1 sets of ccpt's as-run requests over ``instances`` (``llm_graph``: the LLM source
+    also gets the graph's neighbours, as the open models' runs did)."""
+    method, _ = reference_method(method_raw)
+    use_llm = method in ("sa_llm", "sa_both")
+    use_graph = method in ("sa_conceptnet", "sa_both") or (use_llm and llm_graph)
+    config = SAConfig(
+        use_llm=use_llm, use_graph=use_graph, max_iterations=1, seed=seed, as_run=True, prompt_variant="asrun"
+    )
+
+    async def run_all() -> list[Trajectory]:
+        activator = Activator()
+        generate = FirstView(table)
+        return await asyncio.gather(
+            *(
+                spread_activation_as_run(
+                    i.seeds, generate=generate, graph=graph if use_graph else None, activator=activator, config=config
+                )
+                for i in instances
+            )
+        )
+
+    total: Counter[str] = Counter()
+    for instance, trajectory in zip(instances, asyncio.run(run_all()), strict=True):
+        total += composition(trajectory.steps[0].concepts, instance.seeds, graph)
+    return total
+
+
+def compare_composition(
+    reference: Path, data_dir: Path, *, runs: int = 5, tasks: Sequence[str] = TASKS
+) -> list[dict[str, object]]:
+    """Per task and SA method: the step-1 classes of the open model's stored file and of GPT-4o's, and the mean over
+    ``runs`` seeds of ccpt's as-run requests for an open model (LLM source with the graph) and for GPT-4o."""
+    graph = AuthorsNeighbourCache.load(data_dir / "conceptnet_adjacent.json")
+    out: list[dict[str, object]] = []
+    for task in tasks:
+        llm_only = reference / f"{task}_gpt-4o_sa-llm.csv"
+        table = activation_table(load_instances(llm_only, task)) if llm_only.is_file() else {}
+        for suffix in COMPOSITION_RUNS:
+            path = reference / "more-models" / f"{task}_{OPEN_MODEL}_{suffix}.csv"
+            if not path.is_file():
+                continue
+            instances = load_instances(path, task)
+            stored = sum((composition(i.sets.get(1, []), i.seeds, graph) for i in instances), Counter())
+            gpt4o_path = reference / f"{task}_gpt-4o_{suffix}.csv"
+            gpt4o = load_instances(gpt4o_path, task) if gpt4o_path.is_file() else []
+            stored_gpt4o = sum((composition(i.sets.get(1, []), i.seeds, graph) for i in gpt4o), Counter())
+            ccpt = {
+                family: [
+                    request_composition(instances, suffix, graph, table, llm_graph=family == "open", seed=s)
+                    for s in range(runs)
+                ]
+                for family in ("open", "gpt-4o")
+            }
+            out.append(
+                {"task": task, "run": suffix, "n": len(instances), "stored": stored, "stored_gpt4o": stored_gpt4o}
+                | {f"ccpt_{family}": counts for family, counts in ccpt.items()}
+            )
+    return out
+
+
+def _split(counts: Counter[str] | Sequence[Counter[str]]) -> str:
+    """seed / ConceptNet / other counts (a mean over runs), then ConceptNet's share of the non-seed concepts."""
+    runs = [counts] if isinstance(counts, Counter) else list(counts)
+    means = [statistics.fmean(c[k] for c in runs) for k in CLASSES]
+    share = means[1] / (means[1] + means[2]) if means[1] + means[2] else float("nan")
+    return " / ".join(f"{m:.0f}" for m in means) + f" ({share:.0%})"
+
+
+def composition_markdown(records: Sequence[Mapping[str, object]]) -> str:
+    """The side-by-side step-1 table (docs/methods.md)."""
+    lines = [
+        f"| task | SA run | n | stored {OPEN_MODEL} | ccpt as-run, open model | ccpt as-run, GPT-4o | stored GPT-4o |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        cells = (r["stored"], r["ccpt_open"], r["ccpt_gpt-4o"], r["stored_gpt4o"])
+        lines.append(f"| {r['task']} | {r['run']} | {r['n']} | " + " | ".join(_split(c) for c in cells) + " |")  # type: ignore[arg-type]
+    return "\n".join(lines)
+
+
 def _cell(values: Sequence[float], fmt: str) -> str:
     mean = statistics.fmean(values)
     if len(values) == 1 or max(values) == min(values):
@@ -296,7 +416,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=SHARED / "ccpt")
     parser.add_argument("--runs", type=int, default=20, help="seeds for the no-filter runs (default 20)")
     parser.add_argument("--limit", type=int, default=None, help="first N instances of each file")
+    parser.add_argument(
+        "--composition", action="store_true", help=f"only the step-1 composition against {OPEN_MODEL}'s stored runs"
+    )
     args = parser.parse_args(argv)
+    if args.composition:
+        print(composition_markdown(compare_composition(args.reference, args.data_dir, runs=args.runs)))
+        return 0
     print(markdown(compare(args.reference, args.data_dir, runs=args.runs, limit=args.limit)))
     return 0
 

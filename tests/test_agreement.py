@@ -86,7 +86,10 @@ def test_the_store_keys_by_judge_and_pair_set(home: Path) -> None:
     entries = read_store(home).entries
     assert entries[("judge/x", "test")].result.pearson == pytest.approx(held.result.pearson, abs=1e-4)
     note = judge_note(["judge/x"])
-    assert f"Pearson {held.result.pearson:.2f}" in note and "held-out pair set 'test'" in note
+    assert (
+        f"Pearson {held.result.pearson:.2f}" in note
+        and "the benchmark's test concepts (the pairs of every test row) (pair set 'test'" in note
+    )
     assert "Pearson 1.00" not in note  # the in-sample figure (a perfect fit) is never quoted
 
 
@@ -96,7 +99,10 @@ def test_an_older_flat_store_entry_is_read_under_its_pair_set(home: Path) -> Non
     flat_all = {"pearson": 0.9, "spearman": 0.9, "n": 300, "measured": "2026-01-01"}  # no pairs: every row
     home.write_text(json.dumps({"judge/a": flat_held, "judge/b": flat_all}), encoding="utf-8")
     note = judge_note(["judge/a", "judge/b"])
-    assert "judge/a: Pearson 0.50" in note and "judge/b: agreement with human ratings on held-out" in note
+    assert (
+        "judge/a: Pearson 0.50" in note
+        and "judge/b: agreement with human ratings on the benchmark's test concepts" in note
+    )
     save(Measurement("judge/a", "test", agreement_ci([1, 2, 3], [0.1, 0.2, 0.4])))
     assert set(json.loads(home.read_text(encoding="utf-8"))["judge/a"]) == {"paper300", "test"}
 
@@ -106,9 +112,12 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
     ccpt_dir: Path, home: Path, capsys
 ) -> None:
     """Issue 19: `judge-agreement --judge distilled` without --pairs once measured on training rows and replaced
-    the held-out figure in every report. Measured for real here: the default, and the in-sample set."""
+    the quoted figure in every report. Measured for real here: the default, and the in-sample set."""
     before = judge_note([DISTILLED])
-    assert "Pearson 0.64 [0.61, 0.67]" in before and "1305 pairs of held-out pair set 'test'" in before
+    assert "Pearson 0.64 [0.61, 0.67]" in before and "1305 pairs of the benchmark's test concepts" in before
+    # The test rows are not independent of its teacher data: the note says so and gives the figure on unseen rows.
+    assert "on rows in none of its training or teacher data (validation fold 0" in before
+    assert "Pearson 0.671" in before and "its test-concept figure is not independent" in before
     assert main(["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--format", "json"]) == 0
     default = json.loads(capsys.readouterr().out)
     assert default["pairs"] == "paper300" and default["held_out"] is True and default["n"] == 300
@@ -118,7 +127,7 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
     assert in_sample["held_out"] is False and in_sample["n"] == 90
     assert set(read_store(home).entries) == {(DISTILLED, "paper300"), (DISTILLED, "all/rows=30/seed=0")}
     assert judge_note([DISTILLED]) == before
-    # Even an in-sample figure over more pairs than the held-out one is never quoted.
+    # Even an in-sample figure over more pairs than the test-concept one is never quoted.
     inflated = agreement_ci([1, 2, 3, 4, 5], [0.0, 0.25, 0.5, 0.75, 1.0])
     save(Measurement(DISTILLED, "all", dataclasses.replace(inflated, n=99_999)))
     assert judge_note([DISTILLED]) == before
@@ -161,6 +170,7 @@ def test_a_figure_measured_in_one_reading_mode_is_not_quoted_for_the_other(home:
     assert "not measured (run `ccpt judge-agreement --judge gguf/qwen2.5-1.5b --pairs test`)" in text
     save(Measurement("judge/x", "test", agreement_ci([1, 2, 3], [0.1, 0.2, 0.4])))
     assert "judge/x: Pearson 0.98" in judge_note(["judge/x (json_schema)"])
-    assert "judge/x (expected): agreement with human ratings on held-out pairs not measured" in judge_note(
-        ["judge/x (json_schema, expected)"]
+    assert (
+        "judge/x (expected): agreement with human ratings on the benchmark's test concepts not measured"
+        in judge_note(["judge/x (json_schema, expected)"])
     )

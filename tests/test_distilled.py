@@ -284,7 +284,7 @@ def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None
     save(Measurement("ccpt-distilled/x", "test", result, measured="2026-11-22"))
     note = judge_note(["ccpt-distilled/x"])
     assert "Pearson 0.56 [0.52, 0.60], Spearman 0.55 [0.51, 0.59]" in note
-    assert "1305 pairs of held-out pair set 'test'" in note
+    assert "1305 pairs of the benchmark's test concepts (the pairs of every test row) (pair set 'test'" in note
 
 
 @needs_encoder
@@ -305,7 +305,7 @@ def test_the_judges_agreement_is_its_weights_and_scales_own(tmp_path: Path, monk
     # A user's measurement of the earlier judge, stored under the bare model name as ccpt used to.
     save(Measurement(name, "test", AgreementCI(0.6023, (0.56, 0.64), 0.62, (0.58, 0.66), 1305, 0, 1000)))
     assert "Pearson 0.64 [0.61, 0.67]" in judge_note([calibrated]) and "Pearson 0.60" not in judge_note([calibrated])
-    assert f"{raw}: agreement with human ratings on held-out pairs not measured" in judge_note([raw])
+    assert f"{raw}: agreement with human ratings on the benchmark's test concepts not measured" in judge_note([raw])
     # A command that runs (not the identity) and measures this scale.
     assert f"(run `ccpt judge-agreement --judge {name} --judge-arg calibrated=false --pairs test` with" in judge_note(
         [raw]

@@ -105,6 +105,13 @@ def test_judge_prompt_is_table_17_with_the_query_in_the_last_slot(paper: str) ->
     assert _squash(prompt).startswith(_as_model_sees(theirs))
 
 
+def test_as_run_judge_prompt_writes_the_concept_as_str_capitalize_does() -> None:
+    """The authors' judge capitalised the concept with Python's str.capitalize(): the rest is lower-cased."""
+    prompt = judge_prompt("new York cheesecake", "sweet", "judge_asrun", capitalise=True)
+    assert "New york cheesecake" in prompt and "new York" not in prompt
+    assert "new York cheesecake" in judge_prompt("new York cheesecake", "sweet")  # ccpt's: as given
+
+
 def test_canceled_templates_mirror_emergent_ones_and_cot_really_reasons() -> None:
     base = task_prompt("pi_canceled", "base", combination="x")
     cot = task_prompt("pi_canceled", "cot", combination="x")

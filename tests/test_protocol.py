@@ -134,7 +134,7 @@ def test_type_prediction_as_run_sends_the_openai_settings(ccpt_dir: Path, tmp_pa
     assert log.eval.task_args["protocol"] == "as-run" and log.eval.metadata["protocol"] == "as-run"
 
 
-def test_as_run_o_series_and_ollama_get_no_token_cap_and_no_sampling_settings(
+def test_as_run_o_series_and_ollama_get_no_token_cap_and_their_sampling(
     ccpt_dir: Path, tmp_path: Path, openai_loop
 ) -> None:
     for model, args in (("openai/o1-mini", {"responses_api": False}), ("ollama/qwen2.5:72b", {})):
@@ -143,9 +143,12 @@ def test_as_run_o_series_and_ollama_get_no_token_cap_and_no_sampling_settings(
     requests = openai_loop.requests
     solver = [b for b in requests if b["model"] in ("o1-mini", "qwen2.5:72b")]
     assert {b["model"] for b in solver} == {"o1-mini", "qwen2.5:72b"}
-    for body in solver:  # a cap would count o1's reasoning tokens; Ollama ran with the server's defaults
-        assert not {"max_tokens", "max_completion_tokens", "temperature", "top_p"} & set(body), body
+    for body in solver:  # a cap would count o1's reasoning tokens; Ollama's native API got none either
+        assert not {"max_tokens", "max_completion_tokens"} & set(body), body
         assert [m["role"] for m in body["messages"]] == ["user"]
+        # o1: the API's defaults. Ollama: its native defaults, sent, since its /v1 would fill 1.0 for the unsent.
+        sampling = {k: body[k] for k in ("temperature", "top_p") if k in body}
+        assert sampling == ({} if body["model"] == "o1-mini" else {"temperature": 0.8, "top_p": 0.9}), body
 
 
 def test_as_run_anthropic_seeds_are_three_requests_with_a_sequence_number(
@@ -319,10 +322,35 @@ def test_ccpt_run_max_tokens_judge_arg_and_yaml_task_args_reach_the_model(ccpt_d
 # ------------------------------------------------------------------------------------ SA as run
 
 
+def _sa_concepts(log) -> tuple[set[str], set[str]]:
+    """Every concept of every step of the samples' trajectories, and their seed words."""
+    concepts, seeds = set(), set()
+    for sample in log.samples:
+        trajectory = next(iter(sample.scores.values())).metadata["ccpt"]["trajectory"]
+        concepts |= {c for step in trajectory["steps"] for c in step["concepts"]}
+        seeds |= set(trajectory["seeds"])
+    return concepts, seeds
+
+
+def test_as_run_sa_llm_is_llm_only_for_gpt4o(ccpt_dir: Path, tmp_path: Path, openai_loop) -> None:
+    """GPT-4o's stored LLM-only runs hold no ConceptNet neighbour the model did not write: as run, its LLM source
+    stays the model alone (the open models' had the graph too: test_spreading_activation_as_run)."""
+    from scripted_provider import CONCEPTS
+
+    task = pi_emergent(method="sa_llm", seeds=1, data_dir=str(ccpt_dir), protocol="as-run")
+    concepts, seeds = _sa_concepts(_eval(task, tmp_path, "openai/gpt-4o", "ccpt-scripted/j", limit=2))
+    assert concepts and concepts <= set(CONCEPTS) | seeds
+    expansion = [b for b in openai_loop.requests if "- Answer:" not in b["messages"][-1]["content"]]
+    assert expansion and all([m["role"] for m in b["messages"]] == ["user"] for b in expansion)
+
+
 def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
     """The authors' algorithm through Inspect: sample of 10, filter view of 5 with O head-first, the own-lemma stop,
-    the provider's sampling for the expansion (local family: 0.71), one expansion shared by both seeds."""
+    the provider's sampling for the expansion (local family: 0.71) with no system prompt, one expansion shared by
+    both seeds; an open (local) model's LLM source gets the ConceptNet neighbours too, as the authors' code gave
+    them (their stored Llama LLM-only files: 177 of 454 step-1 concepts are neighbours)."""
     from inspect_ai.log import resolve_sample_attachments
+    from scripted_provider import CONCEPTS
 
     from ccpt.activation_as_run import as_run_delta
     from ccpt.answers import spacy_lemma
@@ -355,9 +383,12 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
         filters = [e for e in expansion if "related to both concepts" in e.input[-1].text]
         assert all(f'Concepts: "{meta["head"]}", "{meta["modifier"]}"' in e.input[-1].text for e in filters)
         assert all(e.config.temperature == 0.71 and e.config.max_tokens == 2048 for e in expansion)
+        assert all([m.role for m in e.input] == ["user"] for e in expansion)  # the authors sent no system prompt
         calls[str(sample.id)] += len(filters)
     assert all(len(v) == 1 for v in finals.values())  # both seeds answer from one trajectory...
     assert len(calls) == 3 and all(calls.values())  # ...expanded once: by whichever seed came first
+    concepts, seeds = _sa_concepts(log)
+    assert concepts - set(CONCEPTS) - seeds  # concepts the scripted model never writes: the graph's neighbours
 
 
 def test_failed_sa_steps_are_counted_and_never_reported_as_converged(ccpt_dir: Path, tmp_path: Path) -> None:
@@ -517,20 +548,33 @@ def test_a_report_never_averages_two_protocols_together() -> None:
 # ------------------------------------------------------------------------------ NPC answers as run
 
 
-def test_as_run_npc_modifier_is_the_authors_on_their_stored_answers(reference_dir: Path) -> None:
-    from ccpt.answers import authors_modifier, normalise_modifier
+@pytest.mark.parametrize(
+    ("files", "n", "field_rule", "phrase_rule"), [("*", 5511, 5482, 5480), ("more-models/*", 5511, 5460, 5449)]
+)
+def test_as_run_npc_modifier_is_the_authors_on_their_stored_answers(
+    reference_dir: Path, files: str, n: int, field_rule: int, phrase_rule: int
+) -> None:
+    """The authors lemmatised the reply's ``modifier`` field (the phrase only as a fallback): on their stored replies
+    of GPT-4o, and of Llama-3.1-70B and Claude-3.5, that rule gives their modifier more often than the phrase's."""
+    from ccpt.answers import authors_modifier, normalise_modifier, parse_answer
+    from ccpt.spec import NPC_EMERGENT, TASK_SPECS
 
     rows = []
-    for path in sorted(reference_dir.glob("npc_emergent_*.csv")):
+    for path in sorted(reference_dir.glob(f"{files}npc_emergent_*.csv")):
         frame = pd.read_csv(path, keep_default_na=False)  # "null" is a modifier there, not a missing value
         for column in frame.columns:
             if column.endswith("_combination") and not column.startswith("meta."):
                 run = column.removesuffix("_combination")
-                rows += zip(frame[column], frame[f"{run}_modifier"], frame["root"], strict=True)
-    assert len(rows) == 5511
-    agree = sum((authors_modifier(c, head) or "") == stored for c, stored, head in rows)
-    assert agree == 5480  # the rest: spaCy model versions ("staged" → "stag" here, "stage" in their files)
-    ccpt_rule = sum(normalise_modifier(c.split()[0]) == stored for c, stored, _ in rows if c.split())
+                cells = (frame[f"{run}_generated"], frame[column], frame[f"{run}_modifier"], frame["root"])
+                rows += zip(*cells, strict=True)
+    assert len(rows) == n
+    npc = TASK_SPECS[NPC_EMERGENT]
+    agree = sum(
+        (parse_answer(npc, reply, head, as_run=True).modifier or "") == stored for reply, _, stored, head in rows
+    )
+    assert agree == field_rule  # the rest: spaCy model versions ("staged" → "stag" here, "stage" in their files)
+    assert sum((authors_modifier(c, head) or "") == stored for _, c, stored, head in rows) == phrase_rule
+    ccpt_rule = sum(normalise_modifier(c.split()[0]) == stored for _, c, stored, _ in rows if c.split())
     assert ccpt_rule < agree - 300  # ccpt's rule keeps "broken", "dried" …: it is not what the authors judged
 
 

@@ -37,7 +37,9 @@ def test_a_malformed_store_is_named_in_the_note_not_a_crash(store: Path, content
     store.write_text(content, encoding="utf-8")
     note = judge_note(["judge/x"])
     assert reason in note and "ignored" in note
-    assert "judge/x: agreement with human ratings on held-out pairs not measured" in note  # never the bad number
+    assert (
+        "judge/x: agreement with human ratings on the benchmark's test concepts not measured" in note
+    )  # never the bad number
     assert "1.70" not in note
 
 

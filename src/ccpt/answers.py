@@ -320,13 +320,16 @@ def authors_modifier(combination: str, head: str) -> str | None:
 
 def parse_combination(text: str, head: str, *, as_run: bool = False) -> Parsed[str]:
     """The noun phrase (containing ``head``) and :func:`normalise_modifier` of an NPC reply; ``as_run``: the authors'
-    rule instead (head not required, modifier = :func:`authors_modifier` of the phrase)."""
+    rule instead (head not required, modifier = :func:`authors_modifier` of the reply's ``modifier`` field, of the
+    phrase when the field is missing or has no content word)."""
     phrase = _text(text, "combination")
     if not phrase.ok:
         return phrase
     raw = str(phrase.value)
     if as_run:
-        if (modifier := authors_modifier(raw, head)) is None:
+        written = _text(text, "modifier")
+        field = authors_modifier(str(written.value), head) if written.ok else None
+        if (modifier := field or authors_modifier(raw, head)) is None:
             return _fail(f"combination {raw!r} has no content word besides the head")
         return Parsed(ok=True, value=raw, modifier=modifier)
     if not contains_head(raw, head):

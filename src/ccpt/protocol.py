@@ -30,7 +30,10 @@ from ccpt.spec import (
 class CallSettings:
     """How one provider family is called (``None``: not sent, the provider's default applies); ``sequence_suffix``:
     one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic backend); ``total_length``:
-    the authors' token limit counted the prompt too (recorded in a run's provenance; docs/methods.md)."""
+    the authors' token limit counted the prompt too (recorded in a run's provenance; docs/methods.md);
+    ``sa_llm_graph``: Spreading Activation's LLM source also gets the concept graph's neighbours (the authors'
+    open-model runs: their code loaded the ConceptNet cache for every method and a concept's candidates were the
+    union of every source held for it)."""
 
     system_prompt: bool = True
     temperature: float | None = 0.7
@@ -38,6 +41,7 @@ class CallSettings:
     max_tokens: int | None = 2048  # reasoning models write long replies; a cut one cannot be parsed and is dropped
     sequence_suffix: bool = False
     total_length: bool = False
+    sa_llm_graph: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Protocol:
     judge_template: str = "judge"  # prompt file of the judge
     judge_capitalise: bool = False  # the concept's first letter is upper-cased in the judge prompt
     judge_lowercase_reply: bool = False  # the reply is lower-cased before it is parsed
+    judge_retry_temperature: float = 0.7  # a retry's temperature (each retry has a new seed: never a cached repeat)
     judge_schema: bool | None = None  # constrain the judge to JSON where the provider can (None: where supported)
     fill_failures: bool = False  # the report fills a failed sample from another seed (counted in the Failures table)
     npc_as_run: bool = False  # NPC: the authors' modifier (spaCy lemma), answers without the head noun judged
@@ -109,11 +114,15 @@ AS_RUN = Protocol(
             "anthropic": CallSettings(
                 system_prompt=True, temperature=1.0, top_p=None, max_tokens=2048, sequence_suffix=True
             ),
-            # Ollama (the Qwen2.5-72B SA runs): user turn only, nothing passed: the server's defaults.
-            "ollama": CallSettings(system_prompt=False, temperature=None, top_p=None, max_tokens=None),
-            # Local models (transformers): chat template with the system prompt, 0.7 + 0.01, the model's own top_p,
-            # max_length 2048 counting the prompt (sent as an answer cap: docs/methods.md).
-            "*": CallSettings(system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True),
+            # Ollama's native API (most Qwen2.5-72B cells): user turn only, nothing passed, so the server's defaults
+            # applied. Inspect's ollama provider speaks the OpenAI-compatible /v1, which fills 1.0 for what is not
+            # sent: ccpt sends Ollama's native defaults instead (an estimate: docs/methods.md, "Qwen's backend").
+            "ollama": CallSettings(system_prompt=False, temperature=0.8, top_p=0.9, max_tokens=None, sa_llm_graph=True),
+            # Local models (transformers: Llama-3.1-70B, two Qwen files): chat template with the system prompt,
+            # 0.7 + 0.01, the model's own top_p, max_length 2048 counting the prompt (sent as an answer cap).
+            "*": CallSettings(
+                system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True, sa_llm_graph=True
+            ),
         }
     ),
     prompt_variant="asrun",
@@ -121,6 +130,7 @@ AS_RUN = Protocol(
     judge_template="judge_asrun",
     judge_capitalise=True,
     judge_lowercase_reply=True,
+    judge_retry_temperature=0.0,  # the authors retried at 0 (GPT-4o is not deterministic at 0)
     judge_schema=False,  # the authors read the integer from free text
     fill_failures=True,
     npc_as_run=True,

@@ -7,7 +7,9 @@ cache or a report can be exercised end to end through the real Inspect code path
 
 Model args (``-M name=value``): ``latency`` (seconds per call, default 0), ``calls_file`` (append one
 line per call: for counting calls across processes), ``fail_every`` (every Nth call returns unparsable
-text, default 0 = never), ``vocabulary`` (how many distinct answers per task, default 6).
+text, default 0 = never), ``fail_one_in`` (an answer — any call but the judge's — returns unparsable text when a hash
+of its prompt and seed is 0 modulo N: the same samples fail whatever the call order; default 0 = never),
+``vocabulary`` (how many distinct answers per task, default 6).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ccpt.spec import TYPE_LABELS
 
 PROPERTIES = ("fragile", "valuable", "dangerous", "unstable", "colourful", "useless", "rare", "noisy", "fresh")
 MODIFIERS = ("broken", "golden", "tiny", "frozen", "ancient", "wet", "burning", "hollow", "upside-down")
+JUDGE_PROMPT = "evaluate how much the concept has the property"
 CONCEPTS = ("water", "fire", "stone", "light", "time", "sound", "colour", "shape", "danger", "value")
 
 
@@ -48,7 +51,7 @@ def _field(prompt: str, label: str) -> str:
 def scripted_reply(prompt: str, seed: int | None, vocabulary: int = 6) -> str:
     """The scripted model's reply to one prompt (pure function of prompt, seed and vocabulary size)."""
     pick = _hash(prompt, seed)
-    if "evaluate how much the concept has the property" in prompt:
+    if JUDGE_PROMPT in prompt:
         concept, prop = _field(prompt, "Concept"), _field(prompt, "Property")
         return json.dumps({"relevance": 1 + _hash(concept.lower(), prop.lower()) % 10})
     if "predict a type of property" in prompt:
@@ -101,6 +104,7 @@ class ScriptedModel(ModelAPI):
         self.latency = float(model_args.get("latency", 0))
         self.calls_file = model_args.get("calls_file")
         self.fail_every = int(model_args.get("fail_every", 0))
+        self.fail_one_in = int(model_args.get("fail_one_in", 0))
         self.vocabulary = int(model_args.get("vocabulary", 6))
         self.calls = 0
 
@@ -121,7 +125,8 @@ class ScriptedModel(ModelAPI):
         if self.calls_file:  # written when the call completes, i.e. when a real API would have billed it
             with Path(self.calls_file).open("a", encoding="utf-8") as fh:
                 fh.write(f"{_hash(prompt, config.seed)}\n")
-        if self.fail_every and self.calls % self.fail_every == 0:
+        chosen = self.fail_one_in and _hash(prompt, config.seed) % self.fail_one_in == 0
+        if (self.fail_every and self.calls % self.fail_every == 0) or (chosen and JUDGE_PROMPT not in prompt):
             text = "I am not sure."
         else:
             text = scripted_reply(prompt, config.seed, self.vocabulary)

@@ -61,7 +61,8 @@ def command(
     """Pearson and Spearman (95% bootstrap CIs) between a judge's relevance and the mean human Likert rating.
 
     Pairs: (noun phrase, property), (head, property), (modifier, property) of the chosen rows. A live judge's
-    measurement is saved for reports under (judge, pair set); reports quote only held-out pair sets.
+    measurement is saved for reports under (judge, pair set); reports quote only the test-concept sets (test,
+    paper300), never one holding training rows (all).
     """
     from ccpt.cli.options import key_values
     from ccpt.dataset import load_dataset

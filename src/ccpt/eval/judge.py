@@ -141,7 +141,8 @@ class Judge:
     use_schema: bool | None = None  # None: the formats of the provider family (format_ladder); False: plain only
     max_tokens: int = 24
     template: str = "judge"  # the prompt file (a protocol's judge surface)
-    capitalise: bool = False  # upper-case the concept's first letter in the prompt
+    capitalise: bool = False  # the concept as Python's str.capitalize() writes it, in the prompt
+    retry_temperature: float = 0.7  # the temperature of attempts after the first (a protocol's choice)
     lowercase_reply: bool = False  # lower-case the reply before parsing it
     request: GenerateConfig = field(default_factory=GenerateConfig)  # limits merged into every call (retries, timeouts)
     format: JudgeFormat | None = None  # the negotiated reply format (None until the first call)
@@ -178,7 +179,7 @@ class Judge:
     ) -> ModelOutput:
         sampling = GenerateConfig(
             # attempt 0 is the paper's greedy call; a retry must differ or it would repeat (and hit the cache).
-            temperature=0.0 if attempt == 0 else 0.7,
+            temperature=0.0 if attempt == 0 else self.retry_temperature,
             seed=attempt,
             max_tokens=self.max_tokens,
             logprobs=True if self.mode == "expected" else None,

@@ -14,6 +14,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import pandas as pd
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, score_reducer, scorer, stderr
 from inspect_ai.solver import TaskState
@@ -25,12 +26,12 @@ from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.methods import Judged
-from ccpt.protocol import get_protocol
+from ccpt.protocol import FILLED, fill_failed_samples, get_protocol
 from ccpt.results.table import optional
 from ccpt.rows import SampleRow
 from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
-from ccpt.stats import Summary, summarize
+from ccpt.stats import Stat, Summary, summarize
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +78,12 @@ def defined_stderr() -> Metric:
 SEEDS = "seeds"  # reduced Score metadata: per key, the value of each seed ({key: {seed: value}})
 
 
-def _paper_cell(scores: list[SampleScore], key: str) -> Summary | None:
+def _paper_cell(scores: list[SampleScore], key: str, stat: Stat = "sem") -> Summary | None:
     """The report's cell of one key (×100), from the instances × seeds values the reducer kept; None without any."""
     per_instance = [(s.score.metadata or {}).get(SEEDS, {}).get(key, {}) for s in scores]
     seeds = sorted({seed for values in per_instance for seed in values}, key=int)
     matrix = [[values.get(seed) for seed in seeds] for values in per_instance]
-    return summarize(matrix, "sem").scaled(100.0) if matrix and matrix[0] else None
+    return summarize(matrix, stat).scaled(100.0) if matrix and matrix[0] else None
 
 
 @metric(name="cell")
@@ -107,9 +108,21 @@ def paper_cell_sem(key: str) -> Metric:
     return compute
 
 
+@metric(name="cell_sd")
+def paper_cell_sd(key: str) -> Metric:
+    """The paper's ± (×100): the population standard deviation (ddof 0) of the per-seed means (``--stat paper``)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        cell = _paper_cell(scores, key, "paper")
+        return float("nan") if cell is None or cell.spread is None else cell.spread
+
+    return compute
+
+
 def cell_metrics(key: str) -> list[Metric]:
-    """A key's metrics: the report's cell and ± first (what ``ccpt report`` prints), the instance mean and stderr."""
-    return [paper_cell(key), paper_cell_sem(key), defined_mean(), defined_stderr()]
+    """A key's metrics: the report's cell and ± first (what ``ccpt report`` prints), the paper's ±, the instance
+    mean and stderr."""
+    return [paper_cell(key), paper_cell_sem(key), paper_cell_sd(key), defined_mean(), defined_stderr()]
 
 
 def judge_metrics(headline: str) -> dict[str, list[Metric]]:
@@ -125,22 +138,52 @@ def _seed_of(score: Score, default: int) -> str:
     return str(int(seed) if seed is not None else default)
 
 
+def _main_rows(score: Score) -> list[dict[str, Any]]:
+    """The rows of a score's final answers (the per-step answers of Table 6 left out)."""
+    meta = (score.metadata or {}).get("ccpt")
+    samples = meta.get("samples") if isinstance(meta, dict) else None
+    return [r for r in samples or () if isinstance(r, dict) and r.get("sa_iteration") is None]
+
+
+def _filled_values(scores: list[Score]) -> list[Any]:
+    """Each seed's score value with its protocol's fill of failed samples applied as ``ccpt report`` applies it
+    (as-run: :func:`ccpt.protocol.fill_failed_samples`), so the cells below are the report's cells."""
+    values = [s.value for s in scores]
+    rows = [r for s in scores for r in _main_rows(s)]
+    task = TASK_SPECS.get(str(rows[0].get("task"))) if rows else None
+    if task is None or task.kind is None or all(r.get("score") is not None for r in rows):
+        return values
+    filled = fill_failed_samples(pd.DataFrame(rows))
+    if filled[FILLED].isna().all():
+        return values
+    wanted = ("task", "model", "method", "instance", "seed", "sample", "answer", "parse_ok", "r_np", "r_hp", "r_mp")
+    by_seed = {
+        int(seed): [SampleRow(**{k: None if pd.isna(v) else v for k, v in r.items()}) for r in part.to_dict("records")]
+        for seed, part in filled[list(wanted)].groupby("seed")
+    }
+    out = []
+    for score, value in zip(scores, values, strict=True):
+        own = _main_rows(score)
+        seed_rows = by_seed.get(int(own[0]["seed"])) if own else None
+        out.append(score_value(seed_rows, task.kind) if seed_rows else value)
+    return out
+
+
 @score_reducer(name="ccpt_mean")
 def ccpt_mean():  # type: ignore[no-untyped-def]
     """Epoch (seed) reducer: per key, the mean of the seeds that have a value (``None`` if none has); each seed's
-    value kept in the metadata for the report's cells."""
+    value kept in the metadata for the report's cells, failed samples filled where the protocol fills them."""
 
     def reduce(scores: list[Score]) -> Score:
         first = scores[0]
         if not isinstance(first.value, dict):
             return Score(value=_mean_defined([s.value for s in scores]))
         keys = first.value.keys()
-        means = {key: _mean_defined([s.value.get(key) for s in scores]) for key in keys}  # type: ignore[union-attr]
+        values = _filled_values(scores)
+        means = {key: _mean_defined([v.get(key) for v in values]) for key in keys}
         value = {key: None if mean != mean else mean for key, mean in means.items()}  # NaN → None
-        seeds = {
-            key: {_seed_of(s, k): s.value.get(key) for k, s in enumerate(scores)}  # type: ignore[union-attr]
-            for key in keys
-        }
+        pairs = list(enumerate(zip(scores, values, strict=True)))
+        seeds = {key: {_seed_of(s, k): v.get(key) for k, (s, v) in pairs} for key in keys}
         return Score(value=value, answer=first.answer, metadata={"epochs": len(scores), SEEDS: seeds})
 
     return reduce
@@ -178,12 +221,15 @@ def make_judge(
         template=surface.judge_template,
         capitalise=surface.judge_capitalise,
         lowercase_reply=surface.judge_lowercase_reply,
+        retry_temperature=surface.judge_retry_temperature,
         use_schema=surface.judge_schema,
         request=request or GenerateConfig(),
     )
 
 
-def _row(state: TaskState, method: str, judge_name: str | None, reply: str, sample: int) -> SampleRow:
+def _row(
+    state: TaskState, method: str, judge_name: str | None, reply: str, sample: int, protocol: str | None = None
+) -> SampleRow:
     meta = state.metadata
     given = {k: meta[k] for k in ("task", "instance", "combination", "head", "modifier", "property")}
     return SampleRow(
@@ -195,6 +241,7 @@ def _row(state: TaskState, method: str, judge_name: str | None, reply: str, samp
         answer_raw=reply,
         judge=judge_name,
         gold_type=meta.get("gold_type"),
+        protocol=protocol,
     )
 
 
@@ -280,10 +327,10 @@ def _relevance_judge(
     async def score(state: TaskState, target: Target) -> Score:
         judge = grader()
         kind = TASK_SPECS[state.metadata["task"]].kind
-        rows = [_row(state, method, judge.name, reply, k) for k, reply in enumerate(_replies(state))]
+        rows = [_row(state, method, judge.name, reply, k, protocol) for k, reply in enumerate(_replies(state))]
         # Table 6: answers from the intermediate concept sets C_1..C_T, judged like the final one.
         steps = state.store.get(STEP_REPLIES, [])
-        rows += [replace(_row(state, method, judge.name, reply, 0), sa_iteration=t) for t, reply in steps]
+        rows += [replace(_row(state, method, judge.name, reply, 0, protocol), sa_iteration=t) for t, reply in steps]
         await asyncio.gather(*(judge_row(r, judge, as_run=surface.npc_as_run) for r in rows))
         main = [r for r in rows if r.sa_iteration is None]
         trajectory = state.store.get(TRAJECTORY)

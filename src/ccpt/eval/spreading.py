@@ -8,11 +8,13 @@ its seeds (docs/methods.md); ``answer_every_step`` also answers from every C_t (
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.activation import (
@@ -30,7 +32,6 @@ from ccpt.eval.inspect_compat import cache_policy
 from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish, settings_config
 from ccpt.graph import ConceptGraph
 from ccpt.methods import Method
-from ccpt.prompts import system_prompt
 from ccpt.protocol import Protocol
 from ccpt.spec import SA_TEMPLATE, TaskSpec
 
@@ -104,7 +105,10 @@ def spreading_activation(
         from ccpt.answers import spacy_pipeline
 
         spacy_pipeline()  # the as-run stop test needs spaCy: one line now, not a failure per sample later
-    graph = load_graph(conceptnet, data_dir, as_run=sa.as_run) if method.uses_graph else None
+    # As run, the open models' LLM-only runs had the graph's neighbours too (CallSettings.sa_llm_graph): the graph
+    # is loaded when a model that needs it first asks.
+    graph_of = functools.cache(lambda: load_graph(conceptnet, data_dir, as_run=sa.as_run))
+    graph = graph_of() if method.uses_graph else None
     activator = Activator()  # one per task run: shared by every instance and seed
     # One expansion per instance for the task run, awaited by all its seeds (a failed one is not kept).
     trajectories: dict[str, asyncio.Future[Trajectory]] = {}
@@ -113,15 +117,16 @@ def spreading_activation(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         with_system = params.with_system(str(model), system)
-        expansion_config = EXPANSION_CONFIG
-        expansion_system: list[ChatMessage] = []
-        if sa.provider_sampling:  # as run: the provider's own settings, system prompt where it was sent
-            expansion_config = settings_config(params.protocol.call_settings(str(model)))
-            expansion_system = [ChatMessageSystem(content=system_prompt())] if with_system else []
+        settings = params.protocol.call_settings(str(model))
+        # As run, the provider's own settings; never a system prompt (the authors sent the user turn alone).
+        expansion_config = settings_config(settings) if sa.provider_sampling else EXPANSION_CONFIG
+        run_config, run_graph = config, graph
+        if sa.as_run and settings.sa_llm_graph and config.use_llm and not config.use_graph:
+            run_config, run_graph = replace(config, use_graph=True), graph_of()
 
         async def expand(prompt: str) -> str:
             output = await model.generate(
-                [*expansion_system, ChatMessageUser(content=prompt)],
+                [ChatMessageUser(content=prompt)],
                 config=expansion_config,
                 cache=cache_policy(model, per_epoch=False),
             )
@@ -130,7 +135,7 @@ def spreading_activation(
         def compute() -> Awaitable[Trajectory]:
             seeds = _seeds(task, state.metadata)
             run = spread_activation_as_run if config.as_run else spread_activation
-            return run(seeds, generate=expand, graph=graph, activator=activator, config=config)
+            return run(seeds, generate=expand, graph=run_graph, activator=activator, config=run_config)
 
         instance = str(state.metadata["instance"])
         running = trajectories.get(instance)

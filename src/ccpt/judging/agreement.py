@@ -7,6 +7,7 @@ a figure over ``all`` pairs is in-sample for the distilled judge, kept but never
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -25,6 +26,15 @@ from ccpt.outputs import atomic_write_text
 from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
 
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
+# What each pair set measures, as every judge note names it (docs/judges.md): the test rows are what a CCPT run
+# judges, but the distilled judge's teacher head learnt GPT-4o's verdicts on answers to them, so for that judge they
+# are not independent; its figure on rows it never trained on is its manifest's validation figure.
+PAIR_SET_LABELS: dict[str, str] = {
+    "test": "the benchmark's test concepts (the pairs of every test row)",
+    "paper300": "a paper-sized sample of the benchmark's test concepts",
+    "all": "every rated row, training rows included (in-sample for the distilled judge)",
+}
+DISTILLED_MANIFEST = "data/distilled_judge.json"
 
 
 @dataclass(frozen=True)
@@ -109,7 +119,8 @@ class Measurement:
 
     @property
     def held_out(self) -> bool:
-        """Whether every pair is outside the distilled judge's training pool (so the figure may be quoted)."""
+        """Whether every pair is outside the distilled judge's human training pool (so the figure may be quoted, named
+        by its set: the test rows are not independent of its teacher data, :data:`PAIR_SET_LABELS`)."""
         return self.pairs in HELDOUT_PAIR_SETS
 
     def entry(self) -> dict[str, Any]:
@@ -122,12 +133,12 @@ class Measurement:
         return result | {k: getattr(self, k) for k in own if getattr(self, k) is not None}
 
     def text(self) -> str:
-        """The measurement as a judge-note line."""
-        sample = f"a sample of {self.rows} rows (seed {self.seed}) of the " if self.rows else ""
+        """The measurement as a judge-note line, its pair set named by what it measures."""
+        sample = f"a sample of {self.rows} rows (seed {self.seed}) of " if self.rows else ""
         return (
             f"{self.judge}: {self.result.line()} against the mean human rating on {self.result.n} pairs of "
-            f"{sample}{'held-out ' if self.held_out else ''}pair set {self.pairs!r} "
-            f"({self.mode} mode, measured {self.measured})"
+            f"{sample}{PAIR_SET_LABELS.get(self.pairs, self.pairs)} (pair set {self.pairs!r}; {self.mode} mode, "
+            f"measured {self.measured})"
         )
 
 
@@ -237,9 +248,28 @@ def save(measurement: Measurement) -> Path:
     return path
 
 
+def unseen_rows_note(judge: str) -> str | None:
+    """For the shipped distilled judge (its manifest's sha256 in the identity): its figure on rows it never trained
+    on, and why its test-concept figure is not independent; None for any other judge."""
+    data = resources.files("ccpt").joinpath(DISTILLED_MANIFEST).read_bytes()
+    if f"@{hashlib.sha256(data).hexdigest()[:12]}" not in judge:
+        return None
+    figures = json.loads(data).get("validation") or {}
+    pearson_, spearman_, n = (figures.get(k) for k in ("pearson_3rater", "spearman_3rater", "n_3rater"))
+    if not isinstance(pearson_, float) or not isinstance(spearman_, float) or not isinstance(n, int):
+        return None
+    return (
+        f"on rows in none of its training or teacher data (validation fold 0 of the training pool, {n:,} three-rater "
+        f"pairs; the uncalibrated ensemble, whose member weights were chosen on these rows): Pearson {pearson_:.3f}, "
+        f"Spearman {spearman_:.3f}, the figure to expect on new data; its test-concept figure is not independent "
+        "(its teacher-tuned head learnt GPT-4o's verdicts on model answers to the test rows)"
+    )
+
+
 def judge_note(judges: Sequence[str]) -> str:
     """One line per judge identity (:func:`ccpt.rows.scored_judge`: the model and, for the distilled judge, its weights
-    and scale): its held-out agreement with human ratings, never one measured on other weights, or how to measure it."""
+    and scale): its agreement with human ratings on the benchmark's test concepts (and, for the shipped distilled
+    judge, on rows it never trained on), never one measured on other weights, or how to measure it."""
     from ccpt.rows import judge_model, scored_judge
 
     shipped, user = read_store(shipped_store()), read_store(user_store())
@@ -248,16 +278,17 @@ def judge_note(judges: Sequence[str]) -> str:
     problems = shipped.problems | user.problems  # entries left out: they do not match the schema
     parts = [f"agreement store {line}" for judge, line in problems.items() if judge is None or judge in judges]
     for judge in judges:
-        # Quoted: the judge's held-out measurement over the most pairs, never an in-sample one (pair set ``all``).
+        # Quoted: the judge's measurement on test concepts over the most pairs, never an in-sample one (set ``all``).
         held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
+        unseen = unseen_rows_note(judge)
         if (found := max(held, key=lambda m: (m.result.n, m.measured), default=None)) is not None:
-            parts.append(found.text())
+            parts.append(found.text() + (f"; {unseen}" if unseen else ""))
             continue
         mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
         raw = " --judge-arg calibrated=false" if "+raw" in judge else ""
         command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode}{raw} --pairs test`"
         how = f"run {command}" + (" with these weights" if "@" in judge else "")
-        parts.append(f"{judge}: agreement with human ratings on held-out pairs not measured ({how})")
+        parts.append(f"{judge}: agreement with human ratings on the benchmark's test concepts not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
 

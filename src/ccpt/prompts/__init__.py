@@ -90,9 +90,10 @@ def task_prompt(
 
 def judge_prompt(concept: str, property: str, template: str = "judge", capitalise: bool = False) -> str:
     """The LLM-as-a-judge prompt (paper Table 17) asking how much ``concept`` has ``property``; ``template`` names a
-    protocol's version of the prompt, ``capitalise`` upper-cases the concept's first letter."""
+    protocol's version of the prompt, ``capitalise`` writes the concept as the authors' judge did: Python's
+    ``str.capitalize()``, which also lower-cases the rest ("New York" → "New york")."""
     if capitalise:
-        concept = concept[:1].upper() + concept[1:]
+        concept = concept.capitalize()
     return render_template(template, concept=concept, property=property)
 
 
