@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import re
 import threading
@@ -283,3 +284,73 @@ def test_an_edited_cached_concept_graph_is_refetched_not_read(
     graph_cache_file(None)
     assert requests[-1].endswith(GRAPH_CACHE_NAME) and len(requests) == fetched + 1
     assert path.read_bytes() == original
+
+
+# The authors' stored result files: their own manifest, under results/ beside data/ at the same commit. A few
+# files stand for the 59 (one with '&' in its name, which must reach the server quoted and come back whole).
+STORED = ("pi_emergent_gpt-4o_naive.csv", "pi_emergent_gpt-4o_sa-llm&conceptnet.csv", "tp_gpt-4o_naive.csv")
+
+
+@pytest.fixture
+def results_mirror(served: http.server.ThreadingHTTPServer, reference_dir: Path) -> tuple[str, Path]:
+    """(base URL, the served results directory): :func:`served` also laid out with <commit>/results/<file>."""
+    from ccpt.download import REPO_RESULTS_PATH
+
+    files = served.files.parent / REPO_RESULTS_PATH  # type: ignore[attr-defined]
+    files.mkdir()
+    for name in STORED:
+        (files / name).write_bytes((reference_dir / name).read_bytes())
+    return f"http://127.0.0.1:{served.server_address[1]}", files
+
+
+def _nothing_half_written(target: Path) -> None:
+    leftovers = [p.name for p in target.rglob("*") if p.is_file() and p.name not in STORED] if target.exists() else []
+    assert leftovers == [], f"partial files left in the cache: {leftovers}"
+
+
+def test_stored_results_download_verified_into_their_own_cache(
+    results_mirror: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccpt.download import download_results, result_checksums, results_cache_dir
+
+    base, _files = results_mirror
+    monkeypatch.setenv("CCPT_CACHE_DIR", str(tmp_path / "cache"))
+    where = download_results(STORED, config=DownloadConfig(base_url=base, retries=1))
+    assert where == results_cache_dir() and where != tmp_path / "cache" / "data"
+    checksums = result_checksums()
+    assert len(checksums) == 59 and all(len(v) == 64 for v in checksums.values())
+    for name in STORED:
+        assert hashlib.sha256((where / name).read_bytes()).hexdigest() == checksums[name]
+
+
+@pytest.mark.parametrize("fault", ["mismatch", "truncated", "missing", "offline"])
+def test_stored_results_download_faults_are_one_line_and_leave_nothing(
+    fault: str, results_mirror: tuple[str, Path], served: http.server.ThreadingHTTPServer, tmp_path: Path
+) -> None:
+    from ccpt.download import download_results
+
+    base, files = results_mirror
+    name = "pi_emergent_gpt-4o_sa-llm&conceptnet.csv"
+    expected = {
+        "mismatch": r"downloaded pi_emergent_gpt-4o_sa-llm&conceptnet\.csv has sha256 .* use --results-dir",
+        "truncated": r"connection dropped before the end of the body .* pass --results-dir / CCPT_RESULTS_DIR",
+        "missing": r"could not download .*/results/pi_emergent_gpt-4o_sa-llm%26conceptnet\.csv: HTTP 404",
+        "offline": r"could not download .* after 2 attempts: .*--results-dir / CCPT_RESULTS_DIR to a local copy",
+    }[fault]
+    if fault == "mismatch":
+        (files / name).write_bytes((files / name).read_bytes()[:-10] + b"0123456789")
+    elif fault == "truncated":
+        served.mode = "drop"  # type: ignore[attr-defined]  # the first request for each file: half the body
+    elif fault == "missing":
+        (files / name).unlink()
+    elif fault == "offline":
+        base = "http://127.0.0.1:9"  # discard: nothing listens
+    target = tmp_path / "cache"
+    # Two attempts: a dropped body is retried once, and drops again only on the first request per file, so the
+    # truncation case needs one attempt alone to fail.
+    config = DownloadConfig(base_url=base, retries=1 if fault == "truncated" else 2, backoff=0, timeout=5)
+    with pytest.raises(DataError, match=expected) as raised:
+        download_results(STORED, target=target, config=config)
+    assert "\n" not in str(raised.value)
+    assert not (target / name).exists()
+    _nothing_half_written(target)

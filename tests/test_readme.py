@@ -2,7 +2,8 @@
 keeps its two commands (the second is CI's) and stays a front door; CONTRIBUTING.md's Layout names the tree.
 
 Every ``bash`` and ``python`` block of the README and the guide pages runs here, from a directory laid out like a
-checkout beside ``shared/`` (``.venv`` is this interpreter's environment, ``../shared/data`` the test data), unless
+checkout beside ``shared/`` (``.venv`` is this interpreter's environment, ``../shared/data`` the test data, given
+to ccpt as a user's local copies are: ``$CCPT_DATA_DIR``, ``$CCPT_RESULTS_DIR``; no block names ``../shared``), unless
 the line before it says why not: ``<!-- no-test: REASON -->`` (an API key, a server, minutes of work, placeholders).
 Those are reported as skipped with that reason, never left out silently. ``<!-- needs: embedded -->`` marks a block
 that needs the embedded model's weights (skipped without them, failed in CI like every embedded test).
@@ -33,7 +34,7 @@ GUIDE = (
     "docs/pipeline.md",
     "docs/python-api.md",
 )
-MAIN_COMMAND = "bash scripts/setup.sh && .venv/bin/ccpt run --data-dir ../shared/data/ccpt"
+MAIN_COMMAND = "bash scripts/setup.sh && .venv/bin/ccpt run"
 TEST_COMMAND = "bash scripts/setup.sh --test && .venv/bin/python -m pytest"
 README_MAX_LINES = 150
 BLOCK_TIMEOUT = 300  # seconds; the slowest tested block (the full stored-outputs report) takes ≈ 40 s when busy
@@ -105,10 +106,16 @@ def _checkout_beside(shared_data: Path, root: Path) -> Path:
     return repo
 
 
-def _env() -> dict[str, str]:
-    # The checkout's own source first, whichever environment runs it.
+def _env(cwd: Path) -> dict[str, str]:
+    # The checkout's own source first, whichever environment runs it; the shared copies as a user's local copies.
     path = os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path}
+    shared = cwd.parent / "shared" / "data"
+    env = {
+        **os.environ,
+        "PYTHONPATH": path,
+        "CCPT_DATA_DIR": str(shared / "ccpt"),
+        "CCPT_RESULTS_DIR": str(shared / "reference-results"),
+    }
     for key in [k for k in env if k.endswith("_API_KEY")]:  # a tested block must not need one
         del env[key]
     return env
@@ -118,7 +125,9 @@ def _run(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
     argv = (
         ["bash", "-euo", "pipefail", "-c", block.code] if block.lang != "python" else [sys.executable, "-c", block.code]
     )
-    return subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=BLOCK_TIMEOUT, check=False)
+    return subprocess.run(
+        argv, cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=BLOCK_TIMEOUT, check=False
+    )
 
 
 def _require_embedded() -> None:
@@ -161,6 +170,12 @@ def test_the_guide_runs_something_of_every_kind() -> None:
     assert any("ccpt report" in block.code for block in tested)
     assert any(block.page == "README.md" for block in tested)
     assert len(tested) >= 8
+
+
+def test_no_command_names_this_projects_shared_copy() -> None:
+    """A user has no ``../shared``: the commands find data through the variables or the download, as theirs do."""
+    named = [block.id for block in ALL_BLOCKS if "../shared" in block.code or "shared/data" in block.code]
+    assert named == [], f"these blocks name this project's shared copy (use the variables or the download): {named}"
 
 
 def test_the_python_api_example_prints_the_papers_number(shared_data: Path, tmp_path: Path) -> None:

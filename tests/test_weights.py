@@ -140,7 +140,7 @@ def test_missing_parts_package_names_package_and_extra(fake_parts: EmbeddedModel
         resolve_gguf("fake-model", registry={"fake-model": missing}, cache_dir=cache)
     message = str(info.value)
     assert "ccpt-test-absent is not installed" in message
-    assert "ccpt[local]" in message and "\n" not in message
+    assert "[local]'" in message and "pip install" in message and "\n" not in message
 
 
 def test_unknown_name_lists_known_models(cache: Path) -> None:

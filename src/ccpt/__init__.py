@@ -6,7 +6,8 @@ The public Python API (see docs/python-api.md)::
 
     frame = ccpt.load_results("ccpt-runs/default")  # tidy per-sample DataFrame
     report = ccpt.build_report(frame, stat="sem")   # every table; report.tables()[key].to_frame()
-    data = ccpt.load_dataset("../shared/data/ccpt")  # the CCPT dataset and its splits
+    data = ccpt.load_dataset()                      # the CCPT dataset and its splits (local copy or download)
+    files = ccpt.stored_result_files()              # the authors' stored result files (local copy or download)
 
 The names are imported on first use, so ``import ccpt`` stays cheap and never imports Inspect, pandas or the CLI.
 """
@@ -19,13 +20,19 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 # public name -> module defining it (imported lazily by __getattr__)
-_LAZY: dict[str, str] = {"load_results": "ccpt.results", "build_report": "ccpt.report", "load_dataset": "ccpt.dataset"}
-__all__ = ["__version__", "build_report", "load_dataset", "load_results"]
+_LAZY: dict[str, str] = {
+    "load_results": "ccpt.results",
+    "build_report": "ccpt.report",
+    "load_dataset": "ccpt.dataset",
+    "stored_result_files": "ccpt.sources",
+}
+__all__ = ["__version__", "build_report", "load_dataset", "load_results", "stored_result_files"]
 
 if TYPE_CHECKING:
     from ccpt.dataset import load_dataset
     from ccpt.report import build_report
     from ccpt.results import load_results
+    from ccpt.sources import stored_result_files
 
 
 def __getattr__(name: str) -> Any:

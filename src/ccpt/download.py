@@ -1,4 +1,5 @@
-"""Fetching the CCPT files from the authors' GitHub repository at a pinned commit, checksum-verified.
+"""Fetching the CCPT files from the authors' GitHub repository at a pinned commit, checksum-verified: the dataset
+(``data/``) and the authors' stored result files (``results/``, their own manifest of hashes).
 
 Files go into the user's cache directory, and a cached file is hashed again on every use (one whose checksum no longer
 matches is fetched again, never read). Network access goes through a ``Fetcher`` callable (tests inject failures or
@@ -12,6 +13,7 @@ import http.client
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -44,6 +46,18 @@ CHECKSUMS: Mapping[str, str] = MappingProxyType(
 )
 # Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.sources).
 REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name != "conceptnet_adjacent.json")
+
+# The authors' stored result files (the paper's model outputs, judged by GPT-4o) at the same commit, under
+# ``results/`` beside ``data/``; their sha256 are a manifest shipped with ccpt (one ``<sha256>  <name>`` per line).
+REPO_RESULTS_PATH = "results"
+RESULTS_MANIFEST = Path(__file__).with_name("data") / "reference_results.sha256"
+
+
+def result_checksums() -> Mapping[str, str]:
+    """File name → sha256 of every stored result file the manifest pins."""
+    pairs = (line.split(maxsplit=1) for line in RESULTS_MANIFEST.read_text(encoding="utf-8").splitlines() if line)
+    return MappingProxyType({name.strip(): digest for digest, name in pairs})
+
 
 Fetcher = Callable[[str, float], Iterable[bytes]]
 """``fetch(url, timeout)`` yields the body in chunks; raises OSError (incl. URLError) or
@@ -90,6 +104,11 @@ def cache_dir() -> Path:
     return cache_root() / "data" / PINNED_COMMIT[:12]
 
 
+def results_cache_dir() -> Path:
+    """The directory that holds verified downloads of the stored result files."""
+    return cache_root() / "results" / PINNED_COMMIT[:12]
+
+
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in chunks."""
     with path.open("rb") as fh:
@@ -101,11 +120,11 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def is_verified(path: Path, name: str) -> bool:
+def is_verified(path: Path, name: str, checksums: Mapping[str, str] = CHECKSUMS) -> bool:
     """True if ``path`` has the pinned sha256 of ``name``, hashed now (a few ms; size and mtime would accept a file
     edited and given its old time back)."""
     try:
-        return path.is_file() and sha256_file(path) == CHECKSUMS[name]
+        return path.is_file() and sha256_file(path) == checksums[name]
     except OSError:
         return False
 
@@ -140,18 +159,28 @@ def download(
     target: Path | None = None,
     config: DownloadConfig | None = None,
     fetch: Fetcher = urllib_fetch,
+    checksums: Mapping[str, str] = CHECKSUMS,
+    repo_path: str = REPO_DATA_PATH,
+    local: str = "--data-dir / CCPT_DATA_DIR",
 ) -> Path:
     """Ensure every file in ``names`` is present and verified in ``target`` (default: the cache dir); a download is
-    streamed to a temporary file under a size cap and a deadline and renamed into place only once verified."""
+    streamed to a temporary file under a size cap and a deadline and renamed into place only once verified.
+    ``checksums`` and ``repo_path``: which manifest pins the files and where they sit in the repository;
+    ``local``: the options that give a local copy instead (named in the errors)."""
     config = config or DownloadConfig(base_url=os.environ.get("CCPT_DATA_URL") or DEFAULT_BASE_URL)
     target = target or cache_dir()
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        hint = "set CCPT_CACHE_DIR to a writable directory"
+        raise DataError(f"cannot create {target}: {exc.strerror}", hint) from None
     retrying = Retrying(**retry_policy(config.retries, config.backoff, retry_on=_transient))
     for name in names:
         path = target / name
-        if is_verified(path, name):
+        if is_verified(path, name, checksums):
             continue
-        url = f"{config.base_url.rstrip('/')}/{config.commit}/{REPO_DATA_PATH}/{name}"
+        # Names hold '&' ("sa-llm&conceptnet"): quoted, so no server reads it as a query separator.
+        url = f"{config.base_url.rstrip('/')}/{config.commit}/{repo_path}/{urllib.parse.quote(name)}"
         with atomic_path(path) as tmp:
             try:
                 actual = retrying(_stream_to, url, tmp, config, fetch)
@@ -163,11 +192,32 @@ def download(
                     reason = f"connection dropped before the end of the body ({exc.expected:,} bytes missing)"
                 raise DataError(
                     f"could not download {url} after {config.retries} attempts: {reason}",
-                    "check your network connection, or pass --data-dir / CCPT_DATA_DIR to a local copy",
+                    f"check your network connection, or pass {local} to a local copy",
                 ) from None
-            if actual != CHECKSUMS[name]:
+            if actual != checksums[name]:
                 raise DataError(
-                    f"downloaded {name} has sha256 {actual[:12]}…, expected {CHECKSUMS[name][:12]}…",
-                    "the source may have changed or the transfer was corrupted; try again later or use --data-dir",
+                    f"downloaded {name} has sha256 {actual[:12]}…, expected {checksums[name][:12]}…",
+                    f"the source may have changed or the transfer was corrupted; try again later or use {local}",
                 )
     return target
+
+
+def download_results(
+    names: Iterable[str] | None = None,
+    *,
+    target: Path | None = None,
+    config: DownloadConfig | None = None,
+    fetch: Fetcher = urllib_fetch,
+) -> Path:
+    """Ensure the authors' stored result files (default: every one the manifest pins) are present and verified in
+    ``target`` (default: :func:`results_cache_dir`); as :func:`download`, one file at a time, nothing half-written."""
+    checksums = result_checksums()
+    return download(
+        tuple(names) if names is not None else tuple(checksums),
+        target=target or results_cache_dir(),
+        config=config,
+        fetch=fetch,
+        checksums=checksums,
+        repo_path=REPO_RESULTS_PATH,
+        local="--results-dir / CCPT_RESULTS_DIR",
+    )

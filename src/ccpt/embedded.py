@@ -15,9 +15,9 @@ from ccpt.judging.distilled import JUDGE_SHA256, shipped_judge
 from ccpt.judging.encoder import BASE_ENCODERS, BaseEncoder
 from ccpt.weights import (
     EMBEDDED_MODELS,
-    INSTALL_HINT,
     EmbeddedModel,
     PartLocator,
+    install_hint,
     installed_part,
     is_marked_verified,
     missing_parts,
@@ -105,7 +105,8 @@ def model_files(
     from ccpt.judging.encoder import _split_part  # the encoders' parts ship input/*.zip.NNN, not data/*.bin
 
     cache = cache_dir or model_cache_dir()
-    files = [_split(m, "gguf", f"gguf/{m.name}", INSTALL_HINT, locate, cache, verify) for m in EMBEDDED_MODELS.values()]
+    hint = install_hint()
+    files = [_split(m, "gguf", f"gguf/{m.name}", hint, locate, cache, verify) for m in EMBEDDED_MODELS.values()]
     files += _judge_files()
     files += [_encoder(e, locate_split or _split_part, cache, verify) for e in BASE_ENCODERS.values()]
     return files

@@ -25,11 +25,13 @@ class ModelError(CcptError):
 
 def require_pyarrow(path: object) -> None:
     """Raise one readable line when Parquet is asked for without the optional ``pyarrow`` installed."""
+    from ccpt.extras import install_command
+
     try:
         import pyarrow  # noqa: F401  (probe only: pandas imports it itself)
     except ImportError:
         raise CcptError(
-            f"{path}: Parquet needs pyarrow, which is not installed", hint="pip install 'ccpt[parquet]'"
+            f"{path}: Parquet needs pyarrow, which is not installed", hint=install_command("parquet")
         ) from None
 
 

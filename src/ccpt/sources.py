@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ccpt.download import CHECKSUMS, cache_dir, download
+from ccpt.download import CHECKSUMS, cache_dir, download, download_results
 from ccpt.errors import DataError
 from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, open_graph
 
@@ -24,6 +24,29 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
             raise DataError(f"data directory {path} {what}", "check --data-dir / CCPT_DATA_DIR")
         return path
     return download()  # hashes cached files again: an altered one is fetched again, not read
+
+
+def resolve_results_dir(results_dir: str | Path | None) -> Path:
+    """Where the authors' stored result files are: ``results_dir``, else ``$CCPT_RESULTS_DIR``, else the verified
+    download cache (every pinned file hashed again, a missing or altered one fetched)."""
+    chosen = results_dir or os.environ.get("CCPT_RESULTS_DIR")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_dir():
+            what = "is not a directory" if path.exists() else "does not exist"
+            raise DataError(f"results directory {path} {what}", "check --results-dir / CCPT_RESULTS_DIR")
+        return path
+    return download_results()
+
+
+def stored_result_files(results_dir: str | Path | None) -> list[Path]:
+    """The authors' result files (``*.csv``) in the stored-results directory and its subdirectories (a copy may
+    keep other models' files in a folder of their own), sorted by name; one line when there are none."""
+    root = resolve_results_dir(results_dir)
+    files = sorted((p for p in root.rglob("*.csv") if p.is_file()), key=lambda p: (p.name, str(p)))
+    if not files:
+        raise DataError(f"no result files (*.csv) in {root}", "check --results-dir / CCPT_RESULTS_DIR")
+    return files
 
 
 def dataset_files(data_dir: str | Path | None) -> list[Path]:

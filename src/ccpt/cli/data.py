@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import DIR, FILE, SEED, data_dir_option, defaulted
+from ccpt.cli.options import DIR, FILE, SEED, data_dir_option, defaulted, results_dir_option
 from ccpt.jsonout import dumps, provenance
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
@@ -22,19 +22,47 @@ def command() -> None:
 
 @command.command("download")
 @click.option("--to", "target", type=DIR, help="Download into this directory instead of the cache directory.")
+@click.option(
+    "--results",
+    is_flag=True,
+    help="Also fetch the authors' stored result files (the paper's model outputs with GPT-4o's verdicts, "
+    "59 files, 31 MB; `ccpt report --paper` reads them), from the same commit, each checked by sha256.",
+)
 @format_option
-def download_cmd(target: Path | None, fmt: str) -> None:
+def download_cmd(target: Path | None, results: bool, fmt: str) -> None:
     """Fetch the dataset from the authors' repository (pinned commit) and verify every file's sha256.
 
     Files already present with the right checksum are not downloaded again.
     """
-    from ccpt.download import PINNED_COMMIT, REQUIRED_FILES, download
+    from ccpt.download import PINNED_COMMIT, REQUIRED_FILES, download, download_results, result_checksums
 
     where = download(target=target)
+    stored = download_results(target=target / "results" if target else None) if results else None
     if fmt == "json":
-        click.echo(dumps({"path": str(where), "commit": PINNED_COMMIT, "files": list(REQUIRED_FILES)}, indent=None))
+        info = {"path": str(where), "commit": PINNED_COMMIT, "files": list(REQUIRED_FILES)}
+        if stored is not None:
+            info |= {"results_path": str(stored), "result_files": list(result_checksums())}
+        click.echo(dumps(info, indent=None))
     else:
         click.echo(f"CCPT files verified at {where} (commit {PINNED_COMMIT[:12]})")
+        if stored is not None:
+            click.echo(f"stored result files verified at {stored} (commit {PINNED_COMMIT[:12]})")
+
+
+@command.command("path")
+@click.option("--results", is_flag=True, help="The stored result files' directory instead of the dataset's.")
+@data_dir_option()
+@results_dir_option()
+def path_cmd(results: bool, data_dir: Path | None, results_dir: Path | None) -> None:
+    """Print the directory ccpt reads the dataset (or, with --results, the stored result files) from.
+
+    The same order every command follows: the option, else $CCPT_DATA_DIR / $CCPT_RESULTS_DIR, else the verified
+    copy in ccpt's cache, downloaded (pinned commit, sha256-checked) when absent. For scripts, e.g.
+    `ccpt report "$(ccpt data path --results)"/pi_emergent_gpt-4o_naive.csv`.
+    """
+    from ccpt.sources import resolve_data_dir, resolve_results_dir
+
+    click.echo(str(resolve_results_dir(results_dir) if results else resolve_data_dir(data_dir)))
 
 
 @command.command("stats")

@@ -136,11 +136,12 @@ def serve(
     Prints one secret link per annotator and an admin link; answers are kept in STUDY_DIR/human.sqlite.
     """
     from ccpt.errors import CcptError, DataError
+    from ccpt.extras import install_command
 
     try:
         from ccpt.human.app import server
     except ImportError as exc:
-        raise CcptError(f"ccpt human serve needs {exc.name}", "install the extra: pip install -e '.[human]'") from exc
+        raise CcptError(f"ccpt human serve needs {exc.name}", f"install the extra: {install_command('human')}") from exc
 
     if n_annotators is not None and names is not None:
         raise DataError("pass either --annotators or --names, not both")

@@ -1,4 +1,5 @@
-"""`ccpt judge train|score|pairs`: train the distilled judge, and score any (concept, property) pairs with any judge."""
+"""`ccpt judge …`: train the distilled judge, score any (concept, property) pairs with any judge, and score the
+paper's stored answers (paper-scores)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,18 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, FILE, Declared, data_dir_option, defaulted, judge_mode_option
+from ccpt.cli.options import (
+    COUNT,
+    DIR,
+    EXISTING_FILE,
+    FILE,
+    Declared,
+    data_dir_option,
+    defaulted,
+    judge_arg_option,
+    judge_mode_option,
+    results_dir_option,
+)
 from ccpt.errors import DataError
 from ccpt.schemas.run import Positive
 from ccpt.sheets import neutralise
@@ -285,3 +297,68 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
     write_pairs(pairs, out)
     counts = ", ".join(f"{m}: {n}" for m, n in sorted(Counter(p.model for p in pairs).items()))
     click.echo(f"wrote {len(pairs)} teacher pairs from {len(files)} files ({counts}) → {out}")
+
+
+@command.command("paper-scores")
+@defaulted("--judge", "judge_model", default="distilled", help="A distilled judge: distilled, or ccpt-distilled/PATH.")
+@judge_arg_option("calibrated=false scores on the raw (human) scale, as `ccpt run --judge-arg` does.")
+@results_dir_option()
+@data_dir_option()
+@click.option(
+    "--out",
+    type=FILE,
+    help="Write the store here (default: ccpt's store for this judge, the one `ccpt report --beside-paper` reads).",
+)
+def paper_scores(
+    judge_model: str, judge_args: tuple[str, ...], results_dir: Path | None, data_dir: Path | None, out: Path | None
+) -> None:
+    """Score every stored answer of the paper's models with a distilled judge, for `ccpt report RUN --beside-paper`.
+
+    Reads every authors' result file found (--results-dir / $CCPT_RESULTS_DIR / the verified download: other
+    models' files you fetched included) and writes one relevance per judged (concept, property) pair, keyed by the
+    judge's identity. An LLM judge re-judges the stored files with `ccpt rejudge` instead (a log per file).
+    """
+    from ccpt.cli.options import key_values
+    from ccpt.dataset import load_dataset
+    from ccpt.eval.distilled_provider import PROVIDER, judge_model_name
+    from ccpt.judging.distilled import load_judge
+    from ccpt.report.paper import read_stored, table3_rows
+    from ccpt.results.paper_scores import PaperScores, file_hashes, pairs_of, score_pairs, store_path, write_store
+    from ccpt.rows import judge_identity
+    from ccpt.sources import stored_result_files
+
+    model = judge_model_name(judge_model)
+    if not model.startswith(f"{PROVIDER}/"):
+        raise click.BadParameter(
+            f"{judge_model} is not a distilled judge; an LLM judge re-judges the stored files with "
+            '`ccpt rejudge "$(ccpt data path --results)"/*.csv --judge MODEL --out DIR`',
+            param_hint="--judge",
+        )
+    args = key_values(judge_args, "--judge-arg")
+    if set(args) - {"calibrated"}:
+        raise click.BadParameter(f"unknown: {', '.join(sorted(set(args) - {'calibrated'}))}", param_hint="--judge-arg")
+    calibrated = args.get("calibrated", True)
+    if not isinstance(calibrated, bool):
+        raise click.BadParameter(f"calibrated must be true or false, got {calibrated!r}", param_hint="--judge-arg")
+    name = model.removeprefix(f"{PROVIDER}/")
+    judge = load_judge(None if name in ("default", "") else Path(name), calibrated=calibrated)
+    # The identity a run's rows record for this judge (ccpt.results.inspect_logs.model_identity).
+    raw = not judge.applies_calibration and judge.calibration is not None
+    identity = judge_identity(model, head_sha256=judge.sha256, raw=raw)
+    files = stored_result_files(results_dir)
+    stored, notes = read_stored(files, load_dataset(data_dir))
+    for note in notes:
+        click.echo(f"ccpt: {note}", err=True)
+    rows = table3_rows(stored)
+    rows = rows[rows["task"] != "type_prediction"]  # Task 3 has no judge
+    read = {str(s) for s in rows["source"].dropna()}  # the files whose answers are scored (no per-step files)
+    pairs = pairs_of(rows)
+    started = time.monotonic()
+    scores = score_pairs(pairs, judge.score)
+    target = out or store_path(identity)
+    used = [p for p in files if p.name in read]
+    write_store(PaperScores(identity, file_hashes(used), scores, target), target)
+    click.echo(
+        f"scored {len(scores):,} pairs of {len(used)} stored files with {identity} in "
+        f"{time.monotonic() - started:.0f}s → {target}"
+    )

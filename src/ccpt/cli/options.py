@@ -110,6 +110,14 @@ def data_dir_option(
     return click.option("--data-dir", type=DIR, help=help)
 
 
+def results_dir_option(
+    help: str = "Directory holding the authors' stored result files (*.csv, subfolders included). Default: "
+    "$CCPT_RESULTS_DIR, else the verified copy in your cache directory, downloaded when absent.",
+) -> Callable[[F], F]:
+    """``--results-dir``: the stored result files' directory option."""
+    return click.option("--results-dir", type=DIR, help=help)
+
+
 def judge_arg_option(help: str) -> Callable[[F], F]:
     """``--judge-arg NAME=VALUE``: arguments for the judge model, read like Inspect's ``-M``."""
     return click.option("--judge-arg", "judge_args", multiple=True, metavar="NAME=VALUE", help=help)

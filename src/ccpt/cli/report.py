@@ -7,20 +7,43 @@ from typing import Any
 
 import click
 
-from ccpt.cli.options import DIR, FILE, data_dir_option, defaulted, label_option, optional_dataset, prices_option
+from ccpt.cli.options import (
+    DIR,
+    FILE,
+    data_dir_option,
+    defaulted,
+    label_option,
+    optional_dataset,
+    prices_option,
+    results_dir_option,
+)
 from ccpt.errors import CcptError, DataError
 
 # Mirrors ccpt.report.FORMATS; kept literal so `ccpt --help` does not import pandas.
 FORMATS = ("markdown", "latex", "csv", "json", "html")
 STAT_HELP = (
-    "Spread statistic: sem = standard error over seeds (default), paper = population SD of the seed means "
-    "(what the paper prints as ± 'SEM'), ci = 95% bootstrap CI over instances."
+    "Spread statistic: sem = standard error over seeds (default; paper with --paper), paper = population SD of the "
+    "seed means (what the paper prints as ± 'SEM'), ci = 95% bootstrap CI over instances."
 )
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@defaulted("--stat", type=click.Choice(["sem", "paper", "ci"]), default="sem", help=STAT_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--paper",
+    is_flag=True,
+    help="Report the authors' stored result files (the paper's models, judged by GPT-4o): Tables 3, 5, 6 and 7 "
+    "with the Gold row, from --results-dir / $CCPT_RESULTS_DIR, else ccpt's verified copy, downloaded if absent.",
+)
+@click.option(
+    "--beside-paper",
+    is_flag=True,
+    help="Put the paper's models beside PATHS in Table 3, ranked together, where one judge scored both: the "
+    "stored GPT-4o verdicts beside a GPT-4o-judged run, the stored answers re-judged by the run's judge where "
+    "ccpt has its scores (the default distilled judge; `ccpt judge paper-scores` for others); else one line.",
+)
+@results_dir_option()
+@click.option("--stat", type=click.Choice(["sem", "paper", "ci"]), help=STAT_HELP)
 @defaulted(
     "--oracle",
     type=click.Choice(["paper", "single"]),
@@ -54,24 +77,44 @@ def command(
     strict: bool,
     prices: Path | None,
     labels: tuple[str, ...],
+    paper: bool,
+    beside_paper: bool,
+    results_dir: Path | None,
+    stat: str | None,
     **options: Any,
 ) -> None:
     """Tables 3/5/6/7 and failure counts from Inspect log dirs/files and/or the authors' result CSVs.
 
-    Reproduce the paper's GPT-4o numbers: ccpt report shared/data/reference-results/*.csv --stat paper
+    Reproduce the paper from the authors' stored outputs: ccpt report --paper. Your run beside the paper's
+    models, under your run's judge: ccpt report RUN --beside-paper.
     """
+    import pandas as pd
+
+    from ccpt.dataset import load_dataset
     from ccpt.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
     from ccpt.report import figures as figs
     from ccpt.report import render, report_from_paths
     from ccpt.report.names import parse_label
+    from ccpt.report.paper import beside_paper as beside_paper_rows
+    from ccpt.report.paper import read_stored
     from ccpt.results import export, load_results, unreadable_line
     from ccpt.results.load import input_files, read_from_dirs
     from ccpt.results.usage import load_prices
-    from ccpt.sources import dataset_files
+    from ccpt.sources import dataset_files, stored_result_files
 
+    if paper and (paths or beside_paper):
+        raise click.UsageError(
+            "--paper reports the stored files alone; beside results: ccpt report PATH... --beside-paper"
+        )
+    if not paper and not paths:
+        raise click.UsageError(
+            "no results to report: give result paths (Inspect logs, tidy or authors' files), or --paper"
+        )
+    stored_files = stored_result_files(results_dir) if paper or beside_paper else []
+    options["stat"] = stat or ("paper" if paper else "sem")
     # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten —
     # a result file, the dataset, the price list.
-    inputs = [*input_files(paths), *dataset_files(data_dir), *([prices] if prices else [])]
+    inputs = [*input_files(paths), *stored_files, *dataset_files(data_dir), *([prices] if prices else [])]
     for option, target in (("--out", out), ("--tidy", tidy)):
         refuse_inputs(target, inputs, option)
         if target is not None and (directory := read_from_dirs(target, paths)) is not None:
@@ -85,18 +128,44 @@ def command(
     if figures is not None:
         ensure_writable_dir(figures, "--figures")
     price_list = load_prices(prices) if prices else None
-    dataset = optional_dataset(data_dir)
-    frame = load_results(paths, dataset)
+    # The paper's tables carry the Gold row: the dataset is fetched for them as the stored files are.
+    dataset = load_dataset(data_dir) if paper else optional_dataset(data_dir)
+    extra_notes: list[str] = []
+    if paper:
+        frame, extra_notes = read_stored(stored_files, dataset)
+    else:
+        frame = load_results(paths, dataset)
     if unreadable := frame.attrs.get("unreadable", []):
         if strict:
             raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
         click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
     if tidy is not None:
         export(frame, tidy)
+    names: dict[str, str] = {}
+    if beside_paper:
+        stored, extra_notes = read_stored(stored_files, dataset)
+        beside = beside_paper_rows(frame, stored)
+        for line in beside.lines:
+            click.echo(f"ccpt: {line}", err=True)
+        extra_notes += [*beside.notes, *beside.lines]
+        if not beside.frame.empty:
+            names |= beside.labels
+            attrs = frame.attrs  # what reading the run found (unreadable logs, notes): kept
+            frame = pd.concat([frame, beside.frame], ignore_index=True)
+            frame.attrs = attrs
     models = {str(m) for m in frame["model"].dropna()}
-    names = dict(parse_label(spec, models) for spec in labels)
+    names |= dict(parse_label(spec, models) for spec in labels)
     # --stat, --oracle, --judge-info
-    report = report_from_paths(paths, frame=frame, dataset=dataset, labels=names, prices=price_list, **options)
+    report = report_from_paths(
+        paths,
+        frame=frame,
+        dataset=dataset,
+        labels=names,
+        prices=price_list,
+        rank_scope="all" if beside_paper else "model",
+        **options,
+    )
+    report.notes += extra_notes
     for warning in report.warnings:
         click.echo(f"ccpt: warning: {warning}", err=True)
     rendered_figures: list[tuple[str, str]] = []

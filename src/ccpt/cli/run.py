@@ -193,6 +193,7 @@ def command(
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
+    from ccpt.extras import require_parts
     from ccpt.protocol import get_protocol
     from ccpt.schemas.run import ProtocolName, check
 
@@ -215,6 +216,8 @@ def command(
     sweep.judge_args = {**judge_spec_args, **key_values(judge_args, "--judge-arg")}
     sweep.protocol = check(sweep.task_args.pop("protocol", protocol), ProtocolName, "-T protocol")
     sweep.generate = {k: v for k, v in generate.items() if v is not None}
+    for option, model in [*(("--model", m) for m in sweep.models), ("--judge", sweep.judge)]:
+        require_parts(model, option)  # before the plan: a run it would refuse is not planned
     if dry_run:
         print_plan(sweep, prices=prices, fmt=fmt)
         return

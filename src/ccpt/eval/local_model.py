@@ -35,7 +35,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ccpt.errors import ModelError
 from ccpt.eval.llama_isa import build_isa
-from ccpt.weights import INSTALL_HINT, resolve_gguf, verified_sha256
+from ccpt.weights import install_hint, resolve_gguf, verified_sha256
 
 if TYPE_CHECKING:
     from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, LoadSpec, TokenLogprob
@@ -114,7 +114,7 @@ class GGUFModelAPI(ModelAPI):
             from ccpt.eval import llama_backend
         except ImportError as exc:
             raise ModelError(
-                f"cannot run gguf/{model_name}: llama-cpp-python is not installed ({exc.name})", INSTALL_HINT
+                f"cannot run gguf/{model_name}: llama-cpp-python is not installed ({exc.name})", install_hint()
             ) from exc
         path = resolve_gguf(model_name)
         spec = llama_backend.LoadSpec(

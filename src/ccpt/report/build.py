@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -83,9 +83,11 @@ def build_report(
     provenance: Mapping[str, Any] | None = None,
     protocol: str | None = None,
     labels: Mapping[str, str] | None = None,
+    rank_scope: Literal["model", "all"] = "model",
 ) -> Report:
     """Compute every table from the tidy results table (see :func:`ccpt.load_results`); ``provenance`` defaults to
-    that of ``frame``, ``labels`` maps model ids to printed names (ids stay the keys)."""
+    that of ``frame``, ``labels`` maps model ids to printed names (ids stay the keys); ``rank_scope``: Table 3
+    ranks within each model's rows, or across every model (a run beside the paper's models)."""
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
@@ -98,7 +100,11 @@ def build_report(
     block = dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol)
     frame = as_reported(frame)  # never two protocols pooled; as-run fills (counted in the Failures table)
     has_gen = not generative_rows(frame).empty
-    generative = table3(frame, stat=stat, oracle=oracle, dataset=dataset, n_boot=n_boot, seed=seed) if has_gen else None
+    generative = (
+        table3(frame, stat=stat, oracle=oracle, dataset=dataset, rank_scope=rank_scope, n_boot=n_boot, seed=seed)
+        if has_gen
+        else None
+    )
     if dataset is None and has_gen:
         notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
     for row in generative.rows if generative is not None else []:
@@ -141,6 +147,7 @@ def report_from_paths(
     labels: Mapping[str, str] | None = None,
     generation: Mapping[str, Any] | None = None,
     prices: Mapping[str, Price] | None = None,
+    rank_scope: Literal["model", "all"] = "model",
 ) -> Report:
     """The report of the result files under ``paths`` (``frame``: their tidy table if already read), as ``ccpt
     report`` prints it: ``judge_info`` defaults to each judge's agreement with humans, ``generation`` joins the
@@ -152,7 +159,14 @@ def report_from_paths(
         judge_info = judge_note(judges) if judges else None
     block = {**frame_provenance(frame, dataset), "generation": dict(generation)} if generation else None
     report = build_report(
-        frame, stat=stat, oracle=oracle, dataset=dataset, judge_info=judge_info, labels=labels, provenance=block
+        frame,
+        stat=stat,
+        oracle=oracle,
+        dataset=dataset,
+        judge_info=judge_info,
+        labels=labels,
+        provenance=block,
+        rank_scope=rank_scope,
     )
     if any(Path(p).is_dir() or Path(p).suffix in LOG_SUFFIXES for p in paths):  # only Inspect logs record calls
         report.usage = read_usage(paths, prices)
