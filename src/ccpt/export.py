@@ -68,7 +68,7 @@ _POSSESSIVE = re.compile(r"'s\b")
 # spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre, -ise/-yse, and a few
 # words no ending rule reaches.
 _SPELLING = (
-    (re.compile(r"^(\w{3,})our(s?)$"), r"\1or\2"),
+    (re.compile(r"^(\w{3,})our(s|ful|less|ed|ing|able|ite|ites)?$"), r"\1or\2"),
     (re.compile(r"^(\w{2,}[tb])re(s?)$"), r"\1er\2"),
     (re.compile(r"^(\w{2,})is(e|es|ed|ing|ation|ations)$"), r"\1iz\2"),
     (re.compile(r"^(\w{2,})ys(e|es|ed|ing)$"), r"\1yz\2"),
@@ -96,7 +96,8 @@ def leak_key(text: str) -> str:
     without spaces, so a closed and an open compound meet (cavefish, cave fish, cave-fish)."""
     text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
     text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower())
-    return "".join(_spelling(noun_lemma(w)) for w in _TOKEN.findall(text) if w not in _ARTICLES)
+    # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
+    return "".join(_spelling(noun_lemma(_spelling(w))) for w in _TOKEN.findall(text) if w not in _ARTICLES)
 
 
 _key = lru_cache(maxsize=1 << 16)(leak_key)
