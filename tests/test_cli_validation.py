@@ -348,9 +348,14 @@ BAD_TASK_ARGS = [
 def test_run_refuses_each_bad_task_argument_in_one_line(
     arg: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`ccpt run -T`: one line naming the parameter, exit 2, before anything starts."""
+    """`ccpt run -T`: one line naming the parameter, exit 2, before anything starts; a task argument `ccpt run` sets
+    itself (the method, seeds, …) names its option instead (issue 42: -T method=cot replaced every --method)."""
+    from ccpt.eval.sweep import SWEEP_SET
+
     argv = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--log-dir", str(tmp_path / "l")]
     got = _one_line_error(capsys, [*argv, "-T", arg])
+    if (name := arg.partition("=")[0]) in SWEEP_SET:
+        line = f"-T {name}: `ccpt run` sets it per task run (use {SWEEP_SET[name]} instead)"
     assert got == f"ccpt: error: {line}"
     assert not (tmp_path / "l").exists()
 

@@ -158,8 +158,9 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
     noun inflection no longer hide a test item."""
     from ccpt.export import leak_key, sft_export
 
-    assert leak_key("the death walkers") == leak_key("Death Walker.") == leak_key("death walkers") == "death walker"
-    assert leak_key("An apple's core") == "apple core" and leak_key("peeled") != leak_key("peel")
+    assert leak_key("the death walkers") == leak_key("Death Walker.") == leak_key("death walkers") == "deathwalker"
+    assert leak_key("An apple's core") == leak_key("an apple\u2019s core") == "applecore"
+    assert leak_key("peeled") != leak_key("peel")
     items = dataset.type_prediction_set(seed=0)
     assert ("death walkers", "mythical") in {(i.combination, i.property) for i in items}
     export = sft_export(dataset)
@@ -171,3 +172,46 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
     test_pairs |= {(leak_key(i.combination), leak_key(i.property)) for i in items}
     records = {r.id: r for r in dataset.paper_records}
     assert not {(leak_key(records[i].combination), leak_key(records[i].property)) for i in ids} & test_pairs
+
+
+@pytest.mark.parametrize(
+    ("test", "train"),
+    [
+        (("a city centre", "busy"), ("a city center", "busy")),
+        (("lemon cake", "flavour"), ("lemon cakes", "flavor")),
+        (("a blind cavefish", "pale"), ("the blind cave fish", "pale")),
+        (("a blind cavefish", "pale"), ("a blind cave-fish", "pale")),
+        (("red apple", "sweet"), ("red\u200bapple", "sweet")),  # a zero-width space
+        (("the dog's bone", "chewed"), ("the dog\u2019s bone", "chewed")),  # a curly apostrophe's possessive
+        (("ｒｅｄ apple", "sweet"), ("red apple", "sweet")),  # full-width letters (NFKC)
+        (("a grey theatre", "gloomy"), ("a gray theater", "gloomy")),
+        (("realised dream", "colourful"), ("realized dreams", "colorful")),
+    ],
+)
+def test_sft_leakage_meets_a_test_item_spelled_another_way(
+    dataset, monkeypatch: pytest.MonkeyPatch, test: tuple[str, str], train: tuple[str, str]
+) -> None:
+    """Issue 42: train rows that were test items spelled the other way (British/American, closed/open compound,
+    a zero-width space, a curly apostrophe) stayed in the SFT export. The key normalises both sides alike."""
+    import dataclasses
+
+    from ccpt.export import leak_key, sft_export
+
+    assert leak_key(test[0]) == leak_key(train[0]) and leak_key(test[1]) == leak_key(train[1])
+    template = dataset.train("pi_emergent")[0]
+    test_row = dataclasses.replace(template, row=10**6, combination=test[0], property=test[1])
+    train_row = dataclasses.replace(template, row=10**6 + 1, combination=train[0], property=train[1])
+    other = dataclasses.replace(template, row=10**6 + 2, combination="a wooden spoon", property="smooth")
+    monkeypatch.setattr(dataset, "test", lambda task: [test_row] if task == "pi_emergent" else [])
+    monkeypatch.setattr(dataset, "train", lambda task: [train_row, other] if task == "pi_emergent" else [])
+    export = sft_export(dataset, type_items=[])
+    assert [e["id"] for e in export.examples] == [other.id]  # the variant is removed, the unrelated row kept
+    assert export.removed["test (N, P)"] + export.removed["test N"] == 1
+
+
+def test_sft_leak_key_keeps_different_words_apart() -> None:
+    """The spelling rules apply to both sides alike and only where a pair of spellings of one word can meet."""
+    from ccpt.export import leak_key
+
+    for a, b in [("four", "for"), ("hour", "hor"), ("flour", "flor"), ("peeled", "peel"), ("acre", "acer")]:
+        assert leak_key(a) != leak_key(b), (a, b)

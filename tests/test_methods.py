@@ -180,3 +180,52 @@ def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
     with pytest.raises(CcptError, match="method 'base' of entry point 'toy_base:METHOD' is already registered"):
         methods.registered()
     sys.modules.pop("toy_base", None)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ("base='Vote Two'", "malformed name"),
+        ("base='vote2_nofilter'", "malformed name"),
+        ("seeds=0", "declares seeds=0"),
+        ("samples=lambda options: 0", "declares 0 samples per instance and seed"),
+        ("samples=lambda options: -2", "declares -2 samples"),
+        ("samples=lambda options: 2.5", "declares 2.5 samples"),
+        ("samples=lambda options: options['oracle_n']", "samples raises KeyError"),
+        ("applies=lambda spec: spec.no_such_field", "applies raises AttributeError"),
+        ("applies=lambda spec: 'yes'", "applies(pi_emergent) returns 'yes'"),
+        ("calls=lambda method, plan: ((-1, -1), (0, 0))", "calls returns ((-1, -1), (0, 0))"),
+        ("calls=lambda method, plan: ((3, 1), (0, 0))", "calls returns ((3, 1), (0, 0))"),
+        ("calls=lambda method, plan: 1 / 0", "calls raises ZeroDivisionError"),
+    ],
+)
+def test_a_plugin_declaration_is_checked_at_registration_in_one_line(
+    toy_plugin: Path, change: str, problem: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: 0 or negative counts planned negative work, and a raising calls/samples/applies was an internal error
+    that did not name the plug-in."""
+    named = change if change.startswith("base=") else f"base='vote2', {change}"
+    _plugin(toy_plugin, "toy_bad", f"dataclasses.replace(VOTE, {named})")
+    with pytest.raises(CcptError, match="entry point 'toy_bad:METHOD'") as raised:
+        methods.registered()
+    assert problem in str(raised.value), raised.value
+    argv = ["run", *RUN[:4], "--method", "base", "--log-dir", str(tmp_path / "logs"), "--dry-run"]
+    methods.registered.cache_clear()
+    assert main(argv) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "entry point 'toy_bad:METHOD'" in lines[0], lines
+    sys.modules.pop("toy_bad", None)
+
+
+@pytest.mark.parametrize("value", ["5.0", "-3.0", "float('inf')", "float('nan')", "'0.5'", "True"])
+def test_a_reduction_returning_no_number_in_range_is_refused_naming_the_method(toy_plugin: Path, value: str) -> None:
+    """Before: a reduction returning 5.0, −3.0, inf or text printed R_H,M,P 500.0 / −300.0 / "inf" / the text."""
+    from ccpt.scoring import Relevances
+
+    _plugin(toy_plugin, "toy_reduce", f"dataclasses.replace(VOTE, base='vote3', reduce=lambda s, k, o='paper': "
+            f"__import__('ccpt.methods', fromlist=['Cell']).Cell({value}, 0.5, 0.5))")  # fmt: skip
+    samples = [methods.Judged("a", Relevances(0.5, 0.2, 0.3))] * 3
+    assert methods.reduction("vote")(samples, "emergent", "paper").r_np is not None  # a good one passes
+    with pytest.raises(CcptError, match="method 'vote3': its reduction returned Cell"):
+        methods.reduction("vote3")(samples, "emergent", "paper")
+    sys.modules.pop("toy_reduce", None)

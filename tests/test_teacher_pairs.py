@@ -98,7 +98,7 @@ def test_a_teacher_csv_with_missing_columns_is_refused(tmp_path: Path) -> None:
     for cells, reason in [
         ([*good[:7], "nan", *good[8:]], r"line 2: relevance must be in \[0, 1\]"),
         ([*good[:7], "7", *good[8:]], r"line 2: relevance must be in \[0, 1\]"),
-        ([*good[:8], "0", *good[9:]], "occurrences ≥ 1"),
+        ([*good[:8], "0", *good[9:]], r"occurrences in \[1, 1,000,000\]"),
         ([*good[:8], "x", *good[9:]], "are not numbers"),
         (good[:5], "line 2: 12 cells expected"),
         ([*good, "extra"], "line 2: 12 cells expected"),

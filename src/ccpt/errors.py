@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 
 class CcptError(Exception):
     """An error caused by the user's input or environment, printed by the CLI on one line (``hint``: what to do)."""
@@ -33,6 +37,23 @@ def require_pyarrow(path: object) -> None:
         raise CcptError(
             f"{path}: Parquet needs pyarrow, which is not installed", hint=install_command("parquet")
         ) from None
+
+
+def require_regular_file(path: str | Path, option: str | None = None) -> Path:
+    """``path`` if it is a regular file (a link to one included); else one DataError line naming it, raised before
+    anything opens it: a FIFO blocks its reader forever and a device never ends. ``option`` names where it came from.
+    """
+    where = f"{option} {path}" if option else str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataError(f"{where}: file not found") from None
+    except OSError as exc:
+        raise DataError(f"{where}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+        raise DataError(f"{where}: not a regular file ({kind})")
+    return Path(path)
 
 
 class Interrupted(Exception):

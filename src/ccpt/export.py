@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -61,13 +62,42 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
 
 _ARTICLES = frozenset({"a", "an", "the"})
 _TOKEN = re.compile(r"[a-z0-9]+")
+_APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4", "'"))
+_POSSESSIVE = re.compile(r"'s\b")
+# British spellings to one canonical (American) form, applied to every word of both sides, so only a pair of
+# spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre, -ise/-yse, and a few
+# words no ending rule reaches.
+_SPELLING = (
+    (re.compile(r"^(\w{3,})our(s|ful|less|ed|ing|able|ite|ites)?$"), r"\1or\2"),
+    (re.compile(r"^(\w{2,}[tb])re(s?)$"), r"\1er\2"),
+    (re.compile(r"^(\w{2,})is(e|es|ed|ing|ation|ations)$"), r"\1iz\2"),
+    (re.compile(r"^(\w{2,})ys(e|es|ed|ing)$"), r"\1yz\2"),
+    (re.compile(r"^(\w{3,})ogue(s?)$"), r"\1og\2"),
+)
+_WORDS = {
+    "grey": "gray", "tyre": "tire", "aluminium": "aluminum", "plough": "plow", "moustache": "mustache",
+    "pyjamas": "pajamas", "doughnut": "donut", "defence": "defense", "offence": "offense", "licence": "license",
+    "jewellery": "jewelry", "mould": "mold", "cosy": "cozy", "sceptical": "skeptical", "kerb": "curb",
+}  # fmt: skip
+
+
+def _spelling(word: str) -> str:
+    word = _WORDS.get(word, word)
+    for pattern, canonical in _SPELLING:
+        word = pattern.sub(canonical, word)
+    return word
 
 
 def leak_key(text: str) -> str:
-    """The form of a phrase the SFT exclusion compares: lower case, no punctuation, possessive or article, each
-    word of 3+ letters as its noun lemma ("mice" → "mouse"; lemminflect maps "as" → "a")."""
-    words = _TOKEN.findall(text.lower().replace("'s ", " ").removesuffix("'s"))
-    return " ".join(noun_lemma(w) for w in words if w not in _ARTICLES)
+    """The form of a phrase the SFT exclusion compares, so that a test item spelled another way still meets it:
+    Unicode NFKC with format characters (zero-width spaces, soft hyphens) removed and curly apostrophes straight;
+    lower case, no punctuation, possessive ('s) or article; each word of 3+ letters as its noun lemma ("mice" →
+    "mouse"; lemminflect maps "as" → "a") in one spelling (centre/center, flavour/flavor); and the words joined
+    without spaces, so a closed and an open compound meet (cavefish, cave fish, cave-fish)."""
+    text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower())
+    # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
+    return "".join(_spelling(noun_lemma(_spelling(w))) for w in _TOKEN.findall(text) if w not in _ARTICLES)
 
 
 _key = lru_cache(maxsize=1 << 16)(leak_key)

@@ -33,6 +33,8 @@ def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
     ``option`` (e.g. ``"--out"``) names the option the path came from in the one-line error."""
     target = Path(path)
     where = f"{option} {target}" if option else str(target)
+    if target.exists() and not target.is_file():  # renaming onto /dev/null or a FIFO would replace it with a file
+        raise CcptError(f"{where}: exists and is not a regular file", "write to a file")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")

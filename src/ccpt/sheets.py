@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.errors import DataError
+from ccpt.errors import DataError, require_regular_file
 
 if TYPE_CHECKING:
     from ccpt.schemas.base import TableSchema
@@ -91,7 +91,7 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
     """The rows of a CSV sheet, every cell as text and restored (see :func:`restore`); ``rename`` normalises
     header names (e.g. a platform's ``Answer.`` prefixes). A bad file is one :class:`~ccpt.errors.DataError` line.
     """
-    path = Path(path)
+    path = require_regular_file(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a spreadsheet's byte-order mark
             reader = csv.reader(fh, strict=True)

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 
-import click
+try:  # Ctrl-C while Python imports click (a command's first tenths of a second): one line, not a traceback
+    import click
+except KeyboardInterrupt:
+    sys.stderr.write("ccpt: interrupted\n")
+    raise SystemExit(130) from None
 
 from ccpt import __version__
 from ccpt.errors import CcptError, Interrupted
@@ -35,8 +40,8 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ccpt`` script; returns the process exit code."""
-    _register()
     try:
+        _register()  # inside the handlers: Ctrl-C while the command modules import is one line too
         cli.main(args=argv, prog_name="ccpt", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("ccpt: interrupted", err=True)

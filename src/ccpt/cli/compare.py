@@ -9,8 +9,9 @@ from typing import Annotated, Any
 import click
 from pydantic import Field
 
-from ccpt.cli.options import COUNT, SEED, Declared, data_dir_option, defaulted, label_option, optional_dataset
+from ccpt.cli.options import SEED, Declared, data_dir_option, defaulted, label_option, optional_dataset
 from ccpt.errors import CcptError
+from ccpt.schemas.run import at_most
 
 
 def _spec(value: str) -> tuple[str, str]:
@@ -35,9 +36,10 @@ def _spec(value: str) -> tuple[str, str]:
 @defaulted("--oracle", type=click.Choice(["paper", "single"]), default="paper")
 @defaulted(
     "--resamples",
-    type=COUNT,
+    type=Declared(at_most(100_000)),
     default=10_000,
-    help="Bootstrap replicates, or random sign patterns (permutation, n > 16); at least 2/(1 − LEVEL): 40 at 0.95.",
+    help="Bootstrap replicates, or random sign patterns (permutation, n > 16); at least 2/(1 − LEVEL): 40 at 0.95; "
+    "at most 100,000 (each is a row of instance values in memory: 100,000 × 1,000 instances is 0.8 GB).",
 )
 @defaulted(
     "--level",

@@ -6,7 +6,18 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, FILE, SEED, data_dir_option, defaulted, judge_mode_option
+from ccpt.cli.options import (
+    COUNT,
+    DIR,
+    EXISTING_FILE,
+    FILE,
+    SEED,
+    Declared,
+    data_dir_option,
+    defaulted,
+    judge_mode_option,
+)
+from ccpt.schemas.run import at_most
 from ccpt.spec import DEFAULT_PROTOCOL, GENERATIVE_TASKS, TASKS
 
 
@@ -80,7 +91,12 @@ def import_solver(
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", required=True, type=DIR)
 @defaulted("--n", "n_items", type=COUNT, default=30, help="Answers per (task, model, method).")
-@defaulted("--raters", type=COUNT, default=2)
+@defaulted(
+    "--raters",
+    type=Declared(at_most(1000)),
+    default=2,
+    help="Rating sheets to write, one per rater (at most 1,000: each is two files of every sampled pair).",
+)
 @defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 def export_ratings(

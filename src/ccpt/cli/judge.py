@@ -24,7 +24,7 @@ from ccpt.cli.options import (
     results_dir_option,
 )
 from ccpt.errors import DataError
-from ccpt.schemas.run import Positive
+from ccpt.schemas.run import Positive, at_most
 from ccpt.sheets import neutralise
 
 
@@ -36,13 +36,19 @@ def command() -> None:
 @command.command("train")
 @data_dir_option()
 @defaulted("--out", type=FILE, default=Path("distilled_head.safetensors"), help="Head file to write (atomically).")
-@click.option("--epochs", type=COUNT, help="Override the shipped head's epochs (for experiments).")
+@click.option(
+    "--epochs",
+    type=Declared(at_most(100)),
+    help="Override the shipped head's epochs (for experiments; at most 100, each a pass over the pool).",
+)
 @click.option(
     "--set",
     "overrides",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4.",
+    help="Override a training hyperparameter (experiments; the shipped head uses the defaults), e.g. --set epochs=4. "
+    "Each is checked against its declared range before any data loads (batch_size 1–4,096, dropout in [0, 1), "
+    "threads 1–1,024, folds 2–100, …: ccpt.judging.cross_encoder.TrainConfig), so a slip is one line.",
 )
 @click.option("--max-pairs", type=COUNT, help="Train on the first N pairs of the pool only (a quick smoke run).")
 @click.option(
@@ -98,6 +104,7 @@ def train(
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         config = replace(config, **_override(config, item))
+    _check_config(config)
     ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
     cache = cache_dir or model_cache_dir().parent / "distilled-training"
@@ -120,7 +127,10 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
     from ccpt.judging.teacher_pairs import read_pairs_csv, training_sample
 
     test_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}  # type: ignore[arg-type]
-    texts, targets = training_sample(read_pairs_csv(teacher), test_keys)
+    pairs = read_pairs_csv(teacher)
+    if not pairs:  # the true reason, not "every pair is a human test pair"
+        raise DataError(f"{teacher}: no teacher pairs (a header and no rows)", "write it with `ccpt judge pairs`")
+    texts, targets = training_sample(pairs, test_keys)
     if not texts:
         raise DataError(f"{teacher}: no teacher pair left to train on (every pair is a human test pair)")
     expected = None
@@ -192,6 +202,29 @@ def ensemble(
     sha = write_ensemble(ds, heads, out, log=log, weights=weights or None, calibrate=calibrate)
     same = " (the shipped judge)" if sha == JUDGE_SHA256 else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+def _check_config(config: object) -> None:
+    """Refuse a training configuration out of its declared ranges (``TrainConfig``), naming the value, before any data
+    is loaded."""
+    from dataclasses import asdict
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from ccpt.judging.cross_encoder import TrainConfig
+    from ccpt.schemas.base import _reason, shown
+
+    values = asdict(config)  # type: ignore[call-overload]
+    try:
+        TypeAdapter(TrainConfig).validate_python(values)  # each value already typed by _override
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = str(first["loc"][0])
+        raise click.BadParameter(f"{name}={shown(values[name])}: {_reason(first)}", param_hint="--set") from None
+    if values["validation_fold"] is not None and values["validation_fold"] >= values["folds"]:
+        raise click.BadParameter(
+            f"validation_fold={values['validation_fold']}: must be below folds ({values['folds']})", param_hint="--set"
+        )
 
 
 def _override(config: object, item: str) -> dict[str, object]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 import click
 
 from ccpt.schemas.base import UnitFloat
-from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed
+from ccpt.schemas.run import RUN_OPTIONS, JudgeMode, Seed, at_most
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -55,12 +55,33 @@ class Declared(click.ParamType):
 # The click type of each of `ccpt run`'s options in RUN_OPTIONS (``--timeout`` is ``timeout``).
 RUN_TYPES = {name: Declared(declared) for name, declared in RUN_OPTIONS.items()}
 SEED = Declared(Seed)
+
+
+class ExistingFile(click.Path):
+    """An input file that exists and is a regular file: a FIFO or a device is refused before anything opens it."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The path, or click's one-line usage error naming it."""
+        from ccpt.errors import CcptError, require_regular_file
+
+        path = super().convert(value, param, ctx)
+        try:
+            return require_regular_file(path)
+        except CcptError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 # The path types of the commands' file and directory options and arguments.
 FILE = click.Path(dir_okay=False, path_type=Path)
 DIR = click.Path(file_okay=False, path_type=Path)
-EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+EXISTING_FILE = ExistingFile()
 UNIT_INTERVAL = Declared(UnitFloat)
-COUNT = click.IntRange(min=1)
+# A count option: ≥ 1, and at most a million (a larger one is a slip that would run away; tighter bounds are the
+# option's own, with the reason in its help).
+COUNT = Declared(at_most(1_000_000))
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -91,13 +112,14 @@ def request_limits(what: str) -> Callable[[F], F]:
         "--max-retries",
         default=3,
         type=RUN_TYPES["max_retries"],
-        help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included).",
+        help=f"Retries per failed {what} request (0: none, the provider SDK's own retries included; at most 100: "
+        "each retry waits longer).",
     )
     timeout = defaulted(
         "--timeout",
         default=120,
         type=RUN_TYPES["timeout"],
-        help=f"Seconds one {what} request may take (each attempt, and the preflight request).",
+        help=f"Seconds one {what} request may take (each attempt, and the preflight request; at most 86,400, a day).",
     )
     return lambda command: timeout(max_retries(command))
 
@@ -143,6 +165,8 @@ def key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
         except yaml.YAMLError as exc:
             problem = " ".join(str(getattr(exc, "problem", None) or "not valid YAML").split())
             raise click.BadParameter(f"{pair!r}: {problem}", param_hint=what) from None
+        if isinstance(value, bool) and raw.strip().lower() not in ("true", "false"):
+            value = raw  # YAML 1.1 reads yes/no/on/off as true/false; a switch is spelled true or false only
         if isinstance(value, str) and "," in value:
             value = value.split(",")
         out[key.replace("-", "_")] = value

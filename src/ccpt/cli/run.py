@@ -98,7 +98,11 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="ccpt: the paper's method as printed, the authors' code defects fixed. as-run: what the authors' "
     "released code ran to produce the paper's tables (docs/methods.md).",
 )
-@click.option("--max-tokens", type=RUN_TYPES["max_tokens"], help="Answer token cap (default 2048).")
+@click.option(
+    "--max-tokens",
+    type=RUN_TYPES["max_tokens"],
+    help="Answer token cap (default 2048; at most 1,000,000, past every model's context).",
+)
 @click.option("--temperature", type=RUN_TYPES["temperature"], help="Sampling temperature.")
 @click.option("--top-p", type=RUN_TYPES["top_p"], help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
@@ -113,15 +117,22 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
 @click.option(
     "--seeds",
     type=RUN_TYPES["seeds"],
-    help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run.",
+    help="Independent samples per instance. Default: 3 (the paper's), also for the offline default run. At most "
+    "1,000: each seed answers every instance again.",
 )
 @click.option(
     "--limit",
     type=RUN_TYPES["limit"],
     help="Instances per task (the first N of the test split; Task 3 takes them in turn from each actual type). "
-    "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all.",
+    "Default: 10 for the offline default run, all for any other model. Use --limit 0 for all (at most 1,000,000: "
+    "a larger number is a slip, no split is that large).",
 )
-@defaulted("--oracle-n", type=RUN_TYPES["oracle_n"], default=5, help="Multi-Oracle samples per seed.")
+@defaulted(
+    "--oracle-n",
+    type=RUN_TYPES["oracle_n"],
+    default=5,
+    help="Multi-Oracle samples per seed (at most 100: each is one more answer).",
+)
 @defaulted(
     "--log-dir",
     type=DIR,
@@ -129,7 +140,11 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     help="Where Inspect logs go; rerunning with the same directory resumes.",
 )
 @click.option("--data-dir", help="Local CCPT files (default: $CCPT_DATA_DIR or the download).")
-@click.option("--max-connections", type=RUN_TYPES["max_connections"], help="Concurrent requests per model.")
+@click.option(
+    "--max-connections",
+    type=RUN_TYPES["max_connections"],
+    help="Concurrent requests per model (at most 10,000: more than any server accepts).",
+)
 @request_limits("model")
 @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument (e.g. n_ctx=4096).")
 @click.option(

@@ -29,7 +29,7 @@ from ccpt.eval import endpoints
 from ccpt.eval.judge import JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, grader_judge, judge_answer, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
-from ccpt.outputs import atomic_write_text
+from ccpt.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.results import load_results
 from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, task_of
 from ccpt.rows import COLUMNS, SampleRow
@@ -172,7 +172,7 @@ def run_rejudge(
     :class:`~ccpt.errors.ModelError` line when the judge stops answering."""
     frame = load_results(list(sources), dataset)
     task3 = int((frame["task"].astype(str) == TYPE_PREDICTION).sum()) if len(frame) else 0
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ensure_writable_dir(out_dir, "--out")  # a read-only or full directory: one line naming it
     tasks, answers = rejudge_tasks(frame, out_dir, judge_mode, limit)
     if not tasks:
         raise DataError("no generative answers to re-judge in the given runs", "Task-3 runs have no judge")

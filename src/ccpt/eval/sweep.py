@@ -9,6 +9,7 @@ never retries a task run with fewer than ``fail_on_error`` failures.
 from __future__ import annotations
 
 import asyncio
+import errno
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,14 @@ DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
 DEFAULT_LIMIT = 10
 DEFAULT_SEEDS = 3
 PAPER_SEEDS = 3
+# The task arguments the sweep sets for each task run from its own options: a -T of one is refused, naming the option.
+SWEEP_SET = {
+    "method": "--method",
+    "seeds": "--seeds",
+    "oracle_n": "--oracle-n",
+    "data_dir": "--data-dir",
+    "judge_mode": "--judge-mode",
+}
 
 
 @dataclass
@@ -82,6 +91,8 @@ class Sweep:
 
     def validate(self) -> None:
         """Reject unknown tasks and methods, and values their declared types refuse, before anything starts."""
+        if any(c in str(self.log_dir) for c in "\r\n"):  # Inspect would answer every sample, then not find its log
+            raise CcptError(f"--log-dir {str(self.log_dir)!r}: contains a line break", "choose a one-line path")
         for task in self.tasks:
             if task not in TASK_FUNCTIONS:
                 raise CcptError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
@@ -103,6 +114,8 @@ class Sweep:
         # generative-only option with only Task 3 selected), not something to drop silently.
         accepted = {name for task in self.tasks for name in task_parameters(task)}
         for key in self.task_args:
+            if key in SWEEP_SET:  # else -T method=cot would replace every --method's value (CoT planned twice)
+                raise CcptError(f"-T {key}: `ccpt run` sets it per task run", f"use {SWEEP_SET[key]} instead")
             if key not in accepted:
                 raise CcptError(
                     f"-T {key}: no selected task takes this parameter",
@@ -272,6 +285,9 @@ def model_error(name: str, exc: BaseException, timeout: float | None = None, rol
     return ModelError(f"{role} {name!r} is not usable: {error_text(exc)}")
 
 
+_UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], None] = lambda _: None) -> bool:
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
@@ -322,6 +338,12 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
             **eval_set_options(sweep.log_dir, sweep.timeout, sweep.max_retries, sweep.max_connections, sweep.display),
             **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
         )
+    except OSError as exc:
+        if exc.errno not in _UNWRITABLE:  # a full disk or a directory made read-only mid-run: its logs are lost
+            raise
+        raise CcptError(
+            f"--log-dir {sweep.log_dir}: cannot write ({exc.strerror})", "free space, then rerun the same command"
+        ) from None
     except Exception as exc:
         if not is_user_error(exc):
             raise

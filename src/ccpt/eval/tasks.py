@@ -29,7 +29,19 @@ from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ccpt.schemas.base import Count, OptionalText
-from ccpt.schemas.run import AtLeastOne, JudgeMode, NonNegative, ProtocolName, Seed, Split, Switch, check
+from ccpt.schemas.run import (
+    AtLeastOne,
+    JudgeMode,
+    NonNegative,
+    OracleN,
+    ProtocolName,
+    SAIterations,
+    Seed,
+    Seeds,
+    Split,
+    Switch,
+    check,
+)
 from ccpt.spec import BASE, EMERGENT, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
 
 
@@ -38,8 +50,8 @@ class TaskOptions:
     """The parameters of a task (``-T name=value``) with the generative tasks' defaults; see the task Args."""
 
     method: str = BASE
-    seeds: AtLeastOne = 3
-    oracle_n: AtLeastOne = 5
+    seeds: Seeds = 3
+    oracle_n: OracleN = 5
     split: Split = "test"
     system_prompt: Switch = True
     data_dir: OptionalText = None
@@ -47,7 +59,7 @@ class TaskOptions:
     judge_mode: JudgeMode = "text"
     judge_retries: Count = 2
     seed: Seed = 0
-    sa_max_iterations: AtLeastOne = 5
+    sa_max_iterations: SAIterations = 5
     sa_epsilon: NonNegative = 0.1
     sa_answer_every_step: Switch = False
     sa_max_candidates: AtLeastOne | None = None
@@ -156,8 +168,9 @@ def pi_emergent(*args: Any, **kwargs: Any) -> Task:
     Args:
         method: base, cot, multi_oracle, sa_llm, sa_conceptnet, sa_both or gold (the annotated answer judged by
             this run's judge); an sa_* method with the suffix ``_nofilter`` runs the filter ablation.
-        seeds: Independent samples per instance, reported as mean ± spread (paper: 3).
-        oracle_n: Multi-Oracle samples per seed (paper: 5).
+        seeds: Independent samples per instance, reported as mean ± spread (paper: 3; at most 1,000: each seed
+            answers every instance again).
+        oracle_n: Multi-Oracle samples per seed (paper: 5; at most 100: each is one more answer).
         split: test or train.
         system_prompt: Send the paper's system prompt (Table 9).
         data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
@@ -165,7 +178,8 @@ def pi_emergent(*args: Any, **kwargs: Any) -> Task:
         judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
         judge_retries: Judge calls retried when the reply has no valid score.
         seed: Base sampling seed.
-        sa_max_iterations: Spreading activation: at most this many expansions T.
+        sa_max_iterations: Spreading activation: at most this many expansions T (paper: 5; at most 100: each step is
+            one more model call per answer).
         sa_epsilon: Spreading activation: stop when the concept set changes less than this.
         sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
@@ -192,7 +206,7 @@ def npc_emergent(*args: Any, **kwargs: Any) -> Task:
 @task
 def type_prediction(
     method: str = BASE,
-    seeds: AtLeastOne = 1,
+    seeds: Seeds = 1,
     system_prompt: Switch = True,
     data_dir: OptionalText = None,
     exclude_toxic: Switch = False,
@@ -204,7 +218,7 @@ def type_prediction(
     Args:
         method: base (the paper's single prompt), or a plug-in method that applies to Task 3 (its samples
             reduce to one predicted type the method's way, e.g. a majority vote).
-        seeds: Independent samples per instance.
+        seeds: Independent samples per instance (at most 1,000: each seed answers every instance again).
         system_prompt: Send the paper's system prompt (Table 9).
         data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
         exclude_toxic: Leave out toxicity-flagged rows.

@@ -21,7 +21,7 @@ import pandas as pd
 from ccpt.dataset import instances
 from ccpt.errors import DataError
 from ccpt.judging.agreement import format_correlation
-from ccpt.outputs import atomic_write_text
+from ccpt.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.prompts import human_question
 from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
@@ -74,8 +74,7 @@ def export_solver_sheet(
     if task not in TASK_SPECS:
         raise DataError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     spec = TASK_SPECS[task]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_writable_dir(out_dir, "--out")  # a read-only or full directory: one line naming it
     rows = []
     for item in solver_items(ds, task, n, seed):
         # The solver sees the task's inputs only, never the gold answer (NPC's phrase and modifier, PI's property).
@@ -247,8 +246,7 @@ def export_rating_sheets(
     key = rating_key(frame, n=n, seed=seed)
     if key.empty:
         raise DataError("no judged generative answers to rate", "pass result files of generative tasks")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_writable_dir(out_dir, "--out")  # a read-only or full directory: one line naming it
     written = [out / "key.csv"]
     write_sheet(key, written[0])
     pairs = key.drop_duplicates("pair_id")[["pair_id", "concept", "property"]]

@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from ccpt.outputs import atomic_path
 
@@ -30,21 +32,25 @@ if TYPE_CHECKING:
 class TrainConfig:
     """Hyperparameters of one training run (all recorded in the shipped head's metadata)."""
 
-    epochs: int = 4
-    batch_size: int = 32
-    learning_rate: float = 2e-4
-    head_learning_rate: float = 1e-3
-    weight_decay: float = 0.01
-    warmup: float = 0.06  # fraction of steps with a linear learning-rate warm-up, then linear decay
-    trainable_layers: int = 4
-    dropout: float = 0.1
-    single_rater_weight: float = 0.0  # loss weight of a 1-rater pair vs a 3-rater one; 0: left out (docs/judge.md)
-    folds: int = 5  # the pool is split in row-grouped folds; fold 0 is held out for validation
-    validation_fold: int | None = 0  # None: train on the whole pool
-    seed: int = 0
-    threads: int = 1  # one thread: on a shared 2-core machine two OpenMP threads ran 3x slower
+    # Each value's range is declared (``ccpt judge train --set`` is checked by it before any data loads); the upper
+    # bounds stop a slip that would run for hours or fail deep inside training.
+    epochs: Annotated[int, Field(ge=1, le=100)] = 4  # each epoch is a pass over the whole pool
+    batch_size: Annotated[int, Field(ge=1, le=4096)] = 32  # a batch is held in memory at once
+    learning_rate: Annotated[float, Field(gt=0, le=1)] = 2e-4
+    head_learning_rate: Annotated[float, Field(gt=0, le=1)] = 1e-3
+    weight_decay: Annotated[float, Field(ge=0, le=1)] = 0.01
+    warmup: Annotated[float, Field(ge=0, le=1)] = 0.06  # fraction of steps with a linear warm-up, then linear decay
+    trainable_layers: Annotated[int, Field(ge=1, le=24)] = 4  # the base encoders have 6 and 12 blocks
+    dropout: Annotated[float, Field(ge=0, lt=1)] = 0.1  # a probability; 1 would drop everything
+    # Loss weight of a 1-rater pair vs a 3-rater one; 0: left out (docs/judge.md).
+    single_rater_weight: Annotated[float, Field(ge=0, le=10)] = 0.0
+    folds: Annotated[int, Field(ge=2, le=100)] = 5  # the pool is split in row-grouped folds; one is held out
+    validation_fold: Annotated[int, Field(ge=0, le=99)] | None = 0  # None: train on the whole pool
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
+    threads: Annotated[int, Field(ge=1, le=1024)] = 1  # one: on a shared 2-core machine two threads ran 3x slower
     encoder: str = "all-minilm-l6-v2"  # a name of ccpt.judging.encoder.BASE_ENCODERS
-    aux_weight: float = 0.0  # loss weight of GPT-4o's stored relevance (a second output) vs the human target; 0: unused
+    # Loss weight of GPT-4o's stored relevance (a second output) vs the human target; 0: unused.
+    aux_weight: Annotated[float, Field(ge=0, le=10)] = 0.0
     calibrate: bool = True  # fit a monotone map to GPT-4o's stored scale on the validation fold (judging.calibration)
 
     @property

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccpt.errors import DataError
+from ccpt.errors import DataError, require_regular_file
 from ccpt.judging.rated_pairs import pair_key
 
 # It reads the authors' result files with their reader: the results layer (tests/test_layering.py).
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 _RELEVANCE = {"combination": "r_np", "head": "r_hp", "modifier": "r_mp"}
 _TEXT = ("model", "task", "method", "instance", "role", "concept", "property")  # fields written as they are
 COLUMNS = (*_TEXT, "relevance", "occurrences", "spread", "methods", "source")
+# A pair occurs once per answer that names it: the authors' files hold thousands; a larger count is a slip or a forged
+# file, and each occurrence is held in memory (1e11 would never finish).
+MAX_OCCURRENCES = 1_000_000
 
 
 @dataclass
@@ -89,8 +92,7 @@ def read_frames(
     frames = []
     for path in files:
         try:
-            if not Path(path).is_file():
-                raise DataError(f"{path}: no such file")
+            require_regular_file(path)
             frames.append(from_reference_csv(path, dataset))
         except DataError as exc:
             if skipped is None:
@@ -142,10 +144,13 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
     """Teacher pairs from a CSV written by :func:`write_pairs` (DataError on a missing column or bad number)."""
     from ccpt.sheets import restore
 
+    require_regular_file(path)
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if reader.fieldnames is None:
+                raise DataError(f"{path}: empty file (no header row)", "write it with `ccpt judge pairs`")
+            missing = [c for c in COLUMNS if c not in reader.fieldnames]
             if missing:
                 raise DataError(f"{path}: not a teacher-pairs CSV; missing column(s): {', '.join(missing)}")
             out = []
@@ -156,8 +161,10 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
                     value, n = float(line["relevance"]), int(line["occurrences"])
                 except ValueError:
                     raise DataError(f"{path}: line {number}: relevance/occurrences are not numbers") from None
-                if not (0.0 <= value <= 1.0) or n < 1:  # NaN fails the range too
-                    raise DataError(f"{path}: line {number}: relevance must be in [0, 1], occurrences ≥ 1")
+                if not (0.0 <= value <= 1.0) or not 1 <= n <= MAX_OCCURRENCES:  # NaN fails the range too
+                    raise DataError(
+                        f"{path}: line {number}: relevance must be in [0, 1], occurrences in [1, {MAX_OCCURRENCES:,}]"
+                    )
                 line = {k: restore(v) if k in ("concept", "property") else v for k, v in line.items()}
                 methods = set(line["methods"].split(";"))
                 out.append(TeacherPair(*(line[k] for k in _TEXT), [value] * n, methods, line["source"]))

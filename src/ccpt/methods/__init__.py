@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+import math
+import numbers
+import re
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any
 
 from ccpt.errors import CcptError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
 from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, majority, mean_cell
-from ccpt.spec import NOFILTER_SUFFIX, split_method, task_spec
+from ccpt.scoring import ScoredType
+from ccpt.spec import NOFILTER_SUFFIX, TASK_SPECS, split_method, task_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,10 +44,52 @@ def registered() -> Mapping[str, Method]:
             raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) does not load: {exc}") from None
         if not isinstance(method, Method):
             raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) is not a ccpt.methods.Method")
+        _check_declaration(method, point)
         if method.base in methods and methods[method.base] is not method:
             raise CcptError(f"method {method.base!r} of entry point {point.value!r} is already registered")
         methods[method.base] = method
     return methods
+
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command lines and stored in logs and tables
+
+
+def _check_declaration(method: Method, point: EntryPoint) -> None:
+    """Refuse a plug-in's declaration that would plan nonsense, in one line naming its entry point: a malformed name,
+    counts that are not integers ≥ 1, or a ``samples``/``applies``/``calls`` that raises or answers out of type."""
+
+    def refuse(problem: str) -> CcptError:
+        return CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}): method {method.base!r} {problem}")
+
+    def probe(what: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except Exception as exc:  # the plug-in's code, not ccpt's: named, not a traceback
+            raise refuse(f"{what} raises {type(exc).__name__}: {exc}") from None
+
+    def count(value: Any, low: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+    if not isinstance(method.base, str) or not _NAME.fullmatch(method.base) or method.base.endswith(NOFILTER_SUFFIX):
+        raise refuse(f"has a malformed name: lower-case letters, digits and '_', not ending in {NOFILTER_SUFFIX!r}")
+    if not isinstance(method.label, str) or not method.label.strip():
+        raise refuse("has no label")
+    if method.seeds is not None and not count(method.seeds, 1):
+        raise refuse(f"declares seeds={method.seeds!r}: an integer ≥ 1 (or None: the run's)")
+    if not count(samples := probe("samples", lambda: method.samples({})), 1):
+        raise refuse(f"declares {samples!r} samples per instance and seed: an integer ≥ 1")
+    for spec in TASK_SPECS.values():
+        if not isinstance(applies := probe("applies", lambda s=spec: method.applies(s)), bool):
+            raise refuse(f"applies({spec.name}) returns {applies!r}, not true/false")
+        if not applies:
+            continue
+        ranges = probe("calls", lambda s=spec: method.calls(method, Plan(s, [], 1, {})))
+        ranges_ok = isinstance(ranges, Sequence) and len(ranges) == 2
+        if not ranges_ok or not all(
+            isinstance(r, Sequence) and len(r) == 2 and count(r[0], 0) and count(r[1], 0) and r[0] <= r[1]
+            for r in ranges
+        ):
+            raise refuse(f"calls returns {ranges!r}: (solver, judge) ranges of integers 0 ≤ low ≤ high")
 
 
 def get(name: str) -> Method | None:
@@ -84,9 +130,39 @@ def method_label(name: str) -> str:
 
 def reduction(name: str) -> Reduction:
     """How the samples of one instance and seed of method ``name`` reduce to a cell; an unregistered method's by
-    the mean (:func:`unregistered_notes` says so in the report)."""
+    the mean (:func:`unregistered_notes` says so in the report). What a reduction returns depends on the data, so it
+    is checked here, each time: a cell of numbers in [0, 1] (or None), else one line naming the method."""
     method = get(split_method(name)[0])
-    return method.reduce if method is not None else mean_cell
+    if method is None:
+        return mean_cell
+
+    def checked(samples: Sequence[Judged], kind: ScoredType | None, oracle: str = "paper") -> Cell:
+        try:
+            cell = method.reduce(samples, kind, oracle)
+        except Exception as exc:
+            if method in BUILTIN:  # ccpt's own: a bug, as raised
+                raise
+            raise CcptError(f"method {name!r}: its reduction raises {type(exc).__name__}: {exc}") from None
+        values = (cell.r_hmp, cell.r_np, cell.score) if isinstance(cell, Cell) else (cell,)
+        answer = cell.answer if isinstance(cell, Cell) else None
+        if not isinstance(cell, Cell) or not all(v is None or _unit(v) for v in values) or not _label(answer):
+            raise CcptError(
+                f"method {name!r}: its reduction returned {cell!r}; a cell's values are numbers in [0, 1] or None, "
+                "its answer text or None"
+            )
+        return cell
+
+    return checked
+
+
+def _label(value: object) -> bool:
+    # The answer a cell counts (Task 3's predicted type): text or None, never a number posing as a label.
+    return value is None or isinstance(value, str)
+
+
+def _unit(value: object) -> bool:
+    # numbers.Real: NumPy's numbers too; a bool is not a number here, nor NaN or infinity.
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1
 
 
 def unregistered_notes(frame: pd.DataFrame) -> list[str]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ccpt.answers import list_literal_end, parse_answer, split_reply_list
-from ccpt.errors import DataError
+from ccpt.errors import DataError, require_regular_file
 from ccpt.protocol import AS_RUN
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
@@ -129,7 +129,7 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     """Read one of the authors' result CSVs into the tidy table: model, method, seed, sample and task from the
     column names (aggregates such as ``best+multi`` ignored); for NPC, R_H,P is the stored head relevance
     (``meta.root_<judge>_relevance``); ``answer`` the authors' parsed one, ``parse_ok`` from :mod:`ccpt.answers`."""
-    path = Path(path)
+    path = require_regular_file(path)
     try:
         # Every cell as text: the schemas parse them (pandas would turn an answer "NA" or "None" into a missing value).
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)

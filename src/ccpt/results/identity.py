@@ -21,7 +21,9 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         return frame, []
     content = [c for c in SAMPLE_CONTENT if c in frame.columns]
     # Compare cells as text: NaN, None and a missing value are the same "no value" in every reader.
-    view = frame.loc[repeated, key + content + ["source"]].astype("string").fillna("")
+    # ``read_from``: the file a row was read from when it is not its source (a tidy export), named in the error.
+    files = ["read_from"] if "read_from" in frame.columns else []
+    view = frame.loc[repeated, key + content + ["source", *files]].astype("string").fillna("")
     same = view.duplicated(key + content, keep="first")
     conflict = view[~same].duplicated(key, keep=False)
     if conflict.any():
@@ -31,8 +33,11 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         row = frame.loc[first.name]
         parts = [f"{name} {row[name]}" for name in ("task", "model", "method", "judge", "seed", "instance", "sample")]
         described = ", ".join(p for p in parts if not p.endswith((" None", " nan")))
+        names = (first["source"], other["source"])
+        if names[0] == names[1] and files:  # a tidy export beside its own source: name the files read
+            names = (first["read_from"], other["read_from"])
         raise DataError(
-            f"{first['source']} and {other['source']} hold different answers under one identity "
+            f"{names[0]} and {names[1]} hold different answers under one identity "
             f"({described}): two runs claim to be one",
             "report them separately, or give each run its own model name or judge",
         )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.errors import DataError, require_pyarrow
+from ccpt.errors import DataError, require_pyarrow, require_regular_file
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
@@ -37,6 +37,8 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         if not path.exists():
             raise DataError(f"{path}: no such file or directory")
         parts: list[pd.DataFrame] = []
+        if not path.is_dir():  # a FIFO given by name is refused (inside a directory it is skipped and named)
+            require_regular_file(path)
         if path.is_dir():
             csvs = sorted(path.glob("*.csv"))
             # A FIFO or a device named *.csv would block the reader (or never end): skipped and named.
@@ -55,7 +57,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
                 )
         elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(_header(path)) >= _TIDY_MARKERS):
-            parts.append(from_tidy(path))
+            parts.append(from_tidy(path).assign(read_from=str(path)))  # its rows' source is the file it came from
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
         elif path.suffix in LOG_SUFFIXES:
@@ -72,8 +74,10 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         frames.extend(parts)
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
+    if "read_from" in out:
+        out["read_from"] = out["read_from"].fillna(out["source"])
     out, repeats = deduplicate(fill_judges(out, notes))
-    out = out.reset_index(drop=True)
+    out = out.drop(columns="read_from", errors="ignore").reset_index(drop=True)
     out.attrs["notes"] = notes
     out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings)]
     out.attrs["unreadable"] = unreadable
@@ -125,7 +129,7 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     from ccpt.schemas.results import TIDY
     from ccpt.sheets import check_header, restore_frame
 
-    path = Path(path)
+    path = require_regular_file(path)
     if path.suffix == ".parquet":
         require_pyarrow(path)
         try:

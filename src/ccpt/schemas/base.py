@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, TypeAdapter, ValidationError
 
-from ccpt.errors import DataError
+from ccpt.errors import DataError, require_regular_file
 from ccpt.spec import TYPE_LABELS, type_label
 
 KEY = "key"
@@ -312,6 +312,7 @@ def one_line(path: Path | str, exc: ValidationError, describe: Callable[[Sequenc
 
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's table; one line for a missing, non-UTF-8 or invalid file."""
+    require_regular_file(path)
     try:
         with Path(path).open("rb") as file:
             return tomllib.load(file)  # it decodes the bytes as UTF-8

@@ -168,8 +168,8 @@ TIDY = TableSchema(
     "What `ccpt report --tidy` and `ccpt human import-solver` write: one row per sample. A rejected value is "
     "set aside and counted in the sample's invalid_cells; a rejected key cell rejects the file. The records of an "
     "Inspect log are checked the same way (r_hmp and score are computed from the relevances, not read); a log whose "
-    "record lacks a key (task, instance, seed, …), a log of another task than ccpt's, and a file that is not a "
-    "regular file (a FIFO) are skipped and named.",
+    "record lacks a key (task, instance, seed, …), a log of another task than ccpt's, and a file in a directory "
+    "that is not a regular file (a FIFO) are skipped and named; a FIFO or device given by name is refused.",
     # With the source file: the same sample read from two files (an SA per-step file and its main file, say) is
     # two rows of the table as it was exported; twice from one file, it would be counted twice.
     unique=(("source", "task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample",

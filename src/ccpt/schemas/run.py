@@ -9,9 +9,20 @@ from pydantic import BeforeValidator, Field, Strict, TypeAdapter, ValidationErro
 
 from ccpt.errors import CcptError
 from ccpt.protocol import PROTOCOLS
-from ccpt.schemas.base import Count, UnitFloat, _no_bool, _reason, shown
+from ccpt.schemas.base import UnitFloat, _no_bool, _reason, shown
 
 AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
+
+
+def at_most(high: int, low: int = 1) -> Any:
+    """An integer in [``low``, ``high``], true/false refused: the upper bound stops a slip (an extra digit) that would
+    run away in memory or time; each option's help gives its reason."""
+    return Annotated[int, Field(ge=low, le=high), BeforeValidator(_no_bool)]
+
+
+Seeds = at_most(1000)  # each seed answers every instance again (the paper: 3)
+OracleN = at_most(100)  # each member is one more answer per instance and seed (the paper: 5)
+SAIterations = at_most(100)  # each step is one more model call and judging round per answer (the paper: 5)
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # NaN or inf would fail every request, locally
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # e.g. an ensemble member's weight
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1), BeforeValidator(_no_bool)]  # NumPy refuses others
@@ -22,13 +33,13 @@ ProtocolName = Literal[tuple(PROTOCOLS)]  # type: ignore[valid-type]
 
 # `ccpt run`'s options that are Sweep fields or sampling settings (the task arguments' types are the signatures').
 RUN_OPTIONS: dict[str, Any] = {
-    "seeds": AtLeastOne,
-    "oracle_n": AtLeastOne,
-    "limit": Count,  # 0: all
-    "max_connections": AtLeastOne,
-    "max_retries": Count,
-    "timeout": AtLeastOne,
-    "max_tokens": AtLeastOne,
+    "seeds": Seeds,
+    "oracle_n": OracleN,
+    "limit": at_most(1_000_000, low=0),  # 0: all; a split holds at most thousands of instances
+    "max_connections": at_most(10_000),  # more concurrent requests than any server accepts
+    "max_retries": at_most(100, low=0),  # each retry waits longer (exponential backoff)
+    "timeout": at_most(86_400),  # a day per request
+    "max_tokens": at_most(1_000_000),  # past every model's context window
     "temperature": NonNegative,
     "top_p": UnitFloat,
 }

@@ -8,8 +8,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel
 
 from ccpt.schemas.base import Count, FileFormat, _no_bool
 
-# Strict: TOML has numbers, so a quoted "10" is a slip to name, not a price to guess.
-Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True), BeforeValidator(_no_bool)]
+# Strict: TOML has numbers, so a quoted "10" is a slip to name, not a price to guess. At most $1,000,000 per 1M
+# tokens (no model costs near that; 1e308 would make every cost "inf").
+MAX_PRICE = 1_000_000
+Dollars = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False, strict=True), BeforeValidator(_no_bool)]
 
 
 class Price(BaseModel):
@@ -17,8 +19,8 @@ class Price(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input: Annotated[Dollars, Field(description="$ per 1M input tokens, finite, ≥ 0")]
-    output: Annotated[Dollars, Field(description="$ per 1M output tokens, finite, ≥ 0")]
+    input: Annotated[Dollars, Field(description="$ per 1M input tokens")]
+    output: Annotated[Dollars, Field(description="$ per 1M output tokens")]
 
 
 class PriceList(RootModel[dict[str, Price]]):
@@ -41,7 +43,8 @@ PRICES = FileFormat(
     'A TOML file with one entry per model name: `"openai/gpt-4o" = { input = 2.5, output = 10.0 }` '
     "(US dollars per one million input and output tokens). Each entry has the keys below.",
     rules=(
-        "A price must be a finite number ≥ 0 (a quoted number, true/false, inf and nan are refused): one line names "
+        "A price must be a finite number ≥ 0 and ≤ 1,000,000 (a quoted number, true/false, inf and nan are refused; "
+        "no model costs near a million dollars per 1M tokens, and 1e308 would make every cost inf): one line names "
         "the model and key.",
         "A call whose recorded token counts are not counts (≥ 0) is not summed or priced; the usage table counts it.",
     ),

@@ -13,7 +13,7 @@ from typing import Any
 from ccpt.human.app.store import Store
 from ccpt.human.app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human.sheets import SOLVER_COLUMNS
-from ccpt.outputs import atomic_path
+from ccpt.outputs import atomic_path, ensure_writable_dir
 from ccpt.pipeline.annotation import ANSWER_COLUMNS, write_csv
 from ccpt.spec import TASK_SPECS, TASKS
 
@@ -29,7 +29,7 @@ class ExportResult:
 
 def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
     """Write every study's answers into ``out`` (each file atomically) and count them."""
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_writable_dir(out, "--out")  # a read-only or full directory: one line naming it
     annotators = store.annotators()
     assignments = store.all_assignments()
     items = {(i.study, i.key): i for i in study.items}

@@ -1,0 +1,188 @@
+"""Issue 42's "Broke" cases: each hostile input is one line naming the culprit (exit 2), never a hang, a runaway or
+an internal error: numbers past their declared bound, FIFOs where a file is read, task arguments `ccpt run` sets
+itself, a spreadsheet-saved tidy file beside its log, an empty teacher file, an unwritable or full output, a
+`--log-dir` with a line break, Ctrl-C while the commands import."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pytest
+
+from ccpt.cli import main
+from ccpt.judging.teacher_pairs import COLUMNS as TEACHER_COLUMNS
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    _out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("ccpt: error:"), err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        # Before: each ran away in memory or time (a plan of 2e20 calls; a bootstrap array; 1e9 sheet files).
+        (["run", "--model", "ccpt-scripted/m", "--seeds", "99999999999999999999", "--dry-run"], "--seeds"),
+        (["run", "--model", "ccpt-scripted/m", "--oracle-n", "1000000", "--dry-run"], "--oracle-n"),
+        (["run", "--model", "ccpt-scripted/m", "--limit", "10000000000", "--dry-run"], "--limit"),
+        (["run", "--model", "ccpt-scripted/m", "-T", "sa_max_iterations=100000", "--dry-run"], "sa_max_iterations"),
+        (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--resamples", "100000000"], "--resamples"),
+        (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "1000000000"], "--raters"),
+        (["judge", "train", "--epochs", "1000"], "--epochs"),
+        # Before: internal errors after 12–28 s of loading and training.
+        (["judge", "train", "--set", "batch_size=0"], "batch_size=0"),
+        (["judge", "train", "--set", "dropout=1.5"], "dropout=1.5"),
+        (["judge", "train", "--set", "threads=0"], "threads=0"),
+        (["judge", "train", "--set", "folds=1"], "folds=1"),
+        (["judge", "train", "--set", "validation_fold=7"], "validation_fold=7"),
+        # `ccpt run` sets the method (and seeds, …) per task run: -T method=cot planned CoT in place of each --method.
+        (["run", "--model", "ccpt-scripted/m", "--method", "base", "--method", "gold", "-T", "method=cot"], "--method"),
+        (["run", "--model", "ccpt-scripted/m", "-T", "seeds=2"], "--seeds"),
+        # YAML 1.1 reads `yes` as true; a switch is spelled true or false.
+        (["run", "--model", "ccpt-scripted/m", "-T", "system_prompt=yes", "--dry-run"], "system_prompt='yes'"),
+        (["run", "--model", "ccpt-scripted/m", "--log-dir", "{tmp}/a\nb", "--dry-run"], "line break"),
+    ],
+)
+def test_numbers_past_their_bound_and_misplaced_arguments_are_one_line(
+    argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert named in line, line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_switch_spelled_true_is_still_read(tmp_path: Path, capsys: pytest.CaptureFixture[str], ccpt_dir) -> None:
+    argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+            "--limit", "1", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path), "--dry-run",
+            "-T", "system_prompt=True", "--seeds", "1000"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err  # the bound itself is allowed
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "results.csv"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{fifo}"],
+        ["compare", "{fifo}", "--a", "m:base", "--b", "m:cot"],
+        ["report", "{csv}", "--prices", "{fifo}"],
+        ["judge", "score", "{fifo}", "--judge", "distilled", "--out", "{tmp}/s.csv"],
+        ["judge", "train", "--teacher", "{fifo}"],
+        ["judge", "pairs", "{fifo}", "--out", "{tmp}/p.csv"],
+        ["human", "import-solver", "{fifo}", "--out", "{tmp}/t.csv"],
+    ],
+)
+def test_a_fifo_where_a_file_is_read_is_one_line_not_a_hang(
+    argv: list[str], fifo: Path, reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `report`, `compare`, `judge score` and `judge train` blocked forever opening the FIFO."""
+    csv_file = str(reference_dir / "pi_emergent_gpt-4o_naive.csv")
+    args = [a.replace("{fifo}", str(fifo)).replace("{csv}", csv_file).replace("{tmp}", str(tmp_path)) for a in argv]
+    line = _one_line_error(capsys, args)
+    assert str(fifo) in line and "not a regular file" in line, line
+
+
+def test_an_output_that_is_a_fifo_is_never_replaced(fifo: Path, reference_dir: Path, capsys) -> None:
+    """The atomic writer renames onto its target: onto a FIFO or /dev/null it would replace it with a file."""
+    line = _one_line_error(capsys, ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--out", str(fifo)])
+    assert f"--out {fifo}" in line and "not a regular file" in line
+    assert fifo.is_fifo()
+
+
+def test_a_price_of_1e308_is_refused(tmp_path: Path, reference_dir: Path, capsys) -> None:
+    """Before: accepted, and every priced cost printed "inf"."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('"openai/gpt-4o" = { input = 1e308, output = 2.5 }\n')
+    line = _one_line_error(
+        capsys, ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--prices", str(prices)]
+    )
+    assert f"{prices}: openai/gpt-4o.input" in line and "1000000" in line, line
+
+
+def _teacher(path: Path, rows: list[list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(TEACHER_COLUMNS)
+        writer.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "empty file (no header row)"),  # before: "not a teacher-pairs CSV; missing column(s): model, …"
+        ([], "no teacher pairs (a header and no rows)"),  # before: "every pair is a human test pair"
+        # Before: a MemoryError (each occurrence held in memory).
+        ([["m", "pi_emergent", "base", "1", "combination", "cat", "furry", "0.5", "100000000000", "0", "base", "x"]],
+         "occurrences in [1, 1,000,000]"),
+    ],
+)  # fmt: skip
+def test_a_teacher_file_gives_its_true_reason(
+    content: list[list[str]] | None, reason: str, ccpt_dir: Path, tmp_path: Path, capsys
+) -> None:
+    path = tmp_path / "teacher.csv"
+    path.write_text("") if content is None else _teacher(path, content)
+    argv = ["judge", "train", "--teacher", str(path), "--data-dir", str(ccpt_dir), "--out", str(tmp_path / "h.st")]
+    line = _one_line_error(capsys, argv)
+    assert str(path) in line and reason in line, line
+
+
+def test_a_spreadsheet_saved_tidy_file_beside_its_log_is_named(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "LOG and LOG hold different answers": the CSV's rows carry their log's name as their source."""
+    logs, tidy, sheet = tmp_path / "logs", tmp_path / "tidy.csv", tmp_path / "sheet.csv"
+    argv = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent",
+            "--method", "base", "--limit", "2", "--seeds", "1", "--no-preflight", "--display", "none",
+            "--data-dir", str(ccpt_dir), "--log-dir", str(logs)]  # fmt: skip
+    assert main(argv) == 0
+    assert main(["report", str(logs), "--tidy", str(tidy)]) == 0
+    capsys.readouterr()
+    # A spreadsheet's save: numbers to two decimals, CRLF line ends.
+    with tidy.open(newline="", encoding="utf-8-sig") as src, sheet.open("w", newline="", encoding="utf-8") as dst:
+        writer = csv.writer(dst, lineterminator="\r\n")
+        for row in csv.reader(src):
+            writer.writerow(
+                [f"{float(v):.2f}" if v.count(".") == 1 and v.replace(".", "").isdigit() else v for v in row]
+            )
+    line = _one_line_error(capsys, ["report", str(logs), str(sheet)])
+    assert str(sheet) in line and "hold different answers" in line, line
+
+
+def test_an_uncreatable_out_directory_is_one_line_naming_it(tmp_path: Path, reference_dir: Path, capsys) -> None:
+    """Before: `human export-ratings` / `export-solver` into an uncreatable --out were internal errors."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = blocker / "sheets"
+    line = _one_line_error(capsys, ["human", "export-ratings", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"),
+                                    "--out", str(out)])  # fmt: skip
+    assert f"--out {out}: not writable" in line, line
+
+
+def test_ctrl_c_while_the_commands_import_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the commands were imported outside main's handlers, so Ctrl-C then printed a 47-line traceback."""
+    import importlib
+
+    import ccpt.cli
+
+    def interrupted(name: str) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    monkeypatch.setattr(ccpt.cli.cli, "commands", {})
+    assert main(["report", "x"]) == 130
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert lines == ["ccpt: interrupted; rerun the same command to resume"]
