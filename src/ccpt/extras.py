@@ -37,24 +37,3 @@ def install_command(extra: str) -> str:
     if "+" in where.split("://", 1)[0]:  # a VCS URL: the PEP 508 direct reference
         return f"pip install 'ccpt[{extra}] @ {where}'"
     return f"pip install {'-e ' if editable else ''}'{where}[{extra}]'"
-
-
-def require_parts(model: str, option: str) -> None:
-    """One line naming the install command when ``model`` runs in-process on a part this install lacks (the
-    distilled judge's torch, a GGUF model's llama.cpp): said before a plan is printed or a call is made."""
-    from importlib.util import find_spec
-
-    if model.startswith("ccpt-distilled/"):
-        from ccpt.judging.encoder import judge_install_hint as hint
-
-        modules: tuple[str, ...] = ("torch", "tokenizers", "safetensors")
-    elif model.startswith("gguf/"):
-        from ccpt.weights import install_hint as hint
-
-        modules = ("llama_cpp",)
-    else:
-        return
-    if missing := [name for name in modules if find_spec(name) is None]:
-        from ccpt.errors import ModelError
-
-        raise ModelError(f"{option} {model} needs {', '.join(missing)}, which this install lacks", hint())

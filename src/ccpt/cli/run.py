@@ -45,6 +45,25 @@ def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, o
     return dict(zip(models, given, strict=True))
 
 
+def require_parts(model: str, option: str) -> None:
+    """One line naming the install command when ``model`` runs in-process on a part this install lacks (the
+    distilled judge's torch, a GGUF model's llama.cpp): said before a plan is printed or a call is made."""
+    from importlib.util import find_spec
+
+    from ccpt.errors import ModelError
+    from ccpt.judging.encoder import judge_install_hint
+    from ccpt.weights import install_hint
+
+    if model.startswith("ccpt-distilled/"):
+        modules, hint = ("torch", "tokenizers", "safetensors"), judge_install_hint
+    elif model.startswith("gguf/"):
+        modules, hint = ("llama_cpp",), install_hint
+    else:
+        return
+    if missing := [name for name in modules if find_spec(name) is None]:
+        raise ModelError(f"{option} {model} needs {', '.join(missing)}, which this install lacks", hint())
+
+
 def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     """``--judge``: a model name, or an Inspect model-role spec ``{model: M, base_url: U, model_args: {...}}``."""
     import yaml
@@ -208,7 +227,6 @@ def command(
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
-    from ccpt.extras import require_parts
     from ccpt.protocol import get_protocol
     from ccpt.schemas.run import ProtocolName, check
 
