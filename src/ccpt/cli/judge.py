@@ -86,6 +86,8 @@ def train(
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         config = replace(config, **_override(config, item))
+    if problem := config.problem():
+        raise click.BadParameter(problem, param_hint="--set" if overrides else "--epochs")
     ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
     cache = cache_dir or model_cache_dir().parent / "distilled-training"
