@@ -169,5 +169,183 @@ def test_a_tidy_export_without_dataset_ids_beside_its_source_is_named(
 
     source = reference_dir / "pi_canceled_gpt-4o_naive.csv"
     positional = export(from_reference_csv(source), tmp_path / "positional.csv")
-    with pytest.raises(DataError, match=r"positional\.csv has row-position instance ids and \S*pi_canceled_gpt-4o_naive\.csv dataset ids"):
+    with pytest.raises(
+        DataError,
+        match=r"positional\.csv has row-position instance ids and \S*pi_canceled_gpt-4o_naive\.csv dataset ids",
+    ):
         load_results([source, positional], dataset)
+
+
+# ------------------------------------------------------------------------------------------ the authors' files
+
+
+def test_a_per_step_file_renamed_to_another_step_is_named(reference_dir: Path, tmp_path: Path) -> None:
+    """C_2's and C_4's files swapped by name: before, Table 6 swapped its C_2 and C_4 rows silently (their C_T
+    columns differ in one row of 200). The content (C's step sets and C_T) names the step each file holds."""
+    from ccpt.results import from_reference_csv
+
+    run = "pi_emergent_gpt-4o_sa-conceptnet"
+    for named, holds in ((2, 4), (4, 2)):
+        shutil.copy(reference_dir / f"{run}-{holds}.csv", tmp_path / f"{run}-{named}.csv")
+    swapped = r"-4\.csv: the file name says step 4, but its C_T column is not C_4 .* in 1 of 200 rows"
+    with pytest.raises(DataError, match=swapped + r" \(its content fits step 2\)"):
+        from_reference_csv(tmp_path / f"{run}-4.csv")
+    with pytest.raises(DataError, match=r"says step 2, .*its content fits step 3 / 4 / 5"):
+        from_reference_csv(tmp_path / f"{run}-2.csv")
+    # In a directory: both named and set aside, the main file reported.
+    shutil.copy(reference_dir / f"{run}.csv", tmp_path / f"{run}.csv")
+    frame = load_results(tmp_path)
+    assert frame["sa_iteration"].isna().all() and len(frame) == 200 * 3
+    assert sum("the file name says step" in w for w in frame.attrs["warnings"]) == 2
+    for step in range(6):  # the authors' own per-step files all fit their names
+        assert from_reference_csv(reference_dir / f"{run}-{step}.csv")["sa_iteration"].eq(step).all()
+
+
+def _judged_by(source: Path, target: Path, judge: str) -> Path:
+    """The authors' file with its metadata naming another judge (its stored relevances unchanged)."""
+    text = source.read_text(encoding="utf-8")
+    target.write_text(text.replace("_gpt-4o_relevance", f"_{judge}_relevance"), encoding="utf-8")
+    return target
+
+
+def test_judge_pairs_takes_gpt4o_verdicts_only_and_reads_a_renamed_copy_once(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose metadata names claude-3 as its judge is no source of GPT-4o verdicts; a renamed copy of a file
+    is named and read once (before: both counted, every pair's occurrences doubled)."""
+    source = reference_dir / "pi_canceled_gpt-4o_naive.csv"
+    claude = _judged_by(source, tmp_path / "pi_canceled_gpt-4o_cot.csv", "claude-3")
+    copy = tmp_path / "renamed.csv"
+    shutil.copy(source, copy)
+    assert main(["judge", "pairs", str(source), str(claude), str(copy), "--out", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {claude}: its metadata names judge claude-3, not gpt-4o: not GPT-4o's verdicts" in err
+    assert f"skipped {copy}: a copy of {source} (the same content): read once" in err
+    alone = tmp_path / "alone.csv"
+    assert main(["judge", "pairs", str(source), "--out", str(alone)]) == 0
+    assert (tmp_path / "p.csv").read_bytes() == alone.read_bytes()
+
+
+# --------------------------------------------------------------------------------- stores, manifests, caches
+
+
+def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -> None:
+    """Before: an inverted interval printed "0.99 [1.00, 0.10]". Now the entry is left out, named in one line."""
+    import json
+
+    from ccpt.judging.agreement import read_store
+
+    store = tmp_path / "judge_agreement.json"
+    entry = {"n": 300, "pearson": 0.99, "pearson_ci": [1.0, 0.1], "spearman": 0.8, "spearman_ci": [0.7, 0.9]}
+    fine = entry | {"pearson_ci": [0.98, 1.0]}
+    store.write_text(json.dumps({"bad": {"test": entry}, "good": {"test": fine}}), encoding="utf-8")
+    found = read_store(store)
+    assert set(found.entries) == {("good", "test")}
+    assert "pearson_ci [1.0, 0.1] does not contain pearson 0.99" in found.problems["bad"]
+    assert "\n" not in found.problems["bad"]
+
+
+def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """The shipped judge's manifest and heads copied into ``target``, the manifest edited by ``edit``."""
+    import json
+
+    from ccpt.judging.distilled import shipped_judge
+
+    shipped = shipped_judge()
+    manifest = json.loads(shipped.read_text(encoding="utf-8"))
+    for member in manifest["members"]:
+        shutil.copy(shipped.parent / member["file"], target / member["file"])
+    edit(manifest)
+    (target / "judge.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return target / "judge.json"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: [x.update(weight=w) for x, w in zip(m["members"], (1e308, 1e308, 1), strict=True)],
+         r"is not readable: member weights must be in \[1e-06, 1e\+06\], got \[1e\+308, 1e\+308, 1\.0\]"),
+        (lambda m: m["calibration"].update(y=[*m["calibration"]["y"][:-1], 1.5]),
+         r"has an unreadable calibration map: calibration knots outside \[0, 1\]"),
+        (lambda m: m["calibration"].update(x=[-5.0, *m["calibration"]["x"][1:]]),
+         r"has an unreadable calibration map: calibration knots outside \[0, 1\]: x -5\.0"),
+    ],
+)  # fmt: skip
+def test_a_manifest_with_unbounded_weights_or_a_map_outside_the_unit_interval_is_refused(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    """Before: weights [1e308, 1e308, 1] (their sum overflows) or a map outside [0, 1] loaded and scored every pair
+    alike. The shipped manifest, copied unedited, loads."""
+    from ccpt.errors import ModelError
+    from ccpt.judging.distilled import load_judge
+
+    with pytest.raises(ModelError, match=message):
+        load_judge(_shipped_copy(tmp_path, edit))
+    assert load_judge(_shipped_copy(tmp_path, lambda m: None)).head_weights == (0.25, 0.25, 0.5)
+
+
+def test_judge_ensemble_refuses_an_unbounded_weight(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ccpt.judging.distilled import shipped_judge
+
+    heads = [
+        str(shipped_judge().with_name(n)) for n in ("distilled_head.safetensors", "distilled_head_mpnet.safetensors")
+    ]
+    argv = ["judge", "ensemble", *heads, "--weight", "1e308", "--weight", "1", "--out", str(tmp_path / "j.json")]
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip()
+    assert "member weights must be in [1e-06, 1e+06], got [1e+308, 1.0]" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "j.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("folds=1", "folds must be ≥ 2 to hold one out for validation, got 1"),
+        ("epochs=0", "epochs must be ≥ 1, got 0"),
+        ("validation_fold=7", "validation_fold must be one of the 5 folds (0 to 4), got 7"),
+    ],
+)
+def test_judge_train_refuses_settings_that_train_nothing_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setting: str, message: str
+) -> None:
+    """Before: an untrained head written with rc 0. Refused before the dataset is read (no --data-dir needed)."""
+    assert main(["judge", "train", "--set", setting, "--out", str(tmp_path / "h.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "h.safetensors").exists()
+
+
+def test_models_does_not_call_a_truncated_assembled_file_unchecked(tmp_path: Path) -> None:
+    """Before: a 1,000-byte GGUF in the cache was listed "assembled, sha256 unchecked" at its pinned size."""
+    from ccpt.embedded import ASSEMBLED, model_files
+    from ccpt.weights import EMBEDDED_MODELS
+
+    model = EMBEDDED_MODELS["qwen2.5-0.5b"]
+    (tmp_path / model.filename).write_bytes(b"G" * 1000)
+    (listed,) = [f for f in model_files(cache_dir=tmp_path) if f.name == model.name]
+    assert (listed.status, listed.sha256, listed.size) == (ASSEMBLED, "mismatch", 1000)
+
+
+def test_a_damaged_training_cache_is_detected_and_rebuilt(tmp_path: Path) -> None:
+    """Two flipped bytes in a cached state changed the trained head silently: the cache now carries the sha256 of
+    what it was written with; a file that differs is refused by the reader and recomputed or started over."""
+    import random
+
+    import torch
+
+    from ccpt.judging.cross_encoder import DamagedCache, _atomic_save, _load, _resume
+
+    path = tmp_path / "train-x.safetensors"
+    state = {"epoch": 2, "order": [2, 0, 1], "m": {"w": torch.arange(64, dtype=torch.float32)}}
+    _atomic_save(state, path)
+    assert torch.equal(_load(path)["m"]["w"], state["m"]["w"])
+    data = bytearray(path.read_bytes())
+    data[-8] ^= 0x01
+    data[-40] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(DamagedCache, match="content differs from its checksum"):
+        _load(path)
+    order = [0, 1, 2]
+    assert _resume(path, {}, random.Random(0), order) == 0 and not path.exists() and order == [0, 1, 2]
+    path.write_bytes(b"garbage")
+    with pytest.raises(DamagedCache, match="unreadable"):
+        _load(path)

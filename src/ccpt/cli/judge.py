@@ -156,7 +156,7 @@ def ensemble(
     ../shared/data/reference-results --map-runs ../shared/data/reference-results/more-models`.
     """
     from ccpt.dataset import load_dataset
-    from ccpt.judging.distilled import JUDGE_SHA256, write_ensemble
+    from ccpt.judging.distilled import JUDGE_SHA256, member_weights, write_ensemble
     from ccpt.judging.lomo import fit_runs_map, table3_runs
     from ccpt.judging.teacher_pairs import read_frames
     from ccpt.outputs import refuse_inputs
@@ -166,6 +166,10 @@ def ensemble(
     refuse_inputs(out, list(heads), "--out")
     if weights and len(weights) != len(heads):
         raise click.BadParameter(f"{len(weights)} weights for {len(heads)} heads: one per head", param_hint="--weight")
+    try:  # before the dataset and the heads are read: what a manifest may hold (ccpt.judging.distilled)
+        member_weights(list(weights or [1.0]))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--weight") from None
     ds = load_dataset(data_dir)
     calibrate = None
     if map_runs:  # write_ensemble's calibrate: a map fitted on the Table-3 runs found in the --map-runs directories

@@ -271,7 +271,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         members = [(str(m["file"]), str(m["sha256"])) for m in manifest["members"]]
         if not members:
             raise ValueError("no member heads")
-        weights = _weights([m.get("weight", 1.0) for m in manifest["members"]])
+        weights = member_weights([m.get("weight", 1.0) for m in manifest["members"]])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
     heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
@@ -282,7 +282,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
 MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6  # a manifest's member weights (relative: only their ratios matter)
 
 
-def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
+def member_weights(values: Sequence[object]) -> tuple[float, ...] | None:
     """Member weights normalised to sum 1 (None when all equal: the plain mean); ValueError unless each is in
     [:data:`MIN_WEIGHT`, :data:`MAX_WEIGHT`]."""
     if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
@@ -381,7 +381,7 @@ def write_ensemble(
     if weights is not None and len(weights) != len(loaded):
         raise ModelError(f"{len(weights)} weights for {len(loaded)} heads: give one weight per head")
     try:
-        normalised = _weights(list(weights)) if weights is not None else None
+        normalised = member_weights(list(weights)) if weights is not None else None
     except ValueError as exc:
         raise ModelError(str(exc)) from None
     judge = DistilledJudge(tuple(loaded), out, "", calibrated=False, weights=normalised)
