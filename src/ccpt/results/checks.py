@@ -73,8 +73,12 @@ def record_problem(
                 return f"{where}: {name} {value!r} is not a number"
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
+    # A run's header records the options that set its count (oracle_n); a re-judged log's or another task's does
+    # not: there only a one-sample method's count is known.
     method = record.get("method") if members else None
-    drawn = samples_drawn(str(method), header.options) if method is not None else None
+    run = header.task is not None and not header.rejudged
+    drawn = samples_drawn(str(method), header.options if run else {}) if method is not None else None
+    drawn = drawn if run or drawn == 1 else None
     if drawn is not None and main > drawn:
         return f"sample {sample_id!r}, epoch {epoch}: {main} answers of method {method!r}, which draws {drawn}"
     return None
