@@ -39,8 +39,8 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         (["judge", "train", "--set", "batch_size=0"], "batch_size=0"),
         (["judge", "train", "--set", "dropout=1.5"], "dropout=1.5"),
         (["judge", "train", "--set", "threads=0"], "threads=0"),
-        (["judge", "train", "--set", "folds=1"], "folds=1"),
-        (["judge", "train", "--set", "validation_fold=7"], "validation_fold=7"),
+        (["judge", "train", "--set", "folds=1"], "folds must be ≥ 2"),
+        (["judge", "train", "--set", "validation_fold=7"], "validation_fold must be one of the 5 folds"),
         # `ccpt run` sets the method (and seeds, …) per task run: -T method=cot planned CoT in place of each --method.
         (["run", "--model", "ccpt-scripted/m", "--method", "base", "--method", "gold", "-T", "method=cot"], "--method"),
         (["run", "--model", "ccpt-scripted/m", "-T", "seeds=2"], "--seeds"),

@@ -104,6 +104,8 @@ def train(
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
         config = replace(config, **_override(config, item))
+    if problem := config.problem():  # settings that would train no head (epochs, folds, the validation fold)
+        raise click.BadParameter(problem, param_hint="--set" if overrides else "--epochs")
     _check_config(config)
     ds = load_dataset(data_dir)  # after every option is checked: a typo costs no data loading
     pairs = training_pairs(ds)[:max_pairs] if max_pairs else None
@@ -176,7 +178,7 @@ def ensemble(
     ../shared/data/reference-results --map-runs ../shared/data/reference-results/more-models`.
     """
     from ccpt.dataset import load_dataset
-    from ccpt.judging.distilled import JUDGE_SHA256, write_ensemble
+    from ccpt.judging.distilled import JUDGE_SHA256, member_weights, write_ensemble
     from ccpt.judging.lomo import fit_runs_map, table3_runs
     from ccpt.judging.teacher_pairs import read_frames
     from ccpt.outputs import refuse_inputs
@@ -186,6 +188,10 @@ def ensemble(
     refuse_inputs(out, list(heads), "--out")
     if weights and len(weights) != len(heads):
         raise click.BadParameter(f"{len(weights)} weights for {len(heads)} heads: one per head", param_hint="--weight")
+    try:  # before the dataset and the heads are read: what a manifest may hold (ccpt.judging.distilled)
+        member_weights(list(weights or [1.0]))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--weight") from None
     ds = load_dataset(data_dir)
     calibrate = None
     if map_runs:  # write_ensemble's calibrate: a map fitted on the Table-3 runs found in the --map-runs directories
@@ -221,10 +227,6 @@ def _check_config(config: object) -> None:
         first = exc.errors()[0]
         name = str(first["loc"][0])
         raise click.BadParameter(f"{name}={shown(values[name])}: {_reason(first)}", param_hint="--set") from None
-    if values["validation_fold"] is not None and values["validation_fold"] >= values["folds"]:
-        raise click.BadParameter(
-            f"validation_fold={values['validation_fold']}: must be below folds ({values['folds']})", param_hint="--set"
-        )
 
 
 def _override(config: object, item: str) -> dict[str, object]:

@@ -46,6 +46,9 @@ class Calibration:
         rising = all(b >= a for a, b in pairwise(x)) and all(b >= a for a, b in pairwise(y))
         if not x or len(x) != len(y) or not rising:
             raise ValueError("calibration knots are empty, unequal in number or not non-decreasing")
+        # NaN fails both comparisons: a map of relevances maps relevances in [0, 1] to relevances in [0, 1].
+        if not all(0.0 <= v <= 1.0 for v in (*x, *y)):
+            raise ValueError(f"calibration knots outside [0, 1]: x {min(x)}..{max(x)}, y {min(y)}..{max(y)}")
         return cls(x, y, str(raw["reference"]), str(raw["fitted_on"]), int(raw["n"]))
 
 

@@ -58,6 +58,18 @@ class TrainConfig:
         """Outputs of the linear layer: the human target, plus GPT-4o's relevance when trained on it."""
         return 2 if self.aux_weight > 0 else 1
 
+    def problem(self) -> str | None:
+        """Why these settings would not train a head (one phrase), or None: a head of no epoch is untrained, and a
+        validation fold must be one of at least two folds (else nothing is held out, or nothing is left to train)."""
+        if self.epochs < 1:
+            return f"epochs must be ≥ 1, got {self.epochs}"
+        if self.validation_fold is not None and self.folds < 2:
+            return f"folds must be ≥ 2 to hold one out for validation, got {self.folds} (or set validation_fold=none)"
+        if self.validation_fold is not None and not 0 <= self.validation_fold < self.folds:
+            held = self.validation_fold
+            return f"validation_fold must be one of the {self.folds} folds (0 to {self.folds - 1}), got {held}"
+        return None
+
 
 def build_head(encoder: Encoder, config: TrainConfig) -> Any:
     """A fresh trainable head (``torch.nn.Module``) on top of ``encoder``'s frozen lower blocks."""
@@ -117,16 +129,42 @@ def _atomic_save(obj: Any, path: Path) -> None:
 
     skeleton = json.dumps(strip(obj))
     with atomic_path(path) as partial:
-        save_file(tensors, str(partial), metadata={_SKELETON: skeleton})
+        save_file(tensors, str(partial), metadata={_SKELETON: skeleton, _CHECKSUM: _checksum(skeleton, tensors)})
+
+
+class DamagedCache(ValueError):
+    """A cache or checkpoint file that is unreadable or does not match the checksum it was written with."""
+
+
+def _checksum(skeleton: str, tensors: dict[str, Any]) -> str:
+    """sha256 of a saved nest: its skeleton and every tensor's name, dtype, shape and bytes."""
+    import torch
+
+    digest = hashlib.sha256(skeleton.encode("utf-8"))
+    for name in sorted(tensors):
+        tensor = tensors[name].detach().contiguous().cpu()
+        digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()
 
 
 def _load(path: Path) -> Any:
-    """What :func:`_atomic_save` wrote (tensors on the CPU)."""
+    """What :func:`_atomic_save` wrote (tensors on the CPU); :class:`DamagedCache` when the file is unreadable or
+    its content differs from what was written (flipped bytes would change the trained head silently)."""
     from safetensors import safe_open
 
-    with safe_open(str(path), framework="pt") as handle:
-        skeleton = json.loads((handle.metadata() or {})[_SKELETON])
-        tensors = {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 (not a dict)
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            skeleton = metadata[_SKELETON]
+            tensors = {name: handle.get_tensor(name) for name in handle.keys()}  # noqa: SIM118 (not a dict)
+        if metadata.get(_CHECKSUM) != _checksum(skeleton, tensors):
+            raise DamagedCache(f"{path}: content differs from its checksum")
+        skeleton = json.loads(skeleton)
+    except DamagedCache:
+        raise
+    except Exception as exc:  # a truncated or garbled file: whatever safetensors or JSON makes of it
+        raise DamagedCache(f"{path}: unreadable ({type(exc).__name__})") from None
 
     def build(value: Any) -> Any:
         if isinstance(value, dict) and _TENSOR in value:
@@ -140,7 +178,7 @@ def _load(path: Path) -> Any:
     return build(skeleton)
 
 
-_TENSOR, _SKELETON = "__tensor__", "ccpt-skeleton"
+_TENSOR, _SKELETON, _CHECKSUM = "__tensor__", "ccpt-skeleton", "ccpt-sha256"
 
 
 def lower_states(
@@ -152,7 +190,10 @@ def lower_states(
 
     cached = cache_dir / f"states-{_digest(encoder.name, split, list(texts))}.safetensors" if cache_dir else None
     if cached is not None and cached.is_file():
-        return list(_load(cached))
+        try:
+            return list(_load(cached))
+        except DamagedCache:  # computed again and rewritten below
+            cached.unlink(missing_ok=True)
     out: list[Any] = []
     with torch.inference_mode():
         for mask, hidden in _lower_batches(encoder, split, texts, batch_size):
@@ -290,7 +331,11 @@ def _resume(checkpoint: Path | None, modules: dict[str, Any], rng: random.Random
 
     if checkpoint is None or not checkpoint.is_file():
         return 0
-    state = _load(checkpoint)
+    try:
+        state = _load(checkpoint)
+    except DamagedCache:  # training starts over rather than from damaged weights
+        checkpoint.unlink(missing_ok=True)
+        return 0
     for name, module in modules.items():
         module.load_state_dict(state[name])
     version, internal = state["rng"]

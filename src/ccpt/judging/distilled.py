@@ -9,7 +9,6 @@ full: a missing, truncated or altered file is one ModelError naming it. Training
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -272,7 +271,7 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         members = [(str(m["file"]), str(m["sha256"])) for m in manifest["members"]]
         if not members:
             raise ValueError("no member heads")
-        weights = _weights([m.get("weight", 1.0) for m in manifest["members"]])
+        weights = member_weights([m.get("weight", 1.0) for m in manifest["members"]])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
     heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
@@ -280,13 +279,18 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
     return DistilledJudge(heads, path, sha256_bytes(raw), metadata, _calibration(metadata, path), calibrated, weights)
 
 
-def _weights(values: Sequence[object]) -> tuple[float, ...] | None:
-    """Member weights normalised to sum 1 (None when all equal: the plain mean); ValueError unless finite > 0."""
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6  # a manifest's member weights (relative: only their ratios matter)
+
+
+def member_weights(values: Sequence[object]) -> tuple[float, ...] | None:
+    """Member weights normalised to sum 1 (None when all equal: the plain mean); ValueError unless each is in
+    [:data:`MIN_WEIGHT`, :data:`MAX_WEIGHT`]."""
     if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
         raise ValueError(f"member weights must be numbers, got {list(values)}")
     numbers = [float(v) for v in values]  # type: ignore[arg-type]
-    if not all(math.isfinite(v) and v > 0 for v in numbers):
-        raise ValueError(f"member weights must be finite and > 0, got {numbers}")
+    # Bounded, so their sum stays finite and no head's weight underflows to nothing beside another's.
+    if not all(MIN_WEIGHT <= v <= MAX_WEIGHT for v in numbers):  # NaN fails too
+        raise ValueError(f"member weights must be in [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}], got {numbers}")
     return None if len(set(numbers)) == 1 else tuple(v / sum(numbers) for v in numbers)
 
 
@@ -379,7 +383,7 @@ def write_ensemble(
     if weights is not None and len(weights) != len(loaded):
         raise ModelError(f"{len(weights)} weights for {len(loaded)} heads: give one weight per head")
     try:
-        normalised = _weights(list(weights)) if weights is not None else None
+        normalised = member_weights(list(weights)) if weights is not None else None
     except ValueError as exc:
         raise ModelError(str(exc)) from None
     judge = DistilledJudge(tuple(loaded), out, "", calibrated=False, weights=normalised)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ccpt.dataset import CCPTDataset
 
+GPT4O = "gpt-4o"  # the paper's judge, as the authors' files name it (meta.combination_gpt-4o_relevance)
 _RELEVANCE = {"combination": "r_np", "head": "r_hp", "modifier": "r_mp"}
 _TEXT = ("model", "task", "method", "instance", "role", "concept", "property")  # fields written as they are
 COLUMNS = (*_TEXT, "relevance", "occurrences", "spread", "methods", "source")
@@ -85,15 +86,26 @@ def judged_concepts(row: Mapping[str, Any]) -> tuple[Sequence[Any], Any] | None:
 def read_frames(
     files: Sequence[Path], dataset: CCPTDataset | None = None, skipped: list[str] | None = None
 ) -> list[pd.DataFrame]:
-    """Each authors' file as a tidy table. A missing file, or one that is not an authors' generative result file,
-    is a DataError naming it, unless ``skipped`` is given: its one-line reason is appended there instead."""
+    """Each authors' file as a tidy table. A missing file, one that is not an authors' result file, a generative one
+    whose metadata names a judge other than GPT-4o (its relevances are not GPT-4o's verdicts) or a copy of a file
+    read before (same content, any name: read once) is a DataError naming it, unless ``skipped`` is given: its
+    one-line reason is appended there instead."""
+    from ccpt.download import sha256_file
     from ccpt.results.authors import from_reference_csv
 
     frames = []
+    seen: dict[str, Path] = {}  # content sha256 → the file read with it
     for path in files:
         try:
             require_regular_file(path)
-            frames.append(from_reference_csv(path, dataset))
+            if (first := seen.setdefault(sha256_file(Path(path)), Path(path))) != Path(path):
+                raise DataError(f"{path}: a copy of {first} (the same content): read once")
+            frame = from_reference_csv(path, dataset)
+            judges = frame.attrs.get("judges", [GPT4O])
+            if not frame.empty and frame["judge"].notna().any() and [j.lower() for j in judges] != [GPT4O]:
+                named = f"judge {', '.join(judges)}" if judges else "no judge"
+                raise DataError(f"{path}: its metadata names {named}, not {GPT4O}: not GPT-4o's verdicts")
+            frames.append(frame)
         except DataError as exc:
             if skipped is None:
                 raise

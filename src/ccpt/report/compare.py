@@ -132,9 +132,15 @@ def compare_runs(
     return out
 
 
+NO_JUDGE = "unknown"  # the judge of generative rows that name none (ccpt.report.tables.rows_by_judge)
+
+
 def one_judge(run: pd.DataFrame, wanted: str | None, side: str) -> tuple[pd.DataFrame, str]:
-    """The rows of ``run`` scored by the judge ``wanted`` names (else its only judge), and that judge's identity."""
+    """The rows of ``run`` scored by the judge ``wanted`` names (else its only judge), and that judge's identity. A
+    generative row naming no judge is no judge's verdict: the judge ``unknown``, as ``ccpt report`` keeps it apart."""
     judge = judge_of(run)
+    generative = run["task"].isin([t for t, spec in TASK_SPECS.items() if spec.generative])
+    judge = judge.mask(generative & (judge == ""), NO_JUDGE)
     found = sorted(set(judge[judge != ""]))
     if wanted is None:
         if len(found) > 1:
@@ -142,7 +148,7 @@ def one_judge(run: pd.DataFrame, wanted: str | None, side: str) -> tuple[pd.Data
                 f"{side} is scored by {len(found)} judges ({'; '.join(found)}): its rows are not one run",
                 "choose one with --judge (or --judge-a / --judge-b)",
             )
-        return run, found[0] if found else ""
+        return run, found[0] if found and found != [NO_JUDGE] else ""
     matches = [j for j in found if j == wanted] or [j for j in found if wanted.lower() in j.lower()]
     if len(matches) != 1:
         what = "no judge" if not matches else f"{len(matches)} judges"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,8 +171,9 @@ def _generative_rows(
 
     _require(path, frame.columns, ["combination", "root", "modifier", "property"], task)
     # meta.combination_human_relevance holds Likert tuples: not a judge.
-    judges = (m["judge"] for c in frame.columns if (m := _JUDGE_COLUMN.match(c)) and m["judge"] != "human")
-    judge = next(judges, "unknown")
+    named = list(dict.fromkeys(m["judge"] for c in frame.columns if (m := _JUDGE_COLUMN.match(c))))
+    judges = [j for j in named if j != "human"]
+    judge = judges[0] if judges else "unknown"
     spec = TASK_SPECS[task]
     shape = {name: name for name in ("combination", "root", "modifier", "property")}
     if spec.completes_phrase:
@@ -251,7 +253,9 @@ def _generative_rows(
     _note_issues(path, issues, notes)
     if mismatches:
         notes.append(derived_note(path.name, mismatches, "indiv_max / emergence / cancellation", "the relevances"))
-    return tidy_frame(rows)
+    out = tidy_frame(rows)
+    out.attrs["judges"] = judges  # every judge the file's metadata names (ccpt.judging.teacher_pairs checks them)
+    return out
 
 
 def _no_raw(raw_column: str | None, values: Mapping[str, Any], cells: Mapping[str, Any]) -> str:
@@ -278,29 +282,39 @@ _STEP_SUFFIX = re.compile(r"-(?P<step>\d+)$")
 
 
 def _sa_step(path: Path, prefix: str, lines: Sequence[Mapping[str, Any]], notes: list[str]) -> int | None:
-    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None. A
-    file whose ``C_T`` contradicts its name is noted: a Table-3 file shows the final set with the seed words, a
-    per-step file C_t − C_0, a no-filter file the final set − C_0 (compared as sets)."""
+    """The step t of the concept set C_t a Spreading Activation file's answers came from (by its name), or None. Its
+    ``C_T`` column checks the name: a per-step file shows C_t − C_0 in every row (a DataError naming the steps its
+    content fits otherwise: a file renamed to another step); a file whose ``C_T`` contradicts its name in most rows
+    is noted: a Table-3 file shows the final set with the seed words, a no-filter file the final set − C_0."""
     _, sa_filter = reference_method(prefix.rpartition("_")[2])
     if sa_filter is None:
         return None
     match = _STEP_SUFFIX.search(path.stem)
     step = int(match["step"]) if match and path.stem[: match.start()].endswith(prefix) else None
     table3 = step is None and sa_filter
-    fits = []
+    fits: list[bool] = []
+    fitting: Counter[int] = Counter()  # per step, the rows whose C_T is C_step − C_0
     for line in lines:
         sets, shown = parse_step_sets(line.get("C")), line.get("C_T")
         shown = split_reply_list(shown) if isinstance(shown, str) else None
         if sets and 0 in sets and shown is not None:
+            seeds = set() if table3 else set(sets[0])
             # Shown: C_step (the final set without a step or past the last one), minus C_0 except in a Table-3 file.
-            fits.append(set(shown) == set(sets.get(step, sets[max(sets)])) - (set() if table3 else set(sets[0])))
+            fits.append(set(shown) == set(sets.get(step, sets[max(sets)])) - seeds)
+            fitting.update(t for t, concepts in sets.items() if set(shown) == set(concepts) - seeds)
+    if step is not None and not all(fits):
+        others = [t for t, n in sorted(fitting.items()) if n == len(fits)] or [fitting.most_common(1)[0][0]]
+        raise DataError(
+            f"{path}: the file name says step {step}, but its C_T column is not C_{step} without the seed words in "
+            f"{len(fits) - sum(fits)} of {len(fits)} rows (its content fits step {' / '.join(map(str, others))})",
+            "a per-step file renamed? give each step's file its own name <run>-<t>.csv",
+        )
     if 2 * sum(fits) < len(fits):
-        if table3:
-            what = "the final concept set with the seed words (a Table-3 file)"
-        elif step is not None:
-            what = f"C_{step} without the seed words (a per-step file)"
-        else:
-            what = "the final concept set without the seed words (a no-filter file)"
+        what = (
+            "the final concept set with the seed words (a Table-3 file)"
+            if table3
+            else "the final concept set without the seed words (a no-filter file)"
+        )
         notes.append(
             f"{path.name}: the file name says its answers were shown {what}, but its C_T column matches that in only "
             f"{sum(fits)} of {len(fits)} rows; check which run the file holds"

@@ -54,12 +54,18 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     """A failed generative row without a judge (older tidy tables) joins the one judge its file names for that run
-    (noted), so it counts as that run's failure."""
+    (noted), so it counts as that run's failure. A row with a relevance but no judge is no judge's verdict: it keeps
+    no judge (reports show it apart), noted."""
     if frame.empty or "judge" not in frame:
         return frame
     judge = frame["judge"].astype("string")
     generative = frame["task"].isin([t for t, s in TASK_SPECS.items() if s.generative])
     missing = generative & (judge.isna() | (judge.str.strip() == ""))
+    scored = missing & frame[[c for c in ("r_np", "r_hp", "r_mp") if c in frame]].notna().any(axis=1)
+    if scored.any():
+        files = ", ".join(dict.fromkeys(frame.loc[scored, "source"].astype(str)))
+        notes.append(f"{int(scored.sum())} scored row(s) name no judge ({files}): shown apart, under no judge")
+    missing &= ~scored
     if not missing.any():
         return frame
     run = ["source", "task", "model", "method", "sa_filter", "protocol"]

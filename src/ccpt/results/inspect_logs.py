@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
 from ccpt.errors import DataError
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
+from ccpt.results.checks import LogHeader, dataset_items, record_problem
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge_identity
 from ccpt.scoring import Relevances
 from ccpt.spec import GOLD, TASK_SPECS, split_method
+
+if TYPE_CHECKING:
+    from ccpt.dataset import CCPTDataset
 
 # parse_error of a sample without an answer (errored, or no ccpt metadata): a sample error, not a parse failure.
 SAMPLE_ERROR = "sample error: "
@@ -52,12 +56,14 @@ def rows_from_metadata(
     return rows
 
 
-def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
+def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
     """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table: one row per
     sample, epoch and Multi-Oracle member from ``score.metadata["ccpt"]`` (docs/metrics.md; members in a list under
-    ``"samples"``, merged over the top-level keys); a sample without it is a failed row (``parse_error``)."""
+    ``"samples"``, merged over the top-level keys); a sample without it is a failed row (``parse_error``). A log
+    whose records contradict its header or ``dataset`` (:mod:`ccpt.results.checks`) is named and set aside."""
     root = Path(log_dir)
     logs, unreadable = read_logs([root])
+    items = dataset_items(dataset) if dataset is not None else None
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
@@ -76,6 +82,9 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         if not is_ccpt_log(log):
             # Another benchmark's log beside ccpt's: named and skipped, never read as failed ccpt samples.
             unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
+            continue
+        if problem := _log_problem(log, items):  # a record that is not what its log says: no part of it is scored
+            unreadable.append(UnreadableLog(_path(log), problem))
             continue
         protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)  # older logs ran the default
         grader = (log.eval.model_roles or {}).get("grader")
@@ -171,6 +180,17 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     out.attrs["settings"] = settings
     out.attrs["sent"] = sent_by_source
     return out
+
+
+def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None) -> str | None:
+    """The first record of ``log`` that contradicts its header or the dataset's items, as one phrase, or None."""
+    header = LogHeader.of(log)
+    for sample in log.samples or []:
+        meta = _ccpt_metadata(sample)
+        epoch = int(getattr(sample, "epoch", 1) or 1)
+        if meta is not None and (problem := record_problem(meta, header, sample.id, epoch, items)):
+            return problem
+    return None
 
 
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:

@@ -12,10 +12,11 @@ import pandas as pd
 from ccpt.errors import DataError, require_pyarrow, require_regular_file
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
+from ccpt.results.checks import extra_samples, mixed_id_schemes
 from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs, unreadable_line
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
-from ccpt.rows import COLUMNS
+from ccpt.rows import COLUMNS, RUN_IDENTITY
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -27,6 +28,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     if isinstance(paths, str | Path):
         paths = [paths]
     frames: list[pd.DataFrame] = []
+    read_from: list[str] = []  # per row of ``frames``, the path given that it was read from
     notes: list[str] = []
     skipped: list[str] = []  # CSVs inside a directory that are no result file
     unreadable: list[UnreadableLog] = []
@@ -51,7 +53,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                 except DataError as exc:  # one file the directory holds is not a result file: name it, read the rest
                     skipped.append(f"skipped {exc.message}")
             if any(p.suffix in LOG_SUFFIXES for p in path.rglob("*")):
-                parts.append(from_inspect_logs(path))
+                parts.append(from_inspect_logs(path, dataset))
             if not parts:
                 raise DataError(
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
@@ -61,7 +63,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
         elif path.suffix in LOG_SUFFIXES:
-            parts.append(from_inspect_logs(path))
+            parts.append(from_inspect_logs(path, dataset))
         else:
             raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
         for part in parts:
@@ -72,7 +74,10 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                     settings.setdefault(key, {}).setdefault(line, source)
             sent |= part.attrs.get("sent", {})
         frames.extend(parts)
+        read_from.extend(str(path) for part in parts for _ in range(len(part)))
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    if mixed := mixed_id_schemes(out.assign(source=read_from), [*RUN_IDENTITY, "seed"]):
+        raise DataError(mixed, "read them apart, or export the tidy table again with --data-dir")
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
     if "read_from" in out:
         out["read_from"] = out["read_from"].fillna(out["source"])
@@ -158,6 +163,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
     checked = TIDY.check(records, path.name, empty_is_none=True)
     TIDY.check_unique(checked.rows, path.name)
+    if extra := extra_samples(checked.rows):  # averaged in, it would change the cell: the file is not what it says
+        raise DataError(f"{path}: {extra}")
     notes = [f"{path.name}: {summary_line(checked.issues)}"] if checked.issues else []
     rows, mismatches = [], []
     for number, (values, bad) in enumerate(zip(checked.rows, checked.bad_cells(), strict=True)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, create_model
+from pydantic import BaseModel, ConfigDict, Field, Strict, create_model, model_validator
 
 from ccpt.schemas.base import Count, FileFormat, Unique
 from ccpt.spec import GENERATIVE_TASKS
@@ -54,6 +54,15 @@ class AgreementEntry(BaseModel):
     measured: str | None = Field(None, description="the date of the measurement")
     command: str | None = Field(None, description="the command that measured it")
 
+    @model_validator(mode="after")
+    def _interval_holds_estimate(self) -> AgreementEntry:
+        # An interval that does not hold its estimate (inverted, or of another figure) was not measured with it.
+        for name in ("pearson", "spearman"):
+            value, interval = getattr(self, name), getattr(self, f"{name}_ci")
+            if interval is not None and (value is None or not interval[0] <= value <= interval[1]):
+                raise ValueError(f"{name}_ci {list(interval)} does not contain {name} {value}")
+        return self
+
 
 AGREEMENT_STORE = FileFormat(
     "agreement store",
@@ -66,4 +75,5 @@ AGREEMENT_STORE = FileFormat(
     "with one entry per judge is read with that entry under its `pairs` (under `all` when it has none: such entries "
     "were measured on every row). An entry that does not match is left out of reports, which say so; the store is "
     "rewritten atomically and an unreadable one is set aside, never overwritten.",
+    rules=("Each interval (pearson_ci, spearman_ci) must contain its estimate (low ≤ estimate ≤ high).",),
 )

@@ -1,0 +1,179 @@
+"""What a result file says about itself, checked against what else it says and against the dataset: an Inspect log's
+per-sample records against its header, a record's item against the dataset's item under that id, the samples a
+method draws, the id scheme of a run's rows. Each check gives one phrase naming the first culprit, or None; the
+readers set the file aside (a log) or refuse it (a tidy table) with it, never scoring part of it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ccpt import methods
+from ccpt.spec import TASK_SPECS, TASKS, split_method
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ccpt.dataset import CCPTDataset
+
+REJUDGE_PREFIX = "rejudge_"  # a re-judged log's task: ``rejudge_<task>`` (ccpt.eval.rejudge)
+RELEVANCES = ("r_np", "r_hp", "r_mp")
+
+
+@dataclass(frozen=True)
+class LogHeader:
+    """What an Inspect log's header says every record of it is (None: the header does not say)."""
+
+    task: str | None  # the ccpt task of its records (None: a log of another task that stores ccpt records)
+    method: str | None  # as run, with ``_nofilter``
+    model: str | None  # None for a re-judged log: its records keep their source's model
+    options: Mapping[str, Any]  # the task's recorded options (``oracle_n``): how many samples its method draws
+    rejudged: bool  # a ``ccpt rejudge`` log: sample ids are ``<instance>@<seed>``
+
+    @classmethod
+    def of(cls, log: Any) -> LogHeader:
+        """The header of an ``inspect_ai.log.EvalLog``."""
+        name = str(log.eval.task).split("/")[-1]
+        rejudged = name.startswith(REJUDGE_PREFIX) and name.removeprefix(REJUDGE_PREFIX) in TASK_SPECS
+        task = name.removeprefix(REJUDGE_PREFIX) if rejudged else name if name in TASK_SPECS else None
+        args = log.eval.task_args if isinstance(log.eval.task_args, Mapping) else {}
+        meta = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
+        method = args.get("method", meta.get("method")) if task is not None else None
+        model = None if rejudged or task is None else str(log.eval.model)
+        return cls(task, None if method is None else str(method), model, {**meta, **args}, rejudged)
+
+
+def record_problem(
+    meta: Any, header: LogHeader, sample_id: Any, epoch: int, items: Mapping[str, tuple[str, str]] | None
+) -> str | None:
+    """The first way one sample's ``ccpt`` score metadata contradicts its log's header or the dataset (``items``:
+    instance id → (combination, property), :func:`dataset_items`), as one phrase, or None."""
+    if not isinstance(meta, Mapping):
+        return f"sample {sample_id!r}: its ccpt metadata is not an object"
+    members = [{}] if meta.get("samples") is None else meta["samples"]
+    if not isinstance(members, list) or not all(isinstance(m, Mapping) for m in members):
+        return None  # the reader names this one (rows_from_metadata)
+    base = {k: v for k, v in meta.items() if k != "samples"}
+    main = 0  # members of the final answer (not an SA step): numbered 0, 1, … in order
+    for member in members:
+        record = {**base, **member}
+        where = f"sample {sample_id!r}, epoch {epoch}"
+        step = record.get("sa_iteration") is not None
+        if problem := _header_problem(record, header, sample_id, epoch):
+            return f"{where}: {problem}"
+        number = record.get("sample", 0 if step else main)
+        if isinstance(number, bool) or number != (0 if step else main):
+            return f"{where}: record says sample {number!r} where its place says {0 if step else main}"
+        main += not step
+        for name in RELEVANCES:
+            value = record.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                return f"{where}: {name} {value!r} is not a number"
+        if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
+            return f"{where}: {problem}"
+    # A run's header records the options that set its count (oracle_n); a re-judged log's or another task's does
+    # not: there only a one-sample method's count is known.
+    method = record.get("method") if members else None
+    run = header.task is not None and not header.rejudged
+    drawn = samples_drawn(str(method), header.options if run else {}) if method is not None else None
+    drawn = drawn if run or drawn == 1 else None
+    if drawn is not None and main > drawn:
+        return f"sample {sample_id!r}, epoch {epoch}: {main} answers of method {method!r}, which draws {drawn}"
+    return None
+
+
+def _header_problem(record: Mapping[str, Any], header: LogHeader, sample_id: Any, epoch: int) -> str | None:
+    """How a record contradicts its log's header (task, method, model, seed, instance), or None."""
+    said = {"task": header.task, "method": header.method, "model": header.model}
+    for name, expected in said.items():
+        value = record.get(name)
+        if expected is not None and (value is not None or name != "model") and str(value) != expected:
+            return f"record says {name} {value!r}, its log {expected!r}"
+    if header.task is None:
+        return None
+    seed, instance = record.get("seed"), record.get("instance")
+    if header.rejudged:
+        if str(sample_id) != f"{instance}@{seed}":
+            return f"record says instance {instance!r} seed {seed!r}, its sample id {str(sample_id)!r}"
+        return None
+    if seed is not None and (isinstance(seed, bool) or seed != epoch - 1):
+        return f"record says seed {seed!r}, its epoch {epoch} (seed {epoch - 1})"
+    if str(instance) != str(sample_id):
+        return f"record says instance {instance!r}, its sample id {str(sample_id)!r}"
+    return None
+
+
+def samples_drawn(method: str, options: Mapping[str, Any]) -> int | None:
+    """How many answers per instance and seed a registered method draws with ``options`` (None: not registered)."""
+    found = methods.get(split_method(method)[0])
+    try:
+        return int(found.samples(options)) if found is not None else None
+    except (TypeError, ValueError):  # a recorded option that is not a number: the count is not known
+        return None
+
+
+def dataset_items(dataset: CCPTDataset) -> dict[str, tuple[str, str]]:
+    """Instance id → (combination, property) of every item a ccpt task can ask about: each record of the dataset's
+    files (Tasks 1 and 2) and each Task-3 id form (``<type>:<record>``, ``others:<record>+<record>``)."""
+    records = [*dataset.paper_records, *dataset.extra_emergent]
+    return {r.id: (r.combination.strip(), r.property.strip()) for r in records}
+
+
+_TYPE_ID = re.compile(r"^(?P<type>[a-z]+):(?P<source>[^+]+:\d+)(?:\+(?P<property_source>[^+]+:\d+))?$")
+
+
+def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]], *, required: bool) -> str | None:
+    """How a record's combination and property differ from the dataset's item under its instance id, or None
+    (``required``: an id the dataset does not hold is a problem too; else it is not checked)."""
+    instance = str(record.get("instance"))
+    expected = items.get(instance)
+    if expected is None and (found := _TYPE_ID.match(instance)):  # Task 3: the combination's and property's rows
+        source, other = items.get(found["source"]), items.get(found["property_source"] or found["source"])
+        expected = (source[0], other[1]) if source and other else None
+    if expected is None:
+        return f"instance {instance!r} is not in the given dataset (made on another dataset?)" if required else None
+    given = (str(record.get("combination") or "").strip(), str(record.get("property") or "").strip())
+    if given != expected:
+        return (
+            f"instance {instance!r} is {given[0]!r} / {given[1]!r} in the log but {expected[0]!r} / {expected[1]!r} "
+            "in the given dataset (made on another version of the dataset with the same ids?)"
+        )
+    return None
+
+
+def extra_samples(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The first row numbering a sample its method never draws (sample ≥ 1 of a one-sample method: averaging it in
+    would change the cell), as one phrase, or None."""
+    for number, row in enumerate(rows):
+        sample, method = row.get("sample"), row.get("method")
+        if sample and method is not None and samples_drawn(str(method), {}) == 1:
+            return f"row {number}: sample {sample} of method {method!r}, which draws one answer per instance and seed"
+    return None
+
+
+_POSITIONAL = re.compile(rf"^(?:{'|'.join(map(re.escape, TASKS))}):row\d+$")
+
+
+def mixed_id_schemes(frame: pd.DataFrame, run: Sequence[str]) -> str | None:
+    """One phrase naming a run (``run``: its identity columns) whose rows use row-position ids (``<task>:row<i>``, a
+    file read without the dataset) in one file and dataset ids in another (``source``: the file each row was read
+    from): one answer counted under two ids. Within one file, a row that could not be matched keeps its position."""
+    if frame.empty or "instance" not in frame:
+        return None
+    positional = frame["instance"].astype(str).str.match(_POSITIONAL)
+    if not positional.any() or positional.all():
+        return None
+    keys = [c for c in run if c in frame]
+    text = frame[[*keys, "source"]].astype("string").fillna("")
+    both = text[positional].drop_duplicates().merge(text[~positional].drop_duplicates(), on=keys, suffixes=("", "_ids"))
+    both = both[both["source"] != both["source_ids"]]
+    if both.empty:
+        return None
+    first = both.iloc[0]
+    described = ", ".join(f"{k} {first[k]}" for k in keys if first[k])
+    return (
+        f"{first['source']} has row-position instance ids and {first['source_ids']} dataset ids for one run "
+        f"({described}): its answers would be counted twice under two id schemes"
+    )

@@ -1,0 +1,351 @@
+"""A result file is checked against itself and the dataset (ccpt.results.checks): every case edits a real file
+(a log of a scripted run, an export of it, the authors' files) the way a damaged or forged one would differ, and
+gets the right number or one line naming the culprit."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from ccpt.cli import main
+from ccpt.errors import DataError
+from ccpt.results import load_results
+
+RUN = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/j", "--task", "pi_emergent", "--limit", "2",
+       "--seeds", "2", "--no-preflight", "--display", "none"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, ccpt_dir: Path) -> Path:
+    """A scripted Base run and a Multi-Oracle run (2 members) of PI-emergent: 2 instances × 2 seeds, one log each."""
+    logs = tmp_path_factory.mktemp("runs") / "logs"
+    argv = [*RUN, "--method", "base", "--method", "multi_oracle", "--oracle-n", "2"]
+    assert main([*argv, "--data-dir", str(ccpt_dir), "--log-dir", str(logs)]) == 0
+    return logs
+
+
+def _log_of(runs: Path, method: str) -> Path:
+    from inspect_ai.log import read_eval_log
+
+    return next(
+        p for p in sorted(runs.glob("*.eval")) if read_eval_log(p, header_only=True).eval.task_args["method"] == method
+    )
+
+
+def _edited(runs: Path, target: Path, method: str, edit: Callable[[list[dict[str, Any]], Any], None]) -> Path:
+    """Both logs of ``runs`` copied into ``target``, the ``method`` log's first sample's records edited by ``edit``
+    (records, sample)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    target.mkdir(parents=True, exist_ok=True)
+    for path in runs.glob("*.eval"):
+        shutil.copy(path, target / path.name)
+    path = target / _log_of(runs, method).name
+    log = read_eval_log(path)
+    sample = log.samples[0]
+    (score,) = sample.scores.values()
+    edit(score.metadata["ccpt"]["samples"], sample)
+    write_eval_log(log, path)
+    return path
+
+
+def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
+    return lambda records, _sample: records[0].update(changes)
+
+
+@pytest.mark.parametrize(
+    ("method", "changes", "reason"),
+    [
+        ("base", {"task": "pi_canceled"}, "record says task 'pi_canceled', its log 'pi_emergent'"),
+        ("base", {"method": "cot"}, "record says method 'cot', its log 'base'"),
+        ("base", {"method": "gold"}, "record says method 'gold', its log 'base'"),
+        ("base", {"model": "openai/gpt-4o"}, "record says model 'openai/gpt-4o', its log 'ccpt-scripted/m'"),
+        ("base", {"seed": 1}, "record says seed 1, its epoch 1 (seed 0)"),
+        ("base", {"instance": "ccpt_emergent:7"}, "record says instance 'ccpt_emergent:7', its sample id"),
+        ("base", {"sample": 3}, "record says sample 3 where its place says 0"),
+        ("base", {"r_np": True}, "r_np True is not a number"),
+        ("base", {"r_hp": "0.5"}, "r_hp '0.5' is not a number"),
+        ("base", {"r_mp": [0.5]}, "r_mp [0.5] is not a number"),
+        ("multi_oracle", {"r_np": False}, "r_np False is not a number"),
+    ],
+)
+def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
+    runs: Path, tmp_path: Path, method: str, changes: dict[str, Any], reason: str
+) -> None:
+    """The issue's forged records (a cancellation record in an emergence log, CoT or Gold records in a Base log,
+    another model than the header's, a relevance `true`, "0.5" or [0.5]): the whole log is set aside and named,
+    never partly scored; the other log of the directory is read whole."""
+    edited = _edited(runs, tmp_path / "logs", method, _set(**changes))
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(edited) and reason in skipped.reason, skipped.reason
+    assert skipped.reason.startswith("sample 'ccpt_emergent:")
+    kept = "multi_oracle" if method == "base" else "base"
+    assert set(frame["method"]) == {kept} and len(frame) == 2 * 2 * (2 if kept == "multi_oracle" else 1)
+
+
+def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
+    """A second member in a Base record (a one-sample method): averaged in, it would change E; the log is named."""
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.append({**r[0], "sample": 1, "r_np": 1.0}))
+    (skipped,) = load_results(tmp_path / "logs").attrs["unreadable"]
+    assert skipped.path == str(edited) and "2 answers of method 'base', which draws 1" in skipped.reason
+
+
+def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
+    """Same ids, other items: checked against the dataset given, the log is set aside naming the item; without a
+    dataset there is nothing to check against (and the log is read)."""
+    edited = _edited(runs, tmp_path / "logs", "base", _set(property="noisy"))
+    frame = load_results(tmp_path / "logs", dataset)
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(edited)
+    assert (
+        "is 'a boat on the rocks' / 'noisy' in the log but 'a boat on the rocks' / 'strand' in the given dataset"
+        in (skipped.reason)
+    )
+    assert load_results(tmp_path / "logs").attrs["unreadable"] == []
+
+
+def test_report_names_the_set_aside_log_in_one_line_and_reports_the_rest(
+    runs: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited = _edited(runs, tmp_path / "logs", "base", _set(r_np=True))
+    assert main(["report", str(tmp_path / "logs"), "--data-dir", str(ccpt_dir)]) == 0
+    out, err = capsys.readouterr()
+    (line,) = [line for line in err.splitlines() if edited.name in line]
+    assert "r_np True is not a number" in line and "internal error" not in err
+    assert "| ccpt-scripted/m | Multi-Oracle |" in out and "| ccpt-scripted/m | Base |" not in out
+
+
+# ------------------------------------------------------------------------------------------ tidy tables
+
+
+def test_a_tidy_file_with_extra_samples_of_a_one_sample_method_is_refused(runs: Path, tmp_path: Path) -> None:
+    """Before: a second Base sample row (r_np 1, E 1) was averaged in silently (E 0.0 → 50.0)."""
+    from ccpt.results import export, from_tidy
+
+    frame = load_results(runs)
+    base = frame[frame["method"] == "base"]
+    extra = base.iloc[[0]].assign(sample=1, r_np=1.0, r_hp=0.0, r_mp=0.0, score=1.0)
+    path = export(pd.concat([frame, extra], ignore_index=True), tmp_path / "t.csv")
+    with pytest.raises(DataError, match=r"t\.csv: row \d+: sample 1 of method 'base', which draws one answer"):
+        from_tidy(path)
+    assert len(from_tidy(export(frame, tmp_path / "ok.csv"))) == len(frame)  # the export itself reads back
+
+
+def test_scored_rows_without_a_judge_are_not_called_unscored_and_are_kept_apart(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tidy file whose judge cell is blank on scored rows: noted as scored rows naming no judge (before: called
+    "unscored" and pooled with the judge's rows), kept apart as the report does, and `ccpt compare` does the same
+    (before: it pooled them, a difference of +48.61 where it is −1.39)."""
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    blank = (frame["method"] == "base") & (frame["seed"] == 1)
+    path = export(frame.assign(judge=frame["judge"].mask(blank, None)), tmp_path / "t.csv")
+    read = load_results(path)
+    (note,) = [n for n in read.attrs["notes"] if "judge" in n and "row(s)" in n]
+    base_log = str(read.loc[read["method"] == "base", "source"].iloc[0])  # the export keeps each row's source
+    assert note == f"2 scored row(s) name no judge ({base_log}): shown apart, under no judge"
+    assert read.loc[read["method"] == "base", "judge"].isna().sum() == 2
+    argv = ["compare", str(path), "--a", "ccpt-scripted/m:base", "--b", "ccpt-scripted/m:multi_oracle"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "A (ccpt-scripted/m:base) is scored by 2 judges (ccpt-scripted/j (plain); unknown)" in err
+    assert main([*argv, "--judge", "ccpt-scripted/j"]) == 0  # one judge's rows: the one seed it scored
+
+
+def test_a_tidy_export_without_dataset_ids_beside_its_source_is_named(
+    reference_dir: Path, tmp_path: Path, dataset
+) -> None:
+    """The authors' file exported without --data-dir (row-position ids) beside the file read with it: one run under
+    two id schemes (before: 400 instances, the answers counted twice)."""
+    from ccpt.results import export, from_reference_csv
+
+    source = reference_dir / "pi_canceled_gpt-4o_naive.csv"
+    positional = export(from_reference_csv(source), tmp_path / "positional.csv")
+    with pytest.raises(
+        DataError,
+        match=r"positional\.csv has row-position instance ids and \S*pi_canceled_gpt-4o_naive\.csv dataset ids",
+    ):
+        load_results([source, positional], dataset)
+
+
+# ------------------------------------------------------------------------------------------ the authors' files
+
+
+def test_a_per_step_file_renamed_to_another_step_is_named(reference_dir: Path, tmp_path: Path) -> None:
+    """C_2's and C_4's files swapped by name: before, Table 6 swapped its C_2 and C_4 rows silently (their C_T
+    columns differ in one row of 200). The content (C's step sets and C_T) names the step each file holds."""
+    from ccpt.results import from_reference_csv
+
+    run = "pi_emergent_gpt-4o_sa-conceptnet"
+    for named, holds in ((2, 4), (4, 2)):
+        shutil.copy(reference_dir / f"{run}-{holds}.csv", tmp_path / f"{run}-{named}.csv")
+    swapped = r"-4\.csv: the file name says step 4, but its C_T column is not C_4 .* in 1 of 200 rows"
+    with pytest.raises(DataError, match=swapped + r" \(its content fits step 2\)"):
+        from_reference_csv(tmp_path / f"{run}-4.csv")
+    with pytest.raises(DataError, match=r"says step 2, .*its content fits step 3 / 4 / 5"):
+        from_reference_csv(tmp_path / f"{run}-2.csv")
+    # In a directory: both named and set aside, the main file reported.
+    shutil.copy(reference_dir / f"{run}.csv", tmp_path / f"{run}.csv")
+    frame = load_results(tmp_path)
+    assert frame["sa_iteration"].isna().all() and len(frame) == 200 * 3
+    assert sum("the file name says step" in w for w in frame.attrs["warnings"]) == 2
+    for step in range(6):  # the authors' own per-step files all fit their names
+        assert from_reference_csv(reference_dir / f"{run}-{step}.csv")["sa_iteration"].eq(step).all()
+
+
+def _judged_by(source: Path, target: Path, judge: str) -> Path:
+    """The authors' file with its metadata naming another judge (its stored relevances unchanged)."""
+    text = source.read_text(encoding="utf-8")
+    target.write_text(text.replace("_gpt-4o_relevance", f"_{judge}_relevance"), encoding="utf-8")
+    return target
+
+
+def test_judge_pairs_takes_gpt4o_verdicts_only_and_reads_a_renamed_copy_once(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose metadata names claude-3 as its judge is no source of GPT-4o verdicts; a renamed copy of a file
+    is named and read once (before: both counted, every pair's occurrences doubled)."""
+    source = reference_dir / "pi_canceled_gpt-4o_naive.csv"
+    claude = _judged_by(source, tmp_path / "pi_canceled_gpt-4o_cot.csv", "claude-3")
+    copy = tmp_path / "renamed.csv"
+    shutil.copy(source, copy)
+    assert main(["judge", "pairs", str(source), str(claude), str(copy), "--out", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {claude}: its metadata names judge claude-3, not gpt-4o: not GPT-4o's verdicts" in err
+    assert f"skipped {copy}: a copy of {source} (the same content): read once" in err
+    alone = tmp_path / "alone.csv"
+    assert main(["judge", "pairs", str(source), "--out", str(alone)]) == 0
+    assert (tmp_path / "p.csv").read_bytes() == alone.read_bytes()
+
+
+# --------------------------------------------------------------------------------- stores, manifests, caches
+
+
+def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -> None:
+    """Before: an inverted interval printed "0.99 [1.00, 0.10]". Now the entry is left out, named in one line."""
+    import json
+
+    from ccpt.judging.agreement import read_store
+
+    store = tmp_path / "judge_agreement.json"
+    entry = {"n": 300, "pearson": 0.99, "pearson_ci": [1.0, 0.1], "spearman": 0.8, "spearman_ci": [0.7, 0.9]}
+    fine = entry | {"pearson_ci": [0.98, 1.0]}
+    store.write_text(json.dumps({"bad": {"test": entry}, "good": {"test": fine}}), encoding="utf-8")
+    found = read_store(store)
+    assert set(found.entries) == {("good", "test")}
+    assert "pearson_ci [1.0, 0.1] does not contain pearson 0.99" in found.problems["bad"]
+    assert "\n" not in found.problems["bad"]
+
+
+def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """The shipped judge's manifest and heads copied into ``target``, the manifest edited by ``edit``."""
+    import json
+
+    from ccpt.judging.distilled import shipped_judge
+
+    shipped = shipped_judge()
+    manifest = json.loads(shipped.read_text(encoding="utf-8"))
+    for member in manifest["members"]:
+        shutil.copy(shipped.parent / member["file"], target / member["file"])
+    edit(manifest)
+    (target / "judge.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return target / "judge.json"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: [x.update(weight=w) for x, w in zip(m["members"], (1e308, 1e308, 1), strict=True)],
+         r"is not readable: member weights must be in \[1e-06, 1e\+06\], got \[1e\+308, 1e\+308, 1\.0\]"),
+        (lambda m: m["calibration"].update(y=[*m["calibration"]["y"][:-1], 1.5]),
+         r"has an unreadable calibration map: calibration knots outside \[0, 1\]"),
+        (lambda m: m["calibration"].update(x=[-5.0, *m["calibration"]["x"][1:]]),
+         r"has an unreadable calibration map: calibration knots outside \[0, 1\]: x -5\.0"),
+    ],
+)  # fmt: skip
+def test_a_manifest_with_unbounded_weights_or_a_map_outside_the_unit_interval_is_refused(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    """Before: weights [1e308, 1e308, 1] (their sum overflows) or a map outside [0, 1] loaded and scored every pair
+    alike. The shipped manifest, copied unedited, loads."""
+    from ccpt.errors import ModelError
+    from ccpt.judging.distilled import load_judge
+
+    with pytest.raises(ModelError, match=message):
+        load_judge(_shipped_copy(tmp_path, edit))
+    assert load_judge(_shipped_copy(tmp_path, lambda m: None)).head_weights == (0.25, 0.25, 0.5)
+
+
+def test_judge_ensemble_refuses_an_unbounded_weight(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ccpt.judging.distilled import shipped_judge
+
+    heads = [
+        str(shipped_judge().with_name(n)) for n in ("distilled_head.safetensors", "distilled_head_mpnet.safetensors")
+    ]
+    argv = ["judge", "ensemble", *heads, "--weight", "1e308", "--weight", "1", "--out", str(tmp_path / "j.json")]
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip()
+    assert "member weights must be in [1e-06, 1e+06], got [1e+308, 1.0]" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "j.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("folds=1", "folds must be ≥ 2 to hold one out for validation, got 1"),
+        ("epochs=0", "epochs must be ≥ 1, got 0"),
+        ("validation_fold=7", "validation_fold must be one of the 5 folds (0 to 4), got 7"),
+    ],
+)
+def test_judge_train_refuses_settings_that_train_nothing_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setting: str, message: str
+) -> None:
+    """Before: an untrained head written with rc 0. Refused before the dataset is read (no --data-dir needed)."""
+    assert main(["judge", "train", "--set", setting, "--out", str(tmp_path / "h.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "h.safetensors").exists()
+
+
+def test_models_does_not_call_a_truncated_assembled_file_unchecked(tmp_path: Path) -> None:
+    """Before: a 1,000-byte GGUF in the cache was listed "assembled, sha256 unchecked" at its pinned size."""
+    from ccpt.embedded import ASSEMBLED, model_files
+    from ccpt.weights import EMBEDDED_MODELS
+
+    model = EMBEDDED_MODELS["qwen2.5-0.5b"]
+    (tmp_path / model.filename).write_bytes(b"G" * 1000)
+    (listed,) = [f for f in model_files(cache_dir=tmp_path) if f.name == model.name]
+    assert (listed.status, listed.sha256, listed.size) == (ASSEMBLED, "mismatch", 1000)
+
+
+def test_a_damaged_training_cache_is_detected_and_rebuilt(tmp_path: Path) -> None:
+    """Two flipped bytes in a cached state changed the trained head silently: the cache now carries the sha256 of
+    what it was written with; a file that differs is refused by the reader and recomputed or started over."""
+    import random
+
+    import torch
+
+    from ccpt.judging.cross_encoder import DamagedCache, _atomic_save, _load, _resume
+
+    path = tmp_path / "train-x.safetensors"
+    state = {"epoch": 2, "order": [2, 0, 1], "m": {"w": torch.arange(64, dtype=torch.float32)}}
+    _atomic_save(state, path)
+    assert torch.equal(_load(path)["m"]["w"], state["m"]["w"])
+    data = bytearray(path.read_bytes())
+    data[-8] ^= 0x01
+    data[-40] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(DamagedCache, match="content differs from its checksum"):
+        _load(path)
+    order = [0, 1, 2]
+    assert _resume(path, {}, random.Random(0), order) == 0 and not path.exists() and order == [0, 1, 2]
+    path.write_bytes(b"garbage")
+    with pytest.raises(DamagedCache, match="unreadable"):
+        _load(path)
