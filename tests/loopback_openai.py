@@ -30,6 +30,8 @@ def _handler(
     mode: str | None,
     usage: list[dict[str, int]],
     stop: threading.Event,
+    die: threading.Event,
+    die_after: int | None,
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
@@ -38,6 +40,10 @@ def _handler(
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             requests.append(body)
+            if die_after is not None and len(requests) > die_after:  # the server is gone: no answer, no new connection
+                die.set()
+                self.close_connection = True
+                return
             if mode == "hang":  # accept the request and never answer (until the test ends)
                 stop.wait(HANG_LIMIT)
                 return
@@ -118,13 +124,15 @@ def serve(
     fail_status: int = 400,
     fail_times: int = -1,
     port: int = 0,
+    die_after: int | None = None,
 ) -> Iterator[Loopback]:
     """Run the server in a thread; yields a :class:`Loopback` (unpacks to base_url ending in /v1, requests).
 
     ``fail_when``: requests whose prompt contains this text get HTTP ``fail_status`` (400 by default; 500 is what
     a content filter in front of a judge answers) with an OpenAI-style error body. ``port``: listen there (a
     server restarted on the port a run was using); 0 picks a free one. ``fail_times``: only the first N matching
-    requests fail (a passing outage), -1 (default) every one.
+    requests fail (a passing outage), -1 (default) every one. ``die_after``: the server answers that many requests,
+    then drops the next one unanswered and stops listening (a server killed mid-run).
     ``mode``: ``hang`` (never answer), ``drip`` (one byte a second), ``truncated`` (half the body, then close),
     ``empty_choices`` (HTTP 200 with ``"choices": []``), ``no_json_schema`` (HTTP 500 for a JSON-schema
     ``response_format``, as llama-cpp-python's server answers).
@@ -132,16 +140,27 @@ def serve(
     if mode is not None and mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
     loop = Loopback("")
-    stop = threading.Event()
-    handler = _handler(loop.requests, latency, fail_when, fail_status, [fail_times], mode, loop.usage, stop)
+    stop, die = threading.Event(), threading.Event()
+    handler = _handler(
+        loop.requests, latency, fail_when, fail_status, [fail_times], mode, loop.usage, stop, die, die_after
+    )
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
     loop.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+
+    def close() -> None:
+        server.shutdown()
+        server.server_close()  # the port refuses connections from here
+
+    killer = threading.Thread(target=lambda: die.wait() and not stop.is_set() and close(), daemon=True)
+    killer.start()
     try:
         yield loop
     finally:
         stop.set()  # releases held requests
-        server.shutdown()
-        server.server_close()
+        if not die.is_set():
+            die.set()
+            close()
+        killer.join(timeout=10)

@@ -51,15 +51,16 @@ def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytes
 
 @pytest.mark.timing  # a wall-clock bound: run beside no CPU-heavy test (tests/conftest.py)
 def test_hung_judge_fails_the_preflight_as_not_answering(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The judge's preflight is its real request: cut at the timeout, it is told apart from other failures by the
-    exception's class (Inspect's AttemptTimeoutError, the cause of the endpoint declared down), not its text."""
+    """The judge's preflight is its real request: one --timeout when it hangs (its cut request is the answer; a
+    liveness check after it doubled the wait), told apart from other failures by the exception's class."""
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
         start = time.monotonic()
         with pytest.raises(ModelError, match=r"^judge 'openai-api/loop/j' did not answer within 3s \(is the endpoint"):
             preflight([], ["openai-api/loop/j"], timeout=3)
-        assert time.monotonic() - start < 2 * 3 + 10  # the judge request and the liveness check, each cut at 3 s
-        assert len(loop.requests) == 2
+        # One request cut at --timeout: no liveness check after it (that took a second --timeout).
+        assert time.monotonic() - start < 3 + 10
+        assert len(loop.requests) == 1
 
 
 @pytest.mark.parametrize("mode", ["hang", "drip", "truncated"])
@@ -277,3 +278,70 @@ def test_a_missing_api_key_names_the_role_and_the_variable(
         f"ccpt: error: {role} 'openai-api/nokeysvc/x' is not usable: NOKEYSVC_API_KEY is not set "
         "(export NOKEYSVC_API_KEY=<key>; any value does for a server that checks none)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [
+        ("openai-api/llamacpp/qwen", "LLAMACPP_BASE_URL"),
+        ("openai-api/my-svc/m", "MY_SVC_BASE_URL"),
+        ("llama-cpp-python/qwen", "LLAMA_CPP_PYTHON_BASE_URL"),
+        ("ollama/llama3.1", "OLLAMA_BASE_URL"),
+        ("openai/gpt-4o", "OPENAI_BASE_URL"),
+        ("openai-api/other/m", "INSPECT_EVAL_MODEL_BASE_URL"),  # Inspect's fallback for every provider's variable
+    ],
+)
+def test_the_server_a_variable_names_is_the_one_inspect_sends_to(
+    model: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ccpt reads a provider's base-URL variable as Inspect's provider does (checked on the built provider)."""
+    from inspect_ai.model import get_model
+
+    from ccpt.eval.endpoints import configured, same_url
+
+    for name in ("OTHER_BASE_URL", "INSPECT_EVAL_MODEL_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    url = "http://127.0.0.1:9/v1/"
+    monkeypatch.setenv(variable, url)
+    service = model.split("/")[1 if model.startswith("openai-api/") else 0]
+    monkeypatch.setenv(f"{service.upper().replace('-', '_')}_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    api = get_model(model, memoize=False).api
+    sent_to = getattr(api, "base_url", None) or str(api.client.base_url)  # type: ignore[attr-defined]
+    assert same_url(sent_to, url)
+    assert configured(model) == configured(model, url, variable)
+    assert configured("gguf/qwen2.5-0.5b").url is None  # an in-process model reads no variable
+
+
+def test_a_server_named_by_a_variable_is_recorded_and_compared(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The route docs/serving.md shows: LOOP_BASE_URL names the model's server, LOOPJ_BASE_URL the judge's. Each log
+    records the URL; the same command with a variable pointed at another server is refused (the run, and --dry-run)
+    in one line naming the variable; the same servers resume. Before, the log recorded no URL and the rerun printed
+    the first server's table as the second's ("done: skipped")."""
+    from ccpt.results.inspect_logs import read_logs
+
+    monkeypatch.setenv("LOOPJ_API_KEY", "test-key")
+    argv = ["run", "--model", "openai-api/loop/m", "--judge", "openai-api/loopj/j", "--task", "pi_emergent",
+            "--method", "base", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir), "--display", "none",
+            "--log-dir", str(tmp_path / "logs"), "--format", "json"]  # fmt: skip
+    with serve() as one, serve() as two:
+        monkeypatch.setenv("LOOP_BASE_URL", one.base_url)
+        monkeypatch.setenv("LOOPJ_BASE_URL", one.base_url)
+        assert main(argv) == 0
+        (log,) = read_logs([tmp_path / "logs"], header_only=True).logs
+        assert log.eval.model_base_url == one.base_url and log.eval.model_roles["grader"].base_url == one.base_url
+        for variable, role, name in (("LOOP_BASE_URL", "model", "loop/m"), ("LOOPJ_BASE_URL", "judge", "loopj/j")):
+            monkeypatch.setenv(variable, two.base_url)
+            for extra in ([], ["--dry-run"]):
+                capsys.readouterr()
+                assert main([*argv, *extra]) == 2
+                err = capsys.readouterr().err.strip().splitlines()
+                assert len(err) == 1 and f"holds a run of {role} 'openai-api/{name}'" in err[0]
+                assert f"at {one.base_url}, not at {two.base_url} ({variable})" in err[0], err
+            monkeypatch.setenv(variable, one.base_url)
+        sent = len(one.requests)
+        capsys.readouterr()
+        assert main(argv) == 0  # the same servers: the finished run is skipped, nothing is asked again
+        assert len(one.requests) - sent <= 2 and not two.requests  # the preflight's requests alone (or cached)

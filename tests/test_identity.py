@@ -350,3 +350,30 @@ def test_runs_sent_other_generation_settings_are_not_pooled_silently(
     assert warned(tmp_path / "same-rejudged") == []
     (warning,) = warned(tmp_path / "ablation-rejudged")
     assert "temperature 0.5" in warning and "temperature 0.7" in warning and "ccpt-scripted/other" in warning
+
+
+def test_a_log_copied_beside_itself_and_a_run_sent_other_settings_are_said_on_stderr(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy of a log in the run directory is counted once with the stderr warning every other answer read twice
+    gets (it used to be a note in the report only); and `--dry-run` with another temperature says, before anything
+    is sent, what the real run would end in: rows of two settings in one Table-3 row, refused where they differ."""
+    import shutil
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    runs = tmp_path / "runs"
+    base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--limit", "2",
+            "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none",
+            "--log-dir", str(runs)]  # fmt: skip
+    assert main(base) == 0
+    (log,) = runs.glob("*.eval")
+    shutil.copy(log, runs / "copy.eval")
+    capsys.readouterr()
+    assert main(["report", str(runs), "--data-dir", str(ccpt_dir)]) == 0
+    err = capsys.readouterr().err
+    assert "is a copy of" in err and "copy.eval" in err and "its rows are counted once" in err, err
+    assert main([*base, "--temperature", "0", "--dry-run"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pi_emergent / base / ccpt-scripted/m:" in err[0], err
+    assert "was sent temperature 0.7" in err[0] and "this run sends temperature 0.0" in err[0], err
+    assert main([*base, "--dry-run"]) == 0 and capsys.readouterr().err == ""  # the same settings: nothing to say

@@ -143,6 +143,46 @@ def test_rejudge_an_inspect_run_matches_a_direct_computation(
     assert got.keys() == expected.keys() and len(expected) == 12
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, abs=1e-9), key
+    # What `inspect view` shows of each re-judged log: the answers' model (never asked: Inspect's "none" provider;
+    # it showed none/none) and the report's cells as its ccpt/cell metrics (they were NaN: no per-seed values).
+    for location in sorted((tmp_path / "rejudged").glob("*.eval")):
+        log = read_eval_log(str(location), header_only=True)
+        assert log.eval.model == "none/ccpt-scripted/solver" and log.results is not None
+        task, method = log.eval.task_args["task"], log.eval.task_args["method"]
+        shown = {s.name: m.value for s in log.results.scores for m in s.metrics.values() if m.name.endswith("/cell")}
+        for key, metric in (("E", "score"), ("R_NP", "r_np"), ("R_HMP", "r_hmp")):
+            assert shown[key] == pytest.approx(got[(task, method, metric)], abs=1e-9), (location.name, key)
+
+
+def test_rejudge_of_two_judges_runs_pairs_each_judges_cells(
+    ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory holding the same answers judged by two judges: the
+    re-judge prints one before/after table per original judge, each before column that judge's own report cells.
+    Before, one table took one judge's cells and labelled them with both names."""
+    run = tmp_path / "run"
+    args = ["run", "--model", "ccpt-scripted/solver", "--task", "pi_emergent", "--method", "base", "--limit", "3"]
+    args += ["--seeds", "2", "--log-dir", str(run), "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]
+    assert main([*args, "--judge", "ccpt-scripted/a"]) == 0
+    assert main([*args, "--judge", "ccpt-scripted/b", "--judge-arg", "fail_every=3"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run), "--format", "json"]) == 0
+    records = [r for r in json.loads(capsys.readouterr().out)["records"] if r["table"] == "table3" and r["judge"]]
+    out = _rejudge(run, tmp_path / "out", tmp_path / "calls.txt", capsys)
+    names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np"}
+    tables = out.split("### Table 3 under two judges: ")[1:]
+    assert sorted(t.splitlines()[0] for t in tables) == [
+        "ccpt-scripted/rejudge − ccpt-scripted/a (plain)", "ccpt-scripted/rejudge − ccpt-scripted/b (plain)"
+    ]  # fmt: skip
+    before = {}
+    for table in tables:
+        judge = table.splitlines()[0].split(" − ")[1]
+        for line in table.splitlines():
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if len(cells) == 7 and cells[2] == "pi_emergent":
+                before[(judge, names.get(cells[3], "score"))] = cells[4]
+    reported = {(r["judge"], r["metric"]): f"{r['mean']:.1f}" for r in records}
+    assert before == reported and len(reported) == 6
 
 
 def _authors_file(reference_dir: Path, tmp_path: Path) -> Path:

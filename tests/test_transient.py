@@ -221,3 +221,32 @@ def test_a_rerun_with_another_judge_keeps_both(ccpt_dir: Path, tmp_path: Path, m
     assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "logs").glob("*.eval") if p.name in first} == first
     frame = from_inspect_logs(tmp_path / "logs")
     assert sorted(frame["judge"]) == ["ccpt-scripted/a (plain)"] * 2 + ["ccpt-scripted/b (plain)"] * 2
+
+
+def _ignoring_sigint() -> None:
+    """In the child: SIGINT ignored, as a shell starts a background job (``ccpt run … &``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_a_server_killed_mid_run_is_one_line_and_counts_what_the_logs_hold(ccpt_dir: Path, tmp_path: Path) -> None:
+    """The evaluated model's server goes away after a few answers, in a process started with SIGINT ignored (a
+    background job): the run stops with ccpt's one line, Inspect's display says nothing after it (no sample-error
+    warning, task panel, traceback nor "Completed all tasks … successfully"), and the count of finished samples is
+    the logs' (an interrupted log records no count of its own; it used to be read as 0)."""
+    from inspect_ai.log import read_eval_log
+
+    argv = [
+        CCPT, "run", "--model", "openai-api/loop/m", "--task", "type_prediction", "--limit", "8", "--seeds", "2",
+        "--max-connections", "1", "--data-dir", str(ccpt_dir), "--log-dir", str(tmp_path / "logs"), "--no-preflight",
+        "--display", "plain",
+    ]  # fmt: skip
+    with serve(die_after=5) as loop:
+        env = _env(loop.base_url, tmp_path / "cache")
+        dead = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, preexec_fn=_ignoring_sigint)
+    assert dead.returncode == 2, dead.stderr[-3000:]
+    assert dead.stderr.count("\n") == 1 and f"{loop.base_url} stopped answering during the run" in dead.stderr
+    for said in ("Traceback", "Sample error", "Completed all tasks", "retry 1 of"):
+        assert said not in dead.stdout + dead.stderr, dead.stdout[-3000:]
+    logs = [read_eval_log(str(p)) for p in (tmp_path / "logs").glob("*.eval")]
+    held = sum(1 for log in logs for s in log.samples or [] if s.error is None and s.scores)
+    assert held == 5 and f"; {held} of 16 samples finished" in dead.stderr, dead.stderr

@@ -49,12 +49,14 @@ def command(
     from inspect_ai.model import get_model
 
     from ccpt.cli.options import key_values, optional_dataset
+    from ccpt.eval import endpoints
     from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
-    from ccpt.eval.rejudge import run_rejudge
-    from ccpt.eval.sweep import preflight
+    from ccpt.eval.rejudge import rejudged_logs, run_rejudge
+    from ccpt.eval.sweep import preflight, same_server
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
+    from ccpt.results.inspect_logs import read_logs
     from ccpt.rows import judge_model as scored_by
 
     out = out_dir.resolve()  # apart from every input: inside or holding one, one's logs would be read as the other's
@@ -67,6 +69,13 @@ def command(
     judge = judge_model_name(judge_name)
     mode = judge_mode or default_judge_mode(judge)
     args = key_values(judge_args, "--judge-arg")
+    server = endpoints.configured(judge, args.get("base_url"), "--judge-arg base_url")
+    args |= {"base_url": server.url} if server.url else {}  # from its provider's variable too: the log records it
+    if out_dir.is_dir():  # Inspect would resume a re-judge by this judge at another server as this one
+        for log in read_logs([out_dir], header_only=True).logs:
+            grader = (log.eval.model_roles or {}).get("grader")
+            if server.url and grader is not None and str(grader.model) == judge:
+                same_server(out_dir, "judge", judge, grader.base_url, server)
     if not no_preflight:
         preflight([], [judge], logprobs=mode == "expected", judge_args=args, timeout=timeout)
     dataset = optional_dataset(data_dir)
@@ -81,12 +90,15 @@ def command(
         **options,  # --max-connections, --max-retries
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
-    if summary.finished:  # Table 3 of the original runs against the re-judged one (Markdown)
+    if summary.finished:  # Table 3 of each original judge's runs against the same answers re-judged (Markdown)
         before = load_results(list(runs), dataset)
-        after = load_results(out_dir, dataset)
-        after = after[[scored_by(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name
-        judges = sorted({str(j) for j in before["judge"].dropna().unique() if j}) or ["the original judge"]
-        click.echo(markdown(cross_judge(before, after, " + ".join(judges), judge)))
+        judged = before["judge"].astype("string").fillna("")
+        for original, logs in rejudged_logs(out_dir, judge).items():
+            after = load_results(logs, dataset)
+            after = after[[scored_by(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name
+            mine = before[judged == original] if original is not None else before
+            named = original or " + ".join(sorted(set(judged) - {""})) or "the original judge"
+            click.echo(markdown(cross_judge(mine, after, named, judge)))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:

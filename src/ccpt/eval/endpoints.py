@@ -1,4 +1,5 @@
-"""Endpoints that went down during this process's run: every later call to one fails at once, and the run stops.
+"""Endpoints: where a model is served (:func:`configured`, whatever route names it), and the endpoints that went
+down during this process's run: every later call to one fails at once, and the run stops.
 
 An endpoint whose connection is refused, and a fresh TCP connection too, is marked down: each later call raises
 :class:`EndpointDown` (not retried by Inspect), and ``ccpt run`` / ``ccpt rejudge`` end with one line saying how to
@@ -10,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,21 +44,103 @@ def endpoint_of(model: Any) -> str:
     return str(getattr(api, "base_url", None) or model)
 
 
+# Where Inspect's providers (0.3.x) read a server's base URL when none is given: ``<SERVICE>_BASE_URL`` (the provider's
+# name, or the service of ``openai-api/<service>/<model>``, upper-cased, ``-`` → ``_``), then Inspect's own fallback
+# variable; a few providers read others. In-process providers read none (their base URL, if any, is their own).
+FALLBACK_VARIABLE = "INSPECT_EVAL_MODEL_BASE_URL"
+_SERVICE_IN_NAME = frozenset({"openai-api", "openai-api-completions"})
+_VARIABLES: Mapping[str, tuple[str, ...]] = {
+    "vllm": ("VLLM_BASE_URL",),  # vLLM reads its variable itself, not through Inspect's fallback
+    "vllm-completions": ("VLLM_BASE_URL",),
+    "grok": ("XAI_BASE_URL", "GROK_BASE_URL", FALLBACK_VARIABLE),
+    "litellm-proxy": ("LITELLM_PROXY_BASE_URL", "LITELLM_PROXY_API_BASE", "LITELLM_BASE_URL", FALLBACK_VARIABLE),
+}
+_IN_PROCESS = frozenset({"gguf", "ccpt-distilled", "hf", "mockllm", "none", "transformer_lens", "nnterp"})
+
+
+@dataclass(frozen=True)
+class Server:
+    """The base URL a model is sent to, as configured before it is built, and what named it."""
+
+    url: str | None  # None: nothing names one (the provider's default, or an in-process model)
+    named_by: str  # the option or environment variable, for a message
+
+    def __str__(self) -> str:
+        return f"{self.url} ({self.named_by})" if self.url else f"its provider's default URL ({self.named_by})"
+
+
+def base_url_variables(model: str) -> tuple[str, ...]:
+    """The environment variables ``model``'s provider reads its base URL from, first one first."""
+    provider, _, rest = model.partition("/")
+    if provider in _IN_PROCESS:
+        return ()
+    if provider in _VARIABLES:
+        return _VARIABLES[provider]
+    service = rest.split("/", 1)[0] if provider in _SERVICE_IN_NAME else provider
+    return (f"{service.upper().replace('-', '_')}_BASE_URL", FALLBACK_VARIABLE)
+
+
+def configured(model: str, given: str | None = None, option: str = "--model-base-url") -> Server:
+    """The server ``model`` is sent to: ``given`` (named by ``option``), else the first of its provider's variables
+    that is set; passed to the provider as its base URL, the log records it whatever route named it."""
+    if given:
+        return Server(str(given), option)
+    variables = base_url_variables(model)
+    for variable in variables:
+        if value := os.environ.get(variable):
+            return Server(value, variable)
+    return Server(None, f"no {variables[0]} set" if variables else "an in-process model")
+
+
+def same_url(a: str | None, b: str | None) -> bool:
+    """Whether two base URLs name one server (a trailing slash aside; None, no URL, only equals None)."""
+    return str(a or "").rstrip("/") == str(b or "").rstrip("/")
+
+
 def down(endpoint: str) -> str | None:
     """Why ``endpoint`` was declared down in this process, or None while it is not."""
     return _down.get(endpoint)
 
 
 def mark_down(endpoint: str, reason: str) -> None:
-    """Declare ``endpoint`` down (the first reason is kept); stop the eval set when asked to (:func:`reset`)."""
+    """Declare ``endpoint`` down (the first reason is kept); stop the eval set when asked (:func:`stop_on_outage`)."""
     first = not _down
     _down.setdefault(endpoint, reason)
+    if not (first and _stop_run):
+        return
+    # What Inspect would print from here (sample errors, task panels with their tracebacks, its final status) is
+    # about calls that fail at once: kept in the logs, not shown; ccpt's one line says what happened.
+    import rich
+
+    rich.get_console().quiet = True
     # The first endpoint down stops the eval set as Ctrl-C does, through asyncio.Runner's SIGINT handler where it is
     # installed (the main thread), so Inspect writes its logs for the rerun; elsewhere every later call fails at once.
-    if first and _stop_run and threading.current_thread() is threading.main_thread():
+    if threading.current_thread() is threading.main_thread():
         handler = signal.getsignal(signal.SIGINT)
         if getattr(getattr(handler, "func", None), "__name__", "") == "_on_sigint":
             signal.raise_signal(signal.SIGINT)
+
+
+@contextlib.contextmanager
+def stop_on_outage() -> Iterator[None]:
+    """Within the block (an eval set), the first endpoint declared down stops the run and quiets Inspect's display.
+    asyncio installs the SIGINT handler that stops it only over Python's own, so that one is put back for the block
+    where it is not (a process started with SIGINT ignored, as a shell starts a background job)."""
+    import rich
+
+    global _stop_run
+    console = rich.get_console()
+    quiet, restore = console.quiet, None
+    reset(stop_run=True)
+    in_main = threading.current_thread() is threading.main_thread()
+    if in_main and signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        restore = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if restore is not None:
+            signal.signal(signal.SIGINT, restore)
+        console.quiet, _stop_run = quiet, False
 
 
 def gone() -> dict[str, str]:
@@ -63,7 +149,8 @@ def gone() -> dict[str, str]:
 
 
 def reset(*, stop_run: bool = False) -> None:
-    """Forget every verdict (a new command); ``stop_run``: stop the eval set at the first endpoint declared down."""
+    """Forget every verdict (a new command); ``stop_run``: stop the eval set at the first endpoint declared down
+    (:func:`stop_on_outage` sets it for an eval set)."""
     global _stop_run
     _down.clear()
     _stop_run = stop_run

@@ -147,6 +147,7 @@ class Judge:
     request: GenerateConfig = field(default_factory=GenerateConfig)  # limits merged into every call (retries, timeouts)
     format: JudgeFormat | None = None  # the negotiated reply format (None until the first call)
     refused: dict[str, str] = field(default_factory=dict)  # format → the server's refusal, for the log
+    liveness: bool = True  # before a failing endpoint is declared down, ask it the probe pair (the preflight: no)
     _memo: dict[tuple[str, str], asyncio.Task[Judgement]] = field(default_factory=dict, repr=False)
     _unusable: JudgeUnusable | None = field(default=None, repr=False)
 
@@ -247,6 +248,8 @@ class Judge:
 
     async def _answers_probe(self) -> bool:
         """Whether the judge answers the probe pair now, uncached: the endpoint is up and takes other pairs."""
+        if not self.liveness:  # its failure is the answer
+            return False
         fmt = self.format or "plain"
         limit = self.request.attempt_timeout or PROBE_LIMIT
         try:

@@ -21,22 +21,25 @@ from typing import Any
 import pandas as pd
 from inspect_ai import Task, eval_set, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.judge import JudgeMode, forget_formats
-from ccpt.eval.scorers import HEADLINE, grader_judge, judge_answer, judge_metrics, score_value
+from ccpt.eval.scorers import HEADLINE, SEEDS, grader_judge, judge_answer, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.results import load_results
-from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, task_of
+from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, samples_completed, task_of
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
 GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
 ROWS_DIR = ".rejudge"  # inside the output directory: the stored answers each task reads
+# The task metadata key under which a re-judged log names the judge of the answers it re-judged (their run's).
+REJUDGED_JUDGE = "rejudged_judge"
 
 
 @dataclass(frozen=True)
@@ -61,15 +64,16 @@ def answer_groups(frame: pd.DataFrame) -> list[tuple[dict[str, Any], list[dict[s
     rows = [{k: _plain(v) for k, v in row.items() if k in COLUMNS} for row in frame.to_dict("records")]
     generative = [r for r in rows if r.get("task") in TASK_SPECS and TASK_SPECS[r["task"]].generative]
     groups: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
-    for row in generative:
-        key = {k: row.get(k) for k in GROUP_KEY}
+    for row in generative:  # one group per run: one judge's answers (a file may hold several judges')
+        key = {k: row.get(k) for k in (*GROUP_KEY, "judge")}
         groups.setdefault(json.dumps(key, sort_keys=True, default=str), (key, []))[1].append(row)
     return [groups[k] for k in sorted(groups)]
 
 
 def write_group(out_dir: Path, key: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
     """Store a group's rows as JSON (atomically) under ``out_dir``; the name is a digest of the content."""
-    payload = json.dumps({"key": key, "rows": rows}, sort_keys=True, default=str)
+    # The rows name their judge: the group's file is keyed as before it was, and an earlier re-judge resumes.
+    payload = json.dumps({"key": {k: key[k] for k in GROUP_KEY}, "rows": rows}, sort_keys=True, default=str)
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     path = out_dir / ROWS_DIR / f"{key['task']}-{digest}.json"
     if not path.is_file():
@@ -97,7 +101,11 @@ def _rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int 
         kind = TASK_SPECS[state.metadata["task"]].kind
         # The reply format the judge negotiated, as a run's scorer records it: part of the judge's identity.
         meta = {"samples": list(rows), "judge_format": grader().format_note()}
-        return Score(value=score_value(main, kind), metadata={"ccpt": meta})
+        value = score_value(main, kind)
+        # A sample is one (instance, seed): its seed's values, as a run's reducer keeps them for the cell metrics.
+        seed = str(int(main[0].seed or 0))
+        seeds = {key: {seed: cell} for key, cell in value.items()}
+        return Score(value=value, metadata={"ccpt": meta, SEEDS: seeds})
 
     return score
 
@@ -124,6 +132,8 @@ def rejudge(rows_file: str, task: str, method: str, protocol: str, source: str, 
         solver=stored_answers(),
         scorer=rejudged(protocol, judge_mode),  # type: ignore[arg-type]
         name=f"rejudge_{task}",
+        # The answers' model, never asked (Inspect's "none" provider): the log's header names it, as the run's did.
+        model=get_model(f"none/{payload['key']['model']}"),
     )
 
 
@@ -147,10 +157,11 @@ def rejudge_tasks(
         named = {name: str(key[name]) for name in ("task", "method", "protocol", "source")}
         tasks.append(rejudge(rows_file=str(path), **named, judge_mode=judge_mode))
         # What the answering model was sent, as its log recorded it: a re-judged ablation is warned about as the
-        # source runs are (ccpt.results.identity.pooled_settings). Task metadata is no part of eval_set's task
-        # identity, so a re-judge begun before this resumes.
+        # source runs are (ccpt.results.identity.pooled_settings); and the judge of the answers, so their before and
+        # after cells pair by run. Task metadata is no part of eval_set's task identity.
+        tasks[-1].metadata = {REJUDGED_JUDGE: key["judge"]}
         if (sent := frame.attrs.get("sent", {}).get(str(key["source"]))) is not None:
-            tasks[-1].metadata = {SENT_SETTINGS: sent}
+            tasks[-1].metadata[SENT_SETTINGS] = sent
     return tasks, answers
 
 
@@ -178,14 +189,14 @@ def run_rejudge(
         raise DataError("no generative answers to re-judge in the given runs", "Task-3 runs have no judge")
     reopen_transient(out_dir)  # an earlier re-judge's transient failures are asked again
     forget_formats()
-    endpoints.reset(stop_run=True)  # a judge that stops answering stops the re-judge (one line, see below)
-    try:
-        success, logs = eval_set(
-            tasks=tasks,
-            model="none",
-            model_roles={"grader": judge},
-            **eval_set_options(out_dir, timeout, max_retries, max_connections, display),
-        )
+    try:  # a judge that stops answering stops the re-judge (one line, see below)
+        with endpoints.stop_on_outage():
+            success, logs = eval_set(
+                tasks=tasks,
+                model="none",
+                model_roles={"grader": judge},
+                **eval_set_options(out_dir, timeout, max_retries, max_connections, display),
+            )
     except KeyboardInterrupt:
         raise _stopped(out_dir, tasks) from None
     # Ctrl-C inside Inspect cancels the running tasks and returns normally (see ccpt.eval.sweep.run_sweep).
@@ -216,5 +227,19 @@ def _finished(out_dir: Path, tasks: list[Task]) -> tuple[int, int]:
     for log in read_logs([out_dir], header_only=True).logs:
         if task_of(log) in names:
             newest[str((log.eval.task_args or {}).get("rows_file"))] = log
-    done = sum(log.results.completed_samples if log.results else 0 for log in newest.values())
+    done = sum(samples_completed(log) for log in newest.values())
     return min(done, planned), planned
+
+
+def rejudged_logs(out_dir: Path, judge: str) -> dict[str | None, list[str]]:
+    """The re-judge logs in ``out_dir`` of ``judge`` (its model name), by the judge of the answers they re-judged
+    (None: a log made before re-judge logs named it)."""
+    found: dict[str | None, list[str]] = {}
+    for log in read_logs([out_dir], header_only=True).logs:
+        grader = (log.eval.model_roles or {}).get("grader")
+        if grader is None or str(grader.model) != judge or not task_of(log).startswith("rejudge_"):
+            continue
+        original = (log.eval.metadata if isinstance(log.eval.metadata, dict) else {}).get(REJUDGED_JUDGE)
+        location = str(log.location).removeprefix("file://").removeprefix("file:")  # a path, for load_results
+        found.setdefault(str(original) if original else None, []).append(location)
+    return found

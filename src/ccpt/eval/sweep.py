@@ -24,6 +24,7 @@ from ccpt.errors import CcptError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
+from ccpt.eval.plan import settings_conflicts
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
@@ -41,7 +42,7 @@ from ccpt.provider_errors import (
     recorded_error,
     server_message,
 )
-from ccpt.results.inspect_logs import read_logs, run_key, task_of
+from ccpt.results.inspect_logs import read_logs, run_key, samples_completed, task_of
 from ccpt.schemas.run import RUN_OPTIONS, check
 from ccpt.spec import BASE, GOLD, TASK_SPECS, TASKS
 from ccpt.weights import DEFAULT_SOLVER
@@ -128,9 +129,19 @@ class Sweep:
         """One evaluated model, built as Inspect would (at its own base URL, which eval_set cannot take), guarded."""
         if name in self.base_urls:
             return guard_model(get_model(name, base_url=self.base_urls[name], **self.model_args))
+        # A URL from the provider's variable is named to it, so the log records the server the run used.
+        at = {"base_url": url} if (url := self.server(name).url) else {}
         # Built as Inspect builds a model named to eval_set (the eval's generation settings as its config), so the
         # task run's identity (which hashes that config) is unchanged and older logs still resume.
-        return guard_model(get_model(name, config=GenerateConfig(**self.generate), **self.model_args))
+        return guard_model(get_model(name, config=GenerateConfig(**self.generate), **at, **self.model_args))
+
+    def server(self, name: str) -> endpoints.Server:
+        """Where evaluated model ``name`` is sent: the command line's URL, else its provider's variable."""
+        return endpoints.configured(name, self.base_urls.get(name))
+
+    def judge_server(self) -> endpoints.Server:
+        """Where the judge is sent: ``--judge-arg base_url``, else its provider's variable."""
+        return endpoints.configured(self.judge or "", self.judge_args.get("base_url"), "--judge-arg base_url")
 
     def sampling(self, model: str) -> GenerateConfig:
         """What ``model`` is sent: the protocol's sampling for its provider, then the command line's."""
@@ -149,7 +160,9 @@ class Sweep:
         """The judge as one Model (with its ``judge_args``), shared by the preflight, the tasks and the eval."""
         if not self.judge:
             return None
-        return guard_model(_one_line(self.judge, "judge", lambda: get_model(self.judge, **self.judge_args)))
+        url = self.judge_server().url  # from the provider's variable too: the log records the judge's server
+        args = {**self.judge_args, "base_url": url} if url else self.judge_args
+        return guard_model(_one_line(self.judge, "judge", lambda: get_model(self.judge, **args)))
 
     def task_objects(self, *, plan_only: bool = False) -> list[Task]:
         """One Inspect task per (task, method), built with the judge bound as the ``grader`` role; ``plan_only``
@@ -216,7 +229,8 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
     """Send the real judge request (the scorer's own judge: prompt, reply format, settings); a warning line, or None
     when all is well."""
     judge = make_judge(get_model(name, **judge_args), probe.mode, probe.retries, probe.protocol, _limits(timeout))  # type: ignore[arg-type]
-    budget = timeout * (6 + probe.retries + 3) + 5  # every format probed twice, the parse retries, a liveness check
+    judge.liveness = False  # a request cut at --timeout is the answer: no second one to check the endpoint is up
+    budget = timeout * (6 + probe.retries) + 5  # every format probed twice (refused at once), the parse retries
     try:
         judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
     except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there
@@ -292,11 +306,13 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     """Run (or resume) the sweep; returns True when every task run finished. ``warn`` gets one-line warnings."""
     sweep.validate()
     ensure_writable_dir(sweep.log_dir, "--log-dir")
-    if sweep.log_dir.is_dir():
-        check_servers(sweep, read_logs([sweep.log_dir], header_only=True).logs)
+    earlier = read_logs([sweep.log_dir], header_only=True).logs if sweep.log_dir.is_dir() else []
+    check_servers(sweep, earlier)
     endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
     forget_formats()
     tasks = sweep.task_objects()
+    for line in settings_conflicts(tasks, sweep.models, earlier, judge=sweep.judge, generate=sweep.generate):
+        warn(line)
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(
@@ -322,22 +338,24 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # Built here, not inside the eval set: a name no provider takes is one line even without the preflight.
     models = [_one_line(name, "model", sweep.model, name) for name in sweep.models]
     grader = sweep.grader()
-    endpoints.reset(stop_run=True)  # from here an endpoint that stops answering stops the run (the preflight passed)
-    try:
-        success, logs = eval_set(
-            tasks=tasks,
-            model=models,  # type: ignore[arg-type]
-            model_args=sweep.model_args,
-            model_roles={GRADER: grader} if grader else None,  # type: ignore[dict-item]
-            limit=sweep.limit,
-            # A retried task run's first log is kept: its calls are real (the usage table counts them), and the
-            # report reads the run's newest log.
-            retry_cleanup=False,
-            fail_on_error=0.2,
-            max_tasks=1 if local else None,
-            **eval_set_options(sweep.log_dir, sweep.timeout, sweep.max_retries, sweep.max_connections, sweep.display),
-            **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
-        )
+    try:  # from here an endpoint that stops answering stops the run (the preflight passed)
+        with endpoints.stop_on_outage():
+            success, logs = eval_set(
+                tasks=tasks,
+                model=models,  # type: ignore[arg-type]
+                model_args=sweep.model_args,
+                model_roles={GRADER: grader} if grader else None,  # type: ignore[dict-item]
+                limit=sweep.limit,
+                # A retried task run's first log is kept: its calls are real (the usage table counts them), and the
+                # report reads the run's newest log.
+                retry_cleanup=False,
+                fail_on_error=0.2,
+                max_tasks=1 if local else None,
+                **eval_set_options(
+                    sweep.log_dir, sweep.timeout, sweep.max_retries, sweep.max_connections, sweep.display
+                ),
+                **sweep.generate,  # --temperature / --top-p / --max-tokens: over the task's GenerateConfig
+            )
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:  # a full disk or a directory made read-only mid-run: its logs are lost
             raise
@@ -384,28 +402,34 @@ def eval_set_options(
 
 
 def check_servers(sweep: Sweep, logs: Sequence[Any]) -> None:
-    """Refuse a log directory holding this sweep's model (or judge) run against another server: Inspect's eval set
-    identifies a task run without its base URL, so it would take that run for this one. A judge's recorded URL is
-    the one its provider resolved, so it is compared only with one this command names."""
-    judge_url = sweep.judge_args.get("base_url")
+    """Refuse a log directory holding this sweep's model (or judge) run against another server, whatever route
+    named each (an option or the provider's variable): Inspect's eval set identifies a task run without its base
+    URL, so it would take that run for this one. A judge's recorded URL is the one its provider resolved (its
+    default too), so it is compared only with one this command names."""
+    judge = sweep.judge_server()
     for log in logs:
         ev = log.eval
         if task_of(log) not in sweep.tasks:
             continue
         named = []
         if str(ev.model) in sweep.models:
-            named.append(("model", str(ev.model), ev.model_base_url, sweep.base_urls.get(str(ev.model))))
+            named.append(("model", str(ev.model), ev.model_base_url, sweep.server(str(ev.model))))
         grader = (ev.model_roles or {}).get("grader")
-        if judge_url and grader is not None and str(grader.model) == sweep.judge:
-            named.append(("judge", sweep.judge, grader.base_url, judge_url))
+        if judge.url and grader is not None and str(grader.model) == sweep.judge:
+            named.append(("judge", sweep.judge, grader.base_url, judge))
         for role, name, recorded, wanted in named:
-            if str(recorded or "").rstrip("/") != str(wanted or "").rstrip("/"):
-                default = "its provider's default URL"
-                raise ModelError(
-                    f"{sweep.log_dir} holds a run of {role} {name!r} at {recorded or default}, not at "
-                    f"{wanted or default}: Inspect would take it for this run",
-                    f"use another --log-dir for another server, or {recorded or 'no base URL'} to resume that run",
-                )
+            same_server(sweep.log_dir, role, name, recorded, wanted)
+
+
+def same_server(log_dir: Path, role: str, name: str, recorded: str | None, wanted: endpoints.Server) -> None:
+    """Refuse (one line naming both and the route that named this one) a run in ``log_dir`` of ``role`` ``name`` at
+    ``recorded`` when this command sends it to another server."""
+    if not endpoints.same_url(recorded, wanted.url):
+        there = recorded or "its provider's default URL"
+        raise ModelError(
+            f"{log_dir} holds a run of {role} {name!r} at {there}, not at {wanted}: Inspect would take it for this run",
+            f"use another directory for another server, or {recorded or 'no base URL'} to resume that run",
+        )
 
 
 def _one_line(name: str, role: str, call: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
@@ -518,5 +542,5 @@ def samples_finished(sweep: Sweep) -> tuple[int, int]:
     for log in newest.values():
         epochs = int(log.eval.config.epochs or 1)
         total += log.results.total_samples if log.results else len(log.eval.dataset.sample_ids or []) * epochs
-        finished += log.results.completed_samples if log.results else 0
+        finished += samples_completed(log)  # a log that ended in error records no count: its samples say
     return finished, total

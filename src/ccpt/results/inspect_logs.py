@@ -64,6 +64,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     root = Path(log_dir)
     logs, unreadable = read_logs([root])
     items = dataset_items(dataset) if dataset is not None else None
+    logs, copies = _without_copies(logs)
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
     invalid: list[str] = []  # per log, the cells of its records the schema set aside
@@ -176,6 +177,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
         described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
         notes.append(f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}.")
     out.attrs["notes"] = notes
+    out.attrs["warnings"] = copies
     out.attrs["unreadable"] = unreadable
     out.attrs["settings"] = settings
     out.attrs["sent"] = sent_by_source
@@ -191,6 +193,24 @@ def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None) -> str | No
         if meta is not None and (problem := record_problem(meta, header, sample.id, epoch, items)):
             return problem
     return None
+
+
+def _without_copies(logs: list[Any]) -> tuple[list[Any], list[str]]:
+    """``logs`` with one file per Inspect eval (its ``eval_id``: a copied log file keeps it, a rerun or retry gets a
+    new one), the one holding the most samples; and a warning per copy left out, as for any answer read twice."""
+    kept: dict[str, Any] = {}
+    for log in logs:
+        eval_id = str(log.eval.eval_id or "") or _path(log)
+        if eval_id not in kept or len(log.samples or []) > len(kept[eval_id].samples or []):
+            kept[eval_id] = log
+    chosen = {id(log) for log in kept.values()}  # by identity: two copies are equal logs
+    warnings = [
+        f"{_path(log)} is a copy of {_path(kept[str(log.eval.eval_id)])} (one Inspect eval, id {log.eval.eval_id}): "
+        "its rows are counted once"
+        for log in logs
+        if id(log) not in chosen
+    ]
+    return [log for log in logs if id(log) in chosen], warnings
 
 
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:
@@ -316,13 +336,20 @@ def run_key(log: Any) -> tuple[str, str, str, str]:
 
 def run_identity(log: Any) -> str:
     """The task run a log belongs to, as Inspect's eval set pairs logs with tasks (``inspect_ai.task_identifier``),
-    with the distilled judge's weights (:func:`run_key`)."""
+    with the distilled judge's weights (:func:`run_key`) and the servers it was sent to (:func:`servers_of`)."""
     from inspect_ai import task_identifier
 
     try:
-        return f"{task_identifier(log, None)} {run_key(log)[3]}"
+        return f"{task_identifier(log, None)} {run_key(log)[3]} {servers_of(log)}"
     except Exception:  # a log of another Inspect version, missing a field the identifier reads
-        return repr(run_key(log))
+        return f"{run_key(log)!r} {servers_of(log)}"
+
+
+def servers_of(log: Any) -> str:
+    """The base URLs a log's model and judge were sent to, as recorded (Inspect's identifier leaves them out)."""
+    grader = (log.eval.model_roles or {}).get("grader")
+    judge = getattr(grader, "base_url", None)
+    return f"model at {str(log.eval.model_base_url or '').rstrip('/')}; judge at {str(judge or '').rstrip('/')}"
 
 
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
@@ -341,10 +368,14 @@ SENT_SETTINGS = "generation_settings"
 def generation_settings(log: Any, protocol: str) -> str:
     """The answer-changing generation settings ``log``'s model was sent, as one line ("temperature 0.7, …"). A
     provider-dependent protocol (``as-run``) sets them per call where the log's config leaves them unset."""
-    config = getattr(getattr(log, "plan", None), "config", None)
+    return settings_line(getattr(getattr(log, "plan", None), "config", None), protocol, str(log.eval.model))
+
+
+def settings_line(config: Any, protocol: str, model: str) -> str:
+    """:func:`generation_settings` of a generation config (a log's, or the one a run will send ``model``)."""
     values = {name: getattr(config, name, None) for name in ANSWER_SETTINGS}
     if (chosen := PROTOCOLS.get(protocol)) is not None and chosen.provider_dependent:
-        wanted = chosen.call_settings(str(log.eval.model))
+        wanted = chosen.call_settings(model)
         values |= {k: getattr(wanted, k) for k in ("temperature", "top_p", "max_tokens") if values[k] is None}
     said = [f"{name} {' '.join(str(value).split())}" for name, value in values.items() if value is not None]
     return ", ".join(said) or "the provider's defaults"
@@ -360,3 +391,18 @@ def model_identity(model: str, base_url: str | None, reply_format: str | None = 
     head = base.removeprefix(DISTILLED_BASE_URL).split(";")[0] if base.startswith(DISTILLED_BASE_URL) else ""
     raw = head.endswith("+raw")
     return judge_identity(model, head_sha256=head.removesuffix("+raw"), raw=raw, reply_format=reply_format, mode=mode)
+
+
+def samples_completed(log: Any) -> int:
+    """Samples × epochs a log holds answered without error. A log that ended in error or was cancelled leaves its
+    results' count unset: its samples are counted from its sample summaries (a log a kill truncated holds none)."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    results = getattr(log, "results", None)
+    if log.status == "success" and results is not None and results.completed_samples is not None:
+        return int(results.completed_samples)
+    try:
+        summaries = read_eval_log_sample_summaries(log.location)
+    except Exception:  # a log a kill truncated: nothing in it can be reused
+        return 0
+    return sum(1 for s in summaries if s.completed and s.error is None)

@@ -68,6 +68,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
             raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
         for part in parts:
             notes.extend(part.attrs.get("notes", []))
+            skipped.extend(part.attrs.get("warnings", []))  # a log copied beside itself: read once
             unreadable.extend(part.attrs.get("unreadable", []))
             for key, lines in part.attrs.get("settings", {}).items():
                 for line, source in lines.items():
