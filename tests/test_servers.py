@@ -56,7 +56,7 @@ def _free_port() -> int:
 
 @contextmanager
 def _server(argv: list[str], log: Path, env: dict[str, str], port: int | None = None) -> Iterator[str]:
-    """Start a server (niced) on a free port of 127.0.0.1 (or ``port``); yield its base URL once /v1/models
+    """Start a server on a free port of 127.0.0.1 (or ``port``); yield its base URL once /v1/models
     answers."""
     with _server_process(argv, log, env, port) as (_proc, base_url):
         yield base_url
@@ -70,7 +70,8 @@ def _server_process(
     port = port or _free_port()
     argv = [a.replace("{port}", str(port)) for a in argv]
     with log.open("w") as out:
-        proc = subprocess.Popen(["nice", "-n", "10", *argv], stdout=out, stderr=subprocess.STDOUT, env=env)
+        # Not niced: the server is the cpu-heavy chain's work, the suite's critical path (tests/conftest.py).
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + START_LIMIT
