@@ -10,8 +10,9 @@
 # lack AVX2. The AMX compiler flags stay off too (AMX kernels segfault on some CPUs, upstream llama.cpp
 # #20824). A CPU without x86-64-v3, or a non-x86 machine, gets a native build instead, with a warning: it
 # runs, but its numbers are not the README's.
-# The LLaVA library (unused) is not built, and pip's wheel cache is never used, because a cached
-# default-flags wheel would otherwise be reused silently.
+# The LLaVA library and llama.cpp's "common" helper library (both unused by the Python package; common is about
+# half of the compile, scripts/llama_without_common.cmake) are not built, and pip's wheel cache is never used,
+# because a cached default-flags wheel would otherwise be reused silently.
 #
 # Idempotent: after a successful build we write a marker next to the installed package recording the
 # version, the instruction set, the flags and the sha256 of the compiled libraries. A later run skips the
@@ -31,6 +32,7 @@
 set -euo pipefail
 
 PYTHON="${PYTHON:-python}"
+SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 LLAMA_VERSION="${LLAMA_CPP_VERSION:-0.3.36}"
 AMX_OFF="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 MARKER_NAME=".ccpt-llama-build.json"
@@ -134,8 +136,9 @@ if [[ "$status" == "ok" && "$FORCE" == 0 ]]; then
 fi
 
 build_wheel() {  # compile into $1 without touching the venv
-  echo "Building llama-cpp-python $LLAMA_VERSION for $ISA from source (${status}); this takes ~3-4 min on 2 cores..."
+  echo "Building llama-cpp-python $LLAMA_VERSION for $ISA from source (${status}); this takes ~2 min on 2 cores..."
   export CMAKE_ARGS="-DLLAVA_BUILD=OFF ${ISA_ARGS} -DCMAKE_C_FLAGS='${AMX_OFF}' -DCMAKE_CXX_FLAGS='${AMX_OFF}'"
+  CMAKE_ARGS="$CMAKE_ARGS -DCMAKE_PROJECT_llama.cpp_INCLUDE='${SCRIPTS}/llama_without_common.cmake'"
   # Parallel compile over all cores; the build is CPU-bound.
   export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
   mkdir -p "$1"

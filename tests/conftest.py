@@ -19,7 +19,9 @@ machine, beside other test runs. What this file does for every test, so that a n
   scheduler (:func:`pytest_xdist_make_scheduler`) runs all of them on one worker, in order, starting first. Two
   of them at once on 2 cores only slow each other down (llama.cpp threads spin) and two local Ray clusters
   compete for the same CPUs. Tests that assert a wall-clock bound (``@pytest.mark.timing``) run there too, so
-  that no CPU-heavy test runs beside them.
+  that no CPU-heavy test runs beside them. That chain is the run's critical path, so the other tests run at a
+  lower CPU priority (:func:`pytest_runtest_setup`): they fill the cores the chain leaves idle instead of taking
+  their share from it.
 * **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
   them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module; one that
   belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`.
@@ -84,6 +86,8 @@ def worker_state_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 
 
 GROUPS_ENV = "CCPT_TEST_GROUPS_DIR"  # where workers tell the scheduler which tests are CPU-heavy
+BASE_NICE_ENV = "CCPT_TEST_BASE_NICE"  # the controller's niceness, which the light tests run above
+LIGHT_NICE = 5  # how much lower the light tests' CPU priority is than the cpu-heavy chain's (under xdist)
 
 
 def _is_heavy(item: pytest.Item) -> bool:
@@ -95,6 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
     parallel = getattr(config.option, "numprocesses", None)
     if parallel and not hasattr(config, "workerinput") and GROUPS_ENV not in os.environ:
         os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="ccpt-test-groups-")
+        os.environ[BASE_NICE_ENV] = str(os.getpriority(os.PRIO_PROCESS, 0))
+        config.add_cleanup(lambda: os.environ.pop(BASE_NICE_ENV, None))
         config.add_cleanup(lambda: shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True))
 
 
@@ -108,6 +114,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tmp = Path(directory) / f".{worker}.json"
         tmp.write_text(json.dumps(heavy), encoding="utf-8")
         tmp.replace(Path(directory) / f"{worker}.json")  # written before the worker reports its collection
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In an xdist worker, before a light test: lower this worker's CPU priority (once; it is never raised again).
+
+    The cpu-heavy chain runs on one worker from the start and is the run's critical path. At equal priority, two
+    busy light workers left a two-threaded llama.cpp model on the chain half of the 2 cores; at niceness +5 (CFS
+    weight 335 against 1024) they leave it about three quarters, and they still get every core the chain leaves
+    idle (its waits on timeouts and servers starting, its single-threaded parts). Subprocesses inherit it.
+    """
+    base = os.environ.get(BASE_NICE_ENV)
+    if base is None or not os.environ.get("PYTEST_XDIST_WORKER") or _is_heavy(item):
+        return
+    target = int(base) + LIGHT_NICE
+    if os.getpriority(os.PRIO_PROCESS, 0) < target:
+        os.setpriority(os.PRIO_PROCESS, 0, target)
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown (and unused) without pytest-xdist

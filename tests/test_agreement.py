@@ -121,11 +121,12 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
     assert main(["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--format", "json"]) == 0
     default = json.loads(capsys.readouterr().out)
     assert default["pairs"] == "paper300" and default["held_out"] is True and default["n"] == 300
-    argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--pairs", "all", "--n", "30"]
+    # A few rows are enough to show an in-sample measurement is stored apart (each pair is a real judge call).
+    argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--pairs", "all", "--n", "10"]
     assert main([*argv, "--format", "json"]) == 0
     in_sample = json.loads(capsys.readouterr().out)
-    assert in_sample["held_out"] is False and in_sample["n"] == 90
-    assert set(read_store(home).entries) == {(DISTILLED, "paper300"), (DISTILLED, "all/rows=30/seed=0")}
+    assert in_sample["held_out"] is False and in_sample["n"] == 30
+    assert set(read_store(home).entries) == {(DISTILLED, "paper300"), (DISTILLED, "all/rows=10/seed=0")}
     assert judge_note([DISTILLED]) == before
     # Even an in-sample figure over more pairs than the test-concept one is never quoted.
     inflated = agreement_ci([1, 2, 3, 4, 5], [0.0, 0.25, 0.5, 0.75, 1.0])

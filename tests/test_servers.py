@@ -29,6 +29,9 @@ BIN = Path(sys.executable).parent
 SERVED = "qwen-coder-0.5b"  # the name each server serves the model under
 START_LIMIT = 600.0  # seconds a server may take to start (vLLM on a busy CPU is slow)
 RUN_LIMIT = 900.0  # seconds one command may take
+# Instances per route: each test checks that one route works end to end (answer parsed, every pair judged, the
+# reply format negotiated), which one sample shows; a second only doubled the model's work on the CI's chain.
+LIMIT = "1"
 
 
 def _missing(module: str, why: str) -> str | None:
@@ -56,7 +59,7 @@ def _free_port() -> int:
 
 @contextmanager
 def _server(argv: list[str], log: Path, env: dict[str, str], port: int | None = None) -> Iterator[str]:
-    """Start a server (niced) on a free port of 127.0.0.1 (or ``port``); yield its base URL once /v1/models
+    """Start a server on a free port of 127.0.0.1 (or ``port``); yield its base URL once /v1/models
     answers."""
     with _server_process(argv, log, env, port) as (_proc, base_url):
         yield base_url
@@ -70,7 +73,8 @@ def _server_process(
     port = port or _free_port()
     argv = [a.replace("{port}", str(port)) for a in argv]
     with log.open("w") as out:
-        proc = subprocess.Popen(["nice", "-n", "10", *argv], stdout=out, stderr=subprocess.STDOUT, env=env)
+        # Not niced: the server is the cpu-heavy chain's work, the suite's critical path (tests/conftest.py).
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + START_LIMIT
@@ -119,7 +123,7 @@ def _ccpt_run(
     how = ["-M", f"base_url={base_url}"] if protocol == "ccpt" else ["--model-base-url", base_url]
     result = _run(
         [str(BIN / "ccpt"), "run", "--model", model, *how, "--judge", model, "--judge-arg", f"base_url={base_url}",
-         "--protocol", protocol, "--task", "pi_emergent", "--method", "base", "--limit", "2", "--seeds", "1",
+         "--protocol", protocol, "--task", "pi_emergent", "--method", "base", "--limit", LIMIT, "--seeds", "1",
          "--max-connections", "1", "--max-tokens", "256", "--timeout", "600", "--data-dir", str(ccpt_dir),
          "--log-dir", str(tmp / f"run-{protocol}"), "--format", "json", "--display", "none"],
         env,
@@ -134,7 +138,7 @@ def _counts(report: dict[str, object], table: str) -> dict[tuple[str, str], int]
 
 def _check_ccpt_run(report: dict[str, object], model: str, protocol: str, fmt: str) -> None:
     failures = _counts(report, "failures")
-    assert failures[("base", "samples")] == 2
+    assert failures[("base", "samples")] == int(LIMIT)
     assert failures[("base", "parse_failures")] == 0 and failures[("base", "judge_failures")] == 0, failures
     # The judge is named by its identity (the reply format its server took); its agreement line by its model.
     identity = f"{model} ({fmt.split(' ', 1)[0]})"  # the bare format, without how it was negotiated
@@ -142,7 +146,7 @@ def _check_ccpt_run(report: dict[str, object], model: str, protocol: str, fmt: s
     note = next(n for n in report["notes"] if n.startswith("Judge reply format"))  # type: ignore[union-attr]
     assert f"{model}: {fmt}" in note, note
     usage = _counts(report, "usage")
-    assert usage[("judge", "calls")] > 0 and usage[("solver", "calls")] >= 2
+    assert usage[("judge", "calls")] > 0 and usage[("solver", "calls")] >= int(LIMIT)
     assert report["provenance"]["protocol"] == protocol  # type: ignore[index]
 
 
@@ -150,7 +154,7 @@ def _inspect_eval(task_args: list[str], extra: list[str], env: dict[str, str], l
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     result = _run(
-        [str(BIN / "inspect"), "eval", "ccpt/pi_emergent", *extra, "--limit", "2", "--max-connections", "1",
+        [str(BIN / "inspect"), "eval", "ccpt/pi_emergent", *extra, "--limit", LIMIT, "--max-connections", "1",
          "--max-tokens", "256", "--attempt-timeout", "600", *task_args, "--log-dir", str(log_dir), "--display", "none"],
         env,
     )  # fmt: skip
