@@ -16,34 +16,26 @@ import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 from platformdirs import user_cache_dir
 from tenacity import Retrying
 
+from ccpt.benchmark import benchmark
 from ccpt.errors import DataError
 from ccpt.outputs import atomic_path
 from ccpt.retry import retry_policy
 
-PINNED_COMMIT = "dbd6c08b413b939c3f3878ffb0bd5f048f71dc50"
+# The pinned commit, repository and file hashes have one home: the benchmark's metadata (ccpt/benchmark.toml).
+PINNED_COMMIT = benchmark().commit
 # raw.githubusercontent.com serves files of a commit at <base>/<commit>/<path>; CCPT_DATA_URL overrides the
 # base (a mirror, or a local server in tests).
-DEFAULT_BASE_URL = "https://raw.githubusercontent.com/seokwon99/CCPT"
-REPO_DATA_PATH = "data"
+DEFAULT_BASE_URL = benchmark().base_url
+REPO_DATA_PATH = benchmark().path
 
 # sha256 of every file at the pinned commit (the same values as shared/data/ccpt/SHA256SUMS).
-CHECKSUMS: Mapping[str, str] = MappingProxyType(
-    {
-        "ccpt_emergent.csv": "3aedc874f9389668a2435f23c7b68a0402cb1b4397804c1631ae6cccb9928169",
-        "ccpt_canceled.csv": "0d2353975068987f9c29a850a625e446ffdc90c24e169042e6fd7b902d0be1f9",
-        "ccpt_component.csv": "d4b0266f1ed58b3a038d1117631a88b0c6bf5c8adc2ea0a575a6dc4941e66a77",
-        "add_ccpt_emergent.csv": "4064f2d03d8d179b8a36fa13967bc82095c0bd8ced02b3f5040d2f918499f342",
-        "test_index.json": "809e74b7bbe618e3c631723af5b362925606e8aa0763b8f54b080eea6c233d00",
-        "conceptnet_adjacent.json": "49211173b55edc1353c1c9dace39fa5fbafb3f793816b878e90fdcfebdce043d",
-    }
-)
+CHECKSUMS: Mapping[str, str] = benchmark().sha256
 # Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.sources).
-REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name != "conceptnet_adjacent.json")
+REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name not in benchmark().optional)
 
 Fetcher = Callable[[str, float], Iterable[bytes]]
 """``fetch(url, timeout)`` yields the body in chunks; raises OSError (incl. URLError) or

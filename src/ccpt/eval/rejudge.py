@@ -35,7 +35,7 @@ from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, task_of
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
-GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
+GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol", "variant")
 ROWS_DIR = ".rejudge"  # inside the output directory: the stored answers each task reads
 
 

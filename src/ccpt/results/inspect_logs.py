@@ -3,6 +3,8 @@ Unreadable logs are named and skipped, never fatal; where two logs hold the same
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +66,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # per RUN_IDENTITY: generation settings → a log sent them
     sent_by_source: dict[str, str] = {}  # log name → the generation settings its answers' model was sent
     run_formats: dict[tuple[str, str, str, str], set[str]] = {}  # per run_key: its judge's formats in any of its logs
+    asked: dict[str, tuple[str, int]] = {}  # per run_identity: a log of it, and how many instances its command asked
     for log in logs:
         found = run_formats.setdefault(run_key(log), set())
         for sample in log.samples or []:
@@ -89,6 +92,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
             identity = model_identity(str(grader.model), grader.base_url, reply_format=reply_format, mode=mode)
         first = len(rows)
+        if ids := getattr(log.eval.dataset, "sample_ids", None):  # the instances the command asked for
+            asked.setdefault(run_identity(log), (source, len(ids)))
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
             meta = _ccpt_metadata(sample)
@@ -127,6 +132,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         recorded = (log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}).get(SENT_SETTINGS)
         recorded = recorded if isinstance(recorded, str) and recorded.strip() else None  # a log's text, untrusted
         run, sent = run_identity(log), recorded or generation_settings(log, protocol)
+        variant = run_variant(log) if task_name in TASK_SPECS else None  # a re-judged row keeps its source's
         generated = task_name in TASK_SPECS or recorded is not None
         if generated:
             sent_by_source[source] = sent
@@ -135,6 +141,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
                 row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
             row[_RUN] = run
+            if variant is not None:
+                row["variant"] = variant
             if generated and row.get("method") != GOLD:  # Gold: the dataset's answer, the model is sent nothing
                 key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
                 settings.setdefault(key, {}).setdefault(sent, source)
@@ -149,6 +157,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
     replaced = _replaced_answers(out, repeated)
     out = out[~repeated].reset_index(drop=True)
     unfinished = int((~out[LOG_DONE]).sum())
+    covered = out.groupby(_RUN, sort=False)["instance"].nunique()
+    short = [f"{source} {covered.get(run, 0)} of {n}" for run, (source, n) in asked.items() if covered.get(run, 0) < n]
     out = out.drop(columns=[LOG_DONE, _RUN])
     notes = []
     if repeated_done:
@@ -160,6 +170,8 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             f"{unfinished} rows come from interrupted runs (log status started or cancelled): "
             "rerun the same `ccpt run` command to complete them"
         )
+    if short:  # one line: the runs whose rows are not the instance set their command asked for
+        notes.append(f"runs covering fewer instances than their command asked for: {'; '.join(short)}")
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
     notes.extend(invalid)
@@ -328,6 +340,33 @@ def generation_settings(log: Any, protocol: str) -> str:
         values |= {k: getattr(wanted, k) for k in ("temperature", "top_p", "max_tokens") if values[k] is None}
     said = [f"{name} {' '.join(str(value).split())}" for name, value in values.items() if value is not None]
     return ", ".join(said) or "the provider's defaults"
+
+
+# The task metadata key under which a ccpt task records its dataset files' digest (ccpt.benchmark.dataset_digest).
+DATASET_SHA256 = "dataset_sha256"
+_SECRET = re.compile(r"(key|secret|password|token)$", re.IGNORECASE)  # -M names never written into a label
+
+
+def run_variant(log: Any) -> str:
+    """A ccpt task log's number-changing arguments beyond its task, model, method, judge and protocol, as sorted JSON
+    (:data:`ccpt.schemas.run.IDENTITY_ARGS`): the task arguments that change its method's numbers, the instance set
+    (``limit``, ``sample_id``), the answering model's -M arguments, the dataset's digest and the benchmark version."""
+    from ccpt.schemas.run import IDENTITY_ARGS, PLAIN_MODEL_ARGS
+
+    args = log.eval.task_args or {}
+    method = split_method(str(args.get("method") or ""))[0]
+    changes = [name for name, methods in IDENTITY_ARGS.items() if methods is None or method in methods]
+    values = {name: args[name] for name in changes if name in args}
+    config = log.eval.config
+    values |= {name: value for name in ("limit", "sample_id") if (value := getattr(config, name, None)) is not None}
+    model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
+    values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
+    metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
+    if isinstance(digest := metadata.get(DATASET_SHA256), str):
+        values["dataset"] = digest[:12]
+    values["benchmark"] = log.eval.task_version  # older logs: 1, what every task said before it was declared
+    plain = {k: v if isinstance(v, str | int | float | bool) or v is None else str(v) for k, v in values.items()}
+    return json.dumps(plain, sort_keys=True)
 
 
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
