@@ -93,7 +93,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
             identity = model_identity(str(grader.model), grader.base_url, reply_format=reply_format, mode=mode)
         first = len(rows)
         if ids := getattr(log.eval.dataset, "sample_ids", None):  # the instances the command asked for
-            asked.setdefault(run_identity(log), (source, len(ids)))
+            asked[run_identity(log)] = (source, len(ids))  # the newest log's (a larger --limit extends a run)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
             meta = _ccpt_metadata(sample)
@@ -152,7 +152,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = tidy_frame(rows).assign(**{column: [row[column] for row in rows] for column in (LOG_DONE, _RUN)})
     # One answer in two logs of one run: the newest wins; two runs under one identity: ccpt.results.identity decides.
-    repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
+    repeated = out.duplicated(subset=[*_IN_RUN, _RUN], keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     replaced = _replaced_answers(out, repeated)
     out = out[~repeated].reset_index(drop=True)
@@ -188,7 +188,7 @@ def from_inspect_logs(log_dir: str | Path) -> pd.DataFrame:
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:
     """``"N rows of OLD (kept: NEW)"`` per pair of logs where a finished older log of a run answered otherwise than
     its newest (a resumption copies finished answers: this is another run's log), or empty."""
-    key, content = [*SAMPLE_IDENTITY, _RUN], list(SAMPLE_CONTENT)  # out: a tidy frame with its working columns
+    key, content = [*_IN_RUN, _RUN], list(SAMPLE_CONTENT)  # out: a tidy frame with its working columns
     failed = out["parse_error"].astype("string").fillna("").str.startswith(SAMPLE_ERROR)
     old = out[repeated & out[LOG_DONE] & ~failed]
     if old.empty:
@@ -318,6 +318,8 @@ def run_identity(log: Any) -> str:
 
 
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
+# An answer within one Inspect task run: its newest log's wins whatever its arguments (a larger --limit extends it).
+_IN_RUN = tuple(c for c in SAMPLE_IDENTITY if c != "variant")
 # The generation settings that change answers, as a log records what the model was sent (``log.plan.config``: the
 # task's, the protocol's and the command line's, resolved and typed). The run seed is an identity column of its own.
 ANSWER_SETTINGS = (
