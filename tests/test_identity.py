@@ -511,3 +511,31 @@ def test_reruns_of_other_arguments_in_one_directory_are_rows_of_their_own(
     payload, _ = _report_json(capsys, str(short), "--data-dir", str(ccpt_dir))
     said = [n for n in payload["notes"] if "fewer instances than their command asked for" in n]
     assert said == [f"runs covering fewer instances than their command asked for: {logs[-1].name} 2 of 3"]
+
+
+def test_rejudge_limit_compares_the_same_instances_under_both_judges(
+    reference: Path, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """`ccpt rejudge --limit 2` of an authors' file: each source cell printed is the source's cell over the 2
+    instances re-judged (before: over its 200, against 2), and the instances left out are said."""
+    from ccpt.results import load_results
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    source, data = reference / "pi_emergent_gpt-4o_naive.csv", shared_data / "ccpt"
+    out = tmp_path / "rejudged"
+    argv = ["rejudge", str(source), "--judge", "ccpt-scripted/judge", "--limit", "2", "--out", str(out),
+            "--data-dir", str(data), "--no-preflight"]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "Compared on the 2 instances (per run) both judges scored; 198 scored by one judge only" in printed
+    stored, rejudged = load_results(source, load_dataset(data)), load_results(out)
+    same = stored[stored["instance"].isin(set(rejudged["instance"]))]
+    assert same["instance"].nunique() == 2
+    cells = {(task, metric): s.mean for row in table3(same).rows for (task, metric), s in row.cells.items()}
+    shown = {}
+    for line in printed.splitlines():
+        parts = [p.strip() for p in line.strip("|").split("|")]
+        if len(parts) == 7 and parts[:3] == ["gpt-4o", "base", "pi_emergent"]:
+            shown[parts[3]] = float(parts[4])
+    names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np", "E": "score"}
+    assert shown == {name: round(cells[("pi_emergent", metric)], 1) for name, metric in names.items()}
