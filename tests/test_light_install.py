@@ -71,7 +71,7 @@ def test_the_wheel_ships_every_data_file_and_nothing_from_tests(light: tuple[Pat
         if p.is_file() and "__pycache__" not in p.parts and (p.suffix == ".py" or p.suffix in DATA_SUFFIXES)
     }
     assert wanted - names == set()
-    assert {"ccpt/data/reference_results.sha256", "ccpt/data/paper_scores.json.gz"} <= names
+    assert {"ccpt/benchmark.toml", "ccpt/data/paper_scores.json.gz"} <= names
     assert not [n for n in names if n.startswith("tests/") or "scripted_provider" in n or "conftest" in n]
 
 

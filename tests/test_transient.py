@@ -37,7 +37,7 @@ def _first_instance(ccpt_dir: Path) -> dict[str, str]:
     from ccpt.eval.samples import task_dataset
     from ccpt.spec import PI_EMERGENT, TASK_SPECS
 
-    return dict(task_dataset(TASK_SPECS[PI_EMERGENT], split="test", data_dir=str(ccpt_dir))[0].metadata)
+    return dict(task_dataset(TASK_SPECS[PI_EMERGENT], split="test", data_dir=str(ccpt_dir))[0][0].metadata)
 
 
 def _argv(ccpt_dir: Path, log_dir: Path, *extra: str) -> list[str]:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccpt.benchmark import dataset_digest
+from ccpt.download import sha256_file
 from ccpt.errors import DataError
 from ccpt.sources import resolve_data_dir
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, PropertyType, TaskName, TypeLabel
@@ -44,6 +46,7 @@ RELEASED_HEADERS: dict[str, tuple[str, ...]] = {
     "add_ccpt_emergent": (*BASE_COLUMNS, "meta.property_source"),
 }  # fmt: skip
 # file stem -> (property type, extra required columns)
+INDEX = "test_index.json"  # the generative tasks' test splits
 FILE_SPECS: dict[str, tuple[PropertyType, tuple[str, ...]]] = {
     "ccpt_emergent": ("emergent", ("meta.gpt-4o_emergence", *_JUDGE_COLUMNS, "meta.modifier_gpt-4o_relevance")),
     "ccpt_canceled": ("canceled", ("meta.gpt-4o_cancellation", *_JUDGE_COLUMNS, "meta.modifier_gpt-4o_relevance")),
@@ -194,6 +197,7 @@ class CCPTDataset:
     test_index: dict[TaskName, tuple[int, ...]]
     source: str = ""
     excluded_toxic: int = 0
+    sha256: str = ""  # the files' digest (ccpt.benchmark.dataset_digest): the pinned one, or another version's
 
     def records(self, stem: str) -> list[Record]:
         """All records of one file."""
@@ -266,7 +270,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
     ``exclude_toxic`` drops toxicity-flagged rows (the test splits shrink)."""
     root = resolve_data_dir(data_dir)
     files = {stem: read_records(root / f"{stem}.csv", stem) for stem in FILE_SPECS}
-    test_index = read_test_index(root / "test_index.json")
+    test_index = read_test_index(root / INDEX)
     for task, rows in test_index.items():
         size = len(files[TASK_FILE[task]])
         if bad := [r for r in rows if r >= size]:
@@ -275,8 +279,10 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
     if exclude_toxic:
         files = {stem: [r for r in recs if not r.toxic] for stem, recs in files.items()}
     excluded = rows - sum(map(len, files.values()))
+    # Hashed as read (a --data-dir copy with other content is another dataset version: a run's identity).
+    digest = dataset_digest({p.name: sha256_file(p) for p in (*(root / f"{s}.csv" for s in FILE_SPECS), root / INDEX)})
     # The dataset's first four fields are the files in FILE_SPECS order.
-    return CCPTDataset(*files.values(), test_index=test_index, source=str(root), excluded_toxic=excluded)
+    return CCPTDataset(*files.values(), test_index=test_index, source=str(root), excluded_toxic=excluded, sha256=digest)
 
 
 def instances(ds: CCPTDataset, task: TaskName, split: str = "test", *, seed: int = 0) -> Sequence[Record | TypeItem]:

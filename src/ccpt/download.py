@@ -1,5 +1,5 @@
 """Fetching the CCPT files from the authors' GitHub repository at a pinned commit, checksum-verified: the dataset
-(``data/``) and the authors' stored result files (``results/``, their own manifest of hashes).
+(``data/``) and the authors' stored result files (``results/``), each pinned by its sha256 in ``benchmark.toml``.
 
 Files go into the user's cache directory, and a cached file is hashed again on every use (one whose checksum no longer
 matches is fetched again, never read). Network access goes through a ``Fetcher`` callable (tests inject failures or
@@ -18,45 +18,35 @@ import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 from platformdirs import user_cache_dir
 from tenacity import Retrying
 
+from ccpt.benchmark import benchmark
 from ccpt.errors import DataError
 from ccpt.outputs import atomic_path
 from ccpt.retry import retry_policy
 
-PINNED_COMMIT = "dbd6c08b413b939c3f3878ffb0bd5f048f71dc50"
+# The pinned commit, repository and file hashes have one home: the benchmark's metadata (ccpt/benchmark.toml).
+PINNED_COMMIT = benchmark().commit
 # raw.githubusercontent.com serves files of a commit at <base>/<commit>/<path>; CCPT_DATA_URL overrides the
 # base (a mirror, or a local server in tests).
-DEFAULT_BASE_URL = "https://raw.githubusercontent.com/seokwon99/CCPT"
-REPO_DATA_PATH = "data"
+DEFAULT_BASE_URL = benchmark().base_url
+REPO_DATA_PATH = benchmark().path
 
 # sha256 of every file at the pinned commit (the same values as shared/data/ccpt/SHA256SUMS).
-CHECKSUMS: Mapping[str, str] = MappingProxyType(
-    {
-        "ccpt_emergent.csv": "3aedc874f9389668a2435f23c7b68a0402cb1b4397804c1631ae6cccb9928169",
-        "ccpt_canceled.csv": "0d2353975068987f9c29a850a625e446ffdc90c24e169042e6fd7b902d0be1f9",
-        "ccpt_component.csv": "d4b0266f1ed58b3a038d1117631a88b0c6bf5c8adc2ea0a575a6dc4941e66a77",
-        "add_ccpt_emergent.csv": "4064f2d03d8d179b8a36fa13967bc82095c0bd8ced02b3f5040d2f918499f342",
-        "test_index.json": "809e74b7bbe618e3c631723af5b362925606e8aa0763b8f54b080eea6c233d00",
-        "conceptnet_adjacent.json": "49211173b55edc1353c1c9dace39fa5fbafb3f793816b878e90fdcfebdce043d",
-    }
-)
+CHECKSUMS: Mapping[str, str] = benchmark().sha256
 # Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.sources).
-REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name != "conceptnet_adjacent.json")
+REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name not in benchmark().optional)
 
-# The authors' stored result files (the paper's model outputs, judged by GPT-4o) at the same commit, under
-# ``results/`` beside ``data/``; their sha256 are a manifest shipped with ccpt (one ``<sha256>  <name>`` per line).
-REPO_RESULTS_PATH = "results"
-RESULTS_MANIFEST = Path(__file__).with_name("data") / "reference_results.sha256"
+# The authors' stored result files (the paper's model outputs, judged by GPT-4o) at the same commit, under their
+# own directory beside the dataset's, pinned in the benchmark's metadata too.
+REPO_RESULTS_PATH = benchmark().results_path
 
 
 def result_checksums() -> Mapping[str, str]:
-    """File name → sha256 of every stored result file the manifest pins."""
-    pairs = (line.split(maxsplit=1) for line in RESULTS_MANIFEST.read_text(encoding="utf-8").splitlines() if line)
-    return MappingProxyType({name.strip(): digest for digest, name in pairs})
+    """File name → sha256 of every stored result file ccpt pins."""
+    return benchmark().results_sha256
 
 
 Fetcher = Callable[[str, float], Iterable[bytes]]

@@ -45,6 +45,8 @@ class SampleRow:
     sa_failed_steps: int | None = None  # spreading activation: expansion steps with an unreadable model reply
     source: str | None = None  # the log or result file the row was read from
     protocol: str | None = None  # the evaluation protocol that produced it (ccpt.protocol; set by the reader)
+    # The run's other number-changing arguments, as JSON (ccpt.schemas.run.IDENTITY_ARGS; set by the log reader).
+    variant: str | None = None
     judge_errors: list[str] = field(default_factory=list, metadata={"log_only": True})
 
     def to_dict(self) -> dict[str, Any]:
@@ -53,7 +55,7 @@ class SampleRow:
 
 
 # What a run is, whatever file or log its rows came from (``judge``: :func:`judge_identity`, so judges never pool).
-RUN_IDENTITY: tuple[str, ...] = ("task", "model", "method", "sa_filter", "judge", "protocol")
+RUN_IDENTITY: tuple[str, ...] = ("task", "model", "method", "sa_filter", "judge", "protocol", "variant")
 # What one answer is: the run, the seed, the instance, the sample of a many-sample method and the SA step.
 SAMPLE_IDENTITY: tuple[str, ...] = (*RUN_IDENTITY, "seed", "instance", "sample", "sa_iteration")
 # What an answer says (besides its identity): two rows with one identity and these equal are one answer read twice.

@@ -296,7 +296,7 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     """What `ccpt run --dry-run` prints: validate the sweep, build its tasks (no model is built, nothing is sent)
     and print the plan (:mod:`ccpt.eval.plan`)."""
     from ccpt.eval.plan import cost_range, finished_samples, plan_rows, plan_totals, settings_conflicts
-    from ccpt.eval.sweep import check_servers
+    from ccpt.eval.sweep import check_instance_sets, check_servers
     from ccpt.results.inspect_logs import read_logs
     from ccpt.results.usage import load_prices
 
@@ -309,6 +309,7 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     check_servers(sweep, logs)
     for line in settings_conflicts(tasks, sweep.models, logs, judge=sweep.judge, generate=sweep.generate):
         click.echo(f"ccpt: warning: {line}", err=True)  # what the real run says before it sends anything
+    check_instance_sets(sweep, logs)
     done = finished_samples(logs, judge=sweep.judge, model_args=sweep.model_args, generate=sweep.generate)
     rows = plan_rows(tasks, sweep.models, sweep.limit, options, done if logs else None)
     solver, judge = plan_totals(rows)

@@ -36,7 +36,7 @@ from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, samples_complete
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
-GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol")
+GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol", "variant")
 ROWS_DIR = ".rejudge"  # inside the output directory: the stored answers each task reads
 # The task metadata key under which a re-judged log names the judge of the answers it re-judged (their run's).
 REJUDGED_JUDGE = "rejudged_judge"

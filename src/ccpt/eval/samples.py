@@ -35,14 +35,15 @@ def task_dataset(
     exclude_toxic: bool = False,
     tp_seed: int = 0,
     others_from_sample: bool = False,
-) -> MemoryDataset:
+) -> tuple[MemoryDataset, str]:
     """The instances of ``task`` as an Inspect dataset (sample ids: the CCPT instance ids; the solver builds the prompt
-    from the metadata); ``others_from_sample``: Task 3's "others" drawn as the authors did (:func:`others_as_run`)."""
+    from the metadata), and the dataset files' digest (its version); ``others_from_sample``: Task 3's "others" drawn
+    as the authors did (:func:`others_as_run`)."""
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
     if not task.generative:  # Task 3: the authors' "others" where asked, then the four types in turns
         items = interleave_types(others_as_run(items, tp_seed) if others_from_sample else items)  # type: ignore[arg-type]
-    return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}")
+    return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}"), ds.sha256
 
 
 def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:

@@ -308,6 +308,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     ensure_writable_dir(sweep.log_dir, "--log-dir")
     earlier = read_logs([sweep.log_dir], header_only=True).logs if sweep.log_dir.is_dir() else []
     check_servers(sweep, earlier)
+    check_instance_sets(sweep, earlier)
     endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
     forget_formats()
     tasks = sweep.task_objects()
@@ -430,6 +431,27 @@ def same_server(log_dir: Path, role: str, name: str, recorded: str | None, wante
             f"{log_dir} holds a run of {role} {name!r} at {there}, not at {wanted}: Inspect would take it for this run",
             f"use another directory for another server, or {recorded or 'no base URL'} to resume that run",
         )
+
+
+def check_instance_sets(sweep: Sweep, logs: Sequence[Any]) -> None:
+    """Refuse a log directory holding this sweep's task run with a larger ``--limit`` (or none): Inspect's eval set
+    identifies a task run without its instance set, so it would take that run (an abandoned ``--limit 8``) for this
+    one and the report would hold instances this command did not ask for. A larger limit extends the run."""
+    for log in logs:
+        ev, args = log.eval, log.eval.task_args or {}
+        wanted = {"method": args.get("method"), "seeds": sweep.seeds, "data_dir": sweep.data_dir, **sweep.task_args}
+        same = task_of(log) in sweep.tasks and str(ev.model) in sweep.models and args.get("method") in sweep.methods
+        if not same or any(args.get(k, v) != v for k, v in wanted.items()):
+            continue
+        recorded, asked = getattr(ev.config, "limit", None), sweep.limit
+        smaller = isinstance(recorded, int | None) and asked is not None and (recorded is None or asked < recorded)
+        if recorded != asked and (smaller or not isinstance(recorded, int | None)):
+            was, now = (f"--limit {n}" if n is not None else "no --limit" for n in (recorded, asked))
+            raise CcptError(
+                f"{sweep.log_dir} holds the {task_of(log)} run of {ev.model} ({args.get('method')}) with {was}, "
+                f"not {now}: Inspect would take it for this run",
+                f"use another --log-dir for another instance set, or {was} to resume that run",
+            )
 
 
 def _one_line(name: str, role: str, call: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:

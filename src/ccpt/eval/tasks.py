@@ -21,6 +21,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
 from ccpt import methods
+from ccpt.benchmark import benchmark
 from ccpt.errors import CcptError
 from ccpt.eval.inspect_compat import user_error
 from ccpt.eval.samples import task_dataset
@@ -28,6 +29,7 @@ from ccpt.eval.scorers import cancellation_judge, ccpt_mean, default_grader_role
 from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
+from ccpt.results.inspect_logs import DATASET_SHA256
 from ccpt.schemas.base import Count, OptionalText
 from ccpt.schemas.run import (
     AtLeastOne,
@@ -119,16 +121,17 @@ def _build(name: str, options: TaskOptions) -> Task:
         scorer = judge_scorer(method.name, options.judge_mode, options.judge_retries, protocol.name)
     else:
         scorer = type_match(method.name)
+    dataset, dataset_sha256 = task_dataset(
+        spec,
+        split=options.split,
+        data_dir=options.data_dir,
+        exclude_toxic=options.exclude_toxic,
+        tp_seed=options.seed,
+        others_from_sample=protocol.others_from_sample,
+    )
     return Task(
         name=spec.name,
-        dataset=task_dataset(
-            spec,
-            split=options.split,
-            data_dir=options.data_dir,
-            exclude_toxic=options.exclude_toxic,
-            tp_seed=options.seed,
-            others_from_sample=protocol.others_from_sample,
-        ),
+        dataset=dataset,
         solver=_solver(spec, method, options, protocol),
         scorer=scorer,
         epochs=Epochs(seeds, ccpt_mean()),
@@ -141,8 +144,9 @@ def _build(name: str, options: TaskOptions) -> Task:
             "oracle_n": options.oracle_n,
             "split": options.split,
             "protocol": protocol.name,
+            DATASET_SHA256: dataset_sha256,  # the dataset's version: part of the run's identity
         },
-        version="1",
+        version=benchmark().version,  # the benchmark's comparability version (ccpt/benchmark.toml)
     )
 
 

@@ -14,7 +14,7 @@ from ccpt.judging.agreement import judge_note
 from ccpt.methods import method_label, unregistered_notes
 from ccpt.report.display import DisplayTable, display_tables
 from ccpt.report.names import model_text, resolve_labels
-from ccpt.report.notes import frame_provenance, protocol_note, protocols_of
+from ccpt.report.notes import frame_provenance, protocol_note
 from ccpt.report.records import CSV_FIELDS, report_records
 from ccpt.report.tables import (
     FailureRow,
@@ -30,6 +30,7 @@ from ccpt.report.tables import (
     table5,
     table6,
     table7,
+    tagged_models,
 )
 from ccpt.results import LOG_SUFFIXES, load_results
 from ccpt.results.usage import Price, UsageRow, read_usage
@@ -93,9 +94,9 @@ def build_report(
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
     notes = [protocol_note(frame), *frame.attrs.get("notes", [])]
     repeats = list(frame.attrs.get("warnings", []))  # rows read twice (ccpt.results.identity): said first
-    if len(protocols_of(frame)) > 1:  # the display name follows the model id into its protocol-tagged form
-        tagged = frame.loc[frame["protocol"].notna(), ["model", "protocol"]].drop_duplicates()
-        names |= {f"{m} [{tag}]": f"{names[m]} [{tag}]" for m, tag in tagged.itertuples(index=False) if m in names}
+    # The display name follows the model id into its tagged form (protocol, run arguments).
+    tagged = pd.DataFrame({"id": frame["model"].astype(str), "key": tagged_models(frame)}).drop_duplicates()
+    names |= {t: names[m] + t[len(m) :] for m, t in tagged.itertuples(index=False) if t != m and m in names}
     # Of the rows as read (their model ids, the logs they came from), before the report relabels them.
     block = dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol)
     frame = as_reported(frame)  # never two protocols pooled; as-run fills (counted in the Failures table)

@@ -13,6 +13,7 @@ from ccpt.errors import CcptError
 from ccpt.report.names import match_method, match_model, model_text, resolve_labels
 from ccpt.report.notes import protocols_of
 from ccpt.report.tables import OracleReduction, display_methods, judge_of, per_instance_values, type_predictions
+from ccpt.results.identity import variant_tags
 from ccpt.spec import TASK_SPECS, TASKS
 from ccpt.stats import PairedComparison, paired_compare
 
@@ -90,7 +91,9 @@ def compare_runs(
     accuracy), on the instances both scored. Different protocols are refused unless ``allow_mixed_protocols``; each
     side is one judge's rows (``judges``), two different judges only when both are named."""
     final = frame[frame["sa_iteration"].isna()]
-    final = final.assign(method=display_methods(final))  # a no-filter ablation is a run of its own
+    tags = variant_tags(final)  # runs of other number-changing arguments are runs of their own: `m [oracle_n 2]`
+    model = final["model"].where(tags == "", final["model"] + " [" + tags + "]")
+    final = final.assign(method=display_methods(final), model=model)  # a no-filter ablation is a run of its own
     names = resolve_labels(labels, {str(m) for m in final["model"].dropna()})
     a, b = resolve_run(final, a, names), resolve_run(final, b, names)
     ids = (f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}")

@@ -6,13 +6,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import pandas as pd
 
 from ccpt.report.tables import RUN_ROW, GenerativeTable, as_reported, metric_name, table3
 from ccpt.stats import defined, kendall_tau_b
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,8 @@ class CrossJudge:
     judge_b: str
     cells: tuple[CellDifference, ...]
     rankings: tuple[ColumnRanking, ...]
+    compared: int = 0  # the instances (per run) both judges scored: every cell is over these
+    left_out: int = 0  # the instances (per run) only one judge scored (a `rejudge --limit`): in no cell
 
     def mean_absolute_difference(self, methods: Sequence[str] | None = None) -> float:
         """Mean |b − a| over the compared cells (of ``methods`` only, if given); NaN if there are none."""
@@ -69,10 +69,21 @@ def _cells(table: GenerativeTable) -> dict[tuple[str, str, str, str], float]:
     }
 
 
+def _answers(frame: pd.DataFrame) -> pd.Series:
+    """Each row's run and instance as one text (the re-judged copy of an answer has the same, under its judge)."""
+    key = [k for k in ("task", "model", "method", "sa_filter", "protocol", "variant", "instance") if k in frame]
+    text = frame[key].astype("string").fillna("")
+    return text.apply("\x1f".join, axis=1) if len(frame) else pd.Series([], dtype=object)
+
+
 def cross_judge(
     frame_a: pd.DataFrame, frame_b: pd.DataFrame, judge_a: str, judge_b: str, stat: str = "paper"
 ) -> CrossJudge:
-    """Both Table 3s (no Gold row) of tidy tables, built as ``ccpt report`` would, compared by cell and column."""
+    """Both Table 3s (no Gold row) of tidy tables, built as ``ccpt report`` would, compared by cell and column, on
+    the answers both judges scored (like with like: a `rejudge --limit 2` is compared on its 2 instances)."""
+    ids_a, ids_b = _answers(frame_a), _answers(frame_b)
+    both = set(ids_a) & set(ids_b)
+    frame_a, frame_b = frame_a[ids_a.isin(both).to_numpy()], frame_b[ids_b.isin(both).to_numpy()]
     a, b = table3(as_reported(frame_a), stat=stat), table3(as_reported(frame_b), stat=stat)  # type: ignore[arg-type]
     ca, cb = _cells(a), _cells(b)
     shared = [k for k in ca if k in cb]
@@ -91,7 +102,8 @@ def cross_judge(
             best_a, best_b = (max(keys, key=lambda k: sign * c[k]) for c in (ca, cb))
             methods = tuple(k[1] for k in keys)
             rankings.append(ColumnRanking(model, column.task, column.metric, methods, tau, best_a == best_b))
-    return CrossJudge(judge_a, judge_b, cells, tuple(rankings))
+    left_out = len(set(ids_a) ^ set(ids_b))
+    return CrossJudge(judge_a, judge_b, cells, tuple(rankings), len(both), left_out)
 
 
 def markdown(view: CrossJudge) -> str:
@@ -111,6 +123,9 @@ def markdown(view: CrossJudge) -> str:
         "",
         f"Mean absolute difference over {len(view.cells)} cells: {view.mean_absolute_difference():.1f} points.",
     ]
+    if view.left_out:
+        lines += ["", f"Compared on the {view.compared} instances (per run) both judges scored; {view.left_out} "
+                  "scored by one judge only are in no cell."]  # fmt: skip
     if view.rankings:
         lines += ["", "| Model | Task | Column | methods | Kendall τ-b | same best |", "|---|---|---|---|---|---|"]
         lines += [

@@ -14,6 +14,7 @@ from ccpt.methods import Judged, method_label, order, reduction
 from ccpt.protocol import FILLED, fill_failed_samples
 from ccpt.report.names import model_text
 from ccpt.results import optional
+from ccpt.results.identity import variant_tags
 from ccpt.results.inspect_logs import NO_SCORE_METADATA, SAMPLE_ERROR
 from ccpt.scoring import Classification, Relevances, classify
 from ccpt.spec import (
@@ -449,13 +450,23 @@ def protocols_of(frame: pd.DataFrame) -> list[str]:
     return sorted({str(p) for p in frame["protocol"].dropna()}) if "protocol" in frame else []
 
 
-def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows as a report averages them: models labelled ``model [protocol]`` when there are several protocols,
-    unscored ``as-run`` samples filled from another seed (:func:`ccpt.protocol.fill_failed_samples`)."""
-    if len(frame) and len(protocols_of(frame)) > 1:
-        frame = frame.copy()
+def tagged_models(frame: pd.DataFrame) -> pd.Series:
+    """Each row's model as a report keys and prints it: ``model [protocol]`` when there are several protocols, and
+    ``model [oracle_n 2]`` where its model and method have runs of other number-changing arguments
+    (:func:`ccpt.results.identity.variant_tags`): two such runs are two rows, never one average."""
+    model = frame["model"].astype(object)
+    if len(protocols_of(frame)) > 1:
         labelled = frame["protocol"].notna()
-        frame.loc[labelled, "model"] = frame.loc[labelled, "model"] + " [" + frame.loc[labelled, "protocol"] + "]"
+        model = model.where(~labelled, model + " [" + frame["protocol"].astype(str) + "]")
+    tags = variant_tags(frame)
+    return model.where(tags == "", model + " [" + tags + "]")
+
+
+def as_reported(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows as a report averages them: models tagged by :func:`tagged_models`, unscored ``as-run`` samples
+    filled from another seed (:func:`ccpt.protocol.fill_failed_samples`)."""
+    if len(frame):
+        frame = frame.assign(model=tagged_models(frame))
     return fill_failed_samples(frame)
 
 

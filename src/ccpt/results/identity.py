@@ -3,6 +3,7 @@ same content is one answer read twice (dropped, with a warning), one with differ
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import pandas as pd
@@ -96,3 +97,44 @@ def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> li
             "report each setting's logs apart (one --log-dir per setting)"
         )
     return warnings
+
+
+UNRECORDED = "unrecorded"
+
+
+def _arguments(variant: object) -> dict[str, str] | None:
+    """A row's ``variant`` cell as name → value text (None: not recorded); a cell that is no JSON object is one
+    value of its own (a hand-edited table), never an error."""
+    if variant is None or (isinstance(variant, float) and variant != variant) or not str(variant).strip():
+        return None
+    try:
+        values = json.loads(str(variant))
+    except ValueError:
+        values = None
+    if not isinstance(values, dict):
+        return {"arguments": str(variant)}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+def variant_tags(frame: pd.DataFrame) -> pd.Series:
+    """Per row, what tells its run apart from the other runs of its model and method (``oracle_n 2``, ``split
+    train, limit 8``): the arguments whose values differ among them (:data:`ccpt.rows.RUN_IDENTITY`'s
+    ``variant``); "" where the model and method have one run."""
+    tags = pd.Series("", index=frame.index, dtype=object)
+    if frame.empty or "variant" not in frame:
+        return tags
+    cells = frame["variant"].astype("string").fillna("")
+    for _, group in cells.groupby([frame["model"].astype(str), frame["method"].astype(str)], sort=False):
+        distinct = {v: _arguments(v) for v in group.unique()}
+        if len(distinct) < 2:
+            continue
+        recorded = [a for a in distinct.values() if a is not None]
+        names = sorted({k for a in recorded for k in a})
+        partial = len(recorded) < len(distinct)  # beside rows that record none, every recorded argument tells apart
+        differ = [k for k in names if partial or len({a.get(k, UNRECORDED) for a in recorded}) > 1]
+        label = {
+            v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, UNRECORDED)}" for k in differ)
+            for v, a in distinct.items()
+        }
+        tags[group.index] = group.map(label)
+    return tags

@@ -3,6 +3,8 @@ Unreadable logs are named and skipped, never fatal; where two logs hold the same
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +73,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # per RUN_IDENTITY: generation settings → a log sent them
     sent_by_source: dict[str, str] = {}  # log name → the generation settings its answers' model was sent
     run_formats: dict[tuple[str, str, str, str], set[str]] = {}  # per run_key: its judge's formats in any of its logs
+    asked: dict[str, tuple[str, int]] = {}  # per run_identity: a log of it, and how many instances its command asked
     for log in logs:
         found = run_formats.setdefault(run_key(log), set())
         for sample in log.samples or []:
@@ -99,6 +102,8 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
             mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
             identity = model_identity(str(grader.model), grader.base_url, reply_format=reply_format, mode=mode)
         first = len(rows)
+        if ids := getattr(log.eval.dataset, "sample_ids", None):  # the instances the command asked for
+            asked[run_identity(log)] = (source, len(ids))  # the newest log's (a larger --limit extends a run)
         for sample in log.samples or []:
             epoch = int(getattr(sample, "epoch", 1) or 1)
             meta = _ccpt_metadata(sample)
@@ -137,6 +142,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
         recorded = (log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}).get(SENT_SETTINGS)
         recorded = recorded if isinstance(recorded, str) and recorded.strip() else None  # a log's text, untrusted
         run, sent = run_identity(log), recorded or generation_settings(log, protocol)
+        variant = run_variant(log) if task_name in TASK_SPECS else None  # a re-judged row keeps its source's
         generated = task_name in TASK_SPECS or recorded is not None
         if generated:
             sent_by_source[source] = sent
@@ -145,6 +151,8 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
                 row["judge"] = identity
             row[LOG_DONE] = log.status in ("success", "error")
             row[_RUN] = run
+            if variant is not None:
+                row["variant"] = variant
             if generated and row.get("method") != GOLD:  # Gold: the dataset's answer, the model is sent nothing
                 key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
                 settings.setdefault(key, {}).setdefault(sent, source)
@@ -154,11 +162,13 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
         raise DataError(f"{root}: no samples found in Inspect logs", "check the path")
     out = tidy_frame(rows).assign(**{column: [row[column] for row in rows] for column in (LOG_DONE, _RUN)})
     # One answer in two logs of one run: the newest wins; two runs under one identity: ccpt.results.identity decides.
-    repeated = out.duplicated(subset=[*SAMPLE_IDENTITY, _RUN], keep="last")
+    repeated = out.duplicated(subset=[*_IN_RUN, _RUN], keep="last")
     repeated_done = int((repeated & out[LOG_DONE]).sum())
     replaced = _replaced_answers(out, repeated)
     out = out[~repeated].reset_index(drop=True)
     unfinished = int((~out[LOG_DONE]).sum())
+    covered = out.groupby(_RUN, sort=False)["instance"].nunique()
+    short = [f"{source} {covered.get(run, 0)} of {n}" for run, (source, n) in asked.items() if covered.get(run, 0) < n]
     out = out.drop(columns=[LOG_DONE, _RUN])
     notes = []
     if repeated_done:
@@ -170,6 +180,8 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
             f"{unfinished} rows come from interrupted runs (log status started or cancelled): "
             "rerun the same `ccpt run` command to complete them"
         )
+    if short:  # one line: the runs whose rows are not the instance set their command asked for
+        notes.append(f"runs covering fewer instances than their command asked for: {'; '.join(short)}")
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
     notes.extend(invalid)
@@ -216,7 +228,7 @@ def _without_copies(logs: list[Any]) -> tuple[list[Any], list[str]]:
 def _replaced_answers(out: pd.DataFrame, repeated: pd.Series) -> str:
     """``"N rows of OLD (kept: NEW)"`` per pair of logs where a finished older log of a run answered otherwise than
     its newest (a resumption copies finished answers: this is another run's log), or empty."""
-    key, content = [*SAMPLE_IDENTITY, _RUN], list(SAMPLE_CONTENT)  # out: a tidy frame with its working columns
+    key, content = [*_IN_RUN, _RUN], list(SAMPLE_CONTENT)  # out: a tidy frame with its working columns
     failed = out["parse_error"].astype("string").fillna("").str.startswith(SAMPLE_ERROR)
     old = out[repeated & out[LOG_DONE] & ~failed]
     if old.empty:
@@ -353,6 +365,8 @@ def servers_of(log: Any) -> str:
 
 
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
+# An answer within one Inspect task run: its newest log's wins whatever its arguments (a larger --limit extends it).
+_IN_RUN = tuple(c for c in SAMPLE_IDENTITY if c != "variant")
 # The generation settings that change answers, as a log records what the model was sent (``log.plan.config``: the
 # task's, the protocol's and the command line's, resolved and typed). The run seed is an identity column of its own.
 ANSWER_SETTINGS = (
@@ -379,6 +393,33 @@ def settings_line(config: Any, protocol: str, model: str) -> str:
         values |= {k: getattr(wanted, k) for k in ("temperature", "top_p", "max_tokens") if values[k] is None}
     said = [f"{name} {' '.join(str(value).split())}" for name, value in values.items() if value is not None]
     return ", ".join(said) or "the provider's defaults"
+
+
+# The task metadata key under which a ccpt task records its dataset files' digest (ccpt.benchmark.dataset_digest).
+DATASET_SHA256 = "dataset_sha256"
+_SECRET = re.compile(r"(key|secret|password|token)$", re.IGNORECASE)  # -M names never written into a label
+
+
+def run_variant(log: Any) -> str:
+    """A ccpt task log's number-changing arguments beyond its task, model, method, judge and protocol, as sorted JSON
+    (:data:`ccpt.schemas.run.IDENTITY_ARGS`): the task arguments that change its method's numbers, the instance set
+    (``limit``, ``sample_id``), the answering model's -M arguments, the dataset's digest and the benchmark version."""
+    from ccpt.schemas.run import IDENTITY_ARGS, PLAIN_MODEL_ARGS
+
+    args = log.eval.task_args or {}
+    method = split_method(str(args.get("method") or ""))[0]
+    changes = [name for name, methods in IDENTITY_ARGS.items() if methods is None or method in methods]
+    values = {name: args[name] for name in changes if name in args}
+    config = log.eval.config
+    values |= {name: value for name in ("limit", "sample_id") if (value := getattr(config, name, None)) is not None}
+    model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
+    values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
+    metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
+    if isinstance(digest := metadata.get(DATASET_SHA256), str):
+        values["dataset"] = digest[:12]
+    values["benchmark"] = log.eval.task_version  # older logs: 1, what every task said before it was declared
+    plain = {k: v if isinstance(v, str | int | float | bool) or v is None else str(v) for k, v in values.items()}
+    return json.dumps(plain, sort_keys=True)
 
 
 # How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).

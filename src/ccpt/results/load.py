@@ -149,8 +149,10 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
             frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
         except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise DataError(f"{path}: cannot read as CSV ({exc})") from None
-    # Tables exported before these columns existed: they ran ccpt's default protocol, and counted neither.
-    for column, default in {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None}.items():
+    # Tables exported before these columns existed: they ran ccpt's default protocol, counted neither, and recorded
+    # no run arguments.
+    older = {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None, "variant": None}
+    for column, default in older.items():
         if column not in frame.columns:
             frame[column] = default
     if missing := missing_columns(frame.columns, COLUMNS):

@@ -155,6 +155,9 @@ class TidyRow(TypedDict):
     source: CellText
     protocol: Annotated[ProtocolName | None, Blank, role(KEY, "the protocol (empty in old tables: ccpt)")]
     invalid_cells: NotRequired[Annotated[OptionalCount, column("invalid_cells", "cells set aside when read")]]
+    variant: NotRequired[
+        Annotated[OptionalText, role(KEY, "the run's other number-changing arguments, as JSON (empty: unrecorded)")]
+    ]
     sa_failed_steps: NotRequired[
         Annotated[OptionalCount, column("sa_failed_steps", "SA expansion steps with an unreadable model reply")]
     ]
@@ -173,10 +176,10 @@ TIDY = TableSchema(
     # With the source file: the same sample read from two files (an SA per-step file and its main file, say) is
     # two rows of the table as it was exported; twice from one file, it would be counted twice.
     unique=(("source", "task", "model", "method", "sa_filter", "judge", "seed", "instance", "sample",
-             "sa_iteration", "protocol"),),
+             "sa_iteration", "protocol", "variant"),),
     rules=(
-        "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol, invalid_cells and "
-        "sa_failed_steps may be absent in tables written by older versions).",
+        "Required columns: every column of docs/metrics.md \"Per-sample results\" (protocol, invalid_cells, "
+        "sa_failed_steps and variant may be absent in tables written by older versions).",
         "r_hmp and score are recomputed from r_np, r_hp, r_mp; stored values that differ are reported.",
         "A Task-3 row with a rejected gold_type or pred_type is unscored (counted).",
     ),

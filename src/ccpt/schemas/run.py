@@ -10,6 +10,7 @@ from pydantic import BeforeValidator, Field, Strict, TypeAdapter, ValidationErro
 from ccpt.errors import CcptError
 from ccpt.protocol import PROTOCOLS
 from ccpt.schemas.base import UnitFloat, _no_bool, _reason, shown
+from ccpt.spec import MULTI_ORACLE, SA_METHODS
 
 AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
 
@@ -43,6 +44,25 @@ RUN_OPTIONS: dict[str, Any] = {
     "temperature": NonNegative,
     "top_p": UnitFloat,
 }
+
+# A run's identity is every argument that changes a number (docs/metrics.md, "Identity"): besides its task, model,
+# method, judge and protocol, these task arguments (each → the methods whose numbers it changes; None: every
+# method's), the instance set (`--limit`), the model's -M arguments but those in PLAIN_MODEL_ARGS, the dataset's
+# version (its files' digest) and the benchmark's. ccpt.results.inspect_logs.run_variant reads them from a log.
+IDENTITY_ARGS: dict[str, tuple[str, ...] | None] = {
+    "split": None,
+    "exclude_toxic": None,
+    "system_prompt": None,
+    "seed": None,  # the base sampling seed; Task 3: the seed of its sampled items
+    "judge_retries": None,
+    "oracle_n": (MULTI_ORACLE,),
+    "sa_max_iterations": SA_METHODS,
+    "sa_epsilon": SA_METHODS,
+    "sa_max_candidates": SA_METHODS,
+}
+# -M arguments that never change an answer: where the model is and how it is reached or billed (the endpoint is
+# an identity of its own), and the scripted test model's pacing and call log.
+PLAIN_MODEL_ARGS = frozenset({"base_url", "api_key", "timeout", "max_retries", "calls_file", "latency"})
 
 
 def check(value: Any, declared: Any, name: str, hint: str | None = None) -> Any:
