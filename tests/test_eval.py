@@ -364,7 +364,7 @@ def test_a_run_present_twice_in_a_log_dir_is_counted_once(ccpt_dir: Path, tmp_pa
     shutil.copy(source, source.with_name("copy-" + source.name))
     twice = from_inspect_logs(tmp_path / "logs")
     assert len(once) == len(twice) == 4
-    assert twice.attrs["notes"] and "ignored" in twice.attrs["notes"][0]
+    assert any("is a copy of" in w and "counted once" in w for w in twice.attrs["warnings"])
 
 
 def test_a_failed_type_prediction_sample_is_counted_not_a_crash(ccpt_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -438,9 +438,10 @@ def test_inspect_eval_without_a_grader_role_scores_with_the_distilled_judge(ccpt
     judged = {str(e.model) for s in log.samples for e in s.events if e.event == "model" and e.role == "grader"}
     assert judged == {"ccpt-distilled/default"}
     assert [(s.name, list(s.metrics)) for s in log.results.scores] == [
-        ("E", ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]),  # the report's cell and ± first
-        ("R_NP", ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]),
-        ("R_HMP", ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]),
+        # The report's cell and its two spreads (the SEM, the paper's ±) first.
+        ("E", ["ccpt/cell", "ccpt/cell_sem", "ccpt/cell_sd", "ccpt/mean", "ccpt/stderr"]),
+        ("R_NP", ["ccpt/cell", "ccpt/cell_sem", "ccpt/cell_sd", "ccpt/mean", "ccpt/stderr"]),
+        ("R_HMP", ["ccpt/cell", "ccpt/cell_sem", "ccpt/cell_sd", "ccpt/mean", "ccpt/stderr"]),
         ("parse_ok", ["ccpt/mean"]),
     ]
     rows = _rows(log)

@@ -10,18 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+from test_cli_validation import _one_line_error  # one helper for every "one line naming the culprit" check
 
 from ccpt.cli import main
 from ccpt.judging.teacher_pairs import COLUMNS as TEACHER_COLUMNS
-
-
-def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    code = main(argv)
-    _out, err = capsys.readouterr()
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2, (code, err)
-    assert len(lines) == 1 and lines[0].startswith("ccpt: error:"), err
-    return lines[0]
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,8 @@ def test_missing_llama_cpp_says_how_to_install(monkeypatch: pytest.MonkeyPatch) 
     # An earlier test's import left the submodule as an attribute of its package, which `from ccpt.eval import`
     # would return without importing it again.
     monkeypatch.delattr(ccpt.eval, "llama_backend", raising=False)
-    with pytest.raises(ModelError, match=r"llama-cpp-python is not installed.*scripts/setup\.sh.*ccpt\[local\]"):
+    expected = r"llama-cpp-python is not installed.*scripts/setup\.sh.*pip install .*\[local\]'"
+    with pytest.raises(ModelError, match=expected):
         local_model.GGUFModelAPI("qwen2.5-0.5b")
 
 

@@ -586,7 +586,8 @@ def test_as_run_npc_answers_without_the_head_noun_are_judged_anyway() -> None:
     npc = TASK_SPECS[NPC_EMERGENT]
     assert parse_answer(npc, reply, "fire").error == "head noun 'fire' not in combination"
     as_run = parse_answer(npc, reply, "fire", as_run=True)
-    assert as_run.ok and (as_run.value, as_run.modifier) == ("campfire", "campfire")
+    # The authors' rule: the lemma of the reply's modifier field (the combination's word only without one).
+    assert as_run.ok and (as_run.value, as_run.modifier) == ("campfire", "camp")
     broken = parse_answer(npc, '{"combination": "a broken oil-rich vase"}', "vase", as_run=True)
     assert broken.ok and broken.modifier == "break"  # no "modifier" key needed; the first content word's lemma
     assert parse_answer(npc, '{"combination": "eye for an eye"}', "eye", as_run=True).error == (

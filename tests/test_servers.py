@@ -217,7 +217,8 @@ def test_llamacpp_inspect_eval_without_a_grader_never_self_judges(
     judged = _judge_events(log)
     assert judged and {str(e.model) for e in judged} == {"ccpt-distilled/default"}
     first = log.results.scores[0]
-    assert first.name == "E" and list(first.metrics) == ["ccpt/cell", "ccpt/cell_sem", "ccpt/mean", "ccpt/stderr"]
+    metrics = ["ccpt/cell", "ccpt/cell_sem", "ccpt/cell_sd", "ccpt/mean", "ccpt/stderr"]
+    assert first.name == "E" and list(first.metrics) == metrics
     assert "R_N,P(" in log.samples[0].scores["emergence_judge"].explanation
 
 

@@ -275,7 +275,8 @@ def test_every_task_parameter_reaches_where_it_acts(task_name, method, ccpt_dir,
     protocol = values["protocol"]
     task = function(**values)
     assert task.metadata == {
-        "ccpt_task": task_name, "method": method, "seeds": 2, "oracle_n": 7, "split": "train", "protocol": protocol
+        "ccpt_task": task_name, "method": method, "seeds": 2, "oracle_n": 7, "split": "train", "protocol": protocol,
+        "dataset_sha256": load_dataset(ccpt_dir, exclude_toxic=True).sha256,  # the dataset's version
     }  # fmt: skip
     assert task.epochs == 2
     assert task.config == task_config(get_protocol(protocol))  # as-run: empty, filled per call and provider

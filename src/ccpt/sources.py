@@ -14,32 +14,31 @@ from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, o
 GRAPH_CACHE_NAME = "conceptnet_adjacent.json"
 
 
+def _local_copy(chosen: str | Path | None, variable: str, what: str, option: str) -> Path | None:
+    """``chosen``, else ``$variable``, as a directory that exists (one line naming it otherwise); None: neither."""
+    chosen = chosen or os.environ.get(variable)
+    if not chosen:
+        return None
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        state = "is not a directory" if path.exists() else "does not exist"
+        raise DataError(f"{what} directory {path} {state}", f"check {option} / {variable}")
+    return path
+
+
 def resolve_data_dir(data_dir: str | Path | None) -> Path:
     """Where the dataset files are: ``data_dir``, else ``$CCPT_DATA_DIR``, else the verified download cache."""
-    chosen = data_dir or os.environ.get("CCPT_DATA_DIR")
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not path.is_dir():
-            what = "is not a directory" if path.exists() else "does not exist"
-            raise DataError(f"data directory {path} {what}", "check --data-dir / CCPT_DATA_DIR")
-        return path
-    return download()  # hashes cached files again: an altered one is fetched again, not read
+    # The download hashes cached files again: an altered one is fetched again, not read.
+    return _local_copy(data_dir, "CCPT_DATA_DIR", "data", "--data-dir") or download()
 
 
-def resolve_results_dir(results_dir: str | Path | None) -> Path:
+def resolve_results_dir(results_dir: str | Path | None = None) -> Path:
     """Where the authors' stored result files are: ``results_dir``, else ``$CCPT_RESULTS_DIR``, else the verified
     download cache (every pinned file hashed again, a missing or altered one fetched)."""
-    chosen = results_dir or os.environ.get("CCPT_RESULTS_DIR")
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not path.is_dir():
-            what = "is not a directory" if path.exists() else "does not exist"
-            raise DataError(f"results directory {path} {what}", "check --results-dir / CCPT_RESULTS_DIR")
-        return path
-    return download_results()
+    return _local_copy(results_dir, "CCPT_RESULTS_DIR", "results", "--results-dir") or download_results()
 
 
-def stored_result_files(results_dir: str | Path | None) -> list[Path]:
+def stored_result_files(results_dir: str | Path | None = None) -> list[Path]:
     """The authors' result files (``*.csv``) in the stored-results directory and its subdirectories (a copy may
     keep other models' files in a folder of their own), sorted by name; one line when there are none."""
     root = resolve_results_dir(results_dir)

@@ -361,6 +361,7 @@ def paper_scores(
     from ccpt.results.paper_scores import PaperScores, file_hashes, pairs_of, score_pairs, store_path, write_store
     from ccpt.rows import judge_identity
     from ccpt.sources import stored_result_files
+    from ccpt.spec import TYPE_PREDICTION
 
     model = judge_model_name(judge_model)
     if not model.startswith(f"{PROVIDER}/"):
@@ -385,7 +386,7 @@ def paper_scores(
     for note in notes:
         click.echo(f"ccpt: {note}", err=True)
     rows = table3_rows(stored)
-    rows = rows[rows["task"] != "type_prediction"]  # Task 3 has no judge
+    rows = rows[rows["task"] != TYPE_PREDICTION]  # Task 3 has no judge
     read = {str(s) for s in rows["source"].dropna()}  # the files whose answers are scored (no per-step files)
     pairs = pairs_of(rows)
     started = time.monotonic()

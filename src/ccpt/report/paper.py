@@ -15,7 +15,7 @@ from ccpt.errors import CcptError
 from ccpt.results import load_results
 from ccpt.results.paper_scores import find_scores, rescore
 from ccpt.rows import judge_model
-from ccpt.spec import TASK_SPECS
+from ccpt.spec import TASK_SPECS, TYPE_PREDICTION
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -98,8 +98,8 @@ def beside_paper(run: pd.DataFrame, stored: pd.DataFrame) -> Beside:
                 f"this judge's scores of them exists (make one: ccpt judge paper-scores --judge "
                 f"{judge_model(judge)}; an LLM judge: ccpt rejudge the stored files, then report both)"
             )
-    if (run["task"] == "type_prediction").any():  # Task 3 has no judge: the paper's accuracy stands beside any run
-        parts.append(stored[stored["task"] == "type_prediction"])
+    if (run["task"] == TYPE_PREDICTION).any():  # Task 3 has no judge: the paper's accuracy stands beside any run
+        parts.append(stored[stored["task"] == TYPE_PREDICTION])
     if parts:
         out.frame = pd.concat(parts, ignore_index=True)
         out.labels = {m: f"{m}{PAPER_SUFFIX}" for m in out.frame["model"].dropna().astype(str).unique()}
