@@ -26,6 +26,7 @@ PROBE_TIMEOUT = 3.0  # seconds a TCP connection to a live server takes at most o
 
 _down: dict[str, str] = {}  # endpoint → one line: why it was declared down
 _stop_run = False  # stop the running eval set when an endpoint is declared down (ccpt's own commands)
+_quiet_before: bool | None = None  # rich's console.quiet before an outage quieted it (None: not quieted)
 
 
 class EndpointDown(ModelError):
@@ -112,7 +113,9 @@ def mark_down(endpoint: str, reason: str) -> None:
     # about calls that fail at once: kept in the logs, not shown; ccpt's one line says what happened.
     import rich
 
-    rich.get_console().quiet = True
+    global _quiet_before
+    console = rich.get_console()
+    _quiet_before, console.quiet = console.quiet, True
     # The first endpoint down stops the eval set as Ctrl-C does, through asyncio.Runner's SIGINT handler where it is
     # installed (the main thread), so Inspect writes its logs for the rerun; elsewhere every later call fails at once.
     if threading.current_thread() is threading.main_thread():
@@ -125,12 +128,17 @@ def mark_down(endpoint: str, reason: str) -> None:
 def stop_on_outage() -> Iterator[None]:
     """Within the block (an eval set), the first endpoint declared down stops the run and quiets Inspect's display.
     asyncio installs the SIGINT handler that stops it only over Python's own, so that one is put back for the block
-    where it is not (a process started with SIGINT ignored, as a shell starts a background job)."""
+    where it is not (a process started with SIGINT ignored, as a shell starts a background job).
+
+    Only the outage's quieting is undone, to what the console was just before it: Inspect's display "none" quiets
+    the console once, when its display is first built in the process, and never again (the display is kept), so
+    putting back the value from before the block would show its task panels in every later eval set (on stdout,
+    before ``--format json``'s report)."""
     import rich
 
-    global _stop_run
-    console = rich.get_console()
-    quiet, restore = console.quiet, None
+    global _stop_run, _quiet_before
+    restore = None
+    _quiet_before = None
     reset(stop_run=True)
     in_main = threading.current_thread() is threading.main_thread()
     if in_main and signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
@@ -140,7 +148,9 @@ def stop_on_outage() -> Iterator[None]:
     finally:
         if restore is not None:
             signal.signal(signal.SIGINT, restore)
-        console.quiet, _stop_run = quiet, False
+        if _quiet_before is not None:
+            rich.get_console().quiet = _quiet_before
+        _quiet_before, _stop_run = None, False
 
 
 def gone() -> dict[str, str]:
