@@ -297,16 +297,13 @@ TABLE3_FILES = (
 )
 
 
-def _key(concept: str, prop: str) -> tuple[str, str]:
-    return " ".join(str(concept).split()), " ".join(str(prop).split())
-
-
 def table3_measures(data_dir: str, reference: str, heads: list[str]) -> dict:
     import math
 
     from ccpt.judging.distilled import load_judge
     from ccpt.report.cross_judge import cross_judge
     from ccpt.results import load_results, set_scores
+    from ccpt.results.paper_scores import pair_key
     from ccpt.scoring import Relevances
     from ccpt.spec import TASK_SPECS
 
@@ -318,7 +315,7 @@ def table3_measures(data_dir: str, reference: str, heads: list[str]) -> dict:
         if row["parse_ok"] and isinstance(row["answer"], str) and row["answer"]:
             modifier = row["answer_modifier"] if isinstance(row["answer_modifier"], str) else None
             concepts, prop = TASK_SPECS[row["task"]].judged_pairs(row, row["answer"], modifier)
-            wanted[i] = [_key(c, prop) for c in concepts]
+            wanted[i] = [pair_key(c, prop) for c in concepts]
     unique = sorted({k for keys in wanted.values() for k in keys})
     judges = [load_judge(None if h == "shipped" else Path(h), calibrated=False) for h in heads]
     started = time.perf_counter()
