@@ -36,7 +36,7 @@ import statistics
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -258,7 +258,7 @@ def compare(
     return out
 
 
-# --- step-1 composition against the open models' stored runs (docs/methods.md, "as run per model family") -------
+# --- step-1 composition against the stored runs (docs/methods.md, "as run per model family") --------------------
 
 OPEN_MODEL = "Meta-Llama-3.1-70B-Instruct"  # the open model whose SA files are stored (more-models/)
 COMPOSITION_RUNS = ("sa-llm", "sa-conceptnet", "sa-llm&conceptnet")
@@ -289,23 +289,27 @@ class FirstView:
         return python_list(self.table.get(concept, []))
 
 
-def request_composition(
+def request_views(
     instances: Sequence[Instance],
     method_raw: str,
     graph: ConceptGraph,
     table: Mapping[str, list[str]],
     *,
-    llm_graph: bool,
+    family: str,
     seed: int,
-) -> Counter[str]:
-    """The classes of the step-1 sets of ccpt's as-run requests over ``instances`` (``llm_graph``: the LLM source
-    also gets the graph's neighbours, as the open models' runs did)."""
+) -> list[tuple[str, ...]]:
+    """What ccpt's as-run request showed the filter at step 1, per instance, for a model of ``family`` ("open": every
+    method has both sources; "gpt-4o": LLM-only runs show the filter the step's whole sample), as
+    ``ccpt.eval.spreading`` configures it."""
     method, _ = reference_method(method_raw)
-    use_llm = method in ("sa_llm", "sa_both")
-    use_graph = method in ("sa_conceptnet", "sa_both") or (use_llm and llm_graph)
+    use_llm = method in ("sa_llm", "sa_both") or family == "open"
+    use_graph = method in ("sa_conceptnet", "sa_both") or family == "open"
+    earlier = family == "gpt-4o" and use_llm and not use_graph
     config = SAConfig(
         use_llm=use_llm, use_graph=use_graph, max_iterations=1, seed=seed, as_run=True, prompt_variant="asrun"
     )
+    if earlier:
+        config = replace(config, view_of_sample=True, filter_view=config.sample_size)
 
     async def run_all() -> list[Trajectory]:
         activator = Activator()
@@ -319,62 +323,102 @@ def request_composition(
             )
         )
 
-    total: Counter[str] = Counter()
-    for instance, trajectory in zip(instances, asyncio.run(run_all()), strict=True):
-        total += composition(trajectory.steps[0].concepts, instance.seeds, graph)
-    return total
+    return [trajectory.steps[0].concepts for trajectory in asyncio.run(run_all())]
+
+
+@dataclass(frozen=True)
+class FilterModel:
+    """The stored filter's average behaviour, measured on one stored run of the model and task against the views
+    ccpt's as-run requests showed for the same instances: per class, the share of shown concepts it kept, and the
+    concepts per instance it named without being shown them (a class it was never shown is kept as ConceptNet's)."""
+
+    keep: Mapping[str, float]
+    unshown: Mapping[str, float]
+
+    @classmethod
+    def fit(cls, instances: Sequence[Instance], views: Sequence[Sequence[str]], graph: ConceptGraph) -> FilterModel:
+        """Fit on stored step-1 sets and the views ccpt's as-run requests showed for the same instances."""
+        shown, kept, unshown = Counter(), Counter(), Counter()
+        for instance, view in zip(instances, views, strict=True):
+            answered = set(instance.sets.get(1, []))
+            shown += composition(sorted(set(view)), instance.seeds, graph)
+            kept += composition(sorted(answered & set(view)), instance.seeds, graph)
+            unshown += composition(sorted(answered - set(view)), instance.seeds, graph)
+        keep = {k: kept[k] / shown[k] for k in CLASSES if shown[k]}
+        keep.setdefault("other", keep.get("ConceptNet", 0.0))  # never shown in the fit (GPT-4o): as any other node
+        n = max(1, len(instances))
+        return cls({k: keep.get(k, 0.0) for k in CLASSES}, {k: unshown[k] / n for k in CLASSES})
+
+    def predict(
+        self, instances: Sequence[Instance], views: Sequence[Sequence[str]], graph: ConceptGraph
+    ) -> dict[str, float]:
+        """Expected step-1 classes when this filter is shown ``views``."""
+        out = {k: self.unshown[k] * len(instances) for k in CLASSES}
+        for instance, view in zip(instances, views, strict=True):
+            for kind, count in composition(sorted(set(view)), instance.seeds, graph).items():
+                out[kind] += count * self.keep[kind]
+        return out
 
 
 def compare_composition(
     reference: Path, data_dir: Path, *, runs: int = 5, tasks: Sequence[str] = TASKS
 ) -> list[dict[str, object]]:
-    """Per task and SA method: the step-1 classes of the open model's stored file and of GPT-4o's, and the mean over
-    ``runs`` seeds of ccpt's as-run requests for an open model (LLM source with the graph) and for GPT-4o."""
+    """Per task, stored model (Llama-3.1-70B: the open family; GPT-4o) and SA method: the step-1 classes of the stored
+    file, and the classes predicted for ccpt's as-run requests (mean over ``runs`` seeds) with the stored filter's
+    behaviour fitted on the model's ConceptNet-only run (:class:`FilterModel`; that row matches by construction)."""
     graph = AuthorsNeighbourCache.load(data_dir / "conceptnet_adjacent.json")
     out: list[dict[str, object]] = []
     for task in tasks:
         llm_only = reference / f"{task}_gpt-4o_sa-llm.csv"
         table = activation_table(load_instances(llm_only, task)) if llm_only.is_file() else {}
-        for suffix in COMPOSITION_RUNS:
-            path = reference / "more-models" / f"{task}_{OPEN_MODEL}_{suffix}.csv"
-            if not path.is_file():
+        for model, family, folder in ((OPEN_MODEL, "open", reference / "more-models"), ("gpt-4o", "gpt-4o", reference)):
+            files = {suffix: folder / f"{task}_{model}_{suffix}.csv" for suffix in COMPOSITION_RUNS}
+            if not all(path.is_file() for path in files.values()):
                 continue
-            instances = load_instances(path, task)
-            stored = sum((composition(i.sets.get(1, []), i.seeds, graph) for i in instances), Counter())
-            gpt4o_path = reference / f"{task}_gpt-4o_{suffix}.csv"
-            gpt4o = load_instances(gpt4o_path, task) if gpt4o_path.is_file() else []
-            stored_gpt4o = sum((composition(i.sets.get(1, []), i.seeds, graph) for i in gpt4o), Counter())
-            ccpt = {
-                family: [
-                    request_composition(instances, suffix, graph, table, llm_graph=family == "open", seed=s)
-                    for s in range(runs)
+            loaded = {suffix: load_instances(path, task) for suffix, path in files.items()}
+            views = {
+                suffix: [
+                    request_views(loaded[suffix], suffix, graph, table, family=family, seed=s) for s in range(runs)
                 ]
-                for family in ("open", "gpt-4o")
+                for suffix in COMPOSITION_RUNS
             }
-            out.append(
-                {"task": task, "run": suffix, "n": len(instances), "stored": stored, "stored_gpt4o": stored_gpt4o}
-                | {f"ccpt_{family}": counts for family, counts in ccpt.items()}
-            )
+            calibration = "sa-conceptnet"
+            filter_model = FilterModel.fit(loaded[calibration], views[calibration][0], graph)
+            for suffix in COMPOSITION_RUNS:
+                instances = loaded[suffix]
+                stored = sum((composition(i.sets.get(1, []), i.seeds, graph) for i in instances), Counter())
+                predicted = [filter_model.predict(instances, v, graph) for v in views[suffix]]
+                ccpt = {k: statistics.fmean(p[k] for p in predicted) for k in CLASSES}
+                out.append(
+                    {"task": task, "model": model, "run": suffix, "n": len(instances), "stored": stored, "ccpt": ccpt}
+                    | {"fitted": suffix == calibration}
+                )
     return out
 
 
-def _split(counts: Counter[str] | Sequence[Counter[str]]) -> str:
-    """seed / ConceptNet / other counts (a mean over runs), then ConceptNet's share of the non-seed concepts."""
-    runs = [counts] if isinstance(counts, Counter) else list(counts)
-    means = [statistics.fmean(c[k] for c in runs) for k in CLASSES]
-    share = means[1] / (means[1] + means[2]) if means[1] + means[2] else float("nan")
-    return " / ".join(f"{m:.0f}" for m in means) + f" ({share:.0%})"
+def _shares(counts: Mapping[str, float]) -> list[float]:
+    total = sum(counts.get(k, 0) for k in CLASSES)
+    return [100 * counts.get(k, 0) / total if total else float("nan") for k in CLASSES]
 
 
 def composition_markdown(records: Sequence[Mapping[str, object]]) -> str:
-    """The side-by-side step-1 table (docs/methods.md)."""
+    """The side-by-side step-1 table: per class, the share of step-1 concepts (%) stored and predicted for ccpt's
+    as-run requests, and the largest difference in points (docs/methods.md)."""
     lines = [
-        f"| task | SA run | n | stored {OPEN_MODEL} | ccpt as-run, open model | ccpt as-run, GPT-4o | stored GPT-4o |",
+        "| task | model | SA run | n | stored: seed / ConceptNet / other (%) | ccpt as-run (%) | largest gap |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in records:
-        cells = (r["stored"], r["ccpt_open"], r["ccpt_gpt-4o"], r["stored_gpt4o"])
-        lines.append(f"| {r['task']} | {r['run']} | {r['n']} | " + " | ".join(_split(c) for c in cells) + " |")  # type: ignore[arg-type]
+        stored, ccpt = _shares(r["stored"]), _shares(r["ccpt"])  # type: ignore[arg-type]
+        gap = max(abs(a - b) for a, b in zip(stored, ccpt, strict=True))
+        note = " (fit)" if r["fitted"] else ""
+        lines.append(
+            f"| {r['task']} | {r['model']} | {r['run']}{note} | {r['n']} | "
+            + " / ".join(f"{v:.0f}" for v in stored)
+            + " | "
+            + " / ".join(f"{v:.0f}" for v in ccpt)
+            + f" | {gap:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -417,7 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="seeds for the no-filter runs (default 20)")
     parser.add_argument("--limit", type=int, default=None, help="first N instances of each file")
     parser.add_argument(
-        "--composition", action="store_true", help=f"only the step-1 composition against {OPEN_MODEL}'s stored runs"
+        "--composition",
+        action="store_true",
+        help=f"only the step-1 composition against {OPEN_MODEL}'s and GPT-4o's stored runs",
     )
     args = parser.parse_args(argv)
     if args.composition:

@@ -381,7 +381,7 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
             if e.event == "model" and e.role != "grader" and "- Answer:" not in e.input[-1].text
         ]
         filters = [e for e in expansion if "related to both concepts" in e.input[-1].text]
-        assert all(f'Concepts: "{meta["head"]}", "{meta["modifier"]}"' in e.input[-1].text for e in filters)
+        assert all(f'Concepts: "{meta["head"]}","{meta["modifier"]}"' in e.input[-1].text for e in filters)
         assert all(e.config.temperature == 0.71 and e.config.max_tokens == 2048 for e in expansion)
         assert all([m.role for m in e.input] == ["user"] for e in expansion)  # the authors sent no system prompt
         calls[str(sample.id)] += len(filters)
@@ -615,3 +615,57 @@ def test_as_run_without_spacy_is_one_line(monkeypatch: pytest.MonkeyPatch) -> No
     finally:
         for cached in caches:
             cached.cache_clear()
+
+
+# ------------------------------------------------------------------------------------ issue 41, item 8
+
+
+@pytest.mark.parametrize(("protocol", "attempts"), [("as-run", 4), ("ccpt", 3)])
+def test_judge_attempts_follow_the_protocol(protocol: str, attempts: int) -> None:
+    """The authors' judge made 4 attempts: as run, 1 + 3 retries unless -T judge_retries says otherwise."""
+    import asyncio
+
+    from inspect_ai.model import get_model
+
+    from ccpt.eval.scorers import make_judge
+
+    model = get_model("ccpt-scripted/judge", fail_every=1)  # every reply unparsable
+    judge = make_judge(model, protocol=protocol)
+    verdict = asyncio.run(judge.relevance("old ivory,", "white"))
+    assert verdict.relevance is None and model.api.calls == attempts  # type: ignore[attr-defined]
+    assert make_judge(model, retries=0, protocol=protocol).retries == 0  # -T judge_retries wins
+
+
+def test_as_run_keeps_the_combinations_as_the_stored_files_have_them(ccpt_dir: Path, reference_dir: Path) -> None:
+    """Three test combinations end in a comma in the dataset ("old ivory,"): ccpt strips it, the authors' prompts
+    and judge kept it, as their stored answer files show."""
+    from ccpt.eval.tasks import npc_emergent
+
+    def combinations(task) -> set[str]:
+        return {str(s.metadata["combination"]) for s in task.dataset}
+
+    for build, task in ((pi_canceled, "pi_canceled"), (npc_emergent, "npc_emergent")):
+        as_run = combinations(build(protocol="as-run", data_dir=str(ccpt_dir)))
+        ccpt = combinations(build(data_dir=str(ccpt_dir)))
+        stored = set(pd.read_csv(reference_dir / f"{task}_gpt-4o_naive.csv")["combination"].astype(str))
+        assert as_run - ccpt == {c for c in stored if c.endswith(",")} == as_run & stored - ccpt
+        assert not any(c.endswith(",") for c in ccpt)
+    prompts = [s.input for s in pi_canceled(protocol="as-run", data_dir=str(ccpt_dir)).dataset]
+    assert "Combination: old ivory," in prompts
+
+
+@pytest.mark.parametrize(("model", "asked"), [("ccpt-scripted/solver", True), ("openai/gpt-4o", False)])
+def test_as_run_sa_conceptnet_asks_an_open_model_too(
+    ccpt_dir: Path, tmp_path: Path, openai_loop, model: str, asked: bool
+) -> None:
+    """Llama's stored ConceptNet-only runs name concepts that are no neighbour exactly where the head has fewer
+    than three (tests/test_activation.py): its runs had the model's list in every method, after the neighbours.
+    GPT-4o's ConceptNet-only runs name none: the graph alone."""
+    from inspect_ai.log import resolve_sample_attachments
+
+    log = _eval(pi_canceled(method="sa_conceptnet", seeds=1, data_dir=str(ccpt_dir), protocol="as-run"), tmp_path,
+                model=model, judge="ccpt-scripted/judge")  # fmt: skip
+    sample = resolve_sample_attachments(log.samples[0])
+    prompts = [e.input[-1].text for e in sample.events if e.event == "model" and e.role != "grader"]
+    activations = [p for p in prompts if "Nodes:" not in p and "- Answer:" not in p]
+    assert bool(activations) is asked

@@ -37,7 +37,9 @@ _WORD = re.compile(r"[a-z]+")
 class SAConfig:
     """Parameters of Algorithm 1 (paper defaults: T = 5, ε = 0.1). ``max_candidates``: a seeded uniform sample
     cap (None: no cap). ``as_run``: the authors' algorithm, with ``sample_size``, ``filter_view`` and
-    ``graph_neighbours`` in place of ``neighbours_k`` and ``max_candidates``."""
+    ``graph_neighbours`` in place of ``neighbours_k`` and ``max_candidates``; ``view_of_sample``: the filter is
+    shown the first ``filter_view`` of the step's random sample, not of the candidates (the authors' earlier code,
+    GPT-4o's LLM-only runs)."""
 
     use_llm: bool
     use_graph: bool
@@ -52,6 +54,7 @@ class SAConfig:
     sample_size: int = 10
     filter_view: int = 5
     graph_neighbours: int = 50
+    view_of_sample: bool = False
 
     def __post_init__(self) -> None:
         if not (self.use_llm or self.use_graph):
@@ -65,8 +68,10 @@ class SAConfig:
 
     @property
     def sources(self) -> tuple[Source, ...]:
-        """The activation sources this configuration uses, in merge order."""
-        return (("llm",) if self.use_llm else ()) + (("graph",) if self.use_graph else ())
+        """The activation sources this configuration uses, in merge order (as run: the graph's neighbours first, as
+        the authors' cache held them; docs/methods.md, "Spreading Activation as run", point 2)."""
+        sources: tuple[Source, ...] = (("llm",) if self.use_llm else ()) + (("graph",) if self.use_graph else ())
+        return sources[::-1] if self.as_run else sources
 
 
 @dataclass(frozen=True)
@@ -239,11 +244,12 @@ def _objective(task: SATask) -> string.Template:
 
 
 def filter_prompt(candidates: Sequence[str], seeds: Seeds, variant: str | None = None, *, as_run: bool = False) -> str:
-    """p_fil: the candidates, the seed concepts C_0 (as run: the pair O, in the authors' order) and O."""
+    """p_fil: the candidates, the seed concepts C_0 (as run: the pair O, in the authors' order, written as their
+    prompt wrote it: quoted, a comma and no space) and O."""
     named = seeds.as_run_pair if as_run else seeds.concepts
     return render_template(
         variant_name("sa_filter", variant),
-        seeds=", ".join(f'"{seed}"' for seed in named),
+        seeds=("," if as_run else ", ").join(f'"{seed}"' for seed in named),
         objective=seeds.objective,
         candidates=json.dumps(list(candidates), ensure_ascii=False),
     )

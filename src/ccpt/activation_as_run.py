@@ -1,8 +1,9 @@
 """Spreading Activation as the authors' code ran it for the paper's tables: the ``as-run`` protocol.
 
 :func:`spread_activation_as_run` replaces :func:`ccpt.activation.spread_activation`: C_0 stays in the set, each step
-samples at most 10 candidates and shows the filter 5, whose first bracketed list (never evaluated) is the next set,
-and the stop test compares the set's lemmas with the set itself. docs/methods.md lists each choice and its evidence.
+shows the filter its first 5 candidates (without the filter: a random sample of at most 10 is the next set), whose
+first bracketed list (never evaluated) is the next set, and the stop test compares the set's lemmas with the set
+itself. docs/methods.md lists each choice and its evidence.
 """
 
 from __future__ import annotations
@@ -70,11 +71,16 @@ async def spread_activation_as_run(
         activations = [a for per_concept in results for a in per_concept]
         activated = [c for a in activations for c in a.concepts]
         candidates = [*current, *activated]  # duplicates kept: a concept reached twice is twice as likely
-        sample = rng.sample(candidates, min(config.sample_size, len(candidates)))  # in random order
+        if config.use_filter and not config.view_of_sample:
+            # The filter sees the first five candidates (the set, then each concept's activations in order): in
+            # the stored runs every ConceptNet neighbour of a step-1 set is among the head's first three.
+            sample = candidates[: config.filter_view]
+        else:  # a random sample of at most 10, in random order
+            sample = rng.sample(candidates, min(config.sample_size, len(candidates)))
         filter_failed, invented, view = False, 0, []
         if config.use_filter:
             first = sample[: config.filter_view]
-            view = rng.sample(first, len(first))
+            view = rng.sample(first, len(first))  # shown in random order
             kept: tuple[str, ...] = ()
             if view:
                 assert generate is not None

@@ -80,6 +80,7 @@ class Record:
     judge_modifier: float | None = None
     judge_score: float | None = None
     property_source: str | None = None
+    stored_combination: str | None = None  # the file's text when cleaning changed it ("a beaten dog,"): as run
 
     @property
     def id(self) -> str:
@@ -119,6 +120,7 @@ def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
         row=index,
         sentence=(row.get("sentence") or "").strip() or None,
         combination=clean_combination(row["combination"]),
+        stored_combination=row["combination"] if clean_combination(row["combination"]) != row["combination"] else None,
         head=row["root"],
         modifier=row["modifier"],
         property=row["property"],

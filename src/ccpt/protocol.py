@@ -31,9 +31,9 @@ class CallSettings:
     """How one provider family is called (``None``: not sent, the provider's default applies); ``sequence_suffix``:
     one request per seed, the k-th with " Sequence: k" appended (the authors' Anthropic backend); ``total_length``:
     the authors' token limit counted the prompt too (recorded in a run's provenance; docs/methods.md);
-    ``sa_llm_graph``: Spreading Activation's LLM source also gets the concept graph's neighbours (the authors'
-    open-model runs: their code loaded the ConceptNet cache for every method and a concept's candidates were the
-    union of every source held for it)."""
+    ``sa_union``: every Spreading Activation method activates a concept with both sources, the graph's neighbours
+    first, then the model's list (the authors' open-model runs: their code loaded the ConceptNet cache for every
+    method and a concept's candidates were the union of every source held for it; docs/methods.md)."""
 
     system_prompt: bool = True
     temperature: float | None = 0.7
@@ -41,7 +41,7 @@ class CallSettings:
     max_tokens: int | None = 2048  # reasoning models write long replies; a cut one cannot be parsed and is dropped
     sequence_suffix: bool = False
     total_length: bool = False
-    sa_llm_graph: bool = False
+    sa_union: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,14 @@ class Protocol:
     judge_capitalise: bool = False  # the concept's first letter is upper-cased in the judge prompt
     judge_lowercase_reply: bool = False  # the reply is lower-cased before it is parsed
     judge_retry_temperature: float = 0.7  # a retry's temperature (each retry has a new seed: never a cached repeat)
+    judge_retries: int = 2  # further judge attempts after an unparsable reply, unless -T judge_retries says
     judge_schema: bool | None = None  # constrain the judge to JSON where the provider can (None: where supported)
     fill_failures: bool = False  # the report fills a failed sample from another seed (counted in the Failures table)
     npc_as_run: bool = False  # NPC: the authors' modifier (spaCy lemma), answers without the head noun judged
     # Task 3: "others" pairs mix the combinations and properties of the 750 sampled typed rows, unchecked (as run:
     # 3 of the authors' 250 are annotated pairs) instead of any dataset rows with annotated pairs rejected.
     others_from_sample: bool = False
+    stored_combinations: bool = False  # combinations as the dataset's files wrote them, trailing punctuation kept
     methods: tuple[str, ...] | None = None  # methods the protocol describes; None: all
     provider_dependent: bool = False  # call settings differ per provider (decided per call)
 
@@ -117,11 +119,11 @@ AS_RUN = Protocol(
             # Ollama's native API (most Qwen2.5-72B cells): user turn only, nothing passed, so the server's defaults
             # applied. Inspect's ollama provider speaks the OpenAI-compatible /v1, which fills 1.0 for what is not
             # sent: ccpt sends Ollama's native defaults instead (an estimate: docs/methods.md, "Qwen's backend").
-            "ollama": CallSettings(system_prompt=False, temperature=0.8, top_p=0.9, max_tokens=None, sa_llm_graph=True),
+            "ollama": CallSettings(system_prompt=False, temperature=0.8, top_p=0.9, max_tokens=None, sa_union=True),
             # Local models (transformers: Llama-3.1-70B, two Qwen files): chat template with the system prompt,
             # 0.7 + 0.01, the model's own top_p, max_length 2048 counting the prompt (sent as an answer cap).
             "*": CallSettings(
-                system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True, sa_llm_graph=True
+                system_prompt=True, temperature=0.71, top_p=None, max_tokens=2048, total_length=True, sa_union=True
             ),
         }
     ),
@@ -131,10 +133,12 @@ AS_RUN = Protocol(
     judge_capitalise=True,
     judge_lowercase_reply=True,
     judge_retry_temperature=0.0,  # the authors retried at 0 (GPT-4o is not deterministic at 0)
+    judge_retries=3,  # the authors' judge made 4 attempts
     judge_schema=False,  # the authors read the integer from free text
     fill_failures=True,
     npc_as_run=True,
     others_from_sample=True,
+    stored_combinations=True,  # the authors' prompts and judge had "a beaten dog,", "old ivory," as written
     # The paper's methods (Table 3) and its filter ablation, which it ran with ConceptNet only (Table 7);
     # gold is the annotated answers under the run's judge (the paper's Gold row).
     methods=(BASE, COT, MULTI_ORACLE, SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET + NOFILTER_SUFFIX, GOLD),

@@ -91,7 +91,7 @@ def stored_answers() -> Solver:
     return solve
 
 
-def _rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Scorer:
+def _rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int | None = None) -> Scorer:
     """Re-judge the stored answers of a sample with the ``grader`` role (one judge and memo per task)."""
     grader = functools.cache(lambda: grader_judge(protocol, judge_mode, judge_retries))  # created on first use
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import zip_longest
 from pathlib import Path
 
@@ -35,15 +36,26 @@ def task_dataset(
     exclude_toxic: bool = False,
     tp_seed: int = 0,
     others_from_sample: bool = False,
+    stored_combinations: bool = False,
 ) -> tuple[MemoryDataset, str]:
     """The instances of ``task`` as an Inspect dataset (sample ids: the CCPT instance ids; the solver builds the prompt
     from the metadata), and the dataset files' digest (its version); ``others_from_sample``: Task 3's "others" drawn
-    as the authors did (:func:`others_as_run`)."""
+    as the authors did (:func:`others_as_run`); ``stored_combinations``: each combination as its file wrote it,
+    trailing punctuation kept ("a beaten dog,"), as the authors' prompts and judge had it."""
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     items = instances(ds, task.name, split, seed=tp_seed)
     if not task.generative:  # Task 3: the authors' "others" where asked, then the four types in turns
         items = interleave_types(others_as_run(items, tp_seed) if others_from_sample else items)  # type: ignore[arg-type]
+    if stored_combinations:
+        stored = {r.id: r.stored_combination for r in ds.paper_records + ds.extra_emergent if r.stored_combination}
+        items = [_as_stored(item, stored) for item in items]
     return MemoryDataset([_sample(task, item) for item in items], name=f"ccpt_{task.name}_{split}"), ds.sha256
+
+
+def _as_stored(item: Record | TypeItem, stored: dict[str, str]) -> Record | TypeItem:
+    """``item`` with its combination as its row's file wrote it (a Task-3 item's: its combination's row)."""
+    row = item.source if isinstance(item, TypeItem) else item.id
+    return replace(item, combination=stored[row]) if row in stored else item
 
 
 def others_as_run(items: Sequence[TypeItem], seed: int) -> list[TypeItem]:

@@ -208,16 +208,17 @@ def default_grader_roles() -> dict[str, str | Model] | None:
 def make_judge(
     model: Model,
     mode: JudgeMode = "text",
-    retries: int = 2,
+    retries: int | None = None,
     protocol: str = "ccpt",
     request: GenerateConfig | None = None,
 ) -> Judge:
-    """The judge of ``protocol`` (its prompt surface and reply format) on ``model``; ``request`` adds call limits."""
+    """The judge of ``protocol`` (its prompt surface, reply format and, unless ``retries`` is given, its retries) on
+    ``model``; ``request`` adds call limits."""
     surface = get_protocol(protocol)
     return Judge(
         model,
         mode=mode,
-        retries=retries,
+        retries=surface.judge_retries if retries is None else retries,
         template=surface.judge_template,
         capitalise=surface.judge_capitalise,
         lowercase_reply=surface.judge_lowercase_reply,
@@ -308,7 +309,7 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
     return {HEADLINE[kind]: cell.score, R_NP: cell.r_np, R_HMP: cell.r_hmp, PARSE_OK: parse_ok}
 
 
-def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int = 2) -> Judge:
+def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int | None = None) -> Judge:
     """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound); its
     requests carry the eval's ``attempt_timeout``, which Inspect does not hand a role model."""
     attempt_timeout = active_generate_config().attempt_timeout
@@ -317,7 +318,7 @@ def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: i
 
 
 def _relevance_judge(
-    method: str, judge_mode: JudgeMode = "text", judge_retries: int = 2, protocol: str = "ccpt"
+    method: str, judge_mode: JudgeMode = "text", judge_retries: int | None = None, protocol: str = "ccpt"
 ) -> Scorer:
     """Judge every reply of a generative task with the ``grader`` role (default: the distilled judge)."""
     # One judge (and memo) per scorer instance, created on first use.

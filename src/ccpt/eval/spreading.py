@@ -105,8 +105,8 @@ def spreading_activation(
         from ccpt.answers import spacy_pipeline
 
         spacy_pipeline()  # the as-run stop test needs spaCy: one line now, not a failure per sample later
-    # As run, the open models' LLM-only runs had the graph's neighbours too (CallSettings.sa_llm_graph): the graph
-    # is loaded when a model that needs it first asks.
+    # As run, the open models' runs had both sources for every method (CallSettings.sa_union): the graph is loaded
+    # when a model that needs it first asks.
     graph_of = functools.cache(lambda: load_graph(conceptnet, data_dir, as_run=sa.as_run))
     graph = graph_of() if method.uses_graph else None
     activator = Activator()  # one per task run: shared by every instance and seed
@@ -121,8 +121,11 @@ def spreading_activation(
         # As run, the provider's own settings; never a system prompt (the authors sent the user turn alone).
         expansion_config = settings_config(settings) if sa.provider_sampling else EXPANSION_CONFIG
         run_config, run_graph = config, graph
-        if sa.as_run and settings.sa_llm_graph and config.use_llm and not config.use_graph:
-            run_config, run_graph = replace(config, use_graph=True), graph_of()
+        if sa.as_run and settings.sa_union:
+            run_config, run_graph = replace(config, use_llm=True, use_graph=True), graph_of()
+        elif sa.as_run and config.use_llm and not config.use_graph:
+            # GPT-4o's LLM-only runs (an earlier code version): the filter saw the step's whole sample.
+            run_config = replace(config, view_of_sample=True, filter_view=config.sample_size)
 
         async def expand(prompt: str) -> str:
             output = await model.generate(

@@ -153,7 +153,7 @@ class Sweep:
         metas = (task.dataset[0].metadata for task in tasks if len(task.dataset))
         meta = next((m for m in metas if m and TASK_SPECS[m["task"]].generative), None)
         pair = (str(meta["combination"]), str(meta["property"])) if meta else JudgeProbe.pair
-        retries = int(self.task_args.get("judge_retries", 2))
+        retries = self.task_args.get("judge_retries")  # None: the protocol's
         return JudgeProbe(pair=pair, mode=self.judge_mode, protocol=self.protocol, retries=retries)
 
     def grader(self) -> Model | None:
@@ -213,7 +213,7 @@ class JudgeProbe:
     pair: tuple[str, str] = PROBE_PAIR
     mode: str = "text"
     protocol: str = DEFAULT_PROTOCOL
-    retries: int = 2
+    retries: int | None = None  # None: the protocol's
 
 
 async def _ping(name: str, model_args: dict[str, Any], timeout: float, settings: GenerateConfig) -> None:
@@ -230,7 +230,7 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
     when all is well."""
     judge = make_judge(get_model(name, **judge_args), probe.mode, probe.retries, probe.protocol, _limits(timeout))  # type: ignore[arg-type]
     judge.liveness = False  # a request cut at --timeout is the answer: no second one to check the endpoint is up
-    budget = timeout * (6 + probe.retries) + 5  # every format probed twice (refused at once), the parse retries
+    budget = timeout * (6 + judge.retries) + 5  # every format probed twice (refused at once), the parse retries
     try:
         judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
     except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there

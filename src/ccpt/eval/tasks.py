@@ -30,7 +30,7 @@ from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ccpt.results.inspect_logs import DATASET_SHA256
-from ccpt.schemas.base import Count, OptionalText
+from ccpt.schemas.base import OptionalCount, OptionalText
 from ccpt.schemas.run import (
     AtLeastOne,
     JudgeMode,
@@ -59,7 +59,7 @@ class TaskOptions:
     data_dir: OptionalText = None
     exclude_toxic: Switch = False
     judge_mode: JudgeMode = "text"
-    judge_retries: Count = 2
+    judge_retries: OptionalCount = None  # None: the protocol's (ccpt 2, as-run 3)
     seed: Seed = 0
     sa_max_iterations: SAIterations = 5
     sa_epsilon: NonNegative = 0.1
@@ -128,6 +128,7 @@ def _build(name: str, options: TaskOptions) -> Task:
         exclude_toxic=options.exclude_toxic,
         tp_seed=options.seed,
         others_from_sample=protocol.others_from_sample,
+        stored_combinations=protocol.stored_combinations,
     )
     return Task(
         name=spec.name,
@@ -180,7 +181,8 @@ def pi_emergent(*args: Any, **kwargs: Any) -> Task:
         data_dir: Dataset directory (default: ``$CCPT_DATA_DIR`` or the pinned download).
         exclude_toxic: Leave out toxicity-flagged rows.
         judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
-        judge_retries: Judge calls retried when the reply has no valid score.
+        judge_retries: Judge calls retried when the reply has no valid score (default: 2; as-run: 3, the authors'
+            4 attempts).
         seed: Base sampling seed.
         sa_max_iterations: Spreading activation: at most this many expansions T (paper: 5; at most 100: each step is
             one more model call per answer).

@@ -410,6 +410,9 @@ def run_variant(log: Any) -> str:
     method = split_method(str(args.get("method") or ""))[0]
     changes = [name for name, methods in IDENTITY_ARGS.items() if methods is None or method in methods]
     values = {name: args[name] for name in changes if name in args}
+    if "judge_retries" in values and values["judge_retries"] is None:  # the protocol's default, as the run used it
+        protocol = PROTOCOLS.get(str(args.get("protocol") or DEFAULT_PROTOCOL))
+        values["judge_retries"] = protocol.judge_retries if protocol else None
     config = log.eval.config
     values |= {name: value for name in ("limit", "sample_id") if (value := getattr(config, name, None)) is not None}
     model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
