@@ -669,3 +669,23 @@ def test_as_run_sa_conceptnet_asks_an_open_model_too(
     prompts = [e.input[-1].text for e in sample.events if e.event == "model" and e.role != "grader"]
     activations = [p for p in prompts if "Nodes:" not in p and "- Answer:" not in p]
     assert bool(activations) is asked
+
+
+def test_dry_run_counts_an_open_models_activations_in_every_sa_method() -> None:
+    """As run, an open model's sa_conceptnet asks it for activations too: the plan's call range says so."""
+    from ccpt import methods
+    from ccpt.methods.definition import Plan
+    from ccpt.spec import task_spec
+
+    spec = task_spec("pi_emergent")
+    method = methods.parse("sa_conceptnet", spec.name)
+    instances = [{}] * 4
+
+    def calls(model: str, protocol: str) -> tuple[int, int]:
+        return method.calls(method, Plan(spec, instances, 1, {}, model, protocol))[0]
+
+    graph_only = calls("openai/gpt-4o", "as-run")
+    assert calls("vllm/meta-llama/Llama-3.1-70B-Instruct", "ccpt") == graph_only
+    open_low, open_high = calls("vllm/meta-llama/Llama-3.1-70B-Instruct", "as-run")
+    assert open_low == graph_only[0] + 4 * 2  # both seed words asked at step 1
+    assert open_high > graph_only[1]

@@ -116,8 +116,8 @@ class Step:
     delta: float  # Δ between C_{t-1} and C_t (as run: between C_t's lemmas and C_t itself)
     n_sources: int  # concepts activated (C_{t-1} ∪ C_0; as run: C_{t-1})
     n_activated: int  # new concepts activation added to C_{t-1}
-    n_candidates: int  # candidates given to Filter (after the cap; as run: the random sample)
-    n_capped: int  # candidates dropped by max_candidates (as run: by the sample)
+    n_candidates: int  # candidates given to Filter (after the cap; as run: its view, or without it the sample)
+    n_capped: int  # candidates dropped by max_candidates (as run: not in the view or the sample)
     activation_failures: int  # LLM activations used in this step whose output was unparsable
     filter_failed: bool  # Filter output unparsable: treated as an empty list
     filter_invented: int  # Filter output items that were not candidates (ignored by ccpt; kept as run)

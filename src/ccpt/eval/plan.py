@@ -64,12 +64,13 @@ def plan_rows(
         method = methods.parse(str(meta["method"]), spec.name)
         samples = list(task.dataset)[: limit or None]
         seeds = int(meta.get("seeds", 1))
-        solver, judge = method.calls(method, Plan(spec, [s.metadata for s in samples], seeds, options))
+        metas = [s.metadata for s in samples]
         first = samples[0].metadata if samples else {}
         solver_chars = _prompt_chars(spec, method, first) if first else 0
         judge_chars = len(judge_prompt(str(first["combination"]), str(first["property"]))) if first else 0
         planned = len(samples) * seeds
         for model in models:
+            solver, judge = method.calls(method, Plan(spec, metas, seeds, options, model, meta.get("protocol")))
             finished = min(done(task, model), planned) if done else 0
             left = planned - finished
             rows.append(

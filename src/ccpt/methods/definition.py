@@ -51,6 +51,8 @@ class Plan:
     instances: Sequence[Mapping[str, Any]]  # the metadata of each instance the run would answer
     seeds: int
     options: Mapping[str, Any]  # the sweep's task options (``oracle_n``, ``sa_max_iterations``, …)
+    model: str | None = None  # the answering model (its protocol family can change the calls); None: any
+    protocol: str | None = None  # the task's protocol (None: the default)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
