@@ -433,20 +433,22 @@ def test_compare_text_output_names_the_ci_method(tmp_path: Path, capsys) -> None
 
 def test_html_report_with_figures_renders_in_headless_chromium(tmp_path: Path, reference_dir: Path, ccpt_dir: Path):
     """The stored GPT-4o files plus a second model over 3 instances and a hostile answer, through `ccpt report
-    --format html`, opened in Debian's chromium: figures load, the warning shows, nothing runs, nothing is fetched."""
+    --format html`, opened in Debian's chromium: figures load, the warning shows, nothing runs, nothing is fetched,
+    and the page is no wider than the window (the example answers' names used to run past it, unwrapped)."""
     from human_app_helpers import HOSTILE, chromium_path
 
     from ccpt.dataset import load_dataset
     from ccpt.results import export, load_results
 
     browser_path = chromium_path()
+    served = "openai-api/a-local-server/qwen2.5-coder-0.5b-instruct-q4_k_m"  # a served model's long name
     frame = load_results(
         [reference_dir / "pi_emergent_gpt-4o_naive.csv", reference_dir / "tp_gpt-4o_naive.csv"],
         load_dataset(ccpt_dir),
     )
     frame.loc[frame.index[0], "answer_raw"] = HOSTILE
     first = sorted(frame.loc[frame["task"] == "pi_emergent", "instance"].unique())[:3]
-    other = frame[(frame["task"] == "pi_emergent") & frame["instance"].isin(first)].assign(model="other/model:7b")
+    other = frame[(frame["task"] == "pi_emergent") & frame["instance"].isin(first)].assign(model=served)
     export(pd.concat([frame, other], ignore_index=True), tmp_path / "results.csv")
     out = tmp_path / "report.html"
     argv = ["report", str(tmp_path / "results.csv"), "--data-dir", str(ccpt_dir), "--format", "html"]
@@ -466,13 +468,15 @@ def test_html_report_with_figures_renders_in_headless_chromium(tmp_path: Path, r
         warning = page.inner_text("li.warn")
         hostile_cells = page.locator("td.ans", has_text="<script>").count()
         scores = page.locator("td", has_text="E = ").count()
+        widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         browser.close()
     assert events == []  # no dialog (the <script> did not run), no page error, no request leaving the file
     assert len(images) == 2 and all(done and width > 300 for done, width, _ in images)
     assert images[0][2].startswith("E / C per task") and images[1][2].startswith("Table 5 confusion matrix")
     assert warning.startswith("Warning: Table 3, PI (1) Emergent: rows cover different instance sets")
-    assert "other/model:7b / Base: 3" in warning and "GPT-4o / Base: 200" in warning
+    assert f"{served} / Base: 3" in warning and "GPT-4o / Base: 200" in warning
+    assert widths[0] <= widths[1], widths
     # Shown as text, in both models' examples (the second model copies the first instances); each with its E.
     assert hostile_cells == 2 and scores >= 6
     assert (tmp_path / "report.png").stat().st_size > 10_000

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -123,8 +124,10 @@ def method_bars(table: GenerativeTable, labels: Mapping[str, str] | None = None)
     )
     axes = axes[0]
     colours = {id(row): f"C{k % 10}" for k, row in enumerate(rows)}
-    for ax, (judge, members) in zip(axes, panels.items(), strict=True):
-        _draw_panel(ax, members, score_cols, [bars[id(row)] for row in members], colours, labels)
+    for ax, ratio, (judge, members) in zip(axes, ratios, panels.items(), strict=True):
+        # A legend line as wide as its panel at most (5-pt text, ~0.6 em a character): else it runs under the next.
+        chars = max(24, int(width_in * 72 * ratio / sum(ratios) / 3))
+        _draw_panel(ax, members, score_cols, [bars[id(row)] for row in members], colours, labels, chars)
         ax.set_title(f"Judge: {literal(judge)}", fontsize=6)
         ax.set_xlabel(f"Error bars: {ERROR_BARS[table.stat]}", fontsize=5)
     # One range for all panels (sharey: set once, never per panel, where the last would win).
@@ -141,13 +144,16 @@ def _draw_panel(
     bars: Sequence[Sequence[tuple[float, tuple[float, float] | None]]],
     colours: Mapping[int, str],
     labels: Any,
+    chars: int,
 ) -> None:
-    """One judge's bars on ``ax``: error bars where the table prints a spread, marks where a bar says too little."""
+    """One judge's bars on ``ax``: error bars where the table prints a spread, marks where a bar says too little;
+    legend lines of ``chars`` characters at most (a longer word is kept whole)."""
     width = 0.8 / max(len(rows), 1)
     for k, (row, row_bars) in enumerate(zip(rows, bars, strict=True)):
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
         cells = [(task, summary) for (task, _), summary in row.cells.items()]
         name = f"{literal(row.name(labels))} (n = {sample_size(cells, seeds=row.kind != GOLD_STORED)})"
+        name = textwrap.fill(name, chars, break_long_words=False, break_on_hyphens=False)
         ax.bar(positions, [0.0 if math.isnan(m) else m for m, _ in row_bars], width, label=name, color=colours[id(row)])
         spread = [(x, mean, error) for x, (mean, error) in zip(positions, row_bars, strict=True) if error]
         if spread:

@@ -15,6 +15,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 th,td{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
 th:first-child,td:first-child,.l{text-align:left}tr.oracle{background:#eee}
 th.ans{text-align:left}td.ans{text-align:left;max-width:40em;white-space:pre-wrap;font-family:monospace}
+.ans,.id{overflow-wrap:anywhere}
 .nw{white-space:nowrap}img{max-width:100%}
 li.warn{color:#a40000;font-weight:bold}figure{margin:1.5em 0}figcaption{font-size:0.9em;color:#444}"""
 
@@ -28,14 +29,16 @@ def _cell(tag: str, content: str, classes: Sequence[str], j: int) -> str:
     return f'<{tag} class="{cls}">{content}</{tag}>' if cls else f"<{tag}>{content}</{tag}>"
 
 
-# Example answers: text left-aligned, the raw model text monospace with its line breaks; names and scores never wrap.
-_EXAMPLE_CLASSES = ("l nw", "l nw", "l nw", "", "l", "l", "l", "ans", "l", "nw", "nw", "l nw", "l nw")
+# Example answers: text left-aligned, the raw model text monospace with its line breaks; scores never wrap. Names
+# of models, judges and instances (no spaces) and the raw text may wrap inside a word: thirteen columns of them
+# unwrapped ran past the page.
+_EXAMPLE_CLASSES = ("l nw", "l id", "l", "", "l id", "l", "l", "ans", "l", "nw", "nw", "l nw", "l id")
 
 
 def table_html(table: DisplayTable, classes: Sequence[str] | None = None) -> str:
     """One display table as HTML (every text escaped), its notes as paragraphs; ``classes`` gives column j the
-    class [j] (default: "l", aligned left, for its text columns)."""
-    classes = ["l" if text else "" for text in table.text_columns()] if classes is None else classes
+    class [j] (default: "l id", aligned left and wrapped inside a name where it must, for its text columns)."""
+    classes = ["l id" if text else "" for text in table.text_columns()] if classes is None else classes
     rows = ["<tr>" + "".join(_cell("th", _h(c), classes, j) for j, c in enumerate(table.header)) + "</tr>"]
     for row in table.rows:
         cells = [decorate(_h(c.text), c.rank, lambda s: f"<b>{s}</b>", lambda s: f"<u>{s}</u>") for c in row.cells]
