@@ -226,6 +226,50 @@ def test_judge_pairs_takes_gpt4o_verdicts_only_and_reads_a_renamed_copy_once(
     assert (tmp_path / "p.csv").read_bytes() == alone.read_bytes()
 
 
+def test_judge_tools_key_on_run_identity(
+    reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`judge pairs` and `judge ensemble --map-runs` key the authors' rows on the run identity, as reports do: the
+    same file given twice, or a copy re-saved (CRLF) or reordered under another name, is counted once with a warning
+    naming it (before: every pair's occurrences doubled, the map fitted on each row twice); a copy with one answer
+    edited is one line naming both files. With --data-dir, as rows reordered keep their ids only by the dataset's."""
+    import csv
+
+    from ccpt.dataset import load_dataset
+    from ccpt.judging.lomo import table3_runs
+    from ccpt.judging.teacher_pairs import read_frames
+
+    source = reference_dir / "pi_canceled_gpt-4o_naive.csv"
+    with source.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+
+    def written(name: str, body: list[list[str]], newline: str = "\n") -> Path:
+        with (tmp_path / name).open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, lineterminator=newline).writerows([header, *body])
+        return tmp_path / name
+
+    crlf, reordered = written("resaved.csv", rows, "\r\n"), written("reordered.csv", rows[::-1])
+    alone, data = tmp_path / "alone.csv", ["--data-dir", str(ccpt_dir)]
+    assert main(["judge", "pairs", str(source), "--out", str(alone), *data]) == 0
+    dataset = load_dataset(ccpt_dir)
+    once = len(table3_runs(read_frames([source], dataset))["gpt-4o"])
+    for twice in ([source, source], [source, crlf], [source, reordered]):
+        out = tmp_path / "twice.csv"
+        capsys.readouterr()
+        assert main(["judge", "pairs", *map(str, twice), "--out", str(out), *data]) == 0
+        err = capsys.readouterr().err
+        assert f"{twice[1].name} repeats {len(rows) * 3} row(s)" in err and "counted once" in err, err
+        assert out.read_bytes() == alone.read_bytes()
+        warnings: list[str] = []
+        runs = table3_runs(read_frames(twice, dataset, warnings=warnings))  # what --map-runs fits its map on
+        assert [len(r) for r in runs.values()] == [once] and len(warnings) == 1
+    column = header.index("gpt-4o_naive_0_combination_relevance")
+    edited = written("edited.csv", [[*rows[0][:column], "0.5", *rows[0][column + 1 :]], *rows[1:]])
+    assert main(["judge", "pairs", str(source), str(edited), "--out", str(tmp_path / "e.csv"), *data]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and source.name in err and edited.name in err and "two runs claim to be one" in err
+
+
 # --------------------------------------------------------------------------------- stores, manifests, caches
 
 
