@@ -50,7 +50,12 @@ def command() -> None:
     "Each is checked against its declared range before any data loads (batch_size 1–4,096, dropout in [0, 1), "
     "threads 1–1,024, folds 2–100, …: ccpt.judging.cross_encoder.TrainConfig), so a slip is one line.",
 )
-@click.option("--max-pairs", type=COUNT, help="Train on the first N pairs of the pool only (a quick smoke run).")
+@click.option(
+    "--max-pairs",
+    type=COUNT,
+    help="Train on the first N pairs of the pool only (a quick smoke run; at most 1,000,000: a larger number is a "
+    "slip, the pool holds thousands).",
+)
 @click.option(
     "--cache-dir",
     type=DIR,
