@@ -96,6 +96,24 @@ def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_
     assert skipped.path == str(edited) and "2 answers of method 'base', which draws 1" in skipped.reason
 
 
+def test_fewer_answers_than_the_method_draws_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
+    """A Multi-Oracle record missing a member (best-of-1 shown as best-of-2), and a header whose oracle_n says 5 over
+    records of 2 (labelled `oracle_n 5`): before, both scored silently; now the log is named and set aside."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    dropped = _edited(runs, tmp_path / "dropped", "multi_oracle", lambda r, _s: r.pop())
+    (skipped,) = load_results(tmp_path / "dropped").attrs["unreadable"]
+    assert skipped.path == str(dropped) and "1 answers of method 'multi_oracle', which draws 2" in skipped.reason
+    claimed = _edited(runs, tmp_path / "claimed", "multi_oracle", lambda r, _s: None)
+    log = read_eval_log(claimed)
+    log.eval.task_args["oracle_n"] = 5
+    write_eval_log(log, claimed)
+    frame = load_results(tmp_path / "claimed")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(claimed) and "2 answers of method 'multi_oracle', which draws 5" in skipped.reason
+    assert set(frame["method"]) == {"base"}
+
+
 def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Same ids, other items: checked against the dataset given, the log is set aside naming the item; without a
     dataset there is nothing to check against (and the log is read)."""
