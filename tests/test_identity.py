@@ -459,7 +459,8 @@ def test_a_rejudge_of_some_instances_is_compared_on_those_instances(
     view = cross_judge(frame["a"], frame["b"], "a", "other")
     assert view.cells and all(c.difference == 0 for c in view.cells)
     assert (view.compared, view.left_out) == (len(source_runs) * kept, len(source_runs) * (INSTANCES - kept))
-    assert ("instances (per run) both judges scored" in markdown(view)) == (kept < INSTANCES)
+    said = f"both judges scored: {len(source_runs) * kept} over {len(source_runs)} run(s), {kept} per run; "
+    assert (said in markdown(view)) == (kept < INSTANCES)  # before: the sum over runs was printed as "per run"
     moved = _frame(same)
     moved[["r_np", "r_hp", "r_mp"]] = (moved[["r_np", "r_hp", "r_mp"]] + shift).clip(0, 1)
     moved["r_hmp"] = moved[["r_hp", "r_mp"]].max(axis=1)
@@ -563,7 +564,7 @@ def test_rejudge_limit_compares_the_same_instances_under_both_judges(
             "--data-dir", str(data), "--no-preflight"]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "Compared on the 2 instances (per run) both judges scored; 198 scored by one judge only" in printed
+    assert "both judges scored: 2 over 1 run(s), 2 per run; 198 scored by one judge only are in no cell" in printed
     stored, rejudged = load_results(source, load_dataset(data)), load_results(out)
     same = stored[stored["instance"].isin(set(rejudged["instance"]))]
     assert same["instance"].nunique() == 2
