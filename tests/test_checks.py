@@ -305,6 +305,11 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     assert set(found.entries) == {("good", "test")}
     assert "pearson_ci [1.0, 0.1] does not contain pearson 0.99" in found.problems["bad"]
     assert "\n" not in found.problems["bad"]
+    # Found by the second hostile round: a correlation quoted over 0 pairs.
+    store.write_text(json.dumps({"none": {"test": fine | {"n": 0}}, "good": {"test": fine}}), encoding="utf-8")
+    found = read_store(store)
+    assert set(found.entries) == {("good", "test")}
+    assert "pearson 0.99 over n 0 pairs: a correlation needs 2 at least" in found.problems["none"]
 
 
 def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:

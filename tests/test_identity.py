@@ -576,3 +576,19 @@ def test_rejudge_limit_compares_the_same_instances_under_both_judges(
             shown[parts[3]] = float(parts[4])
     names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np", "E": "score"}
     assert shown == {name: round(cells[("pi_emergent", metric)], 1) for name, metric in names.items()}
+
+
+def test_an_argument_a_rerun_was_not_given_is_unset_not_unrecorded() -> None:
+    """Found by the second hostile round: `-M vocabulary=3` beside the same command without it tagged the other row
+    "-M vocabulary unrecorded" though its log records every -M argument given (none); a --limit likewise."""
+    from ccpt.results.identity import variant_tags
+
+    cells = [{"benchmark": 2}, {"benchmark": 2, "-M vocabulary": "3"}, {"benchmark": 2, "limit": 8}]
+    frame = pd.DataFrame({"model": "m", "method": "base", "variant": [json.dumps(c, sort_keys=True) for c in cells]})
+    assert variant_tags(frame).tolist() == [
+        "-M vocabulary unset, limit unset",
+        "-M vocabulary 3, limit unset",
+        "-M vocabulary unset, limit 8",
+    ]
+    older = pd.DataFrame({"model": "m", "method": "base", "variant": ['{"split": "test"}', '{"benchmark": 2}']})
+    assert variant_tags(older).tolist() == ["benchmark unrecorded, split test", "benchmark 2, split unrecorded"]
