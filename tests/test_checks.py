@@ -96,6 +96,24 @@ def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_
     assert skipped.path == str(edited) and "2 answers of method 'base', which draws 1" in skipped.reason
 
 
+def test_fewer_answers_than_the_method_draws_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
+    """A Multi-Oracle record missing a member (best-of-1 shown as best-of-2), and a header whose oracle_n says 5 over
+    records of 2 (labelled `oracle_n 5`): before, both scored silently; now the log is named and set aside."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    dropped = _edited(runs, tmp_path / "dropped", "multi_oracle", lambda r, _s: r.pop())
+    (skipped,) = load_results(tmp_path / "dropped").attrs["unreadable"]
+    assert skipped.path == str(dropped) and "1 answers of method 'multi_oracle', which draws 2" in skipped.reason
+    claimed = _edited(runs, tmp_path / "claimed", "multi_oracle", lambda r, _s: None)
+    log = read_eval_log(claimed)
+    log.eval.task_args["oracle_n"] = 5
+    write_eval_log(log, claimed)
+    frame = load_results(tmp_path / "claimed")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(claimed) and "2 answers of method 'multi_oracle', which draws 5" in skipped.reason
+    assert set(frame["method"]) == {"base"}
+
+
 def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Same ids, other items: checked against the dataset given, the log is set aside naming the item; without a
     dataset there is nothing to check against (and the log is read)."""
@@ -226,6 +244,50 @@ def test_judge_pairs_takes_gpt4o_verdicts_only_and_reads_a_renamed_copy_once(
     assert (tmp_path / "p.csv").read_bytes() == alone.read_bytes()
 
 
+def test_judge_tools_key_on_run_identity(
+    reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`judge pairs` and `judge ensemble --map-runs` key the authors' rows on the run identity, as reports do: the
+    same file given twice, or a copy re-saved (CRLF) or reordered under another name, is counted once with a warning
+    naming it (before: every pair's occurrences doubled, the map fitted on each row twice); a copy with one answer
+    edited is one line naming both files. With --data-dir, as rows reordered keep their ids only by the dataset's."""
+    import csv
+
+    from ccpt.dataset import load_dataset
+    from ccpt.judging.lomo import table3_runs
+    from ccpt.judging.teacher_pairs import read_frames
+
+    source = reference_dir / "pi_canceled_gpt-4o_naive.csv"
+    with source.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+
+    def written(name: str, body: list[list[str]], newline: str = "\n") -> Path:
+        with (tmp_path / name).open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, lineterminator=newline).writerows([header, *body])
+        return tmp_path / name
+
+    crlf, reordered = written("resaved.csv", rows, "\r\n"), written("reordered.csv", rows[::-1])
+    alone, data = tmp_path / "alone.csv", ["--data-dir", str(ccpt_dir)]
+    assert main(["judge", "pairs", str(source), "--out", str(alone), *data]) == 0
+    dataset = load_dataset(ccpt_dir)
+    once = len(table3_runs(read_frames([source], dataset))["gpt-4o"])
+    for twice in ([source, source], [source, crlf], [source, reordered]):
+        out = tmp_path / "twice.csv"
+        capsys.readouterr()
+        assert main(["judge", "pairs", *map(str, twice), "--out", str(out), *data]) == 0
+        err = capsys.readouterr().err
+        assert f"{twice[1].name} repeats {len(rows) * 3} row(s)" in err and "counted once" in err, err
+        assert out.read_bytes() == alone.read_bytes()
+        warnings: list[str] = []
+        runs = table3_runs(read_frames(twice, dataset, warnings=warnings))  # what --map-runs fits its map on
+        assert [len(r) for r in runs.values()] == [once] and len(warnings) == 1
+    column = header.index("gpt-4o_naive_0_combination_relevance")
+    edited = written("edited.csv", [[*rows[0][:column], "0.5", *rows[0][column + 1 :]], *rows[1:]])
+    assert main(["judge", "pairs", str(source), str(edited), "--out", str(tmp_path / "e.csv"), *data]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and source.name in err and edited.name in err and "two runs claim to be one" in err
+
+
 # --------------------------------------------------------------------------------- stores, manifests, caches
 
 
@@ -243,6 +305,11 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     assert set(found.entries) == {("good", "test")}
     assert "pearson_ci [1.0, 0.1] does not contain pearson 0.99" in found.problems["bad"]
     assert "\n" not in found.problems["bad"]
+    # Found by the second hostile round: a correlation quoted over 0 pairs.
+    store.write_text(json.dumps({"none": {"test": fine | {"n": 0}}, "good": {"test": fine}}), encoding="utf-8")
+    found = read_store(store)
+    assert set(found.entries) == {("good", "test")}
+    assert "pearson 0.99 over n 0 pairs: a correlation needs 2 at least" in found.problems["none"]
 
 
 def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:

@@ -416,3 +416,61 @@ def test_sweep_checks_its_options_by_the_same_declarations() -> None:
     sweep = Sweep(seeds="2", limit=None, max_connections=None, generate={"max_tokens": "64"})  # type: ignore[arg-type]
     sweep.validate()
     assert (sweep.seeds, sweep.limit, sweep.max_connections, sweep.generate) == (2, None, None, {"max_tokens": 64})
+
+
+def _numeric_options() -> list[tuple[str, str, int | float | None, str]]:
+    """(command, option, its upper bound or None, its help) for every integer option of every command."""
+    import click
+
+    from ccpt.cli import _register, cli
+    from ccpt.cli.options import Declared
+    from ccpt.cli.reference import _walk
+
+    _register()
+    found = []
+    for path, command in _walk(cli, ("ccpt",)):
+        for param in command.params:
+            kind = param.type
+            if isinstance(kind, Declared) and kind.adapter.json_schema().get("type") == "integer":
+                high = kind.adapter.json_schema().get("maximum")
+            elif isinstance(kind, click.IntRange):
+                high = kind.max
+            elif isinstance(kind, click.types.IntParamType):
+                high = None
+            else:
+                continue
+            found.append((" ".join(path), param.opts[0], high, getattr(param, "help", None) or ""))
+    return found
+
+
+# Bounds that are the value's domain, shown in the metavar: a seed NumPy accepts, a TCP port.
+DOMAIN_BOUNDS = (2**32 - 1, 65_535)
+
+
+def test_every_integer_option_has_an_upper_bound_with_its_reason_in_its_help() -> None:
+    """Every integer option is bounded (a slip, an extra digit, would run away in memory or time), and its help says
+    the bound and why, e.g. "at most 1,000: each seed answers every instance again" (before: `rejudge --limit` had no
+    bound, and 20 options under the generic 1,000,000 cap gave no reason)."""
+    import re
+
+    options = _numeric_options()
+    assert len(options) > 40  # the walk reaches every command
+    unbounded = [f"{c} {o}" for c, o, high, _ in options if high is None]
+    assert not unbounded, unbounded
+    unexplained = [
+        f"{c} {o}: {text}"
+        for c, o, high, text in options
+        if high not in DOMAIN_BOUNDS and not re.search(rf"at most {high:,}[:,] \w", " ".join(text.split()), re.I)
+    ]
+    assert not unexplained, "\n".join(unexplained)
+
+
+@pytest.mark.parametrize("option", ["--limit", "--max-connections"])
+def test_rejudge_refuses_a_runaway_count_before_reading_anything(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rejudge --limit 99999999999999999999` was taken (no upper bound): now one line naming the option."""
+    (tmp_path / "run").mkdir()
+    argv = ["rejudge", str(tmp_path / "run"), "--judge", "ccpt-scripted/j", "--out", str(tmp_path / "o")]
+    line = _one_line_error(capsys, [*argv, option, "99999999999999999999"])
+    assert option in line and "99999999999999999999" in line and "less than or equal" in line, line

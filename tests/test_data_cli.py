@@ -186,6 +186,13 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
         (("ｒｅｄ apple", "sweet"), ("red apple", "sweet")),  # full-width letters (NFKC)
         (("a grey theatre", "gloomy"), ("a gray theater", "gloomy")),
         (("realised dream", "colourful"), ("realized dreams", "colorful")),
+        # Found by the second hostile round: accents, doubled l, ae/oe stems, -gre, words no rule reached.
+        (("a café au lait", "creamy"), ("a cafe au lait", "creamy")),
+        (("a naïve traveller", "lost"), ("a naive traveler", "lost")),
+        (("a paediatric ward", "cheerful"), ("a pediatric ward", "cheerful")),
+        (("a cancelled aeroplane", "grounded"), ("a canceled airplane", "grounded")),
+        (("a meagre yoghurt", "sour"), ("a meager yogurt", "sour")),
+        (("a woollen pyjama", "warm"), ("a woolen pajama", "warm")),
     ],
 )
 def test_sft_leakage_meets_a_test_item_spelled_another_way(
@@ -213,5 +220,6 @@ def test_sft_leak_key_keeps_different_words_apart() -> None:
     """The spelling rules apply to both sides alike and only where a pair of spellings of one word can meet."""
     from ccpt.export import leak_key
 
-    for a, b in [("four", "for"), ("hour", "hor"), ("flour", "flor"), ("peeled", "peel"), ("acre", "acer")]:
+    pairs = [("four", "for"), ("hour", "hor"), ("flour", "flor"), ("peeled", "peel"), ("acre", "acer")]
+    for a, b in [*pairs, ("filling", "filing"), ("shoe", "she"), ("tonne", "ton"), ("whisky", "whiskey")]:
         assert leak_key(a) != leak_key(b), (a, b)

@@ -459,7 +459,8 @@ def test_a_rejudge_of_some_instances_is_compared_on_those_instances(
     view = cross_judge(frame["a"], frame["b"], "a", "other")
     assert view.cells and all(c.difference == 0 for c in view.cells)
     assert (view.compared, view.left_out) == (len(source_runs) * kept, len(source_runs) * (INSTANCES - kept))
-    assert ("instances (per run) both judges scored" in markdown(view)) == (kept < INSTANCES)
+    said = f"both judges scored: {len(source_runs) * kept} over {len(source_runs)} run(s), {kept} per run; "
+    assert (said in markdown(view)) == (kept < INSTANCES)  # before: the sum over runs was printed as "per run"
     moved = _frame(same)
     moved[["r_np", "r_hp", "r_mp"]] = (moved[["r_np", "r_hp", "r_mp"]] + shift).clip(0, 1)
     moved["r_hmp"] = moved[["r_hp", "r_mp"]].max(axis=1)
@@ -563,7 +564,7 @@ def test_rejudge_limit_compares_the_same_instances_under_both_judges(
             "--data-dir", str(data), "--no-preflight"]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "Compared on the 2 instances (per run) both judges scored; 198 scored by one judge only" in printed
+    assert "both judges scored: 2 over 1 run(s), 2 per run; 198 scored by one judge only are in no cell" in printed
     stored, rejudged = load_results(source, load_dataset(data)), load_results(out)
     same = stored[stored["instance"].isin(set(rejudged["instance"]))]
     assert same["instance"].nunique() == 2
@@ -575,3 +576,19 @@ def test_rejudge_limit_compares_the_same_instances_under_both_judges(
             shown[parts[3]] = float(parts[4])
     names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np", "E": "score"}
     assert shown == {name: round(cells[("pi_emergent", metric)], 1) for name, metric in names.items()}
+
+
+def test_an_argument_a_rerun_was_not_given_is_unset_not_unrecorded() -> None:
+    """Found by the second hostile round: `-M vocabulary=3` beside the same command without it tagged the other row
+    "-M vocabulary unrecorded" though its log records every -M argument given (none); a --limit likewise."""
+    from ccpt.results.identity import variant_tags
+
+    cells = [{"benchmark": 2}, {"benchmark": 2, "-M vocabulary": "3"}, {"benchmark": 2, "limit": 8}]
+    frame = pd.DataFrame({"model": "m", "method": "base", "variant": [json.dumps(c, sort_keys=True) for c in cells]})
+    assert variant_tags(frame).tolist() == [
+        "-M vocabulary unset, limit unset",
+        "-M vocabulary 3, limit unset",
+        "-M vocabulary unset, limit 8",
+    ]
+    older = pd.DataFrame({"model": "m", "method": "base", "variant": ['{"split": "test"}', '{"benchmark": 2}']})
+    assert variant_tags(older).tolist() == ["benchmark unrecorded, split test", "benchmark 2, split unrecorded"]

@@ -65,11 +65,15 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4", "'"))
 _POSSESSIVE = re.compile(r"'s\b")
 # British spellings to one canonical (American) form, applied to every word of both sides, so only a pair of
-# spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre, -ise/-yse, and a few
-# words no ending rule reaches.
+# spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre/-gre/-hre, -ise/-yse,
+# the doubled l before an ending (travelling, cancelled, woollen), the ae/oe of Greek and Latin stems (paediatric,
+# haemoglobin, foetus, oestrogen), and a few words no rule reaches.
 _SPELLING = (
     (re.compile(r"^(\w{3,})our(s|ful|less|ed|ing|able|ite|ites)?$"), r"\1or\2"),
-    (re.compile(r"^(\w{2,}[tb])re(s?)$"), r"\1er\2"),
+    (re.compile(r"^(\w{2,}[tbgh])re(s?)$"), r"\1er\2"),
+    (re.compile(r"^(\w{3,}[aeiou])ll(ing|ed|er|ers)$"), r"\1l\2"),  # 3+ letters first: filling is not filing
+    (re.compile(r"(paed|haem|anaem|anaes|archaeo|leukaem)"), lambda m: m.group(1).replace("ae", "e")),
+    (re.compile(r"^(oestr|oesoph|foet|diarrhoe)"), lambda m: m.group(1).replace("oe", "e", 1)),
     (re.compile(r"^(\w{2,})is(e|es|ed|ing|ation|ations)$"), r"\1iz\2"),
     (re.compile(r"^(\w{2,})ys(e|es|ed|ing)$"), r"\1yz\2"),
     (re.compile(r"^(\w{3,})ogue(s?)$"), r"\1og\2"),
@@ -78,6 +82,11 @@ _WORDS = {
     "grey": "gray", "tyre": "tire", "aluminium": "aluminum", "plough": "plow", "moustache": "mustache",
     "pyjamas": "pajamas", "doughnut": "donut", "defence": "defense", "offence": "offense", "licence": "license",
     "jewellery": "jewelry", "mould": "mold", "cosy": "cozy", "sceptical": "skeptical", "kerb": "curb",
+    "aeroplane": "airplane", "manoeuvre": "maneuver", "sulphur": "sulfur", "programme": "program", "cheque": "check",
+    "storey": "story", "yoghurt": "yogurt", "mum": "mom", "pyjama": "pajama", "fulfil": "fulfill", "enrol": "enroll",
+    "skilful": "skillful", "instalment": "installment", "judgement": "judgment", "ageing": "aging", "axe": "ax",
+    "smoulder": "smolder", "moult": "molt", "sombre": "somber", "draught": "draft", "gaol": "jail",
+    "woollen": "woolen",
 }  # fmt: skip
 
 
@@ -90,11 +99,13 @@ def _spelling(word: str) -> str:
 
 def leak_key(text: str) -> str:
     """The form of a phrase the SFT exclusion compares, so that a test item spelled another way still meets it:
-    Unicode NFKC with format characters (zero-width spaces, soft hyphens) removed and curly apostrophes straight;
-    lower case, no punctuation, possessive ('s) or article; each word of 3+ letters as its noun lemma ("mice" →
-    "mouse"; lemminflect maps "as" → "a") in one spelling (centre/center, flavour/flavor); and the words joined
-    without spaces, so a closed and an open compound meet (cavefish, cave fish, cave-fish)."""
-    text = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    Unicode NFKD with format characters (zero-width spaces, soft hyphens) and accents removed and curly apostrophes
+    straight; lower case, no punctuation, possessive ('s) or article; each word of 3+ letters as its noun lemma
+    ("mice" → "mouse"; lemminflect maps "as" → "a") in one spelling (centre/center, flavour/flavor, paediatric/
+    pediatric, travelling/traveling); and the words joined without spaces, so a closed and an open compound meet
+    (cavefish, cave fish, cave-fish)."""
+    # NFKD: compatibility forms (full-width letters) and accents apart from their letter (café → cafe).
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Cf", "Mn"))
     text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower())
     # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
     return "".join(_spelling(noun_lemma(_spelling(w))) for w in _TOKEN.findall(text) if w not in _ARTICLES)

@@ -42,7 +42,8 @@ def _command(judge: str | None, pairs: str, rows: int | None, seed: int, mode: s
     "--n",
     "n_rows",
     type=COUNT,
-    help="Measure on a seeded sample of this many rows of the pair set (half emergent, half canceled; 3 pairs each).",
+    help="Measure on a seeded sample of this many rows of the pair set (half emergent, half canceled; 3 pairs each; "
+    "at most 1,000,000: a larger number is a slip, the pair sets hold thousands of rows).",
 )
 @defaulted("--seed", type=SEED, default=0, help="Seed of the row sample and the bootstrap.")
 @click.option("--figure", type=FILE, help="Save the Figure-4 scatter (.png, .svg or .pdf).")

@@ -39,7 +39,7 @@ def _spec(value: str) -> tuple[str, str]:
     type=Declared(at_most(100_000)),
     default=10_000,
     help="Bootstrap replicates, or random sign patterns (permutation, n > 16); at least 2/(1 − LEVEL): 40 at 0.95; "
-    "at most 100,000 (each is a row of instance values in memory: 100,000 × 1,000 instances is 0.8 GB).",
+    "at most 100,000: each is a row of instance values in memory (100,000 × 1,000 instances is 0.8 GB).",
 )
 @defaulted(
     "--level",

@@ -47,7 +47,7 @@ def index_cmd(dump: Path, db: Path | None, force: bool) -> None:
 @click.option("--db", type=FILE, help="A built index.")
 @click.option("--cache", type=FILE, help=f"A neighbourhood cache like {GRAPH_CACHE_NAME} (or an index file).")
 @data_dir_option(help=f"Dataset directory whose {GRAPH_CACHE_NAME} is used when neither --db nor --cache is given.")
-@defaulted("-k", "k", type=COUNT, default=10, help="How many.")
+@defaulted("-k", "k", type=COUNT, default=10, help="How many (at most 1,000,000: each is one line printed).")
 @format_option
 def neighbours_cmd(concept: str, db: Path | None, cache: Path | None, data_dir: Path | None, k: int, fmt: str) -> None:
     """Print CONCEPT's strongest English neighbours, as Spreading Activation's Activate(c) sees them."""

@@ -29,7 +29,12 @@ def command() -> None:
 @command.command("export-solver")
 @click.option("--task", required=True, type=click.Choice(TASKS))
 @click.option("--out", required=True, type=DIR, help="Directory for sheet.csv + sheet.html.")
-@click.option("--n", "n_items", type=COUNT, help="Seeded subset of this many items (default: the whole test split).")
+@click.option(
+    "--n",
+    "n_items",
+    type=COUNT,
+    help="Seeded subset of this many items (default: the whole test split; at most 1,000,000: no split is that large).",
+)
 @defaulted("--seed", type=SEED, default=0)
 @data_dir_option()
 def export_solver(task: str, out: Path, n_items: int | None, seed: int, data_dir: Path | None) -> None:
@@ -90,7 +95,13 @@ def import_solver(
 @command.command("export-ratings")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", required=True, type=DIR)
-@defaulted("--n", "n_items", type=COUNT, default=30, help="Answers per (task, model, method).")
+@defaulted(
+    "--n",
+    "n_items",
+    type=COUNT,
+    default=30,
+    help="Answers per (task, model, method) (at most 1,000,000: each is a row of every rater's sheets).",
+)
 @defaulted(
     "--raters",
     type=Declared(at_most(1000)),
@@ -130,12 +141,20 @@ def import_ratings(sheets: tuple[Path, ...], key: Path, fmt: str) -> None:
 
 @command.command("serve")
 @click.argument("study_dir", type=DIR)
-@click.option("--annotators", "n_annotators", type=COUNT, help="Create N annotators.")
+@click.option(
+    "--annotators",
+    "n_annotators",
+    type=COUNT,
+    help="Create N annotators (at most 1,000,000: each is an account with its own link).",
+)
 @click.option("--names", type=EXISTING_FILE, help="File of annotator names, one per line (instead of --annotators).")
 @defaulted("--host", default="127.0.0.1", help="Address to listen on (LAN: 0.0.0.0).")
 @defaulted("--port", type=click.IntRange(0, 65535), default=8765)
 @click.option(
-    "--rating-overlap", type=COUNT, help="Raters per rated pair (default: every rater); set when the study is created."
+    "--rating-overlap",
+    type=COUNT,
+    help="Raters per rated pair (default: every rater; at most 1,000,000: more than any study's raters); set when "
+    "the study is created.",
 )
 @click.option("--export", "export_only", is_flag=True, help="Write STUDY_DIR/export/*.csv and exit.")
 def serve(

@@ -50,7 +50,12 @@ def command() -> None:
     "Each is checked against its declared range before any data loads (batch_size 1–4,096, dropout in [0, 1), "
     "threads 1–1,024, folds 2–100, …: ccpt.judging.cross_encoder.TrainConfig), so a slip is one line.",
 )
-@click.option("--max-pairs", type=COUNT, help="Train on the first N pairs of the pool only (a quick smoke run).")
+@click.option(
+    "--max-pairs",
+    type=COUNT,
+    help="Train on the first N pairs of the pool only (a quick smoke run; at most 1,000,000: a larger number is a "
+    "slip, the pool holds thousands).",
+)
 @click.option(
     "--cache-dir",
     type=DIR,
@@ -197,9 +202,9 @@ def ensemble(
     if map_runs:  # write_ensemble's calibrate: a map fitted on the Table-3 runs found in the --map-runs directories
         files = sorted({f.resolve() for d in map_runs for f in d.glob("*.csv") if f.is_file()})  # a dir given twice
         skipped: list[str] = []
-        runs = table3_runs(read_frames(files, ds, skipped=skipped))
-        for line in skipped:
-            click.echo(f"skipped {line}", err=True)
+        warnings: list[str] = []
+        runs = table3_runs(read_frames(files, ds, skipped=skipped, warnings=warnings))
+        _say(skipped, warnings)
         if not runs:
             raise DataError(f"no stored Table-3 run (Base/SA result files) in {', '.join(map(str, map_runs))}")
         calibrate = lambda judge: fit_runs_map(runs, judge.raw)  # noqa: E731
@@ -208,6 +213,14 @@ def ensemble(
     sha = write_ensemble(ds, heads, out, log=log, weights=weights or None, calibrate=calibrate)
     same = " (the shipped judge)" if sha == JUDGE_SHA256 else ""
     click.echo(f"wrote {out} sha256 {sha}{same} in {time.monotonic() - started:.0f}s")
+
+
+def _say(skipped: list[str], warnings: list[str]) -> None:
+    """On stderr: each file not read, with its reason, and each row read twice (counted once)."""
+    for reason in skipped:
+        click.echo(f"skipped {reason}", err=True)
+    for warning in warnings:
+        click.echo(f"ccpt: warning: {warning}", err=True)
 
 
 def _check_config(config: object) -> None:
@@ -320,12 +333,12 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
     refuse_inputs(out, list(files), "--out")
     dataset = optional_dataset(data_dir)
     skipped: list[str] = []
-    frames = read_frames(files, dataset, skipped=skipped)
+    warnings: list[str] = []
+    frames = read_frames(files, dataset, skipped=skipped, warnings=warnings)
     if not frames:  # nothing readable: the (first) reason is the error
         more = f" (and {len(skipped) - 1} more file(s) not read)" if len(skipped) > 1 else ""
         raise DataError(f"{skipped[0]}{more}")
-    for reason in skipped:  # e.g. the authors' Llama NPC Multi file: generations, no judge column
-        click.echo(f"skipped {reason}", err=True)
+    _say(skipped, warnings)  # e.g. the authors' Llama NPC Multi file: generations, no judge column
     pairs = teacher_pairs(frames, include_steps=include_steps)
     if not pairs:
         raise DataError(f"no judged pair in {len(files)} file(s): are they the authors' generative result files?")

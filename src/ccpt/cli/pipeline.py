@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, SEED, UNIT_INTERVAL, defaulted, key_values
+from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, RUN_TYPES, SEED, UNIT_INTERVAL, Declared, defaulted, key_values
+from ccpt.schemas.run import at_most
 
 if TYPE_CHECKING:
     from ccpt.pipeline.llm import LLMOptions
@@ -20,7 +21,8 @@ workdir_option = defaulted(
     "--workdir", type=DIR, default=Path("ccpt-pipeline"), help="Pipeline working directory (stage files and manifests)."
 )
 force_option = click.option("--force", is_flag=True, help="Redo the stage even if its manifest says it is up to date.")
-NONNEGATIVE = click.IntRange(min=0)
+NONNEGATIVE = Declared(at_most(1_000_000, low=0))
+PROCESSES = Declared(at_most(1024))  # each is a process, a Ray actor or an engine replica
 conceptnet_option = click.option(
     "--conceptnet", type=EXISTING_FILE, required=True, help="ConceptNet index built by `ccpt conceptnet index DUMP`."
 )
@@ -32,7 +34,12 @@ def _engine_options(f: Any) -> Any:
     @defaulted(
         "--engine", type=click.Choice(["process", "ray"]), default="process", help="Local process pool, or Ray Data."
     )
-    @defaulted("--workers", type=COUNT, default=2, help="Worker processes (or Ray actors).")
+    @defaulted(
+        "--workers",
+        type=PROCESSES,
+        default=2,
+        help="Worker processes (or Ray actors; at most 1,024: each is a process).",
+    )
     @click.option("--address", help="Ray cluster address (ray://host:10001 or auto).")
     @functools.wraps(f)
     def command(*args: Any, engine: str, workers: int, address: str | None, **kwargs: Any) -> Any:
@@ -62,7 +69,12 @@ def _llm_options(f: Any) -> Any:
     )
     @click.option("-M", "model_args", multiple=True, metavar="NAME=VALUE", help="Model argument.")
     @defaulted("--seed", type=SEED, default=0, help="Generation seed.")
-    @defaulted("--max-connections", type=COUNT, default=8, help="Concurrent model calls.")
+    @defaulted(
+        "--max-connections",
+        type=RUN_TYPES["max_connections"],
+        default=8,
+        help="Concurrent model calls (at most 10,000: more than any server accepts).",
+    )
     @functools.wraps(f)
     def command(*args: Any, model: str, model_args: tuple[str, ...], plausibility: str, **kwargs: Any) -> Any:
         from ccpt.pipeline.llm import LLMOptions
@@ -131,8 +143,8 @@ def _batch_options(f: Any) -> Any:
     @click.option("--batch-model", help="Batch: vLLM model source, or the http payload's model.")
     @click.option("--batch-url", help="Batch http: chat-completions URL.")
     @click.option("--batch-api-key-env", help="Batch http: env variable holding a bearer token.")
-    @defaulted("--batch-size", type=COUNT, default=64, help="Rows per batch.")
-    @defaulted("--concurrency", type=COUNT, default=1, help="Batch replicas.")
+    @defaulted("--batch-size", type=COUNT, default=64, help="Rows per batch (at most 1,000,000: a batch is in memory).")
+    @defaulted("--concurrency", type=PROCESSES, default=1, help="Batch replicas (at most 1,024: each is an engine).")
     @click.option("--accelerator-type", help="Batch vllm: GPU type the engines need (e.g. A100).")
     @functools.wraps(f)
     def command(*args: Any, batch_backend: str | None, batch_model: str | None, **kwargs: Any) -> Any:
@@ -151,8 +163,15 @@ def _batch_options(f: Any) -> Any:
 @workdir_option
 @_llm_options
 @_batch_options
-@defaulted("--count", type=COUNT, default=10, help="Properties per combination.")
-@click.option("--limit", type=COUNT, help="Only the first N combinations.")
+@defaulted(
+    "--count",
+    type=COUNT,
+    default=10,
+    help="Properties per combination (at most 1,000,000: each is one more generated property).",
+)
+@click.option(
+    "--limit", type=COUNT, help="Only the first N combinations (at most 1,000,000: more than any combination list)."
+)
 @force_option
 def properties_cmd(workdir: Path, llm: LLMOptions, **options: Any) -> None:
     """Stage 3: LLM properties per combination, then the plausibility filter (cached model calls).
@@ -168,9 +187,24 @@ def properties_cmd(workdir: Path, llm: LLMOptions, **options: Any) -> None:
 @workdir_option
 @conceptnet_option
 @_llm_options
-@defaulted("--per-phrase", type=COUNT, default=5, help="Max candidates per noun phrase.")
-@defaulted("--component-sample", type=NONNEGATIVE, default=10_000, help="Component candidates.")
-@defaulted("--canceled-phrases", type=NONNEGATIVE, default=2_000, help="Noun phrases for canceled.")
+@defaulted(
+    "--per-phrase",
+    type=COUNT,
+    default=5,
+    help="Max candidates per noun phrase (at most 1,000,000: each is one more model call).",
+)
+@defaulted(
+    "--component-sample",
+    type=NONNEGATIVE,
+    default=10_000,
+    help="Component candidates (at most 1,000,000: each is one more model call).",
+)
+@defaulted(
+    "--canceled-phrases",
+    type=NONNEGATIVE,
+    default=2_000,
+    help="Noun phrases for canceled (at most 1,000,000: each is one more model call).",
+)
 @defaulted("--sample-seed", type=SEED, default=0, help="Seed of the random samples.")
 @force_option
 def candidates_cmd(
@@ -191,8 +225,18 @@ def candidates_cmd(
 
 @command.command("annotate-export")
 @workdir_option
-@defaulted("--annotators", type=COUNT, default=3, help="Per emergent/canceled HIT.")
-@defaulted("--component-annotators", type=COUNT, default=1, help="Per component HIT.")
+@defaulted(
+    "--annotators",
+    type=COUNT,
+    default=3,
+    help="Per emergent/canceled HIT (at most 1,000,000: each is one more paid assignment).",
+)
+@defaulted(
+    "--component-annotators",
+    type=COUNT,
+    default=1,
+    help="Per component HIT (at most 1,000,000: each is one more paid assignment).",
+)
 @force_option
 def annotate_export_cmd(workdir: Path, annotators: int, component_annotators: int, force: bool) -> None:
     """Stage 5a: annotation tasks as CSV (one row per HIT), printable HTML and an answers template."""
@@ -231,8 +275,17 @@ def annotate_import_cmd(
     "--cooccurrence", type=EXISTING_FILE, help="TSV w<TAB>c<TAB>count (google-ngram-downloader cooccurrence)."
 )
 @click.option("--corpus", multiple=True, type=EXISTING_FILE, help="Count co-occurrences in these corpus files instead.")
-@defaulted("--window", type=COUNT, default=5, help="Corpus co-occurrence window.")
-@click.option("--conceptnet-sample", type=COUNT, help="Sample this many ConceptNet bigrams.")
+@defaulted(
+    "--window",
+    type=COUNT,
+    default=5,
+    help="Corpus co-occurrence window (at most 1,000,000: each token's window is scanned).",
+)
+@click.option(
+    "--conceptnet-sample",
+    type=COUNT,
+    help="Sample this many ConceptNet bigrams (at most 1,000,000: each is held in memory).",
+)
 @defaulted("--out", type=DIR, default=Path("ccpt-novelty"))
 @force_option
 def novelty_cmd(dataset: Path, conceptnet: Path, counts: Path | None, out: Path, **options: Any) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, data_dir_option, judge_arg_option, judge_mode_option, request_limits
+from ccpt.cli.options import DIR, RUN_TYPES, data_dir_option, judge_arg_option, judge_mode_option, request_limits
 
 
 @click.command("rejudge")
@@ -26,13 +26,18 @@ from ccpt.cli.options import COUNT, DIR, data_dir_option, judge_arg_option, judg
 @data_dir_option(
     help="CCPT dataset directory: maps the authors' files' rows to dataset ids (as `ccpt report --data-dir`)."
 )
-@click.option("--max-connections", type=COUNT, help="Concurrent judge calls.")
+@click.option(
+    "--max-connections",
+    type=RUN_TYPES["max_connections"],
+    help="Concurrent judge calls (at most 10,000: more than any server accepts).",
+)
 @request_limits("judge")
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=RUN_TYPES["limit"],
     default=0,
-    help="Re-judge the first N instances of each task run only (every seed of each). Default: 0, all.",
+    help="Re-judge the first N instances of each task run only (every seed of each). Default: 0, all (at most "
+    "1,000,000: a larger number is a slip, no split is that large).",
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the one-request check of the judge.")
 def command(

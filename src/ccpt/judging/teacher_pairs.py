@@ -84,14 +84,21 @@ def judged_concepts(row: Mapping[str, Any]) -> tuple[Sequence[Any], Any] | None:
 
 
 def read_frames(
-    files: Sequence[Path], dataset: CCPTDataset | None = None, skipped: list[str] | None = None
+    files: Sequence[Path],
+    dataset: CCPTDataset | None = None,
+    skipped: list[str] | None = None,
+    warnings: list[str] | None = None,
 ) -> list[pd.DataFrame]:
     """Each authors' file as a tidy table. A missing file, one that is not an authors' result file, a generative one
     whose metadata names a judge other than GPT-4o (its relevances are not GPT-4o's verdicts) or a copy of a file
     read before (same content, any name: read once) is a DataError naming it, unless ``skipped`` is given: its
-    one-line reason is appended there instead."""
+    one-line reason is appended there instead. Rows are keyed on their identity as reports key them
+    (:func:`ccpt.results.identity.deduplicate`): a row read twice (a file given twice, a re-saved or reordered copy
+    under another name) is counted once, said in ``warnings``; two files holding different answers under one
+    identity are a DataError naming both."""
     from ccpt.download import sha256_file
     from ccpt.results.authors import from_reference_csv
+    from ccpt.results.identity import deduplicate
 
     frames = []
     seen: dict[str, Path] = {}  # content sha256 → the file read with it
@@ -110,7 +117,16 @@ def read_frames(
             if skipped is None:
                 raise
             skipped.append(str(exc).splitlines()[0])
-    return frames
+    if len(frames) < 2:
+        return frames
+    import pandas as pd
+
+    kept, repeated = deduplicate(pd.concat(frames, ignore_index=True))
+    if warnings is not None:
+        warnings.extend(repeated)
+    if not repeated:
+        return frames
+    return [part.reset_index(drop=True) for _, part in kept.groupby("source", sort=False, dropna=False)]
 
 
 def teacher_pairs(frames: Iterable[pd.DataFrame], include_steps: bool = False) -> list[TeacherPair]:

@@ -4,6 +4,7 @@ between the judges' orderings of the ranked methods and whether the best method 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,8 +51,10 @@ class CrossJudge:
     judge_b: str
     cells: tuple[CellDifference, ...]
     rankings: tuple[ColumnRanking, ...]
-    compared: int = 0  # the instances (per run) both judges scored: every cell is over these
-    left_out: int = 0  # the instances (per run) only one judge scored (a `rejudge --limit`): in no cell
+    compared: int = 0  # the (run, instance) pairs both judges scored, summed over runs: every cell is over these
+    left_out: int = 0  # the (run, instance) pairs only one judge scored (a `rejudge --limit`): in no cell
+    runs: int = 0  # the runs compared
+    per_run: int | None = None  # the instances compared per run, when every run has as many
 
     def mean_absolute_difference(self, methods: Sequence[str] | None = None) -> float:
         """Mean |b − a| over the compared cells (of ``methods`` only, if given); NaN if there are none."""
@@ -103,7 +106,9 @@ def cross_judge(
             methods = tuple(k[1] for k in keys)
             rankings.append(ColumnRanking(model, column.task, column.metric, methods, tau, best_a == best_b))
     left_out = len(set(ids_a) ^ set(ids_b))
-    return CrossJudge(judge_a, judge_b, cells, tuple(rankings), len(both), left_out)
+    per_run = Counter(key.rpartition("\x1f")[0] for key in both)  # a key is the run's fields, then the instance
+    uniform = next(iter(set(per_run.values()))) if len(set(per_run.values())) == 1 else None
+    return CrossJudge(judge_a, judge_b, cells, tuple(rankings), len(both), left_out, len(per_run), uniform)
 
 
 def markdown(view: CrossJudge) -> str:
@@ -124,8 +129,10 @@ def markdown(view: CrossJudge) -> str:
         f"Mean absolute difference over {len(view.cells)} cells: {view.mean_absolute_difference():.1f} points.",
     ]
     if view.left_out:
-        lines += ["", f"Compared on the {view.compared} instances (per run) both judges scored; {view.left_out} "
-                  "scored by one judge only are in no cell."]  # fmt: skip
+        # Summed over runs, and per run when every run has as many (before: a sum labelled "per run").
+        per = f", {view.per_run} per run" if view.per_run is not None else ""
+        lines += ["", f"Compared on the instances both judges scored: {view.compared} over {view.runs} run(s){per}; "
+                  f"{view.left_out} scored by one judge only are in no cell."]  # fmt: skip
     if view.rankings:
         lines += ["", "| Model | Task | Column | methods | Kendall τ-b | same best |", "|---|---|---|---|---|---|"]
         lines += [

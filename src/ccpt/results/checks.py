@@ -79,7 +79,9 @@ def record_problem(
     run = header.task is not None and not header.rejudged
     drawn = samples_drawn(str(method), header.options if run else {}) if method is not None else None
     drawn = drawn if run or drawn == 1 else None
-    if drawn is not None and main > drawn:
+    # A run's record holds every answer its method drew (a failed call fails the sample, no record): fewer is a
+    # member dropped or a header claiming a larger n (best-of-2 shown as best-of-5). A re-judge keeps what it read.
+    if drawn is not None and (main > drawn or (run and main < drawn)):
         return f"sample {sample_id!r}, epoch {epoch}: {main} answers of method {method!r}, which draws {drawn}"
     return None
 

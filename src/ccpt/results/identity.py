@@ -116,6 +116,13 @@ def _arguments(variant: object) -> dict[str, str] | None:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
 
 
+def _absent(name: str) -> str:
+    """What a recorded variant without argument ``name`` says: a -M argument or an instance set every log records
+    when given was not given ("unset"; before: "-M vocabulary unrecorded" beside a run given -M vocabulary=3); a task
+    argument older logs did not record is unrecorded."""
+    return "unset" if name.startswith("-M ") or name in ("limit", "sample_id") else UNRECORDED
+
+
 def variant_tags(frame: pd.DataFrame) -> pd.Series:
     """Per row, what tells its run apart from the other runs of its model and method (``oracle_n 2``, ``split
     train, limit 8``): the arguments whose values differ among them (:data:`ccpt.rows.RUN_IDENTITY`'s
@@ -131,9 +138,9 @@ def variant_tags(frame: pd.DataFrame) -> pd.Series:
         recorded = [a for a in distinct.values() if a is not None]
         names = sorted({k for a in recorded for k in a})
         partial = len(recorded) < len(distinct)  # beside rows that record none, every recorded argument tells apart
-        differ = [k for k in names if partial or len({a.get(k, UNRECORDED) for a in recorded}) > 1]
+        differ = [k for k in names if partial or len({a.get(k, _absent(k)) for a in recorded}) > 1]
         label = {
-            v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, UNRECORDED)}" for k in differ)
+            v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, _absent(k))}" for k in differ)
             for v, a in distinct.items()
         }
         tags[group.index] = group.map(label)

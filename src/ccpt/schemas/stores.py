@@ -61,6 +61,9 @@ class AgreementEntry(BaseModel):
             value, interval = getattr(self, name), getattr(self, f"{name}_ci")
             if interval is not None and (value is None or not interval[0] <= value <= interval[1]):
                 raise ValueError(f"{name}_ci {list(interval)} does not contain {name} {value}")
+            # A correlation is defined over two pairs at least (before: "r 0.90 [0.85, 0.95]" quoted over n 0).
+            if value is not None and self.n < 2:
+                raise ValueError(f"{name} {value} over n {self.n} pairs: a correlation needs 2 at least")
         return self
 
 
@@ -75,5 +78,8 @@ AGREEMENT_STORE = FileFormat(
     "with one entry per judge is read with that entry under its `pairs` (under `all` when it has none: such entries "
     "were measured on every row). An entry that does not match is left out of reports, which say so; the store is "
     "rewritten atomically and an unreadable one is set aside, never overwritten.",
-    rules=("Each interval (pearson_ci, spearman_ci) must contain its estimate (low ≤ estimate ≤ high).",),
+    rules=(
+        "Each interval (pearson_ci, spearman_ci) must contain its estimate (low ≤ estimate ≤ high).",
+        "A correlation (pearson, spearman) is over n ≥ 2 pairs.",
+    ),
 )
