@@ -4,11 +4,11 @@ The layers come from the package layout, not from a list kept here: every top-le
 and each subpackage declares its layer in its ``__init__.py`` (``__layer__ = "report"``); a module may declare
 its own (``schemas/pipeline.py`` is the pipeline's). :data:`LAYERS` says which layers each layer may import.
 
-The graph is read from the source with :mod:`ast`: every ``import`` statement, function-level ones included, so
-a lazy import counts too. Imports under ``if TYPE_CHECKING:`` are left out: they never run, and they are how a
-module names in its annotations a type assembled above it (``report/display.py`` names the ``Report`` that
-``report/build.py`` builds from the display tables). Importing a submodule initialises its parent package first,
-which is how packages work; that implicit step is not an edge, only the modules an import statement names are.
+The graph is read from the source with :mod:`ast`: every ``import`` statement, function-level ones and those under
+``if TYPE_CHECKING:`` included, so a lazy import counts too, and so does a type named only in annotations: a module
+that needs a type assembled above it is in the wrong place, even if the import never runs. Importing a submodule
+initialises its parent package first, which is how packages work; that implicit step is not an edge, only the
+modules an import statement names are.
 """
 
 from __future__ import annotations
@@ -43,25 +43,12 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node except those under ``if TYPE_CHECKING:`` (annotations only; never executed)."""
-    out, todo = [], [tree]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            todo.extend(node.orelse)
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _imports_of(name: str, source: str, *, package: bool = False) -> set[str]:
-    """Every module name the module ``name`` (a package's ``__init__`` if ``package``) imports at run time,
-    function-level imports included (``from a import b`` yields both ``a`` and ``a.b``)."""
+    """Every module name the module ``name`` (a package's ``__init__`` if ``package``) imports, function-level and
+    ``if TYPE_CHECKING:`` imports included (``from a import b`` yields both ``a`` and ``a.b``)."""
     parts = name.split(".") if package else name.split(".")[:-1]
     found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(source)):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -202,7 +189,7 @@ def test_the_graph_reader_sees_lazy_and_relative_imports() -> None:
     graph = import_graph()
     assert "ccpt.sources" in graph["ccpt.eval.spreading"]  # imported inside load_graph()
     assert _imports_package(graph["ccpt.results.inspect_logs"], "inspect_ai")  # imported inside read_logs()
-    assert "ccpt.results" not in graph["ccpt"]  # only under `if TYPE_CHECKING:` there
+    assert "ccpt.dataset" in graph["ccpt.results.authors"]  # imported only under `if TYPE_CHECKING:` there
 
 
 def test_only_the_cli_imports_the_cli() -> None:
@@ -253,6 +240,9 @@ def test_the_circle_finder_finds_circles() -> None:
         "ccpt.y": _imports_of("ccpt.y", "def f():\n    from ccpt import x\n"),
     }
     assert cycles(_own_edges(graph)) == [frozenset({"ccpt.x", "ccpt.y"})]
+    # So does an import only for annotations: the type belongs below both modules.
+    graph["ccpt.y"] = _imports_of("ccpt.y", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import ccpt.x\n")
+    assert cycles(_own_edges(graph)) == [frozenset({"ccpt.x", "ccpt.y"})]
 
 
 # ------------------------------------------------------------------------------------------------- import cost
@@ -266,6 +256,21 @@ def test_importing_ccpt_is_cheap_and_inspect_free() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_public_api_names_exist() -> None:
+    """What docs/python-api.md ("What is public") promises: every name of ``ccpt.__all__`` and of the public
+    packages' ``__all__`` resolves (``ccpt.judges`` once it exists)."""
+    import importlib
+
+    import ccpt
+
+    for module in (
+        ccpt,
+        *(importlib.import_module(f"ccpt.{p}") for p in ("methods", "judges") if (PACKAGE / p).is_dir()),
+    ):
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert module.__all__ and missing == [], f"{module.__name__}.__all__ names what does not exist: {missing}"
 
 
 def test_inspect_internals_are_reached_from_one_guarded_module_only() -> None:

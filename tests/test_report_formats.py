@@ -222,3 +222,33 @@ def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp
     text = capsys.readouterr().out
     assert f"- generation (ccpt-scripted/solver): {sent}\n" in text
     assert "- generation (m/one): not recorded by its result files\n" in text
+
+
+def test_a_table_is_one_declaration_every_format_prints(monkeypatch) -> None:
+    """CONTRIBUTING.md's "Adding a table", followed: one declaration, one registry entry, nothing else changed."""
+    import ccpt.report.build
+    from ccpt.report.display import DisplayRow, DisplayTable, count_cell, text_cell
+    from ccpt.report.tables import TABLES, ReportTable
+
+    def compute(frame: pd.DataFrame, options: Any) -> dict[str, int]:
+        return {str(model): len(rows) for model, rows in frame.groupby("model")}
+
+    def display(counts: dict[str, int], labels: Any) -> list[DisplayTable]:
+        rows = tuple(DisplayRow((m,), (text_cell(m), count_cell(n))) for m, n in counts.items())
+        return [DisplayTable("samples", "Samples per model", ("Model", "Samples"), rows)]
+
+    def records(counts: dict[str, int]) -> list[dict[str, Any]]:
+        return [{"table": "samples", "model": m, "metric": "samples", "count": n} for m, n in counts.items()]
+
+    monkeypatch.setattr(ccpt.report.build, "TABLES", (*TABLES, ReportTable("samples", compute, display, records)))
+    report = build_report(results_fixture(), n_boot=50, examples_per_group=0)
+    n = len(results_fixture())  # every sample of the fixture is model m/one's
+    assert report.samples == {"m/one": n}
+    assert report.tables()["samples"].to_frame().to_dict("records") == [{"Model": "m/one", "Samples": n}]
+    texts = {fmt: render(report, fmt) for fmt in FORMATS}  # type: ignore[arg-type]
+    for fmt in ("markdown", "latex", "html"):
+        assert "Samples per model" in texts[fmt] and str(n) in texts[fmt], fmt
+    json_rows = [r for r in _strict_loads(texts["json"])["records"] if r["table"] == "samples"]
+    assert [(r["model"], r["count"], r["model_label"]) for r in json_rows] == [("m/one", n, "m/one")]
+    csv_rows = [row for row in csv.DictReader(io.StringIO(texts["csv"])) if row["table"] == "samples"]
+    assert [(row["model"], row["count"]) for row in csv_rows] == [("m/one", str(n))]

@@ -66,7 +66,7 @@ def _log_with_usage(log_dir: Path, input_tokens: int, output_tokens: int) -> Non
 def test_a_negative_usage_is_set_aside_and_counted_not_a_negative_cost(tmp_path: Path) -> None:
     """Before: input_tokens = -1000 gave a negative token total and a negative cost. Now the call's usage is not
     summed or priced, and the usage table counts it in its "Invalid usage" column."""
-    from ccpt.report.display import usage_display
+    from ccpt.report.tables.usage import usage_display
 
     _log_with_usage(tmp_path / "bad", -1000, 5)
     (row,) = read_usage([tmp_path / "bad"], {"ccpt-test-usage-1000/m": Price(2.5, 10.0)})

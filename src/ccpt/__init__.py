@@ -10,12 +10,14 @@ The public Python API (see docs/python-api.md)::
     files = ccpt.stored_result_files()              # the authors' stored result files (local copy or download)
 
 The names are imported on first use, so ``import ccpt`` stays cheap and never imports Inspect, pandas or the CLI.
+``__all__``, :mod:`ccpt.methods` (its ``__all__``: declaring and registering a method) and ``ccpt.judges`` are the
+promised API; every other module is private (docs/python-api.md, "What is public").
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -27,12 +29,6 @@ _LAZY: dict[str, str] = {
     "stored_result_files": "ccpt.sources",
 }
 __all__ = ["__version__", "build_report", "load_dataset", "load_results", "stored_result_files"]
-
-if TYPE_CHECKING:
-    from ccpt.dataset import load_dataset
-    from ccpt.report import build_report
-    from ccpt.results import load_results
-    from ccpt.sources import stored_result_files
 
 
 def __getattr__(name: str) -> Any:

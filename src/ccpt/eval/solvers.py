@@ -28,8 +28,8 @@ from ccpt.protocol import CallSettings, Protocol, get_protocol
 from ccpt.spec import BASE_TEMPLATE, GOLD, TaskSpec
 
 if TYPE_CHECKING:
-    from ccpt.eval.tasks import TaskOptions
     from ccpt.methods import Method
+    from ccpt.schemas.run import TaskOptions
 
 REPLIES = "ccpt_replies"
 TRAJECTORY = "ccpt_trajectory"

@@ -36,7 +36,7 @@ from ccpt.protocol import Protocol
 from ccpt.spec import SA_TEMPLATE, TaskSpec
 
 if TYPE_CHECKING:
-    from ccpt.eval.tasks import TaskOptions
+    from ccpt.schemas.run import TaskOptions
 
 # Without Filter the candidate set grows about tenfold per step; a seeded uniform cap keeps prompts bounded.
 NOFILTER_DEFAULT_CAP = 100

@@ -13,7 +13,7 @@ import importlib
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from functools import cache
 from typing import Any
 
@@ -30,43 +30,16 @@ from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ccpt.results.inspect_logs import DATASET_SHA256
-from ccpt.schemas.base import OptionalCount, OptionalText
+from ccpt.schemas.base import OptionalText
 from ccpt.schemas.run import (
-    AtLeastOne,
-    JudgeMode,
-    NonNegative,
-    OracleN,
     ProtocolName,
-    SAIterations,
     Seed,
     Seeds,
-    Split,
     Switch,
+    TaskOptions,
     check,
 )
 from ccpt.spec import BASE, EMERGENT, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
-
-
-@dataclass(frozen=True)
-class TaskOptions:
-    """The parameters of a task (``-T name=value``) with the generative tasks' defaults; see the task Args."""
-
-    method: str = BASE
-    seeds: Seeds = 3
-    oracle_n: OracleN = 5
-    split: Split = "test"
-    system_prompt: Switch = True
-    data_dir: OptionalText = None
-    exclude_toxic: Switch = False
-    judge_mode: JudgeMode = "text"
-    judge_retries: OptionalCount = None  # None: the protocol's (ccpt 2, as-run 3)
-    seed: Seed = 0
-    sa_max_iterations: SAIterations = 5
-    sa_epsilon: NonNegative = 0.1
-    sa_answer_every_step: Switch = False
-    sa_max_candidates: AtLeastOne | None = None
-    conceptnet: OptionalText = None
-    protocol: ProtocolName = DEFAULT_PROTOCOL
 
 
 def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
@@ -157,7 +130,8 @@ def _generative(summary: str | None = None) -> Callable[[Callable[..., Task]], C
 
     def share(function: Callable[..., Task]) -> Callable[..., Task]:
         function.__signature__ = inspect.signature(TaskOptions).replace(return_annotation="Task")  # type: ignore[attr-defined]
-        function.__annotations__ = {**TaskOptions.__annotations__, "return": "Task"}
+        # Resolved types: their names live in TaskOptions' module (ccpt.schemas.run), not in this one.
+        function.__annotations__ = {**typing.get_type_hints(TaskOptions, include_extras=True), "return": Task}
         if summary is not None:
             function.__doc__ = summary + "\n" + (pi_emergent.__doc__ or "").partition("\n")[2]
         return function

@@ -1,4 +1,5 @@
-"""The report: every table of one ``ccpt report``, above the tables and their views (no import circle)."""
+"""The report: every table of the registry (:data:`ccpt.report.tables.TABLES`) computed for one ``ccpt report``,
+and its views the renderers print: the display tables, the records, the lines above the tables."""
 
 from __future__ import annotations
 
@@ -11,30 +12,14 @@ import pandas as pd
 
 from ccpt.errors import CcptError
 from ccpt.judging.agreement import judge_note
-from ccpt.methods import method_label, unregistered_notes
-from ccpt.report.display import DisplayTable, display_tables
+from ccpt.methods import unregistered_notes
+from ccpt.report.display import DisplayTable
 from ccpt.report.names import model_text, resolve_labels
-from ccpt.report.notes import frame_provenance, protocol_note
-from ccpt.report.records import CSV_FIELDS, report_records
-from ccpt.report.tables import (
-    FailureRow,
-    FilterRow,
-    GenerativeTable,
-    IterationTable,
-    OracleReduction,
-    TypeResult,
-    as_reported,
-    failures,
-    generative_rows,
-    table3,
-    table5,
-    table6,
-    table7,
-    tagged_models,
-)
+from ccpt.report.notes import frame_provenance, oracle_note, protocol_note, stat_note
+from ccpt.report.tables import TABLES, OracleReduction, TableOptions, as_reported, tagged_models
+from ccpt.report.tables.common import CSV_FIELDS
 from ccpt.results import LOG_SUFFIXES, load_results
-from ccpt.results.usage import Price, UsageRow, read_usage
-from ccpt.spec import TASK_SPECS
+from ccpt.results.usage import Price, read_usage
 from ccpt.stats import Stat
 
 if TYPE_CHECKING:
@@ -43,22 +28,23 @@ if TYPE_CHECKING:
 
 @dataclass
 class Report:
-    """Everything one ``ccpt report`` prints."""
+    """Everything one ``ccpt report`` prints; each table's computed value by its name (``report.failures``)."""
 
     stat: Stat
     oracle: OracleReduction
-    generative: GenerativeTable | None
-    types: list[TypeResult]
-    iterations: list[IterationTable]
-    filters: list[FilterRow]
-    failures: list[FailureRow]
+    computed: dict[str, Any]  # table name → what its compute returned (ccpt.report.tables.TABLES)
     notes: list[str]
     judge_info: str | None = None
     examples: pd.DataFrame | None = None
     provenance: dict[str, Any] | None = None
-    usage: list[UsageRow] = field(default_factory=list)  # token/cost accounting, set from the logs by the CLI
     labels: dict[str, str] = field(default_factory=dict)  # model id → display name
     warnings: list[str] = field(default_factory=list)  # printed first by every format, and by the CLI on stderr
+
+    def __getattr__(self, name: str) -> Any:
+        computed = self.__dict__.get("computed", {})
+        if name in computed:
+            return computed[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def tables(self) -> dict[str, DisplayTable]:
         """Every table by key: ``table3``, ``table5:<model>:<method>``, ``table6:<model>:<method>``, ``table7``,
@@ -100,39 +86,15 @@ def build_report(
     # Of the rows as read (their model ids, the logs they came from), before the report relabels them.
     block = dict(provenance) if provenance is not None else frame_provenance(frame, dataset, protocol=protocol)
     frame = as_reported(frame)  # never two protocols pooled; as-run fills (counted in the Failures table)
-    has_gen = not generative_rows(frame).empty
-    generative = (
-        table3(frame, stat=stat, oracle=oracle, dataset=dataset, rank_scope=rank_scope, n_boot=n_boot, seed=seed)
-        if has_gen
-        else None
-    )
-    if dataset is None and has_gen:
-        notes.append("Gold row omitted: pass --data-dir (or set CCPT_DATA_DIR) to include it")
-    for row in generative.rows if generative is not None else []:
-        if row.unjudged:
-            counts = ", ".join(f"{task} {n} of {len(row.instances[task])}" for task, n in row.unjudged.items())
-            notes.append(f"{row.label}: instances without a stored relevance (never judged), left out of the cells "
-                         f"that need it: {counts}")  # fmt: skip
+    options = TableOptions(stat, oracle, dataset, rank_scope, n_boot, seed)
+    computed = {table.name: table.compute(frame, options) for table in TABLES}
+    notes += [note for table in TABLES for note in table.notes(computed[table.name], options)]
     notes.extend(unregistered_notes(frame))  # their samples are averaged, never best-of-n'ed
     examples = None
     if examples_per_group:
         groups = frame.groupby(["task", "model", "method"], sort=True, dropna=False)
         examples = groups.head(examples_per_group)[[c for c in EXAMPLE_COLUMNS if c in frame]]
-    report = Report(
-        stat=stat,
-        oracle=oracle,
-        generative=generative,
-        types=table5(frame, stat=stat, n_boot=n_boot, seed=seed),
-        iterations=table6(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed),
-        filters=table7(frame, stat=stat, oracle=oracle, n_boot=n_boot, seed=seed),
-        failures=failures(frame),
-        notes=notes,
-        judge_info=judge_info,
-        examples=examples,
-        provenance=block,
-        labels=names,
-        warnings=repeats,
-    )
+    report = Report(stat, oracle, computed, notes, judge_info, examples, block, names, repeats)
     report.warnings += coverage_warnings(report)
     return report
 
@@ -170,7 +132,7 @@ def report_from_paths(
         rank_scope=rank_scope,
     )
     if any(Path(p).is_dir() or Path(p).suffix in LOG_SUFFIXES for p in paths):  # only Inspect logs record calls
-        report.usage = read_usage(paths, prices)
+        report.computed["usage"] = read_usage(paths, prices)
     return report
 
 
@@ -182,24 +144,9 @@ EXAMPLE_COLUMNS: tuple[str, ...] = (
 
 
 def coverage_warnings(report: Report) -> list[str]:
-    """One warning per place whose rows cover different instance sets: Table 3 (per task column), Table 5 (across
-    runs) and Table 7 (without vs with Filter)."""
-    generative, labels = report.generative, report.labels
-    checks: list[tuple[str, dict[str, frozenset[str]]]] = []  # (where, name → instance ids)
-    if generative is not None:
-        several = generative.several_judges
-        for task in dict.fromkeys(c.task for c in generative.columns):
-            sets = {
-                r.name(labels, with_judge=several): r.instances[task] for r in generative.rows if task in r.instances
-            }
-            checks.append((f"{generative.title.split(':')[0]}, {TASK_SPECS[task].label}", sets))
-    runs = {f"{model_text(t.model, labels)} / {method_label(t.method)}": t.instances for t in report.types}
-    checks.append(("Table 5", runs))
-    for f in report.filters:
-        if f.with_ is not None:
-            run = f"{model_text(f.model, labels)} / {method_label(f.method)}"
-            sets = {"without Filter": f.instances[0], "with Filter": f.instances[1]}
-            checks.append((f"Table 7, {TASK_SPECS[f.task].label}, {run}", sets))
+    """One warning per place whose rows cover different instance sets (each table declares its places: Table 3 per
+    task column, Table 5 across runs, Table 7 without vs with Filter)."""
+    checks = [check for t in TABLES for check in t.coverage(report.computed[t.name], report.labels)]
     out = []
     for where, sets in checks:
         if len(set(sets.values())) > 1:
@@ -210,3 +157,41 @@ def coverage_warnings(report: Report) -> list[str]:
                 "means are not comparable; `ccpt compare` pairs instances."
             )
     return out
+
+
+def display_tables(report: Report) -> list[DisplayTable]:
+    """Every table of the report as its display tables, in the registry's order (3, 5, 6, 7, failures, usage)."""
+    return [shown for t in TABLES for shown in t.display(report.computed[t.name], report.labels)]
+
+
+def report_records(report: Report) -> list[dict[str, Any]]:
+    """Every number of the report as long-format records (the stored-judge Gold row: method ``gold_stored``, no
+    model; ``model_label``: the printed name)."""
+    out = [record for t in TABLES for record in t.records(report.computed[t.name])]
+    for record in out:
+        model = record.get("model")
+        record["model_label"] = model_text(model, report.labels) if model else model
+    return out
+
+
+def preamble_lines(report: Report) -> list[str]:
+    """The notes every format prints above the tables: warnings (one line each, starting with "Warning:", e.g. rows
+    over different instance sets), statistic, oracle, judge, failures, run notes."""
+    lines = [f"Warning: {w}" for w in report.warnings]
+    lines += [stat_note(report.stat), oracle_note(report.oracle)]
+    if report.judge_info:
+        lines.append(f"Judge: {report.judge_info}")
+    lines.append(
+        "Failed samples (unparsable answer, failed judge call, or a result-file cell its schema rejected) are "
+        "counted in the Failures table and, when they leave no score, excluded from the means; a reply in an "
+        "authors' result file that ccpt cannot parse keeps the score the authors stored for it (docs/metrics.md)."
+    )
+    if any(f.sa_failed for f in report.failures):
+        lines.append(
+            "SA failed: samples whose Spreading Activation had a step with an unreadable activation or filter reply "
+            "(treated as an empty list; the answer is kept and scored)."
+        )
+    if any(f.sa_failed is None for f in report.failures):
+        lines.append("SA failed –: not recorded by those rows (e.g. the authors' result files), so unknown, not zero.")
+    lines.extend(report.notes)
+    return lines

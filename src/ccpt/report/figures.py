@@ -19,8 +19,9 @@ from matplotlib.transforms import offset_copy
 
 from ccpt.methods import method_label
 from ccpt.report.build import Report
+from ccpt.report.display import sample_size
 from ccpt.report.names import file_stem, model_text, unique_name
-from ccpt.report.tables import GenerativeTable, Row, rows_by_judge, sample_size, score_name
+from ccpt.report.tables import GenerativeTable, Row, rows_by_judge, score_name
 from ccpt.scoring import Classification
 from ccpt.spec import GOLD_STORED, TASK_SPECS
 from ccpt.stats import Summary

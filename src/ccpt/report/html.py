@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ccpt.jsonout import provenance_lines
-from ccpt.report.build import Report
-from ccpt.report.display import DisplayTable, decorate, display_tables, examples_display, preamble_lines
+from ccpt.report.build import Report, display_tables, preamble_lines
+from ccpt.report.display import DisplayTable, decorate, examples_display
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}

@@ -8,11 +8,11 @@ import unicodedata
 from collections.abc import Sequence
 
 from ccpt.jsonout import provenance_lines
-from ccpt.report.build import Report
-from ccpt.report.display import Cell, DisplayTable, decorate, display_tables, preamble_lines
+from ccpt.report.build import Report, display_tables, preamble_lines
+from ccpt.report.display import Cell, DisplayTable, decorate
 from ccpt.report.names import file_stem, model_text, unique_name
 from ccpt.report.notes import stat_note
-from ccpt.report.tables import RUN_ROW, GenerativeTable
+from ccpt.report.tables.generative import RUN_ROW, GenerativeTable
 from ccpt.spec import TASK_SPECS
 
 PACKAGES = r"% requires \usepackage{booktabs}, \usepackage{graphicx} and \usepackage[table]{xcolor}"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ccpt.jsonout import provenance_lines
-from ccpt.report.build import Report
-from ccpt.report.display import Cell, DisplayTable, decorate, display_tables, generative_display, preamble_lines
-from ccpt.report.tables import GenerativeTable
+from ccpt.report.build import Report, display_tables, preamble_lines
+from ccpt.report.display import Cell, DisplayTable, decorate
+from ccpt.report.tables.generative import GenerativeTable, generative_display
 
 
 def _md_escape(text: str) -> str:

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, Strict, TypeAdapter, ValidationError
 
 from ccpt.errors import CcptError
-from ccpt.protocol import PROTOCOLS
-from ccpt.schemas.base import UnitFloat, _no_bool, _reason, shown
-from ccpt.spec import MULTI_ORACLE, SA_METHODS
+from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
+from ccpt.schemas.base import OptionalCount, OptionalText, UnitFloat, _no_bool, _reason, shown
+from ccpt.spec import BASE, MULTI_ORACLE, SA_METHODS
 
 AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
 
@@ -31,6 +32,29 @@ Switch = Annotated[bool, Strict()]  # strict: `flase`, `1` or `yes` is not spell
 Split = Literal["test", "train"]
 JudgeMode = Literal["text", "expected"]  # how a judge's score is read (ccpt.eval.judge)
 ProtocolName = Literal[tuple(PROTOCOLS)]  # type: ignore[valid-type]
+
+
+@dataclass(frozen=True)
+class TaskOptions:
+    """The parameters of a task (``-T name=value``) with the generative tasks' defaults; see the task Args."""
+
+    method: str = BASE
+    seeds: Seeds = 3
+    oracle_n: OracleN = 5
+    split: Split = "test"
+    system_prompt: Switch = True
+    data_dir: OptionalText = None
+    exclude_toxic: Switch = False
+    judge_mode: JudgeMode = "text"
+    judge_retries: OptionalCount = None  # None: the protocol's (ccpt 2, as-run 3)
+    seed: Seed = 0
+    sa_max_iterations: SAIterations = 5
+    sa_epsilon: NonNegative = 0.1
+    sa_answer_every_step: Switch = False
+    sa_max_candidates: AtLeastOne | None = None
+    conceptnet: OptionalText = None
+    protocol: ProtocolName = DEFAULT_PROTOCOL
+
 
 # `ccpt run`'s options that are Sweep fields or sampling settings (the task arguments' types are the signatures').
 RUN_OPTIONS: dict[str, Any] = {
