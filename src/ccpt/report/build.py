@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.judges import JudgeIdentity
 from ccpt.judging.agreement import judge_note
 from ccpt.methods import method_label, unregistered_notes
 from ccpt.report.display import DisplayTable, display_tables
@@ -33,6 +34,7 @@ from ccpt.report.tables import (
     tagged_models,
 )
 from ccpt.results import LOG_SUFFIXES, load_results
+from ccpt.results.inspect_logs import JUDGE_IDENTITIES
 from ccpt.results.usage import Price, UsageRow, read_usage
 from ccpt.spec import TASK_SPECS
 from ccpt.stats import Stat
@@ -156,7 +158,9 @@ def report_from_paths(
     if frame is None:
         frame = load_results(paths, dataset)
     if judge_info is None:
-        judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
+        # Each judge's structured identity as its logs stored it; a table's or the authors' file's judge is its name.
+        known = frame.attrs.get(JUDGE_IDENTITIES, {})
+        judges = [known.get(j) or JudgeIdentity(j) for j in sorted({str(j) for j in frame["judge"].dropna() if j})]
         judge_info = judge_note(judges) if judges else None
     block = {**frame_provenance(frame, dataset), "generation": dict(generation)} if generation else None
     report = build_report(
