@@ -217,7 +217,7 @@ def test_provider_gives_the_judge_the_unrounded_score(tiny_head, dataset) -> Non
     model = get_model(f"ccpt-distilled/{path}")
     # Part of Inspect's cache key: no stale scores across heads, nor across the base encoder's weights.
     minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
-    assert model.api.base_url == f"head-sha256:{sha};weights-sha256:{minilm}"
+    assert model.api.base_url == f"ccpt-judge:ccpt-distilled/{path}@{sha[:12]};{sha};weights-sha256:{minilm}"
     for mode in ("text", "expected"):
         judgements = asyncio.run(score_pairs(Judge(model, mode=mode), probe))  # type: ignore[arg-type]
         assert [j.relevance for j in judgements] == pytest.approx(direct, abs=1e-6)
@@ -419,7 +419,8 @@ def test_shipped_judge_is_the_calibrated_weighted_mean_of_its_heads_unless_asked
     keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
     minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
     weights = f"weights-sha256:{minilm},78c0197b6159d926,{minilm}"  # per head, in order
-    assert keys == {f"head-sha256:{JUDGE_SHA256};{weights}", f"head-sha256:{JUDGE_SHA256}+raw;{weights}"}
+    name = f"ccpt-judge:ccpt-distilled/default@{JUDGE_SHA256[:12]}"
+    assert keys == {f"{name};{JUDGE_SHA256};{weights}", f"{name}+raw;{JUDGE_SHA256};{weights}"}
     assert {h.encoder.weights_sha256 for h in calibrated.heads} == {
         BASE_ENCODERS["all-minilm-l6-v2"].sha256,
         BASE_ENCODERS["all-mpnet-base-v2"].weights_sha256,

@@ -68,7 +68,8 @@ class DeclaredJudgeAPI(ModelAPI):
         judge, variant = found
         scoring = judge.ready(variant, model_args)
         self.identity = JudgeIdentity(model, scoring.version, scoring.scale)
-        cache_key = ";".join(filter(None, [judges.BASE_URL + self.identity.key, scoring.fingerprint]))
+        # The full version (the key shows 12 characters of a hash) and the weights: Inspect's cache key.
+        cache_key = ";".join(filter(None, [judges.BASE_URL + self.identity.key, scoring.version, scoring.fingerprint]))
         super().__init__(model_name, base_url or cache_key, api_key, [], config)
         self.scoring = scoring
         self._lock = anyio.Lock()
