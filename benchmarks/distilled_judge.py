@@ -194,8 +194,8 @@ def frozen_cross(data_dir: str, encoder_name: str, split: int, cache_dir: str | 
 
 
 def ood(data_dir: str, reference: str, judge: str) -> dict:
-    from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import live_scores
+    from ccpt.judges import model_name as judge_model_name
     from ccpt.results import from_reference_csv
 
     ds = load_dataset(data_dir)
@@ -230,8 +230,8 @@ def cost(data_dir: str, judge: str, n: int) -> dict:
     os.environ["INSPECT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ccpt-cost-")  # every call is a real call
     from inspect_ai.model import get_model
 
-    from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import Judge
+    from ccpt.judges import model_name as judge_model_name
 
     ds = load_dataset(data_dir)
     model = judge_model_name(judge)

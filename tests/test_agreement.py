@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from ccpt.cli import main
+from ccpt.judges import JudgeIdentity
 from ccpt.judging.agreement import Measurement, agreement_ci, judge_note, measure, read_store, save, user_store
 from ccpt.judging.distilled import JUDGE_SHA256
 from ccpt.judging.rated_pairs import heldout_records, pair_key, pair_set, record_rated_pairs, training_pairs
 
-DISTILLED = f"ccpt-distilled/default@{JUDGE_SHA256[:12]}"  # the shipped judge's identity: model, weights
+DISTILLED_IDENTITY = JudgeIdentity("ccpt-distilled/default", version=JUDGE_SHA256)  # the shipped judge's identity
+DISTILLED = DISTILLED_IDENTITY.key  # ccpt-distilled/default@<sha256[:12]>: what its measurements are stored under
 
 
 @pytest.fixture
@@ -85,7 +87,7 @@ def test_the_store_keys_by_judge_and_pair_set(home: Path) -> None:
     assert set(saved["judge/x"]) == {"test", "all"}
     entries = read_store(home).entries
     assert entries[("judge/x", "test")].result.pearson == pytest.approx(held.result.pearson, abs=1e-4)
-    note = judge_note(["judge/x"])
+    note = judge_note([JudgeIdentity("judge/x")])
     assert (
         f"Pearson {held.result.pearson:.2f}" in note
         and "the benchmark's test concepts (the pairs of every test row) (pair set 'test'" in note
@@ -98,7 +100,7 @@ def test_an_older_flat_store_entry_is_read_under_its_pair_set(home: Path) -> Non
     flat_held = {"pearson": 0.5, "spearman": 0.4, "n": 300, "pairs": "paper300", "measured": "2026-01-01"}
     flat_all = {"pearson": 0.9, "spearman": 0.9, "n": 300, "measured": "2026-01-01"}  # no pairs: every row
     home.write_text(json.dumps({"judge/a": flat_held, "judge/b": flat_all}), encoding="utf-8")
-    note = judge_note(["judge/a", "judge/b"])
+    note = judge_note([JudgeIdentity("judge/a"), JudgeIdentity("judge/b")])
     assert (
         "judge/a: Pearson 0.50" in note
         and "judge/b: agreement with human ratings on the benchmark's test concepts" in note
@@ -113,7 +115,7 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
 ) -> None:
     """Issue 19: `judge-agreement --judge distilled` without --pairs once measured on training rows and replaced
     the quoted figure in every report. Measured for real here: the default, and the in-sample set."""
-    before = judge_note([DISTILLED])
+    before = judge_note([DISTILLED_IDENTITY])
     assert "Pearson 0.64 [0.61, 0.67]" in before and "1305 pairs of the benchmark's test concepts" in before
     # The test rows are not independent of its teacher data: the note says so and gives the figure on unseen rows.
     assert "on rows in none of its training or teacher data (validation fold 0" in before
@@ -127,25 +129,25 @@ def test_judge_agreement_on_the_distilled_judge_cannot_change_what_reports_quote
     in_sample = json.loads(capsys.readouterr().out)
     assert in_sample["held_out"] is False and in_sample["n"] == 30
     assert set(read_store(home).entries) == {(DISTILLED, "paper300"), (DISTILLED, "all/rows=10/seed=0")}
-    assert judge_note([DISTILLED]) == before
+    assert judge_note([DISTILLED_IDENTITY]) == before
     # Even an in-sample figure over more pairs than the test-concept one is never quoted.
     inflated = agreement_ci([1, 2, 3, 4, 5], [0.0, 0.25, 0.5, 0.75, 1.0])
     save(Measurement(DISTILLED, "all", dataclasses.replace(inflated, n=99_999)))
-    assert judge_note([DISTILLED]) == before
+    assert judge_note([DISTILLED_IDENTITY]) == before
 
 
 @pytest.mark.embedded
 def test_the_raw_scale_is_measured_by_name_and_stored_apart(ccpt_dir: Path, home: Path, capsys) -> None:
     """`--judge-arg calibrated=false` measures the distilled judge's raw scale: saved under its own identity (the
     calibrated judge's quoted figure is untouched), and the saved command line says how to measure it again."""
-    before = judge_note([DISTILLED])
+    before = judge_note([DISTILLED_IDENTITY])
     argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "distilled", "--judge-arg", "calibrated=false"]
     assert main([*argv, "--pairs", "test", "--n", "10", "--format", "json"]) == 0
     raw = json.loads(capsys.readouterr().out)
     assert raw["judge"] == DISTILLED + "+raw" and raw["n"] == 30
     assert "--judge-arg calibrated=false" in raw["command"]
     assert set(read_store(home).entries) == {(DISTILLED + "+raw", "test/rows=10/seed=0")}
-    assert judge_note([DISTILLED]) == before
+    assert judge_note([DISTILLED_IDENTITY]) == before
 
 
 def test_judge_args_need_a_judge(ccpt_dir: Path, capsys) -> None:
@@ -165,13 +167,13 @@ def test_measure_records_how_it_was_made(dataset) -> None:
 def test_a_figure_measured_in_one_reading_mode_is_not_quoted_for_the_other(home: Path) -> None:
     """The embedded 1.5B judge was measured reading log-probabilities (expected): a text-mode run of it is another
     judge, and a reply format a server negotiated is not part of the key."""
-    expected = judge_note(["gguf/qwen2.5-1.5b (expected)"])
+    expected = judge_note([JudgeIdentity("gguf/qwen2.5-1.5b", mode="expected")])
     assert "gguf/qwen2.5-1.5b (expected): Pearson 0.29" in expected
-    text = judge_note(["gguf/qwen2.5-1.5b"])
+    text = judge_note([JudgeIdentity("gguf/qwen2.5-1.5b", reply_format="json_schema")])
     assert "not measured (run `ccpt judge-agreement --judge gguf/qwen2.5-1.5b --pairs test`)" in text
     save(Measurement("judge/x", "test", agreement_ci([1, 2, 3], [0.1, 0.2, 0.4])))
-    assert "judge/x: Pearson 0.98" in judge_note(["judge/x (json_schema)"])
+    assert "judge/x: Pearson 0.98" in judge_note([JudgeIdentity("judge/x", reply_format="json_schema")])
     assert (
         "judge/x (expected): agreement with human ratings on the benchmark's test concepts not measured"
-        in judge_note(["judge/x (json_schema, expected)"])
+        in judge_note([JudgeIdentity("judge/x", reply_format="json_schema", mode="expected")])
     )

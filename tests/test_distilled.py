@@ -11,7 +11,9 @@ import pytest
 
 from ccpt.cli import main
 from ccpt.errors import ModelError
-from ccpt.eval.distilled_provider import NOT_A_JUDGE_PROMPT, judge_model_name, parse_judge_prompt
+from ccpt.eval.distilled_provider import NOT_A_JUDGE_PROMPT, parse_judge_prompt
+from ccpt.judges import JudgeIdentity
+from ccpt.judges import model_name as judge_model_name
 from ccpt.judging.agreement import agreement_ci
 from ccpt.judging.encoder import BASE_ENCODERS
 from ccpt.judging.rated_pairs import heldout_pairs, heldout_records, pair_key, paper300_pairs, training_pairs
@@ -215,7 +217,7 @@ def test_provider_gives_the_judge_the_unrounded_score(tiny_head, dataset) -> Non
     model = get_model(f"ccpt-distilled/{path}")
     # Part of Inspect's cache key: no stale scores across heads, nor across the base encoder's weights.
     minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
-    assert model.api.base_url == f"head-sha256:{sha};weights-sha256:{minilm}"
+    assert model.api.base_url == f"ccpt-judge:ccpt-distilled/{path}@{sha[:12]};{sha};weights-sha256:{minilm}"
     for mode in ("text", "expected"):
         judgements = asyncio.run(score_pairs(Judge(model, mode=mode), probe))  # type: ignore[arg-type]
         assert [j.relevance for j in judgements] == pytest.approx(direct, abs=1e-6)
@@ -282,7 +284,7 @@ def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None
     monkeypatch.setenv("CCPT_HOME", str(tmp_path))
     result = AgreementCI(0.5612, (0.52, 0.6), 0.55, (0.51, 0.59), 1305, 0, 1000)
     save(Measurement("ccpt-distilled/x", "test", result, measured="2026-11-22"))
-    note = judge_note(["ccpt-distilled/x"])
+    note = judge_note([JudgeIdentity("ccpt-distilled/x")])
     assert "Pearson 0.56 [0.52, 0.60], Spearman 0.55 [0.51, 0.59]" in note
     assert "1305 pairs of the benchmark's test concepts (the pairs of every test row) (pair set 'test'" in note
 
@@ -290,28 +292,28 @@ def test_judge_note_shows_the_bootstrap_cis(tmp_path: Path, monkeypatch) -> None
 @needs_encoder
 def test_the_judges_agreement_is_its_weights_and_scales_own(tmp_path: Path, monkeypatch) -> None:
     """A figure measured on other weights (the previous judge) or on the other scale is never quoted for this one:
-    the store is keyed by the identity runs carry, read from the real provider's base URL."""
+    the store is keyed by the identity runs carry, as the real provider declares it."""
     from inspect_ai.model import get_model
 
+    from ccpt.eval.judge import Judge
     from ccpt.judging.agreement import AgreementCI, Measurement, judge_note, save
     from ccpt.judging.distilled import JUDGE_SHA256
-    from ccpt.results.inspect_logs import model_identity
 
     monkeypatch.setenv("CCPT_HOME", str(tmp_path))
     name = "ccpt-distilled/default"
-    calibrated = model_identity(name, get_model(name).api.base_url)
-    raw = model_identity(name, get_model(name, calibrated="false").api.base_url)
-    assert (calibrated, raw) == (f"{name}@{JUDGE_SHA256[:12]}", f"{name}@{JUDGE_SHA256[:12]}+raw")
+    calibrated = Judge(get_model(name)).identity
+    raw = Judge(get_model(name, calibrated="false")).identity
+    assert (calibrated.key, raw.key) == (f"{name}@{JUDGE_SHA256[:12]}", f"{name}@{JUDGE_SHA256[:12]}+raw")
     # A user's measurement of the earlier judge, stored under the bare model name as ccpt used to.
     save(Measurement(name, "test", AgreementCI(0.6023, (0.56, 0.64), 0.62, (0.58, 0.66), 1305, 0, 1000)))
     assert "Pearson 0.64 [0.61, 0.67]" in judge_note([calibrated]) and "Pearson 0.60" not in judge_note([calibrated])
-    assert f"{raw}: agreement with human ratings on the benchmark's test concepts not measured" in judge_note([raw])
+    assert f"{raw.key}: agreement with human ratings on the benchmark's test concepts not measured" in judge_note([raw])
     # A command that runs (not the identity) and measures this scale.
     assert f"(run `ccpt judge-agreement --judge {name} --judge-arg calibrated=false --pairs test` with" in judge_note(
         [raw]
     )
-    old = f"{name}@813ec7b5ca60"  # the previous judge's runs, reported beside this one's
-    assert f"not measured (run `ccpt judge-agreement --judge {name} --pairs test` with these weights)" in judge_note(
+    old = JudgeIdentity(name, version="813ec7b5ca60")  # the previous judge's runs, reported beside this one's
+    assert f"not measured (run `ccpt judge-agreement --judge {name} --pairs test` with this version)" in judge_note(
         [old]
     )
 
@@ -417,7 +419,8 @@ def test_shipped_judge_is_the_calibrated_weighted_mean_of_its_heads_unless_asked
     keys = {get_model("ccpt-distilled/default", calibrated=v).api.base_url for v in (True, "false")}
     minilm = BASE_ENCODERS["all-minilm-l6-v2"].sha256[:16]
     weights = f"weights-sha256:{minilm},78c0197b6159d926,{minilm}"  # per head, in order
-    assert keys == {f"head-sha256:{JUDGE_SHA256};{weights}", f"head-sha256:{JUDGE_SHA256}+raw;{weights}"}
+    name = f"ccpt-judge:ccpt-distilled/default@{JUDGE_SHA256[:12]}"
+    assert keys == {f"{name};{JUDGE_SHA256};{weights}", f"{name}+raw;{JUDGE_SHA256};{weights}"}
     assert {h.encoder.weights_sha256 for h in calibrated.heads} == {
         BASE_ENCODERS["all-minilm-l6-v2"].sha256,
         BASE_ENCODERS["all-mpnet-base-v2"].weights_sha256,

@@ -60,14 +60,14 @@ def test_default_offline_run_on_the_embedded_models(ccpt_dir: Path, tmp_path: Pa
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     from ccpt.results import from_inspect_logs
-    from ccpt.rows import judge_model
 
     frame = from_inspect_logs(tmp_path / "logs")
     assert set(frame["task"]) == {"pi_emergent", "pi_canceled", "npc_emergent", "type_prediction"}
     assert set(frame["model"]) == {"gguf/qwen2.5-0.5b"}
     generative = frame[frame["task"] != "type_prediction"]
     # The offline default judge (docs/judge.md), named by its identity: its weights' sha256.
-    assert {judge_model(j) for j in generative["judge"]} == {"ccpt-distilled/default"}
+    identities = frame.attrs["judge_identities"]  # as the scorer stored them in the logs, by the rows' key
+    assert {identities[j].name for j in generative["judge"]} == {"ccpt-distilled/default"}
     assert all(j.startswith("ccpt-distilled/default@") for j in generative["judge"])
     # Every answer is either parsed and fully judged, or a counted failure with a reason.
     for row in generative.itertuples():

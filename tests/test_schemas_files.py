@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ccpt.judges import JudgeIdentity
 from ccpt.judging.agreement import Measurement, agreement_ci, judge_note, measurements, save, user_store
 
 GOOD = {"pearson": 0.5, "spearman": 0.4, "n": 300, "pairs": "test", "mode": "text", "measured": "2026-01-01"}
@@ -35,7 +36,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 )
 def test_a_malformed_store_is_named_in_the_note_not_a_crash(store: Path, content: str, reason: str) -> None:
     store.write_text(content, encoding="utf-8")
-    note = judge_note(["judge/x"])
+    note = judge_note([JudgeIdentity("judge/x")])
     assert reason in note and "ignored" in note
     assert (
         "judge/x: agreement with human ratings on the benchmark's test concepts not measured" in note
@@ -45,7 +46,7 @@ def test_a_malformed_store_is_named_in_the_note_not_a_crash(store: Path, content
 
 def test_a_malformed_entry_of_another_judge_is_not_mentioned_and_good_ones_are_used(store: Path) -> None:
     store.write_text(json.dumps({"judge/x": GOOD, "judge/y": {"pearson": "?"}}), encoding="utf-8")
-    note = judge_note(["judge/x"])
+    note = judge_note([JudgeIdentity("judge/x")])
     assert "judge/x: Pearson 0.50, Spearman 0.40" in note and "judge/y" not in note
     judges = {judge for judge, _ in measurements()}
     assert "judge/x" in judges and "judge/y" not in judges

@@ -4,9 +4,8 @@ stored by the Inspect scorer and read into the results table (:data:`COLUMNS`), 
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, get_args
+from typing import Any
 
 
 @dataclass(kw_only=True)
@@ -54,7 +53,7 @@ class SampleRow:
         return asdict(self)
 
 
-# What a run is, whatever file or log its rows came from (``judge``: :func:`judge_identity`, so judges never pool).
+# What a run is, whatever file or log its rows came from (``judge``: ccpt.judges.JudgeIdentity.key: judges never pool).
 RUN_IDENTITY: tuple[str, ...] = ("task", "model", "method", "sa_filter", "judge", "protocol", "variant")
 # What one answer is: the run, the seed, the instance, the sample of a many-sample method and the SA step.
 SAMPLE_IDENTITY: tuple[str, ...] = (*RUN_IDENTITY, "seed", "instance", "sample", "sa_iteration")
@@ -64,41 +63,8 @@ SAMPLE_CONTENT: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def judge_identity(
-    model: str,
-    *,
-    head_sha256: str | None = None,
-    raw: bool = False,
-    reply_format: str | None = None,
-    mode: str = "text",
-) -> str:
-    """A judge as its scores depend on it: model, distilled weights (``@sha``) and scale (``+raw``), negotiated reply
-    format and reading mode: ``openai/gpt-4o (json_schema)``, ``ccpt-distilled/default@813ec7b5a1c2``."""
-    name = model + (f"@{head_sha256[:12]}" if head_sha256 else "") + ("+raw" if raw else "")
-    qualifiers = [q for q in (reply_format if not head_sha256 else None, None if mode == "text" else mode) if q]
-    return f"{name} ({', '.join(qualifiers)})" if qualifiers else name
-
-
-_QUALIFIERS = re.compile(r"(@[0-9a-f]{12})?(\+raw)?( \([^()]*\))?$")
-
-
-def judge_model(identity: str) -> str:
-    """The model of a judge identity (:func:`judge_identity`): ``ccpt-distilled/default@813ec7b5a1c2`` → its name."""
-    return _QUALIFIERS.sub("", identity, count=1)
-
-
-_QUALIFIED = re.compile(r"^(.*) \(([^()]*)\)$")
-
-
-def scored_judge(identity: str) -> str:
-    """A judge identity without the negotiated reply format: what its agreement with human ratings is stored under
-    (``gguf/qwen2.5-1.5b (expected)``)."""
-    from ccpt.schemas.run import JudgeMode
-
-    if not (found := _QUALIFIED.match(identity)):
-        return identity
-    modes = [q for q in found.group(2).split(", ") if q in get_args(JudgeMode) and q != "text"]
-    return f"{found.group(1)} ({', '.join(modes)})" if modes else found.group(1)
+# The key of the judge's structured identity (ccpt.judges.JudgeIdentity fields) in a sample's ccpt score metadata.
+JUDGE_IDENTITY = "judge_identity"
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(SampleRow) if not f.metadata.get("log_only"))

@@ -94,17 +94,15 @@ def command(
     else:
         from inspect_ai.model import get_model
 
-        from ccpt.eval.distilled_provider import PROVIDER, judge_model_name
-        from ccpt.eval.judge import default_judge_mode, live_scores
-        from ccpt.results.inspect_logs import model_identity
+        from ccpt.eval.judge import Judge, default_judge_mode, live_scores
+        from ccpt.judges import model_name
 
-        model = judge_model_name(judge_model)
+        model = model_name(judge_model)
         mode = judge_mode or default_judge_mode(model)
         scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs], args)  # type: ignore[arg-type]
-        # Stored and quoted under the model and, for the distilled judge, its weights and scale (in the base URL of
-        # the instance live_scores used, memoised; ccpt.rows.scored_judge), so a later judge's reports never quote it.
-        base_url = get_model(model, **args).api.base_url if model.startswith(f"{PROVIDER}/") else None
-        judge = model_identity(model, base_url, mode=mode)
+        # Stored and quoted under the judge's structured identity (an in-process judge's version and scale; Inspect
+        # memoises the model live_scores used), so reports of another version or scale never quote it.
+        judge = Judge(get_model(model, **args), mode=mode).identity.scored.key  # type: ignore[arg-type]
     found = measure(
         judge,
         name,  # type: ignore[arg-type]

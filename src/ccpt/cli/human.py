@@ -73,11 +73,11 @@ def import_solver(
     if judge_model is not None:
         from inspect_ai.model import get_model
 
-        from ccpt.eval.distilled_provider import judge_model_name
         from ccpt.eval.judge import default_judge_mode
         from ccpt.eval.scorers import make_judge
+        from ccpt.judges import model_name
 
-        judge_model = judge_model_name(judge_model)
+        judge_model = model_name(judge_model)
         # The ccpt protocol's judge (its prompt and reply format), as `ccpt run` judges a model's answers by default.
         mode = judge_mode or default_judge_mode(judge_model)
         judge = make_judge(get_model(judge_model), mode, protocol=DEFAULT_PROTOCOL)  # type: ignore[arg-type]
@@ -86,7 +86,7 @@ def import_solver(
             return (await judge.relevance(concept, prop)).relevance
 
         frame = judge_answers(frame, relevance)
-        judged_by = judge.identity  # as a run's rows name this judge, so the Human row joins them
+        judged_by = judge.identity.key  # as a run's rows name this judge, so the Human row joins them
         frame.loc[frame["task"].isin(GENERATIVE_TASKS), ["judge", "protocol"]] = [judged_by, DEFAULT_PROTOCOL]
     export(frame, out)
     click.echo(f"wrote {len(frame)} rows to {out}" + (f" (judged by {judged_by})" if judged_by else ""))

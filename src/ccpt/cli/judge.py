@@ -275,8 +275,8 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
 
     A pair the judge fails on gets an empty relevance and is counted; nothing is filled in.
     """
-    from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode, live_scores
+    from ccpt.judges import model_name
     from ccpt.outputs import atomic_path, refuse_inputs
     from ccpt.schemas.sheets import PAIRS
     from ccpt.sheets import read_sheet_rows
@@ -290,7 +290,7 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     # A pair the schema rejected (empty concept or property) is not sent: no relevance, counted below.
     usable = [row["concept"] is not None and row["property"] is not None for row in checked.rows]
     rejected = [issue.cell() for issue in checked.issues]
-    model = judge_model_name(judge_model)
+    model = model_name(judge_model)
     mode = judge_mode or default_judge_mode(model)
     started = time.monotonic()
     pairs = [(r["concept"].strip(), r["property"].strip()) for r, ok in zip(rows, usable, strict=True) if ok]
@@ -348,7 +348,12 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
 
 
 @command.command("paper-scores")
-@defaulted("--judge", "judge_model", default="distilled", help="A distilled judge: distilled, or ccpt-distilled/PATH.")
+@defaulted(
+    "--judge",
+    "judge_model",
+    default="distilled",
+    help="An in-process judge: distilled, ccpt-distilled/PATH, or a registered judge's name.",
+)
 @judge_arg_option("calibrated=false scores on the raw (human) scale, as `ccpt run --judge-arg` does.")
 @results_dir_option()
 @data_dir_option()
@@ -360,40 +365,31 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
 def paper_scores(
     judge_model: str, judge_args: tuple[str, ...], results_dir: Path | None, data_dir: Path | None, out: Path | None
 ) -> None:
-    """Score every stored answer of the paper's models with a distilled judge, for `ccpt report RUN --beside-paper`.
+    """Score every stored answer of the paper's models with an in-process judge, for `ccpt report RUN --beside-paper`.
 
     Reads every authors' result file found (--results-dir / $CCPT_RESULTS_DIR / the verified download: other
     models' files you fetched included) and writes one relevance per judged (concept, property) pair, keyed by the
     judge's identity. An LLM judge re-judges the stored files with `ccpt rejudge` instead (a log per file).
     """
+    from ccpt import judges
     from ccpt.cli.options import key_values
     from ccpt.dataset import load_dataset
-    from ccpt.eval.distilled_provider import PROVIDER, judge_model_name
-    from ccpt.judging.distilled import load_judge
     from ccpt.report.paper import read_stored, table3_rows
     from ccpt.results.paper_scores import PaperScores, file_hashes, pairs_of, score_pairs, store_path, write_store
-    from ccpt.rows import judge_identity
     from ccpt.sources import stored_result_files
     from ccpt.spec import TYPE_PREDICTION
 
-    model = judge_model_name(judge_model)
-    if not model.startswith(f"{PROVIDER}/"):
+    model = judges.model_name(judge_model)
+    if (found := judges.of_model(model)) is None:
         raise click.BadParameter(
-            f"{judge_model} is not a distilled judge; an LLM judge re-judges the stored files with "
+            f"{judge_model} is not an in-process judge; an LLM judge re-judges the stored files with "
             '`ccpt rejudge "$(ccpt data path --results)"/*.csv --judge MODEL --out DIR`',
             param_hint="--judge",
         )
-    args = key_values(judge_args, "--judge-arg")
-    if set(args) - {"calibrated"}:
-        raise click.BadParameter(f"unknown: {', '.join(sorted(set(args) - {'calibrated'}))}", param_hint="--judge-arg")
-    calibrated = args.get("calibrated", True)
-    if not isinstance(calibrated, bool):
-        raise click.BadParameter(f"calibrated must be true or false, got {calibrated!r}", param_hint="--judge-arg")
-    name = model.removeprefix(f"{PROVIDER}/")
-    judge = load_judge(None if name in ("default", "") else Path(name), calibrated=calibrated)
-    # The identity a run's rows record for this judge (ccpt.results.inspect_logs.model_identity).
-    raw = not judge.applies_calibration and judge.calibration is not None
-    identity = judge_identity(model, head_sha256=judge.sha256, raw=raw)
+    declared, variant = found
+    scoring = declared.ready(variant, key_values(judge_args, "--judge-arg"))
+    # The identity a run's rows record for this judge (ccpt.eval.distilled_provider).
+    identity = judges.JudgeIdentity(model, scoring.version, scoring.scale).key
     files = stored_result_files(results_dir)
     stored, notes = read_stored(files, load_dataset(data_dir))
     for note in notes:
@@ -403,7 +399,7 @@ def paper_scores(
     read = {str(s) for s in rows["source"].dropna()}  # the files whose answers are scored (no per-step files)
     pairs = pairs_of(rows)
     started = time.monotonic()
-    scores = score_pairs(pairs, judge.score)
+    scores = score_pairs(pairs, scoring.score)
     target = out or store_path(identity)
     used = [p for p in files if p.name in read]
     write_store(PaperScores(identity, file_hashes(used), scores, target), target)

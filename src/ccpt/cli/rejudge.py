@@ -55,14 +55,13 @@ def command(
 
     from ccpt.cli.options import key_values, optional_dataset
     from ccpt.eval import endpoints
-    from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.rejudge import rejudged_logs, run_rejudge
     from ccpt.eval.sweep import preflight, same_server
+    from ccpt.judges import model_name
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
-    from ccpt.results.inspect_logs import read_logs
-    from ccpt.rows import judge_model as scored_by
+    from ccpt.results.inspect_logs import JUDGE_IDENTITIES, read_logs
 
     out = out_dir.resolve()  # apart from every input: inside or holding one, one's logs would be read as the other's
     for run in runs:
@@ -71,7 +70,7 @@ def command(
         if relation:
             message = f"{out_dir} {relation} the input {run}: choose a directory of its own"
             raise click.BadParameter(message, param_hint="--out")
-    judge = judge_model_name(judge_name)
+    judge = model_name(judge_name)
     mode = judge_mode or default_judge_mode(judge)
     args = key_values(judge_args, "--judge-arg")
     server = endpoints.configured(judge, args.get("base_url"), "--judge-arg base_url")
@@ -100,7 +99,8 @@ def command(
         judged = before["judge"].astype("string").fillna("")
         for original, logs in rejudged_logs(out_dir, judge).items():
             after = load_results(logs, dataset)
-            after = after[[scored_by(str(j)) == judge for j in after["judge"]]]  # its identity qualifies the name
+            judged_by = {key for key, identity in after.attrs[JUDGE_IDENTITIES].items() if identity.name == judge}
+            after = after[after["judge"].isin(judged_by)]  # its rows under every identity of this judge's model
             mine = before[judged == original] if original is not None else before
             named = original or " + ".join(sorted(set(judged) - {""})) or "the original judge"
             click.echo(markdown(cross_judge(mine, after, named, judge)))

@@ -224,9 +224,9 @@ def command(
     """
     from dataclasses import asdict
 
-    from ccpt.eval.distilled_provider import judge_model_name
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
+    from ccpt.judges import model_name
     from ccpt.protocol import get_protocol
     from ccpt.schemas.run import ProtocolName, check
 
@@ -237,7 +237,7 @@ def command(
     sweep.models = list(models) or sweep.models
     judge_name, judge_spec_args = _judge_spec(judge) if judge else (None, {})
     if judge_name:
-        sweep.judge = judge_model_name(judge_name)
+        sweep.judge = model_name(judge_name)
     sweep.judge_mode = judge_mode or default_judge_mode(sweep.judge)
     sweep.tasks = list(tasks) or sweep.tasks
     sweep.methods = list(methods) or sweep.methods

@@ -1,35 +1,31 @@
-"""``ccpt-distilled/<head>``: the distilled relevance judge as an Inspect model provider (docs/judge.md).
+"""Declared judges (:mod:`ccpt.judges`) as Inspect model providers: ``ccpt-judge/<name>[/<variant>]`` runs any
+registered in-process judge, ``ccpt-distilled/<head>`` the distilled judge (docs/judge.md) under its own name.
 
-``<head>`` is ``default`` (the shipped judge) or a path to a head file or ensemble manifest. It answers only the
-relevance-judge prompt, with ``{"relevance": k}`` (k the nearest integer on the 1–10 scale) and the unrounded
-relevance in the output's metadata under :data:`EXACT_RELEVANCE`; any other prompt gets a reply that says so (a
-counted judge failure). ``calibrated=false`` (``-M``) scores on the raw, human-rating scale.
+A judge answers only the relevance-judge prompt, with ``{"relevance": k}`` (k the nearest integer on the 1–10
+scale, so any reader sees a valid reply) and the unrounded relevance in the output's metadata under
+:data:`EXACT_RELEVANCE`; any other prompt gets a reply that says so (a counted judge failure). Its structured
+identity (:class:`ccpt.judges.JudgeIdentity`) is the API's ``identity``, which the scorer stores in the log. Its
+base URL names that identity and its weights, so Inspect's cache never serves one judge's scores for another's;
+nothing reads it back.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import anyio
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from ccpt import judges
 from ccpt.errors import ModelError
+from ccpt.judges import JudgeIdentity
 from ccpt.prompts import judge_prompt
 
-PROVIDER = "ccpt-distilled"
-ALIAS = "distilled"  # what users type: `--judge distilled`
 EXACT_RELEVANCE = "ccpt_relevance"  # metadata key carrying the unrounded relevance in [0, 1]
-NOT_A_JUDGE_PROMPT = "ccpt-distilled answers only the relevance-judge prompt (Concept / Property / Relevance)."
+NOT_A_JUDGE_PROMPT = "a ccpt judge answers only the relevance-judge prompt (Concept / Property / Relevance)."
 _C, _P = "\x00concept\x00", "\x00property\x00"
-_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-
-
-def judge_model_name(name: str) -> str:
-    """Expand the user-facing alias ``distilled`` to the provider's model name; other names pass unchanged."""
-    return f"{PROVIDER}/default" if name == ALIAS else name
 
 
 def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
@@ -51,9 +47,10 @@ def parse_judge_prompt(prompt: str) -> tuple[str, str] | None:
     return concept, prop
 
 
-@modelapi(name=PROVIDER)
-class DistilledModelAPI(ModelAPI):
-    """Inspect ModelAPI around :class:`ccpt.judging.distilled.DistilledJudge` (loaded once, checked in full)."""
+class DeclaredJudgeAPI(ModelAPI):
+    """Inspect ModelAPI around a declared judge (made ready once: an unusable one fails at get_model())."""
+
+    provider = judges.PROVIDER
 
     def __init__(
         self,
@@ -61,27 +58,20 @@ class DistilledModelAPI(ModelAPI):
         base_url: str | None = None,
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's own signature
-        calibrated: bool | str = True,
         **model_args: Any,
     ) -> None:
-        from ccpt.judging.distilled import load_judge
-
-        if model_args:
-            raise ModelError(
-                f"ccpt-distilled: unknown model argument(s) {', '.join(sorted(model_args))}", "use calibrated"
-            )
-        flag = calibrated if isinstance(calibrated, bool) else _FLAGS.get(str(calibrated).strip().lower())
-        if flag is None:
-            raise ModelError(f"ccpt-distilled: calibrated must be true or false, got {calibrated!r}")
-        # Loading here (not lazily) makes an unusable head fail at get_model(), i.e. in the preflight.
-        judge = load_judge(None if model_name in ("default", "") else Path(model_name), calibrated=flag)
-        # Inspect's cache key includes base_url: naming the head, its scale and the encoders' weights there keeps
-        # scores cached under one from being served for another under the same model name.
-        scale = "" if judge.applies_calibration or judge.calibration is None else "+raw"
-        weights = ",".join(head.encoder.weights_sha256[:16] for head in judge.heads)
-        key = f"head-sha256:{judge.sha256}{scale};weights-sha256:{weights}"
-        super().__init__(model_name, base_url or key, api_key, [], config)
-        self.judge = judge
+        model = f"{self.provider}/{model_name}"
+        found = judges.of_model(model)
+        if found is None:
+            known = ", ".join(judges.registered())
+            raise ModelError(f"{model}: no judge {model_name!r} is registered (registered: {known})")
+        judge, variant = found
+        scoring = judge.ready(variant, model_args)
+        self.identity = JudgeIdentity(model, scoring.version, scoring.scale)
+        # The full version (the key shows 12 characters of a hash) and the weights: Inspect's cache key.
+        cache_key = ";".join(filter(None, [judges.BASE_URL + self.identity.key, scoring.version, scoring.fingerprint]))
+        super().__init__(model_name, base_url or cache_key, api_key, [], config)
+        self.scoring = scoring
         self._lock = anyio.Lock()
 
     def max_connections(self) -> int:
@@ -94,18 +84,34 @@ class DistilledModelAPI(ModelAPI):
         pair = parse_judge_prompt(prompt)
         if pair is None:
             return ModelOutput.from_content(model=self.model_name, content=NOT_A_JUDGE_PROMPT)
-        # One forward pass at a time: torch already uses the cores, and the judge is not re-entrant.
+        # One call at a time: a judge's scorer need not be re-entrant (torch already uses the cores).
         async with self._lock:
-            (relevance,) = await anyio.to_thread.run_sync(self.judge.score, [pair])
+            (relevance,) = await anyio.to_thread.run_sync(self.scoring.score, [pair])
+        if relevance is None or not judges.relevance(relevance):  # the plug-in's answer: a counted failure
+            reason = "no score" if relevance is None else f"relevance {relevance!r} is outside [0, 1]"
+            return ModelOutput.from_content(model=self.model_name, content=f"{self.identity.key}: {reason}")
         score = 1 + 9 * relevance
         output = ModelOutput.from_content(model=self.model_name, content=json.dumps({"relevance": round(score)}))
-        output.metadata = {
-            EXACT_RELEVANCE: relevance,
-            "score": score,
-            "head_sha256": self.judge.sha256,
-            "calibrated": self.judge.applies_calibration,
-        }
+        output.metadata = {EXACT_RELEVANCE: float(relevance), "score": score}
         # Words in, the reply's four tokens out: no tokenizer bills this judge; the counts only say how much it read.
         words = len(prompt.split())
         output.usage = ModelUsage(input_tokens=words, output_tokens=4, total_tokens=words + 4)
         return output
+
+
+class DistilledModelAPI(DeclaredJudgeAPI):
+    """``ccpt-distilled/<head>``: the distilled judge under its own provider name (``--judge distilled``)."""
+
+    provider = "ccpt-distilled"
+
+
+@modelapi(name=judges.PROVIDER)
+def ccpt_judge() -> type[ModelAPI]:
+    """Register the provider of declared judges with Inspect."""
+    return DeclaredJudgeAPI
+
+
+@modelapi(name=DistilledModelAPI.provider)
+def ccpt_distilled() -> type[ModelAPI]:
+    """Register the distilled judge's provider with Inspect."""
+    return DistilledModelAPI

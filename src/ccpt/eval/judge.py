@@ -12,7 +12,7 @@ import asyncio
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NoReturn
 
 from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, ResponseSchema, get_model
@@ -23,9 +23,9 @@ from ccpt.errors import CcptError, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import cache_policy, guard_model
+from ccpt.judges import JudgeIdentity
 from ccpt.prompts import judge_prompt
 from ccpt.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
-from ccpt.results.inspect_logs import model_identity
 from ccpt.schemas.run import JudgeMode
 from ccpt.scoring import relevance_from_score
 
@@ -164,10 +164,13 @@ class Judge:
         return endpoints.endpoint_of(self.model)
 
     @property
-    def identity(self) -> str:
-        """The judge as its scores depend on it, named as a run's rows name it (model, weights, format, mode)."""
-        base_url = getattr(getattr(self.model, "api", None), "base_url", None)
-        return model_identity(self.name, base_url, reply_format=self.format, mode=self.mode)
+    def identity(self) -> JudgeIdentity:
+        """The judge as its scores depend on it: a declared judge's own (version, scale), else the model and its
+        negotiated reply format; and the reading mode. The scorer stores its fields in the log."""
+        declared = getattr(getattr(self.model, "api", None), "identity", None)
+        if isinstance(declared, JudgeIdentity):
+            return replace(declared, mode=self.mode)
+        return JudgeIdentity(self.name, reply_format=self.format, mode=self.mode)
 
     def _key(self) -> tuple[str, str, tuple[str, ...]]:
         return (self.endpoint, self.name, format_ladder(self.name, self.use_schema))

@@ -3,7 +3,8 @@
 Counts come from the tasks the sweep builds (each method counts its own calls, :mod:`ccpt.methods`): exact, or a
 (low, high) range where the answers decide; a task run a rerun would skip or resume in ``--log-dir`` counts only
 what is left. Cost (``--prices``): input tokens a fifth to a third of each prompt's characters, output tokens 1 to
-the call's cap (``--max-tokens``, 2048 by default; the judge's 24); a model without a price has no cost.
+the call's cap (``--max-tokens``, 2048 by default; the judge's 24); a model without a price has no cost; an
+in-process judge costs its declared cost per judged pair (:attr:`ccpt.judges.Judge.cost_per_pair`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from ccpt import methods
 from ccpt.eval.inspect_compat import logged_args, task_args_of
 from ccpt.eval.judge import Judge
+from ccpt.judges import cost_per_pair
 from ccpt.methods import Method, Plan, Range
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
 from ccpt.results.inspect_logs import generation_settings, samples_completed, settings_line, task_of
@@ -190,6 +192,9 @@ def cost_range(
         calls = [(row.model, row.solver_calls, row.solver_chars, cap)]
         if judge and row.judge_calls[1]:
             calls.append((judge, row.judge_calls, row.judge_chars, Judge.max_tokens))
+        if judge and row.judge_calls[1] and (per_pair := cost_per_pair(judge)) is not None:
+            calls.pop()  # an in-process judge declares its cost per judged pair: no tokens are billed
+            low, high = low + row.judge_calls[0] * per_pair, high + row.judge_calls[1] * per_pair
         for model, (n_low, n_high), chars, out_cap in calls:
             if not n_high:
                 continue

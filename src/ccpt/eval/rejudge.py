@@ -29,7 +29,7 @@ from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.inspect_compat import final_status_held
 from ccpt.eval.judge import JudgeMode, forget_formats
-from ccpt.eval.scorers import HEADLINE, SEEDS, grader_judge, judge_answer, judge_metrics, score_value
+from ccpt.eval.scorers import HEADLINE, SEEDS, grader_judge, judge_answer, judge_metadata, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.results import load_results
@@ -100,8 +100,8 @@ def _rejudged(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int 
         rows = await asyncio.gather(*(judge_answer(r, grader()) for r in state.metadata["rows"]))
         main = [SampleRow(**r) for r in rows if r.get("sa_iteration") is None] or [SampleRow(**r) for r in rows]
         kind = TASK_SPECS[state.metadata["task"]].kind
-        # The reply format the judge negotiated, as a run's scorer records it: part of the judge's identity.
-        meta = {"samples": list(rows), "judge_format": grader().format_note()}
+        # The judge's identity and negotiated reply format, as a run's scorer records them.
+        meta = {"samples": list(rows), **judge_metadata(grader())}
         value = score_value(main, kind)
         # A sample is one (instance, seed): its seed's values, as a run's reducer keeps them for the cell metrics.
         seed = str(int(main[0].seed or 0))

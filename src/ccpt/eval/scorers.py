@@ -1,8 +1,9 @@
 """Scorers: the relevance judge for the generative tasks and exact-match for Task 3.
 
-Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_format": ...}`` (one
-:class:`ccpt.rows.SampleRow` per reply, what :mod:`ccpt.results` reads back); the Score *value* holds the same numbers
-reduced for Inspect's display, the headline (E, C or accuracy) first. ``ccpt report`` recomputes from the rows.
+Each scored sample carries ``metadata["ccpt"] = {"samples": [row, ...], "judge_identity": {...}, "judge_format":
+...}`` (one :class:`ccpt.rows.SampleRow` per reply, what :mod:`ccpt.results` reads back, and the judge's structured
+identity); the Score *value* holds the same numbers reduced for Inspect's display, the headline (E, C or accuracy)
+first. ``ccpt report`` recomputes from the rows.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from inspect_ai.solver import TaskState
 
 from ccpt import methods
 from ccpt.answers import parse_answer
-from ccpt.eval.distilled_provider import judge_model_name
 from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
+from ccpt.judges.distilled import JUDGE as DISTILLED
 from ccpt.methods import Judged
 from ccpt.protocol import FILLED, fill_failed_samples, get_protocol
 from ccpt.results.table import optional
-from ccpt.rows import SampleRow
+from ccpt.rows import JUDGE_IDENTITY, SampleRow
 from ccpt.scoring import Relevances
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, ScoredType
 from ccpt.stats import Stat, Summary, summarize
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 GRADER = "grader"  # Inspect's model role of the judge
 # With no grader role, the judge is the offline distilled judge, never the evaluated model (which Inspect's
 # role fallback would pick): self-judging must be asked for by naming the model as the grader.
-DEFAULT_GRADER = judge_model_name("distilled")
+DEFAULT_GRADER = DISTILLED.model_name
 HEADLINE: dict[ScoredType, str] = {EMERGENT: "E", CANCELED: "C"}  # the metric names of docs/metrics.md
 ACCURACY = "accuracy"
 R_NP, R_HMP, PARSE_OK = "R_NP", "R_HMP", "parse_ok"
@@ -309,6 +310,12 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
     return {HEADLINE[kind]: cell.score, R_NP: cell.r_np, R_HMP: cell.r_hmp, PARSE_OK: parse_ok}
 
 
+def judge_metadata(judge: Judge) -> dict[str, Any]:
+    """What a scored sample records of its judge: its structured identity (the fields reports key on,
+    :class:`ccpt.judges.JudgeIdentity`) and how its reply format was negotiated."""
+    return {JUDGE_IDENTITY: judge.identity.fields(), "judge_format": judge.format_note()}
+
+
 def grader_judge(protocol: str, judge_mode: JudgeMode = "text", judge_retries: int | None = None) -> Judge:
     """The judge of ``protocol`` on the ``grader`` model role (the distilled judge when no role is bound); its
     requests carry the eval's ``attempt_timeout``, which Inspect does not hand a role model."""
@@ -338,7 +345,7 @@ def _relevance_judge(
         if trajectory is not None:  # SA: steps whose replies could not be read, counted on every row
             for r in rows:
                 r.sa_failed_steps = int(trajectory.get("failed_steps", 0))
-        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows], "judge_format": judge.format_note()}
+        metadata: dict[str, Any] = {"samples": [r.to_dict() for r in rows], **judge_metadata(judge)}
         metadata |= {"trajectory": trajectory} if trajectory is not None else {}
         lines = [explain(r) for r in main]
         explanation = "\n".join(f"sample {k}: {line}" for k, line in enumerate(lines)) if len(lines) > 1 else lines[0]

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ccpt.jsonout import dumps
+from ccpt.judges import JudgeIdentity
 from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PairSet, RatedPair, sample_id
 from ccpt.outputs import atomic_write_text
 from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
@@ -101,7 +102,7 @@ def agreement_ci(
 class Measurement:
     """One judge's agreement on one pair set, with how it was made (what the store keeps, one per key)."""
 
-    judge: str
+    judge: str  # the judge's identity without reply format (ccpt.judges.JudgeIdentity.scored), by its key
     pairs: PairSet
     result: AgreementCI
     mode: str = "text"
@@ -248,11 +249,11 @@ def save(measurement: Measurement) -> Path:
     return path
 
 
-def unseen_rows_note(judge: str) -> str | None:
-    """For the shipped distilled judge (its manifest's sha256 in the identity): its figure on rows it never trained
-    on, and why its test-concept figure is not independent; None for any other judge."""
+def unseen_rows_note(judge: JudgeIdentity) -> str | None:
+    """For the shipped distilled judge (its manifest's sha256 its version): its figure on rows it never trained on,
+    and why its test-concept figure is not independent; None for any other judge."""
     data = resources.files("ccpt").joinpath(DISTILLED_MANIFEST).read_bytes()
-    if f"@{hashlib.sha256(data).hexdigest()[:12]}" not in judge:
+    if judge.version is None or not hashlib.sha256(data).hexdigest().startswith(judge.version):
         return None
     figures = json.loads(data).get("validation") or {}
     pearson_, spearman_, n = (figures.get(k) for k in ("pearson_3rater", "spearman_3rater", "n_3rater"))
@@ -266,29 +267,29 @@ def unseen_rows_note(judge: str) -> str | None:
     )
 
 
-def judge_note(judges: Sequence[str]) -> str:
-    """One line per judge identity (:func:`ccpt.rows.scored_judge`: the model and, for the distilled judge, its weights
-    and scale): its agreement with human ratings on the benchmark's test concepts (and, for the shipped distilled
-    judge, on rows it never trained on), never one measured on other weights, or how to measure it."""
-    from ccpt.rows import judge_model, scored_judge
-
+def judge_note(judges: Sequence[JudgeIdentity]) -> str:
+    """One line per judge identity without its reply format (:attr:`JudgeIdentity.scored`: the model and, for an
+    in-process judge, its version and scale, and the reading mode): its agreement with human ratings on the
+    benchmark's test concepts (and, for the shipped distilled judge, on rows it never trained on), never one measured
+    on another version or scale, or how to measure it."""
     shipped, user = read_store(shipped_store()), read_store(user_store())
     known = shipped.entries | user.entries
-    judges = list(dict.fromkeys(scored_judge(j) for j in judges))
+    scored = list(dict.fromkeys(j.scored for j in judges))
     problems = shipped.problems | user.problems  # entries left out: they do not match the schema
-    parts = [f"agreement store {line}" for judge, line in problems.items() if judge is None or judge in judges]
-    for judge in judges:
+    keys = {j.key for j in scored}
+    parts = [f"agreement store {line}" for key, line in problems.items() if key is None or key in keys]
+    for judge in scored:
         # Quoted: the judge's measurement on test concepts over the most pairs, never an in-sample one (set ``all``).
-        held = [m for (name, _), m in known.items() if name == judge and m.held_out and m.result.pearson is not None]
+        held = [m for (key, _), m in known.items() if key == judge.key and m.held_out and m.result.pearson is not None]
         unseen = unseen_rows_note(judge)
         if (found := max(held, key=lambda m: (m.result.n, m.measured), default=None)) is not None:
             parts.append(found.text() + (f"; {unseen}" if unseen else ""))
             continue
-        mode = " --judge-mode expected" if judge.endswith(" (expected)") else ""
-        raw = " --judge-arg calibrated=false" if "+raw" in judge else ""
-        command = f"`ccpt judge-agreement --judge {judge_model(judge)}{mode}{raw} --pairs test`"
-        how = f"run {command}" + (" with these weights" if "@" in judge else "")
-        parts.append(f"{judge}: agreement with human ratings on the benchmark's test concepts not measured ({how})")
+        mode = " --judge-mode expected" if judge.mode == "expected" else ""
+        raw = " --judge-arg calibrated=false" if judge.scale == "raw" else ""
+        command = f"`ccpt judge-agreement --judge {judge.name}{mode}{raw} --pairs test`"
+        how = f"run {command}" + (" with this version" if judge.version else "")
+        parts.append(f"{judge.key}: agreement with human ratings on the benchmark's test concepts not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.judges import JudgeIdentity
 from ccpt.judging.agreement import judge_note
 from ccpt.methods import unregistered_notes
 from ccpt.report.display import DisplayTable
@@ -19,6 +20,7 @@ from ccpt.report.notes import frame_provenance, oracle_note, protocol_note, stat
 from ccpt.report.tables import TABLES, OracleReduction, TableOptions, as_reported, tagged_models
 from ccpt.report.tables.common import CSV_FIELDS
 from ccpt.results import LOG_SUFFIXES, load_results
+from ccpt.results.inspect_logs import JUDGE_IDENTITIES
 from ccpt.results.usage import Price, read_usage
 from ccpt.stats import Stat
 
@@ -118,7 +120,9 @@ def report_from_paths(
     if frame is None:
         frame = load_results(paths, dataset)
     if judge_info is None:
-        judges = sorted({str(j) for j in frame["judge"].dropna().unique() if j})
+        # Each judge's structured identity as its logs stored it; a table's or the authors' file's judge is its name.
+        known = frame.attrs.get(JUDGE_IDENTITIES, {})
+        judges = [known.get(j) or JudgeIdentity(j) for j in sorted({str(j) for j in frame["judge"].dropna() if j})]
         judge_info = judge_note(judges) if judges else None
     block = {**frame_provenance(frame, dataset), "generation": dict(generation)} if generation else None
     report = build_report(

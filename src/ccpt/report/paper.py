@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ccpt.errors import CcptError
+from ccpt.judges import JudgeIdentity
 from ccpt.results import load_results
+from ccpt.results.inspect_logs import JUDGE_IDENTITIES
 from ccpt.results.paper_scores import find_scores, rescore
-from ccpt.rows import judge_model
 from ccpt.spec import TASK_SPECS, TYPE_PREDICTION
 
 if TYPE_CHECKING:
@@ -26,9 +27,9 @@ _PAPER_JUDGE = re.compile(r"(?:^|/)gpt-4o(?:-2024-05-13)?$")
 PAPER_SUFFIX = " (paper)"  # how a stored model's name is printed beside a run
 
 
-def is_paper_judge(identity: str) -> bool:
+def is_paper_judge(identity: JudgeIdentity) -> bool:
     """Whether a judge identity names the judge of the paper's stored verdicts (GPT-4o)."""
-    return bool(_PAPER_JUDGE.search(judge_model(identity)))
+    return bool(_PAPER_JUDGE.search(identity.name))
 
 
 def read_stored(files: Sequence[Path], dataset: CCPTDataset | None) -> tuple[pd.DataFrame, list[str]]:
@@ -71,11 +72,13 @@ def beside_paper(run: pd.DataFrame, stored: pd.DataFrame) -> Beside:
         stored = stored.assign(model=stored["model"].map(lambda m: f"paper/{m}" if m in clash else m))
     generative = run["task"].map(lambda t: TASK_SPECS[t].generative)
     judges = sorted({str(j) for j in run.loc[generative, "judge"].dropna() if str(j)})
+    known = run.attrs.get(JUDGE_IDENTITIES, {})  # each log's judge as stored; a table's judge is its name
     gen_stored = stored[stored["task"].map(lambda t: TASK_SPECS[t].generative)]
     parts: list[pd.DataFrame] = []
     out = Beside(frame=stored.iloc[0:0])
     for judge in judges:
-        if is_paper_judge(judge):
+        identity = known.get(judge) or JudgeIdentity(judge)
+        if is_paper_judge(identity):
             parts.append(gen_stored.assign(judge=judge))
             out.notes.append(
                 f"Paper rows under {judge}: the authors' stored GPT-4o verdicts (their judge protocol; the paper "
@@ -96,7 +99,7 @@ def beside_paper(run: pd.DataFrame, stored: pd.DataFrame) -> Beside:
             out.lines.append(
                 f"no paper rows beside judge {judge}: the paper's answers were judged by GPT-4o, and no store of "
                 f"this judge's scores of them exists (make one: ccpt judge paper-scores --judge "
-                f"{judge_model(judge)}; an LLM judge: ccpt rejudge the stored files, then report both)"
+                f"{identity.name}; an LLM judge: ccpt rejudge the stored files, then report both)"
             )
     if (run["task"] == TYPE_PREDICTION).any():  # Task 3 has no judge: the paper's accuracy stands beside any run
         parts.append(stored[stored["task"] == TYPE_PREDICTION])

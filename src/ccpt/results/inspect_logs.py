@@ -6,17 +6,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
 from ccpt.errors import DataError
+from ccpt.judges import BASE_URL, JudgeIdentity
+from ccpt.judges.identity import LEGACY_DISTILLED_URL
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.results.checks import LogHeader, dataset_items, record_problem
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
-from ccpt.rows import COLUMNS, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row, judge_identity
+from ccpt.rows import COLUMNS, JUDGE_IDENTITY, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row
 from ccpt.scoring import Relevances
 from ccpt.spec import GOLD, TASK_SPECS, split_method
 
@@ -74,11 +76,16 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     sent_by_source: dict[str, str] = {}  # log name → the generation settings its answers' model was sent
     run_formats: dict[tuple[str, str, str, str], set[str]] = {}  # per run_key: its judge's formats in any of its logs
     asked: dict[str, tuple[str, int]] = {}  # per run_identity: a log of it, and how many instances its command asked
+    stored: dict[int, JudgeIdentity] = {}  # per log: the judge identity its scorer stored (none in older logs)
+    identities: dict[str, JudgeIdentity] = {}  # each judge's identity by its key (the rows' judge column)
     for log in logs:
         found = run_formats.setdefault(run_key(log), set())
         for sample in log.samples or []:
             if isinstance(meta := _ccpt_metadata(sample), Mapping) and meta.get("judge_format"):
                 found.add(str(meta["judge_format"]))
+            judge = JudgeIdentity.from_fields(meta.get(JUDGE_IDENTITY)) if isinstance(meta, Mapping) else None
+            if judge is not None:
+                stored.setdefault(id(log), judge)
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -99,8 +106,13 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
                 formats.setdefault(str(grader.model), set()).update(recorded)
             # "json_object (json_schema refused: …)": the format it fell back to comes first.
             reply_format = "/".join(sorted({f.split(" ", 1)[0] for f in recorded})) or None
-            mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
-            identity = model_identity(str(grader.model), grader.base_url, reply_format=reply_format, mode=mode)
+            if (judge := stored.get(id(log))) is None:  # a log written before the scorer stored the identity
+                mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
+                judge = JudgeIdentity.legacy(str(grader.model), grader.base_url, reply_format, mode)
+            elif judge.reply_format is not None:  # an LLM judge: the formats of every log of its run
+                judge = replace(judge, reply_format=reply_format)
+            identity = judge.key
+            identities[identity] = judge
         first = len(rows)
         if ids := getattr(log.eval.dataset, "sample_ids", None):  # the instances the command asked for
             asked[run_identity(log)] = (source, len(ids))  # the newest log's (a larger --limit extends a run)
@@ -193,6 +205,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     out.attrs["unreadable"] = unreadable
     out.attrs["settings"] = settings
     out.attrs["sent"] = sent_by_source
+    out.attrs[JUDGE_IDENTITIES] = identities
     return out
 
 
@@ -338,10 +351,11 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
 
 
 def run_key(log: Any) -> tuple[str, str, str, str]:
-    """What makes two logs the same task run: task, model, task arguments and judge (with the distilled weights)."""
+    """What makes two logs the same task run: task, model, task arguments and judge (a declared judge's base URL
+    names its identity and weights: ``ccpt.eval.distilled_provider``; older logs' the distilled judge's)."""
     grader = (log.eval.model_roles or {}).get("grader")
     judge = "" if grader is None else str(grader.model)
-    if grader is not None and str(grader.base_url or "").startswith(DISTILLED_BASE_URL):
+    if grader is not None and str(grader.base_url or "").startswith(DECLARED_JUDGE_URLS):
         judge += f" {grader.base_url}"
     return (str(log.eval.task), str(log.eval.model), repr(sorted((log.eval.task_args or {}).items())), judge)
 
@@ -374,6 +388,11 @@ ANSWER_SETTINGS = (
     "num_choices", "best_of", "logit_bias", "system_message", "effort", "reasoning_effort", "reasoning_tokens",
 )  # fmt: skip
 
+
+# The base URLs of declared judges, this ccpt's and older logs' (only compared, never read: ccpt.judges.identity).
+DECLARED_JUDGE_URLS = (BASE_URL, LEGACY_DISTILLED_URL)
+# The frame attribute holding each judge's structured identity by its key (the judge column): reports read it.
+JUDGE_IDENTITIES = "judge_identities"
 
 # The task metadata key under which a re-judged log records its source log's generation settings (ccpt.eval.rejudge).
 SENT_SETTINGS = "generation_settings"
@@ -423,18 +442,6 @@ def run_variant(log: Any) -> str:
     values["benchmark"] = log.eval.task_version  # older logs: 1, what every task said before it was declared
     plain = {k: v if isinstance(v, str | int | float | bool) or v is None else str(v) for k, v in values.items()}
     return json.dumps(plain, sort_keys=True)
-
-
-# How the distilled judge names its weights in its base URL (ccpt.eval.distilled_provider).
-DISTILLED_BASE_URL = "head-sha256:"
-
-
-def model_identity(model: str, base_url: str | None, reply_format: str | None = None, mode: str = "text") -> str:
-    """The judge identity of an Inspect model from its name and base URL (``head-sha256:<sha>[+raw];…``)."""
-    base = str(base_url or "")
-    head = base.removeprefix(DISTILLED_BASE_URL).split(";")[0] if base.startswith(DISTILLED_BASE_URL) else ""
-    raw = head.endswith("+raw")
-    return judge_identity(model, head_sha256=head.removesuffix("+raw"), raw=raw, reply_format=reply_format, mode=mode)
 
 
 def samples_completed(log: Any) -> int:

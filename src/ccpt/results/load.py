@@ -14,12 +14,19 @@ from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.checks import extra_samples, mixed_id_schemes
 from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
-from ccpt.results.inspect_logs import LOG_SUFFIXES, UnreadableLog, from_inspect_logs, unreadable_line
+from ccpt.results.inspect_logs import (
+    JUDGE_IDENTITIES,
+    LOG_SUFFIXES,
+    UnreadableLog,
+    from_inspect_logs,
+    unreadable_line,
+)
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
 from ccpt.rows import COLUMNS, RUN_IDENTITY
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
+    from ccpt.judges import JudgeIdentity
 
 
 def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
@@ -34,6 +41,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     unreadable: list[UnreadableLog] = []
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # Inspect logs' generation settings per run identity
     sent: dict[str, str] = {}  # Inspect log name → the generation settings its answers' model was sent
+    judges: dict[str, JudgeIdentity] = {}  # each Inspect log's judge identity by its key
     for item in paths:
         path = Path(item)
         if not path.exists():
@@ -74,6 +82,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                 for line, source in lines.items():
                     settings.setdefault(key, {}).setdefault(line, source)
             sent |= part.attrs.get("sent", {})
+            judges |= part.attrs.get(JUDGE_IDENTITIES, {})
         frames.extend(parts)
         read_from.extend(str(path) for part in parts for _ in range(len(part)))
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
@@ -88,6 +97,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings)]
     out.attrs["unreadable"] = unreadable
     out.attrs["sent"] = sent
+    out.attrs[JUDGE_IDENTITIES] = judges  # each Inspect log's judge by its key (the rows' judge)
     return out
 
 

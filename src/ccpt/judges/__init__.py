@@ -1,0 +1,113 @@
+"""Judges as registered objects: any Inspect model judges through the judge prompt (an LLM judge needs no
+declaration); an in-process judge declares a :class:`Judge` in one module, one registry line each, and other
+packages add judges through the ``ccpt.judges`` entry-point group (CONTRIBUTING.md, "Adding a judge"). Every judge
+is known by its structured :class:`JudgeIdentity`."""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import re
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+
+from ccpt.errors import CcptError
+from ccpt.judges import distilled
+from ccpt.judges.definition import BASE_URL, PROVIDER, Judge, PairScorer, Scoring
+from ccpt.judges.identity import JudgeIdentity
+
+__layer__ = "core"  # no Inspect: the provider that runs a declared judge through Inspect is ccpt.eval's
+
+__all__ = [
+    "BASE_URL", "BUILTIN", "ENTRY_POINTS", "PROVIDER", "Judge", "JudgeIdentity", "PairScorer", "Scoring",
+    "cost_per_pair", "get", "model_name", "of_model", "registered", "relevance",
+]  # fmt: skip
+
+BUILTIN: tuple[Judge, ...] = (distilled.JUDGE,)
+ENTRY_POINTS = "ccpt.judges"  # the entry-point group through which other packages register judges
+_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # written on command lines and in Inspect model names
+PROBE = [("a peeled apple", "white")]  # the pair a plug-in's scorer is tried on when it registers
+
+
+@functools.cache
+def registered() -> Mapping[str, Judge]:
+    """Every declared judge by name: ccpt's own, then those of installed packages (a clash is an error)."""
+    judges = {j.name: j for j in BUILTIN}
+    for point in entry_points(group=ENTRY_POINTS):
+        try:
+            judge = point.load()
+        except Exception as exc:  # a broken plug-in is one line naming it, not a traceback
+            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) does not load: {exc}") from None
+        if not isinstance(judge, Judge):
+            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) is not a ccpt.judges.Judge")
+        _check_declaration(judge, point)
+        if judge.name in judges and judges[judge.name] is not judge:
+            raise CcptError(f"judge {judge.name!r} of entry point {point.value!r} is already registered")
+        judges[judge.name] = judge
+    return judges
+
+
+def _check_declaration(judge: Judge, point: EntryPoint) -> None:
+    """Refuse a plug-in's declaration that could not judge, in one line naming its entry point."""
+
+    def refuse(problem: str) -> CcptError:
+        return CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}): judge {judge.name!r} {problem}")
+
+    if not isinstance(judge.name, str) or not _NAME.fullmatch(judge.name):
+        raise refuse("has a malformed name: lower-case letters, digits, '_' and '-'")
+    if not isinstance(judge.label, str) or not judge.label.strip():
+        raise refuse("has no label")
+    if judge.version is not None and (not isinstance(judge.version, str) or not judge.version.strip()):
+        raise refuse(f"declares version {judge.version!r}: text, or None")
+    cost = judge.cost_per_pair
+    if not isinstance(cost, numbers.Real) or isinstance(cost, bool) or not math.isfinite(cost) or cost < 0:
+        raise refuse(f"declares cost_per_pair={cost!r}: a number ≥ 0")
+    if judge.load is not None:
+        if not callable(judge.load):
+            raise refuse("declares a load that is not callable")
+        return
+    if not callable(judge.score):
+        raise refuse("declares neither a callable score nor load")
+    try:
+        scores = list(judge.score(PROBE))
+    except Exception as exc:  # the plug-in's code, not ccpt's: named, not a traceback
+        raise refuse(f"score raises {type(exc).__name__}: {exc}") from None
+    if len(scores) != len(PROBE) or not all(s is None or relevance(s) for s in scores):
+        raise refuse(f"scores {PROBE} as {scores!r}: one relevance in [0, 1] (or None) per pair")
+
+
+def relevance(value: object) -> bool:
+    """Whether ``value`` is a relevance: a finite number in [0, 1] (NumPy's too; not a bool)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1
+
+
+def get(name: str) -> Judge | None:
+    """The declared judge of ``name`` (``distilled``), or None (an Inspect model judges through the prompt)."""
+    return registered().get(name)
+
+
+def model_name(name: str) -> str:
+    """The Inspect model of what ``--judge`` names: a declared judge's (``distilled`` → ``ccpt-distilled/default``),
+    else the name unchanged (an Inspect model)."""
+    judge = get(name)
+    return judge.model_name if judge is not None else name
+
+
+def of_model(model: str) -> tuple[Judge, str] | None:
+    """The declared judge an Inspect model name runs, and its variant: ``ccpt-judge/<name>[/<variant>]``, or a
+    judge's own provider (``ccpt-distilled/<head>``); None for any other model."""
+    provider, _, rest = model.partition("/")
+    if provider == PROVIDER:
+        name, _, variant = rest.partition("/")
+        return (judge, variant) if (judge := get(name)) is not None else None
+    for judge in registered().values():
+        if judge.model is not None and judge.model.partition("/")[0] == provider:
+            return judge, rest
+    return None
+
+
+def cost_per_pair(model: str) -> float | None:
+    """A declared judge's cost per judged pair (``--dry-run --prices``); None: an LLM judge, priced by its tokens."""
+    found = of_model(model)
+    return found[0].cost_per_pair if found is not None else None
