@@ -206,7 +206,7 @@ def evaluate(args) -> None:
     from ccpt.judging.agreement import agreement_ci
     from ccpt.judging.distilled import load_judge
     from ccpt.judging.lomo import figures, fit_runs_map, markdown, needed_pairs
-    from ccpt.judging.rated_pairs import folds, pair_key, training_pairs
+    from ccpt.judging.rated_pairs import folds, heldout_pairs, pair_key, training_pairs
 
     ds, _, teacher, runs, test, validation, train = _sets(args)
     feats = _load_features(args.work)
@@ -225,11 +225,13 @@ def evaluate(args) -> None:
     human_heads = [i for i, h in enumerate(judge.heads) if "init_sha256" not in h.metadata]  # no teacher data
     human_raw = {k: statistics.fmean(v[i] for i in human_heads) for k, v in per_head.items()}
 
-    test_keys = {pair_key(p.concept, p.property) for p in test}
+    # Every test-concept pair stays out of training, not only the measured ones (NPC's (H, P) teacher pairs are some).
+    test_keys = {pair_key(p.concept, p.property) for p in heldout_pairs(ds)}
     # New concepts: validation pairs whose concept is in no teacher pair and no human training or test pair.
     pool = training_pairs(ds)
     trained_on = [p for p, k in zip(pool, folds(pool, 5, 0), strict=True) if k != 0]  # today's human training pool
-    seen_concepts = {p.key[0] for p in teacher} | {pair_key(p.concept, p.property)[0] for p in [*trained_on, *test]}
+    seen_concepts = {p.key[0] for p in teacher} | {pair_key(p.concept, p.property)[0] for p in trained_on}
+    seen_concepts |= {k[0] for k in test_keys}
     new = [p for p in validation if pair_key(p.concept, p.property)[0] not in seen_concepts]
     layers = list(np.load(args.work / "qwen-features.npz")["layers"])
     hidden = next(iter(feats.values())).shape[0] // (2 * len(layers))
