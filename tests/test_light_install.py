@@ -57,7 +57,7 @@ def light(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     # --no-compile: pip would compile every module of the 0.8 GB (most never imported here) to bytecode: 86 s of
-    # CPU against 19 s without, measured on 2026-11-29; what it installs is the same.
+    # CPU against 19-49 s without (two runs), measured on 2026-11-29; what it installs is the same.
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile"]
     pip += ["-c", str(REPO / "requirements.lock")]
     installed = subprocess.run(
