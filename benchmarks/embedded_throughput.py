@@ -28,7 +28,7 @@ from inspect_ai.model import GenerateConfig, get_model
 from llama_cpp import Llama
 
 from ccpt.eval.local_model import DEFAULT_N_BATCH, DEFAULT_N_CTX, physical_cores
-from ccpt.weights import resolve_gguf
+from ccpt.io.weights import resolve_gguf
 
 SYSTEM = "You are a helpful assistant that reasons about concepts and their properties."
 INSTRUCTION = (

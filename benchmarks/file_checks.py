@@ -20,10 +20,10 @@ from pathlib import Path
 import pandas as pd
 
 from ccpt.dataset import load_dataset
-from ccpt.download import REQUIRED_FILES, is_verified
+from ccpt.io.download import REQUIRED_FILES, is_verified
+from ccpt.io.safe_csv import restore_frame
 from ccpt.results import COLUMNS, export, from_tidy, load_results, tidy_frame
 from ccpt.schemas.results import TIDY
-from ccpt.sheets import restore_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -101,9 +101,9 @@ def features(args) -> None:
     """Embed every pair of the measured set not yet in W/qwen-features.npz (chunks of ``--chunk``, saved each)."""
     import torch
 
+    from ccpt.io.weights import DEFAULT_SOLVER, resolve_gguf
     from ccpt.judging.qwen_features import QwenStates, pair_text
     from ccpt.judging.rated_pairs import pair_key
-    from ccpt.weights import DEFAULT_SOLVER, resolve_gguf
 
     torch.set_num_threads(args.threads)
     _, _, _, runs, test, validation, train = _sets(args)
@@ -351,10 +351,10 @@ def cost(args) -> None:
     import torch
 
     from ccpt.dataset import load_dataset
+    from ccpt.io.weights import DEFAULT_SOLVER, resolve_gguf
     from ccpt.judging.distilled import load_judge
     from ccpt.judging.qwen_features import QwenStates, pair_text
     from ccpt.judging.rated_pairs import heldout_pairs
-    from ccpt.weights import DEFAULT_SOLVER, resolve_gguf
 
     torch.set_num_threads(args.threads)
     pairs = [(p.concept, p.property) for p in heldout_pairs(load_dataset(args.data_dir))[: args.n]]

@@ -37,7 +37,7 @@ def child(prompts: int, threads: int) -> None:
     import llama_cpp
 
     from ccpt.eval.llama_isa import build_isa
-    from ccpt.weights import DEFAULT_SOLVER, EMBEDDED_MODELS, assemble_embedded
+    from ccpt.io.weights import DEFAULT_SOLVER, EMBEDDED_MODELS, assemble_embedded
 
     path = assemble_embedded(EMBEDDED_MODELS[DEFAULT_SOLVER])
     llm = llama_cpp.Llama(str(path), n_ctx=512, n_threads=threads, n_batch=64, verbose=False, seed=0)

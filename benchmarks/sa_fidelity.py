@@ -42,7 +42,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ccpt.activation import (
+from ccpt.answers import split_reply_list
+from ccpt.graph import ConceptGraph, NeighbourCache
+from ccpt.results.authors import parse_step_sets
+from ccpt.spec import reference_method
+from ccpt.spreading.activation import (
     Activator,
     SAConfig,
     Seeds,
@@ -51,11 +55,7 @@ from ccpt.activation import (
     property_induction_seeds,
     spread_activation,
 )
-from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
-from ccpt.answers import split_reply_list
-from ccpt.graph import ConceptGraph, NeighbourCache
-from ccpt.results.authors import parse_step_sets
-from ccpt.spec import reference_method
+from ccpt.spreading.as_run import AuthorsNeighbourCache, spread_activation_as_run
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CCPT_SHARED_DATA") or REPO.parent / "shared" / "data")  # as tests/conftest.py
@@ -300,7 +300,7 @@ def request_views(
 ) -> list[tuple[str, ...]]:
     """What ccpt's as-run request showed the filter at step 1, per instance, for a model of ``family`` ("open": every
     method has both sources; "gpt-4o": LLM-only runs show the filter the step's whole sample), as
-    ``ccpt.eval.spreading`` configures it."""
+    ``ccpt.spreading.solver`` configures it."""
     method, _ = reference_method(method_raw)
     use_llm = method in ("sa_llm", "sa_both") or family == "open"
     use_graph = method in ("sa_conceptnet", "sa_both") or family == "open"

@@ -19,7 +19,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ccpt.activation import (
+from ccpt.dataset import load_dataset
+from ccpt.graph import NeighbourCache
+from ccpt.spreading.activation import (
     Activator,
     SAConfig,
     Seeds,
@@ -27,8 +29,6 @@ from ccpt.activation import (
     property_induction_seeds,
     spread_activation,
 )
-from ccpt.dataset import load_dataset
-from ccpt.graph import NeighbourCache
 
 CONCEPT_LINE = re.compile(r'^Concept: "(.*)"$', re.M)
 CANDIDATES_LINE = re.compile(r"^(\[.*\])$", re.M)

@@ -245,7 +245,7 @@ def _convert_embedded_to_hf(target: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ccpt import weights
+    from ccpt.io import weights
 
     gguf = weights.resolve_gguf(weights.DEFAULT_SOLVER)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -282,7 +282,7 @@ def embedded_hf_checkpoint() -> Path:
     first user is tests/test_checkpoint_conversion.py on a light worker near the start of the run, not the vLLM
     tests on the cpu-heavy chain.
     """
-    from ccpt import weights
+    from ccpt.io import weights
 
     model = weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]
     target = weights.model_cache_dir() / f"hf-{model.sha256[:16]}"

@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ccpt.activation import (
+from ccpt.graph import ConceptGraph, UnsupportedQuery
+from ccpt.prompts import format_concepts
+from ccpt.spreading.activation import (
     Activation,
     Activator,
     SAConfig,
@@ -27,9 +29,7 @@ from ccpt.activation import (
     property_induction_seeds,
     spread_activation,
 )
-from ccpt.activation_as_run import spread_activation_as_run
-from ccpt.graph import ConceptGraph, UnsupportedQuery
-from ccpt.prompts import format_concepts
+from ccpt.spreading.as_run import spread_activation_as_run
 
 CONCEPT_LINE = re.compile(r'^Concept: "(.*)"$', re.M)
 CANDIDATES_LINE = re.compile(r"^(\[.*\])$", re.M)
@@ -589,8 +589,8 @@ def test_as_run_is_reproducible_per_seed() -> None:
 
 
 def test_authors_neighbour_cache_keeps_labels_as_stored(tmp_path) -> None:
-    from ccpt.activation_as_run import AuthorsNeighbourCache
     from ccpt.errors import DataError
+    from ccpt.spreading.as_run import AuthorsNeighbourCache
 
     path = tmp_path / "adjacent.json"
     path.write_text(json.dumps({"wilted": ["en 1", "unwilted", "wilted"], "Africa": ["continent"]}))
@@ -656,7 +656,7 @@ def test_stored_filters_saw_the_first_five_candidates(reference_dir, ccpt_dir) -
     first five candidates (head, modifier, the head's neighbours, …), and in Llama's runs — its ConceptNet-only
     ones too — concepts that are no neighbour appear only where the head has fewer than three neighbours (the
     model's list filled the view: every method had both sources)."""
-    from ccpt.activation_as_run import AuthorsNeighbourCache
+    from ccpt.spreading.as_run import AuthorsNeighbourCache
 
     fidelity = _fidelity()
     graph = AuthorsNeighbourCache.load(ccpt_dir / "conceptnet_adjacent.json")

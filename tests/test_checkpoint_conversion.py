@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ccpt import weights
+from ccpt.io import weights
 
 _MISSING = None
 for _module in ("transformers", "torch", "gguf", "safetensors", "llama_cpp"):

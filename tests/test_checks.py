@@ -383,8 +383,8 @@ def test_judge_train_refuses_settings_that_train_nothing_up_front(
 
 def test_models_does_not_call_a_truncated_assembled_file_unchecked(tmp_path: Path) -> None:
     """Before: a 1,000-byte GGUF in the cache was listed "assembled, sha256 unchecked" at its pinned size."""
-    from ccpt.embedded import ASSEMBLED, model_files
-    from ccpt.weights import EMBEDDED_MODELS
+    from ccpt.io.embedded import ASSEMBLED, model_files
+    from ccpt.io.weights import EMBEDDED_MODELS
 
     model = EMBEDDED_MODELS["qwen2.5-0.5b"]
     (tmp_path / model.filename).write_bytes(b"G" * 1000)

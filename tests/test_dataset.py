@@ -173,7 +173,7 @@ def test_test_index_out_of_range(ccpt_dir: Path, tmp_path: Path) -> None:
 
 
 def test_sha_helper_matches_hashlib(ccpt_dir: Path) -> None:
-    from ccpt.download import CHECKSUMS, sha256_file
+    from ccpt.io.download import CHECKSUMS, sha256_file
 
     path = ccpt_dir / "test_index.json"
     assert sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest() == CHECKSUMS["test_index.json"]

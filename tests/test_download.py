@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ccpt.download import PINNED_COMMIT, REPO_DATA_PATH, REQUIRED_FILES, DownloadConfig, download, urllib_fetch
 from ccpt.errors import DataError
+from ccpt.io.download import PINNED_COMMIT, REPO_DATA_PATH, REQUIRED_FILES, DownloadConfig, download, urllib_fetch
 
 pytestmark = pytest.mark.shared_data
 
@@ -163,7 +163,7 @@ def test_altered_cached_file_is_verified_and_refetched_before_use(
     import json
 
     from ccpt.dataset import load_dataset
-    from ccpt.download import cache_dir
+    from ccpt.io.download import cache_dir
 
     base, _files, requests = mirror
     monkeypatch.setenv("CCPT_CACHE_DIR", str(tmp_path / "cache"))
@@ -264,8 +264,8 @@ def test_an_edited_cached_concept_graph_is_refetched_not_read(
     """The ConceptNet neighbourhood cache is a cached download too: an edit with its mtime restored is caught."""
     import os
 
-    from ccpt.download import cache_dir
-    from ccpt.sources import GRAPH_CACHE_NAME, graph_cache_file
+    from ccpt.io.download import cache_dir
+    from ccpt.io.sources import GRAPH_CACHE_NAME, graph_cache_file
 
     base, files, requests = mirror
     (files / GRAPH_CACHE_NAME).write_bytes((ccpt_dir / GRAPH_CACHE_NAME).read_bytes())
@@ -294,7 +294,7 @@ STORED = ("pi_emergent_gpt-4o_naive.csv", "pi_emergent_gpt-4o_sa-llm&conceptnet.
 @pytest.fixture
 def results_mirror(served: http.server.ThreadingHTTPServer, reference_dir: Path) -> tuple[str, Path]:
     """(base URL, the served results directory): :func:`served` also laid out with <commit>/results/<file>."""
-    from ccpt.download import REPO_RESULTS_PATH
+    from ccpt.io.download import REPO_RESULTS_PATH
 
     files = served.files.parent / REPO_RESULTS_PATH  # type: ignore[attr-defined]
     files.mkdir()
@@ -311,7 +311,7 @@ def _nothing_half_written(target: Path) -> None:
 def test_stored_results_download_verified_into_their_own_cache(
     results_mirror: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ccpt.download import download_results, result_checksums, results_cache_dir
+    from ccpt.io.download import download_results, result_checksums, results_cache_dir
 
     base, _files = results_mirror
     monkeypatch.setenv("CCPT_CACHE_DIR", str(tmp_path / "cache"))
@@ -327,7 +327,7 @@ def test_stored_results_download_verified_into_their_own_cache(
 def test_stored_results_download_faults_are_one_line_and_leave_nothing(
     fault: str, results_mirror: tuple[str, Path], served: http.server.ThreadingHTTPServer, tmp_path: Path
 ) -> None:
-    from ccpt.download import download_results
+    from ccpt.io.download import download_results
 
     base, files = results_mirror
     name = "pi_emergent_gpt-4o_sa-llm&conceptnet.csv"

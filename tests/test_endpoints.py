@@ -249,7 +249,7 @@ def test_a_servers_detail_message_is_quoted_not_none() -> None:
     import httpx
     import openai
 
-    from ccpt.provider_errors import server_message
+    from ccpt.io.provider_errors import server_message
 
     body = {"detail": "Not Found"}
     response = httpx.Response(404, json=body, request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat"))

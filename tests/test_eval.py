@@ -155,7 +155,7 @@ def test_type_prediction_exact_match(ccpt_dir: Path, tmp_path: Path) -> None:
 def test_spreading_activation_llm_never_touches_the_graph(
     ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ccpt.eval.spreading as spreading
+    import ccpt.spreading.solver as spreading
 
     def no_graph(*args, **kwargs):
         raise AssertionError("sa_llm must not load a concept graph")

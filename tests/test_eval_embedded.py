@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ccpt import weights
+from ccpt.io import weights
 
 pytestmark = [pytest.mark.embedded, pytest.mark.shared_data]
 

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from ccpt.benchmark import benchmark
 from ccpt.cli import main
 from ccpt.dataset import load_dataset
-from ccpt.download import CHECKSUMS, REQUIRED_FILES
 from ccpt.errors import DataError
+from ccpt.io.download import CHECKSUMS, REQUIRED_FILES
 from ccpt.report.cross_judge import cross_judge, markdown
 from ccpt.report.tables import as_reported, table3
 from ccpt.results import COLUMNS

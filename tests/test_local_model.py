@@ -19,9 +19,9 @@ from inspect_ai.model import GenerateConfig, Model, ModelOutput, ResponseSchema,
 from inspect_ai.util import JSONSchema
 
 import ccpt.eval
-from ccpt import weights
 from ccpt.errors import ModelError
 from ccpt.eval import local_model
+from ccpt.io import weights
 
 
 def _skip_reason() -> str | None:

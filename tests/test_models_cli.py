@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ccpt.cli import main
-from ccpt.embedded import ASSEMBLED, MISSING, PRESENT, model_files
 from ccpt.errors import ModelError
+from ccpt.io.embedded import ASSEMBLED, MISSING, PRESENT, model_files
+from ccpt.io.weights import EMBEDDED_MODELS, mark_verified
 from ccpt.judging.encoder import BASE_ENCODERS
-from ccpt.weights import EMBEDDED_MODELS, mark_verified
 
 
 def _none_installed(dist: str) -> Path:

@@ -10,7 +10,7 @@ import os
 import pytest
 from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, Logprob, Logprobs, ModelOutput, TopLogprob
 
-from ccpt import weights
+from ccpt.io import weights
 from ccpt.pipeline.llm import LLMOptions, _p_yes
 from ccpt.pipeline.plausibility import UNCALIBRATED, ModelJudgeScorer
 

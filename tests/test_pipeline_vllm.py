@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ccpt import weights
+from ccpt.io import weights
 from ccpt.pipeline.batch import REPLIES, BatchOptions
 from ccpt.pipeline.llm import LLMOptions
 from ccpt.pipeline.mining import COMBINATIONS

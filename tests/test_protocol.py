@@ -352,8 +352,8 @@ def test_spreading_activation_as_run(ccpt_dir: Path, tmp_path: Path) -> None:
     from inspect_ai.log import resolve_sample_attachments
     from scripted_provider import CONCEPTS
 
-    from ccpt.activation_as_run import as_run_delta
     from ccpt.answers import spacy_lemma
+    from ccpt.spreading.as_run import as_run_delta
 
     log = _eval(
         pi_emergent(method="sa_llm", seeds=2, data_dir=str(ccpt_dir), protocol="as-run"),

@@ -1,6 +1,6 @@
 """The two readers of text-only errors, checked against the installed Inspect and OpenAI SDK.
 
-ccpt tells provider errors apart by their types and HTTP statuses (ccpt.provider_errors); two things reach it
+ccpt tells provider errors apart by their types and HTTP statuses (ccpt.io.provider_errors); two things reach it
 as text only, each read by one adapter:
 
 - Inspect names a missing API key only in its PrerequisiteError's message (``inspect_compat.missing_api_key``);
@@ -26,7 +26,7 @@ from loopback_openai import serve
 from ccpt.eval.inspect_compat import missing_api_key
 from ccpt.eval.judge import JudgeUnusable
 from ccpt.eval.sweep import _transient_error, deterministic_failure
-from ccpt.provider_errors import recorded_error, server_message
+from ccpt.io.provider_errors import recorded_error, server_message
 
 CHECKED = {"inspect_ai": "0.3.285", "openai": "3.54.0"}
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccpt import weights
 from ccpt.errors import ModelError
+from ccpt.io import weights
 from ccpt.judging.qwen_features import QwenStates, pair_text
 
 

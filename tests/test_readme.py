@@ -131,7 +131,7 @@ def _run(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _require_embedded() -> None:
-    from ccpt.weights import DEFAULT_SOLVER, EMBEDDED_MODELS, is_installed
+    from ccpt.io.weights import DEFAULT_SOLVER, EMBEDDED_MODELS, is_installed
 
     if is_installed(EMBEDDED_MODELS[DEFAULT_SOLVER]):
         return

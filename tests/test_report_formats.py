@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from ccpt.cli import main
-from ccpt.jsonout import dumps, provenance, strict
+from ccpt.io.jsonout import dumps, provenance, strict
 from ccpt.report import FORMATS, build_report, render
 from ccpt.results import COLUMNS
 

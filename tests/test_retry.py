@@ -1,4 +1,4 @@
-"""ccpt.retry: the one retry policy of ccpt's own network calls (downloads, the pipeline's HTTP batch job)."""
+"""ccpt.io.retry: the one retry policy of ccpt's own network calls (downloads, the pipeline's HTTP batch job)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from tenacity import AsyncRetrying, Retrying
 
-from ccpt.retry import retry_policy
+from ccpt.io.retry import retry_policy
 
 
 def _flaky(outcomes: list[object]):

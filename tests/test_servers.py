@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ccpt import weights
+from ccpt.io import weights
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.embedded]
 BIN = Path(sys.executable).parent

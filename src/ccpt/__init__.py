@@ -26,7 +26,7 @@ _LAZY: dict[str, str] = {
     "load_results": "ccpt.results",
     "build_report": "ccpt.report",
     "load_dataset": "ccpt.dataset",
-    "stored_result_files": "ccpt.sources",
+    "stored_result_files": "ccpt.io.sources",
 }
 __all__ = ["__version__", "build_report", "load_dataset", "load_results", "stored_result_files"]
 

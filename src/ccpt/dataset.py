@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.benchmark import dataset_digest
-from ccpt.download import sha256_file
 from ccpt.errors import DataError
-from ccpt.sources import resolve_data_dir
+from ccpt.io.download import sha256_file
+from ccpt.io.sources import resolve_data_dir
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, PropertyType, TaskName, TypeLabel
 
 # Which file each generative task's test split indexes into (test_index.json).

@@ -29,7 +29,7 @@ class ModelError(CcptError):
 
 def require_pyarrow(path: object) -> None:
     """Raise one readable line when Parquet is asked for without the optional ``pyarrow`` installed."""
-    from ccpt.extras import install_command
+    from ccpt.io.extras import install_command
 
     try:
         import pyarrow  # noqa: F401  (probe only: pandas imports it itself)

@@ -12,12 +12,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ccpt.activation import noun_lemma
 from ccpt.dataset import CCPTDataset, Record, TypeItem
 from ccpt.errors import CcptError, require_pyarrow
-from ccpt.outputs import atomic_path
+from ccpt.io.outputs import atomic_path
 from ccpt.prompts import system_prompt, task_prompt
 from ccpt.spec import BASE_TEMPLATE, GENERATIVE_TASKS, SFT_RULES, TASK_SPECS, TaskName
+from ccpt.spreading.activation import noun_lemma
 
 ExportFormat = Literal["jsonl", "csv", "parquet"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from ccpt.errors import CcptError, DataError
-from ccpt.outputs import atomic_path
+from ccpt.io.outputs import atomic_path
 
 Capability = Literal["neighbours", "has_property", "is_concept"]
 

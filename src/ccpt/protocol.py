@@ -46,9 +46,9 @@ class CallSettings:
 
 @dataclass(frozen=True)
 class SASettings:
-    """Spreading Activation behaviour (see :mod:`ccpt.activation` for the algorithm)."""
+    """Spreading Activation behaviour (see :mod:`ccpt.spreading.activation` for the algorithm)."""
 
-    as_run: bool = False  # the authors' algorithm: ccpt.activation_as_run.spread_activation_as_run
+    as_run: bool = False  # the authors' algorithm: ccpt.spreading.as_run.spread_activation_as_run
     # The activation and filter calls: ccpt's are greedy (temperature 0); as run they used the provider's
     # settings (the backend default: 0.7 for GPT-4o). Either way one expansion serves every seed of an instance.
     provider_sampling: bool = False

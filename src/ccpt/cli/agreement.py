@@ -67,12 +67,12 @@ def command(
     """
     from ccpt.cli.options import key_values
     from ccpt.dataset import load_dataset
-    from ccpt.jsonout import dumps, provenance
+    from ccpt.io.jsonout import dumps, provenance
     from ccpt.judging.agreement import format_correlation, measure, save
     from ccpt.judging.rated_pairs import pair_set, stored_gpt4o
 
     if figure is not None:  # before any judge call: a bad figure path is one line, not a lost measurement
-        from ccpt.outputs import ensure_writable_dir
+        from ccpt.io.outputs import ensure_writable_dir
         from ccpt.report.figures import FIGURE_SUFFIXES
 
         if figure.suffix.lower() not in FIGURE_SUFFIXES:

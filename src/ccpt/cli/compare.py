@@ -81,7 +81,7 @@ def command(
     for the level. Each side is one judge's rows: runs scored by different judges are refused unless both
     --judge-a and --judge-b are given (a judge comparison).
     """
-    from ccpt.jsonout import dumps
+    from ccpt.io.jsonout import dumps
     from ccpt.report import compare_runs, frame_provenance
     from ccpt.report.names import parse_label
     from ccpt.results import load_results, unreadable_line

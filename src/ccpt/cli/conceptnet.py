@@ -9,8 +9,8 @@ import click
 from ccpt.cli.data import format_option
 from ccpt.cli.options import COUNT, FILE, data_dir_option, defaulted
 from ccpt.graph import build_index, default_index_path
-from ccpt.jsonout import dumps
-from ccpt.sources import GRAPH_CACHE_NAME, resolve_graph
+from ccpt.io.jsonout import dumps
+from ccpt.io.sources import GRAPH_CACHE_NAME, resolve_graph
 
 
 @click.group("conceptnet")

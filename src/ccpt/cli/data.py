@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ccpt.cli.options import DIR, FILE, SEED, data_dir_option, defaulted, results_dir_option
-from ccpt.jsonout import dumps, provenance
+from ccpt.io.jsonout import dumps, provenance
 from ccpt.spec import GENERATIVE_TASKS, SFT_EXCLUDES
 
 format_option = defaulted(
@@ -34,7 +34,7 @@ def download_cmd(target: Path | None, results: bool, fmt: str) -> None:
 
     Files already present with the right checksum are not downloaded again.
     """
-    from ccpt.download import PINNED_COMMIT, REQUIRED_FILES, download, download_results, result_checksums
+    from ccpt.io.download import PINNED_COMMIT, REQUIRED_FILES, download, download_results, result_checksums
 
     where = download(target=target)
     stored = download_results(target=target / "results" if target else None) if results else None
@@ -60,7 +60,7 @@ def path_cmd(results: bool, data_dir: Path | None, results_dir: Path | None) -> 
     copy in ccpt's cache, downloaded (pinned commit, sha256-checked) when absent. For scripts, e.g.
     `ccpt report "$(ccpt data path --results)"/pi_emergent_gpt-4o_naive.csv`.
     """
-    from ccpt.sources import resolve_data_dir, resolve_results_dir
+    from ccpt.io.sources import resolve_data_dir, resolve_results_dir
 
     click.echo(str(resolve_results_dir(results_dir) if results else resolve_data_dir(data_dir)))
 
@@ -126,9 +126,9 @@ def export_cmd(
 ) -> None:
     """Export records (all, or one split) or SFT examples to JSONL, CSV or parquet."""
     from ccpt.dataset import load_dataset
-    from ccpt.download import CHECKSUMS
     from ccpt.export import record_row, select_records, sft_export, write_rows
-    from ccpt.outputs import refuse_inputs
+    from ccpt.io.download import CHECKSUMS
+    from ccpt.io.outputs import refuse_inputs
 
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     refuse_inputs(out, [Path(ds.source) / name for name in CHECKSUMS], "--out")  # e.g. --out DIR/ccpt_emergent.csv

@@ -63,9 +63,9 @@ def import_solver(
     """Read filled solver sheets into tidy rows; `ccpt report RUN OUT` then shows them as the Human row."""
     from ccpt.dataset import load_dataset
     from ccpt.human.sheets import import_solver_sheets, judge_answers
-    from ccpt.outputs import refuse_inputs
+    from ccpt.io.outputs import refuse_inputs
+    from ccpt.io.sources import dataset_files
     from ccpt.results import export
-    from ccpt.sources import dataset_files
 
     refuse_inputs(out, [*sheets, *dataset_files(data_dir)], "--out")
     frame = import_solver_sheets(sheets, load_dataset(data_dir))  # together: one rater is one seed across them
@@ -116,10 +116,10 @@ def export_ratings(
     """Figure-8 rating sheets (concept, property, 1–10) for a seeded subsample of any run's answers."""
     from ccpt.cli.options import optional_dataset
     from ccpt.human.sheets import export_rating_sheets
-    from ccpt.outputs import refuse_inputs
+    from ccpt.io.outputs import refuse_inputs
+    from ccpt.io.sources import dataset_files
     from ccpt.results import load_results
     from ccpt.results.load import input_files
-    from ccpt.sources import dataset_files
 
     for sheet in [out / "key.csv", *(out / f"rater_{k}.{e}" for k in range(1, raters + 1) for e in ("csv", "html"))]:
         refuse_inputs(sheet, [*input_files(paths), *dataset_files(data_dir)], "--out")
@@ -171,7 +171,7 @@ def serve(
     Prints one secret link per annotator and an admin link; answers are kept in STUDY_DIR/human.sqlite.
     """
     from ccpt.errors import CcptError, DataError
-    from ccpt.extras import install_command
+    from ccpt.io.extras import install_command
 
     try:
         from ccpt.human.app import server

@@ -24,8 +24,8 @@ from ccpt.cli.options import (
     results_dir_option,
 )
 from ccpt.errors import DataError
+from ccpt.io.safe_csv import neutralise
 from ccpt.schemas.run import Positive, at_most
-from ccpt.sheets import neutralise
 
 
 @click.group("judge")
@@ -101,10 +101,10 @@ def train(
     from dataclasses import replace
 
     from ccpt.dataset import load_dataset
+    from ccpt.io.weights import model_cache_dir
     from ccpt.judging.cross_encoder import TrainConfig
     from ccpt.judging.distilled import save_head, shipped_heads, train_head
     from ccpt.judging.rated_pairs import training_pairs
-    from ccpt.weights import model_cache_dir
 
     config = TrainConfig() if epochs is None else replace(TrainConfig(), epochs=epochs)
     for item in overrides:
@@ -183,10 +183,10 @@ def ensemble(
     ../shared/data/reference-results --map-runs ../shared/data/reference-results/more-models`.
     """
     from ccpt.dataset import load_dataset
+    from ccpt.io.outputs import refuse_inputs
     from ccpt.judging.distilled import JUDGE_SHA256, member_weights, write_ensemble
     from ccpt.judging.lomo import fit_runs_map, table3_runs
     from ccpt.judging.teacher_pairs import read_frames
-    from ccpt.outputs import refuse_inputs
 
     if out.suffix.lower() != ".json":
         raise click.BadParameter(f"the manifest must be a .json file, got {out}", param_hint="--out")
@@ -276,10 +276,10 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
     A pair the judge fails on gets an empty relevance and is counted; nothing is filled in.
     """
     from ccpt.eval.judge import default_judge_mode, live_scores
+    from ccpt.io.outputs import atomic_path, refuse_inputs
+    from ccpt.io.safe_csv import read_sheet_rows
     from ccpt.judges import model_name
-    from ccpt.outputs import atomic_path, refuse_inputs
     from ccpt.schemas.sheets import PAIRS
-    from ccpt.sheets import read_sheet_rows
 
     refuse_inputs(out, [pairs_csv], "--out")
     sheet = read_sheet_rows(pairs_csv, ["concept", "property"])
@@ -327,8 +327,8 @@ def pairs_command(files: tuple[Path, ...], out: Path, data_dir: Path | None, inc
     docs/judge.md ("Teacher pairs and leave-one-model-out") says what was trained on them and measured.
     """
     from ccpt.cli.options import optional_dataset
+    from ccpt.io.outputs import refuse_inputs
     from ccpt.judging.teacher_pairs import read_frames, teacher_pairs, write_pairs
-    from ccpt.outputs import refuse_inputs
 
     refuse_inputs(out, list(files), "--out")
     dataset = optional_dataset(data_dir)
@@ -374,9 +374,9 @@ def paper_scores(
     from ccpt import judges
     from ccpt.cli.options import key_values
     from ccpt.dataset import load_dataset
+    from ccpt.io.sources import stored_result_files
     from ccpt.report.paper import read_stored, table3_rows
     from ccpt.results.paper_scores import PaperScores, file_hashes, pairs_of, score_pairs, store_path, write_store
-    from ccpt.sources import stored_result_files
     from ccpt.spec import TYPE_PREDICTION
 
     model = judges.model_name(judge_model)

@@ -1,5 +1,5 @@
 """`ccpt models`: the embedded model files (GGUF weights, the distilled judge and its base encoders), where they
-are, whether they are installed, and the provider string that uses them (:mod:`ccpt.embedded`)."""
+are, whether they are installed, and the provider string that uses them (:mod:`ccpt.io.embedded`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import click
 
-from ccpt.embedded import MISSING, model_files
+from ccpt.io.embedded import MISSING, model_files
 
 
 @click.command("models")

@@ -176,7 +176,7 @@ def key_values(pairs: tuple[str, ...], what: str) -> dict[str, object]:
 def optional_dataset(data_dir: Path | None) -> CCPTDataset | None:
     """The dataset from --data-dir / $CCPT_DATA_DIR / the cache; None when none is given and none is downloaded."""
     from ccpt.dataset import load_dataset
-    from ccpt.download import REQUIRED_FILES, cache_dir
+    from ccpt.io.download import REQUIRED_FILES, cache_dir
 
     cached = all((cache_dir() / name).is_file() for name in REQUIRED_FILES)
     if data_dir is None and not os.environ.get("CCPT_DATA_DIR") and not cached:

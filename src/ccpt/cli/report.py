@@ -91,7 +91,8 @@ def command(
     import pandas as pd
 
     from ccpt.dataset import load_dataset
-    from ccpt.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
+    from ccpt.io.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
+    from ccpt.io.sources import dataset_files, stored_result_files
     from ccpt.report import figures as figs
     from ccpt.report import render, report_from_paths
     from ccpt.report.names import parse_label
@@ -100,7 +101,6 @@ def command(
     from ccpt.results import export, load_results, unreadable_line
     from ccpt.results.load import input_files, read_from_dirs
     from ccpt.results.usage import load_prices
-    from ccpt.sources import dataset_files, stored_result_files
 
     if paper and (paths or beside_paper):
         raise click.UsageError(

@@ -51,8 +51,8 @@ def require_parts(model: str, option: str) -> None:
     from importlib.util import find_spec
 
     from ccpt.errors import ModelError
+    from ccpt.io.weights import install_hint
     from ccpt.judging.encoder import judge_install_hint
-    from ccpt.weights import install_hint
 
     if model.startswith("ccpt-distilled/"):
         modules, hint = ("torch", "tokenizers", "safetensors"), judge_install_hint

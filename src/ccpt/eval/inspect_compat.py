@@ -72,7 +72,7 @@ def guard_model(model: Model) -> Model:
     then every retry there is; an explicit ``-M max_retries=N`` is kept) and its calls stopped at once when its endpoint
     is down (:mod:`ccpt.eval.endpoints`); a provider without ``Model.api`` is left as it is. Idempotent."""
     from ccpt.eval import endpoints
-    from ccpt.provider_errors import error_text, is_unreachable
+    from ccpt.io.provider_errors import error_text, is_unreachable
 
     api = getattr(model, "api", None)
     client = getattr(api, "client", None)

@@ -23,9 +23,9 @@ from ccpt.errors import CcptError, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.distilled_provider import EXACT_RELEVANCE
 from ccpt.eval.inspect_compat import cache_policy, guard_model
+from ccpt.io.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.judges import JudgeIdentity
 from ccpt.prompts import judge_prompt
-from ccpt.provider_errors import error_text, http_status, is_refusal, is_transient, server_message
 from ccpt.schemas.run import JudgeMode
 from ccpt.scoring import relevance_from_score
 

@@ -1,6 +1,6 @@
 """The embedded offline model: an Inspect model provider running llama-cpp-python in-process.
 
-``--model gguf/qwen2.5-0.5b`` (see :mod:`ccpt.weights`), ``gguf//abs/path/model.gguf`` or ``gguf/org/repo:file.gguf``
+``--model gguf/qwen2.5-0.5b`` (see :mod:`ccpt.io.weights`), ``gguf//abs/path/model.gguf`` or ``gguf/org/repo:file.gguf``
 (Hugging Face Hub). Model args: ``-M n_ctx=4096 -M n_threads=<physical cores> -M n_batch=64 -M prefix_cache=aligned
 -M verbose=false``. ``prefix_cache``: ``aligned`` (default) re-uses the prompt prefix shared with the previous call
 in whole ``n_batch`` blocks (bitwise reproducible); ``off`` evaluates every prompt from scratch; ``any`` is
@@ -35,7 +35,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ccpt.errors import ModelError
 from ccpt.eval.llama_isa import build_isa
-from ccpt.weights import install_hint, resolve_gguf, verified_sha256
+from ccpt.io.weights import install_hint, resolve_gguf, verified_sha256
 
 if TYPE_CHECKING:
     from ccpt.eval.llama_backend import ChatRequest, ChatResult, LoadedModel, LoadSpec, TokenLogprob

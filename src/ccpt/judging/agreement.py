@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ccpt.jsonout import dumps
+from ccpt.io.jsonout import dumps
+from ccpt.io.outputs import atomic_write_text
 from ccpt.judges import JudgeIdentity
 from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PairSet, RatedPair, sample_id
-from ccpt.outputs import atomic_write_text
 from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
 
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"

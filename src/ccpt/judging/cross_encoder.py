@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from ccpt.outputs import atomic_path
+from ccpt.io.outputs import atomic_path
 
 if TYPE_CHECKING:
     import torch

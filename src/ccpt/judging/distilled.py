@@ -17,13 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccpt.download import sha256_bytes, sha256_file
 from ccpt.errors import ModelError
+from ccpt.io.download import sha256_bytes, sha256_file
+from ccpt.io.outputs import atomic_path
 from ccpt.judging.calibration import Calibration, CalibrationRow, choose_calibration
 from ccpt.judging.cross_encoder import TrainConfig, build_head, predict, train
 from ccpt.judging.encoder import Encoder, base_encoder, judge_install_hint, load_encoder
 from ccpt.judging.rated_pairs import ROLES, RatedPair, folds, stored_gpt4o, training_pairs
-from ccpt.outputs import atomic_path
 from ccpt.stats import pearson, spearman
 
 if TYPE_CHECKING:

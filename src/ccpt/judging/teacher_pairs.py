@@ -96,7 +96,7 @@ def read_frames(
     (:func:`ccpt.results.identity.deduplicate`): a row read twice (a file given twice, a re-saved or reordered copy
     under another name) is counted once, said in ``warnings``; two files holding different answers under one
     identity are a DataError naming both."""
-    from ccpt.download import sha256_file
+    from ccpt.io.download import sha256_file
     from ccpt.results.authors import from_reference_csv
     from ccpt.results.identity import deduplicate
 
@@ -158,8 +158,8 @@ def teacher_pairs(frames: Iterable[pd.DataFrame], include_steps: bool = False) -
 
 def write_pairs(pairs: Sequence[TeacherPair], out: Path) -> None:
     """Write teacher pairs as CSV (``COLUMNS``), atomically."""
-    from ccpt.outputs import atomic_path
-    from ccpt.sheets import neutralise
+    from ccpt.io.outputs import atomic_path
+    from ccpt.io.safe_csv import neutralise
 
     with atomic_path(out) as partial, partial.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
@@ -170,7 +170,7 @@ def write_pairs(pairs: Sequence[TeacherPair], out: Path) -> None:
 
 def read_pairs_csv(path: Path) -> list[TeacherPair]:
     """Teacher pairs from a CSV written by :func:`write_pairs` (DataError on a missing column or bad number)."""
-    from ccpt.sheets import restore
+    from ccpt.io.safe_csv import restore
 
     require_regular_file(path)
     try:

@@ -25,6 +25,6 @@ def calls(method: Method, plan: Plan) -> tuple[Range, Range]:
 
 
 METHODS = tuple(
-    Method(name, label, "ccpt.eval.spreading:sa_solver", template=SA_TEMPLATE, calls=calls, source=SA_SOURCES[name])
+    Method(name, label, "ccpt.spreading.solver:sa_solver", template=SA_TEMPLATE, calls=calls, source=SA_SOURCES[name])
     for name, label in ((SA_LLM, "S.A.w/ LLM"), (SA_CONCEPTNET, "S.A.w/ ConceptNet"), (SA_BOTH, "S.A.w/ Both"))
 )

@@ -19,12 +19,12 @@ from typing import Any
 
 from ccpt.dataset import RELEASED_HEADERS, TASK_FILE
 from ccpt.errors import DataError
-from ccpt.outputs import atomic_write_text
+from ccpt.io.outputs import atomic_write_text
+from ccpt.io.safe_csv import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.pipeline.candidates import CANDIDATES
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, read_jsonl, run_stage, write_json
 from ccpt.prompts import render_template
 from ccpt.schemas.sheets import ANSWERS, HITS
-from ccpt.sheets import neutralise_row, read_checked_sheet, read_sheet_rows
 from ccpt.spec import CANCELED, COMPONENT, EMERGENT, GENERATIVE_TASKS, OTHERS, TASK_SPECS
 from ccpt.stats import defined, fleiss_kappa
 

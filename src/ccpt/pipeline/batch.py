@@ -125,7 +125,7 @@ async def _http_requests(
     import httpx
     from tenacity import AsyncRetrying
 
-    from ccpt.retry import retry_policy
+    from ccpt.io.retry import retry_policy
 
     limits = httpx.Limits(max_connections=in_flight, max_keepalive_connections=in_flight)
     client = httpx.AsyncClient(timeout=timeout, limits=limits)

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from ccpt import __version__
 from ccpt.errors import DataError
-from ccpt.outputs import atomic_path, atomic_write_text
+from ccpt.io.outputs import atomic_path, atomic_write_text
 
 HASH_LIMIT = 256 * 1024 * 1024
 MANIFEST_VERSION = 1

@@ -213,7 +213,7 @@ FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 def save_as(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` (its format from the suffix: .png, .svg or .pdf), atomically."""
-    from ccpt.outputs import atomic_path
+    from ccpt.io.outputs import atomic_path
 
     path = Path(path)
     with atomic_path(path) as partial:

@@ -6,7 +6,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from ccpt.jsonout import provenance_lines
+from ccpt.io.jsonout import provenance_lines
 from ccpt.report.build import Report, display_tables, preamble_lines
 from ccpt.report.display import DisplayTable, decorate, examples_display
 

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from ccpt.jsonout import provenance_lines
+from ccpt.io.jsonout import provenance_lines
 from ccpt.report.build import Report, display_tables, preamble_lines
 from ccpt.report.display import Cell, DisplayTable, decorate
 from ccpt.report.names import file_stem, model_text, unique_name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ccpt.jsonout import provenance_lines
+from ccpt.io.jsonout import provenance_lines
 from ccpt.report.build import Report, display_tables, preamble_lines
 from ccpt.report.display import Cell, DisplayTable, decorate
 from ccpt.report.tables.generative import GenerativeTable, generative_display

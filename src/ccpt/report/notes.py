@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ccpt.jsonout import DEFAULT_PROTOCOL, provenance
+from ccpt.io.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import PROTOCOLS
 from ccpt.report.tables import HUMAN_MODEL, OracleReduction, protocols_of
 from ccpt.spec import GOLD

@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import io
 
-from ccpt.jsonout import dumps, strict
+from ccpt.io.jsonout import dumps, strict
+from ccpt.io.safe_csv import neutralise
 from ccpt.report.build import Report, report_records
 from ccpt.report.notes import stat_note
 from ccpt.report.tables.common import CSV_FIELDS
-from ccpt.sheets import neutralise
 
 
 def render_csv(report: Report) -> str:

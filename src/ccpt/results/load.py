@@ -141,9 +141,9 @@ def _header(path: Path) -> list[str]:
 def from_tidy(path: str | Path) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export`, every cell checked by the tidy-table schema (a rejected
     value set aside, a bad key cell one error line); ``r_hmp`` and ``score`` recomputed, disagreements noted."""
+    from ccpt.io.safe_csv import check_header, restore_frame
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
-    from ccpt.sheets import check_header, restore_frame
 
     path = require_regular_file(path)
     if path.suffix == ".parquet":
@@ -195,11 +195,11 @@ def export(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write the tidy table as CSV or Parquet (chosen by the suffix), atomically."""
     path = Path(path)
     if path.suffix == ".csv":  # opened by people in spreadsheets: model text must not become a formula
-        from ccpt.sheets import write_sheet
+        from ccpt.io.safe_csv import write_sheet
 
         write_sheet(frame, path)
     elif path.suffix in (".parquet", ".pq"):
-        from ccpt.outputs import atomic_path
+        from ccpt.io.outputs import atomic_path
 
         require_pyarrow(path)
         with atomic_path(path) as partial:

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ccpt.errors import DataError
-from ccpt.outputs import atomic_path
+from ccpt.io.outputs import atomic_path
 from ccpt.results.table import set_scores
 from ccpt.scoring import Relevances
 from ccpt.spec import TASK_SPECS
@@ -176,6 +176,6 @@ def score_pairs(pairs: Sequence[Pair], score: Any, batch: int = 512) -> dict[Pai
 
 def file_hashes(paths: Iterable[Path]) -> dict[str, str]:
     """name → sha256 of each stored file scored."""
-    from ccpt.download import sha256_file
+    from ccpt.io.download import sha256_file
 
     return {p.name: sha256_file(p) for p in paths}

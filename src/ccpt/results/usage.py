@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
-from ccpt.provider_errors import recorded_timeout
+from ccpt.io.provider_errors import recorded_timeout
 from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_identity
 
 

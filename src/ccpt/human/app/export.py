@@ -13,7 +13,7 @@ from typing import Any
 from ccpt.human.app.store import Store
 from ccpt.human.app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human.sheets import SOLVER_COLUMNS
-from ccpt.outputs import atomic_path, ensure_writable_dir
+from ccpt.io.outputs import atomic_path, ensure_writable_dir
 from ccpt.pipeline.annotation import ANSWER_COLUMNS, write_csv
 from ccpt.spec import TASK_SPECS, TASKS
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ccpt.errors import DataError
+from ccpt.io.safe_csv import read_checked_sheet
 from ccpt.pipeline.annotation import FORM_OPTIONS
 from ccpt.prompts import render_template
 from ccpt.schemas.sheets import HITS, QUESTIONS, RATING_KEY, SOURCE_OPTIONS
-from ccpt.sheets import read_checked_sheet
 from ccpt.spec import TASK_SPECS, TASKS, TYPE_LABELS
 
 SOLVER, RATING, ANNOTATION = "solver", "rating", "annotation"

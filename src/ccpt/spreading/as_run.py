@@ -1,9 +1,9 @@
 """Spreading Activation as the authors' code ran it for the paper's tables: the ``as-run`` protocol.
 
-:func:`spread_activation_as_run` replaces :func:`ccpt.activation.spread_activation`: C_0 stays in the set, each step
-shows the filter its first 5 candidates (without the filter: a random sample of at most 10 is the next set), whose
-first bracketed list (never evaluated) is the next set, and the stop test compares the set's lemmas with the set
-itself. docs/methods.md lists each choice and its evidence.
+:func:`spread_activation_as_run` replaces :func:`ccpt.spreading.activation.spread_activation`: C_0 stays in the
+set, each step shows the filter its first 5 candidates (without the filter: a random sample of at most 10 is the
+next set), whose first bracketed list (never evaluated) is the next set, and the stop test compares the set's
+lemmas with the set itself. docs/methods.md lists each choice and its evidence.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ccpt.activation import (
+from ccpt.answers import first_list_literal, spacy_lemma
+from ccpt.graph import ConceptGraph, NeighbourCache, read_neighbour_json
+from ccpt.spreading.activation import (
     Activator,
     Generate,
     SAConfig,
@@ -26,8 +28,6 @@ from ccpt.activation import (
     jaccard_distance,
     record_step,
 )
-from ccpt.answers import first_list_literal, spacy_lemma
-from ccpt.graph import ConceptGraph, NeighbourCache, read_neighbour_json
 
 
 class AuthorsNeighbourCache(NeighbourCache):

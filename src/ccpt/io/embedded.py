@@ -10,10 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ccpt.download import sha256_file
-from ccpt.judging.distilled import JUDGE_SHA256, shipped_judge
-from ccpt.judging.encoder import BASE_ENCODERS, BaseEncoder
-from ccpt.weights import (
+from ccpt.io.download import sha256_file
+from ccpt.io.weights import (
     EMBEDDED_MODELS,
     EmbeddedModel,
     PartLocator,
@@ -23,6 +21,8 @@ from ccpt.weights import (
     missing_parts,
     model_cache_dir,
 )
+from ccpt.judging.distilled import JUDGE_SHA256, shipped_judge
+from ccpt.judging.encoder import BASE_ENCODERS, BaseEncoder
 
 PRESENT = "present"  # the file is there (installed in the package or a wheel), or all its parts are
 ASSEMBLED = "assembled"  # a split file already concatenated into the cache (and checked then)

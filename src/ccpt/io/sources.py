@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ccpt.download import CHECKSUMS, cache_dir, download, download_results
 from ccpt.errors import DataError
 from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, open_graph
+from ccpt.io.download import CHECKSUMS, cache_dir, download, download_results
 
 # The dataset's ConceptNet neighbourhood cache: the offline default graph (it covers the CCPT test splits).
 GRAPH_CACHE_NAME = "conceptnet_adjacent.json"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ccpt import __version__
-from ccpt.download import CHECKSUMS, PINNED_COMMIT, REQUIRED_FILES, sha256_file
+from ccpt.io.download import CHECKSUMS, PINNED_COMMIT, REQUIRED_FILES, sha256_file
 from ccpt.spec import DEFAULT_PROTOCOL
 
 

@@ -59,7 +59,7 @@ def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_sheet(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write ``frame`` as a CSV meant to be opened by people (atomically): text cells neutralised, no index."""
-    from ccpt.outputs import atomic_path
+    from ccpt.io.outputs import atomic_path
 
     path = Path(path)
     out = frame.copy()

@@ -24,8 +24,8 @@ from tenacity import Retrying
 
 from ccpt.benchmark import benchmark
 from ccpt.errors import DataError
-from ccpt.outputs import atomic_path
-from ccpt.retry import retry_policy
+from ccpt.io.outputs import atomic_path
+from ccpt.io.retry import retry_policy
 
 # The pinned commit, repository and file hashes have one home: the benchmark's metadata (ccpt/benchmark.toml).
 PINNED_COMMIT = benchmark().commit
@@ -36,7 +36,7 @@ REPO_DATA_PATH = benchmark().path
 
 # sha256 of every file at the pinned commit (the same values as shared/data/ccpt/SHA256SUMS).
 CHECKSUMS: Mapping[str, str] = benchmark().sha256
-# Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.sources).
+# Every file but the ConceptNet graph, which is fetched only when a method needs it (ccpt.io.sources).
 REQUIRED_FILES: tuple[str, ...] = tuple(name for name in CHECKSUMS if name not in benchmark().optional)
 
 # The authors' stored result files (the paper's model outputs, judged by GPT-4o) at the same commit, under their

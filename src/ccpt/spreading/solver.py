@@ -1,8 +1,8 @@
 """Spreading Activation (paper §4.1, Algorithm 1) as an Inspect solver: sa_llm, sa_conceptnet, sa_both.
 
-The algorithm is :mod:`ccpt.activation`; here it gets a ``generate`` backed by the evaluated model and a concept
-graph, then the final answer is asked with the SA template and C_T. The expansion runs once per instance, shared by
-its seeds (docs/methods.md); ``answer_every_step`` also answers from every C_t (Table 6).
+The algorithm is :mod:`ccpt.spreading.activation`; here it gets a ``generate`` backed by the evaluated model and a
+concept graph, then the final answer is asked with the SA template and C_T. The expansion runs once per instance,
+shared by its seeds (docs/methods.md); ``answer_every_step`` also answers from every C_t (Table 6).
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING
 from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ccpt.activation import (
+from ccpt.errors import CcptError
+from ccpt.eval.inspect_compat import cache_policy
+from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish, settings_config
+from ccpt.graph import ConceptGraph
+from ccpt.methods import Method
+from ccpt.protocol import Protocol
+from ccpt.spec import SA_TEMPLATE, TaskSpec
+from ccpt.spreading.activation import (
     Activator,
     SAConfig,
     Seeds,
@@ -26,14 +33,9 @@ from ccpt.activation import (
     property_induction_seeds,
     spread_activation,
 )
-from ccpt.activation_as_run import AuthorsNeighbourCache, spread_activation_as_run
-from ccpt.errors import CcptError
-from ccpt.eval.inspect_compat import cache_policy
-from ccpt.eval.solvers import STEP_REPLIES, TRAJECTORY, Sampling, build_messages, draw, finish, settings_config
-from ccpt.graph import ConceptGraph
-from ccpt.methods import Method
-from ccpt.protocol import Protocol
-from ccpt.spec import SA_TEMPLATE, TaskSpec
+from ccpt.spreading.as_run import AuthorsNeighbourCache, spread_activation_as_run
+
+__layer__ = "eval"  # the Inspect solver of a core package (tests/test_layering.py)
 
 if TYPE_CHECKING:
     from ccpt.schemas.run import TaskOptions
@@ -54,7 +56,7 @@ def _seeds(task: TaskSpec, meta: dict) -> Seeds:
 def load_graph(conceptnet: str | None, data_dir: str | None, *, as_run: bool = False) -> ConceptGraph:
     """The concept graph for SA: an index or cache file given by ``conceptnet``, else the default graph; ``as_run``:
     the graph as the authors' code read it, their neighbourhood cache file (a SQLite index is used as it is)."""
-    from ccpt.sources import graph_cache_file, resolve_graph  # lazy: may download the neighbourhood cache
+    from ccpt.io.sources import graph_cache_file, resolve_graph  # lazy: may download the neighbourhood cache
 
     path = Path(conceptnet) if conceptnet else None
     if path is not None and not path.exists():

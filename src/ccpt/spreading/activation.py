@@ -2,7 +2,7 @@
 
 Each step: C_{t+1} ← Filter(C_t ∪ Activate(C_t ∪ C_0), C_0) \\ C_0; Δ = Jaccard distance of C_t and C_{t+1} on
 lemmatised forms; stop when Δ < ε or after T steps. docs/methods.md lists the choices made where the paper is open
-(each has a regression test); the ``as-run`` protocol runs :func:`ccpt.activation_as_run.spread_activation_as_run`.
+(each has a regression test); the ``as-run`` protocol runs :func:`ccpt.spreading.as_run.spread_activation_as_run`.
 """
 
 from __future__ import annotations
@@ -355,7 +355,7 @@ async def spread_activation(
     """Run Algorithm 1 for one instance: its full trajectory (errors of ``generate`` propagate)."""
     check_sources(config, generate, graph)
     if config.as_run:  # that algorithm builds on this module, which cannot import it back
-        raise ValueError("an as-run SAConfig runs with ccpt.activation_as_run.spread_activation_as_run")
+        raise ValueError("an as-run SAConfig runs with ccpt.spreading.as_run.spread_activation_as_run")
     seed_keys = {concept_key(c) for c in seeds.concepts}
     rng = random.Random(f"{config.seed}|{'|'.join(seeds.concepts)}")
     trajectory = Trajectory(seeds)
