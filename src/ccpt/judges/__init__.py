@@ -10,12 +10,13 @@ import math
 import numbers
 import re
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 
 from ccpt.errors import CcptError
 from ccpt.judges import distilled
 from ccpt.judges.definition import BASE_URL, PROVIDER, Judge, PairScorer, Scoring
 from ccpt.judges.identity import JudgeIdentity
+from ccpt.plugins import load_registry
 
 __layer__ = "core"  # no Inspect: the provider that runs a declared judge through Inspect is ccpt.eval's
 
@@ -33,19 +34,7 @@ PROBE = [("a peeled apple", "white")]  # the pair a plug-in's scorer is tried on
 @functools.cache
 def registered() -> Mapping[str, Judge]:
     """Every declared judge by name: ccpt's own, then those of installed packages (a clash is an error)."""
-    judges = {j.name: j for j in BUILTIN}
-    for point in entry_points(group=ENTRY_POINTS):
-        try:
-            judge = point.load()
-        except Exception as exc:  # a broken plug-in is one line naming it, not a traceback
-            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) does not load: {exc}") from None
-        if not isinstance(judge, Judge):
-            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) is not a ccpt.judges.Judge")
-        _check_declaration(judge, point)
-        if judge.name in judges and judges[judge.name] is not judge:
-            raise CcptError(f"judge {judge.name!r} of entry point {point.value!r} is already registered")
-        judges[judge.name] = judge
-    return judges
+    return load_registry(BUILTIN, ENTRY_POINTS, Judge, lambda j: j.name, _check_declaration)
 
 
 def _check_declaration(judge: Judge, point: EntryPoint) -> None:

@@ -9,12 +9,13 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
 from ccpt.errors import CcptError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
 from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, majority, mean_cell
+from ccpt.plugins import load_registry
 from ccpt.scoring import ScoredType
 from ccpt.spec import NOFILTER_SUFFIX, TASK_SPECS, split_method, task_spec
 
@@ -36,19 +37,7 @@ ENTRY_POINTS = "ccpt.methods"  # the entry-point group through which other packa
 @functools.cache
 def registered() -> Mapping[str, Method]:
     """Every method by name: ccpt's own, then those of installed packages (a clash with a built-in is an error)."""
-    methods = {m.base: m for m in BUILTIN}
-    for point in entry_points(group=ENTRY_POINTS):
-        try:
-            method = point.load()
-        except Exception as exc:  # a broken plug-in is one line naming it, not a traceback
-            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) does not load: {exc}") from None
-        if not isinstance(method, Method):
-            raise CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}) is not a ccpt.methods.Method")
-        _check_declaration(method, point)
-        if method.base in methods and methods[method.base] is not method:
-            raise CcptError(f"method {method.base!r} of entry point {point.value!r} is already registered")
-        methods[method.base] = method
-    return methods
+    return load_registry(BUILTIN, ENTRY_POINTS, Method, lambda m: m.base, _check_declaration)
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command lines and stored in logs and tables
