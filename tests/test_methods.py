@@ -191,6 +191,8 @@ def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
         ("samples=lambda options: 0", "declares 0 samples per instance and seed"),
         ("samples=lambda options: -2", "declares -2 samples"),
         ("samples=lambda options: 2.5", "declares 2.5 samples"),
+        ("samples=lambda options: 10**9", "declares 1000000000 samples per instance and seed: an integer in [1, 100]"),
+        ("seeds=10**9", "declares seeds=1000000000: an integer in [1, 1000]"),
         ("samples=lambda options: options['oracle_n']", "samples raises KeyError"),
         ("applies=lambda spec: spec.no_such_field", "applies raises AttributeError"),
         ("applies=lambda spec: 'yes'", "applies(pi_emergent) returns 'yes'"),

@@ -16,6 +16,7 @@ from ccpt.errors import CcptError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
 from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, majority, mean_cell
 from ccpt.plugins import load_registry
+from ccpt.schemas.run import MAX_SAMPLES, MAX_SEEDS
 from ccpt.scoring import ScoredType
 from ccpt.spec import NOFILTER_SUFFIX, TASK_SPECS, split_method, task_spec
 
@@ -45,7 +46,8 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command li
 
 def _check_declaration(method: Method, point: EntryPoint) -> None:
     """Refuse a plug-in's declaration that would plan nonsense, in one line naming its entry point: a malformed name,
-    counts that are not integers ≥ 1, or a ``samples``/``applies``/``calls`` that raises or answers out of type."""
+    counts that are not integers ≥ 1 (seeds and samples bounded as `ccpt run`'s options), or a
+    ``samples``/``applies``/``calls`` that raises or answers out of type."""
 
     def refuse(problem: str) -> CcptError:
         return CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}): method {method.base!r} {problem}")
@@ -56,17 +58,17 @@ def _check_declaration(method: Method, point: EntryPoint) -> None:
         except Exception as exc:  # the plug-in's code, not ccpt's: named, not a traceback
             raise refuse(f"{what} raises {type(exc).__name__}: {exc}") from None
 
-    def count(value: Any, low: int) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= low
+    def count(value: Any, low: int, high: float = math.inf) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
     if not isinstance(method.base, str) or not _NAME.fullmatch(method.base) or method.base.endswith(NOFILTER_SUFFIX):
         raise refuse(f"has a malformed name: lower-case letters, digits and '_', not ending in {NOFILTER_SUFFIX!r}")
     if not isinstance(method.label, str) or not method.label.strip():
         raise refuse("has no label")
-    if method.seeds is not None and not count(method.seeds, 1):
-        raise refuse(f"declares seeds={method.seeds!r}: an integer ≥ 1 (or None: the run's)")
-    if not count(samples := probe("samples", lambda: method.samples({})), 1):
-        raise refuse(f"declares {samples!r} samples per instance and seed: an integer ≥ 1")
+    if method.seeds is not None and not count(method.seeds, 1, MAX_SEEDS):
+        raise refuse(f"declares seeds={method.seeds!r}: an integer in [1, {MAX_SEEDS}] (or None: the run's)")
+    if not count(samples := probe("samples", lambda: method.samples({})), 1, MAX_SAMPLES):
+        raise refuse(f"declares {samples!r} samples per instance and seed: an integer in [1, {MAX_SAMPLES}]")
     for spec in TASK_SPECS.values():
         if not isinstance(applies := probe("applies", lambda s=spec: method.applies(s)), bool):
             raise refuse(f"applies({spec.name}) returns {applies!r}, not true/false")

@@ -22,8 +22,9 @@ def at_most(high: int, low: int = 1) -> Any:
     return Annotated[int, Field(ge=low, le=high), BeforeValidator(_no_bool)]
 
 
-Seeds = at_most(1000)  # each seed answers every instance again (the paper: 3)
-OracleN = at_most(100)  # each member is one more answer per instance and seed (the paper: 5)
+MAX_SEEDS, MAX_SAMPLES = 1000, 100  # also bound a method plug-in's declared seeds and samples (ccpt.methods)
+Seeds = at_most(MAX_SEEDS)  # each seed answers every instance again (the paper: 3)
+OracleN = at_most(MAX_SAMPLES)  # each member is one more answer per instance and seed (the paper: 5)
 SAIterations = at_most(100)  # each step is one more model call and judging round per answer (the paper: 5)
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # NaN or inf would fail every request, locally
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # e.g. an ensemble member's weight
