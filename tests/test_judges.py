@@ -149,6 +149,8 @@ def test_a_bad_declaration_is_one_line_naming_its_entry_point(toy_judge: Path) -
         "label=' '": "has no label",
         "version=2": "declares version 2",
         "cost_per_pair=-1.0": "declares cost_per_pair=-1.0",
+        "cost_per_pair=float('nan')": "declares cost_per_pair=nan",
+        "cost_per_pair=1e308": "declares cost_per_pair=1e+308: a number in [0, 1,000,000]",  # was "Cost: $inf."
         "score=lambda pairs: [1.5]": "as [1.5]: one relevance in [0, 1]",
         "score=lambda pairs: 1 / 0": "score raises ZeroDivisionError",
         "score=None": "declares neither a callable score nor load",

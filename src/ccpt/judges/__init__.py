@@ -17,6 +17,7 @@ from ccpt.judges import distilled
 from ccpt.judges.definition import BASE_URL, PROVIDER, Judge, PairScorer, Scoring
 from ccpt.judges.identity import JudgeIdentity
 from ccpt.plugins import load_registry
+from ccpt.schemas.usage import MAX_PRICE
 
 __layer__ = "core"  # no Inspect: the provider that runs a declared judge through Inspect is ccpt.eval's
 
@@ -50,8 +51,9 @@ def _check_declaration(judge: Judge, point: EntryPoint) -> None:
     if judge.version is not None and (not isinstance(judge.version, str) or not judge.version.strip()):
         raise refuse(f"declares version {judge.version!r}: text, or None")
     cost = judge.cost_per_pair
-    if not isinstance(cost, numbers.Real) or isinstance(cost, bool) or not math.isfinite(cost) or cost < 0:
-        raise refuse(f"declares cost_per_pair={cost!r}: a number ≥ 0")
+    # Bounded as a price list's entries: 1e308 per pair is finite, but times the pairs a dry run plans, "$inf".
+    if not isinstance(cost, numbers.Real) or isinstance(cost, bool) or not 0 <= cost <= MAX_PRICE:
+        raise refuse(f"declares cost_per_pair={cost!r}: a number in [0, {MAX_PRICE:,}] (US dollars per pair)")
     if judge.load is not None:
         if not callable(judge.load):
             raise refuse("declares a load that is not callable")
