@@ -7,6 +7,7 @@ locator, so that "missing", "present" and "assembled" are each exercised whateve
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,12 @@ def test_installed_parts_are_present_then_assembled(tmp_path: Path) -> None:
     model = EMBEDDED_MODELS["qwen2.5-0.5b"]
     good = tmp_path / model.filename
     good.write_bytes(b"GGUF stand-in")
+    mark_verified(good, model.sha256)
+    # A marker does not vouch for a file of another size than the pinned one (a truncated copy beside a forged or
+    # stale marker was listed "assembled, sha256 verified").
+    truncated = _by_name(model_files(cache_dir=tmp_path, locate=_none_installed, locate_split=_none_installed))
+    assert truncated["qwen2.5-0.5b"].sha256 == "mismatch"
+    os.truncate(good, model.size)  # sparse: the pinned size without writing it
     mark_verified(good, model.sha256)
     mpnet = BASE_ENCODERS["all-mpnet-base-v2"]
     (tmp_path / f"{mpnet.name}.zip").write_bytes(b"not the zip")

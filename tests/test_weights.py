@@ -109,6 +109,16 @@ def test_an_edited_file_with_its_mtime_restored_is_reassembled(fake_parts: Embed
     assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf"]  # the old marker is gone
 
 
+def test_a_marker_does_not_vouch_for_a_zip_of_another_size(fake_parts: EmbeddedModel, cache: Path) -> None:
+    """A truncated zip beside a marker claiming its size was loaded (then "not a zip file, install its weights")."""
+    cache.mkdir()
+    (cache / "fake.gguf").write_bytes(PAYLOAD[:10])
+    forged = {"sha256": fake_parts.sha256, "size": 10}
+    (cache / "fake.gguf.verified").write_text(json.dumps(forged))
+    path = weights.assemble_embedded(fake_parts, cache_dir=cache, crc_checked_zip=True)
+    assert path.read_bytes() == PAYLOAD and weights.is_marked_verified(path, fake_parts.sha256)
+
+
 def test_file_copied_by_hand_is_hashed_and_kept(fake_parts: EmbeddedModel, cache: Path) -> None:
     cache.mkdir()
     (cache / "fake.gguf").write_bytes(PAYLOAD)  # e.g. copied by hand

@@ -64,11 +64,10 @@ def _split(
     """A file shipped as parts wheels: assembled in the cache, or present as parts, or missing."""
     target = cache / split.filename
     if target.is_file():
-        # A file of another size (truncated by a full disk or a kill) cannot hash to the pinned sha256, unless the
-        # marker written when it was assembled vouches for it as it is.
+        # A file of another size (truncated by a full disk or a kill) cannot hash to the pinned sha256, whatever a
+        # marker beside it says (a marker is a claim the file makes about itself; its size is not).
         size = target.stat().st_size
-        vouched = size == split.size or is_marked_verified(target, split.sha256)
-        checked = _checked(target, split.sha256, verify) if vouched else "mismatch"
+        checked = _checked(target, split.sha256, verify) if size == split.size else "mismatch"
         return ModelFile(split.name, kind, target, size, ASSEMBLED, checked, use)
     if missing := missing_parts(split, locate):
         hint = f"{len(split.parts) - len(missing)} of {len(split.parts)} parts installed; {hint}"

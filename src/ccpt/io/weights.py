@@ -192,7 +192,8 @@ def assemble_embedded(
     """The verified file of ``model`` in the cache, hashed on every call against the pinned sha256 and (re)assembled
     from its parts on a mismatch; for a ``crc_checked_zip`` the marker written when it was assembled is enough."""
     target = (cache_dir or model_cache_dir()) / model.filename
-    if crc_checked_zip and is_marked_verified(target, model.sha256):
+    # The marker vouches for the content only at the pinned size: a truncated copy beside a forged marker is rebuilt.
+    if crc_checked_zip and is_marked_verified(target, model.sha256) and target.stat().st_size == model.size:
         return target
     if not (target.is_file() and target.stat().st_size == model.size and _content_matches(target, model.sha256)):
         target.unlink(missing_ok=True)
