@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import subprocess
@@ -474,3 +475,18 @@ def test_rejudge_refuses_a_runaway_count_before_reading_anything(
     argv = ["rejudge", str(tmp_path / "run"), "--judge", "ccpt-scripted/j", "--out", str(tmp_path / "o")]
     line = _one_line_error(capsys, [*argv, option, "99999999999999999999"])
     assert option in line and "99999999999999999999" in line and "less than or equal" in line, line
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a device that is always full)")
+def test_standard_output_on_a_full_disk_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `ccpt models > /dev/full` (stdout redirected to a full disk) was an internal error."""
+    monkeypatch.setenv("CCPT_CACHE_DIR", str(tmp_path))
+    full = io.TextIOWrapper(open("/dev/full", "wb", buffering=0), encoding="utf-8", write_through=True)  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", full)
+    code = main(["models"])
+    monkeypatch.undo()
+    full.detach().close()  # nothing buffered left to fail on close
+    assert code == 2
+    assert capsys.readouterr().err == "ccpt: error: standard output: cannot write (No space left on device)\n"

@@ -5,6 +5,7 @@ Every command turns a :class:`~ccpt.errors.CcptError` into one line on stderr an
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -65,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("ccpt: interrupted; rerun the same command to resume", err=True)
         return 130
     except Exception as exc:  # a bug, not a user error: say so in one line, full traceback on request
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the disk's state, not a bug
+            # Files ccpt writes name their path (ccpt.io.outputs); a write without one is to the redirected stdout.
+            click.echo(f"ccpt: error: {exc.filename or 'standard output'}: cannot write ({exc.strerror})", err=True)
+            return 2
         if os.environ.get("CCPT_DEBUG"):
             raise
         click.echo(f"ccpt: internal error: {type(exc).__name__}: {exc} (set CCPT_DEBUG=1 for the traceback)", err=True)
