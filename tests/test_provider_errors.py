@@ -23,6 +23,7 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, TaskState, generate, solver
 from loopback_openai import serve
 
+from ccpt.errors import PluginError
 from ccpt.eval.inspect_compat import missing_api_key
 from ccpt.eval.judge import JudgeUnusable
 from ccpt.eval.sweep import _transient_error, deterministic_failure
@@ -88,12 +89,20 @@ def test_recorded_errors_are_read_from_inspects_log(tmp_path: Path, monkeypatch:
     error = unusable.samples[0].error  # type: ignore[index]
     assert recorded_error(error) == ({"JudgeUnusable"}, None, ""), _changed(f"Inspect's log error {error!r}")
     assert deterministic_failure([rejected]) == (
-        "1 sample(s) failed on a request the server rejects (model 'openai-api/loop/m': HTTP 400: rejected by the "
+        "1 sample(s) failed deterministically (model 'openai-api/loop/m': HTTP 400: rejected by the "
         "test server)"
     )
     assert deterministic_failure([unusable]) == (
-        "1 sample(s) failed on a request the server rejects (model 'openai-api/loop/m': judge 'j' refused every "
+        "1 sample(s) failed deterministically (model 'openai-api/loop/m': judge 'j' refused every "
         "request (plain: HTTP 400: no))"
+    )
+    # A plug-in's bad result (a method's reduction out of range) is deterministic too: its line, no resume advice.
+    bad = PluginError("method 'vote3': its reduction returned Cell(r_hmp=5.0)")
+    plugin = eval(Task(dataset=[Sample(input="x")], solver=_raises(bad)), model="mockllm/model", display="none",
+                  log_dir=str(tmp_path / "plugin"))[0]  # fmt: skip
+    assert deterministic_failure([plugin]) == (
+        "1 sample(s) failed deterministically (model 'mockllm/model': method 'vote3': its reduction returned "
+        "Cell(r_hmp=5.0))"
     )
 
 

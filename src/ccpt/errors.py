@@ -27,6 +27,10 @@ class ModelError(CcptError):
     """A model cannot be resolved, loaded or reached."""
 
 
+class PluginError(CcptError):
+    """A plug-in (a method or judge another package declares) gave what it may not: a rerun repeats it."""
+
+
 def require_pyarrow(path: object) -> None:
     """Raise one readable line when Parquet is asked for without the optional ``pyarrow`` installed."""
     from ccpt.io.extras import install_command

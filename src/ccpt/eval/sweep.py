@@ -20,7 +20,7 @@ from inspect_ai import Task, eval_set
 from inspect_ai.log import EvalError, read_eval_log, write_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
-from ccpt.errors import CcptError, Interrupted, ModelError
+from ccpt.errors import CcptError, Interrupted, ModelError, PluginError
 from ccpt.eval import endpoints
 from ccpt.eval.inspect_compat import final_status_held, guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
@@ -377,7 +377,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         warn(f"{reopened} sample(s) failed transiently (an endpoint unreachable, timed out or busy): not results")
         return False
     if not success and (refusal := deterministic_failure(logs)):
-        raise CcptError(refusal, "a rerun would repeat it: fix the request settings or the server")
+        raise CcptError(refusal, "a rerun would repeat it: fix the request settings, the server or the plug-in")
     if success:
         print_final_status()  # Inspect's "Completed all tasks … successfully", now that it is so
     return success
@@ -471,9 +471,10 @@ def _one_line(name: str, role: str, call: Callable[..., Any], *args: Any, timeou
 
 
 def _refusal(error: Any) -> str | None:
-    """The one-line reason when a recorded error is a deterministic refusal (4xx, a judge refusing all)."""
+    """The one-line reason when a recorded error is deterministic (a 4xx, a judge refusing all, a plug-in's bad
+    result)."""
     kinds, status, said = recorded_error(error)
-    if JudgeUnusable.__name__ in kinds:  # its message is the one line (CcptError.message: no hint)
+    if kinds & {JudgeUnusable.__name__, PluginError.__name__}:  # its message is the one line (no hint)
         return " ".join(str(error.message).split())
     if status is not None and 400 <= status < 500 and status not in TRANSIENT_STATUSES:
         return f"HTTP {status}: {said[:200]}"
@@ -481,7 +482,8 @@ def _refusal(error: Any) -> str | None:
 
 
 def deterministic_failure(logs: Sequence[Any]) -> str | None:
-    """One line when every failed sample failed deterministically (a 4xx, a judge refusing every format); else None.
+    """One line when every failed sample failed deterministically (a 4xx, a judge refusing every format, a plug-in's
+    bad result); else None.
     Samples cancelled because another one failed (Inspect stops the task run at ``fail_on_error``) are not failures
     of their own: a request still in flight then is cancelled, not answered."""
     reasons: list[tuple[str, str | None]] = []  # (model, the refusal) of each failed sample
@@ -494,7 +496,7 @@ def deterministic_failure(logs: Sequence[Any]) -> str | None:
     if not reasons or not all(reason for _, reason in reasons):
         return None
     model, reason = reasons[0]
-    return f"{len(reasons)} sample(s) failed on a request the server rejects (model {model!r}: {reason})"
+    return f"{len(reasons)} sample(s) failed deterministically (model {model!r}: {reason})"
 
 
 def _cancelled(error: Any) -> bool:

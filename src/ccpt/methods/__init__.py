@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
-from ccpt.errors import CcptError
+from ccpt.errors import CcptError, PluginError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
 from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, majority, mean_cell
 from ccpt.plugins import load_registry
@@ -133,11 +133,11 @@ def reduction(name: str) -> Reduction:
         except Exception as exc:
             if method in BUILTIN:  # ccpt's own: a bug, as raised
                 raise
-            raise CcptError(f"method {name!r}: its reduction raises {type(exc).__name__}: {exc}") from None
+            raise PluginError(f"method {name!r}: its reduction raises {type(exc).__name__}: {exc}") from None
         values = (cell.r_hmp, cell.r_np, cell.score) if isinstance(cell, Cell) else (cell,)
         answer = cell.answer if isinstance(cell, Cell) else None
         if not isinstance(cell, Cell) or not all(v is None or _unit(v) for v in values) or not _label(answer):
-            raise CcptError(
+            raise PluginError(
                 f"method {name!r}: its reduction returned {cell!r}; a cell's values are numbers in [0, 1] or None, "
                 "its answer text or None"
             )
