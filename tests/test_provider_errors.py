@@ -89,8 +89,7 @@ def test_recorded_errors_are_read_from_inspects_log(tmp_path: Path, monkeypatch:
     error = unusable.samples[0].error  # type: ignore[index]
     assert recorded_error(error) == ({"JudgeUnusable"}, None, ""), _changed(f"Inspect's log error {error!r}")
     assert deterministic_failure([rejected]) == (
-        "1 sample(s) failed deterministically (model 'openai-api/loop/m': HTTP 400: rejected by the "
-        "test server)"
+        "1 sample(s) failed deterministically (model 'openai-api/loop/m': HTTP 400: rejected by the test server)"
     )
     assert deterministic_failure([unusable]) == (
         "1 sample(s) failed deterministically (model 'openai-api/loop/m': judge 'j' refused every "
