@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from inspect_ai.model import CachePolicy, GenerateConfig, Model
@@ -128,48 +128,3 @@ def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
     args = {k: v for k, v in given.items() if k not in _CONNECTION_ARGS}
     scopes = {"model_args": json.dumps(args, sort_keys=True, default=str)} if args else {}
     return CachePolicy(expiry=None, per_epoch=per_epoch, scopes=scopes)
-
-
-# Inspect's last line of an eval set whose task runs all finished (0.3.x, ``_eval/evalset.py``); matched by its text.
-_SUCCESS_STATUS = "Completed all tasks in "
-
-
-@contextmanager
-def final_status_held(display: str) -> Iterator[Callable[[], None]]:
-    """Within the block (an eval set shown with Inspect's ``display``), Inspect's "Completed all tasks in …
-    successfully" is held back; the block is given the function that prints it, to call after the block once ccpt
-    agrees (a task run Inspect finished under its ``fail_on_error`` may hold transient failures, which ccpt does not
-    call finished). Inspect's display is built first: building it reconfigures rich's console, which drops render
-    hooks. Fallback: a release that words the line otherwise, or builds its display elsewhere, prints it."""
-    import rich
-    from rich.console import RenderHook
-    from rich.text import Text
-
-    try:
-        from inspect_ai._display.core.active import display as active_display
-        from inspect_ai.util._display import display_type_initialized, init_display_type
-    except ImportError:  # pragma: no cover - depends on the installed Inspect
-        pass
-    else:
-        if not display_type_initialized():  # as eval_set does: the first display type of a process is kept
-            init_display_type(display)  # type: ignore[arg-type]
-        active_display()
-    held: list[Any] = []
-
-    class _Hold(RenderHook):
-        def process_renderables(self, renderables: list[Any]) -> list[Any]:
-            line = [r for r in renderables if isinstance(r, Text) and r.plain.startswith(_SUCCESS_STATUS)]
-            held.extend(line)
-            return [r for r in renderables if r not in line]
-
-    def release() -> None:
-        if held:
-            console.print(*held)
-
-    console = rich.get_console()
-    console.push_render_hook(_Hold())
-    try:
-        yield release
-    finally:
-        with suppress(IndexError):  # dropped by a reconfiguration of the console after all (fallback)
-            console.pop_render_hook()
