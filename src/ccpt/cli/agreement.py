@@ -95,14 +95,17 @@ def command(
         from inspect_ai.model import get_model
 
         from ccpt.eval.judge import Judge, default_judge_mode, live_scores
-        from ccpt.judges import model_name
+        from ccpt.judges import JudgeIdentity, model_name, of_model
 
         model = model_name(judge_model)
         mode = judge_mode or default_judge_mode(model)
         scores = live_scores(model, mode, [(p.concept, p.property) for p in pairs], args)  # type: ignore[arg-type]
         # Stored and quoted under the judge's structured identity (an in-process judge's version and scale; Inspect
         # memoises the model live_scores used), so reports of another version or scale never quote it.
-        judge = Judge(get_model(model, **args), mode=mode).identity.scored.key  # type: ignore[arg-type]
+        # An LLM judge is its model and mode (no model is built: it may be a test's or an unknown provider's).
+        declared = of_model(model) is not None
+        identity = Judge(get_model(model, **args), mode=mode).identity if declared else JudgeIdentity(model, mode=mode)  # type: ignore[arg-type]
+        judge = identity.scored.key
     found = measure(
         judge,
         name,  # type: ignore[arg-type]
