@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -128,3 +128,42 @@ def cache_policy(model: Model, *, per_epoch: bool = True) -> CachePolicy:
     args = {k: v for k, v in given.items() if k not in _CONNECTION_ARGS}
     scopes = {"model_args": json.dumps(args, sort_keys=True, default=str)} if args else {}
     return CachePolicy(expiry=None, per_epoch=per_epoch, scopes=scopes)
+
+
+# Inspect's last line of an eval set whose task runs all finished (0.3.x, ``_eval/evalset.py``); matched by its text.
+_SUCCESS_STATUS = "Completed all tasks in "
+
+
+@contextmanager
+def final_status_held() -> Iterator[Callable[[], None]]:
+    """Within the block (an eval set), Inspect's "Completed all tasks in … successfully" is held back; the block is
+    given the function that prints it, to call after the block once ccpt agrees (a task run Inspect finished under
+    its ``fail_on_error`` may hold transient failures, which ccpt does not call finished).
+
+    Inspect prints the line with ``print`` on rich's global console, whose settings its display replaces wholesale
+    (``rich.reconfigure`` swaps the console's ``__dict__``: render hooks and patched attributes are lost). The
+    console's class survives that, so for the block it is a subclass whose ``print`` holds that one line; nothing is
+    built early, so nothing reaches stdout before ``--format json``. Fallback: a release that words the line
+    otherwise prints it."""
+    import rich
+
+    console = rich.get_console()
+    base = type(console)
+    held: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    class _Holding(base):  # type: ignore[valid-type, misc]
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            if objects and isinstance(objects[0], str) and _SUCCESS_STATUS in objects[0]:
+                held.append((objects, kwargs))
+                return
+            super().print(*objects, **kwargs)
+
+    def release() -> None:
+        for objects, kwargs in held:
+            console.print(*objects, **kwargs)
+
+    console.__class__ = _Holding
+    try:
+        yield release
+    finally:
+        console.__class__ = base

@@ -27,6 +27,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ccpt.errors import DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
+from ccpt.eval.inspect_compat import final_status_held
 from ccpt.eval.judge import JudgeMode, forget_formats
 from ccpt.eval.scorers import HEADLINE, SEEDS, grader_judge, judge_answer, judge_metadata, judge_metrics, score_value
 from ccpt.eval.sweep import eval_set_options, reopen_transient
@@ -190,7 +191,7 @@ def run_rejudge(
     reopen_transient(out_dir)  # an earlier re-judge's transient failures are asked again
     forget_formats()
     try:  # a judge that stops answering stops the re-judge (one line, see below)
-        with endpoints.stop_on_outage():
+        with endpoints.stop_on_outage(), final_status_held() as print_final_status:
             success, logs = eval_set(
                 tasks=tasks,
                 model="none",
@@ -203,6 +204,8 @@ def run_rejudge(
     if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise _stopped(out_dir, tasks)
     retried = reopen_transient([log.location for log in logs])
+    if success and not retried:
+        print_final_status()  # Inspect's "Completed all tasks … successfully", held until it is so
     return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried)
 
 

@@ -22,7 +22,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from ccpt.errors import CcptError, Interrupted, ModelError, PluginError
 from ccpt.eval import endpoints
-from ccpt.eval.inspect_compat import guard_model, is_user_error, missing_api_key, roles_bound
+from ccpt.eval.inspect_compat import final_status_held, guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
 from ccpt.eval.plan import settings_conflicts
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
@@ -340,7 +340,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     models = [_one_line(name, "model", sweep.model, name) for name in sweep.models]
     grader = sweep.grader()
     try:  # from here an endpoint that stops answering stops the run (the preflight passed)
-        with endpoints.stop_on_outage():
+        with endpoints.stop_on_outage(), final_status_held() as print_final_status:
             success, logs = eval_set(
                 tasks=tasks,
                 model=models,  # type: ignore[arg-type]
@@ -373,10 +373,13 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
     if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise _stopped(sweep)
-    if reopen_transient([log.location for log in logs]):
-        return False  # transient failures: not a finished run, the rerun asks them again
+    if reopened := reopen_transient([log.location for log in logs]):  # the rerun asks them again
+        warn(f"{reopened} sample(s) failed transiently (an endpoint unreachable, timed out or busy): not results")
+        return False
     if not success and (refusal := deterministic_failure(logs)):
         raise CcptError(refusal, "a rerun would repeat it: fix the request settings, the server or the plug-in")
+    if success:
+        print_final_status()  # Inspect's "Completed all tasks … successfully", now that it is so
     return success
 
 
