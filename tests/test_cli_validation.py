@@ -42,6 +42,7 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
         # NaN and infinity pass every comparison-based range check; each would fail every request locally.
         (["--temperature", "nan"], "--temperature"),
         (["--temperature", "inf"], "--temperature"),
+        (["--temperature", "70"], "--temperature"),  # a slip for 0.7: past every provider's range
         (["--top-p", "nan"], "--top-p"),
         (["--top-p", "-inf"], "--top-p"),
         (["--model-base-url", "http://a/v1", "--model-base-url", "http://b/v1"], "--model-base-url"),

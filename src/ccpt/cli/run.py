@@ -122,7 +122,9 @@ def _judge_spec(value: str) -> tuple[str, dict[str, object]]:
     type=RUN_TYPES["max_tokens"],
     help="Answer token cap (default 2048; at most 1,000,000, past every model's context).",
 )
-@click.option("--temperature", type=RUN_TYPES["temperature"], help="Sampling temperature.")
+@click.option(
+    "--temperature", type=RUN_TYPES["temperature"], help="Sampling temperature (hosted APIs take at most 1 or 2)."
+)
 @click.option("--top-p", type=RUN_TYPES["top_p"], help="Nucleus sampling top-p.")
 @click.option("--task", "tasks", multiple=True, type=click.Choice(TASKS), help="Task(s) to run. Default: all four.")
 @click.option(

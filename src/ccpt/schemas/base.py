@@ -56,6 +56,9 @@ Blank = BeforeValidator(lambda value: None if is_missing(value) else value)
 # into None, so the common types need no Python callback per cell (a tidy table has millions of cells).
 
 UnitFloat = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+# Sampling temperature: hosted APIs accept at most 1 or 2 and local engines sample almost uniformly well before 10,
+# so a larger value is a slip (an extra digit: 7 for 0.7 still passes, 70 does not).
+Temperature = Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)]
 Relevance = Annotated[UnitFloat | None, Field(description="relevance in [0, 1]; empty = not judged")]
 Count = Annotated[int, Field(ge=0), BeforeValidator(_no_bool)]
 OptionalCount = Annotated[Count | None, Blank]

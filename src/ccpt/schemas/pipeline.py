@@ -18,7 +18,7 @@ from ccpt.pipeline.llm import LLMOptions
 from ccpt.pipeline.mining import EngineOptions
 from ccpt.pipeline.novelty import DEFAULT_WINDOW
 from ccpt.pipeline.properties import PROPERTIES_PER_COMBINATION, PlausibilityOptions
-from ccpt.schemas.base import FileFormat, UnitFloat, location, one_line, read_toml
+from ccpt.schemas.base import FileFormat, Temperature, UnitFloat, location, one_line, read_toml
 from ccpt.spec import GENERATIVE_TASKS
 
 __layer__ = "pipeline"  # built from the pipeline's own option classes (tests/test_layering.py)
@@ -68,7 +68,7 @@ class LLMSection(_Section):
 
     model: Annotated[str, Field(min_length=1, description="any Inspect model, e.g. gguf/qwen2.5-0.5b")]
     max_connections: Positive = LLMOptions.max_connections
-    temperature: Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)] = LLMOptions.temperature
+    temperature: Temperature = LLMOptions.temperature
     seed: Seed = LLMOptions.seed
     max_tokens: Positive = LLMOptions.max_tokens
     timeout: Positive = Field(LLMOptions.timeout, description="seconds per model call")

@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field, Strict, TypeAdapter, ValidationErro
 
 from ccpt.errors import CcptError
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
-from ccpt.schemas.base import OptionalCount, OptionalText, UnitFloat, _no_bool, _reason, shown
+from ccpt.schemas.base import OptionalCount, OptionalText, Temperature, UnitFloat, _no_bool, _reason, shown
 from ccpt.spec import BASE, MULTI_ORACLE, SA_METHODS
 
 AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
@@ -66,7 +66,7 @@ RUN_OPTIONS: dict[str, Any] = {
     "max_retries": at_most(100, low=0),  # each retry waits longer (exponential backoff)
     "timeout": at_most(86_400),  # a day per request
     "max_tokens": at_most(1_000_000),  # past every model's context window
-    "temperature": NonNegative,
+    "temperature": Temperature,
     "top_p": UnitFloat,
 }
 
