@@ -21,7 +21,10 @@ machine, beside other test runs. What this file does for every test, so that a n
   compete for the same CPUs. Tests that assert a wall-clock bound (``@pytest.mark.timing``) run there too, so
   that no CPU-heavy test runs beside them. That chain is the run's critical path, so the other tests run at a
   lower CPU priority (:func:`pytest_runtest_setup`): they fill the cores the chain leaves idle instead of taking
-  their share from it.
+  their share from it. Ray starts its workers at niceness +15 by default, below the light tests: the chain's Ray
+  and vLLM work then ran on what they left (the vLLM batch test: 182 s alone, 740 s and a 900 s timeout in the
+  suite), so a local Ray started by a test keeps the niceness of the process that starts it
+  (``RAY_worker_niceness``).
 * **Expensive artefacts** are session fixtures that build once per run and are cached where every worker finds
   them, under a file lock (:func:`embedded_hf_checkpoint`). Add new ones here, not in a test module; one that
   belongs to a single module builds in :func:`run_shared_dir` under :func:`cross_process_lock`. The tests of a
@@ -62,6 +65,8 @@ if str(PLUGINS) not in sys.path:
 if str(PLUGINS) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGINS), os.environ.get("PYTHONPATH", "")) if p)
 import scripted_provider  # noqa: E402, F401 - registers ccpt-scripted in this process
+
+os.environ.setdefault("RAY_worker_niceness", "0")  # see the docstring, "CPU-heavy tests"; read when Ray starts
 
 PRIVATE_DIRS = {"INSPECT_CACHE_DIR": "inspect-cache", "INSPECT_LOG_DIR": "inspect-logs", "CCPT_HOME": "ccpt-home"}
 HEAVY_MARKS = ("embedded", "ray", "timing")

