@@ -231,3 +231,22 @@ def test_a_reduction_returning_no_number_in_range_is_refused_naming_the_method(t
     with pytest.raises(CcptError, match="method 'vote3': its reduction returned Cell"):
         methods.reduction("vote3")(samples, "emergent", "paper")
     sys.modules.pop("toy_reduce", None)
+
+
+def test_a_bad_reduction_stops_the_run_in_one_line_and_the_fixed_plugin_resumes(
+    toy_plugin: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: every sample failed the same way, Inspect retried the task run twice and printed its traceback panels
+    (about 250 lines) before ccpt's line. Now the first bad result stops the run: ccpt's line alone, naming the
+    method; the same command with the plug-in fixed resumes to a report."""
+    _plugin(toy_plugin, "toy_broken", "dataclasses.replace(VOTE, base='vote4', reduce=lambda s, k, o='paper': 1 / 0)")
+    argv = ["run", *RUN, "--method", "vote4", "--limit", "2", "--seeds", "1", "--data-dir", str(ccpt_dir),
+            "--log-dir", str(tmp_path / "logs"), "--display", "plain"]  # fmt: skip
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines() == [err.strip()] and "method 'vote4': its reduction raises ZeroDivisionError" in err
+    assert "the run stopped there" in err and "Traceback" not in out + err and "retry 1" not in out, out[-2000:]
+    sys.modules.pop("toy_broken", None)
+    _plugin(toy_plugin, "toy_broken", "dataclasses.replace(VOTE, base='vote4')")  # the fix, under the same name
+    assert main(argv) == 0, capsys.readouterr().err
+    sys.modules.pop("toy_broken", None)

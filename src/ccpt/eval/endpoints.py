@@ -25,7 +25,9 @@ from ccpt.errors import ModelError
 PROBE_TIMEOUT = 3.0  # seconds a TCP connection to a live server takes at most on this side of the network
 
 _down: dict[str, str] = {}  # endpoint → one line: why it was declared down
+_faults: list[str] = []  # failures every rerun repeats (a plug-in's bad result), one line each
 _stop_run = False  # stop the running eval set when an endpoint is declared down (ccpt's own commands)
+_stopping = False  # the running eval set was asked to stop
 _quiet_before: bool | None = None  # rich's console.quiet before an outage quieted it (None: not quieted)
 
 
@@ -105,19 +107,42 @@ def down(endpoint: str) -> str | None:
 
 def mark_down(endpoint: str, reason: str) -> None:
     """Declare ``endpoint`` down (the first reason is kept); stop the eval set when asked (:func:`stop_on_outage`)."""
-    first = not _down
     _down.setdefault(endpoint, reason)
-    if not (first and _stop_run):
+    _stop_eval_set()
+
+
+def mark_fault(reason: str) -> None:
+    """Record a failure every rerun would repeat (a plug-in's bad result, one line); it stops the eval set as an
+    outage does (:func:`stop_on_outage`): the samples after it would only fail the same way."""
+    _faults.append(reason)
+    _stop_eval_set()
+
+
+def fault() -> str | None:
+    """The first failure recorded by :func:`mark_fault` in this process since the last :func:`reset`, else None."""
+    return _faults[0] if _faults else None
+
+
+def stopped() -> bool:
+    """Whether an endpoint was declared down or a failure every rerun would repeat was recorded (since the last
+    :func:`reset`): the eval set was stopped, or would have been."""
+    return bool(_down or _faults)
+
+
+def _stop_eval_set() -> None:
+    """Stop the running eval set, once, when asked (:func:`stop_on_outage`)."""
+    global _quiet_before, _stopping
+    if _stopping or not _stop_run:
         return
+    _stopping = True
     # What Inspect would print from here (sample errors, task panels with their tracebacks, its final status) is
     # about calls that fail at once: kept in the logs, not shown; ccpt's one line says what happened.
     import rich
 
-    global _quiet_before
     console = rich.get_console()
     _quiet_before, console.quiet = console.quiet, True
-    # The first endpoint down stops the eval set as Ctrl-C does, through asyncio.Runner's SIGINT handler where it is
-    # installed (the main thread), so Inspect writes its logs for the rerun; elsewhere every later call fails at once.
+    # The eval set stops as Ctrl-C stops it, through asyncio.Runner's SIGINT handler where it is installed (the main
+    # thread), so Inspect writes its logs for the rerun; elsewhere every later call fails at once.
     if threading.current_thread() is threading.main_thread():
         handler = signal.getsignal(signal.SIGINT)
         if getattr(getattr(handler, "func", None), "__name__", "") == "_on_sigint":
@@ -126,7 +151,8 @@ def mark_down(endpoint: str, reason: str) -> None:
 
 @contextlib.contextmanager
 def stop_on_outage() -> Iterator[None]:
-    """Within the block (an eval set), the first endpoint declared down stops the run and quiets Inspect's display.
+    """Within the block (an eval set), the first endpoint declared down (or the first failure every rerun would
+    repeat, :func:`mark_fault`) stops the run and quiets Inspect's display.
     asyncio installs the SIGINT handler that stops it only over Python's own, so that one is put back for the block
     where it is not (a process started with SIGINT ignored, as a shell starts a background job).
 
@@ -136,7 +162,7 @@ def stop_on_outage() -> Iterator[None]:
     before ``--format json``'s report)."""
     import rich
 
-    global _stop_run, _quiet_before
+    global _stop_run, _quiet_before, _stopping
     restore = None
     _quiet_before = None
     reset(stop_run=True)
@@ -150,7 +176,7 @@ def stop_on_outage() -> Iterator[None]:
             signal.signal(signal.SIGINT, restore)
         if _quiet_before is not None:
             rich.get_console().quiet = _quiet_before
-        _quiet_before, _stop_run = None, False
+        _quiet_before, _stop_run, _stopping = None, False, False
 
 
 def gone() -> dict[str, str]:
@@ -161,9 +187,10 @@ def gone() -> dict[str, str]:
 def reset(*, stop_run: bool = False) -> None:
     """Forget every verdict (a new command); ``stop_run``: stop the eval set at the first endpoint declared down
     (:func:`stop_on_outage` sets it for an eval set)."""
-    global _stop_run
+    global _stop_run, _stopping
     _down.clear()
-    _stop_run = stop_run
+    _faults.clear()
+    _stop_run, _stopping = stop_run, False
 
 
 async def refuses_connections(endpoint: str, timeout: float = PROBE_TIMEOUT) -> bool:

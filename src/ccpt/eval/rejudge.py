@@ -25,7 +25,7 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ccpt.errors import DataError, Interrupted, ModelError
+from ccpt.errors import CcptError, DataError, Interrupted, ModelError
 from ccpt.eval import endpoints
 from ccpt.eval.inspect_compat import final_status_held
 from ccpt.eval.judge import JudgeMode, forget_formats
@@ -201,7 +201,7 @@ def run_rejudge(
     except KeyboardInterrupt:
         raise _stopped(out_dir, tasks) from None
     # Ctrl-C inside Inspect cancels the running tasks and returns normally (see ccpt.eval.sweep.run_sweep).
-    if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+    if endpoints.stopped() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise _stopped(out_dir, tasks)
     retried = reopen_transient([log.location for log in logs])
     if success and not retried:
@@ -210,7 +210,13 @@ def run_rejudge(
 
 
 def _stopped(out_dir: Path, tasks: list[Task]) -> Exception:
-    """Why the re-judge stopped before its end: the judge stopped answering (one line), else Ctrl-C."""
+    """Why the re-judge stopped before its end: a failure every rerun would repeat, or the judge stopped answering
+    (one line each), else Ctrl-C."""
+    if (fault := endpoints.fault()) is not None:
+        return CcptError(
+            f"{fault}; the re-judge stopped there, the answers judged so far are kept in {out_dir}",
+            "fix the plug-in, then rerun the same command to resume",
+        )
     gone = endpoints.gone()
     if not gone:
         return Interrupted(*_finished(out_dir, tasks), str(out_dir))

@@ -22,11 +22,13 @@ from inspect_ai.solver import TaskState
 
 from ccpt import methods
 from ccpt.answers import parse_answer
+from ccpt.errors import PluginError
+from ccpt.eval import endpoints
 from ccpt.eval.inspect_compat import active_generate_config
 from ccpt.eval.judge import Judge, JudgeMode
 from ccpt.eval.solvers import REPLIES, STEP_REPLIES, TRAJECTORY
 from ccpt.judges.distilled import JUDGE as DISTILLED
-from ccpt.methods import Judged
+from ccpt.methods import Cell, Judged
 from ccpt.protocol import FILLED, fill_failed_samples, get_protocol
 from ccpt.results.table import optional
 from ccpt.rows import JUDGE_IDENTITY, SampleRow
@@ -306,8 +308,18 @@ def score_value(rows: list[SampleRow], kind: ScoredType) -> dict[str, Any]:
     """A sample's score value: its answers' cells, reduced the way their method reduces them (ccpt.methods)."""
     parse_ok = sum(r.parse_ok for r in rows) / len(rows)
     judged = [Judged(r.answer, Relevances(r.r_np, r.r_hp, r.r_mp)) for r in rows]
-    cell = methods.reduction(rows[0].method)(judged, kind, "paper")
+    cell = _reduced(rows[0].method, judged, kind)
     return {HEADLINE[kind]: cell.score, R_NP: cell.r_np, R_HMP: cell.r_hmp, PARSE_OK: parse_ok}
+
+
+def _reduced(method: str, samples: list[Judged], kind: ScoredType | None) -> Cell:
+    """The cell ``method``'s reduction makes of ``samples``; a plug-in's bad result stops the run (every sample after
+    it would fail the same way): one line naming the method, no traceback on the terminal."""
+    try:
+        return methods.reduction(method)(samples, kind, "paper")
+    except PluginError as exc:
+        endpoints.mark_fault(str(exc))
+        raise
 
 
 def judge_metadata(judge: Judge) -> dict[str, Any]:
@@ -375,7 +387,7 @@ def type_match(method: str) -> Scorer:
             parsed = parse_answer(TASK_SPECS[row.task], str(row.answer_raw))
             row.parse_ok, row.parse_error = parsed.ok, parsed.error
             row.answer = row.pred_type = parsed.value
-        counted = methods.reduction(method)([Judged(r.answer) for r in rows], None, "paper").answer
+        counted = _reduced(method, [Judged(r.answer) for r in rows], None).answer
         lines = [f"predicted {r.answer}" if r.parse_ok else f"not parsed ({r.parse_error})" for r in rows]
         predicted = lines[0] if len(rows) == 1 else f"{'; '.join(lines)}; counted {counted}"
         return Score(

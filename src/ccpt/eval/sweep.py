@@ -371,7 +371,7 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
         raise _stopped(sweep) from None  # an endpoint declared down stops the eval set the way Ctrl-C does
     # Ctrl-C inside Inspect cancels the running tasks and returns normally, with "cancelled" logs or with the
     # cancelled task runs left out (Inspect 0.3.285); every task has a log when the set finished.
-    if endpoints.gone() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
+    if endpoints.stopped() or len(logs) < len(tasks) or any(log.status == "cancelled" for log in logs):
         raise _stopped(sweep)
     if reopened := reopen_transient([log.location for log in logs]):  # the rerun asks them again
         warn(f"{reopened} sample(s) failed transiently (an endpoint unreachable, timed out or busy): not results")
@@ -506,7 +506,14 @@ def _cancelled(error: Any) -> bool:
 
 
 def _stopped(sweep: Sweep) -> Exception:
-    """Why the run stopped before its end: an endpoint stopped answering (one line), else Ctrl-C; the rerun resumes."""
+    """Why the run stopped before its end: a failure every rerun would repeat, or an endpoint that stopped answering
+    (one line each), else Ctrl-C; the rerun resumes."""
+    if (fault := endpoints.fault()) is not None:
+        finished, total = samples_finished(sweep)
+        return CcptError(
+            f"{fault}; the run stopped there, {finished} of {total} samples finished (kept in {sweep.log_dir})",
+            "fix the plug-in, then rerun the same command to resume",
+        )
     gone = endpoints.gone()
     if not gone:
         return Interrupted(*samples_finished(sweep), str(sweep.log_dir))
