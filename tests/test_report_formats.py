@@ -222,6 +222,12 @@ def test_run_summary_json_is_strict_with_generation_settings(ccpt_dir: Path, tmp
     text = capsys.readouterr().out
     assert f"- generation (ccpt-scripted/solver): {sent}\n" in text
     assert "- generation (m/one): not recorded by its result files\n" in text
+    # The run's own text summary (the same finished run, asked again) lists each model's settings as key=value, not
+    # a printed Python dict.
+    assert main([*run[:-2], "--log-dir", str(tmp_path / "logs"), "--data-dir", str(ccpt_dir), "--no-preflight"]) == 0
+    provenance_block = capsys.readouterr().out.split("Provenance:", 1)[1]
+    assert "- generation (ccpt-scripted/solver): system_prompt=True, temperature=0.7, " in provenance_block
+    assert "- run: seeds=1, limit=2, " in provenance_block and "{'" not in provenance_block, provenance_block
 
 
 def test_a_table_is_one_declaration_every_format_prints(monkeypatch) -> None:

@@ -84,6 +84,13 @@ def provenance(
     }
 
 
+def _settings(settings: Any) -> str:
+    """``key=value, …`` for a mapping; anything else as it reads."""
+    if isinstance(settings, Mapping):
+        return ", ".join(f"{k}={v}" for k, v in settings.items()) or "none"
+    return str(settings)
+
+
 def provenance_lines(block: Mapping[str, Any]) -> list[str]:
     """The provenance block as short ``key: value`` lines, for a comment in a text report."""
     dataset = block.get("dataset") or {}
@@ -101,7 +108,10 @@ def provenance_lines(block: Mapping[str, Any]) -> list[str]:
     # `ccpt report`: what each model's logs say it was sent (None: its result files do not say).
     for model, sent in (generation.pop("sent", None) or {}).items():
         lines.append(f"generation ({model}): {' | '.join(sent) if sent else 'not recorded by its result files'}")
+    # `ccpt run`: what each model was sent, then the run's own settings.
+    for model, settings in (generation.pop("models", None) or {}).items():
+        lines.append(f"generation ({model}): {_settings(settings)}")
     if generation:
-        lines.append("generation: " + ", ".join(f"{k}={v}" for k, v in generation.items()))
+        lines.append(f"run: {_settings(generation)}")
     lines.append(f"created: {block.get('created_utc')}")
     return lines
