@@ -152,6 +152,41 @@ def test_a_spreadsheet_saved_tidy_file_beside_its_log_is_named(
     assert str(sheet) in line and "hold different answers" in line, line
 
 
+@pytest.mark.parametrize("how", ["repeated column", "truncated", "semicolons"])
+def test_a_mangled_result_csv_is_one_line_not_a_report(how: str, reference_dir: Path, tmp_path: Path, capsys) -> None:
+    """Before: a repeated column and a truncated row gave a report (the second column ignored, the cut row's missing
+    cells empty) and a semicolon file a pandas message over two lines."""
+    with (reference_dir / "pi_emergent_gpt-4o_naive.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    width, delimiter = len(rows[0]), ","
+    if how == "repeated column":  # a second copy of seed 0's answers, other values: pandas read the first
+        rows = [[*r, "gpt-4o_naive_0_property" if i == 0 else "other"] for i, r in enumerate(rows)]
+        named = "'gpt-4o_naive_0_property' appear more than once"
+    elif how == "truncated":  # the last row cut short: pandas padded it with empty cells
+        rows[-1] = rows[-1][: width - 7]
+        named = f"row 199 has {width - 7} fields, the header {width}"
+    else:  # a spreadsheet's export with its locale's separator
+        delimiter, named = ";", "separated by ';'"
+    path, out = tmp_path / "pi_emergent_m_naive.csv", tmp_path / "report.md"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, delimiter=delimiter).writerows(rows)
+    line = _one_line_error(capsys, ["report", str(path), "--out", str(out)])
+    assert str(path) in line and named in line, line
+    assert not out.exists()
+
+
+def test_a_reply_longer_than_the_csv_modules_cell_limit_is_read(reference_dir: Path, tmp_path: Path, capsys) -> None:
+    """The strict reader keeps what pandas read: a reply past the csv module's default 128 KiB cell."""
+    with (reference_dir / "pi_emergent_gpt-4o_naive.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[1][rows[0].index("gpt-4o_naive_0_generated_")] = "word " * 40_000
+    path = tmp_path / "pi_emergent_m_naive.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    assert main(["report", str(path), "--format", "csv"]) == 0, capsys.readouterr().err
+    assert "table3,gpt-4o,base" in capsys.readouterr().out
+
+
 def test_an_uncreatable_out_directory_is_one_line_naming_it(tmp_path: Path, reference_dir: Path, capsys) -> None:
     """Before: `human export-ratings` / `export-solver` into an uncreatable --out were internal errors."""
     blocker = tmp_path / "a-file"
