@@ -187,6 +187,14 @@ def test_a_reply_longer_than_the_csv_modules_cell_limit_is_read(reference_dir: P
     assert "table3,gpt-4o,base" in capsys.readouterr().out
 
 
+def test_compare_of_a_run_with_itself_is_one_line(reference_dir: Path, ccpt_dir: Path, capsys) -> None:
+    """Before: a "comparison" with every difference 0 and p = 1, as if the two runs had been measured equal."""
+    argv = ["compare", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--data-dir", str(ccpt_dir),
+            "--a", "gpt-4o:base", "--b", "GPT-4o:Base"]  # fmt: skip
+    line = _one_line_error(capsys, argv)
+    assert "--a and --b both name run gpt-4o:base (judge gpt-4o)" in line, line
+
+
 def test_an_uncreatable_out_directory_is_one_line_naming_it(tmp_path: Path, reference_dir: Path, capsys) -> None:
     """Before: `human export-ratings` / `export-solver` into an uncreatable --out were internal errors."""
     blocker = tmp_path / "a-file"
