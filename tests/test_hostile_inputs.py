@@ -195,6 +195,27 @@ def test_compare_of_a_run_with_itself_is_one_line(reference_dir: Path, ccpt_dir:
     assert "--a and --b both name run gpt-4o:base (judge gpt-4o)" in line, line
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        # Before: the tidy table was written, then the label refused (exit 2 with an output left behind).
+        (["--label", "nosuch=X"], "no model 'nosuch' in the results"),
+        # Before: the last name won without a word.
+        (["--label", "gpt-4o=A", "--label", "GPT-4o=B"], "--label gives 'gpt-4o' two names: 'A' and 'B'"),
+        # Before: ignored (the stored files are read only beside --paper / --beside-paper).
+        (["--results-dir", "{tmp}"], "--results-dir: the stored files are read with --paper or --beside-paper"),
+    ],
+)
+def test_a_report_option_error_leaves_no_output(
+    args: list[str], named: str, reference_dir: Path, tmp_path: Path, capsys
+) -> None:
+    tidy, out = tmp_path / "tidy.csv", tmp_path / "report.md"
+    argv = ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--tidy", str(tidy), "--out", str(out)]
+    line = _one_line_error(capsys, [*argv, *(a.replace("{tmp}", str(tmp_path)) for a in args)])
+    assert named in line, line
+    assert not tidy.exists() and not out.exists()
+
+
 def test_an_uncreatable_out_directory_is_one_line_naming_it(tmp_path: Path, reference_dir: Path, capsys) -> None:
     """Before: `human export-ratings` / `export-solver` into an uncreatable --out were internal errors."""
     blocker = tmp_path / "a-file"
