@@ -206,10 +206,12 @@ def novelty(
             "conceptnet_bigrams": conceptnet_pairs(conceptnet, conceptnet_sample, seed),
         }
         wanted = {_key(*p) for pairs in sets.values() for p in pairs}
-        if counts_csv is not None:
-            counts = counts_from_csv(counts_csv, wanted)
-        elif cooccurrence is not None:
-            counts = counts_from_cooccurrence(cooccurrence, wanted)
+        if sources:
+            read = counts_from_csv if counts_csv is not None else counts_from_cooccurrence
+            try:
+                counts = read(sources[0], wanted)
+            except UnicodeDecodeError as exc:  # was an internal error
+                raise DataError(f"{sources[0]}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         else:
             counts = counts_from_corpus(corpus, wanted, window)
         values = {name: {p: pmi(p, counts) for p in sorted(pairs)} for name, pairs in sets.items()}
