@@ -39,6 +39,24 @@ from ccpt.judging.teacher_pairs import COLUMNS as TEACHER_COLUMNS
         # YAML 1.1 reads `yes` as true; a switch is spelled true or false.
         (["run", "--model", "ccpt-scripted/m", "-T", "system_prompt=yes", "--dry-run"], "system_prompt='yes'"),
         (["run", "--model", "ccpt-scripted/m", "--log-dir", "{tmp}/a\nb", "--dry-run"], "line break"),
+        # Before: planned without a word: Task 3 ran Base for a CoT asked of it alone, --oracle-n was read by no
+        # method, and a repeated --method/--model/--task planned (and would send) each of its task runs twice.
+        (
+            ["run", "--model", "ccpt-scripted/m", "--task", "type_prediction", "--method", "cot", "--dry-run"],
+            "--method: cot applies to none of the selected tasks (type_prediction; Task 3 runs base)",
+        ),
+        (
+            ["run", "--model", "ccpt-scripted/m", "--method", "base", "--oracle-n", "7", "--dry-run"],
+            "--oracle-n: no selected --method takes it",
+        ),
+        (
+            ["run", "--model", "ccpt-scripted/m", "--method", "base", "--method", "base", "--dry-run"],
+            "--method: base given more than once",
+        ),
+        (
+            ["run", "--model", "ccpt-scripted/m", "--model", "ccpt-scripted/m", "--dry-run"],
+            "--model: ccpt-scripted/m given more than once",
+        ),
     ],
 )
 def test_numbers_past_their_bound_and_misplaced_arguments_are_one_line(
