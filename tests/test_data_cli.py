@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -137,6 +138,15 @@ def test_errors_are_one_line(ccpt_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ccpt_emergent.csv" in err[0] and "missing column" in err[0]
+    # A column named twice: before, the second one's values were read without a word.
+    with (ccpt_dir / "ccpt_canceled.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    with (tmp_path / "ccpt_canceled.csv").open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([[*r, "property" if i == 0 else "swapped"] for i, r in enumerate(rows)])
+    shutil.copy(ccpt_dir / "ccpt_emergent.csv", tmp_path / "ccpt_emergent.csv")
+    assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ccpt_canceled.csv: column(s) 'property' appear more than once" in err[0], err
 
 
 def test_sft_export_excludes_the_task3_sets_of_every_seed_asked_for(
