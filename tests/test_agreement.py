@@ -150,10 +150,17 @@ def test_the_raw_scale_is_measured_by_name_and_stored_apart(ccpt_dir: Path, home
     assert judge_note([DISTILLED_IDENTITY]) == before
 
 
-def test_judge_args_need_a_judge(ccpt_dir: Path, capsys) -> None:
-    argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge-arg", "calibrated=false"]
-    assert main(argv) == 2
-    assert "--judge-arg: needs --judge" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--judge-arg", "calibrated=false"], "--judge-arg"),
+        # Before: ignored, and the stored GPT-4o text scores measured as if they were expected scores.
+        (["--judge-mode", "expected"], "--judge-mode"),
+    ],
+)
+def test_judge_args_need_a_judge(args: list[str], option: str, ccpt_dir: Path, capsys) -> None:
+    assert main(["judge-agreement", "--data-dir", str(ccpt_dir), *args]) == 2
+    assert f"{option}: needs --judge" in capsys.readouterr().err
 
 
 def test_measure_records_how_it_was_made(dataset) -> None:

@@ -4,6 +4,7 @@ gets the right number or one line naming the culprit."""
 
 from __future__ import annotations
 
+import csv
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -153,6 +154,31 @@ def test_a_tidy_file_with_extra_samples_of_a_one_sample_method_is_refused(runs: 
     with pytest.raises(DataError, match=r"t\.csv: row \d+: sample 1 of method 'base', which draws one answer"):
         from_tidy(path)
     assert len(from_tidy(export(frame, tmp_path / "ok.csv"))) == len(frame)  # the export itself reads back
+
+
+def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: pandas padded a row cut short with empty cells and read the first of two same-named columns."""
+    from ccpt.results import export
+
+    with export(load_results(runs), tmp_path / "t.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    width = len(rows[0])
+    short, twice = tmp_path / "short" / "t.csv", tmp_path / "twice" / "t.csv"
+    edits = {
+        short: [*rows[:-1], rows[-1][: width - 3]],  # the last row's own cells, its last three lost
+        twice: [[*row, "model" if i == 0 else "other"] for i, row in enumerate(rows)],
+    }
+    for path, edited in edits.items():
+        path.parent.mkdir()
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows(edited)
+    for path, named in ((short, f"row {len(rows) - 2} has {width - 3} fields, the header {width}"),
+                        (twice, "'model' appear more than once in the header")):  # fmt: skip
+        assert main(["report", str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(path) in err[0] and named in err[0], err
 
 
 def test_scored_rows_without_a_judge_are_not_called_unscored_and_are_kept_apart(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -137,6 +138,15 @@ def test_errors_are_one_line(ccpt_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ccpt_emergent.csv" in err[0] and "missing column" in err[0]
+    # A column named twice: before, the second one's values were read without a word.
+    with (ccpt_dir / "ccpt_canceled.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    with (tmp_path / "ccpt_canceled.csv").open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([[*r, "property" if i == 0 else "swapped"] for i, r in enumerate(rows)])
+    shutil.copy(ccpt_dir / "ccpt_emergent.csv", tmp_path / "ccpt_emergent.csv")
+    assert main(["data", "stats", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ccpt_canceled.csv: column(s) 'property' appear more than once" in err[0], err
 
 
 def test_sft_export_excludes_the_task3_sets_of_every_seed_asked_for(
@@ -223,3 +233,24 @@ def test_sft_leak_key_keeps_different_words_apart() -> None:
     pairs = [("four", "for"), ("hour", "hor"), ("flour", "flor"), ("peeled", "peel"), ("acre", "acer")]
     for a, b in [*pairs, ("filling", "filing"), ("shoe", "she"), ("tonne", "ton"), ("whisky", "whiskey")]:
         assert leak_key(a) != leak_key(b), (a, b)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        # Before: each wrote a file and exited 0, the option dropped without a word.
+        (["--task", "pi_emergent"], "--task: needs --split (or --sft)"),  # every record, not the task's
+        (["--sft", "--split", "test"], "--split: SFT examples come from the train pools only"),  # train, not test
+        (["--tp-seed", "3"], "--tp-seed: the Task-3 seeds to exclude apply to --sft only"),
+        (["--as", "jsonl", "--out", "{tmp}/rows.csv"], "rows.csv names a csv file; this writes jsonl (--as csv)"),
+    ],
+)
+def test_an_export_option_the_export_would_not_read_is_one_line(
+    args: list[str], named: str, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_cli_validation import _one_line_error
+
+    argv = ["data", "export", "--data-dir", str(ccpt_dir), *[a.replace("{tmp}", str(tmp_path)) for a in args]]
+    line = _one_line_error(capsys, argv if "--out" in args else [*argv, "--out", str(tmp_path / "rows.jsonl")])
+    assert named in line, line
+    assert not list(tmp_path.iterdir())

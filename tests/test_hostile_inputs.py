@@ -39,6 +39,24 @@ from ccpt.judging.teacher_pairs import COLUMNS as TEACHER_COLUMNS
         # YAML 1.1 reads `yes` as true; a switch is spelled true or false.
         (["run", "--model", "ccpt-scripted/m", "-T", "system_prompt=yes", "--dry-run"], "system_prompt='yes'"),
         (["run", "--model", "ccpt-scripted/m", "--log-dir", "{tmp}/a\nb", "--dry-run"], "line break"),
+        # Before: planned without a word: Task 3 ran Base for a CoT asked of it alone, --oracle-n was read by no
+        # method, and a repeated --method/--model/--task planned (and would send) each of its task runs twice.
+        (
+            ["run", "--model", "ccpt-scripted/m", "--task", "type_prediction", "--method", "cot", "--dry-run"],
+            "--method: cot applies to none of the selected tasks (type_prediction; Task 3 runs base)",
+        ),
+        (
+            ["run", "--model", "ccpt-scripted/m", "--method", "base", "--oracle-n", "7", "--dry-run"],
+            "--oracle-n: no selected --method takes it",
+        ),
+        (
+            ["run", "--model", "ccpt-scripted/m", "--method", "base", "--method", "base", "--dry-run"],
+            "--method: base given more than once",
+        ),
+        (
+            ["run", "--model", "ccpt-scripted/m", "--model", "ccpt-scripted/m", "--dry-run"],
+            "--model: ccpt-scripted/m given more than once",
+        ),
     ],
 )
 def test_numbers_past_their_bound_and_misplaced_arguments_are_one_line(
@@ -150,6 +168,70 @@ def test_a_spreadsheet_saved_tidy_file_beside_its_log_is_named(
             )
     line = _one_line_error(capsys, ["report", str(logs), str(sheet)])
     assert str(sheet) in line and "hold different answers" in line, line
+
+
+@pytest.mark.parametrize("how", ["repeated column", "truncated", "semicolons"])
+def test_a_mangled_result_csv_is_one_line_not_a_report(how: str, reference_dir: Path, tmp_path: Path, capsys) -> None:
+    """Before: a repeated column and a truncated row gave a report (the second column ignored, the cut row's missing
+    cells empty) and a semicolon file a pandas message over two lines."""
+    with (reference_dir / "pi_emergent_gpt-4o_naive.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    width, delimiter = len(rows[0]), ","
+    if how == "repeated column":  # a second copy of seed 0's answers, other values: pandas read the first
+        rows = [[*r, "gpt-4o_naive_0_property" if i == 0 else "other"] for i, r in enumerate(rows)]
+        named = "'gpt-4o_naive_0_property' appear more than once"
+    elif how == "truncated":  # the last row cut short: pandas padded it with empty cells
+        rows[-1] = rows[-1][: width - 7]
+        named = f"row 199 has {width - 7} fields, the header {width}"
+    else:  # a spreadsheet's export with its locale's separator
+        delimiter, named = ";", "separated by ';'"
+    path, out = tmp_path / "pi_emergent_m_naive.csv", tmp_path / "report.md"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, delimiter=delimiter).writerows(rows)
+    line = _one_line_error(capsys, ["report", str(path), "--out", str(out)])
+    assert str(path) in line and named in line, line
+    assert not out.exists()
+
+
+def test_a_reply_longer_than_the_csv_modules_cell_limit_is_read(reference_dir: Path, tmp_path: Path, capsys) -> None:
+    """The strict reader keeps what pandas read: a reply past the csv module's default 128 KiB cell."""
+    with (reference_dir / "pi_emergent_gpt-4o_naive.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[1][rows[0].index("gpt-4o_naive_0_generated_")] = "word " * 40_000
+    path = tmp_path / "pi_emergent_m_naive.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    assert main(["report", str(path), "--format", "csv"]) == 0, capsys.readouterr().err
+    assert "table3,gpt-4o,base" in capsys.readouterr().out
+
+
+def test_compare_of_a_run_with_itself_is_one_line(reference_dir: Path, ccpt_dir: Path, capsys) -> None:
+    """Before: a "comparison" with every difference 0 and p = 1, as if the two runs had been measured equal."""
+    argv = ["compare", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--data-dir", str(ccpt_dir),
+            "--a", "gpt-4o:base", "--b", "GPT-4o:Base"]  # fmt: skip
+    line = _one_line_error(capsys, argv)
+    assert "--a and --b both name run gpt-4o:base (judge gpt-4o)" in line, line
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        # Before: the tidy table was written, then the label refused (exit 2 with an output left behind).
+        (["--label", "nosuch=X"], "no model 'nosuch' in the results"),
+        # Before: the last name won without a word.
+        (["--label", "gpt-4o=A", "--label", "GPT-4o=B"], "--label gives 'gpt-4o' two names: 'A' and 'B'"),
+        # Before: ignored (the stored files are read only beside --paper / --beside-paper).
+        (["--results-dir", "{tmp}"], "--results-dir: the stored files are read with --paper or --beside-paper"),
+    ],
+)
+def test_a_report_option_error_leaves_no_output(
+    args: list[str], named: str, reference_dir: Path, tmp_path: Path, capsys
+) -> None:
+    tidy, out = tmp_path / "tidy.csv", tmp_path / "report.md"
+    argv = ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--tidy", str(tidy), "--out", str(out)]
+    line = _one_line_error(capsys, [*argv, *(a.replace("{tmp}", str(tmp_path)) for a in args)])
+    assert named in line, line
+    assert not tidy.exists() and not out.exists()
 
 
 def test_an_uncreatable_out_directory_is_one_line_naming_it(tmp_path: Path, reference_dir: Path, capsys) -> None:

@@ -402,3 +402,28 @@ def test_why_alpha_is_undefined_reads_each_rating_with_its_own_pair(tmp_path: Pa
     agree = rating_agreement(ratings)
     assert agree["krippendorff_alpha_interval"] is None
     assert agree["krippendorff_alpha_undefined_because"].startswith("every rating of the pairs rated twice")
+
+
+def test_blank_ratings_and_unrated_pairs_are_counted_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a blank rating and a pair no one rated vanished from Table 4 and the agreement without a word."""
+    from ccpt.cli import main
+
+    (tmp_path / "key.csv").write_text(KEY)
+    (tmp_path / "a.csv").write_text("pair_id,rater,rating\np00000,a,3\np00001,a,\np00002,a,8\np00003,a,\n")
+    (tmp_path / "b.csv").write_text("pair_id,rater,rating\np00000,b,4\np00001,b,\np00002,b,\n")
+    argv = [
+        "human",
+        "import-ratings",
+        str(tmp_path / "a.csv"),
+        str(tmp_path / "b.csv"),
+        "--key",
+        str(tmp_path / "key.csv"),
+    ]
+    assert main(argv) == 0
+    # p00001 blank twice, p00003 blank once and p00002 once; p00001 and p00003 rated by no one.
+    assert "Ratings: 3 filled, 4 left blank; 2 of 4 pairs rated by no one" in capsys.readouterr().out
+    assert main([*argv, "--format", "json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["ratings"]
+    assert counts == {"filled": 3, "blank": 4, "pairs": 4, "pairs_unrated": 2}

@@ -337,6 +337,31 @@ def test_pmi_by_hand(tmp_path: Path) -> None:
     assert math.isclose(counts.total_pairs, 100)
 
 
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    ("counts", "named"),
+    [
+        ("ngram,count\ncaged,10\ncaged tiger\n", "line 3: 1 cells, the header 2"),  # before: internal TypeError
+        ("ngram,count,count\ncaged,10,99\n", "'count' appear more than once"),  # before: 99 read, 10 ignored
+        ("ngram,count\ncaged,-10\n", "count '-10' is not a whole number ≥ 0"),  # before: a negative probability
+        ("ngram,count\ncaf\xe9,10\n".encode("latin-1"), "not UTF-8 text"),  # before: an internal error
+    ],
+)
+def test_a_bad_counts_file_is_one_line_naming_it(
+    counts: str | bytes, named: str, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_cli_validation import _one_line_error
+
+    path = tmp_path / "counts.csv"
+    path.write_bytes(counts if isinstance(counts, bytes) else counts.encode())
+    db = conceptnet_index(tmp_path, ["caged tiger", "tiger"])
+    out = tmp_path / "novelty"
+    argv = ["pipeline", "novelty", str(ccpt_dir), "--conceptnet", str(db), "--counts", str(path), "--out", str(out)]
+    line = _one_line_error(capsys, argv)
+    assert str(path) in line and named in line, line
+    assert not (out / "novelty.json").exists()
+
+
 # ---------------------------------------------------------------------------------------------- resumability
 
 

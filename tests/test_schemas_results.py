@@ -76,7 +76,13 @@ def test_the_report_and_compare_of_a_hostile_file_print_no_nan_or_inf(
     table_lines = "\n".join(line for line in out.splitlines() if line.startswith("|"))
     assert not re.search(r"\b(nan|inf)\b", table_lines, re.IGNORECASE)
     assert "| pi_emergent | gpt-4o | Base | 600 | 0 | 0 | 0 | 1 |" in out  # samples, errors, parse, judge, invalid
-    assert main(["compare", str(hostile), str(hostile), "--a", "gpt-4o:base", "--b", "gpt-4o:base"]) == 0
+    # Its twin under another model name: A − B is 0 on every instance, the bad cell set aside on both sides.
+    twin = tmp_path / "twin" / PI
+    twin.parent.mkdir()
+    pd.read_csv(hostile, dtype=str, keep_default_na=False).rename(
+        columns=lambda c: c.replace("gpt-4o_naive_", "twin_naive_")
+    ).to_csv(twin, index=False)
+    assert main(["compare", str(hostile), str(twin), "--a", "gpt-4o:base", "--b", "twin:base"]) == 0
     line = capsys.readouterr().out
     assert "nan" not in line and "inf" not in line and "+0.00 (95% CI +0.00 … +0.00," in line
 

@@ -149,6 +149,9 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh, strict=True)
             header = next(reader, [])
+            if repeated := sorted({c for c in header if header.count(c) > 1}):  # the last would be read, silently
+                named = ", ".join(map(repr, repeated))
+                raise DataError(f"{path}: column(s) {named} appear more than once in the header")
             if missing := [c for c in BASE_COLUMNS + FILE_SPECS[stem][1] if c not in header]:
                 raise DataError(f"{path}: missing column(s) {', '.join(missing)}", "is this a CCPT file?")
             present = {name: col for name, col in columns.items() if col in header}

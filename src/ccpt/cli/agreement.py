@@ -83,6 +83,8 @@ def command(
         ensure_writable_dir(figure.parent, "--figure")
     if judge_args and judge_model is None:
         raise click.BadParameter("needs --judge (the stored GPT-4o scores take no arguments)", param_hint="--judge-arg")
+    if judge_mode == "expected" and judge_model is None:  # was ignored: the stored scores are the written ones
+        raise click.BadParameter("needs --judge (the stored GPT-4o scores are text scores)", param_hint="--judge-mode")
     args = key_values(judge_args, "--judge-arg")
     ds = load_dataset(data_dir)
     name = pair_set_name or ("paper300" if judge_model else "test")

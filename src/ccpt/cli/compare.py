@@ -83,7 +83,7 @@ def command(
     """
     from ccpt.io.jsonout import dumps
     from ccpt.report import compare_runs, frame_provenance
-    from ccpt.report.names import parse_label
+    from ccpt.report.names import parse_labels
     from ccpt.results import load_results, unreadable_line
     from ccpt.stats import min_resamples
 
@@ -107,7 +107,7 @@ def command(
         tasks=tasks or None,
         n_resamples=resamples,
         level=level,
-        labels=dict(parse_label(spec, models) for spec in labels),
+        labels=parse_labels(labels, models),
         judges=(judge_a or judge, judge_b or judge),
         **options,  # --metric, --test, --oracle, --seed, --allow-mixed-protocols
     )

@@ -93,7 +93,11 @@ def stats_cmd(data_dir: Path | None, exclude_toxic: bool, fmt: str) -> None:
     default="jsonl",
     help="File format. JSONL loads with datasets.load_dataset('json', data_files=...).",
 )
-@click.option("--task", type=click.Choice(GENERATIVE_TASKS), help="With --split: whose split.")
+@click.option(
+    "--task",
+    type=click.Choice(GENERATIVE_TASKS),
+    help="With --split: whose split. With --sft: that task's examples only.",
+)
 @click.option("--split", type=click.Choice(["test", "train"]), help="Export one split only.")
 @click.option(
     "--sft",
@@ -130,6 +134,18 @@ def export_cmd(
     from ccpt.io.download import CHECKSUMS
     from ccpt.io.outputs import refuse_inputs
 
+    # An option the chosen export does not read would be dropped without a word: refused before the loading.
+    if sft and split:
+        raise click.BadParameter("SFT examples come from the train pools only; drop --split", param_hint="--split")
+    if tp_seeds and not sft:
+        raise click.BadParameter("the Task-3 seeds to exclude apply to --sft only", param_hint="--tp-seed")
+    if task and not (split or sft):
+        raise click.BadParameter("needs --split (or --sft): without them every record is exported", param_hint="--task")
+    named = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}.get(out.suffix.lower())
+    if named and named != out_format:
+        raise click.BadParameter(
+            f"{out.name} names a {named} file; this writes {out_format} (--as {named})", param_hint="--out"
+        )
     ds = load_dataset(data_dir, exclude_toxic=exclude_toxic)
     refuse_inputs(out, [Path(ds.source) / name for name in CHECKSUMS], "--out")  # e.g. --out DIR/ccpt_emergent.csv
     removed: dict[str, int] = {}

@@ -95,7 +95,7 @@ def command(
     from ccpt.io.sources import dataset_files, stored_result_files
     from ccpt.report import figures as figs
     from ccpt.report import render, report_from_paths
-    from ccpt.report.names import parse_label
+    from ccpt.report.names import parse_labels
     from ccpt.report.paper import beside_paper as beside_paper_rows
     from ccpt.report.paper import read_stored
     from ccpt.results import export, load_results, unreadable_line
@@ -110,6 +110,8 @@ def command(
         raise click.UsageError(
             "no results to report: give result paths (Inspect logs, tidy or authors' files), or --paper"
         )
+    if results_dir is not None and not (paper or beside_paper):
+        raise click.BadParameter("the stored files are read with --paper or --beside-paper", param_hint="--results-dir")
     stored_files = stored_result_files(results_dir) if paper or beside_paper else []
     options["stat"] = stat or ("paper" if paper else "sem")
     # Before the (possibly long) report: a bad path is one line, not a lost run, and no input is overwritten —
@@ -139,8 +141,7 @@ def command(
         if strict:
             raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
         click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
-    if tidy is not None:
-        export(frame, tidy)
+    loaded = frame  # the tidy table holds the results read, not the paper's rows put beside them
     names: dict[str, str] = {}
     if beside_paper:
         stored, extra_notes = read_stored(stored_files, dataset)
@@ -154,7 +155,7 @@ def command(
             frame = pd.concat([frame, beside.frame], ignore_index=True)
             frame.attrs = attrs
     models = {str(m) for m in frame["model"].dropna()}
-    names |= dict(parse_label(spec, models) for spec in labels)
+    names |= parse_labels(labels, models)
     # --stat, --oracle, --judge-info
     report = report_from_paths(
         paths,
@@ -177,6 +178,8 @@ def command(
                 rendered_figures.append((caption, figs.png_data_uri(fig)))
             fig.clear()  # frees memory sooner (no pyplot registry holds it)
     text = render(report, fmt, rendered_figures)  # type: ignore[arg-type]
+    if tidy is not None:  # written once the report is built: an error exit leaves no output behind
+        export(loaded, tidy)
     if out is None:
         click.echo(text, nl=False)
     else:

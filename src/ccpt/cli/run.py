@@ -45,6 +45,30 @@ def _base_urls(models: list[str], urls: tuple[str, ...], model_args: dict[str, o
     return dict(zip(models, given, strict=True))
 
 
+def _check_selection(models: tuple[str, ...], tasks: tuple[str, ...], methods: tuple[str, ...], run: list[str]) -> None:
+    """Refuse a selection whose part would be dropped or doubled without a word: a repeated --model/--task/--method
+    (its task runs planned twice), a --method no selected task runs (Task 3 runs Base), an --oracle-n no selected
+    method reads."""
+    from click.core import ParameterSource
+
+    from ccpt.methods import parse as parse_method
+    from ccpt.spec import TASK_SPECS
+
+    for option, given in (("--model", models), ("--task", tasks), ("--method", methods)):
+        if repeated := sorted({value for value in given if given.count(value) > 1}):
+            raise click.BadParameter(f"{', '.join(repeated)} given more than once", param_hint=option)
+    chosen = [parse_method(m) for m in methods]
+    for method in chosen:
+        if not any(method.applies(TASK_SPECS[t]) for t in run):
+            raise click.BadParameter(
+                f"{method.name} applies to none of the selected tasks ({', '.join(run)}; Task 3 runs base)",
+                param_hint="--method",
+            )
+    reads = any(m.samples({"oracle_n": 1}) != m.samples({"oracle_n": 2}) for m in chosen)
+    if click.get_current_context().get_parameter_source("oracle_n") is ParameterSource.COMMANDLINE and not reads:
+        raise click.BadParameter("no selected --method takes it (multi_oracle does)", param_hint="--oracle-n")
+
+
 def require_parts(model: str, option: str) -> None:
     """One line naming the install command when ``model`` runs in-process on a part this install lacks (the
     distilled judge's torch, a GGUF model's llama.cpp): said before a plan is printed or a call is made."""
@@ -243,6 +267,7 @@ def command(
     sweep.judge_mode = judge_mode or default_judge_mode(sweep.judge)
     sweep.tasks = list(tasks) or sweep.tasks
     sweep.methods = list(methods) or sweep.methods
+    _check_selection(models, tasks, methods, sweep.tasks)
     sweep.seeds = seeds or (DEFAULT_SEEDS if offline_default else PAPER_SEEDS)
     sweep.limit = (limit or None) if limit is not None else (DEFAULT_LIMIT if offline_default else None)
     sweep.model_args = key_values(model_args, "-M")

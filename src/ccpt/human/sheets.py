@@ -363,6 +363,7 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
     )
     reason = agree.get("krippendorff_alpha_undefined_because")
     alpha = f"undefined ({reason})" if reason else format_correlation(agree["krippendorff_alpha_interval"])
+    coverage = rating_coverage(ratings)
     if fmt == "json":
         cells = [
             {"model": r.model, "method": r.method, "task": t, "metric": m, "mean": s.mean, "n": s.n_instances}
@@ -371,9 +372,23 @@ def human_judge_report(ratings: pd.DataFrame, fmt: Literal["markdown", "json"] =
         ]
         judges = [str(j) for j in ratings["judge"].dropna().unique()] if "judge" in ratings else []
         block = provenance(models=sorted({str(r.model) for r in table.rows if r.model}), judges=judges)
-        return dumps({"table4": cells, "agreement": agree, "provenance": block}) + "\n"
+        return dumps({"table4": cells, "agreement": agree, "ratings": coverage, "provenance": block}) + "\n"
+    unrated = coverage["pairs_unrated"]
     return (
         generative_markdown(table) + "\n\nHuman (mean of raters) vs LLM judge on the same pairs: "
         f"Pearson {format_correlation(agree['pearson'])}, Spearman {format_correlation(agree['spearman'])}, "
-        f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): {alpha}.\n"
+        f"n = {int(agree['n'] or 0)}. Inter-rater Krippendorff's α (interval): {alpha}.\n\n"
+        f"Ratings: {coverage['filled']:,} filled, {coverage['blank']:,} left blank; "
+        f"{unrated:,} of {coverage['pairs']:,} pairs rated by no one"
+        + (" (their answers' cells are left out of Table 4).\n" if unrated else ".\n")
     )
+
+
+def rating_coverage(ratings: pd.DataFrame) -> dict[str, int]:
+    """How much of the key the sheets rated: sheet rows filled and left blank, pairs no rater rated (a blank or
+    missing rating is never filled in; these counts say what Table 4 and the agreement left out)."""
+    filled = ratings["rating"].notna()
+    rated_pairs = ratings.loc[filled, "pair_id"].nunique()
+    pairs = ratings["pair_id"].nunique()
+    blank = int((ratings["rater"].notna() & ~filled).sum())
+    return {"filled": int(filled.sum()), "blank": blank, "pairs": pairs, "pairs_unrated": pairs - rated_pairs}

@@ -78,6 +78,60 @@ def check_header(path: str | Path, header: Sequence[str]) -> None:
         raise DataError(f"{path}: column(s) {', '.join(map(repr, repeated))} appear more than once in the header")
 
 
+def csv_header(path: Path) -> list[str]:
+    """The header row of a CSV (empty when the file has none or is not readable as UTF-8 text)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            return next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
+_CELL_LIMIT = 2**31 - 1  # the largest the csv module takes on every platform
+
+
+def _text_rows(path: Path, rename: Callable[[str], str]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A CSV's header (names through ``rename``) and its non-blank rows with their numbers (0 = first after the
+    header), every cell as text. What a lenient reader would take silently is one error line: a column named twice
+    (pandas renames the second ``name.1``) and a row with more or fewer fields than the header (pandas pads a short
+    one, as a truncated file ends)."""
+    # A reply can exceed the csv module's default 128 KiB cell (pandas has no such limit); raised, never lowered.
+    csv.field_size_limit(max(csv.field_size_limit(), _CELL_LIMIT))
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a spreadsheet's byte-order mark
+            reader = csv.reader(fh, strict=True)
+            header = [rename(h) for h in next(reader, [])]
+            check_header(path, header)
+            rows = []
+            for number, values in enumerate(reader):
+                if not any(v.strip() for v in values):
+                    continue  # a blank line (spreadsheets add them)
+                if len(values) != len(header):
+                    other = len(header) == 1 and next((d for d in ";\t|" if d in header[0]), None)
+                    raise DataError(
+                        f"{path}: row {number} has {len(values)} fields, the header {len(header)}",
+                        f"the file is separated by {other!r}, not commas"
+                        if other
+                        else "the file looks truncated or was edited by hand",
+                    )
+                rows.append((number, values))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", "save it as UTF-8") from None
+    except csv.Error as exc:
+        raise DataError(f"{path}: malformed CSV ({exc})") from None
+    return header, rows
+
+
+def read_text_frame(path: Path) -> pd.DataFrame:
+    """Every cell of a CSV as text (an answer ``"NA"`` stays text), checked as :func:`_text_rows` checks it."""
+    header, rows = _text_rows(path, str)
+    if not header:
+        raise DataError(f"{path}: empty file (no CSV header)")
+    return pd.DataFrame([values for _, values in rows], columns=header, dtype=str)
+
+
 @dataclass(frozen=True)
 class Sheet:
     """A CSV sheet read as text: its header, its non-blank rows and each row's number (0 = first after the header)."""
@@ -92,31 +146,11 @@ def read_sheet_rows(path: str | Path, required: Sequence[str], rename: Callable[
     header names (e.g. a platform's ``Answer.`` prefixes). A bad file is one :class:`~ccpt.errors.DataError` line.
     """
     path = require_regular_file(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:  # -sig: a spreadsheet's byte-order mark
-            reader = csv.reader(fh, strict=True)
-            header = [(rename or str.strip)(h) for h in next(reader, [])]
-            check_header(path, header)
-            if missing := [c for c in required if c not in header]:
-                raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"needs {', '.join(required)}")
-            rows, numbers = [], []
-            for number, values in enumerate(reader):
-                if not any(v.strip() for v in values):
-                    continue  # a blank line (spreadsheets add them)
-                if len(values) != len(header):
-                    raise DataError(
-                        f"{path}: row {number} has {len(values)} fields, the header {len(header)}",
-                        "the file looks truncated or was edited by hand",
-                    )
-                rows.append({key: restore(value) for key, value in zip(header, values, strict=True)})
-                numbers.append(number)
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", "save it as UTF-8") from None
-    except csv.Error as exc:
-        raise DataError(f"{path}: malformed CSV ({exc})") from None
-    return Sheet(header, rows, numbers)
+    header, numbered = _text_rows(path, rename or str.strip)
+    if missing := [c for c in required if c not in header]:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}", f"needs {', '.join(required)}")
+    rows = [{key: restore(value) for key, value in zip(header, values, strict=True)} for _, values in numbered]
+    return Sheet(header, rows, [number for number, _ in numbered])
 
 
 def read_checked_sheet(path: Path, schema: TableSchema) -> tuple[list[dict[str, Any]], Sheet]:

@@ -25,6 +25,7 @@ from lemminflect import getAllLemmas
 from ccpt.dataset import FILE_SPECS, read_records
 from ccpt.errors import DataError
 from ccpt.graph import SqliteConceptGraph
+from ccpt.io.safe_csv import check_header
 from ccpt.pipeline.corpus import iter_documents
 from ccpt.pipeline.manifest import StageResult, StageSpec, atomic_text, open_text, run_stage, write_json
 
@@ -56,16 +57,26 @@ def _key(w: str, c: str) -> Pair:
 def counts_from_csv(path: Path, wanted: set[Pair]) -> Counts:
     """``ngram,count`` rows: unigrams and two-word n-grams."""
     counts = Counts()
-    with open_text(path) as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or not {"ngram", "count"} <= set(reader.fieldnames):
+    with open_text(path) as fh:  # streamed: an n-gram export can hold millions of rows
+        reader = csv.reader(fh)
+        header = next(reader, [])
+        check_header(path, header)  # a second 'count' column was read in place of the first
+        if not {"ngram", "count"} <= set(header):
             raise DataError(f"{path}: expected columns ngram,count")
-        for line, row in enumerate(reader, start=2):
+        at_ngram, at_count = header.index("ngram"), header.index("count")
+        for line, values in enumerate(reader, start=2):
+            if not values:
+                continue  # a blank line
+            if len(values) != len(header):  # a short row was an internal error, a long one read in part
+                raise DataError(f"{path}: line {line}: {len(values)} cells, the header {len(header)}")
+            ngram, count = values[at_ngram], values[at_count]
             try:
-                n = int(row["count"])
+                n = int(count)
             except ValueError:
-                raise DataError(f"{path}: line {line}: count {row['count']!r} is not an integer") from None
-            tokens = row["ngram"].lower().split()
+                n = -1
+            if n < 0:  # a negative count would make a probability of the PMI negative
+                raise DataError(f"{path}: line {line}: count {count!r} is not a whole number ≥ 0")
+            tokens = ngram.lower().split()
             if len(tokens) == 1:
                 counts.words[tokens[0]] += n
             elif len(tokens) == 2:
@@ -195,10 +206,12 @@ def novelty(
             "conceptnet_bigrams": conceptnet_pairs(conceptnet, conceptnet_sample, seed),
         }
         wanted = {_key(*p) for pairs in sets.values() for p in pairs}
-        if counts_csv is not None:
-            counts = counts_from_csv(counts_csv, wanted)
-        elif cooccurrence is not None:
-            counts = counts_from_cooccurrence(cooccurrence, wanted)
+        if sources:
+            read = counts_from_csv if counts_csv is not None else counts_from_cooccurrence
+            try:
+                counts = read(sources[0], wanted)
+            except UnicodeDecodeError as exc:  # was an internal error
+                raise DataError(f"{sources[0]}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         else:
             counts = counts_from_corpus(corpus, wanted, window)
         values = {name: {p: pmi(p, counts) for p in sorted(pairs)} for name, pairs in sets.items()}

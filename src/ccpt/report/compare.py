@@ -101,6 +101,11 @@ def compare_runs(
         one_judge(final[(final["model"] == m) & (final["method"] == k)], judge, f"{side} ({run})")
         for side, (m, k), judge, run in zip("AB", (a, b), judges, ids, strict=True)
     )
+    if a == b and judge_a == judge_b:  # every difference 0 and p = 1: a slip in --a/--b, not a finding
+        raise CcptError(
+            f"--a and --b both name run {ids[0]}" + (f" (judge {judge_a})" if judge_a else ""),
+            "name two different runs, or one run's two judges with --judge-a and --judge-b",
+        )
     asked = judges[0] is not None and judges[1] is not None
     if judge_a != judge_b and judge_a and judge_b and not asked:
         raise CcptError(

@@ -66,6 +66,17 @@ def parse_label(spec: str, models: Collection[str]) -> tuple[str, str]:
     raise CcptError(f"--label {spec!r}: no model {spec[: splits[0]]!r} in the results", f"models: {_listing(models)}")
 
 
+def parse_labels(specs: Iterable[str], models: Collection[str]) -> dict[str, str]:
+    """Every ``--label MODEL=NAME`` (see :func:`parse_label`); one model given two names is an error, not the last."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        model, name = parse_label(spec, models)
+        if out.get(model, name) != name:
+            raise CcptError(f"--label gives {model!r} two names: {out[model]!r} and {name!r}", "keep one")
+        out[model] = name
+    return out
+
+
 def resolve_labels(labels: Mapping[str, str] | None, models: Collection[str]) -> dict[str, str]:
     """Display names keyed by the results' model ids; a CcptError for an unknown key or two models one name."""
     out: dict[str, str] = {}

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ccpt.answers import list_literal_end, parse_answer, split_reply_list
 from ccpt.errors import DataError, require_regular_file
+from ccpt.io.safe_csv import read_text_frame
 from ccpt.protocol import AS_RUN
 from ccpt.results.table import DERIVED_TOLERANCE, derived_note, missing_columns, set_scores, tidy_frame
 from ccpt.rows import empty_row
@@ -131,11 +132,8 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     column names (aggregates such as ``best+multi`` ignored); for NPC, R_H,P is the stored head relevance
     (``meta.root_<judge>_relevance``); ``answer`` the authors' parsed one, ``parse_ok`` from :mod:`ccpt.answers`."""
     path = require_regular_file(path)
-    try:
-        # Every cell as text: the schemas parse them (pandas would turn an answer "NA" or "None" into a missing value).
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+    # Every cell as text: the schemas parse them (pandas would turn an answer "NA" or "None" into a missing value).
+    frame = read_text_frame(path)
     columns = list(frame.columns)
     runs: dict[tuple[str, int], dict[tuple[int | None, str], str]] = {}
     for column in columns:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ccpt.errors import DataError, require_pyarrow, require_regular_file
+from ccpt.io.safe_csv import csv_header, read_text_frame, restore_frame
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.checks import extra_samples, mixed_id_schemes
@@ -66,7 +66,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                 raise DataError(
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
                 )
-        elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(_header(path)) >= _TIDY_MARKERS):
+        elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(csv_header(path)) >= _TIDY_MARKERS):
             parts.append(from_tidy(path).assign(read_from=str(path)))  # its rows' source is the file it came from
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
@@ -129,19 +129,9 @@ def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None
 _TIDY_MARKERS = {"task", "model", "method", "seed", "instance", "r_np", "parse_ok"}
 
 
-def _header(path: Path) -> list[str]:
-    """The header row of a CSV (empty when the file has none or is not readable as UTF-8 text)."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            return next(csv.reader(fh), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return []
-
-
 def from_tidy(path: str | Path) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export`, every cell checked by the tidy-table schema (a rejected
     value set aside, a bad key cell one error line); ``r_hmp`` and ``score`` recomputed, disagreements noted."""
-    from ccpt.io.safe_csv import check_header, restore_frame
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
@@ -153,12 +143,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
     else:
-        check_header(path, _header(path))
-        try:
-            # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
-            frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
-        except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise DataError(f"{path}: cannot read as CSV ({exc})") from None
+        # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
+        frame = restore_frame(read_text_frame(path))
     # Tables exported before these columns existed: they ran ccpt's default protocol, counted neither, and recorded
     # no run arguments.
     older = {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None, "variant": None}
