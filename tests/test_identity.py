@@ -592,3 +592,25 @@ def test_an_argument_a_rerun_was_not_given_is_unset_not_unrecorded() -> None:
     ]
     older = pd.DataFrame({"model": "m", "method": "base", "variant": ['{"split": "test"}', '{"benchmark": 2}']})
     assert variant_tags(older).tolist() == ["benchmark unrecorded, split test", "benchmark 2, split unrecorded"]
+
+
+def test_runs_of_other_tasks_are_not_told_apart_by_their_arguments() -> None:
+    """Seen on the docs' screenshot of `ccpt run` beside the stored files: the run's Table-3 Base row was labelled
+    "[judge_retries 2, split test]" and its Task-3 Base row "[judge_retries unrecorded, split unrecorded]", because
+    Task 3 takes neither argument. Runs of other tasks are other columns, not variants of one run."""
+    from ccpt.results.identity import variant_tags
+
+    generative = json.dumps({"benchmark": 2, "judge_retries": 2, "split": "test"}, sort_keys=True)
+    frame = pd.DataFrame(
+        {
+            "task": ["pi_emergent", "type_prediction", "pi_emergent"],
+            "model": "m",
+            "method": ["base", "base", "gold"],
+            "variant": [generative, json.dumps({"benchmark": 2}), json.dumps({"benchmark": 2})],
+        }
+    )
+    assert variant_tags(frame).tolist() == ["", "", ""]
+    again = pd.concat(
+        [frame, frame.iloc[[0]].assign(variant=generative.replace('"test"', '"train"'))], ignore_index=True
+    )
+    assert variant_tags(again).tolist() == ["split test", "", "", "split train"]  # one task's two runs: told apart

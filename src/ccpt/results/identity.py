@@ -124,14 +124,16 @@ def _absent(name: str) -> str:
 
 
 def variant_tags(frame: pd.DataFrame) -> pd.Series:
-    """Per row, what tells its run apart from the other runs of its model and method (``oracle_n 2``, ``split
+    """Per row, what tells its run apart from the other runs of its task, model and method (``oracle_n 2``, ``split
     train, limit 8``): the arguments whose values differ among them (:data:`ccpt.rows.RUN_IDENTITY`'s
-    ``variant``); "" where the model and method have one run."""
+    ``variant``); "" where the task, model and method have one run. Runs of other tasks are never told apart by
+    their arguments: a task takes its own (Task 3 has no judge retries), and its rows are other columns."""
     tags = pd.Series("", index=frame.index, dtype=object)
     if frame.empty or "variant" not in frame:
         return tags
     cells = frame["variant"].astype("string").fillna("")
-    for _, group in cells.groupby([frame["model"].astype(str), frame["method"].astype(str)], sort=False):
+    keys = [frame[c].astype(str) for c in ("task", "model", "method") if c in frame]
+    for _, group in cells.groupby(keys, sort=False):
         distinct = {v: _arguments(v) for v in group.unique()}
         if len(distinct) < 2:
             continue
