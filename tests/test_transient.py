@@ -252,28 +252,25 @@ def test_a_server_killed_mid_run_is_one_line_and_counts_what_the_logs_hold(ccpt_
     assert held == 5 and f"; {held} of 16 samples finished" in dead.stderr, dead.stderr
 
 
-def test_transient_failures_below_inspects_threshold_are_not_called_a_success(
-    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
+def test_transient_failures_below_inspects_threshold_are_not_called_a_success(ccpt_dir: Path, tmp_path: Path) -> None:
     """One pair of six answered HTTP 503 every time: Inspect finishes the task run (one failed sample is under its
     ``fail_on_error`` of 20%) and would print "Completed all tasks … successfully"; ccpt marks the log unfinished
     (a transient failure is no result), so that line is not printed: ccpt's own says how many samples failed and
     that the same command resumes them; the rerun that finishes them prints Inspect's line. Before, both lines were
-    printed, the first contradicting the second."""
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("LOOP_API_KEY", "test-key")
+    printed, the first contradicting the second. Each command runs in its own process, as a user's does: Inspect
+    keeps the first display type a process asks for, so in a test worker an earlier test's "none" would hide it."""
     combination = _first_instance(ccpt_dir)["combination"]
-    argv = [*_argv(ccpt_dir, tmp_path / "logs", "--max-retries", "0", "--display", "plain")]
+    argv = [CCPT, *_argv(ccpt_dir, tmp_path / "logs", "--max-retries", "0", "--display", "plain")]
     argv[argv.index("--limit") + 1] = "6"
     port = _free_port()  # the rerun's server on the same port: the same endpoint
     with serve(fail_when=f"Concept: {combination}\n", fail_status=503, port=port) as loop:
-        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
-        code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 1, err
-    assert "Completed all tasks" not in out + err and "successfully" not in out + err, out[-3000:]
-    assert "1 sample(s) failed transiently" in err and "rerun the same command" in err, err
+        env = _env(loop.base_url, tmp_path / "cache")
+        first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 1, first.stderr[-3000:]
+    shown = first.stdout + first.stderr
+    assert "Completed all tasks" not in shown and "successfully" not in shown, shown[-3000:]
+    assert "1 sample(s) failed transiently" in first.stderr and "rerun the same command" in first.stderr, first.stderr
     with serve(port=port):  # the rerun, the pair answered: finished, and Inspect's line says so
-        assert main(argv) == 0
-    out, err = capsys.readouterr()
-    assert "Completed all tasks" in out and "failed transiently" not in err, out[-3000:]
+        again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Completed all tasks" in again.stdout and "failed transiently" not in again.stderr, again.stdout[-3000:]
