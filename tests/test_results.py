@@ -340,3 +340,15 @@ def test_a_finished_log_that_answered_otherwise_than_its_runs_newest_log_is_name
 
     newest = Path(str(read_logs([tmp_path]).logs[-1].location).replace("file://", "")).name  # by creation time
     assert "older answers the newest log replaced" in note and f"(kept: {newest})" in note, note
+
+
+def test_an_attempt_inspect_retried_is_superseded_by_the_run_it_belongs_to() -> None:
+    """Real logs (tests/data/retried-sa-run, `ccpt run --model gguf/qwen2.5-0.5b --protocol as-run --method sa_llm
+    --limit 2 --seeds 1` on a loaded machine): the first two attempts timed out on every sample, Inspect's eval set
+    retried the task run, the third finished. Before, the failed attempts' rows were another run: no sample scored,
+    so no judge identity stored (read back as "ccpt-distilled/default (plain)"), and no sa_filter (an SA run's
+    scored rows have True); the report showed two rows, one of 2 failed samples."""
+    frame = from_inspect_logs(Path(__file__).parent / "data" / "retried-sa-run")
+    assert len(frame) == 2 and frame["parse_error"].isna().all(), frame[["instance", "parse_error", "source"]]
+    assert set(frame["judge"]) == {"ccpt-distilled/default@4d1ef41822ad"} and set(frame["sa_filter"]) == {True}
+    assert any("older logs of the same run were ignored" in note for note in frame.attrs.get("notes", [])), frame.attrs

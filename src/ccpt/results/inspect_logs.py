@@ -47,17 +47,22 @@ def rows_from_metadata(
         row["seed"] = merged["seed"] if merged.get("seed") is not None else default_seed
         row["model"] = merged.get("model") or default_model
         row["method_raw"] = merged.get("method_raw") or merged.get("method")
-        # Filter ablation: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True.
-        method, sa_filter = split_method(str(row.get("method") or ""))
-        if sa_filter is False:
-            row["method"], row["sa_filter"] = method, False
-        elif sa_filter and row.get("sa_filter") is None:
-            row["sa_filter"] = True
+        _set_method(row)
         row.update(judge_failures=merged.get("judge_failures") or 0, source=source, protocol=protocol)
         if row.get("task") in TASK_SPECS and TASK_SPECS[row["task"]].generative:
             set_scores(row, Relevances(row.get("r_np"), row.get("r_hp"), row.get("r_mp")))
         rows.append(row)
     return rows
+
+
+def _set_method(row: dict[str, Any]) -> None:
+    """The filter ablation in ``row``: method ``<sa>_nofilter`` → ``<sa>`` with ``sa_filter=False``; SA runs → True
+    (a failed sample's row too, so it is counted in its run's place)."""
+    method, sa_filter = split_method(str(row.get("method") or ""))
+    if sa_filter is False:
+        row["method"], row["sa_filter"] = method, False
+    elif sa_filter and row.get("sa_filter") is None:
+        row["sa_filter"] = True
 
 
 def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
@@ -77,6 +82,9 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     run_formats: dict[tuple[str, str, str, str], set[str]] = {}  # per run_key: its judge's formats in any of its logs
     asked: dict[str, tuple[str, int]] = {}  # per run_identity: a log of it, and how many instances its command asked
     stored: dict[int, JudgeIdentity] = {}  # per log: the judge identity its scorer stored (none in older logs)
+    # Per run_identity: the identity the run's newest log that scored a sample stored. A log whose every sample failed
+    # (an attempt Inspect's eval set retried) stored none; its rows are that run's, judged by that run's judge.
+    run_judges: dict[str, JudgeIdentity] = {}
     identities: dict[str, JudgeIdentity] = {}  # each judge's identity by its key (the rows' judge column)
     for log in logs:
         found = run_formats.setdefault(run_key(log), set())
@@ -86,6 +94,8 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
             judge = JudgeIdentity.from_fields(meta.get(JUDGE_IDENTITY)) if isinstance(meta, Mapping) else None
             if judge is not None:
                 stored.setdefault(id(log), judge)
+        if id(log) in stored:
+            run_judges[run_identity(log)] = stored[id(log)]
     for log in logs:
         source = Path(_path(log)).name
         model = str(log.eval.model)
@@ -106,7 +116,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
                 formats.setdefault(str(grader.model), set()).update(recorded)
             # "json_object (json_schema refused: …)": the format it fell back to comes first.
             reply_format = "/".join(sorted({f.split(" ", 1)[0] for f in recorded})) or None
-            if (judge := stored.get(id(log))) is None:  # a log written before the scorer stored the identity
+            if (judge := stored.get(id(log)) or run_judges.get(run_identity(log))) is None:  # an older log
                 mode = str((log.eval.task_args or {}).get("judge_mode") or "text")
                 judge = JudgeIdentity.legacy(str(grader.model), grader.base_url, reply_format, mode)
             elif judge.reply_format is not None:  # an LLM judge: the formats of every log of its run
@@ -137,6 +147,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
                     protocol=protocol,
                     parse_error=f"{SAMPLE_ERROR}{getattr(error, 'message', error)}" if error else NO_SCORE_METADATA,
                 )
+                _set_method(row)
                 rows.append(row)
                 continue
             rows.extend(
