@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 from pathlib import Path
 
 import pytest
+from loopback_openai import serve
 from test_cli_validation import _one_line_error  # one helper for every "one line naming the culprit" check
 
 from ccpt.cli import main
@@ -260,3 +262,75 @@ def test_ctrl_c_while_the_commands_import_is_one_line(
     assert main(["report", "x"]) == 130
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert lines == ["ccpt: interrupted; rerun the same command to resume"]
+
+
+def test_a_header_only_result_csv_is_named(reference_dir: Path, tmp_path: Path, capsys) -> None:
+    """Before: "no results to report (check the paths given …)", naming no file."""
+    path = tmp_path / "pi_emergent_gpt-4o_naive.csv"
+    with (reference_dir / path.name).open(encoding="utf-8") as fh:
+        path.write_text(fh.readline(), encoding="utf-8")
+    line = _one_line_error(capsys, ["report", str(path)])
+    assert f"{path}: no result rows (a header only)" in line, line
+
+
+def test_a_truncated_eval_log_is_named_in_words(tmp_path: Path, capsys) -> None:
+    """Before: "EOCD not found" (the zip reader's words for an archive cut short)."""
+    source = next((Path(__file__).parent / "data" / "retried-sa-run").glob("*.eval"))
+    cut = tmp_path / "logs" / source.name
+    cut.parent.mkdir()
+    cut.write_bytes(source.read_bytes()[:3000])
+    line = _one_line_error(capsys, ["report", str(cut.parent)])
+    assert f"{cut}: not a complete .eval log (truncated, or not an Inspect log at all)" in line, line
+
+
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs Linux's /proc")
+def test_an_out_in_a_directory_that_takes_no_new_file_names_the_directory(reference_dir: Path, capsys) -> None:
+    """Before: "--out /proc/version: cannot write (No such file or directory)" of a file that exists."""
+    line = _one_line_error(capsys, ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--out",
+                                    "/proc/version"])  # fmt: skip
+    assert "--out /proc/version: cannot create a file in /proc" in line, line
+
+
+def test_a_bad_out_writes_no_figures(reference_dir: Path, tmp_path: Path, capsys) -> None:
+    """Before: the figures were saved, then the report's --out failed: an error exit that left files behind."""
+    blocker, figures = tmp_path / "a-file", tmp_path / "figures"
+    blocker.write_text("")
+    argv = ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--figures", str(figures), "--out",
+            str(blocker / "report.md")]  # fmt: skip
+    line = _one_line_error(capsys, argv)
+    assert f"--out {blocker / 'report.md'}: cannot create a file in {blocker}" in line, line
+    assert not figures.exists() or not any(figures.iterdir())
+
+
+def test_judge_score_that_scored_no_pair_fails(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Every pair refused by the judge's endpoint: the file is written and the failures counted, as before, but the
+    command no longer exits 0."""
+    pairs, out = tmp_path / "pairs.csv", tmp_path / "scored.csv"
+    pairs.write_text("concept,property\nzzq stone,hard\nzzq cloud,soft\n", encoding="utf-8")
+    with serve(fail_when="zzq") as loop:
+        monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
+        monkeypatch.setenv("LOOP_API_KEY", "test-key")
+        argv = ["judge", "score", str(pairs), "--judge", "openai-api/loop/m", "--out", str(out)]
+        line = _one_line_error(capsys, argv)
+    assert "openai-api/loop/m: every one of the 2 pair(s) failed" in line, line
+    with out.open(newline="", encoding="utf-8") as fh:
+        assert [row["relevance"] for row in csv.DictReader(fh)] == ["", ""]
+
+
+def test_a_csv_export_neutralises_formula_cells(ccpt_dir: Path, tmp_path: Path, capsys) -> None:
+    """Before: a dataset cell starting with "=" was written as is, a live formula in a spreadsheet."""
+    data = tmp_path / "data"
+    shutil.copytree(ccpt_dir, data)
+    source = data / "ccpt_emergent.csv"
+    with source.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    column = rows[0].index("property")
+    formula = '=HYPERLINK("http://x","y")'
+    rows[1][column] = formula
+    with source.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    out = tmp_path / "records.csv"
+    assert main(["data", "export", "--data-dir", str(data), "--as", "csv", "--out", str(out)]) == 0, capsys.readouterr()
+    with out.open(newline="", encoding="utf-8") as fh:
+        cells = [cell for row in csv.reader(fh) for cell in row]
+    assert "'" + formula in cells and not any(cell.startswith("=") for cell in cells)

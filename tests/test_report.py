@@ -234,3 +234,16 @@ def test_n_boot_and_seed_reach_tables_6_and_7() -> None:
     assert report.iterations == table6(frame, stat="ci", n_boot=40, seed=3)
     assert report.filters == table7(frame, stat="ci", n_boot=40, seed=3)
     assert report.iterations != table6(frame, stat="ci")  # 10,000 resamples give other interval ends
+
+
+def test_a_report_says_how_much_of_the_test_split_its_rows_cover(
+    markdown: str, reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """A file trimmed to 99 of its 200 rows: the report says so (before: only "n = 99 instances"); the full files
+    cover every test instance and say nothing of it."""
+    assert "of the test split's" not in markdown
+    trimmed = tmp_path / "pi_emergent_gpt-4o_naive.csv"
+    lines = (reference_dir / trimmed.name).read_text(encoding="utf-8").splitlines(keepends=True)
+    trimmed.write_text("".join(lines[:100]), encoding="utf-8")
+    assert main(["report", str(trimmed), "--data-dir", str(ccpt_dir)]) == 0
+    assert "- PI-Eme.: the rows cover 99 of the test split's 200 instances.\n" in capsys.readouterr().out

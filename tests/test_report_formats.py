@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from markdown_it import MarkdownIt
 
 from ccpt.cli import main
 from ccpt.io.jsonout import dumps, provenance, strict
@@ -258,3 +259,17 @@ def test_a_table_is_one_declaration_every_format_prints(monkeypatch) -> None:
     assert [(r["model"], r["count"], r["model_label"]) for r in json_rows] == [("m/one", n, "m/one")]
     csv_rows = [row for row in csv.DictReader(io.StringIO(texts["csv"])) if row["table"] == "samples"]
     assert [(row["model"], row["count"]) for row in csv_rows] == [("m/one", str(n))]
+
+
+def test_markdown_report_opens_no_html_from_model_text() -> None:
+    # A model name and an answer that are HTML: a Markdown renderer (CommonMark keeps raw HTML) must show them as text.
+    hostile = '<img src=x onerror="alert(1)">'
+    frame = results_fixture()
+    frame["model"] = "m/" + hostile
+    frame.loc[frame["task"] == "pi_emergent", "answer_raw"] = "\\" + hostile  # a backslash cannot cancel the escape
+    frame.loc[frame["task"] == "pi_emergent", "answer"] = "a|b " + hostile
+    text = render(build_report(frame, stat="sem", n_boot=20, examples_per_group=1), "markdown")
+    assert hostile in text.replace("\\<", "<")  # the text itself is kept: every "<" is escaped, nothing else
+    html = MarkdownIt("commonmark").render(text)
+    assert "<img" not in html and html.count("&lt;img src=x") >= text.count("\\<img src=x")
+    assert "<u>" in html  # ccpt's own markup (the second-best cell underlined) still renders

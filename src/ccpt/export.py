@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ccpt.dataset import CCPTDataset, Record, TypeItem
 from ccpt.errors import CcptError, require_pyarrow
 from ccpt.io.outputs import atomic_path
+from ccpt.io.safe_csv import neutralise
 from ccpt.prompts import system_prompt, task_prompt
 from ccpt.spec import BASE_TEMPLATE, GENERATIVE_TASKS, SFT_RULES, TASK_SPECS, TaskName
 from ccpt.spreading.activation import noun_lemma
@@ -50,8 +51,10 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
             with partial.open("w", newline="", encoding="utf-8") as fh:
                 writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
                 writer.writeheader()
+                # Opened in spreadsheets: a cell that would run as a formula is neutralised (ccpt.io.safe_csv).
                 writer.writerows(
-                    {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()} for r in rows
+                    {k: neutralise(json.dumps(v) if isinstance(v, list | dict) else v) for k, v in r.items()}
+                    for r in rows
                 )
         else:
             import pyarrow as pa  # optional: the `parquet` extra

@@ -23,7 +23,7 @@ from ccpt.cli.options import (
     judge_mode_option,
     results_dir_option,
 )
-from ccpt.errors import DataError
+from ccpt.errors import DataError, ModelError
 from ccpt.io.safe_csv import neutralise
 from ccpt.schemas.run import Positive, at_most
 
@@ -308,6 +308,11 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
         f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
         f"{failed} failed (empty relevance){skipped if rejected else ''} → {out}"
     )
+    if pairs and failed == len(pairs):  # written and counted, but a command that scored nothing did not succeed
+        raise ModelError(
+            f"{model}: every one of the {len(pairs)} pair(s) failed; {out} holds no relevance",
+            "check the judge (its endpoint, key and --judge-mode), then rerun",
+        )
 
 
 @command.command("pairs")

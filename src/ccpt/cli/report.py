@@ -91,7 +91,7 @@ def command(
     import pandas as pd
 
     from ccpt.dataset import load_dataset
-    from ccpt.io.outputs import atomic_write_text, ensure_writable_dir, refuse_inputs
+    from ccpt.io.outputs import atomic_write_text, ensure_writable_dir, ensure_writable_file, refuse_inputs
     from ccpt.io.sources import dataset_files, stored_result_files
     from ccpt.report import figures as figs
     from ccpt.report import render, report_from_paths
@@ -127,6 +127,8 @@ def command(
             )
     if out is not None and tidy is not None and out.resolve() == tidy.resolve():
         raise CcptError(f"--out and --tidy are the same file ({out})", "give each its own file")
+    ensure_writable_file(out, "--out")
+    ensure_writable_file(tidy, "--tidy")
     if figures is not None:
         ensure_writable_dir(figures, "--figures")
     price_list = load_prices(prices) if prices else None
@@ -169,16 +171,15 @@ def command(
     report.notes += extra_notes
     for warning in report.warnings:
         click.echo(f"ccpt: warning: {warning}", err=True)
-    rendered_figures: list[tuple[str, str]] = []
-    if figures is not None or fmt == "html":
-        for stem, caption, fig in figs.report_figures(report):
-            if figures is not None:
-                figs.save(fig, figures, stem)
-            if fmt == "html":
-                rendered_figures.append((caption, figs.png_data_uri(fig)))
-            fig.clear()  # frees memory sooner (no pyplot registry holds it)
-    text = render(report, fmt, rendered_figures)  # type: ignore[arg-type]
-    if tidy is not None:  # written once the report is built: an error exit leaves no output behind
+    drawn = list(figs.report_figures(report)) if figures is not None or fmt == "html" else []
+    embedded = [(caption, figs.png_data_uri(fig)) for _, caption, fig in drawn] if fmt == "html" else []
+    text = render(report, fmt, embedded)  # type: ignore[arg-type]
+    # Files are written once the report is rendered: an error exit leaves no output behind.
+    for stem, _, fig in drawn:
+        if figures is not None:
+            figs.save(fig, figures, stem)
+        fig.clear()  # frees memory sooner (no pyplot registry holds it)
+    if tidy is not None:
         export(loaded, tidy)
     if out is None:
         click.echo(text, nl=False)

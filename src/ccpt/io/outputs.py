@@ -27,21 +27,32 @@ def ensure_writable_dir(directory: str | Path, option: str) -> Path:
     return path
 
 
+def _partial_beside(target: Path, where: str) -> Path:
+    """A new empty temporary file beside ``target`` (its directory made), or one CcptError line naming ``where``."""
+    if target.exists() and not target.is_file():  # renaming onto /dev/null or a FIFO would replace it with a file
+        raise CcptError(f"{where}: exists and is not a regular file", "write to a file")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    except OSError as exc:  # the file is written beside its target first: say it is the directory that refused
+        raise CcptError(f"{where}: cannot create a file in {target.parent} ({exc.strerror or exc})") from None
+    os.close(fd)
+    return Path(name)
+
+
+def ensure_writable_file(path: str | Path | None, option: str) -> None:
+    """Check, before any work, that ``path`` can be written as :func:`atomic_path` will (None: nothing to check)."""
+    if path is not None:
+        _partial_beside(Path(path), f"{option} {path}").unlink()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, option: str | None = None) -> Iterator[Path]:
     """A unique temporary path beside ``path``, renamed onto ``path`` if the block succeeds (else removed);
     ``option`` (e.g. ``"--out"``) names the option the path came from in the one-line error."""
     target = Path(path)
     where = f"{option} {target}" if option else str(target)
-    if target.exists() and not target.is_file():  # renaming onto /dev/null or a FIFO would replace it with a file
-        raise CcptError(f"{where}: exists and is not a regular file", "write to a file")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
-    except OSError as exc:
-        raise CcptError(f"{where}: cannot write ({exc.strerror or exc})") from None
-    os.close(fd)
-    partial = Path(name)
+    partial = _partial_beside(target, where)
     os.chmod(partial, 0o644)  # mkstemp creates 0600: the output is an ordinary readable file
     try:
         yield partial

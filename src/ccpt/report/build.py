@@ -16,7 +16,7 @@ from ccpt.judging.agreement import judge_note
 from ccpt.methods import unregistered_notes
 from ccpt.report.display import DisplayTable
 from ccpt.report.names import model_text, resolve_labels
-from ccpt.report.notes import frame_provenance, oracle_note, protocol_note, stat_note
+from ccpt.report.notes import frame_provenance, oracle_note, protocol_note, split_coverage_notes, stat_note
 from ccpt.report.tables import TABLES, OracleReduction, TableOptions, as_reported, tagged_models
 from ccpt.report.tables.common import CSV_FIELDS
 from ccpt.results import LOG_SUFFIXES, load_results
@@ -80,7 +80,7 @@ def build_report(
     if frame.empty:
         raise CcptError("no results to report", "check the paths given to `ccpt report`")
     names = resolve_labels(labels, {str(m) for m in frame["model"].dropna()})
-    notes = [protocol_note(frame), *frame.attrs.get("notes", [])]
+    notes = [protocol_note(frame), *split_coverage_notes(frame, dataset), *frame.attrs.get("notes", [])]
     repeats = list(frame.attrs.get("warnings", []))  # rows read twice (ccpt.results.identity): said first
     # The display name follows the model id into its tagged form (protocol, run arguments).
     tagged = pd.DataFrame({"id": frame["model"].astype(str), "key": tagged_models(frame)}).drop_duplicates()

@@ -9,7 +9,9 @@ from ccpt.report.tables.generative import GenerativeTable, generative_display
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("|", r"\|").replace("\n", " ")
+    # Model names and answers are untrusted text, and Markdown renderers pass raw HTML through: a backslash before
+    # every "<" opens no tag (CommonMark renders it as "<"), and stays readable where the report is printed raw.
+    return text.replace("\\", "\\\\").replace("<", r"\<").replace("|", r"\|").replace("\n", " ")
 
 
 def _md_list(lines: list[str]) -> str:

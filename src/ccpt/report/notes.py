@@ -10,7 +10,7 @@ import pandas as pd
 from ccpt.io.jsonout import DEFAULT_PROTOCOL, provenance
 from ccpt.protocol import PROTOCOLS
 from ccpt.report.tables import HUMAN_MODEL, OracleReduction, protocols_of
-from ccpt.spec import GOLD
+from ccpt.spec import GOLD, TASK_SPECS
 from ccpt.stats import STAT_DESCRIPTIONS, Stat
 
 if TYPE_CHECKING:
@@ -58,6 +58,27 @@ def protocol_note(frame: pd.DataFrame) -> str:
     if any(n in PROTOCOLS and PROTOCOLS[n].fill_failures for n in names):
         text += " As run, an unscored sample is filled from another seed before averaging (Failures table, Filled)."
     return text
+
+
+def split_coverage_notes(frame: pd.DataFrame, dataset: CCPTDataset | None) -> list[str]:
+    """Per task whose answers (Gold and Human rows aside) cover part of the test split: how much of it, e.g.
+    "PI-Eme.: the rows cover 99 of the test split's 200 instances" (a `--limit` run, a trimmed file). Said only
+    where every instance is in the dataset's test split, so a run of another split or corpus is not misnamed."""
+    from ccpt.dataset import instances
+
+    if dataset is None or frame.empty:
+        return []
+    answers = frame[(frame["method"] != GOLD) & (frame["model"] != HUMAN_MODEL)]
+    out = []
+    for task, rows in answers.groupby("task", sort=False):
+        if str(task) not in TASK_SPECS:
+            continue
+        split = {str(item.id) for item in instances(dataset, str(task))}  # type: ignore[arg-type]
+        covered = set(rows["instance"].astype(str))
+        if covered < split:
+            short = TASK_SPECS[str(task)].short
+            out.append(f"{short}: the rows cover {len(covered)} of the test split's {len(split)} instances.")
+    return out
 
 
 def stat_note(stat: Stat) -> str:

@@ -134,6 +134,8 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     path = require_regular_file(path)
     # Every cell as text: the schemas parse them (pandas would turn an answer "NA" or "None" into a missing value).
     frame = read_text_frame(path)
+    if frame.empty:  # else "no results to report" would not say which file held none
+        raise DataError(f"{path}: no result rows (a header only)")
     columns = list(frame.columns)
     runs: dict[tuple[str, int], dict[tuple[int | None, str], str]] = {}
     for column in columns:

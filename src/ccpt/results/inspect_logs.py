@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -355,10 +356,19 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
         try:
             logs.append(read_eval_log(location, header_only=header_only))
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            unreadable.append(UnreadableLog(local, reason if len(reason) <= 120 else reason[:117] + "..."))
+            unreadable.append(UnreadableLog(local, _unreadable_reason(Path(local), exc)))
     logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order
     return InspectLogs(logs, unreadable)
+
+
+def _unreadable_reason(path: Path, exc: Exception) -> str:
+    """Why a log file cannot be read, in a user's words: an ``.eval`` log is a zip archive, and Inspect's reader
+    says only "EOCD not found" of one that was cut short (a copy or a run that was killed) or is no archive."""
+    if path.suffix == ".eval" and not zipfile.is_zipfile(path):
+        return "not a complete .eval log (truncated, or not an Inspect log at all)"
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    reason = f"not valid JSON ({reason})" if path.suffix == ".json" and isinstance(exc, ValueError) else reason
+    return reason if len(reason) <= 120 else reason[:117] + "..."
 
 
 def run_key(log: Any) -> tuple[str, str, str, str]:

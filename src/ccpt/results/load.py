@@ -145,6 +145,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     else:
         # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
         frame = restore_frame(read_text_frame(path))
+    if frame.empty:
+        raise DataError(f"{path}: no result rows")
     # Tables exported before these columns existed: they ran ccpt's default protocol, counted neither, and recorded
     # no run arguments.
     older = {"protocol": DEFAULT_PROTOCOL, "invalid_cells": 0, "sa_failed_steps": None, "variant": None}
