@@ -172,8 +172,10 @@ def test_rejudge_of_two_judges_runs_pairs_each_judges_cells(
     names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np"}
     tables = out.split("### Table 3 under two judges: ")[1:]
     assert sorted(t.splitlines()[0] for t in tables) == [
-        "ccpt-scripted/rejudge − ccpt-scripted/a (plain)", "ccpt-scripted/rejudge − ccpt-scripted/b (plain)"
-    ]  # fmt: skip
+        "ccpt-scripted/rejudge (plain) − ccpt-scripted/a (plain)",
+        "ccpt-scripted/rejudge (plain) − ccpt-scripted/b (plain)",
+    ]  # each judge as the report names it: the new one was its bare model name (on the real server, the distilled
+    # judge re-judging its own run read "ccpt-distilled/default − ccpt-distilled/default@4d1ef41822ad", two judges)
     before = {}
     for table in tables:
         judge = table.splitlines()[0].split(" − ")[1]

@@ -103,7 +103,9 @@ def command(
             after = after[after["judge"].isin(judged_by)]  # its rows under every identity of this judge's model
             mine = before[judged == original] if original is not None else before
             named = original or " + ".join(sorted(set(judged) - {""})) or "the original judge"
-            click.echo(markdown(cross_judge(mine, after, named, judge)))
+            # named as the report names it (its identity: "@weights", reply format), as the before column is
+            renamed = " + ".join(sorted(set(after["judge"].dropna().astype(str)))) or judge
+            click.echo(markdown(cross_judge(mine, after, named, renamed)))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:
