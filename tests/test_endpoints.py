@@ -43,7 +43,8 @@ def test_hung_endpoint_fails_the_preflight_within_the_timeout(monkeypatch: pytes
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
         start = time.monotonic()
-        with pytest.raises(ModelError, match=r"'openai-api/loop/m' did not answer within 3s"):
+        # The server named (here from LOOP_BASE_URL): a model and a judge of one name may be on two servers.
+        with pytest.raises(ModelError, match=rf"'openai-api/loop/m' at {loop.base_url} did not answer within 3s"):
             preflight(["openai-api/loop/m"], timeout=3)
         assert time.monotonic() - start < 3 + 5
         assert len(loop.requests) == 1  # one attempt, no retry of a hung request in the preflight
@@ -56,8 +57,9 @@ def test_hung_judge_fails_the_preflight_as_not_answering(monkeypatch: pytest.Mon
     with serve(mode="hang") as loop:
         monkeypatch.setenv("LOOP_BASE_URL", loop.base_url)
         start = time.monotonic()
-        with pytest.raises(ModelError, match=r"^judge 'openai-api/loop/j' did not answer within 3s \(is the endpoint"):
-            preflight([], ["openai-api/loop/j"], timeout=3)
+        said = rf"^judge 'openai-api/loop/j' at {loop.base_url} did not answer within 3s \(is the endpoint"
+        with pytest.raises(ModelError, match=said):  # at its URL (seen on the real server: a judge and a model of
+            preflight([], ["openai-api/loop/j"], timeout=3)  # one name on two ports, the line named neither)
         # One request cut at --timeout: no liveness check after it (that took a second --timeout).
         assert time.monotonic() - start < 3 + 10
         assert len(loop.requests) == 1

@@ -172,8 +172,10 @@ def test_rejudge_of_two_judges_runs_pairs_each_judges_cells(
     names = {"R_H,M,P": "r_hmp", "R_N,P": "r_np"}
     tables = out.split("### Table 3 under two judges: ")[1:]
     assert sorted(t.splitlines()[0] for t in tables) == [
-        "ccpt-scripted/rejudge − ccpt-scripted/a (plain)", "ccpt-scripted/rejudge − ccpt-scripted/b (plain)"
-    ]  # fmt: skip
+        "ccpt-scripted/rejudge (plain) − ccpt-scripted/a (plain)",
+        "ccpt-scripted/rejudge (plain) − ccpt-scripted/b (plain)",
+    ]  # each judge as the report names it: the new one was its bare model name (on the real server, the distilled
+    # judge re-judging its own run read "ccpt-distilled/default − ccpt-distilled/default@4d1ef41822ad", two judges)
     before = {}
     for table in tables:
         judge = table.splitlines()[0].split(" − ")[1]
@@ -183,6 +185,14 @@ def test_rejudge_of_two_judges_runs_pairs_each_judges_cells(
                 before[(judge, names.get(cells[3], "score"))] = cells[4]
     reported = {(r["judge"], r["metric"]): f"{r['mean']:.1f}" for r in records}
     assert before == reported and len(reported) == 6
+    # The output reports the two source runs as two runs, each tagged with its judge. Before, their re-judged rows
+    # had one identity: counted once with a warning (here, where both runs gave the same answers), and on the real
+    # server, where they did not, `ccpt report OUT` refused the directory ("two runs claim to be one").
+    assert main(["report", str(tmp_path / "out"), "--format", "json"]) == 0
+    report, err = capsys.readouterr()
+    rows = {r["model"] for r in json.loads(report)["records"] if r["table"] == "table3" and r["method"] == "base"}
+    assert rows == {f"ccpt-scripted/solver [re-judged from ccpt-scripted/{j} (plain)]" for j in "ab"}
+    assert "dropped" not in err, err
 
 
 def _authors_file(reference_dir: Path, tmp_path: Path) -> Path:

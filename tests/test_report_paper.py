@@ -147,6 +147,25 @@ def test_every_table_states_its_n_in_every_format() -> None:
     )
 
 
+def test_the_n_line_counts_the_unscored_cells_the_means_leave_out() -> None:
+    """Seen on llama-cpp-python's server with a judge pair refused (HTTP 500): one of 4 samples was left unscored,
+    E averaged the other 3, and Table 3 and the figure's legend said "n = 4 instances × 1 seed" all the same."""
+    from ccpt.report import table3
+    from ccpt.report.figures import method_bars
+
+    rows = _scored("m", "base", "j", {0: [0.3, 0.6, 0.3, 0.9]})
+    rows[3].update(r_np=None, score=None)  # the judge failed: R_N,P and E unscored, R_H,M,P kept
+    report = build_report(_frame(rows), n_boot=50, examples_per_group=0)
+    line = "n = 4 instances × 1 seed, up to 1 unscored (left out of the means) in every row."
+    assert report.tables()["table3"].notes == (line,)
+    assert line in render(report, "markdown") and line in render(report, "html")
+    e = report.to_frame().query("table == 'table3' and metric == 'score'").iloc[0]
+    assert e["mean"] == pytest.approx(40.0) and e["n_instances"] == 4 and e["n_failed"] == 1  # over the 3 scored
+    fig = method_bars(table3(_frame(rows), stat="sem"))
+    (legend,) = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert legend == "m / Base (n = 4 instances × 1 seed, 1 unscored (left out of the means))"  # E's cells alone
+
+
 def test_to_frame_spread_keeps_the_plus_minus_values() -> None:
     report = build_report(results_fixture(), stat="sem", n_boot=50, examples_per_group=0)
     plain = report.tables()["table3"].to_frame()

@@ -61,6 +61,7 @@ def command(
     from ccpt.judges import model_name
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
+    from ccpt.results.identity import REJUDGED_FROM, with_argument
     from ccpt.results.inspect_logs import JUDGE_IDENTITIES, read_logs
 
     out = out_dir.resolve()  # apart from every input: inside or holding one, one's logs would be read as the other's
@@ -102,8 +103,12 @@ def command(
             judged_by = {key for key, identity in after.attrs[JUDGE_IDENTITIES].items() if identity.name == judge}
             after = after[after["judge"].isin(judged_by)]  # its rows under every identity of this judge's model
             mine = before[judged == original] if original is not None else before
+            if original is not None:  # keyed as its re-judged copy is (ccpt.results.inspect_logs: REJUDGED_JUDGE)
+                mine = mine.assign(variant=[with_argument(v, REJUDGED_FROM, original) for v in mine["variant"]])
             named = original or " + ".join(sorted(set(judged) - {""})) or "the original judge"
-            click.echo(markdown(cross_judge(mine, after, named, judge)))
+            # named as the report names it (its identity: "@weights", reply format), as the before column is
+            renamed = " + ".join(sorted(set(after["judge"].dropna().astype(str)))) or judge
+            click.echo(markdown(cross_judge(mine, after, named, renamed)))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
     if not summary.finished:

@@ -33,14 +33,12 @@ from ccpt.eval.scorers import HEADLINE, SEEDS, grader_judge, judge_answer, judge
 from ccpt.eval.sweep import eval_set_options, reopen_transient
 from ccpt.io.outputs import atomic_write_text, ensure_writable_dir
 from ccpt.results import load_results
-from ccpt.results.inspect_logs import SENT_SETTINGS, read_logs, samples_completed, task_of
+from ccpt.results.inspect_logs import REJUDGED_JUDGE, SENT_SETTINGS, read_logs, samples_completed, task_of
 from ccpt.rows import COLUMNS, SampleRow
 from ccpt.spec import CANCELED, EMERGENT, TASK_SPECS, TYPE_PREDICTION
 
 GROUP_KEY = ("source", "task", "model", "method", "sa_filter", "protocol", "variant")
 ROWS_DIR = ".rejudge"  # inside the output directory: the stored answers each task reads
-# The task metadata key under which a re-judged log names the judge of the answers it re-judged (their run's).
-REJUDGED_JUDGE = "rejudged_judge"
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,7 @@ async def _check_judge(name: str, judge_args: dict[str, Any], timeout: float, pr
         judgement = await asyncio.wait_for(judge.relevance(*probe.pair), timeout=budget)
     except (endpoints.EndpointDown, JudgeUnavailable) as exc:  # transient during a run; here: the judge is not there
         if is_timeout(exc.__cause__ or exc):
-            raise _no_answer("judge", name, timeout) from None
+            raise _no_answer("judge", name, timeout, judge.endpoint) from None
         raise ModelError(f"judge {name!r} is not usable: {exc.message}") from None
     if judgement.relevance is not None:
         return None
@@ -272,7 +272,8 @@ def preflight(
     for name in models:
         args = {**(model_args or {}), **({"base_url": base_urls[name]} if base_urls and name in base_urls else {})}
         ping = _ping(name, args, timeout, (settings or {}).get(name, GenerateConfig()))
-        _one_line(name, "model", asyncio.run, ping, timeout=timeout)
+        where = endpoints.configured(name, args.get("base_url")).url
+        _one_line(name, "model", asyncio.run, ping, timeout=timeout, where=where)
     warnings = [
         _one_line(name, "judge", asyncio.run, _check_judge(name, judge_args or {}, timeout, probe), timeout=timeout)
         for name in judges
@@ -280,14 +281,19 @@ def preflight(
     return [warning for warning in warnings if warning]
 
 
-def _no_answer(role: str, name: str, timeout: float) -> ModelError:
-    return ModelError(f"{role} {name!r} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout")
+def _no_answer(role: str, name: str, timeout: float, where: str | None = None) -> ModelError:
+    # The URL too: a model and a judge of one name on two servers (or a URL from a variable) are told apart.
+    at = f" at {where}" if where and where != name else ""
+    return ModelError(f"{role} {name!r}{at} did not answer within {timeout:.0f}s", "is the endpoint up? see --timeout")
 
 
-def model_error(name: str, exc: BaseException, timeout: float | None = None, role: str = "model") -> ModelError:
-    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked."""
+def model_error(
+    name: str, exc: BaseException, timeout: float | None = None, role: str = "model", where: str | None = None
+) -> ModelError:
+    """One line for a model (``role``: "model" or "judge") that cannot be resolved, reached or asked (``where``: its
+    server's URL, named when it did not answer)."""
     if is_timeout(exc):  # attempt_timeout fired, or the request's own deadline
-        return _no_answer(role, name, timeout or 0)
+        return _no_answer(role, name, timeout or 0, where)
     if is_refusal(exc):  # the server understood and said no: its message is the one line
         return ModelError(f"{role} {name!r} rejected the request: {server_message(exc)}")
     missing_key = missing_api_key(exc)
@@ -457,17 +463,19 @@ def check_instance_sets(sweep: Sweep, logs: Sequence[Any]) -> None:
             )
 
 
-def _one_line(name: str, role: str, call: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
+def _one_line(
+    name: str, role: str, call: Callable[..., Any], *args: Any, timeout: float | None = None, where: str | None = None
+) -> Any:
     """``call(*args)``, which builds or asks an Inspect model; a provider's error (an unknown name, a bad argument, a
-    failed request) as one ModelError line naming the model and its role."""
+    failed request) as one ModelError line naming the model, its role and (``where``) its server."""
     try:
         return call(*args)
     except endpoints.EndpointDown as exc:  # before the run it is not "stopped answering": it never answered
-        raise model_error(name, exc.__cause__ or exc, timeout, role) from None
+        raise model_error(name, exc.__cause__ or exc, timeout, role, where) from None
     except CcptError:
         raise
     except Exception as exc:  # providers raise what they like for a name, an argument or a request
-        raise model_error(name, exc, timeout, role) from None
+        raise model_error(name, exc, timeout, role, where) from None
 
 
 def _refusal(error: Any) -> str | None:

@@ -191,12 +191,15 @@ def format_summary(summary: Summary | None, *, spread: bool = True) -> str:
 
 def sample_size(cells: Iterable[tuple[str, Summary]], *, seeds: bool = True) -> str:
     """The n of (task, cell) pairs as a paper states it: "200 instances × 3 seeds"; each task's count where tasks
-    differ ("PI-Eme. 200, NPC-Eme. 167 instances"), a range where one task's cells differ ("2–3 seeds")."""
+    differ ("PI-Eme. 200, NPC-Eme. 167 instances"), a range where one task's cells differ ("2–3 seeds"); then the
+    (instance, seed) cells left unscored, which the means leave out ("4 instances × 1 seed, 1 unscored")."""
     instances: dict[str, set[int]] = {}
     seed_counts: set[int] = set()
+    unscored: set[int] = set()
     for task, summary in cells:
         instances.setdefault(task, set()).add(summary.n_instances)
         seed_counts.add(summary.n_seeds)
+        unscored.add(summary.n_failed)
     counts = {task: _span(n) for task, n in instances.items()}
     if len(set(counts.values())) <= 1:
         text = next(iter(counts.values()), "0")
@@ -205,6 +208,8 @@ def sample_size(cells: Iterable[tuple[str, Summary]], *, seeds: bool = True) -> 
     text += " instance" if counts and set(counts.values()) == {"1"} else " instances"
     if seeds and seed_counts:
         text += f" × {_span(seed_counts)} seed{'' if seed_counts == {1} else 's'}"
+    if max(unscored, default=0):  # n counts them (docs/metrics.md); said, or "n = 4" reads as a mean over 4
+        text += f", {'' if len(unscored) == 1 else 'up to '}{max(unscored)} unscored (left out of the means)"
     return text
 
 

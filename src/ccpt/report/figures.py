@@ -152,7 +152,7 @@ def _draw_panel(
     width = 0.8 / max(len(rows), 1)
     for k, (row, row_bars) in enumerate(zip(rows, bars, strict=True)):
         positions = np.arange(len(score_cols)) + (k - (len(rows) - 1) / 2) * width
-        cells = [(task, summary) for (task, _), summary in row.cells.items()]
+        cells = [(task, summary) for (task, metric), summary in row.cells.items() if metric == "score"]  # the drawn
         name = f"{literal(row.name(labels))} (n = {sample_size(cells, seeds=row.kind != GOLD_STORED)})"
         name = textwrap.fill(name, chars, break_long_words=False, break_on_hyphens=False)
         ax.bar(positions, [0.0 if math.isnan(m) else m for m, _ in row_bars], width, label=name, color=colours[id(row)])

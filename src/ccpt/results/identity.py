@@ -100,6 +100,12 @@ def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> li
 
 
 UNRECORDED = "unrecorded"
+REJUDGED_FROM = "re-judged from"  # a re-judged row's variant argument: the judge of the answers it re-judged
+
+
+def with_argument(variant: object, name: str, value: str) -> str:
+    """A row's ``variant`` cell with one more argument, ``name`` = ``value`` (sorted JSON)."""
+    return json.dumps({**(_arguments(variant) or {}), name: value}, sort_keys=True)
 
 
 def _arguments(variant: object) -> dict[str, str] | None:
@@ -126,7 +132,8 @@ def _absent(name: str) -> str:
 def variant_tags(frame: pd.DataFrame) -> pd.Series:
     """Per row, what tells its run apart from the other runs of its task, model and method (``oracle_n 2``, ``split
     train, limit 8``): the arguments whose values differ among them (:data:`ccpt.rows.RUN_IDENTITY`'s
-    ``variant``); "" where the task, model and method have one run. Runs of other tasks are never told apart by
+    ``variant``), then the judge a re-judged row's answers had (``re-judged from A``; ``none``: not re-judged) when
+    that differs; "" where the task, model and method have one run. Runs of other tasks are never told apart by
     their arguments: a task takes its own (Task 3 has no judge retries), and its rows are other columns."""
     tags = pd.Series("", index=frame.index, dtype=object)
     if frame.empty or "variant" not in frame:
@@ -134,16 +141,29 @@ def variant_tags(frame: pd.DataFrame) -> pd.Series:
     cells = frame["variant"].astype("string").fillna("")
     keys = [frame[c].astype(str) for c in ("task", "model", "method") if c in frame]
     for _, group in cells.groupby(keys, sort=False):
-        distinct = {v: _arguments(v) for v in group.unique()}
-        if len(distinct) < 2:
-            continue
-        recorded = [a for a in distinct.values() if a is not None]
-        names = sorted({k for a in recorded for k in a})
-        partial = len(recorded) < len(distinct)  # beside rows that record none, every recorded argument tells apart
-        differ = [k for k in names if partial or len({a.get(k, _absent(k)) for a in recorded}) > 1]
-        label = {
-            v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, _absent(k))}" for k in differ)
-            for v, a in distinct.items()
-        }
+        parsed = {v: _arguments(v) or {} for v in group.unique()}
+        origins = {v: a.pop(REJUDGED_FROM, None) for v, a in parsed.items()}
+        # A re-judged copy of a file that records no arguments records its origin alone: still "unrecorded".
+        label = _told_apart({v: a or None for v, a in parsed.items()})
+        if len(set(origins.values())) > 1:
+            label = {
+                v: ", ".join(filter(None, (t, f"{REJUDGED_FROM} {origins[v] or 'none'}"))) for v, t in label.items()
+            }
         tags[group.index] = group.map(label)
     return tags
+
+
+def _told_apart(arguments: Mapping[str, dict[str, str] | None]) -> dict[str, str]:
+    """Per variant cell, the arguments whose values differ among the cells ("" when they are all one; ``arguments
+    unrecorded`` for a cell that records none beside one that does)."""
+    distinct = {json.dumps(a, sort_keys=True): a for a in arguments.values()}
+    if len(distinct) < 2:
+        return dict.fromkeys(arguments, "")
+    recorded = [a for a in distinct.values() if a is not None]
+    names = sorted({k for a in recorded for k in a})
+    partial = len(recorded) < len(distinct)  # beside rows that record none, every recorded argument tells apart
+    differ = [k for k in names if partial or len({a.get(k, _absent(k)) for a in recorded}) > 1]
+    return {
+        v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, _absent(k))}" for k in differ)
+        for v, a in arguments.items()
+    }

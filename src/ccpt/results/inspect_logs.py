@@ -18,6 +18,7 @@ from ccpt.judges import BASE_URL, JudgeIdentity
 from ccpt.judges.identity import LEGACY_DISTILLED_URL
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.results.checks import LogHeader, dataset_items, record_problem
+from ccpt.results.identity import REJUDGED_FROM, with_argument
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, JUDGE_IDENTITY, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row
 from ccpt.scoring import Relevances
@@ -166,7 +167,10 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
         recorded = (log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}).get(SENT_SETTINGS)
         recorded = recorded if isinstance(recorded, str) and recorded.strip() else None  # a log's text, untrusted
         run, sent = run_identity(log), recorded or generation_settings(log, protocol)
-        variant = run_variant(log) if task_name in TASK_SPECS else None  # a re-judged row keeps its source's
+        variant = run_variant(log) if task_name in TASK_SPECS else None  # a re-judged row keeps its source's,
+        # with the judge of the answers it re-judged: two runs of one model and method under two judges (their
+        # answers apart) stay two runs re-judged, never "two runs claim to be one"
+        original = (log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}).get(REJUDGED_JUDGE)
         generated = task_name in TASK_SPECS or recorded is not None
         if generated:
             sent_by_source[source] = sent
@@ -177,6 +181,8 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
             row[_RUN] = run
             if variant is not None:
                 row["variant"] = variant
+            elif isinstance(original, str) and original:
+                row["variant"] = with_argument(row.get("variant"), REJUDGED_FROM, original)
             if generated and row.get("method") != GOLD:  # Gold: the dataset's answer, the model is sent nothing
                 key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
                 settings.setdefault(key, {}).setdefault(sent, source)
@@ -417,6 +423,8 @@ JUDGE_IDENTITIES = "judge_identities"
 
 # The task metadata key under which a re-judged log records its source log's generation settings (ccpt.eval.rejudge).
 SENT_SETTINGS = "generation_settings"
+# The task metadata key under which a re-judged log names the judge of the answers it re-judged (their run's).
+REJUDGED_JUDGE = "rejudged_judge"
 
 
 def generation_settings(log: Any, protocol: str) -> str:
