@@ -598,17 +598,17 @@ def test_a_rejudged_row_is_told_apart_by_the_judge_its_answers_had() -> None:
     """Re-judged rows carry their source's variant and "re-judged from" (seen on the real server: two runs of one
     model under two judges, re-judged into one directory, claimed one identity and the report refused it). The tag
     names the origin only where it differs, and a file recording no arguments stays so: the authors' file beside
-    its re-judged copy is "re-judged from none", not "arguments unrecorded"."""
+    its re-judged copy is "not re-judged", not "arguments unrecorded"."""
     from ccpt.results.identity import REJUDGED_FROM, variant_tags, with_argument
 
     run = json.dumps({"benchmark": 2, "limit": 2}, sort_keys=True)
     variants = [run, with_argument(run, REJUDGED_FROM, "a (plain)"), with_argument(run, REJUDGED_FROM, "b")]
     frame = pd.DataFrame({"model": "m", "method": "base", "variant": variants})
-    assert variant_tags(frame).tolist() == ["re-judged from none", "re-judged from a (plain)", "re-judged from b"]
+    assert variant_tags(frame).tolist() == ["not re-judged", "re-judged from a (plain)", "re-judged from b"]
     stored = pd.DataFrame(
         {"model": "gpt-4o", "method": "base", "variant": [None, with_argument(None, REJUDGED_FROM, "gpt-4o")]}
     )
-    assert variant_tags(stored).tolist() == ["re-judged from none", "re-judged from gpt-4o"]
+    assert variant_tags(stored).tolist() == ["not re-judged", "re-judged from gpt-4o"]
     alone = pd.DataFrame({"model": "m", "method": "base", "variant": variants[1:2]})
     assert variant_tags(alone).tolist() == [""]  # one run: nothing to tell apart
     split = with_argument(run.replace('"limit": 2', '"limit": 8'), REJUDGED_FROM, "a (plain)")

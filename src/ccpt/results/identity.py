@@ -101,6 +101,7 @@ def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> li
 
 UNRECORDED = "unrecorded"
 REJUDGED_FROM = "re-judged from"  # a re-judged row's variant argument: the judge of the answers it re-judged
+NOT_REJUDGED = "not re-judged"  # the tag of a run's own rows beside re-judged copies of them
 
 
 def with_argument(variant: object, name: str, value: str) -> str:
@@ -132,7 +133,7 @@ def _absent(name: str) -> str:
 def variant_tags(frame: pd.DataFrame) -> pd.Series:
     """Per row, what tells its run apart from the other runs of its task, model and method (``oracle_n 2``, ``split
     train, limit 8``): the arguments whose values differ among them (:data:`ccpt.rows.RUN_IDENTITY`'s
-    ``variant``), then the judge a re-judged row's answers had (``re-judged from A``; ``none``: not re-judged) when
+    ``variant``), then the judge a re-judged row's answers had (``re-judged from A``, or ``not re-judged``) when
     that differs; "" where the task, model and method have one run. Runs of other tasks are never told apart by
     their arguments: a task takes its own (Task 3 has no judge retries), and its rows are other columns."""
     tags = pd.Series("", index=frame.index, dtype=object)
@@ -147,7 +148,8 @@ def variant_tags(frame: pd.DataFrame) -> pd.Series:
         label = _told_apart({v: a or None for v, a in parsed.items()})
         if len(set(origins.values())) > 1:
             label = {
-                v: ", ".join(filter(None, (t, f"{REJUDGED_FROM} {origins[v] or 'none'}"))) for v, t in label.items()
+                v: ", ".join(filter(None, (t, f"{REJUDGED_FROM} {origins[v]}" if origins[v] else NOT_REJUDGED)))
+                for v, t in label.items()
             }
         tags[group.index] = group.map(label)
     return tags
