@@ -321,3 +321,20 @@ def test_a_test_row_without_a_stored_relevance_is_counted_in_the_gold_row(
             f"cells that need it: pi_emergent 1 of {n}") in out  # fmt: skip
     assert main(["report", results, "--data-dir", str(ccpt_dir)]) == 0
     assert "without a stored relevance" not in capsys.readouterr().out  # the released files: every row judged
+
+
+def test_a_dataset_loaded_again_is_the_files_as_they_are_now(ccpt_dir: Path, tmp_path: Path) -> None:
+    """The parse is memoised by the files' bytes: a file edited in place between two loads (same size, same path)
+    is read anew, and a caller that changes its dataset's lists changes no other caller's."""
+    data = tmp_path / "data"
+    shutil.copytree(ccpt_dir, data)
+    first = load_dataset(data)
+    name = first.emergent[0].property
+    first.emergent.clear()
+    assert load_dataset(data).emergent[0].property == name
+    source = data / "ccpt_emergent.csv"
+    text = source.read_text(encoding="utf-8")
+    edited = "x" * len(name)
+    source.write_text(text.replace(f",{name},", f",{edited},", 1), encoding="utf-8")
+    again = load_dataset(data)
+    assert again.emergent[0].property == edited and again.sha256 != first.sha256

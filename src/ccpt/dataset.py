@@ -12,6 +12,8 @@ Quirks handled (measured on the files at the pinned commit):
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -21,7 +23,7 @@ from typing import Any
 
 from ccpt.benchmark import dataset_digest
 from ccpt.errors import DataError
-from ccpt.io.download import sha256_file
+from ccpt.io.download import sha256_bytes
 from ccpt.io.sources import resolve_data_dir
 from ccpt.spec import GENERATIVE_TASKS, TASK_SPECS, TASKS, PropertyType, TaskName, TypeLabel
 
@@ -133,20 +135,21 @@ def _record(stem: str, index: int, row: dict[str, Any]) -> Record:
     )
 
 
-def read_records(path: Path, stem: str | None = None) -> list[Record]:
-    """Parse one CCPT CSV file into records; the first rejected cell is one :class:`DataError` line."""
+def read_records(path: Path, stem: str | None = None, *, data: bytes | None = None) -> list[Record]:
+    """Parse one CCPT CSV file into records (``data``: its bytes, already read); the first rejected cell is one
+    :class:`DataError` line."""
     from ccpt.schemas.dataset import DATASET, DATASET_COLUMNS, SCORE_COLUMN
 
     stem = stem or path.stem
     if stem not in FILE_SPECS:
         raise DataError(f"{path}: not a CCPT file name (expected one of {', '.join(FILE_SPECS)})")
-    if not path.is_file():
-        raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
+    if data is None:
+        data = _file_bytes(path)
     columns = {**DATASET_COLUMNS, **({"judge_score": SCORE_COLUMN[stem]} if stem in SCORE_COLUMN else {})}
     rows: list[dict[str, Any]] = []
     try:
         # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name.
-        with path.open(newline="", encoding="utf-8-sig") as fh:
+        with io.StringIO(data.decode("utf-8-sig"), newline="") as fh:
             reader = csv.reader(fh, strict=True)
             header = next(reader, [])
             if repeated := sorted({c for c in header if header.count(c) > 1}):  # the last would be read, silently
@@ -171,18 +174,26 @@ def read_records(path: Path, stem: str | None = None) -> list[Record]:
     return [_record(stem, index, row) for index, row in enumerate(checked.rows)]
 
 
-def read_test_index(path: Path) -> dict[TaskName, tuple[int, ...]]:
-    """Parse test_index.json: task → 0-based row positions (schema: docs/schemas.md, "test_index.json")."""
+def _file_bytes(path: Path) -> bytes:
+    if not path.is_file():
+        raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_test_index(path: Path, *, data: bytes | None = None) -> dict[TaskName, tuple[int, ...]]:
+    """Parse test_index.json (``data``: its bytes, already read): task → 0-based row positions (schema:
+    docs/schemas.md, "test_index.json")."""
     from pydantic import ValidationError
 
     from ccpt.schemas.base import one_line
     from ccpt.schemas.stores import TestIndex
 
-    if not path.is_file():
-        raise DataError(f"missing dataset file {path}", "run `ccpt data download` or check --data-dir")
     try:
         # pydantic parses the JSON itself: invalid UTF-8, invalid JSON and 100K nested brackets are one error.
-        index = TestIndex.model_validate_json(path.read_bytes())
+        index = TestIndex.model_validate_json(_file_bytes(path) if data is None else data)
     except ValidationError as exc:
         raise DataError(one_line(path, exc), "re-download it") from None
     return {task: tuple(getattr(index, task)) for task in GENERATIVE_TASKS}
@@ -270,12 +281,29 @@ def _check_task(task: str, *, generative: bool = False) -> None:
         raise DataError(f"unknown task {task!r}; choose one of {', '.join(allowed)}")
 
 
+@functools.lru_cache(maxsize=4)
+def _parse(
+    root: str, blobs: tuple[bytes, ...]
+) -> tuple[tuple[tuple[Record, ...], ...], tuple[tuple[TaskName, tuple[int, ...]], ...]]:
+    """The records of each file and the test index, parsed from the files' bytes. A memo keyed by the bytes
+    themselves: the same content always parses to the same (frozen) records, and a process that loads the dataset
+    again (a run's plan, then each of its tasks) parses it once; an edited file is other bytes, parsed anew."""
+    files = tuple(
+        tuple(read_records(Path(root) / f"{stem}.csv", stem, data=blob))
+        for stem, blob in zip(FILE_SPECS, blobs[:-1], strict=True)
+    )
+    return files, tuple(read_test_index(Path(root) / INDEX, data=blobs[-1]).items())
+
+
 def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = False) -> CCPTDataset:
     """Load CCPT from a local directory, ``$CCPT_DATA_DIR``, or the pinned download (fetched on first use);
     ``exclude_toxic`` drops toxicity-flagged rows (the test splits shrink)."""
     root = resolve_data_dir(data_dir)
-    files = {stem: read_records(root / f"{stem}.csv", stem) for stem in FILE_SPECS}
-    test_index = read_test_index(root / INDEX)
+    paths = (*(root / f"{stem}.csv" for stem in FILE_SPECS), root / INDEX)
+    blobs = tuple(_file_bytes(path) for path in paths)  # read once: parsed and hashed from the same bytes
+    parsed, index = _parse(str(root), blobs)
+    files = {stem: list(records) for stem, records in zip(FILE_SPECS, parsed, strict=True)}  # the caller's own lists
+    test_index = dict(index)
     for task, rows in test_index.items():
         size = len(files[TASK_FILE[task]])
         if bad := [r for r in rows if r >= size]:
@@ -285,7 +313,7 @@ def load_dataset(data_dir: str | Path | None = None, *, exclude_toxic: bool = Fa
         files = {stem: [r for r in recs if not r.toxic] for stem, recs in files.items()}
     excluded = rows - sum(map(len, files.values()))
     # Hashed as read (a --data-dir copy with other content is another dataset version: a run's identity).
-    digest = dataset_digest({p.name: sha256_file(p) for p in (*(root / f"{s}.csv" for s in FILE_SPECS), root / INDEX)})
+    digest = dataset_digest({p.name: sha256_bytes(blob) for p, blob in zip(paths, blobs, strict=True)})
     # The dataset's first four fields are the files in FILE_SPECS order.
     return CCPTDataset(*files.values(), test_index=test_index, source=str(root), excluded_toxic=excluded, sha256=digest)
 
