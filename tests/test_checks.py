@@ -73,6 +73,11 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("base", {"r_hp": "0.5"}, "r_hp '0.5' is not a number"),
         ("base", {"r_mp": [0.5]}, "r_mp [0.5] is not a number"),
         ("multi_oracle", {"r_np": False}, "r_np False is not a number"),
+        # Found by the fourth hostile round: a Base record saying sa_filter false was read as a filter-ablation row
+        # (Table 7), leaving Base a sample short; a record's protocol was not checked against its log's.
+        ("base", {"sa_filter": False}, "record says sa_filter False, its log's method 'base'"),
+        ("multi_oracle", {"sa_filter": True}, "record says sa_filter True, its log's method 'multi_oracle'"),
+        ("base", {"protocol": "as-run"}, "record says protocol 'as-run', its log 'ccpt'"),
     ],
 )
 def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
@@ -113,6 +118,45 @@ def test_fewer_answers_than_the_method_draws_set_the_log_aside(runs: Path, tmp_p
     (skipped,) = frame.attrs["unreadable"]
     assert skipped.path == str(claimed) and "2 answers of method 'multi_oracle', which draws 5" in skipped.reason
     assert set(frame["method"]) == {"base"}
+
+
+def test_a_sample_whose_records_were_deleted_sets_the_log_aside(runs: Path, tmp_path: Path) -> None:
+    """Fourth hostile round: a scored sample whose ccpt records list is empty was dropped without a line (Base R_N,P
+    moved); it is no answer of the method the header names, and the log is set aside."""
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.clear())
+    (skipped,) = load_results(tmp_path / "logs").attrs["unreadable"]
+    assert skipped.path == str(edited) and "0 answers of method 'base', which draws 1" in skipped.reason
+
+
+@pytest.mark.parametrize("how", ["removed", "moved", "late epoch"])
+def test_a_log_holding_other_samples_than_its_header_counts_is_set_aside(runs: Path, tmp_path: Path, how: str) -> None:
+    """Fourth hostile round: a finished log with one sample removed (or its id moved onto another sample's, which
+    overwrites it), or a sample of an epoch past the log's seeds, changed the cells with no line naming it."""
+    import copy
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    if how == "removed":
+        log.samples = log.samples[1:]
+    elif how == "moved":
+        other = next(s.id for s in log.samples if s.id != log.samples[0].id)
+        log.samples[0].id = other
+        (score,) = log.samples[0].scores.values()
+        score.metadata["ccpt"]["samples"][0]["instance"] = other
+    else:
+        late = copy.deepcopy(log.samples[0])
+        late.epoch = 3
+        (score,) = late.scores.values()
+        score.metadata["ccpt"]["samples"][0]["seed"] = 2
+        log.samples.append(late)
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    reason = "epoch 3, past the log's 2 epoch(s)" if how == "late epoch" else "holds 3 samples where its header says"
+    assert skipped.path == str(edited) and reason in skipped.reason, skipped.reason
+    assert set(frame["method"]) == {"multi_oracle"}
 
 
 def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:

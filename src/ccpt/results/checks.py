@@ -29,6 +29,7 @@ class LogHeader:
     task: str | None  # the ccpt task of its records (None: a log of another task that stores ccpt records)
     method: str | None  # as run, with ``_nofilter``
     model: str | None  # None for a re-judged log: its records keep their source's model
+    protocol: str | None  # None: an older log that does not record it
     options: Mapping[str, Any]  # the task's recorded options (``oracle_n``): how many samples its method draws
     rejudged: bool  # a ``ccpt rejudge`` log: sample ids are ``<instance>@<seed>``
 
@@ -42,7 +43,9 @@ class LogHeader:
         meta = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
         method = args.get("method", meta.get("method")) if task is not None else None
         model = None if rejudged or task is None else str(log.eval.model)
-        return cls(task, None if method is None else str(method), model, {**meta, **args}, rejudged)
+        protocol = args.get("protocol", meta.get("protocol")) if task is not None and not rejudged else None
+        method = None if method is None else str(method)
+        return cls(task, method, model, None if protocol is None else str(protocol), {**meta, **args}, rejudged)
 
 
 def record_problem(
@@ -74,8 +77,8 @@ def record_problem(
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
     # A run's header records the options that set its count (oracle_n); a re-judged log's or another task's does
-    # not: there only a one-sample method's count is known.
-    method = record.get("method") if members else None
+    # not: there only a one-sample method's count is known. No record at all is no answer of the header's method.
+    method = record.get("method") if members else header.method
     run = header.task is not None and not header.rejudged
     drawn = samples_drawn(str(method), header.options if run else {}) if method is not None else None
     drawn = drawn if run or drawn == 1 else None
@@ -87,12 +90,16 @@ def record_problem(
 
 
 def _header_problem(record: Mapping[str, Any], header: LogHeader, sample_id: Any, epoch: int) -> str | None:
-    """How a record contradicts its log's header (task, method, model, seed, instance), or None."""
-    said = {"task": header.task, "method": header.method, "model": header.model}
+    """How a record contradicts its log's header (task, method, filter, model, protocol, seed, instance), or None."""
+    said = {"task": header.task, "method": header.method, "model": header.model, "protocol": header.protocol}
     for name, expected in said.items():
         value = record.get(name)
-        if expected is not None and (value is not None or name != "model") and str(value) != expected:
+        if expected is not None and (value is not None or name not in ("model", "protocol")) and str(value) != expected:
             return f"record says {name} {value!r}, its log {expected!r}"
+    # The filter is part of the method: a Base record saying sa_filter false is read as a filter-ablation row.
+    sa_filter = record.get("sa_filter")
+    if header.method is not None and sa_filter is not None and sa_filter != split_method(header.method)[1]:
+        return f"record says sa_filter {sa_filter!r}, its log's method {header.method!r}"
     if header.task is None:
         return None
     seed, instance = record.get("seed"), record.get("instance")
@@ -104,6 +111,20 @@ def _header_problem(record: Mapping[str, Any], header: LogHeader, sample_id: Any
         return f"record says seed {seed!r}, its epoch {epoch} (seed {epoch - 1})"
     if str(instance) != str(sample_id):
         return f"record says instance {instance!r}, its sample id {str(sample_id)!r}"
+    return None
+
+
+def count_problem(log: Any) -> str | None:
+    """How the samples a log holds contradict its header, or None: a sample of an epoch past the log's epochs (a
+    seed the run never drew), or a finished log holding other than the samples its results count (a sample file
+    removed, or one sample's id moved onto another's): either would change a cell with no line naming it."""
+    epochs = getattr(log.eval.config, "epochs", None)
+    samples = log.samples or []
+    if isinstance(epochs, int) and (late := next((s for s in samples if (s.epoch or 1) > epochs), None)):
+        return f"sample {late.id!r} has epoch {late.epoch}, past the log's {epochs} epoch(s) (seeds)"
+    total = getattr(log.results, "total_samples", None)
+    if log.status == "success" and isinstance(total, int) and len(samples) != total:
+        return f"holds {len(samples)} samples where its header says it finished {total}"
     return None
 
 

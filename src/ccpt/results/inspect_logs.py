@@ -17,7 +17,7 @@ from ccpt.errors import DataError
 from ccpt.judges import BASE_URL, JudgeIdentity
 from ccpt.judges.identity import LEGACY_DISTILLED_URL
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
-from ccpt.results.checks import LogHeader, dataset_items, record_problem
+from ccpt.results.checks import LogHeader, count_problem, dataset_items, record_problem
 from ccpt.results.identity import REJUDGED_FROM, with_argument
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, JUDGE_IDENTITY, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row
@@ -229,6 +229,8 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
 
 def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None) -> str | None:
     """The first record of ``log`` that contradicts its header or the dataset's items, as one phrase, or None."""
+    if problem := count_problem(log):
+        return problem
     header = LogHeader.of(log)
     for sample in log.samples or []:
         meta = _ccpt_metadata(sample)
