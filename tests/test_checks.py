@@ -200,6 +200,22 @@ def test_a_tidy_file_with_extra_samples_of_a_one_sample_method_is_refused(runs: 
     assert len(from_tidy(export(frame, tmp_path / "ok.csv"))) == len(frame)  # the export itself reads back
 
 
+@pytest.mark.parametrize(("column", "value"), [("sa_filter", False), ("sa_iteration", 2)])
+def test_a_tidy_row_with_a_filter_or_step_cell_on_a_method_without_one_is_refused(
+    runs: Path, tmp_path: Path, column: str, value: Any
+) -> None:
+    """Fourth hostile round: a Base row edited to say sa_filter false became a filter-ablation row (Table 7), one
+    saying sa_iteration 2 a step of Table 6; Base was left a sample short with no line. Now one line names the row."""
+    from ccpt.results import export, from_tidy
+
+    frame = load_results(runs)
+    frame[column] = frame[column].astype(object)
+    frame.loc[frame.index[frame["method"] == "base"][0], column] = value
+    path = export(frame, tmp_path / "t.csv")
+    with pytest.raises(DataError, match=rf"t\.csv: row \d+: {column} {value} on method 'base', which has no spreading"):
+        from_tidy(path)
+
+
 def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(
     runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -166,13 +166,19 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
     return None
 
 
-def extra_samples(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The first row numbering a sample its method never draws (sample ≥ 1 of a one-sample method: averaging it in
-    would change the cell), as one phrase, or None."""
+def method_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The first row claiming what its method never gives, as one phrase, or None: a sample ≥ 1 of a one-sample
+    method (averaged in, it would change the cell), or a filter or step cell of a registered method without spreading
+    activation (a Base row with ``sa_filter`` false is read as a filter-ablation row, with ``sa_iteration`` as a
+    step of Table 6: either leaves its run's row an answer short)."""
     for number, row in enumerate(rows):
         sample, method = row.get("sample"), row.get("method")
         if sample and method is not None and samples_drawn(str(method), {}) == 1:
             return f"row {number}: sample {sample} of method {method!r}, which draws one answer per instance and seed"
+        found = methods.get(split_method(str(method))[0]) if method is not None else None
+        for name in ("sa_filter", "sa_iteration"):
+            if found is not None and not found.spreading and row.get(name) is not None:
+                return f"row {number}: {name} {row[name]!r} on method {method!r}, which has no spreading activation"
     return None
 
 
