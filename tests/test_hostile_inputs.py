@@ -26,6 +26,8 @@ from ccpt.judging.teacher_pairs import COLUMNS as TEACHER_COLUMNS
         (["run", "--model", "ccpt-scripted/m", "--oracle-n", "1000000", "--dry-run"], "--oracle-n"),
         (["run", "--model", "ccpt-scripted/m", "--limit", "10000000000", "--dry-run"], "--limit"),
         (["run", "--model", "ccpt-scripted/m", "-T", "sa_max_iterations=100000", "--dry-run"], "sa_max_iterations"),
+        # Fourth hostile round: judge_retries had no upper bound (a judge that never answers in format: 1e6 calls).
+        (["run", "--model", "ccpt-scripted/m", "-T", "judge_retries=1000000", "--dry-run"], "judge_retries"),
         (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--resamples", "100000000"], "--resamples"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "1000000000"], "--raters"),
         (["judge", "train", "--epochs", "1000"], "--epochs"),
