@@ -330,6 +330,25 @@ def test_judge_pairs_takes_gpt4o_verdicts_only_and_reads_a_renamed_copy_once(
     assert (tmp_path / "p.csv").read_bytes() == alone.read_bytes()
 
 
+def test_judge_pairs_names_a_rejected_relevance_cell(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: an authors' file with one relevance edited to 1.5 gave its pair one occurrence fewer in
+    `judge pairs` with no line (reports named the cell); now a warning names the file."""
+    source = reference_dir / "pi_emergent_gpt-4o_naive.csv"
+    with source.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+    rows[0][header.index("gpt-4o_naive_0_combination_relevance")] = "1.5"
+    edited = tmp_path / source.name
+    with edited.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, *rows])
+    assert main(["judge", "pairs", str(edited), "--out", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"{edited}: 1 cell(s) the result-file schema rejected give no pair" in err, err
+    assert main(["judge", "pairs", str(source), "--out", str(tmp_path / "q.csv")]) == 0
+    assert "rejected" not in capsys.readouterr().err
+
+
 def test_judge_tools_key_on_run_identity(
     reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
