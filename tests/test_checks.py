@@ -415,6 +415,14 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     found = read_store(store)
     assert set(found.entries) == {("good", "test")}
     assert "pearson 0.99 over n 0 pairs: a correlation needs 2 at least" in found.problems["none"]
+    # Found by the fourth hostile round: an entry stored under `paper300` saying it was measured on `test` (1305
+    # pairs) was quoted by reports as its pair set's figure.
+    store.write_text(
+        json.dumps({"moved": {"paper300": fine | {"pairs": "test"}}, "good": {"test": fine | {"pairs": "test"}}})
+    )
+    found = read_store(store)
+    assert set(found.entries) == {("good", "test")}
+    assert found.problems["moved"] == f"{store}: entry 'moved' / 'paper300' says pairs 'test'; ignored"
 
 
 def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
