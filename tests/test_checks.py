@@ -173,6 +173,23 @@ def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, d
     assert load_results(tmp_path / "logs").attrs["unreadable"] == []
 
 
+def test_a_log_whose_header_names_another_split_than_its_instances_is_named(
+    runs: Path, tmp_path: Path, dataset
+) -> None:
+    """Fourth hostile round: a test-split log whose header was edited to say `split: train` was read as a train-split
+    run (its row tagged "split train" beside a real test run) with test items; checked against the dataset's test
+    split, the log is set aside. Without a dataset there is no split to check against."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    log.eval.task_args["split"] = "train"
+    write_eval_log(log, edited)
+    (skipped,) = load_results(tmp_path / "logs", dataset).attrs["unreadable"]
+    assert skipped.path == str(edited) and "is not in the train split its header names" in skipped.reason
+    assert load_results(tmp_path / "logs").attrs["unreadable"] == []
+
+
 def test_report_names_the_set_aside_log_in_one_line_and_reports_the_rest(
     runs: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

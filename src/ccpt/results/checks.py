@@ -114,10 +114,12 @@ def _header_problem(record: Mapping[str, Any], header: LogHeader, sample_id: Any
     return None
 
 
-def count_problem(log: Any) -> str | None:
+def sample_set_problem(log: Any, test_ids: Mapping[str, set[str]] | None = None) -> str | None:
     """How the samples a log holds contradict its header, or None: a sample of an epoch past the log's epochs (a
-    seed the run never drew), or a finished log holding other than the samples its results count (a sample file
-    removed, or one sample's id moved onto another's): either would change a cell with no line naming it."""
+    seed the run never drew), a finished log holding other than the samples its results count (a sample file
+    removed, or one sample's id moved onto another's), or, given each task's test ids (:func:`test_splits`), an
+    instance outside the split its header names (test items under ``split: train``): each would change a cell, or
+    the row a cell is shown in, with no line naming it."""
     epochs = getattr(log.eval.config, "epochs", None)
     samples = log.samples or []
     if isinstance(epochs, int) and (late := next((s for s in samples if (s.epoch or 1) > epochs), None)):
@@ -125,7 +127,19 @@ def count_problem(log: Any) -> str | None:
     total = getattr(log.results, "total_samples", None)
     if log.status == "success" and isinstance(total, int) and len(samples) != total:
         return f"holds {len(samples)} samples where its header says it finished {total}"
-    return None
+    header = LogHeader.of(log)
+    split = header.options.get("split")
+    if test_ids is None or header.rejudged or (ids := test_ids.get(str(header.task))) is None or split is None:
+        return None
+    outside = next((s.id for s in samples if (str(s.id) in ids) != (split == "test")), None)
+    return None if outside is None else f"sample {outside!r} is not in the {split} split its header names"
+
+
+def test_splits(dataset: CCPTDataset) -> dict[str, set[str]]:
+    """Each generative task's test instance ids."""
+    from ccpt.spec import GENERATIVE_TASKS
+
+    return {task: {r.id for r in dataset.test(task)} for task in GENERATIVE_TASKS}
 
 
 def samples_drawn(method: str, options: Mapping[str, Any]) -> int | None:
