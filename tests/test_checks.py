@@ -201,6 +201,20 @@ def test_report_names_the_set_aside_log_in_one_line_and_reports_the_rest(
     assert "| ccpt-scripted/m | Multi-Oracle |" in out and "| ccpt-scripted/m | Base |" not in out
 
 
+def test_rejudge_names_a_set_aside_log(
+    runs: Path, tmp_path: Path, ccpt_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: `ccpt rejudge DIR` re-judged the readable logs and passed over a set-aside one without a
+    line (its run was simply missing from the comparison); now it is named, as `report` and `compare` name it."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.clear())
+    argv = ["rejudge", str(tmp_path / "logs"), "--judge", "ccpt-scripted/j2", "--limit", "1", "--out",
+            str(tmp_path / "out"), "--data-dir", str(ccpt_dir), "--no-preflight"]  # fmt: skip
+    assert main(argv) == 0
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if edited.name in line]
+    assert line.startswith("ccpt: warning: skipped 1 unreadable log file") and "0 answers of method 'base'" in line
+
+
 # ------------------------------------------------------------------------------------------ tidy tables
 
 
