@@ -215,6 +215,18 @@ def test_rejudge_names_a_set_aside_log(
     assert line.startswith("ccpt: warning: skipped 1 unreadable log file") and "0 answers of method 'base'" in line
 
 
+def test_human_export_ratings_names_a_set_aside_log(
+    runs: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: rating sheets were made from the readable logs only, the set-aside one unsaid."""
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.clear())
+    argv = ["human", "export-ratings", str(tmp_path / "logs"), "--out", str(tmp_path / "sheets"), "--n", "2",
+            "--raters", "1", "--data-dir", str(ccpt_dir)]  # fmt: skip
+    assert main(argv) == 0
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if edited.name in line]
+    assert line.startswith("ccpt: warning: skipped 1 unreadable log file")
+
+
 # ------------------------------------------------------------------------------------------ tidy tables
 
 
