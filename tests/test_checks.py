@@ -73,6 +73,11 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("base", {"r_hp": "0.5"}, "r_hp '0.5' is not a number"),
         ("base", {"r_mp": [0.5]}, "r_mp [0.5] is not a number"),
         ("multi_oracle", {"r_np": False}, "r_np False is not a number"),
+        # Found by the fourth hostile round: a Base record saying sa_filter false was read as a filter-ablation row
+        # (Table 7), leaving Base a sample short; a record's protocol was not checked against its log's.
+        ("base", {"sa_filter": False}, "record says sa_filter False, its log's method 'base'"),
+        ("multi_oracle", {"sa_filter": True}, "record says sa_filter True, its log's method 'multi_oracle'"),
+        ("base", {"protocol": "as-run"}, "record says protocol 'as-run', its log 'ccpt'"),
     ],
 )
 def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
@@ -115,6 +120,45 @@ def test_fewer_answers_than_the_method_draws_set_the_log_aside(runs: Path, tmp_p
     assert set(frame["method"]) == {"base"}
 
 
+def test_a_sample_whose_records_were_deleted_sets_the_log_aside(runs: Path, tmp_path: Path) -> None:
+    """Fourth hostile round: a scored sample whose ccpt records list is empty was dropped without a line (Base R_N,P
+    moved); it is no answer of the method the header names, and the log is set aside."""
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.clear())
+    (skipped,) = load_results(tmp_path / "logs").attrs["unreadable"]
+    assert skipped.path == str(edited) and "0 answers of method 'base', which draws 1" in skipped.reason
+
+
+@pytest.mark.parametrize("how", ["removed", "moved", "late epoch"])
+def test_a_log_holding_other_samples_than_its_header_counts_is_set_aside(runs: Path, tmp_path: Path, how: str) -> None:
+    """Fourth hostile round: a finished log with one sample removed (or its id moved onto another sample's, which
+    overwrites it), or a sample of an epoch past the log's seeds, changed the cells with no line naming it."""
+    import copy
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    if how == "removed":
+        log.samples = log.samples[1:]
+    elif how == "moved":
+        other = next(s.id for s in log.samples if s.id != log.samples[0].id)
+        log.samples[0].id = other
+        (score,) = log.samples[0].scores.values()
+        score.metadata["ccpt"]["samples"][0]["instance"] = other
+    else:
+        late = copy.deepcopy(log.samples[0])
+        late.epoch = 3
+        (score,) = late.scores.values()
+        score.metadata["ccpt"]["samples"][0]["seed"] = 2
+        log.samples.append(late)
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    reason = "epoch 3, past the log's 2 epoch(s)" if how == "late epoch" else "holds 3 samples where its header says"
+    assert skipped.path == str(edited) and reason in skipped.reason, skipped.reason
+    assert set(frame["method"]) == {"multi_oracle"}
+
+
 def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Same ids, other items: checked against the dataset given, the log is set aside naming the item; without a
     dataset there is nothing to check against (and the log is read)."""
@@ -129,6 +173,23 @@ def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, d
     assert load_results(tmp_path / "logs").attrs["unreadable"] == []
 
 
+def test_a_log_whose_header_names_another_split_than_its_instances_is_named(
+    runs: Path, tmp_path: Path, dataset
+) -> None:
+    """Fourth hostile round: a test-split log whose header was edited to say `split: train` was read as a train-split
+    run (its row tagged "split train" beside a real test run) with test items; checked against the dataset's test
+    split, the log is set aside. Without a dataset there is no split to check against."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    log.eval.task_args["split"] = "train"
+    write_eval_log(log, edited)
+    (skipped,) = load_results(tmp_path / "logs", dataset).attrs["unreadable"]
+    assert skipped.path == str(edited) and "is not in the train split its header names" in skipped.reason
+    assert load_results(tmp_path / "logs").attrs["unreadable"] == []
+
+
 def test_report_names_the_set_aside_log_in_one_line_and_reports_the_rest(
     runs: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,6 +199,32 @@ def test_report_names_the_set_aside_log_in_one_line_and_reports_the_rest(
     (line,) = [line for line in err.splitlines() if edited.name in line]
     assert "r_np True is not a number" in line and "internal error" not in err
     assert "| ccpt-scripted/m | Multi-Oracle |" in out and "| ccpt-scripted/m | Base |" not in out
+
+
+def test_rejudge_names_a_set_aside_log(
+    runs: Path, tmp_path: Path, ccpt_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: `ccpt rejudge DIR` re-judged the readable logs and passed over a set-aside one without a
+    line (its run was simply missing from the comparison); now it is named, as `report` and `compare` name it."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.clear())
+    argv = ["rejudge", str(tmp_path / "logs"), "--judge", "ccpt-scripted/j2", "--limit", "1", "--out",
+            str(tmp_path / "out"), "--data-dir", str(ccpt_dir), "--no-preflight"]  # fmt: skip
+    assert main(argv) == 0
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if edited.name in line]
+    assert line.startswith("ccpt: warning: skipped 1 unreadable log file") and "0 answers of method 'base'" in line
+
+
+def test_human_export_ratings_names_a_set_aside_log(
+    runs: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: rating sheets were made from the readable logs only, the set-aside one unsaid."""
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.clear())
+    argv = ["human", "export-ratings", str(tmp_path / "logs"), "--out", str(tmp_path / "sheets"), "--n", "2",
+            "--raters", "1", "--data-dir", str(ccpt_dir)]  # fmt: skip
+    assert main(argv) == 0
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if edited.name in line]
+    assert line.startswith("ccpt: warning: skipped 1 unreadable log file")
 
 
 # ------------------------------------------------------------------------------------------ tidy tables
@@ -154,6 +241,22 @@ def test_a_tidy_file_with_extra_samples_of_a_one_sample_method_is_refused(runs: 
     with pytest.raises(DataError, match=r"t\.csv: row \d+: sample 1 of method 'base', which draws one answer"):
         from_tidy(path)
     assert len(from_tidy(export(frame, tmp_path / "ok.csv"))) == len(frame)  # the export itself reads back
+
+
+@pytest.mark.parametrize(("column", "value"), [("sa_filter", False), ("sa_iteration", 2)])
+def test_a_tidy_row_with_a_filter_or_step_cell_on_a_method_without_one_is_refused(
+    runs: Path, tmp_path: Path, column: str, value: Any
+) -> None:
+    """Fourth hostile round: a Base row edited to say sa_filter false became a filter-ablation row (Table 7), one
+    saying sa_iteration 2 a step of Table 6; Base was left a sample short with no line. Now one line names the row."""
+    from ccpt.results import export, from_tidy
+
+    frame = load_results(runs)
+    frame[column] = frame[column].astype(object)
+    frame.loc[frame.index[frame["method"] == "base"][0], column] = value
+    path = export(frame, tmp_path / "t.csv")
+    with pytest.raises(DataError, match=rf"t\.csv: row \d+: {column} {value} on method 'base', which has no spreading"):
+        from_tidy(path)
 
 
 def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(
@@ -270,6 +373,25 @@ def test_judge_pairs_takes_gpt4o_verdicts_only_and_reads_a_renamed_copy_once(
     assert (tmp_path / "p.csv").read_bytes() == alone.read_bytes()
 
 
+def test_judge_pairs_names_a_rejected_relevance_cell(
+    reference_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: an authors' file with one relevance edited to 1.5 gave its pair one occurrence fewer in
+    `judge pairs` with no line (reports named the cell); now a warning names the file."""
+    source = reference_dir / "pi_emergent_gpt-4o_naive.csv"
+    with source.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+    rows[0][header.index("gpt-4o_naive_0_combination_relevance")] = "1.5"
+    edited = tmp_path / source.name
+    with edited.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, *rows])
+    assert main(["judge", "pairs", str(edited), "--out", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"{edited}: 1 cell(s) the result-file schema rejected give no pair" in err, err
+    assert main(["judge", "pairs", str(source), "--out", str(tmp_path / "q.csv")]) == 0
+    assert "rejected" not in capsys.readouterr().err
+
+
 def test_judge_tools_key_on_run_identity(
     reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -336,6 +458,14 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     found = read_store(store)
     assert set(found.entries) == {("good", "test")}
     assert "pearson 0.99 over n 0 pairs: a correlation needs 2 at least" in found.problems["none"]
+    # Found by the fourth hostile round: an entry stored under `paper300` saying it was measured on `test` (1305
+    # pairs) was quoted by reports as its pair set's figure.
+    store.write_text(
+        json.dumps({"moved": {"paper300": fine | {"pairs": "test"}}, "good": {"test": fine | {"pairs": "test"}}})
+    )
+    found = read_store(store)
+    assert set(found.entries) == {("good", "test")}
+    assert found.problems["moved"] == f"{store}: entry 'moved' / 'paper300' says pairs 'test'; ignored"
 
 
 def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:

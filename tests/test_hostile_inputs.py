@@ -26,6 +26,8 @@ from ccpt.judging.teacher_pairs import COLUMNS as TEACHER_COLUMNS
         (["run", "--model", "ccpt-scripted/m", "--oracle-n", "1000000", "--dry-run"], "--oracle-n"),
         (["run", "--model", "ccpt-scripted/m", "--limit", "10000000000", "--dry-run"], "--limit"),
         (["run", "--model", "ccpt-scripted/m", "-T", "sa_max_iterations=100000", "--dry-run"], "sa_max_iterations"),
+        # Fourth hostile round: judge_retries had no upper bound (a judge that never answers in format: 1e6 calls).
+        (["run", "--model", "ccpt-scripted/m", "-T", "judge_retries=1000000", "--dry-run"], "judge_retries"),
         (["compare", "{tmp}", "--a", "m:base", "--b", "m:cot", "--resamples", "100000000"], "--resamples"),
         (["human", "export-ratings", "{tmp}", "--out", "{tmp}/o", "--raters", "1000000000"], "--raters"),
         (["judge", "train", "--epochs", "1000"], "--epochs"),
@@ -334,3 +336,29 @@ def test_a_csv_export_neutralises_formula_cells(ccpt_dir: Path, tmp_path: Path, 
     with out.open(newline="", encoding="utf-8") as fh:
         cells = [cell for row in csv.reader(fh) for cell in row]
     assert "'" + formula in cells and not any(cell.startswith("=") for cell in cells)
+
+
+def test_report_paper_names_a_local_copy_that_is_not_the_pinned_files(
+    reference_dir: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fourth hostile round: `report --paper --results-dir COPY` (or $CCPT_RESULTS_DIR) printed an edited stored file's
+    numbers as the paper's (GPT-4o Base E 40.8 → 60.8) with no line; a file the authors never stored, likewise. Both
+    are named; the pinned files themselves are not."""
+    import json
+
+    source, copy = reference_dir / "pi_emergent_gpt-4o_naive.csv", tmp_path / "copy"
+    copy.mkdir()
+    with source.open(newline="", encoding="utf-8") as fh:
+        header, *rows = list(csv.reader(fh))
+    rows[0][header.index("gpt-4o_naive_0_combination_relevance")] = "1.0"
+    with (copy / source.name).open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, *rows])
+    shutil.copy(reference_dir / "pi_canceled_gpt-4o_naive.csv", copy / "mine.csv")
+    assert main(["report", "--paper", "--results-dir", str(copy), "--data-dir", str(ccpt_dir), "--format", "json"]) == 0
+    (note,) = [n for n in json.loads(capsys.readouterr().out)["notes"] if "not as the authors published" in n]
+    assert f"differ from their pinned sha256: {copy / source.name}" in note
+    assert f"are none of the pinned files: {copy / 'mine.csv'}" in note
+    (copy / "mine.csv").unlink()
+    shutil.copy(source, copy / source.name)
+    assert main(["report", "--paper", "--results-dir", str(copy), "--data-dir", str(ccpt_dir), "--format", "json"]) == 0
+    assert "not as the authors published" not in capsys.readouterr().out

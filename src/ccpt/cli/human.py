@@ -118,12 +118,14 @@ def export_ratings(
     from ccpt.human.sheets import export_rating_sheets
     from ccpt.io.outputs import refuse_inputs
     from ccpt.io.sources import dataset_files
-    from ccpt.results import load_results
+    from ccpt.results import load_results, unreadable_line
     from ccpt.results.load import input_files
 
     for sheet in [out / "key.csv", *(out / f"rater_{k}.{e}" for k in range(1, raters + 1) for e in ("csv", "html"))]:
         refuse_inputs(sheet, [*input_files(paths), *dataset_files(data_dir)], "--out")
     frame = load_results(paths, optional_dataset(data_dir))
+    if unreadable := frame.attrs.get("unreadable", []):  # its answers are in no sheet: named, as `report` names it
+        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
     written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)
     click.echo("wrote " + ", ".join(str(p) for p in written))
 

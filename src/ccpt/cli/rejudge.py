@@ -62,7 +62,7 @@ def command(
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
     from ccpt.results.identity import REJUDGED_FROM, with_argument
-    from ccpt.results.inspect_logs import JUDGE_IDENTITIES, read_logs
+    from ccpt.results.inspect_logs import JUDGE_IDENTITIES, read_logs, unreadable_line
 
     out = out_dir.resolve()  # apart from every input: inside or holding one, one's logs would be read as the other's
     for run in runs:
@@ -95,6 +95,8 @@ def command(
         **options,  # --max-connections, --max-retries
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
+    if summary.unreadable:  # named as `ccpt report` names them: a set-aside log is never re-judged unsaid
+        click.echo(f"ccpt: warning: skipped {unreadable_line(list(summary.unreadable))}", err=True)
     if summary.finished:  # Table 3 of each original judge's runs against the same answers re-judged (Markdown)
         before = load_results(list(runs), dataset)
         judged = before["judge"].astype("string").fillna("")

@@ -49,6 +49,7 @@ class RejudgeSummary:
     answers: int
     skipped_task3: int
     finished: bool
+    unreadable: tuple[Any, ...] = ()  # source logs set aside when read (ccpt.results.inspect_logs.UnreadableLog)
 
 
 def _plain(value: Any) -> Any:
@@ -204,7 +205,8 @@ def run_rejudge(
     retried = reopen_transient([log.location for log in logs])
     if success and not retried:
         print_final_status()  # Inspect's "Completed all tasks … successfully", held until it is so
-    return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried)
+    unreadable = tuple(frame.attrs.get("unreadable", []))  # never re-judged: the command names them
+    return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried, unreadable)
 
 
 def _stopped(out_dir: Path, tasks: list[Task]) -> Exception:

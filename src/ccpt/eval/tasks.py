@@ -156,7 +156,7 @@ def pi_emergent(*args: Any, **kwargs: Any) -> Task:
         exclude_toxic: Leave out toxicity-flagged rows.
         judge_mode: text (parse the judge's score) or expected (probability-weighted score from log-probs).
         judge_retries: Judge calls retried when the reply has no valid score (default: 2; as-run: 3, the authors'
-            4 attempts).
+            4 attempts; at most 100: each retry is one more judge call per pair).
         seed: Base sampling seed.
         sa_max_iterations: Spreading activation: at most this many expansions T (paper: 5; at most 100: each step is
             one more model call per answer).

@@ -225,6 +225,11 @@ def read_store(path: Path) -> Store:
             except ValidationError as exc:
                 problems[judge] = f"{one_line(f'{path}: entry {judge!r} / {pair_set_key!r}', exc)}; ignored"
                 continue
+            # A figure of another pair set than its key (`test`, or `test/rows=10/seed=0`) would be quoted as
+            # the key's: the entry contradicts its place.
+            if (said := entry.get("pairs")) is not None and str(said) != pair_set_key.split("/", 1)[0]:
+                problems[judge] = f"{path}: entry {judge!r} / {pair_set_key!r} says pairs {said!r}; ignored"
+                continue
             entries[(judge, pair_set_key)] = _measurement(judge, entry, pair_set_key)
     return Store(entries, problems)
 

@@ -94,8 +94,8 @@ def read_frames(
     read before (same content, any name: read once) is a DataError naming it, unless ``skipped`` is given: its
     one-line reason is appended there instead. Rows are keyed on their identity as reports key them
     (:func:`ccpt.results.identity.deduplicate`): a row read twice (a file given twice, a re-saved or reordered copy
-    under another name) is counted once, said in ``warnings``; two files holding different answers under one
-    identity are a DataError naming both."""
+    under another name) is counted once, said in ``warnings``, as are cells the schema rejected (they give no pair);
+    two files holding different answers under one identity are a DataError naming both."""
     from ccpt.io.download import sha256_file
     from ccpt.results.authors import from_reference_csv
     from ccpt.results.identity import deduplicate
@@ -113,6 +113,13 @@ def read_frames(
                 named = f"judge {', '.join(judges)}" if judges else "no judge"
                 raise DataError(f"{path}: its metadata names {named}, not {GPT4O}: not GPT-4o's verdicts")
             frames.append(frame)
+            # A cell the schema rejected (a relevance 1.5, "true") gives no pair: said, as reports say it.
+            rejected = int(frame["invalid_cells"].fillna(0).sum()) if "invalid_cells" in frame else 0
+            if rejected and warnings is not None:
+                warnings.append(
+                    f"{path}: {rejected} cell(s) the result-file schema rejected give no pair "
+                    f"(`ccpt report {path}` names each)"
+                )
         except DataError as exc:
             if skipped is None:
                 raise

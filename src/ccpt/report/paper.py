@@ -43,6 +43,18 @@ def read_stored(files: Sequence[Path], dataset: CCPTDataset | None) -> tuple[pd.
             notes.append(f"stored file left out: {exc.message}")
     if not parts:
         raise CcptError("none of the stored result files could be read", "; ".join(notes) or None)
+    # A local copy (--results-dir, $CCPT_RESULTS_DIR) is read as given: a file edited, or one the authors never
+    # stored, would print as the paper's numbers. The download is hashed already; this names what is not pinned.
+    from ccpt.io.download import result_checksums, sha256_file
+
+    pinned = result_checksums()
+    altered = [str(p) for p in files if p.name in pinned and sha256_file(p) != pinned[p.name]]
+    unpinned = [str(p) for p in files if p.name not in pinned]
+    if altered or unpinned:
+        said = [f"differ from their pinned sha256: {', '.join(altered)}"] if altered else []
+        said += [f"are none of the pinned files: {', '.join(unpinned)}"] if unpinned else []
+        why = "; ".join(said)
+        notes.append(f"stored files not as the authors published them (their rows are read as given): {why}")
     return pd.concat(parts, ignore_index=True), notes
 
 

@@ -29,6 +29,7 @@ class LogHeader:
     task: str | None  # the ccpt task of its records (None: a log of another task that stores ccpt records)
     method: str | None  # as run, with ``_nofilter``
     model: str | None  # None for a re-judged log: its records keep their source's model
+    protocol: str | None  # None: an older log that does not record it
     options: Mapping[str, Any]  # the task's recorded options (``oracle_n``): how many samples its method draws
     rejudged: bool  # a ``ccpt rejudge`` log: sample ids are ``<instance>@<seed>``
 
@@ -42,7 +43,9 @@ class LogHeader:
         meta = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
         method = args.get("method", meta.get("method")) if task is not None else None
         model = None if rejudged or task is None else str(log.eval.model)
-        return cls(task, None if method is None else str(method), model, {**meta, **args}, rejudged)
+        protocol = args.get("protocol", meta.get("protocol")) if task is not None and not rejudged else None
+        method = None if method is None else str(method)
+        return cls(task, method, model, None if protocol is None else str(protocol), {**meta, **args}, rejudged)
 
 
 def record_problem(
@@ -74,8 +77,8 @@ def record_problem(
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
     # A run's header records the options that set its count (oracle_n); a re-judged log's or another task's does
-    # not: there only a one-sample method's count is known.
-    method = record.get("method") if members else None
+    # not: there only a one-sample method's count is known. No record at all is no answer of the header's method.
+    method = record.get("method") if members else header.method
     run = header.task is not None and not header.rejudged
     drawn = samples_drawn(str(method), header.options if run else {}) if method is not None else None
     drawn = drawn if run or drawn == 1 else None
@@ -87,12 +90,16 @@ def record_problem(
 
 
 def _header_problem(record: Mapping[str, Any], header: LogHeader, sample_id: Any, epoch: int) -> str | None:
-    """How a record contradicts its log's header (task, method, model, seed, instance), or None."""
-    said = {"task": header.task, "method": header.method, "model": header.model}
+    """How a record contradicts its log's header (task, method, filter, model, protocol, seed, instance), or None."""
+    said = {"task": header.task, "method": header.method, "model": header.model, "protocol": header.protocol}
     for name, expected in said.items():
         value = record.get(name)
-        if expected is not None and (value is not None or name != "model") and str(value) != expected:
+        if expected is not None and (value is not None or name not in ("model", "protocol")) and str(value) != expected:
             return f"record says {name} {value!r}, its log {expected!r}"
+    # The filter is part of the method: a Base record saying sa_filter false is read as a filter-ablation row.
+    sa_filter = record.get("sa_filter")
+    if header.method is not None and sa_filter is not None and sa_filter != split_method(header.method)[1]:
+        return f"record says sa_filter {sa_filter!r}, its log's method {header.method!r}"
     if header.task is None:
         return None
     seed, instance = record.get("seed"), record.get("instance")
@@ -105,6 +112,34 @@ def _header_problem(record: Mapping[str, Any], header: LogHeader, sample_id: Any
     if str(instance) != str(sample_id):
         return f"record says instance {instance!r}, its sample id {str(sample_id)!r}"
     return None
+
+
+def sample_set_problem(log: Any, test_ids: Mapping[str, set[str]] | None = None) -> str | None:
+    """How the samples a log holds contradict its header, or None: a sample of an epoch past the log's epochs (a
+    seed the run never drew), a finished log holding other than the samples its results count (a sample file
+    removed, or one sample's id moved onto another's), or, given each task's test ids (:func:`test_splits`), an
+    instance outside the split its header names (test items under ``split: train``): each would change a cell, or
+    the row a cell is shown in, with no line naming it."""
+    epochs = getattr(log.eval.config, "epochs", None)
+    samples = log.samples or []
+    if isinstance(epochs, int) and (late := next((s for s in samples if (s.epoch or 1) > epochs), None)):
+        return f"sample {late.id!r} has epoch {late.epoch}, past the log's {epochs} epoch(s) (seeds)"
+    total = getattr(log.results, "total_samples", None)
+    if log.status == "success" and isinstance(total, int) and len(samples) != total:
+        return f"holds {len(samples)} samples where its header says it finished {total}"
+    header = LogHeader.of(log)
+    split = header.options.get("split")
+    if test_ids is None or header.rejudged or (ids := test_ids.get(str(header.task))) is None or split is None:
+        return None
+    outside = next((s.id for s in samples if (str(s.id) in ids) != (split == "test")), None)
+    return None if outside is None else f"sample {outside!r} is not in the {split} split its header names"
+
+
+def test_splits(dataset: CCPTDataset) -> dict[str, set[str]]:
+    """Each generative task's test instance ids."""
+    from ccpt.spec import GENERATIVE_TASKS
+
+    return {task: {r.id for r in dataset.test(task)} for task in GENERATIVE_TASKS}
 
 
 def samples_drawn(method: str, options: Mapping[str, Any]) -> int | None:
@@ -145,13 +180,19 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
     return None
 
 
-def extra_samples(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The first row numbering a sample its method never draws (sample ≥ 1 of a one-sample method: averaging it in
-    would change the cell), as one phrase, or None."""
+def method_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The first row claiming what its method never gives, as one phrase, or None: a sample ≥ 1 of a one-sample
+    method (averaged in, it would change the cell), or a filter or step cell of a registered method without spreading
+    activation (a Base row with ``sa_filter`` false is read as a filter-ablation row, with ``sa_iteration`` as a
+    step of Table 6: either leaves its run's row an answer short)."""
     for number, row in enumerate(rows):
         sample, method = row.get("sample"), row.get("method")
         if sample and method is not None and samples_drawn(str(method), {}) == 1:
             return f"row {number}: sample {sample} of method {method!r}, which draws one answer per instance and seed"
+        found = methods.get(split_method(str(method))[0]) if method is not None else None
+        for name in ("sa_filter", "sa_iteration"):
+            if found is not None and not found.spreading and row.get(name) is not None:
+                return f"row {number}: {name} {row[name]!r} on method {method!r}, which has no spreading activation"
     return None
 
 

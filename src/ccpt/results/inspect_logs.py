@@ -17,7 +17,7 @@ from ccpt.errors import DataError
 from ccpt.judges import BASE_URL, JudgeIdentity
 from ccpt.judges.identity import LEGACY_DISTILLED_URL
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
-from ccpt.results.checks import LogHeader, dataset_items, record_problem
+from ccpt.results.checks import LogHeader, dataset_items, record_problem, sample_set_problem, test_splits
 from ccpt.results.identity import REJUDGED_FROM, with_argument
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, JUDGE_IDENTITY, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row
@@ -75,6 +75,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     root = Path(log_dir)
     logs, unreadable = read_logs([root])
     items = dataset_items(dataset) if dataset is not None else None
+    splits = test_splits(dataset) if dataset is not None else None
     logs, copies = _without_copies(logs)
     rows: list[dict[str, Any]] = []
     formats: dict[str, set[str]] = {}  # judge → its negotiated reply format(s) (ccpt.eval.judge)
@@ -106,7 +107,7 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
             # Another benchmark's log beside ccpt's: named and skipped, never read as failed ccpt samples.
             unreadable.append(UnreadableLog(_path(log), f"not a ccpt log (task {str(log.eval.task)!r})"))
             continue
-        if problem := _log_problem(log, items):  # a record that is not what its log says: no part of it is scored
+        if problem := _log_problem(log, items, splits):  # a record not what its log says: no part of it is scored
             unreadable.append(UnreadableLog(_path(log), problem))
             continue
         protocol = str((log.eval.task_args or {}).get("protocol") or DEFAULT_PROTOCOL)  # older logs ran the default
@@ -227,8 +228,11 @@ def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -
     return out
 
 
-def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None) -> str | None:
-    """The first record of ``log`` that contradicts its header or the dataset's items, as one phrase, or None."""
+def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None, splits: dict[str, set[str]] | None) -> str | None:
+    """The first record of ``log`` that contradicts its header or the dataset's items and splits, as one phrase,
+    or None."""
+    if problem := sample_set_problem(log, splits):
+        return problem
     header = LogHeader.of(log)
     for sample in log.samples or []:
         meta = _ccpt_metadata(sample)

@@ -12,7 +12,7 @@ from ccpt.errors import DataError, require_pyarrow, require_regular_file
 from ccpt.io.safe_csv import csv_header, read_text_frame, restore_frame
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
-from ccpt.results.checks import extra_samples, mixed_id_schemes
+from ccpt.results.checks import method_problem, mixed_id_schemes
 from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
@@ -164,8 +164,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
     checked = TIDY.check(records, path.name, empty_is_none=True)
     TIDY.check_unique(checked.rows, path.name)
-    if extra := extra_samples(checked.rows):  # averaged in, it would change the cell: the file is not what it says
-        raise DataError(f"{path}: {extra}")
+    if problem := method_problem(checked.rows):  # it would change a cell: the file is not what it says
+        raise DataError(f"{path}: {problem}")
     notes = [f"{path.name}: {summary_line(checked.issues)}"] if checked.issues else []
     rows, mismatches = [], []
     for number, (values, bad) in enumerate(zip(checked.rows, checked.bad_cells(), strict=True)):

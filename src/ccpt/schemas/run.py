@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field, Strict, TypeAdapter, ValidationErro
 
 from ccpt.errors import CcptError
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
-from ccpt.schemas.base import OptionalCount, OptionalText, Temperature, UnitFloat, _no_bool, _reason, shown
+from ccpt.schemas.base import Blank, OptionalText, Temperature, UnitFloat, _no_bool, _reason, shown
 from ccpt.spec import BASE, MULTI_ORACLE, SA_METHODS
 
 AtLeastOne = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
@@ -26,6 +26,7 @@ MAX_SEEDS, MAX_SAMPLES = 1000, 100  # also bound a method plug-in's declared see
 Seeds = at_most(MAX_SEEDS)  # each seed answers every instance again (the paper: 3)
 OracleN = at_most(MAX_SAMPLES)  # each member is one more answer per instance and seed (the paper: 5)
 SAIterations = at_most(100)  # each step is one more model call and judging round per answer (the paper: 5)
+JudgeRetries = Annotated[at_most(100, low=0) | None, Blank]  # each retry: one more judge call per pair
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # NaN or inf would fail every request, locally
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # e.g. an ensemble member's weight
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1), BeforeValidator(_no_bool)]  # NumPy refuses others
@@ -47,7 +48,7 @@ class TaskOptions:
     data_dir: OptionalText = None
     exclude_toxic: Switch = False
     judge_mode: JudgeMode = "text"
-    judge_retries: OptionalCount = None  # None: the protocol's (ccpt 2, as-run 3)
+    judge_retries: JudgeRetries = None  # None: the protocol's (ccpt 2, as-run 3)
     seed: Seed = 0
     sa_max_iterations: SAIterations = 5
     sa_epsilon: NonNegative = 0.1
