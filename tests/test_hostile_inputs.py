@@ -362,3 +362,18 @@ def test_report_paper_names_a_local_copy_that_is_not_the_pinned_files(
     shutil.copy(source, copy / source.name)
     assert main(["report", "--paper", "--results-dir", str(copy), "--data-dir", str(ccpt_dir), "--format", "json"]) == 0
     assert "not as the authors published" not in capsys.readouterr().out
+
+
+def test_a_name_with_a_line_break_stays_on_one_stderr_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a path (or a model name) holding a line break split an error or a warning into lines that read as
+    other messages."""
+    missing = tmp_path / "no\nsuch.csv"
+    line = _one_line_error(capsys, ["report", str(missing)])
+    assert "no\\nsuch.csv" in line, line
+    results = tmp_path / "results"  # real logs of one run, and a damaged one beside them
+    shutil.copytree(Path(__file__).parent / "data" / "retried-sa-run", results)
+    (results / "cut\nshort.eval").write_bytes(b"PK\x03\x04 not a whole archive")
+    assert main(["report", str(results), "--out", str(tmp_path / "report.md")]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert err[0].startswith("ccpt: warning: skipped") and "cut\\nshort.eval: not a complete" in err[0], err
+    assert not any(line.startswith("short.eval") for line in err), err

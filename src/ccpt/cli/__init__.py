@@ -12,6 +12,8 @@ import sys
 
 try:  # Ctrl-C while Python imports click (a command's first tenths of a second): one line, not a traceback
     import click
+
+    from ccpt.cli.messages import say
 except KeyboardInterrupt:
     sys.stderr.write("ccpt: interrupted\n")
     raise SystemExit(130) from None
@@ -52,15 +54,15 @@ def main(argv: list[str] | None = None) -> int:
         # `ccpt` alone prints the help (click ≥ 8.2: NoArgsIsHelpError).
         if isinstance(exc, click.exceptions.UsageError) and type(exc).__name__ != "NoArgsIsHelpError":
             command = exc.ctx.command_path if exc.ctx is not None else "ccpt"
-            click.echo(f"ccpt: error: {exc.format_message()} (see `{command} --help`)", err=True)
+            say(f"error: {exc.format_message()} (see `{command} --help`)")
         else:
             exc.show()
         return exc.exit_code
     except Interrupted as exc:
-        click.echo(f"ccpt: interrupted: {exc}; no report printed", err=True)
+        say(f"interrupted: {exc}; no report printed")
         return 130
     except CcptError as exc:
-        click.echo(f"ccpt: error: {exc}", err=True)
+        say(f"error: {exc}")
         return 2
     except KeyboardInterrupt:
         click.echo("ccpt: interrupted; rerun the same command to resume", err=True)
@@ -68,10 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, not a user error: say so in one line, full traceback on request
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):  # the disk's state, not a bug
             # Files ccpt writes name their path (ccpt.io.outputs); a write without one is to the redirected stdout.
-            click.echo(f"ccpt: error: {exc.filename or 'standard output'}: cannot write ({exc.strerror})", err=True)
+            say(f"error: {exc.filename or 'standard output'}: cannot write ({exc.strerror})")
             return 2
         if os.environ.get("CCPT_DEBUG"):
             raise
-        click.echo(f"ccpt: internal error: {type(exc).__name__}: {exc} (set CCPT_DEBUG=1 for the traceback)", err=True)
+        say(f"internal error: {type(exc).__name__}: {exc} (set CCPT_DEBUG=1 for the traceback)")
         return 1
     return 0

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import click
 from pydantic import Field
 
+from ccpt.cli.messages import warn
 from ccpt.cli.options import SEED, Declared, data_dir_option, defaulted, label_option, optional_dataset
 from ccpt.errors import CcptError
 from ccpt.schemas.run import at_most
@@ -96,9 +97,9 @@ def command(
     dataset = optional_dataset(data_dir)
     frame = load_results(paths, dataset)
     if unreadable := frame.attrs.get("unreadable", []):  # named as `ccpt report` names them, never passed over
-        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
+        warn(f"skipped {unreadable_line(unreadable)}")
     for warning in frame.attrs.get("warnings", []):  # rows read twice, counted once
-        click.echo(f"ccpt: warning: {warning}", err=True)
+        warn(warning)
     models = {str(m) for m in frame["model"].dropna()}
     results = compare_runs(
         frame,
@@ -113,7 +114,7 @@ def command(
     )
     for c in results:
         for warning in c.warnings:
-            click.echo(f"ccpt: warning: {warning}", err=True)
+            warn(warning)
     if fmt == "json":
         # A list (one object per task), each carrying the provenance of the results compared.
         provenance = frame_provenance(frame, dataset)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.messages import warn
 from ccpt.cli.options import (
     COUNT,
     DIR,
@@ -125,7 +126,7 @@ def export_ratings(
         refuse_inputs(sheet, [*input_files(paths), *dataset_files(data_dir)], "--out")
     frame = load_results(paths, optional_dataset(data_dir))
     if unreadable := frame.attrs.get("unreadable", []):  # its answers are in no sheet: named, as `report` names it
-        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
+        warn(f"skipped {unreadable_line(unreadable)}")
     written = export_rating_sheets(frame, out, n=n_items, raters=raters, seed=seed)
     click.echo("wrote " + ", ".join(str(p) for p in written))
 

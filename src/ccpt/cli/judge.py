@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.messages import say, warn
 from ccpt.cli.options import (
     COUNT,
     DIR,
@@ -220,7 +221,7 @@ def _say(skipped: list[str], warnings: list[str]) -> None:
     for reason in skipped:
         click.echo(f"skipped {reason}", err=True)
     for warning in warnings:
-        click.echo(f"ccpt: warning: {warning}", err=True)
+        warn(warning)
 
 
 def _check_config(config: object) -> None:
@@ -398,7 +399,7 @@ def paper_scores(
     files = stored_result_files(results_dir)
     stored, notes = read_stored(files, load_dataset(data_dir))
     for note in notes:
-        click.echo(f"ccpt: {note}", err=True)
+        say(note)
     rows = table3_rows(stored)
     rows = rows[rows["task"] != TYPE_PREDICTION]  # Task 3 has no judge
     read = {str(s) for s in rows["source"].dropna()}  # the files whose answers are scored (no per-step files)

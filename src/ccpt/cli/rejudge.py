@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ccpt.cli.messages import warn
 from ccpt.cli.options import DIR, RUN_TYPES, data_dir_option, judge_arg_option, judge_mode_option, request_limits
 
 
@@ -96,7 +97,7 @@ def command(
     )
     click.echo(f"re-judged {summary.answers} answers in {summary.groups} task runs with {judge} → {out_dir}")
     if summary.unreadable:  # named as `ccpt report` names them: a set-aside log is never re-judged unsaid
-        click.echo(f"ccpt: warning: skipped {unreadable_line(list(summary.unreadable))}", err=True)
+        warn(f"skipped {unreadable_line(list(summary.unreadable))}")
     if summary.finished:  # Table 3 of each original judge's runs against the same answers re-judged (Markdown)
         before = load_results(list(runs), dataset)
         judged = before["judge"].astype("string").fillna("")

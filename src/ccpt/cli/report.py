@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ccpt.cli.messages import say, warn
 from ccpt.cli.options import (
     DIR,
     FILE,
@@ -142,14 +143,14 @@ def command(
     if unreadable := frame.attrs.get("unreadable", []):
         if strict:
             raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
-        click.echo(f"ccpt: warning: skipped {unreadable_line(unreadable)}", err=True)
+        warn(f"skipped {unreadable_line(unreadable)}")
     loaded = frame  # the tidy table holds the results read, not the paper's rows put beside them
     names: dict[str, str] = {}
     if beside_paper:
         stored, extra_notes = read_stored(stored_files, dataset)
         beside = beside_paper_rows(frame, stored)
         for line in beside.lines:
-            click.echo(f"ccpt: {line}", err=True)
+            say(line)
         extra_notes += [*beside.notes, *beside.lines]
         if not beside.frame.empty:
             names |= beside.labels
@@ -170,7 +171,7 @@ def command(
     )
     report.notes += extra_notes
     for warning in report.warnings:
-        click.echo(f"ccpt: warning: {warning}", err=True)
+        warn(warning)
     drawn = list(figs.report_figures(report)) if figures is not None or fmt == "html" else []
     embedded = [(caption, figs.png_data_uri(fig)) for _, caption, fig in drawn] if fmt == "html" else []
     text = render(report, fmt, embedded)  # type: ignore[arg-type]

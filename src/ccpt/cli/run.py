@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ccpt.cli.messages import warn
 from ccpt.cli.options import (
     DIR,
     RUN_TYPES,
@@ -281,9 +282,7 @@ def command(
     if dry_run:
         print_plan(sweep, prices=prices, fmt=fmt)
         return
-    finished = run_sweep(
-        sweep, check_models=not no_preflight, warn=lambda line: click.echo(f"ccpt: warning: {line}", err=True)
-    )
+    finished = run_sweep(sweep, check_models=not no_preflight, warn=warn)
     from ccpt.dataset import load_dataset
     from ccpt.errors import DataError
     from ccpt.report import render_json, render_markdown, report_from_paths
@@ -308,7 +307,7 @@ def command(
     report = report_from_paths([sweep.log_dir], dataset=dataset, stat=stat, generation=generation, prices=price_list)  # type: ignore[arg-type]
     if slow := timeout_note(report.usage, sweep.timeout):
         report.notes.append(slow)
-        click.echo(f"ccpt: warning: {slow}", err=True)
+        warn(slow)
     click.echo(render_json(report) if fmt == "json" else render_markdown(report))
     if not finished:
         raise click.ClickException(f"some task runs did not finish; rerun the same command to resume ({sweep.log_dir})")
@@ -335,7 +334,7 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     logs = read_logs([sweep.log_dir], header_only=True).logs if sweep.log_dir.is_dir() else []
     check_servers(sweep, logs)
     for line in settings_conflicts(tasks, sweep.models, logs, judge=sweep.judge, generate=sweep.generate):
-        click.echo(f"ccpt: warning: {line}", err=True)  # what the real run says before it sends anything
+        warn(line)  # what the real run says before it sends anything
     check_instance_sets(sweep, logs)
     done = finished_samples(logs, judge=sweep.judge, model_args=sweep.model_args, generate=sweep.generate)
     rows = plan_rows(tasks, sweep.models, sweep.limit, options, done if logs else None)
