@@ -184,3 +184,12 @@ def test_a_figure_measured_in_one_reading_mode_is_not_quoted_for_the_other(home:
         "judge/x (expected): agreement with human ratings on the benchmark's test concepts not measured"
         in judge_note([JudgeIdentity("judge/x", reply_format="json_schema", mode="expected")])
     )
+
+
+def test_the_command_suggested_for_a_judge_known_only_by_its_text_is_not_that_text(home: Path) -> None:
+    """A tidy table or another file names its judge by its key ("m/j (plain)"): the note suggested
+    `--judge m/j (plain)`, which does not run; it now asks for the model that key names."""
+    note = judge_note([JudgeIdentity("ccpt-scripted/j (plain)")])
+    assert "--judge ccpt-scripted/j (plain)" not in note
+    asked = "run `ccpt judge-agreement --judge MODEL --pairs test` with the judge 'ccpt-scripted/j (plain)' names"
+    assert asked in note

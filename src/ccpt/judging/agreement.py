@@ -292,8 +292,11 @@ def judge_note(judges: Sequence[JudgeIdentity]) -> str:
             continue
         mode = " --judge-mode expected" if judge.mode == "expected" else ""
         raw = " --judge-arg calibrated=false" if judge.scale == "raw" else ""
-        command = f"`ccpt judge-agreement --judge {judge.name}{mode}{raw} --pairs test`"
-        how = f"run {command}" + (" with this version" if judge.version else "")
+        if any(c.isspace() or c == "@" for c in judge.name):  # a file's judge text (a key), not a model name to run
+            how = f"run `ccpt judge-agreement --judge MODEL --pairs test` with the judge {judge.name!r} names"
+        else:
+            command = f"`ccpt judge-agreement --judge {judge.name}{mode}{raw} --pairs test`"
+            how = f"run {command}" + (" with this version" if judge.version else "")
         parts.append(f"{judge.key}: agreement with human ratings on the benchmark's test concepts not measured ({how})")
     parts.append(PAPER_NOTE)
     return "; ".join(parts)
