@@ -319,6 +319,14 @@ def test_judge_score_that_scored_no_pair_fails(tmp_path: Path, monkeypatch, caps
         assert [row["relevance"] for row in csv.DictReader(fh)] == ["", ""]
 
 
+def test_judge_score_of_a_file_with_no_judgeable_row_fails(tmp_path: Path, capsys) -> None:
+    """Every row lacks a property: nothing is sent and nothing scored, so the command does not exit 0."""
+    pairs, out = tmp_path / "pairs.csv", tmp_path / "scored.csv"
+    pairs.write_text("concept,property\nstone,\ncloud,\n", encoding="utf-8")
+    line = _one_line_error(capsys, ["judge", "score", str(pairs), "--judge", "distilled", "--out", str(out)])
+    assert f"{pairs}: no row has both a concept and a property; nothing was judged" in line, line
+
+
 def test_a_csv_export_neutralises_formula_cells(ccpt_dir: Path, tmp_path: Path, capsys) -> None:
     """Before: a dataset cell starting with "=" was written as is, a live formula in a spreadsheet."""
     data = tmp_path / "data"

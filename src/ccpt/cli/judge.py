@@ -309,7 +309,9 @@ def score(pairs_csv: Path, judge_model: str, judge_mode: str | None, out: Path) 
         f"scored {len(pairs) - failed} of {len(rows)} pairs with {model} in {elapsed:.1f}s; "
         f"{failed} failed (empty relevance){skipped if rejected else ''} → {out}"
     )
-    if pairs and failed == len(pairs):  # written and counted, but a command that scored nothing did not succeed
+    if rows and not pairs:  # written and counted, but a command that scored nothing did not succeed
+        raise DataError(f"{pairs_csv}: no row has both a concept and a property; nothing was judged")
+    if pairs and failed == len(pairs):
         raise ModelError(
             f"{model}: every one of the {len(pairs)} pair(s) failed; {out} holds no relevance",
             "check the judge (its endpoint, key and --judge-mode), then rerun",
