@@ -636,3 +636,31 @@ def test_runs_of_other_tasks_are_not_told_apart_by_their_arguments() -> None:
         [frame, frame.iloc[[0]].assign(variant=generative.replace('"test"', '"train"'))], ignore_index=True
     )
     assert variant_tags(again).tolist() == ["split test", "", "", "split train"]  # one task's two runs: told apart
+
+
+def test_a_rerun_after_an_interruption_with_another_plain_model_argument_resumes_the_run(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C, then the same command with another `-M latency` (it changes no number): the rerun's answers
+    supersede the interrupted log's failed one, as for an identical rerun (5th hostile round: "two runs claim to be
+    one", the report refused)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    logs = tmp_path / "logs"
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+            "--method", "base", "--limit", "2", "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight",
+            "--display", "none", "--log-dir", str(logs)]  # fmt: skip
+    assert main([*base, "-M", "latency=0"]) == 0
+    (first,) = logs.glob("*.eval")
+    capsys.readouterr()
+    alone, _ = _report_json(capsys, str(logs))
+    # What Ctrl-C leaves: a cancelled log whose last sample has no score.
+    log = read_eval_log(str(first))
+    log.status, log.samples[-1].scores = "cancelled", None
+    write_eval_log(log, str(first))
+    assert main([*base, "-M", "latency=0.001"]) == 0
+    assert len(list(logs.glob("*.eval"))) == 2
+    capsys.readouterr()
+    both, _ = _report_json(capsys, str(logs))
+    assert _table3(both) == _table3(alone)

@@ -393,10 +393,15 @@ def run_key(log: Any) -> tuple[str, str, str, str]:
 
 def run_identity(log: Any) -> str:
     """The task run a log belongs to, as Inspect's eval set pairs logs with tasks (``inspect_ai.task_identifier``),
-    with the distilled judge's weights (:func:`run_key`) and the servers it was sent to (:func:`servers_of`)."""
+    with the distilled judge's weights (:func:`run_key`) and the servers it was sent to (:func:`servers_of`). The
+    model's -M arguments that change no number (``latency``) are left out: a run resumed with another is one run."""
     from inspect_ai import task_identifier
 
+    from ccpt.schemas.run import PLAIN_MODEL_ARGS
+
     try:
+        model_args = {k: v for k, v in (log.eval.model_args or {}).items() if k not in PLAIN_MODEL_ARGS}
+        log = log.model_copy(update={"eval": log.eval.model_copy(update={"model_args": model_args})})
         return f"{task_identifier(log, None)} {run_key(log)[3]} {servers_of(log)}"
     except Exception:  # a log of another Inspect version, missing a field the identifier reads
         return f"{run_key(log)!r} {servers_of(log)}"
