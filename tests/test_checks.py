@@ -167,7 +167,7 @@ def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, d
     (skipped,) = frame.attrs["unreadable"]
     assert skipped.path == str(edited)
     assert (
-        "is 'a boat on the rocks' / 'noisy' in the log but 'a boat on the rocks' / 'strand' in the given dataset"
+        "is 'a boat on the rocks' / 'noisy' in the file but 'a boat on the rocks' / 'strand' in the given dataset"
         in (skipped.reason)
     )
     assert load_results(tmp_path / "logs").attrs["unreadable"] == []
@@ -257,6 +257,37 @@ def test_a_tidy_row_with_a_filter_or_step_cell_on_a_method_without_one_is_refuse
     path = export(frame, tmp_path / "t.csv")
     with pytest.raises(DataError, match=rf"t\.csv: row \d+: {column} {value} on method 'base', which has no spreading"):
         from_tidy(path)
+
+
+@pytest.mark.parametrize("label", ["Base", "BASE", "Multi-Oracle"])
+def test_a_tidy_row_naming_its_method_by_label_is_refused(runs: Path, tmp_path: Path, label: str) -> None:
+    """Fifth hostile round: a row hand-edited to the method's label (``Base``, not ``base``) printed as a second
+    Base row beside the first, each a part of the run's answers."""
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    frame.loc[frame.index[0], "method"] = label
+    path = export(frame, tmp_path / "t.csv")
+    with pytest.raises(DataError, match=rf"t\.csv: row 0: method '{label}' is no method name"):
+        load_results(path)
+
+
+def test_a_tidy_row_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
+    """Fifth hostile round: a tidy row's item was not checked against the dataset (a log's is): a row edited to
+    another property under the same id was scored as that instance. Row-position ids (an export made without the
+    dataset) name no item of it and are not checked."""
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    assert len(load_results(export(frame, tmp_path / "ok.csv"), dataset)) == len(frame)
+    edited = frame.copy()
+    edited.loc[edited.index[0], "property"] = "noisy"
+    path = export(edited, tmp_path / "t.csv")
+    with pytest.raises(DataError, match=r"t\.csv: row 0: instance '\S+' is '.+' / 'noisy' in the file but '.+' in"):
+        load_results(path, dataset)
+    assert len(load_results(path)) == len(frame)  # nothing to check against
+    positional = edited.assign(instance=[f"pi_emergent:row{i}" for i in range(len(edited))])
+    assert len(load_results(export(positional, tmp_path / "rows.csv"), dataset)) == len(frame)
 
 
 def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(

@@ -41,7 +41,7 @@ def registered() -> Mapping[str, Method]:
     return load_registry(BUILTIN, ENTRY_POINTS, Method, lambda m: m.base, _check_declaration)
 
 
-_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command lines and stored in logs and tables
+NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command lines and stored in logs and tables
 
 
 def _check_declaration(method: Method, point: EntryPoint) -> None:
@@ -61,7 +61,7 @@ def _check_declaration(method: Method, point: EntryPoint) -> None:
     def count(value: Any, low: int, high: float = math.inf) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
-    if not isinstance(method.base, str) or not _NAME.fullmatch(method.base) or method.base.endswith(NOFILTER_SUFFIX):
+    if not isinstance(method.base, str) or not NAME.fullmatch(method.base) or method.base.endswith(NOFILTER_SUFFIX):
         raise refuse(f"has a malformed name: lower-case letters, digits and '_', not ending in {NOFILTER_SUFFIX!r}")
     if not isinstance(method.label, str) or not method.label.strip():
         raise refuse("has no label")

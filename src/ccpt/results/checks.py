@@ -174,19 +174,27 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
     given = (str(record.get("combination") or "").strip(), str(record.get("property") or "").strip())
     if given != expected:
         return (
-            f"instance {instance!r} is {given[0]!r} / {given[1]!r} in the log but {expected[0]!r} / {expected[1]!r} "
+            f"instance {instance!r} is {given[0]!r} / {given[1]!r} in the file but {expected[0]!r} / {expected[1]!r} "
             "in the given dataset (made on another version of the dataset with the same ids?)"
         )
     return None
 
 
-def method_problem(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The first row claiming what its method never gives, as one phrase, or None: a sample ≥ 1 of a one-sample
-    method (averaged in, it would change the cell), or a filter or step cell of a registered method without spreading
-    activation (a Base row with ``sa_filter`` false is read as a filter-ablation row, with ``sa_iteration`` as a
-    step of Table 6: either leaves its run's row an answer short)."""
+def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[str, str]] | None = None) -> str | None:
+    """The first row claiming what its method never gives, as one phrase, or None: a method cell that is no method
+    name (its label ``Base``: a second Base row), a sample ≥ 1 of a one-sample method (averaged in, it would change
+    the cell), a filter or step cell of a registered method without spreading activation (a Base row with
+    ``sa_filter`` false is read as a filter-ablation row, with ``sa_iteration`` as a step of Table 6: either leaves
+    its run's row an answer short), or, given the dataset's ``items`` (:func:`dataset_items`), an item other than the
+    dataset's under its id (a row-position id, a file read without the dataset, is not checked)."""
     for number, row in enumerate(rows):
         sample, method = row.get("sample"), row.get("method")
+        if method is not None and not methods.NAME.fullmatch(str(method)):
+            return f"row {number}: method {str(method)!r} is no method name (the tidy table holds names, as `base`)"
+        said = row.get("combination") is not None or row.get("property") is not None
+        positional = _POSITIONAL.match(str(row.get("instance")))
+        if items is not None and said and not positional and (problem := item_problem(row, items, required=True)):
+            return f"row {number}: {problem}"
         if sample and method is not None and samples_drawn(str(method), {}) == 1:
             return f"row {number}: sample {sample} of method {method!r}, which draws one answer per instance and seed"
         found = methods.get(split_method(str(method))[0]) if method is not None else None

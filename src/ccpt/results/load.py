@@ -12,7 +12,7 @@ from ccpt.errors import DataError, require_pyarrow, require_regular_file
 from ccpt.io.safe_csv import csv_header, read_text_frame, restore_frame
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
-from ccpt.results.checks import method_problem, mixed_id_schemes
+from ccpt.results.checks import dataset_items, method_problem, mixed_id_schemes
 from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
@@ -67,7 +67,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
                 )
         elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(csv_header(path)) >= _TIDY_MARKERS):
-            parts.append(from_tidy(path).assign(read_from=str(path)))  # its rows' source is the file it came from
+            parts.append(from_tidy(path, dataset).assign(read_from=str(path)))  # read_from: the tidy file
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
         elif path.suffix in LOG_SUFFIXES:
@@ -129,9 +129,10 @@ def read_from_dirs(path: str | Path, paths: Iterable[str | Path]) -> Path | None
 _TIDY_MARKERS = {"task", "model", "method", "seed", "instance", "r_np", "parse_ok"}
 
 
-def from_tidy(path: str | Path) -> pd.DataFrame:
+def from_tidy(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
     """Read back a tidy table written by :func:`export`, every cell checked by the tidy-table schema (a rejected
-    value set aside, a bad key cell one error line); ``r_hmp`` and ``score`` recomputed, disagreements noted."""
+    value set aside, a bad key cell one error line) and its rows against their methods and ``dataset``'s items
+    (:func:`ccpt.results.checks.method_problem`); ``r_hmp`` and ``score`` recomputed, disagreements noted."""
     from ccpt.schemas.base import summary_line
     from ccpt.schemas.results import TIDY
 
@@ -164,7 +165,8 @@ def from_tidy(path: str | Path) -> pd.DataFrame:
     records = [dict(zip(COLUMNS, row, strict=True)) for row in zip(*values, strict=True)]
     checked = TIDY.check(records, path.name, empty_is_none=True)
     TIDY.check_unique(checked.rows, path.name)
-    if problem := method_problem(checked.rows):  # it would change a cell: the file is not what it says
+    items = dataset_items(dataset) if dataset is not None else None
+    if problem := method_problem(checked.rows, items):  # it would change a cell: the file is not what it says
         raise DataError(f"{path}: {problem}")
     notes = [f"{path.name}: {summary_line(checked.issues)}"] if checked.issues else []
     rows, mismatches = [], []
