@@ -290,6 +290,25 @@ def test_a_tidy_row_of_another_dataset_version_is_named(runs: Path, tmp_path: Pa
     assert len(load_results(export(positional, tmp_path / "rows.csv"), dataset)) == len(frame)
 
 
+def test_a_tidy_export_without_its_variant_column_beside_its_log_is_read_once(runs: Path, tmp_path: Path) -> None:
+    """Fifth hostile round: an export made before the ``variant`` column existed, given with its own logs, was a
+    second row per run ("arguments unrecorded"), every answer counted twice. A file repeating a run's answers only
+    in part (an answer edited) stays a run of its own."""
+    from ccpt.report.tables import table3
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    path = export(frame.drop(columns="variant"), tmp_path / "old.csv")
+    both = load_results([runs, path])
+    assert len(both) == len(frame)
+    assert any("repeat a run's answers: read as its" in n for n in both.attrs["notes"])
+    assert [r.key for r in table3(both, n_boot=10).rows] == [r.key for r in table3(frame, n_boot=10).rows]
+    edited = frame.drop(columns="variant")
+    edited.loc[edited.index[0], "answer"] = "another answer"
+    apart = load_results([runs, export(edited, tmp_path / "edited.csv")])
+    assert len(apart) == len(frame) + frame["method"].eq(frame.loc[frame.index[0], "method"]).sum()
+
+
 def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(
     runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

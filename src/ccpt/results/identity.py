@@ -53,6 +53,37 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return frame.drop(index=dropped.index), warnings
 
 
+def adopt_variants(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """Rows that record no run arguments (a tidy table exported before ``variant`` existed) take the arguments of a
+    run whose rows they all repeat, answer for answer (noted), so a file beside its own source is one answer read
+    twice, not a second row ``arguments unrecorded``; a file that repeats only some of them keeps none."""
+    if frame.empty or "variant" not in frame:
+        return frame
+    cells = frame["variant"].astype("string").fillna("").str.strip()
+    unrecorded = cells == ""
+    if not unrecorded.any() or unrecorded.all():
+        return frame
+    key = [c for c in (*SAMPLE_IDENTITY, *SAMPLE_CONTENT) if c != "variant" and c in frame.columns]
+    view = frame[key].astype("string").fillna("").assign(variant=cells)
+    recorded = view[~unrecorded].drop_duplicates().groupby(key, sort=False)["variant"]
+    found = view[unrecorded].merge(recorded.agg(lambda v: v.iloc[0] if len(v) == 1 else "").reset_index(), on=key,
+                                    how="left", suffixes=("_own", ""))  # fmt: skip
+    found.index = view.index[unrecorded]
+    file = "read_from" if "read_from" in frame.columns else "source"
+    groups = [frame.loc[found.index, file].astype(str), *(found[c] for c in ("task", "model", "method", "judge"))]
+    adopted = found.groupby(groups, sort=False, dropna=False)["variant"].transform(
+        lambda v: v.iloc[0] if v.notna().all() and v.nunique() == 1 and v.iloc[0] else None
+    )
+    adopted = adopted.dropna()
+    if adopted.empty:
+        return frame
+    frame = frame.copy()
+    frame.loc[adopted.index, "variant"] = adopted
+    files = ", ".join(dict.fromkeys(frame.loc[adopted.index, file].astype(str)))
+    notes.append(f"{len(adopted)} row(s) recording no run arguments ({files}) repeat a run's answers: read as its")
+    return frame
+
+
 def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     """A failed generative row without a judge (older tidy tables) joins the one judge its file names for that run
     (noted), so it counts as that run's failure. A row with a relevance but no judge is no judge's verdict: it keeps

@@ -13,7 +13,7 @@ from ccpt.io.safe_csv import csv_header, read_text_frame, restore_frame
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
 from ccpt.results.checks import dataset_items, method_problem, mixed_id_schemes
-from ccpt.results.identity import deduplicate, fill_judges, pooled_settings
+from ccpt.results.identity import adopt_variants, deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
     LOG_SUFFIXES,
@@ -91,7 +91,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
     if "read_from" in out:
         out["read_from"] = out["read_from"].fillna(out["source"])
-    out, repeats = deduplicate(fill_judges(out, notes))
+    out, repeats = deduplicate(adopt_variants(fill_judges(out, notes), notes))
     out = out.drop(columns="read_from", errors="ignore").reset_index(drop=True)
     out.attrs["notes"] = notes
     out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings)]
