@@ -159,6 +159,31 @@ def test_a_log_holding_other_samples_than_its_header_counts_is_set_aside(runs: P
     assert set(frame["method"]) == {"multi_oracle"}
 
 
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda log: setattr(log.eval.config, "limit", 8), "its header says limit 8 of 200 instances but names 2"),
+        (lambda log: log.eval.dataset.sample_ids.__setitem__(-1, "ccpt_emergent:7"), "is not among the instances"),
+    ],
+    ids=["limit", "sample ids"],
+)
+def test_a_log_whose_header_names_another_instance_set_is_set_aside(
+    runs: Path, tmp_path: Path, edit: Callable[[Any], None], reason: str
+) -> None:
+    """Fifth hostile round: a header's ``config.limit`` edited from 2 to 8 only changed the row's tag (``limit 8``):
+    the run was shown as one over 8 instances while it holds 2."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    edit(log)
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(edited) and reason in skipped.reason, skipped.reason
+    assert set(frame["method"]) == {"multi_oracle"}
+
+
 def test_a_log_of_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Same ids, other items: checked against the dataset given, the log is set aside naming the item; without a
     dataset there is nothing to check against (and the log is read)."""

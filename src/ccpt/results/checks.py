@@ -127,6 +127,12 @@ def sample_set_problem(log: Any, test_ids: Mapping[str, set[str]] | None = None)
     total = getattr(log.results, "total_samples", None)
     if log.status == "success" and isinstance(total, int) and len(samples) != total:
         return f"holds {len(samples)} samples where its header says it finished {total}"
+    # The instance set is part of the run's identity (its variant): the header's limit must be the instances it names.
+    limit, named, size = log.eval.config.limit, log.eval.dataset.sample_ids, log.eval.dataset.samples
+    if isinstance(limit, int) and isinstance(named, list) and isinstance(size, int) and len(named) != min(limit, size):
+        return f"its header says limit {limit} of {size} instances but names {len(named)}"
+    if isinstance(named, list) and (stray := next((s.id for s in samples if s.id not in set(named)), None)):
+        return f"sample {stray!r} is not among the instances its header names"
     header = LogHeader.of(log)
     split = header.options.get("split")
     if test_ids is None or header.rejudged or (ids := test_ids.get(str(header.task))) is None or split is None:
