@@ -203,6 +203,10 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
         (("a cancelled aeroplane", "grounded"), ("a canceled airplane", "grounded")),
         (("a meagre yoghurt", "sour"), ("a meager yogurt", "sour")),
         (("a woollen pyjama", "warm"), ("a woolen pajama", "warm")),
+        # Fifth hostile round: letters NFKD keeps whole were dropped (Æsthetic → "sthetic"), and mould / practise
+        # had no rule.
+        (("an Æsthetic smouldering log", "practised"), ("an aesthetic smoldering log", "practiced")),
+        (("a mouldy straße", "practising"), ("a moldy strasse", "practicing")),
     ],
 )
 def test_sft_leakage_meets_a_test_item_spelled_another_way(

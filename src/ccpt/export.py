@@ -66,6 +66,8 @@ def write_rows(rows: list[dict[str, Any]], path: Path, fmt: ExportFormat) -> Non
 _ARTICLES = frozenset({"a", "an", "the"})
 _TOKEN = re.compile(r"[a-z0-9]+")
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4", "'"))
+# Letters NFKD leaves whole, which the ASCII tokens would drop (Æsthetic → "sthetic", straße → "strae").
+_LIGATURES = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "ß": "ss", "ð": "d", "þ": "th", "ł": "l", "đ": "d"})
 _POSSESSIVE = re.compile(r"'s\b")
 # British spellings to one canonical (American) form, applied to every word of both sides, so only a pair of
 # spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre/-gre/-hre, -ise/-yse,
@@ -80,16 +82,18 @@ _SPELLING = (
     (re.compile(r"^(\w{2,})is(e|es|ed|ing|ation|ations)$"), r"\1iz\2"),
     (re.compile(r"^(\w{2,})ys(e|es|ed|ing)$"), r"\1yz\2"),
     (re.compile(r"^(\w{3,})ogue(s?)$"), r"\1og\2"),
+    (re.compile(r"^(s?m)oul(d|der|t)(s|ed|ing|y|ers?|ered|ering)?$"), r"\1ol\2\3"),  # mould, smoulder, moult
 )
 _WORDS = {
     "grey": "gray", "tyre": "tire", "aluminium": "aluminum", "plough": "plow", "moustache": "mustache",
     "pyjamas": "pajamas", "doughnut": "donut", "defence": "defense", "offence": "offense", "licence": "license",
-    "jewellery": "jewelry", "mould": "mold", "cosy": "cozy", "sceptical": "skeptical", "kerb": "curb",
+    "jewellery": "jewelry", "cosy": "cozy", "sceptical": "skeptical", "kerb": "curb",
     "aeroplane": "airplane", "manoeuvre": "maneuver", "sulphur": "sulfur", "programme": "program", "cheque": "check",
     "storey": "story", "yoghurt": "yogurt", "mum": "mom", "pyjama": "pajama", "fulfil": "fulfill", "enrol": "enroll",
     "skilful": "skillful", "instalment": "installment", "judgement": "judgment", "ageing": "aging", "axe": "ax",
-    "smoulder": "smolder", "moult": "molt", "sombre": "somber", "draught": "draft", "gaol": "jail",
-    "woollen": "woolen",
+    "sombre": "somber", "draught": "draft", "gaol": "jail",
+    "woollen": "woolen", "practise": "practice", "practised": "practiced", "practises": "practices",
+    "practising": "practicing",
 }  # fmt: skip
 
 
@@ -109,7 +113,7 @@ def leak_key(text: str) -> str:
     (cavefish, cave fish, cave-fish)."""
     # NFKD: compatibility forms (full-width letters) and accents apart from their letter (café → cafe).
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Cf", "Mn"))
-    text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower())
+    text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower().translate(_LIGATURES))
     # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
     return "".join(_spelling(noun_lemma(_spelling(w))) for w in _TOKEN.findall(text) if w not in _ARTICLES)
 
