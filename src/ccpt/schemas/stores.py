@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, create_model, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, create_model, model_validator
 
-from ccpt.schemas.base import Count, FileFormat, Unique
+from ccpt.schemas.base import Count, FileFormat, Unique, _no_bool
 from ccpt.spec import GENERATIVE_TASKS
 
 # ------------------------------------------------------------------------------------------ test index
@@ -35,7 +35,8 @@ TEST_INDEX = FileFormat(
 
 # ------------------------------------------------------------------------------------- agreement store
 
-Correlation = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
+# ``true`` is no correlation (pydantic would read it as 1.0: "r 1.00" quoted for a forged entry).
+Correlation = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False), BeforeValidator(_no_bool)]
 
 
 class AgreementEntry(BaseModel):
