@@ -73,6 +73,7 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("base", {"r_hp": "0.5"}, "r_hp '0.5' is not a number"),
         ("base", {"r_mp": [0.5]}, "r_mp [0.5] is not a number"),
         ("multi_oracle", {"r_np": False}, "r_np False is not a number"),
+        ("base", {"r_hp": float("nan")}, "r_hp nan is not a number"),  # fifth hostile round: left out, unsaid
         # Found by the fourth hostile round: a Base record saying sa_filter false was read as a filter-ablation row
         # (Table 7), leaving Base a sample short; a record's protocol was not checked against its log's.
         ("base", {"sa_filter": False}, "record says sa_filter False, its log's method 'base'"),
@@ -263,9 +264,30 @@ def test_a_tidy_file_with_extra_samples_of_a_one_sample_method_is_refused(runs: 
     base = frame[frame["method"] == "base"]
     extra = base.iloc[[0]].assign(sample=1, r_np=1.0, r_hp=0.0, r_mp=0.0, score=1.0)
     path = export(pd.concat([frame, extra], ignore_index=True), tmp_path / "t.csv")
-    with pytest.raises(DataError, match=r"t\.csv: row \d+: sample 1 of method 'base', which draws one answer"):
+    with pytest.raises(
+        DataError, match=r"t\.csv: row \d+: sample 1 of method 'base', which draws 1 answer\(s\) per seed"
+    ):
         from_tidy(path)
     assert len(from_tidy(export(frame, tmp_path / "ok.csv"))) == len(frame)  # the export itself reads back
+
+
+def test_a_tidy_file_with_other_samples_than_its_recorded_oracle_n_is_refused(runs: Path, tmp_path: Path) -> None:
+    """Fifth hostile round: a third Multi-Oracle sample (a best one) added to a best-of-2 run's rows made it a
+    best-of-3 with no line (E 1.9 → 18.5 on a scripted run); rows of a best-of-2 run edited to say oracle_n 5 were
+    read as best-of-5."""
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    multi = frame["method"] == "multi_oracle"
+    extra = frame[multi].iloc[[0]].assign(sample=2, r_np=1.0, r_hp=0.0, r_mp=0.0, score=1.0)
+    path = export(pd.concat([frame, extra], ignore_index=True), tmp_path / "t.csv")
+    with pytest.raises(DataError, match=r"row \d+: sample 2 of method 'multi_oracle', which draws 2 answer"):
+        load_results(path)
+    five = frame.copy()
+    five.loc[multi, "variant"] = five.loc[multi, "variant"].str.replace('"oracle_n": 2', '"oracle_n": 5')
+    with pytest.raises(DataError, match=r"2 answer\(s\) of method 'multi_oracle', instance '\S+', seed 0: it draws 5"):
+        load_results(export(five, tmp_path / "five.csv"))
+    assert len(load_results(export(frame, tmp_path / "ok.csv"))) == len(frame)
 
 
 @pytest.mark.parametrize(("column", "value"), [("sa_filter", False), ("sa_iteration", 2)])
@@ -311,7 +333,8 @@ def test_a_tidy_row_of_another_dataset_version_is_named(runs: Path, tmp_path: Pa
     with pytest.raises(DataError, match=r"t\.csv: row 0: instance '\S+' is '.+' / 'noisy' in the file but '.+' in"):
         load_results(path, dataset)
     assert len(load_results(path)) == len(frame)  # nothing to check against
-    positional = edited.assign(instance=[f"pi_emergent:row{i}" for i in range(len(edited))])
+    rows = {instance: f"pi_emergent:row{k}" for k, instance in enumerate(edited["instance"].unique())}
+    positional = edited.assign(instance=edited["instance"].map(rows))
     assert len(load_results(export(positional, tmp_path / "rows.csv"), dataset)) == len(frame)
 
 
@@ -332,6 +355,30 @@ def test_a_tidy_export_without_its_variant_column_beside_its_log_is_read_once(ru
     edited.loc[edited.index[0], "answer"] = "another answer"
     apart = load_results([runs, export(edited, tmp_path / "edited.csv")])
     assert len(apart) == len(frame) + frame["method"].eq(frame.loc[frame.index[0], "method"]).sum()
+
+
+def test_a_tidy_row_moved_to_another_task_is_named(runs: Path, tmp_path: Path, dataset) -> None:
+    """Fifth hostile round: Base's PI-emergent rows relabelled ``pi_canceled`` were scored as cancellation (a
+    PI-Canceled column of emergent items) with a note on recomputed scores only."""
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    path = export(frame.assign(task="pi_canceled"), tmp_path / "t.csv")
+    with pytest.raises(DataError, match=r"row 0: instance 'ccpt_emergent:\d+' is an item of emergent properties, not"):
+        load_results(path, dataset)
+
+
+def test_a_parquet_tidy_file_with_true_false_relevances_is_refused(runs: Path, tmp_path: Path) -> None:
+    """Fifth hostile round: a Parquet table's boolean r_np column was read as 1/0 (a relevance ``true`` taken as
+    1.0, which the issue rules out for logs), with a note saying only that scores were recomputed."""
+    pytest.importorskip("pyarrow")
+    frame = load_results(runs)
+    frame.attrs.clear()  # notes and settings: no Parquet metadata
+    frame.assign(r_np=frame["r_np"] > 0.5).to_parquet(tmp_path / "t.parquet")
+    with pytest.raises(DataError, match=r"t\.parquet: column 'r_np' holds true/false, not numbers"):
+        load_results(tmp_path / "t.parquet")
+    frame.to_parquet(tmp_path / "ok.parquet")
+    assert len(load_results(tmp_path / "ok.parquet")) == len(frame)
 
 
 def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(
@@ -541,6 +588,11 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     found = read_store(store)
     assert set(found.entries) == {("good", "test")}
     assert found.problems["moved"] == f"{store}: entry 'moved' / 'paper300' says pairs 'test'; ignored"
+    # Found by the fifth hostile round: `true` was read as a correlation of 1.0 ("r 1.00" quoted).
+    store.write_text(json.dumps({"flag": {"test": fine | {"pearson": True, "pearson_ci": [0.9, 1.0]}}}))
+    assert (
+        read_store(store).problems["flag"].endswith("pearson: a number is expected, not true/false (got True); ignored")
+    )
 
 
 def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:

@@ -5,12 +5,14 @@ readers set the file aside (a log) or refuse it (a tidy table) with it, never sc
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccpt import methods
+from ccpt.dataset import FILE_SPECS
 from ccpt.spec import TASK_SPECS, TASKS, split_method
 
 if TYPE_CHECKING:
@@ -72,7 +74,8 @@ def record_problem(
         main += not step
         for name in RELEVANCES:
             value = record.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            # NaN is a float: read as "not judged", it left the sample out of the mean with no line.
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value != value):
                 return f"{where}: {name} {value!r} is not a number"
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
@@ -177,6 +180,10 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
         expected = (source[0], other[1]) if source and other else None
     if expected is None:
         return f"instance {instance!r} is not in the given dataset (made on another dataset?)" if required else None
+    # A generative task asks about one property type: an item of a file of another type is another task's.
+    spec, kind = TASK_SPECS.get(str(record.get("task"))), FILE_SPECS.get(instance.rsplit(":", 1)[0], (None,))[0]
+    if spec is not None and spec.kind is not None and kind is not None and kind != spec.kind:
+        return f"instance {instance!r} is an item of {kind} properties, not of task {spec.name!r} ({spec.kind})"
     given = (str(record.get("combination") or "").strip(), str(record.get("property") or "").strip())
     if given != expected:
         return (
@@ -193,6 +200,7 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
     ``sa_filter`` false is read as a filter-ablation row, with ``sa_iteration`` as a step of Table 6: either leaves
     its run's row an answer short), or, given the dataset's ``items`` (:func:`dataset_items`), an item other than the
     dataset's under its id (a row-position id, a file read without the dataset, is not checked)."""
+    answers: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}  # per run, seed and instance: its final answers
     for number, row in enumerate(rows):
         sample, method = row.get("sample"), row.get("method")
         if method is not None and not methods.NAME.fullmatch(str(method)):
@@ -201,13 +209,41 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
         positional = _POSITIONAL.match(str(row.get("instance")))
         if items is not None and said and not positional and (problem := item_problem(row, items, required=True)):
             return f"row {number}: {problem}"
-        if sample and method is not None and samples_drawn(str(method), {}) == 1:
-            return f"row {number}: sample {sample} of method {method!r}, which draws one answer per instance and seed"
+        # How many answers its method draws: one for a one-sample method whatever its arguments; with the arguments
+        # its row records (oracle_n), as many as they say. A sample past them would be counted in the cell.
+        options = _recorded(row.get("variant"), str(method))
+        drawn = samples_drawn(str(method), options) if method is not None else None
+        drawn = drawn if drawn == 1 or options else None
+        if sample and drawn is not None and sample >= drawn:
+            return f"row {number}: sample {sample} of method {method!r}, which draws {drawn} answer(s) per seed"
+        if drawn and row.get("sa_iteration") is None:
+            answers.setdefault((*(row.get(c) for c in _RUN_SAMPLE), drawn), []).append(row)
         found = methods.get(split_method(str(method))[0]) if method is not None else None
         for name in ("sa_filter", "sa_iteration"):
             if found is not None and not found.spreading and row.get(name) is not None:
                 return f"row {number}: {name} {row[name]!r} on method {method!r}, which has no spreading activation"
+    # Fewer answers than drawn is another n (best-of-2 shown as best-of-5); a failed sample is one row, unscored.
+    for (*_, method, _f, _j, _p, _v, seed, instance, drawn), found in answers.items():
+        failed = len(found) == 1 and not found[0].get("parse_ok") and found[0].get("r_np") is None
+        if len(found) < drawn and not failed:
+            return f"{len(found)} answer(s) of method {method!r}, instance {instance!r}, seed {seed}: it draws {drawn}"
     return None
+
+
+_RUN_SAMPLE = ("task", "model", "method", "sa_filter", "judge", "protocol", "variant", "seed", "instance")
+
+
+def _recorded(variant: Any, method: str) -> dict[str, Any]:
+    """The arguments a tidy row's ``variant`` (JSON) records that set how many answers its ``method`` draws
+    (``oracle_n``; :data:`ccpt.schemas.run.IDENTITY_ARGS`), or {} where it records none (older tables)."""
+    from ccpt.schemas.run import IDENTITY_ARGS
+
+    try:
+        values = json.loads(str(variant)) if variant is not None else {}
+    except ValueError:
+        return {}
+    wanted = {k for k, named in IDENTITY_ARGS.items() if named and split_method(method)[0] in named}
+    return {k: v for k, v in values.items() if k in wanted} if isinstance(values, dict) else {}
 
 
 _POSITIONAL = re.compile(rf"^(?:{'|'.join(map(re.escape, TASKS))}):row\d+$")

@@ -22,7 +22,7 @@ from ccpt.results.inspect_logs import (
     unreadable_line,
 )
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
-from ccpt.rows import COLUMNS, RUN_IDENTITY
+from ccpt.rows import COLUMNS, FLOAT_COLUMNS, RUN_IDENTITY
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
@@ -143,6 +143,10 @@ def from_tidy(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFr
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: cannot read as Parquet ({exc})") from None
+        # A typed file: true/false where a number belongs would be read as 1/0 (a CSV's text is parsed by the schema).
+        flags = (c for c in FLOAT_COLUMNS if c in frame and frame[c].map(type).eq(bool).any())
+        if (column := next(flags, None)) is not None:
+            raise DataError(f"{path}: column {column!r} holds true/false, not numbers")
     else:
         # Every cell as text: the schema parses numbers, flags and labels (ccpt.schemas.results.TIDY).
         frame = restore_frame(read_text_frame(path))
