@@ -664,3 +664,22 @@ def test_a_rerun_after_an_interruption_with_another_plain_model_argument_resumes
     capsys.readouterr()
     both, _ = _report_json(capsys, str(logs))
     assert _table3(both) == _table3(alone)
+
+
+def test_compare_of_a_run_told_apart_by_its_arguments_names_its_runs() -> None:
+    """Fifth hostile round: `compare --a m:multi_oracle` beside best-of-2 and best-of-5 runs of m (and m's Base)
+    said "no method 'multi_oracle' in the results (methods: base (Base))": the runs are there, as `m [oracle_n 2]`."""
+    from ccpt.errors import CcptError
+    from ccpt.report.compare import compare_runs
+
+    model = MODELS[1]
+    rows = _rows((model, "base", JUDGES[0], 1), "base.eval")
+    for n, seed in ((2, 2), (5, 3)):
+        rows += _with_variant((model, "multi_oracle", JUDGES[0], seed), {"oracle_n": n}, f"n{n}.eval")
+    frame = _frame(rows)
+    with pytest.raises(CcptError) as error:
+        compare_runs(frame, (model, "multi_oracle"), (model, "base"), n_resamples=40)
+    assert error.value.message == f"{model}:multi_oracle is 2 runs told apart by their arguments"
+    assert error.value.hint == f"name one: {model} [oracle_n 2]:multi_oracle, {model} [oracle_n 5]:multi_oracle"
+    (found,) = compare_runs(frame, (f"{model} [oracle_n 5]", "multi_oracle"), (model, "base"), n_resamples=40)
+    assert found.result.n == INSTANCES and found.a == f"{model} [oracle_n 5]:multi_oracle"

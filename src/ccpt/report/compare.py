@@ -66,9 +66,29 @@ def _per_instance_mean(frame: pd.DataFrame, task: str, metric: str, oracle: Orac
 
 
 def resolve_run(frame: pd.DataFrame, spec: tuple[str, str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """The (model id, method name) a user's ``MODEL:METHOD`` names: id or display name, method name or label."""
-    model = match_model(spec[0], {str(m) for m in frame["model"].dropna()}, labels)
-    return model, match_method(spec[1], {str(m) for m in frame.loc[frame["model"] == model, "method"]})
+    """The (model id, method name) a user's ``MODEL:METHOD`` names: id or display name, method name or label. A
+    model whose runs of that method are told apart by their arguments (``m [oracle_n 2]``) is one line naming them
+    (before: "no method 'multi_oracle' in the results", listing the model's other methods)."""
+    models = {str(m) for m in frame["model"].dropna()}
+    model = match_model(spec[0], models, labels)
+    try:
+        return model, match_method(spec[1], {str(m) for m in frame.loc[frame["model"] == model, "method"]})
+    except CcptError:
+        tagged = sorted(m for m in models if m.startswith(f"{model} ["))
+        runs = [f"{m}:{spec[1]}" for m in tagged if _has_method(frame, m, spec[1])]
+        if runs:
+            raise CcptError(
+                f"{spec[0]}:{spec[1]} is {len(runs)} runs told apart by their arguments", f"name one: {', '.join(runs)}"
+            ) from None
+        raise
+
+
+def _has_method(frame: pd.DataFrame, model: str, text: str) -> bool:
+    try:
+        match_method(text, {str(m) for m in frame.loc[frame["model"] == model, "method"]})
+    except CcptError:
+        return False
+    return True
 
 
 def compare_runs(
