@@ -619,6 +619,9 @@ def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
          r"has an unreadable calibration map: calibration knots outside \[0, 1\]"),
         (lambda m: m["calibration"].update(x=[-5.0, *m["calibration"]["x"][1:]]),
          r"has an unreadable calibration map: calibration knots outside \[0, 1\]: x -5\.0"),
+        # Fifth hostile round: a member listed twice loaded, its head counted twice in the mean.
+        (lambda m: m["members"].append(dict(m["members"][0])),
+         r"is not readable: member head \S+ is listed twice \(the same sha256\)"),
     ],
 )  # fmt: skip
 def test_a_manifest_with_unbounded_weights_or_a_map_outside_the_unit_interval_is_refused(

@@ -271,6 +271,9 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         members = [(str(m["file"]), str(m["sha256"])) for m in manifest["members"]]
         if not members:
             raise ValueError("no member heads")
+        # A head listed twice counts twice in the mean: another ensemble under the same members' names.
+        if twice := next((f for k, (f, sha) in enumerate(members) if sha in {s for _, s in members[:k]}), None):
+            raise ValueError(f"member head {twice} is listed twice (the same sha256)")
         weights = member_weights([m.get("weight", 1.0) for m in manifest["members"]])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
