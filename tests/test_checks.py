@@ -648,6 +648,12 @@ def test_judge_ensemble_refuses_an_unbounded_weight(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err.strip()
     assert "member weights must be in [1e-06, 1e+06], got [1e+308, 1.0]" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "j.json").exists()
+    # Fifth hostile round: a head given twice (here a copy of it) wrote a manifest counting it twice in the mean.
+    shutil.copy(heads[0], tmp_path / "copy.safetensors")
+    assert main(["judge", "ensemble", heads[0], str(tmp_path / "copy.safetensors"), "--out", str(tmp_path / "j.json")])
+    err = capsys.readouterr().err.strip()
+    assert f"copy.safetensors is {heads[0]} again (the same bytes)" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "j.json").exists()
 
 
 @pytest.mark.parametrize(

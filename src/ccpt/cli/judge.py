@@ -184,6 +184,7 @@ def ensemble(
     ../shared/data/reference-results --map-runs ../shared/data/reference-results/more-models`.
     """
     from ccpt.dataset import load_dataset
+    from ccpt.io.download import sha256_file
     from ccpt.io.outputs import refuse_inputs
     from ccpt.judging.distilled import JUDGE_SHA256, member_weights, write_ensemble
     from ccpt.judging.lomo import fit_runs_map, table3_runs
@@ -198,6 +199,11 @@ def ensemble(
         member_weights(list(weights or [1.0]))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--weight") from None
+    # A head given twice (or a copy of one) would count twice in the mean; its manifest is refused when loaded.
+    seen: dict[str, Path] = {}
+    for head in heads:
+        if head.is_file() and (first := seen.setdefault(sha256_file(head), head)) != head:
+            raise click.BadParameter(f"{head} is {first} again (the same bytes): give each once", param_hint="HEADS")
     ds = load_dataset(data_dir)
     calibrate = None
     if map_runs:  # write_ensemble's calibrate: a map fitted on the Table-3 runs found in the --map-runs directories
