@@ -199,6 +199,9 @@ def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
         ("calls=lambda method, plan: ((-1, -1), (0, 0))", "calls returns ((-1, -1), (0, 0))"),
         ("calls=lambda method, plan: ((3, 1), (0, 0))", "calls returns ((3, 1), (0, 0))"),
         ("calls=lambda method, plan: 1 / 0", "calls raises ZeroDivisionError"),
+        # Fifth hostile round: a plug-in labelled like a built-in printed a second "Base" row beside ccpt's.
+        ("label='Base'", "has the label 'Base' of method 'base' (reports would print both alike)"),
+        ("label='majority VOTE '", "has the label 'majority VOTE ' of method 'vote'"),
     ],
 )
 def test_a_plugin_declaration_is_checked_at_registration_in_one_line(

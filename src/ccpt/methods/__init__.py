@@ -37,8 +37,20 @@ ENTRY_POINTS = "ccpt.methods"  # the entry-point group through which other packa
 
 @functools.cache
 def registered() -> Mapping[str, Method]:
-    """Every method by name: ccpt's own, then those of installed packages (a clash with a built-in is an error)."""
-    return load_registry(BUILTIN, ENTRY_POINTS, Method, lambda m: m.base, _check_declaration)
+    """Every method by name: ccpt's own, then those of installed packages (a clash with a built-in is an error; so
+    is a label another method prints under: two rows of one report would read alike)."""
+    labels = {m.label.strip().casefold(): m.base for m in BUILTIN}
+
+    def check(method: Method, point: EntryPoint) -> None:
+        _check_declaration(method, point)
+        taken = labels.setdefault(method.label.strip().casefold(), method.base)
+        if taken != method.base and method.base not in labels.values():
+            raise CcptError(
+                f"entry point {point.value!r} ({ENTRY_POINTS}): method {method.base!r} has the label "
+                f"{method.label!r} of method {taken!r} (reports would print both alike)"
+            )
+
+    return load_registry(BUILTIN, ENTRY_POINTS, Method, lambda m: m.base, check)
 
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command lines and stored in logs and tables
