@@ -381,6 +381,18 @@ def test_a_parquet_tidy_file_with_true_false_relevances_is_refused(runs: Path, t
     assert len(load_results(tmp_path / "ok.parquet")) == len(frame)
 
 
+def test_a_tidy_row_claiming_more_judge_failures_than_its_pairs_is_set_aside(runs: Path, tmp_path: Path) -> None:
+    """Fifth hostile round: ``judge_failures`` 99 on a row judged on 3 pairs was printed as 99 judge failures."""
+    from ccpt.report.tables.failure_counts import failures
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    frame.loc[frame.index[0], "judge_failures"] = 99
+    read = load_results(export(frame, tmp_path / "t.csv"))
+    assert any("'judge_failures': should be less than or equal to 3 (got '99')" in n for n in read.attrs["notes"])
+    assert sum(row.judge_failures for row in failures(read)) == 0
+
+
 def test_a_tidy_file_cut_short_or_naming_a_column_twice_is_one_line(
     runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 from typing_extensions import TypedDict
 
 from ccpt.schemas.base import (
@@ -147,7 +147,8 @@ class TidyRow(TypedDict):
     r_hmp: Annotated[Relevance, role(DERIVED, "R_H,M,P = max(r_hp, r_mp)")]
     score: Annotated[Relevance, role(DERIVED, "E or C of the task, from r_np and r_hmp")]
     judge: CellText
-    judge_failures: OptionalCount
+    # One per relevance the judge failed to give (ccpt.eval.scorers): a row has three pairs to judge.
+    judge_failures: Annotated[Annotated[Count, Field(le=3)] | None, Blank, Field(description="failed pairs (≤ 3)")]
     gold_type: Annotated[OptionalLabel, column("gold_type", "Task 3: the gold type")]
     pred_type: Annotated[OptionalLabel, column("pred_type", "Task 3: the predicted type")]
     sa_iteration: Annotated[OptionalCount, role(KEY, "Table 6: the SA step the answer came from")]
