@@ -227,8 +227,12 @@ def test_a_reduction_returning_no_number_in_range_is_refused_naming_the_method(t
     """Before: a reduction returning 5.0, −3.0, inf or text printed R_H,M,P 500.0 / −300.0 / "inf" / the text."""
     from ccpt.scoring import Relevances
 
-    _plugin(toy_plugin, "toy_reduce", f"dataclasses.replace(VOTE, base='vote3', reduce=lambda s, k, o='paper': "
-            f"__import__('ccpt.methods', fromlist=['Cell']).Cell({value}, 0.5, 0.5))")  # fmt: skip
+    cell = f"__import__('ccpt.methods', fromlist=['Cell']).Cell({value}, 0.5, 0.5)"
+    _plugin(
+        toy_plugin,
+        "toy_reduce",
+        f"dataclasses.replace(VOTE, base='vote3', label='Vote 3', reduce=lambda s, k, o='paper': {cell})",
+    )
     samples = [methods.Judged("a", Relevances(0.5, 0.2, 0.3))] * 3
     assert methods.reduction("vote")(samples, "emergent", "paper").r_np is not None  # a good one passes
     with pytest.raises(CcptError, match="method 'vote3': its reduction returned Cell"):
@@ -242,7 +246,8 @@ def test_a_bad_reduction_stops_the_run_in_one_line_and_the_fixed_plugin_resumes(
     """Before: every sample failed the same way, Inspect retried the task run twice and printed its traceback panels
     (about 250 lines) before ccpt's line. Now the first bad result stops the run: ccpt's line alone, naming the
     method; the same command with the plug-in fixed resumes to a report."""
-    _plugin(toy_plugin, "toy_broken", "dataclasses.replace(VOTE, base='vote4', reduce=lambda s, k, o='paper': 1 / 0)")
+    broken = "dataclasses.replace(VOTE, base='vote4', label='Vote 4', reduce=lambda s, k, o='paper': 1 / 0)"
+    _plugin(toy_plugin, "toy_broken", broken)
     argv = ["run", *RUN, "--method", "vote4", "--limit", "2", "--seeds", "1", "--data-dir", str(ccpt_dir),
             "--log-dir", str(tmp_path / "logs"), "--display", "plain"]  # fmt: skip
     assert main(argv) == 2
@@ -250,6 +255,6 @@ def test_a_bad_reduction_stops_the_run_in_one_line_and_the_fixed_plugin_resumes(
     assert err.strip().splitlines() == [err.strip()] and "method 'vote4': its reduction raises ZeroDivisionError" in err
     assert "the run stopped there" in err and "Traceback" not in out + err and "retry 1" not in out, out[-2000:]
     sys.modules.pop("toy_broken", None)
-    _plugin(toy_plugin, "toy_broken", "dataclasses.replace(VOTE, base='vote4')")  # the fix, under the same name
+    _plugin(toy_plugin, "toy_broken", "dataclasses.replace(VOTE, base='vote4', label='Vote 4')")  # the fix, same name
     assert main(argv) == 0, capsys.readouterr().err
     sys.modules.pop("toy_broken", None)
