@@ -357,6 +357,18 @@ def test_a_tidy_export_without_its_variant_column_beside_its_log_is_read_once(ru
     assert len(apart) == len(frame) + frame["method"].eq(frame.loc[frame.index[0], "method"]).sum()
 
 
+def test_the_authors_files_exported_read_back_against_the_dataset(reference_dir: Path, tmp_path: Path, dataset) -> None:
+    """The item check takes the authors' text as the dataset reads it ("a beaten dog," is its item "a beaten dog"),
+    and Task 3's pairs drawn by text (``type_prediction:others:…``) are no id the dataset must hold."""
+    from ccpt.results import export
+
+    files = [reference_dir / n for n in ("npc_emergent_gpt-4o_naive.csv", "tp_gpt-4o_naive.csv")]
+    frame = load_results(files, dataset)
+    frame.attrs.clear()
+    assert frame["combination"].eq("a beaten dog,").any() and frame["instance"].str.contains(":others:").any()
+    assert len(load_results(export(frame, tmp_path / "t.csv"), dataset)) == len(frame)
+
+
 def test_a_tidy_row_moved_to_another_task_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Fifth hostile round: Base's PI-emergent rows relabelled ``pi_canceled`` were scored as cancellation (a
     PI-Canceled column of emergent items) with a note on recomputed scores only."""

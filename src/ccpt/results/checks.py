@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccpt import methods
-from ccpt.dataset import FILE_SPECS
+from ccpt.dataset import FILE_SPECS, clean_combination
 from ccpt.spec import TASK_SPECS, TASKS, split_method
 
 if TYPE_CHECKING:
@@ -184,7 +184,8 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
     spec, kind = TASK_SPECS.get(str(record.get("task"))), FILE_SPECS.get(instance.rsplit(":", 1)[0], (None,))[0]
     if spec is not None and spec.kind is not None and kind is not None and kind != spec.kind:
         return f"instance {instance!r} is an item of {kind} properties, not of task {spec.name!r} ({spec.kind})"
-    given = (str(record.get("combination") or "").strip(), str(record.get("property") or "").strip())
+    # A row of the authors' files keeps their text ("a beaten dog,"): the dataset's item is its cleaned form.
+    given = (clean_combination(str(record.get("combination") or "")), str(record.get("property") or "").strip())
     if given != expected:
         return (
             f"instance {instance!r} is {given[0]!r} / {given[1]!r} in the file but {expected[0]!r} / {expected[1]!r} "
@@ -196,27 +197,34 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
 def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[str, str]] | None = None) -> str | None:
     """The first row claiming what its method never gives, as one phrase, or None: a method cell that is no method
     name (its label ``Base``: a second Base row), a sample ≥ 1 of a one-sample method (averaged in, it would change
-    the cell), a filter or step cell of a registered method without spreading activation (a Base row with
-    ``sa_filter`` false is read as a filter-ablation row, with ``sa_iteration`` as a step of Table 6: either leaves
-    its run's row an answer short), or, given the dataset's ``items`` (:func:`dataset_items`), an item other than the
+    the cell), other than the answers per instance and seed its row's recorded ``oracle_n`` draws, a filter or step
+    cell of a registered method without spreading activation (a Base row with ``sa_filter`` false is read as a
+    filter-ablation row, with ``sa_iteration`` as a step of Table 6: either leaves its run's row an answer short), or,
+    given the dataset's ``items`` (:func:`dataset_items`), an item other than the
     dataset's under its id (a row-position id, a file read without the dataset, is not checked)."""
     answers: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}  # per run, seed and instance: its final answers
+    counts: dict[tuple[Any, Any], int | None] = {}  # per (variant, method): the answers drawn, where known
     for number, row in enumerate(rows):
         sample, method = row.get("sample"), row.get("method")
         if method is not None and not methods.NAME.fullmatch(str(method)):
             return f"row {number}: method {str(method)!r} is no method name (the tidy table holds names, as `base`)"
         said = row.get("combination") is not None or row.get("property") is not None
         positional = _POSITIONAL.match(str(row.get("instance")))
-        if items is not None and said and not positional and (problem := item_problem(row, items, required=True)):
+        # Task 3's ``others`` items are pairs drawn by text (the authors' ``type_prediction:others:<N>|<P>``): an id
+        # the dataset does not hold is a problem for a generative task's row only.
+        required = (spec := TASK_SPECS.get(str(row.get("task")))) is not None and spec.generative
+        if items is not None and said and not positional and (problem := item_problem(row, items, required=required)):
             return f"row {number}: {problem}"
         # How many answers its method draws: one for a one-sample method whatever its arguments; with the arguments
         # its row records (oracle_n), as many as they say. A sample past them would be counted in the cell.
-        options = _recorded(row.get("variant"), str(method))
-        drawn = samples_drawn(str(method), options) if method is not None else None
-        drawn = drawn if drawn == 1 or options else None
+        if (key := (row.get("variant"), method)) not in counts:  # a table has millions of rows, few runs
+            options = _recorded(*key)
+            drawn = samples_drawn(str(method), options) if method is not None else None
+            counts[key] = drawn if drawn == 1 or options else None
+        drawn = counts[key]
         if sample and drawn is not None and sample >= drawn:
             return f"row {number}: sample {sample} of method {method!r}, which draws {drawn} answer(s) per seed"
-        if drawn and row.get("sa_iteration") is None:
+        if drawn is not None and drawn > 1 and row.get("sa_iteration") is None:
             answers.setdefault((*(row.get(c) for c in _RUN_SAMPLE), drawn), []).append(row)
         found = methods.get(split_method(str(method))[0]) if method is not None else None
         for name in ("sa_filter", "sa_iteration"):
@@ -233,7 +241,7 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
 _RUN_SAMPLE = ("task", "model", "method", "sa_filter", "judge", "protocol", "variant", "seed", "instance")
 
 
-def _recorded(variant: Any, method: str) -> dict[str, Any]:
+def _recorded(variant: Any, method: Any) -> dict[str, Any]:
     """The arguments a tidy row's ``variant`` (JSON) records that set how many answers its ``method`` draws
     (``oracle_n``; :data:`ccpt.schemas.run.IDENTITY_ARGS`), or {} where it records none (older tables)."""
     from ccpt.schemas.run import IDENTITY_ARGS
@@ -242,7 +250,7 @@ def _recorded(variant: Any, method: str) -> dict[str, Any]:
         values = json.loads(str(variant)) if variant is not None else {}
     except ValueError:
         return {}
-    wanted = {k for k, named in IDENTITY_ARGS.items() if named and split_method(method)[0] in named}
+    wanted = {k for k, named in IDENTITY_ARGS.items() if named and split_method(str(method))[0] in named}
     return {k: v for k, v in values.items() if k in wanted} if isinstance(values, dict) else {}
 
 
