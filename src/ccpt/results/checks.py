@@ -201,7 +201,7 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
     cell of a registered method without spreading activation (a Base row with ``sa_filter`` false is read as a
     filter-ablation row, with ``sa_iteration`` as a step of Table 6: either leaves its run's row an answer short), or,
     given the dataset's ``items`` (:func:`dataset_items`), an item other than the
-    dataset's under its id (a row-position id, a file read without the dataset, is not checked)."""
+    dataset's under its id (an id it does not hold, as a row position, is not checked)."""
     answers: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}  # per run, seed and instance: its final answers
     counts: dict[tuple[Any, Any], int | None] = {}  # per (variant, method): the answers drawn, where known
     for number, row in enumerate(rows):
@@ -209,11 +209,9 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
         if method is not None and not methods.NAME.fullmatch(str(method)):
             return f"row {number}: method {str(method)!r} is no method name (the tidy table holds names, as `base`)"
         said = row.get("combination") is not None or row.get("property") is not None
-        positional = _POSITIONAL.match(str(row.get("instance")))
-        # Task 3's ``others`` items are pairs drawn by text (the authors' ``type_prediction:others:<N>|<P>``): an id
-        # the dataset does not hold is a problem for a generative task's row only.
-        required = (spec := TASK_SPECS.get(str(row.get("task")))) is not None and spec.generative
-        if items is not None and said and not positional and (problem := item_problem(row, items, required=required)):
+        # An id the dataset does not hold is not checked: Task 3's pairs drawn by text (the authors'
+        # ``type_prediction:others:<N>|<P>``), a table made by hand; an item under one of its ids must be its item.
+        if items is not None and said and (problem := item_problem(row, items, required=False)):
             return f"row {number}: {problem}"
         # How many answers its method draws: one for a one-sample method whatever its arguments; with the arguments
         # its row records (oracle_n), as many as they say. A sample past them would be counted in the cell.
