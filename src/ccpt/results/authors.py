@@ -189,7 +189,7 @@ def _generative_rows(
     row_bad = instances.bad_cells()
     rows: list[dict[str, Any]] = []
     mismatches: list[tuple[float, int, str]] = []
-    steps = {prefix: _sa_step(path, prefix, lines, notes) for prefix, _ in sorted(runs)}  # and their C_T notes
+    steps = {prefix: _sa_step(path, prefix, lines, notes) for prefix in sorted({p for p, _ in runs})}  # C_T notes
     # Every sample of a run has the relevance columns the tables need (a missing column is a malformed file).
     needed = ["combination_relevance", "modifier_relevance"] + ([] if spec.completes_phrase else ["root_relevance"])
     for (prefix, seed), cols in sorted(runs.items()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BeforeValidator, Field
@@ -28,15 +29,22 @@ from ccpt.schemas.run import ProtocolName
 from ccpt.spec import TASKS
 
 
-def _reply_list(value: Any) -> Any:
+@functools.lru_cache(maxsize=64)
+def _split_replies(text: str) -> tuple[str, ...] | None:
+    """A cell's replies, decoded once: a row's samples share one cell of generations (five for Multi-Oracle)."""
     from ccpt.answers import split_reply_list
 
+    items = split_reply_list(text)
+    return None if items is None else tuple(items)
+
+
+def _reply_list(value: Any) -> Any:
     if value is None:  # empty (or set aside)
         return None
-    items = split_reply_list(value) if isinstance(value, str) else None
+    items = _split_replies(value) if isinstance(value, str) else None
     if items is None:
         raise ValueError('not a list of generations (a Python list of strings, e.g. [\'{"property": "red"}\'])')
-    return items
+    return list(items)
 
 
 ReplyList = Annotated[list[str] | None, BeforeValidator(_reply_list), Blank]
