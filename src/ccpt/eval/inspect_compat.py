@@ -144,7 +144,7 @@ def final_status_held() -> Iterator[Callable[[], None]]:
     (``rich.reconfigure`` swaps the console's ``__dict__``: render hooks and patched attributes are lost). The
     console's class survives that, so for the block it is a subclass whose ``print`` holds that one line; nothing is
     built early, so nothing reaches stdout before ``--format json``. Fallback: a release that words the line
-    otherwise prints it."""
+    otherwise prints it. A quiet console (``--display none``) prints nothing, so nothing is rendered for it."""
     import rich
 
     console = rich.get_console()
@@ -155,6 +155,8 @@ def final_status_held() -> Iterator[Callable[[], None]]:
         def print(self, *objects: Any, **kwargs: Any) -> None:
             if objects and isinstance(objects[0], str) and _SUCCESS_STATUS in objects[0]:
                 held.append((objects, kwargs))
+                return
+            if self.quiet:  # `--display none`: rich would lay out the results table (~1 s a run), then drop it
                 return
             super().print(*objects, **kwargs)
 
