@@ -100,6 +100,7 @@ def command(
     from ccpt.report.paper import beside_paper as beside_paper_rows
     from ccpt.report.paper import read_stored
     from ccpt.results import export, load_results, unreadable_line
+    from ccpt.results.inspect_logs import LogCache
     from ccpt.results.load import input_files, read_from_dirs
     from ccpt.results.usage import load_prices
 
@@ -136,10 +137,11 @@ def command(
     # The paper's tables carry the Gold row: the dataset is fetched for them as the stored files are.
     dataset = load_dataset(data_dir) if paper else optional_dataset(data_dir)
     extra_notes: list[str] = []
+    logs: LogCache = {}  # the Inspect logs read for the rows, read again by no other part of the report
     if paper:
         frame, extra_notes = read_stored(stored_files, dataset)
     else:
-        frame = load_results(paths, dataset)
+        frame = load_results(paths, dataset, cache=logs)
     if unreadable := frame.attrs.get("unreadable", []):
         if strict:
             raise DataError(unreadable_line(unreadable), "drop --strict to report the readable logs")
@@ -167,6 +169,7 @@ def command(
         labels=names,
         prices=price_list,
         rank_scope="all" if beside_paper else "model",
+        cache=logs,
         **options,
     )
     report.notes += extra_notes

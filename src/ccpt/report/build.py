@@ -20,7 +20,7 @@ from ccpt.report.notes import frame_provenance, oracle_note, protocol_note, spli
 from ccpt.report.tables import TABLES, OracleReduction, TableOptions, as_reported, tagged_models
 from ccpt.report.tables.common import CSV_FIELDS
 from ccpt.results import LOG_SUFFIXES, load_results
-from ccpt.results.inspect_logs import JUDGE_IDENTITIES
+from ccpt.results.inspect_logs import JUDGE_IDENTITIES, LogCache
 from ccpt.results.usage import Price, read_usage
 from ccpt.stats import Stat
 
@@ -113,12 +113,15 @@ def report_from_paths(
     generation: Mapping[str, Any] | None = None,
     prices: Mapping[str, Price] | None = None,
     rank_scope: Literal["model", "all"] = "model",
+    cache: LogCache | None = None,
 ) -> Report:
     """The report of the result files under ``paths`` (``frame``: their tidy table if already read), as ``ccpt
     report`` prints it: ``judge_info`` defaults to each judge's agreement with humans, ``generation`` joins the
-    provenance, the token table comes from the Inspect logs among ``paths``, priced with ``prices``."""
+    provenance, the token table comes from the Inspect logs among ``paths``, priced with ``prices``; ``cache``: the
+    logs read for ``frame`` (each log is then read once)."""
+    cache = {} if cache is None else cache
     if frame is None:
-        frame = load_results(paths, dataset)
+        frame = load_results(paths, dataset, cache=cache)
     if judge_info is None:
         # Each judge's structured identity as its logs stored it; a table's or the authors' file's judge is its name.
         known = frame.attrs.get(JUDGE_IDENTITIES, {})
@@ -136,7 +139,7 @@ def report_from_paths(
         rank_scope=rank_scope,
     )
     if any(Path(p).is_dir() or Path(p).suffix in LOG_SUFFIXES for p in paths):  # only Inspect logs record calls
-        report.computed["usage"] = read_usage(paths, prices)
+        report.computed["usage"] = read_usage(paths, prices, cache=cache)
     return report
 
 

@@ -67,13 +67,15 @@ def _set_method(row: dict[str, Any]) -> None:
         row["sa_filter"] = True
 
 
-def from_inspect_logs(log_dir: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFrame:
+def from_inspect_logs(
+    log_dir: str | Path, dataset: CCPTDataset | None = None, *, cache: LogCache | None = None
+) -> pd.DataFrame:
     """Read every Inspect eval log under ``log_dir`` (a directory or one log file) into the tidy table: one row per
     sample, epoch and Multi-Oracle member from ``score.metadata["ccpt"]`` (docs/metrics.md; members in a list under
     ``"samples"``, merged over the top-level keys); a sample without it is a failed row (``parse_error``). A log
     whose records contradict its header or ``dataset`` (:mod:`ccpt.results.checks`) is named and set aside."""
     root = Path(log_dir)
-    logs, unreadable = read_logs([root])
+    logs, unreadable = read_logs([root], cache=cache)
     items = dataset_items(dataset) if dataset is not None else None
     splits = test_splits(dataset) if dataset is not None else None
     logs, copies = _without_copies(logs)
@@ -328,6 +330,9 @@ def unreadable_line(logs: Sequence[UnreadableLog]) -> str:
 
 
 LOG_SUFFIXES = (".eval", ".json")
+# Logs already read in full, by location: one command's readers share it (a report reads each log once for its rows
+# and its token table). Made per command, never kept across commands: a log may change between them.
+LogCache = dict[str, Any]
 
 
 class InspectLogs(NamedTuple):
@@ -337,9 +342,9 @@ class InspectLogs(NamedTuple):
     unreadable: list[UnreadableLog]
 
 
-def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> InspectLogs:
+def read_logs(paths: Iterable[str | Path], *, header_only: bool = False, cache: LogCache | None = None) -> InspectLogs:
     """Every Inspect log under ``paths`` (files, or directories searched recursively), oldest first; an unreadable
-    log is named in ``unreadable`` and skipped. ``header_only`` reads no samples."""
+    log is named in ``unreadable`` and skipped. ``header_only`` reads no samples; ``cache`` holds full reads."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     locations: list[str] = []
@@ -363,8 +368,13 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False) -> Insp
         if not Path(local).is_file():  # a FIFO would block the reader forever
             unreadable.append(UnreadableLog(local, "not a regular file (skipped)"))
             continue
+        if not header_only and cache is not None and location in cache:
+            logs.append(cache[location])
+            continue
         try:
             logs.append(read_eval_log(location, header_only=header_only))
+            if not header_only and cache is not None:
+                cache[location] = logs[-1]
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
             unreadable.append(UnreadableLog(local, _unreadable_reason(Path(local), exc)))
     logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order

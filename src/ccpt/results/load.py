@@ -17,6 +17,7 @@ from ccpt.results.identity import adopt_variants, deduplicate, fill_judges, pool
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
     LOG_SUFFIXES,
+    LogCache,
     UnreadableLog,
     from_inspect_logs,
     unreadable_line,
@@ -29,9 +30,12 @@ if TYPE_CHECKING:
     from ccpt.judges import JudgeIdentity
 
 
-def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None) -> pd.DataFrame:
+def load_results(
+    paths: str | Path | Iterable[str | Path], dataset: CCPTDataset | None = None, *, cache: LogCache | None = None
+) -> pd.DataFrame:
     """The tidy per-sample table of one path or many, mixed: the authors' CSVs, Inspect logs, directories of them,
-    tables written by :func:`export`. ``dataset`` maps the authors' rows to record ids (else ids are positional)."""
+    tables written by :func:`export`. ``dataset`` maps the authors' rows to record ids (else ids are positional);
+    ``cache``: the Inspect logs the command has read already (:data:`ccpt.results.inspect_logs.LogCache`)."""
     if isinstance(paths, str | Path):
         paths = [paths]
     frames: list[pd.DataFrame] = []
@@ -61,7 +65,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
                 except DataError as exc:  # one file the directory holds is not a result file: name it, read the rest
                     skipped.append(f"skipped {exc.message}")
             if any(p.suffix in LOG_SUFFIXES for p in path.rglob("*")):
-                parts.append(from_inspect_logs(path, dataset))
+                parts.append(from_inspect_logs(path, dataset, cache=cache))
             if not parts:
                 raise DataError(
                     f"{path}: no result CSVs or Inspect logs inside" + (f" ({'; '.join(skipped)})" if skipped else "")
@@ -71,7 +75,7 @@ def load_results(paths: str | Path | Iterable[str | Path], dataset: CCPTDataset 
         elif path.suffix == ".csv":
             parts.append(from_reference_csv(path, dataset))
         elif path.suffix in LOG_SUFFIXES:
-            parts.append(from_inspect_logs(path, dataset))
+            parts.append(from_inspect_logs(path, dataset, cache=cache))
         else:
             raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
         for part in parts:

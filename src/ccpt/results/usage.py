@@ -11,7 +11,7 @@ from typing import Any
 
 from ccpt.errors import DataError
 from ccpt.io.provider_errors import recorded_timeout
-from ccpt.results.inspect_logs import LOG_SUFFIXES, is_ccpt_log, read_logs, run_identity
+from ccpt.results.inspect_logs import LOG_SUFFIXES, LogCache, is_ccpt_log, read_logs, run_identity
 
 
 @dataclass(frozen=True)
@@ -54,14 +54,18 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     return {model: Price(entry.input, entry.output) for model, entry in checked.items()}
 
 
-def read_usage(paths: Iterable[str | Path], prices: Mapping[str, Price] | None = None) -> list[UsageRow]:
-    """Usage per (model, role) over every readable Inspect log under ``paths`` (files or directories)."""
+def read_usage(
+    paths: Iterable[str | Path], prices: Mapping[str, Price] | None = None, *, cache: LogCache | None = None
+) -> list[UsageRow]:
+    """Usage per (model, role) over every readable Inspect log under ``paths`` (files or directories); ``cache``: the
+    logs the command has read already."""
     from pydantic import ValidationError
 
     from ccpt.schemas.usage import CallUsage
 
     # Unreadable logs, and other benchmarks' logs, are named by the results loader: nothing countable here.
-    logs = read_logs(p for p in map(Path, paths) if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file())).logs
+    given = (p for p in map(Path, paths) if p.is_dir() or (p.suffix in LOG_SUFFIXES and p.is_file()))
+    logs = read_logs(given, cache=cache).logs
     # Every model call once, by its event's id: a resumed run's log (or a log given twice) repeats the same events.
     events: dict[tuple[Any, ...], Any] = {}
     for log in filter(is_ccpt_log, logs):
