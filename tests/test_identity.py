@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -664,6 +665,16 @@ def test_a_rerun_after_an_interruption_with_another_plain_model_argument_resumes
     capsys.readouterr()
     both, _ = _report_json(capsys, str(logs))
     assert _table3(both) == _table3(alone)
+    # Inspect records a log's creation to the second: a short run and its rerun started in the same second (as on
+    # an idle machine) tie, and the interrupted log, listed last, won with its unscored sample. The file written
+    # later is the newer log.
+    (rerun,) = (p for p in logs.glob("*.eval") if p != first)
+    log.eval.created = read_eval_log(str(rerun), header_only=True).eval.created
+    write_eval_log(log, str(first))
+    before = rerun.stat().st_mtime_ns - 10**9  # the interrupted log was last written before the rerun started
+    os.utime(first, ns=(before, before))
+    tied, _ = _report_json(capsys, str(logs))
+    assert _table3(tied) == _table3(alone)
 
 
 def test_compare_of_a_run_told_apart_by_its_arguments_names_its_runs() -> None:

@@ -363,6 +363,7 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False, cache: 
             locations.append(str(path))
         else:
             raise DataError(f"{path}: no such log file or directory")
+    written: list[int] = []  # per log read, its file's modification time (ns)
     for location in locations:
         local = location.replace("file://", "")
         if not Path(local).is_file():  # a FIFO would block the reader forever
@@ -370,15 +371,19 @@ def read_logs(paths: Iterable[str | Path], *, header_only: bool = False, cache: 
             continue
         if not header_only and cache is not None and location in cache:
             logs.append(cache[location])
+            written.append(Path(local).stat().st_mtime_ns)
             continue
         try:
             logs.append(read_eval_log(location, header_only=header_only))
+            written.append(Path(local).stat().st_mtime_ns)
             if not header_only and cache is not None:
                 cache[location] = logs[-1]
         except Exception as exc:  # truncated zip, bad JSON, foreign file: whatever it is, it cannot be read
             unreadable.append(UnreadableLog(local, _unreadable_reason(Path(local), exc)))
-    logs.sort(key=lambda log: str(log.eval.created))  # stable: logs created at the same time keep their order
-    return InspectLogs(logs, unreadable)
+    # Oldest first, by creation time; Inspect records it to the second, so two runs started in one second (a short
+    # run interrupted and run again) are ordered by when their files were last written: the rerun's is later.
+    order = sorted(range(len(logs)), key=lambda i: (str(logs[i].eval.created), written[i]))
+    return InspectLogs([logs[i] for i in order], unreadable)
 
 
 def _unreadable_reason(path: Path, exc: Exception) -> str:
