@@ -207,6 +207,12 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
         # had no rule.
         (("an Æsthetic smouldering log", "practised"), ("an aesthetic smoldering log", "practiced")),
         (("a mouldy straße", "practising"), ("a moldy strasse", "practicing")),
+        # Sixth hostile round: an ordinal or a number in digits, and a Cyrillic or Greek look-alike letter.
+        (("a first-class seat", "roomy"), ("a 1st class seat", "roomy")),
+        (("the twenty-first century", "digital"), ("the 21st century", "digital")),
+        (("a three-legged stool", "wobbly"), ("a 3-legged stool", "wobbly")),
+        (("a black cat", "lucky"), ("a black c\u0430t", "lucky")),  # a Cyrillic a
+        (("a ripe apple", "sweet"), ("a ripe \u03b1pple", "sweet")),  # a Greek alpha
     ],
 )
 def test_sft_leakage_meets_a_test_item_spelled_another_way(

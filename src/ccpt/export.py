@@ -68,7 +68,53 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4", "'"))
 # Letters NFKD leaves whole, which the ASCII tokens would drop (Æsthetic → "sthetic", straße → "strae").
 _LIGATURES = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "ß": "ss", "ð": "d", "þ": "th", "ł": "l", "đ": "d"})
+# Cyrillic and Greek letters drawn like a Latin one (a Cyrillic "а" in "cаt"), read as that letter: the ASCII tokens
+# would split the word there ("c", "t") and the test item would leak.
+_CONFUSABLES = str.maketrans(
+    dict(zip("авеёкмнорстухѕіјԁԛԝһӏαβγεηικνορτυχωϲϳɡ", "abeekmhopctyxsijdqwhlabyeniknoptuxwcjg", strict=True))
+)
 _POSSESSIVE = re.compile(r"'s\b")
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_ORDINAL_ENDS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
+                 "nine": "ninth", "twelve": "twelfth"}  # fmt: skip
+_NUMBER = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$")
+
+
+def _number_word(word: str) -> str:
+    """A number of 0-99 in digits as its words, so "21st century" meets "twenty-first century" and "3-legged"
+    meets "three-legged" (joined: the key has no spaces); other words unchanged."""
+    if not (found := _NUMBER.match(word)):
+        return word
+    n = int(found[1])
+    words = [_UNITS[n]] if n < 20 else [_TENS[n // 10 - 2], *([_UNITS[n % 10]] if n % 10 else [])]
+    if found[2]:
+        last = words[-1]
+        words[-1] = _ORDINAL_ENDS.get(last) or (last[:-1] + "ieth" if last.endswith("y") else last + "th")
+    return "".join(words)
+
+
 # British spellings to one canonical (American) form, applied to every word of both sides, so only a pair of
 # spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre/-gre/-hre, -ise/-yse,
 # the doubled l before an ending (travelling, cancelled, woollen), the ae/oe of Greek and Latin stems (paediatric,
@@ -107,15 +153,17 @@ def _spelling(word: str) -> str:
 def leak_key(text: str) -> str:
     """The form of a phrase the SFT exclusion compares, so that a test item spelled another way still meets it:
     Unicode NFKD with format characters (zero-width spaces, soft hyphens) and accents removed and curly apostrophes
-    straight; lower case, no punctuation, possessive ('s) or article; each word of 3+ letters as its noun lemma
+    straight; Cyrillic and Greek look-alikes as the Latin letter they look like; numbers 0-99 in digits as words
+    (1st, first); lower case, no punctuation, possessive ('s) or article; each word of 3+ letters as its noun lemma
     ("mice" → "mouse"; lemminflect maps "as" → "a") in one spelling (centre/center, flavour/flavor, paediatric/
     pediatric, travelling/traveling); and the words joined without spaces, so a closed and an open compound meet
     (cavefish, cave fish, cave-fish)."""
     # NFKD: compatibility forms (full-width letters) and accents apart from their letter (café → cafe).
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Cf", "Mn"))
-    text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower().translate(_LIGATURES))
+    text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower().translate(_LIGATURES).translate(_CONFUSABLES))
     # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
-    return "".join(_spelling(noun_lemma(_spelling(w))) for w in _TOKEN.findall(text) if w not in _ARTICLES)
+    words = (_number_word(w) for w in _TOKEN.findall(text) if w not in _ARTICLES)
+    return "".join(_spelling(noun_lemma(_spelling(w))) for w in words)
 
 
 _key = lru_cache(maxsize=1 << 16)(leak_key)
