@@ -619,6 +619,47 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     )
 
 
+def test_a_stored_agreement_entry_counts_no_more_pairs_than_its_pair_set_holds(tmp_path: Path) -> None:
+    """Sixth hostile round: an entry under `paper300` (300 pairs) saying n 5000, or under a sample of 10 rows (30
+    pairs) saying n 31, was quoted "on 5000 pairs of the paper-sized sample". Now each is left out, named."""
+    import json
+
+    from ccpt.judging.agreement import read_store
+
+    store = tmp_path / "judge_agreement.json"
+    fine = {"n": 300, "pearson": 0.6, "pearson_ci": [0.5, 0.7]}
+    forged = {
+        "big": {"paper300": fine | {"n": 5000}},
+        "missing": {"paper300": fine | {"n": 290, "n_missing": 11}},
+        "sample": {"test/rows=10/seed=0": fine | {"n": 31, "rows": 10}},
+        "moved": {"test/rows=10/seed=0": fine | {"n": 30, "rows": 20}},
+        "test": {"test": fine | {"n": 3 * 534 + 1}},
+        "good": {"paper300": fine, "test/rows=10/seed=0": fine | {"n": 30, "rows": 10}, "test": fine | {"n": 1305}},
+    }
+    store.write_text(json.dumps(forged), encoding="utf-8")
+    found = read_store(store)
+    assert set(found.entries) == {("good", "paper300"), ("good", "test/rows=10/seed=0"), ("good", "test")}
+    assert found.problems["big"].endswith("5000 pairs (n and n_missing) where its pair set holds 300 at most; ignored")
+    assert "301 pairs (n and n_missing) where its pair set holds 300" in found.problems["missing"]
+    assert "31 pairs (n and n_missing) where its pair set holds 30 at most" in found.problems["sample"]
+    assert "says rows 20 where its key says 10" in found.problems["moved"]
+    assert "1603 pairs" in found.problems["test"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"), [(["--n", "5000"], "holds 435 rows"), (["--pairs", "paper300", "--n", "101"], "holds 100 rows")]
+)
+def test_judge_agreement_n_beyond_its_pair_set_is_one_line(
+    args: list[str], said: str, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sixth hostile round: `--n 5000` sampled every one of the 435 test rows and was stored and quoted as "a sample
+    of 5000 rows"; now it is one line saying what the pair set holds."""
+    from test_cli_validation import _one_line_error
+
+    line = _one_line_error(capsys, ["judge-agreement", "--data-dir", str(ccpt_dir), *args])
+    assert said in line and "--n" in line, line
+
+
 def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
     """The shipped judge's manifest and heads copied into ``target``, the manifest edited by ``edit``."""
     import json

@@ -23,7 +23,8 @@ import numpy as np
 from ccpt.io.jsonout import dumps
 from ccpt.io.outputs import atomic_write_text
 from ccpt.judges import JudgeIdentity
-from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PairSet, RatedPair, sample_id
+from ccpt.judging.rated_pairs import HELDOUT_PAIR_SETS, PAPER_ROWS, ROLES, PairSet, RatedPair, sample_id
+from ccpt.spec import GENERATIVE_TASKS
 from ccpt.stats import bootstrap_replicates, defined, pearson, spearman
 
 PAPER_NOTE = "paper's GPT-4o judge: Pearson 0.85, Spearman 0.83 on 300 human-rated pairs (§6.1)"
@@ -221,7 +222,7 @@ def read_store(path: Path) -> Store:
     for judge, value in raw.items():
         for pair_set_key, entry in _by_pair_set(value).items():
             try:
-                AgreementEntry.model_validate(entry)
+                checked = AgreementEntry.model_validate(entry)
             except ValidationError as exc:
                 problems[judge] = f"{one_line(f'{path}: entry {judge!r} / {pair_set_key!r}', exc)}; ignored"
                 continue
@@ -230,8 +231,30 @@ def read_store(path: Path) -> Store:
             if (said := entry.get("pairs")) is not None and str(said) != pair_set_key.split("/", 1)[0]:
                 problems[judge] = f"{path}: entry {judge!r} / {pair_set_key!r} says pairs {said!r}; ignored"
                 continue
+            if problem := _size_problem(checked.n + checked.n_missing, checked.rows, pair_set_key):
+                problems[judge] = f"{path}: entry {judge!r} / {pair_set_key!r}: {problem}; ignored"
+                continue
             entries[(judge, pair_set_key)] = _measurement(judge, entry, pair_set_key)
     return Store(entries, problems)
+
+
+def _size_problem(counted: int, rows: int | None, pair_set_key: str) -> str | None:
+    """How an entry's pairs (``counted``: n and n_missing) and ``rows`` contradict the pair set its key names, or
+    None: more pairs than a sample of its rows holds (3 a row), or than ``paper300`` (300) or ``test`` (3 per test
+    instance of every generative task, at most) hold; a ``rows`` other than its key's. Quoted, it would read "on
+    5000 pairs" of the paper-sized sample."""
+    from ccpt.benchmark import benchmark
+
+    name, _, sample = pair_set_key.partition("/")
+    keyed = dict(part.split("=", 1) for part in sample.split("/") if "=" in part)
+    sampled = int(keyed["rows"]) if keyed.get("rows", "").isdigit() else None
+    if rows is not None and rows != sampled:
+        return f"says rows {rows} where its key says {sampled}"
+    test_rows = sum(benchmark().test_sizes[task] for task in GENERATIVE_TASKS)
+    held = {"paper300": PAPER_ROWS, "test": test_rows}.get(name) if sampled is None else sampled
+    if held is not None and counted > len(ROLES) * held:
+        return f"{counted} pairs (n and n_missing) where its pair set holds {len(ROLES) * held} at most"
+    return None
 
 
 def measurements() -> dict[Key, Measurement]:

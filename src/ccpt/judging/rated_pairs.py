@@ -102,7 +102,23 @@ def pair_set(ds: CCPTDataset, name: str, seed: int = 0, rows: int | None = None)
     if rows is None and name == "paper300":
         return paper300_pairs(ds, seed)
     records = heldout_records(ds) if name in HELDOUT_PAIR_SETS else ds.paper_records
-    return _pairs(records if rows is None else sample_rows(records, rows, seed))
+    if rows is None:
+        return _pairs(records)
+    # A sample larger than its set would be stored and quoted as "a sample of 5000 rows" of a set of hundreds.
+    sampled = sample_rows(records, rows, seed)
+    held = PAPER_ROWS if name == "paper300" else len(records)
+    if rows > held or len(sampled) < rows:
+        raise DataError(
+            f"--n {rows}: the pair set {name!r} holds {held} rows, {_halves(records)} (a sample is half emergent, "
+            "half canceled)",
+            f"give --n {min(held, len(sampled))} at most",
+        )
+    return _pairs(sampled)
+
+
+def _halves(records: Sequence[Record]) -> str:
+    emergent = sum(r.type == "emergent" for r in records)
+    return f"{emergent} emergent and {sum(r.type == 'canceled' for r in records)} canceled to draw from"
 
 
 def sample_id(name: str, rows: int | None, seed: int) -> str:

@@ -45,6 +45,8 @@ class AgreementEntry(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     n: Count = Field(description="pairs the correlations are over")
+    n_missing: Count = Field(0, description="pairs of the set without a judge score, left out of n")
+    n_resamples: Count = Field(0, description="bootstrap resamples of the intervals")
     pearson: Correlation | None = Field(None, description="Pearson r with the mean human rating (null: undefined)")
     spearman: Correlation | None = Field(None, description="Spearman ρ (null: undefined)")
     pearson_ci: tuple[Correlation, Correlation] | None = Field(None, description="95% bootstrap CI of r")
@@ -82,5 +84,7 @@ AGREEMENT_STORE = FileFormat(
     rules=(
         "Each interval (pearson_ci, spearman_ci) must contain its estimate (low ≤ estimate ≤ high).",
         "A correlation (pearson, spearman) is over n ≥ 2 pairs.",
+        "n + n_missing is at most the pairs of the set its key names: 3 per row of a sample (`rows=R`), 300 for "
+        "`paper300`, 3 per test instance of the generative tasks for `test`; `rows` is its key's.",
     ),
 )
