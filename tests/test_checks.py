@@ -96,6 +96,23 @@ def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
     assert set(frame["method"]) == {kept} and len(frame) == 2 * 2 * (2 if kept == "multi_oracle" else 1)
 
 
+def test_a_log_recording_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
+    """Sixth hostile round: a log whose recorded dataset digest was edited (or made on a copy with other files)
+    and whose items are the given dataset's was scored with no line. Its items agree, so it is scored against the
+    given dataset, and one note names it with the version it records; without a dataset nothing is compared."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    log.eval.metadata["dataset_sha256"] = "f" * 64
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs", dataset)
+    (note,) = [n for n in frame.attrs["notes"] if "another dataset version" in n]
+    assert f"({dataset.sha256[:12]})" in note and note.endswith(f"{edited.name} (ffffffffffff)"), note
+    assert len(frame) == 2 * 2 + 2 * 2 * 2 and not frame.attrs["unreadable"]  # scored: its items are the dataset's
+    assert not [n for n in load_results(runs, dataset).attrs["notes"] if "dataset version" in n]
+
+
 def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
     """A second member in a Base record (a one-sample method): averaged in, it would change E; the log is named."""
     edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.append({**r[0], "sample": 1, "r_np": 1.0}))
@@ -492,6 +509,20 @@ def test_a_per_step_file_renamed_to_another_step_is_named(reference_dir: Path, t
     assert sum("the file name says step" in w for w in frame.attrs["warnings"]) == 2
     for step in range(6):  # the authors' own per-step files all fit their names
         assert from_reference_csv(reference_dir / f"{run}-{step}.csv")["sa_iteration"].eq(step).all()
+
+
+def test_a_seed_copied_from_another_seed_is_named(reference_dir: Path, tmp_path: Path) -> None:
+    """Sixth hostile round: seed 1's columns of an authors' file replaced by seed 0's scored as two independent
+    seeds, its spread (±) narrowed, with no line. The authors' own seeds agree on 70% of rows at most."""
+    frame = pd.read_csv(reference_dir / "pi_canceled_gpt-4o_naive.csv", dtype=str, keep_default_na=False)
+    assert not load_results(reference_dir / "pi_canceled_gpt-4o_naive.csv").attrs["warnings"]
+    for column in [c for c in frame.columns if c.startswith("gpt-4o_naive_1_")]:
+        frame[column] = frame[column.replace("_naive_1_", "_naive_0_")]
+    copied = tmp_path / "pi_canceled_gpt-4o_naive.csv"
+    frame.to_csv(copied, index=False)
+    (warning,) = load_results(copied).attrs["warnings"]
+    assert warning.startswith(f"{copied.name}: run 'gpt-4o_naive' has seeds holding the same answers"), warning
+    assert "every one of its 167 rows (0 and 1)" in warning and "counts them as independent" in warning
 
 
 def _judged_by(source: Path, target: Path, judge: str) -> Path:

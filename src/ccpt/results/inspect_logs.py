@@ -91,6 +91,7 @@ def from_inspect_logs(
     # (an attempt Inspect's eval set retried) stored none; its rows are that run's, judged by that run's judge.
     run_judges: dict[str, JudgeIdentity] = {}
     identities: dict[str, JudgeIdentity] = {}  # each judge's identity by its key (the rows' judge column)
+    other_version: list[str] = []  # logs recording another dataset version than the given dataset's
     for log in logs:
         found = run_formats.setdefault(run_key(log), set())
         for sample in log.samples or []:
@@ -128,6 +129,8 @@ def from_inspect_logs(
                 judge = replace(judge, reply_format=reply_format)
             identity = judge.key
             identities[identity] = judge
+        if dataset is not None and (digest := _dataset_digest(log)) is not None and digest != dataset.sha256:
+            other_version.append(f"{source} ({digest[:12]})")
         first = len(rows)
         if ids := getattr(log.eval.dataset, "sample_ids", None):  # the instances the command asked for
             asked[run_identity(log)] = (source, len(ids))  # the newest log's (a larger --limit extends a run)
@@ -217,6 +220,13 @@ def from_inspect_logs(
         notes.append(f"runs covering fewer instances than their command asked for: {'; '.join(short)}")
     if unreadable:
         notes.append(f"skipped {unreadable_line(unreadable)}")
+    if other_version and dataset is not None:
+        # Their items agree with the given dataset's (else the log is set aside): scored against it, but the log
+        # says it was made on other files (a --data-dir copy, or an edited digest); its rows keep their own tag.
+        notes.append(
+            f"logs recording another dataset version than the given one ({dataset.sha256[:12]}), scored against it "
+            f"(their items are its items under the same ids): {', '.join(other_version)}"
+        )
     notes.extend(invalid)
     if formats:  # each judge's reply format, as negotiated with its server and recorded in the log
         described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
@@ -489,12 +499,17 @@ def run_variant(log: Any) -> str:
     values |= {name: value for name in ("limit", "sample_id") if (value := getattr(config, name, None)) is not None}
     model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
     values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
-    metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
-    if isinstance(digest := metadata.get(DATASET_SHA256), str):
+    if (digest := _dataset_digest(log)) is not None:
         values["dataset"] = digest[:12]
     values["benchmark"] = log.eval.task_version  # older logs: 1, what every task said before it was declared
     plain = {k: v if isinstance(v, str | int | float | bool) or v is None else str(v) for k, v in values.items()}
     return json.dumps(plain, sort_keys=True)
+
+
+def _dataset_digest(log: Any) -> str | None:
+    """The digest of the dataset files a ccpt task log says it read (None: an older log, or not text)."""
+    metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
+    return digest if isinstance(digest := metadata.get(DATASET_SHA256), str) else None
 
 
 def samples_completed(log: Any) -> int:
