@@ -151,7 +151,37 @@ def from_reference_csv(path: str | Path, dataset: CCPTDataset | None = None) -> 
     else:
         out = _type_prediction_rows(frame, path, dataset, notes)
     out.attrs["notes"] = notes
+    out.attrs["warnings"] = _copied_seeds(path, frame, runs)
     return out
+
+
+def _copied_seeds(path: Path, frame: pd.DataFrame, runs: Mapping[tuple[str, int], Mapping[Any, str]]) -> list[str]:
+    """One warning per run whose two seeds hold the same cell, column for column, on every row: a seed's columns
+    copied from another's. Sampled seeds of the authors' runs never agree on every row (70% of rows at most in the
+    stored files), so such seeds are not two draws and their spread (±) says nothing; a model that answers alike
+    under every seed would give the same line, which is as true of it."""
+    by_prefix: dict[str, dict[int, Mapping[Any, str]]] = {}
+    for (prefix, seed), cols in runs.items():
+        by_prefix.setdefault(prefix, {})[seed] = cols
+    warnings = []
+    for prefix, seeds in by_prefix.items():
+        order = sorted(seeds)
+        same = [
+            (a, b)
+            for i, a in enumerate(order)
+            for b in order[i + 1 :]
+            if set(seeds[a]) == set(seeds[b])
+            and all(frame[seeds[a][k]].equals(frame[seeds[b][k]]) for k in seeds[a])
+            and frame[list(seeds[a].values())].ne("").any(axis=None)
+        ]
+        if same:
+            pairs = ", ".join(f"{a} and {b}" for a, b in same)
+            warnings.append(
+                f"{path.name}: run {prefix!r} has seeds holding the same answers and relevances on every one of its "
+                f"{len(frame)} rows ({pairs}): a seed's columns copied from another's? The spread over seeds (±) "
+                "counts them as independent draws"
+            )
+    return warnings
 
 
 # The run columns' field names → the sample schema's names (the judged answer has one name for both tasks).
