@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt import methods
 from ccpt.dataset import FILE_SPECS, clean_combination
-from ccpt.spec import TASK_SPECS, TASKS, split_method
+from ccpt.spec import GOLD, TASK_SPECS, TASKS, split_method
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,6 +78,8 @@ def record_problem(
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value != value):
                 return f"{where}: {name} {value!r} is not a number"
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
+            return f"{where}: {problem}"
+        if problem := row_problem(record):
             return f"{where}: {problem}"
     # A run's header records the options that set its count (oracle_n); a re-judged log's or another task's does
     # not: there only a one-sample method's count is known. No record at all is no answer of the header's method.
@@ -194,6 +196,62 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
     return None
 
 
+def row_problem(row: Mapping[str, Any]) -> str | None:
+    """How one row (or log record) contradicts its own task and method, as one phrase, or None: relevances on a task
+    whose answers are not judged (a generative row moved to Task 3 left its cell an answer short), a Gold answer
+    other than its item's annotated one (a model's answers relabelled ``gold`` printed as the upper bound)."""
+    spec = TASK_SPECS.get(str(row.get("task")))
+    if spec is None:
+        return None
+    if not spec.generative and (name := next((n for n in RELEVANCES if row.get(n) is not None), None)):
+        return f"{name} {row[name]!r} on task {spec.name!r}, whose answers are not judged"
+    answer, gold = row.get("answer"), row.get("combination" if spec.completes_phrase else "property")
+    gold_row = row.get("method") == GOLD and spec.generative and answer is not None and gold is not None
+    if gold_row and _plain(str(answer)) != _plain(str(gold)):
+        return f"Gold answer {str(answer)!r} is not its item's annotated answer {str(gold)!r}"
+    return None
+
+
+def _plain(text: str) -> str:
+    return " ".join(clean_combination(text).split()).casefold()
+
+
+def variant_problem(
+    rows: Sequence[Mapping[str, Any]],
+    items: Mapping[str, tuple[str, str]] | None = None,
+    splits: Mapping[str, set[str]] | None = None,
+) -> str | None:
+    """The first run of a tidy table whose rows contradict the arguments their ``variant`` records, as one phrase, or
+    None: more instances than its recorded ``limit``, or, given the dataset's ``items`` and each task's test ids
+    (:func:`test_splits`), a dataset instance outside the ``split`` it records (test items under ``split: train``).
+    A log's header is checked the same way (:func:`sample_set_problem`)."""
+    recorded: dict[Any, dict[str, Any]] = {}  # variant → its arguments (a table has millions of rows, few runs)
+    covered: dict[tuple[Any, ...], set[str]] = {}
+    for number, row in enumerate(rows):
+        if (variant := row.get("variant")) not in recorded:
+            recorded[variant] = _recorded(variant, None)
+        split, instance = recorded[variant].get("split"), str(row.get("instance"))
+        ids = splits.get(str(row.get("task"))) if splits is not None and items is not None else None
+        outside = ids is not None and instance in items and (instance in ids) != (split == "test")  # type: ignore[operator]
+        if split in ("test", "train") and outside:
+            return f"row {number}: instance {instance!r} is not in the {split} split its run records (variant)"
+        covered.setdefault(tuple(row.get(c) for c in _RUN_SAMPLE[:-2]), set()).add(instance)
+    for (_t, model, method, *_, variant), instances in covered.items():
+        limit = recorded[variant].get("limit")
+        if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < len(instances):
+            return (
+                f"the run of model {model!r}, method {method!r} records limit {limit} but its rows cover "
+                f"{len(instances)} instances"
+            )
+    return None
+
+
+def dataset_versions(rows: Sequence[Mapping[str, Any]], dataset: CCPTDataset) -> set[str]:
+    """The dataset digests (12 hex digits) the rows' ``variant`` records other than ``dataset``'s."""
+    found = {_recorded(v, None).get("dataset") for v in {row.get("variant") for row in rows}}
+    return {str(d) for d in found if d is not None and d != dataset.sha256[:12]}
+
+
 def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[str, str]] | None = None) -> str | None:
     """The first row claiming what its method never gives, as one phrase, or None: a method cell that is no method
     name (its label ``Base``: a second Base row), a sample ≥ 1 of a one-sample method (averaged in, it would change
@@ -212,6 +270,8 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
         # An id the dataset does not hold is not checked: Task 3's pairs drawn by text (the authors'
         # ``type_prediction:others:<N>|<P>``), a table made by hand; an item under one of its ids must be its item.
         if items is not None and said and (problem := item_problem(row, items, required=False)):
+            return f"row {number}: {problem}"
+        if problem := row_problem(row):
             return f"row {number}: {problem}"
         # How many answers its method draws: one for a one-sample method whatever its arguments; with the arguments
         # its row records (oracle_n), as many as they say. A sample past them would be counted in the cell.
@@ -240,16 +300,18 @@ _RUN_SAMPLE = ("task", "model", "method", "sa_filter", "judge", "protocol", "var
 
 
 def _recorded(variant: Any, method: Any) -> dict[str, Any]:
-    """The arguments a tidy row's ``variant`` (JSON) records that set how many answers its ``method`` draws
-    (``oracle_n``; :data:`ccpt.schemas.run.IDENTITY_ARGS`), or {} where it records none (older tables)."""
+    """The arguments a tidy row's ``variant`` (JSON) records: with a ``method``, those that set how many answers it
+    draws (``oracle_n``; :data:`ccpt.schemas.run.IDENTITY_ARGS`); with None, all. {} where it records none."""
     from ccpt.schemas.run import IDENTITY_ARGS
 
     try:
         values = json.loads(str(variant)) if variant is not None else {}
     except ValueError:
         return {}
+    if not isinstance(values, dict) or method is None:
+        return values if isinstance(values, dict) else {}
     wanted = {k for k, named in IDENTITY_ARGS.items() if named and split_method(str(method))[0] in named}
-    return {k: v for k, v in values.items() if k in wanted} if isinstance(values, dict) else {}
+    return {k: v for k, v in values.items() if k in wanted}
 
 
 _POSITIONAL = re.compile(rf"^(?:{'|'.join(map(re.escape, TASKS))}):row\d+$")

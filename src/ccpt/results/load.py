@@ -12,7 +12,14 @@ from ccpt.errors import DataError, require_pyarrow, require_regular_file
 from ccpt.io.safe_csv import csv_header, read_text_frame, restore_frame
 from ccpt.protocol import DEFAULT_PROTOCOL
 from ccpt.results.authors import from_reference_csv
-from ccpt.results.checks import dataset_items, method_problem, mixed_id_schemes
+from ccpt.results.checks import (
+    dataset_items,
+    dataset_versions,
+    method_problem,
+    mixed_id_schemes,
+    test_splits,
+    variant_problem,
+)
 from ccpt.results.identity import adopt_variants, deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
@@ -174,9 +181,16 @@ def from_tidy(path: str | Path, dataset: CCPTDataset | None = None) -> pd.DataFr
     checked = TIDY.check(records, path.name, empty_is_none=True)
     TIDY.check_unique(checked.rows, path.name)
     items = dataset_items(dataset) if dataset is not None else None
-    if problem := method_problem(checked.rows, items):  # it would change a cell: the file is not what it says
+    splits = test_splits(dataset) if dataset is not None else None
+    # Either would change a cell: the file is not what it says.
+    if problem := method_problem(checked.rows, items) or variant_problem(checked.rows, items, splits):
         raise DataError(f"{path}: {problem}")
     notes = [f"{path.name}: {summary_line(checked.issues)}"] if checked.issues else []
+    if dataset is not None and (other := dataset_versions(checked.rows, dataset)):  # as for a log (inspect_logs)
+        notes.append(
+            f"{path.name}: rows recording another dataset version than the given one ({dataset.sha256[:12]}), "
+            f"scored against it (their items are its items under the same ids): {', '.join(sorted(other))}"
+        )
     rows, mismatches = [], []
     for number, (values, bad) in enumerate(zip(checked.rows, checked.bad_cells(), strict=True)):
         row = {**values, "invalid_cells": (values.get("invalid_cells") or 0) + bad}
