@@ -79,6 +79,10 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("base", {"sa_filter": False}, "record says sa_filter False, its log's method 'base'"),
         ("multi_oracle", {"sa_filter": True}, "record says sa_filter True, its log's method 'multi_oracle'"),
         ("base", {"protocol": "as-run"}, "record says protocol 'as-run', its log 'ccpt'"),
+        # Sixth hostile round: each moved samples between the Failures table's columns with no line.
+        ("base", {"parse_ok": False}, "record says its answer did not parse, yet holds relevances"),
+        ("base", {"judge_failures": 2}, "record says 2 judge failure(s) but 0 pair(s) without a relevance"),
+        ("base", {"r_np": None}, "record says 0 judge failure(s) but 1 pair(s)"),
     ],
 )
 def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
@@ -111,6 +115,24 @@ def test_a_log_recording_another_dataset_version_is_named(runs: Path, tmp_path: 
     assert f"({dataset.sha256[:12]})" in note and note.endswith(f"{edited.name} (ffffffffffff)"), note
     assert len(frame) == 2 * 2 + 2 * 2 * 2 and not frame.attrs["unreadable"]  # scored: its items are the dataset's
     assert not [n for n in load_results(runs, dataset).attrs["notes"] if "dataset version" in n]
+
+
+def test_a_log_whose_samples_name_another_judge_than_its_grader_is_set_aside(runs: Path, tmp_path: Path) -> None:
+    """Sixth hostile round: samples whose stored judge identity said openai/gpt-4o in a log graded by a scripted
+    judge printed as a GPT-4o-judged row ("Base · judge openai/gpt-4o (plain)"), rankable beside the paper's."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    for sample in log.samples:
+        (score,) = sample.scores.values()
+        score.metadata["ccpt"]["judge_identity"]["name"] = "openai/gpt-4o"
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(edited)
+    assert skipped.reason.endswith("says it was judged by 'openai/gpt-4o', its log's grader is 'ccpt-scripted/j'")
+    assert set(frame["judge"]) == {"ccpt-scripted/j (plain)"}
 
 
 def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
@@ -353,6 +375,60 @@ def test_a_tidy_row_of_another_dataset_version_is_named(runs: Path, tmp_path: Pa
     rows = {instance: f"pi_emergent:row{k}" for k, instance in enumerate(edited["instance"].unique())}
     positional = edited.assign(instance=edited["instance"].map(rows))
     assert len(load_results(export(positional, tmp_path / "rows.csv"), dataset)) == len(frame)
+
+
+def _with_argument(frame: pd.DataFrame, rows: Any, **arguments: Any) -> pd.DataFrame:
+    """``frame`` with the ``rows`` (a mask) recording ``arguments`` in their variant (JSON) besides their own."""
+    import json
+
+    out = frame.copy()
+    out.loc[rows, "variant"] = [json.dumps(json.loads(v) | arguments, sort_keys=True) for v in out.loc[rows, "variant"]]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        # A run's rows covering more instances than the limit its variant records (a log's header is checked so).
+        (
+            lambda f: _with_argument(f, f["method"] == "base", limit=1),
+            r"the run of model '\S+', method 'base' records limit 1 but its rows cover 2",
+        ),
+        # Test items under a recorded split train (Table 3 labelled them a train-split run).
+        (lambda f: _with_argument(f, f.index, split="train"), r"row 0: instance '\S+' is not in the train split its"),
+        # A row moved to Task 3 keeping its relevances: its PI cell was left an answer short.
+        (lambda f: f.assign(task=f["task"].where(f.index != 0, "type_prediction")), "row 0: r_np .* on task 'type_"),
+        # A model's answers relabelled Gold printed as the judge's upper bound, "Gold (this judge)".
+        (
+            lambda f: f.assign(method=f["method"].replace("base", "gold")),
+            r"row \d+: Gold answer '.+' is not its item's annot",
+        ),
+    ],
+)
+def test_a_tidy_run_contradicting_its_recorded_arguments_or_task_is_refused(
+    runs: Path, tmp_path: Path, dataset, edit: Callable[[pd.DataFrame], pd.DataFrame], reason: str
+) -> None:
+    """Sixth hostile round: each was scored with no line (a best-of rows of limit 1 covering 2 instances, test items
+    labelled split train, a generative row moved to Task 3, Base rows relabelled Gold)."""
+    from ccpt.results import export
+
+    path = export(edit(load_results(runs)), tmp_path / "t.csv")
+    with pytest.raises(DataError, match=rf"t\.csv: {reason}"):
+        load_results(path, dataset)
+
+
+def test_a_tidy_row_recording_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
+    """Sixth hostile round: as for a log, rows whose variant records another dataset digest, their items agreeing
+    with the given dataset's, are scored against it and named in one note."""
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    path = export(_with_argument(frame, frame.index, dataset="ffffffffffff"), tmp_path / "t.csv")
+    read = load_results(path, dataset)
+    assert len(read) == len(frame)
+    (note,) = [n for n in read.attrs["notes"] if "another dataset version" in n]
+    assert note.startswith("t.csv: rows recording") and note.endswith(": ffffffffffff"), note
+    assert not [n for n in load_results(export(frame, tmp_path / "ok.csv"), dataset).attrs["notes"] if "version" in n]
 
 
 def test_a_tidy_export_without_its_variant_column_beside_its_log_is_read_once(runs: Path, tmp_path: Path) -> None:
@@ -675,6 +751,30 @@ def test_a_stored_agreement_entry_counts_no_more_pairs_than_its_pair_set_holds(t
     assert "31 pairs (n and n_missing) where its pair set holds 30 at most" in found.problems["sample"]
     assert "says rows 20 where its key says 10" in found.problems["moved"]
     assert "1603 pairs" in found.problems["test"]
+
+
+def test_an_agreement_store_that_is_no_regular_file_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sixth hostile round: a FIFO or a directory as the user's store was read as an empty store (the report said
+    the judge was unmeasured, no line), and `judge-agreement` measured before failing to save. Now the report names
+    it and the measurement is refused before any judge call."""
+    import os
+
+    from test_cli_validation import _one_line_error
+
+    from ccpt.judging.agreement import read_store, user_store
+
+    monkeypatch.setenv("CCPT_HOME", str(tmp_path / "home"))
+    store = user_store()
+    store.parent.mkdir(parents=True)
+    os.mkfifo(store)
+    assert read_store(store).problems == {None: f"{store}: not a regular file; ignored"}
+    argv = ["judge-agreement", "--judge", "ccpt-scripted/j", "--n", "2", "--data-dir", str(ccpt_dir)]
+    assert "the agreement store is not a regular file" in _one_line_error(capsys, argv)
+    store.unlink()
+    store.mkdir()
+    assert read_store(store).problems == {None: f"{store}: not a regular file; ignored"}
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,15 @@ def record_problem(
             return f"{where}: {problem}"
         if problem := row_problem(record):
             return f"{where}: {problem}"
+        # ccpt's scorer judges a parsed answer only, and counts a failure per pair left without a relevance: a
+        # record saying otherwise moves samples between the Failures table's columns and the means.
+        missing = sum(record.get(name) is None for name in RELEVANCES)
+        failures = record.get("judge_failures")
+        if record.get("parse_ok") is False and missing < len(RELEVANCES):
+            return f"{where}: record says its answer did not parse, yet holds relevances"
+        judged = record.get("parse_ok") is True and TASK_SPECS.get(str(record.get("task"))) in GENERATIVE_SPECS
+        if isinstance(failures, int) and not isinstance(failures, bool) and judged and failures != missing:
+            return f"{where}: record says {failures} judge failure(s) but {missing} pair(s) without a relevance"
     # A run's header records the options that set its count (oracle_n); a re-judged log's or another task's does
     # not: there only a one-sample method's count is known. No record at all is no answer of the header's method.
     method = record.get("method") if members else header.method
@@ -169,6 +178,7 @@ def dataset_items(dataset: CCPTDataset) -> dict[str, tuple[str, str]]:
     return {r.id: (r.combination.strip(), r.property.strip()) for r in records}
 
 
+GENERATIVE_SPECS = tuple(spec for spec in TASK_SPECS.values() if spec.generative)
 _TYPE_ID = re.compile(r"^(?P<type>[a-z]+):(?P<source>[^+]+:\d+)(?:\+(?P<property_source>[^+]+:\d+))?$")
 
 

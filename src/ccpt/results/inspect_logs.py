@@ -246,12 +246,28 @@ def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None, splits: dic
     if problem := sample_set_problem(log, splits):
         return problem
     header = LogHeader.of(log)
+    grader = (log.eval.model_roles or {}).get("grader")
     for sample in log.samples or []:
         meta = _ccpt_metadata(sample)
         epoch = int(getattr(sample, "epoch", 1) or 1)
         if meta is not None and (problem := record_problem(meta, header, sample.id, epoch, items)):
             return problem
+        stored = JudgeIdentity.from_fields(meta.get(JUDGE_IDENTITY)) if isinstance(meta, Mapping) else None
+        if stored is not None and grader is not None and not _same_judge(stored.name, str(grader.model)):
+            # Rows are labelled by the stored identity: a forged one printed a scripted judge's scores as GPT-4o's.
+            return f"sample {sample.id!r} says it was judged by {stored.name!r}, its log's grader is {grader.model!r}"
     return None
+
+
+def _same_judge(stored: str, grader: str) -> bool:
+    """Whether a stored judge identity's model is the log's grader: the same name, or one declared judge and variant
+    under its two spellings (``ccpt-judge/distilled/default``, ``ccpt-distilled/default``)."""
+    from ccpt import judges
+
+    if stored == grader:
+        return True
+    found, said = judges.of_model(stored), judges.of_model(grader)
+    return found is not None and said is not None and (found[0].name, found[1]) == (said[0].name, said[1])
 
 
 def _without_copies(logs: list[Any]) -> tuple[list[Any], list[str]]:
