@@ -86,6 +86,10 @@ def command(
     if judge_mode == "expected" and judge_model is None:  # was ignored: the stored scores are the written ones
         raise click.BadParameter("needs --judge (the stored GPT-4o scores are text scores)", param_hint="--judge-mode")
     args = key_values(judge_args, "--judge-arg")
+    if judge_model is not None:  # its measurement is saved: a store that cannot take it is said before any call
+        from ccpt.judging.agreement import writable_store
+
+        writable_store()
     ds = load_dataset(data_dir)
     name = pair_set_name or ("paper300" if judge_model else "test")
     pairs = pair_set(ds, name, seed, rows=n_rows)

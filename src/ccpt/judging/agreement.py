@@ -179,8 +179,10 @@ class Store:
 
 def _raw(path: Path) -> dict[str, Any] | str:
     """The store's JSON object, or why it is not one (a missing store is an empty one)."""
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return {}
+    if not path.is_file():  # a FIFO would block the reader, a directory or a dangling link holds no measurement
+        return f"{path}: not a regular file"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -263,10 +265,21 @@ def measurements() -> dict[Key, Measurement]:
     return {**read_store(shipped_store()).entries, **read_store(user_store()).entries}
 
 
+def writable_store() -> Path:
+    """The user store, refused in one line when it is there but no regular file (a FIFO, a directory): checked
+    before a measurement is made, so no judge call is spent on a figure that cannot be saved."""
+    path = user_store()
+    if (path.exists() or path.is_symlink()) and not path.is_file():
+        from ccpt.errors import DataError
+
+        raise DataError(f"{path}: the agreement store is not a regular file", "move it away ($CCPT_HOME)")
+    return path
+
+
 def save(measurement: Measurement) -> Path:
     """Record ``measurement`` in the user store under (judge, pair set id), atomically; returns the file. A store that
     is not a JSON object is set aside as ``judge_agreement.json.unreadable``, never overwritten."""
-    path = user_store()
+    path = writable_store()
     raw = _raw(path)
     if isinstance(raw, str):
         path.replace(path.with_name(path.name + ".unreadable"))
