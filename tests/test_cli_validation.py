@@ -343,6 +343,9 @@ BAD_TASK_ARGS = [
     ("sa_epsilon=.nan", "-T sa_epsilon=nan: should be a finite number"),
     ("sa_epsilon=.inf", "-T sa_epsilon=inf: should be a finite number"),
     ("sa_epsilon=[1]", "-T sa_epsilon=[1]: should be a valid number"),
+    # Sixth hostile round: no upper bound (an ε above 1 stops every run at step 1, under another label).
+    ("sa_epsilon=1e308", "-T sa_epsilon='1e308': should be less than or equal to 1"),
+    ("sa_max_candidates=1000000000000", "-T sa_max_candidates=1000000000000: should be less than or equal to 10000"),
 ]
 
 

@@ -160,10 +160,12 @@ def pi_emergent(*args: Any, **kwargs: Any) -> Task:
         seed: Base sampling seed.
         sa_max_iterations: Spreading activation: at most this many expansions T (paper: 5; at most 100: each step is
             one more model call per answer).
-        sa_epsilon: Spreading activation: stop when the concept set changes less than this.
+        sa_epsilon: Spreading activation: stop when the concept set changes less than this (in [0, 1]: the change
+            is a Jaccard distance).
         sa_answer_every_step: Spreading activation: also answer from every C_t (Table 6).
         sa_max_candidates: Spreading activation: cap on candidate concepts per step (default: none; 100 without
-            Filter; as-run: the size of the step's random sample, 10).
+            Filter; as-run: the size of the step's random sample, 10; at most 10,000: a step's neighbourhood holds
+            hundreds).
         conceptnet: Concept graph (an index or cache file) for sa_conceptnet / sa_both.
         protocol: ccpt (the paper's method as printed, the default) or as-run (what the authors' code ran; see
             ccpt.protocol).

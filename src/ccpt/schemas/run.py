@@ -29,6 +29,10 @@ SAIterations = at_most(100)  # each step is one more model call and judging roun
 JudgeRetries = Annotated[at_most(100, low=0) | None, Blank]  # each retry: one more judge call per pair
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]  # NaN or inf would fail every request, locally
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]  # e.g. an ensemble member's weight
+# Δ, the change of the concept set a step stops on, is a Jaccard distance in [0, 1]: a larger ε stops every run at
+# its first step, as 1 does, under another label.
+Epsilon = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Candidates = at_most(10_000)  # a step's neighbourhood holds hundreds of concepts; each one is judged by the filter
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1), BeforeValidator(_no_bool)]  # NumPy refuses others
 Switch = Annotated[bool, Strict()]  # strict: `flase`, `1` or `yes` is not spelled true/false
 Split = Literal["test", "train"]
@@ -51,9 +55,9 @@ class TaskOptions:
     judge_retries: JudgeRetries = None  # None: the protocol's (ccpt 2, as-run 3)
     seed: Seed = 0
     sa_max_iterations: SAIterations = 5
-    sa_epsilon: NonNegative = 0.1
+    sa_epsilon: Epsilon = 0.1
     sa_answer_every_step: Switch = False
-    sa_max_candidates: AtLeastOne | None = None
+    sa_max_candidates: Candidates | None = None
     conceptnet: OptionalText = None
     protocol: ProtocolName = DEFAULT_PROTOCOL
 
