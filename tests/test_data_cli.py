@@ -212,6 +212,8 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
         (("the twenty-first century", "digital"), ("the 21st century", "digital")),
         (("a three-legged stool", "wobbly"), ("a 3-legged stool", "wobbly")),
         (("a black cat", "lucky"), ("a black c\u0430t", "lucky")),  # a Cyrillic a
+        (("salt & pepper", "mediaeval"), ("salt and pepper", "medieval")),
+        (("rock'n'roll", "pretence"), ("rock and roll", "pretense")),
         (("a ripe apple", "sweet"), ("a ripe \u03b1pple", "sweet")),  # a Greek alpha
     ],
 )

@@ -74,6 +74,7 @@ _CONFUSABLES = str.maketrans(
     dict(zip("авеёкмнорстухѕіјԁԛԝһӏαβγεηικνορτυχωϲϳɡ", "abeekmhopctyxsijdqwhlabyeniknoptuxwcjg", strict=True))
 )
 _POSSESSIVE = re.compile(r"'s\b")
+_AND = re.compile(r"&|\b'n'\b|\s'n'?\s")  # salt & pepper, rock'n'roll, fish 'n' chips: "and"
 _UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
           "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")  # fmt: skip
 _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
@@ -119,7 +120,8 @@ _WORDS = {
     "skilful": "skillful", "instalment": "installment", "judgement": "judgment", "ageing": "aging", "axe": "ax",
     "sombre": "somber", "draught": "draft", "gaol": "jail",
     "woollen": "woolen", "practise": "practice", "practised": "practiced", "practises": "practices",
-    "practising": "practicing",
+    "practising": "practicing", "aeon": "eon", "mediaeval": "medieval", "pretence": "pretense",
+    "manoeuvres": "maneuvers", "manoeuvred": "maneuvered", "manoeuvring": "maneuvering",
 }  # fmt: skip
 
 
@@ -141,6 +143,7 @@ def leak_key(text: str) -> str:
     # NFKD: compatibility forms (full-width letters) and accents apart from their letter (café → cafe).
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Cf", "Mn"))
     text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower().translate(_LIGATURES).translate(_CONFUSABLES))
+    text = _AND.sub(" and ", text)
     # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
     words = (_number_word(w) for w in _TOKEN.findall(text) if w not in _ARTICLES)
     return "".join(_spelling(noun_lemma(_spelling(w))) for w in words)
