@@ -194,6 +194,8 @@ def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
         ("samples=lambda options: 10**9", "declares 1000000000 samples per instance and seed: an integer in [1, 100]"),
         ("seeds=10**9", "declares seeds=1000000000: an integer in [1, 1000]"),
         ("samples=lambda options: options['oracle_n']", "samples raises KeyError"),
+        # Sixth hostile round: probed with no options only, 0 samples under a run's options planned "judge 6–0".
+        ("samples=lambda options: 0 if options else 1", "declares 0 samples per instance and seed"),
         ("applies=lambda spec: spec.no_such_field", "applies raises AttributeError"),
         ("applies=lambda spec: 'yes'", "applies(pi_emergent) returns 'yes'"),
         ("calls=lambda method, plan: ((-1, -1), (0, 0))", "calls returns ((-1, -1), (0, 0))"),
@@ -220,6 +222,32 @@ def test_a_plugin_declaration_is_checked_at_registration_in_one_line(
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and "entry point 'toy_bad:METHOD'" in lines[0], lines
     sys.modules.pop("toy_bad", None)
+
+
+def test_a_plugin_sample_count_is_checked_under_the_run_s_options(
+    toy_plugin: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sixth hostile round: a plug-in whose samples read --oracle-n gave 0 for a large one; `--dry-run` planned
+    "solver 0, judge 6–0" and the run failed with "some task runs did not finish". Now one line names the method."""
+    samples = "lambda options: options.get('oracle_n', 1) if options.get('oracle_n', 1) < 50 else 0"
+    _plugin(toy_plugin, "toy_reads", f"dataclasses.replace(VOTE, base='vote5', label='Vote 5', samples={samples})")
+    argv = [
+        "run",
+        *RUN,
+        "--method",
+        "vote5",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        "--dry-run",
+        "--data-dir",
+        str(ccpt_dir),
+    ]
+    assert main([*argv, "--oracle-n", "7"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--oracle-n", "60"]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert lines == ["ccpt: error: method 'vote5': samples gives 0 for the run's options; an integer in [1, 100]"]
+    sys.modules.pop("toy_reads", None)
 
 
 @pytest.mark.parametrize("value", ["5.0", "-3.0", "float('inf')", "float('nan')", "'0.5'", "True"])

@@ -65,7 +65,7 @@ def _check_selection(models: tuple[str, ...], tasks: tuple[str, ...], methods: t
                 f"{method.name} applies to none of the selected tasks ({', '.join(run)}; Task 3 runs base)",
                 param_hint="--method",
             )
-    reads = any(m.samples({"oracle_n": 1}) != m.samples({"oracle_n": 2}) for m in chosen)
+    reads = any(m.sample_count({"oracle_n": 1}) != m.sample_count({"oracle_n": 2}) for m in chosen)
     if click.get_current_context().get_parameter_source("oracle_n") is ParameterSource.COMMANDLINE and not reads:
         raise click.BadParameter("no selected --method takes it (multi_oracle does)", param_hint="--oracle-n")
 

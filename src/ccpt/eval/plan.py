@@ -72,7 +72,7 @@ def plan_rows(
         judge_chars = len(judge_prompt(str(first["combination"]), str(first["property"]))) if first else 0
         planned = len(samples) * seeds
         for model in models:
-            solver, judge = method.calls(method, Plan(spec, metas, seeds, options, model, meta.get("protocol")))
+            solver, judge = method.call_ranges(Plan(spec, metas, seeds, options, model, meta.get("protocol")))
             finished = min(done(task, model), planned) if done else 0
             left = planned - finished
             rows.append(

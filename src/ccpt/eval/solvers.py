@@ -144,7 +144,7 @@ def prompt_method(
 
 def prompt_solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
     """A method that asks its template ``method.samples`` times (Base, CoT, Multi-Oracle)."""
-    n = method.samples(vars(options))
+    n = method.sample_count(vars(options))
     sampling = Sampling(seed=options.seed, protocol=protocol)
     return prompt_method(spec, method.template, n=n, system=options.system_prompt, sampling=sampling)
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt.errors import CcptError, PluginError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
-from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, majority, mean_cell
+from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, _ranges, majority, mean_cell
 from ccpt.plugins import load_registry
-from ccpt.schemas.run import MAX_SAMPLES, MAX_SEEDS
+from ccpt.schemas.run import MAX_SAMPLES, MAX_SEEDS, TaskOptions
 from ccpt.scoring import ScoredType
 from ccpt.spec import NOFILTER_SUFFIX, TASK_SPECS, split_method, task_spec
 
@@ -79,19 +79,16 @@ def _check_declaration(method: Method, point: EntryPoint) -> None:
         raise refuse("has no label")
     if method.seeds is not None and not count(method.seeds, 1, MAX_SEEDS):
         raise refuse(f"declares seeds={method.seeds!r}: an integer in [1, {MAX_SEEDS}] (or None: the run's)")
-    if not count(samples := probe("samples", lambda: method.samples({})), 1, MAX_SAMPLES):
-        raise refuse(f"declares {samples!r} samples per instance and seed: an integer in [1, {MAX_SAMPLES}]")
+    for options in ({}, vars(TaskOptions())):  # none given, and a run's defaults (oracle_n 5, …)
+        if not count(samples := probe("samples", lambda o=options: method.samples(o)), 1, MAX_SAMPLES):
+            raise refuse(f"declares {samples!r} samples per instance and seed: an integer in [1, {MAX_SAMPLES}]")
     for spec in TASK_SPECS.values():
         if not isinstance(applies := probe("applies", lambda s=spec: method.applies(s)), bool):
             raise refuse(f"applies({spec.name}) returns {applies!r}, not true/false")
         if not applies:
             continue
         ranges = probe("calls", lambda s=spec: method.calls(method, Plan(s, [], 1, {})))
-        ranges_ok = isinstance(ranges, Sequence) and len(ranges) == 2
-        if not ranges_ok or not all(
-            isinstance(r, Sequence) and len(r) == 2 and count(r[0], 0) and count(r[1], 0) and r[0] <= r[1]
-            for r in ranges
-        ):
+        if not _ranges(ranges):
             raise refuse(f"calls returns {ranges!r}: (solver, judge) ranges of integers 0 ≤ low ≤ high")
 
 

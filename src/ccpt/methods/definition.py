@@ -87,9 +87,22 @@ def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
     """(solver calls, judge calls) of a method that only answers: one call per sample; a generative task judges
     three memoised (concept, property) pairs per answer, so at least three per instance."""
     instances = len(plan.instances)
-    answers = instances * plan.seeds * method.samples(plan.options)
+    answers = instances * plan.seeds * method.sample_count(plan.options)
     judge = (3 * instances, 3 * answers) if plan.spec.generative else (0, 0)
     return (answers, answers), judge
+
+
+def _ranges(value: Any) -> bool:
+    """Whether ``value`` is two (low, high) ranges of integers 0 ≤ low ≤ high."""
+
+    def count(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    return (
+        isinstance(value, Sequence)
+        and len(value) == 2
+        and all(isinstance(r, Sequence) and len(r) == 2 and count(r[0]) and count(r[1]) and r[0] <= r[1] for r in value)
+    )
 
 
 @dataclass(frozen=True)
@@ -107,6 +120,37 @@ class Method:
     seeds: int | None = None  # a fixed number of seeds (Gold: one), else the run's
     source: Source | None = None  # spreading activation's concept source
     filter: bool = True
+
+    def sample_count(self, options: Mapping[str, Any]) -> int:
+        """``samples(options)``, checked: an integer in [1, 100] (``--oracle-n``'s bounds), else a PluginError naming
+        the method. Registration probes the defaults only; a plug-in answering 0 or a million for a run's options
+        planned "judge calls 6–0" or two million calls."""
+        from ccpt.errors import PluginError
+        from ccpt.schemas.run import MAX_SAMPLES
+
+        try:
+            count = self.samples(options)
+        except Exception as exc:
+            raise PluginError(f"method {self.base!r}: samples raises {type(exc).__name__}: {exc}") from None
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SAMPLES:
+            raise PluginError(
+                f"method {self.base!r}: samples gives {count!r} for the run's options; an integer in [1, {MAX_SAMPLES}]"
+            )
+        return count
+
+    def call_ranges(self, plan: Plan) -> tuple[Range, Range]:
+        """``calls(plan)``, checked: two (low, high) ranges of integers 0 ≤ low ≤ high, else a PluginError."""
+        from ccpt.errors import PluginError
+
+        try:
+            ranges = self.calls(self, plan)
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"method {self.base!r}: calls raises {type(exc).__name__}: {exc}") from None
+        if not _ranges(ranges):
+            raise PluginError(f"method {self.base!r}: calls returns {ranges!r}; (solver, judge) ranges 0 ≤ low ≤ high")
+        return ranges
 
     def check(self, task: TaskSpec) -> None:
         """Raise a CcptError (one line) if this method does not apply to ``task``."""
