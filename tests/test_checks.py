@@ -751,6 +751,16 @@ def test_a_stored_agreement_entry_counts_no_more_pairs_than_its_pair_set_holds(t
     assert "31 pairs (n and n_missing) where its pair set holds 30 at most" in found.problems["sample"]
     assert "says rows 20 where its key says 10" in found.problems["moved"]
     assert "1603 pairs" in found.problems["test"]
+    # A correlation written as text was accepted and then an internal error in every report's judge note; a mode
+    # other than text/expected was quoted as the mode of the figure; n 300.0 printed "300.0 pairs".
+    edits = {"text": {"pearson": "0.6"}, "mode": {"mode": "x"}, "float": {"n": 300.0}}
+    store.write_text(json.dumps({judge: {"paper300": fine | edit} for judge, edit in edits.items()}))
+    found = read_store(store)
+    assert (
+        set(found.entries) == {("float", "paper300")}
+        and " on 300 pairs " in found.entries[("float", "paper300")].text()
+    )
+    assert "pearson: " in found.problems["text"] and "mode: should be 'text' or 'expected'" in found.problems["mode"]
 
 
 def test_an_agreement_store_that_is_no_regular_file_is_named(

@@ -198,11 +198,10 @@ def _by_pair_set(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"?": value}
 
 
-def _measurement(judge: str, entry: dict[str, Any], pair_set_key: str) -> Measurement:
-    stats = {k: entry.get(k) for k in ("pearson", "spearman")}
-    stats |= {f"{k}_ci": None if (ci := entry.get(f"{k}_ci")) is None else tuple(map(float, ci)) for k in stats}
-    counts = {k: entry.get(k, 0) for k in ("n_missing", "n_resamples")}
-    result = AgreementCI(**stats, **counts, n=entry["n"])
+def _measurement(judge: str, entry: dict[str, Any], checked: Any, pair_set_key: str) -> Measurement:
+    # The figures as the schema read them (``checked``): the entry's text "0.5" is the number 0.5, 300.0 is 300.
+    names = ("pearson", "spearman", "pearson_ci", "spearman_ci", "n_missing", "n_resamples", "n")
+    result = AgreementCI(**{k: getattr(checked, k) for k in names})
     how = {k: entry.get(k) for k in ("rows", "seconds", "command", "note")}
     mode, measured = entry.get("mode") or "text", entry.get("measured") or "?"
     pairs = entry.get("pairs") or pair_set_key
@@ -236,7 +235,7 @@ def read_store(path: Path) -> Store:
             if problem := _size_problem(checked.n + checked.n_missing, checked.rows, pair_set_key):
                 problems[judge] = f"{path}: entry {judge!r} / {pair_set_key!r}: {problem}; ignored"
                 continue
-            entries[(judge, pair_set_key)] = _measurement(judge, entry, pair_set_key)
+            entries[(judge, pair_set_key)] = _measurement(judge, entry, checked, pair_set_key)
     return Store(entries, problems)
 
 

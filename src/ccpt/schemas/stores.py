@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, create_model, model_validator
 
@@ -35,8 +35,9 @@ TEST_INDEX = FileFormat(
 
 # ------------------------------------------------------------------------------------- agreement store
 
-# ``true`` is no correlation (pydantic would read it as 1.0: "r 1.00" quoted for a forged entry).
-Correlation = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False), BeforeValidator(_no_bool)]
+# ``true`` is no correlation (pydantic would read it as 1.0: "r 1.00" quoted for a forged entry), nor is the text
+# "0.5" (the store is JSON, its numbers are numbers; read as text it was an internal error in every report).
+Correlation = Annotated[float, Strict(), Field(ge=-1, le=1, allow_inf_nan=False), BeforeValidator(_no_bool)]
 
 
 class AgreementEntry(BaseModel):
@@ -53,7 +54,7 @@ class AgreementEntry(BaseModel):
     spearman_ci: tuple[Correlation, Correlation] | None = Field(None, description="95% bootstrap CI of ρ")
     pairs: str | None = Field(None, description="the pair set (test, paper300, all); reports quote test, paper300")
     rows: Count | None = Field(None, description="rows sampled from the pair set (absent: all of its rows)")
-    mode: str | None = Field(None, description="how the judge's score was read (text, expected)")
+    mode: Literal["text", "expected"] | None = Field(None, description="how the judge's score was read")
     measured: str | None = Field(None, description="the date of the measurement")
     command: str | None = Field(None, description="the command that measured it")
 
