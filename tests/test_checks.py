@@ -81,8 +81,10 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("base", {"protocol": "as-run"}, "record says protocol 'as-run', its log 'ccpt'"),
         # Sixth hostile round: each moved samples between the Failures table's columns with no line.
         ("base", {"parse_ok": False}, "record says its answer did not parse, yet holds relevances"),
-        ("base", {"judge_failures": 2}, "record says 2 judge failure(s) but 0 pair(s) without a relevance"),
+        ("base", {"judge_failures": 2}, "2 judge failure(s) but 0 pair(s) without a relevance"),
         ("base", {"r_np": None}, "record says 0 judge failure(s) but 1 pair(s)"),
+        ("base", {"sa_iteration": 2}, "sa_iteration 2 on method 'base', which has no spreading activation"),
+        ("base", {"sa_failed_steps": 2}, "sa_failed_steps 2 on method 'base', which has no spreading activation"),
     ],
 )
 def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
@@ -402,6 +404,17 @@ def _with_argument(frame: pd.DataFrame, rows: Any, **arguments: Any) -> pd.DataF
         (
             lambda f: f.assign(method=f["method"].replace("base", "gold")),
             r"row \d+: Gold answer '.+' is not its item's annot",
+        ),
+        # A variant that is no JSON object: its oracle_n and limit were not checked.
+        (lambda f: f.assign(variant="{"), "row 0: variant '{' is not the JSON object of a run's arguments"),
+        # Judge failures on fully scored rows, a failed SA step on Base: the Failures table counted what never was.
+        (
+            lambda f: f.assign(judge_failures=f["judge_failures"].where(f["method"] != "base", 2)),
+            r"row \d+: 2 judge failure\(s\) but 0 pair\(s\) without a relevance",
+        ),
+        (
+            lambda f: f.assign(sa_failed_steps=f["sa_failed_steps"].astype(object).where(f["method"] != "base", 3)),
+            r"row \d+: sa_failed_steps 3 on method 'base', which has no spreading",
         ),
     ],
 )

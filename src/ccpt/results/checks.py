@@ -207,14 +207,26 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
 
 
 def row_problem(row: Mapping[str, Any]) -> str | None:
-    """How one row (or log record) contradicts its own task and method, as one phrase, or None: relevances on a task
-    whose answers are not judged (a generative row moved to Task 3 left its cell an answer short), a Gold answer
-    other than its item's annotated one (a model's answers relabelled ``gold`` printed as the upper bound)."""
+    """How one row (or log record) contradicts its own task and method, as one phrase, or None: a Spreading
+    Activation cell on a method without it, relevances on a task whose answers are not judged (a generative row
+    moved to Task 3 left its cell an answer short), more judge failures than pairs without a relevance, a Gold
+    answer other than its item's annotated one (a model's answers relabelled ``gold`` printed as the upper bound)."""
+    method = row.get("method")
+    found = methods.get(split_method(str(method))[0]) if method is not None else None
+    # A Base row with sa_filter false is read as a filter-ablation row (Table 7), with sa_iteration as a step of
+    # Table 6: either leaves its run's row an answer short; a failed step is counted in the Failures table.
+    for name in ("sa_filter", "sa_iteration", "sa_failed_steps"):
+        if found is not None and not found.spreading and row.get(name) is not None:
+            return f"{name} {row[name]!r} on method {method!r}, which has no spreading activation"
     spec = TASK_SPECS.get(str(row.get("task")))
     if spec is None:
         return None
     if not spec.generative and (name := next((n for n in RELEVANCES if row.get(n) is not None), None)):
         return f"{name} {row[name]!r} on task {spec.name!r}, whose answers are not judged"
+    # A judge failure is a pair left without a relevance: more of them than such pairs filled the Failures table.
+    failures, missing = row.get("judge_failures"), sum(row.get(name) is None for name in RELEVANCES)
+    if spec.generative and isinstance(failures, int) and not isinstance(failures, bool) and failures > missing:
+        return f"{failures} judge failure(s) but {missing} pair(s) without a relevance"
     answer, gold = row.get("answer"), row.get("combination" if spec.completes_phrase else "property")
     gold_row = row.get("method") == GOLD and spec.generative and answer is not None and gold is not None
     if gold_row and _plain(str(answer)) != _plain(str(gold)):
@@ -240,6 +252,8 @@ def variant_problem(
     for number, row in enumerate(rows):
         if (variant := row.get("variant")) not in recorded:
             recorded[variant] = _recorded(variant, None)
+            if variant is not None and not recorded[variant] and str(variant).strip() != "{}":
+                return f"row {number}: variant {str(variant)!r} is not the JSON object of a run's arguments"
         split, instance = recorded[variant].get("split"), str(row.get("instance"))
         ids = splits.get(str(row.get("task"))) if splits is not None and items is not None else None
         outside = ids is not None and instance in items and (instance in ids) != (split == "test")  # type: ignore[operator]
@@ -294,10 +308,6 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
             return f"row {number}: sample {sample} of method {method!r}, which draws {drawn} answer(s) per seed"
         if drawn is not None and drawn > 1 and row.get("sa_iteration") is None:
             answers.setdefault((*(row.get(c) for c in _RUN_SAMPLE), drawn), []).append(row)
-        found = methods.get(split_method(str(method))[0]) if method is not None else None
-        for name in ("sa_filter", "sa_iteration"):
-            if found is not None and not found.spreading and row.get(name) is not None:
-                return f"row {number}: {name} {row[name]!r} on method {method!r}, which has no spreading activation"
     # Fewer answers than drawn is another n (best-of-2 shown as best-of-5); a failed sample is one row, unscored.
     for (*_, method, _f, _j, _p, _v, seed, instance, drawn), found in answers.items():
         failed = len(found) == 1 and not found[0].get("parse_ok") and found[0].get("r_np") is None
