@@ -107,6 +107,31 @@ def test_a_fifo_where_a_file_is_read_is_one_line_not_a_hang(
     assert str(fifo) in line and "not a regular file" in line, line
 
 
+@pytest.mark.parametrize(
+    ("link", "named"),
+    [("loop", "Too many levels of symbolic links"), ("dangling", "dangling symbolic link")],
+)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{path}"],
+        ["compare", "{path}", "--a", "m:base", "--b", "m:cot"],
+        ["rejudge", "{path}", "--judge", "distilled"],
+        ["judge", "train", "--teacher", "{path}"],
+        ["human", "import-solver", "{path}", "--out", "{tmp}/t.csv"],
+        ["run", "--model", "ccpt-scripted/m", "--data-dir", "{path}", "--dry-run"],
+    ],
+)
+def test_a_link_loop_or_a_dangling_link_is_named_as_such(
+    argv: list[str], link: str, named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a link loop or a dangling link given for a file was said not to exist."""
+    path = tmp_path / link
+    path.symlink_to(path if link == "loop" else tmp_path / "gone")
+    line = _one_line_error(capsys, [a.replace("{path}", str(path)).replace("{tmp}", str(tmp_path)) for a in argv])
+    assert str(path) in line and named in line and "does not exist" not in line, line
+
+
 def test_an_output_that_is_a_fifo_is_never_replaced(fifo: Path, reference_dir: Path, capsys) -> None:
     """The atomic writer renames onto its target: onto a FIFO or /dev/null it would replace it with a file."""
     line = _one_line_error(capsys, ["report", str(reference_dir / "pi_emergent_gpt-4o_naive.csv"), "--out", str(fifo)])

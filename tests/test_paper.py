@@ -94,7 +94,8 @@ def test_paper_report_reads_the_variable_and_refuses_what_it_cannot_use(
     monkeypatch.setenv("CCPT_RESULTS_DIR", str(tmp_path / "nowhere"))
     assert main(["report", "--paper"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"ccpt: error: results directory {tmp_path / 'nowhere'} does not exist (check --results-dir / CCPT_RESULTS_DIR)"
+        f"ccpt: error: results directory {tmp_path / 'nowhere'}: does not exist"
+        " (check --results-dir / CCPT_RESULTS_DIR)"
     )
     empty = tmp_path / "empty"
     empty.mkdir()

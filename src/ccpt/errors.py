@@ -48,16 +48,29 @@ def require_regular_file(path: str | Path, option: str | None = None) -> Path:
     anything opens it: a FIFO blocks its reader forever and a device never ends. ``option`` names where it came from.
     """
     where = f"{option} {path}" if option else str(path)
+    problem = path_problem(path, directory=False)
+    if problem:
+        raise DataError(f"{where}: {problem}")
+    return Path(path)
+
+
+def path_problem(path: str | Path, *, directory: bool) -> str | None:
+    """Why ``path`` is not a readable regular file (``directory``: not a directory), as words for one line; None if
+    it is one (through links). A dangling link or a link loop is named as such, not as a missing file."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise DataError(f"{where}: file not found") from None
-    except OSError as exc:
-        raise DataError(f"{where}: cannot read ({exc.strerror or exc})") from None
+        if os.path.islink(path):
+            return "is a dangling symbolic link"
+        return "does not exist" if directory else "file not found"
+    except OSError as exc:  # ELOOP (a link loop), EACCES on a parent, ENAMETOOLONG…
+        return f"cannot be read ({exc.strerror or exc})"
+    if directory:
+        return None if stat.S_ISDIR(mode) else "not a directory"
     if not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
-        raise DataError(f"{where}: not a regular file ({kind})")
-    return Path(path)
+        return f"not a regular file ({kind})"
+    return None
 
 
 class Interrupted(Exception):

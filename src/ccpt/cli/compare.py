@@ -10,7 +10,7 @@ import click
 from pydantic import Field
 
 from ccpt.cli.messages import warn
-from ccpt.cli.options import SEED, Declared, data_dir_option, defaulted, label_option, optional_dataset
+from ccpt.cli.options import EXISTING_PATH, SEED, Declared, data_dir_option, defaulted, label_option, optional_dataset
 from ccpt.errors import CcptError
 from ccpt.schemas.run import at_most
 
@@ -23,7 +23,7 @@ def _spec(value: str) -> tuple[str, str]:
 
 
 @click.command("compare")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=EXISTING_PATH)
 @click.option(
     "--a",
     "run_a",

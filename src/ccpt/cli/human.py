@@ -11,6 +11,7 @@ from ccpt.cli.options import (
     COUNT,
     DIR,
     EXISTING_FILE,
+    EXISTING_PATH,
     FILE,
     SEED,
     Declared,
@@ -94,7 +95,7 @@ def import_solver(
 
 
 @command.command("export-ratings")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=EXISTING_PATH)
 @click.option("--out", required=True, type=DIR)
 @defaulted(
     "--n",

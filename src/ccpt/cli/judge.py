@@ -15,6 +15,7 @@ from ccpt.cli.messages import say, warn
 from ccpt.cli.options import (
     COUNT,
     DIR,
+    EXISTING_DIR,
     EXISTING_FILE,
     FILE,
     Declared,
@@ -169,7 +170,7 @@ def _teacher_head(ds: object, teacher: Path, init: Path | None, log: object, cac
 @click.option(
     "--map-runs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=EXISTING_DIR,
     help="Fit the calibration map on the authors' stored Table-3 runs in these directories (6,000 sample rows, "
     "GPT-4o's stored relevances) instead of on the human validation fold.",
 )

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 import click
 
@@ -57,27 +57,31 @@ RUN_TYPES = {name: Declared(declared) for name, declared in RUN_OPTIONS.items()}
 SEED = Declared(Seed)
 
 
-class ExistingFile(click.Path):
-    """An input file that exists and is a regular file: a FIFO or a device is refused before anything opens it."""
+class Existing(click.Path):
+    """An input path that exists: ``kind`` "file" (a regular file: a FIFO or a device is refused before anything
+    opens it), "dir", or "path" (either). A dangling link or a link loop is named as such, not as a missing path."""
 
-    def __init__(self) -> None:
-        super().__init__(exists=True, dir_okay=False, path_type=Path)
+    def __init__(self, kind: Literal["file", "dir", "path"]) -> None:
+        super().__init__(dir_okay=kind != "file", file_okay=kind != "dir", path_type=Path)
+        self.kind = kind
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         """The path, or click's one-line usage error naming it."""
-        from ccpt.errors import CcptError, require_regular_file
+        from ccpt.errors import path_problem
 
         path = super().convert(value, param, ctx)
-        try:
-            return require_regular_file(path)
-        except CcptError as exc:
-            self.fail(str(exc), param, ctx)
+        problem = path_problem(path, directory=self.kind != "file")
+        if problem and not (self.kind == "path" and problem == "not a directory"):
+            self.fail(f"{path}: {problem}", param, ctx)
+        return path
 
 
 # The path types of the commands' file and directory options and arguments.
 FILE = click.Path(dir_okay=False, path_type=Path)
 DIR = click.Path(file_okay=False, path_type=Path)
-EXISTING_FILE = ExistingFile()
+EXISTING_FILE = Existing("file")
+EXISTING_DIR = Existing("dir")
+EXISTING_PATH = Existing("path")
 UNIT_INTERVAL = Declared(UnitFloat)
 # A count option: ≥ 1, and at most a million (a larger one is a slip that would run away; tighter bounds are the
 # option's own, with the reason in its help).

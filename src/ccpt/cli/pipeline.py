@@ -9,7 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ccpt.cli.options import COUNT, DIR, EXISTING_FILE, RUN_TYPES, SEED, UNIT_INTERVAL, Declared, defaulted, key_values
+from ccpt.cli.options import (
+    COUNT,
+    DIR,
+    EXISTING_DIR,
+    EXISTING_FILE,
+    RUN_TYPES,
+    SEED,
+    UNIT_INTERVAL,
+    Declared,
+    defaulted,
+    key_values,
+)
 from ccpt.schemas.run import at_most
 
 if TYPE_CHECKING:
@@ -266,7 +277,7 @@ def annotate_import_cmd(
 
 
 @command.command("novelty")
-@click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("dataset", type=EXISTING_DIR)
 @conceptnet_option
 @click.option(
     "--counts", type=EXISTING_FILE, help="CSV ngram,count (unigrams and bigrams, e.g. a Google Books Ngram export)."

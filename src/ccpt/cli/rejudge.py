@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ccpt.cli.messages import warn
-from ccpt.cli.options import DIR, RUN_TYPES, data_dir_option, judge_arg_option, judge_mode_option, request_limits
+from ccpt.cli.options import (
+    DIR,
+    EXISTING_PATH,
+    RUN_TYPES,
+    data_dir_option,
+    judge_arg_option,
+    judge_mode_option,
+    request_limits,
+)
 
 
 @click.command("rejudge")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=EXISTING_PATH)
 @click.option("--judge", "judge_name", required=True, metavar="MODEL", help="distilled, openai/gpt-4o, gguf/…, …")
 @click.option(
     "--out",

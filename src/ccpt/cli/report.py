@@ -10,6 +10,7 @@ import click
 from ccpt.cli.messages import say, warn
 from ccpt.cli.options import (
     DIR,
+    EXISTING_PATH,
     FILE,
     data_dir_option,
     defaulted,
@@ -29,7 +30,7 @@ STAT_HELP = (
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=EXISTING_PATH)
 @click.option(
     "--paper",
     is_flag=True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ccpt.errors import DataError
+from ccpt.errors import DataError, path_problem
 from ccpt.graph import NeighbourCache, SqliteConceptGraph, default_index_path, open_graph
 from ccpt.io.download import CHECKSUMS, cache_dir, download, download_results
 
@@ -20,9 +20,9 @@ def _local_copy(chosen: str | Path | None, variable: str, what: str, option: str
     if not chosen:
         return None
     path = Path(chosen).expanduser()
-    if not path.is_dir():
-        state = "is not a directory" if path.exists() else "does not exist"
-        raise DataError(f"{what} directory {path} {state}", f"check {option} / {variable}")
+    problem = path_problem(path, directory=True)
+    if problem:
+        raise DataError(f"{what} directory {path}: {problem}", f"check {option} / {variable}")
     return path
 
 

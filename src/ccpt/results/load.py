@@ -55,8 +55,6 @@ def load_results(
     judges: dict[str, JudgeIdentity] = {}  # each Inspect log's judge identity by its key
     for item in paths:
         path = Path(item)
-        if not path.exists():
-            raise DataError(f"{path}: no such file or directory")
         parts: list[pd.DataFrame] = []
         if not path.is_dir():  # a FIFO given by name is refused (inside a directory it is skipped and named)
             require_regular_file(path)
