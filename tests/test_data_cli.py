@@ -176,7 +176,10 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
     export = sft_export(dataset)
     ids = {e["id"] for e in export.examples}
     assert "ccpt_emergent:1440" not in ids  # was exported
-    assert len(export.examples) == 4455  # 4,519 before: 64 surface variants of a test item
+    # 4,519 before: 64 surface variants of a test item; then 2 more (seventh round): the train row "falling leaves"
+    # (ccpt_emergent:1401, in two tasks) is the test item "a falling leafs" (ccpt_emergent:468) read as leaf, not leave.
+    assert len(export.examples) == 4453
+    assert "ccpt_emergent:1401" not in ids
     tests = [r for t in ("pi_emergent", "pi_canceled", "npc_emergent") for r in dataset.test(t)]
     test_pairs = {(leak_key(r.combination), leak_key(r.property)) for r in tests}
     test_pairs |= {(leak_key(i.combination), leak_key(i.property)) for i in items}
@@ -215,6 +218,12 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
         (("salt & pepper", "mediaeval"), ("salt and pepper", "medieval")),
         (("rock'n'roll", "pretence"), ("rock and roll", "pretense")),
         (("a ripe apple", "sweet"), ("a ripe \u03b1pple", "sweet")),  # a Greek alpha
+        # Seventh round: a plural of several lemmas, numbers from 100 and fractions in digits.
+        (("an autumn leaf", "golden"), ("autumn leaves", "golden")),
+        (("the axis of a wheel", "central"), ("the axes of a wheel", "central")),
+        (("the 101st floor", "windy"), ("the one hundred and first floor", "windy")),
+        (("a half-empty glass", "sad"), ("a \u00bd-empty glass", "sad")),
+        (("three quarters of a pie", "eaten"), ("3/4 of a pie", "eaten")),
     ],
 )
 def test_sft_leakage_meets_a_test_item_spelled_another_way(
@@ -224,9 +233,9 @@ def test_sft_leakage_meets_a_test_item_spelled_another_way(
     a zero-width space, a curly apostrophe) stayed in the SFT export. The key normalises both sides alike."""
     import dataclasses
 
-    from ccpt.export import leak_key, sft_export
+    from ccpt.export import leak_keys, sft_export
 
-    assert leak_key(test[0]) == leak_key(train[0]) and leak_key(test[1]) == leak_key(train[1])
+    assert leak_keys(test[0]) & leak_keys(train[0]) and leak_keys(test[1]) & leak_keys(train[1])
     template = dataset.train("pi_emergent")[0]
     test_row = dataclasses.replace(template, row=10**6, combination=test[0], property=test[1])
     train_row = dataclasses.replace(template, row=10**6 + 1, combination=train[0], property=train[1])
@@ -240,11 +249,14 @@ def test_sft_leakage_meets_a_test_item_spelled_another_way(
 
 def test_sft_leak_key_keeps_different_words_apart() -> None:
     """The spelling rules apply to both sides alike and only where a pair of spellings of one word can meet."""
-    from ccpt.export import leak_key
+    from ccpt.export import leak_keys
 
     pairs = [("four", "for"), ("hour", "hor"), ("flour", "flor"), ("peeled", "peel"), ("acre", "acer")]
-    for a, b in [*pairs, ("filling", "filing"), ("shoe", "she"), ("tonne", "ton"), ("whisky", "whiskey")]:
-        assert leak_key(a) != leak_key(b), (a, b)
+    more = [("filling", "filing"), ("shoe", "she"), ("tonne", "ton"), ("whisky", "whiskey"), ("leave", "leaf")]
+    for a, b in [*pairs, *more, ("a 1/3 share", "a 1/4 share"), ("the 110th", "the 101st"), ("axe", "axis")]:
+        assert not leak_keys(a) & leak_keys(b), (a, b)
+    assert leak_keys("leaves") == {"leave", "leaf"}  # each phrase the plural may stand for
+    assert len(leak_keys(" ".join(["axes"] * 30))) <= 64  # bounded: three lemmas a word would give 3**30
 
 
 @pytest.mark.parametrize(

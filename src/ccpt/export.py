@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from itertools import islice, product
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,20 +81,40 @@ _UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _ORDINAL_ENDS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
                  "nine": "ninth", "twelve": "twelfth"}  # fmt: skip
-_NUMBER = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$")
+_NUMBER = re.compile(r"^(\d{1,3})(st|nd|rd|th)?$")
+# A fraction in digits (NFKD writes ½ as 1⁄2), as words: 1/2 "half", 3/4 "three quarters", 2/3 "two thirds".
+_FRACTION = re.compile(r"\b(\d{1,2})\s*[/\u2044]\s*(\d{1,2})\b")
+_DENOMINATORS = {2: "half", 4: "quarter"}
+
+
+def _number_words(n: int) -> list[str]:
+    """0-999 as words without "and" (the key drops it after "hundred" as well)."""
+    if n >= 100:
+        return [_UNITS[n // 100], "hundred", *(_number_words(n % 100) if n % 100 else [])]
+    return [_UNITS[n]] if n < 20 else [_TENS[n // 10 - 2], *([_UNITS[n % 10]] if n % 10 else [])]
+
+
+def _ordinal(words: list[str]) -> list[str]:
+    last = words[-1]
+    return [*words[:-1], _ORDINAL_ENDS.get(last) or (last[:-1] + "ieth" if last.endswith("y") else last + "th")]
 
 
 def _number_word(word: str) -> str:
-    """A number of 0-99 in digits as its words, so "21st century" meets "twenty-first century" and "3-legged"
-    meets "three-legged" (joined: the key has no spaces); other words unchanged."""
+    """A number of 0-999 in digits as its words, so "21st century" meets "twenty-first century", "3-legged"
+    meets "three-legged" and "101st" meets "one hundred and first" (joined: the key has no spaces); other words
+    unchanged."""
     if not (found := _NUMBER.match(word)):
         return word
-    n = int(found[1])
-    words = [_UNITS[n]] if n < 20 else [_TENS[n // 10 - 2], *([_UNITS[n % 10]] if n % 10 else [])]
-    if found[2]:
-        last = words[-1]
-        words[-1] = _ORDINAL_ENDS.get(last) or (last[:-1] + "ieth" if last.endswith("y") else last + "th")
-    return "".join(words)
+    words = _number_words(int(found[1]))
+    return "".join(_ordinal(words) if found[2] else words)
+
+
+def _fraction(found: re.Match[str]) -> str:
+    numerator, denominator = int(found[1]), int(found[2])
+    if denominator < 2:
+        return found[0]
+    part = _DENOMINATORS.get(denominator) or "".join(_ordinal(_number_words(denominator)))
+    return part if numerator == 1 else f"{found[1]} {part}s"
 
 
 # British spellings to one canonical (American) form, applied to every word of both sides, so only a pair of
@@ -132,24 +153,55 @@ def _spelling(word: str) -> str:
     return word
 
 
-def leak_key(text: str) -> str:
-    """The form of a phrase the SFT exclusion compares, so that a test item spelled another way still meets it:
-    Unicode NFKD with format characters (zero-width spaces, soft hyphens) and accents removed and curly apostrophes
-    straight; Cyrillic and Greek look-alikes as the Latin letter they look like; numbers 0-99 in digits as words
-    (1st, first); lower case, no punctuation, possessive ('s) or article; each word of 3+ letters as its noun lemma
-    ("mice" → "mouse"; lemminflect maps "as" → "a") in one spelling (centre/center, flavour/flavor, paediatric/
-    pediatric, travelling/traveling); and the words joined without spaces, so a closed and an open compound meet
-    (cavefish, cave fish, cave-fish)."""
+# At most this many keys per phrase: each word with several noun lemmas multiplies them (a hostile phrase of
+# twenty such words would give millions).
+_MAX_KEYS = 64
+
+
+def _words(text: str) -> list[str]:
+    """The words of a phrase as the key compares them (see :func:`leak_key`), before their lemma."""
     # NFKD: compatibility forms (full-width letters) and accents apart from their letter (café → cafe).
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Cf", "Mn"))
     text = _POSSESSIVE.sub("", text.translate(_APOSTROPHES).lower().translate(_LIGATURES).translate(_CONFUSABLES))
-    text = _AND.sub(" and ", text)
+    text = _FRACTION.sub(_fraction, _AND.sub(" and ", text))
+    words = [_number_word(w) for w in _TOKEN.findall(text) if w not in _ARTICLES]
+    return [w for i, w in enumerate(words) if not (w == "and" and i and words[i - 1].endswith("hundred"))]
+
+
+def _word_keys(word: str) -> tuple[str, ...]:
+    """A word's forms to compare: its noun lemma in one spelling, first as :func:`noun_lemma` gives it, then every
+    other noun lemma lemminflect knows ("leaves": leave, leaf; "axes": ax, axis)."""
+    from lemminflect import getAllLemmas  # on first use: see ccpt.answers._word_forms
+
     # Spelling before the lemma too: lemminflect knows the American form's inflections (realized → realize).
-    words = (_number_word(w) for w in _TOKEN.findall(text) if w not in _ARTICLES)
-    return "".join(_spelling(noun_lemma(_spelling(w))) for w in words)
+    word = _spelling(word)
+    others = getAllLemmas(word, upos="NOUN").get("NOUN", ()) if len(word) >= 3 else ()
+    return tuple(dict.fromkeys(_spelling(lemma) for lemma in (noun_lemma(word), *others)))
 
 
-_key = lru_cache(maxsize=1 << 16)(leak_key)
+def leak_key(text: str) -> str:
+    """The form of a phrase the SFT exclusion compares, so that a test item spelled another way still meets it:
+    Unicode NFKD with format characters (zero-width spaces, soft hyphens) and accents removed and curly apostrophes
+    straight; Cyrillic and Greek look-alikes as the Latin letter they look like; numbers 0-999 and fractions in
+    digits as words (1st, first; ½, half); lower case, no punctuation, possessive ('s) or article; each word of 3+
+    letters as its noun lemma ("mice" → "mouse"; lemminflect maps "as" → "a") in one spelling (centre/center,
+    flavour/flavor, paediatric/pediatric, travelling/traveling); and the words joined without spaces, so a closed
+    and an open compound meet (cavefish, cave fish, cave-fish). A word with several noun lemmas gives its first
+    here; :func:`leak_keys` gives them all."""
+    return "".join(_word_keys(w)[0] for w in _words(text))
+
+
+def leak_keys(text: str) -> frozenset[str]:
+    """Every key of a phrase: :func:`leak_key` with each word's noun lemmas in turn ("the leaves" → leave, leaf),
+    at most ``_MAX_KEYS``. Two phrases meet when their keys do."""
+    return frozenset("".join(words) for words in islice(product(*map(_word_keys, _words(text))), _MAX_KEYS))
+
+
+_keys = lru_cache(maxsize=1 << 16)(leak_keys)
+
+
+def _pairs(a: str, b: str) -> set[tuple[str, str]]:
+    return set(product(_keys(a), _keys(b)))
 
 
 @dataclass(frozen=True)
@@ -170,11 +222,11 @@ def sft_export(
     held_out = ds.held_out_rows()
     test_records = [r for task in GENERATIVE_TASKS for r in ds.test(task)]
     items = list(ds.type_prediction_set(seed=0) if type_items is None else type_items)
-    test_np = {(_key(r.combination), _key(r.property)) for r in test_records}
-    test_hp = {(_key(r.head), _key(r.property)) for r in test_records}
-    test_n = {_key(r.combination) for r in test_records}
+    test_np = set().union(*(_pairs(r.combination, r.property) for r in test_records))
+    test_hp = set().union(*(_pairs(r.head, r.property) for r in test_records))
+    test_n = set().union(*(_keys(r.combination) for r in test_records))
     type_rows = {i.source for i in items if i.property_source is None}  # an *others* item is no row
-    type_np = {(_key(i.combination), _key(i.property)) for i in items}
+    type_np = set().union(*(_pairs(i.combination, i.property) for i in items))
     system = system_prompt()
     removed = dict.fromkeys(SFT_RULES, 0)
     examples: list[dict[str, Any]] = []
@@ -182,14 +234,14 @@ def sft_export(
         if task not in GENERATIVE_TASKS:
             raise CcptError(f"SFT export supports the generative tasks only, not {task!r}")
         for record in ds.train(task):
-            n, h, p = _key(record.combination), _key(record.head), _key(record.property)
+            np_, hp = _pairs(record.combination, record.property), _pairs(record.head, record.property)
             broken = (
                 record.id in held_out,
-                (n, p) in test_np,
-                (h, p) in test_hp,
-                n in test_n,
+                bool(np_ & test_np),
+                bool(hp & test_hp),
+                bool(_keys(record.combination) & test_n),
                 record.id in type_rows,
-                (n, p) in type_np,
+                bool(np_ & type_np),
             )  # in the order of SFT_RULES: the first rule broken is the one counted
             rule = next((rule for rule, hit in zip(SFT_RULES, broken, strict=True) if hit), None)
             if rule is not None:
