@@ -927,3 +927,24 @@ def test_a_damaged_training_cache_is_detected_and_rebuilt(tmp_path: Path) -> Non
     path.write_bytes(b"garbage")
     with pytest.raises(DamagedCache, match="unreadable"):
         _load(path)
+
+
+def test_a_tidy_seed_copied_from_another_is_named(reference_dir: Path, tmp_path: Path) -> None:
+    """Sixth hostile round: seed 1's rows replaced by seed 0's in a tidy file were read as a second draw (the ±
+    over seeds narrowed), no line. The authors' reader has its own check of its wide columns."""
+    from ccpt.results import export
+    from ccpt.rows import SAMPLE_CONTENT
+
+    frame = load_results(reference_dir / "pi_emergent_gpt-4o_naive.csv")
+    assert not [w for w in frame.attrs["warnings"] if "same replies" in w]
+    assert not [w for w in load_results(export(frame, tmp_path / "as_is.csv")).attrs["warnings"] if "same replies" in w]
+    seeds = sorted(frame["seed"].unique())
+    first = frame[frame["seed"] == seeds[0]].set_index("instance")
+    copied = frame.copy()
+    second = copied["seed"] == seeds[1]
+    for column in SAMPLE_CONTENT:
+        copied.loc[second, column] = copied.loc[second, "instance"].map(first[column]).to_numpy()
+    warnings = load_results(export(copied, tmp_path / "copied.csv")).attrs["warnings"]
+    named = [w for w in warnings if "same replies" in w]
+    instances = f"every one of their {frame['instance'].nunique()} instances"
+    assert len(named) == 1 and f"seeds {seeds[0]} and {seeds[1]}" in named[0] and instances in named[0], warnings

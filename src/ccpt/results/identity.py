@@ -200,3 +200,42 @@ def _told_apart(arguments: Mapping[str, dict[str, str] | None]) -> dict[str, str
         v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, _absent(k))}" for k in differ)
         for v, a in arguments.items()
     }
+
+
+# Fewer instances than this can agree across sampled seeds by chance (a one-word property, a short reply).
+_COPIED_SEED_MIN = 20
+
+
+def copied_seeds(frame: pd.DataFrame, skip_sources: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Warnings naming each run whose two seeds hold the same replies and relevances on every one of at least
+    ``_COPIED_SEED_MIN`` instances: the ± over seeds counts them as two draws. A copied seed, a cached reply, or a
+    greedy model whose seeds change nothing. ``skip_sources``: files checked by their own reader (the authors')."""
+    if frame.empty or "seed" not in frame or "answer_raw" not in frame:
+        return []
+    frame = frame[~frame["source"].isin(skip_sources)] if skip_sources else frame
+    run = [c for c in RUN_IDENTITY if c in frame.columns]
+    key = [c for c in ("instance", "sample", "sa_iteration") if c in frame.columns]
+    content = [c for c in SAMPLE_CONTENT if c in frame.columns]
+    view = frame[[*run, "seed", *key, *content]].astype("string").fillna("")
+    # One hash per answer (where and what), then per run and seed the sorted hashes: equal tuples, equal seeds.
+    view = view.assign(_answer=pd.util.hash_pandas_object(view[[*key, *content]], index=False).to_numpy())
+    replied = view["answer_raw"].str.strip() != ""
+    view = view[replied]
+    warnings = []
+    for names, group in view.groupby(run, sort=False, dropna=False):
+        per_seed = group.groupby("seed", sort=True)["_answer"].agg(lambda h: tuple(sorted(h)))
+        if len(per_seed) < 2:
+            continue
+        seen: dict[tuple[int, ...], str] = {}
+        for seed, hashes in per_seed.items():
+            instances = group.loc[group["seed"] == seed, "instance"].nunique()
+            if instances >= _COPIED_SEED_MIN and (first := seen.get(hashes)) is not None:
+                identity = dict(zip(run, names if isinstance(names, tuple) else (names,), strict=True))
+                described = " ".join(str(identity.get(c, "")) for c in ("task", "model", "method"))
+                warnings.append(
+                    f"{described}: seeds {first} and {seed} hold the same replies and relevances on every one of "
+                    f"their {instances} instances: the ± over seeds counts them as two draws (a copied seed, a "
+                    "cached reply, or decoding no seed changes)"
+                )
+            seen.setdefault(hashes, str(seed))
+    return warnings

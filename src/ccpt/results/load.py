@@ -20,7 +20,7 @@ from ccpt.results.checks import (
     test_splits,
     variant_problem,
 )
-from ccpt.results.identity import adopt_variants, deduplicate, fill_judges, pooled_settings
+from ccpt.results.identity import adopt_variants, copied_seeds, deduplicate, fill_judges, pooled_settings
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
     LOG_SUFFIXES,
@@ -53,6 +53,12 @@ def load_results(
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # Inspect logs' generation settings per run identity
     sent: dict[str, str] = {}  # Inspect log name → the generation settings its answers' model was sent
     judges: dict[str, JudgeIdentity] = {}  # each Inspect log's judge identity by its key
+    authors: set[str] = set()  # the authors' files read (their reader checks their seeds itself)
+
+    def authored(part: pd.DataFrame) -> pd.DataFrame:
+        authors.update(part["source"].dropna().astype(str))
+        return part
+
     for item in paths:
         path = Path(item)
         parts: list[pd.DataFrame] = []
@@ -66,7 +72,7 @@ def load_results(
             notes.extend(f"skipped {unreadable_line(irregular)}" for _ in irregular[:1])
             for csv_path in (p for p in csvs if p.is_file()):
                 try:
-                    parts.append(from_reference_csv(csv_path, dataset))
+                    parts.append(authored(from_reference_csv(csv_path, dataset)))
                 except DataError as exc:  # one file the directory holds is not a result file: name it, read the rest
                     skipped.append(f"skipped {exc.message}")
             if any(p.suffix in LOG_SUFFIXES for p in path.rglob("*")):
@@ -78,7 +84,7 @@ def load_results(
         elif path.suffix == ".parquet" or (path.suffix == ".csv" and set(csv_header(path)) >= _TIDY_MARKERS):
             parts.append(from_tidy(path, dataset).assign(read_from=str(path)))  # read_from: the tidy file
         elif path.suffix == ".csv":
-            parts.append(from_reference_csv(path, dataset))
+            parts.append(authored(from_reference_csv(path, dataset)))
         elif path.suffix in LOG_SUFFIXES:
             parts.append(from_inspect_logs(path, dataset, cache=cache))
         else:
@@ -103,7 +109,7 @@ def load_results(
     out, repeats = deduplicate(adopt_variants(fill_judges(out, notes), notes))
     out = out.drop(columns="read_from", errors="ignore").reset_index(drop=True)
     out.attrs["notes"] = notes
-    out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings)]
+    out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings), *copied_seeds(out, authors)]
     out.attrs["unreadable"] = unreadable
     out.attrs["sent"] = sent
     out.attrs[JUDGE_IDENTITIES] = judges  # each Inspect log's judge by its key (the rows' judge)
