@@ -111,6 +111,26 @@ def test_rating_sheets_to_table4_and_agreement(reference_dir: Path, dataset, tmp
     assert "Table 4" in text and "Krippendorff" in text and "| gpt-4o | Base |" in text
 
 
+def test_sheets_filled_for_another_exports_key_are_refused(reference_dir: Path, dataset, tmp_path: Path) -> None:
+    """Seventh hostile round: every export numbers its pairs p00000, p00001, …, so sheets filled for one export
+    and read with another export's key were ratings of other pairs (Pearson −0.31 became −0.13), no line."""
+    frame = load_results([reference_dir / "pi_emergent_gpt-4o_naive.csv"], dataset)
+    first, second = tmp_path / "first", tmp_path / "second"
+    export_rating_sheets(frame, first, n=5, raters=1, seed=0)
+    export_rating_sheets(frame, second, n=5, raters=1, seed=1)
+    sheet = pd.read_csv(first / "rater_1.csv").assign(rating=7)
+    sheet.to_csv(first / "rater_1.csv", index=False)
+    own = read_ratings(first / "key.csv", [first / "rater_1.csv"])
+    assert own["rating"].eq(7).all()  # with its own key
+    with pytest.raises(DataError, match=r"rater_1\.csv: row \d+: pair 'p\d{5}' is (concept|property) .* in the key"):
+        read_ratings(second / "key.csv", [first / "rater_1.csv"])
+    # A spreadsheet's case and outer spaces are no other pair; a sheet without the text columns is read as before.
+    sheet.assign(concept=" " + sheet["concept"].str.upper()).drop(columns="property").to_csv(
+        first / "edited.csv", index=False
+    )
+    assert read_ratings(first / "key.csv", [first / "edited.csv"]).equals(own)
+
+
 def test_rating_import_rejects_out_of_range(tmp_path: Path) -> None:
     (tmp_path / "key.csv").write_text(
         "pair_id,task,model,method,instance,role,llm_judge\np00000,pi_emergent,m,base,i,r_np,0.5\n"

@@ -270,6 +270,7 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
         read_checked_sheet(Path(key_path), RATING_KEY)[0], columns=list(RATING_KEY.json_schema["properties"])
     )
     known = set(key["pair_id"])
+    texts = key.drop_duplicates("pair_id").set_index("pair_id")[["concept", "property"]]
     frames: list[pd.DataFrame] = []
     seen: dict[Path, str] = {}
     for index, sheet in enumerate(sheets):
@@ -278,10 +279,14 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
             raise DataError(f"{sheet}: given twice (also as {seen[resolved]}); its ratings would count twice")
         seen[resolved] = str(sheet)
         # A frame per sheet at once: 300K ratings as row dicts (and where each was seen) took ~200 MB more.
-        frame = pd.DataFrame(read_checked_sheet(Path(sheet), RATINGS)[0], columns=["pair_id", "rater", "rating"])
+        rows, read = read_checked_sheet(Path(sheet), RATINGS)
+        frame = pd.DataFrame(rows, columns=["pair_id", "rater", "rating", "concept", "property"])
         unknown = sorted(set(frame["pair_id"]) - known)
         if unknown:
             raise DataError(f"{sheet}: unknown pair id(s) {unknown[:3]}", "use the key.csv exported with these sheets")
+        if problem := _other_pair(frame, texts, read.numbers):
+            raise DataError(f"{sheet}: {problem}", "use the key.csv exported with these sheets")
+        frame = frame.drop(columns=["concept", "property"])
         frames.append(frame.assign(sheet=index, row=range(len(frame))))
     ratings = pd.concat(frames, ignore_index=True)
     repeated = ratings.duplicated(["rater", "pair_id"])
@@ -298,6 +303,27 @@ def read_ratings(key_path: str | Path, sheets: Sequence[str | Path]) -> pd.DataF
     if ratings["rating"].isna().all():
         raise DataError("no ratings filled in the given sheets", "fill the 'rating' column (1–10) first")
     return key.merge(ratings, on="pair_id", how="left")
+
+
+def _other_pair(frame: pd.DataFrame, texts: pd.DataFrame, numbers: Sequence[int]) -> str | None:
+    """The first sheet row whose concept or property is not its pair's in the key, as a phrase, or None. Every
+    export numbers its pairs p00000, p00001, …: a sheet filled for another export's key would be read as ratings
+    of other pairs."""
+
+    def plain(values: pd.Series) -> pd.Series:
+        return values.fillna("").astype(str).str.strip().str.casefold()
+
+    for column in ("concept", "property"):
+        given = frame[column]
+        expected = texts.loc[frame["pair_id"], column].reset_index(drop=True)
+        differs = given.notna().to_numpy() & (plain(given) != plain(expected)).to_numpy()
+        if differs.any():
+            at = int(differs.argmax())
+            return (
+                f"row {numbers[at]}: pair {frame['pair_id'][at]!r} is {column} {given[at]!r} here but "
+                f"{expected[at]!r} in the key"
+            )
+    return None
 
 
 def human_judged_rows(ratings: pd.DataFrame) -> pd.DataFrame:

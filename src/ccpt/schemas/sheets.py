@@ -66,6 +66,8 @@ class RatingRow(TypedDict):
     """A row of a filled rating sheet (``rater_<k>.csv``)."""
 
     pair_id: Annotated[Text, role(KEY, "the pair (must be in the key)")]
+    concept: NotRequired[OptionalText]
+    property: NotRequired[OptionalText]
     rater: Annotated[Text, role(KEY, "who rated")]
     rating: Annotated[Rating10 | None, BeforeValidator(lambda v: None if v is None or not str(v).strip() else v)]
 
@@ -87,7 +89,8 @@ RATINGS = TableSchema(
     rules=(
         "Each rater × pair may appear once across all the sheets given (a repeated row, or two sheets under "
         "one rater's name, would count a rating twice).",
-        "Every pair_id must be in the key.",
+        "Every pair_id must be in the key, with the key's concept and property (case and outer spaces aside): "
+        "sheets of another export number their pairs alike.",
     ),
     tolerant=False,
 )
