@@ -54,6 +54,20 @@ def test_solver_sheet_errors_name_the_problem(dataset, tmp_path: Path) -> None:
         import_solver_sheets([bad], dataset)
 
 
+def test_a_solver_sheet_whose_question_was_edited_is_refused(dataset, tmp_path: Path) -> None:
+    """Seventh hostile round: the answer was read as the answer to the id's question whatever the sheet asked."""
+    csv_path, _ = export_solver_sheet(dataset, "pi_emergent", tmp_path, n=3, seed=0)
+    sheet = pd.read_csv(csv_path, keep_default_na=False).assign(answer="tasty")
+    # What a spreadsheet does to text (case, line breaks) is the same question.
+    sheet.assign(question=sheet["question"].str.upper().str.replace("\n", "\r\n  ")).to_csv(csv_path, index=False)
+    assert len(import_solver_sheets([csv_path], dataset)) == 3
+    combination = sheet["combination"][1]
+    sheet.loc[1, "question"] = sheet["question"][1].replace(combination, "a glass slipper")
+    sheet.to_csv(csv_path, index=False)
+    with pytest.raises(DataError, match=rf"row 1: the question asked is not the one exported for '{sheet['id'][1]}'"):
+        import_solver_sheets([csv_path], dataset)
+
+
 def test_type_prediction_sheet_scores_majority_free_labels(dataset, tmp_path: Path) -> None:
     csv_path, _ = export_solver_sheet(dataset, "type_prediction", tmp_path, n=8, seed=0)
     sheet = pd.read_csv(csv_path, keep_default_na=False)

@@ -77,12 +77,7 @@ def export_solver_sheet(
     out = ensure_writable_dir(out_dir, "--out")  # a read-only or full directory: one line naming it
     rows = []
     for item in solver_items(ds, task, n, seed):
-        # The solver sees the task's inputs only, never the gold answer (NPC's phrase and modifier, PI's property).
-        fields = {
-            name: getattr(item, name) if name in spec.inputs else ""
-            for name in ("combination", "head", "modifier", "property")
-        }
-        question = human_question(task, **{**fields, "head": item.head})
+        fields, question = _shown(task, item)
         rows.append({"id": item.id, "task": task, **fields, "question": question, "answer": ""})
     frame = pd.DataFrame(rows, columns=list(SOLVER_COLUMNS))
     if spec.completes_phrase:
@@ -93,6 +88,21 @@ def export_solver_sheet(
         html_path, f"CCPT {task} question sheet", "Answer each question in your own words.", frame["question"].tolist()
     )
     return [csv_path, html_path]
+
+
+def _shown(task: str, item: Any) -> tuple[dict[str, str], str]:
+    """What a solver sheet shows of ``item``: its input cells and the question. The solver sees the task's inputs
+    only, never the gold answer (NPC's phrase and modifier, PI's property)."""
+    inputs = TASK_SPECS[task].inputs
+    fields = {
+        name: getattr(item, name) if name in inputs else "" for name in ("combination", "head", "modifier", "property")
+    }
+    return fields, human_question(task, **{**fields, "head": item.head})
+
+
+def _plain_text(value: Any) -> str:
+    """Text as a spreadsheet may give it back: case, runs of spaces and line breaks aside."""
+    return " ".join(str(value or "").split()).casefold()
 
 
 def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.DataFrame:
@@ -121,10 +131,10 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
                     f"{path}: row {number}: {who} already answered {line['id']!r} in {first[0]} (row {first[1]})",
                     "each rater answers each item once; give every sheet its own rater name",
                 )
-        sheets.append((path, task, lines))
+        sheets.append((path, task, lines, sheet.numbers))
         known = raters.setdefault(task, [])
         known += [r for r in dict.fromkeys(line.get("rater") for line in lines) if r not in known]
-    frames = [_solver_rows(path, task, lines, raters[task], ds) for path, task, lines in sheets]
+    frames = [_solver_rows(path, task, lines, numbers, raters[task], ds) for path, task, lines, numbers in sheets]
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     generative = out[[TASK_SPECS[t].generative for t in out["task"]]]
     typed = out[[not TASK_SPECS[t].generative for t in out["task"]]]
@@ -134,17 +144,29 @@ def import_solver_sheets(paths: Sequence[str | Path], ds: CCPTDataset) -> pd.Dat
 
 
 def _solver_rows(
-    path: Path, task: str, lines: list[dict[str, Any]], raters: list[str | None], ds: CCPTDataset
+    path: Path,
+    task: str,
+    lines: list[dict[str, Any]],
+    numbers: list[int],
+    raters: list[str | None],
+    ds: CCPTDataset,
 ) -> pd.DataFrame:
-    """The tidy rows of one sheet's checked lines (unscored: majority vote and judging come later)."""
+    """The tidy rows of one sheet's checked lines (unscored: majority vote and judging come later). A question
+    cell other than the one exported for its id is one line: the answer is to another question."""
     spec = TASK_SPECS[task]
     items = {item.id: item for item in solver_items(ds, task)}
     unknown = [line["id"] for line in lines if line["id"] not in items]
     if unknown:
         raise DataError(f"{path}: {len(unknown)} unknown id(s) for {task}, e.g. {unknown[:3]}", "was the sheet edited?")
     rows = []
-    for line in lines:
+    for line, number in zip(lines, numbers, strict=True):
         item = items[line["id"]]
+        asked = _plain_text(line.get("question"))
+        if asked and asked != _plain_text(_shown(task, item)[1]):
+            raise DataError(
+                f"{path}: row {number}: the question asked is not the one exported for {item.id!r}",
+                "was the sheet edited? export it again",
+            )
         answer = (line["answer"] or "").strip()
         row = empty_row() | dict.fromkeys(("model", "method", "method_raw"), HUMAN)
         row.update({name: getattr(item, name) for name in ("combination", "head", "modifier", "property")})

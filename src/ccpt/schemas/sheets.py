@@ -30,6 +30,7 @@ class SolverRow(TypedDict):
 
     id: Annotated[Text, role(KEY, "the item id, as exported")]
     task: Annotated[Task, role(KEY, "the task (one per sheet)")]
+    question: NotRequired[OptionalText]
     answer: Annotated[OptionalText, column("answer", "the person's answer; empty = not answered (a counted failure)")]
     answer_modifier: NotRequired[Annotated[OptionalText, column("answer_modifier", "NPC: the modifier")]]
     rater: NotRequired[Annotated[OptionalText, role(KEY, "who answered (each rater is a seed)")]]
@@ -41,7 +42,10 @@ SOLVER = TableSchema(
     "ccpt human import-solver",
     "A question sheet filled by people. Task 3 answers must be a type label (else a counted parse failure).",
     unique=(("rater", "id"),),
-    rules=("Every id must be an item of the sheet's task (the sheet was exported for it).",),
+    rules=(
+        "Every id must be an item of the sheet's task (the sheet was exported for it), and its question the one "
+        "exported for it (case, spaces and line breaks aside).",
+    ),
     tolerant=False,
 )
 
