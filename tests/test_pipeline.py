@@ -283,6 +283,21 @@ def test_import_rejects_bad_answers(tmp_path: Path) -> None:
         import_answers(work, answers)
 
 
+def test_import_refuses_answers_of_another_export(tmp_path: Path) -> None:
+    """Seventh hostile round: every export numbers its HITs alike, so answers filled for another workdir's HITs
+    were read as this one's labels. A row showing its HIT (the template's columns, a platform's Input.<name>) must
+    show this export's; case and spaces a spreadsheet changes are the same HIT."""
+    work = tmp_path / "work"
+    _write_hits(work, [_hit("emergent-1", "emergent", 3)])
+    answers = tmp_path / "answers.csv"
+    header = ",".join([*ANSWER_COLUMNS, "combination", "Input.property"])
+    answers.write_text(f"{header}\nemergent-1,W1,0,5,5,5,,,A  Caged Tiger,pace restlessly\n", encoding="utf-8")
+    assert import_answers(work, answers)  # the same HIT
+    answers.write_text(f"{header}\nemergent-1,W1,0,5,5,5,,,a caged tiger,roar loudly\n", encoding="utf-8")
+    with pytest.raises(CcptError, match=r"row 0: HIT 'emergent-1' is property 'roar loudly' here but 'pace restl"):
+        import_answers(work, answers)
+
+
 @pytest.mark.parametrize(
     ("rows", "message"),
     [

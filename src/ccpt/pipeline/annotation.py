@@ -35,6 +35,9 @@ HIT_COLUMNS = (
 )
 RELEVANCE_COLUMNS = ("combination_relevance", "root_relevance", "modifier_relevance")
 ANSWER_COLUMNS = ("hit_id", "worker_id", "label", *RELEVANCE_COLUMNS, "toxic", "source")
+# What an answers file shows of its HIT, checked against hits.csv on import: HIT ids are numbered alike in every
+# export (a platform's batch results carry every HIT column as ``Input.<name>``).
+ANSWER_CONTEXT = ("combination", "property")
 FORM_OPTIONS: dict[str, tuple[str, str, str]] = {
     EMERGENT: (EMERGENT, COMPONENT, OTHERS),  # Figure 5, codes 0/1/2
     CANCELED: (CANCELED, COMPONENT, OTHERS),  # Figure 6, codes 0/1/2
@@ -123,8 +126,12 @@ def export_tasks(workdir: Path, *, params: AnnotationParams = AnnotationParams()
         hits = hits_from_candidates(list(read_jsonl(source)), params)
         write_csv(outputs[0], HIT_COLUMNS, hits)
         atomic_write_text(outputs[1], hits_html(hits))
-        template = [{"hit_id": h["hit_id"], "worker_id": ""} for h in hits for _ in range(h["assignments"])]
-        write_csv(outputs[2], ANSWER_COLUMNS, template)
+        template = [
+            {"hit_id": h["hit_id"], "worker_id": "", **{c: h[c] for c in ANSWER_CONTEXT}}
+            for h in hits
+            for _ in range(h["assignments"])
+        ]
+        write_csv(outputs[2], [*ANSWER_COLUMNS, *ANSWER_CONTEXT], template)
         return {
             "hits": len(hits),
             "assignments": len(template),
@@ -145,11 +152,20 @@ def read_answers(path: Path, hits: dict[str, dict[str, Any]]) -> list[Answer]:
         raise DataError(f"answers file not found: {path}", "fill in annotation/answers_template.csv")
     sheet = read_sheet_rows(path, [c for c in ANSWER_COLUMNS if c != "source"], rename=_normalise_header)
     for row, number in zip(sheet.rows, sheet.numbers, strict=True):
-        if row.get("hit_id", "").strip() not in hits:
+        hit = hits.get(row.get("hit_id", "").strip())
+        if hit is None:
             raise DataError(
                 f"{path}: row {number}, column 'hit_id': unknown HIT {row.get('hit_id')!r}",
                 "answers must come from this export",
             )
+        for name in FORM_FIELDS:  # what the row shows of its HIT, where it shows it
+            shown, exported = (" ".join(str(v or "").split()).casefold() for v in (row.get(name), hit.get(name)))
+            if shown and shown != exported:
+                raise DataError(
+                    f"{path}: row {number}: HIT {hit['hit_id']!r} is {name} {row[name]!r} here but "
+                    f"{hit.get(name)!r} in hits.csv",
+                    "answers must come from this export (every export numbers its HITs alike)",
+                )
     # An assignment not (yet) answered (empty label) is counted as missing by the caller.
     answered = [(row, n) for row, n in zip(sheet.rows, sheet.numbers, strict=True) if row.get("label", "").strip()]
     numbers = [n for _, n in answered]

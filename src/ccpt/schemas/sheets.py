@@ -153,6 +153,9 @@ ANSWERS = TableSchema(
     unique=(("hit_id", "worker_id"),),
     rules=(
         "A HIT may have at most as many answers as it has assignments (hits.csv).",
+        "A row showing its HIT's root, modifier, combination or property (the template's and the app's combination "
+        "and property columns, a platform's Input.<name>) must show the HIT's in hits.csv (case and spaces aside): "
+        "every export numbers its HITs alike.",
         "The label must be an option of the HIT's form (emergent form: emergent, component, others; canceled "
         "form: canceled, component, others; or the option code 0-2).",
     ),

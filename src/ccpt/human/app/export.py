@@ -14,7 +14,7 @@ from ccpt.human.app.store import Store
 from ccpt.human.app.studies import ANNOTATION, RATING, SOLVER, Study
 from ccpt.human.sheets import SOLVER_COLUMNS
 from ccpt.io.outputs import atomic_path, ensure_writable_dir
-from ccpt.pipeline.annotation import ANSWER_COLUMNS, write_csv
+from ccpt.pipeline.annotation import ANSWER_COLUMNS, ANSWER_CONTEXT, write_csv
 from ccpt.spec import TASK_SPECS, TASKS
 
 
@@ -57,7 +57,9 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
             else:
                 answer = {c: value.get(c, "") for c in ANSWER_COLUMNS[2:]}
                 toxic = ("true" if value.get("toxic") else "false") if value else ""
-                hit_rows.append({"hit_id": item.key, "worker_id": annotator.name, **answer, "toxic": toxic})
+                hit_rows.append(
+                    {"hit_id": item.key, "worker_id": annotator.name, **answer, "toxic": toxic, **item.fields}
+                )
     for task in [t for t in TASKS if t in solver_rows]:
         extra = ["answer_modifier"] if TASK_SPECS[task].completes_phrase else []
         files.append(write_csv(out / f"{task}_answers.csv", [*SOLVER_COLUMNS, *extra, "rater"], solver_rows[task]))
@@ -70,5 +72,5 @@ def export_answers(study: Study, store: Store, out: Path) -> ExportResult:
             if annotator.id in rating_rows:
                 files.append(write_csv(out / f"rater_{k}.csv", columns, rating_rows[annotator.id]))
     if ANNOTATION in study.sources:
-        files.append(write_csv(out / "answers.csv", ANSWER_COLUMNS, hit_rows))
+        files.append(write_csv(out / "answers.csv", [*ANSWER_COLUMNS, *ANSWER_CONTEXT], hit_rows))
     return ExportResult(tuple(files), answered, assigned)
