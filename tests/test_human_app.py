@@ -296,6 +296,23 @@ def test_annotation_export_gives_kappa_through_annotate_import(tmp_path: Path, c
     assert pd.read_csv(work / "dataset" / "ccpt_component.csv").loc[0, "meta.property_source"] == "root"
 
 
+def test_a_study_whose_sheets_were_exported_again_under_the_same_ids_is_refused(
+    tmp_path: Path, reference_dir: Path, dataset
+) -> None:
+    """Seventh hostile round: sheets exported again into a started study (another run, the same number of pairs)
+    keep the ids p00000, … and every stored rating counted for another pair."""
+    from ccpt.human.sheets import export_rating_sheets
+    from ccpt.results import load_results
+
+    rating_study(tmp_path, reference_dir, dataset)
+    prepare(tmp_path, ["a", "b"])
+    assert prepare(tmp_path, None).links  # the same sheets: the study resumes
+    frame = load_results([reference_dir / "pi_emergent_gpt-4o_naive.csv"], dataset)
+    export_rating_sheets(frame[frame["instance"].isin(sorted(frame["instance"].unique())[-4:])], tmp_path, n=4)
+    with pytest.raises(DataError, match="the sheets show other items than when the study started, under the same"):
+        prepare(tmp_path, None)
+
+
 def test_cli_serve_prints_links_warns_off_loopback_and_refuses_bad_options(tmp_path: Path, dataset, capsys) -> None:
     """The real `ccpt human serve` process: links printed, the app answering on 127.0.0.1, a warning for --host off
     loopback; bad options are one line and exit 2."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ipaddress
+import json
 import socket
 import threading
 from collections.abc import Sequence
@@ -86,6 +88,10 @@ def prepare(
     """Load the sheets and open (or, with ``create``, create) the study database: the first run creates annotators,
     tokens and assignments; later runs reuse them and refuse other annotators or changed sheets (checks first)."""
     study = load_study(study_dir, rating_overlap=rating_overlap)
+    # What every item shows: a sheet exported again with other pairs under the same ids (every export numbers its
+    # pairs and HITs alike) would attach the stored answers to other items.
+    shown = sorted((i.study, i.key, sorted(i.fields.items())) for i in study.items)
+    digest = hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()
     path = study_dir / DB_NAME
     if not path.exists() and not create:
         raise DataError(f"no study database in {study_dir}", "start the study with ccpt human serve first")
@@ -94,7 +100,7 @@ def prepare(
             raise DataError("a new study needs its annotators", "pass --annotators N or --names FILE")
         per_person = assign(study.items, len(names))
         store = Store(path)
-        store.initialise(names, [[(i.study, i.key) for i in items] for items in per_person])
+        store.initialise(names, [[(i.study, i.key) for i in items] for items in per_person], digest)
     else:
         store = Store(path)
         stored = [a.name for a in store.annotators()]
@@ -109,6 +115,12 @@ def prepare(
             raise DataError(
                 f"{study_dir}: the sheets no longer match the study database "
                 f"({len(assigned - known)} assigned item(s) missing, {len(known - assigned)} new)",
+                "restore the exported sheets, or start a new study directory",
+            )
+        if store.items_sha256(digest) != digest:
+            raise DataError(
+                f"{study_dir}: the sheets show other items than when the study started, under the same ids "
+                "(exported again?): the stored answers would count for other items",
                 "restore the exported sheets, or start a new study directory",
             )
     links = tuple((a.name, a.token) for a in store.annotators())

@@ -132,13 +132,17 @@ class Store:
         """Whether annotators and assignments exist already (a restarted study)."""
         return bool(self.annotators())
 
-    def initialise(self, names: Sequence[str], assignments: Sequence[Sequence[tuple[str, str]]]) -> None:
-        """Create the annotators (one fresh token each), the admin token and everyone's assignment at once."""
+    def initialise(
+        self, names: Sequence[str], assignments: Sequence[Sequence[tuple[str, str]]], items_sha256: str
+    ) -> None:
+        """Create the annotators (one fresh token each), the admin token and everyone's assignment at once;
+        ``items_sha256``: what the items show (:meth:`items_sha256`), checked when the study is served again."""
         if len(set(names)) != len(names) or any(not n.strip() for n in names):
             raise DataError("annotator names must be non-empty and distinct")
         with self._transaction() as db:
             # Unguessable link tokens: 192 bits each.
             db.execute("INSERT INTO meta VALUES ('admin_token', ?)", (secrets.token_urlsafe(24),))
+            db.execute("INSERT INTO meta VALUES ('items_sha256', ?)", (items_sha256,))
             for name, items in zip(names, assignments, strict=True):
                 token = secrets.token_urlsafe(24)
                 cursor = db.execute("INSERT INTO annotators (name, token) VALUES (?, ?)", (name, token))
@@ -146,6 +150,15 @@ class Store:
                     "INSERT INTO assignments VALUES (?, ?, ?, ?)",
                     [(cursor.lastrowid, n, study, key) for n, (study, key) in enumerate(items, start=1)],
                 )
+
+    def items_sha256(self, current: str) -> str:
+        """The digest of the items the study started with; a study started before it was recorded takes
+        ``current`` (recorded now: its earlier sheets are unknown)."""
+        with self._transaction() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'items_sha256'").fetchone()
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('items_sha256', ?)", (current,))
+            return current if row is None else row[0]
 
     def admin_token(self) -> str:
         """The admin link's token."""
