@@ -8,6 +8,7 @@ the real Table 3. Then the issue's cases on the shipped authors' files, through 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -549,6 +550,35 @@ def test_reruns_of_other_arguments_in_one_directory_are_rows_of_their_own(
     payload, _ = _report_json(capsys, str(short), "--data-dir", str(ccpt_dir))
     said = [n for n in payload["notes"] if "fewer instances than their command asked for" in n]
     assert said == [f"runs covering fewer instances than their command asked for: {logs[-1].name} 2 of 3"]
+
+
+def test_runs_over_other_concept_graphs_are_rows_of_their_own(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seventh hostile round: S.A. w/ ConceptNet over the default graph and over another graph file (`-T
+    conceptnet=`) into one directory made one identity ("two runs claim to be one"), and a built index or the
+    neighbourhood cache as default gave other numbers under the same arguments. The graph file's digest is part of
+    the run's identity: another graph is another row; the default graph named by its path is the same run."""
+    from inspect_ai.log import read_eval_log
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CCPT_CONCEPTNET_DB", str(tmp_path / "no-index.sqlite"))  # the default: the cache file
+    cache = ccpt_dir / "conceptnet_adjacent.json"
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({k: v[:1] for k, v in json.loads(cache.read_text(encoding="utf-8")).items()}))
+    runs = tmp_path / "runs"
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+            "--method", "sa_conceptnet", "--limit", "2", "--seeds", "1", "--data-dir", str(ccpt_dir),
+            "--no-preflight", "--display", "none", "--log-dir", str(runs)]  # fmt: skip
+    for extra in ([], ["-T", f"conceptnet={small}"], ["-T", f"conceptnet={cache}"]):
+        assert main([*base, *extra]) == 0
+    digests = {read_eval_log(str(log), header_only=True).eval.metadata["graph_sha256"] for log in runs.glob("*.eval")}
+    assert digests == {hashlib.sha256(p.read_bytes()).hexdigest() for p in (cache, small)}
+    capsys.readouterr()
+    payload, err = _report_json(capsys, str(runs), "--data-dir", str(ccpt_dir))
+    models = {model for model, *_ in _table3(payload)}
+    assert models == {f"ccpt-scripted/m [graph {d[:12]}]" for d in digests}, models
+    assert "repeats 2 row(s)" in err  # the default graph by its path: the same answers, counted once
 
 
 def test_rejudge_limit_compares_the_same_instances_under_both_judges(

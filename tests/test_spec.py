@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import inspect
 import json
 import typing
@@ -277,6 +278,8 @@ def test_every_task_parameter_reaches_where_it_acts(task_name, method, ccpt_dir,
     assert task.metadata == {
         "ccpt_task": task_name, "method": method, "seeds": 2, "oracle_n": 7, "split": "train", "protocol": protocol,
         "dataset_sha256": load_dataset(ccpt_dir, exclude_toxic=True).sha256,  # the dataset's version
+        # the graph SA expanded over, by content (a copy of the cache is the cache): part of the identity
+        **({"graph_sha256": hashlib.sha256(graph.read_bytes()).hexdigest()} if method == "sa_both" else {}),
     }  # fmt: skip
     assert task.epochs == 2
     assert task.config == task_config(get_protocol(protocol))  # as-run: empty, filled per call and provider

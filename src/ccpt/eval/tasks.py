@@ -29,7 +29,7 @@ from ccpt.eval.scorers import cancellation_judge, ccpt_mean, default_grader_role
 from ccpt.eval.solvers import task_config
 from ccpt.methods import Method
 from ccpt.protocol import DEFAULT_PROTOCOL, Protocol, get_protocol
-from ccpt.results.inspect_logs import DATASET_SHA256
+from ccpt.results.inspect_logs import DATASET_SHA256, GRAPH_SHA256
 from ccpt.schemas.base import OptionalText
 from ccpt.schemas.run import (
     ProtocolName,
@@ -40,6 +40,7 @@ from ccpt.schemas.run import (
     check,
 )
 from ccpt.spec import BASE, EMERGENT, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
+from ccpt.spreading.solver import graph_sha256
 
 
 def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
@@ -119,9 +120,17 @@ def _build(name: str, options: TaskOptions) -> Task:
             "split": options.split,
             "protocol": protocol.name,
             DATASET_SHA256: dataset_sha256,  # the dataset's version: part of the run's identity
+            **_graph_identity(method, options, protocol),
         },
         version=benchmark().version,  # the benchmark's comparability version (ccpt/benchmark.toml)
     )
+
+
+def _graph_identity(method: Method, options: TaskOptions, protocol: Protocol) -> dict[str, str]:
+    """The concept graph's digest for a method that expands over ConceptNet (part of the run's identity)."""
+    if not (method.spreading and method.uses_graph):
+        return {}
+    return {GRAPH_SHA256: graph_sha256(options.conceptnet, options.data_dir, as_run=protocol.sa.as_run)}
 
 
 def _generative(summary: str | None = None) -> Callable[[Callable[..., Task]], Callable[..., Task]]:

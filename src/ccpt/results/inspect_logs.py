@@ -495,13 +495,16 @@ def settings_line(config: Any, protocol: str, model: str) -> str:
 
 # The task metadata key under which a ccpt task records its dataset files' digest (ccpt.benchmark.dataset_digest).
 DATASET_SHA256 = "dataset_sha256"
+# The header's metadata key of the concept graph file's digest (Spreading Activation over ConceptNet).
+GRAPH_SHA256 = "graph_sha256"
 _SECRET = re.compile(r"(key|secret|password|token)$", re.IGNORECASE)  # -M names never written into a label
 
 
 def run_variant(log: Any) -> str:
     """A ccpt task log's number-changing arguments beyond its task, model, method, judge and protocol, as sorted JSON
     (:data:`ccpt.schemas.run.IDENTITY_ARGS`): the task arguments that change its method's numbers, the instance set
-    (``limit``, ``sample_id``), the answering model's -M arguments, the dataset's digest and the benchmark version."""
+    (``limit``, ``sample_id``), the answering model's -M arguments, the dataset's digest, the concept graph's (SA over
+    ConceptNet) and the benchmark version."""
     from ccpt.schemas.run import IDENTITY_ARGS, PLAIN_MODEL_ARGS
 
     args = log.eval.task_args or {}
@@ -517,6 +520,9 @@ def run_variant(log: Any) -> str:
     values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
     if (digest := _dataset_digest(log)) is not None:
         values["dataset"] = digest[:12]
+    metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
+    if isinstance(graph := metadata.get(GRAPH_SHA256), str):
+        values["graph"] = graph[:12]
     values["benchmark"] = log.eval.task_version  # older logs: 1, what every task said before it was declared
     plain = {k: v if isinstance(v, str | int | float | bool) or v is None else str(v) for k, v in values.items()}
     return json.dumps(plain, sort_keys=True)

@@ -78,7 +78,8 @@ RUN_OPTIONS: dict[str, Any] = {
 # A run's identity is every argument that changes a number (docs/metrics.md, "Identity"): besides its task, model,
 # method, judge and protocol, these task arguments (each → the methods whose numbers it changes; None: every
 # method's), the instance set (`--limit`), the model's -M arguments but those in PLAIN_MODEL_ARGS, the dataset's
-# version (its files' digest) and the benchmark's. ccpt.results.inspect_logs.run_variant reads them from a log.
+# version (its files' digest), the concept graph's (SA over ConceptNet) and the benchmark's.
+# ccpt.results.inspect_logs.run_variant reads them from a log.
 IDENTITY_ARGS: dict[str, tuple[str, ...] | None] = {
     "split": None,
     "exclude_toxic": None,

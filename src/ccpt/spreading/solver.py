@@ -53,19 +53,46 @@ def _seeds(task: TaskSpec, meta: dict) -> Seeds:
     return property_induction_seeds(meta["modifier"], meta["head"])
 
 
+def graph_file(conceptnet: str | None, data_dir: str | None, *, as_run: bool = False) -> Path:
+    """The file :func:`load_graph` reads: ``conceptnet``, else (but as run) the built default index, else the
+    dataset's neighbourhood cache."""
+    from ccpt.graph import default_index_path
+    from ccpt.io.sources import graph_cache_file  # lazy: may download the neighbourhood cache
+
+    if conceptnet:
+        if not (path := Path(conceptnet)).exists():
+            raise CcptError(f"concept graph {path} does not exist", "build one with: ccpt conceptnet index DUMP")
+        return path
+    if not as_run and default_index_path().is_file():
+        return default_index_path()
+    return graph_cache_file(Path(data_dir) if data_dir else None)
+
+
+def graph_sha256(conceptnet: str | None, data_dir: str | None, *, as_run: bool = False) -> str:
+    """The SHA-256 of the graph file :func:`load_graph` reads: which graph a run expanded C_0 over is part of its
+    identity (a built index and the neighbourhood cache give other numbers under the same arguments)."""
+    path = graph_file(conceptnet, data_dir, as_run=as_run).resolve()
+    found = path.stat()
+    return _file_sha256(str(path), found.st_size, found.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """A file's SHA-256, hashed once per process while its size and modification time stay (an index is GBs)."""
+    from ccpt.io.download import sha256_file
+
+    return sha256_file(Path(path))
+
+
 def load_graph(conceptnet: str | None, data_dir: str | None, *, as_run: bool = False) -> ConceptGraph:
     """The concept graph for SA: an index or cache file given by ``conceptnet``, else the default graph; ``as_run``:
     the graph as the authors' code read it, their neighbourhood cache file (a SQLite index is used as it is)."""
-    from ccpt.io.sources import graph_cache_file, resolve_graph  # lazy: may download the neighbourhood cache
+    from ccpt.graph import SqliteConceptGraph, default_index_path, open_graph
 
-    path = Path(conceptnet) if conceptnet else None
-    if path is not None and not path.exists():
-        raise CcptError(f"concept graph {path} does not exist", "build one with: ccpt conceptnet index DUMP")
-    db = path if path is not None and path.suffix in (".sqlite", ".db") else None
-    root = Path(data_dir) if data_dir else None
-    if as_run and db is None:
-        return AuthorsNeighbourCache.load(path or graph_cache_file(root))
-    return resolve_graph(db, path if db is None else None, root)
+    path = graph_file(conceptnet, data_dir, as_run=as_run)
+    if path.suffix in (".sqlite", ".db") or (not conceptnet and path == default_index_path()):
+        return SqliteConceptGraph(path)
+    return AuthorsNeighbourCache.load(path) if as_run else open_graph(path)
 
 
 @solver
