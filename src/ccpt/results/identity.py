@@ -207,12 +207,15 @@ _COPIED_SEED_MIN = 20
 
 
 def copied_seeds(frame: pd.DataFrame, skip_sources: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """Warnings naming each run whose two seeds hold the same replies and relevances on every one of at least
-    ``_COPIED_SEED_MIN`` instances: the ± over seeds counts them as two draws. A copied seed, a cached reply, or a
-    greedy model whose seeds change nothing. ``skip_sources``: files checked by their own reader (the authors')."""
+    """Warnings naming each generative run whose two seeds hold the same replies and relevances on every one of at
+    least ``_COPIED_SEED_MIN`` instances: the ± over seeds counts them as two draws. A copied seed, a cached reply,
+    or a greedy model whose seeds change nothing. ``skip_sources``: files checked by their own reader (the
+    authors')."""
     if frame.empty or "seed" not in frame or "answer_raw" not in frame:
         return []
     frame = frame[~frame["source"].isin(skip_sources)] if skip_sources else frame
+    # Task 3's reply is one of four labels: a confident model gives the same label under every seed.
+    frame = frame[[spec is not None and spec.generative for spec in map(TASK_SPECS.get, frame["task"])]]
     run = [c for c in RUN_IDENTITY if c in frame.columns]
     key = [c for c in ("instance", "sample", "sa_iteration") if c in frame.columns]
     content = [c for c in SAMPLE_CONTENT if c in frame.columns]
