@@ -215,7 +215,8 @@ def copied_seeds(frame: pd.DataFrame, skip_sources: set[str] | frozenset[str] = 
         return []
     frame = frame[~frame["source"].isin(skip_sources)] if skip_sources else frame
     # Task 3's reply is one of four labels: a confident model gives the same label under every seed.
-    frame = frame[[spec is not None and spec.generative for spec in map(TASK_SPECS.get, frame["task"])]]
+    generative = [spec is not None and spec.generative for spec in map(TASK_SPECS.get, frame["task"])]
+    frame = frame.loc[pd.Series(generative, index=frame.index, dtype=bool)]
     run = [c for c in RUN_IDENTITY if c in frame.columns]
     key = [c for c in ("instance", "sample", "sa_iteration") if c in frame.columns]
     content = [c for c in SAMPLE_CONTENT if c in frame.columns]
