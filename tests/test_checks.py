@@ -137,6 +137,34 @@ def test_a_log_whose_samples_name_another_judge_than_its_grader_is_set_aside(run
     assert set(frame["judge"]) == {"ccpt-scripted/j (plain)"}
 
 
+@pytest.mark.parametrize(
+    ("forged", "reason"),
+    [
+        ({"mode": "expected"}, "says it was judged by 'ccpt-scripted/j (plain, expected)', an earlier one by"),
+        ({"version": "2"}, "says it was judged by 'ccpt-scripted/j@2 (plain)', an earlier one by"),
+        ({"version": "1+raw"}, "stores a malformed judge identity"),
+        ({"scale": ["raw"]}, "stores a malformed judge identity"),
+    ],
+)
+def test_a_log_whose_samples_disagree_on_their_judge_is_set_aside(
+    runs: Path, tmp_path: Path, forged: dict[str, Any], reason: str
+) -> None:
+    """Seventh hostile round: a log's rows take its first sample's judge identity, so a later sample naming another
+    mode or version (another judge) was scored under the first one's name, and a stored version spelling another
+    key's separators ("1+raw": version 1 on the raw scale) was taken as written."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    (score,) = log.samples[-1].scores.values()
+    score.metadata["ccpt"]["judge_identity"].update(forged)
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(edited) and reason in skipped.reason, skipped.reason
+    assert set(frame["method"]) == {"multi_oracle"}
+
+
 def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
     """A second member in a Base record (a one-sample method): averaged in, it would change E; the log is named."""
     edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.append({**r[0], "sample": 1, "r_np": 1.0}))

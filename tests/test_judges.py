@@ -9,12 +9,18 @@ it in the ``ccpt.judges`` group, on ``sys.path``. No ccpt source file is edited 
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
+import re
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ccpt import judges
 from ccpt.cli import main
@@ -146,7 +152,7 @@ def test_a_judge_added_in_one_file_runs_rejudges_measures_and_reports(
 def test_a_bad_declaration_is_one_line_naming_its_entry_point(toy_judge: Path) -> None:
     cases = {
         "name='Key Word'": "malformed name",
-        "label=' '": "has no label",
+        "label=' '": "has the label ' ': printable text on one line",
         "version=2": "declares version 2",
         "cost_per_pair=-1.0": "declares cost_per_pair=-1.0",
         "cost_per_pair=float('nan')": "declares cost_per_pair=nan",
@@ -154,6 +160,13 @@ def test_a_bad_declaration_is_one_line_naming_its_entry_point(toy_judge: Path) -
         "score=lambda pairs: [1.5]": "as [1.5]: one relevance in [0, 1]",
         "score=lambda pairs: 1 / 0": "score raises ZeroDivisionError",
         "score=None": "declares neither a callable score nor load",
+        # 7th hostile round: a version or label spelling another judge's key, a model that is not its own, a dict.
+        "version='1+raw'": "declares version '1+raw'",
+        "version='1 (expected)'": "declares version '1 (expected)'",
+        "label='Keyword\\noverlap'": "printable text on one line",
+        "model='openai/gpt-4o'": "declares model 'openai/gpt-4o': None, or ccpt-judge/keyword[/VARIANT]",
+        "model='ccpt-judge/keywords'": "declares model 'ccpt-judge/keywords'",
+        "score=lambda pairs: {0: 0.7}": "score gives {0: 0.7} for 1 pair(s)",
     }
     for change, problem in cases.items():
         (toy_judge / "toy_bad.py").write_text(
@@ -171,6 +184,55 @@ def test_a_bad_declaration_is_one_line_naming_its_entry_point(toy_judge: Path) -
     assert judges.get("distilled") is judges.BUILTIN[0]  # the same object registered twice is no clash
 
 
+def test_a_plugins_runtime_answers_are_checked_as_its_declaration(toy_judge: Path) -> None:
+    """What a registered judge's score and load give at run time goes through the registration's checks: a dict
+    (its keys read as relevances scored every pair 0), a load giving no Scoring, or a version spelling another key."""
+    from ccpt.judges import Scoring
+    from ccpt.results.paper_scores import score_pairs
+
+    keyword = judges.get("keyword")
+    assert keyword is not None
+    flaky = dataclasses.replace(keyword, score=lambda pairs: {0: 0.7})
+    with pytest.raises(CcptError, match=r"judge 'keyword': score gives \{0: 0.7\} for 1 pair"):
+        judges.scored(flaky.name, flaky.score, [("a peeled apple", "white")])
+    # `ccpt judge paper-scores`: True and "0.5" were stored as 1.0 and 0.5; None (a failure) is left unscored.
+    pairs = [("a", "b"), ("c", "d"), ("e", "f")]
+    assert score_pairs(pairs, lambda ps: [0.25, None, 1][: len(ps)]) == {("a", "b"): 0.25, ("e", "f"): 1.0}
+    for bad in (True, "0.5", float("nan")):
+        with pytest.raises(CcptError, match=r"gave .* for \('a', 'b'\): not a relevance in \[0, 1\]"):
+            score_pairs(pairs[:1], lambda ps, bad=bad: [bad])
+    for scoring, problem in [
+        (None, "load returns None, not a ccpt.judges.Scoring"),
+        (Scoring(keyword.score, "2+raw"), "load gives version '2+raw'"),
+        (Scoring(keyword.score, "2", "raw (expected)"), "scale 'raw (expected)'"),
+    ]:
+        loader = dataclasses.replace(keyword, score=None, load=lambda variant, args, s=scoring: s)
+        with pytest.raises(CcptError, match=re.escape(problem)):
+            loader.ready()
+
+
+@given(
+    st.lists(st.sampled_from(["1", "1.0", "release-2026.1", "release-2026.2", "4d1ef41822ad86e5", None]), min_size=2),
+    st.sampled_from([None, "raw"]),
+    st.sampled_from([None, "json_schema", "plain"]),
+    st.sampled_from(["text", "expected"]),
+)
+def test_identities_a_field_apart_have_keys_apart(
+    versions: list[str | None], scale: str | None, reply_format: str | None, mode: str
+) -> None:
+    """Two judges with one identity field apart never pool: their keys differ (a declared version is kept whole;
+    'release-2026.1' and '…2' were both 'release-2026'), and each key reads back from its stored fields."""
+    for a, b in itertools.combinations(set(versions), 2):
+        one = JudgeIdentity("ccpt-judge/keyword", a, scale, reply_format, mode)
+        assert one.key != replace(one, version=b).key
+        for field, other in (
+            ("scale", "raw" if scale is None else None),
+            ("mode", "expected" if mode == "text" else "text"),
+        ):
+            assert one.key != replace(one, **{field: other}).key
+        assert JudgeIdentity.from_fields(json.loads(json.dumps(one.fields()))) == one
+
+
 def test_identity_key_and_fields_round_trip() -> None:
     distilled = JudgeIdentity("ccpt-distilled/default", version="4d1ef41822ad86e5", scale="raw", mode="expected")
     assert distilled.key == "ccpt-distilled/default@4d1ef41822ad+raw (expected)"
@@ -179,6 +241,9 @@ def test_identity_key_and_fields_round_trip() -> None:
     for identity in (distilled, llm, V1):
         assert JudgeIdentity.from_fields(json.loads(json.dumps(identity.fields()))) == identity
     assert JudgeIdentity.from_fields({"name": 3}) is None and JudgeIdentity.from_fields("openai/gpt-4o") is None
+    # A stored field spelling another key's separators, or of another type, is no identity (the log is set aside).
+    for forged in ({"version": "1+raw"}, {"version": "1 (expected)"}, {"scale": 7}, {"mode": "text, expected"}):
+        assert JudgeIdentity.from_fields({"name": "ccpt-judge/keyword", **forged}) is None
     # The one legacy reader: an older log's distilled judge named its weights in its base URL.
     old = JudgeIdentity.legacy(
         "ccpt-distilled/default", "head-sha256:813ec7b5ca60aa+raw;weights-sha256:x", "plain", "text"

@@ -414,10 +414,12 @@ def paper_scores(
     read = {str(s) for s in rows["source"].dropna()}  # the files whose answers are scored (no per-step files)
     pairs = pairs_of(rows)
     started = time.monotonic()
-    scores = score_pairs(pairs, scoring.score)
+    scores = score_pairs(pairs, scoring.score, judge=identity)
     target = out or store_path(identity)
     used = [p for p in files if p.name in read]
     write_store(PaperScores(identity, file_hashes(used), scores, target), target)
+    if failed := len(pairs) - len(scores):  # the judge gave None: their answers count as never judged
+        say(f"{identity} gave no score to {failed:,} of {len(pairs):,} pairs: their answers count as never judged")
     click.echo(
         f"scored {len(scores):,} pairs of {len(used)} stored files with {identity} in "
         f"{time.monotonic() - started:.0f}s → {target}"

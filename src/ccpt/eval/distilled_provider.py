@@ -86,7 +86,7 @@ class DeclaredJudgeAPI(ModelAPI):
             return ModelOutput.from_content(model=self.model_name, content=NOT_A_JUDGE_PROMPT)
         # One call at a time: a judge's scorer need not be re-entrant (torch already uses the cores).
         async with self._lock:
-            (relevance,) = await anyio.to_thread.run_sync(self.scoring.score, [pair])
+            (relevance,) = await anyio.to_thread.run_sync(judges.scored, self.identity.key, self.scoring.score, [pair])
         if relevance is None or not judges.relevance(relevance):  # the plug-in's answer: a counted failure
             reason = "no score" if relevance is None else f"relevance {relevance!r} is outside [0, 1]"
             return ModelOutput.from_content(model=self.model_name, content=f"{self.identity.key}: {reason}")

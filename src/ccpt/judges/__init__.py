@@ -9,13 +9,13 @@ import functools
 import math
 import numbers
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import EntryPoint
 
 from ccpt.errors import CcptError
 from ccpt.judges import distilled
 from ccpt.judges.definition import BASE_URL, PROVIDER, Judge, PairScorer, Scoring
-from ccpt.judges.identity import JudgeIdentity
+from ccpt.judges.identity import TOKEN, VERSION_TEXT, JudgeIdentity
 from ccpt.plugins import load_registry
 from ccpt.schemas.usage import MAX_PRICE
 
@@ -23,12 +23,12 @@ __layer__ = "core"  # no Inspect: the provider that runs a declared judge throug
 
 __all__ = [
     "BASE_URL", "BUILTIN", "ENTRY_POINTS", "PROVIDER", "Judge", "JudgeIdentity", "PairScorer", "Scoring",
-    "cost_per_pair", "get", "model_name", "of_model", "registered", "relevance",
+    "cost_per_pair", "get", "model_name", "of_model", "registered", "relevance", "scored",
 ]  # fmt: skip
 
 BUILTIN: tuple[Judge, ...] = (distilled.JUDGE,)
 ENTRY_POINTS = "ccpt.judges"  # the entry-point group through which other packages register judges
-_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # written on command lines and in Inspect model names
+_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")  # written on command lines and in Inspect model names
 PROBE = [("a peeled apple", "white")]  # the pair a plug-in's scorer is tried on when it registers
 
 
@@ -44,12 +44,19 @@ def _check_declaration(judge: Judge, point: EntryPoint) -> None:
     def refuse(problem: str) -> CcptError:
         return CcptError(f"entry point {point.value!r} ({ENTRY_POINTS}): judge {judge.name!r} {problem}")
 
+    if any(judge is own for own in BUILTIN):  # ccpt's own judge under a plug-in's entry point: already registered
+        return
+
     if not isinstance(judge.name, str) or not _NAME.fullmatch(judge.name):
-        raise refuse("has a malformed name: lower-case letters, digits, '_' and '-'")
-    if not isinstance(judge.label, str) or not judge.label.strip():
-        raise refuse("has no label")
-    if judge.version is not None and (not isinstance(judge.version, str) or not judge.version.strip()):
-        raise refuse(f"declares version {judge.version!r}: text, or None")
+        raise refuse("has a malformed name: up to 64 lower-case letters, digits, '_' and '-'")
+    if not isinstance(judge.label, str) or not judge.label.strip() or not judge.label.isprintable():
+        raise refuse(f"has the label {judge.label!r}: printable text on one line")
+    if judge.version is not None and (not isinstance(judge.version, str) or not TOKEN.fullmatch(judge.version)):
+        raise refuse(f"declares version {judge.version!r}: {VERSION_TEXT}, or None")
+    # Its Inspect model is its own: `model="openai/gpt-4o"` made every GPT-4o judge this plug-in (priced at its cost).
+    own = f"{PROVIDER}/{judge.name}"
+    if judge.model is not None and not (isinstance(judge.model, str) and f"{judge.model}/".startswith(f"{own}/")):
+        raise refuse(f"declares model {judge.model!r}: None, or {own}[/VARIANT]")
     cost = judge.cost_per_pair
     # Bounded as a price list's entries: 1e308 per pair is finite, but times the pairs a dry run plans, "$inf".
     if not isinstance(cost, numbers.Real) or isinstance(cost, bool) or not 0 <= cost <= MAX_PRICE:
@@ -61,11 +68,26 @@ def _check_declaration(judge: Judge, point: EntryPoint) -> None:
     if not callable(judge.score):
         raise refuse("declares neither a callable score nor load")
     try:
-        scores = list(judge.score(PROBE))
-    except Exception as exc:  # the plug-in's code, not ccpt's: named, not a traceback
-        raise refuse(f"score raises {type(exc).__name__}: {exc}") from None
-    if len(scores) != len(PROBE) or not all(s is None or relevance(s) for s in scores):
+        scores = scored(judge.name, judge.score, PROBE)
+    except CcptError as exc:
+        raise refuse(str(exc).removeprefix(f"judge {judge.name!r}: ")) from None
+    if not all(s is None or relevance(s) for s in scores):
         raise refuse(f"scores {PROBE} as {scores!r}: one relevance in [0, 1] (or None) per pair")
+
+
+def scored(name: str, score: PairScorer, pairs: Sequence[tuple[str, str]]) -> list[object]:
+    """What judge ``name``'s ``score`` gives ``pairs``: one value per pair, in order (each checked by the caller with
+    :func:`relevance`). Anything but a sequence of that length (a mapping, text, a raise) is one CcptError naming
+    the judge: a dict ``{0: 0.7}`` read pair by pair scored every pair 0 (its key)."""
+    try:
+        result = score(list(pairs))
+        values = None if isinstance(result, str | bytes | Mapping) else list(result)
+    except Exception as exc:  # the judge's code, not ccpt's: named, not a traceback
+        raise CcptError(f"judge {name!r}: score raises {type(exc).__name__}: {exc}") from None
+    if values is None or len(values) != len(pairs):
+        shown = repr(result)[:200]
+        raise CcptError(f"judge {name!r}: score gives {shown} for {len(pairs)} pair(s): one relevance per pair")
+    return values
 
 
 def relevance(value: object) -> bool:

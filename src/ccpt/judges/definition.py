@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccpt.errors import CcptError
+from ccpt.judges.identity import TOKEN, VERSION_TEXT
 
 Pairs = Sequence[tuple[str, str]]
 # (concept, property) pairs → a relevance in [0, 1] each (None: this pair could not be scored, a counted failure).
@@ -49,7 +50,18 @@ class Judge:
     def ready(self, variant: str = "", args: Mapping[str, Any] | None = None) -> Scoring:
         """This judge ready to score (``load``'s, or ``score`` under ``version``); raises a one-line CcptError."""
         if self.load is not None:
-            return self.load(variant, args or {})
+            ready = self.load(variant, args or {})
+            # Its version and scale become the rows' judge key: one spelling another key's separators pools judges.
+            if not isinstance(ready, Scoring) or not callable(ready.score):
+                raise CcptError(f"judge {self.name!r}: load returns {ready!r}, not a ccpt.judges.Scoring")
+            if any(
+                v is not None and not (isinstance(v, str) and TOKEN.fullmatch(v)) for v in (ready.version, ready.scale)
+            ):
+                raise CcptError(
+                    f"judge {self.name!r}: load gives version {ready.version!r} and scale {ready.scale!r}: "
+                    f"each {VERSION_TEXT}, or None"
+                )
+            return ready
         if variant or args:
             given = ", ".join([*([f"variant {variant!r}"] if variant else []), *sorted(args or {})])
             raise CcptError(f"judge {self.name!r} takes no model arguments or variant ({given})")

@@ -4,9 +4,17 @@ format, reading mode). Runs store these fields in their logs; reports, the agree
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
+
+_DIGEST = re.compile(r"[0-9a-f]{13,}")  # a weights hash (sha256): its first 12 characters name it in a key
+# What a version or scale may hold: the key's own separators ('@', '+', ' (', ', ') would let one identity's key
+# spell another's ("1+raw" read as version 1 on the raw scale); 128 characters hold a sha256 twice over.
+TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+VERSION_TEXT = "up to 128 letters, digits, '.', '_' and '-'"  # TOKEN, as one-line errors say it
+_TOKENS = ("version", "scale", "reply_format", "mode")
 
 
 @dataclass(frozen=True)
@@ -23,8 +31,10 @@ class JudgeIdentity:
     @property
     def key(self) -> str:
         """The stable string form reports group by: ``openai/gpt-4o (json_schema)``, ``ccpt-judge/keyword@2``,
-        ``ccpt-distilled/default@4d1ef41822ad+raw (expected)`` (a hash version cut to 12 characters)."""
-        version = f"@{self.version[:12]}" if self.version else ""
+        ``ccpt-distilled/default@4d1ef41822ad+raw (expected)`` (a hash version cut to 12 characters; a declared
+        version whole: ``release-2026.1`` and ``release-2026.2`` cut alike would pool two judges' rows)."""
+        cut = self.version[:12] if self.version and _DIGEST.fullmatch(self.version) else self.version
+        version = f"@{cut}" if cut else ""
         name = self.name + version + (f"+{self.scale}" if self.scale else "")
         qualifiers = [q for q in (self.reply_format, None if self.mode == "text" else self.mode) if q]
         return f"{name} ({', '.join(qualifiers)})" if qualifiers else name
@@ -46,7 +56,11 @@ class JudgeIdentity:
             return None
         known = {f.name for f in fields(cls)}
         kept: dict[str, Any] = {k: v for k, v in value.items() if k in known and (v is None or isinstance(v, str))}
-        return cls(**kept) if "name" in kept else None
+        if known & set(value) - set(kept) or any(
+            kept.get(k) is not None and not TOKEN.fullmatch(kept[k]) for k in _TOKENS
+        ):
+            return None  # a field of another type, or one spelling another identity's key ("1+raw"): not an identity
+        return cls(**kept)
 
     @classmethod
     def legacy(cls, model: str, base_url: str | None, reply_format: str | None, mode: str) -> JudgeIdentity:

@@ -247,15 +247,23 @@ def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None, splits: dic
         return problem
     header = LogHeader.of(log)
     grader = (log.eval.model_roles or {}).get("grader")
+    first: JudgeIdentity | None = None
     for sample in log.samples or []:
         meta = _ccpt_metadata(sample)
         epoch = int(getattr(sample, "epoch", 1) or 1)
         if meta is not None and (problem := record_problem(meta, header, sample.id, epoch, items)):
             return problem
-        stored = JudgeIdentity.from_fields(meta.get(JUDGE_IDENTITY)) if isinstance(meta, Mapping) else None
-        if stored is not None and grader is not None and not _same_judge(stored.name, str(grader.model)):
+        said = meta.get(JUDGE_IDENTITY) if isinstance(meta, Mapping) else None
+        if said is None:
+            continue
+        if (stored := JudgeIdentity.from_fields(said)) is None:
+            return f"sample {sample.id!r} stores a malformed judge identity {said!r}"
+        if grader is not None and not _same_judge(stored.name, str(grader.model)):
             # Rows are labelled by the stored identity: a forged one printed a scripted judge's scores as GPT-4o's.
             return f"sample {sample.id!r} says it was judged by {stored.name!r}, its log's grader is {grader.model!r}"
+        # The log's rows take its first sample's identity: a sample naming another version or scale is another judge.
+        if (first := first or stored).scored != stored.scored:
+            return f"sample {sample.id!r} says it was judged by {stored.key!r}, an earlier one by {first.key!r}"
     return None
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -160,17 +159,20 @@ def rescore(frame: pd.DataFrame, scores: PaperScores) -> tuple[pd.DataFrame, int
     return pd.DataFrame(out, columns=frame.columns).astype(frame.dtypes.to_dict(), errors="ignore"), missing
 
 
-def score_pairs(pairs: Sequence[Pair], score: Any, batch: int = 512) -> dict[Pair, float]:
-    """Score ``pairs`` with ``score(list_of_pairs) -> list_of_relevances`` in batches; a relevance outside [0, 1]
-    or not finite is refused (a judge that misbehaves is named, not stored)."""
+def score_pairs(pairs: Sequence[Pair], score: Any, batch: int = 512, judge: str = "judge") -> dict[Pair, float]:
+    """Score ``pairs`` with ``score(list_of_pairs) -> list_of_relevances`` in batches; a pair the judge gives None
+    is left out (a failure: its answers count as never judged); anything but a relevance in [0, 1] is refused (a
+    judge that misbehaves is named, not stored: ``True`` or ``"0.5"`` were stored as 1.0 and 0.5)."""
+    from ccpt.judges import relevance, scored
+
     out: dict[Pair, float] = {}
     for start in range(0, len(pairs), batch):
         chunk = list(pairs[start : start + batch])
-        for key, value in zip(chunk, score(chunk), strict=True):
-            value = float(value)
-            if not math.isfinite(value) or not 0 <= value <= 1:
-                raise DataError(f"the judge gave {value!r} for {key}: not a relevance in [0, 1]")
-            out[key] = value
+        for key, value in zip(chunk, scored(judge, score, chunk), strict=True):
+            if value is not None and not relevance(value):
+                raise DataError(f"{judge} gave {value!r} for {key}: not a relevance in [0, 1]")
+            if value is not None:
+                out[key] = float(value)  # type: ignore[arg-type]
     return out
 
 
