@@ -204,6 +204,18 @@ def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
         # Fifth hostile round: a plug-in labelled like a built-in printed a second "Base" row beside ccpt's.
         ("label='Base'", "has the label 'Base' of method 'base' (reports would print both alike)"),
         ("label='majority VOTE '", "has the label 'majority VOTE ' of method 'vote'"),
+        # Seventh hostile round: labels reports print besides the methods', a label breaking a table's line, and
+        # parts used only when a run plans them (solver 3 was an internal error; a None reduce failed the report).
+        ("label='S.A.w/ LLM (no filter)'", "of method 'sa_llm_nofilter'"),
+        ("label='Gold (stored GPT-4o judge)'", "of method 'gold_stored'"),
+        ("label='Majority\\nvote'", "has the label 'Majority\\nvote': printable text on one line"),
+        ("base='v' * 65", "malformed name: up to 64"),
+        ("solver=3", "declares solver 3: 'module:function'"),
+        ("solver='prompt_solver'", "declares solver 'prompt_solver'"),
+        ("reduce=None", "reduce, calls or applies that is not callable"),
+        ("source='wikipedia'", "declares source 'wikipedia': one of llm, conceptnet, both"),
+        ("template='no_such'", "declares template 'no_such', which pi_emergent has not: base, cot, sa"),
+        ("template='cot'", "declares template 'cot', which type_prediction has not: base"),
     ],
 )
 def test_a_plugin_declaration_is_checked_at_registration_in_one_line(

@@ -146,6 +146,7 @@ SA_BOTH = "sa_both"
 GOLD = "gold"
 # The Gold row of a report computed from the dataset's stored GPT-4o judge scores (no run behind it).
 GOLD_STORED = "gold_stored"
+GOLD_STORED_LABEL = "Gold (stored GPT-4o judge)"  # its label in reports (no method may print under it)
 # Spreading activation without Filter (Table 7's ablation) is ``<sa method>_nofilter``.
 NOFILTER_SUFFIX = "_nofilter"
 

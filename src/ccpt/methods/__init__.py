@@ -10,7 +10,7 @@ import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import EntryPoint
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from ccpt.errors import CcptError, PluginError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
@@ -18,7 +18,7 @@ from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction
 from ccpt.plugins import load_registry
 from ccpt.schemas.run import MAX_SAMPLES, MAX_SEEDS, TaskOptions
 from ccpt.scoring import ScoredType
-from ccpt.spec import NOFILTER_SUFFIX, TASK_SPECS, split_method, task_spec
+from ccpt.spec import GOLD_STORED, GOLD_STORED_LABEL, NOFILTER_SUFFIX, TASK_SPECS, Source, split_method, task_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +40,9 @@ def registered() -> Mapping[str, Method]:
     """Every method by name: ccpt's own, then those of installed packages (a clash with a built-in is an error; so
     is a label another method prints under: two rows of one report would read alike)."""
     labels = {m.label.strip().casefold(): m.base for m in BUILTIN}
+    # The labels reports print besides: the filter ablations' and the Gold row of the dataset's stored scores.
+    labels |= {f"{m.label} (no filter)".casefold(): f"{m.base}{NOFILTER_SUFFIX}" for m in BUILTIN if m.spreading}
+    labels[GOLD_STORED_LABEL.casefold()] = GOLD_STORED
 
     def check(method: Method, point: EntryPoint) -> None:
         _check_declaration(method, point)
@@ -53,7 +56,8 @@ def registered() -> Mapping[str, Method]:
     return load_registry(BUILTIN, ENTRY_POINTS, Method, lambda m: m.base, check)
 
 
-NAME = re.compile(r"[a-z][a-z0-9_]*")  # a method name is written on command lines and stored in logs and tables
+NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a method name is written on command lines and stored in logs and tables
+_SOLVER = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # "module:function", imported by ccpt.eval when a run plans it
 
 
 def _check_declaration(method: Method, point: EntryPoint) -> None:
@@ -74,9 +78,18 @@ def _check_declaration(method: Method, point: EntryPoint) -> None:
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
     if not isinstance(method.base, str) or not NAME.fullmatch(method.base) or method.base.endswith(NOFILTER_SUFFIX):
-        raise refuse(f"has a malformed name: lower-case letters, digits and '_', not ending in {NOFILTER_SUFFIX!r}")
-    if not isinstance(method.label, str) or not method.label.strip():
-        raise refuse("has no label")
+        raise refuse(
+            f"has a malformed name: up to 64 lower-case letters, digits and '_', not ending in {NOFILTER_SUFFIX!r}"
+        )
+    if not isinstance(method.label, str) or not method.label.strip() or not method.label.isprintable():
+        raise refuse(f"has the label {method.label!r}: printable text on one line")
+    # Checked here, not where a run first uses them: a solver of 3 was an internal error, a None reduce a report's.
+    if not isinstance(method.solver, str) or not _SOLVER.fullmatch(method.solver):
+        raise refuse(f"declares solver {method.solver!r}: 'module:function'")
+    if not all(callable(f) for f in (method.samples, method.reduce, method.calls, method.applies)):
+        raise refuse("declares a samples, reduce, calls or applies that is not callable")
+    if method.source is not None and method.source not in get_args(Source):
+        raise refuse(f"declares source {method.source!r}: one of {', '.join(get_args(Source))}, or None")
     if method.seeds is not None and not count(method.seeds, 1, MAX_SEEDS):
         raise refuse(f"declares seeds={method.seeds!r}: an integer in [1, {MAX_SEEDS}] (or None: the run's)")
     for options in ({}, vars(TaskOptions())):  # none given, and a run's defaults (oracle_n 5, …)
@@ -87,6 +100,10 @@ def _check_declaration(method: Method, point: EntryPoint) -> None:
             raise refuse(f"applies({spec.name}) returns {applies!r}, not true/false")
         if not applies:
             continue
+        if method.template not in spec.templates:  # the prompt its solver asks: a missing one failed mid-run
+            raise refuse(
+                f"declares template {method.template!r}, which {spec.name} has not: {', '.join(spec.templates)}"
+            )
         ranges = probe("calls", lambda s=spec: method.calls(method, Plan(s, [], 1, {})))
         if not _ranges(ranges):
             raise refuse(f"calls returns {ranges!r}: (solver, judge) ranges of integers 0 ≤ low ≤ high")

@@ -36,13 +36,13 @@ from ccpt.report.tables.common import (
 )
 from ccpt.report.tables.definition import Coverage, ReportTable, TableOptions
 from ccpt.scoring import Relevances
-from ccpt.spec import EMERGENT, GENERATIVE_TASKS, GOLD, GOLD_STORED, MULTI_ORACLE, TASK_SPECS
+from ccpt.spec import EMERGENT, GENERATIVE_TASKS, GOLD, GOLD_STORED, GOLD_STORED_LABEL, MULTI_ORACLE, TASK_SPECS
 from ccpt.stats import Stat, Summary, summarize
 
 if TYPE_CHECKING:
     from ccpt.dataset import CCPTDataset
 
-GOLD_LABEL = "Gold (stored GPT-4o judge)"
+GOLD_LABEL = GOLD_STORED_LABEL
 STORED_JUDGE = "gpt-4o"  # the dataset's stored judge scores (meta.*_gpt-4o_relevance), as the authors' files name it
 
 
