@@ -290,9 +290,12 @@ def test_concurrent_calls_queue_in_inspect_one_at_a_time(monkeypatch: pytest.Mon
     ("args", "line"),
     [
         ({"verbose": "flase"}, "gguf/qwen2.5-0.5b: -M verbose='flase': must be true or false"),  # was silently false
-        ({"n_ctx": "abc"}, "gguf/qwen2.5-0.5b: -M n_ctx='abc': must be an integer ≥ 1"),  # was an internal error
-        ({"n_threads": 0}, "gguf/qwen2.5-0.5b: -M n_threads=0: must be an integer ≥ 1"),
-        ({"n_batch": True}, "gguf/qwen2.5-0.5b: -M n_batch=True: must be an integer ≥ 1"),
+        ({"n_ctx": "abc"}, "gguf/qwen2.5-0.5b: -M n_ctx='abc': must be an integer in [1, 131,072]"),  # was internal
+        ({"n_threads": 0}, "gguf/qwen2.5-0.5b: -M n_threads=0: must be an integer in [1, 1,024]"),
+        ({"n_batch": True}, "gguf/qwen2.5-0.5b: -M n_batch=True: must be an integer in [1, 131,072]"),
+        # Seventh hostile round: no upper bound; llama.cpp sized a KV cache of 1e11 tokens, or spawned 1e6 threads.
+        ({"n_ctx": 10**11}, "gguf/qwen2.5-0.5b: -M n_ctx=100000000000: must be an integer in [1, 131,072]"),
+        ({"n_threads": 10**6}, "gguf/qwen2.5-0.5b: -M n_threads=1000000: must be an integer in [1, 1,024]"),
         ({"prefix_cache": "bogus"}, "prefix_cache must be aligned, off or any, not 'bogus'"),
     ],
 )

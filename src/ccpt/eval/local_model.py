@@ -47,6 +47,10 @@ DEFAULT_MAX_TOKENS = 1024
 # GenerateConfig's sampling fields that ChatRequest takes as they are (None: llama-cpp-python's default).
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "frequency_penalty", "presence_penalty")
 MODEL_ARGS = ("n_ctx", "n_threads", "n_batch", "prefix_cache", "verbose")
+# Upper bounds of the integer -M values: n_ctx and n_batch at the largest context a shipped model was trained for
+# (Qwen2.5: 131,072 tokens; llama.cpp sizes its KV cache by n_ctx up front, so n_ctx=1e11 asked for terabytes),
+# n_threads at the pipeline's --workers bound (each is an OS thread).
+ARG_BOUNDS = {"n_ctx": 131_072, "n_threads": 1_024, "n_batch": 131_072}
 
 
 def physical_cores() -> int:
@@ -79,10 +83,10 @@ def _check_model_args(model_name: str, model_args: dict[str, Any]) -> str:
             f"unknown model arg(s) for gguf/{model_name}: {', '.join(unknown)}",
             f"supported: {', '.join(MODEL_ARGS)}",
         )
-    for name in ("n_ctx", "n_threads", "n_batch"):
+    for name, most in ARG_BOUNDS.items():
         value = model_args.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ModelError(f"gguf/{model_name}: -M {name}={value!r}: must be an integer ≥ 1")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most):
+            raise ModelError(f"gguf/{model_name}: -M {name}={value!r}: must be an integer in [1, {most:,}]")
     if "verbose" in model_args and not isinstance(model_args["verbose"], bool):
         raise ModelError(f"gguf/{model_name}: -M verbose={model_args['verbose']!r}: must be true or false")
     value = model_args.get("prefix_cache", "aligned")
