@@ -113,6 +113,14 @@ def test_a_judge_added_in_one_file_runs_rejudges_measures_and_reports(
         for r in parsed.itertuples()
     )
 
+    # The report's Tokens and cost table prices the judge as the dry run does, by its declared cost per judged pair
+    # (7th hostile round: a price list's entry priced the words it read, $0.0145 for a free judge).
+    from ccpt.results.usage import load_prices, read_usage
+
+    prices.write_text('"ccpt-judge/keyword" = { input = 5.0, output = 1.0 }\n')
+    (judged,) = [row for row in read_usage([v1], load_prices(prices)) if row.role == "judge"]
+    assert judged.calls > 0 and judged.input_tokens > 0 and judged.cost == 0.0
+
     # ccpt rejudge: another judge's answers re-judged by the toy, the same relevances as its own run's.
     scripted = tmp_path / "scripted"
     assert main(["run", *common, "--judge", "ccpt-scripted/judge", "--log-dir", str(scripted)]) == 0

@@ -93,10 +93,16 @@ def read_usage(
                 counts["invalid_usage"] += 1
                 continue
             counts.update(tokens.model_dump())
+    from ccpt.judges import cost_per_pair
+
     rows = []
     for (model, role), n in sorted(totals.items()):
         price = (prices or {}).get(model)
         cost = None if price is None else (n["input_tokens"] * price.input + n["output_tokens"] * price.output) / 1e6
+        if prices is not None and (per_pair := cost_per_pair(model)) is not None:
+            # An in-process judge costs its declared price per judged pair (one call each), as `--dry-run` plans it;
+            # its "tokens" are the words it read, priced by a price list's entry they billed a free judge $0.0145.
+            cost = per_pair * n["calls"]
         rows.append(UsageRow(model, role, cost=cost, **n))
     return rows
 
