@@ -200,11 +200,12 @@ def ensemble(
         member_weights(list(weights or [1.0]))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--weight") from None
-    # A head given twice (or a copy of one) would count twice in the mean; its manifest is refused when loaded.
+    # A head given twice (the same path too, which passed) or a copy of one would count twice in the mean.
     seen: dict[str, Path] = {}
     for head in heads:
-        if head.is_file() and (first := seen.setdefault(sha256_file(head), head)) != head:
-            raise click.BadParameter(f"{head} is {first} again (the same bytes): give each once", param_hint="HEADS")
+        if head.is_file() and (first := seen.setdefault(sha256_file(head), head)) is not head:
+            again = "given twice" if first == head else f"{first} again (the same bytes)"
+            raise click.BadParameter(f"{head} is {again}: give each once", param_hint="HEADS")
     ds = load_dataset(data_dir)
     calibrate = None
     if map_runs:  # write_ensemble's calibrate: a map fitted on the Table-3 runs found in the --map-runs directories

@@ -271,15 +271,26 @@ def load_judge(path: Path | None = None, expected_sha256: str | None = None, cal
         members = [(str(m["file"]), str(m["sha256"])) for m in manifest["members"]]
         if not members:
             raise ValueError("no member heads")
-        # A head listed twice counts twice in the mean: another ensemble under the same members' names.
-        if twice := next((f for k, (f, sha) in enumerate(members) if sha in {s for _, s in members[:k]}), None):
-            raise ValueError(f"member head {twice} is listed twice (the same sha256)")
+        if twice := _listed_twice(members):
+            raise ValueError(twice)
         weights = member_weights([m.get("weight", 1.0) for m in manifest["members"]])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"distilled judge manifest {path} is not readable: {exc}") from None
     heads = tuple(load_head(path.parent / file, sha) for file, sha in members)
     metadata = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in manifest.items()}
     return DistilledJudge(heads, path, sha256_bytes(raw), metadata, _calibration(metadata, path), calibrated, weights)
+
+
+def _listed_twice(members: Sequence[tuple[str, str]]) -> str | None:
+    """The problem of a head listed twice among (file, sha256) members, or None: it would count twice in the mean,
+    another ensemble under the same members' names (a weight says how much a head counts)."""
+    seen: dict[str, str] = {}
+    for file, sha in members:
+        if sha in seen:
+            same = "" if seen[sha] == file else f" (as {seen[sha]})"
+            return f"member head {file} is listed twice{same} (the same sha256)"
+        seen[sha] = file
+    return None
 
 
 MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6  # a manifest's member weights (relative: only their ratios matter)
@@ -367,6 +378,8 @@ def write_ensemble(
     Its map is ``calibrate(raw judge)`` (``--map-runs``) or fitted on the validation fold, which every head must share
     (same folds, seed, validation_fold and pool). Member files are recorded relative to the manifest's directory."""
     loaded = [load_head(path) for path in heads]
+    if twice := _listed_twice([(str(h.path), h.sha256) for h in loaded]):  # its manifest would be refused at load
+        raise ModelError(twice, "give each head once; a weight says how much one counts")
     configs = [h.config for h in loaded]
     split = {(c.folds, c.seed, c.validation_fold) for c in configs}
     if len(split) != 1 or configs[0].validation_fold is None:
