@@ -920,6 +920,18 @@ def test_judge_train_refuses_settings_that_train_nothing_up_front(
     assert message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "h.safetensors").exists()
 
 
+def test_judge_train_refuses_a_pool_that_leaves_nothing_to_train_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ccpt_dir: Path
+) -> None:
+    """Seventh hostile round: `--max-pairs 1` wrote a head trained on no pair (rc 0, a NaN validation figure); now
+    one line before the encoder loads."""
+    out = tmp_path / "h.safetensors"
+    assert main(["judge", "train", "--max-pairs", "1", "--data-dir", str(ccpt_dir), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no pair to train on: the pool's 1 pair(s) all fall in validation fold 0" in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
 def test_models_does_not_call_a_truncated_assembled_file_unchecked(tmp_path: Path) -> None:
     """Before: a 1,000-byte GGUF in the cache was listed "assembled, sha256 unchecked" at its pinned size."""
     from ccpt.io.embedded import ASSEMBLED, model_files

@@ -165,11 +165,19 @@ def train_head(
     ``cache_dir`` keeps the frozen blocks' outputs and per-epoch checkpoints (a killed run resumes)."""
     config = config or TrainConfig()
     pool = list(pairs) if pairs is not None else training_pairs(ds)
-    encoder = load_encoder(name=config.encoder)
     fold_ids = folds(pool, config.folds, config.seed)
     fit_pairs = [p for p, k in zip(pool, fold_ids, strict=True) if k != config.validation_fold]
     aux = stored_gpt4o(ds, fit_pairs) if config.aux_weight > 0 else [None] * len(fit_pairs)
     kept = [(p, w, a) for p, w, a in zip(fit_pairs, sample_weights(fit_pairs, config), aux, strict=True) if w > 0]
+    if not kept:  # `--max-pairs 1` wrote a head trained on nothing, with rc 0
+        held = f"validation fold {config.validation_fold}"
+        why = (
+            f"none of the {len(fit_pairs)} pair(s) outside {held} weighs more than 0 (single_rater_weight)"
+            if fit_pairs
+            else f"the pool's {len(pool)} pair(s) all fall in {held}"
+        )
+        raise ModelError(f"no pair to train on: {why}", "train on more pairs (--max-pairs)")
+    encoder = load_encoder(name=config.encoder)
     texts, targets = [(p.concept, p.property) for p, _, _ in kept], [p.target for p, _, _ in kept]
     head = train(encoder, texts, targets, [w for _, w, _ in kept], config, log, [a for _, _, a in kept], cache_dir)
     _as_stored(head)
