@@ -901,6 +901,12 @@ def test_judge_ensemble_refuses_an_unbounded_weight(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err.strip()
     assert f"copy.safetensors is {heads[0]} again (the same bytes)" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "j.json").exists()
+    # Seventh hostile round: the same path twice passed that check, and a minute later wrote a manifest (rc 0) that
+    # every loader refused ("listed twice").
+    assert main(["judge", "ensemble", heads[0], heads[0], "--out", str(tmp_path / "j.json")])
+    err = capsys.readouterr().err.strip()
+    assert f"{heads[0]} is given twice: give each once" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "j.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -988,9 +994,3 @@ def test_a_tidy_seed_copied_from_another_is_named(reference_dir: Path, tmp_path:
     named = [w for w in warnings if "same replies" in w]
     instances = f"every one of their {frame['instance'].nunique()} instances"
     assert len(named) == 1 and f"seeds {seeds[0]} and {seeds[1]}" in named[0] and instances in named[0], warnings
-    # Seventh hostile round: the same path twice passed that check, and a minute later wrote a manifest (rc 0) that
-    # every loader refused ("listed twice").
-    assert main(["judge", "ensemble", heads[0], heads[0], "--out", str(tmp_path / "j.json")])
-    err = capsys.readouterr().err.strip()
-    assert f"{heads[0]} is given twice: give each once" in err and len(err.splitlines()) == 1
-    assert not (tmp_path / "j.json").exists()
