@@ -869,6 +869,9 @@ def _shipped_copy(target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
         # Fifth hostile round: a member listed twice loaded, its head counted twice in the mean.
         (lambda m: m["members"].append(dict(m["members"][0])),
          r"is not readable: member head \S+ is listed twice \(the same sha256\)"),
+        # Seventh hostile round: a flat map (every knot 0.5) loaded and scored every pair 0.5.
+        (lambda m: m["calibration"].update(y=[0.5] * len(m["calibration"]["y"])),
+         r"has an unreadable calibration map: calibration knots map every relevance to 0\.5"),
     ],
 )  # fmt: skip
 def test_a_manifest_with_unbounded_weights_or_a_map_outside_the_unit_interval_is_refused(

@@ -49,6 +49,9 @@ class Calibration:
         # NaN fails both comparisons: a map of relevances maps relevances in [0, 1] to relevances in [0, 1].
         if not all(0.0 <= v <= 1.0 for v in (*x, *y)):
             raise ValueError(f"calibration knots outside [0, 1]: x {min(x)}..{max(x)}, y {min(y)}..{max(y)}")
+        # A map whose knots all give one relevance scores every pair alike (a judge that says nothing).
+        if max(y) == min(y):
+            raise ValueError(f"calibration knots map every relevance to {y[0]}")
         return cls(x, y, str(raw["reference"]), str(raw["fitted_on"]), int(raw["n"]))
 
 
