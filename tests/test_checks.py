@@ -792,6 +792,20 @@ def test_a_stored_agreement_entry_counts_no_more_pairs_than_its_pair_set_holds(t
     assert "31 pairs (n and n_missing) where its pair set holds 30 at most" in found.problems["sample"]
     assert "says rows 20 where its key says 10" in found.problems["moved"]
     assert "1603 pairs" in found.problems["test"]
+    # Seventh hostile round: an entry under a text-mode judge saying mode expected (quoted for the text run as an
+    # "expected mode" figure), or under a seed-3 sample saying seed 7 (quoted as "seed 7"), contradicts its key.
+    contradicting = {
+        "ccpt-judge/keyword@1": {"paper300": fine | {"mode": "expected"}},
+        "ccpt-judge/keyword@2 (expected)": {"paper300": fine},
+        "ccpt-judge/keyword@3": {"test/rows=10/seed=3": fine | {"n": 30, "rows": 10, "seed": 7}},
+        "ccpt-judge/keyword@4 (expected)": {"test/rows=10/seed=3": fine | {"n": 30, "mode": "expected", "seed": 3}},
+    }
+    store.write_text(json.dumps(contradicting), encoding="utf-8")
+    found = read_store(store)
+    assert set(found.entries) == {("ccpt-judge/keyword@4 (expected)", "test/rows=10/seed=3")}
+    assert found.problems["ccpt-judge/keyword@1"].endswith("'paper300' says mode 'expected'; ignored")
+    assert found.problems["ccpt-judge/keyword@2 (expected)"].endswith("'paper300' says mode 'text'; ignored")
+    assert found.problems["ccpt-judge/keyword@3"].endswith("says seed 7 where its key says 3; ignored")
     # A correlation written as text was accepted and then an internal error in every report's judge note; a mode
     # other than text/expected was quoted as the mode of the figure; n 300.0 printed "300.0 pairs".
     edits = {"text": {"pearson": "0.6"}, "mode": {"mode": "x"}, "float": {"n": 300.0}}

@@ -232,18 +232,25 @@ def read_store(path: Path) -> Store:
             if (said := entry.get("pairs")) is not None and str(said) != pair_set_key.split("/", 1)[0]:
                 problems[judge] = f"{path}: entry {judge!r} / {pair_set_key!r} says pairs {said!r}; ignored"
                 continue
-            if problem := _size_problem(checked.n + checked.n_missing, checked.rows, pair_set_key):
+            # Its mode is its key's too: a judge read as text is keyed without "(expected)" (JudgeIdentity.key).
+            keyed_mode = "expected" if str(judge).endswith(" (expected)") else "text"
+            if (checked.mode or "text") != keyed_mode:
+                problems[judge] = (
+                    f"{path}: entry {judge!r} / {pair_set_key!r} says mode {checked.mode or 'text'!r}; ignored"
+                )
+                continue
+            if problem := _size_problem(checked.n + checked.n_missing, checked.rows, pair_set_key, entry.get("seed")):
                 problems[judge] = f"{path}: entry {judge!r} / {pair_set_key!r}: {problem}; ignored"
                 continue
             entries[(judge, pair_set_key)] = _measurement(judge, entry, checked, pair_set_key)
     return Store(entries, problems)
 
 
-def _size_problem(counted: int, rows: int | None, pair_set_key: str) -> str | None:
-    """How an entry's pairs (``counted``: n and n_missing) and ``rows`` contradict the pair set its key names, or
-    None: more pairs than a sample of its rows holds (3 a row), or than ``paper300`` (300) or ``test`` (3 per test
-    instance of every generative task, at most) hold; a ``rows`` other than its key's. Quoted, it would read "on
-    5000 pairs" of the paper-sized sample."""
+def _size_problem(counted: int, rows: int | None, pair_set_key: str, seed: object = None) -> str | None:
+    """How an entry's pairs (``counted``: n and n_missing), ``rows`` and ``seed`` contradict the pair set its key
+    names, or None: more pairs than a sample of its rows holds (3 a row), or than ``paper300`` (300) or ``test`` (3
+    per test instance of every generative task, at most) hold; a ``rows`` or ``seed`` other than its key's. Quoted,
+    it would read "on 5000 pairs" of the paper-sized sample, or "seed 7" of the sample drawn with seed 3."""
     from ccpt.benchmark import benchmark
 
     name, _, sample = pair_set_key.partition("/")
@@ -251,6 +258,8 @@ def _size_problem(counted: int, rows: int | None, pair_set_key: str) -> str | No
     sampled = int(keyed["rows"]) if keyed.get("rows", "").isdigit() else None
     if rows is not None and rows != sampled:
         return f"says rows {rows} where its key says {sampled}"
+    if seed is not None and (isinstance(seed, bool) or str(seed) != keyed.get("seed", "0")):
+        return f"says seed {seed!r} where its key says {keyed.get('seed', '0')}"
     test_rows = sum(benchmark().test_sizes[task] for task in GENERATIVE_TASKS)
     held = {"paper300": PAPER_ROWS, "test": test_rows}.get(name) if sampled is None else sampled
     if held is not None and counted > len(ROLES) * held:
