@@ -165,6 +165,25 @@ def test_a_log_whose_samples_disagree_on_their_judge_is_set_aside(
     assert set(frame["method"]) == {"multi_oracle"}
 
 
+@pytest.mark.parametrize("version", ["2", -1])
+def test_a_log_whose_benchmark_version_is_no_whole_number_is_set_aside(
+    runs: Path, tmp_path: Path, version: object
+) -> None:
+    """Seventh hostile round: a version "2" (text) was another run variant than 2 printing as the same label, and
+    -1 labelled rows "[benchmark -1]"; each is now named and set aside."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: None)
+    log = read_eval_log(edited)
+    log.eval.task_version = version
+    write_eval_log(log, edited)
+    frame = load_results(tmp_path / "logs")
+    (skipped,) = frame.attrs["unreadable"]
+    assert skipped.path == str(edited)
+    assert skipped.reason == f"its benchmark version (task_version) {version!r} is not a whole number ≥ 0"
+    assert set(frame["method"]) == {"multi_oracle"}
+
+
 def test_extra_answers_of_a_one_sample_method_set_the_log_aside(runs: Path, tmp_path: Path) -> None:
     """A second member in a Base record (a one-sample method): averaged in, it would change E; the log is named."""
     edited = _edited(runs, tmp_path / "logs", "base", lambda r, _s: r.append({**r[0], "sample": 1, "r_np": 1.0}))

@@ -245,6 +245,10 @@ def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None, splits: dic
     or None."""
     if problem := sample_set_problem(log, splits):
         return problem
+    # The benchmark version keys its rows apart (run_variant): "2" or true printed as version 2 or 1 beside real ones.
+    version = log.eval.task_version
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        return f"its benchmark version (task_version) {version!r} is not a whole number ≥ 0"
     header = LogHeader.of(log)
     grader = (log.eval.model_roles or {}).get("grader")
     first: JudgeIdentity | None = None
