@@ -219,6 +219,25 @@ def test_a_plugins_runtime_answers_are_checked_as_its_declaration(toy_judge: Pat
             loader.ready()
 
 
+@pytest.mark.parametrize(
+    ("judge", "line"),
+    [
+        (["--judge", "ccpt-judge/nonexistent"], "--judge ccpt-judge/nonexistent: no judge of that name is registered"),
+        (["--judge", "ccpt-judge/keyword/v2"], "judge 'keyword' takes no model arguments or variant (variant 'v2')"),
+        (["--judge", "keyword", "--judge-arg", "x=1"], "judge 'keyword' takes no model arguments or variant (x)"),
+    ],
+)
+def test_a_dry_run_refuses_a_declared_judge_no_run_could_start(
+    toy_judge: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], judge: list[str], line: str
+) -> None:
+    """Seventh hostile round: the dry run planned (and priced by tokens) judge calls to an unregistered judge or to a
+    judge given arguments it takes none of; the run itself then failed at its first step."""
+    argv = ["run", "--model", "ccpt-scripted/solver", "--task", "pi_emergent", "--limit", "2", "--dry-run"]
+    assert main([*argv, *judge, "--log-dir", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert line in err and len(err.splitlines()) == 1, err
+
+
 @given(
     st.lists(st.sampled_from(["1", "1.0", "release-2026.1", "release-2026.2", "4d1ef41822ad86e5", None]), min_size=2),
     st.sampled_from([None, "raw"]),

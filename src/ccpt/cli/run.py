@@ -253,7 +253,7 @@ def command(
 
     from ccpt.eval.judge import default_judge_mode
     from ccpt.eval.sweep import DEFAULT_LIMIT, DEFAULT_SEEDS, PAPER_SEEDS, Sweep, run_sweep
-    from ccpt.judges import model_name
+    from ccpt.judges import check_model, model_name
     from ccpt.protocol import get_protocol
     from ccpt.schemas.run import ProtocolName, check
 
@@ -279,6 +279,7 @@ def command(
     sweep.generate = {k: v for k, v in generate.items() if v is not None}
     for option, model in [*(("--model", m) for m in sweep.models), ("--judge", sweep.judge)]:
         require_parts(model, option)  # before the plan: a run it would refuse is not planned
+    check_model(sweep.judge, sweep.judge_args)
     if dry_run:
         print_plan(sweep, prices=prices, fmt=fmt)
         return

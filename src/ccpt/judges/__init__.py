@@ -23,7 +23,7 @@ __layer__ = "core"  # no Inspect: the provider that runs a declared judge throug
 
 __all__ = [
     "BASE_URL", "BUILTIN", "ENTRY_POINTS", "PROVIDER", "Judge", "JudgeIdentity", "PairScorer", "Scoring",
-    "cost_per_pair", "get", "model_name", "of_model", "registered", "relevance", "scored",
+    "check_model", "cost_per_pair", "get", "model_name", "of_model", "registered", "relevance", "scored",
 ]  # fmt: skip
 
 BUILTIN: tuple[Judge, ...] = (distilled.JUDGE,)
@@ -118,6 +118,18 @@ def of_model(model: str) -> tuple[Judge, str] | None:
         if judge.model is not None and judge.model.partition("/")[0] == provider:
             return judge, rest
     return None
+
+
+def check_model(model: str, args: Mapping[str, object]) -> None:
+    """Refuse, in one line, a declared judge's model that no run could start (before a dry run plans and prices
+    it): a ``ccpt-judge/`` name no judge is registered under, or a variant or arguments given to a judge that takes
+    none. A judge that loads weights is checked when it loads."""
+    provider = model.partition("/")[0]
+    found = of_model(model)
+    if found is None and (provider == PROVIDER or any(j.model_name.partition("/")[0] == provider for j in BUILTIN)):
+        raise CcptError(f"--judge {model}: no judge of that name is registered (registered: {', '.join(registered())})")
+    if found is not None and found[0].load is None:
+        found[0].ready(found[1], args)
 
 
 def cost_per_pair(model: str) -> float | None:
