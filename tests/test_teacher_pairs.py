@@ -110,6 +110,17 @@ def test_a_teacher_csv_with_missing_columns_is_refused(tmp_path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerows([list(COLUMNS), good])
     assert read_pairs_csv(path)[0].relevance == 0.9
+    # Seventh hostile round: a second row of one model's pair (spelled with other spacing and case) added its
+    # relevance to the pair's mean target, silently; another model's row of the pair is its own verdict.
+    again = [*good[:5], " APPLE ", "Red", "0.0", *good[8:]]
+    other_model = ["n", *good[1:]]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([list(COLUMNS), good, other_model, again])
+    with pytest.raises(DataError, match=r"line 4 repeats the pair of line 2 \(m: ' APPLE ', 'Red'\)"):
+        read_pairs_csv(path)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([list(COLUMNS), good, other_model])
+    assert [p.model for p in read_pairs_csv(path)] == ["m", "n"]
 
 
 def test_lomo_figures_of_the_teacher_itself_and_of_a_judge_blind_to_the_phrase(reference_dir: Path) -> None:

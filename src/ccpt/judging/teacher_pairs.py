@@ -189,6 +189,7 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
             if missing:
                 raise DataError(f"{path}: not a teacher-pairs CSV; missing column(s): {', '.join(missing)}")
             out = []
+            seen: dict[tuple[str, tuple[str, str]], int] = {}  # (model, pair) → its line
             for number, line in enumerate(reader, start=2):
                 if any(v is None for v in line.values()) or None in line:
                     raise DataError(f"{path}: line {number}: {len(COLUMNS)} cells expected (a short or long row)")
@@ -202,7 +203,14 @@ def read_pairs_csv(path: Path) -> list[TeacherPair]:
                     )
                 line = {k: restore(v) if k in ("concept", "property") else v for k, v in line.items()}
                 methods = set(line["methods"].split(";"))
-                out.append(TeacherPair(*(line[k] for k in _TEXT), [value] * n, methods, line["source"]))
+                pair = TeacherPair(*(line[k] for k in _TEXT), [value] * n, methods, line["source"])
+                # One row per model and pair (write_pairs): a second would add its values to the pair's mean target.
+                if (first := seen.setdefault((pair.model, pair.key), number)) != number:
+                    raise DataError(
+                        f"{path}: line {number} repeats the pair of line {first} ({pair.model}: "
+                        f"{pair.concept!r}, {pair.property!r}); a teacher file has one row per model and pair"
+                    )
+                out.append(pair)
             return out
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
