@@ -122,6 +122,13 @@ def _toml(tmp_path: Path, section: str, line: str) -> Path:
         ("novelty", "seed = -1", r"\[novelty\] seed: should be greater than or equal to 0"),
         ("top", "workdir = 7", r"workdir: should be a valid string"),
         ("bogus", "x = 1", r"bogus: unknown key"),
+        # Seventh hostile round: the command-line options had upper bounds, the TOML file's keys none.
+        ("engine", "workers = 100000", r"\[engine\] workers: should be less than or equal to 1024"),
+        ("llm", "timeout = 99999999", r"\[llm\] timeout: should be less than or equal to 86400"),
+        ("llm", "max_connections = 1000000", r"\[llm\] max_connections: should be less than or equal to 10000"),
+        ("llm", "max_retries = 1000", r"\[llm\] max_retries: should be less than or equal to 100"),
+        ("candidates", "per_phrase = 10000000000", r"\[candidates\] per_phrase: should be less than or equal"),
+        ("annotate", "annotators = true", r"\[annotate\] annotators: a number is expected, not true/false"),
     ],
 )
 def test_a_bad_pipeline_value_is_one_line_naming_section_and_key(

@@ -19,12 +19,18 @@ from ccpt.pipeline.mining import EngineOptions
 from ccpt.pipeline.novelty import DEFAULT_WINDOW
 from ccpt.pipeline.properties import PROPERTIES_PER_COMBINATION, PlausibilityOptions
 from ccpt.schemas.base import FileFormat, Temperature, UnitFloat, location, one_line, read_toml
+from ccpt.schemas.run import RUN_OPTIONS, at_most
 from ccpt.spec import GENERATIVE_TASKS
 
 __layer__ = "pipeline"  # built from the pipeline's own option classes (tests/test_layering.py)
 
-Positive = Annotated[int, Field(ge=1)]
-NonNegative = Annotated[int, Field(ge=0)]
+# Upper bounds as the stages' command-line options have them (an extra digit in a TOML file ran away as on the
+# command line): counts at most 1,000,000, processes 1,024, requests and their settings as `ccpt run`'s.
+Positive = at_most(1_000_000)
+NonNegative = at_most(1_000_000, low=0)
+Processes = at_most(1024)  # each is a process, a Ray actor or an engine replica
+Connections, MaxTokens = RUN_OPTIONS["max_connections"], RUN_OPTIONS["max_tokens"]
+Timeout, Retries = RUN_OPTIONS["timeout"], RUN_OPTIONS["max_retries"]
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
 Path_ = Annotated[str, Field(min_length=1, description="a path, relative to the TOML file's directory")]
 TestSizes = dict[Literal[GENERATIVE_TASKS], NonNegative]  # type: ignore[valid-type]
@@ -43,7 +49,7 @@ class EngineSection(_Section):
     """[engine]: where stages 1–2 run."""
 
     engine: Literal[ENGINES] = EngineOptions.engine  # type: ignore[valid-type]
-    workers: Positive = EngineOptions.workers
+    workers: Processes = EngineOptions.workers
     address: str | None = Field(None, description="a Ray cluster address (ray://host:10001 or auto)")
 
 
@@ -67,12 +73,12 @@ class LLMSection(_Section):
     """[llm]: the model of stages 3–4."""
 
     model: Annotated[str, Field(min_length=1, description="any Inspect model, e.g. gguf/qwen2.5-0.5b")]
-    max_connections: Positive = LLMOptions.max_connections
+    max_connections: Connections = LLMOptions.max_connections
     temperature: Temperature = LLMOptions.temperature
     seed: Seed = LLMOptions.seed
-    max_tokens: Positive = LLMOptions.max_tokens
-    timeout: Positive = Field(LLMOptions.timeout, description="seconds per model call")
-    max_retries: NonNegative = LLMOptions.max_retries
+    max_tokens: MaxTokens = LLMOptions.max_tokens
+    timeout: Timeout = Field(LLMOptions.timeout, description="seconds per model call")
+    max_retries: Retries = LLMOptions.max_retries
     model_args: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -95,9 +101,9 @@ class BatchSection(_Section):
     url: str | None = None
     api_key_env: str | None = None
     batch_size: Positive = BatchOptions.batch_size
-    concurrency: Positive = BatchOptions.concurrency
+    concurrency: Processes = BatchOptions.concurrency
     address: str | None = None
-    max_retries: NonNegative = BatchOptions.max_retries
+    max_retries: Retries = BatchOptions.max_retries
     accelerator_type: str | None = None
     engine_kwargs: dict[str, Any] = Field(default_factory=dict)
     placement_group_config: dict[str, Any] | None = None
