@@ -80,8 +80,11 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("multi_oracle", {"sa_filter": True}, "record says sa_filter True, its log's method 'multi_oracle'"),
         ("base", {"protocol": "as-run"}, "record says protocol 'as-run', its log 'ccpt'"),
         # Sixth hostile round: each moved samples between the Failures table's columns with no line.
-        ("base", {"parse_ok": False}, "record says its answer did not parse, yet holds relevances"),
+        ("base", {"parse_ok": False}, "its answer did not parse, yet it holds r_np"),
         ("base", {"judge_failures": 2}, "2 judge failure(s) but 0 pair(s) without a relevance"),
+        # Seventh: the text 'false' (true to Python) passed the check above and was counted a parse failure.
+        ("base", {"parse_ok": "false"}, "parse_ok 'false' is not true/false"),
+        ("base", {"parse_ok": 0}, "parse_ok 0 is not true/false"),
         ("base", {"r_np": None}, "record says 0 judge failure(s) but 1 pair(s)"),
         ("base", {"sa_iteration": 2}, "sa_iteration 2 on method 'base', which has no spreading activation"),
         ("base", {"sa_failed_steps": 2}, "sa_failed_steps 2 on method 'base', which has no spreading activation"),
@@ -475,6 +478,48 @@ def test_a_tidy_run_contradicting_its_recorded_arguments_or_task_is_refused(
     path = export(edit(load_results(runs)), tmp_path / "t.csv")
     with pytest.raises(DataError, match=rf"t\.csv: {reason}"):
         load_results(path, dataset)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        # Table 5's accuracy moved with no line: a gold type other than the one its id names, a predicted type
+        # other than its answer's, a reply said not to parse still predicting a type (counted a parse failure).
+        (
+            lambda f: f.assign(gold_type=f["gold_type"].where(f["gold_type"] != "canceled", "emergent")),
+            r"row \d+: gold_type 'emergent' on instance 'canceled:ccpt_canceled:\d+', an item of type 'canceled'",
+        ),
+        (lambda f: f.assign(pred_type=f["gold_type"]), r"row \d+: pred_type '\w+' where its answer '\w+' says"),
+        (lambda f: f.assign(parse_ok=False), r"row 0: its answer did not parse, yet it holds pred_type"),
+        (
+            lambda f: f.assign(seed=f["seed"].astype(object).where(f.index != 0, 10**20)),
+            r"row 0, column 'seed': should be less than 1000",
+        ),
+    ],
+)
+def test_a_task3_tidy_row_contradicting_its_id_or_answer_is_refused(
+    reference_dir: Path, tmp_path: Path, dataset, edit: Callable[[pd.DataFrame], pd.DataFrame], reason: str
+) -> None:
+    """Seventh hostile round, on the authors' Task-3 file exported: each edit changed Table 5 with no line (a gold
+    type relabelled: 33.3 -> 50.0 accuracy; a huge seed was read as one more seed of the run)."""
+    from ccpt.results import export
+
+    frame = load_results(reference_dir / "tp_gpt-4o_naive.csv", dataset)
+    frame.attrs.clear()
+    assert len(load_results(export(frame, tmp_path / "ok.csv"), dataset)) == len(frame)
+    with pytest.raises(DataError, match=rf"t\.csv: {reason}"):
+        load_results(export(edit(frame), tmp_path / "t.csv"), dataset)
+
+
+def test_report_exports_a_logs_tidy_table_as_parquet(runs: Path, tmp_path: Path) -> None:
+    """Seventh hostile round: `ccpt report LOGS --tidy t.parquet` was an internal error (the reader's notes, keyed
+    by tuples, went into Parquet's JSON metadata); the Parquet file reads back as the CSV does."""
+    pytest.importorskip("pyarrow")
+    parquet, text = tmp_path / "t.parquet", tmp_path / "t.csv"
+    assert main(["report", str(runs), "--tidy", str(parquet), "--out", str(tmp_path / "r.md")]) == 0
+    assert main(["report", str(runs), "--tidy", str(text), "--out", str(tmp_path / "r.md")]) == 0
+    columns = ["task", "method", "seed", "instance", "sample", "r_np", "score", "variant"]
+    assert load_results(parquet)[columns].equals(load_results(text)[columns])
 
 
 def test_a_tidy_row_recording_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:

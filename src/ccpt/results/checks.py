@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt import methods
 from ccpt.dataset import FILE_SPECS, clean_combination
-from ccpt.spec import GOLD, TASK_SPECS, TASKS, split_method
+from ccpt.spec import GOLD, TASK_SPECS, TASKS, TYPE_LABELS, TYPE_PREDICTION, split_method, type_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,6 +77,9 @@ def record_problem(
             # NaN is a float: read as "not judged", it left the sample out of the mean with no line.
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value != value):
                 return f"{where}: {name} {value!r} is not a number"
+        # The text 'false' is true to Python and read as false by the tidy schema: a log's flag is true or false.
+        if (parsed := record.get("parse_ok")) is not None and not isinstance(parsed, bool):
+            return f"{where}: parse_ok {parsed!r} is not true/false"
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
         if problem := row_problem(record):
@@ -85,8 +88,6 @@ def record_problem(
         # record saying otherwise moves samples between the Failures table's columns and the means.
         missing = sum(record.get(name) is None for name in RELEVANCES)
         failures = record.get("judge_failures")
-        if record.get("parse_ok") is False and missing < len(RELEVANCES):
-            return f"{where}: record says its answer did not parse, yet holds relevances"
         judged = record.get("parse_ok") is True and TASK_SPECS.get(str(record.get("task"))) in GENERATIVE_SPECS
         if isinstance(failures, int) and not isinstance(failures, bool) and judged and failures != missing:
             return f"{where}: record says {failures} judge failure(s) but {missing} pair(s) without a relevance"
@@ -223,6 +224,12 @@ def row_problem(row: Mapping[str, Any]) -> str | None:
         return None
     if not spec.generative and (name := next((n for n in RELEVANCES if row.get(n) is not None), None)):
         return f"{name} {row[name]!r} on task {spec.name!r}, whose answers are not judged"
+    # An answer that did not parse is neither judged nor predicts a type: a row saying otherwise was counted a parse
+    # failure in the Failures table and scored in the means.
+    if row.get("parse_ok") is False and (name := next((n for n in _PARSED if row.get(n) is not None), None)):
+        return f"its answer did not parse, yet it holds {name} {row[name]!r}"
+    if not spec.generative and (problem := _type_problem(row)):
+        return problem
     # A judge failure is a pair left without a relevance: more of them than such pairs filled the Failures table.
     failures, missing = row.get("judge_failures"), sum(row.get(name) is None for name in RELEVANCES)
     if spec.generative and isinstance(failures, int) and not isinstance(failures, bool) and failures > missing:
@@ -231,6 +238,23 @@ def row_problem(row: Mapping[str, Any]) -> str | None:
     gold_row = row.get("method") == GOLD and spec.generative and answer is not None and gold is not None
     if gold_row and _plain(str(answer)) != _plain(str(gold)):
         return f"Gold answer {str(answer)!r} is not its item's annotated answer {str(gold)!r}"
+    return None
+
+
+_PARSED = (*RELEVANCES, "pred_type")  # what only a parsed answer has
+# A Task-3 id names its gold type: ``<type>:<record>``, or the authors' ``type_prediction:others:<N>|<P>``.
+_GOLD_OF_ID = re.compile(rf"^(?:{TYPE_PREDICTION}:)?({'|'.join(TYPE_LABELS)}):")
+
+
+def _type_problem(row: Mapping[str, Any]) -> str | None:
+    """How a Task-3 row's gold type contradicts its instance id, or its predicted type its answer, or None: either
+    edit moved Table 5's accuracy with no line."""
+    gold, predicted, answer = row.get("gold_type"), row.get("pred_type"), row.get("answer")
+    if gold is not None and (found := _GOLD_OF_ID.match(str(row.get("instance")))) and str(gold) != found[1]:
+        return f"gold_type {gold!r} on instance {str(row.get('instance'))!r}, an item of type {found[1]!r}"
+    said = type_label(str(answer)) if answer is not None else None
+    if predicted is not None and said is not None and said != str(predicted):
+        return f"pred_type {predicted!r} where its answer {str(answer)!r} says {said!r}"
     return None
 
 

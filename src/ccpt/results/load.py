@@ -218,8 +218,10 @@ def export(frame: pd.DataFrame, path: str | Path) -> Path:
         from ccpt.io.outputs import atomic_path
 
         require_pyarrow(path)
+        plain = frame.copy(deep=False)
+        plain.attrs = {}  # the reader's notes and maps (keyed by tuples): pandas would write them as JSON metadata
         with atomic_path(path) as partial:
-            frame.to_parquet(partial, index=False)
+            plain.to_parquet(partial, index=False)
     else:
         raise DataError(f"{path}: unsupported export format (use .csv or .parquet)")
     return path

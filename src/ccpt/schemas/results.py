@@ -25,7 +25,7 @@ from ccpt.schemas.base import (
     column,
     role,
 )
-from ccpt.schemas.run import ProtocolName
+from ccpt.schemas.run import MAX_SAMPLES, MAX_SEEDS, ProtocolName
 from ccpt.spec import TASKS
 
 
@@ -137,9 +137,12 @@ class TidyRow(TypedDict):
     model: Annotated[Text, role(KEY, "the model answering")]
     method: Annotated[Text, role(KEY, "the method's base name")]
     method_raw: CellText
-    seed: Annotated[Count, role(KEY, "the seed")]
+    # Bounded as `ccpt run` bounds --seeds and a method's samples: a huge seed was read as one more seed of the run.
+    seed: Annotated[Count, Field(lt=MAX_SEEDS), role(KEY, f"the seed (below {MAX_SEEDS:,}, as --seeds)")]
     instance: Annotated[Text, role(KEY, "the instance id")]
-    sample: Annotated[Count, role(KEY, "the Multi-Oracle member (0 otherwise)")]
+    sample: Annotated[
+        Count, Field(lt=MAX_SAMPLES), role(KEY, f"the Multi-Oracle member (0 otherwise; below {MAX_SAMPLES})")
+    ]
     combination: CellText
     head: CellText
     modifier: CellText
