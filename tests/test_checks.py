@@ -824,6 +824,13 @@ def test_a_stored_agreement_interval_must_contain_its_estimate(tmp_path: Path) -
     found = read_store(store)
     assert set(found.entries) == {("good", "test")}
     assert found.problems["moved"] == f"{store}: entry 'moved' / 'paper300' says pairs 'test'; ignored"
+    # Found by the seventh hostile round: an expected-mode figure stored under a text-mode judge's key was quoted
+    # for a run of that judge in text mode.
+    store.write_text(json.dumps({"j": {"test": fine | {"mode": "expected"}}, "j (expected)": {"test": fine}}))
+    found = read_store(store)
+    assert not found.entries
+    assert found.problems["j"] == f"{store}: entry 'j' / 'test' says mode 'expected', its key 'text'; ignored"
+    assert found.problems["j (expected)"].endswith("says mode 'text', its key 'expected'; ignored")
     # Found by the fifth hostile round: `true` was read as a correlation of 1.0 ("r 1.00" quoted).
     store.write_text(json.dumps({"flag": {"test": fine | {"pearson": True, "pearson_ci": [0.9, 1.0]}}}))
     assert (

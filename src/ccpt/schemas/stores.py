@@ -87,5 +87,6 @@ AGREEMENT_STORE = FileFormat(
         "A correlation (pearson, spearman) is over n ≥ 2 pairs.",
         "n + n_missing is at most the pairs of the set its key names: 3 per row of a sample (`rows=R`), 300 for "
         "`paper300`, 3 per test instance of the generative tasks for `test`; `rows` is its key's.",
+        "mode is its judge key's: `expected` under a key ending ` (expected)`, else `text` (also when absent).",
     ),
 )
