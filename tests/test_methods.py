@@ -280,6 +280,26 @@ def test_a_reduction_returning_no_number_in_range_is_refused_naming_the_method(t
     sys.modules.pop("toy_reduce", None)
 
 
+@pytest.mark.parametrize("answer", ["'EMERGENT'", "'banana'", "'Others'"])
+def test_a_task3_reduction_answering_no_type_label_is_refused_naming_the_method(toy_plugin: Path, answer: str) -> None:
+    """Seventh hostile round: a reduction whose Task-3 answer was "EMERGENT" or "banana" printed accuracy 0.0 (every
+    prediction compared with the gold label as written) with no line. A generative task's answer stays free text."""
+    cell = f"__import__('ccpt.methods', fromlist=['Cell']).Cell(None, None, None, {answer})"
+    _plugin(
+        toy_plugin,
+        "toy_label",
+        f"dataclasses.replace(VOTE, base='vote6', label='Vote 6', reduce=lambda s, k, o='paper': {cell})",
+    )
+    samples = [methods.Judged("emergent")] * 3
+    assert methods.reduction("vote")(samples, None, "paper").answer == "emergent"  # the toy's majority passes
+    assert methods.reduction("vote6")(samples, "emergent", "paper").answer == answer.strip(
+        "'"
+    )  # free text on Tasks 1-2
+    with pytest.raises(CcptError, match=r"method 'vote6': its reduction returned .*\(Task 3: a type label, emergent"):
+        methods.reduction("vote6")(samples, None, "paper")
+    sys.modules.pop("toy_label", None)
+
+
 def test_a_bad_reduction_stops_the_run_in_one_line_and_the_fixed_plugin_resumes(
     toy_plugin: Path, tmp_path: Path, ccpt_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
