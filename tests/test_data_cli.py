@@ -224,6 +224,14 @@ def test_sft_leakage_is_judged_by_meaning_not_by_string(dataset) -> None:
         (("the 101st floor", "windy"), ("the one hundred and first floor", "windy")),
         (("a half-empty glass", "sad"), ("a \u00bd-empty glass", "sad")),
         (("three quarters of a pie", "eaten"), ("3/4 of a pie", "eaten")),
+        # Seventh: -our before any ending, -tred, stems of any ending, -t past forms, Latin letters NFKD keeps.
+        (("a quiet neighbourhood", "savoury"), ("a quiet neighborhood", "savory")),
+        (("a ploughed field", "burnt"), ("a plowed field", "burned")),
+        (("a centred draughtsman", "greying"), ("a centered draftsman", "graying")),
+        (("spilt milk", "odourless"), ("spilled milk", "odorless")),
+        (("a defenceless labourer", "sceptical"), ("a defenseless laborer", "skeptical")),
+        (("a f\u0131sh tank", "wet"), ("a fish tank", "wet")),  # a dotless i
+        (("a black c\u0251t", "lucky"), ("a black cat", "lucky")),  # a Latin alpha
     ],
 )
 def test_sft_leakage_meets_a_test_item_spelled_another_way(
@@ -252,7 +260,14 @@ def test_sft_leak_key_keeps_different_words_apart() -> None:
     from ccpt.export import leak_keys
 
     pairs = [("four", "for"), ("hour", "hor"), ("flour", "flor"), ("peeled", "peel"), ("acre", "acer")]
-    more = [("filling", "filing"), ("shoe", "she"), ("tonne", "ton"), ("whisky", "whiskey"), ("leave", "leaf")]
+    more = [
+        ("hatred", "hated"),
+        ("filling", "filing"),
+        ("shoe", "she"),
+        ("tonne", "ton"),
+        ("whisky", "whiskey"),
+        ("leave", "leaf"),
+    ]
     for a, b in [*pairs, *more, ("a 1/3 share", "a 1/4 share"), ("the 110th", "the 101st"), ("axe", "axis")]:
         assert not leak_keys(a) & leak_keys(b), (a, b)
     assert leak_keys("leaves") == {"leave", "leaf"}  # each phrase the plural may stand for

@@ -68,7 +68,10 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _TOKEN = re.compile(r"[a-z0-9]+")
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4", "'"))
 # Letters NFKD leaves whole, which the ASCII tokens would drop (Æsthetic → "sthetic", straße → "strae").
-_LIGATURES = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "ß": "ss", "ð": "d", "þ": "th", "ł": "l", "đ": "d"})
+# Dotless ı, Latin alpha ɑ and dotless ȷ too: NFKD keeps them, and "fısh" lost its vowel ("fsh").
+_LIGATURES = str.maketrans(
+    {"æ": "ae", "œ": "oe", "ø": "o", "ß": "ss", "ð": "d", "þ": "th", "ł": "l", "đ": "d", "ı": "i", "ɑ": "a", "ȷ": "j"}
+)
 # Cyrillic and Greek letters drawn like a Latin one (a Cyrillic "а" in "cаt"), read as that letter: the ASCII tokens
 # would split the word there ("c", "t") and the test item would leak.
 _CONFUSABLES = str.maketrans(
@@ -117,19 +120,31 @@ def _fraction(found: re.Match[str]) -> str:
     return part if numerator == 1 else f"{found[1]} {part}s"
 
 
+# Stems whose British form starts a word of any ending (ploughed, draughtsman, greying, manoeuvrable, cosiness).
+_STEMS = {
+    "plough": "plow", "draught": "draft", "moustache": "mustache", "manoeuvr": "maneuver", "grey": "gray",
+    "sceptic": "skeptic", "kerb": "curb", "cosi": "cozi", "cosy": "cozy", "odour": "odor",  # a 2-letter stem
+}  # fmt: skip
 # British spellings to one canonical (American) form, applied to every word of both sides, so only a pair of
 # spellings of one word meets: -our (a stem of 3+ letters: not four, hour, flour), -tre/-bre/-gre/-hre, -ise/-yse,
+# -ence/-ense, -lment, past forms in -t (burnt, spilt),
 # the doubled l before an ending (travelling, cancelled, woollen), the ae/oe of Greek and Latin stems (paediatric,
 # haemoglobin, foetus, oestrogen), and a few words no rule reaches.
 _SPELLING = (
-    (re.compile(r"^(\w{3,})our(s|ful|less|ed|ing|able|ite|ites)?$"), r"\1or\2"),
+    # Any ending after a 3+ letter stem: neighbourhood, savoury, labourer, colourfully, flavoursome.
+    (re.compile(r"^(\w{3,})our(\w*)$"), r"\1or\2"),
     (re.compile(r"^(\w{2,}[tbgh])re(s?)$"), r"\1er\2"),
+    (re.compile(r"^(\w{2,}[tbgh])red$"), r"\1ered"),  # centred, fibred
+    (re.compile(f"^({'|'.join(_STEMS)})"), lambda m: _STEMS[m.group(1)]),
+    (re.compile(r"^(def|off|lic|pret)ence(s|less)?$"), r"\1ense\2"),
+    (re.compile(r"^(fulfil|enrol|instal|distil)ment(s?)$"), r"\1lment\2"),
     (re.compile(r"^(\w{3,}[aeiou])ll(ing|ed|er|ers)$"), r"\1l\2"),  # 3+ letters first: filling is not filing
     (re.compile(r"(paed|haem|anaem|anaes|archaeo|leukaem)"), lambda m: m.group(1).replace("ae", "e")),
     (re.compile(r"^(oestr|oesoph|foet|diarrhoe)"), lambda m: m.group(1).replace("oe", "e", 1)),
     (re.compile(r"^(\w{2,})is(e|es|ed|ing|ation|ations)$"), r"\1iz\2"),
     (re.compile(r"^(\w{2,})ys(e|es|ed|ing)$"), r"\1yz\2"),
     (re.compile(r"^(\w{3,})ogue(s?)$"), r"\1og\2"),
+    (re.compile(r"^(\w{3,})ogu(ed|ing)$"), r"\1og\2"),  # catalogued
     (re.compile(r"^(s?m)oul(d|der|t)(s|ed|ing|y|ers?|ered|ering)?$"), r"\1ol\2\3"),  # mould, smoulder, moult
 )
 _WORDS = {
@@ -143,6 +158,10 @@ _WORDS = {
     "woollen": "woolen", "practise": "practice", "practised": "practiced", "practises": "practices",
     "practising": "practicing", "aeon": "eon", "mediaeval": "medieval", "pretence": "pretense",
     "manoeuvres": "maneuvers", "manoeuvred": "maneuvered", "manoeuvring": "maneuvering",
+    "artefact": "artifact", "artefacts": "artifacts",
+    # Past forms in -t beside -ed (burnt toast, spilt milk): one verb's two spellings.
+    "burnt": "burned", "spilt": "spilled", "dreamt": "dreamed", "learnt": "learned", "spelt": "spelled",
+    "spoilt": "spoiled", "smelt": "smelled", "leapt": "leaped", "dwelt": "dwelled", "knelt": "kneeled",
 }  # fmt: skip
 
 
