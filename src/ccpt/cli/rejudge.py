@@ -107,7 +107,7 @@ def command(
     if summary.finished:  # Table 3 of each original judge's runs against the same answers re-judged (Markdown)
         before = load_results(list(runs), dataset)
         judged = before["judge"].astype("string").fillna("")
-        for original, logs in rejudged_logs(out_dir, judge).items():
+        for original, logs in rejudged_logs(out_dir, judge, summary.logs).items():
             after = load_results(logs, dataset)
             judged_by = {key for key, identity in after.attrs[JUDGE_IDENTITIES].items() if identity.name == judge}
             after = after[after["judge"].isin(judged_by)]  # its rows under every identity of this judge's model

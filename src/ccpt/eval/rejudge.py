@@ -13,7 +13,8 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+import os
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ class RejudgeSummary:
     skipped_task3: int
     finished: bool
     unreadable: tuple[Any, ...] = ()  # source logs set aside when read (ccpt.results.inspect_logs.UnreadableLog)
+    logs: tuple[str, ...] = ()  # this command's re-judge logs (an earlier command's in the directory are not)
 
 
 def _plain(value: Any) -> Any:
@@ -206,7 +208,8 @@ def run_rejudge(
     if success and not retried:
         print_final_status()  # Inspect's "Completed all tasks … successfully", held until it is so
     unreadable = tuple(frame.attrs.get("unreadable", []))  # never re-judged: the command names them
-    return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried, unreadable)
+    mine = tuple(_path(log.location) for log in logs)
+    return RejudgeSummary(len(tasks), answers, task3, bool(success) and not retried, unreadable, mine)
 
 
 def _stopped(out_dir: Path, tasks: list[Task]) -> Exception:
@@ -240,15 +243,23 @@ def _finished(out_dir: Path, tasks: list[Task]) -> tuple[int, int]:
     return min(done, planned), planned
 
 
-def rejudged_logs(out_dir: Path, judge: str) -> dict[str | None, list[str]]:
+def _path(location: Any) -> str:
+    """A log's location as an absolute path, for load_results (Inspect gives one as listed, the other as run)."""
+    path = str(location).removeprefix("file://").removeprefix("file:")
+    return path if "://" in path else os.path.abspath(path)
+
+
+def rejudged_logs(out_dir: Path, judge: str, only: Collection[str] | None = None) -> dict[str | None, list[str]]:
     """The re-judge logs in ``out_dir`` of ``judge`` (its model name), by the judge of the answers they re-judged
-    (None: a log made before re-judge logs named it)."""
+    (None: a log made before re-judge logs named it); ``only``: of these log paths (one command's: a re-judge of
+    other instances into the same directory, ``--limit 3`` then ``--limit 2``, is no part of its comparison)."""
     found: dict[str | None, list[str]] = {}
     for log in read_logs([out_dir], header_only=True).logs:
         grader = (log.eval.model_roles or {}).get("grader")
         if grader is None or str(grader.model) != judge or not task_of(log).startswith("rejudge_"):
             continue
+        if only is not None and _path(log.location) not in only:
+            continue
         original = (log.eval.metadata if isinstance(log.eval.metadata, dict) else {}).get(REJUDGED_JUDGE)
-        location = str(log.location).removeprefix("file://").removeprefix("file:")  # a path, for load_results
-        found.setdefault(str(original) if original else None, []).append(location)
+        found.setdefault(str(original) if original else None, []).append(_path(log.location))
     return found
