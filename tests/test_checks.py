@@ -522,6 +522,32 @@ def test_report_exports_a_logs_tidy_table_as_parquet(runs: Path, tmp_path: Path)
     assert load_results(parquet)[columns].equals(load_results(text)[columns])
 
 
+def test_a_tidy_spreading_activation_step_past_its_run_or_without_its_final_answer_is_refused(
+    reference_dir: Path, tmp_path: Path, dataset
+) -> None:
+    """Seventh hostile round, on the authors' SA file and its step-3 file exported: a final answer relabelled a step
+    left Table 3's cell an answer short (R_N,P 50.0 -> 53.7 on a scripted run), a step or failed-step count past the
+    run's recorded sa_max_iterations printed a Table-6 column C_7; each with no line. Per-step rows alone still read."""
+    from ccpt.results import export
+
+    files = [reference_dir / f"pi_emergent_gpt-4o_sa-conceptnet{part}.csv" for part in ("", "-3")]
+    frame = load_results(files, dataset)
+    frame.attrs.clear()
+    final = frame.index[frame["sa_iteration"].isna()][0]
+    steps = frame[frame["sa_iteration"].notna()]
+    assert len(load_results(export(steps, tmp_path / "steps.csv"), dataset)) == len(steps)  # a per-step file alone
+    moved = frame.assign(sa_iteration=frame["sa_iteration"].astype(object).where(frame.index != final, 2))
+    with pytest.raises(DataError, match=r"moved\.csv: row \d+: a Spreading Activation step answer \(sa_iteration\) wi"):
+        load_results(export(moved, tmp_path / "moved.csv"), dataset)
+    recorded = _with_argument(frame.assign(variant="{}"), frame.index, sa_max_iterations=5)
+    for column, value in (("sa_iteration", 7), ("sa_failed_steps", 6)):
+        late = recorded.assign(**{column: recorded[column].astype(object).where(recorded.index != final, value)})
+        if column == "sa_iteration":  # the final answer stays: its step-7 copy beside it
+            late = pd.concat([recorded, late.loc[[final]]], ignore_index=True)
+        with pytest.raises(DataError, match=rf"row \d+: {column} {value} past the 5 steps its run records"):
+            load_results(export(late, tmp_path / "late.csv"), dataset)
+
+
 def test_a_tidy_row_recording_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Sixth hostile round: as for a log, rows whose variant records another dataset digest, their items agreeing
     with the given dataset's, are scored against it and named in one note."""

@@ -309,6 +309,8 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
     given the dataset's ``items`` (:func:`dataset_items`), an item other than the
     dataset's under its id (an id it does not hold, as a row position, is not checked)."""
     answers: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}  # per run, seed and instance: its final answers
+    steps: dict[tuple[Any, ...], int] = {}  # per run, seed and instance with a Spreading Activation step: its row
+    finals: set[tuple[Any, ...]] = set()  # runs, and their seeds and instances, with a final answer
     counts: dict[tuple[Any, Any], int | None] = {}  # per (variant, method): the answers drawn, where known
     for number, row in enumerate(rows):
         sample, method = row.get("sample"), row.get("method")
@@ -332,6 +334,13 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
             return f"row {number}: sample {sample} of method {method!r}, which draws {drawn} answer(s) per seed"
         if drawn is not None and drawn > 1 and row.get("sa_iteration") is None:
             answers.setdefault((*(row.get(c) for c in _RUN_SAMPLE), drawn), []).append(row)
+        if problem := _step_problem(row, number, steps, finals):
+            return f"row {number}: {problem}"
+    # A step answered beside a final answer (sa_answer_every_step): a run's step without its final left its
+    # Table-3 cell an answer short (a file holding per-step rows only has no final answers at all).
+    stray = next((n for key, n in steps.items() if key not in finals and key[:-2] in finals), None)
+    if stray is not None:
+        return f"row {stray}: a Spreading Activation step answer (sa_iteration) without its seed's final answer"
     # Fewer answers than drawn is another n (best-of-2 shown as best-of-5); a failed sample is one row, unscored.
     for (*_, method, _f, _j, _p, _v, seed, instance, drawn), found in answers.items():
         failed = len(found) == 1 and not found[0].get("parse_ok") and found[0].get("r_np") is None
@@ -341,6 +350,28 @@ def method_problem(rows: Sequence[Mapping[str, Any]], items: Mapping[str, tuple[
 
 
 _RUN_SAMPLE = ("task", "model", "method", "sa_filter", "judge", "protocol", "variant", "seed", "instance")
+
+
+def _step_problem(
+    row: Mapping[str, Any], number: int, steps: dict[tuple[Any, ...], int], finals: set[tuple[Any, ...]]
+) -> str | None:
+    """A Spreading Activation step (``sa_iteration``) or failed-step count past the run's recorded number of steps
+    (``sa_max_iterations``), or None; notes row ``number`` in ``steps`` or ``finals`` (its run's and its own key)."""
+    key = tuple(row.get(c) for c in _RUN_SAMPLE)
+    if row.get("sa_iteration") is None:
+        finals.update((key, key[:-2]))
+    else:
+        steps.setdefault(key, number)
+    counted = [(n, v) for n in ("sa_iteration", "sa_failed_steps") if isinstance(v := row.get(n), int) and v > 0]
+    most = _recorded(row.get("variant"), None).get("sa_max_iterations") if counted else None
+    if not isinstance(most, int) or isinstance(most, bool):
+        return None
+    name, value = max(counted, key=lambda c: c[1])
+    return f"{name} {value} past the {most} steps its run records (sa_max_iterations)" if value > most else None
+    for name in ("sa_iteration", "sa_failed_steps"):
+        if isinstance(value := row.get(name), int) and value > most:
+            return f"{name} {value} past the {most} steps its run records (sa_max_iterations)"
+    return None
 
 
 def _recorded(variant: Any, method: Any) -> dict[str, Any]:
