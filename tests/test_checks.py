@@ -105,6 +105,31 @@ def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
     assert set(frame["method"]) == {kept} and len(frame) == 2 * 2 * (2 if kept == "multi_oracle" else 1)
 
 
+@pytest.mark.parametrize("every_step", [True, False])
+def test_a_log_s_step_answer_past_its_run_s_steps_is_set_aside(
+    ccpt_dir: Path, tmp_path: Path, every_step: bool
+) -> None:
+    """Seventh hostile round: a step record numbered 9 in a run of 5 steps, or one in a run that answered no step,
+    printed a Table-6 column with no line."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    logs = tmp_path / "logs"
+    argv = [*RUN, "--method", "sa_llm", "-T", f"sa_answer_every_step={str(every_step).lower()}", "--seeds", "1"]
+    assert main([*argv, "--data-dir", str(ccpt_dir), "--log-dir", str(logs)]) == 0
+    (path,) = logs.glob("*.eval")
+    log = read_eval_log(path)
+    (score,) = log.samples[0].scores.values()
+    records = score.metadata["ccpt"]["samples"]
+    if every_step:
+        records[-1]["sa_iteration"] = 9
+    else:
+        records.append(records[0] | {"sa_iteration": 1})
+    write_eval_log(log, path)
+    said = "sa_iteration 9 past the 5 steps its run records" if every_step else "step answer 1 of a run without sa_"
+    with pytest.raises(DataError, match=said):
+        load_results(logs)
+
+
 def test_a_log_recording_another_dataset_version_is_named(runs: Path, tmp_path: Path, dataset) -> None:
     """Sixth hostile round: a log whose recorded dataset digest was edited (or made on a copy with other files)
     and whose items are the given dataset's was scored with no line. Its items agree, so it is scored against the
@@ -490,6 +515,13 @@ def test_a_tidy_run_contradicting_its_recorded_arguments_or_task_is_refused(
             r"row \d+: gold_type 'emergent' on instance 'canceled:ccpt_canceled:\d+', an item of type 'canceled'",
         ),
         (lambda f: f.assign(pred_type=f["gold_type"]), r"row \d+: pred_type '\w+' where its answer '\w+' says"),
+        (
+            lambda f: f.assign(
+                instance=f["instance"].str.replace("canceled:ccpt_canceled", "emergent:ccpt_canceled"),
+                gold_type=f["gold_type"].replace("canceled", "emergent"),
+            ),
+            r"row \d+: instance 'emergent:ccpt_canceled:\d+' names type 'emergent' for an item of canceled properties",
+        ),
         (lambda f: f.assign(parse_ok=False), r"row 0: its answer did not parse, yet it holds pred_type"),
         (
             lambda f: f.assign(seed=f["seed"].astype(object).where(f.index != 0, 10**20)),

@@ -82,8 +82,10 @@ def record_problem(
             return f"{where}: parse_ok {parsed!r} is not true/false"
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
-        if problem := row_problem(record):
+        if problem := row_problem(record) or _past_steps(record, header.options.get("sa_max_iterations")):
             return f"{where}: {problem}"
+        if step and header.options.get("sa_answer_every_step") is False:  # Table 6's column of a run without steps
+            return f"{where}: step answer {record['sa_iteration']!r} of a run without sa_answer_every_step"
         # ccpt's scorer judges a parsed answer only, and counts a failure per pair left without a relevance: a
         # record saying otherwise moves samples between the Failures table's columns and the means.
         missing = sum(record.get(name) is None for name in RELEVANCES)
@@ -249,9 +251,19 @@ _GOLD_OF_ID = re.compile(rf"^(?:{TYPE_PREDICTION}:)?({'|'.join(TYPE_LABELS)}):")
 def _type_problem(row: Mapping[str, Any]) -> str | None:
     """How a Task-3 row's gold type contradicts its instance id, or its predicted type its answer, or None: either
     edit moved Table 5's accuracy with no line."""
-    gold, predicted, answer = row.get("gold_type"), row.get("pred_type"), row.get("answer")
-    if gold is not None and (found := _GOLD_OF_ID.match(str(row.get("instance")))) and str(gold) != found[1]:
-        return f"gold_type {gold!r} on instance {str(row.get('instance'))!r}, an item of type {found[1]!r}"
+    gold, predicted, answer, instance = (
+        row.get("gold_type"),
+        row.get("pred_type"),
+        row.get("answer"),
+        row.get("instance"),
+    )
+    if (found := _GOLD_OF_ID.match(str(instance))) is not None:
+        # The type an id names is its record's file's ("emergent:ccpt_canceled:242" relabels a canceled item).
+        kind = FILE_SPECS.get(str(instance)[found.end() :].rsplit(":", 1)[0], (None,))[0]
+        if kind is not None and kind != found[1]:
+            return f"instance {str(instance)!r} names type {found[1]!r} for an item of {kind} properties"
+        if gold is not None and str(gold) != found[1]:
+            return f"gold_type {gold!r} on instance {str(instance)!r}, an item of type {found[1]!r}"
     said = type_label(str(answer)) if answer is not None else None
     if predicted is not None and said is not None and said != str(predicted):
         return f"pred_type {predicted!r} where its answer {str(answer)!r} says {said!r}"
@@ -362,12 +374,19 @@ def _step_problem(
         finals.update((key, key[:-2]))
     else:
         steps.setdefault(key, number)
-    counted = [(n, v) for n in ("sa_iteration", "sa_failed_steps") if isinstance(v := row.get(n), int) and v > 0]
-    most = _recorded(row.get("variant"), None).get("sa_max_iterations") if counted else None
+    counted = any(isinstance(row.get(n), int) and row[n] > 0 for n in ("sa_iteration", "sa_failed_steps"))
+    return _past_steps(row, _recorded(row.get("variant"), None).get("sa_max_iterations")) if counted else None
+
+
+def _past_steps(row: Mapping[str, Any], most: Any) -> str | None:
+    """A step (``sa_iteration``) or failed-step count past ``most``, its run's ``sa_max_iterations``, or None: Table
+    6 printed a column C_9 of a run of 5 steps."""
     if not isinstance(most, int) or isinstance(most, bool):
         return None
-    name, value = max(counted, key=lambda c: c[1])
-    return f"{name} {value} past the {most} steps its run records (sa_max_iterations)" if value > most else None
+    for name in ("sa_iteration", "sa_failed_steps"):
+        if isinstance(value := row.get(name), int) and not isinstance(value, bool) and value > most:
+            return f"{name} {value} past the {most} steps its run records (sa_max_iterations)"
+    return None
     for name in ("sa_iteration", "sa_failed_steps"):
         if isinstance(value := row.get(name), int) and value > most:
             return f"{name} {value} past the {most} steps its run records (sa_max_iterations)"

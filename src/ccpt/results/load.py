@@ -88,7 +88,7 @@ def load_results(
         elif path.suffix in LOG_SUFFIXES:
             parts.append(from_inspect_logs(path, dataset, cache=cache))
         else:
-            raise DataError(f"{path}: unknown result file type (expected .csv, .eval or .json)")
+            raise DataError(f"{path}: unknown result file type (expected .csv, .parquet, .eval or .json)")
         for part in parts:
             notes.extend(part.attrs.get("notes", []))
             skipped.extend(part.attrs.get("warnings", []))  # a log copied beside itself: read once
