@@ -552,6 +552,12 @@ def test_report_exports_a_logs_tidy_table_as_parquet(runs: Path, tmp_path: Path)
     assert main(["report", str(runs), "--tidy", str(text), "--out", str(tmp_path / "r.md")]) == 0
     columns = ["task", "method", "seed", "instance", "sample", "r_np", "score", "variant"]
     assert load_results(parquet)[columns].equals(load_results(text)[columns])
+    # In a directory it is not read (it would count its logs' answers twice), and said: before, it was dropped unsaid.
+    shutil.copytree(runs, tmp_path / "dir")
+    shutil.copy(parquet, tmp_path / "dir")
+    read = load_results(tmp_path / "dir")
+    assert len(read) == len(load_results(runs))
+    assert any("t.parquet: a Parquet table in a directory is not read" in w for w in read.attrs["warnings"])
 
 
 def test_a_tidy_spreading_activation_step_past_its_run_or_without_its_final_answer_is_refused(

@@ -70,6 +70,10 @@ def load_results(
             irregular = [UnreadableLog(str(p), "not a regular file (skipped)") for p in csvs if not p.is_file()]
             unreadable.extend(irregular)
             notes.extend(f"skipped {unreadable_line(irregular)}" for _ in irregular[:1])
+            # A tidy Parquet table is read when named, not from a directory (an export beside its logs would be
+            # read twice): named, never dropped unsaid.
+            skipped.extend(f"skipped {p}: a Parquet table in a directory is not read (give it by name)"
+                           for p in sorted(path.glob("*.parquet")))  # fmt: skip
             for csv_path in (p for p in csvs if p.is_file()):
                 try:
                     parts.append(authored(from_reference_csv(csv_path, dataset)))
