@@ -938,8 +938,10 @@ def test_a_stored_agreement_entry_counts_no_more_pairs_than_its_pair_set_holds(t
     store.write_text(json.dumps(contradicting), encoding="utf-8")
     found = read_store(store)
     assert set(found.entries) == {("ccpt-judge/keyword@4 (expected)", "test/rows=10/seed=3")}
-    assert found.problems["ccpt-judge/keyword@1"].endswith("'paper300' says mode 'expected'; ignored")
-    assert found.problems["ccpt-judge/keyword@2 (expected)"].endswith("'paper300' says mode 'text'; ignored")
+    assert found.problems["ccpt-judge/keyword@1"].endswith("'paper300' says mode 'expected', its key 'text'; ignored")
+    assert found.problems["ccpt-judge/keyword@2 (expected)"].endswith(
+        "'paper300' says mode 'text', its key 'expected'; ignored"
+    )
     assert found.problems["ccpt-judge/keyword@3"].endswith("says seed 7 where its key says 3; ignored")
     # A correlation written as text was accepted and then an internal error in every report's judge note; a mode
     # other than text/expected was quoted as the mode of the figure; n 300.0 printed "300.0 pairs".

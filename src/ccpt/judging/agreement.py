@@ -236,7 +236,8 @@ def read_store(path: Path) -> Store:
             keyed_mode = "expected" if str(judge).endswith(" (expected)") else "text"
             if (checked.mode or "text") != keyed_mode:
                 problems[judge] = (
-                    f"{path}: entry {judge!r} / {pair_set_key!r} says mode {checked.mode or 'text'!r}; ignored"
+                    f"{path}: entry {judge!r} / {pair_set_key!r} says mode {checked.mode or 'text'!r}, "
+                    f"its key {keyed_mode!r}; ignored"
                 )
                 continue
             if problem := _size_problem(checked.n + checked.n_missing, checked.rows, pair_set_key, entry.get("seed")):
