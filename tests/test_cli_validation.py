@@ -113,7 +113,7 @@ def test_a_data_dir_that_is_a_file_is_named_as_such(tmp_path: Path, capsys) -> N
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     line = _one_line_error(capsys, ["run", "--model", "ccpt-scripted/m", "--data-dir", str(blocker), "--dry-run"])
-    assert f"data directory {blocker} is not a directory" in line, line
+    assert f"data directory {blocker}: not a directory" in line, line
 
 
 def test_unwritable_figures_dir_is_one_line(reference_dir: Path, tmp_path: Path, capsys) -> None:
