@@ -40,7 +40,6 @@ from ccpt.schemas.run import (
     check,
 )
 from ccpt.spec import BASE, EMERGENT, NPC_EMERGENT, PI_CANCELED, PI_EMERGENT, TYPE_PREDICTION, TaskSpec, task_spec
-from ccpt.spreading.solver import graph_sha256
 
 
 def _solver(spec: TaskSpec, method: Method, options: TaskOptions, protocol: Protocol) -> Solver:
@@ -130,6 +129,8 @@ def _graph_identity(method: Method, options: TaskOptions, protocol: Protocol) ->
     """The concept graph's digest for a method that expands over ConceptNet (part of the run's identity)."""
     if not (method.spreading and method.uses_graph):
         return {}
+    from ccpt.spreading.solver import graph_sha256  # only an SA task needs it (as its solver is loaded: lazily)
+
     return {GRAPH_SHA256: graph_sha256(options.conceptnet, options.data_dir, as_run=protocol.sa.as_run)}
 
 
