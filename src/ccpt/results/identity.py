@@ -220,7 +220,8 @@ def copied_seeds(frame: pd.DataFrame, skip_sources: set[str] | frozenset[str] = 
     run = [c for c in RUN_IDENTITY if c in frame.columns]
     key = [c for c in ("instance", "sample", "sa_iteration") if c in frame.columns]
     content = [c for c in SAMPLE_CONTENT if c in frame.columns]
-    view = frame[[*run, "seed", *key, *content]].astype("string").fillna("")
+    # The seed kept a number: seeds in numeric order (10 after 2).
+    view = frame[[*run, *key, *content]].astype("string").fillna("").assign(seed=frame["seed"])
     # One hash per answer (where and what), then per run and seed the sorted hashes: equal tuples, equal seeds.
     view = view.assign(_answer=pd.util.hash_pandas_object(view[[*key, *content]], index=False).to_numpy())
     replied = view["answer_raw"].str.strip() != ""
