@@ -201,6 +201,8 @@ def test_a_plugin_cannot_replace_a_builtin_method(toy_plugin: Path) -> None:
         ("calls=lambda method, plan: ((-1, -1), (0, 0))", "calls returns ((-1, -1), (0, 0))"),
         ("calls=lambda method, plan: ((3, 1), (0, 0))", "calls returns ((3, 1), (0, 0))"),
         ("calls=lambda method, plan: 1 / 0", "calls raises ZeroDivisionError"),
+        # Seventh hostile round: a declared count had no upper bound (a trillion calls planned and priced).
+        ("calls=lambda method, plan: ((1, 10**12), (0, 0))", "more than 10,000 calls per instance and seed"),
         # Fifth hostile round: a plug-in labelled like a built-in printed a second "Base" row beside ccpt's.
         ("label='Base'", "has the label 'Base' of method 'base' (reports would print both alike)"),
         ("label='majority VOTE '", "has the label 'majority VOTE ' of method 'vote'"),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from ccpt.errors import CcptError, PluginError
 from ccpt.methods import base, cot, gold, multi_oracle, spreading
-from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, _ranges, majority, mean_cell
+from ccpt.methods.definition import Cell, Judged, Method, Plan, Range, Reduction, calls_problem, majority, mean_cell
 from ccpt.plugins import load_registry
 from ccpt.schemas.run import MAX_SAMPLES, MAX_SEEDS, TaskOptions
 from ccpt.scoring import ScoredType
@@ -113,9 +113,9 @@ def _check_declaration(method: Method, point: EntryPoint) -> None:
             raise refuse(
                 f"declares template {method.template!r}, which {spec.name} has not: {', '.join(spec.templates)}"
             )
-        ranges = probe("calls", lambda s=spec: method.calls(method, Plan(s, [], 1, {})))
-        if not _ranges(ranges):
-            raise refuse(f"calls returns {ranges!r}: (solver, judge) ranges of integers 0 ≤ low ≤ high")
+        plan = Plan(spec, [], 1, {})
+        if problem := calls_problem(probe("calls", lambda p=plan: method.calls(method, p)), plan):
+            raise refuse(problem)
 
 
 def get(name: str) -> Method | None:

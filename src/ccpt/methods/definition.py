@@ -15,6 +15,10 @@ from ccpt.scoring import Relevances
 from ccpt.spec import BASE, BASE_TEMPLATE, NOFILTER_SUFFIX, ScoredType, Source, TaskSpec
 
 Range = tuple[int, int]  # (low, high) of a call count
+# A declared call count's bound per instance and seed, for the solver's calls and the judge's alike: the built-in
+# methods plan at most 1,201 (Spreading Activation at its 100-step bound, answering at every step); a plug-in
+# declaring more is a slip (a count per run multiplied again) that would plan a runaway run or price a false cost.
+MAX_CALLS_PER_ANSWER = 10_000
 UNJUDGED = Relevances(None, None, None)  # a Task-3 sample's: its answer is a label, no judge rates it
 
 
@@ -92,17 +96,25 @@ def answer_calls(method: Method, plan: Plan) -> tuple[Range, Range]:
     return (answers, answers), judge
 
 
-def _ranges(value: Any) -> bool:
-    """Whether ``value`` is two (low, high) ranges of integers 0 ≤ low ≤ high."""
+def calls_problem(value: Any, plan: Plan) -> str | None:
+    """Why ``value``, a method's declared calls for ``plan``, is not two (low, high) ranges of integers
+    0 ≤ low ≤ high, each at most :data:`MAX_CALLS_PER_ANSWER` per instance and seed; None if it is."""
 
     def count(x: Any) -> bool:
         return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
-    return (
+    if not (
         isinstance(value, Sequence)
         and len(value) == 2
         and all(isinstance(r, Sequence) and len(r) == 2 and count(r[0]) and count(r[1]) and r[0] <= r[1] for r in value)
-    )
+    ):
+        return f"calls returns {value!r}: (solver, judge) ranges of integers 0 ≤ low ≤ high"
+    if any(high > MAX_CALLS_PER_ANSWER * max(1, len(plan.instances)) * max(1, plan.seeds) for _, high in value):
+        return (
+            f"calls returns {value!r}, more than {MAX_CALLS_PER_ANSWER:,} calls per instance and seed "
+            f"({len(plan.instances)} instance(s), {plan.seeds} seed(s))"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -148,8 +160,8 @@ class Method:
             raise
         except Exception as exc:
             raise PluginError(f"method {self.base!r}: calls raises {type(exc).__name__}: {exc}") from None
-        if not _ranges(ranges):
-            raise PluginError(f"method {self.base!r}: calls returns {ranges!r}; (solver, judge) ranges 0 ≤ low ≤ high")
+        if problem := calls_problem(ranges, plan):
+            raise PluginError(f"method {self.base!r}: {problem}")
         return ranges
 
     def check(self, task: TaskSpec) -> None:
