@@ -175,6 +175,35 @@ def test_task3_gold_labels(reference_dir: Path, tmp_path: Path, gold: str, inval
     assert failure.unscored == invalid and failure.invalid_cells == invalid
 
 
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    ("gold", "said"),
+    [
+        ("canceled", "1 row(s) give a (combination, property) of the dataset another gold type"),
+        ("others", "4 'others' row(s) are (combination, property)"),
+    ],
+)
+def test_task3_gold_label_edited_to_another_type_is_named(
+    reference_dir: Path, ccpt_dir: Path, tmp_path: Path, gold: str, said: str
+) -> None:
+    """Seventh hostile round: an authors' Task-3 row whose gold type was edited (emergent → canceled) got only the
+    generic "rows not found in the dataset" note, and one edited to 'others' none (accuracy moved unsaid). The
+    authors' own file holds 3 'others' rows that are the dataset's canceled pairs: said as such, scored as given."""
+    from ccpt.dataset import load_dataset
+
+    dataset = load_dataset(ccpt_dir)
+    clean = from_reference_csv(reference_dir / TP, dataset)
+    assert [n for n in clean.attrs["notes"] if "gold type" in n] == [
+        f"{TP}: 3 'others' row(s) are (combination, property) pairs the dataset holds under another gold type "
+        "(gpt-4o_generated_); scored as 'others', as the file says"
+    ]
+    assert clean["gold_type"].iloc[0] == "emergent"
+    edited = from_reference_csv(_copy(reference_dir, TP, tmp_path, _set("human_label_majority", 0, gold)), dataset)
+    assert edited["gold_type"].iloc[0] == gold  # scored as the file says, and said
+    assert any(said in n for n in edited.attrs["notes"]), edited.attrs["notes"]
+    assert not any("not found in the dataset" in n for n in edited.attrs["notes"])
+
+
 # ------------------------------------------------------------------------------------------ tidy tables
 
 

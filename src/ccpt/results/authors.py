@@ -386,9 +386,11 @@ def _type_prediction_rows(
     answer_columns = [c for c in frame.columns if _TP_COLUMN.match(c)]
     _require(path, frame.columns, ["combination", "property", "human_label_majority"], TYPE_PREDICTION)
     lookup: dict[tuple[str, str, str], list[str]] = {}
+    types: dict[tuple[str, str], set[str]] = {}  # (combination, property) → the dataset's gold types of that pair
     if dataset is not None:
         for record in dataset.paper_records:
             lookup.setdefault((record.type, record.combination.lower(), record.property.lower()), []).append(record.id)
+            types.setdefault((record.combination.lower(), record.property.lower()), set()).add(record.type)
     else:
         notes.append(f"{path.name}: no dataset given; instance ids are row positions ('{TYPE_PREDICTION}:row<i>')")
     rows: list[dict[str, Any]] = []
@@ -405,10 +407,12 @@ def _type_prediction_rows(
         )
         issues.extend(checked.issues)
         bad = checked.bad_cells()
-        unmatched = 0
+        unmatched, relabelled, others = 0, 0, 0
         for i, values in enumerate(checked.rows):
-            instance, known = _type_instance(values, i, unused, dataset is not None)
+            instance, known = _type_instance(values, i, unused, types if dataset is not None else None)
             unmatched += not known
+            relabelled += known is None
+            others += values["gold_type"] == OTHERS and bool(types.get(_pair(values)))
             raw = (values["generated_"] or [None])[0]
             parsed = parse_answer(TASK_SPECS[TYPE_PREDICTION], raw) if raw is not None else None
             # Without a usable gold label (or reply) the sample cannot be scored: a counted failure.
@@ -427,25 +431,47 @@ def _type_prediction_rows(
                 parse_error=parsed.error if parsed else _no_raw(column, values, {"generated_": lines[i][column]}),
             )
             rows.append(row)
-        if unmatched:
-            notes.append(f"{path.name}: {unmatched} non-'others' rows not found in the dataset; ids are row positions")
+        if unmatched > relabelled:
+            missing = unmatched - relabelled
+            notes.append(f"{path.name}: {missing} non-'others' rows not found in the dataset; ids are row positions")
+        if relabelled:  # the dataset's pair under another gold type: an edited label would move Table 5 unsaid
+            notes.append(
+                f"{path.name}: {relabelled} row(s) give a (combination, property) of the dataset another gold type "
+                f"than the dataset's ({column}); scored as the file says, ids are row positions"
+            )
+        if others:  # the authors' own file has 3 (pairs the dataset holds as canceled): said, as the file has them
+            notes.append(
+                f"{path.name}: {others} 'others' row(s) are (combination, property) pairs the dataset holds under "
+                f"another gold type ({column}); scored as 'others', as the file says"
+            )
     _note_issues(path, issues, notes)
     return tidy_frame(rows)
 
 
-def _type_instance(
-    values: Mapping[str, Any], i: int, lookup: Mapping[tuple[str, str, str], list[str]], matching: bool
-) -> tuple[str, bool]:
-    """A Task-3 row's instance id, and whether it was found (rows of 'others', or without a dataset, always are)."""
-    positional = f"{TYPE_PREDICTION}:row{i}"
-    gold, combination, prop = values["gold_type"], values["combination"], values["property"]
-    if not matching or gold is None or combination is None or prop is None:
-        return positional, True
+def _pair(values: Mapping[str, Any]) -> tuple[str, str]:
+    """A Task-3 row's (combination, property) as the dataset's lookup keys it."""
     from ccpt.dataset import clean_combination
 
-    ids = lookup.get((gold, clean_combination(combination).lower(), prop.lower()))
+    return clean_combination(str(values["combination"] or "")).lower(), str(values["property"] or "").lower()
+
+
+def _type_instance(
+    values: Mapping[str, Any],
+    i: int,
+    lookup: Mapping[tuple[str, str, str], list[str]],
+    types: Mapping[tuple[str, str], set[str]] | None,
+) -> tuple[str, bool | None]:
+    """A Task-3 row's instance id, and whether it was found: True (rows of 'others', or without a dataset, always
+    are), False, or None when the dataset has its pair under another gold type (``types``: the dataset's types per
+    pair; None: no dataset)."""
+    positional = f"{TYPE_PREDICTION}:row{i}"
+    gold, combination, prop = values["gold_type"], values["combination"], values["property"]
+    if types is None or gold is None or combination is None or prop is None:
+        return positional, True
+    pair = _pair(values)
+    ids = lookup.get((gold, *pair))
     if ids:
         return f"{gold}:{_take(ids)}", True
     if gold == OTHERS:  # no dataset record: named by its text, so a copied row is the same item
-        return f"{TYPE_PREDICTION}:{OTHERS}:{clean_combination(combination).lower()}|{prop.lower()}", True
-    return positional, False
+        return f"{TYPE_PREDICTION}:{OTHERS}:{'|'.join(pair)}", True
+    return positional, None if types.get(pair, set()) - {gold} else False
