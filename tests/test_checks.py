@@ -88,6 +88,7 @@ def _set(**changes: Any) -> Callable[[list[dict[str, Any]], Any], None]:
         ("base", {"r_np": None}, "record says 0 judge failure(s) but 1 pair(s)"),
         ("base", {"sa_iteration": 2}, "sa_iteration 2 on method 'base', which has no spreading activation"),
         ("base", {"sa_failed_steps": 2}, "sa_failed_steps 2 on method 'base', which has no spreading activation"),
+        ("base", {"answer": None}, "but no answer"),  # no answer, yet judged (seventh hostile round)
     ],
 )
 def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
@@ -541,6 +542,27 @@ def test_a_task3_tidy_row_contradicting_its_id_or_answer_is_refused(
     assert len(load_results(export(frame, tmp_path / "ok.csv"), dataset)) == len(frame)
     with pytest.raises(DataError, match=rf"t\.csv: {reason}"):
         load_results(export(edit(frame), tmp_path / "t.csv"), dataset)
+
+
+@pytest.mark.shared_data
+def test_the_authors_as_run_rows_keep_their_stored_scores_through_a_tidy_table(
+    reference_dir: Path, tmp_path: Path
+) -> None:
+    """The authors' more-models files keep their judge's score of answers ccpt's parser refuses (as run, their code
+    read them): exported to a tidy table, the table was refused ("its answer did not parse, yet it holds r_np").
+    Under ccpt's own protocol such a row is still refused."""
+    from ccpt.results import export
+
+    name = "pi_canceled_Meta-Llama-3.1-70B-Instruct_sa-llm.csv"
+    frame = load_results(reference_dir / "more-models" / name)
+    kept = (frame["parse_ok"] == False) & frame["r_np"].notna()  # noqa: E712 - a column of booleans
+    assert kept.sum() == 16 and set(frame["protocol"]) == {"as-run"}
+    frame.attrs.clear()
+    again = load_results(export(frame, tmp_path / "t.csv"))
+    columns = ["instance", "seed", "parse_ok", "r_np", "r_hmp", "score"]
+    assert again[columns].equals(frame[columns])
+    with pytest.raises(DataError, match=r"row \d+: its answer did not parse, yet it holds r_np"):
+        load_results(export(frame.assign(protocol="ccpt"), tmp_path / "paper.csv"))
 
 
 def test_report_exports_a_logs_tidy_table_as_parquet(runs: Path, tmp_path: Path) -> None:

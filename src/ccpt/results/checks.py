@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ccpt import methods
 from ccpt.dataset import FILE_SPECS, clean_combination
+from ccpt.protocol import AS_RUN
 from ccpt.spec import GOLD, TASK_SPECS, TASKS, TYPE_LABELS, TYPE_PREDICTION, split_method, type_label
 
 if TYPE_CHECKING:
@@ -84,6 +85,11 @@ def record_problem(
             return f"{where}: {problem}"
         if problem := row_problem(record) or _past_steps(record, header.options.get("sa_max_iterations")):
             return f"{where}: {problem}"
+        # ccpt judges an answer: relevances beside none were scored in the means (a tidy table made by hand may
+        # leave its answers out; a log holds what was judged).
+        held = next((n for n in RELEVANCES if record.get(n) is not None), None)
+        if held is not None and not str(record.get("answer") or "").strip():
+            return f"{where}: it holds {held} {record[held]!r} but no answer"
         if step and header.options.get("sa_answer_every_step") is False:  # Table 6's column of a run without steps
             return f"{where}: step answer {record['sa_iteration']!r} of a run without sa_answer_every_step"
         # ccpt's scorer judges a parsed answer only, and counts a failure per pair left without a relevance: a
@@ -227,9 +233,12 @@ def row_problem(row: Mapping[str, Any]) -> str | None:
     if not spec.generative and (name := next((n for n in RELEVANCES if row.get(n) is not None), None)):
         return f"{name} {row[name]!r} on task {spec.name!r}, whose answers are not judged"
     # An answer that did not parse is neither judged nor predicts a type: a row saying otherwise was counted a parse
-    # failure in the Failures table and scored in the means.
-    if row.get("parse_ok") is False and (name := next((n for n in _PARSED if row.get(n) is not None), None)):
-        return f"its answer did not parse, yet it holds {name} {row[name]!r}"
+    # failure in the Failures table and scored in the means. As run, the authors' files keep their judge's score of
+    # what their code read from a reply ccpt's parser refuses (5 rows of the GPT-4o files, 101 of more-models).
+    held = next((n for n in _PARSED if row.get(n) is not None), None)
+    stored = held in RELEVANCES and row.get("protocol") == AS_RUN.name  # the authors' judge's, of what they read
+    if held is not None and not stored and row.get("parse_ok") is False:
+        return f"its answer did not parse, yet it holds {held} {row[held]!r}"
     if not spec.generative and (problem := _type_problem(row)):
         return problem
     # A judge failure is a pair left without a relevance: more of them than such pairs filled the Failures table.
