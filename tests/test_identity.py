@@ -581,6 +581,25 @@ def test_runs_over_other_concept_graphs_are_rows_of_their_own(
     assert "repeats 2 row(s)" in err  # the default graph by its path: the same answers, counted once
 
 
+def test_two_directories_of_one_judge_say_its_reply_format_once(
+    ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seventh hostile round: the "Judge reply format" note was printed once per directory read, twice for two
+    directories judged by one judge; the formats of every path read now make one note."""
+    from ccpt.results import load_results
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+            "--method", "base", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight",
+            "--display", "none"]  # fmt: skip
+    for name in ("a", "b"):
+        assert main([*base, "--log-dir", str(tmp_path / name), "-M", f"vocabulary={len(name) + 2}"]) == 0
+    notes = load_results([tmp_path / "a", tmp_path / "b"]).attrs["notes"]
+    said = [n for n in notes if n.startswith("Judge reply format")]
+    assert said == ["Judge reply format (JSON schema, JSON object or plain prompt, as the server took): "
+                    "ccpt-scripted/judge: plain."], notes  # fmt: skip
+
+
 def test_rejudge_limit_compares_the_same_instances_under_both_judges(
     reference: Path, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:

@@ -157,6 +157,51 @@ def test_a_judge_added_in_one_file_runs_rejudges_measures_and_reports(
     assert "| Base · judge ccpt-judge/keyword@1 |" in table and "| Base · judge ccpt-judge/keyword@2 |" in table
 
 
+def test_a_judge_argument_that_changes_scores_makes_another_row(
+    toy_judge: Path, ccpt_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seventh hostile round: a plug-in judge whose `load` takes an argument that changes its scores, but keeps
+    one version. Two runs apart only in `--judge-arg` were refused ("two runs claim to be one"); re-judges of one
+    run likewise. The judge's arguments are part of the run's identity: two rows, labelled by the argument."""
+    (toy_judge / "toy_weighted.py").write_text(
+        "from ccpt.judges import Judge, Scoring\n"
+        "from toy_keyword_judge import keyword_overlap\n"
+        "def load(variant, args):\n"
+        "    weight = float(args.get('weight', 1))\n"
+        "    return Scoring(lambda pairs: [weight * (1 + s) / 2 for s in keyword_overlap(pairs)], version='1')\n"
+        "JUDGE = Judge('keyword', 'Weighted keyword overlap', load=load)\n"
+    )
+    (toy_judge / POINTS).write_text("[ccpt.judges]\nkeyword = toy_weighted:JUDGE\n")
+    judges.registered.cache_clear()
+    runs, rejudged = tmp_path / "runs", tmp_path / "rejudged"
+    common = ["--model", "ccpt-scripted/solver", "--task", "pi_emergent", "--limit", "3", "--seeds", "1"]
+    common += ["--data-dir", str(ccpt_dir), "--judge", "keyword", "--no-preflight", "--display", "none"]
+    assert main(["run", *common, "--log-dir", str(runs)]) == 0
+    for extra in ([], ["--judge-arg", "weight=0.5"]):  # one run's answers re-judged twice
+        assert main(["rejudge", str(runs), "--judge", "keyword", "--out", str(rejudged), *extra]) == 0
+    assert main(["run", *common, "--log-dir", str(runs), "--judge-arg", "weight=0.5"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(runs), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    cells = {r["model"]: r["mean"] for r in report["records"] if r["table"] == "table3" and r["metric"] == "r_np"}
+    halved, whole = (cells[f"ccpt-scripted/solver [--judge-arg weight {value}]"] for value in ("0.5", "unset"))
+    assert whole > 0 and halved == pytest.approx(whole / 2)
+    rows = load_results([rejudged])
+    assert rows["variant"].nunique() == 2 and not rows.duplicated(["method", "instance", "seed", "variant"]).any()
+    halves = rows.groupby(rows["variant"].str.contains("weight"))["r_np"].mean()
+    assert halves[True] == pytest.approx(halves[False] / 2)
+
+
+def test_judge_arguments_in_a_runs_identity_leave_out_transport_secrets_and_what_the_identity_records() -> None:
+    """`calibrated` is the distilled judge's scale (`+raw` in its key): not said twice. Where the judge is reached,
+    how long it waits and its key never label a row."""
+    from ccpt.results.inspect_logs import scoring_arguments
+
+    given = {"calibrated": False, "base_url": "http://x", "api_key": "k", "timeout": 9, "weight": 0.5}
+    assert scoring_arguments("ccpt-distilled/default", given) == {"--judge-arg weight": 0.5}
+    assert scoring_arguments("openai/gpt-4o", given) == {"--judge-arg calibrated": False, "--judge-arg weight": 0.5}
+
+
 def test_a_bad_declaration_is_one_line_naming_its_entry_point(toy_judge: Path) -> None:
     cases = {
         "name='Key Word'": "malformed name",
@@ -175,6 +220,8 @@ def test_a_bad_declaration_is_one_line_naming_its_entry_point(toy_judge: Path) -
         "model='openai/gpt-4o'": "declares model 'openai/gpt-4o': None, or ccpt-judge/keyword[/VARIANT]",
         "model='ccpt-judge/keywords'": "declares model 'ccpt-judge/keywords'",
         "score=lambda pairs: {0: 0.7}": "score gives {0: 0.7} for 1 pair(s)",
+        "check=3": "declares a check that is not callable",
+        "recorded_args='weight'": "declares recorded_args='weight': a frozenset of argument names",
     }
     for change, problem in cases.items():
         (toy_judge / "toy_bad.py").write_text(
@@ -225,6 +272,10 @@ def test_a_plugins_runtime_answers_are_checked_as_its_declaration(toy_judge: Pat
         (["--judge", "ccpt-judge/nonexistent"], "--judge ccpt-judge/nonexistent: no judge of that name is registered"),
         (["--judge", "ccpt-judge/keyword/v2"], "judge 'keyword' takes no model arguments or variant (variant 'v2')"),
         (["--judge", "keyword", "--judge-arg", "x=1"], "judge 'keyword' takes no model arguments or variant (x)"),
+        # Seventh hostile round: the distilled judge's head file was first read when the run started.
+        (["--judge", "ccpt-distilled/no-such-head.json"], "ccpt-distilled: head no-such-head.json: file not found"),
+        (["--judge", "distilled", "--judge-arg", "calibrated=maybe"], "calibrated must be true or false"),
+        (["--judge", "distilled", "--judge-arg", "temperature=0"], "unknown model argument(s) temperature"),
     ],
 )
 def test_a_dry_run_refuses_a_declared_judge_no_run_could_start(

@@ -191,7 +191,9 @@ def test_rejudge_of_two_judges_runs_pairs_each_judges_cells(
     assert main(["report", str(tmp_path / "out"), "--format", "json"]) == 0
     report, err = capsys.readouterr()
     rows = {r["model"] for r in json.loads(report)["records"] if r["table"] == "table3" and r["method"] == "base"}
-    assert rows == {f"ccpt-scripted/solver [re-judged from ccpt-scripted/{j} (plain)]" for j in "ab"}
+    # The judge arguments its answers were judged under are told apart with their judge (seventh hostile round).
+    origins = ("ccpt-scripted/a (plain)", "ccpt-scripted/b (plain), --judge-arg fail_every 3")
+    assert rows == {f"ccpt-scripted/solver [re-judged from {origin}]" for origin in origins}
     assert "dropped" not in err, err
 
 

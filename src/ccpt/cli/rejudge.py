@@ -68,8 +68,8 @@ def command(
     from ccpt.judges import model_name
     from ccpt.report.cross_judge import cross_judge, markdown
     from ccpt.results import load_results
-    from ccpt.results.identity import REJUDGED_FROM, with_argument
-    from ccpt.results.inspect_logs import JUDGE_IDENTITIES, read_logs, unreadable_line
+    from ccpt.results.identity import rejudged_variant
+    from ccpt.results.inspect_logs import JUDGE_IDENTITIES, as_cells, read_logs, scoring_arguments, unreadable_line
 
     out = out_dir.resolve()  # apart from every input: inside or holding one, one's logs would be read as the other's
     for run in runs:
@@ -113,7 +113,8 @@ def command(
             after = after[after["judge"].isin(judged_by)]  # its rows under every identity of this judge's model
             mine = before[judged == original] if original is not None else before
             if original is not None:  # keyed as its re-judged copy is (ccpt.results.inspect_logs: REJUDGED_JUDGE)
-                mine = mine.assign(variant=[with_argument(v, REJUDGED_FROM, original) for v in mine["variant"]])
+                given = as_cells(scoring_arguments(judge, args))
+                mine = mine.assign(variant=[rejudged_variant(v, original, given) for v in mine["variant"]])
             named = original or " + ".join(sorted(set(judged) - {""})) or "the original judge"
             # named as the report names it (its identity: "@weights", reply format), as the before column is
             renamed = " + ".join(sorted(set(after["judge"].dropna().astype(str)))) or judge

@@ -61,6 +61,10 @@ def _check_declaration(judge: Judge, point: EntryPoint) -> None:
     # Bounded as a price list's entries: 1e308 per pair is finite, but times the pairs a dry run plans, "$inf".
     if not isinstance(cost, numbers.Real) or isinstance(cost, bool) or not 0 <= cost <= MAX_PRICE:
         raise refuse(f"declares cost_per_pair={cost!r}: a number in [0, {MAX_PRICE:,}] (US dollars per pair)")
+    if judge.check is not None and not callable(judge.check):
+        raise refuse("declares a check that is not callable")
+    if not isinstance(judge.recorded_args, frozenset) or not all(isinstance(a, str) for a in judge.recorded_args):
+        raise refuse(f"declares recorded_args={judge.recorded_args!r}: a frozenset of argument names")
     if judge.load is not None:
         if not callable(judge.load):
             raise refuse("declares a load that is not callable")
@@ -123,13 +127,20 @@ def of_model(model: str) -> tuple[Judge, str] | None:
 def check_model(model: str, args: Mapping[str, object]) -> None:
     """Refuse, in one line, a declared judge's model that no run could start (before a dry run plans and prices
     it): a ``ccpt-judge/`` name no judge is registered under, or a variant or arguments given to a judge that takes
-    none. A judge that loads weights is checked when it loads."""
+    none. A judge that loads weights is checked by its declared ``check`` (files and arguments, nothing loaded)."""
     provider = model.partition("/")[0]
     found = of_model(model)
     if found is None and (provider == PROVIDER or any(j.model_name.partition("/")[0] == provider for j in BUILTIN)):
         raise CcptError(f"--judge {model}: no judge of that name is registered (registered: {', '.join(registered())})")
     if found is not None and found[0].load is None:
         found[0].ready(found[1], args)
+    elif found is not None and found[0].check is not None:
+        try:
+            found[0].check(found[1], args)
+        except CcptError:
+            raise
+        except Exception as exc:  # a plug-in's own check failing is its fault, named, never a traceback
+            raise CcptError(f"judge {found[0].name!r}: check raises {type(exc).__name__}: {exc}") from None
 
 
 def cost_per_pair(model: str) -> float | None:

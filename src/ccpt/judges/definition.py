@@ -41,6 +41,13 @@ class Judge:
     load: Callable[[str, Mapping[str, Any]], Scoring] | None = None  # (variant, model args) → a ready judge
     model: str | None = None  # the Inspect model `--judge <name>` expands to (default ``ccpt-judge/<name>``)
     cost_per_pair: float = 0.0  # US dollars per judged pair, for `ccpt run --dry-run --prices` (in-process: free)
+    # (variant, model args) → None, or a one-line CcptError: what `--dry-run` can check of a judge that loads weights
+    # without loading them (its files exist, its arguments are known), so a plan is never made for a run that fails
+    check: Callable[[str, Mapping[str, Any]], object] | None = None
+    # Model arguments its version or scale already records (the distilled judge's ``calibrated``: its scale ``raw``).
+    # Every other `--judge-arg` is part of a run's identity: an argument that changes the scores under one version
+    # makes another row, never "two runs claim to be one".
+    recorded_args: frozenset[str] = frozenset()
 
     @property
     def model_name(self) -> str:

@@ -131,6 +131,7 @@ def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> li
 
 
 UNRECORDED = "unrecorded"
+JUDGE_ARG = "--judge-arg"  # how a variant names the judge's model arguments, as `ccpt run` takes them
 REJUDGED_FROM = "re-judged from"  # a re-judged row's variant argument: the judge of the answers it re-judged
 NOT_REJUDGED = "not re-judged"  # the tag of a run's own rows beside re-judged copies of them
 
@@ -138,6 +139,16 @@ NOT_REJUDGED = "not re-judged"  # the tag of a run's own rows beside re-judged c
 def with_argument(variant: object, name: str, value: str) -> str:
     """A row's ``variant`` cell with one more argument, ``name`` = ``value`` (sorted JSON)."""
     return json.dumps({**(_arguments(variant) or {}), name: value}, sort_keys=True)
+
+
+def rejudged_variant(variant: object, original: str, judge_args: Mapping[str, str]) -> str:
+    """A re-judged row's ``variant``: its source's arguments, the judge its answers had (``re-judged from``, with the
+    arguments that judge was given: they tell its source run apart, not its new scores) and the re-judging judge's
+    own arguments (``judge_args``, named as `ccpt run` records them)."""
+    arguments = _arguments(variant) or {}
+    given = {k: arguments.pop(k) for k in sorted(arguments) if k.startswith(f"{JUDGE_ARG} ")}
+    arguments[REJUDGED_FROM] = ", ".join([original, *(f"{k} {v}" for k, v in given.items())])
+    return json.dumps({**arguments, **judge_args}, sort_keys=True)
 
 
 def _arguments(variant: object) -> dict[str, str] | None:
@@ -155,10 +166,10 @@ def _arguments(variant: object) -> dict[str, str] | None:
 
 
 def _absent(name: str) -> str:
-    """What a recorded variant without argument ``name`` says: a -M argument or an instance set every log records
-    when given was not given ("unset"; before: "-M vocabulary unrecorded" beside a run given -M vocabulary=3); a task
-    argument older logs did not record is unrecorded."""
-    return "unset" if name.startswith("-M ") or name in ("limit", "sample_id") else UNRECORDED
+    """What a recorded variant without argument ``name`` says: a -M or --judge-arg argument or an instance set every
+    log records when given was not given ("unset"; before: "-M vocabulary unrecorded" beside a run given -M
+    vocabulary=3); a task argument older logs did not record is unrecorded."""
+    return "unset" if name.startswith(("-M ", f"{JUDGE_ARG} ")) or name in ("limit", "sample_id") else UNRECORDED
 
 
 def variant_tags(frame: pd.DataFrame) -> pd.Series:

@@ -18,7 +18,7 @@ from ccpt.judges import BASE_URL, JudgeIdentity
 from ccpt.judges.identity import LEGACY_DISTILLED_URL
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.results.checks import LogHeader, dataset_items, record_problem, sample_set_problem, test_splits
-from ccpt.results.identity import REJUDGED_FROM, with_argument
+from ccpt.results.identity import JUDGE_ARG, rejudged_variant
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, JUDGE_IDENTITY, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row
 from ccpt.scoring import Relevances
@@ -177,6 +177,7 @@ def from_inspect_logs(
         # with the judge of the answers it re-judged: two runs of one model and method under two judges (their
         # answers apart) stay two runs re-judged, never "two runs claim to be one"
         original = (log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}).get(REJUDGED_JUDGE)
+        rejudged_with = as_cells(judge_arguments(log))
         generated = task_name in TASK_SPECS or recorded is not None
         if generated:
             sent_by_source[source] = sent
@@ -188,7 +189,7 @@ def from_inspect_logs(
             if variant is not None:
                 row["variant"] = variant
             elif isinstance(original, str) and original:
-                row["variant"] = with_argument(row.get("variant"), REJUDGED_FROM, original)
+                row["variant"] = rejudged_variant(row.get("variant"), original, rejudged_with)
             if generated and row.get("method") != GOLD:  # Gold: the dataset's answer, the model is sent nothing
                 key = tuple(str(row.get(c)) for c in RUN_IDENTITY)
                 settings.setdefault(key, {}).setdefault(sent, source)
@@ -228,16 +229,26 @@ def from_inspect_logs(
             f"(their items are its items under the same ids): {', '.join(other_version)}"
         )
     notes.extend(invalid)
-    if formats:  # each judge's reply format, as negotiated with its server and recorded in the log
-        described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
-        notes.append(f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}.")
     out.attrs["notes"] = notes
+    out.attrs[REPLY_FORMATS] = formats  # a note once for every path read (ccpt.results.load): reply_format_note
     out.attrs["warnings"] = copies
     out.attrs["unreadable"] = unreadable
     out.attrs["settings"] = settings
     out.attrs["sent"] = sent_by_source
     out.attrs[JUDGE_IDENTITIES] = identities
     return out
+
+
+REPLY_FORMATS = "reply_formats"  # the attrs key of each judge's negotiated reply formats (judge → formats seen)
+
+
+def reply_format_note(formats: Mapping[str, set[str]]) -> list[str]:
+    """The note saying each judge's reply format as negotiated with its server and recorded in its logs (none when
+    no LLM judge was read)."""
+    if not formats:
+        return []
+    described = "; ".join(f"{judge}: {' / '.join(sorted(seen))}" for judge, seen in sorted(formats.items()))
+    return [f"Judge reply format (JSON schema, JSON object or plain prompt, as the server took): {described}."]
 
 
 def _log_problem(log: Any, items: dict[str, tuple[str, str]] | None, splits: dict[str, set[str]] | None) -> str | None:
@@ -530,6 +541,7 @@ def run_variant(log: Any) -> str:
     values |= {name: value for name in ("limit", "sample_id") if (value := getattr(config, name, None)) is not None}
     model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
     values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
+    values |= judge_arguments(log)
     if (digest := _dataset_digest(log)) is not None:
         values["dataset"] = digest[:12]
     metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
@@ -538,6 +550,31 @@ def run_variant(log: Any) -> str:
     values["benchmark"] = log.eval.task_version  # older logs: 1, what every task said before it was declared
     plain = {k: v if isinstance(v, str | int | float | bool) or v is None else str(v) for k, v in values.items()}
     return json.dumps(plain, sort_keys=True)
+
+
+def judge_arguments(log: Any) -> dict[str, Any]:
+    """The judge's model arguments that can change its scores (``--judge-arg NAME`` → value): two runs apart in one
+    are two rows, not "two runs claim to be one". Where it is reached and billed (PLAIN_MODEL_ARGS) and secrets are
+    left out; the judge's name, version and scale are its identity already."""
+    grader = (log.eval.model_roles or {}).get("grader")
+    args = getattr(grader, "args", None)
+    return scoring_arguments(str(grader.model), args) if grader is not None and isinstance(args, Mapping) else {}
+
+
+def as_cells(arguments: Mapping[str, Any]) -> dict[str, str]:
+    """Argument values as a re-judged row's variant holds them: text, or the JSON of any other value."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in arguments.items()}
+
+
+def scoring_arguments(model: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Judge ``model``'s arguments as its runs' variant names them (``--judge-arg NAME`` → value), without where it
+    is reached and billed (PLAIN_MODEL_ARGS), secrets, and what a declared judge's identity records already."""
+    from ccpt import judges
+    from ccpt.schemas.run import PLAIN_MODEL_ARGS
+
+    found = judges.of_model(model)
+    recorded = PLAIN_MODEL_ARGS | (found[0].recorded_args if found is not None else frozenset())
+    return {f"{JUDGE_ARG} {k}": v for k, v in args.items() if k not in recorded and not _SECRET.search(str(k))}
 
 
 def _dataset_digest(log: Any) -> str | None:

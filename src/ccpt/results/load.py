@@ -24,9 +24,11 @@ from ccpt.results.identity import adopt_variants, copied_seeds, deduplicate, fil
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
     LOG_SUFFIXES,
+    REPLY_FORMATS,
     LogCache,
     UnreadableLog,
     from_inspect_logs,
+    reply_format_note,
     unreadable_line,
 )
 from ccpt.results.table import derived_note, missing_columns, recompute, tidy_frame
@@ -53,6 +55,7 @@ def load_results(
     settings: dict[tuple[str, ...], dict[str, str]] = {}  # Inspect logs' generation settings per run identity
     sent: dict[str, str] = {}  # Inspect log name → the generation settings its answers' model was sent
     judges: dict[str, JudgeIdentity] = {}  # each Inspect log's judge identity by its key
+    formats: dict[str, set[str]] = {}  # each LLM judge's reply formats, over every path read
     authors: set[str] = set()  # the authors' files read (their reader checks their seeds itself)
 
     def authored(part: pd.DataFrame) -> pd.DataFrame:
@@ -102,6 +105,8 @@ def load_results(
                     settings.setdefault(key, {}).setdefault(line, source)
             sent |= part.attrs.get("sent", {})
             judges |= part.attrs.get(JUDGE_IDENTITIES, {})
+            for judge, seen in part.attrs.get(REPLY_FORMATS, {}).items():  # two paths, one judge: one note
+                formats.setdefault(judge, set()).update(seen)
         frames.extend(parts)
         read_from.extend(str(path) for part in parts for _ in range(len(part)))
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
@@ -112,7 +117,7 @@ def load_results(
         out["read_from"] = out["read_from"].fillna(out["source"])
     out, repeats = deduplicate(adopt_variants(fill_judges(out, notes), notes))
     out = out.drop(columns="read_from", errors="ignore").reset_index(drop=True)
-    out.attrs["notes"] = notes
+    out.attrs["notes"] = [*notes, *reply_format_note(formats)]
     out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings), *copied_seeds(out, authors)]
     out.attrs["unreadable"] = unreadable
     out.attrs["sent"] = sent
