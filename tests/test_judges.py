@@ -190,6 +190,14 @@ def test_a_judge_argument_that_changes_scores_makes_another_row(
     assert rows["variant"].nunique() == 2 and not rows.duplicated(["method", "instance", "seed", "variant"]).any()
     halves = rows.groupby(rows["variant"].str.contains("weight"))["r_np"].mean()
     assert halves[True] == pytest.approx(halves[False] / 2)
+    # Its agreement is keyed by the judge's identity, which the argument is not part of: measured, not stored.
+    agreement = ["judge-agreement", "--judge", "keyword", "--pairs", "test", "--n", "5", "--data-dir", str(ccpt_dir)]
+    assert main([*agreement, "--judge-arg", "weight=0.5"]) == 0
+    out, err = capsys.readouterr()
+    assert "Pearson" in out and "not stored for reports: --judge-arg weight changes scores outside" in err
+    from ccpt.judging.agreement import user_store
+
+    assert not user_store().exists()
 
 
 def test_judge_arguments_in_a_runs_identity_leave_out_transport_secrets_and_what_the_identity_records() -> None:

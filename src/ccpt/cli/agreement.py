@@ -123,7 +123,16 @@ def command(
         seconds=round(time.monotonic() - started, 1),
         command=_command(model, name, n_rows, seed, mode, judge_args),
     )
-    if judge_model is not None and found.result.pearson is not None:
+    # Reports quote a stored figure by the judge's identity; an argument that changes its scores outside it (a
+    # plug-in's `weight`) would have its figure quoted for runs without it: measured and shown, never stored.
+    from ccpt.results.inspect_logs import scoring_arguments
+
+    unrecorded = sorted(scoring_arguments(model, args)) if model is not None else []
+    if unrecorded:
+        from ccpt.cli.messages import warn
+
+        warn(f"not stored for reports: {', '.join(unrecorded)} changes scores outside the judge's identity ({judge})")
+    elif judge_model is not None and found.result.pearson is not None:
         save(found)
     if figure is not None:
         from ccpt.report import figures as figs
