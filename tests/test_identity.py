@@ -30,7 +30,6 @@ from ccpt.report.cross_judge import cross_judge, markdown
 from ccpt.report.tables import as_reported, table3
 from ccpt.results import COLUMNS
 from ccpt.results.identity import deduplicate
-from ccpt.results.inspect_logs import from_inspect_logs
 from ccpt.scoring import Relevances
 from ccpt.spec import GENERATIVE_TASKS, TYPE_PREDICTION
 
@@ -325,13 +324,12 @@ def test_a_rerun_naming_another_server_is_refused_not_skipped(
     assert "or no base URL to resume that run" in err[0]
 
 
-def test_runs_sent_other_generation_settings_are_not_pooled_silently(
+def test_runs_sent_other_generation_settings_are_rows_of_their_own(
     ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A temperature ablation in one --log-dir: both runs' rows fall in one Table-3 row (the settings are not part
-    of a row's identity), so the report says so first, naming both settings and a log of each (runs of other
-    --limits are rows of their own, never pooled). Not warned: a resumed run (a larger --limit), Gold (the model
-    is sent nothing), and an `as-run` run given on the command line the settings its protocol sends anyway."""
+    """A temperature ablation in one --log-dir: two rows, each labelled by its setting (before: one Table-3 row
+    pooling both, with a warning). No setting tells apart a resumed run, Gold's rows (the model is sent nothing), nor
+    an `as-run` run given on the command line the settings its protocol sends anyway. A re-judge keeps them apart."""
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     base = ["run", "--model", "ccpt-scripted/m", "--task", "pi_emergent", "--method", "base", "--method", "gold",
             "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none"]  # fmt: skip
@@ -346,34 +344,34 @@ def test_runs_sent_other_generation_settings_are_not_pooled_silently(
         assert main([*base, *extra, "--log-dir", str(log_dir)]) == 0
     capsys.readouterr()
 
-    def warned(log_dir: Path) -> list[str]:
+    def rows(log_dir: Path) -> dict[tuple[str, str], int]:
         payload, err = _report_json(capsys, str(log_dir), "--data-dir", str(ccpt_dir))
-        found = [w for w in payload["warnings"] if "generation settings" in w]
-        assert all(w in err for w in found)  # the CLI says them on stderr too
-        return found
+        assert not [w for w in payload["warnings"] if "generation settings" in w] and "pooled" not in err
+        return {(r["model"], r["method"]): r["n_instances"] for r in payload["records"] if r["table"] == "table3"
+                and r["metric"] == "r_np" and r["model"]}  # fmt: skip
 
-    assert warned(same) == [] and warned(as_run) == []
-    (warning,) = warned(ablation)  # Base only: Gold's rows come from the dataset
-    assert "temperature 0.5" in warning and "temperature 0.7" in warning and "method base" in warning
-
-    # Re-judged with another judge: the scripted model answers alike at both temperatures, so the ablation's two
-    # runs hold the same answers, counted once (said above); the re-judge judges those answers once, under the
-    # settings of the log it took them from, and its report has nothing pooled to warn about.
-    for log_dir in (same, ablation):
-        out = tmp_path / f"{log_dir.name}-rejudged"
-        assert main(["rejudge", str(log_dir), "--judge", "ccpt-scripted/other", "--out", str(out)]) == 0
+    # A resumed run is one row; as-run's own settings given explicitly are another Inspect run (told apart by its
+    # instance set), but the same settings: no setting labels it.
+    assert rows(same) == {("ccpt-scripted/m", "base"): 3, ("ccpt-scripted/m", "gold"): 3}
+    assert rows(as_run) == {(f"ccpt-scripted/m [limit {n}]", m): n for n in (2, 3) for m in ("base", "gold")}
+    assert rows(ablation) == {
+        ("ccpt-scripted/m [temperature 0.5]", "base"): 3, ("ccpt-scripted/m [temperature 0.7]", "base"): 3,
+        ("ccpt-scripted/m", "gold"): 3,
+    }  # fmt: skip
+    # Re-judged with another judge: each run's answers re-judged under its own settings, still two rows.
+    out = tmp_path / "ablation-rejudged"
+    assert main(["rejudge", str(ablation), "--judge", "ccpt-scripted/other", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert warned(tmp_path / "same-rejudged") == [] and warned(tmp_path / "ablation-rejudged") == []
-    sent = set(from_inspect_logs(tmp_path / "ablation-rejudged").attrs["sent"].values())
-    assert len(sent) == 1 and sent <= set(from_inspect_logs(ablation).attrs["sent"].values())
+    assert {m for m, method in rows(out) if method == "base"} == {
+        f"ccpt-scripted/m [temperature {t}]" for t in ("0.5", "0.7")
+    }
 
 
-def test_a_log_copied_beside_itself_and_a_run_sent_other_settings_are_said_on_stderr(
+def test_a_log_copied_beside_itself_is_said_on_stderr(
     ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A copy of a log in the run directory is counted once with the stderr warning every other answer read twice
-    gets (it used to be a note in the report only); and `--dry-run` with another temperature says, before anything
-    is sent, what the real run would end in: rows of two settings in one Table-3 row, refused where they differ."""
+    gets (it used to be a note in the report only)."""
     import shutil
 
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
@@ -388,11 +386,8 @@ def test_a_log_copied_beside_itself_and_a_run_sent_other_settings_are_said_on_st
     assert main(["report", str(runs), "--data-dir", str(ccpt_dir)]) == 0
     err = capsys.readouterr().err
     assert "is a copy of" in err and "copy.eval" in err and "its rows are counted once" in err, err
-    assert main([*base, "--temperature", "0", "--dry-run"]) == 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "pi_emergent / base / ccpt-scripted/m:" in err[0], err
-    assert "was sent temperature 0.7" in err[0] and "this run sends temperature 0.0" in err[0], err
-    assert main([*base, "--dry-run"]) == 0 and capsys.readouterr().err == ""  # the same settings: nothing to say
+    # Another temperature is another run, another row: nothing to warn about before it is sent.
+    assert main([*base, "--temperature", "0", "--dry-run"]) == 0 and capsys.readouterr().err == ""
 
 
 # ------------------------------------------------------- a run's identity: every argument that changes a number

@@ -322,7 +322,7 @@ def _span(low: int | float, high: int | float, money: bool = False) -> str:
 def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -> None:
     """What `ccpt run --dry-run` prints: validate the sweep, build its tasks (no model is built, nothing is sent)
     and print the plan (:mod:`ccpt.eval.plan`)."""
-    from ccpt.eval.plan import cost_range, finished_samples, plan_rows, plan_totals, settings_conflicts
+    from ccpt.eval.plan import cost_range, finished_samples, plan_rows, plan_totals
     from ccpt.eval.sweep import check_instance_sets, check_servers
     from ccpt.results.inspect_logs import read_logs
     from ccpt.results.usage import load_prices
@@ -334,8 +334,6 @@ def print_plan(sweep: Sweep, *, prices: Path | None = None, fmt: str = "text") -
     # set aside by the rerun, so it finished nothing here either).
     logs = read_logs([sweep.log_dir], header_only=True).logs if sweep.log_dir.is_dir() else []
     check_servers(sweep, logs)
-    for line in settings_conflicts(tasks, sweep.models, logs, judge=sweep.judge, generate=sweep.generate):
-        warn(line)  # what the real run says before it sends anything
     check_instance_sets(sweep, logs)
     done = finished_samples(logs, judge=sweep.judge, model_args=sweep.model_args, generate=sweep.generate)
     rows = plan_rows(tasks, sweep.models, sweep.limit, options, done if logs else None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ccpt import methods
@@ -21,9 +20,9 @@ from ccpt.eval.judge import Judge
 from ccpt.judges import cost_per_pair
 from ccpt.methods import Method, Plan, Range
 from ccpt.prompts import judge_prompt, system_prompt, task_prompt
-from ccpt.results.inspect_logs import generation_settings, samples_completed, settings_line, task_of
+from ccpt.results.inspect_logs import samples_completed, task_of
 from ccpt.results.usage import Price
-from ccpt.spec import BASE_TEMPLATE, GOLD, TASK_SPECS
+from ccpt.spec import BASE_TEMPLATE, TASK_SPECS
 
 DEFAULT_MAX_TOKENS = 2048
 
@@ -124,39 +123,6 @@ def finished_samples(
         return samples_completed(newest)  # an interrupted log: its samples completed without error
 
     return done
-
-
-def settings_conflicts(
-    tasks: Sequence[Any], models: Sequence[str], logs: Sequence[Any], *, judge: str | None, generate: Mapping[str, Any]
-) -> list[str]:
-    """One line per task run of the plan whose Table-3 row a log in ``logs`` (headers) already fills with answers
-    sent other generation settings (``ccpt.results.identity.pooled_settings``): the report pools both into that
-    row, and refuses them as two runs claiming to be one where their answers differ."""
-    from inspect_ai.model import GenerateConfig
-
-    lines = []
-    for task, model in ((task, model) for task in tasks for model in models):
-        meta, args = task.metadata or {}, task_args_of(task)
-        name, method, protocol = str(meta["ccpt_task"]), str(meta["method"]), str(args.get("protocol"))
-        if method == GOLD:  # the dataset's answers: the model is sent nothing
-            continue
-        sends = settings_line((task.config or GenerateConfig()).merge(GenerateConfig(**generate)), protocol, model)
-        graded = judge if TASK_SPECS[name].generative else None  # Task 3's rows have no judge
-        for log in logs:
-            ev, grader = log.eval, (log.eval.model_roles or {}).get("grader")
-            same_row = (task_of(log), str(ev.model), (ev.task_args or {}).get("method")) == (name, model, method)
-            if not same_row or str((ev.task_args or {}).get("protocol")) != protocol:
-                continue
-            if graded is not None and (grader is None or str(grader.model) != graded):
-                continue
-            if (sent := generation_settings(log, protocol)) != sends:
-                lines.append(
-                    f"{name} / {method} / {model}: {Path(str(log.location)).name} was sent {sent}, this run sends "
-                    f"{sends}; the report pools both into one row and refuses it if their answers differ "
-                    "(use another --log-dir)"
-                )
-                break
-    return lines
 
 
 def _normal(args: Mapping[str, Any]) -> str:

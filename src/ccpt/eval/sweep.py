@@ -24,7 +24,6 @@ from ccpt.errors import CcptError, Interrupted, ModelError, PluginError
 from ccpt.eval import endpoints
 from ccpt.eval.inspect_compat import final_status_held, guard_model, is_user_error, missing_api_key, roles_bound
 from ccpt.eval.judge import NO_CHOICES, PROBE_PAIR, JudgeUnavailable, JudgeUnusable, forget_formats
-from ccpt.eval.plan import settings_conflicts
 from ccpt.eval.scorers import DEFAULT_GRADER, GRADER, make_judge
 from ccpt.eval.solvers import settings_config
 from ccpt.eval.tasks import TASK_FUNCTIONS, typed_task_args
@@ -318,8 +317,6 @@ def run_sweep(sweep: Sweep, *, check_models: bool = True, warn: Callable[[str], 
     endpoints.reset()  # a new run: every endpoint is up, and each judge negotiates its reply format once
     forget_formats()
     tasks = sweep.task_objects()
-    for line in settings_conflicts(tasks, sweep.models, earlier, judge=sweep.judge, generate=sweep.generate):
-        warn(line)
     judges = [sweep.judge] if sweep.judge else []
     if check_models:
         for line in preflight(

@@ -114,8 +114,9 @@ def fill_judges(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
 
 def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> list[str]:
     """One warning per run identity whose rows come from logs sent other generation settings (``settings``: per
-    :data:`ccpt.rows.RUN_IDENTITY`, each setting line → a log that was sent it): a temperature ablation in one
-    directory is pooled into one Table-3 row, since the settings are not part of a row's identity."""
+    :data:`ccpt.rows.RUN_IDENTITY`, each setting line → a log that was sent it). A run's settings are part of its
+    rows' variant; rows re-judged by a ccpt that did not record them there (their source's settings are in the
+    re-judged log's metadata only) are pooled into one Table-3 row, and said."""
     warnings = []
     for key, sent in settings.items():
         if len(sent) < 2:
@@ -131,6 +132,13 @@ def pooled_settings(settings: Mapping[tuple[str, ...], Mapping[str, str]]) -> li
 
 
 UNRECORDED = "unrecorded"
+# The generation settings that change answers, as a log records what the model was sent (``log.plan.config``: the
+# task's, the protocol's and the command line's, resolved and typed), each a run argument of its own
+# (ccpt.results.inspect_logs.run_variant). The run seed is an identity column of its own.
+ANSWER_SETTINGS = (
+    "temperature", "top_p", "top_k", "max_tokens", "frequency_penalty", "presence_penalty", "stop_seqs",
+    "num_choices", "best_of", "logit_bias", "system_message", "effort", "reasoning_effort", "reasoning_tokens",
+)  # fmt: skip
 JUDGE_ARG = "--judge-arg"  # how a variant names the judge's model arguments, as `ccpt run` takes them
 REJUDGED_FROM = "re-judged from"  # a re-judged row's variant argument: the judge of the answers it re-judged
 NOT_REJUDGED = "not re-judged"  # the tag of a run's own rows beside re-judged copies of them
@@ -166,10 +174,11 @@ def _arguments(variant: object) -> dict[str, str] | None:
 
 
 def _absent(name: str) -> str:
-    """What a recorded variant without argument ``name`` says: a -M or --judge-arg argument or an instance set every
-    log records when given was not given ("unset"; before: "-M vocabulary unrecorded" beside a run given -M
-    vocabulary=3); a task argument older logs did not record is unrecorded."""
-    return "unset" if name.startswith(("-M ", f"{JUDGE_ARG} ")) or name in ("limit", "sample_id") else UNRECORDED
+    """What a recorded variant without argument ``name`` says: a -M or --judge-arg argument, a generation setting or
+    an instance set every log records when given was not given ("unset"; before: "-M vocabulary unrecorded" beside
+    a run given -M vocabulary=3); a task argument older logs did not record is unrecorded."""
+    unset = name.startswith(("-M ", f"{JUDGE_ARG} ")) or name in ("limit", "sample_id", *ANSWER_SETTINGS)
+    return "unset" if unset else UNRECORDED
 
 
 def variant_tags(frame: pd.DataFrame) -> pd.Series:

@@ -18,7 +18,7 @@ from ccpt.judges import BASE_URL, JudgeIdentity
 from ccpt.judges.identity import LEGACY_DISTILLED_URL
 from ccpt.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 from ccpt.results.checks import LogHeader, dataset_items, record_problem, sample_set_problem, test_splits
-from ccpt.results.identity import JUDGE_ARG, rejudged_variant
+from ccpt.results.identity import ANSWER_SETTINGS, JUDGE_ARG, rejudged_variant
 from ccpt.results.table import LOG_DONE, recompute, set_scores, tidy_frame
 from ccpt.rows import COLUMNS, JUDGE_IDENTITY, RUN_IDENTITY, SAMPLE_CONTENT, SAMPLE_IDENTITY, empty_row
 from ccpt.scoring import Relevances
@@ -481,12 +481,6 @@ def servers_of(log: Any) -> str:
 _RUN = "_run"  # a working column of from_inspect_logs: the row's run_identity
 # An answer within one Inspect task run: its newest log's wins whatever its arguments (a larger --limit extends it).
 _IN_RUN = tuple(c for c in SAMPLE_IDENTITY if c != "variant")
-# The generation settings that change answers, as a log records what the model was sent (``log.plan.config``: the
-# task's, the protocol's and the command line's, resolved and typed). The run seed is an identity column of its own.
-ANSWER_SETTINGS = (
-    "temperature", "top_p", "top_k", "max_tokens", "frequency_penalty", "presence_penalty", "stop_seqs",
-    "num_choices", "best_of", "logit_bias", "system_message", "effort", "reasoning_effort", "reasoning_tokens",
-)  # fmt: skip
 
 
 # The base URLs of declared judges, this ccpt's and older logs' (only compared, never read: ccpt.judges.identity).
@@ -503,17 +497,18 @@ REJUDGED_JUDGE = "rejudged_judge"
 def generation_settings(log: Any, protocol: str) -> str:
     """The answer-changing generation settings ``log``'s model was sent, as one line ("temperature 0.7, …"). A
     provider-dependent protocol (``as-run``) sets them per call where the log's config leaves them unset."""
-    return settings_line(getattr(getattr(log, "plan", None), "config", None), protocol, str(log.eval.model))
+    sent = answer_settings(getattr(getattr(log, "plan", None), "config", None), protocol, str(log.eval.model))
+    said = [f"{name} {' '.join(str(value).split())}" for name, value in sent.items()]
+    return ", ".join(said) or "the provider's defaults"
 
 
-def settings_line(config: Any, protocol: str, model: str) -> str:
-    """:func:`generation_settings` of a generation config (a log's, or the one a run will send ``model``)."""
+def answer_settings(config: Any, protocol: str, model: str) -> dict[str, Any]:
+    """The answer-changing settings a generation config sends ``model`` (those set), by name."""
     values = {name: getattr(config, name, None) for name in ANSWER_SETTINGS}
     if (chosen := PROTOCOLS.get(protocol)) is not None and chosen.provider_dependent:
         wanted = chosen.call_settings(model)
         values |= {k: getattr(wanted, k) for k in ("temperature", "top_p", "max_tokens") if values[k] is None}
-    said = [f"{name} {' '.join(str(value).split())}" for name, value in values.items() if value is not None]
-    return ", ".join(said) or "the provider's defaults"
+    return {name: value for name, value in values.items() if value is not None}
 
 
 # The task metadata key under which a ccpt task records its dataset files' digest (ccpt.benchmark.dataset_digest).
@@ -526,8 +521,9 @@ _SECRET = re.compile(r"(key|secret|password|token)$", re.IGNORECASE)  # -M names
 def run_variant(log: Any) -> str:
     """A ccpt task log's number-changing arguments beyond its task, model, method, judge and protocol, as sorted JSON
     (:data:`ccpt.schemas.run.IDENTITY_ARGS`): the task arguments that change its method's numbers, the instance set
-    (``limit``, ``sample_id``), the answering model's -M arguments, the dataset's digest, the concept graph's (SA over
-    ConceptNet) and the benchmark version."""
+    (``limit``, ``sample_id``), the answering model's -M arguments, the judge's, the generation settings its model
+    was sent (:data:`ANSWER_SETTINGS`), the dataset's digest, the concept graph's (SA over ConceptNet) and the
+    benchmark version."""
     from ccpt.schemas.run import IDENTITY_ARGS, PLAIN_MODEL_ARGS
 
     args = log.eval.task_args or {}
@@ -542,6 +538,9 @@ def run_variant(log: Any) -> str:
     model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
     values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
     values |= judge_arguments(log)
+    if method != GOLD:  # what the model was sent changes its answers (Gold's are the dataset's: it is sent nothing)
+        protocol = str(args.get("protocol") or DEFAULT_PROTOCOL)
+        values |= answer_settings(getattr(getattr(log, "plan", None), "config", None), protocol, str(log.eval.model))
     if (digest := _dataset_digest(log)) is not None:
         values["dataset"] = digest[:12]
     metadata = log.eval.metadata if isinstance(log.eval.metadata, Mapping) else {}
