@@ -106,6 +106,26 @@ def test_a_log_whose_record_contradicts_its_header_is_named_and_set_aside(
     assert set(frame["method"]) == {kept} and len(frame) == 2 * 2 * (2 if kept == "multi_oracle" else 1)
 
 
+def test_an_as_run_log_s_scored_answer_said_not_to_parse_is_set_aside(runs: Path, tmp_path: Path) -> None:
+    """Eighth hostile round: ccpt's scorer judges parsed answers only, under either protocol; in an as-run log a
+    record saying its answer did not parse yet holding relevances was counted a parse failure and averaged in (the
+    exception is the authors' stored scores, in their files and tidy tables of them)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    path = tmp_path / "as-run.eval"
+    log = read_eval_log(_log_of(runs, "base"))
+    log.eval.task_args["protocol"] = "as-run"
+    records = [r for s in log.samples for score in s.scores.values() for r in score.metadata["ccpt"]["samples"]]
+    for record in records:
+        record["protocol"] = "as-run"
+    write_eval_log(log, path)
+    assert load_results(path).attrs["unreadable"] == []  # an as-run log as such is read
+    records[0]["parse_ok"] = False
+    write_eval_log(log, path)
+    with pytest.raises(DataError, match=r"as-run\.eval: no readable .*its answer did not parse, yet it holds r_np"):
+        load_results(path)
+
+
 @pytest.mark.parametrize("every_step", [True, False])
 def test_a_log_s_step_answer_past_its_run_s_steps_is_set_aside(
     ccpt_dir: Path, tmp_path: Path, every_step: bool
@@ -491,6 +511,12 @@ def _with_argument(frame: pd.DataFrame, rows: Any, **arguments: Any) -> pd.DataF
         (
             lambda f: f.assign(sa_failed_steps=f["sa_failed_steps"].astype(object).where(f["method"] != "base", 3)),
             r"row \d+: sa_failed_steps 3 on method 'base', which has no spreading",
+        ),
+        # Eighth: a run's rows relabelled as-run, a scored answer said not to parse: averaged in as the authors'
+        # stored score of a reply ccpt cannot parse (their files record no run arguments; a run's rows do).
+        (
+            lambda f: f.assign(protocol="as-run", parse_ok=f["parse_ok"].where(f.index != 0, False)),
+            "row 0: its answer did not parse, yet it holds r_np",
         ),
     ],
 )

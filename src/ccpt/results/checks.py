@@ -83,7 +83,7 @@ def record_problem(
             return f"{where}: parse_ok {parsed!r} is not true/false"
         if items is not None and (problem := item_problem(record, items, required=header.task is not None)):
             return f"{where}: {problem}"
-        if problem := row_problem(record) or _past_steps(record, header.options.get("sa_max_iterations")):
+        if problem := row_problem(record, log=True) or _past_steps(record, header.options.get("sa_max_iterations")):
             return f"{where}: {problem}"
         # ccpt judges an answer: relevances beside none were scored in the means (a tidy table made by hand may
         # leave its answers out; a log holds what was judged).
@@ -215,8 +215,8 @@ def item_problem(record: Mapping[str, Any], items: Mapping[str, tuple[str, str]]
     return None
 
 
-def row_problem(row: Mapping[str, Any]) -> str | None:
-    """How one row (or log record) contradicts its own task and method, as one phrase, or None: a Spreading
+def row_problem(row: Mapping[str, Any], *, log: bool = False) -> str | None:
+    """How one row (or, ``log``, log record) contradicts its own task and method, as one phrase, or None: a Spreading
     Activation cell on a method without it, relevances on a task whose answers are not judged (a generative row
     moved to Task 3 left its cell an answer short), more judge failures than pairs without a relevance, a Gold
     answer other than its item's annotated one (a model's answers relabelled ``gold`` printed as the upper bound)."""
@@ -234,9 +234,12 @@ def row_problem(row: Mapping[str, Any]) -> str | None:
         return f"{name} {row[name]!r} on task {spec.name!r}, whose answers are not judged"
     # An answer that did not parse is neither judged nor predicts a type: a row saying otherwise was counted a parse
     # failure in the Failures table and scored in the means. As run, the authors' files keep their judge's score of
-    # what their code read from a reply ccpt's parser refuses (5 rows of the GPT-4o files, 101 of more-models).
+    # what their code read from a reply ccpt's parser refuses (5 rows of the GPT-4o files, 101 of more-models); they
+    # record no run arguments. ccpt's scorer judges parsed answers only under either protocol: a log or a run's row
+    # saying otherwise is refused (a run's failed answers given scores under an `as-run` label were averaged in).
     held = next((n for n in _PARSED if row.get(n) is not None), None)
-    stored = held in RELEVANCES and row.get("protocol") == AS_RUN.name  # the authors' judge's, of what they read
+    authors = row.get("protocol") == AS_RUN.name and not log and not row.get("variant")
+    stored = held in RELEVANCES and authors  # the authors' judge's, of what they read
     if held is not None and not stored and row.get("parse_ok") is False:
         return f"its answer did not parse, yet it holds {held} {row[held]!r}"
     if not spec.generative and (problem := _type_problem(row)):
