@@ -595,6 +595,27 @@ def test_two_directories_of_one_judge_say_its_reply_format_once(
                     "ccpt-scripted/judge: plain."], notes  # fmt: skip
 
 
+@pytest.mark.parametrize("option", ["-M", "--judge-arg"])
+def test_an_argument_spelled_as_text_or_number_is_one_run(
+    option: str, ccpt_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eighth hostile round: `--judge-arg fail_every=4` and `fail_every='4'` (or `-M vocabulary=…`) are two task runs
+    to Inspect, but their labels read alike: both runs' rows were pooled into one row with no line (6 answers of 3
+    instances). Spelled apart, the arguments are one: the same answers are one run read twice, counted once."""
+    from ccpt.results import load_results
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    name = "vocabulary" if option == "-M" else "fail_every"
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+            "--method", "base", "--limit", "3", "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight",
+            "--display", "none", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    for value in ("4", "'4'"):
+        assert main([*base, option, f"{name}={value}"]) == 0
+    frame = load_results(tmp_path / "logs")
+    assert len(frame) == 3 and frame["variant"].nunique() == 1
+    assert [w for w in frame.attrs["warnings"] if "repeats 3 row(s)" in w], frame.attrs["warnings"]
+
+
 def test_rejudge_limit_compares_the_same_instances_under_both_judges(
     reference: Path, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:

@@ -53,6 +53,16 @@ def deduplicate(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return frame.drop(index=dropped.index), warnings
 
 
+def one_spelling(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with variant cells recording the same arguments spelled apart (``--judge-arg w=4`` and ``w='4'``,
+    whose labels read alike) as the first of them: one run read twice, never two runs pooled under one label."""
+    if frame.empty or "variant" not in frame:
+        return frame
+    first: dict[str, object] = {}
+    spelled = {v: first.setdefault(json.dumps(_arguments(v), sort_keys=True), v) for v in frame["variant"].dropna()}
+    return frame.assign(variant=frame["variant"].map(spelled)) if any(k != v for k, v in spelled.items()) else frame
+
+
 def adopt_variants(frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     """Rows that record no run arguments (a tidy table exported before ``variant`` existed) take the arguments of a
     run whose rows they all repeat, answer for answer (noted), so a file beside its own source is one answer read

@@ -20,7 +20,7 @@ from ccpt.results.checks import (
     test_splits,
     variant_problem,
 )
-from ccpt.results.identity import adopt_variants, copied_seeds, deduplicate, fill_judges, pooled_settings
+from ccpt.results.identity import adopt_variants, copied_seeds, deduplicate, fill_judges, one_spelling, pooled_settings
 from ccpt.results.inspect_logs import (
     JUDGE_IDENTITIES,
     LOG_SUFFIXES,
@@ -115,7 +115,7 @@ def load_results(
     # A file given twice, a directory holding a copy, a duplicated row: one answer, counted once (or refused).
     if "read_from" in out:
         out["read_from"] = out["read_from"].fillna(out["source"])
-    out, repeats = deduplicate(adopt_variants(fill_judges(out, notes), notes))
+    out, repeats = deduplicate(adopt_variants(fill_judges(one_spelling(out), notes), notes))
     out = out.drop(columns="read_from", errors="ignore").reset_index(drop=True)
     out.attrs["notes"] = [*notes, *reply_format_note(formats)]
     out.attrs["warnings"] = [*skipped, *repeats, *pooled_settings(settings), *copied_seeds(out, authors)]
