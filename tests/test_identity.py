@@ -616,6 +616,21 @@ def test_an_argument_spelled_as_text_or_number_is_one_run(
     assert [w for w in frame.attrs["warnings"] if "repeats 3 row(s)" in w], frame.attrs["warnings"]
 
 
+def test_headers_and_credentials_given_to_a_model_or_judge_label_no_row(
+    ccpt_dir: Path, tmp_path: Path, capsys: Any
+) -> None:
+    """Eighth hostile round: `-M default_headers={"Authorization": …}`, `--judge-arg authorization=…` or
+    `credentials=…` were written into the run's variant, so into every report's row label and the tidy table."""
+    logs, tidy = tmp_path / "logs", tmp_path / "t.csv"
+    assert main(["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+                 "--method", "base", "--limit", "1", "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight",
+                 "--display", "none", "--log-dir", str(logs), "-M", 'default_headers={"Authorization": "Bearer sk-1"}',
+                 "--judge-arg", "authorization=Bearer sk-2", "--judge-arg", "credentials=sk-3",
+                 "--judge-arg", "Cookie=s=sk-4"]) == 0  # fmt: skip
+    assert main(["report", str(logs), "--tidy", str(tidy)]) == 0
+    assert "sk-" not in capsys.readouterr().out + tidy.read_text()
+
+
 def test_rejudge_limit_compares_the_same_instances_under_both_judges(
     reference: Path, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:

@@ -515,7 +515,8 @@ def answer_settings(config: Any, protocol: str, model: str) -> dict[str, Any]:
 DATASET_SHA256 = "dataset_sha256"
 # The header's metadata key of the concept graph file's digest (Spreading Activation over ConceptNet).
 GRAPH_SHA256 = "graph_sha256"
-_SECRET = re.compile(r"(key|secret|password|token)$", re.IGNORECASE)  # -M names never written into a label
+# -M and --judge-arg names never written into a label: secrets, and the headers and credentials that carry them
+_SECRET = re.compile(r"(key|secret|passw(or)?d|token|credentials?|auth|authori[sz]ation|headers?|cookies?)$", re.I)
 
 
 def run_variant(log: Any) -> str:
