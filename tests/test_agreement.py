@@ -150,6 +150,19 @@ def test_the_raw_scale_is_measured_by_name_and_stored_apart(ccpt_dir: Path, home
     assert judge_note([DISTILLED_IDENTITY]) == before
 
 
+def test_a_figure_measured_under_score_changing_judge_args_is_not_stored(ccpt_dir: Path, home: Path, capsys) -> None:
+    """Eighth hostile round: `--judge-arg fail_every=2` (7 of 60 pairs unscored) was stored under the judge's bare
+    identity and quoted under the report of its runs without that argument. Printed, not stored, said in one line;
+    where the judge is reached and how long it waits are no such argument."""
+    argv = ["judge-agreement", "--data-dir", str(ccpt_dir), "--judge", "ccpt-scripted/j", "--pairs", "test"]
+    assert main([*argv, "--n", "20", "--judge-arg", "fail_every=2"]) == 0
+    out, err = capsys.readouterr()
+    assert "7 without a judge score left out" in out and not home.exists()
+    assert "not stored for reports: --judge-arg fail_every changes scores outside the judge's identity" in err
+    assert main([*argv, "--n", "20", "--judge-arg", "timeout=60"]) == 0
+    assert set(read_store(home).entries) == {("ccpt-scripted/j", "test/rows=20/seed=0")}
+
+
 @pytest.mark.parametrize(
     ("args", "option"),
     [
