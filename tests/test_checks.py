@@ -648,6 +648,26 @@ def test_a_tidy_row_recording_another_dataset_version_is_named(runs: Path, tmp_p
     assert not [n for n in load_results(export(frame, tmp_path / "ok.csv"), dataset).attrs["notes"] if "version" in n]
 
 
+def test_a_tidy_export_whose_variant_a_spreadsheet_rewrote_beside_its_log_is_read_once(
+    runs: Path, tmp_path: Path
+) -> None:
+    """Eighth hostile round: a tool that rewrites the variant cells' JSON (compact, keys in another order) made the
+    export another run to the reader, whose label read like its log's: both pooled into one row, every answer
+    counted twice with no line. The same arguments are one run: read once, with the warning of a repeat."""
+    import json
+
+    from ccpt.results import export
+
+    frame = load_results(runs)
+    rewritten = [json.dumps(dict(reversed(json.loads(v).items())), separators=(",", ":")) for v in frame["variant"]]
+    both = load_results([runs, export(frame.assign(variant=rewritten), tmp_path / "sheet.csv")])
+    assert len(both) == len(frame) and both["variant"].nunique() == frame["variant"].nunique()
+    import re
+
+    repeats = [int(n) for w in both.attrs["warnings"] for n in re.findall(r"repeats (\d+) row", w)]
+    assert sum(repeats) == len(frame), both.attrs["warnings"]
+
+
 def test_a_tidy_export_without_its_variant_column_beside_its_log_is_read_once(runs: Path, tmp_path: Path) -> None:
     """Fifth hostile round: an export made before the ``variant`` column existed, given with its own logs, was a
     second row per run ("arguments unrecorded"), every answer counted twice. A file repeating a run's answers only
