@@ -616,6 +616,21 @@ def test_an_argument_spelled_as_text_or_number_is_one_run(
     assert [w for w in frame.attrs["warnings"] if "repeats 3 row(s)" in w], frame.attrs["warnings"]
 
 
+def test_task3_runs_apart_only_in_the_judge_s_arguments_are_one_run(ccpt_dir: Path, tmp_path: Path) -> None:
+    """Eighth hostile round: Task 3 is not judged, yet two of its runs apart only in `--judge-arg` were two runs, two
+    Table 5s labelled by an argument of a judge they never called. They are one run read twice."""
+    from ccpt.results import load_results
+
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "type_prediction",
+            "--limit", "4", "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight", "--display", "none",
+            "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    for extra in ([], ["--judge-arg", "fail_every=3"]):
+        assert main([*base, *extra]) == 0
+    frame = load_results(tmp_path / "logs")
+    assert len(frame) == 4 and "judge-arg" not in frame["variant"].iloc[0]
+    assert [w for w in frame.attrs["warnings"] if "repeats 4 row(s)" in w], frame.attrs["warnings"]
+
+
 def test_headers_and_credentials_given_to_a_model_or_judge_label_no_row(
     ccpt_dir: Path, tmp_path: Path, capsys: Any
 ) -> None:

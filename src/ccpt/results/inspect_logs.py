@@ -538,7 +538,8 @@ def run_variant(log: Any) -> str:
     values |= {name: value for name in ("limit", "sample_id") if (value := getattr(config, name, None)) is not None}
     model_args = log.eval.model_args if isinstance(log.eval.model_args, Mapping) else {}
     values |= {f"-M {k}": v for k, v in model_args.items() if k not in PLAIN_MODEL_ARGS and not _SECRET.search(k)}
-    values |= judge_arguments(log)
+    if (spec := TASK_SPECS.get(str(log.eval.task).split("/")[-1])) is None or spec.generative:
+        values |= judge_arguments(log)  # Task 3 is not judged: its runs are not told apart by the judge's arguments
     if method != GOLD:  # what the model was sent changes its answers (Gold's are the dataset's: it is sent nothing)
         protocol = str(args.get("protocol") or DEFAULT_PROTOCOL)
         values |= answer_settings(getattr(getattr(log, "plan", None), "config", None), protocol, str(log.eval.model))
