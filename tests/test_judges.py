@@ -179,6 +179,10 @@ def test_a_judge_argument_that_changes_scores_makes_another_row(
     assert main(["run", *common, "--log-dir", str(runs)]) == 0
     for extra in ([], ["--judge-arg", "weight=0.5"]):  # one run's answers re-judged twice
         assert main(["rejudge", str(runs), "--judge", "keyword", "--out", str(rejudged), *extra]) == 0
+    # Eighth hostile round: its table compared "ccpt-judge/keyword@1 − ccpt-judge/keyword@1", the argument unsaid.
+    assert "under two judges: ccpt-judge/keyword@1 [--judge-arg weight 0.5] − ccpt-judge/keyword@1\n" in (
+        capsys.readouterr().out
+    )
     assert main(["run", *common, "--log-dir", str(runs), "--judge-arg", "weight=0.5"]) == 0
     capsys.readouterr()
     assert main(["report", str(runs), "--format", "json"]) == 0

@@ -107,17 +107,18 @@ def command(
     if summary.finished:  # Table 3 of each original judge's runs against the same answers re-judged (Markdown)
         before = load_results(list(runs), dataset)
         judged = before["judge"].astype("string").fillna("")
+        given = as_cells(scoring_arguments(judge, args))  # the re-judging judge's arguments that change its scores
         for original, logs in rejudged_logs(out_dir, judge, summary.logs).items():
             after = load_results(logs, dataset)
             judged_by = {key for key, identity in after.attrs[JUDGE_IDENTITIES].items() if identity.name == judge}
             after = after[after["judge"].isin(judged_by)]  # its rows under every identity of this judge's model
             mine = before[judged == original] if original is not None else before
             if original is not None:  # keyed as its re-judged copy is (ccpt.results.inspect_logs: REJUDGED_JUDGE)
-                given = as_cells(scoring_arguments(judge, args))
                 mine = mine.assign(variant=[rejudged_variant(v, original, given) for v in mine["variant"]])
             named = original or " + ".join(sorted(set(judged) - {""})) or "the original judge"
             # named as the report names it (its identity: "@weights", reply format), as the before column is
             renamed = " + ".join(sorted(set(after["judge"].dropna().astype(str)))) or judge
+            renamed += "".join(f" [{k} {v}]" for k, v in given.items())  # A − A [--judge-arg w 2]: not A − A
             click.echo(markdown(cross_judge(mine, after, named, renamed)))
     if summary.skipped_task3:
         click.echo(f"{summary.skipped_task3} Task-3 answers were not carried over (Task 3 has no judge)")
