@@ -59,7 +59,9 @@ def one_spelling(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty or "variant" not in frame:
         return frame
     first: dict[str, object] = {}
-    spelled = {v: first.setdefault(json.dumps(_arguments(v), sort_keys=True), v) for v in frame["variant"].dropna()}
+    spelled = {
+        v: first.setdefault(json.dumps(_arguments(v), sort_keys=True), v) for v in frame["variant"].dropna().unique()
+    }
     return frame.assign(variant=frame["variant"].map(spelled)) if any(k != v for k, v in spelled.items()) else frame
 
 
