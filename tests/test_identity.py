@@ -616,6 +616,21 @@ def test_an_argument_spelled_as_text_or_number_is_one_run(
     assert [w for w in frame.attrs["warnings"] if "repeats 3 row(s)" in w], frame.attrs["warnings"]
 
 
+def test_an_argument_spelled_as_the_absent_word_is_told_apart(ccpt_dir: Path, tmp_path: Path, capsys: Any) -> None:
+    """Eighth hostile round: `--judge-arg mood=unset` beside the same run without it: both labels read
+    `mood unset`, so one Table-3 row held both runs (6 answers of 3 instances) with no line."""
+    base = ["run", "--model", "ccpt-scripted/m", "--judge", "ccpt-scripted/judge", "--task", "pi_emergent",
+            "--method", "base", "--limit", "2", "--seeds", "1", "--data-dir", str(ccpt_dir), "--no-preflight",
+            "--display", "none", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    for extra in ([], ["--judge-arg", "mood=unset"]):
+        assert main([*base, *extra]) == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "logs"), "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)["records"]
+    rows = {r["model"] for r in records if r["table"] == "table3" and r["method"] == "base"}
+    assert rows == {'ccpt-scripted/m [--judge-arg mood "unset"]', "ccpt-scripted/m [--judge-arg mood unset]"}
+
+
 def test_task3_runs_apart_only_in_the_judge_s_arguments_are_one_run(ccpt_dir: Path, tmp_path: Path) -> None:
     """Eighth hostile round: Task 3 is not judged, yet two of its runs apart only in `--judge-arg` were two runs, two
     Table 5s labelled by an argument of a judge they never called. They are one run read twice."""

@@ -227,9 +227,15 @@ def _told_apart(arguments: Mapping[str, dict[str, str] | None]) -> dict[str, str
     recorded = [a for a in distinct.values() if a is not None]
     names = sorted({k for a in recorded for k in a})
     partial = len(recorded) < len(distinct)  # beside rows that record none, every recorded argument tells apart
-    differ = [k for k in names if partial or len({a.get(k, _absent(k)) for a in recorded}) > 1]
+    differ = [k for k in names if partial or len({a.get(k) for a in recorded}) > 1]
+
+    def shown(
+        a: dict[str, str], k: str
+    ) -> str:  # a value spelled as the absent word is quoted: `--judge-arg w "unset"`
+        return _absent(k) if k not in a else json.dumps(a[k]) if a[k] == _absent(k) else a[k]
+
     return {
-        v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {a.get(k, _absent(k))}" for k in differ)
+        v: f"arguments {UNRECORDED}" if a is None else ", ".join(f"{k} {shown(a, k)}" for k in differ)
         for v, a in arguments.items()
     }
 
