@@ -14,7 +14,7 @@ from ccpt.cli import main
 from ccpt.errors import ModelError
 from ccpt.eval.sweep import Sweep, preflight, run_sweep
 from ccpt.eval.tasks import type_prediction
-from ccpt.results import from_inspect_logs
+from ccpt.results import from_inspect_logs, load_results
 
 pytestmark = pytest.mark.shared_data
 
@@ -184,7 +184,8 @@ def test_judge_falls_back_from_json_schema_and_says_so(ccpt_dir: Path, tmp_path:
     frame = from_inspect_logs(tmp_path / "logs")
     assert len(frame) == 2 and frame["parse_ok"].all() and frame["judge_failures"].sum() == 0
     assert set(frame["judge"]) == {"openai-api/loop/j (json_object)"}  # its identity: the format it took
-    assert any("openai-api/loop/j: json_object (json_schema refused: HTTP 500" in n for n in frame.attrs["notes"])
+    notes = load_results(tmp_path / "logs").attrs["notes"]  # what a report says, once for every path it reads
+    assert any("openai-api/loop/j: json_object (json_schema refused: HTTP 500" in n for n in notes)
     judged = [(r.get("response_format") or {}).get("type") for r in loop.requests if r["model"] == "j"]
     # Negotiated once per judge and run (by the preflight, on the probe pair): JSON schema refused twice, then never
     # asked again, neither by the preflight's own pair nor by the task run's judge.
