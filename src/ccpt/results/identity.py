@@ -229,9 +229,8 @@ def _told_apart(arguments: Mapping[str, dict[str, str] | None]) -> dict[str, str
     partial = len(recorded) < len(distinct)  # beside rows that record none, every recorded argument tells apart
     differ = [k for k in names if partial or len({a.get(k) for a in recorded}) > 1]
 
-    def shown(
-        a: dict[str, str], k: str
-    ) -> str:  # a value spelled as the absent word is quoted: `--judge-arg w "unset"`
+    # A value spelled as the absent word is quoted: `--judge-arg w "unset"` beside `--judge-arg w unset`.
+    def shown(a: dict[str, str], k: str) -> str:
         return _absent(k) if k not in a else json.dumps(a[k]) if a[k] == _absent(k) else a[k]
 
     return {
